@@ -1,0 +1,118 @@
+import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../domain/periods.ts';
+import type { Store } from '../store/types.ts';
+import { QuotaCounters } from './quota.ts';
+import { type RateState, SlidingWindowLimiter } from './sliding-window.ts';
+import type { Tier } from './tiers.ts';
+
+export interface AdmissionRequest {
+  keyId: string;
+  tier: Tier;
+  /** Route pattern, for per-endpoint usage. */
+  endpoint: string;
+  /** False for routes that are rate limited but not counted toward quotas (`/client/*`). */
+  counted: boolean;
+  nowMs: number;
+}
+
+/** Expected outcomes of the limiter and quota checks (DECISIONS D7), as values. */
+export type AdmissionResult =
+  | { ok: true; rate: RateState }
+  | { ok: false; reason: 'RATE_LIMITED'; rate: RateState; retryAfterMs: number }
+  | { ok: false; reason: 'DAILY_QUOTA' | 'MONTHLY_QUOTA'; rate: RateState; limit: number; used: number };
+
+export interface QuotaStatus {
+  day: string;
+  dayUsed: number;
+  dayResetAt: number;
+  month: string;
+  monthUsed: number;
+  monthResetAt: number;
+  rate: RateState;
+}
+
+/**
+ * Rate limit, daily and monthly quota in one step, per key. Implementations: in-process with
+ * counts made durable in the store (this file), and Redis (one atomic script per request).
+ */
+export interface Admission {
+  readonly backend: 'memory' | 'redis';
+  admit(req: AdmissionRequest): Promise<AdmissionResult>;
+  /** Current counts and limiter state, without counting anything. */
+  status(keyId: string, tier: Tier, nowMs: number): Promise<QuotaStatus>;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded backend: an exact sliding window and quota counters in memory, every counted
+ * request written to the store before the request goes on (one small upsert; with SQLite in
+ * WAL mode it is in the log before the call returns, so a kill -9 loses no count).
+ * Counts are seeded from the store the first time a key is seen.
+ */
+export class LocalAdmission implements Admission {
+  readonly backend = 'memory' as const;
+  private readonly store: Store;
+  private readonly limiter = new SlidingWindowLimiter();
+  private readonly quotas = new QuotaCounters();
+  private readonly loading = new Map<string, Promise<void>>();
+  private lastSweepDay = '';
+
+  constructor(store: Store) {
+    this.store = store;
+  }
+
+  private async ensureLoaded(keyId: string, nowMs: number): Promise<void> {
+    const day = utcDay(nowMs);
+    if (day !== this.lastSweepDay) {
+      this.quotas.evictExpired(nowMs);
+      this.lastSweepDay = day;
+    }
+    if (this.quotas.has(keyId)) return;
+    let pending = this.loading.get(keyId);
+    if (!pending) {
+      pending = this.store.usageTotals(keyId, day).then((totals) => {
+        if (!this.quotas.has(keyId)) {
+          this.quotas.load(keyId, {
+            day,
+            dayUsed: totals.dayUsed,
+            month: utcMonth(nowMs),
+            monthUsed: totals.monthUsed,
+          });
+        }
+      });
+      this.loading.set(keyId, pending);
+      pending.finally(() => this.loading.delete(keyId)).catch(() => {});
+    }
+    await pending;
+  }
+
+  async admit(req: AdmissionRequest): Promise<AdmissionResult> {
+    const { keyId, tier, nowMs } = req;
+    if (req.counted) await this.ensureLoaded(keyId, nowMs);
+    const rate = this.limiter.hit(keyId, tier.ratePerSecond, nowMs);
+    const state: RateState = { limit: rate.limit, remaining: rate.remaining, resetAt: rate.resetAt };
+    if (!rate.ok) return { ok: false, reason: 'RATE_LIMITED', rate: state, retryAfterMs: rate.retryAfterMs };
+    if (!req.counted) return { ok: true, rate: state };
+    const q = this.quotas.consume(keyId, { daily: tier.dailyQuota, monthly: tier.monthlyQuota }, nowMs);
+    await this.store.recordUsage([
+      { keyId, day: q.day, endpoint: req.endpoint, countedMonthly: q.countedMonthly },
+    ]);
+    if (q.ok) return { ok: true, rate: state };
+    return { ok: false, reason: q.reason, rate: state, limit: q.limit, used: q.used };
+  }
+
+  async status(keyId: string, tier: Tier, nowMs: number): Promise<QuotaStatus> {
+    await this.ensureLoaded(keyId, nowMs);
+    const u = this.quotas.usage(keyId, nowMs);
+    return {
+      day: u.day,
+      dayUsed: u.dayUsed,
+      dayResetAt: nextUtcMidnight(nowMs),
+      month: u.month,
+      monthUsed: u.monthUsed,
+      monthResetAt: nextUtcMonthStart(nowMs),
+      rate: this.limiter.peek(keyId, tier.ratePerSecond, nowMs),
+    };
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,46 @@
+import { resolve } from 'node:path';
+
+/** Service settings (DECISIONS D13), read once from the environment, validated, then frozen. */
+export interface Settings {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  tiersFile: string;
+  logLevel: string;
+}
+
+export class SettingsError extends Error {
+  override name = 'SettingsError';
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const PROJECT_ROOT = resolve(import.meta.dirname, '..');
+
+/** Every problem is reported at once, in one message. */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Settings> {
+  const problems: string[] = [];
+  const port = Number(env.PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    problems.push(`PORT: must be an integer 0-65535, got '${env.PORT}'`);
+  const logLevel = env.LOG_LEVEL ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`);
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    problems.push('DATABASE_URL: must be a postgres:// URL');
+  const redisUrl = env.REDIS_URL || null;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl))
+    problems.push('REDIS_URL: must be a redis:// or rediss:// URL');
+  if (problems.length > 0) throw new SettingsError(`Invalid settings:\n  - ${problems.join('\n  - ')}`);
+  return Object.freeze({
+    port,
+    host: env.HOST || '0.0.0.0',
+    dataDir: resolve(env.DATA_DIR || 'data'),
+    databaseUrl,
+    redisUrl,
+    tiersFile: resolve(env.TIERS_FILE || resolve(PROJECT_ROOT, 'config/tiers.json')),
+    logLevel,
+  });
+}

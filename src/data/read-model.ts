@@ -1,0 +1,66 @@
+import type { MarketRecord, PositionRecord } from '../domain/types.ts';
+import type { DatasetInfo, Store } from '../store/types.ts';
+import { Catalog } from './catalog.ts';
+import { PositionColumnsBuilder, RiskIndex } from './risk-index.ts';
+
+export type Freshness = 'live' | 'cached' | 'snapshot';
+
+/** Everything a request reads: markets, positions by health factor, and where they came from. */
+export interface ReadModel {
+  catalog: Catalog;
+  risk: RiskIndex;
+  dataset: DatasetInfo;
+}
+
+/**
+ * Freshness of an answer (DECISIONS D11): `live` when the data was refreshed from its real
+ * source within 60 s, `cached` within 15 min, `snapshot` otherwise. Sandbox data is always
+ * `snapshot`, however recently it was generated.
+ */
+export function freshness(dataset: DatasetInfo, nowMs: number): Freshness {
+  if (dataset.kind === 'sandbox') return 'snapshot';
+  const age = nowMs - dataset.refreshedAt;
+  if (age <= 60_000) return 'live';
+  if (age <= 15 * 60_000) return 'cached';
+  return 'snapshot';
+}
+
+/** Loads the store's dataset into memory. Null when the store holds no dataset yet. */
+export async function loadReadModel(store: Store, nowMs: number): Promise<ReadModel | null> {
+  const dataset = await store.datasetInfo();
+  if (!dataset) return null;
+  const markets = await store.loadMarkets();
+  const catalog = new Catalog(markets, Math.floor(nowMs / 1000));
+  const ordOfLoaded = Uint32Array.from(markets, (m) => catalog.ordOf(m.uniqueKey)!);
+  const builder = new PositionColumnsBuilder(dataset.positionCount);
+  await store.loadPositions((rows) => {
+    for (const r of rows) {
+      builder.push(
+        ordOfLoaded[r.marketIndex]!,
+        r.user,
+        r.collateralUsd,
+        r.borrowUsd,
+        r.supplyUsd,
+        r.healthFactor,
+      );
+    }
+  });
+  return { catalog, risk: new RiskIndex(catalog, builder.build()), dataset };
+}
+
+/** Builds a read model straight from records (the sandbox served to test keys). */
+export function buildReadModel(
+  markets: readonly MarketRecord[],
+  positions: Iterable<PositionRecord>,
+  dataset: DatasetInfo,
+  nowMs: number,
+): ReadModel {
+  const catalog = new Catalog(markets, Math.floor(nowMs / 1000));
+  const builder = new PositionColumnsBuilder(dataset.positionCount);
+  for (const p of positions) {
+    const ord = catalog.ordOf(p.marketKey);
+    if (ord === undefined) throw new Error(`position refers to unknown market ${p.marketKey}`);
+    builder.push(ord, p.user, p.collateralUsd, p.borrowUsd, p.supplyUsd, p.healthFactor);
+  }
+  return { catalog, risk: new RiskIndex(catalog, builder.build()), dataset };
+}

@@ -1,0 +1,73 @@
+/**
+ * Market and position metrics. Pure functions: USD amounts in, numbers out.
+ * Conventions (DECISIONS D5, D12): lltv is a fraction 0 to 1; health factor is dimensionless
+ * and below 1 means liquidatable; APYs are decimals.
+ */
+
+/** supply - borrow, in USD. Not clamped: a negative value would expose bad source data. */
+export function available(supplyUsd: number, borrowUsd: number): number {
+  return supplyUsd - borrowUsd;
+}
+
+/** borrow / supply, clamped to [0, 1]; 0 for an empty market (nothing supplied). */
+export function utilization(supplyUsd: number, borrowUsd: number): number {
+  if (!(supplyUsd > 0) || !(borrowUsd > 0)) return 0;
+  const u = borrowUsd / supplyUsd;
+  return Math.min(u, 1);
+}
+
+/**
+ * Largest leverage a loop can reach at this LLTV: 1 / (1 - lltv).
+ * Precondition: 0 <= lltv < 1 (a market with lltv 1 has no finite bound).
+ */
+export function maxLeverage(lltv: number): number {
+  if (!(lltv >= 0 && lltv < 1)) throw new RangeError(`lltv must be in [0, 1), got ${lltv}`);
+  return 1 / (1 - lltv);
+}
+
+/** One collateral leg of an account: its USD value and the fraction of it that counts at liquidation. */
+export interface CollateralLeg {
+  valueUsd: number;
+  liquidationThreshold: number;
+}
+
+/**
+ * Account-level health factor of pooled protocols (Aave, Spark, Compound, Fluid, Euler):
+ * sum(collateral_i x liquidationThreshold_i) / debt. Infinity without debt (never at risk).
+ * Aave/Spark call the fraction liquidationThreshold, Compound liquidateCollateralFactor,
+ * Euler the liquidation LTV, Fluid the liquidation threshold: the formula is the same.
+ */
+export function accountHealthFactor(collaterals: readonly CollateralLeg[], debtUsd: number): number {
+  if (!(debtUsd > 0)) return Number.POSITIVE_INFINITY;
+  let weighted = 0;
+  for (const leg of collaterals) weighted += leg.valueUsd * leg.liquidationThreshold;
+  return weighted / debtUsd;
+}
+
+/**
+ * Isolated-market health factor (Morpho Blue): collateral x lltv / borrow, with both sides in
+ * USD (equivalently, collateral valued in loan units by the market's oracle).
+ * Infinity without debt.
+ */
+export function healthFactor(collateralUsd: number, lltv: number, borrowUsd: number): number {
+  return accountHealthFactor([{ valueUsd: collateralUsd, liquidationThreshold: lltv }], borrowUsd);
+}
+
+/**
+ * Position leverage: collateral / equity = collateral / (collateral - debt).
+ * Null when collateral does not exceed debt (no positive equity, leverage undefined).
+ */
+export function leverage(collateralUsd: number, borrowUsd: number): number | null {
+  const equity = collateralUsd - borrowUsd;
+  if (!(equity > 0)) return null;
+  return collateralUsd / equity;
+}
+
+/**
+ * Fraction by which the collateral price (in loan units) can fall before liquidation:
+ * 1 - 1 / healthFactor. Zero or below means liquidatable now; 1 for a position without debt.
+ */
+export function distanceToLiq(hf: number): number {
+  if (hf === Number.POSITIVE_INFINITY) return 1;
+  return 1 - 1 / hf;
+}

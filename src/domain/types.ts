@@ -1,0 +1,88 @@
+import type { OracleProvider, OracleType, Protocol, RiskLevel } from './enums.ts';
+
+/**
+ * One price feed behind an oracle, with what is known of its update clock.
+ * `lastUpdateTimestamp` is unix seconds. `updateIntervalSeconds` is how often the feed is
+ * observed to update (sandbox data simulates it; null means the feed stopped updating at
+ * `lastUpdateTimestamp`). `heartbeatSeconds` is the feed's promised maximum interval.
+ */
+export interface OracleFeedRecord {
+  address: string;
+  description: string;
+  pair: string;
+  heartbeatSeconds: number;
+  lastUpdateTimestamp: number;
+  updateIntervalSeconds: number | null;
+}
+
+export interface OracleRecord {
+  address: string;
+  type: OracleType;
+  provider: OracleProvider;
+  feeds: OracleFeedRecord[];
+  isComposite: boolean;
+  warnings: string[] | null;
+}
+
+export interface StrategyInfo {
+  type: string;
+  label: string;
+  description: string;
+  riskLevel: RiskLevel;
+  color: string;
+  icon: string;
+}
+
+/** Oracle freshness at a moment (DECISIONS D14). Unix seconds, ratio dimensionless. */
+export interface OracleHealth {
+  lastUpdateTimestamp: number;
+  secondsSinceUpdate: number;
+  expectedHeartbeatSeconds: number;
+  isStale: boolean;
+  stalenessRatio: number;
+}
+
+/**
+ * A lending market as stored: the primary facts. Derived fields of the API (available,
+ * utilization, maxLeverage, strategy, oracle health) are computed from these by domain math.
+ * USD amounts are plain numbers; APYs are decimals (0.042 = 4.2 %); lltv is 0 to 1.
+ */
+export interface MarketRecord {
+  uniqueKey: string;
+  protocol: Protocol;
+  chainId: number;
+  label: string | null;
+  collateral: string;
+  collateralName: string;
+  collateralAddress: string;
+  loan: string;
+  loanName: string;
+  loanAddress: string;
+  collateralPrice: number;
+  loanPrice: number;
+  supply: number;
+  borrow: number;
+  supplyApy: number;
+  borrowApy: number;
+  supplyRewardsApy: number;
+  borrowRewardsApy: number;
+  rewardTokens: string[];
+  lltv: number;
+  vaultSymbol: string | null;
+  vaultAddress: string | null;
+  governor: string | null;
+  oracle: OracleRecord | null;
+}
+
+/**
+ * One borrower's position in one market. USD amounts; healthFactor dimensionless
+ * (collateralUsd x lltv / borrowUsd, below 1 liquidatable); Infinity when there is no debt.
+ */
+export interface PositionRecord {
+  marketKey: string;
+  user: string;
+  collateralUsd: number;
+  borrowUsd: number;
+  supplyUsd: number;
+  healthFactor: number;
+}

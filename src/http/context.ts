@@ -1,0 +1,74 @@
+import type { FastifyRequest } from 'fastify';
+import type { Admission } from '../access/admission.ts';
+import type { Clamped } from '../access/clamp.ts';
+import type { KeyService } from '../access/keys.ts';
+import type { Category, Tier, TierTable } from '../access/tiers.ts';
+import type { ReadModel } from '../data/read-model.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { KeyMode, KeyRecord, Store } from '../store/types.ts';
+
+/** What a route declares; the access pipeline does the rest (DESIGN.md). */
+export interface RouteAccess {
+  /** Endpoint category (DECISIONS D8); null for `/client/*`, open to every valid key. */
+  category: Category | null;
+  /** Route maximum of `limit`, when the route takes one. */
+  limitMax?: number;
+  /** False: rate limited but not counted toward quotas. Default true. */
+  counted?: boolean;
+  /** The route serves one market named by the `marketId` path parameter (chain access check). */
+  singleMarket?: boolean;
+}
+
+export interface Caller {
+  key: KeyRecord;
+  tier: Tier;
+}
+
+export interface HealthReport {
+  status: 'ok' | 'degraded';
+  store: { backend: string; state: 'up' | 'down' };
+  limiter: { backend: string; state: 'up' | 'down' };
+  datasets: {
+    mode: KeyMode;
+    kind: string;
+    profile: string;
+    refreshedAt: string;
+    markets: number;
+    positions: number;
+  }[];
+}
+
+/** Read models by key mode: test keys get the fixed sandbox, live keys the live store (D10). */
+export interface DataSource {
+  get(mode: KeyMode): ReadModel;
+}
+
+/** Everything the app needs, wired in one composition root (src/cli/serve.ts, tests). */
+export interface AppDeps {
+  store: Store;
+  tiers: TierTable;
+  keys: KeyService;
+  admission: Admission;
+  data: DataSource;
+  clock: Clock;
+  /** Pino options, or false for no logging. */
+  logger?: boolean | Record<string, unknown>;
+  /** Called for `GET /health`; defaults to probing the store. */
+  health?: () => Promise<HealthReport>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    startedAt: number;
+    caller: Caller | null;
+    clamped: Clamped | undefined;
+  }
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+  }
+}
+
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw new Error('route reached without an authenticated caller');
+  return request.caller;
+}

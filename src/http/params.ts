@@ -1,0 +1,104 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { clampLimit, clampStartDate, DEFAULT_LIMIT, scopeChains } from '../access/clamp.ts';
+import { isProtocol, PROTOCOLS, type Protocol } from '../domain/enums.ts';
+import { callerOf } from './context.ts';
+import { invalidParameter } from './errors.ts';
+
+/** DECISIONS D3: `<protocol>-<chainId>-<identifier>`, identifier without `-`, matched case-insensitively. */
+const MARKET_ID = /^([a-z]+)-(\d{1,12})-([0-9a-z_]{1,200})$/;
+
+export interface MarketId {
+  key: string;
+  protocol: Protocol;
+  chainId: number;
+}
+
+/** Null when the id is not of the uniqueKey shape. */
+export function parseMarketId(raw: string | undefined): MarketId | null {
+  if (raw === undefined || raw.length > 256) return null;
+  const key = raw.toLowerCase();
+  const m = MARKET_ID.exec(key);
+  if (!m || !isProtocol(m[1]!)) return null;
+  return { key, protocol: m[1], chainId: Number(m[2]) };
+}
+
+export function requireMarketId(raw: string | undefined, parameter: string): MarketId {
+  const id = parseMarketId(raw);
+  if (!id) {
+    throw invalidParameter([
+      {
+        parameter,
+        problem: 'must be a market uniqueKey: <protocol>-<chainId>-<identifier>, e.g. morpho-1-0xb323…86cc',
+      },
+    ]);
+  }
+  return id;
+}
+
+export function parseChainIds(raw: string | undefined): number[] | undefined {
+  if (raw === undefined) return undefined;
+  return raw.split(',').map((s) => Number(s.trim()));
+}
+
+// Shared query parameter schemas (documented once, reused by every route that takes them).
+export const LimitParam = (max: number) =>
+  Type.Integer({
+    minimum: 1,
+    description: `Maximum results (default ${DEFAULT_LIMIT}). Values above min(${max}, the tier's result cap) are lowered silently and reported in meta.clamped.`,
+    examples: [DEFAULT_LIMIT],
+  });
+
+export const ProtocolParam = Type.Unsafe<Protocol>({
+  type: 'string',
+  enum: [...PROTOCOLS],
+  description: 'Only markets of this protocol.',
+});
+
+export const ChainIdsParam = Type.String({
+  pattern: '^ *[0-9]{1,12}( *, *[0-9]{1,12})* *$',
+  maxLength: 500,
+  description:
+    "Comma-separated chain ids, e.g. `1,8453`. Filtered to the tier's chains; omitted, the scope is the tier's chains.",
+  examples: ['1,8453'],
+});
+
+export const StartDateParam = Type.String({
+  pattern:
+    '^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$',
+  description: "ISO 8601 date or date-time (UTC). Raised to the start of the tier's history window.",
+  examples: ['2026-11-01'],
+});
+
+/** Parses an ISO date or date-time to epoch ms; undefined when omitted. */
+export function parseDate(raw: string | undefined, parameter: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw);
+  if (!Number.isFinite(ms))
+    throw invalidParameter([{ parameter, problem: 'must be an ISO 8601 date or date-time' }]);
+  return ms;
+}
+
+/**
+ * Applies the tier clamps of DECISIONS D9 to a request's `limit`, `chainIds` and `startDate`,
+ * recording what changed in request.clamped (sent as meta.clamped).
+ */
+export function clampRequest(
+  request: FastifyRequest,
+  q: { limit?: number | undefined; chainIds?: string | undefined; startDate?: string | undefined },
+  nowMs: number,
+): { limit: number; chainIds: number[] | undefined; startMs: number | undefined } {
+  const { tier } = callerOf(request);
+  const routeMax = request.routeOptions.config.access?.limitMax ?? 200;
+  const limit = clampLimit(q.limit, routeMax, tier);
+  const chains = scopeChains(parseChainIds(q.chainIds), tier);
+  const start = clampStartDate(parseDate(q.startDate, 'startDate'), tier, nowMs);
+  if (limit.clamp || chains.clamp || start.clamp) {
+    request.clamped = {
+      ...(limit.clamp ? { limit: limit.clamp } : {}),
+      ...(chains.clamp ? { chainIds: chains.clamp } : {}),
+      ...(start.clamp ? { startDate: start.clamp } : {}),
+    };
+  }
+  return { limit: limit.applied, chainIds: chains.applied, startMs: start.applied };
+}

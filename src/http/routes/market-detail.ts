@@ -1,0 +1,50 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { AppDeps } from '../context.ts';
+import { callerOf } from '../context.ts';
+import { dataMeta } from '../envelope.ts';
+import { ApiError } from '../errors.ts';
+import { requireMarketId } from '../params.ts';
+import { envelope, errorResponses, MarketSchema } from '../schemas.ts';
+import { type Api, AUTHENTICATED_ERRORS } from './types.ts';
+
+export function registerMarketDetail(app: Api, deps: AppDeps): void {
+  app.get(
+    '/markets/:marketId',
+    {
+      config: { access: { category: 'core', singleMarket: true } },
+      schema: {
+        operationId: 'getMarket',
+        tags: ['Markets'],
+        summary: 'Get one market',
+        description:
+          'One market with its oracle, oracle health, strategy and risk metrics. The id is matched case-insensitively.',
+        security: [{ bearerAuth: [] }],
+        params: Type.Object({
+          marketId: Type.String({
+            maxLength: 256,
+            description: 'Market uniqueKey: `<protocol>-<chainId>-<identifier>`.',
+            examples: ['morpho-1-0xb323495f7e4148be5643a4ea4a8221eef163e4bccfdedc2a6f4696baacbc86cc'],
+          }),
+        }),
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: envelope(MarketSchema),
+          ...errorResponses([
+            'INVALID_PARAMETER',
+            'CHAIN_FORBIDDEN',
+            'MARKET_NOT_FOUND',
+            ...AUTHENTICATED_ERRORS,
+          ]),
+        },
+      },
+    },
+    async (request) => {
+      const id = requireMarketId(request.params.marketId, 'marketId');
+      const nowMs = deps.clock.now();
+      const model = deps.data.get(callerOf(request).key.mode);
+      const market = model.catalog.get(id.key, Math.floor(nowMs / 1000));
+      if (!market) throw new ApiError('MARKET_NOT_FOUND', `No market '${id.key}'.`);
+      return { data: market, meta: dataMeta(request, model, nowMs, [market.protocol], [market.protocol]) };
+    },
+  );
+}

@@ -1,0 +1,64 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { AppDeps } from '../context.ts';
+import { callerOf } from '../context.ts';
+import { dataMeta } from '../envelope.ts';
+import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam } from '../params.ts';
+import { envelope, errorResponses, MarketSchema } from '../schemas.ts';
+import { type Api, AUTHENTICATED_ERRORS } from './types.ts';
+
+const ROUTE_MAX = 1000;
+
+export function registerMarketsList(app: Api, deps: AppDeps): void {
+  app.get(
+    '/markets',
+    {
+      config: { access: { category: 'core', limitMax: ROUTE_MAX } },
+      schema: {
+        operationId: 'listMarkets',
+        tags: ['Markets'],
+        summary: 'List markets',
+        description:
+          'Markets sorted by total supply (USD), largest first. Page with `offset`; `meta.total` is the number of markets in scope.',
+        security: [{ bearerAuth: [] }],
+        querystring: Type.Object(
+          {
+            limit: Type.Optional(LimitParam(ROUTE_MAX)),
+            offset: Type.Optional(
+              Type.Integer({
+                minimum: 0,
+                maximum: 10_000_000,
+                description: 'Markets to skip (default 0).',
+                examples: [0],
+              }),
+            ),
+            protocol: Type.Optional(ProtocolParam),
+            chainIds: Type.Optional(ChainIdsParam),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: envelope(Type.Array(MarketSchema)),
+          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const nowMs = deps.clock.now();
+      const { limit, chainIds } = clampRequest(request, q, nowMs);
+      const model = deps.data.get(callerOf(request).key.mode);
+      const filter = { protocol: q.protocol, chainIds };
+      const markets = model.catalog.list(filter, q.offset ?? 0, limit, Math.floor(nowMs / 1000));
+      const scope = q.protocol ? [q.protocol] : model.catalog.protocols;
+      const meta = dataMeta(
+        request,
+        model,
+        nowMs,
+        markets.map((m) => m.protocol),
+        scope,
+      );
+      meta.total = model.catalog.count(filter);
+      return { data: markets, meta };
+    },
+  );
+}

@@ -1,0 +1,267 @@
+import { Type } from '@fastify/type-provider-typebox';
+import { ORACLE_PROVIDERS, ORACLE_TYPES, PROTOCOLS, RISK_LEVELS } from '../domain/enums.ts';
+import type { OracleHealth, OracleRecord } from '../domain/types.ts';
+import { ERROR_STATUS, type ErrorCode } from './errors.ts';
+
+/**
+ * Response and parameter schemas. One schema feeds request validation, response
+ * serialization (fast-json-stringify) and the OpenAPI document. Nullable primitives use
+ * `type: [T, 'null']` rather than anyOf so the serializer stays on its fast path.
+ */
+
+type Primitive = 'string' | 'number' | 'integer' | 'boolean';
+function nullable<T>(type: Primitive, description: string, example?: unknown) {
+  return Type.Unsafe<T | null>({
+    type: [type, 'null'],
+    description,
+    ...(example !== undefined ? { examples: [example] } : {}),
+  });
+}
+
+const ADDRESS_EXAMPLE = '0x7f39c581f595b53c5cb19bd0b3f8da6c935e2ca0';
+
+export const ProtocolSchema = Type.Unsafe<(typeof PROTOCOLS)[number]>({
+  type: 'string',
+  enum: [...PROTOCOLS],
+  description: 'Lending protocol identifier.',
+});
+
+export const StrategyInfoSchema = Type.Object(
+  {
+    type: Type.String({ description: 'Strategy type, e.g. `eth-lst-loop`.' }),
+    label: Type.String(),
+    description: Type.String(),
+    riskLevel: Type.Unsafe<(typeof RISK_LEVELS)[number]>({ type: 'string', enum: [...RISK_LEVELS] }),
+    color: Type.String({ description: 'Hex color used for this strategy in dashboards.' }),
+    icon: Type.String({ description: 'Icon name.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const OracleFeedSchema = Type.Object({
+  address: Type.String(),
+  description: Type.String(),
+  pair: Type.String({ examples: ['ETH/USD'] }),
+});
+
+const OracleInfoProperties = {
+  address: Type.String(),
+  type: Type.Unsafe<string>({ type: 'string', enum: [...ORACLE_TYPES] }),
+  provider: Type.Unsafe<string>({ type: 'string', enum: [...ORACLE_PROVIDERS] }),
+  feeds: Type.Array(OracleFeedSchema),
+  isComposite: Type.Boolean({ description: 'True when the price is composed from several feeds.' }),
+  warnings: Type.Unsafe<string[] | null>({ type: ['array', 'null'], items: { type: 'string' } }),
+};
+
+const OracleHealthProperties = {
+  lastUpdateTimestamp: Type.Integer({
+    description: 'Unix seconds of the last update (of the stalest feed).',
+  }),
+  secondsSinceUpdate: Type.Integer({ description: 'now - lastUpdateTimestamp, seconds.' }),
+  expectedHeartbeatSeconds: Type.Integer({
+    description: 'Maximum interval the feed promises between updates.',
+  }),
+  isStale: Type.Boolean({ description: 'stalenessRatio > 1.' }),
+  stalenessRatio: Type.Number({ description: 'secondsSinceUpdate / expectedHeartbeatSeconds.' }),
+};
+
+export const OracleInfoSchema = Type.Unsafe<OracleRecord | null>({
+  ...Type.Object(OracleInfoProperties),
+  type: ['object', 'null'],
+  description: 'Price oracle of the market; null when unknown.',
+});
+
+export const OracleHealthSchema = Type.Unsafe<OracleHealth | null>({
+  ...Type.Object(OracleHealthProperties),
+  type: ['object', 'null'],
+  description: 'Oracle freshness (the stalest feed of a composite oracle); null without oracle data.',
+});
+
+export const MarketSchema = Type.Object(
+  {
+    uniqueKey: Type.String({
+      description: '`<protocol>-<chainId>-<identifier>`, lowercase.',
+      examples: ['morpho-1-0xb323495f7e4148be5643a4ea4a8221eef163e4bccfdedc2a6f4696baacbc86cc'],
+    }),
+    protocol: ProtocolSchema,
+    chainId: Type.Integer({ examples: [1] }),
+    label: nullable<string>('string', 'Market label.', 'wstETH / WETH'),
+    collateral: Type.String({ description: 'Collateral token symbol.', examples: ['wstETH'] }),
+    loan: Type.String({ description: 'Loan token symbol.', examples: ['WETH'] }),
+    collateralAddress: Type.String({ examples: [ADDRESS_EXAMPLE] }),
+    loanAddress: Type.String(),
+    collateralPrice: Type.Number({ description: 'USD.' }),
+    loanPrice: Type.Number({ description: 'USD.' }),
+    supply: Type.Number({ description: 'Total supplied, USD.' }),
+    borrow: Type.Number({ description: 'Total borrowed, USD.' }),
+    available: Type.Number({ description: 'supply - borrow, USD.' }),
+    utilization: Type.Number({ description: 'borrow / supply, 0 to 1.' }),
+    supplyApy: Type.Number({ description: 'Decimal APY (0.042 = 4.2 %).' }),
+    borrowApy: Type.Number({ description: 'Decimal APY.' }),
+    supplyRewardsApy: Type.Number({ description: 'Additional rewards APY, decimal.' }),
+    borrowRewardsApy: Type.Number({ description: 'Additional rewards APY, decimal.' }),
+    rewardTokens: Type.Array(Type.String()),
+    lltv: Type.Number({ description: 'Liquidation loan-to-value, 0 to 1.' }),
+    maxLeverage: Type.Number({ description: '1 / (1 - lltv).' }),
+    strategyType: Type.String(),
+    strategyInfo: StrategyInfoSchema,
+    vaultSymbol: nullable<string>('string', 'Vault token symbol (euler markets only).'),
+    vaultAddress: nullable<string>('string', 'Vault contract address (euler markets only).'),
+    governor: nullable<string>('string', 'Governor or curator name (euler markets only).'),
+    oracle: OracleInfoSchema,
+    oracleHealth: OracleHealthSchema,
+  },
+  { additionalProperties: false },
+);
+
+export const PositionAtRiskSchema = Type.Object({
+  protocol: ProtocolSchema,
+  chainId: Type.Integer(),
+  user: Type.Object({ address: Type.String({ description: 'Wallet address of the position owner.' }) }),
+  healthFactor: Type.Number({
+    description:
+      'collateralUsd x lltv / borrowAssetsUsd (account-level for pooled protocols); below 1 = liquidatable.',
+  }),
+  state: Type.Object({
+    collateralUsd: Type.Number(),
+    borrowAssetsUsd: Type.Number(),
+    supplyAssetsUsd: Type.Number(),
+  }),
+  market: Type.Object({
+    uniqueKey: Type.String(),
+    collateralAsset: Type.Object({ symbol: Type.String() }),
+    loanAsset: Type.Object({ symbol: Type.String() }),
+    lltv: Type.Number(),
+  }),
+  leverage: nullable<number>(
+    'number',
+    'collateralUsd / (collateralUsd - borrowAssetsUsd); null when collateral does not exceed debt.',
+  ),
+  distanceToLiq: Type.Number({
+    description:
+      '1 - 1 / healthFactor: fraction the collateral price can fall before liquidation; <= 0 = liquidatable.',
+  }),
+});
+
+const ClampSchema = Type.Object({ requested: Type.Unknown(), applied: Type.Unknown() });
+
+export const MetaSchema = Type.Object({
+  latencyMs: Type.Number({ description: 'Server time from receipt to serialization, ms.' }),
+  freshness: Type.Unsafe<string>({
+    type: 'string',
+    enum: ['live', 'cached', 'snapshot'],
+    description: '`live` (<= 60 s old), `cached` (<= 15 min) or `snapshot` (older, or sandbox data).',
+  }),
+  source: Type.String({
+    description: 'Protocols of the returned items, sorted, comma-joined.',
+    examples: ['aave,morpho'],
+  }),
+  clamped: Type.Optional(
+    Type.Object(
+      {
+        limit: Type.Optional(ClampSchema),
+        chainIds: Type.Optional(ClampSchema),
+        startDate: Type.Optional(ClampSchema),
+      },
+      { description: 'Present when a tier clamp changed the request.' },
+    ),
+  ),
+  total: Type.Optional(Type.Integer({ description: 'Items in scope before limit and offset (lists only).' })),
+});
+
+export function envelope<T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.Array>>(data: T) {
+  return Type.Object({ data, meta: MetaSchema });
+}
+
+const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
+  INVALID_PARAMETER: {
+    error: 'INVALID_PARAMETER',
+    message: "Invalid parameter 'limit': must be an integer >= 1",
+    details: [{ parameter: 'limit', problem: 'must be an integer >= 1' }],
+  },
+  UNAUTHORIZED: {
+    error: 'UNAUTHORIZED',
+    message: 'A valid API key is required: send it as "Authorization: Bearer <API_KEY>".',
+  },
+  TIER_FORBIDDEN: {
+    error: 'TIER_FORBIDDEN',
+    message: "The free tier does not include the 'risk' endpoints.",
+    tier: 'free',
+    category: 'risk',
+  },
+  CHAIN_FORBIDDEN: {
+    error: 'CHAIN_FORBIDDEN',
+    message: 'The free tier does not include chain 8453.',
+    tier: 'free',
+    chainId: 8453,
+  },
+  NOT_FOUND: { error: 'NOT_FOUND', message: 'No route GET /api/v1/nothing.' },
+  MARKET_NOT_FOUND: { error: 'MARKET_NOT_FOUND', message: "No market 'morpho-1-0xabc'." },
+  KEY_NOT_FOUND: { error: 'KEY_NOT_FOUND', message: "No API key 'key_abc' on this account." },
+  PAYLOAD_TOO_LARGE: { error: 'PAYLOAD_TOO_LARGE', message: 'Request body exceeds 4096 bytes.' },
+  UNSUPPORTED_MEDIA_TYPE: { error: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as application/json.' },
+  RATE_LIMIT_EXCEEDED: {
+    error: 'RATE_LIMIT_EXCEEDED',
+    message: 'Rate limit of 5 requests per second exceeded; retry after 0.412 s',
+    retryAfter: 0.412,
+  },
+  DAILY_QUOTA_EXCEEDED: {
+    error: 'DAILY_QUOTA_EXCEEDED',
+    message: 'Daily quota of 1000 requests exceeded; it resets at 00:00 UTC.',
+    limit: 1000,
+    used: 1001,
+  },
+  MONTHLY_QUOTA_EXCEEDED: {
+    error: 'MONTHLY_QUOTA_EXCEEDED',
+    message: 'Monthly quota of 10000 requests exceeded; it resets on the 1st at 00:00 UTC.',
+    limit: 10000,
+    used: 10001,
+  },
+  INTERNAL_ERROR: { error: 'INTERNAL_ERROR', message: 'An unexpected error occurred. Request id: req-1a2b' },
+  SERVICE_UNAVAILABLE: {
+    error: 'SERVICE_UNAVAILABLE',
+    message: 'The service is shutting down; retry shortly.',
+  },
+};
+
+/** The error body schema: `{ error, message, ...extra }` (DECISIONS D6). */
+export const ErrorSchema = Type.Object(
+  {
+    error: Type.String({ description: 'Machine-readable error code.' }),
+    message: Type.String({ description: 'Human-readable explanation.' }),
+    details: Type.Optional(
+      Type.Array(Type.Object({ parameter: Type.String(), problem: Type.String() }), {
+        description: 'INVALID_PARAMETER: each offending parameter.',
+      }),
+    ),
+    retryAfter: Type.Optional(
+      Type.Number({ description: 'RATE_LIMIT_EXCEEDED: seconds to wait, to the ms.' }),
+    ),
+    limit: Type.Optional(Type.Integer({ description: 'Quota errors: the quota.' })),
+    used: Type.Optional(Type.Integer({ description: 'Quota errors: requests counted, greater than limit.' })),
+    tier: Type.Optional(Type.String()),
+    category: Type.Optional(Type.String()),
+    chainId: Type.Optional(Type.Integer()),
+  },
+  { additionalProperties: false },
+);
+
+/** Error responses of a route, grouped by status, with an example of each code. */
+export function errorResponses(codes: readonly ErrorCode[]): Record<number, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const c of codes) {
+    const s = ERROR_STATUS[c];
+    byStatus.set(s, [...(byStatus.get(s) ?? []), c]);
+  }
+  const out: Record<number, unknown> = {};
+  for (const [status, list] of byStatus) {
+    out[status] = {
+      ...ErrorSchema,
+      description: list.join(' or '),
+      examples: list.map((c) => ERROR_EXAMPLES[c]),
+    };
+  }
+  return out;
+}
+
+export const ERROR_EXAMPLE_CODES = Object.keys(ERROR_EXAMPLES) as ErrorCode[];

@@ -1,0 +1,125 @@
+/**
+ * The synthetic numbers of a market: prices (one per symbol), supply and borrow in USD,
+ * APYs from the rate curve (src/domain/rates.ts) at the market's utilization, and rewards.
+ * All drawn from a stream keyed by the market's uniqueKey.
+ */
+import type { Protocol } from '../../domain/enums.ts';
+import { borrowRate, rateToApy, supplyRate } from '../../domain/rates.ts';
+import type { MarketRecord } from '../../domain/types.ts';
+import { type MarketDraft, uniqueKeyOf } from './markets/draft.ts';
+import { assetFamily, familyCurve, familyReserveFactor, type PriceBook } from './prices.ts';
+import { floorTo, rngFor, roundTo, unitHash } from './rng.ts';
+
+/** Median supply (USD) of a protocol's market and the log-normal sigma around it. */
+const SIZE: Readonly<Record<Protocol, { median: number; sigma: number }>> = {
+  morpho: { median: 1_500_000, sigma: 2 },
+  aave: { median: 6_000_000, sigma: 2 },
+  spark: { median: 15_000_000, sigma: 1.5 },
+  compound: { median: 8_000_000, sigma: 1.5 },
+  euler: { median: 800_000, sigma: 1.8 },
+  fluid: { median: 4_000_000, sigma: 1.6 },
+};
+
+const MIN_SUPPLY = 5_000;
+const MAX_SUPPLY = 5_000_000_000;
+
+/** Share of markets paying supply rewards; a share of those also pay borrow rewards. */
+const SUPPLY_REWARDS_SHARE = 0.18;
+const BORROW_REWARDS_SHARE = 0.45;
+
+/** Share of markets whose label is null (the source gives none). */
+const NULL_LABEL_SHARE = 0.01;
+
+const PROTOCOL_REWARD: Readonly<Record<Protocol, string>> = {
+  morpho: 'MORPHO',
+  aave: 'wstETH',
+  spark: 'wstETH',
+  compound: 'COMP',
+  euler: 'EUL',
+  fluid: 'FLUID',
+};
+
+const CHAIN_REWARD: Readonly<Record<number, string>> = { 10: 'OP', 42161: 'ARB' };
+
+/**
+ * Utilization: 85 % of markets between 0.4 and 0.95, 10 % below 0.4, 5 % between 0.95 and 1.
+ */
+function drawUtilization(r: number, u: number): number {
+  if (r < 0.85) return 0.4 + 0.55 * u;
+  if (r < 0.95) return 0.4 * u;
+  return 0.95 + 0.05 * u;
+}
+
+function rewardTokens(protocol: Protocol, chainId: number, loan: string, u: number): string[] {
+  const tokens = [PROTOCOL_REWARD[protocol]];
+  const chainToken = CHAIN_REWARD[chainId];
+  if (chainToken && u < 0.5) tokens.push(chainToken);
+  const f = assetFamily(loan);
+  if (protocol !== 'aave' && protocol !== 'spark' && (f === 'eth' || f === 'eth-lst') && u > 0.8) {
+    tokens.push('wstETH');
+  }
+  return tokens;
+}
+
+export function finalizeMarket(draft: MarketDraft, seed: number, prices: PriceBook): MarketRecord {
+  const key = uniqueKeyOf(draft);
+  const rng = rngFor(seed, `market|${key}`);
+  const size = SIZE[draft.protocol];
+
+  let supply = 0;
+  let borrow = 0;
+  let utilization = 0;
+  const empty = rng.chance(draft.emptyChance);
+  const rawSupply = size.median * draft.sizeScale * Math.exp(size.sigma * rng.normal());
+  const r = rng.next();
+  const ru = rng.next();
+  if (!empty) {
+    supply = roundTo(Math.min(MAX_SUPPLY, Math.max(MIN_SUPPLY, rawSupply)), 2);
+    borrow = floorTo(supply * drawUtilization(r, ru), 2);
+    utilization = supply > 0 ? Math.min(1, borrow / supply) : 0;
+  }
+
+  const curve = draft.curve ?? familyCurve(draft.loan.symbol, 1);
+  const reserveFactor = draft.reserveFactor ?? familyReserveFactor(draft.loan.symbol);
+  const borrowRateValue = borrowRate(utilization, curve);
+  const borrowApy = roundTo(rateToApy(borrowRateValue), 6);
+  const supplyApy = roundTo(rateToApy(supplyRate(borrowRateValue, utilization, reserveFactor)), 6);
+
+  let supplyRewardsApy = 0;
+  let borrowRewardsApy = 0;
+  let tokens: string[] = [];
+  if (!empty && rng.chance(SUPPLY_REWARDS_SHARE)) {
+    supplyRewardsApy = roundTo(rng.float(0.002, 0.05), 6);
+    if (rng.chance(BORROW_REWARDS_SHARE)) borrowRewardsApy = roundTo(rng.float(0.001, 0.03), 6);
+    tokens = rewardTokens(draft.protocol, draft.chainId, draft.loan.symbol, rng.next());
+  }
+
+  const label = unitHash(seed, `label|${key}`) < NULL_LABEL_SHARE ? null : draft.label;
+
+  return {
+    uniqueKey: key,
+    protocol: draft.protocol,
+    chainId: draft.chainId,
+    label,
+    collateral: draft.collateral.symbol,
+    collateralName: draft.collateral.name,
+    collateralAddress: draft.collateral.address,
+    loan: draft.loan.symbol,
+    loanName: draft.loan.name,
+    loanAddress: draft.loan.address,
+    collateralPrice: prices.price(draft.collateral.symbol),
+    loanPrice: prices.price(draft.loan.symbol),
+    supply,
+    borrow,
+    supplyApy,
+    borrowApy,
+    supplyRewardsApy,
+    borrowRewardsApy,
+    rewardTokens: tokens,
+    lltv: draft.lltv,
+    vaultSymbol: draft.vault?.symbol ?? null,
+    vaultAddress: draft.vault?.address ?? null,
+    governor: draft.vault?.governor ?? null,
+    oracle: draft.oracle(),
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * The deterministic sandbox dataset: real tokens, markets, oracles and feeds from reference/
+ * (see reference/SOURCES.md) with synthetic prices, balances, rates, oracle clocks and
+ * positions drawn from a seeded PRNG. Same profile and seed give byte-identical output.
+ */
+import { PROTOCOLS, type Protocol } from '../../domain/enums.ts';
+import type { MarketRecord, PositionRecord } from '../../domain/types.ts';
+import { finalizeMarket } from './economics.ts';
+import { compoundDrafts } from './markets/compound.ts';
+import {
+  type BuildContext,
+  type DraftLists,
+  hashOrder,
+  isValidIdentifier,
+  type MarketDraft,
+  uniqueKeyOf,
+} from './markets/draft.ts';
+import { eulerDrafts } from './markets/euler.ts';
+import { fluidDrafts } from './markets/fluid.ts';
+import { morphoDrafts, syntheticMorphoDrafts } from './markets/morpho.ts';
+import { aaveDrafts, sparkDrafts } from './markets/pooled.ts';
+import { OracleFactory } from './oracles.ts';
+import { iteratePositions, planPositions } from './positions.ts';
+import { PriceBook } from './prices.ts';
+import { loadReference } from './reference.ts';
+import { TokenRegistry } from './tokens.ts';
+
+export type SandboxProfile = 'default' | 'large';
+
+/** Exact sizes of each profile. */
+export const SANDBOX_PROFILES: Readonly<Record<SandboxProfile, { markets: number; positions: number }>> =
+  Object.freeze({
+    default: Object.freeze({ markets: 4_000, positions: 50_000 }),
+    large: Object.freeze({ markets: 20_000, positions: 1_000_000 }),
+  });
+
+export const DEFAULT_SEED = 42;
+
+/** The dataset's "now": 2026-11-01T00:00:00Z in unix seconds. Fixed, never the clock. */
+export const SANDBOX_AS_OF = 1_793_491_200;
+
+export interface SandboxOptions {
+  profile: SandboxProfile;
+  /** Unsigned 32-bit integer; default 42. */
+  seed?: number;
+  /** Folder with the reference JSON files; default the repository's reference/. */
+  referenceDir?: string;
+}
+
+export interface SandboxDataset {
+  profile: SandboxProfile;
+  seed: number;
+  /** Unix seconds; oracle clocks are simulated relative to it. */
+  asOf: number;
+  markets: MarketRecord[];
+  positionCount: number;
+  /** Streams the positions; every call starts over and yields the same sequence. */
+  positions(): Iterable<PositionRecord>;
+}
+
+/** Takes one draft from each protocol in turn (D2 order) until all lists are exhausted. */
+function* roundRobin(lists: readonly MarketDraft[][]): Generator<MarketDraft> {
+  const longest = Math.max(0, ...lists.map((l) => l.length));
+  for (let i = 0; i < longest; i++) {
+    for (const list of lists) {
+      const d = list[i];
+      if (d) yield d;
+    }
+  }
+}
+
+/**
+ * Candidate markets in the order they are taken: the primary markets of every protocol
+ * (interleaved, each protocol's list in hash order), then the extended pairs (large profile),
+ * then synthetic Morpho-style markets, endlessly.
+ */
+function* candidates(ctx: BuildContext): Generator<MarketDraft> {
+  const byProtocol: Record<Protocol, (c: BuildContext) => DraftLists> = {
+    morpho: morphoDrafts,
+    aave: aaveDrafts,
+    spark: sparkDrafts,
+    compound: compoundDrafts,
+    euler: eulerDrafts,
+    fluid: fluidDrafts,
+  };
+  const lists = PROTOCOLS.map((p) => byProtocol[p](ctx));
+  yield* roundRobin(lists.map((l) => hashOrder(l.primary)));
+  yield* roundRobin(lists.map((l) => hashOrder(l.extended)));
+  yield* syntheticMorphoDrafts(ctx);
+}
+
+export function generateSandbox(opts: SandboxOptions): SandboxDataset {
+  const sizes = SANDBOX_PROFILES[opts.profile];
+  if (!sizes) throw new RangeError(`unknown sandbox profile: ${String(opts.profile)}`);
+  const seed = opts.seed ?? DEFAULT_SEED;
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+    throw new RangeError(`seed must be an unsigned 32-bit integer, got ${seed}`);
+  }
+  const ref = loadReference(opts.referenceDir);
+  const ctx: BuildContext = {
+    seed,
+    ref,
+    tokens: new TokenRegistry(ref),
+    oracles: new OracleFactory(ref, seed, SANDBOX_AS_OF),
+  };
+  const prices = new PriceBook(seed);
+
+  const markets: MarketRecord[] = [];
+  const seen = new Set<string>();
+  for (const draft of candidates(ctx)) {
+    if (markets.length >= sizes.markets) break;
+    const key = uniqueKeyOf(draft);
+    if (seen.has(key) || !isValidIdentifier(draft.identifier)) continue;
+    seen.add(key);
+    markets.push(finalizeMarket(draft, seed, prices));
+  }
+
+  const plan = planPositions(seed, markets, sizes.positions);
+  return {
+    profile: opts.profile,
+    seed,
+    asOf: SANDBOX_AS_OF,
+    markets,
+    positionCount: plan.total,
+    *positions() {
+      yield* iteratePositions(plan);
+    },
+  };
+}

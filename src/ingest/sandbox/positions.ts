@@ -1,0 +1,132 @@
+/**
+ * Synthetic borrower positions, streamed: only per-market counts are kept in memory; each
+ * market's positions are drawn from a stream keyed by its uniqueKey when iterated.
+ *
+ * - Positions go to markets with at least MIN_MARKET_BORROW borrowed, in proportion to their
+ *   borrow (largest-remainder rounding, so the total is exact).
+ * - A market's positions share 60 to 95 % of its borrow (log-normal weights), so their sum
+ *   never exceeds the market's borrow.
+ * - Health factors: about 2 % liquidatable (0.8 to 1), 3.5 % in [1, 1.1), 7.5 % in [1.1, 1.2),
+ *   80 % in [1.2, 3), 7 % in [3, 8]. collateralUsd = hf x borrowUsd / lltv, then the stored
+ *   healthFactor is recomputed with domain healthFactor() from the rounded amounts.
+ * - Users come from a pool of about 0.4 per position, so most users hold several positions;
+ *   within a market a stride permutation of the pool keeps (market, user) unique.
+ */
+import { healthFactor } from '../../domain/metrics.ts';
+import type { MarketRecord, PositionRecord } from '../../domain/types.ts';
+import { floorTo, mix32, type Rng, rngFor, roundTo } from './rng.ts';
+
+const MIN_MARKET_BORROW = 10_000;
+const USERS_PER_POSITION = 0.4;
+const SUPPLYING_SHARE = 0.12;
+
+interface PositionPlan {
+  seed: number;
+  markets: readonly MarketRecord[];
+  /** Positions per market, aligned with `markets`. */
+  counts: Uint32Array;
+  total: number;
+  userPool: number;
+}
+
+/** Splits `total` positions over markets in proportion to their borrow. */
+export function planPositions(seed: number, markets: readonly MarketRecord[], total: number): PositionPlan {
+  const counts = new Uint32Array(markets.length);
+  let weightSum = 0;
+  for (const m of markets) if (m.borrow >= MIN_MARKET_BORROW) weightSum += m.borrow;
+  if (total > 0 && weightSum === 0) throw new RangeError('no market has enough borrow to hold positions');
+  const fractions: { i: number; frac: number }[] = [];
+  let assigned = 0;
+  markets.forEach((m, i) => {
+    if (m.borrow < MIN_MARKET_BORROW || weightSum === 0) return;
+    const quota = (total * m.borrow) / weightSum;
+    const base = Math.floor(quota);
+    counts[i] = base;
+    assigned += base;
+    fractions.push({ i, frac: quota - base });
+  });
+  fractions.sort((a, b) => b.frac - a.frac || a.i - b.i);
+  for (let k = 0; assigned < total; k = (k + 1) % fractions.length) {
+    const f = fractions[k];
+    if (!f) break;
+    counts[f.i] = (counts[f.i] ?? 0) + 1;
+    assigned++;
+  }
+  let max = 0;
+  for (const c of counts) max = Math.max(max, c);
+  const userPool = Math.max(Math.ceil(total * USERS_PER_POSITION), max, 1);
+  return { seed, markets, counts, total, userPool };
+}
+
+const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** 8 hex digits of a uint32 (a lookup table: Number#toString(16) is several times slower). */
+function hex32(x: number): string {
+  return (
+    (HEX_BYTE[x >>> 24] as string) +
+    (HEX_BYTE[(x >>> 16) & 255] as string) +
+    (HEX_BYTE[(x >>> 8) & 255] as string) +
+    (HEX_BYTE[x & 255] as string)
+  );
+}
+
+/** The wallet of user `index`: 0x + 40 lowercase hex, distinct for distinct indexes under a seed. */
+function userAddress(seed: number, index: number): string {
+  const first = mix32((index + Math.imul(seed, 0x9e3779b9)) >>> 0);
+  let out = `0x${hex32(first)}`;
+  let x = first;
+  for (let k = 1; k < 5; k++) {
+    x = mix32(x ^ Math.imul(k, 0x85ebca6b) ^ seed);
+    out += hex32(x);
+  }
+  return out;
+}
+
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
+}
+
+function drawHealthFactor(rng: Rng): number {
+  const r = rng.next();
+  if (r < 0.02) return rng.float(0.8, 1);
+  if (r < 0.055) return rng.float(1, 1.1);
+  if (r < 0.13) return rng.float(1.1, 1.2);
+  if (r < 0.93) return 1.2 + 1.8 * rng.next() ** 1.3;
+  return rng.float(3, 8);
+}
+
+/** Iterates the positions of a plan, market by market; the same plan always yields the same sequence. */
+export function* iteratePositions(plan: PositionPlan): Generator<PositionRecord> {
+  const { seed, markets, counts, userPool } = plan;
+  for (let i = 0; i < markets.length; i++) {
+    const n = counts[i] ?? 0;
+    const market = markets[i];
+    if (n === 0 || !market) continue;
+    const rng = rngFor(seed, `positions|${market.uniqueKey}`);
+    const attributed = market.borrow * rng.float(0.6, 0.95);
+    const weights = new Float64Array(n);
+    let sum = 0;
+    for (let k = 0; k < n; k++) {
+      const w = Math.exp(1.5 * rng.normal());
+      weights[k] = w;
+      sum += w;
+    }
+    const start = rng.int(0, userPool - 1);
+    let step = rng.int(1, userPool);
+    while (gcd(step, userPool) !== 1) step++;
+    for (let k = 0; k < n; k++) {
+      const borrowUsd = Math.max(0.01, floorTo((attributed * (weights[k] ?? 0)) / sum, 2));
+      const collateralUsd = roundTo((drawHealthFactor(rng) * borrowUsd) / market.lltv, 2);
+      const supplyUsd = rng.chance(SUPPLYING_SHARE) ? roundTo(borrowUsd * rng.float(0.05, 1.5), 2) : 0;
+      yield {
+        marketKey: market.uniqueKey,
+        user: userAddress(seed, (start + k * step) % userPool),
+        collateralUsd,
+        borrowUsd,
+        supplyUsd,
+        healthFactor: healthFactor(collateralUsd, market.lltv, borrowUsd),
+      };
+    }
+  }
+}

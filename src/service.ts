@@ -1,0 +1,178 @@
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { type Admission, LocalAdmission } from './access/admission.ts';
+import { KeyService } from './access/keys.ts';
+import { loadTiers, type TierTable } from './access/tiers.ts';
+import type { Settings } from './config.ts';
+import { buildReadModel, loadReadModel, type ReadModel } from './data/read-model.ts';
+import { type Clock, systemClock } from './domain/clock.ts';
+import { buildApp } from './http/app.ts';
+import type { DataSource } from './http/context.ts';
+import { DEFAULT_SEED, generateSandbox } from './ingest/sandbox/index.ts';
+import { SqliteStore } from './store/sqlite/sqlite-store.ts';
+import type { DatasetInfo, ProgressFn, Store } from './store/types.ts';
+
+/** Opens the store the settings name: PostgreSQL when DATABASE_URL is set, else the embedded SQLite file. */
+export async function openStore(settings: Settings): Promise<Store> {
+  if (settings.databaseUrl) {
+    throw new Error(
+      'DATABASE_URL is set, but this build has no PostgreSQL store yet: unset it to use the embedded store.',
+    );
+  }
+  const store = new SqliteStore(join(settings.dataDir, 'lrds.db'));
+  await store.migrate();
+  return store;
+}
+
+/** Generates a sandbox profile and writes it to the store, replacing the dataset. */
+export async function seedStore(
+  store: Store,
+  profile: 'default' | 'large',
+  seed: number = DEFAULT_SEED,
+  onProgress?: ProgressFn,
+): Promise<DatasetInfo> {
+  const ds = generateSandbox({ profile, seed });
+  return store.replaceDataset(
+    {
+      kind: 'sandbox',
+      profile,
+      seed,
+      markets: ds.markets,
+      positions: ds.positions(),
+      positionCount: ds.positionCount,
+    },
+    onProgress,
+  );
+}
+
+/** The fixed sandbox served to test keys (D10): the default profile with the default seed. */
+export function sandboxReadModel(nowMs: number): ReadModel {
+  const ds = generateSandbox({ profile: 'default', seed: DEFAULT_SEED });
+  const info: DatasetInfo = {
+    kind: 'sandbox',
+    profile: 'default',
+    seed: DEFAULT_SEED,
+    refreshedAt: nowMs,
+    marketCount: ds.markets.length,
+    positionCount: ds.positionCount,
+    version: 0,
+  };
+  return buildReadModel(ds.markets, ds.positions(), info, nowMs);
+}
+
+function isDefaultSandbox(d: DatasetInfo): boolean {
+  return d.kind === 'sandbox' && d.profile === 'default' && d.seed === DEFAULT_SEED;
+}
+
+/**
+ * Live and test read models. Test keys always get the fixed sandbox; when the live store holds
+ * exactly that dataset the two share one model. `reload()` swaps in a new live model after the
+ * store's dataset changed (another process seeded or ingested).
+ */
+export class ReadModels implements DataSource {
+  private live: ReadModel;
+  private sandbox: ReadModel;
+  private readonly store: Store;
+  private readonly clock: Clock;
+
+  private constructor(store: Store, clock: Clock, live: ReadModel, sandbox: ReadModel) {
+    this.store = store;
+    this.clock = clock;
+    this.live = live;
+    this.sandbox = sandbox;
+  }
+
+  static async load(store: Store, clock: Clock): Promise<ReadModels> {
+    const now = clock.now();
+    const live = await loadReadModel(store, now);
+    if (!live) throw new Error('the store holds no dataset: run `lrds seed` first');
+    const sandbox = isDefaultSandbox(live.dataset) ? live : sandboxReadModel(now);
+    return new ReadModels(store, clock, live, sandbox);
+  }
+
+  get(mode: 'live' | 'test'): ReadModel {
+    return mode === 'test' ? this.sandbox : this.live;
+  }
+
+  /** Reloads the live model if the store's dataset version moved on. Returns whether it did. */
+  async reloadIfChanged(): Promise<boolean> {
+    const info = await this.store.datasetInfo();
+    if (!info || info.version === this.live.dataset.version) return false;
+    const next = await loadReadModel(this.store, this.clock.now());
+    if (!next) return false;
+    const sharedSandbox = this.sandbox === this.live;
+    this.live = next;
+    if (isDefaultSandbox(next.dataset)) this.sandbox = next;
+    else if (sharedSandbox) this.sandbox = sandboxReadModel(this.clock.now());
+    return true;
+  }
+}
+
+export interface Service {
+  app: FastifyInstance;
+  store: Store;
+  admission: Admission;
+  keys: KeyService;
+  models: ReadModels;
+  tiers: TierTable;
+  /** Stops the background refreshers, closes the app (finishing requests in flight), then the store. */
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  clock?: Clock;
+  logger?: boolean | Record<string, unknown>;
+  /** How often key changes and dataset changes made by other processes are picked up. */
+  keyRefreshMs?: number;
+  datasetRefreshMs?: number;
+  onSeedProgress?: ProgressFn;
+}
+
+/** The composition root: settings in, a ready (not yet listening) service out. */
+export async function createService(settings: Settings, options: ServiceOptions = {}): Promise<Service> {
+  const clock = options.clock ?? systemClock();
+  const tiers = loadTiers(settings.tiersFile);
+  const store = await openStore(settings);
+  if (!(await store.datasetInfo())) await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress);
+  const models = await ReadModels.load(store, clock);
+  const keys = new KeyService(store);
+  await keys.refresh();
+  const admission = new LocalAdmission(store);
+  const app = await buildApp({
+    store,
+    tiers,
+    keys,
+    admission,
+    data: models,
+    clock,
+    logger: options.logger ?? false,
+  });
+
+  const timers = [
+    setInterval(() => {
+      keys.refresh().catch((err) => app.log.warn({ err }, 'key cache refresh failed'));
+    }, options.keyRefreshMs ?? 250),
+    setInterval(() => {
+      models
+        .reloadIfChanged()
+        .then((changed) => changed && app.log.info('dataset changed in the store: read model reloaded'))
+        .catch((err) => app.log.warn({ err }, 'dataset reload failed'));
+    }, options.datasetRefreshMs ?? 2000),
+  ];
+  for (const t of timers) t.unref();
+
+  return {
+    app,
+    store,
+    admission,
+    keys,
+    models,
+    tiers,
+    async close() {
+      for (const t of timers) clearInterval(t);
+      await app.close();
+      await admission.close();
+      await store.close();
+    },
+  };
+}

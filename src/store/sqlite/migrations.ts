@@ -1,0 +1,74 @@
+/**
+ * Versioned schema of the embedded store. Append new versions; never edit an applied one.
+ * Each migration runs in its own transaction and is recorded in schema_migrations.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+      CREATE TABLE dataset (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        kind TEXT NOT NULL,
+        profile TEXT NOT NULL,
+        seed INTEGER,
+        refreshed_at INTEGER NOT NULL,
+        market_count INTEGER NOT NULL,
+        position_count INTEGER NOT NULL,
+        version INTEGER NOT NULL
+      );
+      CREATE TABLE markets (
+        ord INTEGER PRIMARY KEY,
+        unique_key TEXT NOT NULL UNIQUE,
+        protocol TEXT NOT NULL,
+        chain_id INTEGER NOT NULL,
+        doc TEXT NOT NULL
+      );
+      CREATE TABLE positions (
+        market_ord INTEGER NOT NULL,
+        user_address TEXT NOT NULL,
+        collateral_usd REAL NOT NULL,
+        borrow_usd REAL NOT NULL,
+        supply_usd REAL NOT NULL,
+        health_factor REAL NOT NULL
+      );
+      CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        email TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id),
+        hash TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+        tier TEXT NOT NULL,
+        name TEXT,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      );
+      CREATE INDEX api_keys_account ON api_keys(account_id);
+      CREATE TABLE usage (
+        key_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        requests INTEGER NOT NULL,
+        monthly INTEGER NOT NULL,
+        PRIMARY KEY (key_id, day, endpoint)
+      ) WITHOUT ROWID;
+      CREATE TABLE counters (
+        name TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+      );
+      INSERT INTO counters (name, value) VALUES ('keys_version', 0);
+    `,
+  },
+];

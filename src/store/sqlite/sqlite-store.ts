@@ -1,0 +1,350 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { MarketRecord } from '../../domain/types.ts';
+import type {
+  AccountRecord,
+  DatasetInfo,
+  DatasetInput,
+  KeyMode,
+  KeyRecord,
+  PositionRow,
+  ProgressFn,
+  Store,
+  UsageEvent,
+  UsageRow,
+  UsageTotals,
+} from '../types.ts';
+import { SQLITE_MIGRATIONS } from './migrations.ts';
+
+const POSITION_BATCH = 50_000;
+
+interface KeyRow {
+  id: string;
+  account_id: string;
+  hash: string;
+  prefix: string;
+  mode: string;
+  tier: string;
+  name: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+function toKey(row: KeyRow): KeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    hash: row.hash,
+    prefix: row.prefix,
+    mode: row.mode as KeyMode,
+    tier: row.tier,
+    name: row.name,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+/**
+ * The embedded store: one SQLite file (node:sqlite) in WAL mode. Every statement is
+ * synchronous; a committed write is in the WAL before the call returns, so it survives the
+ * process being killed (synchronous=NORMAL trades only power-loss durability for speed).
+ * Several processes (server, CLI) may open the same file; writers wait up to 5 s for the lock.
+ */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  readonly path: string;
+  private readonly db: DatabaseSync;
+  private readonly statements = new Map<string, StatementSync>();
+
+  constructor(path: string) {
+    this.path = path;
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new DatabaseSync(path, { timeout: 5000 });
+    this.db.exec('PRAGMA journal_mode = WAL');
+    this.db.exec('PRAGMA synchronous = NORMAL');
+    this.db.exec('PRAGMA foreign_keys = ON');
+  }
+
+  private stmt(sql: string): StatementSync {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  private transaction<T>(fn: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = fn();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  async migrate(): Promise<void> {
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    );
+    for (const m of SQLITE_MIGRATIONS) {
+      this.transaction(() => {
+        // Checked inside the write transaction so two processes starting at once apply it once.
+        const done = this.db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version);
+        if (done) return;
+        this.db.exec(m.sql);
+        this.db
+          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+          .run(m.version, m.name, new Date().toISOString());
+      });
+    }
+  }
+
+  async close(): Promise<void> {
+    this.statements.clear();
+    if (this.db.isOpen) this.db.close();
+  }
+
+  async datasetInfo(): Promise<DatasetInfo | null> {
+    const row = this.stmt('SELECT * FROM dataset WHERE id = 1').get() as
+      | {
+          kind: string;
+          profile: string;
+          seed: number | null;
+          refreshed_at: number;
+          market_count: number;
+          position_count: number;
+          version: number;
+        }
+      | undefined;
+    if (!row) return null;
+    return {
+      kind: row.kind as DatasetInfo['kind'],
+      profile: row.profile,
+      seed: row.seed,
+      refreshedAt: row.refreshed_at,
+      marketCount: row.market_count,
+      positionCount: row.position_count,
+      version: row.version,
+    };
+  }
+
+  async replaceDataset(input: DatasetInput, onProgress?: ProgressFn): Promise<DatasetInfo> {
+    const total = input.markets.length + input.positionCount;
+    let done = 0;
+    const info = this.transaction(() => {
+      const previous = this.db.prepare('SELECT version FROM dataset WHERE id = 1').get() as
+        | { version: number }
+        | undefined;
+      this.db.exec('DELETE FROM positions; DELETE FROM markets; DELETE FROM dataset;');
+      const insertMarket = this.db.prepare(
+        'INSERT INTO markets (ord, unique_key, protocol, chain_id, doc) VALUES (?, ?, ?, ?, ?)',
+      );
+      const ordByKey = new Map<string, number>();
+      input.markets.forEach((m, ord) => {
+        insertMarket.run(ord, m.uniqueKey, m.protocol, m.chainId, JSON.stringify(m));
+        ordByKey.set(m.uniqueKey, ord);
+      });
+      done += input.markets.length;
+      onProgress?.(done, total);
+      const insertPosition = this.db.prepare(
+        'INSERT INTO positions (market_ord, user_address, collateral_usd, borrow_usd, supply_usd, health_factor) VALUES (?, ?, ?, ?, ?, ?)',
+      );
+      let count = 0;
+      for (const p of input.positions) {
+        const ord = ordByKey.get(p.marketKey);
+        if (ord === undefined) throw new Error(`position refers to unknown market ${p.marketKey}`);
+        // SQLite stores no Infinity in REAL reliably across drivers: a debt-free position stores 0 debt and HF 1e308.
+        const hf = Number.isFinite(p.healthFactor) ? p.healthFactor : Number.MAX_VALUE;
+        insertPosition.run(ord, p.user, p.collateralUsd, p.borrowUsd, p.supplyUsd, hf);
+        count++;
+        if (count % 10_000 === 0) onProgress?.(done + count, total);
+      }
+      done += count;
+      onProgress?.(done, total);
+      const result: DatasetInfo = {
+        kind: input.kind,
+        profile: input.profile,
+        seed: input.seed,
+        refreshedAt: Date.now(),
+        marketCount: input.markets.length,
+        positionCount: count,
+        version: (previous?.version ?? 0) + 1,
+      };
+      this.db
+        .prepare(
+          'INSERT INTO dataset (id, kind, profile, seed, refreshed_at, market_count, position_count, version) VALUES (1, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          result.kind,
+          result.profile,
+          result.seed,
+          result.refreshedAt,
+          result.marketCount,
+          result.positionCount,
+          result.version,
+        );
+      return result;
+    });
+    return info;
+  }
+
+  async loadMarkets(): Promise<MarketRecord[]> {
+    const rows = this.stmt('SELECT doc FROM markets ORDER BY ord').all() as { doc: string }[];
+    return rows.map((r) => JSON.parse(r.doc) as MarketRecord);
+  }
+
+  async loadPositions(onBatch: (rows: PositionRow[]) => void): Promise<void> {
+    const stmt = this.db.prepare(
+      'SELECT market_ord, user_address, collateral_usd, borrow_usd, supply_usd, health_factor FROM positions',
+    );
+    stmt.setReturnArrays(true);
+    let batch: PositionRow[] = [];
+    for (const raw of stmt.iterate()) {
+      const r = raw as unknown as [number, string, number, number, number, number];
+      batch.push({
+        marketIndex: r[0],
+        user: r[1],
+        collateralUsd: r[2],
+        borrowUsd: r[3],
+        supplyUsd: r[4],
+        healthFactor: r[5] >= Number.MAX_VALUE ? Number.POSITIVE_INFINITY : r[5],
+      });
+      if (batch.length === POSITION_BATCH) {
+        onBatch(batch);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) onBatch(batch);
+  }
+
+  async createAccount(account: AccountRecord): Promise<void> {
+    this.stmt('INSERT INTO accounts (id, name, email, created_at) VALUES (?, ?, ?, ?)').run(
+      account.id,
+      account.name,
+      account.email,
+      account.createdAt,
+    );
+  }
+
+  async findAccountByName(name: string): Promise<AccountRecord | null> {
+    return this.account(this.stmt('SELECT * FROM accounts WHERE name = ?').get(name));
+  }
+
+  async getAccount(id: string): Promise<AccountRecord | null> {
+    return this.account(this.stmt('SELECT * FROM accounts WHERE id = ?').get(id));
+  }
+
+  private account(row: unknown): AccountRecord | null {
+    if (!row) return null;
+    const r = row as { id: string; name: string; email: string | null; created_at: string };
+    return { id: r.id, name: r.name, email: r.email, createdAt: r.created_at };
+  }
+
+  private bumpKeysVersion(): void {
+    this.stmt("UPDATE counters SET value = value + 1 WHERE name = 'keys_version'").run();
+  }
+
+  async createKey(key: KeyRecord): Promise<void> {
+    this.transaction(() => {
+      this.stmt(
+        'INSERT INTO api_keys (id, account_id, hash, prefix, mode, tier, name, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ).run(
+        key.id,
+        key.accountId,
+        key.hash,
+        key.prefix,
+        key.mode,
+        key.tier,
+        key.name,
+        key.createdAt,
+        key.revokedAt,
+      );
+      this.bumpKeysVersion();
+    });
+  }
+
+  async findKeyByHash(hash: string): Promise<KeyRecord | null> {
+    const row = this.stmt('SELECT * FROM api_keys WHERE hash = ?').get(hash) as KeyRow | undefined;
+    return row ? toKey(row) : null;
+  }
+
+  async getKey(id: string): Promise<KeyRecord | null> {
+    const row = this.stmt('SELECT * FROM api_keys WHERE id = ?').get(id) as KeyRow | undefined;
+    return row ? toKey(row) : null;
+  }
+
+  async listKeys(accountId?: string): Promise<KeyRecord[]> {
+    const rows = (accountId === undefined
+      ? this.stmt('SELECT * FROM api_keys ORDER BY created_at, id').all()
+      : this.stmt('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id').all(
+          accountId,
+        )) as unknown as KeyRow[];
+    return rows.map(toKey);
+  }
+
+  async revokeKey(id: string, at: string): Promise<boolean> {
+    return this.transaction(() => {
+      const r = this.stmt('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(
+        at,
+        id,
+      );
+      if (r.changes === 0) return false;
+      this.bumpKeysVersion();
+      return true;
+    });
+  }
+
+  async setKeyTier(id: string, tier: string): Promise<boolean> {
+    return this.transaction(() => {
+      const r = this.stmt('UPDATE api_keys SET tier = ? WHERE id = ?').run(tier, id);
+      if (r.changes === 0) return false;
+      this.bumpKeysVersion();
+      return true;
+    });
+  }
+
+  async keysVersion(): Promise<number> {
+    const row = this.stmt("SELECT value FROM counters WHERE name = 'keys_version'").get() as {
+      value: number;
+    };
+    return row.value;
+  }
+
+  async recordUsage(events: readonly UsageEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const upsert = this.stmt(
+      `INSERT INTO usage (key_id, day, endpoint, requests, monthly) VALUES (?, ?, ?, 1, ?)
+       ON CONFLICT (key_id, day, endpoint) DO UPDATE SET requests = requests + 1, monthly = monthly + excluded.monthly`,
+    );
+    if (events.length === 1) {
+      const e = events[0]!;
+      upsert.run(e.keyId, e.day, e.endpoint, e.countedMonthly ? 1 : 0);
+      return;
+    }
+    this.transaction(() => {
+      for (const e of events) upsert.run(e.keyId, e.day, e.endpoint, e.countedMonthly ? 1 : 0);
+    });
+  }
+
+  async usageTotals(keyId: string, day: string): Promise<UsageTotals> {
+    const month = day.slice(0, 7);
+    const row = this.stmt(
+      `SELECT COALESCE(SUM(CASE WHEN day = ? THEN requests ELSE 0 END), 0) AS day_used,
+              COALESCE(SUM(monthly), 0) AS month_used
+         FROM usage WHERE key_id = ? AND day >= ? AND day <= ?`,
+    ).get(day, keyId, `${month}-01`, `${month}-31`) as { day_used: number; month_used: number };
+    return { dayUsed: row.day_used, monthUsed: row.month_used };
+  }
+
+  async usageByDay(keyId: string, fromDay: string, toDay: string): Promise<UsageRow[]> {
+    const rows = this.stmt(
+      'SELECT day, endpoint, requests FROM usage WHERE key_id = ? AND day >= ? AND day <= ? ORDER BY day, endpoint',
+    ).all(keyId, fromDay, toDay) as unknown as UsageRow[];
+    return rows.map((r) => ({ day: r.day, endpoint: r.endpoint, requests: r.requests }));
+  }
+}

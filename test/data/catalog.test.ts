@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { Catalog } from '../../src/data/catalog.ts';
+import { PROTOCOLS } from '../../src/domain/enums.ts';
+import { makeMarket } from '../helpers.ts';
+
+const m = (collateral: string, loan: string, supply: number, extra = {}) =>
+  makeMarket({
+    collateral,
+    loan,
+    supply,
+    borrow: 0,
+    label: null,
+    collateralName: collateral,
+    loanName: loan,
+    ...extra,
+  });
+
+describe('Catalog.search', () => {
+  const usdc = m('WETH', 'USDC', 10);
+  const usdce = m('WETH', 'USDC.e', 1000);
+  const susdc = m('WETH', 'sUSDC', 5000);
+  const catalog = new Catalog([usdc, usdce, susdc], 0);
+  const keys = (q: string, limit = 50) => catalog.search(q, {}, limit, 0).map((x) => x.uniqueKey);
+
+  test('default: exact symbol > prefix > substring, supply within a tier', () => {
+    assert.deepEqual(keys('usdc'), [usdc.uniqueKey, usdce.uniqueKey, susdc.uniqueKey]);
+  });
+
+  test('behavior: limit cuts in rank order', () => {
+    assert.deepEqual(keys('usdc', 2), [usdc.uniqueKey, usdce.uniqueKey]);
+  });
+
+  test('behavior: case-insensitive, multi-term AND', () => {
+    assert.deepEqual(keys('WeTh UsDc.E'), [usdce.uniqueKey]);
+    assert.deepEqual(keys('weth nothing'), []);
+  });
+
+  test('behavior: agrees with a naive scan of every market', () => {
+    const symbols = [
+      'WETH',
+      'wstETH',
+      'USDC',
+      'USDT',
+      'sUSDe',
+      'USDe',
+      'WBTC',
+      'cbBTC',
+      'PT-sUSDE-27MAR2025',
+    ];
+    const marketArb = fc.record({
+      collateral: fc.constantFrom(...symbols),
+      loan: fc.constantFrom(...symbols),
+      supply: fc.integer({ min: 0, max: 1e9 }),
+      protocol: fc.constantFrom(...PROTOCOLS),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(marketArb, { maxLength: 60 }),
+        fc.array(fc.constantFrom('usd', 'eth', 'weth', 'wsteth/weth', 'btc', 'pt', 'e', 'usdc', 'zzz'), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        fc.integer({ min: 1, max: 20 }),
+        (specs, terms, limit) => {
+          const ms = specs.map((s) => m(s.collateral, s.loan, s.supply, { protocol: s.protocol }));
+          const cat = new Catalog(ms, 0);
+          const tier = (term: string, x: (typeof ms)[number]) => {
+            const syms = [x.collateral, x.loan, `${x.collateral}/${x.loan}`].map((s) => s.toLowerCase());
+            if (syms.includes(term)) return 3;
+            const words = [
+              ...syms,
+              ...[x.collateralName, x.loanName].flatMap((n) => n.toLowerCase().split(/[^\p{L}\p{N}.+]+/u)),
+            ];
+            if (words.some((w) => w.startsWith(term))) return 2;
+            if (words.some((w) => w.includes(term))) return 1;
+            return 0;
+          };
+          const expected = ms
+            .map((x) => ({ x, tiers: terms.map((t) => tier(t, x)) }))
+            .filter((e) => e.tiers.every((t) => t > 0))
+            .map((e) => ({
+              key: e.x.uniqueKey,
+              score: e.tiers.reduce<number>((a, b) => a + b, 0),
+              supply: e.x.supply,
+            }));
+          const got = cat.search(terms.join(' '), {}, limit, 0);
+          // The same set of matches when nothing is cut, and ranks never increase down the list.
+          if (expected.length <= limit) {
+            assert.deepEqual(new Set(got.map((g) => g.uniqueKey)), new Set(expected.map((e) => e.key)));
+          } else assert.equal(got.length, limit);
+          const scoreOf = new Map(expected.map((e) => [e.key, e.score]));
+          for (let i = 1; i < got.length; i++) {
+            const a = scoreOf.get(got[i - 1]!.uniqueKey)!;
+            const b = scoreOf.get(got[i]!.uniqueKey)!;
+            assert.ok(a >= b, 'scores descend');
+            if (a === b) assert.ok(got[i - 1]!.supply >= got[i]!.supply, 'supply descends within a score');
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('Catalog.list', () => {
+  test('behavior: supply order across merged chain lists, offset and count', () => {
+    const ms = [1, 10, 8453, 1, 10].map((chainId, i) => makeMarket({ chainId, supply: (i + 1) * 100 }));
+    const catalog = new Catalog(ms, 0);
+    const page = catalog.list({ chainIds: [1, 10] }, 1, 2, 0).map((x) => x.supply);
+    assert.deepEqual(page, [400, 200]);
+    assert.equal(catalog.count({ chainIds: [1, 10] }), 4);
+    assert.equal(catalog.count({ protocol: 'aave' }), 0);
+  });
+});

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { Catalog } from '../../src/data/catalog.ts';
+import { PositionColumnsBuilder, RiskIndex, type RiskQuery } from '../../src/data/risk-index.ts';
+import { PROTOCOLS } from '../../src/domain/enums.ts';
+import { healthFactor } from '../../src/domain/metrics.ts';
+import { makeMarket } from '../helpers.ts';
+
+const CHAINS = [1, 10, 8453];
+const markets = PROTOCOLS.flatMap((protocol) =>
+  CHAINS.map((chainId, i) => makeMarket({ protocol, chainId, lltv: 0.7 + i * 0.1, supply: 1e6 + i })),
+);
+const catalog = new Catalog(markets, 0);
+
+interface P {
+  market: number;
+  collateral: number;
+  borrow: number;
+}
+
+function build(positions: P[]) {
+  const b = new PositionColumnsBuilder(4);
+  positions.forEach((p, i) => {
+    const m = markets[p.market]!;
+    const hf = healthFactor(p.collateral, m.lltv, p.borrow);
+    b.push(
+      catalog.ordOf(m.uniqueKey)!,
+      `0x${i.toString(16).padStart(40, '0')}`,
+      p.collateral,
+      p.borrow,
+      0,
+      hf,
+    );
+  });
+  return new RiskIndex(catalog, b.build());
+}
+
+/** The obvious O(n) answer the index must agree with. */
+function naive(positions: P[], q: RiskQuery): number[] {
+  return positions
+    .map((p, i) => {
+      const m = markets[p.market]!;
+      return { i, m, hf: healthFactor(p.collateral, m.lltv, p.borrow), borrow: p.borrow };
+    })
+    .filter((x) => x.borrow > 0 && x.hf < q.healthFactorThreshold && x.borrow >= q.minBorrowUsd)
+    .filter((x) => q.protocol === undefined || x.m.protocol === q.protocol)
+    .filter((x) => q.chainIds === undefined || q.chainIds.includes(x.m.chainId))
+    .filter((x) => q.marketOrd === undefined || catalog.ordOf(x.m.uniqueKey) === q.marketOrd)
+    .sort((a, b) => a.hf - b.hf || b.borrow - a.borrow || a.i - b.i)
+    .slice(0, q.limit)
+    .map((x) => x.i);
+}
+
+const positionArb = fc.record({
+  market: fc.integer({ min: 0, max: markets.length - 1 }),
+  collateral: fc.oneof(fc.constant(1000), fc.double({ min: 0, max: 1e7, noNaN: true })),
+  borrow: fc.oneof(fc.constant(0), fc.constant(800), fc.double({ min: 0, max: 1e7, noNaN: true })),
+});
+
+const queryArb = fc.record({
+  healthFactorThreshold: fc.oneof(fc.constant(1.1), fc.double({ min: 0.01, max: 10, noNaN: true })),
+  protocol: fc.option(fc.constantFrom(...PROTOCOLS), { nil: undefined }),
+  chainIds: fc.option(fc.subarray([...CHAINS, 137]), { nil: undefined }),
+  marketOrd: fc.option(fc.integer({ min: 0, max: markets.length - 1 }), { nil: undefined }),
+  minBorrowUsd: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1e6, noNaN: true })),
+  limit: fc.integer({ min: 1, max: 60 }),
+});
+
+describe('RiskIndex', () => {
+  test('behavior: agrees with a naive scan for any positions and query', () => {
+    fc.assert(
+      fc.property(fc.array(positionArb, { maxLength: 300 }), queryArb, (positions, q) => {
+        const index = build(positions);
+        assert.deepEqual(index.query(q), naive(positions, q));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('behavior: positions without debt are never indexed', () => {
+    const index = build([
+      { market: 0, collateral: 1000, borrow: 0 },
+      { market: 0, collateral: 1000, borrow: 900 },
+    ]);
+    assert.equal(index.size, 2);
+    assert.equal(index.indexed, 1);
+  });
+
+  test('default: view carries hand-checked derived fields', () => {
+    // market 0: lltv 0.7; HF = 1000 x 0.7 / 500 = 1.4; leverage = 1000 / 500 = 2; distance = 1 - 1/1.4
+    const index = build([{ market: 0, collateral: 1000, borrow: 500 }]);
+    const v = index.view(0);
+    assert.equal(v.healthFactor, 1.4);
+    assert.equal(v.leverage, 2);
+    assert.equal(v.distanceToLiq, 1 - 1 / 1.4);
+    assert.equal(v.user.address, `0x${'0'.repeat(40)}`);
+    assert.equal(v.market.lltv, 0.7);
+  });
+
+  test('behavior: addresses round-trip through the 20-byte column', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 20, maxLength: 20 }), (bytes) => {
+        const address = `0x${Buffer.from(bytes).toString('hex')}`;
+        const b = new PositionColumnsBuilder(1);
+        b.push(0, address, 1, 1, 0, 0.5);
+        assert.equal(new RiskIndex(catalog, b.build()).view(0).user.address, address);
+      }),
+    );
+  });
+});

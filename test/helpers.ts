@@ -1,0 +1,192 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { LocalAdmission } from '../src/access/admission.ts';
+import { KeyService } from '../src/access/keys.ts';
+import { loadTiers, parseTiers, type TierId, type TierTable } from '../src/access/tiers.ts';
+import { buildReadModel, type ReadModel } from '../src/data/read-model.ts';
+import { ManualClock } from '../src/domain/clock.ts';
+import { healthFactor } from '../src/domain/metrics.ts';
+import type { MarketRecord, OracleRecord, PositionRecord } from '../src/domain/types.ts';
+import { buildApp } from '../src/http/app.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import type { DatasetInfo, KeyMode } from '../src/store/types.ts';
+
+export const TIERS_FILE = new URL('../config/tiers.json', import.meta.url).pathname;
+
+/** The shipped tier table with per-tier overrides (e.g. a high rate for tests not about limits). */
+export function tiersWith(patch: (tiers: Record<string, Record<string, unknown>>) => void): TierTable {
+  const json = JSON.parse(readFileSync(TIERS_FILE, 'utf8'));
+  patch(json.tiers);
+  return parseTiers(json, 'test tiers');
+}
+
+/** Launch tiers, but a rate no functional test reaches (the clock of a test does not move). */
+export const GENEROUS_TIERS = tiersWith((tiers) => {
+  for (const t of Object.values(tiers)) t.ratePerSecond = 1_000_000;
+});
+
+let counter = 0;
+const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
+
+/** A plausible oracle: one Chainlink feed updated every 30 min on a 1 h heartbeat. */
+export function makeOracle(overrides: Partial<OracleRecord> = {}): OracleRecord {
+  return {
+    address: `0x${hex(0xabc, 40)}`,
+    type: 'ChainlinkOracleV2',
+    provider: 'Chainlink',
+    feeds: [
+      {
+        address: `0x${hex(0xfeed, 40)}`,
+        description: 'ETH / USD',
+        pair: 'ETH/USD',
+        heartbeatSeconds: 3600,
+        lastUpdateTimestamp: Date.parse('2026-11-22T11:30:00Z') / 1000,
+        updateIntervalSeconds: 1800,
+      },
+    ],
+    isComposite: false,
+    warnings: null,
+    ...overrides,
+  };
+}
+
+/** A Morpho-style market with round numbers; override what a test is about. */
+export function makeMarket(overrides: Partial<MarketRecord> = {}): MarketRecord {
+  const n = ++counter;
+  const protocol = overrides.protocol ?? 'morpho';
+  const chainId = overrides.chainId ?? 1;
+  return {
+    uniqueKey: `${protocol}-${chainId}-0x${hex(n, 64)}`,
+    protocol,
+    chainId,
+    label: 'wstETH / WETH',
+    collateral: 'wstETH',
+    collateralName: 'Wrapped liquid staked Ether 2.0',
+    collateralAddress: '0x7f39c581f595b53c5cb19bd0b3f8da6c935e2ca0',
+    loan: 'WETH',
+    loanName: 'Wrapped Ether',
+    loanAddress: '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2',
+    collateralPrice: 4000,
+    loanPrice: 3300,
+    supply: 1_000_000,
+    borrow: 800_000,
+    supplyApy: 0.02,
+    borrowApy: 0.03,
+    supplyRewardsApy: 0,
+    borrowRewardsApy: 0,
+    rewardTokens: [],
+    lltv: 0.86,
+    vaultSymbol: null,
+    vaultAddress: null,
+    governor: null,
+    oracle: makeOracle(),
+    ...overrides,
+  };
+}
+
+export function makePosition(market: MarketRecord, overrides: Partial<PositionRecord> = {}): PositionRecord {
+  const n = ++counter;
+  const collateralUsd = overrides.collateralUsd ?? 10_000;
+  const borrowUsd = overrides.borrowUsd ?? 8_000;
+  return {
+    marketKey: market.uniqueKey,
+    user: `0x${hex(n, 40)}`,
+    collateralUsd,
+    borrowUsd,
+    supplyUsd: 0,
+    healthFactor: healthFactor(collateralUsd, market.lltv, borrowUsd),
+    ...overrides,
+  };
+}
+
+export function datasetInfo(
+  markets: number,
+  positions: number,
+  overrides: Partial<DatasetInfo> = {},
+): DatasetInfo {
+  return {
+    kind: 'sandbox',
+    profile: 'test',
+    seed: null,
+    refreshedAt: Date.parse('2026-11-22T00:00:00Z'),
+    marketCount: markets,
+    positionCount: positions,
+    version: 1,
+    ...overrides,
+  };
+}
+
+export function modelOf(markets: MarketRecord[], positions: PositionRecord[], clock: ManualClock): ReadModel {
+  return buildReadModel(markets, positions, datasetInfo(markets.length, positions.length), clock.now());
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: SqliteStore;
+  clock: ManualClock;
+  keys: KeyService;
+  admission: LocalAdmission;
+  tiers: TierTable;
+  /** Creates a key on the tier (and account) given and returns the whole key. */
+  key(tier: TierId, mode?: KeyMode, account?: string): Promise<string>;
+  get(path: string, key?: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  live?: ReadModel;
+  /** The sandbox served to test keys; defaults to the live model. */
+  sandbox?: ReadModel;
+  tiers?: TierTable;
+  clock?: ManualClock;
+  store?: SqliteStore;
+}
+
+/** The whole app over an in-memory SQLite store, with a manual clock. */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const clock = options.clock ?? new ManualClock();
+  const store = options.store ?? new SqliteStore(':memory:');
+  await store.migrate();
+  const tiers = options.tiers ?? loadTiers(TIERS_FILE);
+  const live =
+    options.live ??
+    (() => {
+      const m = makeMarket();
+      return modelOf([m], [makePosition(m)], clock);
+    })();
+  const sandbox = options.sandbox ?? live;
+  const keys = new KeyService(store);
+  const admission = new LocalAdmission(store);
+  const app = await buildApp({
+    store,
+    tiers,
+    keys,
+    admission,
+    data: { get: (mode) => (mode === 'test' ? sandbox : live) },
+    clock,
+  });
+  await app.ready();
+  return {
+    app,
+    store,
+    clock,
+    keys,
+    admission,
+    tiers,
+    async key(tier, mode = 'live', account = 'acme') {
+      const acct = await keys.ensureAccount(account);
+      return (await keys.create({ accountId: acct.id, tier, mode })).key;
+    },
+    get(path, key, headers = {}) {
+      return app.inject({
+        method: 'GET',
+        url: path,
+        headers: key === undefined ? headers : { authorization: `Bearer ${key}`, ...headers },
+      });
+    },
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ERROR_CODES } from '../../src/http/errors.ts';
+import { createTestApp, type TestApp } from '../helpers.ts';
+
+let t: TestApp;
+let doc: any;
+
+before(async () => {
+  t = await createTestApp();
+  const res = await t.app.inject({ url: '/api/v1/openapi.json' });
+  assert.equal(res.statusCode, 200);
+  doc = res.json();
+});
+after(() => t.close());
+
+describe('OpenAPI document', () => {
+  test('default: OpenAPI 3.1, version 1.0.0, bearer security scheme', () => {
+    assert.match(doc.openapi, /^3\.1\./);
+    assert.equal(doc.info.version, '1.0.0');
+    assert.deepEqual(doc.components.securitySchemes.bearerAuth, {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'API key: `lrds_live_…` or `lrds_test_…`.',
+    });
+  });
+
+  test('behavior: every operation has an id, a summary, a 2xx schema and documented errors with examples', () => {
+    for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        const name = `${method.toUpperCase()} ${path}`;
+        assert.ok(op.operationId, `${name}: operationId`);
+        assert.ok(op.summary, `${name}: summary`);
+        const ok = op.responses['200'] ?? op.responses['201'];
+        assert.ok(ok?.content?.['application/json']?.schema, `${name}: success schema`);
+        if (!op.security) continue;
+        for (const status of ['401', '429', '500', '503']) {
+          const r = op.responses[status];
+          assert.ok(r, `${name}: documents ${status}`);
+          const media = r.content['application/json'];
+          assert.ok(media.examples || media.example || media.schema.examples, `${name} ${status}: example`);
+        }
+        for (const p of op.parameters ?? [])
+          assert.ok(p.description || p.schema?.description, `${name}: ${p.name} described`);
+      }
+    }
+  });
+
+  test('behavior: every data route documents 403 TIER_FORBIDDEN', () => {
+    for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        if (!op.security || op.tags.includes('Client')) continue;
+        assert.ok(op.responses['403'], `${method} ${path}`);
+      }
+    }
+  });
+
+  test('behavior: every error code of the vocabulary is in the document', () => {
+    const text = JSON.stringify(doc);
+    for (const code of ERROR_CODES) assert.ok(text.includes(code), code);
+  });
+
+  test('behavior: the docs page is served without a key', async () => {
+    const res = await t.app.inject({ url: '/docs' });
+    const page = [301, 302].includes(res.statusCode)
+      ? await t.app.inject({ url: String(res.headers.location) })
+      : res;
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-type']), /text\/html/);
+  });
+
+  test('behavior: unknown paths are 404 NOT_FOUND in the error shape, with a request id', async () => {
+    const res = await t.app.inject({ url: '/api/v1/nothing-here' });
+    assert.equal(res.statusCode, 404);
+    assert.equal(res.json().error, 'NOT_FOUND');
+    assert.match(String(res.headers['x-request-id']), /^req_/);
+  });
+
+  test('behavior: health needs no key and names the backends', async () => {
+    const res = await t.app.inject({ url: '/api/v1/health' });
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.equal(body.status, 'ok');
+    assert.deepEqual(body.store, { backend: 'sqlite', state: 'up' });
+    assert.deepEqual(body.limiter, { backend: 'memory', state: 'up' });
+    assert.equal(body.datasets.length, 2);
+  });
+});

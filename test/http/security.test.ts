@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../../src/domain/clock.ts';
+import { createTestApp, makeMarket, makePosition, modelOf, type TestApp, tiersWith } from '../helpers.ts';
+
+/**
+ * The shared security suite (STYLE.md 11): every authenticated route, taken from the OpenAPI
+ * document so a new route cannot skip it, against no key, a bad scheme, malformed, unknown
+ * and revoked keys, the wrong tier, the wrong chain, over rate and over quota.
+ */
+
+const clock = new ManualClock();
+const eth = makeMarket({ chainId: 1 });
+const base = makeMarket({ chainId: 8453 });
+const live = modelOf([eth, base], [makePosition(eth)], clock);
+
+interface Route {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  category: string | null;
+  counted: boolean;
+}
+
+let t: TestApp;
+let routes: Route[];
+
+function url(r: Route, keyId: string): string {
+  const path = r.path.replace('{marketId}', eth.uniqueKey).replace('{keyId}', keyId);
+  return path.endsWith('/search') ? `${path}?query=weth` : path;
+}
+
+async function call(r: Route, authorization: string | undefined, keyId = 'key_none') {
+  return t.app.inject({
+    method: r.method,
+    url: url(r, keyId),
+    headers: {
+      ...(authorization === undefined ? {} : { authorization }),
+      ...(r.method === 'POST' ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(r.method === 'POST' ? { payload: '{}' } : {}),
+  });
+}
+
+function assertUnauthorized(res: Awaited<ReturnType<typeof call>>, what: string) {
+  assert.equal(res.statusCode, 401, what);
+  assert.deepEqual(res.json(), {
+    error: 'UNAUTHORIZED',
+    message: 'A valid API key is required: send it as "Authorization: Bearer <API_KEY>".',
+  });
+  assert.match(String(res.headers['www-authenticate']), /^Bearer/);
+}
+
+before(async () => {
+  t = await createTestApp({
+    clock,
+    live,
+    tiers: tiersWith((tiers) => {
+      tiers.free!.ratePerSecond = 2;
+      tiers.free!.dailyQuota = 1;
+      tiers.pro!.ratePerSecond = 1_000_000;
+    }),
+  });
+  const doc = (await t.app.inject({ url: '/api/v1/openapi.json' })).json();
+  routes = [];
+  for (const [path, ops] of Object.entries<Record<string, { security?: unknown[]; tags: string[] }>>(
+    doc.paths,
+  )) {
+    for (const [method, op] of Object.entries(ops)) {
+      if (!op.security) continue;
+      const tag = op.tags[0];
+      routes.push({
+        method: method.toUpperCase() as Route['method'],
+        path,
+        category: tag === 'Risk' ? 'risk' : tag === 'Client' ? null : 'core',
+        counted: tag !== 'Client',
+      });
+    }
+  }
+});
+after(() => t.close());
+
+describe('security suite, every authenticated route', () => {
+  test('default: the suite covers every authenticated route', () => {
+    const names = routes.map((r) => `${r.method} ${r.path}`).sort();
+    assert.deepEqual(names, [
+      'DELETE /api/v1/client/api-keys/{keyId}',
+      'GET /api/v1/client/api-keys',
+      'GET /api/v1/client/profile',
+      'GET /api/v1/client/quota',
+      'GET /api/v1/client/usage',
+      'GET /api/v1/markets',
+      'GET /api/v1/markets/search',
+      'GET /api/v1/markets/{marketId}',
+      'GET /api/v1/risk/positions-at-risk',
+      'POST /api/v1/client/api-keys',
+    ]);
+  });
+
+  test('error: no key, wrong scheme, malformed, unknown and revoked keys get the same 401', async () => {
+    const revoked = await t.key('pro');
+    const revokedId = (await t.get('/api/v1/client/profile', revoked)).json().data.key.id;
+    assert.equal(await t.keys.revoke(revokedId), true);
+    const unknown = `lrds_live_${'A'.repeat(32)}`;
+    for (const r of routes) {
+      assertUnauthorized(await call(r, undefined), `${r.path} no key`);
+      assertUnauthorized(await call(r, `Basic ${Buffer.from('a:b').toString('base64')}`), `${r.path} basic`);
+      assertUnauthorized(await call(r, `Token ${unknown}`), `${r.path} token scheme`);
+      assertUnauthorized(await call(r, 'Bearer'), `${r.path} empty bearer`);
+      assertUnauthorized(await call(r, 'Bearer not-a-key'), `${r.path} malformed`);
+      assertUnauthorized(await call(r, `Bearer ${unknown}`), `${r.path} unknown`);
+      assertUnauthorized(await call(r, `Bearer ${revoked}`), `${r.path} revoked`);
+      assertUnauthorized(await call(r, `Bearer ${'x'.repeat(10_000)}`), `${r.path} huge`);
+      assertUnauthorized(await call(r, `Bearer ${unknown} extra`), `${r.path} extra token`);
+    }
+  });
+
+  test('behavior: the scheme is case-insensitive', async () => {
+    const key = await t.key('pro');
+    for (const r of routes) {
+      const res = await call(r, `bearer ${key}`);
+      assert.notEqual(res.statusCode, 401, `${r.method} ${r.path}`);
+    }
+  });
+
+  test('error: wrong tier and wrong chain', async () => {
+    for (const r of routes) {
+      clock.advance(1000);
+      const free = await t.key('free');
+      const id = (await t.get('/api/v1/client/profile', free)).json().data.key.id;
+      const res = await call(r, `Bearer ${free}`, id);
+      if (r.category === 'risk') {
+        assert.equal(res.statusCode, 403, r.path);
+        assert.equal(res.json().error, 'TIER_FORBIDDEN');
+      } else {
+        assert.ok(res.statusCode < 300, `${r.method} ${r.path}: ${res.statusCode}`);
+      }
+    }
+    const free = await t.key('free');
+    const res = await t.get(`/api/v1/markets/${base.uniqueKey}`, free);
+    assert.equal(res.statusCode, 403);
+    assert.equal(res.json().error, 'CHAIN_FORBIDDEN');
+  });
+
+  test('error: over rate on every route; over quota on every counted route, never on /client', async () => {
+    for (const r of routes) {
+      clock.advance(1000);
+      const free = await t.key('free');
+      const id = (await t.get('/api/v1/client/profile', free)).json().data.key.id;
+      // rate 2: the profile call above took one slot, this one the second, the next is refused
+      await call(r, `Bearer ${free}`, id);
+      const limited = await call(r, `Bearer ${free}`, id);
+      if (r.method === 'DELETE') {
+        // the first DELETE revoked the calling key itself: it is refused from then on
+        assert.equal(limited.statusCode, 401);
+        continue;
+      }
+      assert.equal(limited.statusCode, 429, `${r.method} ${r.path}`);
+      assert.equal(limited.json().error, 'RATE_LIMIT_EXCEEDED');
+      assert.ok(limited.headers['retry-after']);
+      clock.advance(1000);
+      const quota = await call(r, `Bearer ${free}`, id);
+      if (r.counted) {
+        assert.equal(quota.statusCode, 429, `${r.method} ${r.path}`);
+        assert.equal(quota.json().error, 'DAILY_QUOTA_EXCEEDED');
+      } else {
+        assert.notEqual(quota.statusCode, 429, `${r.method} ${r.path}`);
+      }
+    }
+  });
+});
