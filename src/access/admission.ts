@@ -1,5 +1,5 @@
 import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../domain/periods.ts';
-import type { Store } from '../store/types.ts';
+import type { Store, UsageEvent } from '../store/types.ts';
 import { QuotaCounters } from './quota.ts';
 import { type RateState, SlidingWindowLimiter } from './sliding-window.ts';
 import type { Tier } from './tiers.ts';
@@ -43,10 +43,42 @@ export interface Admission {
 }
 
 /**
- * The embedded backend: an exact sliding window and quota counters in memory, every counted
- * request written to the store before the request goes on (one small upsert; with SQLite in
- * WAL mode it is in the log before the call returns, so a kill -9 loses no count).
- * Counts are seeded from the store the first time a key is seen.
+ * Group commit of usage events: every event recorded during one turn of the event loop is
+ * written in ONE store call at the end of that turn, and each caller's promise settles only
+ * once its event is durable. Under load many requests share a commit; alone, a request
+ * waits one turn. A caller that proceeds only after `record()` resolves never answers a
+ * request whose count could still be lost.
+ */
+export class GroupCommit {
+  private readonly store: Store;
+  private pending: UsageEvent[] = [];
+  private flush: Promise<void> | null = null;
+
+  constructor(store: Store) {
+    this.store = store;
+  }
+
+  record(event: UsageEvent): Promise<void> {
+    this.pending.push(event);
+    if (!this.flush) {
+      this.flush = new Promise<void>((resolve, reject) => {
+        setImmediate(() => {
+          const batch = this.pending;
+          this.pending = [];
+          this.flush = null;
+          this.store.recordUsage(batch).then(resolve, reject);
+        });
+      });
+    }
+    return this.flush;
+  }
+}
+
+/**
+ * The embedded backend: an exact sliding window and quota counters in memory; every counted
+ * request is made durable in the store (group commit, above) before its answer goes out, so
+ * a restart or a kill -9 loses no count of an answered request. Counts are seeded from the
+ * store the first time a key is seen.
  */
 export class LocalAdmission implements Admission {
   readonly backend = 'memory' as const;
@@ -54,10 +86,12 @@ export class LocalAdmission implements Admission {
   private readonly limiter = new SlidingWindowLimiter();
   private readonly quotas = new QuotaCounters();
   private readonly loading = new Map<string, Promise<void>>();
+  private readonly usage: GroupCommit;
   private lastSweepDay = '';
 
   constructor(store: Store) {
     this.store = store;
+    this.usage = new GroupCommit(store);
   }
 
   private async ensureLoaded(keyId: string, nowMs: number): Promise<void> {
@@ -93,9 +127,7 @@ export class LocalAdmission implements Admission {
     if (!rate.ok) return { ok: false, reason: 'RATE_LIMITED', rate: state, retryAfterMs: rate.retryAfterMs };
     if (!req.counted) return { ok: true, rate: state };
     const q = this.quotas.consume(keyId, { daily: tier.dailyQuota, monthly: tier.monthlyQuota }, nowMs);
-    await this.store.recordUsage([
-      { keyId, day: q.day, endpoint: req.endpoint, countedMonthly: q.countedMonthly },
-    ]);
+    await this.usage.record({ keyId, day: q.day, endpoint: req.endpoint, countedMonthly: q.countedMonthly });
     if (q.ok) return { ok: true, rate: state };
     return { ok: false, reason: q.reason, rate: state, limit: q.limit, used: q.used };
   }

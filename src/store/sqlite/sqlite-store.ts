@@ -15,6 +15,7 @@ import type {
   UsageRow,
   UsageTotals,
 } from '../types.ts';
+import { aggregateUsage } from '../usage.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 
 const POSITION_BATCH = 50_000;
@@ -318,16 +319,13 @@ export class SqliteStore implements Store {
   async recordUsage(events: readonly UsageEvent[]): Promise<void> {
     if (events.length === 0) return;
     const upsert = this.stmt(
-      `INSERT INTO usage (key_id, day, endpoint, requests, monthly) VALUES (?, ?, ?, 1, ?)
-       ON CONFLICT (key_id, day, endpoint) DO UPDATE SET requests = requests + 1, monthly = monthly + excluded.monthly`,
+      `INSERT INTO usage (key_id, day, endpoint, requests, monthly) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (key_id, day, endpoint) DO UPDATE
+         SET requests = requests + excluded.requests, monthly = monthly + excluded.monthly`,
     );
-    if (events.length === 1) {
-      const e = events[0]!;
-      upsert.run(e.keyId, e.day, e.endpoint, e.countedMonthly ? 1 : 0);
-      return;
-    }
+    const rows = aggregateUsage(events);
     this.transaction(() => {
-      for (const e of events) upsert.run(e.keyId, e.day, e.endpoint, e.countedMonthly ? 1 : 0);
+      for (const r of rows) upsert.run(r.keyId, r.day, r.endpoint, r.requests, r.monthly);
     });
   }
 
