@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { ERROR_CODES } from '../../src/http/errors.ts';
 import { createTestApp, type TestApp } from '../helpers.ts';
@@ -84,5 +85,18 @@ describe('OpenAPI document', () => {
     assert.deepEqual(body.store, { backend: 'sqlite', state: 'up' });
     assert.deepEqual(body.limiter, { backend: 'memory', state: 'up' });
     assert.equal(body.datasets.length, 2);
+  });
+
+  test('behavior: the README endpoint table lists exactly the routes', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const listed = [...readme.matchAll(/^\| `(GET|POST|DELETE) (\/[^` ]*)`/gm)]
+      .map(([, method, path]) => `${method} /api/v1${path}`)
+      .filter((r) => !r.endsWith('/docs'))
+      .sort();
+    const routes = Object.entries<Record<string, unknown>>(doc.paths)
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .concat('GET /api/v1/openapi.json')
+      .sort();
+    assert.deepEqual(listed, routes);
   });
 });
