@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type Admission, LocalAdmission } from './access/admission.ts';
 import { KeyService } from './access/keys.ts';
@@ -9,27 +8,18 @@ import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource } from './http/context.ts';
 import { DEFAULT_SEED, generateSandbox } from './ingest/sandbox/index.ts';
-import { SqliteStore } from './store/sqlite/sqlite-store.ts';
+import { openStore } from './store/open.ts';
 import type { DatasetInfo, ProgressFn, Store } from './store/types.ts';
 
-/** Opens the store the settings name: PostgreSQL when DATABASE_URL is set, else the embedded SQLite file. */
-export async function openStore(settings: Settings): Promise<Store> {
-  if (settings.databaseUrl) {
-    throw new Error(
-      'DATABASE_URL is set, but this build has no PostgreSQL store yet: unset it to use the embedded store.',
-    );
-  }
-  const store = new SqliteStore(join(settings.dataDir, 'lrds.db'));
-  await store.migrate();
-  return store;
-}
-
 /** Generates a sandbox profile and writes it to the store, replacing the dataset. */
+export { openStore };
+
 export async function seedStore(
   store: Store,
   profile: 'default' | 'large',
   seed: number = DEFAULT_SEED,
   onProgress?: ProgressFn,
+  onlyIfEmpty = false,
 ): Promise<DatasetInfo> {
   const ds = generateSandbox({ profile, seed });
   return store.replaceDataset(
@@ -40,6 +30,7 @@ export async function seedStore(
       markets: ds.markets,
       positions: ds.positions(),
       positionCount: ds.positionCount,
+      onlyIfEmpty,
     },
     onProgress,
   );
@@ -66,32 +57,38 @@ function isDefaultSandbox(d: DatasetInfo): boolean {
 
 /**
  * Live and test read models. Test keys always get the fixed sandbox; when the live store holds
- * exactly that dataset the two share one model. `reload()` swaps in a new live model after the
- * store's dataset changed (another process seeded or ingested).
+ * exactly that dataset the two share one model, otherwise the sandbox is generated in memory
+ * on first use (`warm()` does it right after start-up, off the path to healthy). `reload()`
+ * swaps in a new live model after the store's dataset changed (another process seeded).
  */
 export class ReadModels implements DataSource {
   private live: ReadModel;
-  private sandbox: ReadModel;
+  private sandbox: ReadModel | null;
   private readonly store: Store;
   private readonly clock: Clock;
 
-  private constructor(store: Store, clock: Clock, live: ReadModel, sandbox: ReadModel) {
+  private constructor(store: Store, clock: Clock, live: ReadModel) {
     this.store = store;
     this.clock = clock;
     this.live = live;
-    this.sandbox = sandbox;
+    this.sandbox = isDefaultSandbox(live.dataset) ? live : null;
   }
 
   static async load(store: Store, clock: Clock): Promise<ReadModels> {
-    const now = clock.now();
-    const live = await loadReadModel(store, now);
+    const live = await loadReadModel(store, clock.now());
     if (!live) throw new Error('the store holds no dataset: run `lrds seed` first');
-    const sandbox = isDefaultSandbox(live.dataset) ? live : sandboxReadModel(now);
-    return new ReadModels(store, clock, live, sandbox);
+    return new ReadModels(store, clock, live);
   }
 
   get(mode: 'live' | 'test'): ReadModel {
-    return mode === 'test' ? this.sandbox : this.live;
+    if (mode === 'live') return this.live;
+    this.sandbox ??= sandboxReadModel(this.clock.now());
+    return this.sandbox;
+  }
+
+  /** Builds the test-key sandbox now if it is not built yet. */
+  warm(): void {
+    this.get('test');
   }
 
   /** Reloads the live model if the store's dataset version moved on. Returns whether it did. */
@@ -103,7 +100,7 @@ export class ReadModels implements DataSource {
     const sharedSandbox = this.sandbox === this.live;
     this.live = next;
     if (isDefaultSandbox(next.dataset)) this.sandbox = next;
-    else if (sharedSandbox) this.sandbox = sandboxReadModel(this.clock.now());
+    else if (sharedSandbox) this.sandbox = null;
     return true;
   }
 }
@@ -133,7 +130,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const clock = options.clock ?? systemClock();
   const tiers = loadTiers(settings.tiersFile);
   const store = await openStore(settings);
-  if (!(await store.datasetInfo())) await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress);
+  if (!(await store.datasetInfo()))
+    await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true);
   const models = await ReadModels.load(store, clock);
   const keys = new KeyService(store);
   await keys.refresh();

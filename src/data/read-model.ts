@@ -1,7 +1,8 @@
+import { PositionColumnsBuilder } from '../domain/position-columns.ts';
 import type { MarketRecord, PositionRecord } from '../domain/types.ts';
 import type { DatasetInfo, Store } from '../store/types.ts';
 import { Catalog } from './catalog.ts';
-import { PositionColumnsBuilder, RiskIndex } from './risk-index.ts';
+import { RiskIndex } from './risk-index.ts';
 
 export type Freshness = 'live' | 'cached' | 'snapshot';
 
@@ -25,27 +26,26 @@ export function freshness(dataset: DatasetInfo, nowMs: number): Freshness {
   return 'snapshot';
 }
 
-/** Loads the store's dataset into memory. Null when the store holds no dataset yet. */
+/**
+ * Loads the store's dataset into memory. Null when the store holds no dataset yet. Markets and
+ * positions are read by separate queries: if another process replaced the dataset in between
+ * (the version moved), the load starts over, so markets and positions always belong together.
+ */
 export async function loadReadModel(store: Store, nowMs: number): Promise<ReadModel | null> {
-  const dataset = await store.datasetInfo();
-  if (!dataset) return null;
-  const markets = await store.loadMarkets();
-  const catalog = new Catalog(markets, Math.floor(nowMs / 1000));
-  const ordOfLoaded = Uint32Array.from(markets, (m) => catalog.ordOf(m.uniqueKey)!);
-  const builder = new PositionColumnsBuilder(dataset.positionCount);
-  await store.loadPositions((rows) => {
-    for (const r of rows) {
-      builder.push(
-        ordOfLoaded[r.marketIndex]!,
-        r.user,
-        r.collateralUsd,
-        r.borrowUsd,
-        r.supplyUsd,
-        r.healthFactor,
-      );
+  for (let attempt = 1; ; attempt++) {
+    const dataset = await store.datasetInfo();
+    if (!dataset) return null;
+    const markets = await store.loadMarkets();
+    const catalog = new Catalog(markets, Math.floor(nowMs / 1000));
+    const ordOfLoaded = Uint32Array.from(markets, (m) => catalog.ordOf(m.uniqueKey)!);
+    const builder = new PositionColumnsBuilder(dataset.positionCount);
+    await store.loadPositions((block) => builder.append(block, ordOfLoaded));
+    const after = await store.datasetInfo();
+    if (after?.version === dataset.version && builder.size === dataset.positionCount) {
+      return { catalog, risk: new RiskIndex(catalog, builder.build()), dataset };
     }
-  });
-  return { catalog, risk: new RiskIndex(catalog, builder.build()), dataset };
+    if (attempt === 5) throw new Error('the dataset kept changing while it was being loaded');
+  }
 }
 
 /** Builds a read model straight from records (the sandbox served to test keys). */
@@ -60,7 +60,7 @@ export function buildReadModel(
   for (const p of positions) {
     const ord = catalog.ordOf(p.marketKey);
     if (ord === undefined) throw new Error(`position refers to unknown market ${p.marketKey}`);
-    builder.push(ord, p.user, p.collateralUsd, p.borrowUsd, p.supplyUsd, p.healthFactor);
+    builder.push(ord, p);
   }
   return { catalog, risk: new RiskIndex(catalog, builder.build()), dataset };
 }

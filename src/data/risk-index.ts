@@ -1,5 +1,11 @@
 import type { Protocol } from '../domain/enums.ts';
 import { distanceToLiq, leverage } from '../domain/metrics.ts';
+import {
+  addressAt,
+  isRiskSorted,
+  type PositionColumns,
+  riskOrderBefore,
+} from '../domain/position-columns.ts';
 import type { Catalog, MarketView } from './catalog.ts';
 
 /** The API's PositionAtRisk (SPEC.md, DECISIONS D5). */
@@ -31,23 +37,9 @@ export interface RiskQuery {
   limit: number;
 }
 
-/** Column-wise input, so very large sets never exist as one object per position. */
-export interface PositionColumns {
-  count: number;
-  marketOrd: Uint32Array;
-  collateralUsd: Float64Array;
-  borrowUsd: Float64Array;
-  supplyUsd: Float64Array;
-  healthFactor: Float64Array;
-  /** 20 bytes per position: the owner's address. */
-  users: Uint8Array;
-}
-
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-
 /**
- * Positions ordered by health factor. Storage is column-wise (typed arrays, about 80 bytes
- * a position including every ordering list). Each ordering list holds position numbers
+ * Positions ordered by health factor. Storage is column-wise (PositionColumns, with market
+ * indexes = catalog ords; about 76 bytes a position including every ordering list). Each ordering list holds position numbers
  * sorted by (healthFactor asc, borrowUsd desc) and covers one scope: everything, one
  * protocol, one chain, one protocol on one chain, or one market. A query picks the
  * narrowest list for its filters, finds the threshold by binary search and reads in order
@@ -68,7 +60,8 @@ export class RiskIndex {
     for (let i = 0; i < count; i++) if (borrowUsd[i]! > 0 && Number.isFinite(hf[i]!)) atRisk++;
     const order = new Uint32Array(atRisk);
     for (let i = 0, j = 0; i < count; i++) if (borrowUsd[i]! > 0 && Number.isFinite(hf[i]!)) order[j++] = i;
-    order.sort((a, b) => hf[a]! - hf[b]! || borrowUsd[b]! - borrowUsd[a]! || a - b);
+    // Stores keep positions in risk order already; anything else is sorted here.
+    if (!isRiskSorted(cols)) order.sort((a, b) => riskOrderBefore(cols, a, b));
     this.all = order;
     // Bucket the global order into scope lists; appending in global order keeps each sorted.
     // Every market belongs to four scopes: its protocol, chain, protocol on chain, itself.
@@ -90,14 +83,14 @@ export class RiskIndex {
     }
     const counts = new Int32Array(scopeIds.size);
     for (let j = 0; j < order.length; j++) {
-      const base = cols.marketOrd[order[j]!]! * 4;
+      const base = cols.marketIndex[order[j]!]! * 4;
       for (let s = 0; s < 4; s++) counts[marketScopes[base + s]!]!++;
     }
     const lists = Array.from(counts, (c) => new Uint32Array(c));
     const fill = new Int32Array(scopeIds.size);
     for (let j = 0; j < order.length; j++) {
       const i = order[j]!;
-      const base = cols.marketOrd[i]! * 4;
+      const base = cols.marketIndex[i]! * 4;
       for (let s = 0; s < 4; s++) {
         const id = marketScopes[base + s]!;
         lists[id]![fill[id]!++] = i;
@@ -120,7 +113,7 @@ export class RiskIndex {
   byteSize(): number {
     const c = this.cols;
     let bytes =
-      c.marketOrd.byteLength +
+      c.marketIndex.byteLength +
       c.collateralUsd.byteLength +
       c.borrowUsd.byteLength +
       c.supplyUsd.byteLength +
@@ -167,7 +160,7 @@ export class RiskIndex {
   query(q: RiskQuery): number[] {
     const out: number[] = [];
     if (q.limit <= 0) return out;
-    const { marketOrd, borrowUsd, healthFactor: hf } = this.cols;
+    const { marketIndex: marketOrd, borrowUsd, healthFactor: hf } = this.cols;
     const lists = this.scopeLists(q).map((l) => l.subarray(0, this.belowCount(l, q.healthFactorThreshold)));
     const needsMarketCheck =
       q.marketOrd !== undefined && (q.protocol !== undefined || q.chainIds !== undefined);
@@ -215,14 +208,14 @@ export class RiskIndex {
   /** The API view of one position. */
   view(i: number): PositionAtRiskView {
     const c = this.cols;
-    const m: MarketView = this.catalog.recordAt(c.marketOrd[i]!);
+    const m: MarketView = this.catalog.recordAt(c.marketIndex[i]!);
     const hf = c.healthFactor[i]!;
     const collateralUsd = c.collateralUsd[i]!;
     const borrowUsd = c.borrowUsd[i]!;
     return {
       protocol: m.protocol,
       chainId: m.chainId,
-      user: { address: this.address(i) },
+      user: { address: addressAt(c.users, i) },
       healthFactor: hf,
       state: { collateralUsd, borrowAssetsUsd: borrowUsd, supplyAssetsUsd: c.supplyUsd[i]! },
       market: {
@@ -233,83 +226,6 @@ export class RiskIndex {
       },
       leverage: leverage(collateralUsd, borrowUsd),
       distanceToLiq: distanceToLiq(hf),
-    };
-  }
-
-  private address(i: number): string {
-    const u = this.cols.users;
-    let s = '0x';
-    for (let b = i * 20, end = b + 20; b < end; b++) s += HEX[u[b]!];
-    return s;
-  }
-}
-
-/** Builds columns from rows (a loader or generator feeding positions one at a time). */
-export class PositionColumnsBuilder {
-  private cap: number;
-  private n = 0;
-  private marketOrd: Uint32Array;
-  private collateralUsd: Float64Array;
-  private borrowUsd: Float64Array;
-  private supplyUsd: Float64Array;
-  private healthFactor: Float64Array;
-  private users: Uint8Array;
-
-  constructor(expected = 1024) {
-    this.cap = Math.max(16, expected);
-    this.marketOrd = new Uint32Array(this.cap);
-    this.collateralUsd = new Float64Array(this.cap);
-    this.borrowUsd = new Float64Array(this.cap);
-    this.supplyUsd = new Float64Array(this.cap);
-    this.healthFactor = new Float64Array(this.cap);
-    this.users = new Uint8Array(this.cap * 20);
-  }
-
-  private grow(): void {
-    this.cap *= 2;
-    const g = <T extends Uint32Array | Float64Array | Uint8Array>(a: T, size: number): T => {
-      const b = new (a.constructor as new (n: number) => T)(size);
-      b.set(a);
-      return b;
-    };
-    this.marketOrd = g(this.marketOrd, this.cap);
-    this.collateralUsd = g(this.collateralUsd, this.cap);
-    this.borrowUsd = g(this.borrowUsd, this.cap);
-    this.supplyUsd = g(this.supplyUsd, this.cap);
-    this.healthFactor = g(this.healthFactor, this.cap);
-    this.users = g(this.users, this.cap * 20);
-  }
-
-  push(
-    marketOrd: number,
-    user: string,
-    collateralUsd: number,
-    borrowUsd: number,
-    supplyUsd: number,
-    hf: number,
-  ): void {
-    if (this.n === this.cap) this.grow();
-    const i = this.n++;
-    this.marketOrd[i] = marketOrd;
-    this.collateralUsd[i] = collateralUsd;
-    this.borrowUsd[i] = borrowUsd;
-    this.supplyUsd[i] = supplyUsd;
-    this.healthFactor[i] = hf;
-    const base = i * 20;
-    // user is a 0x-prefixed 40-hex-digit address
-    for (let b = 0; b < 20; b++) this.users[base + b] = Number.parseInt(user.slice(2 + 2 * b, 4 + 2 * b), 16);
-  }
-
-  build(): PositionColumns {
-    const n = this.n;
-    return {
-      count: n,
-      marketOrd: this.marketOrd.slice(0, n),
-      collateralUsd: this.collateralUsd.slice(0, n),
-      borrowUsd: this.borrowUsd.slice(0, n),
-      supplyUsd: this.supplyUsd.slice(0, n),
-      healthFactor: this.healthFactor.slice(0, n),
-      users: this.users.slice(0, n * 20),
     };
   }
 }

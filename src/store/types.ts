@@ -1,3 +1,4 @@
+import type { PositionColumns } from '../domain/position-columns.ts';
 import type { MarketRecord, PositionRecord } from '../domain/types.ts';
 
 /** Where a dataset came from. `sandbox` data is generated and always served as `snapshot`. */
@@ -22,16 +23,11 @@ export interface DatasetInput {
   markets: readonly MarketRecord[];
   positions: Iterable<PositionRecord>;
   positionCount: number;
-}
-
-/** A position as loaded: its market is an index into the loaded markets array. */
-export interface PositionRow {
-  marketIndex: number;
-  user: string;
-  collateralUsd: number;
-  borrowUsd: number;
-  supplyUsd: number;
-  healthFactor: number;
+  /**
+   * Write only if the store holds no dataset yet, checked under the write lock: several
+   * instances starting at once on an empty database seed it once.
+   */
+  onlyIfEmpty?: boolean;
 }
 
 export type KeyMode = 'live' | 'test';
@@ -90,13 +86,18 @@ export interface Store {
   /** Creates or upgrades the schema; safe to call on every start. */
   migrate(): Promise<void>;
   close(): Promise<void>;
+  /** Health probe: true when the backend answers (a short timeout, never throws). */
+  ping?(): Promise<boolean>;
 
   datasetInfo(): Promise<DatasetInfo | null>;
-  /** Atomically replaces every market and position. */
+  /** Atomically replaces every market and position. Returns the dataset now in the store. */
   replaceDataset(input: DatasetInput, onProgress?: ProgressFn): Promise<DatasetInfo>;
   loadMarkets(): Promise<MarketRecord[]>;
-  /** Streams positions in batches; market indexes refer to the order of loadMarkets(). */
-  loadPositions(onBatch: (rows: PositionRow[]) => void): Promise<void>;
+  /**
+   * Streams positions as blocks of columns, in risk order (health factor ascending, then debt
+   * descending) across the whole set; market indexes refer to the order of loadMarkets().
+   */
+  loadPositions(onBlock: (block: PositionColumns) => void): Promise<void>;
 
   createAccount(account: AccountRecord): Promise<void>;
   findAccountByName(name: string): Promise<AccountRecord | null>;

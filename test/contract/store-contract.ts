@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { positionAt } from '../../src/domain/position-columns.ts';
 import type { Store } from '../../src/store/types.ts';
 import { makeMarket, makePosition } from '../helpers.ts';
 
@@ -41,7 +42,9 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       assert.equal(progress.at(-1), 4);
       assert.deepEqual(await store.loadMarkets(), [a, b]);
       const rows: unknown[] = [];
-      await store.loadPositions((batch) => rows.push(...batch));
+      await store.loadPositions((block) => {
+        for (let i = 0; i < block.count; i++) rows.push(positionAt(block, i));
+      });
       assert.deepEqual(rows, [
         {
           marketIndex: 0,
@@ -71,6 +74,76 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       assert.equal(again.version, 2);
       assert.equal((await store.loadMarkets()).length, 1);
       assert.deepEqual((await store.datasetInfo())?.version, 2);
+      await store.close();
+    });
+
+    test('behavior: positions come back in blocks, in risk order, with exact doubles', async () => {
+      const store = await open();
+      const m = makeMarket();
+      const positions = Array.from({ length: 70_001 }, (_, i) =>
+        makePosition(m, {
+          collateralUsd: i + 0.1,
+          borrowUsd: i % 7 === 0 ? 0 : 1 / (i + 3),
+          supplyUsd: 1e-9 * i,
+          healthFactor: i % 7 === 0 ? Number.POSITIVE_INFINITY : (Math.PI * i) % 5,
+        }),
+      );
+      const info = await store.replaceDataset({
+        kind: 'live',
+        profile: 'p',
+        seed: 4_000_000_000,
+        markets: [m],
+        positions,
+        positionCount: positions.length,
+      });
+      assert.equal(info.positionCount, positions.length);
+      const sizes: number[] = [];
+      const rows: ReturnType<typeof positionAt>[] = [];
+      await store.loadPositions((block) => {
+        sizes.push(block.count);
+        for (let i = 0; i < block.count; i++) rows.push(positionAt(block, i));
+      });
+      assert.deepEqual(sizes, [65_536, 70_001 - 65_536]);
+      const expected = positions
+        .map((p, i) => ({ p, i }))
+        .sort((a, b) => a.p.healthFactor - b.p.healthFactor || b.p.borrowUsd - a.p.borrowUsd || a.i - b.i)
+        .map(({ p }) => ({
+          marketIndex: 0,
+          user: p.user,
+          collateralUsd: p.collateralUsd,
+          borrowUsd: p.borrowUsd,
+          supplyUsd: p.supplyUsd,
+          healthFactor: p.healthFactor,
+        }));
+      assert.deepEqual(rows, expected);
+      assert.equal((await store.datasetInfo())?.seed, 4_000_000_000);
+      await store.close();
+    });
+
+    test('behavior: onlyIfEmpty seeds an empty store and leaves a seeded one alone', async () => {
+      const store = await open();
+      const a = makeMarket();
+      const first = await store.replaceDataset({
+        kind: 'sandbox',
+        profile: 'a',
+        seed: 1,
+        markets: [a],
+        positions: [],
+        positionCount: 0,
+        onlyIfEmpty: true,
+      });
+      assert.equal(first.profile, 'a');
+      const second = await store.replaceDataset({
+        kind: 'sandbox',
+        profile: 'b',
+        seed: 1,
+        markets: [a],
+        positions: [],
+        positionCount: 0,
+        onlyIfEmpty: true,
+      });
+      assert.deepEqual(second, first);
+      assert.equal((await store.datasetInfo())?.version, 1);
       await store.close();
     });
 

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Catalog } from '../../src/data/catalog.ts';
-import { PositionColumnsBuilder, RiskIndex, type RiskQuery } from '../../src/data/risk-index.ts';
+import { RiskIndex, type RiskQuery } from '../../src/data/risk-index.ts';
 import { PROTOCOLS } from '../../src/domain/enums.ts';
 import { healthFactor } from '../../src/domain/metrics.ts';
+import { PositionColumnsBuilder } from '../../src/domain/position-columns.ts';
 import { makeMarket } from '../helpers.ts';
 
 const CHAINS = [1, 10, 8453];
@@ -24,14 +25,14 @@ function build(positions: P[]) {
   positions.forEach((p, i) => {
     const m = markets[p.market]!;
     const hf = healthFactor(p.collateral, m.lltv, p.borrow);
-    b.push(
-      catalog.ordOf(m.uniqueKey)!,
-      `0x${i.toString(16).padStart(40, '0')}`,
-      p.collateral,
-      p.borrow,
-      0,
-      hf,
-    );
+    const user = `0x${i.toString(16).padStart(40, '0')}`;
+    b.push(catalog.ordOf(m.uniqueKey)!, {
+      user,
+      collateralUsd: p.collateral,
+      borrowUsd: p.borrow,
+      supplyUsd: 0,
+      healthFactor: hf,
+    });
   });
   return new RiskIndex(catalog, b.build());
 }
@@ -103,7 +104,7 @@ describe('RiskIndex', () => {
       fc.property(fc.uint8Array({ minLength: 20, maxLength: 20 }), (bytes) => {
         const address = `0x${Buffer.from(bytes).toString('hex')}`;
         const b = new PositionColumnsBuilder(1);
-        b.push(0, address, 1, 1, 0, 0.5);
+        b.push(0, { user: address, collateralUsd: 1, borrowUsd: 1, supplyUsd: 0, healthFactor: 0.5 });
         assert.equal(new RiskIndex(catalog, b.build()).view(0).user.address, address);
       }),
     );

@@ -71,4 +71,24 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       INSERT INTO counters (name, value) VALUES ('keys_version', 0);
     `,
   },
+  {
+    version: 2,
+    name: 'positions stored as column blocks in risk order',
+    sql: `
+      DROP TABLE positions;
+      CREATE TABLE position_blocks (
+        block INTEGER PRIMARY KEY,
+        count INTEGER NOT NULL,
+        market_index BLOB NOT NULL,
+        users BLOB NOT NULL,
+        collateral_usd BLOB NOT NULL,
+        borrow_usd BLOB NOT NULL,
+        supply_usd BLOB NOT NULL,
+        health_factor BLOB NOT NULL
+      );
+      -- the positions are gone: the dataset must be seeded again (the server does it on start)
+      DELETE FROM markets;
+      DELETE FROM dataset;
+    `,
+  },
 ];

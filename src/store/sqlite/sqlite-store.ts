@@ -1,14 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { PositionColumns } from '../../domain/position-columns.ts';
 import type { MarketRecord } from '../../domain/types.ts';
+import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
 import type {
   AccountRecord,
   DatasetInfo,
   DatasetInput,
   KeyMode,
   KeyRecord,
-  PositionRow,
   ProgressFn,
   Store,
   UsageEvent,
@@ -17,8 +18,6 @@ import type {
 } from '../types.ts';
 import { aggregateUsage } from '../usage.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
-
-const POSITION_BATCH = 50_000;
 
 interface KeyRow {
   id: string;
@@ -110,6 +109,10 @@ export class SqliteStore implements Store {
     if (this.db.isOpen) this.db.close();
   }
 
+  async ping(): Promise<boolean> {
+    return this.db.isOpen;
+  }
+
   async datasetInfo(): Promise<DatasetInfo | null> {
     const row = this.stmt('SELECT * FROM dataset WHERE id = 1').get() as
       | {
@@ -136,44 +139,47 @@ export class SqliteStore implements Store {
 
   async replaceDataset(input: DatasetInput, onProgress?: ProgressFn): Promise<DatasetInfo> {
     const total = input.markets.length + input.positionCount;
-    let done = 0;
-    const info = this.transaction(() => {
+    // Gathered and sorted before the write transaction, so the lock is held only for the writes.
+    const columns = columnsOf(input.markets, input.positions, input.positionCount);
+    const written = this.transaction((): DatasetInfo | null => {
       const previous = this.db.prepare('SELECT version FROM dataset WHERE id = 1').get() as
         | { version: number }
         | undefined;
-      this.db.exec('DELETE FROM positions; DELETE FROM markets; DELETE FROM dataset;');
+      if (previous && input.onlyIfEmpty) return null;
+      this.db.exec('DELETE FROM position_blocks; DELETE FROM markets; DELETE FROM dataset;');
       const insertMarket = this.db.prepare(
         'INSERT INTO markets (ord, unique_key, protocol, chain_id, doc) VALUES (?, ?, ?, ?, ?)',
       );
-      const ordByKey = new Map<string, number>();
       input.markets.forEach((m, ord) => {
         insertMarket.run(ord, m.uniqueKey, m.protocol, m.chainId, JSON.stringify(m));
-        ordByKey.set(m.uniqueKey, ord);
       });
-      done += input.markets.length;
+      let done = input.markets.length;
       onProgress?.(done, total);
-      const insertPosition = this.db.prepare(
-        'INSERT INTO positions (market_ord, user_address, collateral_usd, borrow_usd, supply_usd, health_factor) VALUES (?, ?, ?, ?, ?, ?)',
+      const insertBlock = this.db.prepare(
+        `INSERT INTO position_blocks (block, count, market_index, users, collateral_usd, borrow_usd, supply_usd, health_factor)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       );
-      let count = 0;
-      for (const p of input.positions) {
-        const ord = ordByKey.get(p.marketKey);
-        if (ord === undefined) throw new Error(`position refers to unknown market ${p.marketKey}`);
-        // SQLite stores no Infinity in REAL reliably across drivers: a debt-free position stores 0 debt and HF 1e308.
-        const hf = Number.isFinite(p.healthFactor) ? p.healthFactor : Number.MAX_VALUE;
-        insertPosition.run(ord, p.user, p.collateralUsd, p.borrowUsd, p.supplyUsd, hf);
-        count++;
-        if (count % 10_000 === 0) onProgress?.(done + count, total);
+      for (const b of encodeBlocks(columns)) {
+        insertBlock.run(
+          b.block,
+          b.count,
+          b.marketIndex,
+          b.users,
+          b.collateralUsd,
+          b.borrowUsd,
+          b.supplyUsd,
+          b.healthFactor,
+        );
+        done += b.count;
+        onProgress?.(done, total);
       }
-      done += count;
-      onProgress?.(done, total);
       const result: DatasetInfo = {
         kind: input.kind,
         profile: input.profile,
         seed: input.seed,
         refreshedAt: Date.now(),
         marketCount: input.markets.length,
-        positionCount: count,
+        positionCount: columns.count,
         version: (previous?.version ?? 0) + 1,
       };
       this.db
@@ -191,7 +197,7 @@ export class SqliteStore implements Store {
         );
       return result;
     });
-    return info;
+    return written ?? (await this.datasetInfo())!;
   }
 
   async loadMarkets(): Promise<MarketRecord[]> {
@@ -199,28 +205,32 @@ export class SqliteStore implements Store {
     return rows.map((r) => JSON.parse(r.doc) as MarketRecord);
   }
 
-  async loadPositions(onBatch: (rows: PositionRow[]) => void): Promise<void> {
-    const stmt = this.db.prepare(
-      'SELECT market_ord, user_address, collateral_usd, borrow_usd, supply_usd, health_factor FROM positions',
+  async loadPositions(onBlock: (block: PositionColumns) => void): Promise<void> {
+    const stmt = this.stmt(
+      'SELECT count, market_index, users, collateral_usd, borrow_usd, supply_usd, health_factor FROM position_blocks ORDER BY block',
     );
-    stmt.setReturnArrays(true);
-    let batch: PositionRow[] = [];
     for (const raw of stmt.iterate()) {
-      const r = raw as unknown as [number, string, number, number, number, number];
-      batch.push({
-        marketIndex: r[0],
-        user: r[1],
-        collateralUsd: r[2],
-        borrowUsd: r[3],
-        supplyUsd: r[4],
-        healthFactor: r[5] >= Number.MAX_VALUE ? Number.POSITIVE_INFINITY : r[5],
-      });
-      if (batch.length === POSITION_BATCH) {
-        onBatch(batch);
-        batch = [];
-      }
+      const r = raw as {
+        count: number;
+        market_index: Uint8Array;
+        users: Uint8Array;
+        collateral_usd: Uint8Array;
+        borrow_usd: Uint8Array;
+        supply_usd: Uint8Array;
+        health_factor: Uint8Array;
+      };
+      onBlock(
+        decodeBlock({
+          count: r.count,
+          marketIndex: r.market_index,
+          users: r.users,
+          collateralUsd: r.collateral_usd,
+          borrowUsd: r.borrow_usd,
+          supplyUsd: r.supply_usd,
+          healthFactor: r.health_factor,
+        }),
+      );
     }
-    if (batch.length > 0) onBatch(batch);
   }
 
   async createAccount(account: AccountRecord): Promise<void> {

@@ -1,0 +1,106 @@
+import type { Migration } from '../sqlite/migrations.ts';
+
+/**
+ * Versioned schema of the PostgreSQL store: the tables and columns of SQLITE_MIGRATIONS in
+ * PostgreSQL dialect. Append new versions; never edit an applied one. Each migration runs in
+ * its own transaction under an advisory lock and is recorded in schema_migrations.
+ *
+ * Differences from SQLite, on purpose:
+ * - USD amounts and health factors are `double precision`; a debt-free position stores
+ *   'Infinity' (SQLite stores 1e308 and maps it back).
+ * - Epoch milliseconds, seeds (unsigned 32-bit), chain ids and counters are `bigint`.
+ * - `markets.doc` is `text` holding the record's JSON, not `jsonb`: nothing queries inside it,
+ *   it round-trips byte for byte (jsonb reorders keys and reformats numbers), and it costs
+ *   the server no parsing on load.
+ * - Timestamps of accounts and keys stay `text` (ISO 8601 strings, as given), so they
+ *   round-trip exactly. Text that is ordered or range-compared (key ids and creation times,
+ *   usage days and endpoints) is `COLLATE "C"`: byte order, as in SQLite, whatever the
+ *   database's locale.
+ * - Positions (since version 2) are column blocks in `bytea`, as SQLite's BLOBs: see
+ *   src/store/position-blocks.ts.
+ */
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+      CREATE TABLE dataset (
+        id integer PRIMARY KEY CHECK (id = 1),
+        kind text NOT NULL,
+        profile text NOT NULL,
+        seed bigint,
+        refreshed_at bigint NOT NULL,
+        market_count integer NOT NULL,
+        position_count integer NOT NULL,
+        version bigint NOT NULL
+      );
+      CREATE TABLE markets (
+        ord integer PRIMARY KEY,
+        unique_key text NOT NULL UNIQUE,
+        protocol text NOT NULL,
+        chain_id bigint NOT NULL,
+        doc text NOT NULL
+      );
+      CREATE TABLE positions (
+        seq bigint PRIMARY KEY,
+        market_ord integer NOT NULL,
+        user_address text NOT NULL,
+        collateral_usd double precision NOT NULL,
+        borrow_usd double precision NOT NULL,
+        supply_usd double precision NOT NULL,
+        health_factor double precision NOT NULL
+      );
+      CREATE TABLE accounts (
+        id text PRIMARY KEY,
+        name text NOT NULL UNIQUE,
+        email text,
+        created_at text NOT NULL
+      );
+      CREATE TABLE api_keys (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id),
+        hash text NOT NULL UNIQUE,
+        prefix text NOT NULL,
+        mode text NOT NULL CHECK (mode IN ('live', 'test')),
+        tier text NOT NULL,
+        name text,
+        created_at text COLLATE "C" NOT NULL,
+        revoked_at text
+      );
+      CREATE INDEX api_keys_account ON api_keys(account_id);
+      CREATE TABLE usage (
+        key_id text NOT NULL,
+        day text COLLATE "C" NOT NULL,
+        endpoint text COLLATE "C" NOT NULL,
+        requests bigint NOT NULL,
+        monthly bigint NOT NULL,
+        PRIMARY KEY (key_id, day, endpoint)
+      );
+      CREATE TABLE counters (
+        name text PRIMARY KEY,
+        value bigint NOT NULL
+      );
+      INSERT INTO counters (name, value) VALUES ('keys_version', 0);
+    `,
+  },
+  {
+    version: 2,
+    name: 'positions stored as column blocks in risk order',
+    sql: `
+      DROP TABLE positions;
+      CREATE TABLE position_blocks (
+        block integer PRIMARY KEY,
+        count integer NOT NULL,
+        market_index bytea NOT NULL,
+        users bytea NOT NULL,
+        collateral_usd bytea NOT NULL,
+        borrow_usd bytea NOT NULL,
+        supply_usd bytea NOT NULL,
+        health_factor bytea NOT NULL
+      );
+      -- the positions are gone: the dataset must be seeded again (the server does it on start)
+      DELETE FROM markets;
+      DELETE FROM dataset;
+    `,
+  },
+];
