@@ -9,6 +9,12 @@ export interface Settings {
   redisUrl: string | null;
   tiersFile: string;
   logLevel: string;
+  /**
+   * Instances sharing one Redis (all hosts, all workers). Only used while Redis is unreachable:
+   * each instance then admits its share, ceil(rate / instances), so the total stays bounded.
+   * Null: the number of workers of this process.
+   */
+  instances: number | null;
 }
 
 export class SettingsError extends Error {
@@ -33,6 +39,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
   const redisUrl = env.REDIS_URL || null;
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl))
     problems.push('REDIS_URL: must be a redis:// or rediss:// URL');
+  const instances = env.INSTANCES ? Number(env.INSTANCES) : null;
+  if (instances !== null && !(Number.isInteger(instances) && instances >= 1)) {
+    problems.push(`INSTANCES: must be a positive integer, got '${env.INSTANCES}'`);
+  }
   if (problems.length > 0) throw new SettingsError(`Invalid settings:\n  - ${problems.join('\n  - ')}`);
   return Object.freeze({
     port,
@@ -42,5 +52,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     redisUrl,
     tiersFile: resolve(env.TIERS_FILE || resolve(PROJECT_ROOT, 'config/tiers.json')),
     logLevel,
+    instances,
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { type Admission, LocalAdmission } from './access/admission.ts';
+import type { Admission } from './access/admission.ts';
+import type { KeyEvents } from './access/key-events.ts';
 import { KeyService } from './access/keys.ts';
 import { loadTiers, type TierTable } from './access/tiers.ts';
 import type { Settings } from './config.ts';
@@ -8,6 +9,7 @@ import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource } from './http/context.ts';
 import { DEFAULT_SEED, generateSandbox } from './ingest/sandbox/index.ts';
+import { createAdmission, createKeyEvents } from './scale.ts';
 import { openStore } from './store/open.ts';
 import type { DatasetInfo, ProgressFn, Store } from './store/types.ts';
 
@@ -110,6 +112,7 @@ export interface Service {
   store: Store;
   admission: Admission;
   keys: KeyService;
+  keyEvents: KeyEvents;
   models: ReadModels;
   tiers: TierTable;
   /** Stops the background refreshers, closes the app (finishing requests in flight), then the store. */
@@ -123,6 +126,8 @@ export interface ServiceOptions {
   keyRefreshMs?: number;
   datasetRefreshMs?: number;
   onSeedProgress?: ProgressFn;
+  /** Workers of this process (lrds serve --workers), the default for settings.instances. */
+  workers?: number;
 }
 
 /** The composition root: settings in, a ready (not yet listening) service out. */
@@ -133,9 +138,25 @@ export async function createService(settings: Settings, options: ServiceOptions 
   if (!(await store.datasetInfo()))
     await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true);
   const models = await ReadModels.load(store, clock);
-  const keys = new KeyService(store);
+  const logger = options.logger ?? false;
+  // Backends may warn before the app (and its logger) exists: such early warnings go to stderr.
+  const appLog = null as FastifyInstance['log'] | null;
+  const log = {
+    warn: (obj: unknown, msg?: string) => {
+      if (appLog) appLog.warn(obj, msg);
+      else if (logger) process.stderr.write(`${msg ?? ''} ${JSON.stringify(obj)}\n`);
+    },
+  };
+  const keyEvents = createKeyEvents(settings.redisUrl, log);
+  const keys = new KeyService(store, { events: keyEvents });
   await keys.refresh();
-  const admission = new LocalAdmission(store);
+  await keyEvents.subscribe(() => keys.invalidate());
+  const admission = createAdmission({
+    redisUrl: settings.redisUrl,
+    store,
+    instances: settings.instances ?? options.workers ?? 1,
+    logger: log,
+  });
   const app = await buildApp({
     store,
     tiers,
@@ -164,11 +185,14 @@ export async function createService(settings: Settings, options: ServiceOptions 
     store,
     admission,
     keys,
+    keyEvents,
     models,
     tiers,
     async close() {
       for (const t of timers) clearInterval(t);
       await app.close();
+      await keyEvents.close();
+      // after the app (no more requests), before the store: flushes counts still buffered
       await admission.close();
       await store.close();
     },

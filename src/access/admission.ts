@@ -36,6 +36,8 @@ export interface QuotaStatus {
  */
 export interface Admission {
   readonly backend: 'memory' | 'redis';
+  /** Whether the backend's shared state is reachable ('down': enforcing locally). Default 'up'. */
+  state?(): 'up' | 'down';
   admit(req: AdmissionRequest): Promise<AdmissionResult>;
   /** Current counts and limiter state, without counting anything. */
   status(keyId: string, tier: Tier, nowMs: number): Promise<QuotaStatus>;

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { AccountRecord, KeyMode, KeyRecord, Store } from '../store/types.ts';
+import type { KeyEvents } from './key-events.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -37,6 +38,8 @@ export type KeyCheck = { ok: true; key: KeyRecord } | { ok: false };
 export interface KeyServiceOptions {
   /** Entries kept in the verification cache (bounded LRU). Default 10,000. */
   cacheSize?: number;
+  /** Where key changes are announced to other instances (Redis pub/sub when scaled). */
+  events?: KeyEvents;
 }
 
 /**
@@ -46,12 +49,14 @@ export interface KeyServiceOptions {
  */
 export class KeyService {
   private readonly store: Store;
+  private readonly events: KeyEvents | undefined;
   private readonly cacheSize: number;
   private readonly cache = new Map<string, KeyRecord | null>();
   private version = -1;
 
   constructor(store: Store, options: KeyServiceOptions = {}) {
     this.store = store;
+    this.events = options.events;
     this.cacheSize = options.cacheSize ?? 10_000;
   }
 
@@ -116,13 +121,25 @@ export class KeyService {
       revokedAt: null,
     };
     await this.store.createKey(record);
-    this.invalidate();
+    await this.changed();
     return { key, record };
   }
 
   async revoke(id: string): Promise<boolean> {
     const done = await this.store.revokeKey(id, new Date().toISOString());
-    this.invalidate();
+    await this.changed();
     return done;
+  }
+
+  async setTier(id: string, tier: string): Promise<boolean> {
+    const done = await this.store.setKeyTier(id, tier);
+    await this.changed();
+    return done;
+  }
+
+  /** Drops this instance's cache and tells the others (they drop theirs within a second). */
+  private async changed(): Promise<void> {
+    this.invalidate();
+    await this.events?.publish();
   }
 }

@@ -1,0 +1,44 @@
+/**
+ * Backends of the scaled mode, chosen by REDIS_URL (DECISIONS D13): with it, limits, quotas
+ * and key-cache invalidation go through Redis, shared by every instance; without it, the
+ * embedded in-process backends.
+ */
+
+import { type Admission, LocalAdmission } from './access/admission.ts';
+import { type KeyEvents, NoKeyEvents, RedisKeyEvents } from './access/key-events.ts';
+import { RedisAdmission, type WarnLogger } from './access/redis-admission.ts';
+import type { Clock } from './domain/clock.ts';
+import type { Store } from './store/types.ts';
+
+export interface CreateAdmissionOptions {
+  redisUrl: string | null;
+  store: Store;
+  /** Tests only: replaces Redis's TIME as the time of windows and days (see RedisAdmissionOptions.clock). */
+  clock?: Clock;
+  /** Instances sharing the traffic, set by the operator; each enforces rate / instances while Redis is down. Default 1. */
+  instances?: number;
+  logger?: WarnLogger;
+}
+
+/** LocalAdmission without a Redis URL, else RedisAdmission (connecting in the background). */
+export function createAdmission(opts: CreateAdmissionOptions): Admission {
+  if (opts.redisUrl === null) return new LocalAdmission(opts.store);
+  return new RedisAdmission({
+    url: opts.redisUrl,
+    store: opts.store,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.instances !== undefined ? { instances: opts.instances } : {}),
+    ...(opts.logger ? { logger: opts.logger } : {}),
+  });
+}
+
+/** Pub/sub over Redis with a URL, else the no-op (the key cache then follows the store's version). */
+export function createKeyEvents(redisUrl: string | null, logger?: WarnLogger): KeyEvents {
+  if (redisUrl === null) return new NoKeyEvents();
+  return new RedisKeyEvents(redisUrl, logger ? { logger } : {});
+}
+
+/** The limiter state for /health: a Redis backend reports whether Redis serves; the embedded one is always up. */
+export function admissionState(admission: Admission): 'up' | 'down' {
+  return admission instanceof RedisAdmission ? admission.state() : 'up';
+}
