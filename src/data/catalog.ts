@@ -3,7 +3,7 @@ import { available, maxLeverage, utilization } from '../domain/metrics.ts';
 import { oracleHealth } from '../domain/oracle.ts';
 import { classifyStrategy } from '../domain/strategy.ts';
 import type { MarketRecord, OracleHealth, OracleRecord, StrategyInfo } from '../domain/types.ts';
-import { groupIndexes, walkMerged } from './sorted-lists.ts';
+import { groupIndexes, lowerBound, walkMerged } from './sorted-lists.ts';
 
 /** The API's Market (SPEC.md) as served: primary facts plus the derived fields. */
 export interface MarketView {
@@ -118,8 +118,8 @@ export class Catalog {
   private readonly byProtocolChain: Map<string, Int32Array>;
   private readonly all: Int32Array;
   private readonly vocab: Vocabulary;
-  /** Per market: its symbols and words, for checking further terms of a multi-term query. */
-  private readonly marketTokens: { symbols: string[]; words: string[] }[];
+  private readonly termCache = new Map<string, TermMatch>();
+  private termCacheOrds = 0;
   readonly protocols: readonly Protocol[];
   readonly chainIds: readonly number[];
 
@@ -139,8 +139,7 @@ export class Catalog {
     });
     this.protocols = [...this.byProtocol.keys()].sort() as Protocol[];
     this.chainIds = [...this.byChain.keys()].map(Number).sort((a, b) => a - b);
-    this.marketTokens = sorted.map((m) => marketTokens(m));
-    this.vocab = buildVocabulary(this.marketTokens);
+    this.vocab = buildVocabulary(sorted.map(marketTokens));
   }
 
   get size(): number {
@@ -223,72 +222,135 @@ export class Catalog {
   }
 
   /**
-   * Search per DECISIONS D4. Returns at most `limit` markets ordered by match tier then supply.
-   * Single-term queries merge the postings of the matching tokens tier by tier and stop at
-   * `limit`; multi-term queries score the candidates of their most selective term.
+   * Search per DECISIONS D4: every term must match; a market's score is the sum over terms of
+   * its best tier for that term (exact symbol 3, word prefix 2, substring 1); results by score
+   * descending, then supply descending (ord ascending). Score levels are walked from the top;
+   * at each level the terms' tier lists are intersected in ord order and the walk stops once
+   * `limit` markets are found, so the cost follows the answers, not the catalog.
    */
   search(query: string, filter: MarketFilter, limit: number, nowSec: number): MarketView[] {
-    const terms = normalize(query).split(/\s+/).filter(Boolean);
+    const terms = [...new Set(normalize(query).split(/\s+/).filter(Boolean))];
     if (terms.length === 0 || limit <= 0) return [];
-    const matches = terms.map((t) => this.matchTerm(t));
+    const matches = terms.map((t) => this.termMatch(t));
     if (matches.some((m) => m.size === 0)) return [];
     const filtered = filter.protocol !== undefined || filter.chainIds !== undefined;
-    if (terms.length === 1) {
-      const byTier = matches[0]!.byTier;
-      const out: MarketView[] = [];
-      const seen = new Set<number>();
-      for (const tier of [EXACT, PREFIX, SUBSTRING]) {
-        const lists = byTier[tier]!;
-        if (lists.length === 0) continue;
-        walkMerged(lists, (ord) => {
-          if (seen.has(ord)) return true;
-          seen.add(ord);
-          if (filtered && !this.inScope(ord, filter)) return true;
-          out.push(this.viewAt(ord, nowSec));
-          return out.length < limit;
-        });
-        if (out.length >= limit) break;
-      }
-      return out;
+    const accept = filtered ? (ord: number) => this.inScope(ord, filter) : () => true;
+    const out: number[] = [];
+    for (const combos of combosByScore(matches)) {
+      const need = limit - out.length;
+      const level: number[] = [];
+      for (const lists of combos) level.push(...intersect(lists, need, accept));
+      level.sort((a, b) => a - b);
+      for (let i = 0; i < level.length && out.length < limit; i++) out.push(level[i]!);
+      if (out.length >= limit) break;
     }
-    // Multi-term: drive from the term with the fewest candidates, score the others per market.
-    let driver = 0;
-    for (let i = 1; i < matches.length; i++) if (matches[i]!.size < matches[driver]!.size) driver = i;
-    const scored: { ord: number; score: number }[] = [];
-    walkMerged(matches[driver]!.byTier.flat(), (ord) => {
-      if (filtered && !this.inScope(ord, filter)) return true;
-      let score = 0;
-      for (const term of terms) {
-        const t = termTier(term, this.marketTokens[ord]!);
-        if (t === 0) return true;
-        score += t;
-      }
-      scored.push({ ord, score });
-      return true;
-    });
-    scored.sort((a, b) => b.score - a.score || a.ord - b.ord);
-    return scored.slice(0, limit).map((s) => this.viewAt(s.ord, nowSec));
+    return out.map((ord) => this.viewAt(ord, nowSec));
   }
 
-  private matchTerm(term: string): { byTier: Int32Array[][]; size: number } {
-    const byTier: Int32Array[][] = [[], [], [], []];
-    let size = 0;
+  /** Markets matching a term, split by their best tier; cached per catalog (bounded). */
+  private termMatch(term: string): TermMatch {
+    const cached = this.termCache.get(term);
+    if (cached) {
+      this.termCache.delete(term);
+      this.termCache.set(term, cached);
+      return cached;
+    }
     const { tokens, postings, symbolPostings } = this.vocab;
-    const exact = symbolPostings.get(term);
-    if (exact) {
-      byTier[EXACT]!.push(exact);
-      size += exact.length;
-    }
+    const exact = symbolPostings.get(term) ?? new Int32Array(0);
+    const prefixLists: Int32Array[] = [];
+    const substringLists: Int32Array[] = [];
     for (let i = 0; i < tokens.length; i++) {
-      const token = tokens[i]!;
-      const at = token.indexOf(term);
-      if (at < 0) continue;
-      const tier = at === 0 ? PREFIX : SUBSTRING;
-      byTier[tier]!.push(postings[i]!);
-      size += postings[i]!.length;
+      const at = tokens[i]!.indexOf(term);
+      if (at === 0) prefixLists.push(postings[i]!);
+      else if (at > 0) substringLists.push(postings[i]!);
     }
-    return { byTier, size };
+    const taken = new Set<number>(exact);
+    const remaining = (lists: Int32Array[]) => {
+      const out: number[] = [];
+      walkMerged(lists, (ord) => {
+        if (!taken.has(ord)) out.push(ord);
+        return true;
+      });
+      for (const ord of out) taken.add(ord);
+      return Int32Array.from(out);
+    };
+    const prefix = remaining(prefixLists);
+    const substring = remaining(substringLists);
+    const match: TermMatch = { tiers: [exact, prefix, substring], size: taken.size };
+    this.termCacheOrds += match.size;
+    this.termCache.set(term, match);
+    for (const [k, v] of this.termCache) {
+      if (this.termCacheOrds <= TERM_CACHE_ORDS) break;
+      this.termCache.delete(k);
+      this.termCacheOrds -= v.size;
+    }
+    return match;
   }
+}
+
+/** A term's matching market ords, ascending, by best tier: [exact symbol, prefix, substring]. */
+interface TermMatch {
+  tiers: [Int32Array, Int32Array, Int32Array];
+  size: number;
+}
+
+/** Bound of the term cache, in cached market ords (4 bytes each). */
+const TERM_CACHE_ORDS = 4_000_000;
+const TIER_SCORES = [EXACT, PREFIX, SUBSTRING];
+
+/**
+ * The combinations of one tier per term, grouped by total score, highest first; combinations
+ * with an empty list are left out (they match nothing).
+ */
+function combosByScore(matches: readonly TermMatch[]): Int32Array[][][] {
+  const byScore = new Map<number, Int32Array[][]>();
+  const walk = (i: number, lists: Int32Array[], score: number) => {
+    if (i === matches.length) {
+      const level = byScore.get(score);
+      if (level) level.push(lists);
+      else byScore.set(score, [lists]);
+      return;
+    }
+    matches[i]!.tiers.forEach((list, t) => {
+      if (list.length > 0) walk(i + 1, [...lists, list], score + TIER_SCORES[t]!);
+    });
+  };
+  walk(0, [], 0);
+  return [...byScore.entries()].sort((a, b) => b[0] - a[0]).map(([, combos]) => combos);
+}
+
+/**
+ * The first `need` accepted values present in every list (all ascending), walking the shortest
+ * list and galloping through the others.
+ */
+function intersect(lists: readonly Int32Array[], need: number, accept: (ord: number) => boolean): number[] {
+  const out: number[] = [];
+  if (need <= 0) return out;
+  const sorted = [...lists].sort((a, b) => a.length - b.length);
+  const base = sorted[0]!;
+  const pos = new Int32Array(sorted.length);
+  outer: for (let i = 0; i < base.length; i++) {
+    const v = base[i]!;
+    for (let j = 1; j < sorted.length; j++) {
+      const l = sorted[j]!;
+      let p = pos[j]!;
+      // gallop to the first element >= v
+      let step = 1;
+      while (p + step < l.length && l[p + step]! < v) {
+        p += step;
+        step *= 2;
+      }
+      p = lowerBound(l, v, p, Math.min(l.length, p + step + 1));
+      pos[j] = p;
+      if (p >= l.length) break outer;
+      if (l[p] !== v) continue outer;
+    }
+    if (accept(v)) {
+      out.push(v);
+      if (out.length >= need) break;
+    }
+  }
+  return out;
 }
 
 function marketTokens(m: MarketRecord): { symbols: string[]; words: string[] } {
@@ -300,17 +362,6 @@ function marketTokens(m: MarketRecord): { symbols: string[]; words: string[] } {
     for (const w of normalize(text).split(WORD_SPLIT)) if (w) words.add(w);
   }
   return { symbols: normalizedSymbols, words: [...words] };
-}
-
-function termTier(term: string, tokens: { symbols: string[]; words: string[] }): number {
-  if (tokens.symbols.includes(term)) return EXACT;
-  let best = 0;
-  for (const w of tokens.words) {
-    const at = w.indexOf(term);
-    if (at === 0) return PREFIX;
-    if (at > 0) best = SUBSTRING;
-  }
-  return best;
 }
 
 function buildVocabulary(perMarket: readonly { symbols: string[]; words: string[] }[]): Vocabulary {

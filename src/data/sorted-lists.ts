@@ -57,10 +57,8 @@ export function walkMerged(lists: readonly ArrayLike<number>[], visit: (value: n
   }
 }
 
-/** Index of the first element of an ascending list that is >= value (binary search). */
-export function lowerBound(list: ArrayLike<number>, value: number): number {
-  let lo = 0;
-  let hi = list.length;
+/** Index of the first element of an ascending list that is >= value, within [lo, hi) (binary search). */
+export function lowerBound(list: ArrayLike<number>, value: number, lo = 0, hi = list.length): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (list[mid]! < value) lo = mid + 1;
