@@ -22,7 +22,12 @@ export interface CreateAdmissionOptions {
 
 /** LocalAdmission without a Redis URL, else RedisAdmission (connecting in the background). */
 export function createAdmission(opts: CreateAdmissionOptions): Admission {
-  if (opts.redisUrl === null) return new LocalAdmission(opts.store);
+  if (opts.redisUrl === null) {
+    return new LocalAdmission(opts.store, {
+      onStoreError: (err) =>
+        opts.logger?.warn({ err: (err as Error).message }, 'usage counts kept in memory: store unreachable'),
+    });
+  }
   return new RedisAdmission({
     url: opts.redisUrl,
     store: opts.store,

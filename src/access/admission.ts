@@ -44,35 +44,89 @@ export interface Admission {
   close(): Promise<void>;
 }
 
+/** A backend the answer depends on is unreachable: the request gets 503, never a guess. */
+export class BackendUnavailableError extends Error {
+  override name = 'BackendUnavailableError';
+}
+
 /**
  * Group commit of usage events: every event recorded during one turn of the event loop is
  * written in ONE store call at the end of that turn, and each caller's promise settles only
  * once its event is durable. Under load many requests share a commit; alone, a request
  * waits one turn. A caller that proceeds only after `record()` resolves never answers a
  * request whose count could still be lost.
+ *
+ * When the store is unreachable the batch is kept in memory and written again every second
+ * until the store answers (callers are not held up: serving goes on, counting goes on in
+ * memory); `durable` is false meanwhile. Only a crash during such an outage loses counts.
  */
 export class GroupCommit {
   private readonly store: Store;
   private pending: UsageEvent[] = [];
+  private failed: UsageEvent[] = [];
   private flush: Promise<void> | null = null;
+  private retry: NodeJS.Timeout | null = null;
+  private readonly onError: ((err: unknown) => void) | undefined;
 
-  constructor(store: Store) {
+  constructor(store: Store, onError?: (err: unknown) => void) {
     this.store = store;
+    this.onError = onError;
+  }
+
+  /** False while counts wait in memory for an unreachable store. */
+  get durable(): boolean {
+    return this.failed.length === 0;
   }
 
   record(event: UsageEvent): Promise<void> {
     this.pending.push(event);
     if (!this.flush) {
-      this.flush = new Promise<void>((resolve, reject) => {
+      this.flush = new Promise<void>((resolve) => {
         setImmediate(() => {
-          const batch = this.pending;
+          const batch = this.failed.length > 0 ? [...this.failed, ...this.pending] : this.pending;
           this.pending = [];
           this.flush = null;
-          this.store.recordUsage(batch).then(resolve, reject);
+          this.store.recordUsage(batch).then(
+            () => {
+              this.failed = [];
+              resolve();
+            },
+            (err: unknown) => {
+              this.failed = batch;
+              this.onError?.(err);
+              this.scheduleRetry();
+              resolve();
+            },
+          );
         });
       });
     }
     return this.flush;
+  }
+
+  private scheduleRetry(): void {
+    if (this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      if (this.failed.length === 0 || this.flush) return;
+      const batch = this.failed;
+      this.store.recordUsage(batch).then(
+        () => {
+          // events recorded meanwhile were written with `failed` prepended; drop only this batch
+          if (this.failed === batch) this.failed = [];
+        },
+        () => this.scheduleRetry(),
+      );
+    }, 1000);
+    this.retry.unref();
+  }
+
+  /** Writes whatever still waits (shutdown). */
+  async close(): Promise<void> {
+    if (this.retry) clearTimeout(this.retry);
+    if (this.flush) await this.flush;
+    if (this.failed.length > 0) await this.store.recordUsage(this.failed);
+    this.failed = [];
   }
 }
 
@@ -91,9 +145,14 @@ export class LocalAdmission implements Admission {
   private readonly usage: GroupCommit;
   private lastSweepDay = '';
 
-  constructor(store: Store) {
+  constructor(store: Store, options: { onStoreError?: (err: unknown) => void } = {}) {
     this.store = store;
-    this.usage = new GroupCommit(store);
+    this.usage = new GroupCommit(store, options.onStoreError);
+  }
+
+  /** 'down' while counts cannot be written to the store (they wait in memory). */
+  state(): 'up' | 'down' {
+    return this.usage.durable ? 'up' : 'down';
   }
 
   private async ensureLoaded(keyId: string, nowMs: number): Promise<void> {
@@ -105,16 +164,21 @@ export class LocalAdmission implements Admission {
     if (this.quotas.has(keyId)) return;
     let pending = this.loading.get(keyId);
     if (!pending) {
-      pending = this.store.usageTotals(keyId, day).then((totals) => {
-        if (!this.quotas.has(keyId)) {
+      pending = this.store.usageTotals(keyId, day).then(
+        (totals) => {
+          if (this.quotas.has(keyId)) return;
           this.quotas.load(keyId, {
             day,
             dayUsed: totals.dayUsed,
             month: utcMonth(nowMs),
             monthUsed: totals.monthUsed,
           });
-        }
-      });
+        },
+        (err: unknown) => {
+          // Without its counts a key cannot be held to its quota: refuse rather than guess.
+          throw new BackendUnavailableError(`usage counts unavailable: ${(err as Error).message}`);
+        },
+      );
       this.loading.set(keyId, pending);
       pending.finally(() => this.loading.delete(keyId)).catch(() => {});
     }
@@ -148,5 +212,7 @@ export class LocalAdmission implements Admission {
     };
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.usage.close();
+  }
 }

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { AccountRecord, KeyMode, KeyRecord, Store } from '../store/types.ts';
+import { BackendUnavailableError } from './admission.ts';
 import type { KeyEvents } from './key-events.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -78,7 +79,12 @@ export class KeyService {
     const hash = hashKey(rawKey);
     let record = this.cache.get(hash);
     if (record === undefined) {
-      record = await this.store.findKeyByHash(hash);
+      try {
+        record = await this.store.findKeyByHash(hash);
+      } catch (err) {
+        // A key not in the cache cannot be checked while the store is down: 503, not 401.
+        throw new BackendUnavailableError(`key store unavailable: ${(err as Error).message}`);
+      }
       if (this.cache.size >= this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
       this.cache.set(hash, record);
     }

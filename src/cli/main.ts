@@ -1,17 +1,24 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
+import type { Server } from 'node:http';
+import net from 'node:net';
+import { availableParallelism } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { KeyService } from '../access/keys.ts';
 import { loadTiers, TIER_IDS, type TierId } from '../access/tiers.ts';
 import { loadSettings, type Settings } from '../config.ts';
 import { DEFAULT_SEED } from '../ingest/sandbox/index.ts';
+import { createKeyEvents } from '../scale.ts';
 import { createService, openStore, seedStore } from '../service.ts';
 import type { Store } from '../store/types.ts';
 
 const USAGE = `lrds: Lending Risk Data Service
 
 Usage:
-  lrds serve                                   start the HTTP API (seeds the sandbox on first start)
+  lrds serve [--workers N|auto]                start the HTTP API (seeds the sandbox on first start);
+                                               N workers share the port (needs REDIS_URL)
   lrds seed [--profile default|large] [--seed N]
                                                replace the dataset with a generated sandbox
   lrds keys create --tier free|pro|enterprise [--test] [--account NAME] [--name LABEL]
@@ -59,16 +66,96 @@ function progressBar(label: string) {
   };
 }
 
-async function serve(settings: Settings): Promise<void> {
+/** Requests in flight on a server and when the last one started or ended. */
+function trackRequests(server: Server): { busy(quietMs: number): boolean } {
+  let inFlight = 0;
+  let lastActivity = performance.now();
+  server.on('request', (_req, res) => {
+    inFlight++;
+    lastActivity = performance.now();
+    res.once('close', () => {
+      inFlight--;
+      lastActivity = performance.now();
+    });
+  });
+  return { busy: (quietMs) => inFlight > 0 || performance.now() - lastActivity < quietMs };
+}
+
+/**
+ * Graceful drain, before the app closes. New connections are refused at once, but the open ones
+ * go on being served until no request has been in flight for `quietMs` (or `maxMs` passed):
+ * keep-alive clients finish what they had queued, and a request already sent but still in the
+ * kernel's buffer is read and answered. (http.Server#close would close every idle keep-alive
+ * socket at once, and a socket whose next request is not read yet counts as idle: that request
+ * would be dropped. So the listening socket is closed with net.Server's close.)
+ */
+async function drain(
+  server: Server,
+  requests: ReturnType<typeof trackRequests>,
+  quietMs: number,
+  maxMs: number,
+) {
+  net.Server.prototype.close.call(server);
+  const deadline = performance.now() + maxMs;
+  while (requests.busy(quietMs) && performance.now() < deadline) await sleep(20);
+}
+
+/**
+ * `lrds serve --workers N`: a primary that seeds the store once, then forks N identical workers
+ * (node:cluster, sharing the port) and restarts any that dies. Limits and quotas must be shared
+ * between workers, so more than one worker needs REDIS_URL.
+ */
+async function servePrimary(settings: Settings, workers: number): Promise<void> {
+  if (!settings.redisUrl) {
+    fail('--workers above 1 needs REDIS_URL: rate limits and quotas must be shared by the workers');
+  }
+  await withStore(settings, async (store) => {
+    if (!(await store.datasetInfo())) await seedStore(store, 'default', DEFAULT_SEED, undefined, true);
+  });
+  let stopping = false;
+  const fork = () => cluster.fork({ LRDS_WORKERS: String(workers) });
+  for (let i = 0; i < workers; i++) fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    process.stderr.write(`lrds: worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
+    fork();
+  });
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill(signal);
+    setTimeout(() => process.exit(1), 12_000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGTERM'));
+}
+
+async function serve(settings: Settings, args: string[] = []): Promise<void> {
+  const { values } = parseArgs({ args, options: { workers: { type: 'string' } } });
+  const workers =
+    values.workers === 'auto'
+      ? availableParallelism()
+      : Number(values.workers ?? process.env.LRDS_WORKERS ?? 1);
+  if (!Number.isInteger(workers) || workers < 1)
+    fail(`--workers must be a positive integer or 'auto', got '${values.workers}'`);
+  if (workers > 1 && cluster.isPrimary) return servePrimary(settings, workers);
   const bar = progressBar('Seeding the sandbox dataset (first start)');
   const started = performance.now();
   const service = await createService(settings, {
+    workers,
     logger: { level: settings.logLevel },
     onSeedProgress: (d, t) => bar.update(d, t),
   });
   bar.stop();
   const { app } = service;
+  const requests = trackRequests(app.server);
   await app.listen({ port: settings.port, host: settings.host });
+  // The sandbox served to test keys, when the live store holds another dataset: built after
+  // the server is up so it does not delay start-up (it takes about a second).
+  setImmediate(() => service.models.warm());
   const live = service.models.get('live').dataset;
   app.log.info(
     {
@@ -84,19 +171,26 @@ async function serve(settings: Settings): Promise<void> {
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down: finishing requests in flight');
+    app.log.info({ signal }, 'shutting down: refusing new connections, finishing requests in flight');
     const force = setTimeout(() => {
       app.log.error('shutdown took over 10 s: exiting');
       process.exit(1);
     }, 10_000);
     force.unref();
-    service.close().then(
-      () => process.exit(0),
-      (err) => {
-        app.log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    drain(app.server, requests, 200, 5_000)
+      .then(() => {
+        // From here on, requests still arriving get 503 with Connection: close, and keep-alive
+        // sockets are closed as soon as they go idle, not after the keep-alive timeout.
+        setInterval(() => app.server.closeIdleConnections(), 100).unref();
+        return service.close();
+      })
+      .then(
+        () => process.exit(0),
+        (err) => {
+          app.log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -141,7 +235,16 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
   const isTier = (t: string | undefined): t is TierId =>
     t !== undefined && (TIER_IDS as readonly string[]).includes(t);
   await withStore(settings, async (store) => {
-    const service = new KeyService(store);
+    const events = createKeyEvents(settings.redisUrl);
+    const service = new KeyService(store, { events });
+    try {
+      await keyCommand(store, service);
+    } finally {
+      await events.close();
+    }
+  });
+
+  async function keyCommand(store: Store, service: KeyService): Promise<void> {
     switch (command) {
       case 'create': {
         if (!isTier(values.tier)) fail(`--tier must be one of ${TIER_IDS.join(', ')}`);
@@ -186,14 +289,14 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
       case 'set-tier': {
         const [id, tier] = positionals;
         if (!id || !isTier(tier)) fail(`usage: lrds keys set-tier ID ${TIER_IDS.join('|')}`);
-        if (!(await store.setKeyTier(id, tier))) fail(`no key with id '${id}'`);
+        if (!(await service.setTier(id, tier))) fail(`no key with id '${id}'`);
         process.stderr.write(`Key ${id} is now on the ${tier} tier.\n`);
         return;
       }
       default:
         fail(`unknown keys command '${command ?? ''}'\n\n${USAGE}`);
     }
-  });
+  }
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -205,7 +308,7 @@ async function main(argv: string[]): Promise<void> {
   const settings = loadSettings();
   switch (command) {
     case 'serve':
-      return serve(settings);
+      return serve(settings, args);
     case 'seed':
       return seed(settings, args);
     case 'keys':

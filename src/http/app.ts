@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import underPressure from '@fastify/under-pressure';
 import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { BackendUnavailableError } from '../access/admission.ts';
 import { accessHook } from './access-hook.ts';
-import type { AppDeps, HealthReport } from './context.ts';
+import type { AppDeps, HealthReport, ServerOptions } from './context.ts';
 import { ApiError, ERROR_STATUS, invalidParameter, type ParameterProblem } from './errors.ts';
 import { registerClientRoutes } from './routes/client.ts';
 import { registerMarketDetail } from './routes/market-detail.ts';
@@ -51,7 +55,8 @@ function problemsOf(errors: readonly AjvError[], dataVar: string): ParameterProb
     } else if (e.keyword === 'enum') {
       problem = `must be one of: ${(e.params.allowedValues as unknown[]).join(', ')}`;
     } else if (e.keyword === 'type') {
-      problem = `must be ${e.params.type === 'integer' ? 'an integer' : `a ${e.params.type}`}`;
+      const type = String(e.params.type);
+      problem = `must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
     } else if (e.keyword === 'pattern') {
       problem = 'is not in the expected format';
     }
@@ -66,8 +71,81 @@ function sendError(reply: import('fastify').FastifyReply, err: ApiError): void {
   reply.code(err.status).send(err.body());
 }
 
+/**
+ * Defaults against slow and greedy clients (slowloris, idle sockets) and overload. A slow client
+ * is cut off by the headers and request timeouts, checked every connectionsCheckingIntervalMs
+ * (Node's default of 30 s would let a slowloris hold a socket for up to 40 s).
+ */
+export const SERVER_DEFAULTS = {
+  connectionTimeoutMs: 10_000,
+  requestTimeoutMs: 10_000,
+  headersTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5_000,
+  connectionsCheckingIntervalMs: 1_000,
+  maxRequestsPerSocket: 0,
+  pressure: {
+    maxEventLoopDelayMs: 200,
+    maxHeapUsedBytes: 0,
+    maxRssBytes: 0,
+    sampleIntervalMs: 1_000,
+    retryAfterSeconds: 2,
+  },
+} as const;
+
+/** Security headers on the raw answers below, which bypass Fastify's hooks. */
+const RAW_HEADERS =
+  'Content-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n' +
+  "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\nConnection: close\r\n";
+
+/**
+ * Requests Node's HTTP parser rejects before Fastify sees them (malformed request line, bad
+ * version, header without colon, NUL bytes, headers over 16 KB, too slow): a D6 body, then close.
+ */
+function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  let status = 400;
+  let body: Record<string, unknown> = {
+    error: 'INVALID_PARAMETER',
+    message: 'Malformed HTTP request.',
+    details: [{ parameter: 'request', problem: 'is not a valid HTTP/1.1 request' }],
+  };
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    body = { error: 'REQUEST_TIMEOUT', message: 'The request was not received in time.' };
+  } else if (err.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    body = { error: 'HEADERS_TOO_LARGE', message: 'The request headers are too large (16 KB at most).' };
+  }
+  this.log.debug({ code: err.code, status }, 'client error');
+  if (socket.writable && socket.bytesWritten === 0) {
+    const json = JSON.stringify(body);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${RAW_HEADERS}` +
+        `X-Request-Id: req_${randomBytes(12).toString('base64url')}\r\n` +
+        `Content-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
+    );
+  }
+  socket.destroy();
+}
+
+/** Anything shaped like an API key, in text we log (a key sent by mistake in the URL). */
+const KEY_IN_TEXT = /lrds_(live|test)_[0-9A-Za-z]+/g;
+
+/** Fastify's request log fields, with any key in the URL masked. */
+function maskedRequest(req: import('fastify').FastifyRequest) {
+  return {
+    method: req.method,
+    url: req.url.replace(KEY_IN_TEXT, 'lrds_$1_[redacted]'),
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  };
+}
+
 /** Builds the whole HTTP app. Listening is the caller's business (src/cli/serve.ts). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const server: Required<Omit<ServerOptions, 'pressure'>> = { ...SERVER_DEFAULTS, ...deps.server };
+  const headersTimeout = Math.min(server.headersTimeoutMs, server.requestTimeoutMs || Infinity);
   const app = Fastify({
     logger:
       deps.logger === false || deps.logger === undefined
@@ -75,10 +153,38 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : {
             ...(typeof deps.logger === 'object' ? deps.logger : {}),
             redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+            serializers: {
+              req: maskedRequest,
+              ...(typeof deps.logger === 'object' ? (deps.logger.serializers as object) : {}),
+            },
           },
     genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
     bodyLimit: 16 * 1024,
-    return503OnClosing: true,
+    connectionTimeout: server.connectionTimeoutMs,
+    requestTimeout: server.requestTimeoutMs,
+    keepAliveTimeout: server.keepAliveTimeoutMs,
+    maxRequestsPerSocket: server.maxRequestsPerSocket,
+    http: {
+      headersTimeout,
+      requestTimeout: server.requestTimeoutMs,
+      connectionsCheckingInterval: server.connectionsCheckingIntervalMs,
+    },
+    // Our own 503 (below) has the D6 body; Fastify's has not.
+    return503OnClosing: false,
+    clientErrorHandler,
+    // Routing failures (bad percent-encoding in the path, a path segment over maxParamLength).
+    frameworkErrors: (error, request, reply) => {
+      // Hooks do not run for these: set what the hooks would have set.
+      reply.header('x-request-id', request.id);
+      reply.header('x-content-type-options', 'nosniff');
+      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+      reply.header('access-control-allow-origin', '*');
+      const problem =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'has a segment that is too long'
+          : 'is not a valid URL path';
+      sendError(reply, invalidParameter([{ parameter: 'path', problem }]));
+    },
     routerOptions: {
       ignoreTrailingSlash: false,
       ignoreDuplicateSlashes: false,
@@ -94,10 +200,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('caller', null);
   app.decorateRequest('clamped', undefined);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     request.startedAt = performance.now();
     reply.header('x-request-id', request.id);
+    if (closing) {
+      throw new ApiError(
+        'SERVICE_UNAVAILABLE',
+        'The server is shutting down; retry the request.',
+        {},
+        { 'retry-after': '1', connection: 'close' },
+      );
+    }
   });
+  // AJV coerces 'Infinity' and '1e400' to Infinity and then skips its range checks: refuse them.
+  app.addHook('preHandler', async (request) => {
+    for (const source of [request.query, request.params]) {
+      if (source === null || typeof source !== 'object') continue;
+      for (const [parameter, value] of Object.entries(source)) {
+        if (typeof value === 'number' && !Number.isFinite(value)) {
+          throw invalidParameter([{ parameter, problem: 'must be a finite number' }]);
+        }
+      }
+    }
+  });
+  // Bodies are JSON only: anything else is 415 UNSUPPORTED_MEDIA_TYPE.
+  app.removeContentTypeParser('text/plain');
 
   await app.register(helmet, {
     // JSON API: nothing may be framed or loaded; the docs page sets its own policy below.
@@ -110,10 +241,46 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     allowedHeaders: ['authorization', 'content-type'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
+    // An OPTIONS without Origin is answered like a preflight (204), not with a text/plain 400.
+    strictPreflight: false,
   });
+
+  const pressure = deps.server?.pressure;
+  if (pressure !== false) {
+    const p = { ...SERVER_DEFAULTS.pressure, ...pressure };
+    const retryAfter = Math.max(1, Math.ceil(p.retryAfterSeconds));
+    await app.register(underPressure, {
+      maxEventLoopDelay: p.maxEventLoopDelayMs,
+      maxHeapUsedBytes: p.maxHeapUsedBytes,
+      maxRssBytes: p.maxRssBytes,
+      sampleInterval: p.sampleIntervalMs,
+      exposeStatusRoute: false,
+      // Refused before authentication: an overloaded request is neither limited nor counted.
+      pressureHandler: async () => {
+        throw new ApiError(
+          'SERVICE_UNAVAILABLE',
+          `The server is overloaded; retry after ${retryAfter} s.`,
+          {},
+          { 'retry-after': String(retryAfter) },
+        );
+      },
+    });
+  }
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) return sendError(reply, error);
+    if (error instanceof BackendUnavailableError) {
+      request.log.warn({ err: error.message }, 'backend unavailable');
+      return sendError(
+        reply,
+        new ApiError(
+          'SERVICE_UNAVAILABLE',
+          'A backend is briefly unavailable; retry shortly.',
+          {},
+          { 'retry-after': '1' },
+        ),
+      );
+    }
     const status = error.statusCode ?? 500;
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return sendError(reply, new ApiError('PAYLOAD_TOO_LARGE', 'Request body is too large.'));
@@ -257,9 +424,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 }
 
 async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
-  let storeUp = true;
+  let storeUp: boolean;
   try {
-    await deps.store.keysVersion();
+    if (deps.store.ping) storeUp = await deps.store.ping();
+    else {
+      await deps.store.keysVersion();
+      storeUp = true;
+    }
   } catch {
     storeUp = false;
   }
@@ -274,10 +445,11 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
       positions: d.positionCount,
     };
   });
+  const limiterState = deps.admission.state?.() ?? 'up';
   return {
-    status: storeUp ? 'ok' : 'degraded',
+    status: storeUp && limiterState === 'up' ? 'ok' : 'degraded',
     store: { backend: deps.store.kind, state: storeUp ? 'up' : 'down' },
-    limiter: { backend: deps.admission.backend, state: 'up' },
+    limiter: { backend: deps.admission.backend, state: limiterState },
     datasets,
   };
 }

@@ -55,6 +55,39 @@ export interface AppDeps {
   logger?: boolean | Record<string, unknown>;
   /** Called for `GET /health`; defaults to probing the store. */
   health?: () => Promise<HealthReport>;
+  /** Socket timeouts and overload protection; defaults in src/http/app.ts (SERVER_DEFAULTS). */
+  server?: ServerOptions;
+}
+
+/** Protection against slow, greedy and overwhelming clients. All optional; times in ms. */
+export interface ServerOptions {
+  /** A socket with no activity for this long is closed. */
+  connectionTimeoutMs?: number;
+  /** The whole request (headers and body) must arrive within this. */
+  requestTimeoutMs?: number;
+  /** The request headers must arrive within this (at most requestTimeoutMs). */
+  headersTimeoutMs?: number;
+  /** An idle keep-alive socket is closed after this. */
+  keepAliveTimeoutMs?: number;
+  /** How often Node checks sockets against the request and headers timeouts. */
+  connectionsCheckingIntervalMs?: number;
+  /** Requests served on one socket before it is closed; 0 = unlimited. */
+  maxRequestsPerSocket?: number;
+  /** Overload shedding (503 SERVICE_UNAVAILABLE) by @fastify/under-pressure; false turns it off. */
+  pressure?:
+    | false
+    | {
+        /** Mean event-loop delay above which requests are refused. */
+        maxEventLoopDelayMs?: number;
+        /** 0 = not checked. */
+        maxHeapUsedBytes?: number;
+        /** 0 = not checked. */
+        maxRssBytes?: number;
+        /** How often the measures are sampled. */
+        sampleIntervalMs?: number;
+        /** Retry-After sent with the 503, in whole seconds (>= 1). */
+        retryAfterSeconds?: number;
+      };
 }
 
 declare module 'fastify' {

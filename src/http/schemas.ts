@@ -199,6 +199,11 @@ const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
   MARKET_NOT_FOUND: { error: 'MARKET_NOT_FOUND', message: "No market 'morpho-1-0xabc'." },
   KEY_NOT_FOUND: { error: 'KEY_NOT_FOUND', message: "No API key 'key_abc' on this account." },
   PAYLOAD_TOO_LARGE: { error: 'PAYLOAD_TOO_LARGE', message: 'Request body exceeds 4096 bytes.' },
+  REQUEST_TIMEOUT: { error: 'REQUEST_TIMEOUT', message: 'The request was not received in time.' },
+  HEADERS_TOO_LARGE: {
+    error: 'HEADERS_TOO_LARGE',
+    message: 'The request headers are too large (16 KB at most).',
+  },
   UNSUPPORTED_MEDIA_TYPE: { error: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as application/json.' },
   RATE_LIMIT_EXCEEDED: {
     error: 'RATE_LIMIT_EXCEEDED',

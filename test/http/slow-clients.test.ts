@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance } from 'fastify';
+import { LocalAdmission } from '../../src/access/admission.ts';
+import { KeyService } from '../../src/access/keys.ts';
+import { ManualClock } from '../../src/domain/clock.ts';
+import { buildApp } from '../../src/http/app.ts';
+import type { ServerOptions } from '../../src/http/context.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { GENEROUS_TIERS, makeMarket, makePosition, modelOf } from '../helpers.ts';
+
+/**
+ * Slow and greedy clients over a real socket, with short timeouts passed through AppDeps.server:
+ * a slowloris does not starve normal clients and is cut off by the headers timeout; a slow
+ * body by the request timeout; an overloaded event loop sheds load with a D6 503.
+ */
+
+interface Running {
+  app: FastifyInstance;
+  port: number;
+  key: string;
+  store: SqliteStore;
+}
+
+const running: Running[] = [];
+
+async function start(server: ServerOptions): Promise<Running> {
+  const clock = new ManualClock();
+  const m = makeMarket();
+  const model = modelOf([m], [makePosition(m)], clock);
+  const store = new SqliteStore(':memory:');
+  await store.migrate();
+  const keys = new KeyService(store);
+  const app = await buildApp({
+    store,
+    tiers: GENEROUS_TIERS,
+    keys,
+    admission: new LocalAdmission(store),
+    data: { get: () => model },
+    clock,
+    server,
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as net.AddressInfo).port;
+  const account = await keys.ensureAccount('acme');
+  const { key } = await keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' });
+  const r = { app, port, key, store };
+  running.push(r);
+  return r;
+}
+
+after(async () => {
+  for (const r of running) {
+    await r.app.close();
+    await r.store.close();
+  }
+});
+
+interface Watched {
+  socket: net.Socket;
+  received: () => string;
+  closedAt: Promise<number>;
+}
+
+/** Opens a socket and records what it receives and when it is closed (ms since `t0`). */
+function watch(port: number, t0: number, onConnect: (s: net.Socket) => void): Watched {
+  let got = '';
+  const socket = net.connect(port, '127.0.0.1', () => onConnect(socket));
+  socket.on('data', (d) => {
+    got += d.toString('latin1');
+  });
+  socket.on('error', () => {});
+  const closedAt = new Promise<number>((resolve) =>
+    socket.on('close', () => resolve(performance.now() - t0)),
+  );
+  return { socket, received: () => got, closedAt };
+}
+
+/** Writes one byte every `everyMs` until the socket is closed. */
+function dribble(socket: net.Socket, everyMs: number, byte = 'a'): void {
+  const timer = setInterval(() => {
+    if (socket.destroyed || !socket.writable) clearInterval(timer);
+    else socket.write(byte);
+  }, everyMs);
+  socket.on('close', () => clearInterval(timer));
+}
+
+const SHORT: ServerOptions = {
+  headersTimeoutMs: 1000,
+  requestTimeoutMs: 2000,
+  connectionTimeoutMs: 3000,
+  keepAliveTimeoutMs: 500,
+  connectionsCheckingIntervalMs: 100,
+  pressure: false,
+};
+
+describe('slow clients', () => {
+  test('behavior: 50 slowloris connections do not slow a normal client, and are closed by the headers timeout', async () => {
+    const { port, key } = await start(SHORT);
+    const t0 = performance.now();
+    const slow: Watched[] = [];
+    for (let i = 0; i < 50; i++) {
+      slow.push(
+        watch(port, t0, (s) => {
+          s.write('GET /api/v1/markets HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+          dribble(s, 100);
+        }),
+      );
+    }
+    await sleep(200); // all 50 are connected and dribbling
+
+    const latencies: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const started = performance.now();
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/markets`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+      latencies.push(performance.now() - started);
+    }
+    latencies.sort((a, b) => a - b);
+    assert.ok(latencies.at(-1)! < 500, `normal client slowed down: max ${latencies.at(-1)} ms`);
+
+    const closed = await Promise.all(slow.map((s) => s.closedAt));
+    // headers timeout 1 s, checked every 100 ms: each is cut off soon after 1 s, none lives on
+    for (const ms of closed) assert.ok(ms >= 900 && ms < 2500, `slowloris closed after ${ms} ms`);
+    for (const s of slow) {
+      assert.match(s.received(), /^HTTP\/1\.1 408 /);
+      assert.match(s.received(), /\{"error":"REQUEST_TIMEOUT","message":"[^"]+"\}$/);
+    }
+  });
+
+  test('behavior: a body sent byte by byte is cut off by the request timeout', async () => {
+    const { port, key } = await start(SHORT);
+    const t0 = performance.now();
+    const s = watch(port, t0, (socket) => {
+      socket.write(
+        `POST /api/v1/client/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+      );
+      dribble(socket, 100, ' ');
+    });
+    const ms = await s.closedAt;
+    assert.ok(ms >= 1900 && ms < 3500, `slow body closed after ${ms} ms`);
+    assert.match(s.received(), /^HTTP\/1\.1 408 /);
+  });
+
+  test('behavior: a connection that sends nothing, and an idle keep-alive one, are closed', async () => {
+    const { port } = await start(SHORT);
+    const t0 = performance.now();
+    const silent = watch(port, t0, () => {});
+    const keepAlive = watch(port, t0, (socket) =>
+      socket.write('GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n'),
+    );
+    const [a, b] = await Promise.all([silent.closedAt, keepAlive.closedAt]);
+    assert.ok(a < 2500, `silent connection closed after ${a} ms`);
+    assert.ok(b < 2500, `idle keep-alive connection closed after ${b} ms`);
+    assert.match(keepAlive.received(), /^HTTP\/1\.1 200 /);
+  });
+
+  test('default: production timeouts are set on the server', async () => {
+    const { app } = await start({ pressure: false });
+    const server = app.server;
+    assert.equal(server.requestTimeout, 10_000);
+    assert.equal(server.headersTimeout, 10_000);
+    assert.equal(server.keepAliveTimeout, 5_000);
+    assert.equal(server.timeout, 10_000);
+  });
+});
+
+/** Polls until the URL answers 200 (at most 3 s). */
+async function untilServed(url: string): Promise<void> {
+  let status = 0;
+  for (let i = 0; i < 30 && status !== 200; i++) {
+    const res = await fetch(url);
+    status = res.status;
+    await res.arrayBuffer();
+    if (status !== 200) await sleep(100);
+  }
+  assert.equal(status, 200, `${url} still refused`);
+}
+
+describe('overload', () => {
+  test('error: a blocked event loop sheds load with 503 SERVICE_UNAVAILABLE and Retry-After, not counted', async () => {
+    const r = await start({ ...SHORT, pressure: { maxEventLoopDelayMs: 20, sampleIntervalMs: 100 } });
+    const url = `http://127.0.0.1:${r.port}/api/v1/markets`;
+    const headers = { authorization: `Bearer ${r.key}` };
+    const quotaUsed = async () => {
+      const res = await fetch(`http://127.0.0.1:${r.port}/api/v1/client/quota`, { headers });
+      assert.equal(res.status, 200);
+      return ((await res.json()) as { data: { daily: { used: number } } }).data.daily.used;
+    };
+    // start-up itself (schema compilation) can exceed 20 ms: wait until a sample is calm
+    await untilServed(`http://127.0.0.1:${r.port}/api/v1/health`);
+    assert.equal((await fetch(url, { headers })).status, 200);
+    const usedBefore = await quotaUsed();
+
+    const until = performance.now() + 1500;
+    while (performance.now() < until) {
+      // block the event loop for 1.5 s
+    }
+    await sleep(10); // the sampler, overdue, runs first and sees the delay
+
+    const res = await fetch(url, { headers });
+    assert.equal(res.status, 503);
+    const retryAfter = res.headers.get('retry-after');
+    assert.match(String(retryAfter), /^[1-9]\d*$/);
+    assert.deepEqual(await res.json(), {
+      error: 'SERVICE_UNAVAILABLE',
+      message: `The server is overloaded; retry after ${retryAfter} s.`,
+    });
+    assert.ok(res.headers.get('x-request-id'));
+
+    // the loop is free again: served within a few samples, and the 503 was not counted
+    await untilServed(`http://127.0.0.1:${r.port}/api/v1/health`);
+    assert.equal(await quotaUsed(), usedBefore);
+  });
+});
