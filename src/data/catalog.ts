@@ -37,10 +37,15 @@ export interface MarketView {
   oracleHealth: OracleHealth | null;
 }
 
-/** A market view whose oracle health is recomputed at most once per second of the clock. */
+/**
+ * A market view whose oracle health is recomputed at most once per second of the clock, and
+ * its serialized form, cached under the same rule (forever for a market without oracle).
+ */
 interface Entry {
   view: MarketView;
   healthAtSec: number;
+  json: string | null;
+  jsonAtSec: number;
 }
 
 export function toMarketView(m: MarketRecord, nowSec: number): MarketView {
@@ -125,7 +130,12 @@ export class Catalog {
 
   constructor(records: readonly MarketRecord[], nowSec: number) {
     const sorted = [...records].sort((a, b) => b.supply - a.supply || (a.uniqueKey < b.uniqueKey ? -1 : 1));
-    this.entries = sorted.map((m) => ({ view: toMarketView(m, nowSec), healthAtSec: nowSec }));
+    this.entries = sorted.map((m) => ({
+      view: toMarketView(m, nowSec),
+      healthAtSec: nowSec,
+      json: null,
+      jsonAtSec: -1,
+    }));
     this.entries.forEach((e, ord) => {
       this.byKey.set(e.view.uniqueKey, ord);
     });
@@ -151,7 +161,17 @@ export class Catalog {
     return this.entries.map((e) => e.view);
   }
 
-  private viewAt(ord: number, nowSec: number): MarketView {
+  /** The market's JSON by `serialize`, cached while its oracle health stays the same. */
+  json(ord: number, nowSec: number, serialize: (view: MarketView) => string): string {
+    const e = this.entries[ord]!;
+    if (e.json === null || (e.jsonAtSec !== nowSec && e.view.oracle !== null)) {
+      e.json = serialize(this.viewAt(ord, nowSec));
+      e.jsonAtSec = nowSec;
+    }
+    return e.json;
+  }
+
+  viewAt(ord: number, nowSec: number): MarketView {
     const e = this.entries[ord]!;
     if (e.healthAtSec !== nowSec) {
       e.view.oracleHealth = oracleHealth(e.view.oracle, nowSec);
@@ -198,9 +218,9 @@ export class Catalog {
     return true;
   }
 
-  /** Markets in scope, supply descending. Cost O(offset + limit), never a scan of the catalog. */
-  list(filter: MarketFilter, offset: number, limit: number, nowSec: number): MarketView[] {
-    const out: MarketView[] = [];
+  /** Ords of the markets in scope, supply descending. Cost O(offset + limit), never a scan of the catalog. */
+  list(filter: MarketFilter, offset: number, limit: number): number[] {
+    const out: number[] = [];
     if (limit <= 0) return out;
     let skipped = 0;
     walkMerged(this.scopeLists(filter), (ord) => {
@@ -208,7 +228,7 @@ export class Catalog {
         skipped++;
         return true;
       }
-      out.push(this.viewAt(ord, nowSec));
+      out.push(ord);
       return out.length < limit;
     });
     return out;
@@ -228,7 +248,7 @@ export class Catalog {
    * at each level the terms' tier lists are intersected in ord order and the walk stops once
    * `limit` markets are found, so the cost follows the answers, not the catalog.
    */
-  search(query: string, filter: MarketFilter, limit: number, nowSec: number): MarketView[] {
+  search(query: string, filter: MarketFilter, limit: number): number[] {
     const terms = [...new Set(normalize(query).split(/\s+/).filter(Boolean))];
     if (terms.length === 0 || limit <= 0) return [];
     const matches = terms.map((t) => this.termMatch(t));
@@ -244,7 +264,7 @@ export class Catalog {
       for (let i = 0; i < level.length && out.length < limit; i++) out.push(level[i]!);
       if (out.length >= limit) break;
     }
-    return out.map((ord) => this.viewAt(ord, nowSec));
+    return out;
   }
 
   /** Markets matching a term, split by their best tier; cached per catalog (bounded). */

@@ -37,6 +37,9 @@ export interface RiskQuery {
   limit: number;
 }
 
+/** Serialized positions kept (about 0.5 KB each). */
+const JSON_CACHE_ENTRIES = 20_000;
+
 /**
  * Positions ordered by health factor. Storage is column-wise (PositionColumns, with market
  * indexes = catalog ords; about 76 bytes a position including every ordering list). Each ordering list holds position numbers
@@ -50,6 +53,7 @@ export class RiskIndex {
   private readonly all: Uint32Array;
   private readonly lists = new Map<string, Uint32Array>();
   private readonly catalog: Catalog;
+  private readonly jsonCache = new Map<number, string>();
 
   constructor(catalog: Catalog, cols: PositionColumns) {
     this.catalog = catalog;
@@ -203,6 +207,26 @@ export class RiskIndex {
       if (accept(i)) out.push(i);
     }
     return out;
+  }
+
+  /** The protocol of a position's market. */
+  protocolOf(i: number): Protocol {
+    return this.catalog.recordAt(this.cols.marketIndex[i]!).protocol;
+  }
+
+  /**
+   * A position's JSON by `serialize`, cached (positions do not change within a dataset) in a
+   * bounded LRU: answers mostly come from the few positions nearest liquidation.
+   */
+  json(i: number, serialize: (view: PositionAtRiskView) => string): string {
+    let s = this.jsonCache.get(i);
+    if (s === undefined) {
+      s = serialize(this.view(i));
+      if (this.jsonCache.size >= JSON_CACHE_ENTRIES)
+        this.jsonCache.delete(this.jsonCache.keys().next().value!);
+    } else this.jsonCache.delete(i);
+    this.jsonCache.set(i, s);
+    return s;
   }
 
   /** The API view of one position. */

@@ -22,7 +22,8 @@ describe('Catalog.search', () => {
   const usdce = m('WETH', 'USDC.e', 1000);
   const susdc = m('WETH', 'sUSDC', 5000);
   const catalog = new Catalog([usdc, usdce, susdc], 0);
-  const keys = (q: string, limit = 50) => catalog.search(q, {}, limit, 0).map((x) => x.uniqueKey);
+  const keys = (q: string, limit = 50) =>
+    catalog.search(q, {}, limit).map((o) => catalog.recordAt(o).uniqueKey);
 
   test('default: exact symbol > prefix > substring, supply within a tier', () => {
     assert.deepEqual(keys('usdc'), [usdc.uniqueKey, usdce.uniqueKey, susdc.uniqueKey]);
@@ -88,7 +89,7 @@ describe('Catalog.search', () => {
               score: e.tiers.reduce<number>((a, b) => a + b, 0),
               supply: e.x.supply,
             }));
-          const got = cat.search(terms.join(' '), {}, limit, 0).map((g) => g.uniqueKey);
+          const got = cat.search(terms.join(' '), {}, limit).map((o) => cat.recordAt(o).uniqueKey);
           const want = expected
             .sort((a, b) => b.score - a.score || b.supply - a.supply || (a.key < b.key ? -1 : 1))
             .slice(0, limit)
@@ -105,7 +106,7 @@ describe('Catalog.list', () => {
   test('behavior: supply order across merged chain lists, offset and count', () => {
     const ms = [1, 10, 8453, 1, 10].map((chainId, i) => makeMarket({ chainId, supply: (i + 1) * 100 }));
     const catalog = new Catalog(ms, 0);
-    const page = catalog.list({ chainIds: [1, 10] }, 1, 2, 0).map((x) => x.supply);
+    const page = catalog.list({ chainIds: [1, 10] }, 1, 2).map((o) => catalog.recordAt(o).supply);
     assert.deepEqual(page, [400, 200]);
     assert.equal(catalog.count({ chainIds: [1, 10] }), 4);
     assert.equal(catalog.count({ protocol: 'aave' }), 0);

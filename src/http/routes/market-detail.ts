@@ -5,6 +5,7 @@ import { dataMeta } from '../envelope.ts';
 import { ApiError } from '../errors.ts';
 import { requireMarketId } from '../params.ts';
 import { envelope, errorResponses, MarketSchema } from '../schemas.ts';
+import { itemEnvelope, JSON_TYPE, marketJson } from '../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from './types.ts';
 
 export function registerMarketDetail(app: Api, deps: AppDeps): void {
@@ -38,13 +39,17 @@ export function registerMarketDetail(app: Api, deps: AppDeps): void {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const id = requireMarketId(request.params.marketId, 'marketId');
       const nowMs = deps.clock.now();
       const model = deps.data.get(callerOf(request).key.mode);
-      const market = model.catalog.get(id.key, Math.floor(nowMs / 1000));
-      if (!market) throw new ApiError('MARKET_NOT_FOUND', `No market '${id.key}'.`);
-      return { data: market, meta: dataMeta(request, model, nowMs, [market.protocol], [market.protocol]) };
+      const ord = model.catalog.ordOf(id.key);
+      if (ord === undefined) throw new ApiError('MARKET_NOT_FOUND', `No market '${id.key}'.`);
+      const json = model.catalog.json(ord, Math.floor(nowMs / 1000), marketJson);
+      const protocol = [model.catalog.recordAt(ord).protocol];
+      return reply
+        .type(JSON_TYPE)
+        .send(itemEnvelope(json, dataMeta(request, model, nowMs, protocol, protocol)) as never);
     },
   );
 }

@@ -4,6 +4,7 @@ import { callerOf } from '../context.ts';
 import { dataMeta } from '../envelope.ts';
 import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam } from '../params.ts';
 import { envelope, errorResponses, MarketSchema } from '../schemas.ts';
+import { JSON_TYPE, listEnvelope, marketJson } from '../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from './types.ts';
 
 const ROUTE_MAX = 1000;
@@ -42,23 +43,21 @@ export function registerMarketsList(app: Api, deps: AppDeps): void {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query;
       const nowMs = deps.clock.now();
       const { limit, chainIds } = clampRequest(request, q, nowMs);
       const model = deps.data.get(callerOf(request).key.mode);
+      const { catalog } = model;
       const filter = { protocol: q.protocol, chainIds };
-      const markets = model.catalog.list(filter, q.offset ?? 0, limit, Math.floor(nowMs / 1000));
-      const scope = q.protocol ? [q.protocol] : model.catalog.protocols;
-      const meta = dataMeta(
-        request,
-        model,
-        nowMs,
-        markets.map((m) => m.protocol),
-        scope,
-      );
-      meta.total = model.catalog.count(filter);
-      return { data: markets, meta };
+      const ords = catalog.list(filter, q.offset ?? 0, limit);
+      const nowSec = Math.floor(nowMs / 1000);
+      const items = ords.map((o) => catalog.json(o, nowSec, marketJson));
+      const scope = q.protocol ? [q.protocol] : catalog.protocols;
+      const protocols = ords.map((o) => catalog.recordAt(o).protocol);
+      const meta = dataMeta(request, model, nowMs, protocols, scope);
+      meta.total = catalog.count(filter);
+      return reply.type(JSON_TYPE).send(listEnvelope(items, meta) as never);
     },
   );
 }

@@ -5,6 +5,7 @@ import { dataMeta } from '../envelope.ts';
 import { invalidParameter } from '../errors.ts';
 import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam } from '../params.ts';
 import { envelope, errorResponses, MarketSchema } from '../schemas.ts';
+import { JSON_TYPE, listEnvelope, marketJson } from '../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from './types.ts';
 
 const ROUTE_MAX = 200;
@@ -43,7 +44,7 @@ export function registerMarketsSearch(app: Api, deps: AppDeps): void {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query;
       const text = q.query.trim();
       if (text.length < 1 || text.length > 100) {
@@ -54,19 +55,14 @@ export function registerMarketsSearch(app: Api, deps: AppDeps): void {
       const nowMs = deps.clock.now();
       const { limit, chainIds } = clampRequest(request, q, nowMs);
       const model = deps.data.get(callerOf(request).key.mode);
-      const filter = { protocol: q.protocol, chainIds };
-      const markets = model.catalog.search(text, filter, limit, Math.floor(nowMs / 1000));
-      const scope = q.protocol ? [q.protocol] : model.catalog.protocols;
-      return {
-        data: markets,
-        meta: dataMeta(
-          request,
-          model,
-          nowMs,
-          markets.map((m) => m.protocol),
-          scope,
-        ),
-      };
+      const { catalog } = model;
+      const ords = catalog.search(text, { protocol: q.protocol, chainIds }, limit);
+      const nowSec = Math.floor(nowMs / 1000);
+      const items = ords.map((o) => catalog.json(o, nowSec, marketJson));
+      const scope = q.protocol ? [q.protocol] : catalog.protocols;
+      const protocols = ords.map((o) => catalog.recordAt(o).protocol);
+      const meta = dataMeta(request, model, nowMs, protocols, scope);
+      return reply.type(JSON_TYPE).send(listEnvelope(items, meta) as never);
     },
   );
 }

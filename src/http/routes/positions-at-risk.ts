@@ -5,6 +5,7 @@ import { dataMeta } from '../envelope.ts';
 import { ApiError } from '../errors.ts';
 import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam, requireMarketId } from '../params.ts';
 import { envelope, errorResponses, PositionAtRiskSchema } from '../schemas.ts';
+import { JSON_TYPE, listEnvelope, positionJson } from '../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from './types.ts';
 
 const ROUTE_MAX = 200;
@@ -55,7 +56,7 @@ export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query;
       const marketId = q.marketId === undefined ? undefined : requireMarketId(q.marketId, 'marketId');
       const nowMs = deps.clock.now();
@@ -74,18 +75,11 @@ export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
         minBorrowUsd: q.minBorrowUsd ?? 0,
         limit,
       });
-      const data = hits.map((i) => model.risk.view(i));
+      const items = hits.map((i) => model.risk.json(i, positionJson));
       const scope = q.protocol ? [q.protocol] : marketId ? [marketId.protocol] : model.catalog.protocols;
-      return {
-        data,
-        meta: dataMeta(
-          request,
-          model,
-          nowMs,
-          data.map((p) => p.protocol),
-          scope,
-        ),
-      };
+      const protocols = hits.map((i) => model.risk.protocolOf(i));
+      const meta = dataMeta(request, model, nowMs, protocols, scope);
+      return reply.type(JSON_TYPE).send(listEnvelope(items, meta) as never);
     },
   );
 }
