@@ -44,7 +44,7 @@ export interface MarketView {
 interface Entry {
   view: MarketView;
   healthAtSec: number;
-  json: string | null;
+  json: Uint8Array | null;
   jsonAtSec: number;
 }
 
@@ -161,14 +161,14 @@ export class Catalog {
     return this.entries.map((e) => e.view);
   }
 
-  /** The market's JSON by `serialize`, cached while its oracle health stays the same. */
-  json(ord: number, nowSec: number, serialize: (view: MarketView) => string): string {
+  /** The market serialized by `serialize` (JSON bytes), cached while its oracle health stays the same. */
+  json<T extends Uint8Array>(ord: number, nowSec: number, serialize: (view: MarketView) => T): T {
     const e = this.entries[ord]!;
     if (e.json === null || (e.jsonAtSec !== nowSec && e.view.oracle !== null)) {
       e.json = serialize(this.viewAt(ord, nowSec));
       e.jsonAtSec = nowSec;
     }
-    return e.json;
+    return e.json as T;
   }
 
   viewAt(ord: number, nowSec: number): MarketView {

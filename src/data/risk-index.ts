@@ -53,7 +53,7 @@ export class RiskIndex {
   private readonly all: Uint32Array;
   private readonly lists = new Map<string, Uint32Array>();
   private readonly catalog: Catalog;
-  private readonly jsonCache = new Map<number, string>();
+  private readonly jsonCache = new Map<number, Uint8Array>();
 
   constructor(catalog: Catalog, cols: PositionColumns) {
     this.catalog = catalog;
@@ -218,8 +218,8 @@ export class RiskIndex {
    * A position's JSON by `serialize`, cached (positions do not change within a dataset) in a
    * bounded LRU: answers mostly come from the few positions nearest liquidation.
    */
-  json(i: number, serialize: (view: PositionAtRiskView) => string): string {
-    let s = this.jsonCache.get(i);
+  json<T extends Uint8Array>(i: number, serialize: (view: PositionAtRiskView) => T): T {
+    let s = this.jsonCache.get(i) as T | undefined;
     if (s === undefined) {
       s = serialize(this.view(i));
       if (this.jsonCache.size >= JSON_CACHE_ENTRIES)

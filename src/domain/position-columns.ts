@@ -34,7 +34,8 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /** Writes a `0x`-prefixed 40-hex-digit address into 20 bytes at `offset`. */
 export function writeAddress(target: Uint8Array, offset: number, address: string): void {
-  if (!ADDRESS.test(address)) throw new RangeError(`not a 0x address: ${JSON.stringify(address.slice(0, 50))}`);
+  if (!ADDRESS.test(address))
+    throw new RangeError(`not a 0x address: ${JSON.stringify(address.slice(0, 50))}`);
   Buffer.from(target.buffer, target.byteOffset, target.byteLength).write(address.slice(2, 42), offset, 'hex');
 }
 

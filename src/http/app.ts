@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import underPressure from '@fastify/under-pressure';
@@ -142,6 +141,29 @@ function maskedRequest(req: import('fastify').FastifyRequest) {
   };
 }
 
+/**
+ * Security headers of every answer, the set helmet's defaults would send, fixed once: a JSON
+ * API that nothing may frame or load (the docs page sets its own CSP). Set as one constant
+ * object because applying helmet's middleware chain cost a tenth of the time of a request.
+ */
+const SECURITY_HEADERS = Object.freeze({
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'cross-origin',
+  'origin-agent-cluster': '?1',
+  'referrer-policy': 'no-referrer',
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  'x-dns-prefetch-control': 'off',
+  'x-download-options': 'noopen',
+  'x-frame-options': 'SAMEORIGIN',
+  'x-permitted-cross-domain-policies': 'none',
+  'x-xss-protection': '0',
+});
+
+const REQUEST_ID_PREFIX = randomBytes(6).toString('base64url');
+let requestSeq = 0;
+
 /** Builds the whole HTTP app. Listening is the caller's business (src/cli/serve.ts). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const server: Required<Omit<ServerOptions, 'pressure'>> = { ...SERVER_DEFAULTS, ...deps.server };
@@ -158,7 +180,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
               ...(typeof deps.logger === 'object' ? (deps.logger.serializers as object) : {}),
             },
           },
-    genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
+    // A random prefix per process and a counter: unique across instances, and no CSPRNG call per request.
+    genReqId: () => `req_${REQUEST_ID_PREFIX}${(requestSeq++).toString(36)}`,
     bodyLimit: 16 * 1024,
     connectionTimeout: server.connectionTimeoutMs,
     requestTimeout: server.requestTimeoutMs,
@@ -206,6 +229,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('onRequest', async (request, reply) => {
     request.startedAt = performance.now();
+    reply.headers(SECURITY_HEADERS);
     reply.header('x-request-id', request.id);
     if (closing) {
       throw new ApiError(
@@ -230,11 +254,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Bodies are JSON only: anything else is 415 UNSUPPORTED_MEDIA_TYPE.
   app.removeContentTypeParser('text/plain');
 
-  await app.register(helmet, {
-    // JSON API: nothing may be framed or loaded; the docs page sets its own policy below.
-    contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-    crossOriginResourcePolicy: { policy: 'cross-origin' },
-  });
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'POST', 'DELETE'],
