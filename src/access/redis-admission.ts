@@ -207,7 +207,7 @@ export class RedisAdmission implements Admission {
     this.#logger = options.logger ?? consoleLogger;
 
     this.#redis = new Redis(options.url, {
-      commandTimeout: options.commandTimeoutMs ?? 100,
+      commandTimeout: options.commandTimeoutMs ?? 300,
       connectTimeout: 1000,
       // Lets a closed instance's process exit at once when Redis was unreachable.
       disconnectTimeout: 200,
