@@ -187,6 +187,8 @@ export class RedisAdmission implements Admission {
   #mode: 'redis' | 'local' = 'local';
   #closed = false;
   #local: LocalState | null = null;
+  /** Set when Redis was lost after having served: its return is then logged. */
+  #wentDown = false;
   #reconciling = false;
   readonly #known = new Map<string, Known>();
   readonly #seeding = new Map<string, Promise<void>>();
@@ -442,6 +444,7 @@ export class RedisAdmission implements Admission {
   #goDown(err: unknown): void {
     if (this.#mode !== 'redis') return;
     this.#mode = 'local';
+    this.#wentDown = true;
     this.#local = null;
     if (!this.#closed) {
       this.#logger.warn(
@@ -480,10 +483,14 @@ export class RedisAdmission implements Admission {
       if (this.#mode === 'local' && !this.#closed) {
         this.#mode = 'redis';
         this.#local = null;
-        this.#logger.warn(
-          {},
-          'Redis reachable again: local counts reconciled, limits and quotas back on Redis',
-        );
+        // The first connection at start-up is not a recovery: only an outage is worth a warning.
+        if (this.#wentDown) {
+          this.#wentDown = false;
+          this.#logger.warn(
+            {},
+            'Redis reachable again: local counts reconciled, limits and quotas back on Redis',
+          );
+        }
       }
     } catch {
       // Still unreachable: the probe tries again.

@@ -1,0 +1,513 @@
+/**
+ * In-process scaling benchmarks: how the hot-path structures behave as data grows, timed with
+ * performance.now() around each call after a warm-up, in one process and without HTTP.
+ *
+ * - Catalog.search over 1k, 10k and 100k markets (target: 10k -> 100k grows <= 2x);
+ * - RiskIndex.query over 10k .. 10M positions (target: 1M -> 10M grows <= 1.3x), plus its
+ *   memory per position;
+ * - LocalAdmission.admit (limiter + quotas + durable count) per request (target <= 20 us), and
+ *   the Redis backend when src/scale.ts and a Redis at 127.0.0.1:6379 are there (added median
+ *   latency target <= 0.3 ms).
+ *
+ * Run alone: node --expose-gc bench/inprocess.ts [--quick] [--json-out FILE]
+ * (bench/run.ts runs it in a child process of its own, so the HTTP run's memory does not mix in).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type Admission, type AdmissionRequest, LocalAdmission } from '../src/access/admission.ts';
+import { KeyService } from '../src/access/keys.ts';
+import { parseTiers, type Tier } from '../src/access/tiers.ts';
+import { Catalog } from '../src/data/catalog.ts';
+import { RiskIndex, type RiskQuery } from '../src/data/risk-index.ts';
+import type { Protocol } from '../src/domain/enums.ts';
+import { emptyColumns, type PositionColumns } from '../src/domain/position-columns.ts';
+import type { MarketRecord } from '../src/domain/types.ts';
+import { generateSandbox, SANDBOX_AS_OF } from '../src/ingest/sandbox/index.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { gc, log, ROOT, sig, summarize } from './lib.ts';
+
+export const INPROCESS_TARGETS = {
+  searchGrowth10kTo100k: 2,
+  riskGrowth1MTo10M: 1.3,
+  admitUsPerRequest: 20,
+  redisAddedMedianMs: 0.3,
+} as const;
+
+export interface InProcessOptions {
+  quick: boolean;
+}
+
+interface Timing {
+  medianUs: number;
+  p99Us: number;
+  iterations: number;
+}
+
+export interface InProcessResults {
+  search: {
+    queries: { name: string; query: string }[];
+    sizes: { markets: number; buildMs: number; results: Record<string, Timing & { hits: number }> }[];
+    growth10kTo100k: Record<string, { ratio: number; target: number; pass: boolean }>;
+  };
+  risk: {
+    sizes: {
+      positions: number;
+      indexed: number;
+      buildMs: number;
+      byteSizePerPosition: number;
+      heapDeltaPerPosition: number;
+      results: Record<string, Timing & { hits: number }>;
+    }[];
+    growth: {
+      from: number;
+      to: number;
+      target: number;
+      ratios: Record<string, { ratio: number; pass: boolean }>;
+    } | null;
+  };
+  admission: {
+    memory: AdmissionFigures;
+    redis:
+      | (AdmissionFigures & { addedMedianMs: number; target: number; pass: boolean })
+      | { skipped: string };
+  };
+}
+
+interface AdmissionFigures {
+  backend: string;
+  concurrency1: { usPerRequest: number; medianUs: number; p99Us: number; requests: number };
+  concurrency32: { usPerRequest: number; medianUs: number; p99Us: number; requests: number };
+  target: number;
+  /** Both concurrencies within the target. */
+  pass: boolean;
+  passConcurrency1?: boolean;
+  passConcurrency32?: boolean;
+}
+
+let sink = 0;
+
+/** What the Redis backend of src/scale.ts offers beyond Admission (both optional here). */
+type ScaledAdmission = Admission & { ready?: (timeoutMs?: number) => Promise<boolean>; state?: () => string };
+
+/**
+ * Times fn per call: `warmup` untimed calls, then calls until `minIter` are done and `budgetMs`
+ * has passed (at most `maxIter`). Median and p99 in microseconds.
+ */
+function timeOp(
+  fn: () => number,
+  o: { warmup: number; minIter: number; maxIter: number; budgetMs: number },
+): Timing {
+  for (let i = 0; i < o.warmup; i++) sink += fn();
+  const samples = new Float64Array(o.maxIter);
+  let n = 0;
+  const start = performance.now();
+  while (n < o.maxIter && (n < o.minIter || performance.now() - start < o.budgetMs)) {
+    const t0 = performance.now();
+    sink += fn();
+    samples[n++] = (performance.now() - t0) * 1000;
+  }
+  const s = summarize(samples.subarray(0, n));
+  return { medianUs: sig(s.median, 3), p99Us: sig(s.p99, 3), iterations: n };
+}
+
+/** mulberry32: a small, fast, seeded PRNG returning [0, 1). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function memNow(): number {
+  gc();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search
+
+/** 100k markets from the 20k generated ones: copies with unique keys and jittered supply. */
+function replicate(markets: readonly MarketRecord[], total: number): MarketRecord[] {
+  const rand = prng(7);
+  const out: MarketRecord[] = [...markets];
+  for (let copy = 1; out.length < total; copy++) {
+    for (const m of markets) {
+      if (out.length >= total) break;
+      const f = 0.5 + rand();
+      out.push({ ...m, uniqueKey: `${m.uniqueKey}-r${copy}`, supply: m.supply * f, borrow: m.borrow * f });
+    }
+  }
+  return out;
+}
+
+/**
+ * A symbol for the "rare" query: a collateral symbol of the first 1k markets (so every catalog
+ * size holds it) that the fewest of the 20k generated markets match.
+ */
+function rareTerm(markets: readonly MarketRecord[], full: Catalog): string {
+  let best = 'usdc';
+  let bestHits = Number.POSITIVE_INFINITY;
+  const seen = new Set<string>();
+  for (const m of markets.slice(0, 1000)) {
+    const k = m.collateral.toLowerCase();
+    if (seen.has(k) || !/^[a-z][a-z0-9]{3,}$/.test(k)) continue;
+    seen.add(k);
+    const hits = full.search(k, {}, markets.length).length;
+    if (hits < bestHits || (hits === bestHits && k < best)) {
+      best = k;
+      bestHits = hits;
+    }
+  }
+  return best;
+}
+
+function benchSearch(
+  markets: readonly MarketRecord[],
+  full: Catalog,
+  quick: boolean,
+): InProcessResults['search'] {
+  const queries = [
+    { name: 'common', query: 'usdc' },
+    { name: 'pair', query: 'wsteth weth' },
+    { name: 'rare', query: rareTerm(markets, full) },
+  ];
+  const sizes = [1_000, 10_000, 100_000];
+  const big = replicate(markets, 100_000);
+  const timing = quick
+    ? { warmup: 50, minIter: 50, maxIter: 20_000, budgetMs: 250 }
+    : { warmup: 500, minIter: 300, maxIter: 200_000, budgetMs: 2000 };
+  const out: InProcessResults['search']['sizes'] = [];
+  for (const size of sizes) {
+    const t0 = performance.now();
+    const catalog = new Catalog(big.slice(0, size), SANDBOX_AS_OF);
+    const buildMs = sig(performance.now() - t0, 3);
+    const results: Record<string, Timing & { hits: number }> = {};
+    for (const q of queries) {
+      const hits = catalog.search(q.query, {}, 50).length;
+      results[q.name] = {
+        ...timeOp(() => catalog.search(q.query, {}, 50).length, timing),
+        hits,
+      };
+    }
+    log(
+      `search ${size.toLocaleString('en-US')} markets: ` +
+        queries.map((q) => `${q.query} ${results[q.name]!.medianUs} us`).join(', '),
+    );
+    out.push({ markets: size, buildMs, results });
+  }
+  const growth: InProcessResults['search']['growth10kTo100k'] = {};
+  const at = (n: number) => out.find((s) => s.markets === n)!;
+  for (const q of queries) {
+    const ratio = sig(at(100_000).results[q.name]!.medianUs / at(10_000).results[q.name]!.medianUs, 3);
+    growth[q.name] = {
+      ratio,
+      target: INPROCESS_TARGETS.searchGrowth10kTo100k,
+      pass: ratio <= INPROCESS_TARGETS.searchGrowth10kTo100k,
+    };
+  }
+  return { queries, sizes: out, growth10kTo100k: growth };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Positions at risk
+
+/**
+ * n positions over the catalog's markets, built straight into columns (no SQLite, no rows).
+ * Markets are skewed toward the largest; 10 % carry no debt; health factors: 5 % in
+ * [0.85, 1.1), 8 % in [1.1, 1.2), 80 % in [1.2, 3), 7 % in [3, 10); debt 100 USD to 1 M USD.
+ */
+function buildColumns(catalog: Catalog, n: number, seed: number): PositionColumns {
+  const rand = prng(seed);
+  const m = catalog.size;
+  const lltv = new Float64Array(m);
+  for (let i = 0; i < m; i++) lltv[i] = catalog.recordAt(i).lltv || 0.8;
+  const cols: PositionColumns = emptyColumns(n);
+  for (let i = 0; i < n; i++) {
+    const u = rand();
+    const ord = Math.floor(m * u * u);
+    cols.marketIndex[i] = ord;
+    if (rand() < 0.1) {
+      const c = 10 ** (2 + 4 * rand());
+      cols.collateralUsd[i] = c;
+      cols.supplyUsd[i] = rand() < 0.5 ? c : 0;
+      cols.healthFactor[i] = Number.POSITIVE_INFINITY;
+      continue;
+    }
+    const r = rand();
+    const hf =
+      r < 0.05
+        ? 0.85 + 0.25 * rand()
+        : r < 0.13
+          ? 1.1 + 0.1 * rand()
+          : r < 0.93
+            ? 1.2 + 1.8 * rand()
+            : 3 + 7 * rand();
+    const borrow = 10 ** (2 + 4 * rand());
+    cols.borrowUsd[i] = borrow;
+    cols.collateralUsd[i] = (hf * borrow) / lltv[ord]!;
+    cols.healthFactor[i] = hf;
+  }
+  const words = new Uint32Array(cols.users.buffer);
+  for (let i = 0; i < words.length; i++) words[i] = (rand() * 4294967296) >>> 0;
+  return cols;
+}
+
+function benchRisk(catalog: Catalog, quick: boolean): InProcessResults['risk'] {
+  const sizes = quick ? [10_000, 100_000, 1_000_000] : [10_000, 100_000, 1_000_000, 10_000_000];
+  const protocol: Protocol = catalog.protocols.includes('aave') ? 'aave' : catalog.protocols[0]!;
+  const chainIds = [1, 8453].filter((c) => catalog.chainIds.includes(c));
+  const base = { healthFactorThreshold: 1.1, minBorrowUsd: 0, limit: 50 };
+  const queries: Record<string, RiskQuery> = {
+    none: base,
+    protocol: { ...base, protocol },
+    chainIds: { ...base, chainIds },
+  };
+  const timing = quick
+    ? { warmup: 200, minIter: 200, maxIter: 50_000, budgetMs: 250 }
+    : { warmup: 2000, minIter: 1000, maxIter: 500_000, budgetMs: 2000 };
+  const out: InProcessResults['risk']['sizes'] = [];
+  for (const n of sizes) {
+    const before = memNow();
+    const t0 = performance.now();
+    let index: RiskIndex | null = new RiskIndex(catalog, buildColumns(catalog, n, 1234 + n));
+    const buildMs = sig(performance.now() - t0, 3);
+    const after = memNow();
+    const results: Record<string, Timing & { hits: number }> = {};
+    for (const [name, q] of Object.entries(queries)) {
+      const idx = index;
+      results[name] = { ...timeOp(() => idx.query(q).length, timing), hits: idx.query(q).length };
+    }
+    {
+      // What the route does beyond the query: one view per answer.
+      const idx = index;
+      results['noneWithViews'] = {
+        ...timeOp(() => {
+          let s = 0;
+          for (const i of idx.query(base)) s += idx.view(i).healthFactor;
+          return s;
+        }, timing),
+        hits: idx.query(base).length,
+      };
+    }
+    const entry = {
+      positions: n,
+      indexed: index.indexed,
+      buildMs,
+      byteSizePerPosition: sig(index.byteSize() / index.size, 3),
+      heapDeltaPerPosition: sig((after - before) / n, 3),
+      results,
+    };
+    out.push(entry);
+    log(
+      `risk ${n.toLocaleString('en-US')} positions (built in ${buildMs} ms, ${entry.byteSizePerPosition} B/position): ` +
+        Object.entries(results)
+          .map(([k, v]) => `${k} ${v.medianUs} us`)
+          .join(', '),
+    );
+    index = null;
+    gc();
+  }
+  const from = sizes.length >= 4 ? 1_000_000 : sizes[sizes.length - 2]!;
+  const to = sizes[sizes.length - 1]!;
+  const a = out.find((s) => s.positions === from)!;
+  const b = out.find((s) => s.positions === to)!;
+  const ratios: Record<string, { ratio: number; pass: boolean }> = {};
+  for (const name of Object.keys(a.results)) {
+    const ratio = sig(b.results[name]!.medianUs / a.results[name]!.medianUs, 3);
+    ratios[name] = { ratio, pass: ratio <= INPROCESS_TARGETS.riskGrowth1MTo10M };
+  }
+  return { sizes: out, growth: { from, to, target: INPROCESS_TARGETS.riskGrowth1MTo10M, ratios } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Admission: limiter + quotas (+ durable count) per request
+
+async function measureAdmission(
+  admission: Admission,
+  keyId: string,
+  tier: Tier,
+  quick: boolean,
+): Promise<Omit<AdmissionFigures, 'target' | 'pass'>> {
+  const req = (): AdmissionRequest => ({
+    keyId,
+    tier,
+    endpoint: 'GET /api/v1/markets/search',
+    counted: true,
+    nowMs: Date.now(),
+  });
+  const check = (r: Awaited<ReturnType<Admission['admit']>>) => {
+    if (!r.ok) throw new Error(`admission refused a request: ${r.reason}`);
+  };
+  const n1 = quick ? 3_000 : 30_000;
+  const n32 = quick ? 32 * 200 : 32 * 2_000;
+  for (let i = 0; i < Math.min(2_000, n1); i++) check(await admission.admit(req()));
+
+  const s1 = new Float64Array(n1);
+  let t = performance.now();
+  for (let i = 0; i < n1; i++) {
+    const t0 = performance.now();
+    check(await admission.admit(req()));
+    s1[i] = (performance.now() - t0) * 1000;
+  }
+  const c1Total = (performance.now() - t) * 1000;
+
+  const s32 = new Float64Array(n32);
+  let k = 0;
+  t = performance.now();
+  for (let b = 0; b < n32 / 32; b++) {
+    const batch: Promise<void>[] = [];
+    for (let j = 0; j < 32; j++) {
+      const t0 = performance.now();
+      batch.push(
+        admission.admit(req()).then((r) => {
+          check(r);
+          s32[k++] = (performance.now() - t0) * 1000;
+        }),
+      );
+    }
+    await Promise.all(batch);
+  }
+  const c32Total = (performance.now() - t) * 1000;
+  const a = summarize(s1);
+  const b = summarize(s32);
+  return {
+    backend: admission.backend,
+    concurrency1: {
+      usPerRequest: sig(c1Total / n1, 3),
+      medianUs: sig(a.median, 3),
+      p99Us: sig(a.p99, 3),
+      requests: n1,
+    },
+    concurrency32: {
+      usPerRequest: sig(c32Total / n32, 3),
+      medianUs: sig(b.median, 3),
+      p99Us: sig(b.p99, 3),
+      requests: n32,
+    },
+  };
+}
+
+function redisAnswers(): Promise<boolean> {
+  return new Promise((res) => {
+    const sock = connect({ host: '127.0.0.1', port: 6379 });
+    const done = (ok: boolean) => {
+      sock.destroy();
+      res(ok);
+    };
+    sock.setTimeout(500, () => done(false));
+    sock.on('error', () => done(false));
+    sock.on('connect', () => sock.write('PING\r\n'));
+    sock.on('data', (d) => done(d.toString().startsWith('+PONG')));
+  });
+}
+
+async function benchAdmission(quick: boolean): Promise<InProcessResults['admission']> {
+  const dir = mkdtempSync(join(tmpdir(), 'lrds-bench-admission-'));
+  const store = new SqliteStore(join(dir, 'lrds.db'));
+  try {
+    await store.migrate();
+    const keys = new KeyService(store);
+    const account = await keys.ensureAccount('bench');
+    const json = JSON.parse(readFileSync(join(ROOT, 'config/tiers.json'), 'utf8'));
+    // Counted requests on finite quotas no run reaches, and a rate the run never hits.
+    Object.assign(json.tiers.pro, {
+      ratePerSecond: 1_000_000,
+      dailyQuota: 1_000_000_000,
+      monthlyQuota: 2_000_000_000,
+    });
+    const tier = parseTiers(json, 'bench tiers').pro;
+    const local = new LocalAdmission(store);
+    const { record } = await keys.create({ accountId: account.id, tier: 'pro', mode: 'live' });
+    const m = await measureAdmission(local, record.id, tier, quick);
+    await local.close();
+    const target = INPROCESS_TARGETS.admitUsPerRequest;
+    const memory: AdmissionFigures = {
+      ...m,
+      target,
+      pass: m.concurrency1.usPerRequest <= target && m.concurrency32.usPerRequest <= target,
+      passConcurrency1: m.concurrency1.usPerRequest <= target,
+      passConcurrency32: m.concurrency32.usPerRequest <= target,
+    };
+    log(
+      `admit (memory + SQLite): c=1 ${m.concurrency1.usPerRequest} us/request, c=32 ${m.concurrency32.usPerRequest} us/request`,
+    );
+
+    let redis: InProcessResults['admission']['redis'];
+    const scaleUrl = new URL('../src/scale.ts', import.meta.url).href;
+    let createAdmission: ((...args: unknown[]) => unknown) | undefined;
+    try {
+      const mod = (await import(scaleUrl)) as { createAdmission?: unknown };
+      if (typeof mod.createAdmission === 'function')
+        createAdmission = mod.createAdmission as (...args: unknown[]) => unknown;
+    } catch {
+      // not built yet
+    }
+    if (!createAdmission) redis = { skipped: 'src/scale.ts does not export createAdmission (yet)' };
+    else if (!(await redisAnswers())) redis = { skipped: 'no Redis answering at 127.0.0.1:6379' };
+    else {
+      let adm: ScaledAdmission | null = null;
+      try {
+        const logger = {
+          warn: (obj: unknown, msg?: string) => log(`redis admission: ${msg ?? JSON.stringify(obj)}`),
+        };
+        // src/scale.ts: createAdmission({ redisUrl, store, logger? }) -> Admission (connects in the background).
+        adm = createAdmission({ redisUrl: 'redis://127.0.0.1:6379', store, logger }) as ScaledAdmission;
+        if (adm?.backend !== 'redis') throw new Error(`createAdmission gave backend ${String(adm?.backend)}`);
+        if (adm.ready && !(await adm.ready(5000))) throw new Error('Redis admission not ready within 5 s');
+        const k = await keys.create({ accountId: account.id, tier: 'pro', mode: 'live' });
+        const r = await measureAdmission(adm, k.record.id, tier, quick);
+        if (adm.state && adm.state() !== 'up')
+          throw new Error('Redis admission fell back to local during the run');
+        const added = sig((r.concurrency1.medianUs - m.concurrency1.medianUs) / 1000, 3);
+        redis = {
+          ...r,
+          target: INPROCESS_TARGETS.redisAddedMedianMs,
+          pass: added <= INPROCESS_TARGETS.redisAddedMedianMs,
+          addedMedianMs: added,
+        };
+        log(`admit (redis): c=1 median ${r.concurrency1.medianUs} us, added ${added} ms vs in-process`);
+      } catch (err) {
+        redis = { skipped: `Redis admission could not be measured: ${(err as Error).message}` };
+      } finally {
+        await adm?.close();
+      }
+    }
+    return { memory, redis };
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runInProcess(opts: InProcessOptions): Promise<InProcessResults> {
+  if (!(globalThis as { gc?: unknown }).gc) log('note: run with --expose-gc for exact heap deltas');
+  const t0 = performance.now();
+  const { markets } = generateSandbox({ profile: 'large' });
+  log(
+    `generated ${markets.length.toLocaleString('en-US')} markets in ${Math.round(performance.now() - t0)} ms`,
+  );
+  const full = new Catalog(markets, SANDBOX_AS_OF);
+  const search = benchSearch(markets, full, opts.quick);
+  const risk = benchRisk(full, opts.quick);
+  const admission = await benchAdmission(opts.quick);
+  if (sink === 42.5) log('');
+  return { search, risk, admission };
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, 'json-out': { type: 'string' } },
+  });
+  const results = await runInProcess({ quick: values.quick });
+  const json = JSON.stringify(results, null, 2);
+  if (values['json-out']) writeFileSync(values['json-out'], json);
+  else process.stdout.write(`${json}\n`);
+}

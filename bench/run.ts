@@ -1,0 +1,302 @@
+/**
+ * `npm run bench`: the whole benchmark in one command.
+ *
+ *   node bench/run.ts [--duration S] [--rounds N] [--connections C] [--only http|inprocess] [--quick]
+ *
+ * 1. HTTP: the service (`lrds serve`, large sandbox) against a raw node:http server sending the
+ *    same bytes, alternating, per route (bench/http.ts);
+ * 2. in-process scaling of search, positions at risk and admission (bench/inprocess.ts, in a
+ *    child process of its own with --expose-gc);
+ * 3. results to bench/results/<date>.json and bench/results/latest.json, and a Markdown table.
+ */
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DATA_DIR, type HttpOptions, type HttpResults, runHttp } from './http.ts';
+import { INPROCESS_TARGETS, type InProcessResults } from './inprocess.ts';
+import { BENCH_DIR, fmt, log, machine, runNode } from './lib.ts';
+
+const USAGE = `usage: node bench/run.ts [--duration S] [--rounds N] [--connections C] [--only http|inprocess] [--quick]
+
+  --duration S     measured seconds per autocannon run (default 10; --quick: 1.5)
+  --rounds N       alternating raw/service rounds per route, median taken (default 2, at least 2)
+  --connections C  keep-alive connections (default 32)
+  --only WHAT      run only the http or the inprocess part
+  --quick          smoke run: short runs, small sizes (no 10M positions), under ~2 minutes`;
+
+function parse() {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      connections: { type: 'string' },
+      only: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const num = (v: string | undefined, name: string, def: number, min: number): number => {
+    if (v === undefined) return def;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min) {
+      process.stderr.write(`--${name} must be a number >= ${min}, got '${v}'\n${USAGE}\n`);
+      process.exit(2);
+    }
+    return n;
+  };
+  const quick = values.quick;
+  if (values.only !== undefined && values.only !== 'http' && values.only !== 'inprocess') {
+    process.stderr.write(`--only must be http or inprocess, got '${values.only}'\n${USAGE}\n`);
+    process.exit(2);
+  }
+  const http: HttpOptions = {
+    durationSec: num(values.duration, 'duration', quick ? 1.5 : 10, 0.5),
+    warmupSec: quick ? 0.5 : 2,
+    rounds: Math.round(num(values.rounds, 'rounds', 2, 2)),
+    connections: Math.round(num(values.connections, 'connections', 32, 1)),
+    settleSec: quick ? 2 : 5,
+  };
+  return { quick, only: values.only as 'http' | 'inprocess' | undefined, http };
+}
+
+async function runInProcessChild(quick: boolean): Promise<InProcessResults> {
+  const out = join(DATA_DIR, `inprocess-${process.pid}.tmp`);
+  mkdirSync(DATA_DIR, { recursive: true });
+  try {
+    await runNode(
+      ['--expose-gc', join(BENCH_DIR, 'inprocess.ts'), '--json-out', out, ...(quick ? ['--quick'] : [])],
+      process.env,
+      { stderr: 'inherit' },
+    );
+    return JSON.parse(readFileSync(out, 'utf8')) as InProcessResults;
+  } finally {
+    rmSync(out, { force: true });
+  }
+}
+
+const passMark = (pass: boolean) => (pass ? 'yes' : '**no**');
+
+function httpTable(h: HttpResults): string {
+  const lines = [
+    '| route | body | raw req/s | service req/s | ratio | service p50 ms | service p99 ms | raw p50 / p99 ms | target | pass |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+  ];
+  for (const r of h.routes) {
+    const kb = r.bodyBytes >= 10_240 ? `${fmt(r.bodyBytes / 1024)} KB` : `${r.bodyBytes} B`;
+    lines.push(
+      `| \`GET ${r.shown.replace('/api/v1', '')}\` | ${kb} | ${fmt(r.median.raw.reqPerSec)} | ${fmt(r.median.service.reqPerSec)} | ` +
+        `${r.ratio.toFixed(2)} | ${fmt(r.median.service.p50Ms)} | ${fmt(r.median.service.p99Ms)} | ` +
+        `${fmt(r.median.raw.p50Ms)} / ${fmt(r.median.raw.p99Ms)} | ${r.target} | ${passMark(r.pass)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function inprocessTables(ip: InProcessResults): string {
+  const out: string[] = [];
+  const qs = ip.search.queries;
+  out.push(
+    `| search (limit 50), median / p99 µs | ${qs.map((q) => `\`${q.query}\``).join(' | ')} |`,
+    `|---|${qs.map(() => '---:').join('|')}|`,
+  );
+  for (const s of ip.search.sizes) {
+    out.push(
+      `| ${s.markets.toLocaleString('en-US')} markets | ${qs
+        .map((q) => `${fmt(s.results[q.name]!.medianUs)} / ${fmt(s.results[q.name]!.p99Us)}`)
+        .join(' | ')} |`,
+    );
+  }
+  out.push(
+    `| growth 10k → 100k (target ≤ ${INPROCESS_TARGETS.searchGrowth10kTo100k}x) | ${qs
+      .map((q) => {
+        const g = ip.search.growth10kTo100k[q.name]!;
+        return `${g.ratio}x ${g.pass ? '' : '**fail**'}`.trim();
+      })
+      .join(' | ')} |`,
+    '',
+  );
+  const names = Object.keys(ip.risk.sizes[0]?.results ?? {});
+  out.push(
+    `| positions at risk (hf < 1.1, limit 50), median / p99 µs | ${names.join(' | ')} | bytes/position (index) | heap Δ/position |`,
+    `|---|${names.map(() => '---:').join('|')}|---:|---:|`,
+  );
+  for (const s of ip.risk.sizes) {
+    out.push(
+      `| ${s.positions.toLocaleString('en-US')} positions | ${names
+        .map((n) => `${fmt(s.results[n]!.medianUs)} / ${fmt(s.results[n]!.p99Us)}`)
+        .join(' | ')} | ${s.byteSizePerPosition} | ${s.heapDeltaPerPosition} |`,
+    );
+  }
+  const g = ip.risk.growth;
+  if (g) {
+    out.push(
+      `| growth ${fmt(g.from)} → ${fmt(g.to)} (target ≤ ${g.target}x) | ${names
+        .map((n) => `${g.ratios[n]!.ratio}x ${g.ratios[n]!.pass ? '' : '**fail**'}`.trim())
+        .join(' | ')} | | |`,
+    );
+  }
+  out.push('');
+  const a = ip.admission;
+  out.push(
+    '| admission (limit + quotas + durable count) | backend | µs/request c=1 | µs/request c=32 | median / p99 µs c=1 | median / p99 µs c=32 | target | pass |',
+    '|---|---|---:|---:|---:|---:|---|---|',
+  );
+  const row = (label: string, f: InProcessResults['admission']['memory'], target: string, pass: boolean) =>
+    `| ${label} | ${f.backend} | ${fmt(f.concurrency1.usPerRequest)} | ${fmt(f.concurrency32.usPerRequest)} | ` +
+    `${fmt(f.concurrency1.medianUs)} / ${fmt(f.concurrency1.p99Us)} | ${fmt(f.concurrency32.medianUs)} / ${fmt(f.concurrency32.p99Us)} | ${target} | ${passMark(pass)} |`;
+  out.push(row('in process', a.memory, `≤ ${a.memory.target} µs/request`, a.memory.pass));
+  if ('skipped' in a.redis) out.push(`| Redis | skipped: ${a.redis.skipped} | | | | | | |`);
+  else
+    out.push(
+      row(
+        `Redis (+${a.redis.addedMedianMs} ms median)`,
+        a.redis,
+        `≤ +${a.redis.target} ms median`,
+        a.redis.pass,
+      ),
+    );
+  return out.join('\n');
+}
+
+async function main(): Promise<void> {
+  const opts = parse();
+  const started = new Date();
+  const info = machine();
+  log(
+    `${info.cpuCount} x ${info.cpuModel}, ${info.totalMemoryGiB} GiB, Node ${info.node}, load ${info.loadAverageAtStart.join(' ')}` +
+      (opts.quick ? ' (quick smoke run: figures are indicative only)' : ''),
+  );
+
+  let http: HttpResults | null = null;
+  let inprocess: InProcessResults | null = null;
+  if (opts.only !== 'inprocess') http = await runHttp(opts.http);
+  if (opts.only !== 'http') {
+    log('in-process scaling (child process with --expose-gc)');
+    inprocess = await runInProcessChild(opts.quick);
+  }
+
+  const failures = (http?.routes ?? []).filter((r) => r.failures > 0);
+  const targets: { name: string; target: string; value: number | string; pass: boolean }[] = [];
+  for (const r of http?.routes ?? []) {
+    targets.push({
+      name: `http ${r.name}: service/raw req/s`,
+      target: r.target,
+      value: r.ratio,
+      pass: r.pass,
+    });
+  }
+  if (inprocess) {
+    for (const [q, g] of Object.entries(inprocess.search.growth10kTo100k)) {
+      targets.push({
+        name: `search growth 10k->100k (${q})`,
+        target: `<= ${g.target}x`,
+        value: g.ratio,
+        pass: g.pass,
+      });
+    }
+    const g = inprocess.risk.growth;
+    if (g) {
+      for (const [q, r] of Object.entries(g.ratios)) {
+        targets.push({
+          name: `positions-at-risk growth ${g.from}->${g.to} (${q})`,
+          target: `<= ${g.target}x`,
+          value: r.ratio,
+          pass: r.pass,
+        });
+      }
+    }
+    const m = inprocess.admission.memory;
+    for (const c of [1, 32] as const) {
+      const f = c === 1 ? m.concurrency1 : m.concurrency32;
+      targets.push({
+        name: `admit in process, us/request at concurrency ${c}`,
+        target: `<= ${m.target}`,
+        value: f.usPerRequest,
+        pass: f.usPerRequest <= m.target,
+      });
+    }
+    const rd = inprocess.admission.redis;
+    if (!('skipped' in rd)) {
+      targets.push({
+        name: 'admit Redis, added median ms vs in process',
+        target: `<= ${rd.target}`,
+        value: rd.addedMedianMs,
+        pass: rd.pass,
+      });
+    }
+  }
+
+  const day = started.toISOString().slice(0, 10);
+  const results = {
+    date: started.toISOString(),
+    machine: info,
+    settings: {
+      quick: opts.quick,
+      only: opts.only ?? 'all',
+      durationSec: opts.http.durationSec,
+      warmupSec: opts.http.warmupSec,
+      rounds: opts.http.rounds,
+      connections: opts.http.connections,
+      pipelining: 1,
+      settleSec: opts.http.settleSec,
+    },
+    http,
+    inprocess,
+    targets,
+    allPass: targets.every((t) => t.pass) && failures.length === 0,
+  };
+  const dir = join(BENCH_DIR, 'results');
+  mkdirSync(dir, { recursive: true });
+  const json = `${JSON.stringify(results, null, 2)}\n`;
+  for (const name of [`${day}.json`, 'latest.json']) {
+    const tmp = join(dir, `${name}.tmp`);
+    writeFileSync(tmp, json);
+    renameSync(tmp, join(dir, name));
+  }
+
+  const md: string[] = [];
+  md.push(
+    `### Benchmarks (${day}${opts.quick ? ', quick smoke run' : ''})`,
+    '',
+    `${info.cpuCount} × ${info.cpuModel}, ${info.totalMemoryGiB} GiB RAM, Linux ${info.kernel}, Node ${info.node}.`,
+  );
+  if (http) {
+    md.push(
+      `Large sandbox: ${http.dataset.markets.toLocaleString('en-US')} markets, ${http.dataset.positions.toLocaleString('en-US')} positions. ` +
+        `autocannon: ${opts.http.connections} keep-alive connections, pipelining 1, ${opts.http.durationSec} s per run after ` +
+        `${opts.http.warmupSec} s of warm-up, raw and service alternating, median of ${opts.http.rounds} rounds. ` +
+        'The load generator runs on the same machine and shares its cores with the server, so both figures are ' +
+        'lower than a separate client would measure; the ratio is what to read.',
+      '',
+      httpTable(http),
+      '',
+      `Start-up (spawn to healthy, large dataset): ${fmt(http.startup.msToHealthy / 1000)} s; RSS when healthy ` +
+        `${fmt(http.startup.rssMiBWhenHealthy)} MiB (${fmt(http.startup.rssMiBSettled)} MiB ${opts.http.settleSec} s later), ` +
+        `peak during the run ${fmt(http.startup.peakRssMiB)} MiB.`,
+    );
+  }
+  if (inprocess) md.push('', inprocessTables(inprocess));
+  process.stdout.write(`\n${md.join('\n')}\n\n`);
+  log(`results written to bench/results/${day}.json and bench/results/latest.json`);
+
+  if (failures.length > 0) {
+    process.stderr.write(
+      `\nBENCH FAILED: errors or non-2xx responses on ${failures.map((f) => `${f.name} (${f.failures})`).join(', ')}\n`,
+    );
+    process.exit(1);
+  }
+  const missed = targets.filter((t) => !t.pass);
+  if (missed.length > 0)
+    log(`targets missed: ${missed.map((t) => `${t.name} = ${t.value} (${t.target})`).join('; ')}`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `\nBENCH FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});
