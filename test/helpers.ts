@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { LocalAdmission } from '../src/access/admission.ts';
 import { KeyService } from '../src/access/keys.ts';
@@ -24,6 +26,20 @@ export function tiersWith(patch: (tiers: Record<string, Record<string, unknown>>
 export const GENEROUS_TIERS = tiersWith((tiers) => {
   for (const t of Object.values(tiers)) t.ratePerSecond = 1_000_000;
 });
+
+const tempDirs: string[] = [];
+
+/** A fresh temporary folder, removed when the test process exits. */
+export function tempDir(prefix = 'lrds-test-'): string {
+  if (tempDirs.length === 0) {
+    process.once('exit', () => {
+      for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
 
 let counter = 0;
 const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');

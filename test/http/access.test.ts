@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.ts';
-import { createTestApp, makeMarket, makePosition, modelOf, tiersWith } from '../helpers.ts';
+import { createTestApp, makeMarket, makePosition, modelOf, tempDir, tiersWith } from '../helpers.ts';
 
 const SEARCH = '/api/v1/markets/search?query=weth';
 
@@ -153,11 +153,9 @@ describe('quotas', () => {
   });
 
   test('behavior: counts survive a restart (a new process on the same store file)', async () => {
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const { SqliteStore } = await import('../../src/store/sqlite/sqlite-store.ts');
-    const file = join(mkdtempSync(join(tmpdir(), 'lrds-')), 'lrds.db');
+    const file = join(tempDir(), 'lrds.db');
     const clock = new ManualClock();
     const first = await createTestApp({ tiers: small, clock, store: new SqliteStore(file) });
     const key = await first.key('free');

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -12,7 +11,7 @@ import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { DatasetInput } from '../../src/store/types.ts';
 import { storeContract } from '../contract/store-contract.ts';
-import { makeMarket, makePosition } from '../helpers.ts';
+import { makeMarket, makePosition, tempDir } from '../helpers.ts';
 
 const URL_ = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** The URL without credentials, for messages. */
@@ -214,7 +213,7 @@ if (!reachable) {
 
 describe('openStore', () => {
   test('default: no DATABASE_URL gives the migrated embedded store in the data dir', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'lrds-open-'));
+    const dataDir = tempDir('lrds-open-');
     const store = await openStore({ dataDir, databaseUrl: null });
     assert.equal(store.kind, 'sqlite');
     assert.equal(await store.datasetInfo(), null);

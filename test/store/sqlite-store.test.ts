@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { storeContract } from '../contract/store-contract.ts';
+import { tempDir } from '../helpers.ts';
 
 storeContract('sqlite', async () => {
-  const store = new SqliteStore(join(mkdtempSync(join(tmpdir(), 'lrds-store-')), 'lrds.db'));
+  const store = new SqliteStore(join(tempDir('lrds-store-'), 'lrds.db'));
   await store.migrate();
   return store;
 });
 
 test('behavior: two connections to one file see each other (CLI and server)', async () => {
-  const file = join(mkdtempSync(join(tmpdir(), 'lrds-store-')), 'lrds.db');
+  const file = join(tempDir('lrds-store-'), 'lrds.db');
   const server = new SqliteStore(file);
   const cli = new SqliteStore(file);
   await Promise.all([server.migrate(), cli.migrate()]);
