@@ -1,6 +1,6 @@
 import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../domain/periods.ts';
 import type { Store, UsageEvent } from '../store/types.ts';
-import { QuotaCounters } from './quota.ts';
+import { QuotaCounters, type QuotaUsage } from './quota.ts';
 import { type RateState, SlidingWindowLimiter } from './sliding-window.ts';
 import type { Tier } from './tiers.ts';
 
@@ -42,6 +42,19 @@ export interface Admission {
   /** Current counts and limiter state, without counting anything. */
   status(keyId: string, tier: Tier, nowMs: number): Promise<QuotaStatus>;
   close(): Promise<void>;
+}
+
+/** The dashboard view of a key's counters and limiter state at `nowMs`. */
+export function quotaStatus(u: QuotaUsage, rate: RateState, nowMs: number): QuotaStatus {
+  return {
+    day: u.day,
+    dayUsed: u.dayUsed,
+    dayResetAt: nextUtcMidnight(nowMs),
+    month: u.month,
+    monthUsed: u.monthUsed,
+    monthResetAt: nextUtcMonthStart(nowMs),
+    rate,
+  };
 }
 
 /** A backend the answer depends on is unreachable: the request gets 503, never a guess. */
@@ -200,16 +213,11 @@ export class LocalAdmission implements Admission {
 
   async status(keyId: string, tier: Tier, nowMs: number): Promise<QuotaStatus> {
     await this.ensureLoaded(keyId, nowMs);
-    const u = this.quotas.usage(keyId, nowMs);
-    return {
-      day: u.day,
-      dayUsed: u.dayUsed,
-      dayResetAt: nextUtcMidnight(nowMs),
-      month: u.month,
-      monthUsed: u.monthUsed,
-      monthResetAt: nextUtcMonthStart(nowMs),
-      rate: this.limiter.peek(keyId, tier.ratePerSecond, nowMs),
-    };
+    return quotaStatus(
+      this.quotas.usage(keyId, nowMs),
+      this.limiter.peek(keyId, tier.ratePerSecond, nowMs),
+      nowMs,
+    );
   }
 
   async close(): Promise<void> {

@@ -1,16 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Clock } from '../domain/clock.ts';
-import {
-  DAY_MS,
-  dayStartMs,
-  monthOfDay,
-  nextUtcMidnight,
-  nextUtcMonthStart,
-  utcDay,
-} from '../domain/periods.ts';
+import { DAY_MS, dayStartMs, monthOfDay, utcDay } from '../domain/periods.ts';
 import type { Store, UsageEvent } from '../store/types.ts';
-import type { Admission, AdmissionRequest, AdmissionResult, QuotaStatus } from './admission.ts';
+import {
+  type Admission,
+  type AdmissionRequest,
+  type AdmissionResult,
+  type QuotaStatus,
+  quotaStatus,
+} from './admission.ts';
 import { QuotaCounters } from './quota.ts';
 import { ADMIT_LUA, MERGE_LUA, STATUS, STATUS_LUA } from './redis-scripts.ts';
 import { type RateState, SlidingWindowLimiter, WINDOW_MS } from './sliding-window.ts';
@@ -362,15 +361,14 @@ export class RedisAdmission implements Admission {
       const storedMonth = monthOfDay(dayOfNumber(d));
       const currentMonth = monthOfDay(dayOfNumber(today));
       const monthLive = storedMonth >= currentMonth;
-      return {
+      const usage = {
         day: dayOfNumber(dayLive ? d : today),
         dayUsed: dayLive ? Number(r[5]) : 0,
-        dayResetAt: nextUtcMidnight(nowMs),
         month: monthLive ? storedMonth : currentMonth,
         monthUsed: monthLive ? Number(r[6]) : 0,
-        monthResetAt: nextUtcMonthStart(nowMs),
-        rate: { limit: tier.ratePerSecond, remaining: Number(r[1]), resetAt: Number(r[2]) / 1000 },
       };
+      const rate = { limit: tier.ratePerSecond, remaining: Number(r[1]), resetAt: Number(r[2]) / 1000 };
+      return quotaStatus(usage, rate, nowMs);
     }
   }
 
@@ -557,16 +555,11 @@ export class RedisAdmission implements Admission {
     const local = this.#localState();
     const now = this.#clock ? this.#clock.now() : nowMs;
     await this.#ensureLocalLoaded(local, keyId, now);
-    const u = local.quotas.usage(keyId, now);
-    return {
-      day: u.day,
-      dayUsed: u.dayUsed,
-      dayResetAt: nextUtcMidnight(now),
-      month: u.month,
-      monthUsed: u.monthUsed,
-      monthResetAt: nextUtcMonthStart(now),
-      rate: local.limiter.peek(keyId, this.#share(tier), now),
-    };
+    return quotaStatus(
+      local.quotas.usage(keyId, now),
+      local.limiter.peek(keyId, this.#share(tier), now),
+      now,
+    );
   }
 
   #share(tier: Tier): number {

@@ -27,7 +27,7 @@ Usage:
   lrds keys revoke ID                          revoke a key; refused from its next request
   lrds keys set-tier ID free|pro|enterprise    change a key's tier
 
-Settings come from the environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, TIERS_FILE, LOG_LEVEL.`;
+Settings come from the environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, TIERS_FILE, LOG_LEVEL, INSTANCES.`;
 
 class UsageError extends Error {}
 

@@ -1,5 +1,7 @@
 import fastJson from 'fast-json-stringify';
-import type { Meta } from './envelope.ts';
+import type { FastifyRequest } from 'fastify';
+import type { ReadModel } from '../data/read-model.ts';
+import { dataMeta, type Meta } from './envelope.ts';
 import { MarketSchema, MetaSchema, PositionAtRiskSchema } from './schemas.ts';
 
 /**
@@ -39,3 +41,30 @@ export function itemEnvelope(item: Buffer, meta: Meta): Buffer {
 }
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The answer of a market list (search, list): the markets' cached JSON in order, with meta
+ * naming their protocols, or those of the scope when nothing matched.
+ */
+export function marketListAnswer(
+  request: FastifyRequest,
+  model: ReadModel,
+  ords: readonly number[],
+  nowMs: number,
+  scopeProtocol: string | undefined,
+  total?: number,
+): Buffer {
+  const { catalog } = model;
+  const nowSec = Math.floor(nowMs / 1000);
+  const items = ords.map((o) => catalog.json(o, nowSec, marketJson));
+  const protocols = ords.map((o) => catalog.recordAt(o).protocol);
+  const meta = dataMeta(
+    request,
+    model,
+    nowMs,
+    protocols,
+    scopeProtocol ? [scopeProtocol] : catalog.protocols,
+  );
+  if (total !== undefined) meta.total = total;
+  return listEnvelope(items, meta);
+}

@@ -1,10 +1,9 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../context.ts';
 import { callerOf } from '../context.ts';
-import { dataMeta } from '../envelope.ts';
 import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam } from '../params.ts';
 import { envelope, errorResponses, MarketSchema } from '../schemas.ts';
-import { JSON_TYPE, listEnvelope, marketJson } from '../serialize.ts';
+import { JSON_TYPE, marketListAnswer } from '../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from './types.ts';
 
 const ROUTE_MAX = 1000;
@@ -48,16 +47,10 @@ export function registerMarketsList(app: Api, deps: AppDeps): void {
       const nowMs = deps.clock.now();
       const { limit, chainIds } = clampRequest(request, q, nowMs);
       const model = deps.data.get(callerOf(request).key.mode);
-      const { catalog } = model;
       const filter = { protocol: q.protocol, chainIds };
-      const ords = catalog.list(filter, q.offset ?? 0, limit);
-      const nowSec = Math.floor(nowMs / 1000);
-      const items = ords.map((o) => catalog.json(o, nowSec, marketJson));
-      const scope = q.protocol ? [q.protocol] : catalog.protocols;
-      const protocols = ords.map((o) => catalog.recordAt(o).protocol);
-      const meta = dataMeta(request, model, nowMs, protocols, scope);
-      meta.total = catalog.count(filter);
-      return reply.type(JSON_TYPE).send(listEnvelope(items, meta) as never);
+      const ords = model.catalog.list(filter, q.offset ?? 0, limit);
+      const answer = marketListAnswer(request, model, ords, nowMs, q.protocol, model.catalog.count(filter));
+      return reply.type(JSON_TYPE).send(answer as never);
     },
   );
 }

@@ -1,11 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../context.ts';
 import { callerOf } from '../context.ts';
-import { dataMeta } from '../envelope.ts';
 import { invalidParameter } from '../errors.ts';
 import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam } from '../params.ts';
 import { envelope, errorResponses, MarketSchema } from '../schemas.ts';
-import { JSON_TYPE, listEnvelope, marketJson } from '../serialize.ts';
+import { JSON_TYPE, marketListAnswer } from '../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from './types.ts';
 
 const ROUTE_MAX = 200;
@@ -55,14 +54,8 @@ export function registerMarketsSearch(app: Api, deps: AppDeps): void {
       const nowMs = deps.clock.now();
       const { limit, chainIds } = clampRequest(request, q, nowMs);
       const model = deps.data.get(callerOf(request).key.mode);
-      const { catalog } = model;
-      const ords = catalog.search(text, { protocol: q.protocol, chainIds }, limit);
-      const nowSec = Math.floor(nowMs / 1000);
-      const items = ords.map((o) => catalog.json(o, nowSec, marketJson));
-      const scope = q.protocol ? [q.protocol] : catalog.protocols;
-      const protocols = ords.map((o) => catalog.recordAt(o).protocol);
-      const meta = dataMeta(request, model, nowMs, protocols, scope);
-      return reply.type(JSON_TYPE).send(listEnvelope(items, meta) as never);
+      const ords = model.catalog.search(text, { protocol: q.protocol, chainIds }, limit);
+      return reply.type(JSON_TYPE).send(marketListAnswer(request, model, ords, nowMs, q.protocol) as never);
     },
   );
 }

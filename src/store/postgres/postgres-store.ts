@@ -2,11 +2,11 @@ import postgres, { type Sql, type TransactionSql } from 'postgres';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type { MarketRecord } from '../../domain/types.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
+import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
   DatasetInfo,
   DatasetInput,
-  KeyMode,
   KeyRecord,
   ProgressFn,
   Store,
@@ -28,32 +28,6 @@ const LOCK_DATASET = 0x4c52_4402;
 export interface PostgresStoreOptions {
   /** Connections in the pool; default 10. */
   poolSize?: number;
-}
-
-interface KeyRow {
-  id: string;
-  account_id: string;
-  hash: string;
-  prefix: string;
-  mode: string;
-  tier: string;
-  name: string | null;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-function toKey(row: KeyRow): KeyRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    hash: row.hash,
-    prefix: row.prefix,
-    mode: row.mode as KeyMode,
-    tier: row.tier,
-    name: row.name,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
 }
 
 function toAccount(row: Record<string, unknown> | undefined): AccountRecord | null {

@@ -4,11 +4,11 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type { MarketRecord } from '../../domain/types.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
+import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
   DatasetInfo,
   DatasetInput,
-  KeyMode,
   KeyRecord,
   ProgressFn,
   Store,
@@ -18,32 +18,6 @@ import type {
 } from '../types.ts';
 import { aggregateUsage } from '../usage.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
-
-interface KeyRow {
-  id: string;
-  account_id: string;
-  hash: string;
-  prefix: string;
-  mode: string;
-  tier: string;
-  name: string | null;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-function toKey(row: KeyRow): KeyRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    hash: row.hash,
-    prefix: row.prefix,
-    mode: row.mode as KeyMode,
-    tier: row.tier,
-    name: row.name,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
-}
 
 /**
  * The embedded store: one SQLite file (node:sqlite) in WAL mode. Every statement is
