@@ -10,6 +10,7 @@ import { ManualClock } from '../src/domain/clock.ts';
 import { healthFactor } from '../src/domain/metrics.ts';
 import type { MarketRecord, OracleRecord, PositionRecord } from '../src/domain/types.ts';
 import { buildApp } from '../src/http/app.ts';
+import type { AppDeps } from '../src/http/context.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { DatasetInfo, KeyMode } from '../src/store/types.ts';
 
@@ -156,6 +157,10 @@ export interface TestAppOptions {
   tiers?: TierTable;
   clock?: ManualClock;
   store?: SqliteStore;
+  /** Pino options (logging is off by default). */
+  logger?: Record<string, unknown>;
+  /** Server timeouts and overload thresholds (app defaults otherwise). */
+  server?: AppDeps['server'];
 }
 
 /** The whole app over an in-memory SQLite store, with a manual clock. */
@@ -180,6 +185,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     admission,
     data: { get: (mode) => (mode === 'test' ? sandbox : live) },
     clock,
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.server ? { server: options.server } : {}),
   });
   await app.ready();
   return {

@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance, FastifyRequest, LightMyRequestResponse } from 'fastify';
-import { LocalAdmission } from '../../src/access/admission.ts';
-import { KeyService } from '../../src/access/keys.ts';
+import type { KeyService } from '../../src/access/keys.ts';
 import { ManualClock } from '../../src/domain/clock.ts';
-import { buildApp } from '../../src/http/app.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
   createTestApp,
@@ -18,6 +15,7 @@ import {
   makePosition,
   modelOf,
   type TestApp,
+  tempDir,
 } from '../helpers.ts';
 
 /**
@@ -45,25 +43,10 @@ interface FileApp {
 }
 
 async function fileApp(logger: Record<string, unknown>): Promise<FileApp> {
-  const dir = mkdtempSync(join(tmpdir(), 'lrds-sec-'));
-  const clock = new ManualClock();
-  const m = makeMarket();
-  const model = modelOf([m], [makePosition(m)], clock);
+  const dir = tempDir('lrds-sec-');
   const store = new SqliteStore(join(dir, 'lrds.db'));
-  await store.migrate();
-  const keys = new KeyService(store);
-  const app = await buildApp({
-    store,
-    tiers: GENEROUS_TIERS,
-    keys,
-    admission: new LocalAdmission(store),
-    data: { get: () => model },
-    clock,
-    logger,
-    server: { pressure: false },
-  });
-  await app.ready();
-  return { app, store, keys, dir };
+  const t = await createTestApp({ store, tiers: GENEROUS_TIERS, logger, server: { pressure: false } });
+  return { app: t.app, store, keys: t.keys, dir };
 }
 
 /** Every byte of the database files (main, WAL, shared memory). */

@@ -3,13 +3,9 @@ import net from 'node:net';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { LocalAdmission } from '../../src/access/admission.ts';
-import { KeyService } from '../../src/access/keys.ts';
-import { ManualClock } from '../../src/domain/clock.ts';
-import { buildApp } from '../../src/http/app.ts';
 import type { ServerOptions } from '../../src/http/context.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import { GENEROUS_TIERS, makeMarket, makePosition, modelOf } from '../helpers.ts';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { createTestApp, GENEROUS_TIERS } from '../helpers.ts';
 
 /**
  * Slow and greedy clients over a real socket, with short timeouts passed through AppDeps.server:
@@ -27,26 +23,11 @@ interface Running {
 const running: Running[] = [];
 
 async function start(server: ServerOptions): Promise<Running> {
-  const clock = new ManualClock();
-  const m = makeMarket();
-  const model = modelOf([m], [makePosition(m)], clock);
-  const store = new SqliteStore(':memory:');
-  await store.migrate();
-  const keys = new KeyService(store);
-  const app = await buildApp({
-    store,
-    tiers: GENEROUS_TIERS,
-    keys,
-    admission: new LocalAdmission(store),
-    data: { get: () => model },
-    clock,
-    server,
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (app.server.address() as net.AddressInfo).port;
-  const account = await keys.ensureAccount('acme');
-  const { key } = await keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' });
-  const r = { app, port, key, store };
+  const t = await createTestApp({ tiers: GENEROUS_TIERS, server });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (t.app.server.address() as net.AddressInfo).port;
+  const key = await t.key('enterprise');
+  const r = { app: t.app, port, key, store: t.store };
   running.push(r);
   return r;
 }

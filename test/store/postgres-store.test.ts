@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { positionAt } from '../../src/domain/position-columns.ts';

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
