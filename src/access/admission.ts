@@ -75,11 +75,15 @@ export class BackendUnavailableError extends Error {
  */
 export class GroupCommit {
   private readonly store: Store;
-  private pending: UsageEvent[] = [];
-  private failed: UsageEvent[] = [];
-  private flush: Promise<void> | null = null;
-  private retry: NodeJS.Timeout | null = null;
   private readonly onError: ((err: unknown) => void) | undefined;
+  /** Recorded, not yet taken by a write. */
+  private pending: UsageEvent[] = [];
+  /** Taken by a write that failed: written again by the next write. */
+  private failed: UsageEvent[] = [];
+  /** The end of the write queue: one write at a time, each taking what waits when it starts. */
+  private writes: Promise<void> = Promise.resolve();
+  private turn: Promise<void> | null = null;
+  private retry: NodeJS.Timeout | null = null;
 
   constructor(store: Store, onError?: (err: unknown) => void) {
     this.store = store;
@@ -91,55 +95,57 @@ export class GroupCommit {
     return this.failed.length === 0;
   }
 
+  /** Resolves once the event was part of a write (durable unless `durable` says otherwise). */
   record(event: UsageEvent): Promise<void> {
     this.pending.push(event);
-    if (!this.flush) {
-      this.flush = new Promise<void>((resolve) => {
+    if (!this.turn) {
+      this.turn = new Promise<void>((resolve) => {
         setImmediate(() => {
-          const batch = this.failed.length > 0 ? [...this.failed, ...this.pending] : this.pending;
-          this.pending = [];
-          this.flush = null;
-          this.store.recordUsage(batch).then(
-            () => {
-              this.failed = [];
-              resolve();
-            },
-            (err: unknown) => {
-              this.failed = batch;
-              this.onError?.(err);
-              this.scheduleRetry();
-              resolve();
-            },
-          );
+          this.turn = null;
+          this.enqueue().then(resolve);
         });
       });
     }
-    return this.flush;
+    return this.turn;
+  }
+
+  /** Queues one write after the ones already queued; it never rejects. */
+  private enqueue(): Promise<void> {
+    const write = this.writes.then(() => this.writeWaiting());
+    this.writes = write;
+    return write;
+  }
+
+  private async writeWaiting(): Promise<void> {
+    const batch = this.failed.length > 0 ? [...this.failed, ...this.pending] : this.pending;
+    this.failed = [];
+    this.pending = [];
+    if (batch.length === 0) return;
+    try {
+      await this.store.recordUsage(batch);
+    } catch (err) {
+      this.failed = batch;
+      this.onError?.(err);
+      this.scheduleRetry();
+    }
   }
 
   private scheduleRetry(): void {
     if (this.retry) return;
     this.retry = setTimeout(() => {
       this.retry = null;
-      if (this.failed.length === 0 || this.flush) return;
-      const batch = this.failed;
-      this.store.recordUsage(batch).then(
-        () => {
-          // events recorded meanwhile were written with `failed` prepended; drop only this batch
-          if (this.failed === batch) this.failed = [];
-        },
-        () => this.scheduleRetry(),
-      );
+      if (this.failed.length > 0) void this.enqueue();
     }, 1000);
     this.retry.unref();
   }
 
-  /** Writes whatever still waits (shutdown). */
+  /** Writes whatever still waits (shutdown); throws if the store still refuses it. */
   async close(): Promise<void> {
     if (this.retry) clearTimeout(this.retry);
-    if (this.flush) await this.flush;
-    if (this.failed.length > 0) await this.store.recordUsage(this.failed);
-    this.failed = [];
+    this.retry = null;
+    if (this.turn) await this.turn;
+    await this.enqueue();
+    if (this.failed.length > 0) throw new Error(`${this.failed.length} usage counts could not be written`);
   }
 }
 
@@ -208,7 +214,10 @@ export class LocalAdmission implements Admission {
     const q = this.quotas.consume(keyId, { daily: tier.dailyQuota, monthly: tier.monthlyQuota }, nowMs);
     await this.usage.record({ keyId, day: q.day, endpoint: req.endpoint, countedMonthly: q.countedMonthly });
     if (q.ok) return { ok: true, rate: state };
-    return { ok: false, reason: q.reason, rate: state, limit: q.limit, used: q.used };
+    // Refused with 429: the request takes no slot of the window (D7).
+    this.limiter.release(keyId);
+    const after = this.limiter.peek(keyId, tier.ratePerSecond, nowMs);
+    return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used };
   }
 
   async status(keyId: string, tier: Tier, nowMs: number): Promise<QuotaStatus> {
