@@ -54,6 +54,7 @@ export class KeyService {
   private readonly cacheSize: number;
   private readonly cache = new Map<string, KeyRecord | null>();
   private version = -1;
+  private generation = 0;
 
   constructor(store: Store, options: KeyServiceOptions = {}) {
     this.store = store;
@@ -65,13 +66,18 @@ export class KeyService {
   async refresh(): Promise<void> {
     const v = await this.store.keysVersion();
     if (v !== this.version) {
-      this.cache.clear();
+      this.invalidate();
       this.version = v;
     }
   }
 
+  /**
+   * Drops the cache. Lookups that started before are not cached when they finish (they may
+   * have read a key before its revocation): `generation` tells them apart.
+   */
   invalidate(): void {
     this.cache.clear();
+    this.generation++;
   }
 
   async verify(rawKey: string): Promise<KeyCheck> {
@@ -79,13 +85,20 @@ export class KeyService {
     const hash = hashKey(rawKey);
     let record = this.cache.get(hash);
     if (record === undefined) {
+      const generation = this.generation;
       try {
         record = await this.store.findKeyByHash(hash);
       } catch (err) {
         // A key not in the cache cannot be checked while the store is down: 503, not 401.
         throw new BackendUnavailableError(`key store unavailable: ${(err as Error).message}`);
       }
-      if (this.cache.size >= this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+      if (generation === this.generation) {
+        if (this.cache.size >= this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+        this.cache.set(hash, record);
+      }
+    } else {
+      // least recently used first out: a hit moves the entry to the end
+      this.cache.delete(hash);
       this.cache.set(hash, record);
     }
     if (!record || record.revokedAt !== null) return { ok: false };

@@ -96,3 +96,26 @@ describe('NoKeyEvents', () => {
     assert.equal(seen, 0);
   });
 });
+
+describe('KeyService cache', () => {
+  test('behavior: a lookup that read a key before its revocation does not cache it', async () => {
+    const store = new SqliteStore(':memory:');
+    await store.migrate();
+    const service = new KeyService(store);
+    const account = await service.ensureAccount('acme');
+    const { key, record } = await service.create({ accountId: account.id, tier: 'pro', mode: 'live' });
+    // A slow read: it sees the key as it was before the revocation below.
+    const realFind = store.findKeyByHash.bind(store);
+    const before = await realFind(record.hash);
+    store.findKeyByHash = async () => {
+      await new Promise((r) => setTimeout(r, 20));
+      return before;
+    };
+    const slow = service.verify(key);
+    await service.revoke(record.id); // invalidates while the slow read is in flight
+    assert.equal((await slow).ok, true, 'the read in flight answers as of its read');
+    store.findKeyByHash = realFind;
+    assert.equal((await service.verify(key)).ok, false, 'the stale read was not cached');
+    await store.close();
+  });
+});
