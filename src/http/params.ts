@@ -70,12 +70,20 @@ export const StartDateParam = Type.String({
   examples: ['2026-11-01'],
 });
 
-/** Parses an ISO date or date-time to epoch ms; undefined when omitted. */
+/**
+ * Parses an ISO 8601 date or date-time to epoch ms; undefined when omitted. Without an offset
+ * the time is UTC (never the server's zone); a date that does not exist (2026-02-30) is refused.
+ */
 export function parseDate(raw: string | undefined, parameter: string): number | undefined {
   if (raw === undefined) return undefined;
-  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw);
-  if (!Number.isFinite(ms))
-    throw invalidParameter([{ parameter, problem: 'must be an ISO 8601 date or date-time' }]);
+  const hasOffset = /(Z|[+-]\d{2}:\d{2})$/.test(raw);
+  const iso = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : hasOffset ? raw : `${raw}Z`;
+  const ms = Date.parse(iso);
+  // The calendar date must survive the round trip (Date.parse rolls 02-30 over to 03-02).
+  const sameDay =
+    Number.isFinite(ms) && (hasOffset || new Date(ms).toISOString().slice(0, 10) === raw.slice(0, 10));
+  if (!sameDay)
+    throw invalidParameter([{ parameter, problem: 'must be an existing ISO 8601 date or date-time' }]);
   return ms;
 }
 

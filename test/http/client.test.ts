@@ -120,9 +120,18 @@ describe('client self-service', () => {
       ['2026-11-22'],
     );
     assert.equal(recent.meta.clamped, undefined);
-    const bad = await t.get('/api/v1/client/usage?startDate=yesterday', key);
-    assert.equal(bad.statusCode, 400);
-    assert.equal(bad.json().details[0].parameter, 'startDate');
+    for (const value of ['yesterday', '2026-02-30', '2026-13-01T00:00']) {
+      const bad = await t.get(`/api/v1/client/usage?startDate=${value}`, key);
+      assert.equal(bad.statusCode, 400, value);
+      assert.equal(bad.json().details[0].parameter, 'startDate');
+    }
+    // a date-time without an offset is UTC, whatever the server's zone
+    const utc = (await t.get('/api/v1/client/usage?startDate=2026-11-21T00:00', key)).json();
+    assert.equal(utc.meta.clamped, undefined);
+    assert.deepEqual(
+      utc.data.map((d: { date: string }) => d.date),
+      ['2026-11-22'],
+    );
     await t.close();
   });
 
