@@ -109,26 +109,44 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
   if (!settings.redisUrl) {
     fail('--workers above 1 needs REDIS_URL: rate limits and quotas must be shared by the workers');
   }
+  loadTiers(settings.tiersFile); // a broken tier file stops here, once, not in every worker
   await withStore(settings, async (store) => {
     if (!(await store.datasetInfo())) await seedStore(store, 'default', DEFAULT_SEED, undefined, true);
   });
   let stopping = false;
-  const fork = () => cluster.fork({ LRDS_WORKERS: String(workers) });
+  const startedAt = new Map<number, number>();
+  const fork = () => {
+    const worker = cluster.fork({ LRDS_WORKERS: String(workers) });
+    startedAt.set(worker.id, Date.now());
+  };
   for (let i = 0; i < workers; i++) fork();
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (Object.values(cluster.workers ?? {}).every((w) => !w || w.isDead()))
+        process.exit(process.exitCode ?? 0);
+      return;
+    }
+    const lived = Date.now() - (startedAt.get(worker.id) ?? 0);
+    if (lived < 5_000) {
+      // Dying at start-up is a configuration problem: restarting would only loop.
+      process.stderr.write(
+        `lrds: worker ${worker.process.pid} failed at start-up (${signal ?? code}); stopping\n`,
+      );
+      process.exitCode = typeof code === 'number' && code !== 0 ? code : 1;
+      stop('SIGTERM');
       return;
     }
     process.stderr.write(`lrds: worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
     fork();
   });
-  const stop = (signal: NodeJS.Signals) => {
+  function stop(signal: NodeJS.Signals): void {
     if (stopping) return;
     stopping = true;
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill(signal);
     setTimeout(() => process.exit(1), 12_000).unref();
-  };
+    if (Object.values(cluster.workers ?? {}).every((w) => !w || w.isDead()))
+      process.exit(process.exitCode ?? 0);
+  }
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGTERM'));
 }
