@@ -548,7 +548,10 @@ export class RedisAdmission implements Admission {
     this.#record(keyId, q.day, req.endpoint, q.countedMonthly);
     this.#addOutage(keyId, q.day, q.countedMonthly);
     if (q.ok) return { ok: true, rate: state };
-    return { ok: false, reason: q.reason, rate: state, limit: q.limit, used: q.used };
+    // Refused with 429: the request takes no slot of the window (D7).
+    local.limiter.release(keyId);
+    const after = local.limiter.peek(keyId, this.#share(tier), nowMs);
+    return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used };
   }
 
   async #statusLocal(keyId: string, tier: Tier, nowMs: number): Promise<QuotaStatus> {

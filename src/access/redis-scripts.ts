@@ -109,7 +109,8 @@ end
 local resetAt = t + W
 if n > 0 then resetAt = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]) + W end
 if n >= rate then return {1, 0, resetAt, resetAt - now, now, 0, 0, 0, ''} end
-redis.call('ZADD', KEYS[1], fmt(t), fmt(t) .. ':' .. string.format('%09d', seq))
+local member = fmt(t) .. ':' .. string.format('%09d', seq)
+redis.call('ZADD', KEYS[1], fmt(t), member)
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 local remaining = rate - n - 1
 if not counted then return {0, remaining, resetAt, 0, now, 0, 0, 0, ''} end
@@ -134,6 +135,11 @@ else
 end
 redis.call('HSET', KEYS[2], 'd', fmt(d), 'du', fmt(du), 'mu', fmt(mu))
 redis.call('PEXPIRE', KEYS[2], fmt(quotaTtlMs(d, now)))
+-- A request refused with 429 takes no slot of the window (D7): give it back.
+if status ~= 0 then
+  redis.call('ZREM', KEYS[1], member)
+  remaining = rate - n
+end
 return {status, remaining, resetAt, 0, now, d, du, mu, g}
 `;
 

@@ -157,6 +157,17 @@ export class SlidingWindowLimiter {
   }
 
   /**
+   * Gives back the slot of the key's newest admitted request (a request that passed the
+   * window but was then refused by a quota takes no slot: DECISIONS D7). Call it right after
+   * that request's hit(), before any other hit of the key.
+   */
+  release(key: string): void {
+    const w = this.#windows.get(key);
+    if (w === undefined || w.count === 0) return;
+    w.count--;
+  }
+
+  /**
    * The key's state at `nowMs` for `rate`, without admitting or recording anything (for
    * the headers of responses that did not go through hit()). Does not modify the key.
    */

@@ -323,15 +323,16 @@ describe('RedisAdmission with Redis unreachable from the start', () => {
         ...['ok', 'ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'],
         ...['ok', 'ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'],
         ...['ok', 'ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'],
-        ...['ok', 'DAILY_QUOTA', 'DAILY_QUOTA', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'],
-        ...['DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'],
+        // quota refusals take no slot (D7): once the quota is used up, every request is a quota 429
+        ...['ok', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA'],
+        ...['DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA'],
       ],
     );
     assert.equal(results[0]!.rate.limit, 3);
     const s = await adm.status('k', t, clock.now());
-    assert.deepEqual([s.dayUsed, s.monthUsed], [15, 10]);
+    assert.deepEqual([s.dayUsed, s.monthUsed], [21, 10]);
     await adm.close();
-    assert.deepEqual(await store.usageTotals('k', utcDay(clock.now())), { dayUsed: 15, monthUsed: 10 });
+    assert.deepEqual(await store.usageTotals('k', utcDay(clock.now())), { dayUsed: 21, monthUsed: 10 });
     await store.close();
   });
 });

@@ -168,7 +168,8 @@ export function admissionContract(name: string, make: MakeAdmission, options: { 
         assert.deepEqual(r4, {
           ok: false,
           reason: 'DAILY_QUOTA',
-          rate: { limit: 100, remaining: 96, resetAt: clock.now() + 1000 },
+          // 3 admitted in the window; the refused 4th took no slot
+          rate: { limit: 100, remaining: 97, resetAt: clock.now() + 1000 },
           limit: 3,
           used: 4,
         });
@@ -177,6 +178,18 @@ export function admissionContract(name: string, make: MakeAdmission, options: { 
         const s = await adm.status(key, t, clock.now());
         assert.equal(s.dayUsed, 5);
         assert.equal(s.monthUsed, 3);
+      });
+    });
+
+    test('behavior: a request refused by a quota takes no slot of the window', async () => {
+      await withAdmission('2026-11-22T12:00:00.000Z', async ({ admitN }) => {
+        const t = tier(5, 2, null);
+        const results = await admitN(10, t);
+        const reasons = results.map((r) => (r.ok ? 'ok' : r.reason));
+        // rate 5, daily quota 2: 2 admitted, then only quota refusals, never the rate limit
+        assert.deepEqual(reasons, ['ok', 'ok', ...Array(8).fill('DAILY_QUOTA')]);
+        const last = results[9]!;
+        assert.equal(last.rate.remaining, 3);
       });
     });
 
