@@ -234,6 +234,15 @@ export class Catalog {
     return out;
   }
 
+  /** The protocols that have markets in the filter's scope (sorted): meta.source of an empty answer. */
+  protocolsIn(filter: MarketFilter): Protocol[] {
+    // A protocol the query names is its scope, whether or not it has markets there.
+    if (filter.protocol !== undefined) return [filter.protocol];
+    const chains = filter.chainIds;
+    if (chains === undefined) return [...this.protocols];
+    return this.protocols.filter((p) => chains.some((c) => this.byProtocolChain.has(`${p}:${c}`)));
+  }
+
   /** Number of markets in scope (for pagination metadata). */
   count(filter: MarketFilter): number {
     let n = 0;

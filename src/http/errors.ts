@@ -70,6 +70,6 @@ export function unauthorized(): ApiError {
     'UNAUTHORIZED',
     'A valid API key is required: send it as "Authorization: Bearer <API_KEY>".',
     {},
-    { 'www-authenticate': 'Bearer realm="api"' },
+    { 'www-authenticate': 'Bearer' },
   );
 }

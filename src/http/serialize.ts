@@ -1,5 +1,6 @@
 import fastJson from 'fast-json-stringify';
 import type { FastifyRequest } from 'fastify';
+import type { MarketFilter } from '../data/catalog.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import { dataMeta, type Meta } from './envelope.ts';
 import { MarketSchema, MetaSchema, PositionAtRiskSchema } from './schemas.ts';
@@ -44,27 +45,21 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * The answer of a market list (search, list): the markets' cached JSON in order, with meta
- * naming their protocols, or those of the scope when nothing matched.
+ * naming their protocols, or those with markets in the query's scope when nothing matched.
  */
 export function marketListAnswer(
   request: FastifyRequest,
   model: ReadModel,
   ords: readonly number[],
   nowMs: number,
-  scopeProtocol: string | undefined,
+  filter: MarketFilter,
   total?: number,
 ): Buffer {
   const { catalog } = model;
   const nowSec = Math.floor(nowMs / 1000);
   const items = ords.map((o) => catalog.json(o, nowSec, marketJson));
   const protocols = ords.map((o) => catalog.recordAt(o).protocol);
-  const meta = dataMeta(
-    request,
-    model,
-    nowMs,
-    protocols,
-    scopeProtocol ? [scopeProtocol] : catalog.protocols,
-  );
+  const meta = dataMeta(request, model, nowMs, protocols, ords.length > 0 ? [] : catalog.protocolsIn(filter));
   if (total !== undefined) meta.total = total;
   return listEnvelope(items, meta);
 }

@@ -267,18 +267,23 @@ describe('RedisAdmission with two instances and lost data', { skip: skip ?? fals
         assert.ok(local[i]! - local[i - share]! >= 1000, `${k}: more than ${share} local admits in 1 s`);
       }
       // Counted requests see used grow by one each time, through the outage and the restart.
+      // A command in flight when Redis was killed may have been applied there too and then counted
+      // locally: Redis may count one more (at least once, never less); the store counts exactly.
       let n = 0;
       for (const e of counted) {
         n++;
         if (!e.r.ok && e.r.reason === 'DAILY_QUOTA')
-          assert.equal(e.r.used, n, `${k}: used of counted request ${n}`);
+          assert.ok(e.r.used === n || e.r.used === n + 1, `${k}: used ${e.r.used} of counted request ${n}`);
       }
       assert.ok(
         entries.slice(-5).every((e) => e.r.rate.limit === 40),
         `${k}: back on Redis at the end`,
       );
       const s = await adm.status(k, tiers.get(k)!, Date.now());
-      assert.equal(s.dayUsed, counted.length, `${k}: Redis counts after reconciliation`);
+      assert.ok(
+        s.dayUsed === counted.length || s.dayUsed === counted.length + 1,
+        `${k}: Redis counts after reconciliation: ${s.dayUsed} for ${counted.length}`,
+      );
       expected.set(k, { dayUsed: counted.length, monthUsed: admitted.length });
     }
     await adm.close();

@@ -76,6 +76,7 @@ const markets = [wsteth, wstethSmall, usdc, susde, euler];
 let t: TestApp;
 let pro: string;
 let free: string;
+let free_: string;
 
 before(async () => {
   t = await createTestApp({
@@ -85,6 +86,7 @@ before(async () => {
   });
   pro = await t.key('pro');
   free = await t.key('free');
+  free_ = await t.key('free');
 });
 after(() => t.close());
 
@@ -241,6 +243,15 @@ describe('GET /markets/search', () => {
     const res = await search('query=zzz&protocol=fluid');
     assert.deepEqual(res.json().data, []);
     assert.equal(res.json().meta.source, 'fluid');
+  });
+
+  test('behavior: an empty answer names the protocols of its chain scope', async () => {
+    // only aave has a market on Base (8453) in this catalog
+    const res = await search('query=zzz&chainIds=8453');
+    assert.deepEqual(res.json().data, []);
+    assert.equal(res.json().meta.source, 'aave');
+    const free = await search('query=zzz', free_);
+    assert.equal(free.json().meta.source, 'euler,morpho');
   });
 
   test('behavior: a free key sees Ethereum only, without a clamp note', async () => {

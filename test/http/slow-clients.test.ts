@@ -169,23 +169,45 @@ describe('overload', () => {
     const r = await start({ ...SHORT, pressure: { maxEventLoopDelayMs: 20, sampleIntervalMs: 100 } });
     const url = `http://127.0.0.1:${r.port}/api/v1/markets`;
     const headers = { authorization: `Bearer ${r.key}` };
+    // Reading the count is not what this test is about: retry while a 20 ms threshold on a
+    // busy machine still sheds it.
     const quotaUsed = async () => {
-      const res = await fetch(`http://127.0.0.1:${r.port}/api/v1/client/quota`, { headers });
-      assert.equal(res.status, 200);
-      return ((await res.json()) as { data: { daily: { used: number } } }).data.daily.used;
+      for (let i = 0; ; i++) {
+        const res = await fetch(`http://127.0.0.1:${r.port}/api/v1/client/quota`, { headers });
+        if (res.status === 200)
+          return ((await res.json()) as { data: { daily: { used: number } } }).data.daily.used;
+        assert.equal(res.status, 503);
+        assert.ok(i < 60, 'the quota dashboard is served once the loop is calm');
+        await sleep(50);
+      }
     };
     // start-up itself (schema compilation) can exceed 20 ms: wait until a sample is calm
     await untilServed(`http://127.0.0.1:${r.port}/api/v1/health`);
-    assert.equal((await fetch(url, { headers })).status, 200);
+    let status = 0;
+    for (let i = 0; i < 60 && status !== 200; i++) {
+      status = (await fetch(url, { headers })).status;
+      if (status !== 200) await sleep(50);
+    }
+    assert.equal(status, 200, 'served once the loop is calm');
     const usedBefore = await quotaUsed();
 
-    const until = performance.now() + 1500;
-    while (performance.now() < until) {
-      // block the event loop for 1.5 s
+    // Block the event loop for 1.5 s, then ask. The sampler runs on its own interval: if its
+    // sample did not land yet, the request is served (and counted); block again.
+    let served = 0;
+    let res: Response | undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const until = performance.now() + 1500;
+      while (performance.now() < until) {
+        // busy: the event loop is blocked
+      }
+      await sleep(10); // the sampler, overdue, runs first and sees the delay
+      res = await fetch(url, { headers });
+      if (res.status === 503) break;
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+      served++;
     }
-    await sleep(10); // the sampler, overdue, runs first and sees the delay
-
-    const res = await fetch(url, { headers });
+    assert.ok(res);
     assert.equal(res.status, 503);
     const retryAfter = res.headers.get('retry-after');
     assert.match(String(retryAfter), /^[1-9]\d*$/);
@@ -197,6 +219,6 @@ describe('overload', () => {
 
     // the loop is free again: served within a few samples, and the 503 was not counted
     await untilServed(`http://127.0.0.1:${r.port}/api/v1/health`);
-    assert.equal(await quotaUsed(), usedBefore);
+    assert.equal(await quotaUsed(), usedBefore + served);
   });
 });

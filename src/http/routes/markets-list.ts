@@ -49,7 +49,7 @@ export function registerMarketsList(app: Api, deps: AppDeps): void {
       const model = deps.data.get(callerOf(request).key.mode);
       const filter = { protocol: q.protocol, chainIds };
       const ords = model.catalog.list(filter, q.offset ?? 0, limit);
-      const answer = marketListAnswer(request, model, ords, nowMs, q.protocol, model.catalog.count(filter));
+      const answer = marketListAnswer(request, model, ords, nowMs, filter, model.catalog.count(filter));
       return reply.type(JSON_TYPE).send(answer as never);
     },
   );

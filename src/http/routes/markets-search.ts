@@ -54,8 +54,9 @@ export function registerMarketsSearch(app: Api, deps: AppDeps): void {
       const nowMs = deps.clock.now();
       const { limit, chainIds } = clampRequest(request, q, nowMs);
       const model = deps.data.get(callerOf(request).key.mode);
-      const ords = model.catalog.search(text, { protocol: q.protocol, chainIds }, limit);
-      return reply.type(JSON_TYPE).send(marketListAnswer(request, model, ords, nowMs, q.protocol) as never);
+      const filter = { protocol: q.protocol, chainIds };
+      const ords = model.catalog.search(text, filter, limit);
+      return reply.type(JSON_TYPE).send(marketListAnswer(request, model, ords, nowMs, filter) as never);
     },
   );
 }

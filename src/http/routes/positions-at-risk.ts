@@ -76,7 +76,9 @@ export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
         limit,
       });
       const items = hits.map((i) => model.risk.json(i, positionJson));
-      const scope = q.protocol ? [q.protocol] : marketId ? [marketId.protocol] : model.catalog.protocols;
+      const scope = marketId
+        ? [marketId.protocol]
+        : model.catalog.protocolsIn({ protocol: q.protocol, chainIds });
       const protocols = hits.map((i) => model.risk.protocolOf(i));
       const meta = dataMeta(request, model, nowMs, protocols, scope);
       return reply.type(JSON_TYPE).send(listEnvelope(items, meta) as never);
