@@ -171,9 +171,10 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
   const { app } = service;
   const requests = trackRequests(app.server);
   await app.listen({ port: settings.port, host: settings.host });
-  // The sandbox served to test keys, when the live store holds another dataset: built after
-  // the server is up so it does not delay start-up (it takes about a second).
-  setImmediate(() => service.models.warm());
+  // The sandbox served to test keys, when the live store holds another dataset: built a few
+  // seconds after the server is up, so health checks and the first requests are not held
+  // behind it (it blocks for about a second; a test-key request before then builds it itself).
+  setTimeout(() => service.models.warm(), 3000).unref();
   const live = service.models.get('live').dataset;
   app.log.info(
     {
