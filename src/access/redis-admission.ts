@@ -377,20 +377,7 @@ export class RedisAdmission implements Admission {
     let pending = this.#seeding.get(keyId);
     if (!pending) {
       pending = (async () => {
-        const floors = await this.#floors(keyId, dayNum);
-        const r = await this.#scripts.lrdsMerge(
-          this.#keys(keyId).q,
-          this.#nowArg(),
-          dayNum,
-          floors.du,
-          floors.mu,
-          newGeneration(),
-          '',
-          0,
-          0,
-          0,
-        );
-        this.#rememberMerge(keyId, r);
+        await this.#merge(keyId, dayNum, '', { day: 0, n: 0, m: 0 });
       })();
       this.#seeding.set(keyId, pending);
       pending.finally(() => this.#seeding.delete(keyId)).catch(() => {});
@@ -499,10 +486,23 @@ export class RedisAdmission implements Admission {
 
   async #applyOutage(keyId: string, day: string, delta: OutageDelta): Promise<void> {
     const dayNum = dayNumber(day);
-    const floors = await this.#floors(keyId, dayNum);
     const gen = delta.uncertain ? '' : delta.gen;
     // If the call fails, it may have been applied: a retry merges floors only.
     delta.uncertain = true;
+    await this.#merge(keyId, dayNum, gen, { day: dayNum, n: delta.n, m: delta.m });
+  }
+
+  /**
+   * Merges the store's floors for `dayNum` into the key's quota hash and, when the hash is of
+   * generation `gen`, adds `add` (counts made locally on `add.day`); remembers the result.
+   */
+  async #merge(
+    keyId: string,
+    dayNum: number,
+    gen: string,
+    add: { day: number; n: number; m: number },
+  ): Promise<void> {
+    const floors = await this.#floors(keyId, dayNum);
     const r = await this.#scripts.lrdsMerge(
       this.#keys(keyId).q,
       this.#nowArg(),
@@ -511,9 +511,9 @@ export class RedisAdmission implements Admission {
       floors.mu,
       newGeneration(),
       gen,
-      dayNum,
-      delta.n,
-      delta.m,
+      add.day,
+      add.n,
+      add.m,
     );
     this.#rememberMerge(keyId, r);
   }
