@@ -88,10 +88,6 @@ export interface MarketFilter {
   chainIds?: readonly number[] | undefined;
 }
 
-export interface SearchHit {
-  market: MarketView;
-}
-
 const WORD_SPLIT = /[^\p{L}\p{N}.+]+/u;
 
 function normalize(s: string): string {

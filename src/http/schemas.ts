@@ -268,5 +268,3 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, unkn
   }
   return out;
 }
-
-export const ERROR_EXAMPLE_CODES = Object.keys(ERROR_EXAMPLES) as ErrorCode[];
