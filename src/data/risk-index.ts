@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Protocol } from '../domain/enums.ts';
 import { distanceToLiq, leverage } from '../domain/metrics.ts';
 import {
@@ -37,8 +38,13 @@ export interface RiskQuery {
   limit: number;
 }
 
-/** Serialized positions kept (about 0.5 KB each). */
-const JSON_CACHE_ENTRIES = 20_000;
+/**
+ * Bounds of the serialized-positions cache, by entries and by bytes (each entry is its bytes
+ * plus a fixed overhead; a position is about 0.5 KB, so 20,000 of them fit in 16 MiB).
+ */
+export const JSON_CACHE_ENTRIES = 20_000;
+export const JSON_CACHE_BYTES = 16 * 1024 * 1024;
+const JSON_ENTRY_OVERHEAD_BYTES = 100;
 
 /**
  * Positions ordered by health factor. Storage is column-wise (PositionColumns, with market
@@ -53,7 +59,11 @@ export class RiskIndex {
   private readonly all: Uint32Array;
   private readonly lists = new Map<string, Uint32Array>();
   private readonly catalog: Catalog;
-  private readonly jsonCache = new Map<number, Uint8Array>();
+  private readonly jsonCache = new LRUCache<number, Uint8Array>({
+    max: JSON_CACHE_ENTRIES,
+    maxSize: JSON_CACHE_BYTES,
+    sizeCalculation: (json) => json.byteLength + JSON_ENTRY_OVERHEAD_BYTES,
+  });
 
   constructor(catalog: Catalog, cols: PositionColumns) {
     this.catalog = catalog;
@@ -222,11 +232,14 @@ export class RiskIndex {
     let s = this.jsonCache.get(i) as T | undefined;
     if (s === undefined) {
       s = serialize(this.view(i));
-      if (this.jsonCache.size >= JSON_CACHE_ENTRIES)
-        this.jsonCache.delete(this.jsonCache.keys().next().value!);
-    } else this.jsonCache.delete(i);
-    this.jsonCache.set(i, s);
+      this.jsonCache.set(i, s);
+    }
     return s;
+  }
+
+  /** Entries and bytes of the serialized-positions cache (at most JSON_CACHE_ENTRIES and JSON_CACHE_BYTES). */
+  jsonCacheStats(): { entries: number; bytes: number } {
+    return { entries: this.jsonCache.size, bytes: this.jsonCache.calculatedSize };
   }
 
   /** The API view of one position. */
