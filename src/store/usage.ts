@@ -1,4 +1,28 @@
-import type { UsageEvent } from './types.ts';
+import { randomBytes } from 'node:crypto';
+import type { ReservedUsage, UsageEvent, UsageReservation, UsageTotals } from './types.ts';
+
+/**
+ * The id of a new batch of usage writes (Store.recordUsage, Store.reserveUsage): 16 random
+ * bytes, base64url. Taken once when the batch is formed; every retry of the batch reuses it.
+ */
+export function newUsageBatchId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/**
+ * How long the store remembers the id of an applied batch (ms): a batch retried within this
+ * time is applied once. Retries happen within an outage (a write whose answer was lost when the
+ * network to PostgreSQL was cut), so a day is plenty. SQLite commits synchronously, so a write
+ * there is never of unknown outcome and its retries follow within seconds: 10 minutes.
+ */
+export const USAGE_BATCH_RETENTION_MS = 24 * 3600_000;
+export const SQLITE_USAGE_BATCH_RETENTION_MS = 10 * 60_000;
+/**
+ * Expired ids each write deletes, in its own transaction. Every write adds one id, so the table
+ * stays at what the retention holds, and no write ever deletes a backlog at once (an hourly
+ * DELETE of a day of ids stalled the process for seconds).
+ */
+export const USAGE_BATCH_PRUNE_PER_WRITE = 32;
 
 export interface UsageIncrement {
   keyId: string;
@@ -22,4 +46,62 @@ export function aggregateUsage(events: readonly UsageEvent[]): UsageIncrement[] 
     if (e.countedMonthly) row.monthly++;
   }
   return [...rows.values()];
+}
+
+/** The (key, day) pairs of a batch of reservations, each once, in first-seen order. */
+export function reservationDays(requests: readonly UsageReservation[]): { keyId: string; day: string }[] {
+  const seen = new Map<string, { keyId: string; day: string }>();
+  for (const r of requests) {
+    const id = `${r.keyId}\u0000${r.day}`;
+    if (!seen.has(id)) seen.set(id, { keyId: r.keyId, day: r.day });
+  }
+  return [...seen.values()];
+}
+
+/**
+ * The answers to a reservation batch already applied (its id recorded): nothing is counted
+ * again; each request gets its key's stored totals of its day (`totals`, as reservationDays()
+ * lists them), which include it, and countedMonthly says whether that day is within its
+ * daily quota.
+ */
+export function replayedReservations(
+  requests: readonly UsageReservation[],
+  totals: ReadonlyMap<string, UsageTotals>,
+): ReservedUsage[] {
+  return requests.map((r) => {
+    const stored = totals.get(`${r.keyId}\u0000${r.day}`) ?? { dayUsed: 0, monthUsed: 0 };
+    return {
+      dayUsed: stored.dayUsed,
+      monthUsed: stored.monthUsed,
+      countedMonthly: r.daily === null || stored.dayUsed <= r.daily,
+    };
+  });
+}
+
+/**
+ * Decides reservations in order (DECISIONS D7) from the stored totals of each (key, day) of the
+ * batch (`totals`, as reservationDays() lists them), and returns the events to record with them.
+ */
+export function decideReservations(
+  requests: readonly UsageReservation[],
+  totals: ReadonlyMap<string, UsageTotals>,
+): { results: ReservedUsage[]; events: UsageEvent[] } {
+  const days = new Map<string, number>();
+  const months = new Map<string, number>();
+  const results: ReservedUsage[] = [];
+  const events: UsageEvent[] = [];
+  for (const r of requests) {
+    const dayId = `${r.keyId}\u0000${r.day}`;
+    const monthId = `${r.keyId}\u0000${r.day.slice(0, 7)}`;
+    const stored = totals.get(dayId) ?? { dayUsed: 0, monthUsed: 0 };
+    const dayUsed = (days.get(dayId) ?? stored.dayUsed) + 1;
+    days.set(dayId, dayUsed);
+    let monthUsed = months.get(monthId) ?? stored.monthUsed;
+    const countedMonthly = r.daily === null || dayUsed <= r.daily;
+    if (countedMonthly) monthUsed++;
+    months.set(monthId, monthUsed);
+    results.push({ dayUsed, monthUsed, countedMonthly });
+    events.push({ keyId: r.keyId, day: r.day, endpoint: r.endpoint, countedMonthly });
+  }
+  return { results, events };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { positionAt } from '../../src/domain/position-columns.ts';
 import type { Store } from '../../src/store/types.ts';
+import { newUsageBatchId } from '../../src/store/usage.ts';
 import { makeMarket, makePosition } from '../helpers.ts';
 
 /**
@@ -212,6 +213,114 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
+    test('behavior: createKeyWithin caps active keys of a tier and creations in a window, atomically', async () => {
+      const store = await open();
+      await store.createAccount({
+        id: 'acct_c',
+        name: 'capped',
+        email: null,
+        createdAt: '2026-11-22T00:00:00.000Z',
+      });
+      const key = (i: number, tier = 'free', createdAt = `2026-11-22T10:00:0${i}.000Z`) => ({
+        id: `key_c${i}`,
+        accountId: 'acct_c',
+        hash: `hc${i}`,
+        prefix: 'lrds_live_AbCd',
+        mode: 'live' as const,
+        tier,
+        name: null,
+        createdAt,
+        revokedAt: null,
+      });
+      const caps = { maxActive: 2, creations: null };
+      // concurrent creations: exactly two pass the cap of two
+      const results = await Promise.all([0, 1, 2, 3].map((i) => store.createKeyWithin(key(i), caps)));
+      assert.equal(results.filter((r) => r.ok).length, 2);
+      assert.deepEqual(
+        results.find((r) => !r.ok),
+        { ok: false, reason: 'TOO_MANY_KEYS', active: 2 },
+      );
+      assert.equal((await store.listKeys('acct_c')).length, 2);
+      // another tier has its own cap; a revoked key frees its place
+      assert.deepEqual(await store.createKeyWithin(key(5, 'pro'), caps), { ok: true });
+      const [first] = await store.listKeys('acct_c');
+      await store.revokeKey(first!.id, '2026-11-22T11:00:00.000Z');
+      assert.deepEqual(await store.createKeyWithin(key(6), caps), { ok: true });
+      // creations in the window count revoked keys too
+      const window = { maxActive: null, creations: { since: '2026-11-22T10:00:00.500Z', max: 3 } };
+      const refused = await store.createKeyWithin(key(7, 'pro'), window);
+      assert.equal(refused.ok, false);
+      assert.equal(refused.ok === false && refused.reason, 'TOO_MANY_CREATIONS');
+      assert.equal(refused.ok === false && refused.reason === 'TOO_MANY_CREATIONS' && refused.created, 3);
+      const later = { ...window, creations: { since: '2026-11-22T10:00:03.500Z', max: 3 } };
+      assert.deepEqual(await store.createKeyWithin(key(7, 'pro'), later), { ok: true });
+      // over the limit by more than one (a lowered limit): the place frees with the (n - max + 1)-th oldest
+      const lowered = { maxActive: null, creations: { since: '2026-11-22T10:00:00.500Z', max: 2 } };
+      const over = await store.createKeyWithin(key(8, 'pro', '2026-11-22T10:00:08.000Z'), lowered);
+      assert.deepEqual(over, {
+        ok: false,
+        reason: 'TOO_MANY_CREATIONS',
+        created: 4,
+        freedBy: '2026-11-22T10:00:06.000Z',
+      });
+      // a test key has caps of its own
+      const testKey = { ...key(9), mode: 'test' as const };
+      assert.deepEqual(await store.createKeyWithin(testKey, { maxActive: 1, creations: lowered.creations }), {
+        ok: true,
+      });
+      await store.close();
+    });
+
+    test('behavior: keyChangesSince names exactly the keys created, revoked or re-tiered after a version', async () => {
+      const store = await open();
+      await store.createAccount({
+        id: 'acct_k',
+        name: 'changes',
+        email: null,
+        createdAt: '2026-11-22T00:00:00.000Z',
+      });
+      const key = (i: number) => ({
+        id: `key_k${i}`,
+        accountId: 'acct_k',
+        hash: `hk${i}`,
+        prefix: 'lrds_live_AbCd',
+        mode: 'live' as const,
+        tier: 'free',
+        name: null,
+        createdAt: '2026-11-22T00:00:00.000Z',
+        revokedAt: null,
+      });
+      const v0 = await store.keysVersion();
+      assert.deepEqual(await store.keyChangesSince(v0), { version: v0, hashes: [] });
+      await store.createKey(key(1));
+      await store.createKey(key(2));
+      const first = await store.keyChangesSince(v0);
+      assert.deepEqual(first.hashes, ['hk1', 'hk2']);
+      assert.equal(first.version, await store.keysVersion());
+      assert.ok(first.version > v0);
+      // each kind of change, once per key however many times it changed
+      await store.revokeKey('key_k1', '2026-11-22T01:00:00.000Z');
+      await store.setKeyTier('key_k2', 'pro');
+      await store.setKeyTier('key_k2', 'enterprise');
+      assert.deepEqual(await store.createKeyWithin(key(3), { maxActive: null, creations: null }), {
+        ok: true,
+      });
+      const second = await store.keyChangesSince(first.version);
+      assert.deepEqual(second.hashes, ['hk1', 'hk2', 'hk3']);
+      assert.ok(second.version > first.version);
+      // what did not change, or was refused, is not named
+      assert.equal(await store.revokeKey('key_k1', '2026-11-22T02:00:00.000Z'), false);
+      assert.equal(await store.setKeyTier('key_x', 'pro'), false);
+      assert.deepEqual(await store.keyChangesSince(second.version), { version: second.version, hashes: [] });
+      await store.setKeyTier('key_k3', 'pro');
+      assert.deepEqual((await store.keyChangesSince(second.version)).hashes, ['hk3']);
+      // a version the store never reached (another store's): nothing named, the version tells
+      const ahead = await store.keyChangesSince(second.version + 1000);
+      assert.deepEqual(ahead.hashes, []);
+      assert.ok(ahead.version < second.version + 1000);
+      await store.close();
+    });
+
     test('behavior: usage counts per day and endpoint, daily and monthly totals', async () => {
       const store = await open();
       const e = (day: string, endpoint: string, countedMonthly = true) => ({
@@ -220,14 +329,13 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         endpoint,
         countedMonthly,
       });
-      await store.recordUsage([
-        e('2026-11-21', 'GET /a'),
-        e('2026-11-22', 'GET /a'),
-        e('2026-11-22', 'GET /b'),
-      ]);
-      await store.recordUsage([e('2026-11-22', 'GET /a', false)]);
-      await store.recordUsage([e('2026-10-31', 'GET /a')]);
-      await store.recordUsage([{ ...e('2026-11-22', 'GET /a'), keyId: 'other' }]);
+      await store.recordUsage(
+        [e('2026-11-21', 'GET /a'), e('2026-11-22', 'GET /a'), e('2026-11-22', 'GET /b')],
+        newUsageBatchId(),
+      );
+      await store.recordUsage([e('2026-11-22', 'GET /a', false)], newUsageBatchId());
+      await store.recordUsage([e('2026-10-31', 'GET /a')], newUsageBatchId());
+      await store.recordUsage([{ ...e('2026-11-22', 'GET /a'), keyId: 'other' }], newUsageBatchId());
       assert.deepEqual(await store.usageTotals('k', '2026-11-22'), { dayUsed: 3, monthUsed: 3 });
       assert.deepEqual(await store.usageTotals('k', '2026-12-01'), { dayUsed: 0, monthUsed: 0 });
       assert.deepEqual(await store.usageByDay('k', '2026-11-01', '2026-11-22'), [
@@ -238,10 +346,161 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
+    test('behavior: reserveUsage decides each request in order against its quotas (D7) and records it', async () => {
+      const store = await open();
+      const r = (day: string, daily: number | null, monthly: number | null, keyId = 'k') => ({
+        keyId,
+        day,
+        endpoint: 'GET /a',
+        daily,
+        monthly,
+      });
+      await store.recordUsage(
+        [{ keyId: 'k', day: '2026-11-21', endpoint: 'GET /b', countedMonthly: true }],
+        newUsageBatchId(),
+      );
+      assert.deepEqual(await store.reserveUsage([], newUsageBatchId()), []);
+      assert.deepEqual(
+        await store.reserveUsage(
+          [
+            r('2026-11-22', 2, 3),
+            r('2026-11-22', 2, 3),
+            r('2026-11-22', 2, 3), // daily quota: counted that day, not in the month
+            r('2026-11-23', 2, 3), // the next day: counted, over the monthly quota
+            r('2026-11-22', null, null, 'other'),
+          ],
+          newUsageBatchId(),
+        ),
+        [
+          { dayUsed: 1, monthUsed: 2, countedMonthly: true },
+          { dayUsed: 2, monthUsed: 3, countedMonthly: true },
+          { dayUsed: 3, monthUsed: 3, countedMonthly: false },
+          { dayUsed: 1, monthUsed: 4, countedMonthly: true },
+          { dayUsed: 1, monthUsed: 1, countedMonthly: true },
+        ],
+      );
+      assert.deepEqual(await store.reserveUsage([r('2026-11-23', 2, 3)], newUsageBatchId()), [
+        { dayUsed: 2, monthUsed: 5, countedMonthly: true },
+      ]);
+      assert.deepEqual(await store.usageTotals('k', '2026-11-22'), { dayUsed: 3, monthUsed: 5 });
+      assert.deepEqual(await store.usageTotals('k', '2026-11-23'), { dayUsed: 2, monthUsed: 5 });
+      assert.deepEqual(await store.usageTotals('other', '2026-11-22'), { dayUsed: 1, monthUsed: 1 });
+      await store.close();
+    });
+
+    test('behavior: concurrent reservations never admit beyond the quota and lose no count', async () => {
+      const store = await open();
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          store.reserveUsage(
+            [{ keyId: 'k', day: '2026-11-22', endpoint: `GET /${i % 3}`, daily: 50, monthly: null }],
+            newUsageBatchId(),
+          ),
+        ),
+      );
+      const flat = results.flat();
+      assert.deepEqual(
+        flat.map((x) => x.dayUsed).sort((a, b) => a - b),
+        Array.from({ length: 200 }, (_, i) => i + 1),
+      );
+      assert.equal(flat.filter((x) => x.countedMonthly).length, 50);
+      assert.ok(flat.every((x) => x.countedMonthly === x.dayUsed <= 50));
+      assert.deepEqual(await store.usageTotals('k', '2026-11-22'), { dayUsed: 200, monthUsed: 50 });
+      await store.close();
+    });
+
+    test('behavior: concurrent reservations whose key ids hash alike do not deadlock', async () => {
+      // hashtext('key_137169') = hashtext('key_173126') in PostgreSQL; 'key_15' sorts between them
+      const store = await open();
+      const batch = (keyIds: string[]) =>
+        store.reserveUsage(
+          keyIds.map((keyId) => ({
+            keyId,
+            day: '2026-11-22',
+            endpoint: 'GET /a',
+            daily: null,
+            monthly: null,
+          })),
+          newUsageBatchId(),
+        );
+      for (let round = 0; round < 10; round++) {
+        await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            batch(i % 2 ? ['key_137169', 'key_15'] : ['key_15', 'key_173126']),
+          ),
+        );
+      }
+      assert.deepEqual(await store.usageTotals('key_15', '2026-11-22'), { dayUsed: 80, monthUsed: 80 });
+      await store.close();
+    });
+
+    test('behavior: a usage batch written twice under one id counts once; other ids count', async () => {
+      const store = await open();
+      const ev = (endpoint: string, countedMonthly = true) => ({
+        keyId: 'k',
+        day: '2026-11-22',
+        endpoint,
+        countedMonthly,
+      });
+      const batch = [ev('GET /a'), ev('GET /a'), ev('GET /b', false)];
+      const id = newUsageBatchId();
+      await store.recordUsage(batch, id);
+      await store.recordUsage(batch, id); // the retry of a write whose answer was lost
+      assert.deepEqual(await store.usageTotals('k', '2026-11-22'), { dayUsed: 3, monthUsed: 2 });
+      // at once, as a retry still under way on the server and the next attempt would be
+      const again = newUsageBatchId();
+      await Promise.all([store.recordUsage([ev('GET /c')], again), store.recordUsage([ev('GET /c')], again)]);
+      await store.recordUsage([ev('GET /a')], newUsageBatchId());
+      assert.deepEqual(await store.usageByDay('k', '2026-11-22', '2026-11-22'), [
+        { day: '2026-11-22', endpoint: 'GET /a', requests: 3 },
+        { day: '2026-11-22', endpoint: 'GET /b', requests: 1 },
+        { day: '2026-11-22', endpoint: 'GET /c', requests: 1 },
+      ]);
+      await store.close();
+    });
+
+    test('behavior: a reservation batch applied twice counts once; recordUsage under its id then changes nothing', async () => {
+      const store = await open();
+      const r = (endpoint: string) => ({ keyId: 'k', day: '2026-11-22', endpoint, daily: 2, monthly: null });
+      const id = newUsageBatchId();
+      const first = await store.reserveUsage([r('GET /a'), r('GET /a'), r('GET /b')], id);
+      assert.deepEqual(first, [
+        { dayUsed: 1, monthUsed: 1, countedMonthly: true },
+        { dayUsed: 2, monthUsed: 2, countedMonthly: true },
+        { dayUsed: 3, monthUsed: 2, countedMonthly: false },
+      ]);
+      // Applied already: nothing counted; every request gets the stored totals.
+      assert.deepEqual(await store.reserveUsage([r('GET /a'), r('GET /a'), r('GET /b')], id), [
+        { dayUsed: 3, monthUsed: 2, countedMonthly: false },
+        { dayUsed: 3, monthUsed: 2, countedMonthly: false },
+        { dayUsed: 3, monthUsed: 2, countedMonthly: false },
+      ]);
+      // The counts a failed reservation's requests got locally, written under its id.
+      await store.recordUsage(
+        [
+          { keyId: 'k', day: '2026-11-22', endpoint: 'GET /a', countedMonthly: true },
+          { keyId: 'k', day: '2026-11-22', endpoint: 'GET /a', countedMonthly: true },
+          { keyId: 'k', day: '2026-11-22', endpoint: 'GET /b', countedMonthly: false },
+        ],
+        id,
+      );
+      assert.deepEqual(await store.usageTotals('k', '2026-11-22'), { dayUsed: 3, monthUsed: 2 });
+      // Under the id of a reservation that never reached the store, they count.
+      await store.recordUsage(
+        [{ keyId: 'k', day: '2026-11-22', endpoint: 'GET /a', countedMonthly: false }],
+        newUsageBatchId(),
+      );
+      assert.deepEqual(await store.usageTotals('k', '2026-11-22'), { dayUsed: 4, monthUsed: 2 });
+      await store.close();
+    });
+
     test('behavior: concurrent usage writes lose no increment', async () => {
       const store = await open();
       const writes = Array.from({ length: 500 }, () =>
-        store.recordUsage([{ keyId: 'k', day: '2026-11-22', endpoint: 'GET /a', countedMonthly: true }]),
+        store.recordUsage(
+          [{ keyId: 'k', day: '2026-11-22', endpoint: 'GET /a', countedMonthly: true }],
+          newUsageBatchId(),
+        ),
       );
       await Promise.all(writes);
       assert.deepEqual(await store.usageTotals('k', '2026-11-22'), { dayUsed: 500, monthUsed: 500 });

@@ -8,6 +8,7 @@ import { openStore } from '../../src/store/open.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { DatasetInput } from '../../src/store/types.ts';
+import { newUsageBatchId, USAGE_BATCH_RETENTION_MS } from '../../src/store/usage.ts';
 import { storeContract } from '../contract/store-contract.ts';
 import { makeMarket, makePosition, tempDir } from '../helpers.ts';
 
@@ -139,8 +140,8 @@ if (!reachable) {
       // Batches touch the same two rows in opposite orders: the store must not deadlock.
       const writes = Array.from({ length: 1000 }, (_, i) =>
         i % 2 === 0
-          ? a.recordUsage([ev('GET /a', true), ev('GET /b', false), ev('GET /a', true)])
-          : b.recordUsage([ev('GET /b', false), ev('GET /a', true), ev('GET /a', true)]),
+          ? a.recordUsage([ev('GET /a', true), ev('GET /b', false), ev('GET /a', true)], newUsageBatchId())
+          : b.recordUsage([ev('GET /b', false), ev('GET /a', true), ev('GET /a', true)], newUsageBatchId()),
       );
       await Promise.all(writes);
       assert.deepEqual(await a.usageTotals('k', day), { dayUsed: 3000, monthUsed: 2000 });
@@ -187,6 +188,27 @@ if (!reachable) {
       assert.equal(await store.ping(), true);
       await store.close();
       assert.equal(await store.ping(), false);
+    });
+
+    test('behavior: ids of applied usage batches are deleted a few at each write once past their retention (a day)', async () => {
+      const { schema, url } = await freshSchema();
+      const store = track(new PostgresStore(url, { poolSize: 2 }));
+      await store.migrate();
+      const now = Date.now();
+      await admin.unsafe(`INSERT INTO ${schema}.usage_batches (id, applied_at) VALUES ($1, $2), ($3, $4)`, [
+        'old',
+        now - USAGE_BATCH_RETENTION_MS - 60_000,
+        'recent',
+        now - USAGE_BATCH_RETENTION_MS + 60_000,
+      ]);
+      const id = newUsageBatchId();
+      await store.recordUsage(
+        [{ keyId: 'k', day: '2026-11-22', endpoint: 'GET /a', countedMonthly: true }],
+        id,
+      );
+      const ids = await admin.unsafe(`SELECT id FROM ${schema}.usage_batches`);
+      assert.deepEqual(ids.map((r) => r.id as string).sort(), [id, 'recent'].sort());
+      await store.close();
     });
 
     test('behavior: ping answers false when the server is unreachable, within its timeout', async () => {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import {
+  newUsageBatchId,
+  SQLITE_USAGE_BATCH_RETENTION_MS,
+  USAGE_BATCH_PRUNE_PER_WRITE,
+} from '../../src/store/usage.ts';
 import { storeContract } from '../contract/store-contract.ts';
 import { tempDir } from '../helpers.ts';
 
@@ -33,4 +39,31 @@ test('behavior: two connections to one file see each other (CLI and server)', as
   assert.equal((await server.findKeyByHash('h'))?.id, 'k');
   await cli.close();
   await server.close();
+});
+
+test('behavior: ids of applied usage batches are deleted a few at each write once past their retention (10 minutes)', async () => {
+  const file = join(tempDir('lrds-store-'), 'lrds.db');
+  const store = new SqliteStore(file);
+  await store.migrate();
+  const db = new DatabaseSync(file);
+  const now = Date.now();
+  const insert = db.prepare('INSERT INTO usage_batches (id, applied_at) VALUES (?, ?)');
+  insert.run('old', now - SQLITE_USAGE_BATCH_RETENTION_MS - 60_000);
+  // a backlog is deleted a few ids per write, never at once
+  for (let i = 0; i < 40; i++)
+    insert.run(`backlog-${i}`, now - SQLITE_USAGE_BATCH_RETENTION_MS - 120_000 + i);
+  insert.run('recent', now - SQLITE_USAGE_BATCH_RETENTION_MS + 60_000);
+  const id = newUsageBatchId();
+  const count = () => (db.prepare('SELECT count(*) AS n FROM usage_batches').get() as { n: number }).n;
+  await store.recordUsage([{ keyId: 'k', day: '2026-11-22', endpoint: 'GET /a', countedMonthly: true }], id);
+  assert.equal(count(), 43 - USAGE_BATCH_PRUNE_PER_WRITE, '32 expired ids deleted, one added');
+  await store.recordUsage(
+    [{ keyId: 'k', day: '2026-11-22', endpoint: 'GET /a', countedMonthly: true }],
+    newUsageBatchId(),
+  );
+  const ids = db.prepare('SELECT id FROM usage_batches ORDER BY id').all() as { id: string }[];
+  assert.equal(ids.length, 3);
+  assert.ok(ids.some((r) => r.id === id) && ids.some((r) => r.id === 'recent'));
+  db.close();
+  await store.close();
 });

@@ -103,4 +103,25 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       DELETE FROM dataset;
     `,
   },
+  {
+    version: 3,
+    name: 'keys stamped with the keys version of their last change',
+    sql: `
+      -- 0: unchanged since before this migration (readers start from the current version)
+      ALTER TABLE api_keys ADD COLUMN changed_in bigint NOT NULL DEFAULT 0;
+      CREATE INDEX api_keys_changed ON api_keys(changed_in);
+    `,
+  },
+  {
+    version: 4,
+    name: 'ids of applied usage batches, so a retried batch counts once',
+    sql: `
+      -- applied_at: epoch ms; ids older than 7 days are deleted
+      CREATE TABLE usage_batches (
+        id text COLLATE "C" PRIMARY KEY,
+        applied_at bigint NOT NULL
+      );
+      CREATE INDEX usage_batches_applied ON usage_batches(applied_at);
+    `,
+  },
 ];

@@ -7,14 +7,27 @@ import type {
   AccountRecord,
   DatasetInfo,
   DatasetInput,
+  KeyChanges,
+  KeyCreation,
+  KeyLimits,
   KeyRecord,
   ProgressFn,
+  ReservedUsage,
   Store,
   UsageEvent,
+  UsageReservation,
   UsageRow,
   UsageTotals,
 } from '../types.ts';
-import { aggregateUsage } from '../usage.ts';
+import { StoreUnavailableError } from '../types.ts';
+import {
+  aggregateUsage,
+  decideReservations,
+  replayedReservations,
+  reservationDays,
+  USAGE_BATCH_PRUNE_PER_WRITE,
+  USAGE_BATCH_RETENTION_MS,
+} from '../usage.ts';
 import { copyChunks, copyIn } from './copy.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 
@@ -24,10 +37,116 @@ import { POSTGRES_MIGRATIONS } from './migrations.ts';
  */
 const LOCK_MIGRATE = 0x4c52_4401;
 const LOCK_DATASET = 0x4c52_4402;
+/** First key of the per-key locks of usage reservations (the second: a hash of the key id). */
+const LOCK_USAGE = 0x4c52_4404;
+/** Key creation by an account (its caps), the second key a hash of the account id. */
+const LOCK_ACCOUNT_KEYS = 0x4c52_4403;
 
 export interface PostgresStoreOptions {
-  /** Connections in the pool; default 10. */
+  /**
+   * Connections in all; default 10. Two of them (one below 4) load and replace the dataset and
+   * migrate; the others serve requests (at least one).
+   */
   poolSize?: number;
+  /**
+   * Deadline of every call that serves requests (keys, accounts, usage, dataset version, ping),
+   * in ms; default 2000. The server's statement_timeout is twice as long, so the client always
+   * gives up first.
+   */
+  callTimeoutMs?: number;
+  /** While PostgreSQL is unreachable, how often it is tried again (ms); default 500. */
+  probeIntervalMs?: number;
+}
+
+/** Error codes of Node sockets and postgres.js that mean the connection, not the query, failed. */
+const CONNECTION_ERRORS = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_ENDED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * SQLSTATEs that mean the server cannot serve now: connection exceptions (class 08), shutting
+ * down or starting (57P01-57P03), too many connections (53300), and a statement cancelled by
+ * statement_timeout (57014: the server was too slow; its connection may have been mid-answer).
+ */
+function unavailableState(code: string): boolean {
+  return (
+    code.startsWith('08') ||
+    code === '57P01' ||
+    code === '57P02' ||
+    code === '57P03' ||
+    code === '53300' ||
+    code === '57014'
+  );
+}
+
+/** `err` as a StoreUnavailableError when it means PostgreSQL cannot be reached (or did not answer), else null. */
+function asUnavailable(err: unknown): StoreUnavailableError | null {
+  if (err instanceof StoreUnavailableError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return null;
+  const connectionFailed =
+    err instanceof postgres.PostgresError ? unavailableState(code) : CONNECTION_ERRORS.has(code);
+  if (!connectionFailed) return null;
+  return new StoreUnavailableError(`PostgreSQL unavailable: ${(err as Error).message}`, { cause: err });
+}
+
+/** `p`, or a StoreUnavailableError after `ms`. */
+async function withDeadline<T>(p: PromiseLike<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new StoreUnavailableError(`PostgreSQL did not answer within ${ms} ms`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([p, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A postgres.js pool that is never reused after a failure: `replace()` swaps in a fresh pool
+ * and ends every connection of the old one at once. Ended connections stop reading their
+ * socket, so an answer that arrives late (after a deadline, or once a blackholed link heals)
+ * is never read at all, let alone handed to the next query on the connection.
+ */
+class ReplaceablePool {
+  #sql: Sql;
+  readonly #open: () => Sql;
+
+  constructor(open: () => Sql) {
+    this.#open = open;
+    this.#sql = open();
+  }
+
+  get sql(): Sql {
+    return this.#sql;
+  }
+
+  /** Replaces the pool, if `failed` is still the current one (several callers may see one failure). */
+  replace(failed: Sql): void {
+    if (failed !== this.#sql) return;
+    this.#sql = this.#open();
+    failed.end({ timeout: 0 }).catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    await this.#sql.end({ timeout: 5 });
+  }
 }
 
 function toAccount(row: Record<string, unknown> | undefined): AccountRecord | null {
@@ -37,65 +156,183 @@ function toAccount(row: Record<string, unknown> | undefined): AccountRecord | nu
 }
 
 /**
- * The scaled store: PostgreSQL through a pool of postgres.js connections, shared by any number
+ * The scaled store: PostgreSQL through pools of postgres.js connections, shared by any number
  * of service instances. Dataset replacement and migrations serialize on advisory locks held
  * for their transaction; usage counts are single-statement upserts, so concurrent writers
  * never lose an increment.
+ *
+ * Calls that serve requests are bounded in time and fail fast while the database is
+ * unreachable, always with a StoreUnavailableError (503 over HTTP):
+ * - each has a deadline (`callTimeoutMs`); the server's statement_timeout and
+ *   idle_in_transaction_session_timeout, twice as long, end its work if the client is gone;
+ * - a deadline missed or a connection failure marks the store down and replaces the serving
+ *   pool (see ReplaceablePool: no connection that failed or may still receive an answer is
+ *   ever used again). While down, calls fail at once; a probe (`SELECT 1`, every
+ *   `probeIntervalMs`, each on a fresh pool) brings the store back up.
+ * Queries are never cancelled with postgres.js's `query.cancel()`: in 3.4.9 cancelling a query
+ * that waits pipelined behind another makes the connection skip it while the server still
+ * answers it, so every later query on that connection gets the answer meant for the one
+ * before (and its cached prepared statement the wrong columns, for the connection's life).
+ *
+ * Bulk work (migrations, loading and replacing the dataset) has a pool of its own, without
+ * deadlines or statement_timeout (it may legitimately take minutes, or wait on another
+ * instance's lock); it is replaced after a connection failure too.
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
-  private readonly sql: Sql;
+  readonly #serving: ReplaceablePool;
+  readonly #bulk: ReplaceablePool;
+  readonly #callTimeoutMs: number;
+  readonly #probeIntervalMs: number;
+  /** Why the store is down, or null while it serves. */
+  #down: StoreUnavailableError | null = null;
+  #probe: NodeJS.Timeout | null = null;
+  #closed = false;
+  /** When this store last deleted old usage batch ids (epoch ms). */
 
   /** `url`: a postgres:// URL; query parameters not known to postgres.js (e.g. search_path) become session settings. */
   constructor(url: string, options: PostgresStoreOptions = {}) {
-    this.sql = postgres(url, {
-      max: options.poolSize ?? 10,
-      onnotice: () => {},
-      connection: { application_name: 'lrds' },
-    });
+    const poolSize = options.poolSize ?? 10;
+    const bulkSize = poolSize >= 4 ? 2 : 1;
+    this.#callTimeoutMs = options.callTimeoutMs ?? 2000;
+    this.#probeIntervalMs = options.probeIntervalMs ?? 500;
+    const serverTimeout = this.#callTimeoutMs * 2;
+    this.#serving = new ReplaceablePool(() =>
+      postgres(url, {
+        max: Math.max(1, poolSize - bulkSize),
+        onnotice: () => {},
+        connect_timeout: Math.max(1, (this.#callTimeoutMs * 2) / 1000),
+        idle_timeout: 60,
+        connection: {
+          application_name: 'lrds',
+          statement_timeout: serverTimeout,
+          idle_in_transaction_session_timeout: serverTimeout,
+        },
+      }),
+    );
+    this.#bulk = new ReplaceablePool(() =>
+      postgres(url, {
+        max: bulkSize,
+        onnotice: () => {},
+        connect_timeout: 10,
+        idle_timeout: 10,
+        connection: { application_name: 'lrds' },
+      }),
+    );
+  }
+
+  /** 'down' from a failed call until a probe gets an answer again. */
+  state(): 'up' | 'down' {
+    return this.#down ? 'down' : 'up';
+  }
+
+  /**
+   * Runs a call that serves requests: at once StoreUnavailableError while down, else `run` on
+   * the serving pool within `timeoutMs`. A missed deadline or a connection failure takes the
+   * store down; errors of the query itself (a constraint, a bug) pass through unchanged.
+   */
+  private async serve<T>(run: (sql: Sql) => PromiseLike<T>, timeoutMs = this.#callTimeoutMs): Promise<T> {
+    if (this.#closed) throw new StoreUnavailableError('the store is closed');
+    if (this.#down) throw new StoreUnavailableError(`PostgreSQL unreachable: ${this.#down.message}`);
+    const sql = this.#serving.sql;
+    try {
+      return await withDeadline(run(sql), timeoutMs);
+    } catch (err) {
+      const unavailable = asUnavailable(err);
+      if (!unavailable) throw err;
+      this.#goDown(sql, unavailable);
+      throw unavailable;
+    }
+  }
+
+  /** Bulk work: no deadline; a connection failure replaces the bulk pool. */
+  private async bulk<T>(run: (sql: Sql) => PromiseLike<T>): Promise<T> {
+    const sql = this.#bulk.sql;
+    try {
+      return await run(sql);
+    } catch (err) {
+      const unavailable = asUnavailable(err);
+      if (!unavailable) throw err;
+      this.#bulk.replace(sql);
+      throw unavailable;
+    }
+  }
+
+  #goDown(failed: Sql, why: StoreUnavailableError): void {
+    if (this.#closed) return;
+    this.#serving.replace(failed);
+    if (this.#down) return;
+    this.#down = why;
+    this.#scheduleProbe();
+  }
+
+  #scheduleProbe(): void {
+    if (this.#probe || this.#closed) return;
+    this.#probe = setTimeout(() => {
+      this.#probe = null;
+      void this.#tryAgain();
+    }, this.#probeIntervalMs);
+    // A process with nothing else to do (the CLI) exits even while the database is down.
+    this.#probe.unref();
+  }
+
+  async #tryAgain(): Promise<void> {
+    const sql = this.#serving.sql;
+    try {
+      await withDeadline(sql`SELECT 1`, this.#callTimeoutMs);
+      if (sql === this.#serving.sql) {
+        this.#down = null;
+        return;
+      }
+    } catch {
+      if (this.#closed) return;
+      // A fresh pool for the next attempt: no half-open socket, no reconnection back-off.
+      this.#serving.replace(sql);
+    }
+    this.#scheduleProbe();
   }
 
   async migrate(): Promise<void> {
     for (const m of POSTGRES_MIGRATIONS) {
-      await this.sql.begin(async (tx) => {
-        // Under the lock, so concurrent starts neither race on CREATE TABLE nor apply a version twice.
-        await tx.unsafe(`SELECT pg_advisory_xact_lock(${LOCK_MIGRATE}, hashtext(current_schema()))`);
-        await tx.unsafe(
-          'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)',
-        );
-        const done = await tx`SELECT 1 FROM schema_migrations WHERE version = ${m.version}`;
-        if (done.length > 0) return;
-        await tx.unsafe(m.sql);
-        await tx`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${new Date().toISOString()})`;
-      });
+      await this.bulk((sql) =>
+        sql.begin(async (tx) => {
+          // Under the lock, so concurrent starts neither race on CREATE TABLE nor apply a version twice.
+          await tx.unsafe(`SELECT pg_advisory_xact_lock(${LOCK_MIGRATE}, hashtext(current_schema()))`);
+          await tx.unsafe(
+            'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)',
+          );
+          const done = await tx`SELECT 1 FROM schema_migrations WHERE version = ${m.version}`;
+          if (done.length > 0) return;
+          await tx.unsafe(m.sql);
+          await tx`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${new Date().toISOString()})`;
+        }),
+      );
     }
   }
 
   async close(): Promise<void> {
-    await this.sql.end({ timeout: 5 });
+    this.#closed = true;
+    if (this.#probe) clearTimeout(this.#probe);
+    this.#probe = null;
+    await Promise.all([this.#serving.close(), this.#bulk.close()]);
   }
 
-  /** True when the database answers `SELECT 1` within `timeoutMs` (default 2000). */
-  async ping(timeoutMs = 2000): Promise<boolean> {
-    const query = this.sql`SELECT 1`;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => {
-      timer = setTimeout(() => {
-        query.cancel();
-        resolve(false);
-      }, timeoutMs);
-    });
+  /**
+   * True when the database answers `SELECT 1` within `timeoutMs` (default: the call deadline);
+   * false at once while the store is down. Never throws. A ping that times out takes the store
+   * down like any call: the query is never cancelled, its pool is replaced.
+   */
+  async ping(timeoutMs = this.#callTimeoutMs): Promise<boolean> {
     try {
-      return await Promise.race([query.then(() => true), timeout]);
+      await this.serve((sql) => sql`SELECT 1`, timeoutMs);
+      return true;
     } catch {
       return false;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
   async datasetInfo(): Promise<DatasetInfo | null> {
-    const [row] = await this.sql`SELECT * FROM dataset WHERE id = 1`;
+    const [row] = await this.serve((sql) => sql`SELECT * FROM dataset WHERE id = 1`);
     if (!row) return null;
     return {
       kind: row.kind as DatasetInfo['kind'],
@@ -118,165 +355,235 @@ export class PostgresStore implements Store {
     const total = input.markets.length + input.positionCount;
     // Gathered and sorted before the transaction, so the lock is held only for the writes.
     const columns = columnsOf(input.markets, input.positions, input.positionCount);
-    const written = await this.sql.begin(async (tx): Promise<DatasetInfo | null> => {
-      await tx.unsafe(`SELECT pg_advisory_xact_lock(${LOCK_DATASET}, hashtext(current_schema()))`);
-      const [previous] = await tx`SELECT version FROM dataset WHERE id = 1`;
-      if (previous && input.onlyIfEmpty) return null;
-      // DELETE, not TRUNCATE: TRUNCATE would block every reader until the commit.
-      await tx.unsafe('DELETE FROM position_blocks; DELETE FROM markets; DELETE FROM dataset;');
-      await copyIn(
-        tx,
-        'COPY markets (ord, unique_key, protocol, chain_id, doc) FROM STDIN (FORMAT binary)',
-        copyChunks(input.markets.entries(), (rows, [ord, m]) => {
-          rows.row(5);
-          rows.int4(ord);
-          rows.text(m.uniqueKey);
-          rows.text(m.protocol);
-          rows.int8(m.chainId);
-          rows.text(JSON.stringify(m));
-        }),
-      );
-      let done = input.markets.length;
-      onProgress?.(done, total);
-      for (const b of encodeBlocks(columns)) {
-        const buf = (a: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
-        await tx`
+    const written = await this.bulk((sql) =>
+      sql.begin(async (tx): Promise<DatasetInfo | null> => {
+        await tx.unsafe(`SELECT pg_advisory_xact_lock(${LOCK_DATASET}, hashtext(current_schema()))`);
+        const [previous] = await tx`SELECT version FROM dataset WHERE id = 1`;
+        if (previous && input.onlyIfEmpty) return null;
+        // DELETE, not TRUNCATE: TRUNCATE would block every reader until the commit.
+        await tx.unsafe('DELETE FROM position_blocks; DELETE FROM markets; DELETE FROM dataset;');
+        await copyIn(
+          tx,
+          'COPY markets (ord, unique_key, protocol, chain_id, doc) FROM STDIN (FORMAT binary)',
+          copyChunks(input.markets.entries(), (rows, [ord, m]) => {
+            rows.row(5);
+            rows.int4(ord);
+            rows.text(m.uniqueKey);
+            rows.text(m.protocol);
+            rows.int8(m.chainId);
+            rows.text(JSON.stringify(m));
+          }),
+        );
+        let done = input.markets.length;
+        onProgress?.(done, total);
+        for (const b of encodeBlocks(columns)) {
+          const buf = (a: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+          await tx`
           INSERT INTO position_blocks (block, count, market_index, users, collateral_usd, borrow_usd, supply_usd, health_factor)
           VALUES (${b.block}, ${b.count}, ${buf(b.marketIndex)}, ${buf(b.users)}, ${buf(b.collateralUsd)},
                   ${buf(b.borrowUsd)}, ${buf(b.supplyUsd)}, ${buf(b.healthFactor)})`;
-        done += b.count;
-        onProgress?.(done, total);
-      }
-      const info: DatasetInfo = {
-        kind: input.kind,
-        profile: input.profile,
-        seed: input.seed,
-        refreshedAt: Date.now(),
-        marketCount: input.markets.length,
-        positionCount: columns.count,
-        version: (previous ? Number(previous.version) : 0) + 1,
-      };
-      await tx`
+          done += b.count;
+          onProgress?.(done, total);
+        }
+        const info: DatasetInfo = {
+          kind: input.kind,
+          profile: input.profile,
+          seed: input.seed,
+          refreshedAt: Date.now(),
+          marketCount: input.markets.length,
+          positionCount: columns.count,
+          version: (previous ? Number(previous.version) : 0) + 1,
+        };
+        await tx`
         INSERT INTO dataset (id, kind, profile, seed, refreshed_at, market_count, position_count, version)
         VALUES (1, ${info.kind}, ${info.profile}, ${info.seed}, ${info.refreshedAt}, ${info.marketCount},
                 ${info.positionCount}, ${info.version})`;
-      return info;
-    });
+        return info;
+      }),
+    );
     return written ?? (await this.datasetInfo())!;
   }
 
   async loadMarkets(): Promise<MarketRecord[]> {
-    const rows = await this.sql`SELECT doc FROM markets ORDER BY ord`.values();
+    const rows = await this.bulk((sql) => sql`SELECT doc FROM markets ORDER BY ord`.values());
     return rows.map((r) => JSON.parse(r[0] as string) as MarketRecord);
   }
 
   /** One query (one snapshot), read one block at a time through a cursor. */
   async loadPositions(onBlock: (block: PositionColumns) => void): Promise<void> {
-    const cursor = this.sql`
-      SELECT count, market_index, users, collateral_usd, borrow_usd, supply_usd, health_factor
-        FROM position_blocks ORDER BY block`
-      .values()
-      .cursor(1);
-    for await (const rows of cursor) {
-      for (const r of rows) {
-        onBlock(
-          decodeBlock({
-            count: r[0] as number,
-            marketIndex: r[1] as Uint8Array,
-            users: r[2] as Uint8Array,
-            collateralUsd: r[3] as Uint8Array,
-            borrowUsd: r[4] as Uint8Array,
-            supplyUsd: r[5] as Uint8Array,
-            healthFactor: r[6] as Uint8Array,
-          }),
-        );
+    await this.bulk(async (sql) => {
+      const cursor = sql`
+        SELECT count, market_index, users, collateral_usd, borrow_usd, supply_usd, health_factor
+          FROM position_blocks ORDER BY block`
+        .values()
+        .cursor(1);
+      for await (const rows of cursor) {
+        for (const r of rows) {
+          onBlock(
+            decodeBlock({
+              count: r[0] as number,
+              marketIndex: r[1] as Uint8Array,
+              users: r[2] as Uint8Array,
+              collateralUsd: r[3] as Uint8Array,
+              borrowUsd: r[4] as Uint8Array,
+              supplyUsd: r[5] as Uint8Array,
+              healthFactor: r[6] as Uint8Array,
+            }),
+          );
+        }
       }
-    }
+    });
   }
 
   async createAccount(account: AccountRecord): Promise<void> {
-    await this.sql`
-      INSERT INTO accounts (id, name, email, created_at)
-      VALUES (${account.id}, ${account.name}, ${account.email}, ${account.createdAt})`;
+    await this.serve(
+      (sql) => sql`
+        INSERT INTO accounts (id, name, email, created_at)
+        VALUES (${account.id}, ${account.name}, ${account.email}, ${account.createdAt})`,
+    );
   }
 
   async findAccountByName(name: string): Promise<AccountRecord | null> {
-    const [row] = await this.sql`SELECT * FROM accounts WHERE name = ${name}`;
+    const [row] = await this.serve((sql) => sql`SELECT * FROM accounts WHERE name = ${name}`);
     return toAccount(row);
   }
 
   async getAccount(id: string): Promise<AccountRecord | null> {
-    const [row] = await this.sql`SELECT * FROM accounts WHERE id = ${id}`;
+    const [row] = await this.serve((sql) => sql`SELECT * FROM accounts WHERE id = ${id}`);
     return toAccount(row);
   }
 
-  private async bumpKeysVersion(tx: TransactionSql): Promise<void> {
-    await tx`UPDATE counters SET value = value + 1 WHERE name = 'keys_version'`;
+  /**
+   * Bumps the keys version and stamps key `id` with the new one, so keyChangesSince() names it.
+   * The counter's row lock serializes key changes: versions commit in the order they are taken.
+   */
+  private async keyChanged(tx: TransactionSql, id: string): Promise<void> {
+    await tx`
+      WITH bumped AS (UPDATE counters SET value = value + 1 WHERE name = 'keys_version' RETURNING value)
+      UPDATE api_keys SET changed_in = (SELECT value FROM bumped) WHERE id = ${id}`;
   }
 
   async createKey(key: KeyRecord): Promise<void> {
-    await this.sql.begin(async (tx) => {
-      await tx`
-        INSERT INTO api_keys (id, account_id, hash, prefix, mode, tier, name, created_at, revoked_at)
-        VALUES (${key.id}, ${key.accountId}, ${key.hash}, ${key.prefix}, ${key.mode}, ${key.tier},
-                ${key.name}, ${key.createdAt}, ${key.revokedAt})`;
-      await this.bumpKeysVersion(tx);
-    });
+    await this.serve((sql) => sql.begin((tx) => this.insertKey(tx, key)));
+  }
+
+  async createKeyWithin(key: KeyRecord, limits: KeyLimits): Promise<KeyCreation> {
+    return this.serve((sql) =>
+      sql.begin(async (tx): Promise<KeyCreation> => {
+        // Creations by one account wait for each other, so two cannot both pass a cap.
+        await tx`SELECT pg_advisory_xact_lock(${LOCK_ACCOUNT_KEYS}, hashtext(${key.accountId}))`;
+        if (limits.maxActive !== null) {
+          const [row] = await tx<{ n: number }[]>`
+            SELECT count(*)::int AS n FROM api_keys
+            WHERE account_id = ${key.accountId} AND tier = ${key.tier} AND mode = ${key.mode}
+              AND revoked_at IS NULL`;
+          const n = row?.n ?? 0;
+          if (n >= limits.maxActive) return { ok: false, reason: 'TOO_MANY_KEYS', active: n };
+        }
+        if (limits.creations !== null) {
+          const { since, max } = limits.creations;
+          const [row] = await tx<{ n: number }[]>`
+            SELECT count(*)::int AS n FROM api_keys
+            WHERE account_id = ${key.accountId} AND mode = ${key.mode} AND created_at > ${since}`;
+          const n = row?.n ?? 0;
+          if (n >= max) {
+            // A place frees when the (n - max + 1)-th oldest creation of the window leaves it.
+            const [freed] = await tx<{ at: string }[]>`
+              SELECT created_at AS at FROM api_keys
+              WHERE account_id = ${key.accountId} AND mode = ${key.mode} AND created_at > ${since}
+              ORDER BY created_at LIMIT 1 OFFSET ${n - max}`;
+            return { ok: false, reason: 'TOO_MANY_CREATIONS', created: n, freedBy: freed!.at };
+          }
+        }
+        await this.insertKey(tx, key);
+        return { ok: true };
+      }),
+    );
+  }
+
+  private async insertKey(tx: TransactionSql, key: KeyRecord): Promise<void> {
+    await tx`
+      INSERT INTO api_keys (id, account_id, hash, prefix, mode, tier, name, created_at, revoked_at)
+      VALUES (${key.id}, ${key.accountId}, ${key.hash}, ${key.prefix}, ${key.mode}, ${key.tier},
+              ${key.name}, ${key.createdAt}, ${key.revokedAt})`;
+    await this.keyChanged(tx, key.id);
   }
 
   async findKeyByHash(hash: string): Promise<KeyRecord | null> {
-    const [row] = await this.sql<KeyRow[]>`SELECT * FROM api_keys WHERE hash = ${hash}`;
+    const [row] = await this.serve((sql) => sql<KeyRow[]>`SELECT * FROM api_keys WHERE hash = ${hash}`);
     return row ? toKey(row) : null;
   }
 
   async getKey(id: string): Promise<KeyRecord | null> {
-    const [row] = await this.sql<KeyRow[]>`SELECT * FROM api_keys WHERE id = ${id}`;
+    const [row] = await this.serve((sql) => sql<KeyRow[]>`SELECT * FROM api_keys WHERE id = ${id}`);
     return row ? toKey(row) : null;
   }
 
   async listKeys(accountId?: string): Promise<KeyRecord[]> {
-    const rows =
+    const rows = await this.serve((sql) =>
       accountId === undefined
-        ? await this.sql<KeyRow[]>`SELECT * FROM api_keys ORDER BY created_at, id`
-        : await this.sql<KeyRow[]>`
-            SELECT * FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at, id`;
+        ? sql<KeyRow[]>`SELECT * FROM api_keys ORDER BY created_at, id`
+        : sql<KeyRow[]>`SELECT * FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at, id`,
+    );
     return rows.map(toKey);
   }
 
   async revokeKey(id: string, at: string): Promise<boolean> {
-    return this.sql.begin(async (tx) => {
-      const r = await tx`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`;
-      if (r.count === 0) return false;
-      await this.bumpKeysVersion(tx);
-      return true;
-    });
+    return this.serve((sql) =>
+      sql.begin(async (tx) => {
+        const r = await tx`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`;
+        if (r.count === 0) return false;
+        await this.keyChanged(tx, id);
+        return true;
+      }),
+    );
   }
 
   async setKeyTier(id: string, tier: string): Promise<boolean> {
-    return this.sql.begin(async (tx) => {
-      const r = await tx`UPDATE api_keys SET tier = ${tier} WHERE id = ${id}`;
-      if (r.count === 0) return false;
-      await this.bumpKeysVersion(tx);
-      return true;
-    });
+    return this.serve((sql) =>
+      sql.begin(async (tx) => {
+        const r = await tx`UPDATE api_keys SET tier = ${tier} WHERE id = ${id}`;
+        if (r.count === 0) return false;
+        await this.keyChanged(tx, id);
+        return true;
+      }),
+    );
   }
 
   async keysVersion(): Promise<number> {
-    const [row] = await this.sql`SELECT value FROM counters WHERE name = 'keys_version'`;
+    const [row] = await this.serve((sql) => sql`SELECT value FROM counters WHERE name = 'keys_version'`);
     return Number(row?.value);
   }
 
+  async keyChangesSince(since: number): Promise<KeyChanges> {
+    // One statement, one snapshot: the version and the keys stamped after `since` agree.
+    const [row] = await this.serve(
+      (sql) => sql<{ version: string; hashes: string[] }[]>`
+        SELECT (SELECT value FROM counters WHERE name = 'keys_version') AS version,
+               ARRAY(SELECT hash FROM api_keys WHERE changed_in > ${since}::bigint ORDER BY hash) AS hashes`,
+    );
+    return { version: Number(row!.version), hashes: row!.hashes };
+  }
+
   /**
-   * One upsert statement for the whole batch (atomic), after folding repeated
-   * (key, day, endpoint) events into one increment each. Rows go in a fixed order so two
-   * concurrent batches touching the same rows cannot deadlock.
+   * One statement for the whole batch (atomic, one round trip): the batch id is inserted
+   * (`ON CONFLICT DO NOTHING RETURNING`), and the counts are upserted only if it came back, so
+   * a batch already applied, or being applied by a retry still under way on the server (the
+   * insert waits for it), changes nothing. Repeated (key, day, endpoint) events are folded into
+   * one increment each; rows go in a fixed order so two concurrent batches touching the same
+   * rows cannot deadlock.
    */
-  async recordUsage(events: readonly UsageEvent[]): Promise<void> {
+  async recordUsage(events: readonly UsageEvent[], batchId: string): Promise<void> {
     if (events.length === 0) return;
     const rows = aggregateUsage(events).sort(
       (a, b) => compare(a.keyId, b.keyId) || compare(a.day, b.day) || compare(a.endpoint, b.endpoint),
     );
-    await this.sql`
+    await this.serve(
+      (sql) => sql`
+      WITH pruned AS (${this.#pruneBatches(sql)}),
+      batch AS (
+        INSERT INTO usage_batches (id, applied_at) VALUES (${batchId}, ${Date.now()})
+        ON CONFLICT (id) DO NOTHING RETURNING id)
       INSERT INTO usage (key_id, day, endpoint, requests, monthly)
       SELECT * FROM unnest(
         ${rows.map((r) => r.keyId)}::text[],
@@ -284,24 +591,102 @@ export class PostgresStore implements Store {
         ${rows.map((r) => r.endpoint)}::text[],
         ${rows.map((r) => r.requests)}::bigint[],
         ${rows.map((r) => r.monthly)}::bigint[])
+      WHERE EXISTS (SELECT 1 FROM batch)
       ON CONFLICT (key_id, day, endpoint) DO UPDATE
-        SET requests = usage.requests + excluded.requests, monthly = usage.monthly + excluded.monthly`;
+        SET requests = usage.requests + excluded.requests, monthly = usage.monthly + excluded.monthly`,
+    );
+  }
+
+  /**
+   * A statement (for a data-modifying CTE or on its own) deleting a few usage batch ids past
+   * their retention (USAGE_BATCH_PRUNE_PER_WRITE): every write prunes as it adds one, so there
+   * is never a backlog to delete at once. Rows another writer is deleting are skipped.
+   */
+  #pruneBatches(sql: postgres.Sql | TransactionSql) {
+    const before = Date.now() - USAGE_BATCH_RETENTION_MS;
+    return sql`
+      DELETE FROM usage_batches WHERE id IN (
+        SELECT id FROM usage_batches WHERE applied_at < ${before}
+        LIMIT ${USAGE_BATCH_PRUNE_PER_WRITE} FOR UPDATE SKIP LOCKED)`;
   }
 
   async usageTotals(keyId: string, day: string): Promise<UsageTotals> {
     const month = day.slice(0, 7);
-    const [row] = await this.sql`
+    const [row] = await this.serve(
+      (sql) => sql`
       SELECT COALESCE(SUM(CASE WHEN day = ${day} THEN requests ELSE 0 END), 0)::bigint AS day_used,
              COALESCE(SUM(monthly), 0)::bigint AS month_used
-        FROM usage WHERE key_id = ${keyId} AND day >= ${`${month}-01`} AND day <= ${`${month}-31`}`;
+        FROM usage WHERE key_id = ${keyId} AND day >= ${`${month}-01`} AND day <= ${`${month}-31`}`,
+    );
     return { dayUsed: Number(row?.day_used), monthUsed: Number(row?.month_used) };
   }
 
+  /**
+   * One transaction: per-key advisory locks (taken in key order, so two batches cannot
+   * deadlock), the batch id claimed (a batch already applied only reads), the totals of every
+   * (key, day) of the batch in one query, the decisions, then one upsert. Reservations of one
+   * key from any number of processes are serialized; plain recordUsage() batches (counts
+   * already decided in Redis) are not held up by them.
+   */
+  async reserveUsage(requests: readonly UsageReservation[], batchId: string): Promise<ReservedUsage[]> {
+    if (requests.length === 0) return [];
+    const days = reservationDays(requests);
+    // Locks are taken in the order of their ids (hashes of the key ids, distinct): two batches
+    // whose keys' hashes collide still lock in one order, so they cannot deadlock.
+    const keys = [...new Set(days.map((d) => d.keyId))];
+    const results = await this.serve(
+      (sql) =>
+        sql.begin(async (tx) => {
+          await tx`
+        SELECT pg_advisory_xact_lock(${LOCK_USAGE}, h)
+          FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest(${keys}::text[]) AS k ORDER BY h) AS ordered`;
+          await this.#pruneBatches(tx);
+          const claimed = await tx`
+        INSERT INTO usage_batches (id, applied_at) VALUES (${batchId}, ${Date.now()})
+        ON CONFLICT (id) DO NOTHING RETURNING id`;
+          const rows = await tx`
+        SELECT d.k, d.d,
+               COALESCE(SUM(CASE WHEN u.day = d.d THEN u.requests ELSE 0 END), 0)::bigint AS day_used,
+               COALESCE(SUM(u.monthly), 0)::bigint AS month_used
+          FROM unnest(${days.map((d) => d.keyId)}::text[], ${days.map((d) => d.day)}::text[]) AS d(k, d)
+          LEFT JOIN usage u
+            ON u.key_id = d.k AND u.day >= left(d.d, 7) || '-01' AND u.day <= left(d.d, 7) || '-31'
+         GROUP BY d.k, d.d`;
+          const totals = new Map<string, UsageTotals>();
+          for (const r of rows) {
+            totals.set(`${r.k}\u0000${r.d}`, {
+              dayUsed: Number(r.day_used),
+              monthUsed: Number(r.month_used),
+            });
+          }
+          if (claimed.length === 0) return replayedReservations(requests, totals);
+          const { results, events } = decideReservations(requests, totals);
+          const inc = aggregateUsage(events).sort(
+            (a, b) => compare(a.keyId, b.keyId) || compare(a.day, b.day) || compare(a.endpoint, b.endpoint),
+          );
+          await tx`
+        INSERT INTO usage (key_id, day, endpoint, requests, monthly)
+        SELECT * FROM unnest(
+          ${inc.map((r) => r.keyId)}::text[],
+          ${inc.map((r) => r.day)}::text[],
+          ${inc.map((r) => r.endpoint)}::text[],
+          ${inc.map((r) => r.requests)}::bigint[],
+          ${inc.map((r) => r.monthly)}::bigint[])
+        ON CONFLICT (key_id, day, endpoint) DO UPDATE
+          SET requests = usage.requests + excluded.requests, monthly = usage.monthly + excluded.monthly`;
+          return results;
+        }) as Promise<ReservedUsage[]>,
+    );
+    return results;
+  }
+
   async usageByDay(keyId: string, fromDay: string, toDay: string): Promise<UsageRow[]> {
-    const rows = await this.sql`
+    const rows = await this.serve(
+      (sql) => sql`
       SELECT day, endpoint, requests FROM usage
        WHERE key_id = ${keyId} AND day >= ${fromDay} AND day <= ${toDay}
-       ORDER BY day, endpoint`;
+       ORDER BY day, endpoint`,
+    );
     return rows.map((r) => ({
       day: r.day as string,
       endpoint: r.endpoint as string,

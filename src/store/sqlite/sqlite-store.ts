@@ -9,14 +9,26 @@ import type {
   AccountRecord,
   DatasetInfo,
   DatasetInput,
+  KeyChanges,
+  KeyCreation,
+  KeyLimits,
   KeyRecord,
   ProgressFn,
+  ReservedUsage,
   Store,
   UsageEvent,
+  UsageReservation,
   UsageRow,
   UsageTotals,
 } from '../types.ts';
-import { aggregateUsage } from '../usage.ts';
+import {
+  aggregateUsage,
+  decideReservations,
+  replayedReservations,
+  reservationDays,
+  SQLITE_USAGE_BATCH_RETENTION_MS,
+  USAGE_BATCH_PRUNE_PER_WRITE,
+} from '../usage.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 
 /**
@@ -30,6 +42,7 @@ export class SqliteStore implements Store {
   readonly path: string;
   private readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
+  /** When this store last deleted old usage batch ids (epoch ms). */
 
   constructor(path: string) {
     this.path = path;
@@ -230,27 +243,60 @@ export class SqliteStore implements Store {
     return { id: r.id, name: r.name, email: r.email, createdAt: r.created_at };
   }
 
-  private bumpKeysVersion(): void {
+  /** Bumps the keys version and stamps key `id` with the new one, so keyChangesSince() names it. */
+  private keyChanged(id: string): void {
     this.stmt("UPDATE counters SET value = value + 1 WHERE name = 'keys_version'").run();
+    this.stmt(
+      "UPDATE api_keys SET changed_in = (SELECT value FROM counters WHERE name = 'keys_version') WHERE id = ?",
+    ).run(id);
   }
 
   async createKey(key: KeyRecord): Promise<void> {
-    this.transaction(() => {
-      this.stmt(
-        'INSERT INTO api_keys (id, account_id, hash, prefix, mode, tier, name, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      ).run(
-        key.id,
-        key.accountId,
-        key.hash,
-        key.prefix,
-        key.mode,
-        key.tier,
-        key.name,
-        key.createdAt,
-        key.revokedAt,
-      );
-      this.bumpKeysVersion();
+    this.transaction(() => this.insertKey(key));
+  }
+
+  async createKeyWithin(key: KeyRecord, limits: KeyLimits): Promise<KeyCreation> {
+    // BEGIN IMMEDIATE takes the write lock first: processes sharing the file check one at a time.
+    return this.transaction((): KeyCreation => {
+      if (limits.maxActive !== null) {
+        const { n } = this.stmt(
+          'SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND tier = ? AND mode = ? AND revoked_at IS NULL',
+        ).get(key.accountId, key.tier, key.mode) as { n: number };
+        if (n >= limits.maxActive) return { ok: false, reason: 'TOO_MANY_KEYS', active: n };
+      }
+      if (limits.creations !== null) {
+        const { since, max } = limits.creations;
+        const { n } = this.stmt(
+          'SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND mode = ? AND created_at > ?',
+        ).get(key.accountId, key.mode, since) as { n: number };
+        if (n >= max) {
+          // A place frees when the (n - max + 1)-th oldest creation of the window leaves it.
+          const { at } = this.stmt(
+            'SELECT created_at AS at FROM api_keys WHERE account_id = ? AND mode = ? AND created_at > ? ORDER BY created_at LIMIT 1 OFFSET ?',
+          ).get(key.accountId, key.mode, since, n - max) as { at: string };
+          return { ok: false, reason: 'TOO_MANY_CREATIONS', created: n, freedBy: at };
+        }
+      }
+      this.insertKey(key);
+      return { ok: true };
     });
+  }
+
+  private insertKey(key: KeyRecord): void {
+    this.stmt(
+      'INSERT INTO api_keys (id, account_id, hash, prefix, mode, tier, name, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(
+      key.id,
+      key.accountId,
+      key.hash,
+      key.prefix,
+      key.mode,
+      key.tier,
+      key.name,
+      key.createdAt,
+      key.revokedAt,
+    );
+    this.keyChanged(key.id);
   }
 
   async findKeyByHash(hash: string): Promise<KeyRecord | null> {
@@ -279,7 +325,7 @@ export class SqliteStore implements Store {
         id,
       );
       if (r.changes === 0) return false;
-      this.bumpKeysVersion();
+      this.keyChanged(id);
       return true;
     });
   }
@@ -288,7 +334,7 @@ export class SqliteStore implements Store {
     return this.transaction(() => {
       const r = this.stmt('UPDATE api_keys SET tier = ? WHERE id = ?').run(tier, id);
       if (r.changes === 0) return false;
-      this.bumpKeysVersion();
+      this.keyChanged(id);
       return true;
     });
   }
@@ -300,7 +346,17 @@ export class SqliteStore implements Store {
     return row.value;
   }
 
-  async recordUsage(events: readonly UsageEvent[]): Promise<void> {
+  async keyChangesSince(since: number): Promise<KeyChanges> {
+    // One statement, one snapshot (another process may be writing the file).
+    const row = this.stmt(
+      `SELECT (SELECT value FROM counters WHERE name = 'keys_version') AS version,
+              (SELECT json_group_array(hash) FROM (SELECT hash FROM api_keys WHERE changed_in > ? ORDER BY hash)) AS hashes`,
+    ).get(since) as { version: number; hashes: string };
+    return { version: row.version, hashes: JSON.parse(row.hashes) as string[] };
+  }
+
+  /** One transaction: the batch id claimed, then the counts, unless the id was already there. */
+  async recordUsage(events: readonly UsageEvent[], batchId: string): Promise<void> {
     if (events.length === 0) return;
     const upsert = this.stmt(
       `INSERT INTO usage (key_id, day, endpoint, requests, monthly) VALUES (?, ?, ?, ?, ?)
@@ -309,11 +365,56 @@ export class SqliteStore implements Store {
     );
     const rows = aggregateUsage(events);
     this.transaction(() => {
+      if (!this.claimBatch(batchId)) return;
       for (const r of rows) upsert.run(r.keyId, r.day, r.endpoint, r.requests, r.monthly);
     });
   }
 
+  /**
+   * Records usage batch `id` as applied (inside the caller's write transaction); false when it
+   * already was. Deletes a few ids past their retention first (USAGE_BATCH_PRUNE_PER_WRITE).
+   */
+  private claimBatch(id: string): boolean {
+    const now = Date.now();
+    this.stmt(
+      'DELETE FROM usage_batches WHERE id IN (SELECT id FROM usage_batches WHERE applied_at < ? LIMIT ?)',
+    ).run(now - SQLITE_USAGE_BATCH_RETENTION_MS, USAGE_BATCH_PRUNE_PER_WRITE);
+    const r = this.stmt(
+      'INSERT INTO usage_batches (id, applied_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING',
+    ).run(id, now);
+    return r.changes === 1;
+  }
+
   async usageTotals(keyId: string, day: string): Promise<UsageTotals> {
+    return this.totalsOf(keyId, day);
+  }
+
+  /**
+   * One transaction under the write lock (BEGIN IMMEDIATE): the totals read and the counts
+   * written cannot interleave with another reservation, from this process or another one
+   * sharing the file.
+   */
+  async reserveUsage(requests: readonly UsageReservation[], batchId: string): Promise<ReservedUsage[]> {
+    if (requests.length === 0) return [];
+    const upsert = this.stmt(
+      `INSERT INTO usage (key_id, day, endpoint, requests, monthly) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (key_id, day, endpoint) DO UPDATE
+         SET requests = requests + excluded.requests, monthly = monthly + excluded.monthly`,
+    );
+    return this.transaction(() => {
+      const fresh = this.claimBatch(batchId);
+      const totals = new Map<string, UsageTotals>();
+      for (const { keyId, day } of reservationDays(requests)) {
+        totals.set(`${keyId}\u0000${day}`, this.totalsOf(keyId, day));
+      }
+      if (!fresh) return replayedReservations(requests, totals);
+      const { results, events } = decideReservations(requests, totals);
+      for (const r of aggregateUsage(events)) upsert.run(r.keyId, r.day, r.endpoint, r.requests, r.monthly);
+      return results;
+    });
+  }
+
+  private totalsOf(keyId: string, day: string): UsageTotals {
     const month = day.slice(0, 7);
     const row = this.stmt(
       `SELECT COALESCE(SUM(CASE WHEN day = ? THEN requests ELSE 0 END), 0) AS day_used,
