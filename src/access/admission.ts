@@ -1,5 +1,6 @@
 import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../domain/periods.ts';
 import type { Store, UsageEvent } from '../store/types.ts';
+import { newUsageBatchId } from '../store/usage.ts';
 import { QuotaCounters, type QuotaUsage } from './quota.ts';
 import { type RateState, SlidingWindowLimiter } from './sliding-window.ts';
 import type { Tier } from './tiers.ts';
@@ -69,17 +70,21 @@ export class BackendUnavailableError extends Error {
  * waits one turn. A caller that proceeds only after `record()` resolves never answers a
  * request whose count could still be lost.
  *
- * When the store is unreachable the batch is kept in memory and written again every second
- * until the store answers (callers are not held up: serving goes on, counting goes on in
- * memory); `durable` is false meanwhile. Only a crash during such an outage loses counts.
+ * When a write fails the batch is kept in memory and written again every second until the
+ * store answers (callers are not held up: serving goes on, counting goes on in memory);
+ * `durable` is false meanwhile. Only a crash during such an outage loses counts. A failed
+ * write may still have been applied (its COMMIT sent, the answer lost), so it is written
+ * again as the same batch, under the id it got when it was formed (Store.recordUsage skips
+ * an id already applied), never merged with newer events: those wait, and form the next
+ * batch once it is through.
  */
 export class GroupCommit {
   private readonly store: Store;
   private readonly onError: ((err: unknown) => void) | undefined;
   /** Recorded, not yet taken by a write. */
   private pending: UsageEvent[] = [];
-  /** Taken by a write that failed: written again by the next write. */
-  private failed: UsageEvent[] = [];
+  /** A batch whose write failed: written again, as itself, before anything else. */
+  private failed: { id: string; events: UsageEvent[] } | null = null;
   /** The end of the write queue: one write at a time, each taking what waits when it starts. */
   private writes: Promise<void> = Promise.resolve();
   private turn: Promise<void> | null = null;
@@ -92,10 +97,13 @@ export class GroupCommit {
 
   /** False while counts wait in memory for an unreachable store. */
   get durable(): boolean {
-    return this.failed.length === 0;
+    return this.failed === null;
   }
 
-  /** Resolves once the event was part of a write (durable unless `durable` says otherwise). */
+  /**
+   * Resolves once a write took the event, or waited behind a failed batch that is still not
+   * through (the event is durable unless `durable` says otherwise).
+   */
   record(event: UsageEvent): Promise<void> {
     this.pending.push(event);
     if (!this.turn) {
@@ -117,16 +125,25 @@ export class GroupCommit {
   }
 
   private async writeWaiting(): Promise<void> {
-    const batch = this.failed.length > 0 ? [...this.failed, ...this.pending] : this.pending;
-    this.failed = [];
+    if (this.failed) {
+      if (!(await this.write(this.failed))) return;
+      this.failed = null;
+    }
+    if (this.pending.length === 0) return;
+    const batch = { id: newUsageBatchId(), events: this.pending };
     this.pending = [];
-    if (batch.length === 0) return;
+    if (!(await this.write(batch))) this.failed = batch;
+  }
+
+  /** One attempt at `batch`; false (retry scheduled) when it failed. */
+  private async write(batch: { id: string; events: UsageEvent[] }): Promise<boolean> {
     try {
-      await this.store.recordUsage(batch);
+      await this.store.recordUsage(batch.events, batch.id);
+      return true;
     } catch (err) {
-      this.failed = batch;
       this.onError?.(err);
       this.scheduleRetry();
+      return false;
     }
   }
 
@@ -134,7 +151,7 @@ export class GroupCommit {
     if (this.retry) return;
     this.retry = setTimeout(() => {
       this.retry = null;
-      if (this.failed.length > 0) void this.enqueue();
+      if (this.failed) void this.enqueue();
     }, 1000);
     this.retry.unref();
   }
@@ -145,7 +162,8 @@ export class GroupCommit {
     this.retry = null;
     if (this.turn) await this.turn;
     await this.enqueue();
-    if (this.failed.length > 0) throw new Error(`${this.failed.length} usage counts could not be written`);
+    const left = (this.failed?.events.length ?? 0) + this.pending.length;
+    if (left > 0) throw new Error(`${left} usage counts could not be written`);
   }
 }
 

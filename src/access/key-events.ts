@@ -1,24 +1,54 @@
 import { Redis } from 'ioredis';
 import type { WarnLogger } from './redis-admission.ts';
 
+/** What an instance does with announcements (see KeyEvents). */
+export interface KeyChangeHandlers {
+  /** These keys (by hash) were created, revoked or re-tiered: drop exactly them. */
+  changed(hashes: readonly string[]): void;
+  /**
+   * Announcements may have been missed (the subscription was lost and is back), or one could
+   * not be read (another version): catch up from the store (`KeyService.refresh()`), which
+   * drops only what changed, and nothing while the store is unreachable.
+   */
+  missed(): void;
+}
+
 /**
- * Tells every instance that keys changed (created, revoked, re-tiered), so each drops its key
- * cache at once instead of at its next poll of the store's keys version. Wiring: call
- * `publish()` after every key mutation; `subscribe(() => keys.invalidate())` once at start.
+ * Tells every instance which keys changed (created, revoked, re-tiered), so each drops those
+ * keys from its cache at once instead of at its next poll of the store. Wiring: `publish()`
+ * the hashes after every key mutation; `subscribe({ changed: (h) => keys.invalidate(h),
+ * missed: () => keys.refresh() })` once at start.
  */
 export interface KeyEvents {
-  /** Announces a key change to every instance (this one included). Never throws. */
-  publish(): Promise<void>;
-  /** Calls `onChange` on every announced change, and after a lost subscription is restored. */
-  subscribe(onChange: () => void): Promise<void>;
+  /** Announces that the keys with these hashes changed, to every instance (this one included). Never throws. */
+  publish(hashes: readonly string[]): Promise<void>;
+  /** Calls `handlers.changed` for every announcement, `handlers.missed` when some may have been lost. */
+  subscribe(handlers: KeyChangeHandlers): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Embedded mode: nothing to announce; the key cache follows the store's keys version (polled). */
+/** Embedded mode: nothing to announce; the key cache follows the store's key changes (polled). */
 export class NoKeyEvents implements KeyEvents {
-  async publish(): Promise<void> {}
-  async subscribe(_onChange: () => void): Promise<void> {}
+  async publish(_hashes: readonly string[]): Promise<void> {}
+  async subscribe(_handlers: KeyChangeHandlers): Promise<void> {}
   async close(): Promise<void> {}
+}
+
+/** An announcement on the channel: the hashes of the keys changed. */
+export function encodeKeyChange(hashes: readonly string[]): string {
+  return JSON.stringify({ hashes });
+}
+
+/** The hashes an announcement names, or null when it names none it can be trusted for. */
+export function decodeKeyChange(message: string): string[] | null {
+  try {
+    const parsed = JSON.parse(message) as { hashes?: unknown };
+    const hashes = parsed?.hashes;
+    if (Array.isArray(hashes) && hashes.every((h) => typeof h === 'string')) return hashes as string[];
+  } catch {
+    // not ours, or from another version
+  }
+  return null;
 }
 
 export interface RedisKeyEventsOptions {
@@ -35,8 +65,8 @@ const SUBSCRIBE_WAIT_MS = 1000;
  * Redis pub/sub on one channel: a publishing connection that gives up after 500 ms (publish()
  * never blocks a key mutation for long) and a separate subscriber connection that re-subscribes by
  * itself after a reconnect. Messages published while an instance was disconnected are lost,
- * so `onChange` is also called whenever the subscription is restored; the store's keys version
- * polling stays as the backstop.
+ * so `missed` is called whenever the subscription is restored; polling the store's key changes
+ * stays as the backstop.
  */
 export class RedisKeyEvents implements KeyEvents {
   readonly #url: string;
@@ -61,9 +91,9 @@ export class RedisKeyEvents implements KeyEvents {
     this.#pub.on('error', () => {});
   }
 
-  async publish(): Promise<void> {
+  async publish(hashes: readonly string[]): Promise<void> {
     try {
-      await this.#pub.publish(this.#channel, String(Date.now()));
+      await this.#pub.publish(this.#channel, encodeKeyChange(hashes));
     } catch (err) {
       this.#logger.warn(
         { err },
@@ -72,7 +102,7 @@ export class RedisKeyEvents implements KeyEvents {
     }
   }
 
-  async subscribe(onChange: () => void): Promise<void> {
+  async subscribe(handlers: KeyChangeHandlers): Promise<void> {
     if (this.#sub) throw new Error('RedisKeyEvents.subscribe() may be called once');
     const sub = new Redis(this.#url, {
       connectTimeout: 1000,
@@ -86,12 +116,15 @@ export class RedisKeyEvents implements KeyEvents {
     this.#sub = sub;
     let connectedBefore = false;
     sub.on('error', () => {});
-    sub.on('message', (channel: string) => {
-      if (channel === this.#channel) onChange();
+    sub.on('message', (channel: string, message: string) => {
+      if (channel !== this.#channel) return;
+      const hashes = decodeKeyChange(message);
+      if (hashes) handlers.changed(hashes);
+      else handlers.missed();
     });
     sub.on('ready', () => {
       // Changes announced while disconnected were missed.
-      if (connectedBefore) onChange();
+      if (connectedBefore) handlers.missed();
       connectedBefore = true;
     });
     let timer: NodeJS.Timeout | undefined;

@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { AccountRecord, KeyMode, KeyRecord, Store } from '../store/types.ts';
+import { LRUCache } from 'lru-cache';
+import { type Clock, systemClock } from '../domain/clock.ts';
+import type { AccountRecord, KeyCreation, KeyLimits, KeyMode, KeyRecord, Store } from '../store/types.ts';
 import { BackendUnavailableError } from './admission.ts';
 import type { KeyEvents } from './key-events.ts';
 
@@ -34,6 +36,13 @@ export function newId(prefix: 'key' | 'acct'): string {
   return `${prefix}_${randomBase62(20)}`;
 }
 
+export interface KeyInput {
+  accountId: string;
+  tier: string;
+  mode: KeyMode;
+  name?: string | null;
+}
+
 export type KeyCheck = { ok: true; key: KeyRecord } | { ok: false };
 
 export interface KeyServiceOptions {
@@ -41,65 +50,120 @@ export interface KeyServiceOptions {
   cacheSize?: number;
   /** Where key changes are announced to other instances (Redis pub/sub when scaled). */
   events?: KeyEvents;
+  /** Creation and revocation times; default the system clock. */
+  clock?: Clock;
+}
+
+/** A lookup of a hash in flight; an invalidation of that hash makes its answer stale. */
+interface Lookup {
+  stale: boolean;
 }
 
 /**
  * Issues, verifies and revokes keys. Verification is by hash lookup, cached in a bounded LRU
- * that is dropped whenever the store's keys version changes (`refresh()`), so a key created
- * anywhere works at once and a revoked or re-tiered one is seen on the next refresh.
+ * (unknown hashes too). A change drops the keys it concerns, and only those, from every
+ * instance's cache: at once where it was made, on the announcement over Redis
+ * (`invalidate(hashes)`) elsewhere, and at the next `refresh()` (the keys changed since the
+ * store's keys version last read) as the backstop. So a key created anywhere works at once,
+ * a revoked or re-tiered one is seen within a refresh, and while the store is unreachable
+ * every cached key not named by a change keeps working.
  */
 export class KeyService {
   private readonly store: Store;
   private readonly events: KeyEvents | undefined;
-  private readonly cacheSize: number;
-  private readonly cache = new Map<string, KeyRecord | null>();
+  private readonly clock: Clock;
+  /** By key hash; `record: null` for a hash no key has. */
+  private readonly cache: LRUCache<string, { record: KeyRecord | null }>;
+  private readonly lookups = new Map<string, Set<Lookup>>();
+  /** The store's keys version the cache is current with; -1 before the first refresh. */
   private version = -1;
-  private generation = 0;
+  private refreshing: Promise<void> | null = null;
+  private refreshAgain: Promise<void> | null = null;
 
   constructor(store: Store, options: KeyServiceOptions = {}) {
     this.store = store;
     this.events = options.events;
-    this.cacheSize = options.cacheSize ?? 10_000;
-  }
-
-  /** Drops the cache if any key changed since the last call. Cheap: one counter read. */
-  async refresh(): Promise<void> {
-    const v = await this.store.keysVersion();
-    if (v !== this.version) {
-      this.invalidate();
-      this.version = v;
-    }
+    this.cache = new LRUCache({ max: options.cacheSize ?? 10_000 });
+    this.clock = options.clock ?? systemClock();
   }
 
   /**
-   * Drops the cache. Lookups that started before are not cached when they finish (they may
-   * have read a key before its revocation): `generation` tells them apart.
+   * Drops the keys changed in the store since the last refresh (one indexed read). Rejects
+   * when the store cannot be reached, dropping nothing: cached keys keep working. Calls made
+   * while one runs share one more run after it, so a caller always gets a read made after
+   * its call.
    */
-  invalidate(): void {
+  refresh(): Promise<void> {
+    if (!this.refreshing) {
+      const run = this.catchUp().finally(() => {
+        if (this.refreshing === run) this.refreshing = null;
+      });
+      this.refreshing = run;
+      return run;
+    }
+    this.refreshAgain ??= this.refreshing
+      .catch(() => {})
+      .then(() => {
+        this.refreshAgain = null;
+        return this.refresh();
+      });
+    return this.refreshAgain;
+  }
+
+  private async catchUp(): Promise<void> {
+    if (this.version < 0) {
+      const version = await this.store.keysVersion();
+      // Entries cached before the first refresh were read at an unknown version.
+      this.invalidateAll();
+      this.version = version;
+      return;
+    }
+    const changes = await this.store.keyChangesSince(this.version);
+    // A version that went back: not the store the cache was filled from (restored, replaced).
+    if (changes.version < this.version) this.invalidateAll();
+    else this.invalidate(changes.hashes);
+    this.version = changes.version;
+  }
+
+  /**
+   * Drops the keys with these hashes, and only them. Lookups of them in flight are not cached
+   * when they finish (they may have read a key before its revocation).
+   */
+  invalidate(hashes: Iterable<string>): void {
+    for (const hash of hashes) {
+      this.cache.delete(hash);
+      for (const lookup of this.lookups.get(hash) ?? []) lookup.stale = true;
+    }
+  }
+
+  /** Drops every key. */
+  invalidateAll(): void {
     this.cache.clear();
-    this.generation++;
+    for (const pending of this.lookups.values()) for (const lookup of pending) lookup.stale = true;
   }
 
   async verify(rawKey: string): Promise<KeyCheck> {
     if (!KEY_PATTERN.test(rawKey)) return { ok: false };
     const hash = hashKey(rawKey);
-    let record = this.cache.get(hash);
+    let record = this.cache.get(hash)?.record;
     if (record === undefined) {
-      const generation = this.generation;
+      const lookup: Lookup = { stale: false };
+      let pending = this.lookups.get(hash);
+      if (!pending) {
+        pending = new Set();
+        this.lookups.set(hash, pending);
+      }
+      pending.add(lookup);
       try {
         record = await this.store.findKeyByHash(hash);
       } catch (err) {
         // A key not in the cache cannot be checked while the store is down: 503, not 401.
         throw new BackendUnavailableError(`key store unavailable: ${(err as Error).message}`);
+      } finally {
+        pending.delete(lookup);
+        if (pending.size === 0) this.lookups.delete(hash);
       }
-      if (generation === this.generation) {
-        if (this.cache.size >= this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
-        this.cache.set(hash, record);
-      }
-    } else {
-      // least recently used first out: a hit moves the entry to the end
-      this.cache.delete(hash);
-      this.cache.set(hash, record);
+      if (!lookup.stale) this.cache.set(hash, { record });
     }
     if (!record || record.revokedAt !== null) return { ok: false };
     return { ok: true, key: record };
@@ -108,7 +172,12 @@ export class KeyService {
   async ensureAccount(name: string, email: string | null = null): Promise<AccountRecord> {
     const existing = await this.store.findAccountByName(name);
     if (existing) return existing;
-    const account: AccountRecord = { id: newId('acct'), name, email, createdAt: new Date().toISOString() };
+    const account: AccountRecord = {
+      id: newId('acct'),
+      name,
+      email,
+      createdAt: new Date(this.clock.now()).toISOString(),
+    };
     try {
       await this.store.createAccount(account);
       return account;
@@ -121,12 +190,39 @@ export class KeyService {
   }
 
   /** Creates a key and returns it with its record: the only time the whole key exists. */
-  async create(input: {
-    accountId: string;
-    tier: string;
-    mode: KeyMode;
-    name?: string | null;
-  }): Promise<{ key: string; record: KeyRecord }> {
+  async create(input: KeyInput): Promise<{ key: string; record: KeyRecord }> {
+    const { key, record } = this.newKey(input);
+    await this.store.createKey(record);
+    await this.changed(record.hash);
+    return { key, record };
+  }
+
+  /**
+   * Creates a key only if the account stays within `limits` (self-service caps), checked
+   * atomically in the store. `limits.creations.since` is derived from `creationsWindowMs`.
+   */
+  async createWithin(
+    input: KeyInput,
+    limits: { maxActive: number | null; maxCreations: number | null; creationsWindowMs: number },
+  ): Promise<({ ok: true } & { key: string; record: KeyRecord }) | Exclude<KeyCreation, { ok: true }>> {
+    const { key, record } = this.newKey(input);
+    const storeLimits: KeyLimits = {
+      maxActive: limits.maxActive,
+      creations:
+        limits.maxCreations === null
+          ? null
+          : {
+              since: new Date(this.clock.now() - limits.creationsWindowMs).toISOString(),
+              max: limits.maxCreations,
+            },
+    };
+    const result = await this.store.createKeyWithin(record, storeLimits);
+    if (!result.ok) return result;
+    await this.changed(record.hash);
+    return { ok: true, key, record };
+  }
+
+  private newKey(input: KeyInput): { key: string; record: KeyRecord } {
     const key = generateKey(input.mode);
     const record: KeyRecord = {
       id: newId('key'),
@@ -136,29 +232,32 @@ export class KeyService {
       mode: input.mode,
       tier: input.tier,
       name: input.name ?? null,
-      createdAt: new Date().toISOString(),
+      createdAt: new Date(this.clock.now()).toISOString(),
       revokedAt: null,
     };
-    await this.store.createKey(record);
-    await this.changed();
     return { key, record };
   }
 
   async revoke(id: string): Promise<boolean> {
-    const done = await this.store.revokeKey(id, new Date().toISOString());
-    await this.changed();
+    // The hash names the key in announcements (a key's hash never changes).
+    const key = await this.store.getKey(id);
+    if (!key) return false;
+    const done = await this.store.revokeKey(id, new Date(this.clock.now()).toISOString());
+    if (done) await this.changed(key.hash);
     return done;
   }
 
   async setTier(id: string, tier: string): Promise<boolean> {
+    const key = await this.store.getKey(id);
+    if (!key) return false;
     const done = await this.store.setKeyTier(id, tier);
-    await this.changed();
+    if (done) await this.changed(key.hash);
     return done;
   }
 
-  /** Drops this instance's cache and tells the others (they drop theirs within a second). */
-  private async changed(): Promise<void> {
-    this.invalidate();
-    await this.events?.publish();
+  /** Drops the key from this instance's cache and tells the others (they drop it at once). */
+  private async changed(hash: string): Promise<void> {
+    this.invalidate([hash]);
+    await this.events?.publish([hash]);
   }
 }

@@ -17,6 +17,16 @@ export const STATUS = {
   MONTHLY_QUOTA: 3,
   /** The quota hash is missing (first use, Redis restarted, flushed or evicted): seed it from the store. */
   NEEDS_SEED: 4,
+  /**
+   * Admitted by the window, but the quotas are the store's to decide (an instance may be deciding
+   * them there): reserve in the store, then SETTLE_LUA.
+   */
+  IN_STORE: 5,
+  /**
+   * Every instance is back on Redis, but decisions made in the store are still being added
+   * here: nothing changed; ask again in a moment (or without waiting: IN_STORE).
+   */
+  SETTLING: 6,
 } as const;
 
 /** Extra time a quota hash lives after the end of its month, in ms. */
@@ -65,22 +75,98 @@ end
 local function quotaTtlMs(d, now)
   return math.ceil((firstDayOfMonth(monthIndex(d) + 1) * DAY - now) / 1000) + MARGIN_MS
 end
+-- Instances with a live lease (score = expiry, us) at now; n when there is one instance.
+local function liveLeases(leases, now, n)
+  if n <= 1 then return n end
+  return math.min(n, redis.call('ZCOUNT', leases, '(' .. fmt(now), '+inf'))
+end
+-- What the window may hold: the rate, less floor(rate / n) for every one of the n instances
+-- without a live lease, which may be admitting on its own.
+local function capacity(rate, live, n)
+  if live >= n then return rate end
+  return rate - math.floor(rate / n) * (n - live)
+end
+-- Merges counts into a key's quota hash (see MERGE_LUA); returns { d, du, mu, g }.
+local function mergeCounts(key, now, fd, fdu, fmu, newGen, incGen, id, idu, imu)
+  local h = redis.call('HMGET', key, 'g', 'd', 'du', 'mu')
+  local g, d, du, mu
+  if h[1] then
+    g = h[1]; d = tonumber(h[2]); du = tonumber(h[3]); mu = tonumber(h[4])
+    if incGen ~= '' and incGen == g then
+      if id > d then
+        if monthIndex(id) > monthIndex(d) then mu = 0 end
+        d = id
+        du = idu
+        mu = mu + imu
+      elseif id == d then
+        du = du + idu
+        mu = mu + imu
+      elseif monthIndex(id) == monthIndex(d) then
+        mu = mu + imu
+      end
+    end
+    local d0, du0, mu0 = d, du, mu
+    if fd > d then
+      if monthIndex(fd) > monthIndex(d) then mu = fmu else mu = math.max(mu, fmu) end
+      d = fd
+      du = fdu
+    elseif fd == d then
+      du = math.max(du, fdu)
+      mu = math.max(mu, fmu)
+    elseif monthIndex(fd) == monthIndex(d) then
+      mu = math.max(mu, fmu)
+    end
+    -- Counts raised to floors may include increments still on their way here (counted under
+    -- this generation): a new generation makes those merge as floors, never add twice.
+    if d ~= d0 or du ~= du0 or mu ~= mu0 then g = newGen end
+  else
+    g = newGen; d = fd; du = fdu; mu = fmu
+  end
+  local ttl = quotaTtlMs(d, now)
+  if ttl <= 0 then
+    -- only counts of a month already over: nothing worth keeping
+    redis.call('DEL', key)
+  else
+    redis.call('HSET', key, 'g', g, 'd', fmt(d), 'du', fmt(du), 'mu', fmt(mu))
+    redis.call('PEXPIRE', key, fmt(ttl))
+  end
+  return {d, du, mu, g}
+end
 `;
 
 /**
  * Admit: sliding window, then (counted requests) daily and monthly counters, in one step.
  *
- * KEYS[1] window ZSET (score = admitted timestamp in us, member = '<us>:<9-digit seq>')
+ * KEYS[1] window ZSET (score = admitted timestamp in us, member = '<us>:<9-digit seq>'; entries
+ *         pushed by an instance back from an outage end in ':000000000' too, see PUSH_LUA)
  * KEYS[2] quota HASH { g = generation, d = day number, du = day count, mu = month count }
+ * KEYS[3] instance leases ZSET (see LEASE_LUA)
+ * KEYS[4] quota decisions under way in the store ZSET (member = token, score = deadline in us)
  * ARGV: now us ('' = Redis TIME), rate, counted '1'|'0', daily quota (-1 = unlimited),
- *       monthly quota (-1 = unlimited), window key TTL in ms
- * Reply: { status, remaining, resetAt us, retryAfter us, now us, d, du, mu, g }
- *   NEEDS_SEED comes before anything is changed; its d is the day of `now`.
+ *       monthly quota (-1 = unlimited), window key TTL in ms, instances N, token of this
+ *       request, how long a token counts (ms), KEYS[4] TTL in ms, '1' = may wait (SETTLING)
+ * With N > 1, every instance without a live lease may be admitting on its own, up to
+ * floor(rate / N) per window: that much of the window is kept free for each of them
+ * (capacity = rate - floor(rate / N) * (N - live leases)). Such an instance decides quotas in
+ * the store, so while one lease is missing, or a decision made in the store has not been added
+ * here yet (KEYS[4]), a counted request admitted by the window gets IN_STORE: its token joins
+ * KEYS[4] and the caller reserves it in the store, then settles it (SETTLE_LUA). Redis decides a
+ * key's quotas only when no other place can be deciding them. With every lease live and only
+ * tokens left, a caller that may wait gets SETTLING instead, so that a busy key's decisions in
+ * the store run out rather than follow each other forever.
+ * Reply: { status, remaining, resetAt us, retryAfter us, now us, d, du, mu, g, member }
+ *   NEEDS_SEED comes before anything is changed; its d is the day of `now`; so does SETTLING
+ *   (after a rate refusal, which comes first). IN_STORE: the
+ *   hash's counts and generation, untouched, and the window member (removed by SETTLE_LUA if
+ *   the store refuses the request).
  */
 export const ADMIT_LUA = `${PRELUDE}
 local now = nowUs(ARGV[1])
 local rate = tonumber(ARGV[2])
 local counted = ARGV[3] == '1'
+local instances = tonumber(ARGV[7])
+local live = liveLeases(KEYS[3], now, instances)
+local cap = capacity(rate, live, instances)
 local g, d, du, mu
 if counted then
   local h = redis.call('HMGET', KEYS[2], 'g', 'd', 'du', 'mu')
@@ -108,12 +194,34 @@ if n > rate then
 end
 local resetAt = t + W
 if n > 0 then resetAt = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]) + W end
-if n >= rate then return {1, 0, resetAt, resetAt - now, now, 0, 0, 0, ''} end
+if n >= cap then
+  -- a slot frees when the (n - cap + 1)-th oldest leaves; with no capacity at all, retry in a window
+  local freeAt = now + W
+  if cap > 0 then freeAt = tonumber(redis.call('ZRANGE', KEYS[1], n - cap, n - cap, 'WITHSCORES')[2]) + W end
+  return {1, 0, freeAt, freeAt - now, now, 0, 0, 0, ''}
+end
+local inStore = false
+if counted and instances > 1 then
+  inStore = live < instances
+  if redis.call('EXISTS', KEYS[4]) == 1 then
+    -- a token past its deadline: its instance died or lost Redis (its counts come back with it)
+    redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', fmt(now))
+    if redis.call('ZCARD', KEYS[4]) > 0 then
+      if not inStore and ARGV[11] == '1' then return {6, 0, 0, 0, now, 0, 0, 0, ''} end
+      inStore = true
+    end
+  end
+end
 local member = fmt(t) .. ':' .. string.format('%09d', seq)
 redis.call('ZADD', KEYS[1], fmt(t), member)
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
-local remaining = rate - n - 1
+local remaining = cap - n - 1
 if not counted then return {0, remaining, resetAt, 0, now, 0, 0, 0, ''} end
+if inStore then
+  redis.call('ZADD', KEYS[4], fmt(now + tonumber(ARGV[9]) * 1000), ARGV[8])
+  redis.call('PEXPIRE', KEYS[4], ARGV[10])
+  return {5, remaining, resetAt, 0, now, d, du, mu, g, member}
+end
 
 -- Quotas (DECISIONS D7): daily first; a daily refusal leaves the monthly counter alone.
 -- An instant before the stored day is counted in the stored day.
@@ -138,7 +246,7 @@ redis.call('PEXPIRE', KEYS[2], fmt(quotaTtlMs(d, now)))
 -- A request refused with 429 takes no slot of the window (D7): give it back.
 if status ~= 0 then
   redis.call('ZREM', KEYS[1], member)
-  remaining = rate - n
+  remaining = cap - n
 end
 return {status, remaining, resetAt, 0, now, d, du, mu, g}
 `;
@@ -152,69 +260,58 @@ return {status, remaining, resetAt, 0, now, d, du, mu, g}
  *       generation for a new hash, increment generation ('' = none), increment day number,
  *       increment day count, increment month count
  * 1. If the hash exists and its generation equals the increment generation (the hash has
- *    lived on since the increments were counted elsewhere), the increments are added.
+ *    changed only by increments since the increments' generation was read before they were
+ *    counted elsewhere, so they are not in it), the increments are added.
  * 2. The floors are merged like QuotaCounters.load(): per period the later one wins; in the
- *    same period the larger count. A missing hash is created from the floors.
+ *    same period the larger count. A missing hash is created from the floors. When the floors
+ *    raise a count, the hash takes the new generation: a floor read from the store may hold
+ *    counts whose increments are still on their way, which must then merge as floors too.
  * Reply: { d, du, mu, g }
  */
 export const MERGE_LUA = `${PRELUDE}
+return mergeCounts(KEYS[1], nowUs(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]),
+  ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]))
+`;
+
+/**
+ * Settle: a request that ADMIT_LUA sent to the store (IN_STORE) was decided there; its count
+ * joins the hash and its token leaves the decisions under way, in one step.
+ *
+ * KEYS[1] quota HASH, KEYS[2] window ZSET, KEYS[3] decisions under way ZSET
+ * ARGV: now us ('' = Redis TIME), token, window member to remove ('' = none: the request was
+ *       admitted; else refused by a quota, so it gives its slot back), generation the admit
+ *       reply carried, day number, day count, month count (the request: 1, and 1 or 0), new
+ *       generation, floor day count, floor month count (the store's counts after it)
+ * While the hash is of that generation the count is added (exactly: see MERGE_LUA); else the hash
+ * was rebuilt or raised from floors meanwhile, and the store's counts after the request are
+ * merged as floors instead. A missing hash is left missing (the next admit seeds it).
+ * Reply: { d, du, mu, g } (g = '' when the hash is missing)
+ */
+export const SETTLE_LUA = `${PRELUDE}
 local now = nowUs(ARGV[1])
-local fd = tonumber(ARGV[2])
-local fdu = tonumber(ARGV[3])
-local fmu = tonumber(ARGV[4])
-local h = redis.call('HMGET', KEYS[1], 'g', 'd', 'du', 'mu')
-local g, d, du, mu
-if h[1] then
-  g = h[1]; d = tonumber(h[2]); du = tonumber(h[3]); mu = tonumber(h[4])
-  if ARGV[6] ~= '' and ARGV[6] == g then
-    local id = tonumber(ARGV[7])
-    local idu = tonumber(ARGV[8])
-    local imu = tonumber(ARGV[9])
-    if id > d then
-      if monthIndex(id) > monthIndex(d) then mu = 0 end
-      d = id
-      du = idu
-      mu = mu + imu
-    elseif id == d then
-      du = du + idu
-      mu = mu + imu
-    elseif monthIndex(id) == monthIndex(d) then
-      mu = mu + imu
-    end
-  end
-  if fd > d then
-    if monthIndex(fd) > monthIndex(d) then mu = fmu else mu = math.max(mu, fmu) end
-    d = fd
-    du = fdu
-  elseif fd == d then
-    du = math.max(du, fdu)
-    mu = math.max(mu, fmu)
-  elseif monthIndex(fd) == monthIndex(d) then
-    mu = math.max(mu, fmu)
-  end
-else
-  g = ARGV[5]; d = fd; du = fdu; mu = fmu
+redis.call('ZREM', KEYS[3], ARGV[2])
+if ARGV[3] ~= '' then redis.call('ZREM', KEYS[2], ARGV[3]) end
+local g = redis.call('HGET', KEYS[1], 'g')
+if not g then return {0, 0, 0, ''} end
+local day = tonumber(ARGV[5])
+if g == ARGV[4] then
+  return mergeCounts(KEYS[1], now, day, 0, 0, ARGV[8], g, day, tonumber(ARGV[6]), tonumber(ARGV[7]))
 end
-local ttl = quotaTtlMs(d, now)
-if ttl <= 0 then
-  -- only counts of a month already over: nothing worth keeping
-  redis.call('DEL', KEYS[1])
-else
-  redis.call('HSET', KEYS[1], 'g', g, 'd', fmt(d), 'du', fmt(du), 'mu', fmt(mu))
-  redis.call('PEXPIRE', KEYS[1], fmt(ttl))
-end
-return {d, du, mu, g}
+return mergeCounts(KEYS[1], now, day, tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[8], '', day, 0, 0)
 `;
 
 /**
  * Status: the window and the counters, without changing anything.
  *
- * KEYS[1] window ZSET, KEYS[2] quota HASH; ARGV: now us ('' = Redis TIME), rate
+ * KEYS[1] window ZSET, KEYS[2] quota HASH, KEYS[3] instance leases;
+ * ARGV: now us ('' = Redis TIME), rate, instances N
  * Reply: { status (OK or NEEDS_SEED), remaining, resetAt us, now us, d, du, mu }
  */
 export const STATUS_LUA = `${PRELUDE}
 local now = nowUs(ARGV[1])
 local rate = tonumber(ARGV[2])
+local instances = tonumber(ARGV[3])
+local cap = capacity(rate, liveLeases(KEYS[3], now, instances), instances)
 local h = redis.call('HMGET', KEYS[2], 'd', 'du', 'mu')
 if not h[1] then return {4, 0, 0, now, math.floor(now / DAY), 0, 0} end
 local t = now
@@ -231,5 +328,54 @@ if n > 0 then
   remaining = rate - math.min(n, rate)
   resetAt = tonumber(inWindow[2 * k]) + W
 end
+remaining = math.max(0, remaining - (rate - cap))
 return {0, remaining, resetAt, now, tonumber(h[1]), tonumber(h[2]), tonumber(h[3])}
+`;
+
+/**
+ * Lease: an instance says it is serving through Redis (so its share needs no room kept free,
+ * see ADMIT_LUA). Renewed every LEASE_RENEW_MS while it does.
+ *
+ * KEYS[1] instance leases ZSET (member = instance id, score = expiry in us)
+ * ARGV: now us ('' = Redis TIME), instance id, deadline us ('' = none), lease length us
+ * The lease ends at now + length, but never after the deadline: the instance computes the
+ * deadline from its own clock when it sends the renewal, so a renewal that Redis runs late
+ * (a paused or overloaded Redis) cannot keep the lease alive after the instance stopped
+ * counting on it. Leases expired for an hour are removed.
+ * Reply: now us
+ */
+export const LEASE_LUA = `${PRELUDE}
+local now = nowUs(ARGV[1])
+local expiry = now + tonumber(ARGV[4])
+if ARGV[3] ~= '' then expiry = math.min(expiry, tonumber(ARGV[3])) end
+redis.call('ZADD', KEYS[1], fmt(expiry), ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', fmt(now - 3600 * W))
+redis.call('PEXPIRE', KEYS[1], 3600000)
+return now
+`;
+
+/**
+ * Push: the admissions an instance made on its own during an outage join the key's window
+ * before that instance serves through Redis again.
+ *
+ * KEYS[1] window ZSET
+ * ARGV: now us ('' = Redis TIME), window key TTL in ms, then pairs (member, age in us): each
+ * admission is placed at now - age. The age is measured when the instance sends the call and
+ * Redis runs it later, so an admission lands at or after its true time (it stays in the window
+ * at least as long as it should), and clocks of different hosts never meet. Members are unique
+ * per admission, so pushing again after a failed call adds nothing twice.
+ * Reply: entries added or moved
+ */
+export const PUSH_LUA = `${PRELUDE}
+local now = nowUs(ARGV[1])
+local n = 0
+for i = 3, #ARGV, 2 do
+  local s = now - tonumber(ARGV[i + 1])
+  if s > now - W then
+    redis.call('ZADD', KEYS[1], fmt(s), ARGV[i])
+    n = n + 1
+  end
+end
+if n > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return n
 `;

@@ -14,7 +14,9 @@
  * remaining/reset cost one binary search, O(log rate). Memory is O(rate) per key, and
  * keys with nothing left in their window are evicted (see evictIdle).
  *
- * Time is a parameter (epoch ms, fractions allowed). Per key it never runs backwards:
+ * Time is a parameter (epoch ms, fractions allowed). Feed it a sub-millisecond clock (the
+ * system clock of domain/clock.ts): with whole milliseconds a window could be up to 1 ms
+ * shorter than 1,000 ms in real time. Per key it never runs backwards:
  * a request stamped before that key's newest admitted request is treated as arriving at
  * that newest timestamp, so a stepping clock cannot admit extra requests. (A key already
  * evicted has no newest timestamp left to compare with; eviction waits until every stored
@@ -89,6 +91,21 @@ function firstInWindow(w: KeyWindow, t: number, consider: number): number {
   return lo;
 }
 
+/** Appends timestamp `t` as the newest; a full buffer overwrites its oldest. */
+function append(w: KeyWindow, t: number): void {
+  const size = w.buf.length;
+  if (w.count < size) {
+    let j = w.head + w.count;
+    if (j >= size) j -= size;
+    w.buf[j] = t;
+    w.count++;
+  } else {
+    w.buf[w.head] = t;
+    w.head = w.head + 1 === size ? 0 : w.head + 1;
+  }
+  w.newest = t;
+}
+
 /** Re-sizes a window for a new rate, keeping the newest timestamps. */
 function resize(w: KeyWindow, rate: number): void {
   const keep = Math.min(w.count, rate);
@@ -142,18 +159,64 @@ export class SlidingWindowLimiter {
     const first = firstInWindow(w, t, w.count);
     const inWindow = w.count - first + 1; // the stored ones still inside, plus this request
     const resetAt = (first < w.count ? at(w, first) : t) + WINDOW_MS;
-    if (w.count < rate) {
-      let j = w.head + w.count;
-      if (j >= rate) j -= rate;
-      w.buf[j] = t;
-      w.count++;
-    } else {
-      // Full and the oldest is outside the window: it is overwritten.
-      w.buf[w.head] = t;
-      w.head = w.head + 1 === rate ? 0 : w.head + 1;
-    }
-    w.newest = t;
+    append(w, t); // full: the oldest, outside the window, is overwritten
     return { ok: true, limit: rate, remaining: rate - inWindow, resetAt };
+  }
+
+  /**
+   * The key's newest recorded timestamp (after an admitting hit(): that request's, which is
+   * nowMs or, when the clock stepped back, the previous newest); undefined for an unknown key.
+   */
+  newest(key: string): number | undefined {
+    return this.#windows.get(key)?.newest;
+  }
+
+  /**
+   * Records an admission decided elsewhere (by a shared limiter), without a check: the
+   * key's `rate` newest timestamps are kept, as hit() keeps them. `nowMs` before the key's
+   * newest timestamp is recorded as that newest one.
+   */
+  record(key: string, rate: number, nowMs: number): void {
+    assertArgs(rate, nowMs);
+    if (++this.#hitsSinceSweep >= this.#sweepEvery) this.evictIdle(nowMs);
+    let w = this.#windows.get(key);
+    if (w === undefined) {
+      w = { buf: new Float64Array(rate), head: 0, count: 0, newest: nowMs };
+      this.#windows.set(key, w);
+    } else if (w.buf.length !== rate) resize(w, rate);
+    append(w, Math.max(nowMs, w.newest));
+  }
+
+  /**
+   * Removes one recorded timestamp `t` of the key (that of a hit() whose request was then
+   * refused by a quota: it takes no slot, DECISIONS D7), whatever was recorded since. O(rate).
+   */
+  remove(key: string, t: number): void {
+    const w = this.#windows.get(key);
+    if (w === undefined) return;
+    let i = w.count - 1;
+    while (i >= 0 && at(w, i) !== t) i--;
+    if (i < 0) return;
+    const len = w.buf.length;
+    for (; i < w.count - 1; i++) {
+      w.buf[(w.head + i) % len] = w.buf[(w.head + i + 1) % len]!;
+    }
+    w.count--;
+  }
+
+  /**
+   * Every key's timestamps still inside the window at `nowMs` (s with nowMs < s + 1000),
+   * oldest first. O(keys + timestamps returned).
+   */
+  inWindow(nowMs: number): Map<string, number[]> {
+    const out = new Map<string, number[]>();
+    for (const [key, w] of this.#windows) {
+      if (w.count === 0 || nowMs >= w.newest + WINDOW_MS) continue;
+      const list: number[] = [];
+      for (let i = firstInWindow(w, nowMs, w.count); i < w.count; i++) list.push(at(w, i));
+      if (list.length > 0) out.set(key, list);
+    }
+    return out;
   }
 
   /**

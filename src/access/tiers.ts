@@ -6,7 +6,11 @@
  *
  *   { "tiers": { "free": { "name": "Free", "ratePerSecond": 5, "dailyQuota": 1000,
  *       "monthlyQuota": 10000, "resultCap": 100, "categories": ["core", ...],
- *       "chains": [1], "historyDays": 30 }, "pro": {...}, "enterprise": {...} } }
+ *       "chains": [1], "historyDays": 30, "maxKeysPerAccount": 2, "keyCreationsPerDay": 5 },
+ *     "pro": {...}, "enterprise": {...} } }
+ *
+ * `maxKeysPerAccount` and `keyCreationsPerDay` may be left out (defaults below): they bound what
+ * self-service (`POST /client/api-keys`) can do, since accounting is per key.
  *
  * `ratePerSecond` may NOT be null: the sliding-window limiter keeps the last `rate` admitted
  * timestamps of a key, so it needs a finite bound. A tier meant to be "unlimited" gets a
@@ -50,7 +54,14 @@ export interface Tier {
   readonly chains: readonly number[] | null;
   /** How far back `startDate` may reach, in days; null = unlimited. */
   readonly historyDays: number | null;
+  /** Active keys of this tier one account may hold when it creates keys itself; null = unlimited. */
+  readonly maxKeysPerAccount: number | null;
+  /** Keys one account may create itself in any 24 hours (revoked ones included); null = unlimited. */
+  readonly keyCreationsPerDay: number | null;
 }
+
+/** Used when a tier file leaves the self-service caps out. */
+export const KEY_CAP_DEFAULTS = { maxKeysPerAccount: 10, keyCreationsPerDay: 20 } as const;
 
 export type TierTable = Readonly<Record<TierId, Tier>>;
 
@@ -74,6 +85,8 @@ const TIER_FIELDS = [
   'categories',
   'chains',
   'historyDays',
+  'maxKeysPerAccount',
+  'keyCreationsPerDay',
 ] as const;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -103,6 +116,10 @@ function parseTier(id: TierId, raw: unknown, problems: string[]): Tier | null {
   }
 
   const { name, ratePerSecond, dailyQuota, monthlyQuota, resultCap, categories, chains, historyDays } = raw;
+  const maxKeysPerAccount =
+    raw['maxKeysPerAccount'] === undefined ? KEY_CAP_DEFAULTS.maxKeysPerAccount : raw['maxKeysPerAccount'];
+  const keyCreationsPerDay =
+    raw['keyCreationsPerDay'] === undefined ? KEY_CAP_DEFAULTS.keyCreationsPerDay : raw['keyCreationsPerDay'];
   if (typeof name !== 'string' || name.trim() === '') {
     problems.push(`${path}.name: must be a non-empty string, ${describe(name)}`);
   }
@@ -111,7 +128,14 @@ function parseTier(id: TierId, raw: unknown, problems: string[]): Tier | null {
       `${path}.ratePerSecond: must be a positive integer (null is not allowed), ${describe(ratePerSecond)}`,
     );
   }
-  const nullable = { dailyQuota, monthlyQuota, resultCap, historyDays };
+  const nullable = {
+    dailyQuota,
+    monthlyQuota,
+    resultCap,
+    historyDays,
+    maxKeysPerAccount,
+    keyCreationsPerDay,
+  };
   for (const [field, v] of Object.entries(nullable)) {
     if (v !== null && !isPositiveInteger(v)) {
       problems.push(`${path}.${field}: must be a positive integer or null, ${describe(v)}`);
@@ -157,6 +181,8 @@ function parseTier(id: TierId, raw: unknown, problems: string[]): Tier | null {
     categories: Object.freeze([...(categories as Category[])]),
     chains: chains === null ? null : Object.freeze([...(chains as number[])]),
     historyDays: historyDays as number | null,
+    maxKeysPerAccount: maxKeysPerAccount as number | null,
+    keyCreationsPerDay: keyCreationsPerDay as number | null,
   });
 }
 

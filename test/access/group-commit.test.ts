@@ -61,6 +61,36 @@ describe('GroupCommit', () => {
     assert.deepEqual(written.sort(), ['F', 'X', 'Y']);
   });
 
+  test('error: a failed write is retried as the same batch (same events, same id), never merged with newer events', async () => {
+    const calls: { id: string; events: string[] }[] = [];
+    let fail = true;
+    const store = {
+      async recordUsage(events: readonly UsageEvent[], batchId: string) {
+        calls.push({ id: batchId, events: events.map((e) => e.endpoint) });
+        if (fail) throw new Error('PostgreSQL did not answer within 2000 ms');
+      },
+    } as unknown as Store;
+    const gc = new GroupCommit(store);
+    await Promise.all([gc.record(event('A')), gc.record(event('B'))]);
+    assert.equal(gc.durable, false);
+    await gc.record(event('C')); // the retry fails again: C waits, in no batch yet
+    await gc.record(event('D'));
+    fail = false;
+    await gc.record(event('E'));
+    assert.equal(gc.durable, true);
+    const first = calls[0]!;
+    assert.deepEqual(first.events, ['A', 'B']);
+    assert.ok(/^[A-Za-z0-9_-]{22}$/.test(first.id), first.id);
+    // Every attempt at A and B is that batch, under its id; the later events form a new one.
+    assert.equal(calls.length, 5);
+    assert.deepEqual(calls.slice(0, 4), [first, first, first, first]);
+    const last = calls[4]!;
+    assert.deepEqual(last.events, ['C', 'D', 'E']);
+    assert.notEqual(last.id, first.id);
+    await gc.close();
+    assert.equal(calls.length, 5);
+  });
+
   test('behavior: one write per turn, whatever the number of events', async () => {
     let writes = 0;
     const store = { recordUsage: async () => void writes++ } as unknown as Store;

@@ -159,10 +159,13 @@ describe('RedisAdmission with two instances and lost data', { skip: skip ?? fals
     await admitN(b, 4);
     await proxy.cut();
     await until('A sees Redis down', () => a.state() === 'down');
+    // Past A's first second: before it, A admits nothing on its own.
+    clock.advance(1000);
     await admitN(a, 5);
     await admitN(b, 2);
     assert.equal(b.state(), 'up');
     await proxy.heal();
+    // A trusts Redis again once a second has passed since the outage began: it has.
     await until('A is back on Redis', () => a.state() === 'up');
     assert.equal((await b.status('k', t, clock.now())).dayUsed, 14);
     assert.equal((await a.status('k', t, clock.now())).dayUsed, 14);
@@ -184,6 +187,8 @@ describe('RedisAdmission with two instances and lost data', { skip: skip ?? fals
     });
     const t = tier(1000, null, null);
     for (let i = 0; i < 5; i++) await adm.admit(request('k', t, clock.now()));
+    // Past the first second, when a process admits nothing on its own.
+    clock.advance(1000);
     const r = track(redis.client());
     await r.call('CLIENT', 'PAUSE', '400', 'ALL');
     const started = Date.now();
@@ -191,6 +196,8 @@ describe('RedisAdmission with two instances and lost data', { skip: skip ?? fals
     for (let i = 0; i < 10; i++) during.push(await adm.admit(request('k', t, clock.now())));
     assert.ok(Date.now() - started < 300, 'only the first request waits for the timeout');
     assert.ok(during.every((x) => x.ok));
+    // Redis is trusted again a second after the outage began.
+    clock.advance(1000);
     await until('Redis serves again', () => adm.state() === 'up');
     const used = (await adm.status('k', t, clock.now())).dayUsed;
     assert.ok(used === 15 || used === 16, `dayUsed ${used}`);
@@ -200,11 +207,119 @@ describe('RedisAdmission with two instances and lost data', { skip: skip ?? fals
     await store.close();
   });
 
+  test('behavior: one instance, Redis stalled: no local admission while an admit sent before the failover may still be admitted there', async () => {
+    const store = await memoryStore();
+    const clock = new ManualClock();
+    const adm = await open({
+      url: redis.url,
+      store,
+      clock,
+      prefix: `t${randomUUID()}:`,
+      commandTimeoutMs: 1000,
+    });
+    const t = tier(5, null, null);
+    // Past the first second, when a process admits nothing on its own. The clock stands still
+    // from here: every admission below falls in one window.
+    clock.advance(1000);
+    const r = track(redis.client());
+    // Redis runs nothing for 1,350 ms: the first call times out (at 1,000 ms, the failover), the
+    // four sent at 600 ms are still waiting then, and are admitted by Redis at 1,350 ms, within
+    // their own timeout (1,600 ms).
+    await r.call('CLIENT', 'PAUSE', '1350', 'ALL');
+    const first = adm.admit(request('k', t, clock.now()));
+    await sleep(600);
+    const queued = Array.from({ length: 4 }, () => adm.admit(request('k', t, clock.now())));
+    const firstR = await first;
+    assert.equal(adm.state(), 'down');
+    // While those four may still be admitted by Redis, nothing is admitted locally.
+    const meanwhile = [firstR];
+    for (let i = 0; i < 4; i++) meanwhile.push(await adm.admit(request('k', t, clock.now())));
+    for (const x of meanwhile) {
+      assert.ok(
+        !x.ok && x.reason === 'RATE_LIMITED',
+        `refused while calls to Redis are open: ${JSON.stringify(x)}`,
+      );
+      assert.ok(x.retryAfterMs > 0 && x.retryAfterMs <= 1000, `retryAfterMs ${x.retryAfterMs}`);
+      assert.equal(x.rate.resetAt, clock.now() + x.retryAfterMs);
+    }
+    const late = await Promise.all(queued);
+    assert.deepEqual(
+      late.map((x) => x.ok),
+      [true, true, true, true],
+      'the four queued calls were admitted by Redis',
+    );
+    // Once they are answered, the local window holds them: one more, then the window is full.
+    const after = [];
+    for (let i = 0; i < 3; i++) after.push(await adm.admit(request('k', t, clock.now())));
+    assert.deepEqual(
+      after.map((x) => (x.ok ? 'ok' : x.reason)),
+      ['ok', 'RATE_LIMITED', 'RATE_LIMITED'],
+    );
+    const admitted = [...meanwhile, ...late, ...after].filter((x) => x.ok).length;
+    assert.equal(admitted, 5, 'never more than the rate within one window');
+    r.disconnect();
+    await adm.close();
+    await store.close();
+  });
+
+  test('behavior: an instance already local when Redis restarts empty trusts the new Redis only a second after it first reaches it', async () => {
+    const store = await memoryStore();
+    const clock = new ManualClock();
+    const prefix = `t${randomUUID()}:`;
+    const proxy = track(await CuttableProxy.start(redis.port));
+    const a = await open({ url: proxy.url, store, clock, prefix, instances: 2 });
+    const b = await open({ url: redis.url, store, clock, prefix, instances: 2 });
+    // An odd rate: each instance's share is 2, and Redis keeps 2 free for an instance without a lease.
+    const t = tier(5, null, null);
+    await proxy.cut();
+    await until('A sees Redis down', () => a.state() === 'down');
+    // Past A's wait (1.5 s after its last lease renewal); the clock stands still from here.
+    clock.advance(2000);
+    const r = track(redis.client());
+    // B's renewals (every 100 ms) run on the moved clock: its lease is live again, A's is not.
+    for (const end = Date.now() + 3000; ; await sleep(10)) {
+      if ((await r.zcount(`${prefix}instances`, `(${clock.now() * 1000}`, '+inf')) === 1) break;
+      if (Date.now() > end) throw new Error('B did not renew its lease');
+    }
+    r.disconnect();
+    const outcome = (x: AdmissionResult) => (x.ok ? 'ok' : x.reason);
+    const burst = async (adm: RedisAdmission, n: number) => {
+      const out: string[] = [];
+      for (let i = 0; i < n; i++) out.push(outcome(await adm.admit(request('k', t, clock.now()))));
+      return out;
+    };
+    // A: its share locally; B: the rest of the window through Redis (which keeps A's share free).
+    assert.deepEqual(await burst(a, 3), ['ok', 'ok', 'RATE_LIMITED']);
+    assert.deepEqual(await burst(b, 4), ['ok', 'ok', 'ok', 'RATE_LIMITED']);
+    assert.equal(b.state(), 'up');
+    // Redis restarts empty: B's three admissions are in no window A can see.
+    await redis.kill();
+    await redis.restart();
+    await proxy.heal();
+    // A reaches the new Redis at once, but within the second B's admissions are still in the
+    // window: A stays local (its share used up) instead of admitting through the empty Redis.
+    const during: string[] = [];
+    for (const end = Date.now() + 1000; Date.now() < end; await sleep(20)) {
+      during.push(...(await burst(a, 1)));
+    }
+    assert.ok(
+      during.every((x) => x === 'RATE_LIMITED'),
+      `admitted within the window of B's admissions through the old Redis: ${during.join(' ')}`,
+    );
+    assert.equal(a.state(), 'down');
+    // A second after the restart was seen, A is back on Redis.
+    clock.advance(1000);
+    await until('A is back on Redis', () => a.state() === 'up');
+    assert.equal((await burst(a, 1))[0], 'ok');
+    await Promise.all([a.close(), b.close()]);
+    await store.close();
+  });
+
   test('behavior: redis-server killed mid-load and restarted: never a throw, never unlimited, nothing regained', async () => {
     const store = await memoryStore();
     const instances = 2;
     const adm = await open({ url: redis.url, store, instances, prefix: `t${randomUUID()}:` });
-    const share = Math.ceil(40 / instances);
+    const share = Math.floor(40 / instances);
     // k0 and k1 run out of daily quota during the outage (their quota is set at the kill to what
     // they used so far + 5); k2 never does: its local rate is what binds.
     const tiers = new Map([
@@ -213,23 +328,34 @@ describe('RedisAdmission with two instances and lost data', { skip: skip ?? fals
       ['k2', tier(40, 100_000, null)],
     ]);
     const keys = [...tiers.keys()];
-    const log = new Map<string, { nowMs: number; r: AdmissionResult }[]>(keys.map((k) => [k, []]));
+    const log = new Map<string, { sent: number; answered: number; local: boolean; r: AdmissionResult }[]>(
+      keys.map((k) => [k, []]),
+    );
     const lastUsed = new Map<string, number>(keys.map((k) => [k, 0]));
     let sawDown = false;
+    let killedAt = 0;
+    let restartedAt = 0;
 
-    for (let i = 0; i < 2000; i++) {
+    // Killed after 600 requests, down for 2.5 s (local admissions start 1.5 s in at most), then
+    // 2.5 s more on the restarted, empty Redis (trusted a second after it is first reached).
+    for (let i = 0; i < 600 || !restartedAt || performance.now() - restartedAt < 2500; i++) {
       if (i === 600) {
         await redis.kill();
+        killedAt = performance.now();
         for (const k of ['k0', 'k1']) {
           tiers.set(k, tier(40, log.get(k)!.filter((e) => e.r.ok).length + 5, null));
         }
       }
-      if (i === 1300) await redis.restart();
+      if (killedAt && !restartedAt && performance.now() - killedAt > 2500) {
+        await redis.restart();
+        restartedAt = performance.now();
+      }
       const key = keys[i % keys.length]!;
-      const nowMs = Date.now();
-      const r = await adm.admit(request(key, tiers.get(key)!, nowMs));
-      log.get(key)!.push({ nowMs, r });
-      if (adm.state() === 'down') sawDown = true;
+      const sent = performance.now();
+      const r = await adm.admit(request(key, tiers.get(key)!, Date.now()));
+      const local = adm.state() === 'down';
+      log.get(key)!.push({ sent, answered: performance.now(), local, r });
+      if (local) sawDown = true;
       if (i % 50 === 0) {
         for (const k of keys) {
           const used = (await adm.status(k, tiers.get(k)!, Date.now())).dayUsed;
@@ -252,19 +378,19 @@ describe('RedisAdmission with two instances and lost data', { skip: skip ?? fals
       if (k !== 'k2') {
         assert.equal(admitted.length, tiers.get(k)!.dailyQuota, `${k}: admitted`);
         assert.ok(
-          entries.some((e) => !e.r.ok && e.r.reason === 'DAILY_QUOTA' && e.r.rate.limit === share),
+          entries.some((e) => e.local && !e.r.ok && e.r.reason === 'DAILY_QUOTA' && e.r.rate.limit === share),
           `${k}: refused by quota during the outage`,
         );
       }
+      // Through Redis: the rate, less the share kept for the other instance, which never
+      // renews its lease here; locally: floor(rate / instances).
       for (const e of entries) assert.ok(e.r.rate.limit === 40 || e.r.rate.limit === share);
-      // The local fallback admits at most the instance's share in any 1,000 ms.
-      assert.ok(
-        entries.some((e) => e.r.rate.limit === share),
-        `${k}: some requests were served locally`,
-      );
-      const local = admitted.filter((e) => e.r.rate.limit === share).map((e) => e.nowMs);
+      const local = admitted.filter((e) => e.local);
+      assert.ok(local.length > 0, `${k}: some requests were admitted locally`);
+      // Never more than the instance's share in any 1,000 ms, as the caller measures it.
       for (let i = share; i < local.length; i++) {
-        assert.ok(local[i]! - local[i - share]! >= 1000, `${k}: more than ${share} local admits in 1 s`);
+        const span = local[i]!.answered - local[i - share]!.sent;
+        assert.ok(span >= 1000, `${k}: ${share + 1} local admissions within ${span.toFixed(2)} ms`);
       }
       // Counted requests see used grow by one each time, through the outage and the restart.
       // A command in flight when Redis was killed may have been applied there too and then counted
@@ -276,7 +402,7 @@ describe('RedisAdmission with two instances and lost data', { skip: skip ?? fals
           assert.ok(e.r.used === n || e.r.used === n + 1, `${k}: used ${e.r.used} of counted request ${n}`);
       }
       assert.ok(
-        entries.slice(-5).every((e) => e.r.rate.limit === 40),
+        entries.slice(-5).every((e) => !e.local && e.r.rate.limit === 40),
         `${k}: back on Redis at the end`,
       );
       const s = await adm.status(k, tiers.get(k)!, Date.now());
@@ -293,7 +419,7 @@ describe('RedisAdmission with two instances and lost data', { skip: skip ?? fals
 });
 
 describe('RedisAdmission with Redis unreachable from the start', () => {
-  test('behavior: serves at once from the local fallback at rate / instances, quotas enforced, usage stored', async () => {
+  test('behavior: serves from the local fallback at floor(rate / instances) after its first 1.5 s, quotas decided by the store', async () => {
     const port = await new Promise<number>((resolve) => {
       const s = createServer();
       s.listen(0, '127.0.0.1', () => {
@@ -314,30 +440,38 @@ describe('RedisAdmission with Redis unreachable from the start', () => {
     );
     assert.equal(adm.state(), 'down');
     const t = tier(5, 10, null);
+    const outcome = (r: AdmissionResult) => (r.ok ? 'ok' : r.reason);
+    // A process that starts without Redis may be replacing one that was admitting a moment ago:
+    // nothing on its own for 1 s, + the 0.5 s that process's lease may have had left.
+    const first = await adm.admit(request('k', t, clock.now()));
+    assert.ok(!first.ok && first.reason === 'RATE_LIMITED' && first.retryAfterMs === 1500);
+    clock.advance(1500);
     const started = Date.now();
     const results: AdmissionResult[] = [];
-    for (let second = 0; second < 5; second++) {
+    for (let second = 0; second < 6; second++) {
       for (let i = 0; i < 6; i++) results.push(await adm.admit(request('k', t, clock.now())));
       clock.advance(1000);
     }
     assert.ok(Date.now() - started < 1000, 'no request waits for Redis');
-    // 3 per second (ceil(5 / 2)), until the daily quota of 10.
-    assert.deepEqual(
-      results.map((r) => (r.ok ? 'ok' : r.reason)),
-      [
-        ...['ok', 'ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'],
-        ...['ok', 'ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'],
-        ...['ok', 'ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'],
-        // quota refusals take no slot (D7): once the quota is used up, every request is a quota 429
-        ...['ok', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA'],
-        ...['DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA', 'DAILY_QUOTA'],
-      ],
-    );
-    assert.equal(results[0]!.rate.limit, 3);
+    // 2 per second (floor(5 / 2)), until the daily quota of 10.
+    const perSecond = ['ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'];
+    assert.deepEqual(results.map(outcome), [
+      ...perSecond,
+      ...perSecond,
+      ...perSecond,
+      ...perSecond,
+      ...perSecond,
+      // quota refusals take no slot (D7): once the quota is used up, every request is a quota 429
+      ...Array(6).fill('DAILY_QUOTA'),
+    ]);
+    assert.equal(results[0]!.rate.limit, 2);
     const s = await adm.status('k', t, clock.now());
-    assert.deepEqual([s.dayUsed, s.monthUsed], [21, 10]);
+    assert.deepEqual([s.dayUsed, s.monthUsed], [16, 10]);
+    // A rate below the number of instances leaves each one nothing: refused while Redis is away.
+    const rare = await adm.admit(request('rare', tier(1, null, null), clock.now()));
+    assert.ok(!rare.ok && rare.reason === 'RATE_LIMITED' && rare.rate.limit === 0);
     await adm.close();
-    assert.deepEqual(await store.usageTotals('k', utcDay(clock.now())), { dayUsed: 21, monthUsed: 10 });
+    assert.deepEqual(await store.usageTotals('k', utcDay(clock.now())), { dayUsed: 16, monthUsed: 10 });
     await store.close();
   });
 });

@@ -258,6 +258,34 @@ describe('SlidingWindowLimiter', () => {
     assert.equal(limiter.size, 0);
   });
 
+  test('behavior: record() keeps admissions decided elsewhere; remove() takes back exactly one; inWindow() lists them', () => {
+    const limiter = new SlidingWindowLimiter();
+    limiter.record('k', 3, 100);
+    limiter.record('k', 3, 200);
+    limiter.record('k', 3, 150); // before the newest: counts as the newest
+    assert.equal(limiter.newest('k'), 200);
+    assert.deepEqual(limiter.inWindow(1000), new Map([['k', [100, 200, 200]]]));
+    assert.equal(limiter.hit('k', 3, 1000).ok, false);
+    // recorded past the rate: the newest `rate` are kept
+    limiter.record('k', 3, 300);
+    assert.deepEqual(limiter.inWindow(1000).get('k'), [200, 200, 300]);
+    assert.deepEqual(limiter.inWindow(1200).get('k'), [300]);
+    assert.equal(limiter.inWindow(1300).size, 0);
+
+    const hits = new SlidingWindowLimiter();
+    assert.ok(hits.hit('k', 3, 0).ok);
+    assert.ok(hits.hit('k', 3, 10).ok);
+    const at = hits.newest('k')!;
+    assert.ok(hits.hit('k', 3, 20).ok);
+    // the request admitted at 10 was refused by a quota after the one at 20 was admitted
+    hits.remove('k', at);
+    hits.remove('k', 999); // not there: nothing changes
+    assert.deepEqual(hits.inWindow(20).get('k'), [0, 20]);
+    assert.ok(hits.hit('k', 3, 30).ok);
+    assert.equal(hits.hit('k', 3, 40).ok, false);
+    assert.equal(hits.newest('unknown'), undefined);
+  });
+
   test('error: rate must be a positive integer and time finite', () => {
     const limiter = new SlidingWindowLimiter();
     assert.throws(() => limiter.hit('k', 0, 0), RangeError);

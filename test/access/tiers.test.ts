@@ -78,6 +78,8 @@ describe('loadTiers', () => {
       categories: ['core', 'position', 'portfolio'],
       chains: [1],
       historyDays: 30,
+      maxKeysPerAccount: 2,
+      keyCreationsPerDay: 5,
     });
     assert.deepEqual(tiers.pro, {
       id: 'pro',
@@ -89,6 +91,8 @@ describe('loadTiers', () => {
       categories: ['core', 'position', 'portfolio', 'risk', 'analytics', 'research', 'ratings'],
       chains: null,
       historyDays: 90,
+      maxKeysPerAccount: 10,
+      keyCreationsPerDay: 20,
     });
     assert.deepEqual(tiers.enterprise, {
       id: 'enterprise',
@@ -100,7 +104,34 @@ describe('loadTiers', () => {
       categories: [...CATEGORIES],
       chains: null,
       historyDays: null,
+      maxKeysPerAccount: 100,
+      keyCreationsPerDay: 100,
     });
+  });
+
+  test('behavior: the self-service key caps default when left out, and are validated like the quotas', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lrds-tiers-'));
+    try {
+      const path = join(dir, 'tiers.json');
+      writeFileSync(path, JSON.stringify(tierFile()));
+      const tiers = loadTiers(path);
+      assert.equal(tiers.free.maxKeysPerAccount, 10);
+      assert.equal(tiers.free.keyCreationsPerDay, 20);
+      writeFileSync(
+        path,
+        JSON.stringify(tierFile({ free: { maxKeysPerAccount: 0 }, pro: { keyCreationsPerDay: 'many' } })),
+      );
+      assert.throws(
+        () => loadTiers(path),
+        (err: TierConfigError) =>
+          err.problems.includes('tiers.free.maxKeysPerAccount: must be a positive integer or null, got 0') &&
+          err.problems.includes(
+            'tiers.pro.keyCreationsPerDay: must be a positive integer or null, got "many"',
+          ),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('behavior: the table is deeply frozen', () => {

@@ -21,6 +21,8 @@ export function tier(ratePerSecond: number, dailyQuota: number | null, monthlyQu
     categories: ['core'],
     chains: null,
     historyDays: null,
+    maxKeysPerAccount: null,
+    keyCreationsPerDay: null,
   };
 }
 
