@@ -11,7 +11,7 @@ export interface Settings {
   logLevel: string;
   /**
    * Instances sharing one Redis (all hosts, all workers). Only used while Redis is unreachable:
-   * each instance then admits its share, ceil(rate / instances), so the total stays bounded.
+   * each instance then admits its share, floor(rate / instances), so the total never exceeds the rate.
    * Null: the number of workers of this process.
    */
   instances: number | null;

@@ -15,7 +15,11 @@ export interface CreateAdmissionOptions {
   store: Store;
   /** Tests only: replaces Redis's TIME as the time of windows and days (see RedisAdmissionOptions.clock). */
   clock?: Clock;
-  /** Instances sharing the traffic, set by the operator; each enforces rate / instances while Redis is down. Default 1. */
+  /**
+   * Instances sharing the traffic (all hosts), set by the operator; each admits floor(rate / instances)
+   * per key on its own while Redis is down, and Redis keeps that share free for any instance it has
+   * not heard from (see RedisAdmission). Default 1.
+   */
   instances?: number;
   logger?: WarnLogger;
 }

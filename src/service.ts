@@ -14,7 +14,7 @@ import { openStore } from './store/open.ts';
 import type { DatasetInfo, ProgressFn, Store } from './store/types.ts';
 
 /** Generates a sandbox profile and writes it to the store, replacing the dataset. */
-export { openStore };
+export { DEFAULT_SEED, openStore };
 
 export async function seedStore(
   store: Store,
@@ -140,7 +140,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const models = await ReadModels.load(store, clock);
   const logger = options.logger ?? false;
   // Backends may warn before the app (and its logger) exists: such early warnings go to stderr.
-  const appLog = null as FastifyInstance['log'] | null;
+  let appLog: FastifyInstance['log'] | null = null;
   const log = {
     warn: (obj: unknown, msg?: string) => {
       if (appLog) appLog.warn(obj, msg);
@@ -148,9 +148,27 @@ export async function createService(settings: Settings, options: ServiceOptions 
     },
   };
   const keyEvents = createKeyEvents(settings.redisUrl, log);
-  const keys = new KeyService(store, { events: keyEvents });
+  const keys = new KeyService(store, { events: keyEvents, clock });
   await keys.refresh();
-  await keyEvents.subscribe(() => keys.invalidate());
+  // Catches up with the store's key changes; failing (store unreachable), it drops nothing.
+  let refreshFailing = false;
+  const refreshKeys = () =>
+    keys.refresh().then(
+      () => {
+        if (refreshFailing) appLog?.info('key cache refresh works again');
+        refreshFailing = false;
+      },
+      (err: unknown) => {
+        if (!refreshFailing) {
+          log.warn({ err }, 'key cache refresh failed: cached keys keep working until the store answers');
+        }
+        refreshFailing = true;
+      },
+    );
+  await keyEvents.subscribe({
+    changed: (hashes) => keys.invalidate(hashes),
+    missed: () => void refreshKeys(),
+  });
   const admission = createAdmission({
     redisUrl: settings.redisUrl,
     store,
@@ -166,11 +184,10 @@ export async function createService(settings: Settings, options: ServiceOptions 
     clock,
     logger: options.logger ?? false,
   });
+  appLog = app.log;
 
   const timers = [
-    setInterval(() => {
-      keys.refresh().catch((err) => app.log.warn({ err }, 'key cache refresh failed'));
-    }, options.keyRefreshMs ?? 250),
+    setInterval(() => void refreshKeys(), options.keyRefreshMs ?? 250),
     setInterval(() => {
       models
         .reloadIfChanged()

@@ -12,7 +12,7 @@ import type { MarketRecord, OracleRecord, PositionRecord } from '../src/domain/t
 import { buildApp } from '../src/http/app.ts';
 import type { AppDeps } from '../src/http/context.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
-import type { DatasetInfo, KeyMode } from '../src/store/types.ts';
+import type { DatasetInfo, KeyMode, Store } from '../src/store/types.ts';
 
 export const TIERS_FILE = new URL('../config/tiers.json', import.meta.url).pathname;
 
@@ -25,7 +25,11 @@ export function tiersWith(patch: (tiers: Record<string, Record<string, unknown>>
 
 /** Launch tiers, but a rate no functional test reaches (the clock of a test does not move). */
 export const GENEROUS_TIERS = tiersWith((tiers) => {
-  for (const t of Object.values(tiers)) t.ratePerSecond = 1_000_000;
+  for (const t of Object.values(tiers)) {
+    t.ratePerSecond = 1_000_000;
+    t.maxKeysPerAccount = null;
+    t.keyCreationsPerDay = null;
+  }
 });
 
 const tempDirs: string[] = [];
@@ -116,6 +120,19 @@ export function makePosition(market: MarketRecord, overrides: Partial<PositionRe
   };
 }
 
+/** Writes a one-market dataset to `store`, so a service opened on it does not seed the sandbox. */
+export async function seedOneMarket(store: Store): Promise<void> {
+  const m = makeMarket();
+  await store.replaceDataset({
+    kind: 'live',
+    profile: 'test',
+    seed: null,
+    markets: [m],
+    positions: [makePosition(m)],
+    positionCount: 1,
+  });
+}
+
 export function datasetInfo(
   markets: number,
   positions: number,
@@ -176,7 +193,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       return modelOf([m], [makePosition(m)], clock);
     })();
   const sandbox = options.sandbox ?? live;
-  const keys = new KeyService(store);
+  const keys = new KeyService(store, { clock });
   const admission = new LocalAdmission(store);
   const app = await buildApp({
     store,

@@ -1,18 +1,66 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
-import type { Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import net from 'node:net';
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
-import { KeyService } from '../access/keys.ts';
+import type { KeyService } from '../access/keys.ts';
 import { loadTiers, TIER_IDS, type TierId } from '../access/tiers.ts';
 import { loadSettings, type Settings } from '../config.ts';
-import { DEFAULT_SEED } from '../ingest/sandbox/index.ts';
-import { createKeyEvents } from '../scale.ts';
-import { createService, openStore, seedStore } from '../service.ts';
 import type { Store } from '../store/types.ts';
+
+// The service's modules (Fastify, the stores, the generator) are loaded by the commands that
+// need them, so that help, version and usage mistakes answer at once.
+const loadService = () => import('../service.ts');
+
+const SETTINGS_LINE =
+  'Settings come from the environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, TIERS_FILE, LOG_LEVEL, INSTANCES.';
+
+/** Help of each command and subcommand, printed by `--help` (exit 0) and after a usage mistake. */
+const HELP = {
+  serve: `Usage: lrds serve [--workers N|auto]
+
+Starts the HTTP API (seeds the sandbox on first start).
+  --workers N|auto   N processes share the port (auto: one per core); more than one needs REDIS_URL`,
+  seed: `Usage: lrds seed [--profile default|large] [--seed N]
+
+Replaces the dataset with a generated sandbox, with a progress bar.
+  --profile   default (about 4,000 markets, 50,000 positions) or large (20,000 and 1,000,000)
+  --seed N    the generator's seed (same seed, same data)`,
+  keys: `Usage: lrds keys <command>
+
+  create --tier free|pro|enterprise [--test] [--account NAME] [--name LABEL]
+                          create an API key; prints the key alone on stdout
+  list [--account NAME] [--json]
+                          list keys (prefix and id; never the whole key)
+  revoke ID               revoke a key; refused from its next request
+  set-tier ID free|pro|enterprise
+                          change a key's tier
+
+'lrds keys <command> --help' describes one command.`,
+  'keys create': `Usage: lrds keys create --tier free|pro|enterprise [--test] [--account NAME] [--name LABEL]
+
+Creates an API key and prints it alone on stdout: the only time it is shown (only its hash is kept).
+  --tier      the key's tier (required)
+  --test      a test key (served the fixed sandbox, never live data)
+  --account   the account it belongs to (created if new; default "default")
+  --name      a label shown in listings`,
+  'keys list': `Usage: lrds keys list [--account NAME] [--json]
+
+Lists keys as a table: id, first 14 characters, mode, tier, status, creation time.
+  --account   only this account's keys
+  --json      one JSON array instead of the table, for scripts`,
+  'keys revoke': `Usage: lrds keys revoke ID
+
+Revokes the key with this id (see 'lrds keys list'): refused from its next request.`,
+  'keys set-tier': `Usage: lrds keys set-tier ID free|pro|enterprise
+
+Moves the key with this id to another tier: applies to its next requests.`,
+} as const;
 
 const USAGE = `lrds: Lending Risk Data Service
 
@@ -23,11 +71,13 @@ Usage:
                                                replace the dataset with a generated sandbox
   lrds keys create --tier free|pro|enterprise [--test] [--account NAME] [--name LABEL]
                                                create an API key; prints the key alone on stdout
-  lrds keys list [--account NAME]              list keys (prefix and id; never the whole key)
+  lrds keys list [--account NAME] [--json]     list keys (prefix and id; never the whole key)
   lrds keys revoke ID                          revoke a key; refused from its next request
   lrds keys set-tier ID free|pro|enterprise    change a key's tier
+  lrds --version                               print the version
 
-Settings come from the environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, TIERS_FILE, LOG_LEVEL, INSTANCES.`;
+'lrds <command> --help' describes one command.
+${SETTINGS_LINE}`;
 
 class UsageError extends Error {}
 
@@ -35,8 +85,41 @@ function fail(message: string): never {
   throw new UsageError(message);
 }
 
+/** Prints a command's help and exits 0. */
+function help(command: keyof typeof HELP): never {
+  process.stdout.write(`${HELP[command]}\n`);
+  process.exit(0);
+}
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; default?: string | boolean }>;
+
+/**
+ * Parses a command's arguments: unknown options, a missing option value and more positionals
+ * than `maxPositionals` are usage mistakes (one line, exit 2); `--help` prints the command's help.
+ */
+function parseCommand<O extends OptionSpec>(
+  command: keyof typeof HELP,
+  args: string[],
+  options: O,
+  maxPositionals = 0,
+) {
+  if (args.includes('--help') || args.includes('-h')) help(command);
+  let parsed: ReturnType<
+    typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+  >;
+  try {
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    fail(`${(err as Error).message.split(/\n|\. To specify/)[0]}\n\n${HELP[command]}`);
+  }
+  if (parsed.positionals.length > maxPositionals) {
+    fail(`unexpected argument '${parsed.positionals[maxPositionals]}'\n\n${HELP[command]}`);
+  }
+  return parsed;
+}
+
 async function withStore<T>(settings: Settings, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(settings);
+  const store = await (await loadService()).openStore(settings);
   try {
     return await fn(store);
   } finally {
@@ -66,38 +149,112 @@ function progressBar(label: string) {
   };
 }
 
-/** Requests in flight on a server and when the last one started or ended. */
-function trackRequests(server: Server): { busy(quietMs: number): boolean } {
+/**
+ * The open connections of a server, the requests in flight on each and when each was last
+ * active: what a graceful drain needs to close every connection without cutting a request.
+ */
+function trackConnections(server: Server) {
+  interface Conn {
+    inFlight: number;
+    lastActive: number;
+    /** The latest request's response on this connection (pipelined ones are answered in order). */
+    newest: ServerResponse | null;
+  }
+  const conns = new Map<Socket, Conn>();
+  let draining = false;
+  let drainingSince = 0;
   let inFlight = 0;
   let lastActivity = performance.now();
-  server.on('request', (_req, res) => {
+  /**
+   * While draining, the newest answer of a connection closes it, and only that one: an earlier
+   * answer carrying `Connection: close` would close the socket before the pipelined requests
+   * behind it were answered. Answers already sent (Fastify answers a malformed URL at once) are
+   * left alone.
+   */
+  const closeAfter = (conn: Conn, res: ServerResponse) => {
+    const previous = conn.newest;
+    conn.newest = res;
+    if (!draining) return;
+    if (previous && previous !== res && !previous.headersSent) previous.removeHeader('connection');
+    if (!res.headersSent) res.setHeader('connection', 'close');
+  };
+  server.on('connection', (socket: Socket) => {
+    conns.set(socket, { inFlight: 0, lastActive: performance.now(), newest: null });
+    socket.once('close', () => conns.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const conn = conns.get(req.socket);
     inFlight++;
     lastActivity = performance.now();
+    if (conn) {
+      conn.inFlight++;
+      conn.lastActive = performance.now();
+      closeAfter(conn, res);
+    }
     res.once('close', () => {
       inFlight--;
       lastActivity = performance.now();
+      if (conn) {
+        conn.inFlight--;
+        conn.lastActive = performance.now();
+        if (conn.newest === res) conn.newest = null;
+      }
     });
   });
-  return { busy: (quietMs) => inFlight > 0 || performance.now() - lastActivity < quietMs };
+  return {
+    get size() {
+      return conns.size;
+    },
+    /** Whether a request is in flight or one started or ended within `quietMs`. */
+    busy(quietMs: number) {
+      return inFlight > 0 || performance.now() - lastActivity < quietMs;
+    },
+    /** From now on the newest answer of every connection (those not sent yet included) carries `Connection: close`. */
+    startDraining() {
+      draining = true;
+      drainingSince = performance.now();
+      for (const conn of conns.values()) if (conn.newest) closeAfter(conn, conn.newest);
+    },
+    /** Closes the connections that have had no request in flight for `idleMs`, counted from the drain's start at the earliest. */
+    closeIdle(idleMs: number) {
+      const now = performance.now();
+      for (const [socket, c] of conns)
+        if (c.inFlight === 0 && now - Math.max(c.lastActive, drainingSince) >= idleMs) socket.destroy();
+    },
+  };
 }
 
 /**
- * Graceful drain, before the app closes. New connections are refused at once, but the open ones
- * go on being served until no request has been in flight for `quietMs` (or `maxMs` passed):
- * keep-alive clients finish what they had queued, and a request already sent but still in the
- * kernel's buffer is read and answered. (http.Server#close would close every idle keep-alive
- * socket at once, and a socket whose next request is not read yet counts as idle: that request
- * would be dropped. So the listening socket is closed with net.Server's close.)
+ * Graceful drain, before the app closes. New connections are refused at once. Open connections
+ * are first served as usual until no request has been in flight for `quietMs`, for at most
+ * `graceMs`, so keep-alive clients finish what they had queued. Then every answer carries
+ * `Connection: close`, so a client sends nothing more on that connection and the server closes
+ * it after the answer (only the newest answer of a connection carries it, so pipelined requests
+ * are all answered); a connection with nothing in flight is closed once idle for `idleMs`, counted
+ * from this point at the earliest (a client that was about to send its next request on it has done
+ * so by then and gets its answer).
+ * No request that reached the server is cut. (http.Server#close would close every idle
+ * keep-alive socket at once, and a socket whose next request is not read yet counts as idle:
+ * that request would be reset. So the listening socket is closed with net.Server's close.)
+ * Returns once no connection is left, or after `maxMs`.
  */
 async function drain(
   server: Server,
-  requests: ReturnType<typeof trackRequests>,
-  quietMs: number,
-  maxMs: number,
+  connections: ReturnType<typeof trackConnections>,
+  t: { quietMs: number; graceMs: number; idleMs: number; maxMs: number },
 ) {
   net.Server.prototype.close.call(server);
-  const deadline = performance.now() + maxMs;
-  while (requests.busy(quietMs) && performance.now() < deadline) await sleep(20);
+  const started = performance.now();
+  while (connections.busy(t.quietMs) && performance.now() - started < t.graceMs) await sleep(10);
+  connections.startDraining();
+  while (connections.size > 0 && performance.now() - started < t.maxMs) {
+    await sleep(10);
+    // Checked after the event loop's poll phase (setImmediate), never straight from a timer: after
+    // a stall of this process, timers run before the sockets are read, and a request waiting in a
+    // socket's buffer would not be seen yet, so its connection would pass for idle and be cut.
+    await new Promise((resolve) => setImmediate(resolve));
+    connections.closeIdle(t.idleMs);
+  }
 }
 
 /**
@@ -111,6 +268,7 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
   }
   loadTiers(settings.tiersFile); // a broken tier file stops here, once, not in every worker
   await withStore(settings, async (store) => {
+    const { seedStore, DEFAULT_SEED } = await loadService();
     if (!(await store.datasetInfo())) await seedStore(store, 'default', DEFAULT_SEED, undefined, true);
   });
   let stopping = false;
@@ -152,7 +310,7 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
 }
 
 async function serve(settings: Settings, args: string[] = []): Promise<void> {
-  const { values } = parseArgs({ args, options: { workers: { type: 'string' } } });
+  const { values } = parseCommand('serve', args, { workers: { type: 'string' } });
   const workers =
     values.workers === 'auto'
       ? availableParallelism()
@@ -162,6 +320,7 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
   if (workers > 1 && cluster.isPrimary) return servePrimary(settings, workers);
   const bar = progressBar('Seeding the sandbox dataset (first start)');
   const started = performance.now();
+  const { createService } = await loadService();
   const service = await createService(settings, {
     workers,
     logger: { level: settings.logLevel },
@@ -169,7 +328,7 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
   });
   bar.stop();
   const { app } = service;
-  const requests = trackRequests(app.server);
+  const connections = trackConnections(app.server);
   await app.listen({ port: settings.port, host: settings.host });
   // The sandbox served to test keys, when the live store holds another dataset: built a few
   // seconds after the server is up, so health checks and the first requests are not held
@@ -196,10 +355,10 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
       process.exit(1);
     }, 10_000);
     force.unref();
-    drain(app.server, requests, 200, 5_000)
+    drain(app.server, connections, { quietMs: 500, graceMs: 2_000, idleMs: 1_000, maxMs: 6_000 })
       .then(() => {
-        // From here on, requests still arriving get 503 with Connection: close, and keep-alive
-        // sockets are closed as soon as they go idle, not after the keep-alive timeout.
+        // Only after 6 s of steady traffic on one connection: requests still arriving there get
+        // 503 with Connection: close, and sockets are closed as soon as they go idle.
         setInterval(() => app.server.closeIdleConnections(), 100).unref();
         return service.close();
       })
@@ -216,13 +375,14 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
 }
 
 async function seed(settings: Settings, args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: { profile: { type: 'string', default: 'default' }, seed: { type: 'string' } },
+  const { values } = parseCommand('seed', args, {
+    profile: { type: 'string', default: 'default' },
+    seed: { type: 'string' },
   });
   const profile = values.profile;
   if (profile !== 'default' && profile !== 'large')
     fail(`--profile must be default or large, got '${profile}'`);
+  const { seedStore, DEFAULT_SEED } = await loadService();
   const seedValue = values.seed === undefined ? DEFAULT_SEED : Number(values.seed);
   if (!Number.isSafeInteger(seedValue) || seedValue < 0)
     fail(`--seed must be a non-negative integer, got '${values.seed}'`);
@@ -238,22 +398,57 @@ async function seed(settings: Settings, args: string[]): Promise<void> {
   );
 }
 
-async function keys(settings: Settings, args: string[]): Promise<void> {
-  const [command, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
+/** Columns padded to their widest cell, for a terminal. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
+}
+
+const KEY_COMMANDS = {
+  create: {
     options: {
       tier: { type: 'string' },
-      test: { type: 'boolean', default: false },
+      test: { type: 'boolean' },
       account: { type: 'string' },
       name: { type: 'string' },
     },
-  });
+    positionals: 0,
+  },
+  list: { options: { account: { type: 'string' }, json: { type: 'boolean' } }, positionals: 0 },
+  revoke: { options: {}, positionals: 1 },
+  'set-tier': { options: {}, positionals: 2 },
+} as const satisfies Record<string, { options: OptionSpec; positionals: number }>;
+
+async function keys(settings: Settings, args: string[]): Promise<void> {
+  const [command, ...rest] = args;
+  if (command === undefined || command === '--help' || command === '-h') help('keys');
+  if (!Object.hasOwn(KEY_COMMANDS, command)) fail(`unknown keys command '${command}'\n\n${HELP.keys}`);
+  const spec = KEY_COMMANDS[command as keyof typeof KEY_COMMANDS];
+  const name = `keys ${command}` as keyof typeof HELP;
+  const { values, positionals } = parseCommand(name, rest, spec.options as OptionSpec, spec.positionals) as {
+    values: Record<string, string | boolean | undefined>;
+    positionals: string[];
+  };
+  const str = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
   const tiers = loadTiers(settings.tiersFile);
   const isTier = (t: string | undefined): t is TierId =>
     t !== undefined && (TIER_IDS as readonly string[]).includes(t);
+  // Checked before the store is opened: a usage mistake needs no database.
+  if (command === 'create' && !isTier(str(values.tier)))
+    fail(`--tier must be one of ${TIER_IDS.join(', ')}\n\n${HELP['keys create']}`);
+  if (command === 'revoke' && positionals.length !== 1) fail(HELP['keys revoke']);
+  if (command === 'set-tier' && (positionals.length !== 2 || !isTier(positionals[1])))
+    fail(`usage: lrds keys set-tier ID ${TIER_IDS.join('|')}`);
   await withStore(settings, async (store) => {
+    const [{ createKeyEvents }, { KeyService }] = await Promise.all([
+      import('../scale.ts'),
+      import('../access/keys.ts'),
+    ]);
     const events = createKeyEvents(settings.redisUrl);
     const service = new KeyService(store, { events });
     try {
@@ -266,21 +461,35 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
   async function keyCommand(store: Store, service: KeyService): Promise<void> {
     switch (command) {
       case 'create': {
-        if (!isTier(values.tier)) fail(`--tier must be one of ${TIER_IDS.join(', ')}`);
-        const account = await service.ensureAccount(values.account ?? 'default');
+        const account = await service.ensureAccount(str(values.account) ?? 'default');
         const { key } = await service.create({
           accountId: account.id,
-          tier: tiers[values.tier].id,
-          mode: values.test ? 'test' : 'live',
-          name: values.name ?? null,
+          tier: tiers[str(values.tier) as TierId].id,
+          mode: values.test === true ? 'test' : 'live',
+          name: str(values.name) ?? null,
         });
         process.stdout.write(`${key}\n`);
         return;
       }
       case 'list': {
-        const account = values.account === undefined ? null : await store.findAccountByName(values.account);
-        if (values.account !== undefined && !account) fail(`no account named '${values.account}'`);
+        const accountName = str(values.account);
+        const account = accountName === undefined ? null : await store.findAccountByName(accountName);
+        if (accountName !== undefined && !account) fail(`no account named '${accountName}'`);
         const list = await store.listKeys(account?.id);
+        if (values.json === true) {
+          const json = list.map((k) => ({
+            id: k.id,
+            prefix: k.prefix,
+            mode: k.mode,
+            tier: k.tier,
+            name: k.name,
+            accountId: k.accountId,
+            createdAt: k.createdAt,
+            revokedAt: k.revokedAt,
+          }));
+          process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+          return;
+        }
         const rows = list.map((k) => [
           k.id,
           k.prefix,
@@ -288,13 +497,13 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
           k.tier,
           k.revokedAt ? `revoked ${k.revokedAt}` : 'active',
           k.createdAt,
+          k.name ?? '',
         ]);
-        process.stdout.write(`${['ID', 'PREFIX', 'MODE', 'TIER', 'STATUS', 'CREATED'].join('\t')}\n`);
-        for (const r of rows) process.stdout.write(`${r.join('\t')}\n`);
+        process.stdout.write(table(['ID', 'PREFIX', 'MODE', 'TIER', 'STATUS', 'CREATED', 'NAME'], rows));
         return;
       }
       case 'revoke': {
-        const id = positionals[0] ?? fail('usage: lrds keys revoke ID');
+        const id = positionals[0]!;
         const key = await store.getKey(id);
         if (!key) fail(`no key with id '${id}'`);
         if (key.revokedAt) {
@@ -306,14 +515,11 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
         return;
       }
       case 'set-tier': {
-        const [id, tier] = positionals;
-        if (!id || !isTier(tier)) fail(`usage: lrds keys set-tier ID ${TIER_IDS.join('|')}`);
+        const [id, tier] = positionals as [string, TierId];
         if (!(await service.setTier(id, tier))) fail(`no key with id '${id}'`);
         process.stderr.write(`Key ${id} is now on the ${tier} tier.\n`);
         return;
       }
-      default:
-        fail(`unknown keys command '${command ?? ''}'\n\n${USAGE}`);
     }
   }
 }
@@ -322,6 +528,12 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    const { API_VERSION } = await import('../http/app.ts');
+    process.stdout.write(`lrds ${pkg.version} (API ${API_VERSION}, Node ${process.versions.node})\n`);
     return;
   }
   const settings = loadSettings();
@@ -337,6 +549,19 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+/** A failure of the environment a user can fix (a port taken, a database unreachable): one line, no stack. */
+function environmentProblem(err: unknown): string | null {
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (e?.code === 'EADDRINUSE')
+    return `port ${e.port ?? ''} is already in use${e.address ? ` on ${e.address}` : ''}: stop the other server or set PORT`;
+  if (e?.code === 'EACCES' && e.syscall === 'listen')
+    return `no permission to listen on port ${e.port ?? ''}: set PORT above 1023`;
+  if (e?.code === 'EADDRNOTAVAIL') return `HOST ${e.address ?? ''} is not an address of this machine`;
+  if (e?.code === 'ECONNREFUSED')
+    return `cannot connect to ${e.address ?? ''}:${e.port ?? ''}: is the database or Redis running? (${e.message})`;
+  return null;
+}
+
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (
     err instanceof UsageError ||
@@ -345,9 +570,10 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.stderr.write(`lrds: ${err.message}\n`);
     process.exit(2);
   }
-  if (err instanceof Error && 'code' in err && err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    process.stderr.write(`lrds: ${err.message}\n`);
-    process.exit(2);
+  const problem = environmentProblem(err);
+  if (problem) {
+    process.stderr.write(`lrds: ${problem}\n`);
+    process.exit(1);
   }
   process.stderr.write(`lrds: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);

@@ -128,13 +128,36 @@ function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, s
 }
 
 /** Anything shaped like an API key, in text we log (a key sent by mistake in the URL). */
-const KEY_IN_TEXT = /lrds_(live|test)_[0-9A-Za-z]+/g;
+const KEY_IN_TEXT = /lrds_(live|test)_[0-9a-z]+/gi;
+const ASCII_ESCAPE = /%([0-7][0-9a-f])/gi;
+
+/**
+ * The URL with its ASCII percent-escapes decoded, three layers deep (`%256C` → `%6C` → `l`):
+ * keys are ASCII, so this is enough to reveal one however it was spelled.
+ */
+function decodeAsciiEscapes(url: string): string {
+  let s = url;
+  for (let i = 0; i < 3 && s.includes('%'); i++) {
+    const next = s.replace(ASCII_ESCAPE, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+    if (next === s) break;
+    s = next;
+  }
+  return s;
+}
+
+/** A URL as logged: when it holds something shaped like a key, however encoded, the key is masked. */
+export function maskKeysInUrl(url: string): string {
+  const decoded = decodeAsciiEscapes(url);
+  KEY_IN_TEXT.lastIndex = 0;
+  if (!KEY_IN_TEXT.test(decoded)) return url;
+  return decoded.replace(KEY_IN_TEXT, (_, mode: string) => `lrds_${mode.toLowerCase()}_[redacted]`);
+}
 
 /** Fastify's request log fields, with any key in the URL masked. */
 function maskedRequest(req: import('fastify').FastifyRequest) {
   return {
     method: req.method,
-    url: req.url.replace(KEY_IN_TEXT, 'lrds_$1_[redacted]'),
+    url: maskKeysInUrl(req.url),
     host: req.host,
     remoteAddress: req.ip,
     remotePort: req.socket?.remotePort,
@@ -162,6 +185,52 @@ const SECURITY_HEADERS = Object.freeze({
 });
 
 const REQUEST_ID_PREFIX = randomBytes(6).toString('base64url');
+const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/**
+ * A request id the caller supplied and we can safely echo and log: `X-Request-Id` of 1 to 128
+ * characters from [A-Za-z0-9._:-], or else the trace id of a valid W3C `traceparent` (not all
+ * zeros). Anything else is ignored (never echoed: no header or log injection).
+ */
+export function incomingRequestId(headers: import('node:http').IncomingHttpHeaders): string | null {
+  const id = headers['x-request-id'];
+  // never one shaped like a key: it would be logged as it is
+  if (typeof id === 'string' && VALID_REQUEST_ID.test(id) && !/lrds_(live|test)_/i.test(id)) return id;
+  const tp = headers.traceparent;
+  if (typeof tp === 'string') {
+    const m = TRACEPARENT.exec(tp);
+    if (m && !/^0+$/.test(m[1]!) && !tp.startsWith('ff')) return m[1]!;
+  }
+  return null;
+}
+
+/** The routes of the app by path pattern, to tell a wrong method on a known path (405) from an unknown path (404). */
+function routeTable() {
+  const byPattern = new Map<string, { re: RegExp; methods: Set<string> }>();
+  return {
+    add(method: string | string[], url: string) {
+      let entry = byPattern.get(url);
+      if (!entry) {
+        const source = url
+          .split('/')
+          .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+          .join('/');
+        entry = { re: new RegExp(`^${source}$`), methods: new Set() };
+        byPattern.set(url, entry);
+      }
+      for (const m of Array.isArray(method) ? method : [method]) entry.methods.add(m);
+    },
+    /** The methods some route accepts on this concrete path, sorted; empty when no route has the path. */
+    methodsOf(path: string): string[] {
+      const out = new Set<string>();
+      for (const { re, methods } of byPattern.values())
+        if (re.test(path)) for (const m of methods) out.add(m);
+      if (out.size > 0) out.add('OPTIONS');
+      return [...out].sort();
+    },
+  };
+}
 let requestSeq = 0;
 
 /** Builds the whole HTTP app. Listening is the caller's business (src/cli/serve.ts). */
@@ -180,8 +249,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
               ...(typeof deps.logger === 'object' ? (deps.logger.serializers as object) : {}),
             },
           },
-    // A random prefix per process and a counter: unique across instances, and no CSPRNG call per request.
-    genReqId: () => `req_${REQUEST_ID_PREFIX}${(requestSeq++).toString(36)}`,
+    // The caller's own id when it sends a valid one (X-Request-Id, else the trace id of a W3C
+    // traceparent), so its logs and ours can be joined; otherwise a random prefix per process and
+    // a counter: unique across instances, and no CSPRNG call per request.
+    genReqId: (req) =>
+      incomingRequestId(req.headers) ?? `req_${REQUEST_ID_PREFIX}${(requestSeq++).toString(36)}`,
     bodyLimit: 16 * 1024,
     connectionTimeout: server.connectionTimeoutMs,
     requestTimeout: server.requestTimeoutMs,
@@ -220,6 +292,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     schemaErrorFormatter: (errors, dataVar) => invalidParameter(problemsOf(errors as AjvError[], dataVar)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const routes = routeTable();
+  app.addHook('onRoute', (route) => routes.add(route.method, route.url));
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('caller', null);
   app.decorateRequest('clamped', undefined);
@@ -334,6 +408,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
+    const allowed = routes.methodsOf(path);
+    if (allowed.length > 0) {
+      const allow = allowed.join(', ');
+      return sendError(
+        reply,
+        new ApiError(
+          'METHOD_NOT_ALLOWED',
+          `${request.method} is not allowed on ${path.slice(0, 200)}; use ${allow}.`,
+          {},
+          { allow },
+        ),
+      );
+    }
     sendError(reply, new ApiError('NOT_FOUND', `No route ${request.method} ${path.slice(0, 200)}.`));
   });
 

@@ -195,9 +195,27 @@ const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
     tier: 'free',
     chainId: 8453,
   },
+  KEY_LIMIT_REACHED: {
+    error: 'KEY_LIMIT_REACHED',
+    message:
+      'Your account holds 2 active Free live keys, the most the tier allows (2); revoke one to create another.',
+    tier: 'free',
+    limit: 2,
+  },
+  KEY_CREATION_RATE_EXCEEDED: {
+    error: 'KEY_CREATION_RATE_EXCEEDED',
+    message:
+      'Your account created 5 live keys in the last 24 hours, the most the Free tier allows (5); retry after 3600 s.',
+    limit: 5,
+    retryAfter: 3599.5,
+  },
   NOT_FOUND: { error: 'NOT_FOUND', message: 'No route GET /api/v1/nothing.' },
   MARKET_NOT_FOUND: { error: 'MARKET_NOT_FOUND', message: "No market 'morpho-1-0xabc'." },
   KEY_NOT_FOUND: { error: 'KEY_NOT_FOUND', message: "No API key 'key_abc' on this account." },
+  METHOD_NOT_ALLOWED: {
+    error: 'METHOD_NOT_ALLOWED',
+    message: 'PUT is not allowed on /api/v1/markets; use GET, HEAD, OPTIONS.',
+  },
   PAYLOAD_TOO_LARGE: { error: 'PAYLOAD_TOO_LARGE', message: 'Request body exceeds 4096 bytes.' },
   REQUEST_TIMEOUT: { error: 'REQUEST_TIMEOUT', message: 'The request was not received in time.' },
   HEADERS_TOO_LARGE: {
@@ -240,9 +258,13 @@ export const ErrorSchema = Type.Object(
       }),
     ),
     retryAfter: Type.Optional(
-      Type.Number({ description: 'RATE_LIMIT_EXCEEDED: seconds to wait, to the ms.' }),
+      Type.Number({
+        description: 'RATE_LIMIT_EXCEEDED, KEY_CREATION_RATE_EXCEEDED: seconds to wait, to the ms.',
+      }),
     ),
-    limit: Type.Optional(Type.Integer({ description: 'Quota errors: the quota.' })),
+    limit: Type.Optional(
+      Type.Integer({ description: 'Quota errors: the quota. Key limits: the most the tier allows.' }),
+    ),
     used: Type.Optional(Type.Integer({ description: 'Quota errors: requests counted, greater than limit.' })),
     tier: Type.Optional(Type.String()),
     category: Type.Optional(Type.String()),

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.ts';
-import { createTestApp, GENEROUS_TIERS } from '../helpers.ts';
+import { DAY_MS } from '../../src/domain/periods.ts';
+import { createTestApp, GENEROUS_TIERS, tiersWith } from '../helpers.ts';
 
 describe('client self-service', () => {
   test('default: profile names the account, key and tier', async () => {
@@ -59,6 +60,106 @@ describe('client self-service', () => {
     const bad = await post(liveKey, { mode: 'prod', extra: 1 });
     assert.equal(bad.statusCode, 400);
     assert.equal(bad.json().error, 'INVALID_PARAMETER');
+    await t.close();
+  });
+
+  test('behavior: self-service is capped per account: active keys per tier, and creations per 24 hours', async () => {
+    const tiers = tiersWith((all) => {
+      for (const t of Object.values(all)) t.ratePerSecond = 1_000_000;
+    });
+    const t = await createTestApp({ tiers });
+    const free = tiers.free;
+    assert.equal(free.maxKeysPerAccount, 2);
+    assert.equal(free.keyCreationsPerDay, 5);
+    const owner = await t.key('free', 'live', 'acme'); // creation 1, active 1
+    const post = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/client/api-keys',
+        headers: { authorization: `Bearer ${owner}`, 'content-type': 'application/json' },
+        payload: {},
+      });
+    const revoke = (id: string) =>
+      t.app.inject({
+        method: 'DELETE',
+        url: `/api/v1/client/api-keys/${id}`,
+        headers: { authorization: `Bearer ${owner}` },
+      });
+    let created = await post(); // creation 2, active 2
+    assert.equal(created.statusCode, 201);
+    const full = await post();
+    assert.equal(full.statusCode, 403);
+    const { message, ...rest } = full.json() as { message: string };
+    assert.deepEqual(rest, { error: 'KEY_LIMIT_REACHED', tier: 'free', limit: 2 });
+    assert.match(message, /holds 2 active Free live keys/);
+    // revoking frees a place, but every creation counts toward the daily limit
+    for (let n = 3; n <= 5; n++) {
+      assert.equal((await revoke(created.json().data.id)).statusCode, 200);
+      created = await post();
+      assert.equal(created.statusCode, 201, `creation ${n}`);
+    }
+    assert.equal((await revoke(created.json().data.id)).statusCode, 200);
+    t.clock.advance(60_000);
+    const churn = await post();
+    assert.equal(churn.statusCode, 429);
+    assert.equal(churn.json().error, 'KEY_CREATION_RATE_EXCEEDED');
+    assert.equal(churn.json().limit, 5);
+    // the oldest creation leaves the 24-hour window 60 s short of a day from now
+    assert.equal(churn.json().retryAfter, (DAY_MS - 60_000) / 1000);
+    assert.equal(churn.headers['retry-after'], String((DAY_MS - 60_000) / 1000));
+    t.clock.advance(DAY_MS - 60_000 + 1);
+    assert.equal((await post()).statusCode, 201);
+    // the live keys of the account never exceed the cap, so neither does its rate or quota
+    const active = (await t.store.listKeys()).filter((k) => k.revokedAt === null);
+    assert.equal(active.length, 2);
+    // test keys are capped apart: a test key of the account cannot use up the live keys' room
+    const testKey = await t.key('free', 'test', 'acme');
+    const postTest = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/client/api-keys',
+        headers: { authorization: `Bearer ${testKey}`, 'content-type': 'application/json' },
+        payload: {},
+      });
+    assert.equal((await postTest()).statusCode, 201);
+    assert.equal((await postTest()).statusCode, 403);
+    await post(); // the live side is as it was: full
+    assert.equal(
+      (await t.store.listKeys()).filter((k) => k.revokedAt === null && k.mode === 'live').length,
+      2,
+    );
+    await t.close();
+  });
+
+  test('behavior: a test key sees and revokes only test keys; a live key of the account is 404 to it', async () => {
+    const t = await createTestApp({ tiers: GENEROUS_TIERS });
+    const live = await t.key('pro', 'live', 'fund-a');
+    const testKey = await t.key('pro', 'test', 'fund-a');
+    const otherTest = await t.key('pro', 'test', 'fund-a');
+    const idOf = async (key: string) => (await t.get('/api/v1/client/profile', key)).json().data.key.id;
+    const [liveId, otherTestId] = [await idOf(live), await idOf(otherTest)];
+    const del = (key: string, id: string) =>
+      t.app.inject({
+        method: 'DELETE',
+        url: `/api/v1/client/api-keys/${id}`,
+        headers: { authorization: `Bearer ${key}` },
+      });
+
+    const seenByTest = (await t.get('/api/v1/client/api-keys', testKey)).json().data;
+    assert.deepEqual(
+      seenByTest.map((k: { mode: string }) => k.mode),
+      ['test', 'test'],
+    );
+    assert.ok(!seenByTest.some((k: { id: string }) => k.id === liveId));
+    assert.equal((await t.get('/api/v1/client/api-keys', live)).json().data.length, 3);
+
+    const refused = await del(testKey, liveId);
+    assert.equal(refused.statusCode, 404);
+    assert.equal(refused.json().error, 'KEY_NOT_FOUND');
+    assert.equal((await t.get('/api/v1/markets', live)).statusCode, 200, 'the live key still works');
+
+    assert.equal((await del(testKey, otherTestId)).statusCode, 200);
+    assert.equal((await t.get('/api/v1/markets', otherTest)).statusCode, 401);
     await t.close();
   });
 

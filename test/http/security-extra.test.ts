@@ -106,6 +106,19 @@ describe('raw keys are never stored or logged', () => {
         await inject(`/api/v1/markets?api_key=${key}`, `Bearer ${key}`);
         await inject(`/api/v1/client/api-keys/${key}`, `Bearer ${key}`, 'DELETE');
         await inject(`/api/v1/${unknown}`, 'none');
+        // …however they are percent-encoded: an escaped underscore or letter, twice-encoded, or every character
+        const random = key.slice(10);
+        const hexAll = (t: string) => [...t].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
+        for (const spelled of [
+          `lrds%5Flive%5F${random}`,
+          `%6Crds_live_${random}`,
+          `%256Crds%255Flive_${random}`,
+          `LRDS_LIVE_${random}`,
+          hexAll(key),
+        ]) {
+          await inject(`/api/v1/markets?api_key=${spelled}`, `Bearer ${key}`);
+          await inject(`/api/v1/${spelled}`, 'none');
+        }
         // a key created over the API is shown once in the response, and stored nowhere
         const created = await inject('/api/v1/client/api-keys', `Bearer ${key}`, 'POST');
         assert.equal(created.statusCode, 201);
@@ -117,6 +130,13 @@ describe('raw keys are never stored or logged', () => {
 
         const log = sink.lines.join('\n');
         assert.ok(sink.lines.length > 20, 'the logger wrote the requests');
+        let decodedLog = log;
+        for (let i = 0; i < 3; i++)
+          decodedLog = decodedLog.replace(/%([0-7][0-9a-f])/gi, (_, h) =>
+            String.fromCharCode(Number.parseInt(h, 16)),
+          );
+        for (const s of secrets)
+          assert.ok(!decodedLog.includes(s), `${s.slice(0, 14)}… in the log, percent-encoded`);
         const db = databaseBytes(f.dir);
         assert.ok(db.length > 0);
         for (const s of secrets) {

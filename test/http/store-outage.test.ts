@@ -8,7 +8,14 @@ import { createTestApp, GENEROUS_TIERS } from '../helpers.ts';
 function flakyStore() {
   const store = new SqliteStore(':memory:');
   const state = { down: false };
-  for (const method of ['recordUsage', 'findKeyByHash', 'usageTotals', 'keysVersion', 'ping'] as const) {
+  for (const method of [
+    'recordUsage',
+    'findKeyByHash',
+    'usageTotals',
+    'keysVersion',
+    'keyChangesSince',
+    'ping',
+  ] as const) {
     const real = (store[method] as (...a: unknown[]) => Promise<unknown>).bind(store);
     (store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) =>
       state.down ? Promise.reject(new Error('connection refused')) : real(...args);

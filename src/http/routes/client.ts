@@ -35,6 +35,14 @@ const KeySummarySchema = Type.Object({
   }),
 });
 
+/**
+ * Whether the calling key may see and revoke `target`: a key of its own account, and a test key
+ * only test keys (it can neither list nor revoke the account's live keys).
+ */
+function manages(caller: KeyRecord, target: KeyRecord): boolean {
+  return target.accountId === caller.accountId && (caller.mode === 'live' || target.mode === 'test');
+}
+
 function keySummary(k: KeyRecord) {
   return {
     id: k.id,
@@ -105,7 +113,7 @@ export function registerClientRoutes(app: Api, deps: AppDeps): void {
         tags: ['Client'],
         summary: "Your account's API keys",
         description:
-          'Active and revoked keys of the account. The whole key is never shown again after creation.',
+          'Active and revoked keys of the account (a test key sees only test keys). The whole key is never shown again after creation.',
         security,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
@@ -117,7 +125,7 @@ export function registerClientRoutes(app: Api, deps: AppDeps): void {
     async (request) => {
       const { key } = callerOf(request);
       const keys = await deps.store.listKeys(key.accountId);
-      return { data: keys.map(keySummary), meta: clientMeta(request) };
+      return { data: keys.filter((k) => manages(key, k)).map(keySummary), meta: clientMeta(request) };
     },
   );
 
@@ -132,7 +140,10 @@ export function registerClientRoutes(app: Api, deps: AppDeps): void {
         summary: 'Create an API key',
         description:
           "Creates a key on your account with your key's tier. The response is the only time the whole key is shown. " +
-          'A test key can create only test keys.',
+          'A test key can create only test keys. An account may hold at most `maxKeysPerAccount` active keys of a tier ' +
+          'and mode (Free 2, Pro 10, Enterprise 100: 403 `KEY_LIMIT_REACHED`) and create at most `keyCreationsPerDay` ' +
+          'keys of a mode in any 24 hours (Free 5, Pro 20, Enterprise 100: 429 `KEY_CREATION_RATE_EXCEEDED` with ' +
+          '`Retry-After`).',
         security,
         body: Type.Optional(
           Type.Object(
@@ -168,6 +179,8 @@ export function registerClientRoutes(app: Api, deps: AppDeps): void {
             'INVALID_PARAMETER',
             'PAYLOAD_TOO_LARGE',
             'UNSUPPORTED_MEDIA_TYPE',
+            'KEY_LIMIT_REACHED',
+            'KEY_CREATION_RATE_EXCEEDED',
             ...CLIENT_ERRORS,
           ]),
         },
@@ -180,12 +193,33 @@ export function registerClientRoutes(app: Api, deps: AppDeps): void {
       if (key.mode === 'test' && mode === 'live') {
         throw invalidParameter([{ parameter: 'mode', problem: 'a test key can create only test keys' }]);
       }
-      const created = await deps.keys.create({
-        accountId: key.accountId,
-        tier: key.tier,
-        mode,
-        name: body.name ?? null,
-      });
+      const tier = callerOf(request).tier;
+      const created = await deps.keys.createWithin(
+        { accountId: key.accountId, tier: key.tier, mode, name: body.name ?? null },
+        {
+          maxActive: tier.maxKeysPerAccount,
+          maxCreations: tier.keyCreationsPerDay,
+          creationsWindowMs: DAY_MS,
+        },
+      );
+      if (!created.ok && created.reason === 'TOO_MANY_KEYS') {
+        throw new ApiError(
+          'KEY_LIMIT_REACHED',
+          `Your account holds ${created.active} active ${tier.name} ${mode} keys, the most the tier allows ` +
+            `(${tier.maxKeysPerAccount}); revoke one to create another.`,
+          { tier: tier.id, limit: tier.maxKeysPerAccount },
+        );
+      }
+      if (!created.ok) {
+        const retryMs = Math.max(1, Date.parse(created.freedBy) + DAY_MS - deps.clock.now());
+        throw new ApiError(
+          'KEY_CREATION_RATE_EXCEEDED',
+          `Your account created ${created.created} ${mode} keys in the last 24 hours, the most the ${tier.name} tier ` +
+            `allows (${tier.keyCreationsPerDay}); retry after ${Math.ceil(retryMs / 1000)} s.`,
+          { limit: tier.keyCreationsPerDay, retryAfter: retryMs / 1000 },
+          { 'retry-after': String(Math.max(1, Math.ceil(retryMs / 1000))) },
+        );
+      }
       const r = created.record;
       reply.code(201);
       return {
@@ -211,7 +245,9 @@ export function registerClientRoutes(app: Api, deps: AppDeps): void {
         operationId: 'revokeApiKey',
         tags: ['Client'],
         summary: 'Revoke an API key',
-        description: 'The key is refused from its next request. Revoking the calling key itself is allowed.',
+        description:
+          'The key is refused from its next request. Revoking the calling key itself is allowed. ' +
+          'A test key can revoke only test keys: a live key of the account is 404 to it.',
         security,
         params: Type.Object({
           keyId: Type.String({
@@ -230,7 +266,7 @@ export function registerClientRoutes(app: Api, deps: AppDeps): void {
     async (request) => {
       const { key } = callerOf(request);
       const target = await deps.store.getKey(request.params.keyId);
-      if (!target || target.accountId !== key.accountId) {
+      if (!target || !manages(key, target)) {
         throw new ApiError('KEY_NOT_FOUND', `No API key '${request.params.keyId}' on this account.`);
       }
       if (target.revokedAt === null) await deps.keys.revoke(target.id);

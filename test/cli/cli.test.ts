@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+
+/** The `lrds` command as a user types it: help, version, usage mistakes, environment problems. */
+
+const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+const dataDir = mkdtempSync(join(tmpdir(), 'lrds-cli-'));
+after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function lrds(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? ((err as { code?: number }).code ?? 1) : 0;
+        resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('lrds command line', () => {
+  test('behavior: --help on every command and subcommand prints its usage and exits 0', async () => {
+    const all = [
+      ['--help'],
+      ['serve', '--help'],
+      ['seed', '--help'],
+      ['keys', '--help'],
+      ['keys', 'create', '--help'],
+      ['keys', 'list', '-h'],
+      ['keys', 'revoke', '--help'],
+      ['keys', 'set-tier', '--help'],
+    ];
+    const runs = all.map((args) => lrds(args));
+    for (const [i, args] of all.entries()) {
+      const r = await runs[i]!;
+      assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stdout, /Usage/, args.join(' '));
+      assert.equal(r.stderr, '');
+    }
+  });
+
+  test('default: --version names the version, the API version and the runtime', async () => {
+    const r = await lrds(['--version']);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /^lrds \d+\.\d+\.\d+ \(API 1\.0\.0, Node 24\.\d+\.\d+\)\n$/);
+  });
+
+  test('error: a usage mistake is one clear line (then the usage), exit 2, never a stack trace', async () => {
+    const cases: [string[], RegExp][] = [
+      [['keys', 'create', '--tier'], /^lrds: Option '--tier <value>' argument missing\n/],
+      [['keys', 'create', '--tier', 'gold'], /^lrds: --tier must be one of free, pro, enterprise\n/],
+      [['keys', 'create'], /^lrds: --tier must be one of/],
+      [['keys', 'list', '--foo'], /^lrds: Unknown option '--foo'\n/],
+      [['keys', 'revoke', 'a', 'b'], /^lrds: unexpected argument 'b'\n/],
+      [['keys', 'set-tier', 'key_x', 'gold'], /^lrds: usage: lrds keys set-tier ID/],
+      [['keys', 'frob'], /^lrds: unknown keys command 'frob'\n/],
+      [['seed', 'extra'], /^lrds: unexpected argument 'extra'\n/],
+      [['seed', '--profile', 'huge'], /^lrds: --profile must be default or large/],
+      [['serve', '--workers'], /^lrds: Option '--workers <value>' argument missing\n/],
+      [['serve', '--workers', 'many'], /^lrds: --workers must be a positive integer/],
+      [['frob'], /^lrds: unknown command 'frob'\n/],
+    ];
+    const runs = cases.map(([args]) => lrds(args));
+    for (const [i, [args, expected]] of cases.entries()) {
+      const r = await runs[i]!;
+      assert.equal(r.code, 2, `${args.join(' ')}: exit ${r.code}`);
+      assert.match(r.stderr, expected, args.join(' '));
+      assert.doesNotMatch(r.stderr, /\n\s+at /, `${args.join(' ')}: a stack trace`);
+    }
+  });
+
+  test('error: a port in use is one line and exit 1', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as net.AddressInfo;
+    try {
+      const r = await lrds(['serve'], { PORT: String(port), HOST: '127.0.0.1' });
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, new RegExp(`lrds: port ${port} is already in use on 127\\.0\\.0\\.1`));
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  test('behavior: keys list is an aligned table, or JSON with --json', async () => {
+    const created = await lrds([
+      'keys',
+      'create',
+      '--tier',
+      'pro',
+      '--name',
+      'risk bot',
+      '--account',
+      'fund-a',
+    ]);
+    assert.equal(created.code, 0, created.stderr);
+    const key = created.stdout.trim();
+    const table = await lrds(['keys', 'list', '--account', 'fund-a']);
+    assert.equal(table.code, 0);
+    const [header, row] = table.stdout.trimEnd().split('\n');
+    assert.match(header!, /^ID\s+PREFIX\s+MODE\s+TIER\s+STATUS\s+CREATED\s+NAME$/);
+    assert.equal(header!.indexOf('PREFIX'), row!.indexOf(key.slice(0, 14)), 'columns aligned');
+    assert.match(row!, /live\s+pro\s+active\s+\S+\s+risk bot$/);
+    const json = await lrds(['keys', 'list', '--account', 'fund-a', '--json']);
+    const list = JSON.parse(json.stdout);
+    assert.equal(list.length, 1);
+    assert.equal(list[0].prefix, key.slice(0, 14));
+    assert.equal(list[0].name, 'risk bot');
+    assert.ok(!json.stdout.includes(key.slice(14)), 'never the whole key');
+  });
+});

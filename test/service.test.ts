@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { test } from 'node:test';
+import { createService } from '../src/service.ts';
+import { openStore } from '../src/store/open.ts';
+import { seedOneMarket, TIERS_FILE, tempDir } from './helpers.ts';
+import { sleep } from './redis-helpers.ts';
+
+test('behavior: a backend warning after start-up is logged by the app logger', async () => {
+  const dataDir = tempDir('lrds-service-');
+  // A one-market dataset, so the service does not seed the sandbox.
+  const seeded = await openStore({ dataDir, databaseUrl: null });
+  await seedOneMarket(seeded);
+  await seeded.close();
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, callback) {
+      lines.push(JSON.parse(String(chunk)));
+      callback();
+    },
+  });
+  const service = await createService(
+    {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      databaseUrl: null,
+      redisUrl: null,
+      tiersFile: TIERS_FILE,
+      logLevel: 'warn',
+      instances: null,
+    },
+    { logger: { level: 'warn', stream } },
+  );
+  try {
+    const account = await service.keys.ensureAccount('acme');
+    const { key } = await service.keys.create({ accountId: account.id, tier: 'pro', mode: 'live' });
+    const get = () =>
+      service.app.inject({ url: '/api/v1/markets', headers: { authorization: `Bearer ${key}` } });
+    assert.equal((await get()).statusCode, 200);
+    // The store stops taking writes: counts wait in memory, and the backend says so.
+    service.store.recordUsage = () => Promise.reject(new Error('disk full'));
+    assert.equal((await get()).statusCode, 200);
+    const end = Date.now() + 2000;
+    const warned = () => lines.find((l) => l.msg === 'usage counts kept in memory: store unreachable');
+    while (!warned() && Date.now() < end) await sleep(20);
+    assert.ok(warned(), `app log: ${JSON.stringify(lines)}`);
+    assert.equal(warned()!.level, 40);
+  } finally {
+    delete (service.store as unknown as Record<string, unknown>).recordUsage; // the prototype's again
+    await service.close();
+  }
+});
