@@ -99,6 +99,13 @@ function hookExit(): void {
   }
 }
 
+/** Tracks a child started elsewhere (not Node, e.g. a database server) so that exit ends it too. */
+export function trackChild(child: ChildProcess): void {
+  hookExit();
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+}
+
 /** Spawns the pinned Node (the one running this script) on a script, tracked for clean-up. */
 export function spawnNode(
   args: string[],
