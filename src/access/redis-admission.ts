@@ -190,6 +190,12 @@ const SEED_ATTEMPTS = 3;
  */
 const IN_STORE_MS = 5000;
 /**
+ * The store decides a key's quota only this long (ms) after Redis last decided one of its
+ * counted requests: the counts Redis decided are in the instances' usage buffers until their
+ * next flush (flushIntervalMs + one store write), and a store decision must see them all.
+ */
+const IN_STORE_AFTER_REDIS_MS = 1000;
+/**
  * Once every instance is back on Redis, a request to a key whose decisions made in the store
  * are still being added to Redis waits for them (polling this often, ms), at most this long
  * (ms) before it is decided in the store too.
@@ -317,6 +323,10 @@ const dayOfNumber = (d: number) => utcDay(d * DAY_MS);
  *   SETTLING_WAIT_MS; then it goes to the store too), so a busy key gets back to Redis. A token
  *   whose instance died ends at its deadline (IN_STORE_MS); one whose settle failed is removed
  *   by its instance when it is back, after its count.
+ * - The store decides only once it holds every count Redis decided: those wait in the
+ *   instances' usage buffers until the next flush, so a key's first decision in the store waits
+ *   until IN_STORE_AFTER_REDIS_MS after Redis last decided one of its requests (only when a
+ *   lease lapsed moments ago: an instance lost Redis, or a renewal timed out under load).
  * - Counts decided without Redis are added to it exactly once: an increment applies only to a
  *   hash of the generation read before the request was counted (a hash built later, from the
  *   store, may already hold it), and any merge that raises a count to a floor read from the
@@ -639,6 +649,9 @@ export class RedisAdmission implements Admission {
     const { w, q: quotaKey, s } = this.#keys(keyId);
     const gen = String(r[8]);
     const member = String(r[9]);
+    // Decided by Redis moments ago (a lease just lapsed): wait for those counts to be written.
+    const waitMs = (Number(r[10]) - Number(r[4])) / 1000 + IN_STORE_AFTER_REDIS_MS;
+    if (waitMs > 0) await this.#waitFor(waitMs);
     const q = await this.#quotaLocal(req, Number(r[4]) / 1000);
     try {
       const settled = await this.#scripts.lrdsSettle(
@@ -665,6 +678,14 @@ export class RedisAdmission implements Admission {
     if (q.ok) return { ok: true, rate };
     const after = { ...rate, remaining: rate.remaining + 1 };
     return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used };
+  }
+
+  /** Waits `ms` by this instance's clock (an injected one moves when its test advances it). */
+  async #waitFor(ms: number): Promise<void> {
+    const end = this.#time.now() + ms;
+    for (let left = ms; left > 0; left = end - this.#time.now()) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(left, 20)));
+    }
   }
 
   async #statusRedis(keyId: string, tier: Tier): Promise<QuotaStatus> {

@@ -139,7 +139,8 @@ end
  *
  * KEYS[1] window ZSET (score = admitted timestamp in us, member = '<us>:<9-digit seq>'; entries
  *         pushed by an instance back from an outage end in ':000000000' too, see PUSH_LUA)
- * KEYS[2] quota HASH { g = generation, d = day number, du = day count, mu = month count }
+ * KEYS[2] quota HASH { g = generation, d = day number, du = day count, mu = month count,
+ *         rt = when Redis last decided a counted request of the key, us }
  * KEYS[3] instance leases ZSET (see LEASE_LUA)
  * KEYS[4] quota decisions under way in the store ZSET (member = token, score = deadline in us)
  * ARGV: now us ('' = Redis TIME), rate, counted '1'|'0', daily quota (-1 = unlimited),
@@ -154,11 +155,13 @@ end
  * key's quotas only when no other place can be deciding them. With every lease live and only
  * tokens left, a caller that may wait gets SETTLING instead, so that a busy key's decisions in
  * the store run out rather than follow each other forever.
- * Reply: { status, remaining, resetAt us, retryAfter us, now us, d, du, mu, g, member }
+ * Reply: { status, remaining, resetAt us, retryAfter us, now us, d, du, mu, g, member, rt }
  *   NEEDS_SEED comes before anything is changed; its d is the day of `now`; so does SETTLING
  *   (after a rate refusal, which comes first). IN_STORE: the
- *   hash's counts and generation, untouched, and the window member (removed by SETTLE_LUA if
- *   the store refuses the request).
+ *   hash's counts and generation, untouched, the window member (removed by SETTLE_LUA if
+ *   the store refuses the request), and rt: the counts Redis decided until then reach the store
+ *   within IN_STORE_AFTER_REDIS_MS of it (the instances' usage buffers), and the store decides
+ *   only after that (see redis-admission.ts).
  */
 export const ADMIT_LUA = `${PRELUDE}
 local now = nowUs(ARGV[1])
@@ -167,11 +170,11 @@ local counted = ARGV[3] == '1'
 local instances = tonumber(ARGV[7])
 local live = liveLeases(KEYS[3], now, instances)
 local cap = capacity(rate, live, instances)
-local g, d, du, mu
+local g, d, du, mu, rt
 if counted then
-  local h = redis.call('HMGET', KEYS[2], 'g', 'd', 'du', 'mu')
+  local h = redis.call('HMGET', KEYS[2], 'g', 'd', 'du', 'mu', 'rt')
   if not h[1] then return {4, 0, 0, 0, now, math.floor(now / DAY), 0, 0, ''} end
-  g = h[1]; d = tonumber(h[2]); du = tonumber(h[3]); mu = tonumber(h[4])
+  g = h[1]; d = tonumber(h[2]); du = tonumber(h[3]); mu = tonumber(h[4]); rt = h[5] or '0'
 end
 
 -- Per key, time never runs backwards: an instant before the newest admitted one counts as it.
@@ -220,7 +223,7 @@ if not counted then return {0, remaining, resetAt, 0, now, 0, 0, 0, ''} end
 if inStore then
   redis.call('ZADD', KEYS[4], fmt(now + tonumber(ARGV[9]) * 1000), ARGV[8])
   redis.call('PEXPIRE', KEYS[4], ARGV[10])
-  return {5, remaining, resetAt, 0, now, d, du, mu, g, member}
+  return {5, remaining, resetAt, 0, now, d, du, mu, g, member, rt}
 end
 
 -- Quotas (DECISIONS D7): daily first; a daily refusal leaves the monthly counter alone.
@@ -241,7 +244,7 @@ else
   mu = mu + 1
   if monthly >= 0 and mu > monthly then status = 3 end
 end
-redis.call('HSET', KEYS[2], 'd', fmt(d), 'du', fmt(du), 'mu', fmt(mu))
+redis.call('HSET', KEYS[2], 'd', fmt(d), 'du', fmt(du), 'mu', fmt(mu), 'rt', fmt(now))
 redis.call('PEXPIRE', KEYS[2], fmt(quotaTtlMs(d, now)))
 -- A request refused with 429 takes no slot of the window (D7): give it back.
 if status ~= 0 then

@@ -95,7 +95,7 @@ describe('RedisAdmission', { skip: skip ?? false }, () => {
     const pttl = await r.pttl(w);
     assert.ok(pttl > 0 && pttl <= 1001, `window TTL ${pttl}`);
     const q = await r.hgetall(`${PREFIX}q:{${key}}`);
-    assert.deepEqual(Object.keys(q).sort(), ['d', 'du', 'g', 'mu']);
+    assert.deepEqual(Object.keys(q).sort(), ['d', 'du', 'g', 'mu', 'rt']);
     assert.deepEqual([q.du, q.mu], ['5', '5']);
     r.disconnect();
     await adm.close();

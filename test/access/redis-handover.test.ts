@@ -191,6 +191,30 @@ describe('RedisAdmission: quotas handed between Redis and the store', { skip: sk
     assert.deepEqual(await store.usageTotals('k', utcDay(clock.now())), { dayUsed: counted, monthUsed: 10 });
   });
 
+  test('behavior: a lease lapses moments after Redis decided: the store decides only once the counts Redis decided are written, so the quota holds', async () => {
+    const { store, clock, pa, a, b, calls, admit } = await pair(3_600_000);
+    const t = tier(1000, 10, null);
+    // Decided by Redis; the counts wait in A's buffer (its flush is an hour away).
+    await admit('a', t, 8);
+    assert.equal((await store.usageTotals('k', utcDay(clock.now()))).dayUsed, 0);
+    // A loses Redis (a renewal timed out under load, say): its lease lapses, B renews its own.
+    await pa.cut();
+    await until('A serves locally', () => a.state() === 'down');
+    clock.advance(600);
+    await sleep(250);
+    // B's requests now go to the store, which must not decide before A's counts are in it.
+    const decided = admit('b', t, 3);
+    await sleep(50);
+    await a.flush();
+    // A second after Redis last decided (B's lease, renewed at the last step, still live).
+    clock.advance(400);
+    await decided;
+    const admitted = calls.filter((c) => c.r.ok).length;
+    assert.equal(admitted, 10, calls.map((c) => `${c.who}:${outcome(c.r)}`).join(' '));
+    await Promise.all([a.close(), b.close()]);
+    assert.deepEqual(await store.usageTotals('k', utcDay(clock.now())), { dayUsed: 11, monthUsed: 10 });
+  });
+
   test('behavior: every instance on Redis, a decision made in the store still being added: a request waits for it, then Redis decides; not beyond 200 ms', async () => {
     const { store, clock, prefix, a, admit } = await pair(3_600_000);
     const t = tier(1000, 10, null);
@@ -213,7 +237,11 @@ describe('RedisAdmission: quotas handed between Redis and the store', { skip: sk
     // Decided by Redis: its count is in A's buffer, not in the store.
     assert.equal(await stored(), 1);
     assert.equal((await a.status('k', t, clock.now())).dayUsed, 2);
-    // A token that stays (its instance died): decided in the store after 200 ms.
+    // A token that stays (its instance died): decided in the store after 200 ms (a second
+    // after Redis last decided, so the store holds every count Redis decided).
+    clock.advance(1000);
+    // Both renew their leases at the new time.
+    await sleep(250);
     await r.zadd(decisions, deadlineUs, 'other.2');
     started = performance.now();
     await admit('a', t);
