@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { after, afterEach, before, describe, test } from 'node:test';
 import type { AdmissionResult } from '../../src/access/admission.ts';
 import { RedisAdmission, type RedisAdmissionOptions } from '../../src/access/redis-admission.ts';
-import { ManualClock } from '../../src/domain/clock.ts';
 import { utcDay } from '../../src/domain/periods.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { ReservedUsage, Store, UsageReservation } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
 import { tier } from '../contract/admission-contract.ts';
 import { CuttableProxy, PrivateRedis, redisServerSkipReason, silentLogger, sleep } from '../redis-helpers.ts';
 
@@ -233,7 +233,9 @@ describe('RedisAdmission: quotas handed between Redis and the store', { skip: sk
     await sleep(60);
     await r.zrem(decisions, 'other.1');
     await waiting;
-    assert.ok(performance.now() - started >= 60);
+    // (timers fire on the event loop's millisecond clock: up to 1 ms early by performance.now())
+    const held = performance.now() - started;
+    assert.ok(held >= 55, `answered after ${held.toFixed(1)} ms, before the token was settled`);
     // Decided by Redis: its count is in A's buffer, not in the store.
     assert.equal(await stored(), 1);
     assert.equal((await a.status('k', t, clock.now())).dayUsed, 2);
