@@ -6,13 +6,13 @@ import { LocalAdmission } from '../src/access/admission.ts';
 import { KeyService } from '../src/access/keys.ts';
 import { loadTiers, parseTiers, type TierId, type TierTable } from '../src/access/tiers.ts';
 import { buildReadModel, type ReadModel } from '../src/data/read-model.ts';
-import { ManualClock } from '../src/domain/clock.ts';
 import { healthFactor } from '../src/domain/metrics.ts';
 import type { MarketRecord, OracleRecord, PositionRecord } from '../src/domain/types.ts';
 import { buildApp } from '../src/http/app.ts';
 import type { AppDeps } from '../src/http/context.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { DatasetInfo, KeyMode, Store } from '../src/store/types.ts';
+import { ManualClock } from './clock.ts';
 
 export const TIERS_FILE = new URL('../config/tiers.json', import.meta.url).pathname;
 

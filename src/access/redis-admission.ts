@@ -482,9 +482,9 @@ export class RedisAdmission implements Admission {
 
   /** Resolves true once Redis serves requests, false if it does not within `timeoutMs`. */
   async ready(timeoutMs = 2000): Promise<boolean> {
-    const end = Date.now() + timeoutMs;
+    const end = performance.now() + timeoutMs;
     while (this.#mode !== 'redis') {
-      if (this.#closed || Date.now() >= end) return false;
+      if (this.#closed || performance.now() >= end) return false;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     return true;
@@ -1251,7 +1251,7 @@ export class RedisAdmission implements Admission {
 
   /** Seeds a key's local counters on first use in an outage, and refreshes them every second after. */
   async #ensureLocalLoaded(local: LocalState, keyId: string, nowMs: number): Promise<void> {
-    const real = Date.now();
+    const real = performance.now();
     if (local.quotas.has(keyId)) {
       const at = local.loadedAt.get(keyId) ?? 0;
       if (real - at >= OUTAGE_RELOAD_MS && !local.loading.has(keyId)) {

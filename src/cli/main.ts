@@ -275,7 +275,7 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
   const startedAt = new Map<number, number>();
   const fork = () => {
     const worker = cluster.fork({ LRDS_WORKERS: String(workers) });
-    startedAt.set(worker.id, Date.now());
+    startedAt.set(worker.id, performance.now());
   };
   for (let i = 0; i < workers; i++) fork();
   cluster.on('exit', (worker, code, signal) => {
@@ -284,7 +284,7 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
         process.exit(process.exitCode ?? 0);
       return;
     }
-    const lived = Date.now() - (startedAt.get(worker.id) ?? 0);
+    const lived = performance.now() - (startedAt.get(worker.id) ?? 0);
     if (lived < 5_000) {
       // Dying at start-up is a configuration problem: restarting would only loop.
       process.stderr.write(

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Settings } from '../config.ts';
+import type { Clock } from '../domain/clock.ts';
 import { PostgresStore } from './postgres/postgres-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './types.ts';
@@ -9,10 +10,14 @@ import type { Store } from './types.ts';
  * the embedded SQLite file `<dataDir>/lrds.db`. Migrated before it is returned; closed again
  * if migrating fails.
  */
-export async function openStore(settings: Pick<Settings, 'dataDir' | 'databaseUrl'>): Promise<Store> {
+export async function openStore(
+  settings: Pick<Settings, 'dataDir' | 'databaseUrl'>,
+  clock?: Clock,
+): Promise<Store> {
+  const options = clock ? { clock } : {};
   const store: Store = settings.databaseUrl
-    ? new PostgresStore(settings.databaseUrl)
-    : new SqliteStore(join(settings.dataDir, 'lrds.db'));
+    ? new PostgresStore(settings.databaseUrl, options)
+    : new SqliteStore(join(settings.dataDir, 'lrds.db'), options);
   try {
     await store.migrate();
   } catch (err) {

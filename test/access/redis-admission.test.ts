@@ -4,10 +4,10 @@ import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { RedisAdmission } from '../../src/access/redis-admission.ts';
 import { QUOTA_TTL_MARGIN_MS } from '../../src/access/redis-scripts.ts';
-import { ManualClock } from '../../src/domain/clock.ts';
 import { nextUtcMonthStart } from '../../src/domain/periods.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
 import { admissionContract, tier } from '../contract/admission-contract.ts';
 import { deleteKeys, REDIS_URL, redisSkipReason, silentLogger } from '../redis-helpers.ts';
 

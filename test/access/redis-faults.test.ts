@@ -4,9 +4,9 @@ import { createServer } from 'node:net';
 import { after, afterEach, before, describe, test } from 'node:test';
 import type { AdmissionResult } from '../../src/access/admission.ts';
 import { RedisAdmission, type RedisAdmissionOptions } from '../../src/access/redis-admission.ts';
-import { ManualClock } from '../../src/domain/clock.ts';
 import { utcDay } from '../../src/domain/periods.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { ManualClock } from '../clock.ts';
 import { tier } from '../contract/admission-contract.ts';
 import { CuttableProxy, PrivateRedis, redisServerSkipReason, silentLogger, sleep } from '../redis-helpers.ts';
 

@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { Admission, AdmissionRequest, AdmissionResult } from '../../src/access/admission.ts';
 import type { Tier } from '../../src/access/tiers.ts';
-import { ManualClock } from '../../src/domain/clock.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
 
 export type MakeAdmission = (opts: { clock: ManualClock; store: Store }) => Promise<Admission>;
 

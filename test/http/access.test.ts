@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ManualClock } from '../../src/domain/clock.ts';
+import { ManualClock } from '../clock.ts';
 import { createTestApp, makeMarket, makePosition, modelOf, tempDir, tiersWith } from '../helpers.ts';
 
 const SEARCH = '/api/v1/markets/search?query=weth';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ManualClock } from '../../src/domain/clock.ts';
 import { DAY_MS } from '../../src/domain/periods.ts';
+import { ManualClock } from '../clock.ts';
 import { createTestApp, GENEROUS_TIERS, tiersWith } from '../helpers.ts';
 
 describe('client self-service', () => {

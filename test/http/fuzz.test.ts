@@ -3,8 +3,8 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
-import { ManualClock } from '../../src/domain/clock.ts';
 import { ERROR_STATUS } from '../../src/http/errors.ts';
+import { ManualClock } from '../clock.ts';
 import { createTestApp, makeMarket, makePosition, modelOf, type TestApp, tiersWith } from '../helpers.ts';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ManualClock } from '../../src/domain/clock.ts';
+import { ManualClock } from '../clock.ts';
 import {
   createTestApp,
   GENEROUS_TIERS,

@@ -6,8 +6,8 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance, FastifyRequest, LightMyRequestResponse } from 'fastify';
 import type { KeyService } from '../../src/access/keys.ts';
-import { ManualClock } from '../../src/domain/clock.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { ManualClock } from '../clock.ts';
 import {
   createTestApp,
   GENEROUS_TIERS,

@@ -116,7 +116,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 4,
     name: 'ids of applied usage batches, so a retried batch counts once',
     sql: `
-      -- applied_at: epoch ms; ids older than 7 days are deleted
+      -- applied_at: epoch ms; ids past their retention (a day; 10 minutes embedded) are deleted
       CREATE TABLE usage_batches (
         id text COLLATE "C" PRIMARY KEY,
         applied_at bigint NOT NULL

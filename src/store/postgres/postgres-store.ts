@@ -1,4 +1,5 @@
 import postgres, { type Sql, type TransactionSql } from 'postgres';
+import { type Clock, systemClock } from '../../domain/clock.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type { MarketRecord } from '../../domain/types.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
@@ -54,6 +55,8 @@ export interface PostgresStoreOptions {
    * gives up first.
    */
   callTimeoutMs?: number;
+  /** The time of dataset refreshes, migrations and usage batch ids; default: the system clock. */
+  clock?: Clock;
   /** While PostgreSQL is unreachable, how often it is tried again (ms); default 500. */
   probeIntervalMs?: number;
 }
@@ -188,10 +191,11 @@ export class PostgresStore implements Store {
   #down: StoreUnavailableError | null = null;
   #probe: NodeJS.Timeout | null = null;
   #closed = false;
-  /** When this store last deleted old usage batch ids (epoch ms). */
+  readonly #clock: Clock;
 
   /** `url`: a postgres:// URL; query parameters not known to postgres.js (e.g. search_path) become session settings. */
   constructor(url: string, options: PostgresStoreOptions = {}) {
+    this.#clock = options.clock ?? systemClock();
     const poolSize = options.poolSize ?? 10;
     const bulkSize = poolSize >= 4 ? 2 : 1;
     this.#callTimeoutMs = options.callTimeoutMs ?? 2000;
@@ -304,7 +308,7 @@ export class PostgresStore implements Store {
           const done = await tx`SELECT 1 FROM schema_migrations WHERE version = ${m.version}`;
           if (done.length > 0) return;
           await tx.unsafe(m.sql);
-          await tx`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${new Date().toISOString()})`;
+          await tx`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${new Date(this.#clock.now()).toISOString()})`;
         }),
       );
     }
@@ -389,7 +393,7 @@ export class PostgresStore implements Store {
           kind: input.kind,
           profile: input.profile,
           seed: input.seed,
-          refreshedAt: Date.now(),
+          refreshedAt: Math.floor(this.#clock.now()),
           marketCount: input.markets.length,
           positionCount: columns.count,
           version: (previous ? Number(previous.version) : 0) + 1,
@@ -582,7 +586,7 @@ export class PostgresStore implements Store {
       (sql) => sql`
       WITH pruned AS (${this.#pruneBatches(sql)}),
       batch AS (
-        INSERT INTO usage_batches (id, applied_at) VALUES (${batchId}, ${Date.now()})
+        INSERT INTO usage_batches (id, applied_at) VALUES (${batchId}, ${Math.floor(this.#clock.now())})
         ON CONFLICT (id) DO NOTHING RETURNING id)
       INSERT INTO usage (key_id, day, endpoint, requests, monthly)
       SELECT * FROM unnest(
@@ -603,7 +607,7 @@ export class PostgresStore implements Store {
    * is never a backlog to delete at once. Rows another writer is deleting are skipped.
    */
   #pruneBatches(sql: postgres.Sql | TransactionSql) {
-    const before = Date.now() - USAGE_BATCH_RETENTION_MS;
+    const before = Math.floor(this.#clock.now()) - USAGE_BATCH_RETENTION_MS;
     return sql`
       DELETE FROM usage_batches WHERE id IN (
         SELECT id FROM usage_batches WHERE applied_at < ${before}
@@ -642,7 +646,7 @@ export class PostgresStore implements Store {
           FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest(${keys}::text[]) AS k ORDER BY h) AS ordered`;
           await this.#pruneBatches(tx);
           const claimed = await tx`
-        INSERT INTO usage_batches (id, applied_at) VALUES (${batchId}, ${Date.now()})
+        INSERT INTO usage_batches (id, applied_at) VALUES (${batchId}, ${Math.floor(this.#clock.now())})
         ON CONFLICT (id) DO NOTHING RETURNING id`;
           const rows = await tx`
         SELECT d.k, d.d,

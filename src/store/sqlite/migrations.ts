@@ -104,7 +104,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     version: 4,
     name: 'ids of applied usage batches, so a retried batch counts once',
     sql: `
-      -- applied_at: epoch ms; ids older than 7 days are deleted
+      -- applied_at: epoch ms; ids past their retention (a day; 10 minutes embedded) are deleted
       CREATE TABLE usage_batches (
         id TEXT PRIMARY KEY,
         applied_at INTEGER NOT NULL

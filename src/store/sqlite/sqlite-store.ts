@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { type Clock, systemClock } from '../../domain/clock.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type { MarketRecord } from '../../domain/types.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
@@ -42,10 +43,12 @@ export class SqliteStore implements Store {
   readonly path: string;
   private readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
-  /** When this store last deleted old usage batch ids (epoch ms). */
+  private readonly clock: Clock;
 
-  constructor(path: string) {
+  /** `clock`: the time of dataset refreshes, migrations and usage batch ids (default: the system clock). */
+  constructor(path: string, options: { clock?: Clock } = {}) {
     this.path = path;
+    this.clock = options.clock ?? systemClock();
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path, { timeout: 5000 });
     this.db.exec('PRAGMA journal_mode = WAL');
@@ -86,7 +89,7 @@ export class SqliteStore implements Store {
         this.db.exec(m.sql);
         this.db
           .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-          .run(m.version, m.name, new Date().toISOString());
+          .run(m.version, m.name, new Date(this.clock.now()).toISOString());
       });
     }
   }
@@ -164,7 +167,7 @@ export class SqliteStore implements Store {
         kind: input.kind,
         profile: input.profile,
         seed: input.seed,
-        refreshedAt: Date.now(),
+        refreshedAt: Math.floor(this.clock.now()),
         marketCount: input.markets.length,
         positionCount: columns.count,
         version: (previous?.version ?? 0) + 1,
@@ -375,7 +378,7 @@ export class SqliteStore implements Store {
    * already was. Deletes a few ids past their retention first (USAGE_BATCH_PRUNE_PER_WRITE).
    */
   private claimBatch(id: string): boolean {
-    const now = Date.now();
+    const now = Math.floor(this.clock.now());
     this.stmt(
       'DELETE FROM usage_batches WHERE id IN (SELECT id FROM usage_batches WHERE applied_at < ? LIMIT ?)',
     ).run(now - SQLITE_USAGE_BATCH_RETENTION_MS, USAGE_BATCH_PRUNE_PER_WRITE);
