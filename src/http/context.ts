@@ -1,11 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { Admission } from '../access/admission.ts';
-import type { Clamped } from '../access/clamp.ts';
 import type { KeyService } from '../access/keys.ts';
 import type { Category, Tier, TierTable } from '../access/tiers.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
-import type { KeyMode, KeyRecord, Store } from '../store/types.ts';
+import type { HttpStore, KeyMode, KeyRecord } from '../store/types.ts';
 
 /** What a route declares; the access pipeline does the rest (DESIGN.md). */
 export interface RouteAccess {
@@ -45,7 +44,8 @@ export interface DataSource {
 
 /** Everything the app needs, wired in one composition root (src/cli/serve.ts, tests). */
 export interface AppDeps {
-  store: Store;
+  /** Read-only: keys are created and revoked through `keys`, usage is counted through `admission`. */
+  store: HttpStore;
   tiers: TierTable;
   keys: KeyService;
   admission: Admission;
@@ -55,7 +55,7 @@ export interface AppDeps {
   logger?: boolean | Record<string, unknown>;
   /** Called for `GET /health`; defaults to probing the store. */
   health?: () => Promise<HealthReport>;
-  /** Socket timeouts and overload protection; defaults in src/http/app.ts (SERVER_DEFAULTS). */
+  /** Socket timeouts and overload protection; defaults in src/http/server-options.ts (SERVER_DEFAULTS). */
   server?: ServerOptions;
 }
 
@@ -92,9 +92,7 @@ export interface ServerOptions {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    startedAt: number;
     caller: Caller | null;
-    clamped: Clamped | undefined;
   }
   interface FastifyContextConfig {
     access?: RouteAccess;

@@ -1,11 +1,13 @@
 import type { FastifyRequest } from 'fastify';
+import type { Clamped } from '../access/clamp.ts';
 import { freshness, type ReadModel } from '../data/read-model.ts';
+import type { Found } from '../queries/types.ts';
 
 export interface Meta {
   latencyMs: number;
   freshness: 'live' | 'cached' | 'snapshot';
   source: string;
-  clamped?: FastifyRequest['clamped'];
+  clamped?: Clamped;
   total?: number;
 }
 
@@ -15,20 +17,22 @@ export function latencyMs(request: FastifyRequest): number {
 }
 
 /**
- * Meta of a data answer (DECISIONS D11): freshness from the dataset's age, source from the
- * protocols of the returned items, or of the query's scope when nothing was returned.
+ * Meta of a data answer (DECISIONS D11): freshness from the dataset's age; source from the
+ * protocols of the items found, or of the query's scope when nothing was found; total when the
+ * query counted; clamped as the access pipeline reported it for this request.
  */
 export function dataMeta(
   request: FastifyRequest,
   model: ReadModel,
   nowMs: number,
-  itemProtocols: Iterable<string>,
-  scopeProtocols: readonly string[],
+  found: Pick<Found<unknown>, 'itemProtocols' | 'scopeProtocols' | 'total'>,
+  clamped: Clamped | undefined,
 ): Meta {
-  const protocols = new Set(itemProtocols);
-  const source = (protocols.size > 0 ? [...protocols].sort() : [...scopeProtocols].sort()).join(',');
+  const protocols = new Set(found.itemProtocols);
+  const source = (protocols.size > 0 ? [...protocols] : [...found.scopeProtocols]).sort().join(',');
   const meta: Meta = { latencyMs: 0, freshness: freshness(model.dataset, nowMs), source };
-  if (request.clamped) meta.clamped = request.clamped;
+  if (clamped) meta.clamped = clamped;
+  if (found.total !== undefined) meta.total = found.total;
   meta.latencyMs = latencyMs(request);
   return meta;
 }

@@ -1,6 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { clampLimit, clampStartDate, DEFAULT_LIMIT, scopeChains } from '../access/clamp.ts';
+import { type Clamped, clampLimit, clampStartDate, DEFAULT_LIMIT, scopeChains } from '../access/clamp.ts';
 import { isProtocol, PROTOCOLS, type Protocol } from '../domain/enums.ts';
 import { callerOf } from './context.ts';
 import { invalidParameter } from './errors.ts';
@@ -88,25 +88,34 @@ export function parseDate(raw: string | undefined, parameter: string): number | 
 }
 
 /**
- * Applies the tier clamps of DECISIONS D9 to a request's `limit`, `chainIds` and `startDate`,
- * recording what changed in request.clamped (sent as meta.clamped).
+ * Applies the tier clamps of DECISIONS D9 to a request's `limit` (up to the route's own maximum,
+ * from its access declaration), `chainIds` and `startDate`; `clamped` says what changed (the
+ * handler passes it to the envelope as meta.clamped).
  */
 export function clampRequest(
   request: FastifyRequest,
   q: { limit?: number | undefined; chainIds?: string | undefined; startDate?: string | undefined },
   nowMs: number,
-): { limit: number; chainIds: number[] | undefined; startMs: number | undefined } {
+): {
+  limit: number;
+  chainIds: number[] | undefined;
+  startMs: number | undefined;
+  clamped: Clamped | undefined;
+} {
   const { tier } = callerOf(request);
-  const routeMax = request.routeOptions.config.access?.limitMax ?? 200;
-  const limit = clampLimit(q.limit, routeMax, tier);
+  const routeMax = request.routeOptions.config.access?.limitMax;
+  if (q.limit !== undefined && routeMax === undefined)
+    throw new Error('route takes limit but declares no limitMax');
+  const limit = clampLimit(q.limit, routeMax ?? DEFAULT_LIMIT, tier);
   const chains = scopeChains(parseChainIds(q.chainIds), tier);
   const start = clampStartDate(parseDate(q.startDate, 'startDate'), tier, nowMs);
-  if (limit.clamp || chains.clamp || start.clamp) {
-    request.clamped = {
-      ...(limit.clamp ? { limit: limit.clamp } : {}),
-      ...(chains.clamp ? { chainIds: chains.clamp } : {}),
-      ...(start.clamp ? { startDate: start.clamp } : {}),
-    };
-  }
-  return { limit: limit.applied, chainIds: chains.applied, startMs: start.applied };
+  const clamped =
+    limit.clamp || chains.clamp || start.clamp
+      ? {
+          ...(limit.clamp ? { limit: limit.clamp } : {}),
+          ...(chains.clamp ? { chainIds: chains.clamp } : {}),
+          ...(start.clamp ? { startDate: start.clamp } : {}),
+        }
+      : undefined;
+  return { limit: limit.applied, chainIds: chains.applied, startMs: start.applied, clamped };
 }

@@ -1,7 +1,8 @@
 import fastJson from 'fast-json-stringify';
 import type { FastifyRequest } from 'fastify';
-import type { MarketFilter } from '../data/catalog.ts';
+import type { Clamped } from '../access/clamp.ts';
 import type { ReadModel } from '../data/read-model.ts';
+import type { Found } from '../queries/types.ts';
 import { dataMeta, type Meta } from './envelope.ts';
 import { MarketSchema, MetaSchema, PositionAtRiskSchema } from './schemas.ts';
 
@@ -43,23 +44,15 @@ export function itemEnvelope(item: Buffer, meta: Meta): Buffer {
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
-/**
- * The answer of a market list (search, list): the markets' cached JSON in order, with meta
- * naming their protocols, or those with markets in the query's scope when nothing matched.
- */
+/** The answer of a market list (search, list): the markets' cached JSON in order, and meta. */
 export function marketListAnswer(
   request: FastifyRequest,
   model: ReadModel,
-  ords: readonly number[],
+  found: Found<number>,
   nowMs: number,
-  filter: MarketFilter,
-  total?: number,
+  clamped: Clamped | undefined,
 ): Buffer {
-  const { catalog } = model;
   const nowSec = Math.floor(nowMs / 1000);
-  const items = ords.map((o) => catalog.json(o, nowSec, marketJson));
-  const protocols = ords.map((o) => catalog.recordAt(o).protocol);
-  const meta = dataMeta(request, model, nowMs, protocols, ords.length > 0 ? [] : catalog.protocolsIn(filter));
-  if (total !== undefined) meta.total = total;
-  return listEnvelope(items, meta);
+  const items = found.items.map((o) => model.catalog.json(o, nowSec, marketJson));
+  return listEnvelope(items, dataMeta(request, model, nowMs, found, clamped));
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { MAX_SEARCH_TERMS } from '../../src/http/routes/markets-search.ts';
 import { generateSandbox } from '../../src/ingest/sandbox/index.ts';
+import { MAX_SEARCH_TERMS } from '../../src/queries/markets.ts';
 import { ManualClock } from '../clock.ts';
 import { createTestApp, GENEROUS_TIERS, modelOf, type TestApp } from '../helpers.ts';
 

@@ -1,18 +1,19 @@
 import { Type } from '@fastify/type-provider-typebox';
-import type { AppDeps } from '../context.ts';
-import { callerOf } from '../context.ts';
-import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam } from '../params.ts';
-import { envelope, errorResponses, MarketSchema } from '../schemas.ts';
-import { JSON_TYPE, marketListAnswer } from '../serialize.ts';
-import { type Api, AUTHENTICATED_ERRORS } from './types.ts';
+import { listMarkets } from '../../../queries/markets.ts';
+import type { AppDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam } from '../../params.ts';
+import { envelope, errorResponses, MarketSchema } from '../../schemas.ts';
+import { JSON_TYPE, marketListAnswer } from '../../serialize.ts';
+import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
-const ROUTE_MAX = 1000;
+const ACCESS = { category: 'core', limitMax: 1000 } as const;
 
 export function registerMarketsList(app: Api, deps: AppDeps): void {
   app.get(
     '/markets',
     {
-      config: { access: { category: 'core', limitMax: ROUTE_MAX } },
+      config: { access: ACCESS },
       schema: {
         operationId: 'listMarkets',
         tags: ['Markets'],
@@ -22,7 +23,7 @@ export function registerMarketsList(app: Api, deps: AppDeps): void {
         security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
-            limit: Type.Optional(LimitParam(ROUTE_MAX)),
+            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
             offset: Type.Optional(
               Type.Integer({
                 minimum: 0,
@@ -45,12 +46,10 @@ export function registerMarketsList(app: Api, deps: AppDeps): void {
     async (request, reply) => {
       const q = request.query;
       const nowMs = deps.clock.now();
-      const { limit, chainIds } = clampRequest(request, q, nowMs);
+      const { limit, chainIds, clamped } = clampRequest(request, q, nowMs);
       const model = deps.data.get(callerOf(request).key.mode);
-      const filter = { protocol: q.protocol, chainIds };
-      const ords = model.catalog.list(filter, q.offset ?? 0, limit);
-      const answer = marketListAnswer(request, model, ords, nowMs, filter, model.catalog.count(filter));
-      return reply.type(JSON_TYPE).send(answer as never);
+      const found = listMarkets(model, { protocol: q.protocol, chainIds, offset: q.offset ?? 0, limit });
+      return reply.type(JSON_TYPE).send(marketListAnswer(request, model, found, nowMs, clamped) as never);
     },
   );
 }

@@ -1,20 +1,20 @@
 import { Type } from '@fastify/type-provider-typebox';
-import type { AppDeps } from '../context.ts';
-import { callerOf } from '../context.ts';
-import { dataMeta } from '../envelope.ts';
-import { ApiError } from '../errors.ts';
-import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam, requireMarketId } from '../params.ts';
-import { envelope, errorResponses, PositionAtRiskSchema } from '../schemas.ts';
-import { JSON_TYPE, listEnvelope, positionJson } from '../serialize.ts';
-import { type Api, AUTHENTICATED_ERRORS } from './types.ts';
+import { positionsAtRisk } from '../../../queries/risk.ts';
+import type { AppDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { dataMeta } from '../../envelope.ts';
+import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
+import { envelope, errorResponses, PositionAtRiskSchema } from '../../schemas.ts';
+import { JSON_TYPE, listEnvelope, positionJson } from '../../serialize.ts';
+import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
-const ROUTE_MAX = 200;
+const ACCESS = { category: 'risk', limitMax: 200 } as const;
 
 export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
   app.get(
     '/risk/positions-at-risk',
     {
-      config: { access: { category: 'risk', limitMax: ROUTE_MAX } },
+      config: { access: ACCESS },
       schema: {
         operationId: 'positionsAtRisk',
         tags: ['Risk'],
@@ -46,7 +46,7 @@ export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
                 examples: [10000],
               }),
             ),
-            limit: Type.Optional(LimitParam(ROUTE_MAX)),
+            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
           },
           { additionalProperties: false },
         ),
@@ -58,29 +58,20 @@ export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
     },
     async (request, reply) => {
       const q = request.query;
-      const marketId = q.marketId === undefined ? undefined : requireMarketId(q.marketId, 'marketId');
+      const market = q.marketId === undefined ? undefined : requireMarketId(q.marketId, 'marketId');
       const nowMs = deps.clock.now();
-      const { limit, chainIds } = clampRequest(request, q, nowMs);
+      const { limit, chainIds, clamped } = clampRequest(request, q, nowMs);
       const model = deps.data.get(callerOf(request).key.mode);
-      let marketOrd: number | undefined;
-      if (marketId) {
-        marketOrd = model.catalog.ordOf(marketId.key);
-        if (marketOrd === undefined) throw new ApiError('MARKET_NOT_FOUND', `No market '${marketId.key}'.`);
-      }
-      const hits = model.risk.query({
+      const found = positionsAtRisk(model, {
         healthFactorThreshold: q.healthFactorThreshold ?? 1.1,
         protocol: q.protocol,
         chainIds,
-        marketOrd,
+        market,
         minBorrowUsd: q.minBorrowUsd ?? 0,
         limit,
       });
-      const items = hits.map((i) => model.risk.json(i, positionJson));
-      const scope = marketId
-        ? [marketId.protocol]
-        : model.catalog.protocolsIn({ protocol: q.protocol, chainIds });
-      const protocols = hits.map((i) => model.risk.protocolOf(i));
-      const meta = dataMeta(request, model, nowMs, protocols, scope);
+      const items = found.items.map((i) => model.risk.json(i, positionJson));
+      const meta = dataMeta(request, model, nowMs, found, clamped);
       return reply.type(JSON_TYPE).send(listEnvelope(items, meta) as never);
     },
   );

@@ -1,12 +1,12 @@
 import { Type } from '@fastify/type-provider-typebox';
-import type { AppDeps } from '../context.ts';
-import { callerOf } from '../context.ts';
-import { dataMeta } from '../envelope.ts';
-import { ApiError } from '../errors.ts';
-import { requireMarketId } from '../params.ts';
-import { envelope, errorResponses, MarketSchema } from '../schemas.ts';
-import { itemEnvelope, JSON_TYPE, marketJson } from '../serialize.ts';
-import { type Api, AUTHENTICATED_ERRORS } from './types.ts';
+import { getMarket } from '../../../queries/markets.ts';
+import type { AppDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { dataMeta } from '../../envelope.ts';
+import { requireMarketId } from '../../params.ts';
+import { envelope, errorResponses, MarketSchema } from '../../schemas.ts';
+import { itemEnvelope, JSON_TYPE, marketJson } from '../../serialize.ts';
+import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
 export function registerMarketDetail(app: Api, deps: AppDeps): void {
   app.get(
@@ -43,13 +43,11 @@ export function registerMarketDetail(app: Api, deps: AppDeps): void {
       const id = requireMarketId(request.params.marketId, 'marketId');
       const nowMs = deps.clock.now();
       const model = deps.data.get(callerOf(request).key.mode);
-      const ord = model.catalog.ordOf(id.key);
-      if (ord === undefined) throw new ApiError('MARKET_NOT_FOUND', `No market '${id.key}'.`);
-      const json = model.catalog.json(ord, Math.floor(nowMs / 1000), marketJson);
-      const protocol = [model.catalog.recordAt(ord).protocol];
+      const found = getMarket(model, id.key);
+      const json = model.catalog.json(found.items[0]!, Math.floor(nowMs / 1000), marketJson);
       return reply
         .type(JSON_TYPE)
-        .send(itemEnvelope(json, dataMeta(request, model, nowMs, protocol, protocol)) as never);
+        .send(itemEnvelope(json, dataMeta(request, model, nowMs, found, undefined)) as never);
     },
   );
 }

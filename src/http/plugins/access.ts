@@ -1,11 +1,12 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AdmissionResult } from '../access/admission.ts';
-import type { RateState } from '../access/sliding-window.ts';
-import { type Tier, type TierId, tierAllowsCategory, tierAllowsChain } from '../access/tiers.ts';
-import { nextUtcMidnight, nextUtcMonthStart } from '../domain/periods.ts';
-import type { AppDeps } from './context.ts';
-import { ApiError, unauthorized } from './errors.ts';
-import { parseMarketId } from './params.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { AdmissionResult } from '../../access/admission.ts';
+import type { RateState } from '../../access/sliding-window.ts';
+import { type Tier, type TierId, tierAllowsCategory, tierAllowsChain } from '../../access/tiers.ts';
+import { nextUtcMidnight, nextUtcMonthStart } from '../../domain/periods.ts';
+import type { AppDeps } from '../context.ts';
+import { ApiError, unauthorized } from '../errors.ts';
+import { parseMarketId } from '../params.ts';
 
 const BEARER = /^bearer +([^\s]+) *$/i;
 
@@ -110,3 +111,11 @@ export function accessHook(deps: AppDeps) {
     }
   };
 }
+
+/** The access pipeline's request state: the authenticated caller, set by accessHook. */
+export const accessPlugin = fp(
+  async (app: FastifyInstance) => {
+    app.decorateRequest('caller', null);
+  },
+  { name: 'lrds-access' },
+);

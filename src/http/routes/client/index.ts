@@ -1,0 +1,18 @@
+import type { AppDeps } from '../../context.ts';
+import type { Api } from '../types.ts';
+import { registerCreateKey } from './create-key.ts';
+import { registerListKeys } from './list-keys.ts';
+import { registerProfile } from './profile.ts';
+import { registerQuota } from './quota.ts';
+import { registerRevokeKey } from './revoke-key.ts';
+import { registerUsage } from './usage.ts';
+
+/** Self-service routes of a key holder: rate limited, never counted, open to every tier. */
+export function registerClientRoutes(app: Api, deps: AppDeps): void {
+  registerProfile(app, deps);
+  registerListKeys(app, deps);
+  registerCreateKey(app, deps);
+  registerRevokeKey(app, deps);
+  registerUsage(app, deps);
+  registerQuota(app, deps);
+}

@@ -1,0 +1,33 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { AppDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { errorResponses, MetaSchema } from '../../schemas.ts';
+import { type Api, CLIENT_ERRORS } from '../types.ts';
+import { ACCESS, clientMeta, KeySummarySchema, keySummary, manages, SECURITY } from './shared.ts';
+
+export function registerListKeys(app: Api, deps: AppDeps): void {
+  app.get(
+    '/client/api-keys',
+    {
+      config: { access: ACCESS },
+      schema: {
+        operationId: 'listApiKeys',
+        tags: ['Client'],
+        summary: "Your account's API keys",
+        description:
+          'Active and revoked keys of the account (a test key sees only test keys). The whole key is never shown again after creation.',
+        security: SECURITY,
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ data: Type.Array(KeySummarySchema), meta: MetaSchema }),
+          ...errorResponses(CLIENT_ERRORS),
+        },
+      },
+    },
+    async (request) => {
+      const { key } = callerOf(request);
+      const keys = await deps.store.listKeys(key.accountId);
+      return { data: keys.filter((k) => manages(key, k)).map(keySummary), meta: clientMeta(request) };
+    },
+  );
+}

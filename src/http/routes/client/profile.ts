@@ -1,0 +1,47 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { AppDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { errorResponses, MetaSchema } from '../../schemas.ts';
+import { type Api, CLIENT_ERRORS } from '../types.ts';
+import { ACCESS, clientMeta, KeySummarySchema, keySummary, SECURITY } from './shared.ts';
+
+export function registerProfile(app: Api, deps: AppDeps): void {
+  app.get(
+    '/client/profile',
+    {
+      config: { access: ACCESS },
+      schema: {
+        operationId: 'getProfile',
+        tags: ['Client'],
+        summary: 'Your account and the calling key',
+        security: SECURITY,
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: Type.Object({
+            data: Type.Object({
+              account: Type.Object({
+                id: Type.String(),
+                name: Type.String(),
+                email: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
+                createdAt: Type.String(),
+              }),
+              key: KeySummarySchema,
+              tier: Type.Object({ id: Type.String(), name: Type.String() }),
+            }),
+            meta: MetaSchema,
+          }),
+          ...errorResponses(CLIENT_ERRORS),
+        },
+      },
+    },
+    async (request) => {
+      const { key, tier } = callerOf(request);
+      const account = await deps.store.getAccount(key.accountId);
+      if (!account) throw new Error(`key ${key.id} belongs to a missing account`);
+      return {
+        data: { account, key: keySummary(key), tier: { id: tier.id, name: tier.name } },
+        meta: clientMeta(request),
+      };
+    },
+  );
+}

@@ -1,0 +1,47 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { AppDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { ApiError } from '../../errors.ts';
+import { errorResponses, MetaSchema } from '../../schemas.ts';
+import { type Api, CLIENT_ERRORS } from '../types.ts';
+import { ACCESS, clientMeta, KeySummarySchema, keySummary, manages, SECURITY } from './shared.ts';
+
+export function registerRevokeKey(app: Api, deps: AppDeps): void {
+  app.delete(
+    '/client/api-keys/:keyId',
+    {
+      config: { access: ACCESS },
+      schema: {
+        operationId: 'revokeApiKey',
+        tags: ['Client'],
+        summary: 'Revoke an API key',
+        description:
+          'The key is refused from its next request. Revoking the calling key itself is allowed. ' +
+          'A test key can revoke only test keys: a live key of the account is 404 to it.',
+        security: SECURITY,
+        params: Type.Object({
+          keyId: Type.String({
+            maxLength: 64,
+            description: 'Id of the key to revoke.',
+            examples: ['key_3kTMd9WQx1nB7cVz2LpA'],
+          }),
+        }),
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ data: KeySummarySchema, meta: MetaSchema }),
+          ...errorResponses(['KEY_NOT_FOUND', ...CLIENT_ERRORS]),
+        },
+      },
+    },
+    async (request) => {
+      const { key } = callerOf(request);
+      const target = await deps.store.getKey(request.params.keyId);
+      if (!target || !manages(key, target)) {
+        throw new ApiError('KEY_NOT_FOUND', `No API key '${request.params.keyId}' on this account.`);
+      }
+      if (target.revokedAt === null) await deps.keys.revoke(target.id);
+      const after = (await deps.store.getKey(target.id))!;
+      return { data: keySummary(after), meta: clientMeta(request) };
+    },
+  );
+}

@@ -1,0 +1,35 @@
+import type { onRequestAsyncHookHandler } from 'fastify';
+import type { AppDeps } from '../context.ts';
+import { registerClientRoutes } from './client/index.ts';
+import { registerMarketDetail } from './markets/detail.ts';
+import { registerMarketsList } from './markets/list.ts';
+import { registerMarketsSearch } from './markets/search.ts';
+import { registerPositionsAtRisk } from './risk/positions-at-risk.ts';
+import { registerHealth } from './service/health.ts';
+import type { Api } from './types.ts';
+
+/**
+ * Every route of /api/v1, from one place, by area. Routes behind `access` (the access pipeline:
+ * authenticate, rate limit, quotas, category and chain access) declare their access in their
+ * `config.access`; the service routes need no key.
+ */
+export async function registerRoutes(
+  v1: Api,
+  deps: AppDeps,
+  access: onRequestAsyncHookHandler,
+): Promise<void> {
+  // Service
+  registerHealth(v1, deps);
+
+  await v1.register(async (authed: Api) => {
+    authed.addHook('onRequest', access);
+    // Markets
+    registerMarketsSearch(authed, deps);
+    registerMarketsList(authed, deps);
+    registerMarketDetail(authed, deps);
+    // Risk
+    registerPositionsAtRisk(authed, deps);
+    // Client self-service
+    registerClientRoutes(authed, deps);
+  });
+}

@@ -1,0 +1,58 @@
+import { Type } from '@fastify/type-provider-typebox';
+import { MAX_SEARCH_LENGTH, MAX_SEARCH_TERMS, searchMarkets } from '../../../queries/markets.ts';
+import type { AppDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam } from '../../params.ts';
+import { envelope, errorResponses, MarketSchema } from '../../schemas.ts';
+import { JSON_TYPE, marketListAnswer } from '../../serialize.ts';
+import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+
+const ACCESS = { category: 'core', limitMax: 200 } as const;
+
+export function registerMarketsSearch(app: Api, deps: AppDeps): void {
+  app.get(
+    '/markets/search',
+    {
+      config: { access: ACCESS },
+      schema: {
+        operationId: 'searchMarkets',
+        tags: ['Markets'],
+        summary: 'Search markets',
+        description:
+          'Keyword search over collateral and loan symbols and names, market label, vault symbol and the pair notation ' +
+          '`COLLATERAL/LOAN`. Every term must match (AND); a term matches a word by prefix, or anywhere in it. ' +
+          'Ranking: exact symbol, then prefix, then substring; ties by supply, largest first. ' +
+          `At most ${MAX_SEARCH_TERMS} distinct terms.`,
+        security: [{ bearerAuth: [] }],
+        querystring: Type.Object(
+          {
+            query: Type.String({
+              minLength: 1,
+              maxLength: 200,
+              description:
+                `Search text, 1 to ${MAX_SEARCH_LENGTH} characters after trimming, of at most ${MAX_SEARCH_TERMS} distinct ` +
+                'whitespace-separated terms (a repeated term counts once; case is ignored). More terms: 400 INVALID_PARAMETER.',
+              examples: ['wstETH/WETH'],
+            }),
+            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
+            protocol: Type.Optional(ProtocolParam),
+            chainIds: Type.Optional(ChainIdsParam),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: envelope(Type.Array(MarketSchema)),
+          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const nowMs = deps.clock.now();
+      const { limit, chainIds, clamped } = clampRequest(request, q, nowMs);
+      const model = deps.data.get(callerOf(request).key.mode);
+      const found = searchMarkets(model, { text: q.query, protocol: q.protocol, chainIds, limit });
+      return reply.type(JSON_TYPE).send(marketListAnswer(request, model, found, nowMs, clamped) as never);
+    },
+  );
+}

@@ -1,0 +1,72 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { AppDeps, HealthReport } from '../../context.ts';
+import { API_VERSION } from '../../plugins/openapi.ts';
+import type { Api } from '../types.ts';
+
+/** GET /health: no key needed, not counted. */
+export function registerHealth(v1: Api, deps: AppDeps): void {
+  v1.get(
+    '/health',
+    {
+      schema: {
+        operationId: 'health',
+        tags: ['Service'],
+        summary: 'Service health',
+        description: 'State of the store, the limiter backend and each dataset. No key needed; not counted.',
+        response: {
+          200: Type.Object({
+            status: Type.Unsafe<string>({ type: 'string', enum: ['ok', 'degraded'] }),
+            version: Type.String(),
+            store: Type.Object({ backend: Type.String(), state: Type.String() }),
+            limiter: Type.Object({ backend: Type.String(), state: Type.String() }),
+            datasets: Type.Array(
+              Type.Object({
+                mode: Type.String(),
+                kind: Type.String(),
+                profile: Type.String(),
+                refreshedAt: Type.String(),
+                markets: Type.Integer(),
+                positions: Type.Integer(),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async () => {
+      const report: HealthReport = deps.health ? await deps.health() : await defaultHealth(deps);
+      return { ...report, version: API_VERSION };
+    },
+  );
+}
+
+async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
+  let storeUp: boolean;
+  try {
+    if (deps.store.ping) storeUp = await deps.store.ping();
+    else {
+      await deps.store.keysVersion();
+      storeUp = true;
+    }
+  } catch {
+    storeUp = false;
+  }
+  const datasets = (['live', 'test'] as const).map((mode) => {
+    const d = deps.data.get(mode).dataset;
+    return {
+      mode,
+      kind: d.kind,
+      profile: d.profile,
+      refreshedAt: new Date(d.refreshedAt).toISOString(),
+      markets: d.marketCount,
+      positions: d.positionCount,
+    };
+  });
+  const limiterState = deps.admission.state?.() ?? 'up';
+  return {
+    status: storeUp && limiterState === 'up' ? 'ok' : 'degraded',
+    store: { backend: deps.store.kind, state: storeUp ? 'up' : 'down' },
+    limiter: { backend: deps.admission.backend, state: limiterState },
+    datasets,
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * What a query refuses, in terms any caller can map to its own answer (the HTTP API maps these
+ * to 400 INVALID_PARAMETER and 404 MARKET_NOT_FOUND; the agent API and MCP tools will too).
+ */
+export class QueryError extends Error {
+  readonly code: 'INVALID_PARAMETER' | 'MARKET_NOT_FOUND';
+  /** For INVALID_PARAMETER: the parameter and what is wrong with it. */
+  readonly parameter: string | undefined;
+  readonly problem: string | undefined;
+
+  private constructor(code: QueryError['code'], message: string, parameter?: string, problem?: string) {
+    super(message);
+    this.code = code;
+    this.parameter = parameter;
+    this.problem = problem;
+  }
+
+  static invalid(parameter: string, problem: string): QueryError {
+    return new QueryError('INVALID_PARAMETER', `${parameter} ${problem}`, parameter, problem);
+  }
+
+  static marketNotFound(key: string): QueryError {
+    return new QueryError('MARKET_NOT_FOUND', `No market '${key}'.`);
+  }
+}

@@ -1,0 +1,22 @@
+import type { Protocol } from '../domain/enums.ts';
+
+/**
+ * The caller's scope, already narrowed by its tier (DECISIONS D9): the chains it may see
+ * (undefined = every chain) and the protocol it asked for.
+ */
+export interface Scope {
+  protocol?: Protocol | undefined;
+  chainIds?: readonly number[] | undefined;
+}
+
+/**
+ * What a query found, and the facts the answer's meta needs besides (D11): the protocol of each
+ * item, or the protocols in the scope when nothing was found (meta.source), and the number of
+ * items in scope when the query counts them (meta.total).
+ */
+export interface Found<T> {
+  items: T[];
+  itemProtocols: readonly string[];
+  scopeProtocols: readonly string[];
+  total?: number;
+}
