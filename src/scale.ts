@@ -8,11 +8,11 @@ import { type Admission, LocalAdmission } from './access/admission.ts';
 import { type KeyEvents, NoKeyEvents, RedisKeyEvents } from './access/key-events.ts';
 import { RedisAdmission, type WarnLogger } from './access/redis-admission.ts';
 import type { Clock } from './domain/clock.ts';
-import type { Store } from './store/types.ts';
+import type { UsageStore } from './store/types.ts';
 
 export interface CreateAdmissionOptions {
   redisUrl: string | null;
-  store: Store;
+  store: UsageStore;
   /** Tests only: replaces Redis's TIME as the time of windows and days (see RedisAdmissionOptions.clock). */
   clock?: Clock;
   /**

@@ -11,7 +11,7 @@ import type { DataSource } from './http/context.ts';
 import { DEFAULT_SEED, generateSandbox } from './ingest/sandbox/index.ts';
 import { createAdmission, createKeyEvents } from './scale.ts';
 import { openStore } from './store/open.ts';
-import type { DatasetInfo, ProgressFn, Store } from './store/types.ts';
+import type { DatasetInfo, MarketDataStore, ProgressFn, Store } from './store/types.ts';
 
 /** Generates a sandbox profile and writes it to the store, replacing the dataset. */
 export { DEFAULT_SEED, openStore };
@@ -66,17 +66,17 @@ function isDefaultSandbox(d: DatasetInfo): boolean {
 export class ReadModels implements DataSource {
   private live: ReadModel;
   private sandbox: ReadModel | null;
-  private readonly store: Store;
+  private readonly store: MarketDataStore;
   private readonly clock: Clock;
 
-  private constructor(store: Store, clock: Clock, live: ReadModel) {
+  private constructor(store: MarketDataStore, clock: Clock, live: ReadModel) {
     this.store = store;
     this.clock = clock;
     this.live = live;
     this.sandbox = isDefaultSandbox(live.dataset) ? live : null;
   }
 
-  static async load(store: Store, clock: Clock): Promise<ReadModels> {
+  static async load(store: MarketDataStore, clock: Clock): Promise<ReadModels> {
     const live = await loadReadModel(store, clock.now());
     if (!live) throw new Error('the store holds no dataset: run `lrds seed` first');
     return new ReadModels(store, clock, live);

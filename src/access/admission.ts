@@ -1,5 +1,5 @@
 import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../domain/periods.ts';
-import type { Store, UsageEvent } from '../store/types.ts';
+import type { UsageEvent, UsageStore } from '../store/types.ts';
 import { newUsageBatchId } from '../store/usage.ts';
 import { QuotaCounters, type QuotaUsage } from './quota.ts';
 import { type RateState, SlidingWindowLimiter } from './sliding-window.ts';
@@ -79,7 +79,7 @@ export class BackendUnavailableError extends Error {
  * batch once it is through.
  */
 export class GroupCommit {
-  private readonly store: Store;
+  private readonly store: UsageStore;
   private readonly onError: ((err: unknown) => void) | undefined;
   /** Recorded, not yet taken by a write. */
   private pending: UsageEvent[] = [];
@@ -90,7 +90,7 @@ export class GroupCommit {
   private turn: Promise<void> | null = null;
   private retry: NodeJS.Timeout | null = null;
 
-  constructor(store: Store, onError?: (err: unknown) => void) {
+  constructor(store: UsageStore, onError?: (err: unknown) => void) {
     this.store = store;
     this.onError = onError;
   }
@@ -175,14 +175,14 @@ export class GroupCommit {
  */
 export class LocalAdmission implements Admission {
   readonly backend = 'memory' as const;
-  private readonly store: Store;
+  private readonly store: UsageStore;
   private readonly limiter = new SlidingWindowLimiter();
   private readonly quotas = new QuotaCounters();
   private readonly loading = new Map<string, Promise<void>>();
   private readonly usage: GroupCommit;
   private lastSweepDay = '';
 
-  constructor(store: Store, options: { onStoreError?: (err: unknown) => void } = {}) {
+  constructor(store: UsageStore, options: { onStoreError?: (err: unknown) => void } = {}) {
     this.store = store;
     this.usage = new GroupCommit(store, options.onStoreError);
   }

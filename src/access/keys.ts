@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { type Clock, systemClock } from '../domain/clock.ts';
-import type { AccountRecord, KeyCreation, KeyLimits, KeyMode, KeyRecord, Store } from '../store/types.ts';
+import type { AccountRecord, KeyCreation, KeyLimits, KeyMode, KeyRecord, KeyStore } from '../store/types.ts';
 import { BackendUnavailableError } from './admission.ts';
 import type { KeyEvents } from './key-events.ts';
 
@@ -69,7 +69,7 @@ interface Lookup {
  * every cached key not named by a change keeps working.
  */
 export class KeyService {
-  private readonly store: Store;
+  private readonly store: KeyStore;
   private readonly events: KeyEvents | undefined;
   private readonly clock: Clock;
   /** By key hash; `record: null` for a hash no key has. */
@@ -80,7 +80,7 @@ export class KeyService {
   private refreshing: Promise<void> | null = null;
   private refreshAgain: Promise<void> | null = null;
 
-  constructor(store: Store, options: KeyServiceOptions = {}) {
+  constructor(store: KeyStore, options: KeyServiceOptions = {}) {
     this.store = store;
     this.events = options.events;
     this.cache = new LRUCache({ max: options.cacheSize ?? 10_000 });

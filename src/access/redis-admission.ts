@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis, ReplyError } from 'ioredis';
 import { type Clock, systemClock } from '../domain/clock.ts';
 import { DAY_MS, dayStartMs, monthOfDay, utcDay } from '../domain/periods.ts';
-import type { ReservedUsage, Store, UsageEvent, UsageReservation } from '../store/types.ts';
+import type { ReservedUsage, UsageEvent, UsageReservation, UsageStore } from '../store/types.ts';
 import { newUsageBatchId } from '../store/usage.ts';
 import {
   type Admission,
@@ -33,7 +33,7 @@ export interface RedisAdmissionOptions {
   /** `redis://` or `rediss://` URL. */
   url: string;
   /** Where every counted request is made durable (batched), and where counts are rebuilt from. */
-  store: Store;
+  store: UsageStore;
   /** Prefix of every Redis key. Default `lrds:`. */
   prefix?: string;
   /**
@@ -346,7 +346,7 @@ export class RedisAdmission implements Admission {
   readonly backend = 'redis' as const;
   readonly #redis: Redis;
   readonly #scripts: ScriptedRedis;
-  readonly #store: Store;
+  readonly #store: UsageStore;
   readonly #prefix: string;
   readonly #clock: Clock | null;
   readonly #instances: number;

@@ -1,6 +1,6 @@
 import { PositionColumnsBuilder } from '../domain/position-columns.ts';
 import type { MarketRecord, PositionRecord } from '../domain/types.ts';
-import type { DatasetInfo, Store } from '../store/types.ts';
+import type { DatasetInfo, MarketDataStore } from '../store/types.ts';
 import { Catalog } from './catalog.ts';
 import { RiskIndex } from './risk-index.ts';
 
@@ -31,7 +31,7 @@ export function freshness(dataset: DatasetInfo, nowMs: number): Freshness {
  * positions are read by separate queries: if another process replaced the dataset in between
  * (the version moved), the load starts over, so markets and positions always belong together.
  */
-export async function loadReadModel(store: Store, nowMs: number): Promise<ReadModel | null> {
+export async function loadReadModel(store: MarketDataStore, nowMs: number): Promise<ReadModel | null> {
   for (let attempt = 1; ; attempt++) {
     const dataset = await store.datasetInfo();
     if (!dataset) return null;

@@ -130,16 +130,20 @@ export type ProgressFn = (done: number, total: number) => void;
 
 /**
  * Persistence for markets, positions, keys and usage. Two implementations (embedded SQLite,
- * PostgreSQL) share one contract test suite.
+ * PostgreSQL) share one contract test suite. Consumers hold the narrow port they need (below),
+ * never the whole store: the read models a MarketDataStore, keys a KeyStore, admission a
+ * UsageStore, the HTTP layer only what it reads (HttpStore: no writes).
  */
-export interface Store {
+
+/** What a probe of the store needs. */
+export interface StoreHealth {
   readonly kind: 'sqlite' | 'postgres';
-  /** Creates or upgrades the schema; safe to call on every start. */
-  migrate(): Promise<void>;
-  close(): Promise<void>;
   /** Health probe: true when the backend answers (a short timeout, never throws). */
   ping?(): Promise<boolean>;
+}
 
+/** Market data: the dataset and its markets and positions (the read models, seeding). */
+export interface MarketDataStore {
   datasetInfo(): Promise<DatasetInfo | null>;
   /** Atomically replaces every market and position. Returns the dataset now in the store. */
   replaceDataset(input: DatasetInput, onProgress?: ProgressFn): Promise<DatasetInfo>;
@@ -149,7 +153,10 @@ export interface Store {
    * descending) across the whole set; market indexes refer to the order of loadMarkets().
    */
   loadPositions(onBlock: (block: PositionColumns) => void): Promise<void>;
+}
 
+/** Keys and accounts (KeyService, the CLI). */
+export interface KeyStore {
   createAccount(account: AccountRecord): Promise<void>;
   findAccountByName(name: string): Promise<AccountRecord | null>;
   getAccount(id: string): Promise<AccountRecord | null>;
@@ -173,7 +180,10 @@ export interface Store {
    * means the store is not the one `since` came from: the caller must assume every key changed.
    */
   keyChangesSince(since: number): Promise<KeyChanges>;
+}
 
+/** Usage counts and quota decisions (admission backends, the client routes' usage). */
+export interface UsageStore {
   /**
    * Durably records admitted requests, as batch `batchId` (see newUsageBatchId()): the counts
    * and the id are written in one transaction, and a batch whose id is already recorded is
@@ -198,4 +208,16 @@ export interface Store {
    */
   reserveUsage(requests: readonly UsageReservation[], batchId: string): Promise<ReservedUsage[]>;
   usageByDay(keyId: string, fromDay: string, toDay: string): Promise<UsageRow[]>;
+}
+
+/** What the HTTP layer reads from the store: its health, keys and accounts, usage history. No writes. */
+export type HttpStore = StoreHealth &
+  Pick<KeyStore, 'getAccount' | 'getKey' | 'listKeys' | 'keysVersion'> &
+  Pick<UsageStore, 'usageByDay'>;
+
+/** The whole store: every port, plus its life cycle. */
+export interface Store extends StoreHealth, MarketDataStore, KeyStore, UsageStore {
+  /** Creates or upgrades the schema; safe to call on every start. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
 }
