@@ -2,6 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import { ORACLE_PROVIDERS, ORACLE_TYPES, PROTOCOLS, RISK_LEVELS } from '../domain/enums.ts';
 import type { OracleHealth, OracleRecord } from '../domain/types.ts';
 import { ERROR_STATUS, type ErrorCode } from './errors.ts';
+import { AUTHENTICATED_ERRORS } from './routes/types.ts';
 
 /**
  * Response and parameter schemas. One schema feeds request validation, response
@@ -290,3 +291,9 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, unkn
   }
   return out;
 }
+
+/** Responses of the market list routes (list, search). */
+export const MARKET_LIST_RESPONSES = {
+  200: envelope(Type.Array(MarketSchema)),
+  ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
+};

@@ -1,11 +1,11 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { MAX_SEARCH_LENGTH, MAX_SEARCH_TERMS, searchMarkets } from '../../../queries/markets.ts';
 import type { AppDeps } from '../../context.ts';
-import { callerOf } from '../../context.ts';
-import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam } from '../../params.ts';
-import { envelope, errorResponses, MarketSchema } from '../../schemas.ts';
+import { ChainIdsParam, LimitParam, ProtocolParam } from '../../params.ts';
+import { MARKET_LIST_RESPONSES } from '../../schemas.ts';
 import { JSON_TYPE, marketListAnswer } from '../../serialize.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { dataRequest } from '../data-request.ts';
+import type { Api } from '../types.ts';
 
 const ACCESS = { category: 'core', limitMax: 200 } as const;
 
@@ -40,17 +40,12 @@ export function registerMarketsSearch(app: Api, deps: AppDeps): void {
           },
           { additionalProperties: false },
         ),
-        response: {
-          200: envelope(Type.Array(MarketSchema)),
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
-        },
+        response: MARKET_LIST_RESPONSES,
       },
     },
     async (request, reply) => {
       const q = request.query;
-      const nowMs = deps.clock.now();
-      const { limit, chainIds, clamped } = clampRequest(request, q, nowMs);
-      const model = deps.data.get(callerOf(request).key.mode);
+      const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
       const found = searchMarkets(model, { text: q.query, protocol: q.protocol, chainIds, limit });
       return reply.type(JSON_TYPE).send(marketListAnswer(request, model, found, nowMs, clamped) as never);
     },

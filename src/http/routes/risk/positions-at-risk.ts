@@ -1,11 +1,11 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { positionsAtRisk } from '../../../queries/risk.ts';
 import type { AppDeps } from '../../context.ts';
-import { callerOf } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
-import { ChainIdsParam, clampRequest, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
+import { ChainIdsParam, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
 import { envelope, errorResponses, PositionAtRiskSchema } from '../../schemas.ts';
 import { JSON_TYPE, listEnvelope, positionJson } from '../../serialize.ts';
+import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
 const ACCESS = { category: 'risk', limitMax: 200 } as const;
@@ -59,9 +59,7 @@ export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
     async (request, reply) => {
       const q = request.query;
       const market = q.marketId === undefined ? undefined : requireMarketId(q.marketId, 'marketId');
-      const nowMs = deps.clock.now();
-      const { limit, chainIds, clamped } = clampRequest(request, q, nowMs);
-      const model = deps.data.get(callerOf(request).key.mode);
+      const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
       const found = positionsAtRisk(model, {
         healthFactorThreshold: q.healthFactorThreshold ?? 1.1,
         protocol: q.protocol,
