@@ -134,7 +134,7 @@ export interface ServiceOptions {
 export async function createService(settings: Settings, options: ServiceOptions = {}): Promise<Service> {
   const clock = options.clock ?? systemClock();
   const tiers = loadTiers(settings.tiersFile);
-  const store = await openStore(settings, options.clock);
+  const store = await openStore(settings, clock);
   if (!(await store.datasetInfo()))
     await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true);
   const models = await ReadModels.load(store, clock);

@@ -107,6 +107,7 @@ interface ScriptedRedis {
     tokenMs: number,
     inStoreTtlMs: number,
     mayWait: string,
+    storeAfterRedisMs: number,
   ): Promise<unknown[]>;
   lrdsMerge(
     quota: string,
@@ -518,7 +519,9 @@ export class RedisAdmission implements Admission {
 
   /** Writes the buffered usage events to the store (also runs every flushIntervalMs). */
   flush(): Promise<void> {
-    return this.#exclusive(() => this.#flushOnce());
+    return this.#exclusive(async () => {
+      await this.#flushOnce();
+    });
   }
 
   async close(): Promise<void> {
@@ -581,8 +584,9 @@ export class RedisAdmission implements Admission {
             this.#instances,
             token,
             IN_STORE_MS,
-            this.#clock ? 60_000 : IN_STORE_MS + 1000,
+            this.#clock ? 60_000 : IN_STORE_MS + IN_STORE_AFTER_REDIS_MS + 1000,
             performance.now() < waitUntil ? '1' : '0',
+            IN_STORE_AFTER_REDIS_MS,
           )
           .catch((err: unknown) => {
             // Its token may have joined the key's decisions under way: removed once back.
@@ -650,7 +654,11 @@ export class RedisAdmission implements Admission {
     const gen = String(r[8]);
     const member = String(r[9]);
     // Decided by Redis moments ago (a lease just lapsed): wait for those counts to be written.
-    const waitMs = (Number(r[10]) - Number(r[4])) / 1000 + IN_STORE_AFTER_REDIS_MS;
+    // At most the full wait, whatever Redis's clock did (its token's deadline includes the wait).
+    const waitMs = Math.min(
+      IN_STORE_AFTER_REDIS_MS,
+      (Number(r[10]) - Number(r[4])) / 1000 + IN_STORE_AFTER_REDIS_MS,
+    );
     if (waitMs > 0) await this.#waitFor(waitMs);
     const q = await this.#quotaLocal(req, Number(r[4]) / 1000);
     try {
@@ -680,8 +688,12 @@ export class RedisAdmission implements Admission {
     return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used };
   }
 
-  /** Waits `ms` by this instance's clock (an injected one moves when its test advances it). */
+  /** Waits `ms` of real time; with an injected clock, until it has advanced by `ms` (tests move it). */
   async #waitFor(ms: number): Promise<void> {
+    if (!this.#clock) {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return;
+    }
     const end = this.#time.now() + ms;
     for (let left = ms; left > 0; left = end - this.#time.now()) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(left, 20)));
@@ -1198,7 +1210,9 @@ export class RedisAdmission implements Admission {
     const id = newUsageBatchId();
     // After this instance's buffered events, so the store's totals include them.
     this.#exclusive(async () => {
-      await this.#flushOnce();
+      // The store decides on its totals: they must hold this instance's counts (else the
+      // reservation fails, and the requests are decided on this instance's own counters).
+      if (!(await this.#flushOnce())) throw new Error("this instance's usage counts could not be written");
       return this.#store.reserveUsage(
         batch.map((b) => b.r),
         id,
@@ -1337,16 +1351,19 @@ export class RedisAdmission implements Admission {
   }
 
   /** Formed batches first, in order, then the buffer as a new batch; stops at the first failure. */
-  async #flushOnce(): Promise<void> {
+  /** Writes what is unwritten, in order; false when a write failed (the rest stays for later). */
+  async #flushOnce(): Promise<boolean> {
     while (this.#batches.length > 0) {
-      if (!(await this.#write(this.#batches[0]!))) return;
+      if (!(await this.#write(this.#batches[0]!))) return false;
       this.#batches.shift();
     }
-    if (this.#buffer.length === 0) return;
+    if (this.#buffer.length === 0) return true;
     const batch = { id: newUsageBatchId(), events: this.#buffer };
     this.#buffer = [];
     this.#batches.push(batch);
-    if (await this.#write(batch)) this.#batches.splice(this.#batches.indexOf(batch), 1);
+    if (!(await this.#write(batch))) return false;
+    this.#batches.splice(this.#batches.indexOf(batch), 1);
+    return true;
   }
 
   #unwritten(): number {

@@ -145,7 +145,8 @@ end
  * KEYS[4] quota decisions under way in the store ZSET (member = token, score = deadline in us)
  * ARGV: now us ('' = Redis TIME), rate, counted '1'|'0', daily quota (-1 = unlimited),
  *       monthly quota (-1 = unlimited), window key TTL in ms, instances N, token of this
- *       request, how long a token counts (ms), KEYS[4] TTL in ms, '1' = may wait (SETTLING)
+ *       request, how long a token counts (ms), KEYS[4] TTL in ms, '1' = may wait (SETTLING),
+ *       how long after Redis's last decision (rt) the store may decide (ms)
  * With N > 1, every instance without a live lease may be admitting on its own, up to
  * floor(rate / N) per window: that much of the window is kept free for each of them
  * (capacity = rate - floor(rate / N) * (N - live leases)). Such an instance decides quotas in
@@ -221,7 +222,12 @@ redis.call('PEXPIRE', KEYS[1], ARGV[6])
 local remaining = cap - n - 1
 if not counted then return {0, remaining, resetAt, 0, now, 0, 0, 0, ''} end
 if inStore then
-  redis.call('ZADD', KEYS[4], fmt(now + tonumber(ARGV[9]) * 1000), ARGV[8])
+  -- The caller first waits until Redis's last decision is ARGV[12] ms old (at most that long):
+  -- its token lasts that much longer.
+  local deadline = now + tonumber(ARGV[9]) * 1000
+  local waitUs = tonumber(ARGV[12]) * 1000
+  deadline = deadline + math.max(0, math.min(waitUs, tonumber(rt) + waitUs - now))
+  redis.call('ZADD', KEYS[4], fmt(deadline), ARGV[8])
   redis.call('PEXPIRE', KEYS[4], ARGV[10])
   return {5, remaining, resetAt, 0, now, d, du, mu, g, member, rt}
 end

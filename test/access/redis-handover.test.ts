@@ -270,6 +270,53 @@ function slowReservations(store: Store, delayMs: number): Store {
   });
 }
 
+describe('RedisAdmission: a store that takes reservations but not usage writes', {
+  skip: skip ?? false,
+}, () => {
+  let redis: PrivateRedis;
+  before(async () => {
+    redis = await PrivateRedis.start();
+  });
+  after(async () => {
+    await redis?.stop();
+  });
+
+  test('error: when its own counts cannot be written, the store does not decide without them (local counters do)', async () => {
+    const inner = await memoryStore();
+    let writesFail = false;
+    const store = new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop === 'recordUsage' && writesFail)
+          return async () => Promise.reject(new Error('write timed out'));
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    }) as Store;
+    const clock = new ManualClock();
+    const p = await proxy(redis.port);
+    const a = await open({
+      url: p.url,
+      store,
+      clock,
+      prefix: `t${randomUUID()}:`,
+      flushIntervalMs: 3_600_000,
+    });
+    const t = tier(1000, 10, null);
+    const admit = () =>
+      a.admit({ keyId: 'k', tier: t, endpoint: 'GET /api/v1/markets', counted: true, nowMs: clock.now() });
+    let admitted = 0;
+    for (let i = 0; i < 8; i++) if ((await admit()).ok) admitted++;
+    // Redis lost, and the store refuses the 8 buffered counts while still answering reservations.
+    writesFail = true;
+    await p.cut();
+    await until('A serves locally', () => a.state() === 'down');
+    clock.advance(1600);
+    for (let i = 0; i < 6; i++) if ((await admit()).ok) admitted++;
+    assert.equal(admitted, 10);
+    writesFail = false;
+  });
+});
+
 describe('RedisAdmission: the return to Redis', { skip: skip ?? false }, () => {
   let redis: PrivateRedis;
   before(async () => {
