@@ -103,10 +103,9 @@ export function clampRequest(
   clamped: Clamped | undefined;
 } {
   const { tier } = callerOf(request);
-  const routeMax = request.routeOptions.config.access?.limitMax;
-  if (q.limit !== undefined && routeMax === undefined)
-    throw new Error('route takes limit but declares no limitMax');
-  const limit = clampLimit(q.limit, routeMax ?? DEFAULT_LIMIT, tier);
+  // Every route taking `limit` declares its maximum (checked when routes are registered).
+  const routeMax = request.routeOptions.config.access?.limitMax ?? DEFAULT_LIMIT;
+  const limit = clampLimit(q.limit, routeMax, tier);
   const chains = scopeChains(parseChainIds(q.chainIds), tier);
   const start = clampStartDate(parseDate(q.startDate, 'startDate'), tier, nowMs);
   const clamped =

@@ -23,6 +23,13 @@ export async function registerRoutes(
 
   await v1.register(async (authed: Api) => {
     authed.addHook('onRequest', access);
+    // A route that takes `limit` states its maximum once, in its access declaration.
+    authed.addHook('onRoute', (route) => {
+      const query = route.schema?.querystring as { properties?: Record<string, unknown> } | undefined;
+      if (query?.properties?.limit && route.config?.access?.limitMax === undefined) {
+        throw new Error(`${route.method} ${route.url} takes limit but declares no access.limitMax`);
+      }
+    });
     // Markets
     registerMarketsSearch(authed, deps);
     registerMarketsList(authed, deps);
