@@ -4,7 +4,8 @@
  *
  * - Catalog.search over 1k, 10k and 100k markets (target: 10k -> 100k grows <= 2x);
  * - RiskIndex.query over 10k .. 10M positions (target: 1M -> 10M grows <= 1.3x), plus its
- *   memory per position;
+ *   memory per position, one asset's price move (target <= 5 ms at 1M) and a move followed by
+ *   a query;
  * - LocalAdmission.admit (limiter + quotas + durable count) per request (target <= 20 us), and
  *   the Redis backend when src/scale.ts and a Redis at 127.0.0.1:6379 are there (added median
  *   latency target <= 0.3 ms).
@@ -274,6 +275,27 @@ function benchRisk(catalog: Catalog, quick: boolean): InProcessResults['risk'] {
     ? { warmup: 200, minIter: 200, maxIter: 50_000, budgetMs: 250 }
     : { warmup: 2000, minIter: 1000, maxIter: 500_000, budgetMs: 2000 };
   const out: InProcessResults['risk']['sizes'] = [];
+  // The token most markets hold (as collateral or loan), for the price-move figures.
+  const holders = new Map<
+    string,
+    { token: { chainId: number; token: string }; price: number; markets: number }
+  >();
+  for (let ord = 0; ord < catalog.size; ord++) {
+    const m = catalog.recordAt(ord);
+    for (const [token, price] of [
+      [m.collateralAddress, m.collateralPrice],
+      [m.loanAddress, m.loanPrice],
+    ] as const) {
+      const key = `${m.chainId}:${token.toLowerCase()}`;
+      const h = holders.get(key) ?? { token: { chainId: m.chainId, token }, price, markets: 0 };
+      h.markets++;
+      holders.set(key, h);
+    }
+  }
+  const busiest = [...holders.values()].sort((a, b) => b.markets - a.markets)[0]!;
+  log(
+    `price moves: ${busiest.token.token} on chain ${busiest.token.chainId}, held by ${busiest.markets} markets`,
+  );
   for (const n of sizes) {
     const before = memNow();
     const t0 = performance.now();
@@ -284,6 +306,23 @@ function benchRisk(catalog: Catalog, quick: boolean): InProcessResults['risk'] {
     for (const [name, q] of Object.entries(queries)) {
       const idx = index;
       results[name] = { ...timeOp(() => idx.query(q).length, timing), hits: idx.query(q).length };
+    }
+    {
+      // One asset's price move (the token held by the most markets), then the same move back:
+      // applied in place, no sort and no rebuild of the index.
+      const idx = index;
+      let up = true;
+      const move = () => {
+        up = !up;
+        return idx.applyPrices([{ ...busiest.token, priceUsd: busiest.price * (up ? 1 : 0.97) }]);
+      };
+      results['priceMove'] = { ...timeOp(move, timing), hits: busiest.markets };
+      // A move followed by the unfiltered query: what the first poll after a price tick costs
+      // (the query re-sorts the scope's markets by their new lowest health factor).
+      results['moveThenQuery'] = {
+        ...timeOp(() => move() + idx.query(base).length, timing),
+        hits: idx.query(base).length,
+      };
     }
     {
       // What the route does beyond the query: one view per answer.

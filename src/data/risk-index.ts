@@ -46,23 +46,65 @@ export const JSON_CACHE_ENTRIES = 20_000;
 export const JSON_CACHE_BYTES = 16 * 1024 * 1024;
 const JSON_ENTRY_OVERHEAD_BYTES = 100;
 
+/** A token's new USD price (the token is its chain and lower-case address). */
+export interface PriceChange {
+  chainId: number;
+  token: string;
+  priceUsd: number;
+}
+
+/** Scope arrays of market ords, kept sorted by each market's current lowest health factor. */
+interface ScopeMarkets {
+  ords: Uint32Array;
+  /** The price version the order was computed at (re-sorted lazily on the next query). */
+  sortedAt: number;
+}
+
 /**
- * Positions ordered by health factor. Storage is column-wise (PositionColumns, with market
- * indexes = catalog ords; about 76 bytes a position including every ordering list). Each ordering list holds position numbers
- * sorted by (healthFactor asc, borrowUsd desc) and covers one scope: everything, one
- * protocol, one chain, one protocol on one chain, or one market. A query picks the
- * narrowest list for its filters, finds the threshold by binary search and reads in order
- * until `limit` matches: O(log n + k), with k the positions read.
+ * Positions ordered by health factor, while prices move.
+ *
+ * Every market here is isolated: a position's collateral and debt are one token each, so its
+ * health factor is collateral x price_c x lltv / (debt x price_l) = hf0 x k, where hf0 is its
+ * health factor at the snapshot prices and k = (price_c / price_c0) / (price_l / price_l0) is
+ * one number per market. So inside a market the order by health factor never changes with
+ * prices: each market keeps its positions sorted once, by (hf0 asc, debt desc), and a price
+ * move only updates the factors of the markets that hold the token (applyPrices: no sort, no
+ * rebuild). USD amounts move the same way: collateral x (price_c / price_c0), debt and supply x
+ * (price_l / price_l0).
+ *
+ * A query merges markets: each scope (everything, one protocol, one chain, one protocol on one
+ * chain) keeps its markets ordered by their current lowest health factor, re-sorted on the first
+ * query after a price move (one sort of the scope's markets, not of its positions); a query
+ * walks that order, opening a market only once its lowest health factor could be next, and
+ * merges the open ones with a small heap: O((k + m) log m) for k answers from m markets, with
+ * nothing that grows with the number of positions but the binary search of a single-market
+ * query. Storage: the columns (56 bytes a position) plus one list per market (4 bytes).
  */
 export class RiskIndex {
   private readonly cols: PositionColumns;
-  private readonly all: Uint32Array;
-  private readonly lists = new Map<string, Uint32Array>();
+  /** Positions with debt in each market (by ord), by (hf0 asc, debt desc, number). */
+  private readonly byMarket: (Uint32Array | undefined)[];
+  private readonly scopes = new Map<string, ScopeMarkets>();
   private readonly catalog: Catalog;
-  private readonly jsonCache = new LRUCache<number, Uint8Array>({
+  private readonly indexedCount: number;
+  /** Per market: price factors of its collateral and loan tokens, and k = collateral / loan. */
+  private readonly collateralFactor: Float64Array;
+  private readonly loanFactor: Float64Array;
+  private readonly hfFactor: Float64Array;
+  /** Per market: bumped whenever its factors change (cached JSON of its positions is stale). */
+  private readonly marketVersion: Uint32Array;
+  /** Markets holding a token as collateral (c) or as loan (l), by `${chainId}:${token}`. */
+  private readonly byToken = new Map<string, { c: number[]; l: number[] }>();
+  /** Bumped by every price move that changed a factor. */
+  private priceVersion = 0;
+  /** Per market: the price version at which its factors last changed. */
+  private readonly changedAt: Int32Array;
+  /** Per market: its lowest health factor when its scopes were last ordered. */
+  private readonly heads: Float64Array;
+  private readonly jsonCache = new LRUCache<number, { version: number; json: Uint8Array }>({
     max: JSON_CACHE_ENTRIES,
     maxSize: JSON_CACHE_BYTES,
-    sizeCalculation: (json) => json.byteLength + JSON_ENTRY_OVERHEAD_BYTES,
+    sizeCalculation: (e) => e.json.byteLength + JSON_ENTRY_OVERHEAD_BYTES,
   });
 
   constructor(catalog: Catalog, cols: PositionColumns) {
@@ -76,41 +118,48 @@ export class RiskIndex {
     for (let i = 0, j = 0; i < count; i++) if (borrowUsd[i]! > 0 && Number.isFinite(hf[i]!)) order[j++] = i;
     // Stores keep positions in risk order already; anything else is sorted here.
     if (!isRiskSorted(cols)) order.sort((a, b) => riskOrderBefore(cols, a, b));
-    this.all = order;
-    // Bucket the global order into scope lists; appending in global order keeps each sorted.
-    // Every market belongs to four scopes: its protocol, chain, protocol on chain, itself.
-    const scopeIds = new Map<string, number>();
-    const scopeId = (k: string) => {
-      const known = scopeIds.get(k);
-      if (known !== undefined) return known;
-      const id = scopeIds.size;
-      scopeIds.set(k, id);
-      return id;
-    };
-    const marketScopes = new Int32Array(catalog.size * 4);
-    for (let ord = 0; ord < catalog.size; ord++) {
-      const m = catalog.recordAt(ord);
-      marketScopes[ord * 4] = scopeId(`p:${m.protocol}`);
-      marketScopes[ord * 4 + 1] = scopeId(`c:${m.chainId}`);
-      marketScopes[ord * 4 + 2] = scopeId(`pc:${m.protocol}:${m.chainId}`);
-      marketScopes[ord * 4 + 3] = scopeId(`m:${ord}`);
-    }
-    const counts = new Int32Array(scopeIds.size);
-    for (let j = 0; j < order.length; j++) {
-      const base = cols.marketIndex[order[j]!]! * 4;
-      for (let s = 0; s < 4; s++) counts[marketScopes[base + s]!]!++;
-    }
-    const lists = Array.from(counts, (c) => new Uint32Array(c));
-    const fill = new Int32Array(scopeIds.size);
+    this.indexedCount = atRisk;
+    // Bucket the global order by market; appending in global order keeps each list sorted.
+    const size = catalog.size;
+    const counts = new Uint32Array(size);
+    for (let j = 0; j < order.length; j++) counts[cols.marketIndex[order[j]!]!]!++;
+    this.byMarket = Array.from(counts, (c) => (c > 0 ? new Uint32Array(c) : undefined));
+    const fill = new Uint32Array(size);
     for (let j = 0; j < order.length; j++) {
       const i = order[j]!;
-      const base = cols.marketIndex[i]! * 4;
-      for (let s = 0; s < 4; s++) {
-        const id = marketScopes[base + s]!;
-        lists[id]![fill[id]!++] = i;
-      }
+      const ord = cols.marketIndex[i]!;
+      this.byMarket[ord]![fill[ord]!++] = i;
     }
-    for (const [k, id] of scopeIds) if (counts[id]! > 0) this.lists.set(k, lists[id]!);
+    this.collateralFactor = new Float64Array(size).fill(1);
+    this.loanFactor = new Float64Array(size).fill(1);
+    this.hfFactor = new Float64Array(size).fill(1);
+    this.marketVersion = new Uint32Array(size);
+    this.changedAt = new Int32Array(size);
+    this.heads = new Float64Array(size);
+    const members = new Map<string, number[]>();
+    const join = (k: string, ord: number) => {
+      let l = members.get(k);
+      if (!l) members.set(k, (l = []));
+      l.push(ord);
+    };
+    for (let ord = 0; ord < size; ord++) {
+      const m = catalog.recordAt(ord);
+      for (const [side, token] of [
+        ['c', m.collateralAddress],
+        ['l', m.loanAddress],
+      ] as const) {
+        const key = `${m.chainId}:${token.toLowerCase()}`;
+        let t = this.byToken.get(key);
+        if (!t) this.byToken.set(key, (t = { c: [], l: [] }));
+        t[side].push(ord);
+      }
+      if (!this.byMarket[ord]) continue;
+      join('all', ord);
+      join(`p:${m.protocol}`, ord);
+      join(`c:${m.chainId}`, ord);
+      join(`pc:${m.protocol}:${m.chainId}`, ord);
+    }
+    for (const [k, ords] of members) this.scopes.set(k, { ords: Uint32Array.from(ords), sortedAt: -1 });
   }
 
   /** Positions held, debt-free ones included. */
@@ -120,7 +169,7 @@ export class RiskIndex {
 
   /** Positions with debt, the ones any query can return. */
   get indexed(): number {
-    return this.all.length;
+    return this.indexedCount;
   }
 
   /** Bytes held by the columns and the ordering lists. */
@@ -133,88 +182,174 @@ export class RiskIndex {
       c.supplyUsd.byteLength +
       c.healthFactor.byteLength +
       c.users.byteLength +
-      this.all.byteLength;
-    for (const l of this.lists.values()) bytes += l.byteLength;
+      this.collateralFactor.byteLength * 4 +
+      this.marketVersion.byteLength +
+      this.changedAt.byteLength;
+    for (const l of this.byMarket) if (l) bytes += l.byteLength;
+    for (const s of this.scopes.values()) bytes += s.ords.byteLength;
     return bytes;
   }
 
-  private scopeLists(q: RiskQuery): Uint32Array[] {
-    const pick = (k: string) => this.lists.get(k);
-    if (q.marketOrd !== undefined) {
-      const l = pick(`m:${q.marketOrd}`);
-      return l ? [l] : [];
+  /**
+   * Applies new token prices (relative to the snapshot prices of the catalog's markets): only
+   * the factors of the markets holding each token change, O(markets touched). Unknown tokens
+   * and markets whose snapshot price is not positive are left alone. Returns the markets touched.
+   */
+  applyPrices(changes: Iterable<PriceChange>): number {
+    // Markets changed by this move are stamped with the version it creates.
+    const version = this.priceVersion + 1;
+    let touched = 0;
+    for (const ch of changes) {
+      const t = this.byToken.get(`${ch.chainId}:${ch.token.toLowerCase()}`);
+      if (!t || !(ch.priceUsd > 0) || !Number.isFinite(ch.priceUsd)) continue;
+      for (const ord of t.c) {
+        const p0 = this.catalog.recordAt(ord).collateralPrice;
+        if (p0 > 0) touched += this.setFactors(ord, ch.priceUsd / p0, this.loanFactor[ord]!, version);
+      }
+      for (const ord of t.l) {
+        const p0 = this.catalog.recordAt(ord).loanPrice;
+        if (p0 > 0) touched += this.setFactors(ord, this.collateralFactor[ord]!, ch.priceUsd / p0, version);
+      }
     }
-    if (q.chainIds === undefined) {
-      if (q.protocol === undefined) return [this.all];
-      const l = pick(`p:${q.protocol}`);
-      return l ? [l] : [];
+    if (touched > 0) this.priceVersion = version;
+    return touched;
+  }
+
+  private setFactors(ord: number, collateral: number, loan: number, version: number): number {
+    if (this.collateralFactor[ord] === collateral && this.loanFactor[ord] === loan) return 0;
+    this.changedAt[ord] = version;
+    this.collateralFactor[ord] = collateral;
+    this.loanFactor[ord] = loan;
+    this.hfFactor[ord] = collateral / loan;
+    this.marketVersion[ord]!++;
+    return 1;
+  }
+
+  /** Current health factor of position `i` (market `ord`). */
+  private hfOf(i: number, ord: number): number {
+    return this.cols.healthFactor[i]! * this.hfFactor[ord]!;
+  }
+
+  /** Current lowest health factor of a market with debt. */
+  private headOf(ord: number): number {
+    return this.hfOf(this.byMarket[ord]![0]!, ord);
+  }
+
+  /**
+   * A scope's markets, ordered by current lowest health factor. After a price move only the
+   * markets it touched are sorted again, then merged with the others (still in order, their
+   * health factors unchanged).
+   */
+  private scopeOrds(key: string): Uint32Array | undefined {
+    const s = this.scopes.get(key);
+    if (!s) return undefined;
+    if (s.sortedAt !== this.priceVersion) {
+      const heads = this.heads;
+      const before = (a: number, b: number) => heads[a]! - heads[b]! || a - b;
+      const moved: number[] = [];
+      const kept: number[] = [];
+      for (const ord of s.ords) {
+        if (this.changedAt[ord]! > s.sortedAt || s.sortedAt < 0) {
+          heads[ord] = this.headOf(ord);
+          moved.push(ord);
+        } else kept.push(ord);
+      }
+      moved.sort(before);
+      let a = 0;
+      let b = 0;
+      for (let j = 0; j < s.ords.length; j++) {
+        s.ords[j] =
+          b >= moved.length || (a < kept.length && before(kept[a]!, moved[b]!) < 0)
+            ? kept[a++]!
+            : moved[b++]!;
+      }
+      s.sortedAt = this.priceVersion;
     }
-    const out: Uint32Array[] = [];
-    for (const c of new Set(q.chainIds)) {
-      const l = q.protocol === undefined ? pick(`c:${c}`) : pick(`pc:${q.protocol}:${c}`);
-      if (l) out.push(l);
+    return s.ords;
+  }
+
+  private scopeKeys(q: RiskQuery): string[] {
+    if (q.chainIds === undefined) return [q.protocol === undefined ? 'all' : `p:${q.protocol}`];
+    return [...new Set(q.chainIds)].map((c) =>
+      q.protocol === undefined ? `c:${c}` : `pc:${q.protocol}:${c}`,
+    );
+  }
+
+  /** Position numbers matching the query, in (healthFactor asc, borrowUsd desc) order, at current prices. */
+  query(q: RiskQuery): number[] {
+    const out: number[] = [];
+    if (q.limit <= 0) return out;
+    if (q.marketOrd !== undefined) return this.queryMarket(q, q.marketOrd);
+    const borrow0 = this.cols.borrowUsd;
+    const loanFactor = this.loanFactor;
+    const T = q.healthFactorThreshold;
+    const scopes: Uint32Array[] = [];
+    for (const k of this.scopeKeys(q)) {
+      const ords = this.scopeOrds(k);
+      if (ords) scopes.push(ords);
+    }
+    const next = new Int32Array(scopes.length);
+    // The open markets: a min-heap of cursors by (hf, debt desc, number).
+    const heap = new CursorHeap();
+    const cursorPos = new Map<number, number>();
+    for (;;) {
+      // The scope whose next unopened market has the lowest health factor.
+      let best = -1;
+      let bestHead = Number.POSITIVE_INFINITY;
+      for (let s = 0; s < scopes.length; s++) {
+        if (next[s]! >= scopes[s]!.length) continue;
+        const h = this.headOf(scopes[s]![next[s]!]!);
+        if (h < bestHead) {
+          best = s;
+          bestHead = h;
+        }
+      }
+      // Open it while it could hold the next answer (ties opened too, for the debt order).
+      if (best >= 0 && bestHead < T && (heap.size === 0 || bestHead <= heap.topHf())) {
+        const ord = scopes[best]![next[best]!++]!;
+        const i = this.byMarket[ord]![0]!;
+        cursorPos.set(ord, 0);
+        heap.push(this.hfOf(i, ord), borrow0[i]! * loanFactor[ord]!, i, ord);
+        continue;
+      }
+      if (heap.size === 0) break;
+      const hf = heap.topHf();
+      if (hf >= T) break;
+      const { i, ord } = heap.pop();
+      if (borrow0[i]! * loanFactor[ord]! >= q.minBorrowUsd) {
+        out.push(i);
+        if (out.length >= q.limit) break;
+      }
+      const list = this.byMarket[ord]!;
+      const pos = cursorPos.get(ord)! + 1;
+      if (pos < list.length) {
+        cursorPos.set(ord, pos);
+        const j = list[pos]!;
+        heap.push(this.hfOf(j, ord), borrow0[j]! * loanFactor[ord]!, j, ord);
+      }
     }
     return out;
   }
 
-  /** Number of positions of a list whose health factor is below the threshold. */
-  private belowCount(list: Uint32Array, threshold: number): number {
-    const hf = this.cols.healthFactor;
+  /** One market: a binary search for the threshold, then its list in order. */
+  private queryMarket(q: RiskQuery, ord: number): number[] {
+    const out: number[] = [];
+    const list = this.byMarket[ord];
+    if (!list) return out;
+    const m = this.catalog.recordAt(ord);
+    if (q.protocol !== undefined && m.protocol !== q.protocol) return out;
+    if (q.chainIds !== undefined && !q.chainIds.includes(m.chainId)) return out;
     let lo = 0;
     let hi = list.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (hf[list[mid]!]! < threshold) lo = mid + 1;
+      if (this.hfOf(list[mid]!, ord) < q.healthFactorThreshold) lo = mid + 1;
       else hi = mid;
     }
-    return lo;
-  }
-
-  /** Position numbers matching the query, in (healthFactor asc, borrowUsd desc) order. */
-  query(q: RiskQuery): number[] {
-    const out: number[] = [];
-    if (q.limit <= 0) return out;
-    const { marketIndex: marketOrd, borrowUsd, healthFactor: hf } = this.cols;
-    const lists = this.scopeLists(q).map((l) => l.subarray(0, this.belowCount(l, q.healthFactorThreshold)));
-    const needsMarketCheck =
-      q.marketOrd !== undefined && (q.protocol !== undefined || q.chainIds !== undefined);
-    const accept = (i: number): boolean => {
-      if (borrowUsd[i]! < q.minBorrowUsd) return false;
-      if (needsMarketCheck) {
-        const m = this.catalog.recordAt(marketOrd[i]!);
-        if (q.protocol !== undefined && m.protocol !== q.protocol) return false;
-        if (q.chainIds !== undefined && !q.chainIds.includes(m.chainId)) return false;
-      }
-      return true;
-    };
-    if (lists.length === 1) {
-      const l = lists[0]!;
-      for (let j = 0; j < l.length && out.length < q.limit; j++) if (accept(l[j]!)) out.push(l[j]!);
-      return out;
-    }
-    // Several chains: merge by (hf asc, borrow desc); position numbers are not that order, so
-    // merge on list position through a comparator-aware walk.
-    const heads = new Int32Array(lists.length);
-    while (out.length < q.limit) {
-      let best = -1;
-      for (let li = 0; li < lists.length; li++) {
-        if (heads[li]! >= lists[li]!.length) continue;
-        if (best < 0) {
-          best = li;
-          continue;
-        }
-        const a = lists[li]![heads[li]!]!;
-        const b = lists[best]![heads[best]!]!;
-        if (
-          hf[a]! < hf[b]! ||
-          (hf[a] === hf[b] && (borrowUsd[a]! > borrowUsd[b]! || (borrowUsd[a] === borrowUsd[b] && a < b)))
-        )
-          best = li;
-      }
-      if (best < 0) break;
-      const i = lists[best]![heads[best]!]!;
-      heads[best]!++;
-      if (accept(i)) out.push(i);
+    const borrow0 = this.cols.borrowUsd;
+    const lf = this.loanFactor[ord]!;
+    for (let j = 0; j < lo && out.length < q.limit; j++) {
+      if (borrow0[list[j]!]! * lf >= q.minBorrowUsd) out.push(list[j]!);
     }
     return out;
   }
@@ -225,16 +360,16 @@ export class RiskIndex {
   }
 
   /**
-   * A position's JSON by `serialize`, cached (positions do not change within a dataset) in a
-   * bounded LRU: answers mostly come from the few positions nearest liquidation.
+   * A position's JSON by `serialize`, cached in a bounded LRU until its market's prices move:
+   * answers mostly come from the few positions nearest liquidation.
    */
   json<T extends Uint8Array>(i: number, serialize: (view: PositionAtRiskView) => T): T {
-    let s = this.jsonCache.get(i) as T | undefined;
-    if (s === undefined) {
-      s = serialize(this.view(i));
-      this.jsonCache.set(i, s);
-    }
-    return s;
+    const version = this.marketVersion[this.cols.marketIndex[i]!]!;
+    const hit = this.jsonCache.get(i);
+    if (hit && hit.version === version) return hit.json as T;
+    const json = serialize(this.view(i));
+    this.jsonCache.set(i, { version, json });
+    return json;
   }
 
   /** Entries and bytes of the serialized-positions cache (at most JSON_CACHE_ENTRIES and JSON_CACHE_BYTES). */
@@ -242,19 +377,24 @@ export class RiskIndex {
     return { entries: this.jsonCache.size, bytes: this.jsonCache.calculatedSize };
   }
 
-  /** The API view of one position. */
+  /** The API view of one position, at current prices. */
   view(i: number): PositionAtRiskView {
     const c = this.cols;
-    const m: MarketView = this.catalog.recordAt(c.marketIndex[i]!);
-    const hf = c.healthFactor[i]!;
-    const collateralUsd = c.collateralUsd[i]!;
-    const borrowUsd = c.borrowUsd[i]!;
+    const ord = c.marketIndex[i]!;
+    const m: MarketView = this.catalog.recordAt(ord);
+    const hf = this.hfOf(i, ord);
+    const collateralUsd = c.collateralUsd[i]! * this.collateralFactor[ord]!;
+    const borrowUsd = c.borrowUsd[i]! * this.loanFactor[ord]!;
     return {
       protocol: m.protocol,
       chainId: m.chainId,
       user: { address: addressAt(c.users, i) },
       healthFactor: hf,
-      state: { collateralUsd, borrowAssetsUsd: borrowUsd, supplyAssetsUsd: c.supplyUsd[i]! },
+      state: {
+        collateralUsd,
+        borrowAssetsUsd: borrowUsd,
+        supplyAssetsUsd: c.supplyUsd[i]! * this.loanFactor[ord]!,
+      },
       market: {
         uniqueKey: m.uniqueKey,
         collateralAsset: { symbol: m.collateral },
@@ -264,5 +404,76 @@ export class RiskIndex {
       leverage: leverage(collateralUsd, borrowUsd),
       distanceToLiq: distanceToLiq(hf),
     };
+  }
+}
+
+/**
+ * A binary min-heap of market cursors ordered like answers: health factor ascending, then debt
+ * descending, then position number. Parallel arrays, reused across pushes.
+ */
+class CursorHeap {
+  private hf: number[] = [];
+  private debt: number[] = [];
+  private pos: number[] = [];
+  private ord: number[] = [];
+  size = 0;
+
+  private before(a: number, b: number): boolean {
+    const ha = this.hf[a]!;
+    const hb = this.hf[b]!;
+    if (ha !== hb) return ha < hb;
+    const da = this.debt[a]!;
+    const db = this.debt[b]!;
+    if (da !== db) return da > db;
+    return this.pos[a]! < this.pos[b]!;
+  }
+
+  private swap(a: number, b: number): void {
+    for (const arr of [this.hf, this.debt, this.pos, this.ord]) {
+      const t = arr[a]!;
+      arr[a] = arr[b]!;
+      arr[b] = t;
+    }
+  }
+
+  topHf(): number {
+    return this.hf[0]!;
+  }
+
+  push(hf: number, debt: number, i: number, ord: number): void {
+    let n = this.size++;
+    this.hf[n] = hf;
+    this.debt[n] = debt;
+    this.pos[n] = i;
+    this.ord[n] = ord;
+    while (n > 0) {
+      const parent = (n - 1) >> 1;
+      if (!this.before(n, parent)) break;
+      this.swap(n, parent);
+      n = parent;
+    }
+  }
+
+  pop(): { i: number; ord: number } {
+    const top = { i: this.pos[0]!, ord: this.ord[0]! };
+    const last = --this.size;
+    if (last > 0) {
+      this.hf[0] = this.hf[last]!;
+      this.debt[0] = this.debt[last]!;
+      this.pos[0] = this.pos[last]!;
+      this.ord[0] = this.ord[last]!;
+      let n = 0;
+      for (;;) {
+        const l = 2 * n + 1;
+        const r = l + 1;
+        let m = n;
+        if (l < last && this.before(l, m)) m = l;
+        if (r < last && this.before(r, m)) m = r;
+        if (m === n) break;
+        this.swap(n, m);
+        n = m;
+      }
+    }
+    return top;
   }
 }

@@ -110,3 +110,128 @@ describe('RiskIndex', () => {
     );
   });
 });
+
+describe('RiskIndex while prices move', () => {
+  // Markets over a few tokens per chain, so one token's move touches some markets and not others.
+  const TOKENS = ['0x' + '1'.repeat(40), '0x' + '2'.repeat(40), '0x' + '3'.repeat(40), '0x' + '4'.repeat(40)];
+  const moving = PROTOCOLS.flatMap((protocol, p) =>
+    CHAINS.map((chainId, c) =>
+      makeMarket({
+        protocol,
+        chainId,
+        lltv: 0.6 + 0.1 * c,
+        supply: 1e6 + p * 10 + c,
+        collateralAddress: TOKENS[(p + c) % 3]!,
+        loanAddress: TOKENS[3 - (p % 2)]!,
+        collateralPrice: 100 + p,
+        loanPrice: 1 + c,
+      }),
+    ),
+  );
+  const cat = new Catalog(moving, 0);
+
+  function buildMoving(positions: P[]) {
+    const b = new PositionColumnsBuilder(4);
+    positions.forEach((p, i) => {
+      const m = moving[p.market % moving.length]!;
+      b.push(cat.ordOf(m.uniqueKey)!, {
+        user: `0x${i.toString(16).padStart(40, '0')}`,
+        collateralUsd: p.collateral,
+        borrowUsd: p.borrow,
+        supplyUsd: p.borrow / 2,
+        healthFactor: healthFactor(p.collateral, m.lltv, p.borrow),
+      });
+    });
+    return new RiskIndex(cat, b.build());
+  }
+
+  /** Current health factor and debt by the same arithmetic: hf0 x (pc / pc0) / (pl / pl0). */
+  function naiveMoved(positions: P[], prices: Map<string, number>, q: RiskQuery) {
+    return positions
+      .map((p, i) => {
+        const m = moving[p.market % moving.length]!;
+        const cf =
+          (prices.get(`${m.chainId}:${m.collateralAddress}`) ?? m.collateralPrice) / m.collateralPrice;
+        const lf = (prices.get(`${m.chainId}:${m.loanAddress}`) ?? m.loanPrice) / m.loanPrice;
+        const hf = healthFactor(p.collateral, m.lltv, p.borrow) * (cf / lf);
+        return { i, m, hf, borrow: p.borrow * lf, borrow0: p.borrow };
+      })
+      .filter((x) => x.borrow0 > 0 && x.hf < q.healthFactorThreshold && x.borrow >= q.minBorrowUsd)
+      .filter((x) => q.protocol === undefined || x.m.protocol === q.protocol)
+      .filter((x) => q.chainIds === undefined || q.chainIds.includes(x.m.chainId))
+      .filter((x) => q.marketOrd === undefined || cat.ordOf(x.m.uniqueKey) === q.marketOrd)
+      .sort((a, b) => a.hf - b.hf || b.borrow - a.borrow || a.i - b.i)
+      .slice(0, q.limit);
+  }
+
+  const moveArb = fc.array(
+    fc.record({
+      chainId: fc.constantFrom(...CHAINS),
+      token: fc.constantFrom(...TOKENS),
+      factor: fc.double({ min: 0.2, max: 5, noNaN: true }),
+    }),
+    { maxLength: 8 },
+  );
+
+  test('behavior: after any price moves, answers equal a naive scan at the new prices (no rebuild)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(positionArb, { maxLength: 300 }),
+        fc.array(moveArb, { maxLength: 3 }),
+        queryArb,
+        (positions, moves, q) => {
+          const index = buildMoving(positions);
+          const prices = new Map<string, number>();
+          for (const batch of moves) {
+            const changes = batch.map((mv) => {
+              const m = moving.find(
+                (x) =>
+                  x.chainId === mv.chainId &&
+                  (x.collateralAddress === mv.token || x.loanAddress === mv.token),
+              );
+              const base = m ? (m.collateralAddress === mv.token ? m.collateralPrice : m.loanPrice) : 1;
+              return { chainId: mv.chainId, token: mv.token, priceUsd: base * mv.factor };
+            });
+            // Every market on a chain lists a token at one snapshot price, so a change is consistent.
+            index.applyPrices(changes);
+            for (const c of changes) prices.set(`${c.chainId}:${c.token}`, c.priceUsd);
+            // a query between moves (so a stale scope order would show)
+            index.query({ ...q, marketOrd: undefined });
+          }
+          const expected = naiveMoved(positions, prices, q);
+          const got = index.query(q);
+          // Health factors in order (positions whose current health factors tie exactly may come
+          // in either order: their snapshot order is kept).
+          assert.deepEqual(
+            got.map((i) => index.view(i).healthFactor),
+            expected.map((x) => x.hf),
+          );
+          for (const i of got) assert.ok(index.view(i).healthFactor < q.healthFactorThreshold);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test('behavior: a price move updates the served figures, cached JSON included', () => {
+    const index = buildMoving([{ market: 0, collateral: 1000, borrow: 500 }]);
+    const m = moving[0]!;
+    const render = (v: { healthFactor: number }) => Buffer.from(JSON.stringify(v));
+    const before = JSON.parse(index.json(0, render).toString());
+    assert.equal(before.healthFactor, healthFactor(1000, m.lltv, 500));
+    // The collateral halves: health factor and collateral USD halve, debt unchanged.
+    assert.equal(
+      index.applyPrices([
+        { chainId: m.chainId, token: m.collateralAddress, priceUsd: m.collateralPrice / 2 },
+      ]) > 0,
+      true,
+    );
+    const after = JSON.parse(index.json(0, render).toString());
+    assert.equal(after.healthFactor, before.healthFactor * 0.5);
+    assert.equal(after.state.collateralUsd, 500);
+    assert.equal(after.state.borrowAssetsUsd, 500);
+    // An unknown token or a non-positive price changes nothing.
+    assert.equal(index.applyPrices([{ chainId: 999, token: m.collateralAddress, priceUsd: 1 }]), 0);
+    assert.equal(index.applyPrices([{ chainId: m.chainId, token: m.collateralAddress, priceUsd: 0 }]), 0);
+  });
+});
