@@ -129,10 +129,11 @@ export interface UsageRow {
 export type ProgressFn = (done: number, total: number) => void;
 
 /**
- * Persistence for markets, positions, keys and usage. Two implementations (embedded SQLite,
- * PostgreSQL) share one contract test suite. Consumers hold the narrow port they need (below),
- * never the whole store: the read models a MarketDataStore, keys a KeyStore, admission a
- * UsageStore, the HTTP layer only what it reads (HttpStore: no writes).
+ * Persistence for markets, positions, keys, usage, history and source checkpoints. Two
+ * implementations (embedded SQLite, PostgreSQL) share one contract test suite. Consumers hold
+ * the narrow port they need (below), never the whole store: the read models a MarketDataStore,
+ * keys a KeyStore, admission a UsageStore, the ingest a HistoryStore and a SourceStore, the
+ * HTTP layer only what it reads (HttpStore: no writes).
  */
 
 /** What a probe of the store needs. */
@@ -210,13 +211,212 @@ export interface UsageStore {
   usageByDay(keyId: string, fromDay: string, toDay: string): Promise<UsageRow[]>;
 }
 
+/** The two granularities of market history: a point per hour (on the hour) or per UTC day (at 00:00). */
+export type SnapshotGranularity = 'hour' | 'day';
+
+/** A market's state at one point of its history. Natural key: (marketKey, granularity, at). */
+export interface MarketSnapshot {
+  marketKey: string;
+  chainId: number;
+  protocol: string;
+  /** Epoch ms: on the hour (granularity 'hour') or 00:00 UTC (granularity 'day'). */
+  at: number;
+  granularity: SnapshotGranularity;
+  supplyUsd: number;
+  borrowUsd: number;
+  utilization: number;
+  supplyApy: number;
+  borrowApy: number;
+  collateralPriceUsd: number | null;
+  loanPriceUsd: number | null;
+  oraclePrice: number | null;
+}
+
+/** A token's USD price on the hour. Natural key: (chainId, token, at). */
+export interface AssetPrice {
+  chainId: number;
+  /** Lower-case 0x address. */
+  token: string;
+  /** Epoch ms, on the hour. */
+  at: number;
+  priceUsd: number;
+}
+
+/** One round of a price feed. Natural key: (chainId, feed, roundId). */
+export interface OracleRound {
+  chainId: number;
+  /** Lower-case 0x address. */
+  feed: string;
+  /** uint80 as a decimal string (no leading zeros). */
+  roundId: string;
+  answer: number;
+  /** Epoch ms. */
+  updatedAt: number;
+}
+
+/** One liquidation (one log). Natural key: (chainId, txHash, logIndex). */
+export interface LiquidationEvent {
+  protocol: string;
+  chainId: number;
+  /** Lower-case 0x hash. */
+  txHash: string;
+  logIndex: number;
+  block: number;
+  /** Epoch ms of the block. */
+  at: number;
+  marketKey: string;
+  /** Lower-case 0x address. */
+  borrower: string;
+  /** Lower-case 0x address. */
+  liquidator: string;
+  /** Token units (not wei), as are debtRepaid and badDebt. */
+  collateralSeized: number;
+  collateralSeizedUsd: number;
+  debtRepaid: number;
+  debtRepaidUsd: number;
+  badDebt: number;
+  badDebtUsd: number;
+}
+
+/**
+ * Keyset cursors: the sort key of the last row of a page. The next page is read with it as
+ * `after` and holds the rows strictly after it in the read's order, so rows appended meanwhile
+ * never shift a page (no row is skipped or repeated, as with an offset). The last row itself
+ * is a valid cursor: `after: page.at(-1)`.
+ */
+export type SnapshotCursor = Pick<MarketSnapshot, 'at'>;
+export type AssetPriceCursor = Pick<AssetPrice, 'at'>;
+/** Rounds are read by updatedAt; rounds updated at the same ms are ordered by roundId as text. */
+export type OracleRoundCursor = Pick<OracleRound, 'updatedAt' | 'roundId'>;
+/** Liquidations are read newest first: at descending, then chainId, txHash, logIndex ascending. */
+export type LiquidationCursor = Pick<LiquidationEvent, 'at' | 'chainId' | 'txHash' | 'logIndex'>;
+
+/** Which liquidations to read; every filter given must match. Times: fromMs <= at < toMs. */
+export interface LiquidationFilter {
+  chainId?: number;
+  marketKey?: string;
+  borrower?: string;
+  liquidator?: string;
+  protocol?: string;
+  fromMs?: number;
+  toMs?: number;
+}
+
+/**
+ * Cutoffs of pruneHistory(), per kind of history: rows older than the cutoff (time < cutoff,
+ * epoch ms) are deleted; a kind left out is kept whole. See historyCutoffs() for the cutoffs
+ * of a retention setting.
+ */
+export interface HistoryCutoffs {
+  hourlySnapshots?: number;
+  dailySnapshots?: number;
+  assetPrices?: number;
+  oracleRounds?: number;
+  /** By the liquidation's `at`. */
+  liquidations?: number;
+}
+
+/** Rows per kind of history (historyCounts), or deleted per kind (pruneHistory). */
+export interface HistoryCounts {
+  hourlySnapshots: number;
+  dailySnapshots: number;
+  assetPrices: number;
+  oracleRounds: number;
+  liquidations: number;
+}
+
+/**
+ * Append-only, time-indexed history (the ingest writes it, history routes read it). Every
+ * append takes a batch of any size and is idempotent: a row whose natural key is stored
+ * already is skipped, whatever its other values (history is never rewritten; the first write
+ * wins), so a batch retried after an error, or fetched twice, is harmless. Each append is
+ * atomic and resolves to the number of rows it added. Rows are checked before anything is
+ * written (RangeError): integer times on their grid, finite numbers, lower-case addresses.
+ *
+ * Reads are bounded by `limit` and paged with keyset cursors (see SnapshotCursor); time
+ * ranges are half-open, fromMs <= t < toMs. Address filters are compared lower-cased.
+ */
+export interface HistoryStore {
+  appendMarketSnapshots(rows: readonly MarketSnapshot[]): Promise<number>;
+  appendAssetPrices(rows: readonly AssetPrice[]): Promise<number>;
+  appendOracleRounds(rows: readonly OracleRound[]): Promise<number>;
+  appendLiquidations(rows: readonly LiquidationEvent[]): Promise<number>;
+  /** A market's snapshots of one granularity, `at` ascending. */
+  marketSnapshots(
+    marketKey: string,
+    granularity: SnapshotGranularity,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: SnapshotCursor,
+  ): Promise<MarketSnapshot[]>;
+  /** The market's newest snapshot of that granularity, or null. */
+  latestMarketSnapshot(marketKey: string, granularity: SnapshotGranularity): Promise<MarketSnapshot | null>;
+  /** A token's hourly prices, `at` ascending. */
+  assetPrices(
+    chainId: number,
+    token: string,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: AssetPriceCursor,
+  ): Promise<AssetPrice[]>;
+  /** A feed's rounds updated in the range, by updatedAt ascending (then roundId as text). */
+  oracleRounds(
+    chainId: number,
+    feed: string,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: OracleRoundCursor,
+  ): Promise<OracleRound[]>;
+  /** Liquidations matching `filter`, newest first (see LiquidationCursor). */
+  liquidations(
+    filter: LiquidationFilter,
+    limit: number,
+    after?: LiquidationCursor,
+  ): Promise<LiquidationEvent[]>;
+  /**
+   * Deletes the rows older than their kind's cutoff; returns how many per kind. Retention is
+   * the caller's setting (default: keep everything, i.e. no cutoffs); the store keeps no
+   * clock of its own for it.
+   */
+  pruneHistory(before: HistoryCutoffs): Promise<HistoryCounts>;
+  /** Rows held per kind: a full count (tests, operators), not for request paths. */
+  historyCounts(): Promise<HistoryCounts>;
+}
+
+/** Where data comes from, and how its last refreshes went: checkpoints that survive restarts. */
+export interface SourceState {
+  /** e.g. 'sandbox', 'chain:1', 'morpho-api'. */
+  id: string;
+  kind: string;
+  chainIds: number[];
+  /** Epoch ms of the last successful refresh, or null before the first. */
+  refreshedAt: number | null;
+  /** The last block read, per chain id (as a decimal string key). */
+  lastBlock: Record<string, number>;
+  consecutiveFailures: number;
+  lastError: string | null;
+  /** Epoch ms of this state, set by the caller. */
+  updatedAt: number;
+}
+
+export interface SourceStore {
+  /** Upsert by id: the state replaces the stored one whole (the last write wins). */
+  saveSource(state: SourceState): Promise<void>;
+  /** Every source, by id. */
+  listSources(): Promise<SourceState[]>;
+}
+
 /** What the HTTP layer reads from the store: its health, keys and accounts, usage history. No writes. */
 export type HttpStore = StoreHealth &
   Pick<KeyStore, 'getAccount' | 'getKey' | 'listKeys' | 'keysVersion'> &
-  Pick<UsageStore, 'usageByDay'>;
+  Pick<UsageStore, 'usageByDay'> &
+  Pick<SourceStore, 'listSources'>;
 
 /** The whole store: every port, plus its life cycle. */
-export interface Store extends StoreHealth, MarketDataStore, KeyStore, UsageStore {
+export interface Store extends StoreHealth, MarketDataStore, KeyStore, UsageStore, HistoryStore, SourceStore {
   /** Creates or upgrades the schema; safe to call on every start. */
   migrate(): Promise<void>;
   close(): Promise<void>;

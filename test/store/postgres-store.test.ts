@@ -9,6 +9,7 @@ import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { DatasetInput } from '../../src/store/types.ts';
 import { newUsageBatchId, USAGE_BATCH_RETENTION_MS } from '../../src/store/usage.ts';
+import { historyContract } from '../contract/history-contract.ts';
 import { storeContract } from '../contract/store-contract.ts';
 import { makeMarket, makePosition, tempDir } from '../helpers.ts';
 
@@ -84,6 +85,7 @@ if (!reachable) {
   }
 } else {
   storeContract('postgres', openFresh);
+  historyContract('postgres', openFresh);
 
   describe('PostgresStore', () => {
     test('behavior: two instances migrating at once both succeed and apply each migration once', async () => {

@@ -8,14 +8,18 @@ import {
   SQLITE_USAGE_BATCH_RETENTION_MS,
   USAGE_BATCH_PRUNE_PER_WRITE,
 } from '../../src/store/usage.ts';
+import { historyContract } from '../contract/history-contract.ts';
 import { storeContract } from '../contract/store-contract.ts';
 import { tempDir } from '../helpers.ts';
 
-storeContract('sqlite', async () => {
+async function openFresh(): Promise<SqliteStore> {
   const store = new SqliteStore(join(tempDir('lrds-store-'), 'lrds.db'));
   await store.migrate();
   return store;
-});
+}
+
+storeContract('sqlite', openFresh);
+historyContract('sqlite', openFresh);
 
 test('behavior: two connections to one file see each other (CLI and server)', async () => {
   const file = join(tempDir('lrds-store-'), 'lrds.db');

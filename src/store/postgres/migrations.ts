@@ -124,4 +124,89 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX usage_batches_applied ON usage_batches(applied_at);
     `,
   },
+  {
+    version: 5,
+    name: 'append-only history (market snapshots, prices, oracle rounds, liquidations) and source checkpoints',
+    sql: `
+      -- Times are epoch ms (bigint). Each table's primary key is its natural key: appends skip
+      -- rows already stored (ON CONFLICT DO NOTHING). Keys, addresses and hashes are text
+      -- COLLATE "C", so rows tie-broken on them come in SQLite's (byte) order.
+      CREATE TABLE market_snapshots (
+        market_key text COLLATE "C" NOT NULL,
+        granularity text COLLATE "C" NOT NULL CHECK (granularity IN ('hour', 'day')),
+        at bigint NOT NULL,
+        chain_id bigint NOT NULL,
+        protocol text NOT NULL,
+        supply_usd double precision NOT NULL,
+        borrow_usd double precision NOT NULL,
+        utilization double precision NOT NULL,
+        supply_apy double precision NOT NULL,
+        borrow_apy double precision NOT NULL,
+        collateral_price_usd double precision,
+        loan_price_usd double precision,
+        oracle_price double precision,
+        PRIMARY KEY (market_key, granularity, at)
+      );
+      CREATE INDEX market_snapshots_chain ON market_snapshots(chain_id, granularity, at);
+      -- pruning by age
+      CREATE INDEX market_snapshots_at ON market_snapshots(granularity, at);
+
+      CREATE TABLE asset_prices (
+        chain_id bigint NOT NULL,
+        token text COLLATE "C" NOT NULL,
+        at bigint NOT NULL,
+        price_usd double precision NOT NULL,
+        PRIMARY KEY (chain_id, token, at)
+      );
+      CREATE INDEX asset_prices_at ON asset_prices(at);
+
+      CREATE TABLE oracle_rounds (
+        chain_id bigint NOT NULL,
+        feed text COLLATE "C" NOT NULL,
+        round_id text COLLATE "C" NOT NULL,
+        answer double precision NOT NULL,
+        updated_at bigint NOT NULL,
+        PRIMARY KEY (chain_id, feed, round_id)
+      );
+      CREATE INDEX oracle_rounds_time ON oracle_rounds(chain_id, feed, updated_at, round_id);
+      CREATE INDEX oracle_rounds_at ON oracle_rounds(updated_at);
+
+      -- Read newest first; each index ends with the tie-break of that order.
+      CREATE TABLE liquidations (
+        chain_id bigint NOT NULL,
+        tx_hash text COLLATE "C" NOT NULL,
+        log_index integer NOT NULL,
+        protocol text COLLATE "C" NOT NULL,
+        block bigint NOT NULL,
+        at bigint NOT NULL,
+        market_key text COLLATE "C" NOT NULL,
+        borrower text COLLATE "C" NOT NULL,
+        liquidator text COLLATE "C" NOT NULL,
+        collateral_seized double precision NOT NULL,
+        collateral_seized_usd double precision NOT NULL,
+        debt_repaid double precision NOT NULL,
+        debt_repaid_usd double precision NOT NULL,
+        bad_debt double precision NOT NULL,
+        bad_debt_usd double precision NOT NULL,
+        PRIMARY KEY (chain_id, tx_hash, log_index)
+      );
+      CREATE INDEX liquidations_at ON liquidations(at DESC, chain_id, tx_hash, log_index);
+      CREATE INDEX liquidations_chain ON liquidations(chain_id, at DESC, tx_hash, log_index);
+      CREATE INDEX liquidations_market ON liquidations(market_key, at DESC, chain_id, tx_hash, log_index);
+      CREATE INDEX liquidations_borrower ON liquidations(borrower, at DESC, chain_id, tx_hash, log_index);
+      CREATE INDEX liquidations_liquidator ON liquidations(liquidator, at DESC, chain_id, tx_hash, log_index);
+
+      -- chain_ids and last_block: JSON text, as markets.doc (read and written whole)
+      CREATE TABLE sources (
+        id text COLLATE "C" PRIMARY KEY,
+        kind text NOT NULL,
+        chain_ids text NOT NULL,
+        refreshed_at bigint,
+        last_block text NOT NULL,
+        consecutive_failures integer NOT NULL,
+        last_error text,
+        updated_at bigint NOT NULL
+      );
+    `,
+  },
 ];

@@ -2,18 +2,50 @@ import postgres, { type Sql, type TransactionSql } from 'postgres';
 import { type Clock, systemClock } from '../../domain/clock.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type { MarketRecord } from '../../domain/types.ts';
+import {
+  byLiquidationKey,
+  byPriceKey,
+  byRoundKey,
+  bySnapshotKey,
+  checkAssetPrices,
+  checkLiquidations,
+  checkMarketSnapshots,
+  checkOracleRounds,
+  checkRead,
+  checkSource,
+  noHistory,
+  toAssetPrice,
+  toCounts,
+  toLiquidation,
+  toOracleRound,
+  toSnapshot,
+  toSource,
+} from '../history.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
+  AssetPrice,
+  AssetPriceCursor,
   DatasetInfo,
   DatasetInput,
+  HistoryCounts,
+  HistoryCutoffs,
   KeyChanges,
   KeyCreation,
   KeyLimits,
   KeyRecord,
+  LiquidationCursor,
+  LiquidationEvent,
+  LiquidationFilter,
+  MarketSnapshot,
+  OracleRound,
+  OracleRoundCursor,
   ProgressFn,
   ReservedUsage,
+  SnapshotCursor,
+  SnapshotGranularity,
+  SourceState,
   Store,
   UsageEvent,
   UsageReservation,
@@ -42,6 +74,8 @@ const LOCK_DATASET = 0x4c52_4402;
 const LOCK_USAGE = 0x4c52_4404;
 /** Key creation by an account (its caps), the second key a hash of the account id. */
 const LOCK_ACCOUNT_KEYS = 0x4c52_4403;
+/** Rows per INSERT of a history append (each column one array parameter). */
+const APPEND_CHUNK_ROWS = 10_000;
 
 export interface PostgresStoreOptions {
   /**
@@ -177,9 +211,10 @@ function toAccount(row: Record<string, unknown> | undefined): AccountRecord | nu
  * answers it, so every later query on that connection gets the answer meant for the one
  * before (and its cached prepared statement the wrong columns, for the connection's life).
  *
- * Bulk work (migrations, loading and replacing the dataset) has a pool of its own, without
- * deadlines or statement_timeout (it may legitimately take minutes, or wait on another
- * instance's lock); it is replaced after a connection failure too.
+ * Bulk work (migrations, loading and replacing the dataset, appending, pruning and counting
+ * history) has a pool of its own, without deadlines or statement_timeout (it may legitimately
+ * take minutes, or wait on another instance's lock); it is replaced after a connection failure
+ * too. History and source reads serve requests: they are bounded like any other.
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
@@ -696,6 +731,286 @@ export class PostgresStore implements Store {
       endpoint: r.endpoint as string,
       requests: Number(r.requests),
     }));
+  }
+
+  // ---- history ------------------------------------------------------------------------------
+
+  /**
+   * Appends rows (already checked and sorted by natural key) in one transaction on the bulk
+   * pool: a backfill of any size may take longer than a request's deadline, and is atomic.
+   * Rows go APPEND_CHUNK_ROWS at a time as one multi-row INSERT ... SELECT FROM unnest(arrays)
+   * ... ON CONFLICT DO NOTHING: a few round trips, a handful of parameters per statement
+   * whatever the rows (numbers travel as their shortest round-trip text, so doubles are exact).
+   */
+  async #append<T>(
+    rows: readonly T[],
+    insert: (tx: TransactionSql, chunk: readonly T[]) => PromiseLike<{ count: number }>,
+  ): Promise<number> {
+    if (rows.length === 0) return 0;
+    return this.bulk((sql) =>
+      sql.begin(async (tx) => {
+        let added = 0;
+        for (let i = 0; i < rows.length; i += APPEND_CHUNK_ROWS) {
+          added += (await insert(tx, rows.slice(i, i + APPEND_CHUNK_ROWS))).count;
+        }
+        return added;
+      }),
+    );
+  }
+
+  async appendMarketSnapshots(rows: readonly MarketSnapshot[]): Promise<number> {
+    checkMarketSnapshots(rows);
+    return this.#append(
+      [...rows].sort(bySnapshotKey),
+      (tx, c) => tx`
+      INSERT INTO market_snapshots (market_key, granularity, at, chain_id, protocol, supply_usd, borrow_usd,
+        utilization, supply_apy, borrow_apy, collateral_price_usd, loan_price_usd, oracle_price)
+      SELECT * FROM unnest(
+        ${c.map((r) => r.marketKey)}::text[],
+        ${c.map((r) => r.granularity)}::text[],
+        ${c.map((r) => r.at)}::bigint[],
+        ${c.map((r) => r.chainId)}::bigint[],
+        ${c.map((r) => r.protocol)}::text[],
+        ${c.map((r) => r.supplyUsd)}::float8[],
+        ${c.map((r) => r.borrowUsd)}::float8[],
+        ${c.map((r) => r.utilization)}::float8[],
+        ${c.map((r) => r.supplyApy)}::float8[],
+        ${c.map((r) => r.borrowApy)}::float8[],
+        ${c.map((r) => r.collateralPriceUsd)}::float8[],
+        ${c.map((r) => r.loanPriceUsd)}::float8[],
+        ${c.map((r) => r.oraclePrice)}::float8[])
+      ON CONFLICT DO NOTHING`,
+    );
+  }
+
+  async appendAssetPrices(rows: readonly AssetPrice[]): Promise<number> {
+    checkAssetPrices(rows);
+    return this.#append(
+      [...rows].sort(byPriceKey),
+      (tx, c) => tx`
+      INSERT INTO asset_prices (chain_id, token, at, price_usd)
+      SELECT * FROM unnest(
+        ${c.map((r) => r.chainId)}::bigint[],
+        ${c.map((r) => r.token)}::text[],
+        ${c.map((r) => r.at)}::bigint[],
+        ${c.map((r) => r.priceUsd)}::float8[])
+      ON CONFLICT DO NOTHING`,
+    );
+  }
+
+  async appendOracleRounds(rows: readonly OracleRound[]): Promise<number> {
+    checkOracleRounds(rows);
+    return this.#append(
+      [...rows].sort(byRoundKey),
+      (tx, c) => tx`
+      INSERT INTO oracle_rounds (chain_id, feed, round_id, answer, updated_at)
+      SELECT * FROM unnest(
+        ${c.map((r) => r.chainId)}::bigint[],
+        ${c.map((r) => r.feed)}::text[],
+        ${c.map((r) => r.roundId)}::text[],
+        ${c.map((r) => r.answer)}::float8[],
+        ${c.map((r) => r.updatedAt)}::bigint[])
+      ON CONFLICT DO NOTHING`,
+    );
+  }
+
+  async appendLiquidations(rows: readonly LiquidationEvent[]): Promise<number> {
+    checkLiquidations(rows);
+    return this.#append(
+      [...rows].sort(byLiquidationKey),
+      (tx, c) => tx`
+      INSERT INTO liquidations (chain_id, tx_hash, log_index, protocol, block, at, market_key, borrower, liquidator,
+        collateral_seized, collateral_seized_usd, debt_repaid, debt_repaid_usd, bad_debt, bad_debt_usd)
+      SELECT * FROM unnest(
+        ${c.map((r) => r.chainId)}::bigint[],
+        ${c.map((r) => r.txHash)}::text[],
+        ${c.map((r) => r.logIndex)}::integer[],
+        ${c.map((r) => r.protocol)}::text[],
+        ${c.map((r) => r.block)}::bigint[],
+        ${c.map((r) => r.at)}::bigint[],
+        ${c.map((r) => r.marketKey)}::text[],
+        ${c.map((r) => r.borrower)}::text[],
+        ${c.map((r) => r.liquidator)}::text[],
+        ${c.map((r) => r.collateralSeized)}::float8[],
+        ${c.map((r) => r.collateralSeizedUsd)}::float8[],
+        ${c.map((r) => r.debtRepaid)}::float8[],
+        ${c.map((r) => r.debtRepaidUsd)}::float8[],
+        ${c.map((r) => r.badDebt)}::float8[],
+        ${c.map((r) => r.badDebtUsd)}::float8[])
+      ON CONFLICT DO NOTHING`,
+    );
+  }
+
+  async marketSnapshots(
+    marketKey: string,
+    granularity: SnapshotGranularity,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: SnapshotCursor,
+  ): Promise<MarketSnapshot[]> {
+    checkRead(limit, fromMs, toMs);
+    // `at` is unique within a market and granularity, and an integer: "after the cursor" is at >= cursor + 1.
+    const from = after ? Math.max(fromMs, after.at + 1) : fromMs;
+    const rows = await this.serve(
+      (sql) => sql`
+      SELECT * FROM market_snapshots
+       WHERE market_key = ${marketKey} AND granularity = ${granularity} AND at >= ${from} AND at < ${toMs}
+       ORDER BY at LIMIT ${limit}`,
+    );
+    return rows.map(toSnapshot);
+  }
+
+  async latestMarketSnapshot(
+    marketKey: string,
+    granularity: SnapshotGranularity,
+  ): Promise<MarketSnapshot | null> {
+    const [row] = await this.serve(
+      (sql) => sql`
+      SELECT * FROM market_snapshots WHERE market_key = ${marketKey} AND granularity = ${granularity}
+       ORDER BY at DESC LIMIT 1`,
+    );
+    return row ? toSnapshot(row) : null;
+  }
+
+  async assetPrices(
+    chainId: number,
+    token: string,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: AssetPriceCursor,
+  ): Promise<AssetPrice[]> {
+    checkRead(limit, fromMs, toMs);
+    const from = after ? Math.max(fromMs, after.at + 1) : fromMs;
+    const rows = await this.serve(
+      (sql) => sql`
+      SELECT * FROM asset_prices
+       WHERE chain_id = ${chainId} AND token = ${token.toLowerCase()} AND at >= ${from} AND at < ${toMs}
+       ORDER BY at LIMIT ${limit}`,
+    );
+    return rows.map(toAssetPrice);
+  }
+
+  async oracleRounds(
+    chainId: number,
+    feed: string,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: OracleRoundCursor,
+  ): Promise<OracleRound[]> {
+    checkRead(limit, fromMs, toMs);
+    const rows = await this.serve(
+      (sql) => sql`
+      SELECT * FROM oracle_rounds
+       WHERE chain_id = ${chainId} AND feed = ${feed.toLowerCase()} AND updated_at >= ${fromMs} AND updated_at < ${toMs}
+       ${
+         // A row comparison, which the index (chain_id, feed, updated_at, round_id) seeks to directly.
+         after
+           ? sql`AND (updated_at, round_id) > (${after.updatedAt}::bigint, ${after.roundId}::text)`
+           : sql``
+       }
+       ORDER BY updated_at, round_id LIMIT ${limit}`,
+    );
+    return rows.map(toOracleRound);
+  }
+
+  async liquidations(
+    filter: LiquidationFilter,
+    limit: number,
+    after?: LiquidationCursor,
+  ): Promise<LiquidationEvent[]> {
+    checkRead(limit, filter.fromMs, filter.toMs);
+    const rows = await this.serve((sql) => {
+      const conditions = [
+        filter.chainId !== undefined && sql`chain_id = ${filter.chainId}`,
+        filter.marketKey !== undefined && sql`market_key = ${filter.marketKey}`,
+        filter.borrower !== undefined && sql`borrower = ${filter.borrower.toLowerCase()}`,
+        filter.liquidator !== undefined && sql`liquidator = ${filter.liquidator.toLowerCase()}`,
+        filter.protocol !== undefined && sql`protocol = ${filter.protocol}`,
+        filter.fromMs !== undefined && sql`at >= ${filter.fromMs}`,
+        filter.toMs !== undefined && sql`at < ${filter.toMs}`,
+        // Newest first: older rows, or rows of the cursor's time after it in the tie-break. The
+        // `at <=` bound lets the index seek to the cursor instead of skipping newer rows.
+        after &&
+          sql`at <= ${after.at} AND (at < ${after.at} OR (chain_id, tx_hash, log_index) > (${after.chainId}::bigint, ${after.txHash}::text, ${after.logIndex}::integer))`,
+      ].filter((c) => c !== false && c !== undefined);
+      const where = conditions.reduce(
+        (acc, c, i) => (i === 0 ? sql`WHERE ${c}` : sql`${acc} AND ${c}`),
+        sql``,
+      );
+      return sql`
+      SELECT * FROM liquidations ${where}
+       ORDER BY at DESC, chain_id, tx_hash, log_index LIMIT ${limit}`;
+    });
+    return rows.map(toLiquidation);
+  }
+
+  /**
+   * One transaction on the bulk pool (a first prune of a long history may delete millions of
+   * rows, longer than a request's deadline). Readers are not blocked: DELETE, not TRUNCATE.
+   */
+  async pruneHistory(before: HistoryCutoffs): Promise<HistoryCounts> {
+    for (const cutoff of Object.values(before)) checkRead(0, cutoff);
+    return this.bulk((sql) =>
+      sql.begin(async (tx) => {
+        const deleted = noHistory();
+        const run = async (
+          kind: keyof HistoryCutoffs,
+          del: (cutoff: number) => PromiseLike<{ count: number }>,
+        ) => {
+          const cutoff = before[kind];
+          if (cutoff !== undefined) deleted[kind] = (await del(cutoff)).count;
+        };
+        await run(
+          'hourlySnapshots',
+          (c) => tx`DELETE FROM market_snapshots WHERE granularity = 'hour' AND at < ${c}`,
+        );
+        await run(
+          'dailySnapshots',
+          (c) => tx`DELETE FROM market_snapshots WHERE granularity = 'day' AND at < ${c}`,
+        );
+        await run('assetPrices', (c) => tx`DELETE FROM asset_prices WHERE at < ${c}`);
+        await run('oracleRounds', (c) => tx`DELETE FROM oracle_rounds WHERE updated_at < ${c}`);
+        await run('liquidations', (c) => tx`DELETE FROM liquidations WHERE at < ${c}`);
+        return deleted;
+      }),
+    );
+  }
+
+  /** Full counts: on the bulk pool, as they may take longer than a request's deadline on a long history. */
+  async historyCounts(): Promise<HistoryCounts> {
+    const [row] = await this.bulk(
+      (sql) => sql`
+      SELECT (SELECT count(*) FROM market_snapshots WHERE granularity = 'hour') AS hourly_snapshots,
+             (SELECT count(*) FROM market_snapshots WHERE granularity = 'day') AS daily_snapshots,
+             (SELECT count(*) FROM asset_prices) AS asset_prices,
+             (SELECT count(*) FROM oracle_rounds) AS oracle_rounds,
+             (SELECT count(*) FROM liquidations) AS liquidations`,
+    );
+    return toCounts(row!);
+  }
+
+  // ---- sources ------------------------------------------------------------------------------
+
+  async saveSource(state: SourceState): Promise<void> {
+    checkSource(state);
+    await this.serve(
+      (sql) => sql`
+      INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at)
+      VALUES (${state.id}, ${state.kind}, ${JSON.stringify(state.chainIds)}, ${state.refreshedAt},
+              ${JSON.stringify(state.lastBlock)}, ${state.consecutiveFailures}, ${state.lastError}, ${state.updatedAt})
+      ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, chain_ids = excluded.chain_ids,
+        refreshed_at = excluded.refreshed_at, last_block = excluded.last_block,
+        consecutive_failures = excluded.consecutive_failures, last_error = excluded.last_error,
+        updated_at = excluded.updated_at`,
+    );
+  }
+
+  async listSources(): Promise<SourceState[]> {
+    const rows = await this.serve((sql) => sql`SELECT * FROM sources ORDER BY id`);
+    return rows.map(toSource);
   }
 }
 

@@ -112,4 +112,90 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX usage_batches_applied ON usage_batches(applied_at);
     `,
   },
+  {
+    version: 5,
+    name: 'append-only history (market snapshots, prices, oracle rounds, liquidations) and source checkpoints',
+    sql: `
+      -- Times are epoch ms. Each table's primary key is its natural key: appends skip rows
+      -- already stored (ON CONFLICT DO NOTHING). Rows are read in primary-key order, so the
+      -- tables keyed by it are WITHOUT ROWID (clustered on the key).
+      CREATE TABLE market_snapshots (
+        market_key TEXT NOT NULL,
+        granularity TEXT NOT NULL CHECK (granularity IN ('hour', 'day')),
+        at INTEGER NOT NULL,
+        chain_id INTEGER NOT NULL,
+        protocol TEXT NOT NULL,
+        supply_usd REAL NOT NULL,
+        borrow_usd REAL NOT NULL,
+        utilization REAL NOT NULL,
+        supply_apy REAL NOT NULL,
+        borrow_apy REAL NOT NULL,
+        collateral_price_usd REAL,
+        loan_price_usd REAL,
+        oracle_price REAL,
+        PRIMARY KEY (market_key, granularity, at)
+      ) WITHOUT ROWID;
+      CREATE INDEX market_snapshots_chain ON market_snapshots(chain_id, granularity, at);
+      -- pruning by age
+      CREATE INDEX market_snapshots_at ON market_snapshots(granularity, at);
+
+      CREATE TABLE asset_prices (
+        chain_id INTEGER NOT NULL,
+        token TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        price_usd REAL NOT NULL,
+        PRIMARY KEY (chain_id, token, at)
+      ) WITHOUT ROWID;
+      CREATE INDEX asset_prices_at ON asset_prices(at);
+
+      CREATE TABLE oracle_rounds (
+        chain_id INTEGER NOT NULL,
+        feed TEXT NOT NULL,
+        round_id TEXT NOT NULL,
+        answer REAL NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (chain_id, feed, round_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX oracle_rounds_time ON oracle_rounds(chain_id, feed, updated_at, round_id);
+      CREATE INDEX oracle_rounds_at ON oracle_rounds(updated_at);
+
+      -- A rowid table: its five secondary indexes then point at a small rowid, not the key.
+      -- Read newest first; each index ends with the tie-break of that order.
+      CREATE TABLE liquidations (
+        chain_id INTEGER NOT NULL,
+        tx_hash TEXT NOT NULL,
+        log_index INTEGER NOT NULL,
+        protocol TEXT NOT NULL,
+        block INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        market_key TEXT NOT NULL,
+        borrower TEXT NOT NULL,
+        liquidator TEXT NOT NULL,
+        collateral_seized REAL NOT NULL,
+        collateral_seized_usd REAL NOT NULL,
+        debt_repaid REAL NOT NULL,
+        debt_repaid_usd REAL NOT NULL,
+        bad_debt REAL NOT NULL,
+        bad_debt_usd REAL NOT NULL,
+        PRIMARY KEY (chain_id, tx_hash, log_index)
+      );
+      CREATE INDEX liquidations_at ON liquidations(at DESC, chain_id, tx_hash, log_index);
+      CREATE INDEX liquidations_chain ON liquidations(chain_id, at DESC, tx_hash, log_index);
+      CREATE INDEX liquidations_market ON liquidations(market_key, at DESC, chain_id, tx_hash, log_index);
+      CREATE INDEX liquidations_borrower ON liquidations(borrower, at DESC, chain_id, tx_hash, log_index);
+      CREATE INDEX liquidations_liquidator ON liquidations(liquidator, at DESC, chain_id, tx_hash, log_index);
+
+      -- chain_ids and last_block: JSON text (read and written whole, never queried inside)
+      CREATE TABLE sources (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        chain_ids TEXT NOT NULL,
+        refreshed_at INTEGER,
+        last_block TEXT NOT NULL,
+        consecutive_failures INTEGER NOT NULL,
+        last_error TEXT,
+        updated_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -1,21 +1,49 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { type Clock, systemClock } from '../../domain/clock.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type { MarketRecord } from '../../domain/types.ts';
+import {
+  checkAssetPrices,
+  checkLiquidations,
+  checkMarketSnapshots,
+  checkOracleRounds,
+  checkRead,
+  checkSource,
+  noHistory,
+  toAssetPrice,
+  toCounts,
+  toLiquidation,
+  toOracleRound,
+  toSnapshot,
+  toSource,
+} from '../history.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
+  AssetPrice,
+  AssetPriceCursor,
   DatasetInfo,
   DatasetInput,
+  HistoryCounts,
+  HistoryCutoffs,
   KeyChanges,
   KeyCreation,
   KeyLimits,
   KeyRecord,
+  LiquidationCursor,
+  LiquidationEvent,
+  LiquidationFilter,
+  MarketSnapshot,
+  OracleRound,
+  OracleRoundCursor,
   ProgressFn,
   ReservedUsage,
+  SnapshotCursor,
+  SnapshotGranularity,
+  SourceState,
   Store,
   UsageEvent,
   UsageReservation,
@@ -432,5 +460,259 @@ export class SqliteStore implements Store {
       'SELECT day, endpoint, requests FROM usage WHERE key_id = ? AND day >= ? AND day <= ? ORDER BY day, endpoint',
     ).all(keyId, fromDay, toDay) as unknown as UsageRow[];
     return rows.map((r) => ({ day: r.day, endpoint: r.endpoint, requests: r.requests }));
+  }
+
+  // ---- history ------------------------------------------------------------------------------
+
+  /** One transaction for the whole batch: atomic, and one commit however many rows (not one per row). */
+  private append<T>(rows: readonly T[], insert: StatementSync, values: (r: T) => SQLInputValue[]): number {
+    if (rows.length === 0) return 0;
+    return this.transaction(() => {
+      let added = 0;
+      for (const r of rows) added += Number(insert.run(...values(r)).changes);
+      return added;
+    });
+  }
+
+  async appendMarketSnapshots(rows: readonly MarketSnapshot[]): Promise<number> {
+    checkMarketSnapshots(rows);
+    const insert = this.stmt(
+      `INSERT INTO market_snapshots (market_key, granularity, at, chain_id, protocol, supply_usd, borrow_usd,
+         utilization, supply_apy, borrow_apy, collateral_price_usd, loan_price_usd, oracle_price)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    );
+    return this.append(rows, insert, (r) => [
+      r.marketKey,
+      r.granularity,
+      r.at,
+      r.chainId,
+      r.protocol,
+      r.supplyUsd,
+      r.borrowUsd,
+      r.utilization,
+      r.supplyApy,
+      r.borrowApy,
+      r.collateralPriceUsd,
+      r.loanPriceUsd,
+      r.oraclePrice,
+    ]);
+  }
+
+  async appendAssetPrices(rows: readonly AssetPrice[]): Promise<number> {
+    checkAssetPrices(rows);
+    const insert = this.stmt(
+      'INSERT INTO asset_prices (chain_id, token, at, price_usd) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    );
+    return this.append(rows, insert, (r) => [r.chainId, r.token, r.at, r.priceUsd]);
+  }
+
+  async appendOracleRounds(rows: readonly OracleRound[]): Promise<number> {
+    checkOracleRounds(rows);
+    const insert = this.stmt(
+      `INSERT INTO oracle_rounds (chain_id, feed, round_id, answer, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+    );
+    return this.append(rows, insert, (r) => [r.chainId, r.feed, r.roundId, r.answer, r.updatedAt]);
+  }
+
+  async appendLiquidations(rows: readonly LiquidationEvent[]): Promise<number> {
+    checkLiquidations(rows);
+    const insert = this.stmt(
+      `INSERT INTO liquidations (chain_id, tx_hash, log_index, protocol, block, at, market_key, borrower, liquidator,
+         collateral_seized, collateral_seized_usd, debt_repaid, debt_repaid_usd, bad_debt, bad_debt_usd)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    );
+    return this.append(rows, insert, (r) => [
+      r.chainId,
+      r.txHash,
+      r.logIndex,
+      r.protocol,
+      r.block,
+      r.at,
+      r.marketKey,
+      r.borrower,
+      r.liquidator,
+      r.collateralSeized,
+      r.collateralSeizedUsd,
+      r.debtRepaid,
+      r.debtRepaidUsd,
+      r.badDebt,
+      r.badDebtUsd,
+    ]);
+  }
+
+  async marketSnapshots(
+    marketKey: string,
+    granularity: SnapshotGranularity,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: SnapshotCursor,
+  ): Promise<MarketSnapshot[]> {
+    checkRead(limit, fromMs, toMs);
+    // `at` is unique within a market and granularity, and an integer: "after the cursor" is at >= cursor + 1.
+    const from = after ? Math.max(fromMs, after.at + 1) : fromMs;
+    const rows = this.stmt(
+      `SELECT * FROM market_snapshots WHERE market_key = ? AND granularity = ? AND at >= ? AND at < ?
+        ORDER BY at LIMIT ?`,
+    ).all(marketKey, granularity, from, toMs, limit);
+    return rows.map(toSnapshot);
+  }
+
+  async latestMarketSnapshot(
+    marketKey: string,
+    granularity: SnapshotGranularity,
+  ): Promise<MarketSnapshot | null> {
+    const row = this.stmt(
+      'SELECT * FROM market_snapshots WHERE market_key = ? AND granularity = ? ORDER BY at DESC LIMIT 1',
+    ).get(marketKey, granularity);
+    return row ? toSnapshot(row) : null;
+  }
+
+  async assetPrices(
+    chainId: number,
+    token: string,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: AssetPriceCursor,
+  ): Promise<AssetPrice[]> {
+    checkRead(limit, fromMs, toMs);
+    const from = after ? Math.max(fromMs, after.at + 1) : fromMs;
+    const rows = this.stmt(
+      'SELECT * FROM asset_prices WHERE chain_id = ? AND token = ? AND at >= ? AND at < ? ORDER BY at LIMIT ?',
+    ).all(chainId, token.toLowerCase(), from, toMs, limit);
+    return rows.map(toAssetPrice);
+  }
+
+  async oracleRounds(
+    chainId: number,
+    feed: string,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: OracleRoundCursor,
+  ): Promise<OracleRound[]> {
+    checkRead(limit, fromMs, toMs);
+    const where = 'chain_id = ? AND feed = ? AND updated_at >= ? AND updated_at < ?';
+    const order = 'ORDER BY updated_at, round_id LIMIT ?';
+    // The cursor's time as a range bound (the index seeks to it), its round as the tie-break.
+    const rows = after
+      ? this.stmt(
+          `SELECT * FROM oracle_rounds WHERE ${where} AND updated_at >= ? AND (updated_at > ? OR round_id > ?) ${order}`,
+        ).all(
+          chainId,
+          feed.toLowerCase(),
+          fromMs,
+          toMs,
+          after.updatedAt,
+          after.updatedAt,
+          after.roundId,
+          limit,
+        )
+      : this.stmt(`SELECT * FROM oracle_rounds WHERE ${where} ${order}`).all(
+          chainId,
+          feed.toLowerCase(),
+          fromMs,
+          toMs,
+          limit,
+        );
+    return rows.map(toOracleRound);
+  }
+
+  async liquidations(
+    filter: LiquidationFilter,
+    limit: number,
+    after?: LiquidationCursor,
+  ): Promise<LiquidationEvent[]> {
+    checkRead(limit, filter.fromMs, filter.toMs);
+    const where: string[] = [];
+    const params: SQLInputValue[] = [];
+    const add = (condition: string, ...values: SQLInputValue[]) => {
+      where.push(condition);
+      params.push(...values);
+    };
+    if (filter.chainId !== undefined) add('chain_id = ?', filter.chainId);
+    if (filter.marketKey !== undefined) add('market_key = ?', filter.marketKey);
+    if (filter.borrower !== undefined) add('borrower = ?', filter.borrower.toLowerCase());
+    if (filter.liquidator !== undefined) add('liquidator = ?', filter.liquidator.toLowerCase());
+    if (filter.protocol !== undefined) add('protocol = ?', filter.protocol);
+    if (filter.fromMs !== undefined) add('at >= ?', filter.fromMs);
+    if (filter.toMs !== undefined) add('at < ?', filter.toMs);
+    if (after) {
+      // Newest first: older rows, or rows of the cursor's time after it in the tie-break. The
+      // `at <= ?` bound lets the index seek to the cursor instead of skipping newer rows.
+      add(
+        'at <= ? AND (at < ? OR (chain_id, tx_hash, log_index) > (?, ?, ?))',
+        after.at,
+        after.at,
+        after.chainId,
+        after.txHash,
+        after.logIndex,
+      );
+    }
+    const rows = this.stmt(
+      `SELECT * FROM liquidations ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY at DESC, chain_id, tx_hash, log_index LIMIT ?`,
+    ).all(...params, limit);
+    return rows.map(toLiquidation);
+  }
+
+  async pruneHistory(before: HistoryCutoffs): Promise<HistoryCounts> {
+    const deletes: [keyof HistoryCutoffs, string][] = [
+      ['hourlySnapshots', "DELETE FROM market_snapshots WHERE granularity = 'hour' AND at < ?"],
+      ['dailySnapshots', "DELETE FROM market_snapshots WHERE granularity = 'day' AND at < ?"],
+      ['assetPrices', 'DELETE FROM asset_prices WHERE at < ?'],
+      ['oracleRounds', 'DELETE FROM oracle_rounds WHERE updated_at < ?'],
+      ['liquidations', 'DELETE FROM liquidations WHERE at < ?'],
+    ];
+    for (const [, cutoff] of Object.entries(before)) checkRead(0, cutoff);
+    return this.transaction(() => {
+      const deleted = noHistory();
+      for (const [kind, sql] of deletes) {
+        const cutoff = before[kind];
+        if (cutoff !== undefined) deleted[kind] = Number(this.stmt(sql).run(cutoff).changes);
+      }
+      return deleted;
+    });
+  }
+
+  async historyCounts(): Promise<HistoryCounts> {
+    return toCounts(
+      this.stmt(
+        `SELECT (SELECT count(*) FROM market_snapshots WHERE granularity = 'hour') AS hourly_snapshots,
+                (SELECT count(*) FROM market_snapshots WHERE granularity = 'day') AS daily_snapshots,
+                (SELECT count(*) FROM asset_prices) AS asset_prices,
+                (SELECT count(*) FROM oracle_rounds) AS oracle_rounds,
+                (SELECT count(*) FROM liquidations) AS liquidations`,
+      ).get()!,
+    );
+  }
+
+  // ---- sources ------------------------------------------------------------------------------
+
+  async saveSource(state: SourceState): Promise<void> {
+    checkSource(state);
+    this.stmt(
+      `INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, chain_ids = excluded.chain_ids,
+         refreshed_at = excluded.refreshed_at, last_block = excluded.last_block,
+         consecutive_failures = excluded.consecutive_failures, last_error = excluded.last_error,
+         updated_at = excluded.updated_at`,
+    ).run(
+      state.id,
+      state.kind,
+      JSON.stringify(state.chainIds),
+      state.refreshedAt,
+      JSON.stringify(state.lastBlock),
+      state.consecutiveFailures,
+      state.lastError,
+      state.updatedAt,
+    );
+  }
+
+  async listSources(): Promise<SourceState[]> {
+    return this.stmt('SELECT * FROM sources ORDER BY id').all().map(toSource);
   }
 }

@@ -1,0 +1,293 @@
+/**
+ * What both stores share about history and source checkpoints: the checks rows pass before
+ * they are written, the order PostgreSQL appends rows in, and the mapping of the rows both
+ * schemas return (same column names; PostgreSQL returns bigints as strings, hence Number()).
+ */
+import type {
+  AssetPrice,
+  HistoryCounts,
+  HistoryCutoffs,
+  LiquidationEvent,
+  MarketSnapshot,
+  OracleRound,
+  SourceState,
+} from './types.ts';
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+const MAX_ROUND_ID = 2n ** 80n - 1n;
+
+/**
+ * How long each kind of history is kept, in ms; null keeps it forever. The default keeps
+ * everything: history is the product, and deleting it is the operator's decision.
+ */
+export interface HistoryRetention {
+  hourlySnapshots: number | null;
+  dailySnapshots: number | null;
+  assetPrices: number | null;
+  oracleRounds: number | null;
+  liquidations: number | null;
+}
+
+export const KEEP_ALL_HISTORY: HistoryRetention = {
+  hourlySnapshots: null,
+  dailySnapshots: null,
+  assetPrices: null,
+  oracleRounds: null,
+  liquidations: null,
+};
+
+/** The pruneHistory() cutoffs of `retention` at time `now` (epoch ms); kinds kept forever are left out. */
+export function historyCutoffs(retention: HistoryRetention, now: number): HistoryCutoffs {
+  const cutoffs: HistoryCutoffs = {};
+  for (const kind of Object.keys(retention) as (keyof HistoryRetention)[]) {
+    const keep = retention[kind];
+    if (keep !== null) cutoffs[kind] = Math.floor(now - keep);
+  }
+  return cutoffs;
+}
+
+export function noHistory(): HistoryCounts {
+  return { hourlySnapshots: 0, dailySnapshots: 0, assetPrices: 0, oracleRounds: 0, liquidations: 0 };
+}
+
+// ---- checks -------------------------------------------------------------------------------
+// The same rows must be accepted or refused by both stores alike: SQLite cannot hold NaN (it
+// becomes NULL), JSON cannot carry NaN or Infinity, and a fractional time would be rounded by
+// one store and refused by the other. Addresses are compared as text, so a checksummed
+// (mixed-case) address would never match a lower-case filter: refused rather than stored
+// under a second spelling. (-0 is stored as 0 by both: SQLite keeps no sign on zero.)
+
+function refuse(what: string, i: number, why: string): never {
+  throw new RangeError(`${what} ${i}: ${why}`);
+}
+
+function isTime(x: unknown): x is number {
+  return Number.isSafeInteger(x) && (x as number) >= 0;
+}
+
+function isFiniteNumber(x: unknown): x is number {
+  return typeof x === 'number' && Number.isFinite(x);
+}
+
+function isText(x: unknown): x is string {
+  return typeof x === 'string' && x.length > 0 && !x.includes('\0');
+}
+
+function isLowerText(x: unknown): x is string {
+  return isText(x) && x === x.toLowerCase();
+}
+
+function checkNumbers(what: string, i: number, row: object, fields: readonly string[], nullable = false) {
+  for (const f of fields) {
+    const v = (row as Record<string, unknown>)[f];
+    if (nullable && v === null) continue;
+    if (!isFiniteNumber(v)) refuse(what, i, `${f} must be a finite number${nullable ? ' or null' : ''}`);
+  }
+}
+
+export function checkMarketSnapshots(rows: readonly MarketSnapshot[]): void {
+  rows.forEach((r, i) => {
+    const what = 'market snapshot';
+    if (!isText(r.marketKey)) refuse(what, i, 'marketKey must be a non-empty string');
+    if (!isText(r.protocol)) refuse(what, i, 'protocol must be a non-empty string');
+    if (!isTime(r.chainId)) refuse(what, i, 'chainId must be a non-negative integer');
+    if (r.granularity !== 'hour' && r.granularity !== 'day')
+      refuse(what, i, "granularity must be 'hour' or 'day'");
+    if (!isTime(r.at)) refuse(what, i, 'at must be a non-negative integer (epoch ms)');
+    if (r.at % (r.granularity === 'hour' ? HOUR_MS : DAY_MS) !== 0) {
+      refuse(what, i, r.granularity === 'hour' ? 'at must be on the hour' : 'at must be 00:00 UTC');
+    }
+    checkNumbers(what, i, r, ['supplyUsd', 'borrowUsd', 'utilization', 'supplyApy', 'borrowApy']);
+    checkNumbers(what, i, r, ['collateralPriceUsd', 'loanPriceUsd', 'oraclePrice'], true);
+  });
+}
+
+export function checkAssetPrices(rows: readonly AssetPrice[]): void {
+  rows.forEach((r, i) => {
+    const what = 'asset price';
+    if (!isTime(r.chainId)) refuse(what, i, 'chainId must be a non-negative integer');
+    if (!isLowerText(r.token)) refuse(what, i, 'token must be a lower-case address');
+    if (!isTime(r.at) || r.at % HOUR_MS !== 0) refuse(what, i, 'at must be epoch ms on the hour');
+    checkNumbers(what, i, r, ['priceUsd']);
+  });
+}
+
+export function checkOracleRounds(rows: readonly OracleRound[]): void {
+  rows.forEach((r, i) => {
+    const what = 'oracle round';
+    if (!isTime(r.chainId)) refuse(what, i, 'chainId must be a non-negative integer');
+    if (!isLowerText(r.feed)) refuse(what, i, 'feed must be a lower-case address');
+    if (
+      typeof r.roundId !== 'string' ||
+      !/^(0|[1-9][0-9]{0,24})$/.test(r.roundId) ||
+      BigInt(r.roundId) > MAX_ROUND_ID
+    ) {
+      refuse(what, i, 'roundId must be a uint80 in decimal, without leading zeros');
+    }
+    if (!isTime(r.updatedAt)) refuse(what, i, 'updatedAt must be a non-negative integer (epoch ms)');
+    checkNumbers(what, i, r, ['answer']);
+  });
+}
+
+export function checkLiquidations(rows: readonly LiquidationEvent[]): void {
+  rows.forEach((r, i) => {
+    const what = 'liquidation';
+    if (!isText(r.protocol)) refuse(what, i, 'protocol must be a non-empty string');
+    if (!isTime(r.chainId)) refuse(what, i, 'chainId must be a non-negative integer');
+    if (!isLowerText(r.txHash)) refuse(what, i, 'txHash must be a lower-case hash');
+    if (!isTime(r.logIndex) || r.logIndex > 2 ** 31 - 1)
+      refuse(what, i, 'logIndex must be a non-negative int32');
+    if (!isTime(r.block)) refuse(what, i, 'block must be a non-negative integer');
+    if (!isTime(r.at)) refuse(what, i, 'at must be a non-negative integer (epoch ms)');
+    if (!isText(r.marketKey)) refuse(what, i, 'marketKey must be a non-empty string');
+    if (!isLowerText(r.borrower)) refuse(what, i, 'borrower must be a lower-case address');
+    if (!isLowerText(r.liquidator)) refuse(what, i, 'liquidator must be a lower-case address');
+    checkNumbers(what, i, r, [
+      'collateralSeized',
+      'collateralSeizedUsd',
+      'debtRepaid',
+      'debtRepaidUsd',
+      'badDebt',
+      'badDebtUsd',
+    ]);
+  });
+}
+
+export function checkSource(s: SourceState): void {
+  const what = 'source';
+  if (!isText(s.id)) refuse(what, 0, 'id must be a non-empty string');
+  if (!isText(s.kind)) refuse(what, 0, 'kind must be a non-empty string');
+  if (!Array.isArray(s.chainIds) || !s.chainIds.every(isTime)) {
+    refuse(what, 0, 'chainIds must be non-negative integers');
+  }
+  if (s.refreshedAt !== null && !isTime(s.refreshedAt))
+    refuse(what, 0, 'refreshedAt must be epoch ms or null');
+  if (typeof s.lastBlock !== 'object' || s.lastBlock === null || !Object.values(s.lastBlock).every(isTime)) {
+    refuse(what, 0, 'lastBlock must map chain ids to non-negative integers');
+  }
+  if (!isTime(s.consecutiveFailures)) refuse(what, 0, 'consecutiveFailures must be a non-negative integer');
+  if (s.lastError !== null && typeof s.lastError !== 'string')
+    refuse(what, 0, 'lastError must be a string or null');
+  if (!isTime(s.updatedAt)) refuse(what, 0, 'updatedAt must be epoch ms');
+}
+
+/** The bounds of a read: a non-negative integer limit and integer times (epoch ms). */
+export function checkRead(limit: number, fromMs?: number, toMs?: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError('limit must be a non-negative integer');
+  for (const t of [fromMs, toMs]) {
+    if (t !== undefined && !Number.isSafeInteger(t))
+      throw new RangeError('times must be integers (epoch ms)');
+  }
+}
+
+// ---- append order -------------------------------------------------------------------------
+// PostgreSQL appends insert rows in this order: two concurrent appends of overlapping rows then
+// wait on their common keys in one order, and cannot deadlock.
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function bySnapshotKey(a: MarketSnapshot, b: MarketSnapshot): number {
+  return compare(a.marketKey, b.marketKey) || compare(a.granularity, b.granularity) || a.at - b.at;
+}
+
+export function byPriceKey(a: AssetPrice, b: AssetPrice): number {
+  return a.chainId - b.chainId || compare(a.token, b.token) || a.at - b.at;
+}
+
+export function byRoundKey(a: OracleRound, b: OracleRound): number {
+  return a.chainId - b.chainId || compare(a.feed, b.feed) || compare(a.roundId, b.roundId);
+}
+
+export function byLiquidationKey(a: LiquidationEvent, b: LiquidationEvent): number {
+  return a.chainId - b.chainId || compare(a.txHash, b.txHash) || a.logIndex - b.logIndex;
+}
+
+// ---- rows ---------------------------------------------------------------------------------
+
+type Row = Record<string, unknown>;
+
+function num(x: unknown): number {
+  return Number(x);
+}
+
+function numOrNull(x: unknown): number | null {
+  return x === null || x === undefined ? null : Number(x);
+}
+
+export function toSnapshot(r: Row): MarketSnapshot {
+  return {
+    marketKey: r.market_key as string,
+    chainId: num(r.chain_id),
+    protocol: r.protocol as string,
+    at: num(r.at),
+    granularity: r.granularity as MarketSnapshot['granularity'],
+    supplyUsd: num(r.supply_usd),
+    borrowUsd: num(r.borrow_usd),
+    utilization: num(r.utilization),
+    supplyApy: num(r.supply_apy),
+    borrowApy: num(r.borrow_apy),
+    collateralPriceUsd: numOrNull(r.collateral_price_usd),
+    loanPriceUsd: numOrNull(r.loan_price_usd),
+    oraclePrice: numOrNull(r.oracle_price),
+  };
+}
+
+export function toAssetPrice(r: Row): AssetPrice {
+  return { chainId: num(r.chain_id), token: r.token as string, at: num(r.at), priceUsd: num(r.price_usd) };
+}
+
+export function toOracleRound(r: Row): OracleRound {
+  return {
+    chainId: num(r.chain_id),
+    feed: r.feed as string,
+    roundId: r.round_id as string,
+    answer: num(r.answer),
+    updatedAt: num(r.updated_at),
+  };
+}
+
+export function toLiquidation(r: Row): LiquidationEvent {
+  return {
+    protocol: r.protocol as string,
+    chainId: num(r.chain_id),
+    txHash: r.tx_hash as string,
+    logIndex: num(r.log_index),
+    block: num(r.block),
+    at: num(r.at),
+    marketKey: r.market_key as string,
+    borrower: r.borrower as string,
+    liquidator: r.liquidator as string,
+    collateralSeized: num(r.collateral_seized),
+    collateralSeizedUsd: num(r.collateral_seized_usd),
+    debtRepaid: num(r.debt_repaid),
+    debtRepaidUsd: num(r.debt_repaid_usd),
+    badDebt: num(r.bad_debt),
+    badDebtUsd: num(r.bad_debt_usd),
+  };
+}
+
+export function toSource(r: Row): SourceState {
+  return {
+    id: r.id as string,
+    kind: r.kind as string,
+    chainIds: JSON.parse(r.chain_ids as string) as number[],
+    refreshedAt: numOrNull(r.refreshed_at),
+    lastBlock: JSON.parse(r.last_block as string) as Record<string, number>,
+    consecutiveFailures: num(r.consecutive_failures),
+    lastError: (r.last_error as string | null) ?? null,
+    updatedAt: num(r.updated_at),
+  };
+}
+
+export function toCounts(r: Row): HistoryCounts {
+  return {
+    hourlySnapshots: num(r.hourly_snapshots),
+    dailySnapshots: num(r.daily_snapshots),
+    assetPrices: num(r.asset_prices),
+    oracleRounds: num(r.oracle_rounds),
+    liquidations: num(r.liquidations),
+  };
+}

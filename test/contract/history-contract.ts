@@ -1,0 +1,664 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { DAY_MS, HOUR_MS, historyCutoffs, KEEP_ALL_HISTORY } from '../../src/store/history.ts';
+import type {
+  AssetPrice,
+  HistoryStore,
+  LiquidationEvent,
+  MarketSnapshot,
+  OracleRound,
+  SourceState,
+  SourceStore,
+} from '../../src/store/types.ts';
+
+export type HistoryContractStore = HistoryStore & SourceStore & { close(): Promise<void> };
+
+const T0 = Date.UTC(2026, 0, 1);
+const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
+const txHash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+
+function snapshot(over: Partial<MarketSnapshot> = {}): MarketSnapshot {
+  return {
+    marketKey: 'morpho-1-0xmarket',
+    chainId: 1,
+    protocol: 'morpho',
+    at: T0,
+    granularity: 'hour',
+    supplyUsd: 1_000_000.25,
+    borrowUsd: 800_000.5,
+    utilization: 0.8,
+    supplyApy: 0.031,
+    borrowApy: 0.042,
+    collateralPriceUsd: 3000.5,
+    loanPriceUsd: 1,
+    oraclePrice: 3000.25,
+    ...over,
+  };
+}
+
+function price(over: Partial<AssetPrice> = {}): AssetPrice {
+  return { chainId: 1, token: addr(0xa), at: T0, priceUsd: 1.0001, ...over };
+}
+
+function round(over: Partial<OracleRound> = {}): OracleRound {
+  return { chainId: 1, feed: addr(0xf), roundId: '1', answer: 3000.12345678, updatedAt: T0, ...over };
+}
+
+function liquidation(n: number, over: Partial<LiquidationEvent> = {}): LiquidationEvent {
+  return {
+    protocol: 'morpho',
+    chainId: 1,
+    txHash: txHash(n),
+    logIndex: 0,
+    block: 20_000_000 + n,
+    at: T0 + n * 12_000,
+    marketKey: 'morpho-1-0xmarket',
+    borrower: addr(0xb0),
+    liquidator: addr(0x10),
+    collateralSeized: 1.5,
+    collateralSeizedUsd: 4500.75,
+    debtRepaid: 4000,
+    debtRepaidUsd: 4000.01,
+    badDebt: 0,
+    badDebtUsd: 0,
+    ...over,
+  };
+}
+
+function source(over: Partial<SourceState> = {}): SourceState {
+  return {
+    id: 'chain:1',
+    kind: 'chain',
+    chainIds: [1],
+    refreshedAt: null,
+    lastBlock: {},
+    consecutiveFailures: 0,
+    lastError: null,
+    updatedAt: T0,
+    ...over,
+  };
+}
+
+const liquidationKey = (l: LiquidationEvent) => `${l.chainId}/${l.txHash}/${l.logIndex}`;
+
+/** Liquidations in the order reads return them: newest first, then chainId, txHash, logIndex. */
+function newestFirst(rows: readonly LiquidationEvent[]): LiquidationEvent[] {
+  return [...rows].sort(
+    (a, b) =>
+      b.at - a.at ||
+      a.chainId - b.chainId ||
+      (a.txHash < b.txHash ? -1 : a.txHash > b.txHash ? 1 : 0) ||
+      a.logIndex - b.logIndex,
+  );
+}
+
+/** Deterministic shuffle, so append order never matches read order by accident. */
+function shuffled<T>(rows: readonly T[], seed = 7): T[] {
+  const out = [...rows];
+  let s = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (s * 1_103_515_245 + 12_345) % 2 ** 31;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/**
+ * The history and source-checkpoint contract: every HistoryStore and SourceStore
+ * implementation must pass it. `open` returns a migrated, empty store; the suite closes what it
+ * opens.
+ */
+export function historyContract(name: string, open: () => Promise<HistoryContractStore>): void {
+  describe(`History contract: ${name}`, () => {
+    test('behavior: an empty store reads nothing', async () => {
+      const store = await open();
+      assert.deepEqual(await store.marketSnapshots('m', 'hour', 0, T0 * 2, 10), []);
+      assert.equal(await store.latestMarketSnapshot('m', 'day'), null);
+      assert.deepEqual(await store.assetPrices(1, addr(1), 0, T0 * 2, 10), []);
+      assert.deepEqual(await store.oracleRounds(1, addr(1), 0, T0 * 2, 10), []);
+      assert.deepEqual(await store.liquidations({}, 10), []);
+      assert.deepEqual(await store.listSources(), []);
+      assert.deepEqual(await store.historyCounts(), {
+        hourlySnapshots: 0,
+        dailySnapshots: 0,
+        assetPrices: 0,
+        oracleRounds: 0,
+        liquidations: 0,
+      });
+      assert.equal(await store.appendMarketSnapshots([]), 0);
+      await store.close();
+    });
+
+    test('behavior: appends are idempotent: a row whose natural key is stored is skipped, whatever its values', async () => {
+      const store = await open();
+      const a = snapshot();
+      const b = snapshot({ at: T0 + HOUR_MS });
+      const daily = snapshot({ granularity: 'day' }); // same market and time, the other granularity
+      assert.equal(await store.appendMarketSnapshots([a, b, daily]), 3);
+      assert.equal(await store.appendMarketSnapshots([a, b, daily]), 0);
+      assert.equal(
+        await store.appendMarketSnapshots([{ ...a, supplyUsd: 1 }, snapshot({ at: T0 + 2 * HOUR_MS })]),
+        1,
+      );
+      // the same row twice in one batch is stored once
+      const c = snapshot({ at: T0 + 3 * HOUR_MS });
+      assert.equal(await store.appendMarketSnapshots([c, c]), 1);
+      const hourly = await store.marketSnapshots(a.marketKey, 'hour', 0, T0 + DAY_MS, 100);
+      assert.equal(hourly.length, 4);
+      assert.deepEqual(hourly[0], a, 'the first write wins');
+
+      const p = price();
+      assert.equal(await store.appendAssetPrices([p, price({ chainId: 10 })]), 2);
+      assert.equal(await store.appendAssetPrices([{ ...p, priceUsd: 2 }, p]), 0);
+      assert.deepEqual(await store.assetPrices(1, p.token, 0, T0 + DAY_MS, 10), [p]);
+
+      const r = round();
+      assert.equal(await store.appendOracleRounds([r, round({ roundId: '2', updatedAt: T0 + 1 })]), 2);
+      assert.equal(await store.appendOracleRounds([{ ...r, answer: 1, updatedAt: T0 + 5 }]), 0);
+      assert.deepEqual((await store.oracleRounds(1, r.feed, 0, T0 + DAY_MS, 10))[0], r);
+
+      const l = liquidation(1);
+      assert.equal(await store.appendLiquidations([l, liquidation(1, { logIndex: 1 })]), 2);
+      assert.equal(await store.appendLiquidations([{ ...l, debtRepaid: 1 }, l]), 0);
+      assert.equal(
+        await store.appendLiquidations([liquidation(1, { chainId: 10 })]),
+        1,
+        'chain is in the key',
+      );
+      assert.deepEqual(await store.liquidations({ chainId: 1, borrower: l.borrower }, 10), [
+        l,
+        liquidation(1, { logIndex: 1 }),
+      ]);
+      assert.deepEqual(await store.historyCounts(), {
+        hourlySnapshots: 4,
+        dailySnapshots: 1,
+        assetPrices: 2,
+        oracleRounds: 2,
+        liquidations: 3,
+      });
+      await store.close();
+    });
+
+    test('behavior: reads come in order, within their half-open range and limit', async () => {
+      const store = await open();
+      const key = 'aave-1-0xpool';
+      const hours = Array.from({ length: 48 }, (_, i) => snapshot({ marketKey: key, at: T0 + i * HOUR_MS }));
+      const days = [0, 1, 2].map((d) =>
+        snapshot({ marketKey: key, granularity: 'day', at: T0 + d * DAY_MS }),
+      );
+      const other = snapshot({ marketKey: 'other', at: T0 + HOUR_MS });
+      await store.appendMarketSnapshots(shuffled([...hours, ...days, other]));
+      assert.deepEqual(await store.marketSnapshots(key, 'hour', T0, T0 + DAY_MS, 100), hours.slice(0, 24));
+      assert.deepEqual(
+        await store.marketSnapshots(key, 'hour', T0 + HOUR_MS, T0 + 3 * HOUR_MS, 100),
+        hours.slice(1, 3),
+        'from inclusive, to exclusive',
+      );
+      assert.deepEqual(await store.marketSnapshots(key, 'hour', T0, T0 + DAY_MS, 5), hours.slice(0, 5));
+      assert.deepEqual(await store.marketSnapshots(key, 'hour', T0, T0 + DAY_MS, 0), []);
+      assert.deepEqual(await store.marketSnapshots(key, 'day', 0, T0 + 10 * DAY_MS, 100), days);
+      assert.deepEqual(await store.latestMarketSnapshot(key, 'hour'), hours.at(-1));
+      assert.deepEqual(await store.latestMarketSnapshot(key, 'day'), days.at(-1));
+      assert.equal(await store.latestMarketSnapshot('nope', 'hour'), null);
+
+      const token = addr(0xabc);
+      const prices = Array.from({ length: 10 }, (_, i) =>
+        price({ token, at: T0 + i * HOUR_MS, priceUsd: i + 0.5 }),
+      );
+      await store.appendAssetPrices(
+        shuffled([...prices, price({ token, chainId: 8453 }), price({ at: T0 })]),
+      );
+      assert.deepEqual(
+        await store.assetPrices(1, token, T0 + 2 * HOUR_MS, T0 + 5 * HOUR_MS, 10),
+        prices.slice(2, 5),
+      );
+      assert.deepEqual(await store.assetPrices(8453, token, 0, T0 + DAY_MS, 10), [
+        price({ token, chainId: 8453 }),
+      ]);
+      assert.deepEqual(
+        await store.assetPrices(1, token.toUpperCase().replace('0X', '0x'), 0, T0 + DAY_MS, 2),
+        prices.slice(0, 2),
+        'the token is compared lower-cased',
+      );
+
+      // rounds by updatedAt; rounds updated at the same ms by roundId as text ('10' before '9')
+      const feed = addr(0xfeed);
+      const rounds = [
+        round({ feed, roundId: '8', updatedAt: T0 }),
+        round({ feed, roundId: '10', updatedAt: T0 + 1000 }),
+        round({ feed, roundId: '9', updatedAt: T0 + 1000 }),
+        round({ feed, roundId: '11', updatedAt: T0 + 2000 }),
+        round({ feed, roundId: '18446744073709551617', updatedAt: T0 + 3000 }), // a later phase: > 2^64
+      ];
+      await store.appendOracleRounds(shuffled(rounds));
+      assert.deepEqual(await store.oracleRounds(1, feed, 0, T0 + DAY_MS, 10), rounds);
+      assert.deepEqual(await store.oracleRounds(1, feed, T0 + 1000, T0 + 3000, 10), rounds.slice(1, 4));
+      assert.deepEqual(await store.oracleRounds(10, feed, 0, T0 + DAY_MS, 10), []);
+      await store.close();
+    });
+
+    test('behavior: doubles round-trip exactly; nullable prices stay null', async () => {
+      const store = await open();
+      const odd = [
+        0.1 + 0.2,
+        Math.PI,
+        1e-300,
+        5e-324,
+        Number.MAX_VALUE,
+        -1.5e-7,
+        2 ** 53 + 2,
+        123_456_789.123_456_79,
+        1 / 3,
+        0,
+      ];
+      const snapshots = odd.map((x, i) =>
+        snapshot({
+          at: T0 + i * HOUR_MS,
+          supplyUsd: x,
+          borrowUsd: x / 7,
+          utilization: 1 - x,
+          supplyApy: x * 1e-10,
+          borrowApy: x === 0 ? 0 : -x,
+          collateralPriceUsd: i % 2 ? null : x,
+          loanPriceUsd: i % 3 ? x / 3 : null,
+          oraclePrice: i % 4 ? null : Math.sqrt(Math.abs(x)),
+        }),
+      );
+      await store.appendMarketSnapshots(snapshots);
+      assert.deepEqual(
+        await store.marketSnapshots(snapshots[0]!.marketKey, 'hour', 0, T0 + DAY_MS, 100),
+        snapshots,
+      );
+      const prices = odd.map((x, i) => price({ at: T0 + i * HOUR_MS, priceUsd: x }));
+      await store.appendAssetPrices(prices);
+      assert.deepEqual(await store.assetPrices(1, prices[0]!.token, 0, T0 + DAY_MS, 100), prices);
+      const rounds = odd.map((x, i) => round({ roundId: String(100 + i), updatedAt: T0 + i, answer: x }));
+      await store.appendOracleRounds(rounds);
+      assert.deepEqual(await store.oracleRounds(1, rounds[0]!.feed, 0, T0 + DAY_MS, 100), rounds);
+      const liquidations = odd.map((x, i) =>
+        liquidation(i, {
+          collateralSeized: x,
+          collateralSeizedUsd: x / 3000.1,
+          debtRepaid: x / 3,
+          debtRepaidUsd: x + 1e-9,
+          badDebt: x * 1e-3,
+          badDebtUsd: x,
+        }),
+      );
+      await store.appendLiquidations(liquidations);
+      assert.deepEqual(await store.liquidations({}, 100), newestFirst(liquidations));
+      // -0 comes back as 0 (SQLite keeps no sign on zero; both stores agree)
+      await store.appendAssetPrices([price({ token: addr(0x0), priceUsd: -0 })]);
+      const [zero] = await store.assetPrices(1, addr(0x0), 0, T0 + DAY_MS, 1);
+      assert.ok(Object.is(zero?.priceUsd, 0));
+      await store.close();
+    });
+
+    test('behavior: cursors page without gaps or duplicates while rows are appended between pages', async () => {
+      const store = await open();
+      const key = 'morpho-1-0xpaged';
+      const hour = (i: number) => snapshot({ marketKey: key, at: T0 + i * HOUR_MS, supplyUsd: i });
+      await store.appendMarketSnapshots(Array.from({ length: 50 }, (_, i) => hour(i)));
+      // hourly snapshots: the ingest appends newer hours while a client pages forward (for a while:
+      // each page taking one row and one more arriving, the client would never catch up)
+      const seen: MarketSnapshot[] = [];
+      let next = 50;
+      for (let page = await store.marketSnapshots(key, 'hour', 0, T0 + 365 * DAY_MS, 7); page.length > 0; ) {
+        seen.push(...page);
+        if (next < 60) await store.appendMarketSnapshots([hour(next++)]);
+        page = await store.marketSnapshots(key, 'hour', 0, T0 + 365 * DAY_MS, 7, page.at(-1));
+      }
+      assert.deepEqual(
+        seen.map((s) => s.supplyUsd),
+        Array.from({ length: next }, (_, i) => i),
+        'every row once, in order, the ones appended meanwhile included',
+      );
+
+      // prices: the same, by chain and token
+      const token = addr(0x77);
+      const p = (i: number) => price({ token, at: T0 + i * HOUR_MS, priceUsd: i });
+      await store.appendAssetPrices(Array.from({ length: 20 }, (_, i) => p(i)));
+      const prices: AssetPrice[] = [];
+      let nextPrice = 20;
+      for (let page = await store.assetPrices(1, token, 0, T0 + 365 * DAY_MS, 3); page.length > 0; ) {
+        prices.push(...page);
+        if (nextPrice < 25) await store.appendAssetPrices([p(nextPrice++)]);
+        page = await store.assetPrices(1, token, 0, T0 + 365 * DAY_MS, 3, page.at(-1));
+      }
+      assert.deepEqual(
+        prices.map((x) => x.priceUsd),
+        Array.from({ length: nextPrice }, (_, i) => i),
+      );
+
+      // oracle rounds: several rounds share an updatedAt, so pages split ties
+      const feed = addr(0x99);
+      const r = (i: number) =>
+        round({ feed, roundId: String(1000 + i), updatedAt: T0 + Math.floor(i / 4) * 1000 });
+      await store.appendOracleRounds(shuffled(Array.from({ length: 30 }, (_, i) => r(i))));
+      const rounds: OracleRound[] = [];
+      let nextRound = 30;
+      for (let page = await store.oracleRounds(1, feed, 0, T0 + DAY_MS, 3); page.length > 0; ) {
+        rounds.push(...page);
+        if (nextRound < 36) await store.appendOracleRounds([r(nextRound++)]);
+        page = await store.oracleRounds(1, feed, 0, T0 + DAY_MS, 3, page.at(-1));
+      }
+      assert.deepEqual(
+        rounds.map((x) => x.roundId),
+        Array.from({ length: nextRound }, (_, i) => String(1000 + i)),
+      );
+
+      // liquidations, newest first: groups sharing a time (logs of one tx, several chains),
+      // pages splitting them; newer liquidations arrive meanwhile and are not part of this listing
+      const initial: LiquidationEvent[] = [];
+      for (let t = 0; t < 12; t++) {
+        for (const [chainId, logIndex] of [
+          [1, 0],
+          [1, 3],
+          [10, 1],
+          [1, 1],
+        ] as const) {
+          initial.push(liquidation(t, { at: T0 + t * 60_000, chainId, logIndex, block: t }));
+        }
+      }
+      await store.appendLiquidations(shuffled(initial));
+      const listed: LiquidationEvent[] = [];
+      let newer = 0;
+      for (let page = await store.liquidations({}, 5); page.length > 0; ) {
+        listed.push(...page);
+        await store.appendLiquidations([liquidation(100 + newer++, { at: T0 + DAY_MS + newer })]);
+        page = await store.liquidations({}, 5, page.at(-1));
+      }
+      assert.deepEqual(listed, newestFirst(initial));
+      assert.equal(new Set(listed.map(liquidationKey)).size, initial.length);
+      // a filtered listing pages the same way
+      const chain1: LiquidationEvent[] = [];
+      for (let page = await store.liquidations({ chainId: 1, toMs: T0 + DAY_MS }, 4); page.length > 0; ) {
+        chain1.push(...page);
+        page = await store.liquidations({ chainId: 1, toMs: T0 + DAY_MS }, 4, page.at(-1));
+      }
+      assert.deepEqual(chain1, newestFirst(initial.filter((l) => l.chainId === 1)));
+      await store.close();
+    });
+
+    test('behavior: liquidations filter by chain, market, borrower, liquidator, protocol and time', async () => {
+      const store = await open();
+      const rows = Array.from({ length: 40 }, (_, i) =>
+        liquidation(i, {
+          chainId: i % 2 ? 1 : 8453,
+          marketKey: `m${i % 4}`,
+          borrower: addr(0xb00 + (i % 5)),
+          liquidator: addr(0x100 + (i % 3)),
+          protocol: i % 8 === 0 ? 'aave' : 'morpho',
+        }),
+      );
+      await store.appendLiquidations(shuffled(rows));
+      const expect = (pick: (l: LiquidationEvent) => boolean) => newestFirst(rows.filter(pick));
+      assert.deepEqual(
+        await store.liquidations({}, 100),
+        expect(() => true),
+      );
+      assert.deepEqual(
+        await store.liquidations({ chainId: 8453 }, 100),
+        expect((l) => l.chainId === 8453),
+      );
+      assert.deepEqual(
+        await store.liquidations({ marketKey: 'm3' }, 100),
+        expect((l) => l.marketKey === 'm3'),
+      );
+      assert.deepEqual(
+        await store.liquidations({ borrower: addr(0xb02) }, 100),
+        expect((l) => l.borrower === addr(0xb02)),
+      );
+      assert.deepEqual(
+        await store.liquidations({ borrower: `0x${addr(0xb0c).slice(2).toUpperCase()}` }, 100),
+        expect((l) => l.borrower === addr(0xb0c)),
+        'addresses are compared lower-cased',
+      );
+      assert.deepEqual(
+        await store.liquidations({ liquidator: addr(0x101) }, 100),
+        expect((l) => l.liquidator === addr(0x101)),
+      );
+      assert.deepEqual(
+        await store.liquidations({ protocol: 'aave' }, 100),
+        expect((l) => l.protocol === 'aave'),
+      );
+      const from = rows[10]!.at;
+      const to = rows[20]!.at;
+      assert.deepEqual(
+        await store.liquidations({ fromMs: from, toMs: to }, 100),
+        expect((l) => l.at >= from && l.at < to),
+      );
+      assert.deepEqual(
+        await store.liquidations(
+          { chainId: 1, borrower: addr(0xb01), liquidator: addr(0x100), fromMs: from },
+          100,
+        ),
+        expect(
+          (l) =>
+            l.chainId === 1 && l.borrower === addr(0xb01) && l.liquidator === addr(0x100) && l.at >= from,
+        ),
+      );
+      assert.deepEqual(await store.liquidations({ borrower: addr(0xdead) }, 100), []);
+      assert.deepEqual(
+        await store.liquidations({ chainId: 8453 }, 3),
+        expect((l) => l.chainId === 8453).slice(0, 3),
+      );
+      await store.close();
+    });
+
+    test('behavior: pruneHistory deletes, per kind, only the rows older than its cutoff', async () => {
+      const store = await open();
+      await store.appendMarketSnapshots([
+        ...Array.from({ length: 10 }, (_, i) => snapshot({ at: T0 + i * HOUR_MS })),
+        ...Array.from({ length: 3 }, (_, i) => snapshot({ granularity: 'day', at: T0 + i * DAY_MS })),
+      ]);
+      await store.appendAssetPrices(Array.from({ length: 6 }, (_, i) => price({ at: T0 + i * HOUR_MS })));
+      await store.appendOracleRounds(
+        Array.from({ length: 5 }, (_, i) => round({ roundId: `${i + 1}`, updatedAt: T0 + i })),
+      );
+      await store.appendLiquidations(Array.from({ length: 4 }, (_, i) => liquidation(i)));
+      // no cutoffs (the default retention): nothing deleted
+      assert.deepEqual(historyCutoffs(KEEP_ALL_HISTORY, T0), {});
+      assert.deepEqual(await store.pruneHistory(historyCutoffs(KEEP_ALL_HISTORY, T0)), {
+        hourlySnapshots: 0,
+        dailySnapshots: 0,
+        assetPrices: 0,
+        oracleRounds: 0,
+        liquidations: 0,
+      });
+      const cutoffs = historyCutoffs(
+        { ...KEEP_ALL_HISTORY, hourlySnapshots: 6 * HOUR_MS, assetPrices: 2 * HOUR_MS, oracleRounds: 2 },
+        T0 + 10 * HOUR_MS,
+      );
+      assert.deepEqual(cutoffs, {
+        hourlySnapshots: T0 + 4 * HOUR_MS,
+        assetPrices: T0 + 8 * HOUR_MS,
+        oracleRounds: T0 + 10 * HOUR_MS - 2,
+      });
+      assert.deepEqual(
+        await store.pruneHistory({ ...cutoffs, oracleRounds: T0 + 3, liquidations: T0 + 12_000 }),
+        {
+          hourlySnapshots: 4,
+          dailySnapshots: 0,
+          assetPrices: 6,
+          oracleRounds: 3,
+          liquidations: 1,
+        },
+      );
+      assert.deepEqual(
+        (await store.marketSnapshots(snapshot().marketKey, 'hour', 0, T0 + DAY_MS, 100)).map((s) => s.at),
+        Array.from({ length: 6 }, (_, i) => T0 + (i + 4) * HOUR_MS),
+        'the cutoff itself is kept',
+      );
+      assert.equal(
+        (await store.marketSnapshots(snapshot().marketKey, 'day', 0, T0 + 9 * DAY_MS, 100)).length,
+        3,
+      );
+      assert.deepEqual(
+        (await store.oracleRounds(1, round().feed, 0, T0 + DAY_MS, 10)).map((r) => r.roundId),
+        ['4', '5'],
+      );
+      assert.deepEqual(await store.historyCounts(), {
+        hourlySnapshots: 6,
+        dailySnapshots: 3,
+        assetPrices: 0,
+        oracleRounds: 2,
+        liquidations: 3,
+      });
+      // pruned rows may be appended again (a backfill after a retention change)
+      assert.equal(await store.appendLiquidations([liquidation(0)]), 1);
+      await store.close();
+    });
+
+    test('error: a batch with an invalid row is refused whole, before anything is written', async () => {
+      const store = await open();
+      const good = snapshot();
+      const refused = async (p: Promise<unknown>, message: RegExp) =>
+        assert.rejects(p, (err: Error) => {
+          assert.ok(err instanceof RangeError, String(err));
+          assert.match(err.message, message);
+          return true;
+        });
+      await refused(
+        store.appendMarketSnapshots([good, snapshot({ at: T0 + 1 })]),
+        /snapshot 1: at must be on the hour/,
+      );
+      await refused(
+        store.appendMarketSnapshots([good, snapshot({ granularity: 'day', at: T0 + HOUR_MS })]),
+        /00:00 UTC/,
+      );
+      await refused(store.appendMarketSnapshots([snapshot({ supplyUsd: Number.NaN })]), /supplyUsd/);
+      await refused(
+        store.appendMarketSnapshots([snapshot({ oraclePrice: Number.POSITIVE_INFINITY })]),
+        /oraclePrice/,
+      );
+      await refused(store.appendAssetPrices([price({ token: '0xAbC' })]), /lower-case/);
+      await refused(store.appendAssetPrices([price({ at: T0 + 60_000 })]), /on the hour/);
+      await refused(store.appendOracleRounds([round({ roundId: '007' })]), /roundId/);
+      await refused(store.appendOracleRounds([round({ roundId: (2n ** 80n).toString() })]), /uint80/);
+      await refused(
+        store.appendLiquidations([liquidation(1), liquidation(2, { at: 1.5 })]),
+        /liquidation 1: at/,
+      );
+      await refused(store.appendLiquidations([liquidation(1, { borrower: '0xABC' })]), /borrower/);
+      await refused(store.marketSnapshots('m', 'hour', 0, 10, -1), /limit/);
+      await refused(store.liquidations({ fromMs: 0.5 }, 10), /times/);
+      await refused(store.saveSource(source({ consecutiveFailures: -1 })), /consecutiveFailures/);
+      assert.deepEqual(await store.historyCounts(), {
+        hourlySnapshots: 0,
+        dailySnapshots: 0,
+        assetPrices: 0,
+        oracleRounds: 0,
+        liquidations: 0,
+      });
+      await store.close();
+    });
+
+    test('behavior: sources are upserted by id and listed by id', async () => {
+      const store = await open();
+      const chain = source({ id: 'chain:1' });
+      const api = source({
+        id: 'morpho-api',
+        kind: 'api',
+        chainIds: [1, 8453, 42161],
+        refreshedAt: T0 - 5000,
+        lastBlock: { '1': 21_000_000, '8453': 25_000_000 },
+        consecutiveFailures: 2,
+        lastError: 'HTTP 502 from upstream: "bad gateway" \\ ünïcødé',
+        updatedAt: T0 + 1,
+      });
+      await store.saveSource(chain);
+      await store.saveSource(api);
+      await store.saveSource(source({ id: 'chain:10', chainIds: [10] }));
+      assert.deepEqual(
+        (await store.listSources()).map((s) => s.id),
+        ['chain:1', 'chain:10', 'morpho-api'],
+      );
+      assert.deepEqual((await store.listSources())[2], api);
+      const refreshed = {
+        ...chain,
+        refreshedAt: T0 + 60_000,
+        lastBlock: { '1': 21_000_100 },
+        consecutiveFailures: 0,
+        lastError: null,
+        updatedAt: T0 + 60_000,
+      };
+      await store.saveSource(refreshed);
+      const listed = await store.listSources();
+      assert.equal(listed.length, 3);
+      assert.deepEqual(listed[0], refreshed, 'the saved state replaces the stored one whole');
+      await store.close();
+    });
+
+    test('behavior: concurrent appends of overlapping rows all complete, each row stored once', async () => {
+      const store = await open();
+      const rows = Array.from({ length: 3000 }, (_, i) =>
+        liquidation(i % 1000, { logIndex: Math.floor(i / 1000) }),
+      );
+      const batches = [
+        rows.slice(0, 2000),
+        shuffled(rows.slice(1000), 3),
+        shuffled(rows, 5),
+        rows.slice(500, 2500).reverse(),
+      ];
+      const added = await Promise.all(batches.map((b) => store.appendLiquidations(b)));
+      assert.equal(
+        added.reduce((a, b) => a + b, 0),
+        rows.length,
+      );
+      const snapshots = Array.from({ length: 2000 }, (_, i) =>
+        snapshot({ marketKey: `m${i % 10}`, at: T0 + Math.floor(i / 10) * HOUR_MS }),
+      );
+      const addedSnapshots = await Promise.all([
+        store.appendMarketSnapshots(snapshots),
+        store.appendMarketSnapshots(shuffled(snapshots)),
+        store.appendMarketSnapshots([...snapshots].reverse()),
+      ]);
+      assert.equal(
+        addedSnapshots.reduce((a, b) => a + b, 0),
+        snapshots.length,
+      );
+      const counts = await store.historyCounts();
+      assert.equal(counts.liquidations, rows.length);
+      assert.equal(counts.hourlySnapshots, snapshots.length);
+      await store.close();
+    });
+
+    test('behavior: a 200,000-row append completes, and appending it again adds nothing', async () => {
+      const store = await open();
+      // 23 markets, a year of hours each (a backfill)
+      const rows: MarketSnapshot[] = [];
+      for (let i = 0; i < 200_000; i++) {
+        const market = i % 23;
+        rows.push(
+          snapshot({
+            marketKey: `morpho-1-0x${market.toString(16).padStart(64, '0')}`,
+            at: T0 + Math.floor(i / 23) * HOUR_MS,
+            supplyUsd: i * 1.000_1,
+            borrowUsd: i / 3,
+            utilization: (i % 1000) / 1000,
+            collateralPriceUsd: i % 2 ? null : i + 0.5,
+          }),
+        );
+      }
+      assert.equal(await store.appendMarketSnapshots(rows), rows.length);
+      assert.equal((await store.historyCounts()).hourlySnapshots, rows.length);
+      assert.equal(await store.appendMarketSnapshots(rows.slice(100_000)), 0);
+      const market7 = rows.filter((_, i) => i % 23 === 7);
+      assert.deepEqual(
+        await store.marketSnapshots(
+          market7[0]!.marketKey,
+          'hour',
+          0,
+          Number.MAX_SAFE_INTEGER,
+          100,
+          market7[999],
+        ),
+        market7.slice(1000, 1100),
+      );
+      assert.deepEqual(await store.latestMarketSnapshot(market7[0]!.marketKey, 'hour'), market7.at(-1));
+      await store.close();
+    });
+  });
+}
