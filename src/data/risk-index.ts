@@ -138,9 +138,9 @@ export class RiskIndex {
     this.heads = new Float64Array(size);
     const members = new Map<string, number[]>();
     const join = (k: string, ord: number) => {
-      let l = members.get(k);
-      if (!l) members.set(k, (l = []));
-      l.push(ord);
+      const l = members.get(k);
+      if (l) l.push(ord);
+      else members.set(k, [ord]);
     };
     for (let ord = 0; ord < size; ord++) {
       const m = catalog.recordAt(ord);
@@ -150,7 +150,10 @@ export class RiskIndex {
       ] as const) {
         const key = `${m.chainId}:${token.toLowerCase()}`;
         let t = this.byToken.get(key);
-        if (!t) this.byToken.set(key, (t = { c: [], l: [] }));
+        if (!t) {
+          t = { c: [], l: [] };
+          this.byToken.set(key, t);
+        }
         t[side].push(ord);
       }
       if (!this.byMarket[ord]) continue;
