@@ -8,7 +8,9 @@ import { buildReadModel, loadReadModel, type ReadModel } from './data/read-model
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource } from './http/context.ts';
+import { ingestOnce } from './ingest/runner.ts';
 import { DEFAULT_SEED, generateSandbox } from './ingest/sandbox/index.ts';
+import { sandboxSource } from './ingest/sandbox/source.ts';
 import { createAdmission, createKeyEvents } from './scale.ts';
 import { openStore } from './store/open.ts';
 import type { DatasetInfo, MarketDataStore, ProgressFn, Store } from './store/types.ts';
@@ -22,20 +24,33 @@ export async function seedStore(
   seed: number = DEFAULT_SEED,
   onProgress?: ProgressFn,
   onlyIfEmpty = false,
+  clock: Clock = systemClock(),
 ): Promise<DatasetInfo> {
-  const ds = generateSandbox({ profile, seed });
-  return store.replaceDataset(
-    {
-      kind: 'sandbox',
-      profile,
-      seed,
-      markets: ds.markets,
-      positions: ds.positions(),
-      positionCount: ds.positionCount,
-      onlyIfEmpty,
-    },
-    onProgress,
-  );
+  const run = await ingestOnce(sandboxSource(profile, seed), store, clock, { onProgress, onlyIfEmpty });
+  if (!run.ok || !run.dataset)
+    throw new Error(`seeding the sandbox failed: ${run.error ?? 'no dataset written'}`);
+  return run.dataset;
+}
+
+/**
+ * A store seeded before sources were recorded holds a sandbox dataset and no checkpoint for it:
+ * the checkpoint is written from the dataset's refresh time, so /health lists the source.
+ */
+async function recordSandboxSource(store: Store, clock: Clock): Promise<void> {
+  const dataset = await store.datasetInfo();
+  if (dataset?.kind !== 'sandbox') return;
+  if ((await store.listSources()).some((s) => s.id === 'sandbox')) return;
+  const chainIds = (await store.loadMarkets()).map((m) => m.chainId);
+  await store.saveSource({
+    id: 'sandbox',
+    kind: 'simulation',
+    chainIds: [...new Set(chainIds)].sort((a, b) => a - b),
+    refreshedAt: dataset.refreshedAt,
+    lastBlock: {},
+    consecutiveFailures: 0,
+    lastError: null,
+    updatedAt: Math.floor(clock.now()),
+  });
 }
 
 /** The fixed sandbox served to test keys (D10): the default profile with the default seed. */
@@ -136,7 +151,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const tiers = loadTiers(settings.tiersFile);
   const store = await openStore(settings, clock);
   if (!(await store.datasetInfo()))
-    await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true);
+    await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true, clock);
+  else await recordSandboxSource(store, clock);
   const models = await ReadModels.load(store, clock);
   const logger = options.logger ?? false;
   // Backends may warn before the app (and its logger) exists: such early warnings go to stderr.

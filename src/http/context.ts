@@ -35,6 +35,16 @@ export interface HealthReport {
     markets: number;
     positions: number;
   }[];
+  sources: {
+    id: string;
+    kind: string;
+    chains: number[];
+    lastRefresh: string | null;
+    ageSeconds: number | null;
+    lastBlock: Record<string, number>;
+    consecutiveFailures: number;
+    lastError: string | null;
+  }[];
 }
 
 /** Read models by key mode: test keys get the fixed sandbox, live keys the live store (D10). */

@@ -9,6 +9,19 @@ export interface Meta {
   source: string;
   clamped?: Clamped;
   total?: number;
+  asOf?: string;
+}
+
+/** ISO time of each dataset's refresh, formatted once. */
+const asOfText = new WeakMap<object, string>();
+
+function asOfOf(model: ReadModel): string {
+  let s = asOfText.get(model.dataset);
+  if (s === undefined) {
+    s = new Date(model.dataset.refreshedAt).toISOString();
+    asOfText.set(model.dataset, s);
+  }
+  return s;
 }
 
 /** Server time since the request arrived, in ms, to the microsecond. */
@@ -17,7 +30,8 @@ export function latencyMs(request: FastifyRequest): number {
 }
 
 /**
- * Meta of a data answer (DECISIONS D11): freshness from the dataset's age; source from the
+ * Meta of a data answer (DECISIONS D11, D16): freshness and asOf from the refresh of the data's
+ * source (one source today: the dataset; sandbox data is always a snapshot); source from the
  * protocols of the items found, or of the query's scope when nothing was found; total when the
  * query counted; clamped as the access pipeline reported it for this request.
  */
@@ -33,6 +47,7 @@ export function dataMeta(
   const meta: Meta = { latencyMs: 0, freshness: freshness(model.dataset, nowMs), source };
   if (clamped) meta.clamped = clamped;
   if (found.total !== undefined) meta.total = found.total;
+  meta.asOf = asOfOf(model);
   meta.latencyMs = latencyMs(request);
   return meta;
 }

@@ -168,6 +168,14 @@ export const MetaSchema = Type.Object({
     ),
   ),
   total: Type.Optional(Type.Integer({ description: 'Items in scope before limit and offset (lists only).' })),
+  asOf: Type.Optional(
+    Type.String({
+      description:
+        'ISO 8601 UTC time of the last successful refresh of the stalest source behind the answer (data routes; ' +
+        'for sandbox data, when it was generated).',
+      examples: ['2026-11-24T12:00:00.000Z'],
+    }),
+  ),
 });
 
 export function envelope<T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.Array>>(data: T) {

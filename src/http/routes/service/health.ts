@@ -29,6 +29,31 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                 positions: Type.Integer(),
               }),
             ),
+            sources: Type.Array(
+              Type.Object({
+                id: Type.String({ description: "e.g. 'sandbox', 'chain:1', 'morpho-api'." }),
+                kind: Type.String({ description: "'simulation', 'chain' or 'api'." }),
+                chains: Type.Array(Type.Integer()),
+                lastRefresh: Type.Unsafe<string | null>({
+                  type: ['string', 'null'],
+                  description: 'ISO 8601 UTC time of the last successful refresh; null before the first.',
+                }),
+                ageSeconds: Type.Unsafe<number | null>({
+                  type: ['number', 'null'],
+                  description: 'Seconds since the last successful refresh.',
+                }),
+                lastBlock: Type.Record(Type.String(), Type.Integer(), {
+                  description: 'Last block read, by chain id (chain sources).',
+                }),
+                consecutiveFailures: Type.Integer(),
+                lastError: Type.Unsafe<string | null>({
+                  type: ['string', 'null'],
+                  description:
+                    'Message of the last failed refresh (credentials removed); null after a success.',
+                }),
+              }),
+              { description: 'Every data source of the live store, as last recorded (DECISIONS D16).' },
+            ),
           }),
         },
       },
@@ -62,11 +87,23 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
       positions: d.positionCount,
     };
   });
+  const sources = storeUp ? await deps.store.listSources().catch(() => []) : [];
+  const nowMs = deps.clock.now();
   const limiterState = deps.admission.state?.() ?? 'up';
   return {
     status: storeUp && limiterState === 'up' ? 'ok' : 'degraded',
     store: { backend: deps.store.kind, state: storeUp ? 'up' : 'down' },
     limiter: { backend: deps.admission.backend, state: limiterState },
     datasets,
+    sources: sources.map((s) => ({
+      id: s.id,
+      kind: s.kind,
+      chains: s.chainIds,
+      lastRefresh: s.refreshedAt === null ? null : new Date(s.refreshedAt).toISOString(),
+      ageSeconds: s.refreshedAt === null ? null : Math.max(0, Math.round((nowMs - s.refreshedAt) / 1000)),
+      lastBlock: s.lastBlock,
+      consecutiveFailures: s.consecutiveFailures,
+      lastError: s.lastError,
+    })),
   };
 }

@@ -1,0 +1,38 @@
+import type { DatasetInput } from '../store/types.ts';
+
+/**
+ * The ingest contract. A source (the sandbox simulation now; chain adapters and the Morpho API
+ * next) produces domain records and says how each item went; it never writes to the store and
+ * never throws a whole run away for one bad item. Ingestion (runner.ts) owns the writes and
+ * the source's checkpoint: last successful refresh, last block per chain, consecutive
+ * failures, last error. A run that fails as a whole leaves the source's data as it was (it
+ * ages, DECISIONS D16): nothing is emptied.
+ */
+
+/** How one item of a run went (a market, a feed, a block range). */
+export type ItemReport = { id: string; ok: true } | { id: string; ok: false; error: string };
+
+/** What a source hands to ingestion in one run. */
+export interface SourceOutput {
+  /**
+   * A full snapshot of the source's markets and positions (the sandbox: generated whole from
+   * its seed). Chain and API sources will hand record changes instead.
+   */
+  snapshot?: DatasetInput;
+  /** Blocks reached, per chain id (chain sources). */
+  blocks?: Record<string, number>;
+  /** Per-item outcomes; failed items do not fail the run. */
+  items: ItemReport[];
+}
+
+export interface Source {
+  /** Stable id: 'sandbox', 'chain:<chainId>', 'morpho-api'. */
+  readonly id: string;
+  readonly kind: 'simulation' | 'chain' | 'api';
+  readonly chainIds: readonly number[];
+  /**
+   * One pass over the source. Throws only when nothing could be read at all (the source is
+   * unreachable): the run then counts as failed and the data stays as it was.
+   */
+  run(nowMs: number): Promise<SourceOutput>;
+}

@@ -1,0 +1,77 @@
+import type { Clock } from '../domain/clock.ts';
+import type { DatasetInfo, MarketDataStore, ProgressFn, SourceState, SourceStore } from '../store/types.ts';
+import type { ItemReport, Source } from './contract.ts';
+
+export interface IngestResult {
+  source: string;
+  ok: boolean;
+  /** The dataset now in the store, when the run wrote a snapshot. */
+  dataset: DatasetInfo | null;
+  items: ItemReport[];
+  error: string | null;
+  state: SourceState;
+}
+
+/** Credentials or keys in a URL never reach a checkpoint, a log line or /health. */
+export function redactSecrets(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, '$1[redacted]@').slice(0, 500);
+}
+
+/**
+ * Runs a source once and records the outcome in its checkpoint: on success the data is written
+ * (ingestion owns the writes) and the refresh time and blocks move on; on failure nothing is
+ * written, the failure is counted and its message kept, and the last good data stays.
+ * `onlyIfEmpty`: a snapshot is written only into an empty store (first start).
+ */
+export async function ingestOnce(
+  source: Source,
+  store: MarketDataStore & SourceStore,
+  clock: Clock,
+  options: { onProgress?: ProgressFn; onlyIfEmpty?: boolean } = {},
+): Promise<IngestResult> {
+  const previous = (await store.listSources()).find((s) => s.id === source.id);
+  const base: SourceState = previous ?? {
+    id: source.id,
+    kind: source.kind,
+    chainIds: [...source.chainIds],
+    refreshedAt: null,
+    lastBlock: {},
+    consecutiveFailures: 0,
+    lastError: null,
+    updatedAt: 0,
+  };
+  try {
+    const out = await source.run(clock.now());
+    let dataset: DatasetInfo | null = null;
+    if (out.snapshot) {
+      dataset = await store.replaceDataset(
+        { ...out.snapshot, onlyIfEmpty: options.onlyIfEmpty },
+        options.onProgress,
+      );
+    }
+    const now = Math.floor(clock.now());
+    // With onlyIfEmpty the store may have kept an existing dataset: its refresh time is the truth.
+    const state: SourceState = {
+      ...base,
+      kind: source.kind,
+      chainIds: [...source.chainIds],
+      refreshedAt: dataset ? dataset.refreshedAt : now,
+      lastBlock: { ...base.lastBlock, ...out.blocks },
+      consecutiveFailures: 0,
+      lastError: null,
+      updatedAt: now,
+    };
+    await store.saveSource(state);
+    return { source: source.id, ok: true, dataset, items: out.items, error: null, state };
+  } catch (err) {
+    const error = redactSecrets(err instanceof Error ? err.message : String(err));
+    const state: SourceState = {
+      ...base,
+      consecutiveFailures: base.consecutiveFailures + 1,
+      lastError: error,
+      updatedAt: Math.floor(clock.now()),
+    };
+    await store.saveSource(state);
+    return { source: source.id, ok: false, dataset: null, items: [], error, state };
+  }
+}
