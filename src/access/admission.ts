@@ -15,11 +15,27 @@ export interface AdmissionRequest {
   nowMs: number;
 }
 
-/** Expected outcomes of the limiter and quota checks (DECISIONS D7), as values. */
+/** A key's counts of the current UTC day and month, this request included (counted requests). */
+export interface QuotaCounts {
+  dayUsed: number;
+  monthUsed: number;
+}
+
+/**
+ * Expected outcomes of the limiter and quota checks (DECISIONS D7), as values. `counts` comes
+ * with every counted request the window let through (the RateLimit headers of D18 use it).
+ */
 export type AdmissionResult =
-  | { ok: true; rate: RateState }
+  | { ok: true; rate: RateState; counts?: QuotaCounts }
   | { ok: false; reason: 'RATE_LIMITED'; rate: RateState; retryAfterMs: number }
-  | { ok: false; reason: 'DAILY_QUOTA' | 'MONTHLY_QUOTA'; rate: RateState; limit: number; used: number };
+  | {
+      ok: false;
+      reason: 'DAILY_QUOTA' | 'MONTHLY_QUOTA';
+      rate: RateState;
+      limit: number;
+      used: number;
+      counts?: QuotaCounts;
+    };
 
 export interface QuotaStatus {
   day: string;
@@ -230,12 +246,14 @@ export class LocalAdmission implements Admission {
     if (!rate.ok) return { ok: false, reason: 'RATE_LIMITED', rate: state, retryAfterMs: rate.retryAfterMs };
     if (!req.counted) return { ok: true, rate: state };
     const q = this.quotas.consume(keyId, { daily: tier.dailyQuota, monthly: tier.monthlyQuota }, nowMs);
+    const u = this.quotas.usage(keyId, nowMs);
+    const counts = { dayUsed: u.dayUsed, monthUsed: u.monthUsed };
     await this.usage.record({ keyId, day: q.day, endpoint: req.endpoint, countedMonthly: q.countedMonthly });
-    if (q.ok) return { ok: true, rate: state };
+    if (q.ok) return { ok: true, rate: state, counts };
     // Refused with 429: the request takes no slot of the window (D7).
     this.limiter.release(keyId);
     const after = this.limiter.peek(keyId, tier.ratePerSecond, nowMs);
-    return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used };
+    return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used, counts };
   }
 
   async status(keyId: string, tier: Tier, nowMs: number): Promise<QuotaStatus> {

@@ -627,12 +627,26 @@ export class RedisAdmission implements Admission {
       this.#remember(keyId, { g: String(r[8]), d, du, mu });
       this.#record(keyId, dayOfNumber(d), req.endpoint, status !== STATUS.DAILY_QUOTA);
       if (status === STATUS.DAILY_QUOTA) {
-        return { ok: false, reason: 'DAILY_QUOTA', rate, limit: tier.dailyQuota!, used: du };
+        return {
+          ok: false,
+          reason: 'DAILY_QUOTA',
+          rate,
+          limit: tier.dailyQuota!,
+          used: du,
+          counts: { dayUsed: du, monthUsed: mu },
+        };
       }
       if (status === STATUS.MONTHLY_QUOTA) {
-        return { ok: false, reason: 'MONTHLY_QUOTA', rate, limit: tier.monthlyQuota!, used: mu };
+        return {
+          ok: false,
+          reason: 'MONTHLY_QUOTA',
+          rate,
+          limit: tier.monthlyQuota!,
+          used: mu,
+          counts: { dayUsed: du, monthUsed: mu },
+        };
       }
-      return { ok: true, rate };
+      return { ok: true, rate, counts: { dayUsed: du, monthUsed: mu } };
     }
   }
 
@@ -683,9 +697,10 @@ export class RedisAdmission implements Admission {
       inner(this.#unsettled, keyId).set(token, true);
       this.#goDown(err);
     }
-    if (q.ok) return { ok: true, rate };
+    const counts = { dayUsed: q.after.du, monthUsed: q.after.mu };
+    if (q.ok) return { ok: true, rate, counts };
     const after = { ...rate, remaining: rate.remaining + 1 };
-    return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used };
+    return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used, counts };
   }
 
   /** Waits `ms` of real time; with an injected clock, until it has advanced by `ms` (tests move it). */
@@ -1112,11 +1127,12 @@ export class RedisAdmission implements Admission {
       const gen = this.#known.get(keyId)?.g ?? '';
       const q = await this.#quotaLocal(req, now);
       this.#addOutage(keyId, q.day, q.countedMonthly, gen);
-      if (q.ok) return { ok: true, rate: state };
+      const counts = { dayUsed: q.after.du, monthUsed: q.after.mu };
+      if (q.ok) return { ok: true, rate: state, counts };
       // Refused with 429: the request takes no slot of the window (D7).
       this.#own.remove(keyId, at);
       const after = this.#own.peek(keyId, share, now);
-      return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used };
+      return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used, counts };
     } finally {
       if (--this.#inFlight === 0) for (const wake of this.#settled.splice(0)) wake();
     }

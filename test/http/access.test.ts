@@ -27,7 +27,11 @@ describe('rate limit', () => {
     assert.equal(first.headers['x-ratelimit-limit'], '20');
     assert.equal(first.headers['x-ratelimit-remaining'], '19');
     assert.equal(first.headers['x-ratelimit-reset'], String(start + 1000));
-    assert.equal(first.headers['ratelimit-policy'], '"per-second";q=20;w=1');
+    // DECISIONS D18: every policy of a counted request; the closest to exhaustion in RateLimit.
+    assert.equal(
+      first.headers['ratelimit-policy'],
+      '"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000',
+    );
     assert.equal(first.headers.ratelimit, '"per-second";r=19;t=1');
     t.clock.advance(250);
     const bad = await t.get('/api/v1/markets/search', key);
@@ -35,6 +39,36 @@ describe('rate limit', () => {
     assert.equal(bad.headers['x-ratelimit-remaining'], '18');
     // the oldest request in the window (at start) leaves it at start + 1000
     assert.equal(bad.headers['x-ratelimit-reset'], String(start + 1000));
+    await t.close();
+  });
+
+  test('behavior: RateLimit names the quota closest to exhaustion, r=0 on its 429; unlimited quotas and uncounted routes list only what applies (D18)', async () => {
+    const tiers = tiersWith((t) => {
+      t.pro!.dailyQuota = 4;
+      t.pro!.monthlyQuota = 100;
+    });
+    const t = await createTestApp({ tiers });
+    // 12:00 UTC on the test clock's day: 43,200 s to midnight.
+    const key = await t.key('pro');
+    const policy = '"per-second";q=20;w=1, "daily";q=4;w=86400, "monthly";q=100;w=2592000';
+    const first = await t.get(SEARCH, key);
+    assert.equal(first.headers['ratelimit-policy'], policy);
+    // daily: 3 of 4 left (0.75) against 19 of 20 a second (0.95) and 99 of 100 a month
+    assert.equal(first.headers.ratelimit, '"daily";r=3;t=43200');
+    for (let i = 0; i < 3; i++) await t.get(SEARCH, key);
+    const refused = await t.get(SEARCH, key);
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.json().error, 'DAILY_QUOTA_EXCEEDED');
+    assert.equal(refused.headers['ratelimit-policy'], policy);
+    assert.equal(refused.headers.ratelimit, '"daily";r=0;t=43200');
+    // Client routes are not counted: only the per-second window applies to them.
+    const client = await t.get('/api/v1/client/quota', key);
+    assert.equal(client.headers['ratelimit-policy'], '"per-second";q=20;w=1');
+    assert.match(String(client.headers.ratelimit), /^"per-second";r=\d+;t=1$/);
+    // Enterprise: no quota, so only the window.
+    const ent = await t.key('enterprise');
+    const e = await t.get(SEARCH, ent);
+    assert.match(String(e.headers['ratelimit-policy']), /^"per-second";q=\d+;w=1$/);
     await t.close();
   });
 

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { AdmissionResult } from '../../access/admission.ts';
-import type { RateState } from '../../access/sliding-window.ts';
 import { type Tier, type TierId, tierAllowsCategory, tierAllowsChain } from '../../access/tiers.ts';
 import { nextUtcMidnight, nextUtcMonthStart } from '../../domain/periods.ts';
 import type { AppDeps } from '../context.ts';
@@ -17,15 +16,83 @@ export function bearerToken(header: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-function setRateHeaders(reply: FastifyReply, rate: RateState, nowMs: number): void {
-  const resetAt = Math.ceil(rate.resetAt);
-  const resetIn = Math.max(1, Math.ceil((rate.resetAt - nowMs) / 1000));
+/** Windows of the quota policies in RateLimit-Policy (DECISIONS D18: a month is 30 days there). */
+const DAY_SECONDS = 86_400;
+const MONTH_SECONDS = 2_592_000;
+
+interface Policy {
+  name: 'per-second' | 'daily' | 'monthly';
+  q: number;
+  w: number;
+  /** Remaining, when known. */
+  r: number | undefined;
+  /** Seconds until it resets. */
+  t: number;
+}
+
+/**
+ * Rate headers. X-RateLimit-* are the per-second window (SPEC.md). The IETF headers
+ * (draft-ietf-httpapi-ratelimit-headers) follow DECISIONS D18: RateLimit-Policy lists every
+ * policy that applies to the request (the per-second window; for a counted request also the
+ * daily and monthly quotas, unlimited ones omitted), RateLimit the one closest to exhaustion,
+ * the smallest share of its quota left (ties: the shorter window), and for a quota refusal that
+ * quota, with r=0.
+ */
+function setRateHeaders(
+  reply: FastifyReply,
+  result: AdmissionResult,
+  tier: Tier,
+  counted: boolean,
+  nowMs: number,
+): void {
+  const rate = result.rate;
   reply.header('x-ratelimit-limit', rate.limit);
   reply.header('x-ratelimit-remaining', rate.remaining);
-  reply.header('x-ratelimit-reset', resetAt);
-  // IETF draft-ietf-httpapi-ratelimit-headers: a policy of q requests per w seconds, and what is left of it.
-  reply.header('ratelimit-policy', `"per-second";q=${rate.limit};w=1`);
-  reply.header('ratelimit', `"per-second";r=${rate.remaining};t=${resetIn}`);
+  reply.header('x-ratelimit-reset', Math.ceil(rate.resetAt));
+  const secondsUntil = (at: number) => Math.max(1, Math.ceil((at - nowMs) / 1000));
+  const policies: Policy[] = [
+    { name: 'per-second', q: rate.limit, w: 1, r: rate.remaining, t: secondsUntil(rate.resetAt) },
+  ];
+  if (counted) {
+    const counts = 'counts' in result ? result.counts : undefined;
+    if (tier.dailyQuota !== null) {
+      const r = counts && Math.max(0, tier.dailyQuota - counts.dayUsed);
+      policies.push({
+        name: 'daily',
+        q: tier.dailyQuota,
+        w: DAY_SECONDS,
+        r,
+        t: secondsUntil(nextUtcMidnight(nowMs)),
+      });
+    }
+    if (tier.monthlyQuota !== null) {
+      const r = counts && Math.max(0, tier.monthlyQuota - counts.monthUsed);
+      policies.push({
+        name: 'monthly',
+        q: tier.monthlyQuota,
+        w: MONTH_SECONDS,
+        r,
+        t: secondsUntil(nextUtcMonthStart(nowMs)),
+      });
+    }
+  }
+  let closest = policies[0]!;
+  const refusedBy = result.ok
+    ? null
+    : result.reason === 'DAILY_QUOTA'
+      ? 'daily'
+      : result.reason === 'MONTHLY_QUOTA'
+        ? 'monthly'
+        : null;
+  for (const p of policies) {
+    if (p.name === refusedBy) {
+      closest = { ...p, r: 0 };
+      break;
+    }
+    if (p.r !== undefined && p.q > 0 && p.r / p.q < closest.r! / closest.q) closest = p;
+  }
+  reply.header('ratelimit-policy', policies.map((p) => `"${p.name}";q=${p.q};w=${p.w}`).join(', '));
+  reply.header('ratelimit', `"${closest.name}";r=${closest.r ?? 0};t=${closest.t}`);
 }
 
 function retryAfterSeconds(ms: number): string {
@@ -90,7 +157,7 @@ export function accessHook(deps: AppDeps) {
       counted: config.counted !== false,
       nowMs,
     });
-    setRateHeaders(reply, result.rate, nowMs);
+    setRateHeaders(reply, result, tier, config.counted !== false, nowMs);
     if (!result.ok) throw refusal(result, tier, nowMs);
 
     if (config.category !== null && !tierAllowsCategory(tier, config.category)) {
