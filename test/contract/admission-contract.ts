@@ -98,11 +98,24 @@ export function admissionContract(name: string, make: MakeAdmission, options: { 
       await withAdmission('2026-11-22T12:00:00.000Z', async ({ clock, admit }) => {
         const t0 = clock.now();
         const t3 = tier(3, null, null);
-        assert.deepEqual(await admit(t3), { ok: true, rate: { limit: 3, remaining: 2, resetAt: t0 + 1000 } });
+        // Counted requests come with the key's day and month counts, this one included.
+        assert.deepEqual(await admit(t3), {
+          ok: true,
+          rate: { limit: 3, remaining: 2, resetAt: t0 + 1000 },
+          counts: { dayUsed: 1, monthUsed: 1 },
+        });
         clock.advance(200);
-        assert.deepEqual(await admit(t3), { ok: true, rate: { limit: 3, remaining: 1, resetAt: t0 + 1000 } });
+        assert.deepEqual(await admit(t3), {
+          ok: true,
+          rate: { limit: 3, remaining: 1, resetAt: t0 + 1000 },
+          counts: { dayUsed: 2, monthUsed: 2 },
+        });
         clock.advance(300);
-        assert.deepEqual(await admit(t3), { ok: true, rate: { limit: 3, remaining: 0, resetAt: t0 + 1000 } });
+        assert.deepEqual(await admit(t3), {
+          ok: true,
+          rate: { limit: 3, remaining: 0, resetAt: t0 + 1000 },
+          counts: { dayUsed: 3, monthUsed: 3 },
+        });
         clock.advance(100);
         assert.deepEqual(await admit(t3), {
           ok: false,
@@ -112,7 +125,11 @@ export function admissionContract(name: string, make: MakeAdmission, options: { 
         });
         // t0 + 1000: the first leaves; the oldest left in the window is t0 + 200.
         clock.set(t0 + 1000);
-        assert.deepEqual(await admit(t3), { ok: true, rate: { limit: 3, remaining: 0, resetAt: t0 + 1200 } });
+        assert.deepEqual(await admit(t3), {
+          ok: true,
+          rate: { limit: 3, remaining: 0, resetAt: t0 + 1200 },
+          counts: { dayUsed: 4, monthUsed: 4 },
+        });
         assert.deepEqual(await admit(t3), {
           ok: false,
           reason: 'RATE_LIMITED',
@@ -121,7 +138,11 @@ export function admissionContract(name: string, make: MakeAdmission, options: { 
         });
         // Window empty again: reset is now + 1000.
         clock.set(t0 + 5000);
-        assert.deepEqual(await admit(t3), { ok: true, rate: { limit: 3, remaining: 2, resetAt: t0 + 6000 } });
+        assert.deepEqual(await admit(t3), {
+          ok: true,
+          rate: { limit: 3, remaining: 2, resetAt: t0 + 6000 },
+          counts: { dayUsed: 5, monthUsed: 5 },
+        });
       });
     });
 
@@ -157,6 +178,7 @@ export function admissionContract(name: string, make: MakeAdmission, options: { 
         assert.deepEqual(await admit(tier(10, null, null)), {
           ok: true,
           rate: { limit: 10, remaining: 6, resetAt: t0 + 1020 },
+          counts: { dayUsed: 6, monthUsed: 6 },
         });
       });
     });
@@ -174,6 +196,7 @@ export function admissionContract(name: string, make: MakeAdmission, options: { 
           rate: { limit: 100, remaining: 97, resetAt: clock.now() + 1000 },
           limit: 3,
           used: 4,
+          counts: { dayUsed: 4, monthUsed: 3 },
         });
         const r5 = await admit(t);
         assert.equal(!r5.ok && r5.reason === 'DAILY_QUOTA' && r5.used, 5);
