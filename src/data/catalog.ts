@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Protocol } from '../domain/enums.ts';
 import { available, maxLeverage, utilization } from '../domain/metrics.ts';
 import { oracleHealth } from '../domain/oracle.ts';
+import { fraction, significant, usd } from '../domain/precision.ts';
 import { classifyStrategy } from '../domain/strategy.ts';
 import type { MarketRecord, OracleHealth, OracleRecord, StrategyInfo } from '../domain/types.ts';
 import { groupIndexes, walkMerged } from './sorted-lists.ts';
@@ -49,6 +50,12 @@ interface Entry {
   jsonAtSec: number;
 }
 
+/** Oracle health as served: the staleness ratio to 8 significant digits (isStale stays exact). */
+function servedHealth(oracle: OracleRecord | null, nowSec: number): OracleHealth | null {
+  const h = oracleHealth(oracle, nowSec);
+  return h && { ...h, stalenessRatio: significant(h.stalenessRatio) };
+}
+
 export function toMarketView(m: MarketRecord, nowSec: number): MarketView {
   const strategy = classifyStrategy(m.collateral, m.loan);
   return {
@@ -60,26 +67,27 @@ export function toMarketView(m: MarketRecord, nowSec: number): MarketView {
     loan: m.loan,
     collateralAddress: m.collateralAddress,
     loanAddress: m.loanAddress,
-    collateralPrice: m.collateralPrice,
-    loanPrice: m.loanPrice,
-    supply: m.supply,
-    borrow: m.borrow,
-    available: available(m.supply, m.borrow),
-    utilization: utilization(m.supply, m.borrow),
-    supplyApy: m.supplyApy,
-    borrowApy: m.borrowApy,
-    supplyRewardsApy: m.supplyRewardsApy,
-    borrowRewardsApy: m.borrowRewardsApy,
+    // Served figures are rounded once, here (src/domain/precision.ts).
+    collateralPrice: significant(m.collateralPrice),
+    loanPrice: significant(m.loanPrice),
+    supply: usd(m.supply),
+    borrow: usd(m.borrow),
+    available: usd(available(m.supply, m.borrow)),
+    utilization: fraction(utilization(m.supply, m.borrow)),
+    supplyApy: fraction(m.supplyApy),
+    borrowApy: fraction(m.borrowApy),
+    supplyRewardsApy: fraction(m.supplyRewardsApy),
+    borrowRewardsApy: fraction(m.borrowRewardsApy),
     rewardTokens: m.rewardTokens,
-    lltv: m.lltv,
-    maxLeverage: maxLeverage(m.lltv),
+    lltv: fraction(m.lltv),
+    maxLeverage: significant(maxLeverage(m.lltv)),
     strategyType: strategy.type,
     strategyInfo: strategy,
     vaultSymbol: m.vaultSymbol,
     vaultAddress: m.vaultAddress,
     governor: m.governor,
     oracle: m.oracle,
-    oracleHealth: oracleHealth(m.oracle, nowSec),
+    oracleHealth: servedHealth(m.oracle, nowSec),
   };
 }
 
@@ -187,7 +195,7 @@ export class Catalog {
   viewAt(ord: number, nowSec: number): MarketView {
     const e = this.entries[ord]!;
     if (e.healthAtSec !== nowSec) {
-      e.view.oracleHealth = oracleHealth(e.view.oracle, nowSec);
+      e.view.oracleHealth = servedHealth(e.view.oracle, nowSec);
       e.healthAtSec = nowSec;
     }
     return e.view;

@@ -7,6 +7,7 @@ import {
   type PositionColumns,
   riskOrderBefore,
 } from '../domain/position-columns.ts';
+import { fraction, significant, usd } from '../domain/precision.ts';
 import type { Catalog, MarketView } from './catalog.ts';
 
 /** The API's PositionAtRisk (SPEC.md, DECISIONS D5). */
@@ -45,6 +46,8 @@ export interface RiskQuery {
 export const JSON_CACHE_ENTRIES = 20_000;
 export const JSON_CACHE_BYTES = 16 * 1024 * 1024;
 const JSON_ENTRY_OVERHEAD_BYTES = 100;
+
+const nullableSignificant = (x: number | null) => (x === null ? null : significant(x));
 
 /** A token's new USD price (the token is its chain and lower-case address). */
 export interface PriceChange {
@@ -388,15 +391,17 @@ export class RiskIndex {
     const hf = this.hfOf(i, ord);
     const collateralUsd = c.collateralUsd[i]! * this.collateralFactor[ord]!;
     const borrowUsd = c.borrowUsd[i]! * this.loanFactor[ord]!;
+    // Served figures are rounded once, here (src/domain/precision.ts); the index orders on the
+    // unrounded ones.
     return {
       protocol: m.protocol,
       chainId: m.chainId,
       user: { address: addressAt(c.users, i) },
-      healthFactor: hf,
+      healthFactor: significant(hf),
       state: {
-        collateralUsd,
-        borrowAssetsUsd: borrowUsd,
-        supplyAssetsUsd: c.supplyUsd[i]! * this.loanFactor[ord]!,
+        collateralUsd: usd(collateralUsd),
+        borrowAssetsUsd: usd(borrowUsd),
+        supplyAssetsUsd: usd(c.supplyUsd[i]! * this.loanFactor[ord]!),
       },
       market: {
         uniqueKey: m.uniqueKey,
@@ -404,8 +409,8 @@ export class RiskIndex {
         loanAsset: { symbol: m.loan },
         lltv: m.lltv,
       },
-      leverage: leverage(collateralUsd, borrowUsd),
-      distanceToLiq: distanceToLiq(hf),
+      leverage: nullableSignificant(leverage(collateralUsd, borrowUsd)),
+      distanceToLiq: fraction(distanceToLiq(hf)),
     };
   }
 }

@@ -96,9 +96,10 @@ describe('GET /markets/:marketId', () => {
     assert.equal(res.statusCode, 200);
     const { data, meta } = res.json();
     // available = 5,000,000 - 4,000,000; utilization = 4/5; maxLeverage = 1 / (1 - 0.945) = 18.1818...
+    // to 8 significant digits (the README's Numbers)
     assert.equal(data.available, 1_000_000);
     assert.equal(data.utilization, 0.8);
-    assert.equal(data.maxLeverage, 1 / (1 - 0.945));
+    assert.equal(data.maxLeverage, 18.181818);
     assert.equal(data.strategyType, 'eth-lst-loop');
     assert.equal(data.strategyInfo.type, 'eth-lst-loop');
     assert.ok(['low', 'medium', 'high'].includes(data.strategyInfo.riskLevel));

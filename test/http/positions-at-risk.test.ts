@@ -65,8 +65,8 @@ describe('GET /risk/positions-at-risk', () => {
         loanAsset: { symbol: 'WETH' },
         lltv: 0.8,
       },
-      leverage: 13_000 / 3_000, // 4.333...
-      distanceToLiq: 1 - 1 / 1.04, // 0.03846...
+      leverage: 4.3333333, // 13,000 / 3,000 to 8 significant digits
+      distanceToLiq: 0.03846154, // 1 - 1 / 1.04 to 8 decimals
     });
   });
 

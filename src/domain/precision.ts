@@ -1,0 +1,32 @@
+/**
+ * The precision of the figures the API serves. Figures are computed from the data at full
+ * double precision and rounded once, when the answer is built, so no answer shows binary
+ * noise such as 32792526.580000162 (supply - borrow) or 0.30000000000000004. The README's
+ * "Numbers" section states the same rules:
+ * - USD amounts (market supply, borrow, available; a position's collateral, debt, supply): to
+ *   the cent.
+ * - USD prices of tokens: 8 significant digits (a token may be worth 0.000012 USD).
+ * - Shares and rates between about -1 and 1 (utilization, APYs, lltv, distanceToLiq): 8 decimal
+ *   places (0.000001 %).
+ * - Multiples (healthFactor, leverage, maxLeverage, stalenessRatio): 8 significant digits.
+ * Flags derived from a figure (isStale, a position being below a threshold) are decided on the
+ * unrounded value. Infinity and NaN pass through unchanged.
+ */
+
+/** To the cent. */
+export function usd(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  return Math.round(x * 100) / 100 || 0;
+}
+
+/** To `digits` significant digits (default 8). */
+export function significant(x: number, digits = 8): number {
+  if (!Number.isFinite(x) || x === 0) return x;
+  return Number(x.toPrecision(digits));
+}
+
+/** To 8 decimal places. */
+export function fraction(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  return Math.round(x * 1e8) / 1e8 || 0;
+}
