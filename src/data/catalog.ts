@@ -48,6 +48,15 @@ interface Entry {
   healthAtSec: number;
   json: Uint8Array | null;
   jsonAtSec: number;
+  /** The stored record: its prices and USD amounts are those of the snapshot. */
+  base: MarketRecord;
+}
+
+/** A token's new USD price (the token is its chain and lower-case address). */
+export interface PriceChange {
+  chainId: number;
+  token: string;
+  priceUsd: number;
 }
 
 /** Oracle health as served: the staleness ratio to 8 significant digits (isStale stays exact). */
@@ -127,12 +136,23 @@ interface Vocabulary {
 }
 
 /**
- * The market catalog: markets ordered by supply descending (their "ord"), lookups by key,
- * filter lists by protocol and chain, and a token index for search (DECISIONS D4).
+ * The market catalog: markets ordered by supply descending, lookups by key, filter lists by
+ * protocol and chain, and a token index for search (DECISIONS D4).
+ *
+ * Two numberings: a market's `ord` (what the catalog hands out: the index of its record, fixed
+ * for the catalog's life, so other structures such as the risk index can key by it) and its
+ * rank (its place by supply, descending, which prices move). The filter lists and the search
+ * index hold ranks, so lists and search ties follow the current supply; applyPrices re-ranks.
  */
 export class Catalog {
   private readonly entries: Entry[];
   private readonly byKey = new Map<string, number>();
+  /** Rank (by current supply, descending) to ord. */
+  private idAt: Int32Array;
+  /** Per ord: the loan token's price over its snapshot price (supply and borrow scale by it). */
+  private readonly loanFactor: Float64Array;
+  /** Markets holding a token as collateral (c) or loan (l), by `${chainId}:${token}`. */
+  private readonly byToken = new Map<string, { c: number[]; l: number[] }>();
   private readonly byProtocol: Map<string, Int32Array>;
   private readonly byChain: Map<string, Int32Array>;
   private readonly byProtocolChain: Map<string, Int32Array>;
@@ -155,7 +175,25 @@ export class Catalog {
       healthAtSec: nowSec,
       json: null,
       jsonAtSec: -1,
+      base: m,
     }));
+    // Ranks start as ords (the records are in supply order).
+    this.idAt = Int32Array.from({ length: sorted.length }, (_, i) => i);
+    this.loanFactor = new Float64Array(sorted.length).fill(1);
+    sorted.forEach((m, ord) => {
+      for (const [side, token] of [
+        ['c', m.collateralAddress],
+        ['l', m.loanAddress],
+      ] as const) {
+        const key = `${m.chainId}:${token.toLowerCase()}`;
+        let t = this.byToken.get(key);
+        if (!t) {
+          t = { c: [], l: [] };
+          this.byToken.set(key, t);
+        }
+        t[side].push(ord);
+      }
+    });
     this.entries.forEach((e, ord) => {
       this.byKey.set(e.view.uniqueKey, ord);
     });
@@ -179,7 +217,78 @@ export class Catalog {
 
   /** Records in supply order, for re-persisting or rebuilding. */
   views(): readonly MarketView[] {
-    return this.entries.map((e) => e.view);
+    return Array.from(this.idAt, (ord) => this.entries[ord]!.view);
+  }
+
+  /** The snapshot prices of a market's tokens (what the risk index scales from). */
+  basePrices(ord: number): { collateral: number; loan: number } {
+    const b = this.entries[ord]!.base;
+    return { collateral: b.collateralPrice, loan: b.loanPrice };
+  }
+
+  /**
+   * New token prices: the markets holding a token get its price, and (loan token) their supply,
+   * borrow and available scaled from the snapshot by the price's ratio; their cached JSON is
+   * dropped; the catalog is re-ranked by the new supply when the order changed. Unknown tokens
+   * and non-positive prices are ignored. Returns the markets touched.
+   */
+  applyPrices(changes: Iterable<PriceChange>): number {
+    let touched = 0;
+    let reorder = false;
+    for (const ch of changes) {
+      const t = this.byToken.get(`${ch.chainId}:${ch.token.toLowerCase()}`);
+      if (!t || !(ch.priceUsd > 0) || !Number.isFinite(ch.priceUsd)) continue;
+      for (const ord of t.c) {
+        const e = this.entries[ord]!;
+        e.view.collateralPrice = significant(ch.priceUsd);
+        e.json = null;
+        touched++;
+      }
+      for (const ord of t.l) {
+        const e = this.entries[ord]!;
+        if (!(e.base.loanPrice > 0)) continue;
+        const f = ch.priceUsd / e.base.loanPrice;
+        const supply = e.base.supply * f;
+        const borrow = e.base.borrow * f;
+        e.view.loanPrice = significant(ch.priceUsd);
+        e.view.supply = usd(supply);
+        e.view.borrow = usd(borrow);
+        e.view.available = usd(available(supply, borrow));
+        e.json = null;
+        if (this.loanFactor[ord] !== f) reorder = true;
+        this.loanFactor[ord] = f;
+        touched++;
+      }
+    }
+    if (reorder) this.rerank();
+    return touched;
+  }
+
+  /** Ranks by current supply again; the rank lists and search postings follow, the term cache empties. */
+  private rerank(): void {
+    const n = this.entries.length;
+    const supply = new Float64Array(n);
+    for (let ord = 0; ord < n; ord++) supply[ord] = this.entries[ord]!.base.supply * this.loanFactor[ord]!;
+    const order = Int32Array.from(this.idAt).sort(
+      (a, b) =>
+        supply[b]! - supply[a]! ||
+        (this.entries[a]!.view.uniqueKey < this.entries[b]!.view.uniqueKey ? -1 : 1),
+    );
+    let same = true;
+    for (let r = 0; r < n && same; r++) same = order[r] === this.idAt[r];
+    if (same) return;
+    const newRank = new Int32Array(n);
+    for (let r = 0; r < n; r++) newRank[order[r]!] = r;
+    const oldIdAt = this.idAt;
+    const remap = (list: Int32Array) => {
+      for (let i = 0; i < list.length; i++) list[i] = newRank[oldIdAt[list[i]!]!]!;
+      list.sort();
+    };
+    for (const lists of [this.byProtocol, this.byChain, this.byProtocolChain]) for (const l of lists.values()) remap(l);
+    for (const l of this.vocab.postings) remap(l);
+    for (const l of this.vocab.symbolPostings.values()) remap(l);
+    this.idAt = order;
+    this.termCache.clear();
   }
 
   /** The market serialized by `serialize` (JSON bytes), cached while its oracle health stays the same. */
@@ -244,12 +353,12 @@ export class Catalog {
     const out: number[] = [];
     if (limit <= 0) return out;
     let skipped = 0;
-    walkMerged(this.scopeLists(filter), (ord) => {
+    walkMerged(this.scopeLists(filter), (rank) => {
       if (skipped < offset) {
         skipped++;
         return true;
       }
-      out.push(ord);
+      out.push(this.idAt[rank]!);
       return out.length < limit;
     });
     return out;
@@ -296,9 +405,13 @@ export class Catalog {
       matches.push(m);
     }
     const filtered = filter.protocol !== undefined || filter.chainIds !== undefined;
-    const accept = filtered ? (ord: number) => this.inScope(ord, filter) : () => true;
-    if (matches.length === 1) return rankedSingle(matches[0]!, limit, accept, work);
-    return rankedIntersection(matches, this.entries.length, limit, accept, work);
+    // The search index works in ranks; answers are ords.
+    const accept = filtered ? (rank: number) => this.inScope(this.idAt[rank]!, filter) : () => true;
+    const ranks =
+      matches.length === 1
+        ? rankedSingle(matches[0]!, limit, accept, work)
+        : rankedIntersection(matches, this.entries.length, limit, accept, work);
+    return ranks.map((rank) => this.idAt[rank]!);
   }
 
   /** Entries and bytes of the term cache (at most TERM_CACHE_ENTRIES and TERM_CACHE_BYTES). */

@@ -209,11 +209,11 @@ export class RiskIndex {
       const t = this.byToken.get(`${ch.chainId}:${ch.token.toLowerCase()}`);
       if (!t || !(ch.priceUsd > 0) || !Number.isFinite(ch.priceUsd)) continue;
       for (const ord of t.c) {
-        const p0 = this.catalog.recordAt(ord).collateralPrice;
+        const p0 = this.catalog.basePrices(ord).collateral;
         if (p0 > 0) touched += this.setFactors(ord, ch.priceUsd / p0, this.loanFactor[ord]!, version);
       }
       for (const ord of t.l) {
-        const p0 = this.catalog.recordAt(ord).loanPrice;
+        const p0 = this.catalog.basePrices(ord).loan;
         if (p0 > 0) touched += this.setFactors(ord, this.collateralFactor[ord]!, ch.priceUsd / p0, version);
       }
     }

@@ -70,7 +70,12 @@ function naiveTier(x: NaiveMarket, term: string): number {
   return 0;
 }
 
-function naiveSearch(query: string, filter: MarketFilter, limit: number): string[] {
+function naiveSearch(
+  query: string,
+  filter: MarketFilter,
+  limit: number,
+  supplyOf: (m: MarketRecord) => number = (m) => m.supply,
+): string[] {
   const terms = [...new Set(norm(query).split(/\s+/).filter(Boolean))];
   if (terms.length === 0) return [];
   const hits: { key: string; score: number; supply: number }[] = [];
@@ -86,7 +91,7 @@ function naiveSearch(query: string, filter: MarketFilter, limit: number): string
       }
       score += tier;
     }
-    if (score > 0) hits.push({ key: x.m.uniqueKey, score, supply: x.m.supply });
+    if (score > 0) hits.push({ key: x.m.uniqueKey, score, supply: supplyOf(x.m) });
   }
   hits.sort((a, b) => b.score - a.score || b.supply - a.supply || (a.key < b.key ? -1 : 1));
   return hits.slice(0, limit).map((h) => h.key);
@@ -225,6 +230,81 @@ describe('Catalog.search: same answers as a naive scan', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('Catalog while prices move', () => {
+  // The loan tokens most markets use, each moved by its own factor: supply in USD changes
+  // with the loan token's price, and the order by supply with it.
+  const loans = new Map<string, { chainId: number; token: string; price: number; n: number }>();
+  for (const m of markets) {
+    const k = `${m.chainId}:${m.loanAddress.toLowerCase()}`;
+    const l = loans.get(k) ?? {
+      chainId: m.chainId,
+      token: m.loanAddress.toLowerCase(),
+      price: m.loanPrice,
+      n: 0,
+    };
+    l.n++;
+    loans.set(k, l);
+  }
+  const busiest = [...loans.values()].sort((a, b) => b.n - a.n).slice(0, 12);
+  const factorArb = fc.array(fc.double({ min: 0.05, max: 20, noNaN: true }), {
+    minLength: busiest.length,
+    maxLength: busiest.length,
+  });
+
+  test('behavior: after loan prices move, lists and search ties follow the new supply (property)', () => {
+    fc.assert(
+      fc.property(
+        factorArb,
+        filterArb,
+        fc.integer({ min: 1, max: 200 }),
+        marketTermsArb,
+        (factors, filter, limit, terms) => {
+          const moved = new Catalog(markets, SANDBOX_AS_OF);
+          // A token's new price; each market scales from its own snapshot price of it.
+          const price = new Map<string, number>();
+          busiest.forEach((l, i) => {
+            moved.applyPrices([{ chainId: l.chainId, token: l.token, priceUsd: l.price * factors[i]! }]);
+            price.set(`${l.chainId}:${l.token}`, l.price * factors[i]!);
+          });
+          const supplyOf = (m: MarketRecord) => {
+            const p = price.get(`${m.chainId}:${m.loanAddress.toLowerCase()}`);
+            return p === undefined || !(m.loanPrice > 0) ? m.supply : m.supply * (p / m.loanPrice);
+          };
+          const keys = (ords: number[]) => ords.map((o) => moved.recordAt(o).uniqueKey);
+          const want = markets
+            .filter((m) => filter.protocol === undefined || m.protocol === filter.protocol)
+            .filter((m) => filter.chainIds === undefined || filter.chainIds.includes(m.chainId))
+            .sort((a, b) => supplyOf(b) - supplyOf(a) || (a.uniqueKey < b.uniqueKey ? -1 : 1))
+            .map((m) => m.uniqueKey);
+          assert.deepEqual(keys(moved.list(filter, 0, limit)), want.slice(0, limit));
+          assert.deepEqual(keys(moved.list(filter, 7, limit)), want.slice(7, 7 + limit));
+          const q = terms.join(' ');
+          assert.deepEqual(keys(moved.search(q, filter, limit)), naiveSearch(q, filter, limit, supplyOf));
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  test('behavior: a loan price move scales the served supply, borrow and available; ords stay', () => {
+    const moved = new Catalog(markets, SANDBOX_AS_OF);
+    const l = busiest[0]!;
+    const m = markets.find((x) => x.chainId === l.chainId && x.loanAddress.toLowerCase() === l.token)!;
+    const ord = moved.ordOf(m.uniqueKey)!;
+    assert.ok(moved.applyPrices([{ chainId: l.chainId, token: l.token, priceUsd: l.price * 2 }]) >= l.n);
+    assert.equal(moved.ordOf(m.uniqueKey), ord);
+    const v = moved.recordAt(ord);
+    assert.equal(v.supply, Math.round(m.supply * 2 * 100) / 100);
+    assert.equal(v.borrow, Math.round(m.borrow * 2 * 100) / 100);
+    assert.equal(v.loanPrice, Number((l.price * 2).toPrecision(8)));
+    assert.equal(moved.basePrices(ord).loan, m.loanPrice);
+    const json = JSON.parse(
+      Buffer.from(moved.json(ord, SANDBOX_AS_OF, (x) => Buffer.from(JSON.stringify(x)))).toString(),
+    );
+    assert.equal(json.supply, v.supply);
   });
 });
 
