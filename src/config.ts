@@ -15,6 +15,11 @@ export interface Settings {
    * Null: the number of workers of this process.
    */
   instances: number | null;
+  /**
+   * How often the sandbox simulation moves prices while the server runs, ms; 0 stops it (the
+   * snapshot stays as seeded). From SIMULATION_TICK_MS, default 5000. Omitted: 0.
+   */
+  simulationTickMs?: number;
 }
 
 export class SettingsError extends Error {
@@ -43,6 +48,15 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
   if (instances !== null && !(Number.isInteger(instances) && instances >= 1)) {
     problems.push(`INSTANCES: must be a positive integer, got '${env.INSTANCES}'`);
   }
+  const simulationTickMs =
+    env.SIMULATION_TICK_MS === undefined || env.SIMULATION_TICK_MS === ''
+      ? 5000
+      : Number(env.SIMULATION_TICK_MS);
+  if (!(Number.isInteger(simulationTickMs) && (simulationTickMs === 0 || simulationTickMs >= 100))) {
+    problems.push(
+      `SIMULATION_TICK_MS: must be 0 (stopped) or an integer >= 100, got '${env.SIMULATION_TICK_MS}'`,
+    );
+  }
   if (problems.length > 0) throw new SettingsError(`Invalid settings:\n  - ${problems.join('\n  - ')}`);
   return Object.freeze({
     port,
@@ -53,5 +67,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     tiersFile: resolve(env.TIERS_FILE || resolve(PROJECT_ROOT, 'config/tiers.json')),
     logLevel,
     instances,
+    simulationTickMs,
   });
 }

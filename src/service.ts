@@ -4,12 +4,13 @@ import type { KeyEvents } from './access/key-events.ts';
 import { KeyService } from './access/keys.ts';
 import { loadTiers, type TierTable } from './access/tiers.ts';
 import type { Settings } from './config.ts';
-import { buildReadModel, loadReadModel, type ReadModel } from './data/read-model.ts';
+import { applyPrices, buildReadModel, loadReadModel, type ReadModel } from './data/read-model.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource } from './http/context.ts';
 import { ingestOnce } from './ingest/runner.ts';
-import { DEFAULT_SEED, generateSandbox } from './ingest/sandbox/index.ts';
+import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from './ingest/sandbox/index.ts';
+import { type SandboxPricer, sandboxPricer } from './ingest/sandbox/live.ts';
 import { sandboxSource } from './ingest/sandbox/source.ts';
 import { createAdmission, createKeyEvents } from './scale.ts';
 import { openStore } from './store/open.ts';
@@ -68,6 +69,9 @@ export function sandboxReadModel(nowMs: number): ReadModel {
   return buildReadModel(ds.markets, ds.positions(), info, nowMs);
 }
 
+/** The simulation's history starts a year before the snapshot; no price is defined earlier. */
+const SIMULATION_START_MS = (SANDBOX_AS_OF - 365 * 86_400) * 1000;
+
 function isDefaultSandbox(d: DatasetInfo): boolean {
   return d.kind === 'sandbox' && d.profile === 'default' && d.seed === DEFAULT_SEED;
 }
@@ -83,6 +87,8 @@ export class ReadModels implements DataSource {
   private sandbox: ReadModel | null;
   private readonly store: MarketDataStore;
   private readonly clock: Clock;
+  private readonly pricers = new WeakMap<ReadModel, SandboxPricer>();
+  private ticking = false;
 
   private constructor(store: MarketDataStore, clock: Clock, live: ReadModel) {
     this.store = store;
@@ -106,6 +112,37 @@ export class ReadModels implements DataSource {
   /** Builds the test-key sandbox now if it is not built yet. */
   warm(): void {
     this.get('test');
+  }
+
+  /**
+   * One step of the living sandbox: every sandbox model (the live one when the store holds the
+   * sandbox, and the test keys' one) gets the simulation's token prices at `nowMs`, markets and
+   * positions together. Prices are a function of the seed and the time only, so every process
+   * shows the same market at the same instant, and a restart goes on where it stood. Returns
+   * the models moved.
+   */
+  async tickSimulation(nowMs: number): Promise<number> {
+    if (this.ticking) return 0;
+    this.ticking = true;
+    try {
+      let moved = 0;
+      for (const model of new Set([this.live, this.sandbox])) {
+        if (model?.dataset.kind !== 'sandbox') continue;
+        if (nowMs < SIMULATION_START_MS) continue;
+        let pricer = this.pricers.get(model);
+        if (!pricer) {
+          pricer = sandboxPricer(model.catalog.baseRecords(), model.dataset.seed ?? DEFAULT_SEED);
+          // Paths are built before the first move, a few at a time (no long event-loop stall).
+          await pricer.warm(nowMs);
+          this.pricers.set(model, pricer);
+        }
+        applyPrices(model, pricer.pricesAt(nowMs), nowMs);
+        moved++;
+      }
+      return moved;
+    } finally {
+      this.ticking = false;
+    }
   }
 
   /** Reloads the live model if the store's dataset version moved on. Returns whether it did. */
@@ -202,7 +239,12 @@ export async function createService(settings: Settings, options: ServiceOptions 
   });
   appLog = app.log;
 
+  const tickMs = settings.simulationTickMs ?? 0;
+  const tick = () =>
+    models.tickSimulation(clock.now()).catch((err) => app.log.warn({ err }, 'simulation tick failed'));
+  if (tickMs > 0) void tick();
   const timers = [
+    ...(tickMs > 0 ? [setInterval(() => void tick(), tickMs)] : []),
     setInterval(() => void refreshKeys(), options.keyRefreshMs ?? 250),
     setInterval(() => {
       models

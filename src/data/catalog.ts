@@ -4,7 +4,7 @@ import { available, maxLeverage, utilization } from '../domain/metrics.ts';
 import { oracleHealth } from '../domain/oracle.ts';
 import { fraction, significant, usd } from '../domain/precision.ts';
 import { classifyStrategy } from '../domain/strategy.ts';
-import type { MarketRecord, OracleHealth, OracleRecord, StrategyInfo } from '../domain/types.ts';
+import type { MarketRecord, OracleHealth, OracleRecord, PriceChange, StrategyInfo } from '../domain/types.ts';
 import { groupIndexes, walkMerged } from './sorted-lists.ts';
 
 /** The API's Market (SPEC.md) as served: primary facts plus the derived fields. */
@@ -50,13 +50,6 @@ interface Entry {
   jsonAtSec: number;
   /** The stored record: its prices and USD amounts are those of the snapshot. */
   base: MarketRecord;
-}
-
-/** A token's new USD price (the token is its chain and lower-case address). */
-export interface PriceChange {
-  chainId: number;
-  token: string;
-  priceUsd: number;
 }
 
 /** Oracle health as served: the staleness ratio to 8 significant digits (isStale stays exact). */
@@ -220,6 +213,11 @@ export class Catalog {
     return Array.from(this.idAt, (ord) => this.entries[ord]!.view);
   }
 
+  /** The records as loaded, in ord order: snapshot prices and amounts. */
+  baseRecords(): readonly MarketRecord[] {
+    return this.entries.map((e) => e.base);
+  }
+
   /** The snapshot prices of a market's tokens (what the risk index scales from). */
   basePrices(ord: number): { collateral: number; loan: number } {
     const b = this.entries[ord]!.base;
@@ -284,7 +282,8 @@ export class Catalog {
       for (let i = 0; i < list.length; i++) list[i] = newRank[oldIdAt[list[i]!]!]!;
       list.sort();
     };
-    for (const lists of [this.byProtocol, this.byChain, this.byProtocolChain]) for (const l of lists.values()) remap(l);
+    for (const lists of [this.byProtocol, this.byChain, this.byProtocolChain])
+      for (const l of lists.values()) remap(l);
     for (const l of this.vocab.postings) remap(l);
     for (const l of this.vocab.symbolPostings.values()) remap(l);
     this.idAt = order;

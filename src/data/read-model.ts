@@ -1,5 +1,5 @@
 import { PositionColumnsBuilder } from '../domain/position-columns.ts';
-import type { MarketRecord, PositionRecord } from '../domain/types.ts';
+import type { MarketRecord, PositionRecord, PriceChange } from '../domain/types.ts';
 import type { DatasetInfo, MarketDataStore } from '../store/types.ts';
 import { Catalog } from './catalog.ts';
 import { RiskIndex } from './risk-index.ts';
@@ -11,6 +11,19 @@ export interface ReadModel {
   catalog: Catalog;
   risk: RiskIndex;
   dataset: DatasetInfo;
+  /** Epoch ms the data reflects: the dataset's refresh, then the last price move applied. */
+  asOf: number;
+}
+
+/**
+ * Moves prices in a read model: its markets and its positions in one synchronous step, so no
+ * answer mixes two instants. `atMs`: the time the prices are of (meta.asOf from then on).
+ */
+export function applyPrices(model: ReadModel, changes: readonly PriceChange[], atMs: number): number {
+  const markets = model.catalog.applyPrices(changes);
+  model.risk.applyPrices(changes);
+  model.asOf = Math.max(model.asOf, atMs);
+  return markets;
 }
 
 /**
@@ -42,7 +55,7 @@ export async function loadReadModel(store: MarketDataStore, nowMs: number): Prom
     await store.loadPositions((block) => builder.append(block, ordOfLoaded));
     const after = await store.datasetInfo();
     if (after?.version === dataset.version && builder.size === dataset.positionCount) {
-      return { catalog, risk: new RiskIndex(catalog, builder.build()), dataset };
+      return { catalog, risk: new RiskIndex(catalog, builder.build()), dataset, asOf: dataset.refreshedAt };
     }
     if (attempt === 5) throw new Error('the dataset kept changing while it was being loaded');
   }
@@ -62,5 +75,5 @@ export function buildReadModel(
     if (ord === undefined) throw new Error(`position refers to unknown market ${p.marketKey}`);
     builder.push(ord, p);
   }
-  return { catalog, risk: new RiskIndex(catalog, builder.build()), dataset };
+  return { catalog, risk: new RiskIndex(catalog, builder.build()), dataset, asOf: dataset.refreshedAt };
 }

@@ -8,6 +8,7 @@ import {
   riskOrderBefore,
 } from '../domain/position-columns.ts';
 import { fraction, significant, usd } from '../domain/precision.ts';
+import type { PriceChange } from '../domain/types.ts';
 import type { Catalog, MarketView } from './catalog.ts';
 
 /** The API's PositionAtRisk (SPEC.md, DECISIONS D5). */
@@ -48,13 +49,6 @@ export const JSON_CACHE_BYTES = 16 * 1024 * 1024;
 const JSON_ENTRY_OVERHEAD_BYTES = 100;
 
 const nullableSignificant = (x: number | null) => (x === null ? null : significant(x));
-
-/** A token's new USD price (the token is its chain and lower-case address). */
-export interface PriceChange {
-  chainId: number;
-  token: string;
-  priceUsd: number;
-}
 
 /** Scope arrays of market ords, kept sorted by each market's current lowest health factor. */
 interface ScopeMarkets {

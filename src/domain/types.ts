@@ -86,3 +86,10 @@ export interface PositionRecord {
   supplyUsd: number;
   healthFactor: number;
 }
+
+/** A token's new USD price; the token is its chain and lower-case address. */
+export interface PriceChange {
+  chainId: number;
+  token: string;
+  priceUsd: number;
+}

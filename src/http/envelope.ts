@@ -12,16 +12,16 @@ export interface Meta {
   asOf?: string;
 }
 
-/** ISO time of each dataset's refresh, formatted once. */
-const asOfText = new WeakMap<object, string>();
+/** ISO time a model reflects, formatted once per value. */
+const asOfText = new WeakMap<ReadModel, { ms: number; iso: string }>();
 
 function asOfOf(model: ReadModel): string {
-  let s = asOfText.get(model.dataset);
-  if (s === undefined) {
-    s = new Date(model.dataset.refreshedAt).toISOString();
-    asOfText.set(model.dataset, s);
+  let s = asOfText.get(model);
+  if (s?.ms !== model.asOf) {
+    s = { ms: model.asOf, iso: new Date(model.asOf).toISOString() };
+    asOfText.set(model, s);
   }
-  return s;
+  return s.iso;
 }
 
 /** Server time since the request arrived, in ms, to the microsecond. */
