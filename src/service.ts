@@ -239,6 +239,24 @@ export async function createService(settings: Settings, options: ServiceOptions 
   });
   appLog = app.log;
 
+  // The store's dataset version is read every 500 ms (one row): another process's seed is
+  // served here within a second. One reload at a time; a failing store is logged once.
+  let reloading = false;
+  let reloadFailing = false;
+  const reloadData = async () => {
+    if (reloading) return;
+    reloading = true;
+    try {
+      if (await models.reloadIfChanged()) app.log.info('dataset changed in the store: read model reloaded');
+      reloadFailing = false;
+    } catch (err) {
+      if (!reloadFailing)
+        app.log.warn({ err }, 'dataset reload failed: serving the loaded data until the store answers');
+      reloadFailing = true;
+    } finally {
+      reloading = false;
+    }
+  };
   const tickMs = settings.simulationTickMs ?? 0;
   const tick = () =>
     models.tickSimulation(clock.now()).catch((err) => app.log.warn({ err }, 'simulation tick failed'));
@@ -246,12 +264,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const timers = [
     ...(tickMs > 0 ? [setInterval(() => void tick(), tickMs)] : []),
     setInterval(() => void refreshKeys(), options.keyRefreshMs ?? 250),
-    setInterval(() => {
-      models
-        .reloadIfChanged()
-        .then((changed) => changed && app.log.info('dataset changed in the store: read model reloaded'))
-        .catch((err) => app.log.warn({ err }, 'dataset reload failed'));
-    }, options.datasetRefreshMs ?? 2000),
+    setInterval(() => void reloadData(), options.datasetRefreshMs ?? 500),
   ];
   for (const t of timers) t.unref();
 

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { createService } from '../src/service.ts';
 import { openStore } from '../src/store/open.ts';
-import { seedOneMarket, TIERS_FILE, tempDir } from './helpers.ts';
+import { makeMarket, makePosition, seedOneMarket, TIERS_FILE, tempDir } from './helpers.ts';
 import { sleep } from './redis-helpers.ts';
 
 test('behavior: a backend warning after start-up is logged by the app logger', async () => {
@@ -49,5 +49,45 @@ test('behavior: a backend warning after start-up is logged by the app logger', a
   } finally {
     delete (service.store as unknown as Record<string, unknown>).recordUsage; // the prototype's again
     await service.close();
+  }
+});
+
+test('behavior: a dataset written by another process is served without a restart', async () => {
+  const dataDir = tempDir('lrds-reload-');
+  const seeded = await openStore({ dataDir, databaseUrl: null });
+  await seedOneMarket(seeded);
+  const service = await createService({
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    databaseUrl: null,
+    redisUrl: null,
+    tiersFile: TIERS_FILE,
+    logLevel: 'warn',
+    instances: null,
+  });
+  try {
+    const markets = async () =>
+      (await service.app.inject({ url: '/api/v1/health' })).json().datasets[0].markets as number;
+    assert.equal(await markets(), 1);
+    // Another process (here: another connection to the same file) replaces the dataset.
+    const a = makeMarket();
+    const b = makeMarket();
+    await seeded.replaceDataset({
+      kind: 'live',
+      profile: 'test',
+      seed: null,
+      markets: [a, b],
+      positions: [makePosition(a)],
+      positionCount: 1,
+    });
+    const deadline = performance.now() + 10_000;
+    while ((await markets()) !== 2) {
+      assert.ok(performance.now() < deadline, 'the new dataset was not picked up');
+      await sleep(50);
+    }
+  } finally {
+    await service.close();
+    await seeded.close();
   }
 });
