@@ -27,6 +27,7 @@ import type { Protocol } from '../src/domain/enums.ts';
 import { emptyColumns, type PositionColumns } from '../src/domain/position-columns.ts';
 import type { MarketRecord } from '../src/domain/types.ts';
 import { generateSandbox, SANDBOX_AS_OF } from '../src/ingest/sandbox/index.ts';
+import { sandboxPricer } from '../src/ingest/sandbox/live.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { gc, log, ROOT, sig, summarize } from './lib.ts';
 
@@ -261,7 +262,7 @@ function buildColumns(catalog: Catalog, n: number, seed: number): PositionColumn
   return cols;
 }
 
-function benchRisk(catalog: Catalog, quick: boolean): InProcessResults['risk'] {
+async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessResults['risk']> {
   const sizes = quick ? [10_000, 100_000, 1_000_000] : [10_000, 100_000, 1_000_000, 10_000_000];
   const protocol: Protocol = catalog.protocols.includes('aave') ? 'aave' : catalog.protocols[0]!;
   const chainIds = [1, 8453].filter((c) => catalog.chainIds.includes(c));
@@ -324,6 +325,25 @@ function benchRisk(catalog: Catalog, quick: boolean): InProcessResults['risk'] {
         hits: idx.query(base).length,
       };
     }
+    if (n === 1_000_000) {
+      // A whole sandbox tick: every token's price at the next instant, applied to the catalog
+      // (re-ranked) and the index, then the unfiltered query (what the service does every
+      // SIMULATION_TICK_MS). Alternates between two instants so every tick moves every price.
+      const pricer = sandboxPricer(catalog.baseRecords(), 42);
+      const at = Date.parse('2026-11-24T12:00:00Z');
+      await pricer.warm(at + 5000);
+      const ticks = [pricer.pricesAt(at), pricer.pricesAt(at + 5000)];
+      let k = 0;
+      const idx = index;
+      const tick = () => {
+        const changes = ticks[k++ % 2]!;
+        return catalog.applyPrices(changes) + idx.applyPrices(changes) + idx.query(base).length;
+      };
+      results['sandboxTick'] = {
+        ...timeOp(tick, { ...timing, warmup: 4, minIter: 20, maxIter: 200 }),
+        hits: pricer.tokens,
+      };
+    }
     {
       // What the route does beyond the query: one view per answer.
       const idx = index;
@@ -360,6 +380,7 @@ function benchRisk(catalog: Catalog, quick: boolean): InProcessResults['risk'] {
   const b = out.find((s) => s.positions === to)!;
   const ratios: Record<string, { ratio: number; pass: boolean }> = {};
   for (const name of Object.keys(a.results)) {
+    if (!b.results[name]) continue;
     const ratio = sig(b.results[name]!.medianUs / a.results[name]!.medianUs, 3);
     ratios[name] = { ratio, pass: ratio <= INPROCESS_TARGETS.riskGrowth1MTo10M };
   }
@@ -535,7 +556,7 @@ export async function runInProcess(opts: InProcessOptions): Promise<InProcessRes
   );
   const full = new Catalog(markets, SANDBOX_AS_OF);
   const search = benchSearch(markets, full, opts.quick);
-  const risk = benchRisk(full, opts.quick);
+  const risk = await benchRisk(full, opts.quick);
   const admission = await benchAdmission(opts.quick);
   if (sink === 42.5) log('');
   return { search, risk, admission };

@@ -119,7 +119,7 @@ function inprocessTables(ip: InProcessResults): string {
       .join(' | ')} |`,
     '',
   );
-  const names = Object.keys(ip.risk.sizes[0]?.results ?? {});
+  const names = [...new Set(ip.risk.sizes.flatMap((s) => Object.keys(s.results)))];
   out.push(
     `| positions at risk (hf < 1.1, limit 50), median / p99 µs | ${names.join(' | ')} | bytes/position (index) | heap Δ/position |`,
     `|---|${names.map(() => '---:').join('|')}|---:|---:|`,
@@ -127,7 +127,7 @@ function inprocessTables(ip: InProcessResults): string {
   for (const s of ip.risk.sizes) {
     out.push(
       `| ${s.positions.toLocaleString('en-US')} positions | ${names
-        .map((n) => `${fmt(s.results[n]!.medianUs)} / ${fmt(s.results[n]!.p99Us)}`)
+        .map((n) => (s.results[n] ? `${fmt(s.results[n]!.medianUs)} / ${fmt(s.results[n]!.p99Us)}` : '–'))
         .join(' | ')} | ${s.byteSizePerPosition} | ${s.heapDeltaPerPosition} |`,
     );
   }
@@ -135,7 +135,9 @@ function inprocessTables(ip: InProcessResults): string {
   if (g) {
     out.push(
       `| growth ${fmt(g.from)} → ${fmt(g.to)} (target ≤ ${g.target}x) | ${names
-        .map((n) => `${g.ratios[n]!.ratio}x ${g.ratios[n]!.pass ? '' : '**fail**'}`.trim())
+        .map((n) =>
+          g.ratios[n] ? `${g.ratios[n]!.ratio}x ${g.ratios[n]!.pass ? '' : '**fail**'}`.trim() : '',
+        )
         .join(' | ')} | | |`,
     );
   }
