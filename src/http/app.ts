@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppDeps, ServerOptions } from './context.ts';
 import { invalidParameter } from './errors.ts';
 import { accessHook, accessPlugin } from './plugins/access.ts';
+import { compressionPlugin } from './plugins/compression.ts';
 import { type AjvError, errorsPlugin, frameworkErrors, problemsOf } from './plugins/errors.ts';
 import { API_PREFIX, openapiPlugin } from './plugins/openapi.ts';
 import { overloadPlugin } from './plugins/overload.ts';
@@ -62,6 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   await app.register(securityPlugin);
+  await app.register(compressionPlugin);
   await app.register(overloadPlugin, { pressure: deps.server?.pressure });
   await app.register(errorsPlugin);
   await app.register(openapiPlugin);

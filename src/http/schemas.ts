@@ -300,8 +300,17 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, unkn
   return out;
 }
 
+/** A data route's answer when the client's If-None-Match still matches (DECISIONS D19). */
+export const NOT_MODIFIED = {
+  304: Type.Null({
+    description:
+      'Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request.',
+  }),
+};
+
 /** Responses of the market list routes (list, search). */
 export const MARKET_LIST_RESPONSES = {
   200: envelope(Type.Array(MarketSchema)),
+  ...NOT_MODIFIED,
   ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
 };

@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import fastJson from 'fast-json-stringify';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clamped } from '../access/clamp.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Found } from '../queries/types.ts';
-import { dataMeta, type Meta } from './envelope.ts';
+import { dataMeta, latencyMs, type Meta } from './envelope.ts';
 import { MarketSchema, MetaSchema, PositionAtRiskSchema } from './schemas.ts';
 
 /**
@@ -26,23 +27,72 @@ const LIST_META = Buffer.from('],"meta":');
 const ITEM_META = Buffer.from(',"meta":');
 const TAIL = Buffer.from('}');
 
-/** `{ "data": [items], "meta": meta }` from already-serialized items. */
-export function listEnvelope(items: readonly Buffer[], meta: Meta): Buffer {
-  const parts: Buffer[] = [LIST_HEAD];
-  for (let i = 0; i < items.length; i++) {
-    if (i > 0) parts.push(COMMA);
-    parts.push(items[i]!);
-  }
-  parts.push(LIST_META, Buffer.from(metaString(meta)), TAIL);
-  return Buffer.concat(parts);
-}
-
-/** `{ "data": item, "meta": meta }` from an already-serialized item. */
-export function itemEnvelope(item: Buffer, meta: Meta): Buffer {
-  return Buffer.concat([ITEM_HEAD, item, ITEM_META, Buffer.from(metaString(meta)), TAIL]);
+/** An answer being built: its serialized items (a list or one item) and its meta. */
+export interface DataAnswer {
+  items: readonly Uint8Array[];
+  list: boolean;
+  meta: Meta;
 }
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
+/** DECISIONS D19: data may be cached, but only by the client, and revalidated every time. */
+export const DATA_CACHE_CONTROL = 'private, max-age=0, must-revalidate';
+
+/** SHA-1 of each cached item's bytes, computed once per buffer (cached items are reused). */
+const itemDigests = new WeakMap<Uint8Array, Buffer>();
+
+function digestOf(item: Uint8Array): Buffer {
+  let d = itemDigests.get(item);
+  if (d === undefined) {
+    d = createHash('sha1').update(item).digest();
+    itemDigests.set(item, d);
+  }
+  return d;
+}
+
+/**
+ * The strong ETag of an answer (D19): a hash of the data it carries (its items' digests, in
+ * order) and of its meta but latencyMs, so the same data gives the same tag on every request
+ * and every process, and any change of an item, the order, freshness, source, clamps, total or
+ * asOf gives another.
+ */
+export function etagOf(a: DataAnswer): string {
+  const h = createHash('sha1');
+  h.update(a.list ? 'l' : 'i');
+  for (const item of a.items) h.update(digestOf(item));
+  h.update(metaString({ ...a.meta, latencyMs: 0 }));
+  return `"${h.digest('base64url').slice(0, 27)}"`;
+}
+
+/** Whether an If-None-Match header matches `etag` (weak comparison, as RFC 9110 says for it). */
+export function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  for (const raw of header.split(',')) {
+    const tag = raw.trim();
+    if (tag === '*' || (tag.startsWith('W/') ? tag.slice(2) : tag) === etag) return true;
+  }
+  return false;
+}
+
+/**
+ * Sends a data answer: ETag and Cache-Control always; 304 with no body when the client's
+ * If-None-Match holds the tag (the request was counted like any other); else the envelope,
+ * one copy of the cached item bytes.
+ */
+export function sendData(request: FastifyRequest, reply: FastifyReply, a: DataAnswer): FastifyReply {
+  const etag = etagOf(a);
+  reply.header('etag', etag);
+  reply.header('cache-control', DATA_CACHE_CONTROL);
+  if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
+  const parts: Uint8Array[] = [a.list ? LIST_HEAD : ITEM_HEAD];
+  for (let i = 0; i < a.items.length; i++) {
+    if (i > 0) parts.push(COMMA);
+    parts.push(a.items[i]!);
+  }
+  a.meta.latencyMs = latencyMs(request);
+  parts.push(a.list ? LIST_META : ITEM_META, Buffer.from(metaString(a.meta)), TAIL);
+  return reply.type(JSON_TYPE).send(Buffer.concat(parts) as never);
+}
 
 /** The answer of a market list (search, list): the markets' cached JSON in order, and meta. */
 export function marketListAnswer(
@@ -51,8 +101,8 @@ export function marketListAnswer(
   found: Found<number>,
   nowMs: number,
   clamped: Clamped | undefined,
-): Buffer {
+): DataAnswer {
   const nowSec = Math.floor(nowMs / 1000);
   const items = found.items.map((o) => model.catalog.json(o, nowSec, marketJson));
-  return listEnvelope(items, dataMeta(request, model, nowMs, found, clamped));
+  return { items, list: true, meta: dataMeta(request, model, nowMs, found, clamped) };
 }

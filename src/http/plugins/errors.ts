@@ -45,6 +45,9 @@ export function problemsOf(errors: readonly AjvError[], dataVar: string): Parame
 }
 
 export function sendError(reply: FastifyReply, err: ApiError): void {
+  // An error is about this request only: no cache keeps it (a data route may have set its own).
+  reply.header('cache-control', 'no-store');
+  reply.removeHeader('etag');
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
   reply.code(err.status).send(err.body());
 }

@@ -36,7 +36,12 @@ export async function registerRoutes(
     registerMarketDetail(authed, deps);
     // Risk
     registerPositionsAtRisk(authed, deps);
-    // Client self-service
-    registerClientRoutes(authed, deps);
+    // Client self-service: account data, never stored by caches.
+    await authed.register(async (client: Api) => {
+      client.addHook('onSend', async (_request, reply) => {
+        reply.header('cache-control', 'no-store');
+      });
+      registerClientRoutes(client, deps);
+    });
   });
 }

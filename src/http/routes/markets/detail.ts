@@ -4,8 +4,8 @@ import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { requireMarketId } from '../../params.ts';
-import { envelope, errorResponses, MarketSchema } from '../../schemas.ts';
-import { itemEnvelope, JSON_TYPE, marketJson } from '../../serialize.ts';
+import { envelope, errorResponses, MarketSchema, NOT_MODIFIED } from '../../schemas.ts';
+import { marketJson, sendData } from '../../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
 export function registerMarketDetail(app: Api, deps: AppDeps): void {
@@ -30,6 +30,7 @@ export function registerMarketDetail(app: Api, deps: AppDeps): void {
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: envelope(MarketSchema),
+          ...NOT_MODIFIED,
           ...errorResponses([
             'INVALID_PARAMETER',
             'CHAIN_FORBIDDEN',
@@ -45,9 +46,11 @@ export function registerMarketDetail(app: Api, deps: AppDeps): void {
       const model = deps.data.get(callerOf(request).key.mode);
       const found = getMarket(model, id.key);
       const json = model.catalog.json(found.items[0]!, Math.floor(nowMs / 1000), marketJson);
-      return reply
-        .type(JSON_TYPE)
-        .send(itemEnvelope(json, dataMeta(request, model, nowMs, found, undefined)) as never);
+      return sendData(request, reply, {
+        items: [json],
+        list: false,
+        meta: dataMeta(request, model, nowMs, found, undefined),
+      });
     },
   );
 }

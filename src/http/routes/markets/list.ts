@@ -3,7 +3,7 @@ import { listMarkets } from '../../../queries/markets.ts';
 import type { AppDeps } from '../../context.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam } from '../../params.ts';
 import { MARKET_LIST_RESPONSES } from '../../schemas.ts';
-import { JSON_TYPE, marketListAnswer } from '../../serialize.ts';
+import { marketListAnswer, sendData } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
 
@@ -44,7 +44,7 @@ export function registerMarketsList(app: Api, deps: AppDeps): void {
       const q = request.query;
       const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
       const found = listMarkets(model, { protocol: q.protocol, chainIds, offset: q.offset ?? 0, limit });
-      return reply.type(JSON_TYPE).send(marketListAnswer(request, model, found, nowMs, clamped) as never);
+      return sendData(request, reply, marketListAnswer(request, model, found, nowMs, clamped));
     },
   );
 }

@@ -3,8 +3,8 @@ import { positionsAtRisk } from '../../../queries/risk.ts';
 import type { AppDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
-import { envelope, errorResponses, PositionAtRiskSchema } from '../../schemas.ts';
-import { JSON_TYPE, listEnvelope, positionJson } from '../../serialize.ts';
+import { envelope, errorResponses, NOT_MODIFIED, PositionAtRiskSchema } from '../../schemas.ts';
+import { positionJson, sendData } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
@@ -52,6 +52,7 @@ export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
         ),
         response: {
           200: envelope(Type.Array(PositionAtRiskSchema)),
+          ...NOT_MODIFIED,
           ...errorResponses(['INVALID_PARAMETER', 'MARKET_NOT_FOUND', ...AUTHENTICATED_ERRORS]),
         },
       },
@@ -70,7 +71,7 @@ export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
       });
       const items = found.items.map((i) => model.risk.json(i, positionJson));
       const meta = dataMeta(request, model, nowMs, found, clamped);
-      return reply.type(JSON_TYPE).send(listEnvelope(items, meta) as never);
+      return sendData(request, reply, { items, list: true, meta });
     },
   );
 }
