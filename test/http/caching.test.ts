@@ -77,7 +77,10 @@ describe('compression and caching', () => {
       });
       assert.equal(res.headers['content-encoding'], encoding);
       assert.match(String(res.headers.vary), /accept-encoding/i);
-      assert.ok(res.rawPayload.length < plain.rawPayload.length, `${encoding}: ${res.rawPayload.length} bytes`);
+      assert.ok(
+        res.rawPayload.length < plain.rawPayload.length,
+        `${encoding}: ${res.rawPayload.length} bytes`,
+      );
       assert.deepEqual(data(decode(res.rawPayload)), plain.json().data);
     }
     const small = await t.app.inject({
