@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { LocalAdmission } from '../src/access/admission.ts';
 import { KeyService } from '../src/access/keys.ts';
 import { loadTiers, parseTiers, type TierId, type TierTable } from '../src/access/tiers.ts';
@@ -13,6 +13,7 @@ import type { AppDeps } from '../src/http/context.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { DatasetInfo, KeyMode, Store } from '../src/store/types.ts';
 import { ManualClock } from './clock.ts';
+import { conformanceChecker } from './openapi-conformance.ts';
 
 export const TIERS_FILE = new URL('../config/tiers.json', import.meta.url).pathname;
 
@@ -206,6 +207,24 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...(options.server ? { server: options.server } : {}),
   });
   await app.ready();
+  // Every answer a test receives from this app is checked against the served OpenAPI
+  // document: an undocumented status, header or body fails that test.
+  const doc = JSON.parse(JSON.stringify(app.swagger()));
+  const check = conformanceChecker(doc);
+  const inject = app.inject.bind(app);
+  (app as { inject: unknown }).inject = async (opts: InjectOptions | string) => {
+    const res = await inject(opts as InjectOptions);
+    const o = typeof opts === 'string' ? { url: opts, method: 'GET' } : opts;
+    const problems = check({
+      method: String(o.method ?? 'GET'),
+      url: String(o.url ?? o.path ?? '/'),
+      statusCode: res.statusCode,
+      headers: res.headers,
+      rawPayload: res.rawPayload,
+    });
+    if (problems.length > 0) throw new Error(`answer not as documented:\n  ${problems.join('\n  ')}`);
+    return res;
+  };
   return {
     app,
     store,

@@ -178,8 +178,57 @@ export const MetaSchema = Type.Object({
   ),
 });
 
-export function envelope<T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.Array>>(data: T) {
-  return Type.Object({ data, meta: MetaSchema });
+// ---- response headers, documented on the responses that carry them ---------------------------
+
+const header = (description: string, type: 'string' | 'integer' = 'string') => ({ type, description });
+
+/** On every answer. */
+export const REQUEST_ID_HEADER = {
+  'X-Request-Id': header(
+    'Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours.',
+  ),
+};
+
+/** On every answer to a request that reached the rate limiter (not on 401). */
+export const RATE_HEADERS = {
+  'X-RateLimit-Limit': header('Requests allowed per second (the per-second window).', 'integer'),
+  'X-RateLimit-Remaining': header('Requests left in the window after this one.', 'integer'),
+  'X-RateLimit-Reset': header('Unix ms when the oldest request in the window leaves it.', 'integer'),
+  'RateLimit-Policy': header(
+    'Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`.',
+  ),
+  RateLimit: header('The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`.'),
+};
+
+/** On data answers (200 and 304), DECISIONS D19. */
+export const CACHE_HEADERS = {
+  ETag: header(
+    'Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged.',
+  ),
+  'Cache-Control': header(
+    '`private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers.',
+  ),
+};
+
+const RETRY_AFTER_HEADER = { 'Retry-After': header('Seconds to wait before retrying.', 'integer') };
+const AUTHENTICATE_HEADER = {
+  'WWW-Authenticate': header('`Bearer`: the scheme a key is sent with (RFC 6750).'),
+};
+
+/** The headers of a data route's 200. */
+export const DATA_HEADERS = { ...REQUEST_ID_HEADER, ...RATE_HEADERS, ...CACHE_HEADERS };
+/** The headers of a client route's success. */
+export const CLIENT_HEADERS = {
+  ...REQUEST_ID_HEADER,
+  ...RATE_HEADERS,
+  'Cache-Control': CACHE_HEADERS['Cache-Control'],
+};
+
+export function envelope<T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.Array>>(
+  data: T,
+  description = 'The data, and meta: how fresh it is, where it comes from, what was clamped.',
+) {
+  return { ...Type.Object({ data, meta: MetaSchema }), description, headers: DATA_HEADERS };
 }
 
 const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
@@ -285,7 +334,7 @@ export const ErrorSchema = Type.Object(
 /** Error responses of a route, grouped by status, with an example of each code. */
 export function errorResponses(codes: readonly ErrorCode[]): Record<number, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const c of codes) {
+  for (const c of new Set(codes)) {
     const s = ERROR_STATUS[c];
     byStatus.set(s, [...(byStatus.get(s) ?? []), c]);
   }
@@ -295,6 +344,13 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, unkn
       ...ErrorSchema,
       description: list.join(' or '),
       examples: list.map((c) => ERROR_EXAMPLES[c]),
+      headers: {
+        ...REQUEST_ID_HEADER,
+        // Every error but a missing or wrong key passed the rate limiter first (D7).
+        ...(status === 401 ? AUTHENTICATE_HEADER : RATE_HEADERS),
+        'Cache-Control': CACHE_HEADERS['Cache-Control'],
+        ...(status === 429 || status === 503 ? RETRY_AFTER_HEADER : {}),
+      },
     };
   }
   return out;
@@ -302,10 +358,13 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, unkn
 
 /** A data route's answer when the client's If-None-Match still matches (DECISIONS D19). */
 export const NOT_MODIFIED = {
-  304: Type.Null({
-    description:
-      'Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request.',
-  }),
+  304: {
+    ...Type.Null({
+      description:
+        'Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request.',
+    }),
+    headers: DATA_HEADERS,
+  },
 };
 
 /** Responses of the market list routes (list, search). */

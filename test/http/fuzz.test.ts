@@ -410,7 +410,8 @@ before(async () => {
     for (const [method, op] of Object.entries(ops)) {
       routes.push({
         method: method.toUpperCase(),
-        path,
+        // document paths are relative to its server URL (/api/v1)
+        path: `${doc.servers[0].url}${path}`,
         query: (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name),
       });
     }

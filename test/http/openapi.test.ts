@@ -98,7 +98,9 @@ describe('OpenAPI document', () => {
       .filter((r) => !r.endsWith('/docs'))
       .sort();
     const routes = Object.entries<Record<string, unknown>>(doc.paths)
-      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .flatMap(([path, ops]) =>
+        Object.keys(ops).map((m) => `${m.toUpperCase()} ${doc.servers[0].url}${path}`),
+      )
       .concat('GET /api/v1/openapi.json')
       .sort();
     assert.deepEqual(listed, routes);

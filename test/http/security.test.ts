@@ -70,7 +70,8 @@ before(async () => {
       const tag = op.tags[0];
       routes.push({
         method: method.toUpperCase() as Route['method'],
-        path,
+        // document paths are relative to its server URL (/api/v1)
+        path: `${doc.servers[0].url}${path}`,
         category: tag === 'Risk' ? 'risk' : tag === 'Client' ? null : 'core',
         counted: tag !== 'Client',
       });

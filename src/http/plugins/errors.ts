@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import { BackendUnavailableError } from '../../access/admission.ts';
 import { QueryError } from '../../queries/errors.ts';
 import { ApiError, invalidParameter, type ParameterProblem } from '../errors.ts';
+import { errorResponses } from '../schemas.ts';
 
 /**
  * Every error in the documented shape (DECISIONS D6): validation problems one per parameter,
@@ -94,7 +95,23 @@ function routeTable() {
 export const errorsPlugin = fp(
   async (app: FastifyInstance) => {
     const routes = routeTable();
-    app.addHook('onRoute', (route) => routes.add(route.method, route.url));
+    app.addHook('onRoute', (route) => {
+      routes.add(route.method, route.url);
+      // What any route can answer whatever it declares (a body too large or not JSON, a
+      // malformed one, an unexpected failure, overload or shutdown): documented on every one.
+      const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
+      if (schema && !schema.hide) {
+        const any = errorResponses([
+          'INVALID_PARAMETER',
+          'PAYLOAD_TOO_LARGE',
+          'UNSUPPORTED_MEDIA_TYPE',
+          'INTERNAL_ERROR',
+          'SERVICE_UNAVAILABLE',
+        ]);
+        schema.response ??= {};
+        for (const [status, r] of Object.entries(any)) schema.response[status] ??= r;
+      }
+    });
     // AJV coerces 'Infinity' and '1e400' to Infinity and then skips its range checks: refuse them.
     app.addHook('preHandler', async (request) => {
       for (const source of [request.query, request.params]) {

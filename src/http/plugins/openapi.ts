@@ -19,6 +19,8 @@ export const openapiPlugin = fp(
         info: {
           title: 'Lending Risk Data API',
           version: API_VERSION,
+          license: { name: 'Proprietary: use under the terms of your API plan' },
+          contact: { name: 'API support', email: 'support@lrds.example' },
           description:
             'Read-only risk data for decentralized lending: markets of Morpho, Aave, Spark, Compound, Euler and Fluid ' +
             'on many EVM chains, their oracles and oracle freshness, and positions close to liquidation. ' +
@@ -28,7 +30,8 @@ export const openapiPlugin = fp(
               .map(([code, status]) => `| \`${code}\` | ${status} |`)
               .join('\n'),
         },
-        servers: [{ url: '/' }],
+        // Paths are relative to the API's prefix, so tools join them to the server URL right.
+        servers: [{ url: API_PREFIX, description: 'This server' }],
         components: {
           securitySchemes: {
             bearerAuth: {
@@ -47,6 +50,16 @@ export const openapiPlugin = fp(
           },
           { name: 'Service', description: 'Health and the API description. No key needed.' },
         ],
+      },
+      // The routes are registered under API_PREFIX; the document names them relative to it.
+      transformObject: (documentObject) => {
+        if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
+        const { openapiObject } = documentObject;
+        const paths: Record<string, unknown> = {};
+        for (const [path, item] of Object.entries(openapiObject.paths ?? {})) {
+          paths[path.startsWith(API_PREFIX) ? path.slice(API_PREFIX.length) || '/' : path] = item;
+        }
+        return { ...openapiObject, paths } as typeof openapiObject;
       },
     });
     app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async (_request, reply) =>

@@ -1,5 +1,6 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import type { AppDeps } from '../context.ts';
+import { CLIENT_HEADERS } from '../schemas.ts';
 import { registerClientRoutes } from './client/index.ts';
 import { registerMarketDetail } from './markets/detail.ts';
 import { registerMarketsList } from './markets/list.ts';
@@ -40,6 +41,18 @@ export async function registerRoutes(
     await authed.register(async (client: Api) => {
       client.addHook('onSend', async (_request, reply) => {
         reply.header('cache-control', 'no-store');
+      });
+      // Their successes carry these headers; documented here for all six.
+      client.addHook('onRoute', (route) => {
+        const responses = route.schema?.response as Record<string, Record<string, unknown>> | undefined;
+        for (const [code, schema] of Object.entries(responses ?? {})) {
+          if (!code.startsWith('2')) continue;
+          responses![code] = {
+            ...schema,
+            description: schema.description ?? `${route.schema?.summary ?? 'Success'}.`,
+            headers: CLIENT_HEADERS,
+          };
+        }
       });
       registerClientRoutes(client, deps);
     });

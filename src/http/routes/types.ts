@@ -27,8 +27,12 @@ export const AUTHENTICATED_ERRORS = [
   'SERVICE_UNAVAILABLE',
 ] as const;
 
-/** Errors of the client self-service routes: rate limited, never counted, open to every tier. */
+/**
+ * Errors of the client self-service routes: rate limited, never counted, open to every tier;
+ * an unknown query parameter is 400 on every one of them.
+ */
 export const CLIENT_ERRORS = [
+  'INVALID_PARAMETER',
   'UNAUTHORIZED',
   'RATE_LIMIT_EXCEEDED',
   'INTERNAL_ERROR',

@@ -28,7 +28,7 @@ export function registerMarketsSearch(app: Api, deps: AppDeps): void {
           {
             query: Type.String({
               minLength: 1,
-              maxLength: 200,
+              maxLength: MAX_SEARCH_LENGTH,
               description:
                 `Search text, 1 to ${MAX_SEARCH_LENGTH} characters after trimming, of at most ${MAX_SEARCH_TERMS} distinct ` +
                 'whitespace-separated terms (a repeated term counts once; case is ignored). More terms: 400 INVALID_PARAMETER.',

@@ -1,7 +1,13 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps, HealthReport } from '../../context.ts';
 import { API_VERSION } from '../../plugins/openapi.ts';
+import { REQUEST_ID_HEADER } from '../../schemas.ts';
 import type { Api } from '../types.ts';
+
+/** A response schema with its description and the headers it carries (documentation only). */
+function withDocs<T extends object>(description: string, schema: T): T {
+  return { ...schema, description, headers: REQUEST_ID_HEADER };
+}
 
 /** GET /health: no key needed, not counted. */
 export function registerHealth(v1: Api, deps: AppDeps): void {
@@ -14,47 +20,50 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
         summary: 'Service health',
         description: 'State of the store, the limiter backend and each dataset. No key needed; not counted.',
         response: {
-          200: Type.Object({
-            status: Type.Unsafe<string>({ type: 'string', enum: ['ok', 'degraded'] }),
-            version: Type.String(),
-            store: Type.Object({ backend: Type.String(), state: Type.String() }),
-            limiter: Type.Object({ backend: Type.String(), state: Type.String() }),
-            datasets: Type.Array(
-              Type.Object({
-                mode: Type.String(),
-                kind: Type.String(),
-                profile: Type.String(),
-                refreshedAt: Type.String(),
-                markets: Type.Integer(),
-                positions: Type.Integer(),
-              }),
-            ),
-            sources: Type.Array(
-              Type.Object({
-                id: Type.String({ description: "e.g. 'sandbox', 'chain:1', 'morpho-api'." }),
-                kind: Type.String({ description: "'simulation', 'chain' or 'api'." }),
-                chains: Type.Array(Type.Integer()),
-                lastRefresh: Type.Unsafe<string | null>({
-                  type: ['string', 'null'],
-                  description: 'ISO 8601 UTC time of the last successful refresh; null before the first.',
+          200: withDocs(
+            'The state of the service and of each data source.',
+            Type.Object({
+              status: Type.Unsafe<string>({ type: 'string', enum: ['ok', 'degraded'] }),
+              version: Type.String(),
+              store: Type.Object({ backend: Type.String(), state: Type.String() }),
+              limiter: Type.Object({ backend: Type.String(), state: Type.String() }),
+              datasets: Type.Array(
+                Type.Object({
+                  mode: Type.String(),
+                  kind: Type.String(),
+                  profile: Type.String(),
+                  refreshedAt: Type.String(),
+                  markets: Type.Integer(),
+                  positions: Type.Integer(),
                 }),
-                ageSeconds: Type.Unsafe<number | null>({
-                  type: ['number', 'null'],
-                  description: 'Seconds since the last successful refresh.',
+              ),
+              sources: Type.Array(
+                Type.Object({
+                  id: Type.String({ description: "e.g. 'sandbox', 'chain:1', 'morpho-api'." }),
+                  kind: Type.String({ description: "'simulation', 'chain' or 'api'." }),
+                  chains: Type.Array(Type.Integer()),
+                  lastRefresh: Type.Unsafe<string | null>({
+                    type: ['string', 'null'],
+                    description: 'ISO 8601 UTC time of the last successful refresh; null before the first.',
+                  }),
+                  ageSeconds: Type.Unsafe<number | null>({
+                    type: ['number', 'null'],
+                    description: 'Seconds since the last successful refresh.',
+                  }),
+                  lastBlock: Type.Record(Type.String(), Type.Integer(), {
+                    description: 'Last block read, by chain id (chain sources).',
+                  }),
+                  consecutiveFailures: Type.Integer(),
+                  lastError: Type.Unsafe<string | null>({
+                    type: ['string', 'null'],
+                    description:
+                      'Message of the last failed refresh (credentials removed); null after a success.',
+                  }),
                 }),
-                lastBlock: Type.Record(Type.String(), Type.Integer(), {
-                  description: 'Last block read, by chain id (chain sources).',
-                }),
-                consecutiveFailures: Type.Integer(),
-                lastError: Type.Unsafe<string | null>({
-                  type: ['string', 'null'],
-                  description:
-                    'Message of the last failed refresh (credentials removed); null after a success.',
-                }),
-              }),
-              { description: 'Every data source of the live store, as last recorded (DECISIONS D16).' },
-            ),
-          }),
+                { description: 'Every data source of the live store, as last recorded (DECISIONS D16).' },
+              ),
+            }),
+          ),
         },
       },
     },

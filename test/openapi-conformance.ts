@@ -1,0 +1,107 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+
+/**
+ * Checks answers against the served OpenAPI document, so that a route answering anything
+ * undocumented fails the test that received it: the status must be documented for the
+ * operation, every header of the API's own vocabulary it sends must be documented on that
+ * response, and a JSON body must validate (Ajv, JSON Schema 2020-12) against the response's
+ * schema; a response documented without content must have no body. Paths the document does not
+ * describe (unknown paths, the document itself, the docs page) are not checked.
+ */
+
+/** Headers of the API's own vocabulary (standard HTTP, CORS and security headers are not listed in the document). */
+const OWN_HEADERS = [
+  'x-request-id',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'ratelimit',
+  'ratelimit-policy',
+  'retry-after',
+  'etag',
+  'cache-control',
+  'www-authenticate',
+];
+
+interface Operation {
+  responses: Record<
+    string,
+    { headers?: Record<string, unknown>; content?: Record<string, { schema?: unknown }> }
+  >;
+}
+
+export interface Answer {
+  method: string;
+  url: string;
+  statusCode: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  rawPayload: Buffer;
+}
+
+export function conformanceChecker(doc: {
+  servers?: { url: string }[];
+  paths: Record<string, Record<string, Operation>>;
+}) {
+  // Paths are relative to the server URL (a path like /api/v1).
+  const base = doc.servers?.[0]?.url.startsWith('/') ? doc.servers[0].url.replace(/\/$/, '') : '';
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+  ajv.addSchema({ ...doc, $id: 'openapi' });
+  const validators = new Map<string, ValidateFunction>();
+  const templates = Object.keys(doc.paths).map((path) => ({
+    path,
+    re: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  }));
+  const pointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+  return function check(a: Answer): string[] {
+    const full = a.url.split('?')[0]!;
+    if (base && !full.startsWith(`${base}/`)) return [];
+    const path = full.slice(base.length);
+    const tpl = templates.find((t) => t.re.test(path));
+    const method = a.method.toLowerCase();
+    const op = tpl && doc.paths[tpl.path]![method];
+    if (!tpl || !op) return [];
+    const where = `${a.method} ${path} ${a.statusCode}`;
+    const response = op.responses[String(a.statusCode)] ?? op.responses.default;
+    if (!response) return [`${where}: status not documented`];
+    const problems: string[] = [];
+    const documented = new Set(Object.keys(response.headers ?? {}).map((h) => h.toLowerCase()));
+    for (const h of OWN_HEADERS) {
+      if (a.headers[h] !== undefined && !documented.has(h))
+        problems.push(`${where}: header ${h} not documented`);
+    }
+    let body = a.rawPayload;
+    const encoding = a.headers['content-encoding'];
+    if (encoding === 'gzip') body = gunzipSync(body);
+    else if (encoding === 'br') body = brotliDecompressSync(body);
+    const schema = response.content?.['application/json']?.schema;
+    if (!schema) {
+      if (body.length > 0 && a.method !== 'HEAD') problems.push(`${where}: a body where none is documented`);
+      return problems;
+    }
+    if (a.method === 'HEAD') return problems;
+    const key = `${tpl.path} ${method} ${a.statusCode in op.responses ? a.statusCode : 'default'}`;
+    let found = validators.get(key);
+    if (!found) {
+      const code = String(a.statusCode) in op.responses ? String(a.statusCode) : 'default';
+      found = ajv.compile({
+        $ref: `openapi#/paths/${pointer(tpl.path)}/${method}/responses/${code}/content/application~1json/schema`,
+      });
+      validators.set(key, found);
+    }
+    const validate = found;
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch {
+      return [...problems, `${where}: body is not JSON`];
+    }
+    if (!validate(json)) {
+      problems.push(
+        `${where}: body does not match its schema: ${ajv.errorsText(validate.errors).slice(0, 500)}`,
+      );
+    }
+    return problems;
+  };
+}
