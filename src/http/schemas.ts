@@ -224,11 +224,31 @@ export const CLIENT_HEADERS = {
   'Cache-Control': CACHE_HEADERS['Cache-Control'],
 };
 
-export function envelope<T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.Array>>(
+/**
+ * The shared schemas, by name: registered once (app.addSchema) and referenced by the routes, so
+ * the OpenAPI document names them under components.schemas and generated clients get named
+ * types. The serializers compile the schemas themselves (serialize.ts), not the references.
+ */
+export const NAMED_SCHEMAS = {
+  Market: () => MarketSchema,
+  PositionAtRisk: () => PositionAtRiskSchema,
+  Meta: () => MetaSchema,
+  Error: () => ErrorSchema,
+} as const;
+
+/** A reference to a named schema (see NAMED_SCHEMAS), typed as the schema it names. */
+function named<K extends keyof typeof NAMED_SCHEMAS>(name: K) {
+  return Type.Unsafe<import('typebox').Static<ReturnType<(typeof NAMED_SCHEMAS)[K]>>>({ $ref: `${name}#` });
+}
+export const MarketRef = named('Market');
+export const PositionAtRiskRef = named('PositionAtRisk');
+export const MetaRef = named('Meta');
+
+export function envelope<T extends import('typebox').TSchema>(
   data: T,
   description = 'The data, and meta: how fresh it is, where it comes from, what was clamped.',
 ) {
-  return { ...Type.Object({ data, meta: MetaSchema }), description, headers: DATA_HEADERS };
+  return { ...Type.Object({ data, meta: MetaRef }), description, headers: DATA_HEADERS };
 }
 
 const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
@@ -308,7 +328,11 @@ const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
 /** The error body schema: `{ error, message, ...extra }` (DECISIONS D6). */
 export const ErrorSchema = Type.Object(
   {
-    error: Type.String({ description: 'Machine-readable error code.' }),
+    error: Type.Unsafe<ErrorCode>({
+      type: 'string',
+      enum: Object.keys(ERROR_STATUS),
+      description: 'Machine-readable error code.',
+    }),
     message: Type.String({ description: 'Human-readable explanation.' }),
     details: Type.Optional(
       Type.Array(Type.Object({ parameter: Type.String(), problem: Type.String() }), {
@@ -341,9 +365,14 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, unkn
   const out: Record<number, unknown> = {};
   for (const [status, list] of byStatus) {
     out[status] = {
-      ...ErrorSchema,
       description: list.join(' or '),
-      examples: list.map((c) => ERROR_EXAMPLES[c]),
+      // The named Error schema, with one example per code.
+      content: {
+        'application/json': {
+          schema: { $ref: 'Error#' },
+          examples: Object.fromEntries(list.map((c) => [c, { value: ERROR_EXAMPLES[c] }])),
+        },
+      },
       headers: {
         ...REQUEST_ID_HEADER,
         // Every error but a missing or wrong key passed the rate limiter first (D7).
@@ -369,7 +398,7 @@ export const NOT_MODIFIED = {
 
 /** Responses of the market list routes (list, search). */
 export const MARKET_LIST_RESPONSES = {
-  200: envelope(Type.Array(MarketSchema)),
+  200: envelope(Type.Array(MarketRef)),
   ...NOT_MODIFIED,
   ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
 };

@@ -3,6 +3,7 @@ import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ERROR_STATUS } from '../errors.ts';
+import { NAMED_SCHEMAS } from '../schemas.ts';
 
 export const API_PREFIX = '/api/v1';
 export const API_VERSION = '1.0.0';
@@ -13,7 +14,15 @@ export const API_VERSION = '1.0.0';
  */
 export const openapiPlugin = fp(
   async (app: FastifyInstance) => {
+    // The shared schemas, named in components.schemas (see NAMED_SCHEMAS).
+    for (const [name, schema] of Object.entries(NAMED_SCHEMAS))
+      app.addSchema({ ...schema(), $id: name, title: name });
     await app.register(swagger, {
+      refResolver: {
+        // Named schemas keep their names; anything else gets a numbered one.
+        buildLocalReference: (json, _baseUri, _fragment, i) =>
+          typeof json.$id === 'string' ? json.$id : `def-${i}`,
+      },
       openapi: {
         openapi: '3.1.0',
         info: {

@@ -3,7 +3,7 @@ import { DAY_MS } from '../../../domain/periods.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { ApiError, invalidParameter } from '../../errors.ts';
-import { errorResponses, MetaSchema } from '../../schemas.ts';
+import { errorResponses, MetaRef } from '../../schemas.ts';
 import { type Api, CLIENT_ERRORS } from '../types.ts';
 import { ACCESS, clientMeta, SECURITY } from './shared.ts';
 
@@ -52,7 +52,7 @@ export function registerCreateKey(app: Api, deps: AppDeps): void {
               name: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
               createdAt: Type.String(),
             }),
-            meta: MetaSchema,
+            meta: MetaRef,
           }),
           ...errorResponses([
             'INVALID_PARAMETER',

@@ -1,7 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaSchema } from '../../schemas.ts';
+import { errorResponses, MetaRef } from '../../schemas.ts';
 import { type Api, CLIENT_ERRORS } from '../types.ts';
 import { ACCESS, clientMeta, KeySummarySchema, keySummary, manages, SECURITY } from './shared.ts';
 
@@ -19,7 +19,7 @@ export function registerListKeys(app: Api, deps: AppDeps): void {
         security: SECURITY,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
-          200: Type.Object({ data: Type.Array(KeySummarySchema), meta: MetaSchema }),
+          200: Type.Object({ data: Type.Array(KeySummarySchema), meta: MetaRef }),
           ...errorResponses(CLIENT_ERRORS),
         },
       },

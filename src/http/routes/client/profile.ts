@@ -1,7 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaSchema } from '../../schemas.ts';
+import { errorResponses, MetaRef } from '../../schemas.ts';
 import { type Api, CLIENT_ERRORS } from '../types.ts';
 import { ACCESS, clientMeta, KeySummarySchema, keySummary, SECURITY } from './shared.ts';
 
@@ -28,7 +28,7 @@ export function registerProfile(app: Api, deps: AppDeps): void {
               key: KeySummarySchema,
               tier: Type.Object({ id: Type.String(), name: Type.String() }),
             }),
-            meta: MetaSchema,
+            meta: MetaRef,
           }),
           ...errorResponses(CLIENT_ERRORS),
         },

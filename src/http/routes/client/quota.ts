@@ -1,7 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaSchema } from '../../schemas.ts';
+import { errorResponses, MetaRef } from '../../schemas.ts';
 import { type Api, CLIENT_ERRORS } from '../types.ts';
 import { ACCESS, clientMeta, PeriodSchema, SECURITY } from './shared.ts';
 
@@ -43,7 +43,7 @@ export function registerQuota(app: Api, deps: AppDeps): void {
                 description: 'null = unlimited.',
               }),
             }),
-            meta: MetaSchema,
+            meta: MetaRef,
           }),
           ...errorResponses(CLIENT_ERRORS),
         },

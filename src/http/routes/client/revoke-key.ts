@@ -2,7 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { ApiError } from '../../errors.ts';
-import { errorResponses, MetaSchema } from '../../schemas.ts';
+import { errorResponses, MetaRef } from '../../schemas.ts';
 import { type Api, CLIENT_ERRORS } from '../types.ts';
 import { ACCESS, clientMeta, KeySummarySchema, keySummary, manages, SECURITY } from './shared.ts';
 
@@ -28,7 +28,7 @@ export function registerRevokeKey(app: Api, deps: AppDeps): void {
         }),
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
-          200: Type.Object({ data: KeySummarySchema, meta: MetaSchema }),
+          200: Type.Object({ data: KeySummarySchema, meta: MetaRef }),
           ...errorResponses(['KEY_NOT_FOUND', ...CLIENT_ERRORS]),
         },
       },

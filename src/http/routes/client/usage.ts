@@ -4,7 +4,7 @@ import { DAY_MS, utcDay } from '../../../domain/periods.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { parseDate, StartDateParam } from '../../params.ts';
-import { errorResponses, MetaSchema } from '../../schemas.ts';
+import { errorResponses, MetaRef } from '../../schemas.ts';
 import { type Api, CLIENT_ERRORS } from '../types.ts';
 import { ACCESS, clientMeta, SECURITY } from './shared.ts';
 
@@ -33,7 +33,7 @@ export function registerUsage(app: Api, deps: AppDeps): void {
                 endpoints: Type.Array(Type.Object({ endpoint: Type.String(), requests: Type.Integer() })),
               }),
             ),
-            meta: MetaSchema,
+            meta: MetaRef,
           }),
           ...errorResponses(['INVALID_PARAMETER', ...CLIENT_ERRORS]),
         },

@@ -4,7 +4,7 @@ import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { requireMarketId } from '../../params.ts';
-import { envelope, errorResponses, MarketSchema, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, errorResponses, MarketRef, NOT_MODIFIED } from '../../schemas.ts';
 import { marketJson, sendData } from '../../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
@@ -29,7 +29,7 @@ export function registerMarketDetail(app: Api, deps: AppDeps): void {
         }),
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
-          200: envelope(MarketSchema),
+          200: envelope(MarketRef),
           ...NOT_MODIFIED,
           ...errorResponses([
             'INVALID_PARAMETER',

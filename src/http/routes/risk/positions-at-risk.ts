@@ -3,7 +3,7 @@ import { positionsAtRisk } from '../../../queries/risk.ts';
 import type { AppDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, PositionAtRiskSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED, PositionAtRiskRef } from '../../schemas.ts';
 import { positionJson, sendData } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
@@ -51,7 +51,7 @@ export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
           { additionalProperties: false },
         ),
         response: {
-          200: envelope(Type.Array(PositionAtRiskSchema)),
+          200: envelope(Type.Array(PositionAtRiskRef)),
           ...NOT_MODIFIED,
           ...errorResponses(['INVALID_PARAMETER', 'MARKET_NOT_FOUND', ...AUTHENTICATED_ERRORS]),
         },
