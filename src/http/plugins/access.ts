@@ -148,6 +148,9 @@ export function accessHook(deps: AppDeps) {
       throw unauthorized();
     }
     request.caller = { key: check.key, tier };
+    // Every later log line of this request names the key by its id (never the key itself).
+    request.log = request.log.child({ keyId: check.key.id });
+    reply.log = request.log;
 
     const nowMs = deps.clock.now();
     const result = await deps.admission.admit({
