@@ -48,13 +48,15 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
   if (instances !== null && !(Number.isInteger(instances) && instances >= 1)) {
     problems.push(`INSTANCES: must be a positive integer, got '${env.INSTANCES}'`);
   }
-  const simulationTickMs =
-    env.SIMULATION_TICK_MS === undefined || env.SIMULATION_TICK_MS === ''
-      ? 5000
-      : Number(env.SIMULATION_TICK_MS);
-  if (!(Number.isInteger(simulationTickMs) && (simulationTickMs === 0 || simulationTickMs >= 100))) {
+  const tickText = env.SIMULATION_TICK_MS?.trim();
+  const simulationTickMs = tickText === undefined || tickText === '' ? 5000 : Number(tickText);
+  // At most a day: timers take at most 2^31 - 1 ms (a longer one fires at once, every turn).
+  const tickOk =
+    Number.isInteger(simulationTickMs) &&
+    (simulationTickMs === 0 || (simulationTickMs >= 100 && simulationTickMs <= 86_400_000));
+  if (!tickOk) {
     problems.push(
-      `SIMULATION_TICK_MS: must be 0 (stopped) or an integer >= 100, got '${env.SIMULATION_TICK_MS}'`,
+      `SIMULATION_TICK_MS: must be 0 (stopped) or an integer from 100 to 86400000, got '${env.SIMULATION_TICK_MS}'`,
     );
   }
   if (problems.length > 0) throw new SettingsError(`Invalid settings:\n  - ${problems.join('\n  - ')}`);

@@ -257,12 +257,35 @@ export async function createService(settings: Settings, options: ServiceOptions 
       reloading = false;
     }
   };
+  // Ticks fall on multiples of tickMs since the epoch, and price that instant: every process
+  // shows the same market (and the same ETags) between two ticks. A failure is logged once.
   const tickMs = settings.simulationTickMs ?? 0;
+  let tickFailing = false;
+  let tickTimer: NodeJS.Timeout | null = null;
   const tick = () =>
-    models.tickSimulation(clock.now()).catch((err) => app.log.warn({ err }, 'simulation tick failed'));
-  if (tickMs > 0) void tick();
+    models.tickSimulation(Math.floor(clock.now() / tickMs) * tickMs).then(
+      () => {
+        tickFailing = false;
+      },
+      (err) => {
+        if (!tickFailing) app.log.warn({ err }, 'simulation tick failed');
+        tickFailing = true;
+      },
+    );
+  const scheduleTick = () => {
+    const now = clock.now();
+    const wait = Math.max(1, Math.floor(now / tickMs) * tickMs + tickMs - now);
+    tickTimer = setTimeout(() => {
+      void tick();
+      scheduleTick();
+    }, wait);
+    tickTimer.unref();
+  };
+  if (tickMs > 0) {
+    void tick();
+    scheduleTick();
+  }
   const timers = [
-    ...(tickMs > 0 ? [setInterval(() => void tick(), tickMs)] : []),
     setInterval(() => void refreshKeys(), options.keyRefreshMs ?? 250),
     setInterval(() => void reloadData(), options.datasetRefreshMs ?? 500),
   ];
@@ -278,6 +301,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     tiers,
     async close() {
       for (const t of timers) clearInterval(t);
+      if (tickTimer) clearTimeout(tickTimer);
       await app.close();
       await keyEvents.close();
       // after the app (no more requests), before the store: flushes counts still buffered

@@ -14,6 +14,9 @@ test('default: settings from an empty environment', () => {
 test('behavior: SIMULATION_TICK_MS sets the tick; 0 stops the simulation', () => {
   assert.equal(loadSettings({ SIMULATION_TICK_MS: '0' }).simulationTickMs, 0);
   assert.equal(loadSettings({ SIMULATION_TICK_MS: '1000' }).simulationTickMs, 1000);
+  assert.equal(loadSettings({ SIMULATION_TICK_MS: ' ' }).simulationTickMs, 5000);
+  // Beyond a day (timers overflow past 2^31 - 1 ms and would fire every turn): refused.
+  assert.throws(() => loadSettings({ SIMULATION_TICK_MS: '3000000000' }), SettingsError);
 });
 
 test('error: every invalid setting is reported at once', () => {
@@ -22,7 +25,9 @@ test('error: every invalid setting is reported at once', () => {
     (err: unknown) =>
       err instanceof SettingsError &&
       /PORT/.test(err.message) &&
-      /SIMULATION_TICK_MS: must be 0 \(stopped\) or an integer >= 100, got '50'/.test(err.message) &&
+      /SIMULATION_TICK_MS: must be 0 \(stopped\) or an integer from 100 to 86400000, got '50'/.test(
+        err.message,
+      ) &&
       /INSTANCES/.test(err.message),
   );
 });

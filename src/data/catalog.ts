@@ -225,8 +225,8 @@ export class Catalog {
   }
 
   /**
-   * New token prices: the markets holding a token get its price, and (loan token) their supply,
-   * borrow and available scaled from the snapshot by the price's ratio; their cached JSON is
+   * Token price moves: the markets holding a token scale their snapshot price of it by the
+   * ratio, and (loan token) their supply, borrow and available too; their cached JSON is
    * dropped; the catalog is re-ranked by the new supply when the order changed. Unknown tokens
    * and non-positive prices are ignored. Returns the markets touched.
    */
@@ -235,20 +235,21 @@ export class Catalog {
     let reorder = false;
     for (const ch of changes) {
       const t = this.byToken.get(`${ch.chainId}:${ch.token.toLowerCase()}`);
-      if (!t || !(ch.priceUsd > 0) || !Number.isFinite(ch.priceUsd)) continue;
+      if (!t || !(ch.ratio > 0) || !Number.isFinite(ch.ratio)) continue;
       for (const ord of t.c) {
         const e = this.entries[ord]!;
-        e.view.collateralPrice = significant(ch.priceUsd);
+        if (!(e.base.collateralPrice > 0)) continue;
+        e.view.collateralPrice = significant(e.base.collateralPrice * ch.ratio);
         e.json = null;
         touched++;
       }
       for (const ord of t.l) {
         const e = this.entries[ord]!;
         if (!(e.base.loanPrice > 0)) continue;
-        const f = ch.priceUsd / e.base.loanPrice;
+        const f = ch.ratio;
         const supply = e.base.supply * f;
         const borrow = e.base.borrow * f;
-        e.view.loanPrice = significant(ch.priceUsd);
+        e.view.loanPrice = significant(e.base.loanPrice * f);
         e.view.supply = usd(supply);
         e.view.borrow = usd(borrow);
         e.view.available = usd(available(supply, borrow));

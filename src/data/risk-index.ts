@@ -201,14 +201,14 @@ export class RiskIndex {
     let touched = 0;
     for (const ch of changes) {
       const t = this.byToken.get(`${ch.chainId}:${ch.token.toLowerCase()}`);
-      if (!t || !(ch.priceUsd > 0) || !Number.isFinite(ch.priceUsd)) continue;
+      if (!t || !(ch.ratio > 0) || !Number.isFinite(ch.ratio)) continue;
       for (const ord of t.c) {
         const p0 = this.catalog.basePrices(ord).collateral;
-        if (p0 > 0) touched += this.setFactors(ord, ch.priceUsd / p0, this.loanFactor[ord]!, version);
+        if (p0 > 0) touched += this.setFactors(ord, ch.ratio, this.loanFactor[ord]!, version);
       }
       for (const ord of t.l) {
         const p0 = this.catalog.basePrices(ord).loan;
-        if (p0 > 0) touched += this.setFactors(ord, this.collateralFactor[ord]!, ch.priceUsd / p0, version);
+        if (p0 > 0) touched += this.setFactors(ord, this.collateralFactor[ord]!, ch.ratio, version);
       }
     }
     if (touched > 0) this.priceVersion = version;

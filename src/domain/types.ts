@@ -87,9 +87,14 @@ export interface PositionRecord {
   healthFactor: number;
 }
 
-/** A token's new USD price; the token is its chain and lower-case address. */
+/**
+ * A token's price move, as the ratio of its price now to its price in the snapshot: each
+ * market scales its own snapshot price of the token (sources may price one token slightly
+ * differently in different markets; a ratio moves them all alike). The token is its chain and
+ * lower-case address.
+ */
 export interface PriceChange {
   chainId: number;
   token: string;
-  priceUsd: number;
+  ratio: number;
 }

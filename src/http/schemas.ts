@@ -172,7 +172,7 @@ export const MetaSchema = Type.Object({
     Type.String({
       description:
         'ISO 8601 UTC time of the last successful refresh of the stalest source behind the answer (data routes; ' +
-        'for sandbox data, when it was generated).',
+        'for the living sandbox, the instant of its last simulation tick).',
       examples: ['2026-11-24T12:00:00.000Z'],
     }),
   ),
@@ -294,7 +294,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
     error: 'METHOD_NOT_ALLOWED',
     message: 'PUT is not allowed on /api/v1/markets; use GET, HEAD, OPTIONS.',
   },
-  PAYLOAD_TOO_LARGE: { error: 'PAYLOAD_TOO_LARGE', message: 'Request body exceeds 4096 bytes.' },
+  PAYLOAD_TOO_LARGE: { error: 'PAYLOAD_TOO_LARGE', message: 'Request body is too large.' },
   REQUEST_TIMEOUT: { error: 'REQUEST_TIMEOUT', message: 'The request was not received in time.' },
   HEADERS_TOO_LARGE: {
     error: 'HEADERS_TOO_LARGE',

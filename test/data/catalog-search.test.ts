@@ -266,12 +266,12 @@ describe('Catalog while prices move', () => {
           // A token's new price; each market scales from its own snapshot price of it.
           const price = new Map<string, number>();
           busiest.forEach((l, i) => {
-            moved.applyPrices([{ chainId: l.chainId, token: l.token, priceUsd: l.price * factors[i]! }]);
-            price.set(`${l.chainId}:${l.token}`, l.price * factors[i]!);
+            moved.applyPrices([{ chainId: l.chainId, token: l.token, ratio: factors[i]! }]);
+            price.set(`${l.chainId}:${l.token}`, factors[i]!);
           });
           const supplyOf = (m: MarketRecord) => {
             const p = price.get(`${m.chainId}:${m.loanAddress.toLowerCase()}`);
-            return p === undefined || !(m.loanPrice > 0) ? m.supply : m.supply * (p / m.loanPrice);
+            return p === undefined || !(m.loanPrice > 0) ? m.supply : m.supply * p;
           };
           const keys = (ords: number[]) => ords.map((o) => moved.recordAt(o).uniqueKey);
           const want = markets
@@ -294,12 +294,12 @@ describe('Catalog while prices move', () => {
     const l = busiest[0]!;
     const m = markets.find((x) => x.chainId === l.chainId && x.loanAddress.toLowerCase() === l.token)!;
     const ord = moved.ordOf(m.uniqueKey)!;
-    assert.ok(moved.applyPrices([{ chainId: l.chainId, token: l.token, priceUsd: l.price * 2 }]) >= l.n);
+    assert.ok(moved.applyPrices([{ chainId: l.chainId, token: l.token, ratio: 2 }]) >= l.n);
     assert.equal(moved.ordOf(m.uniqueKey), ord);
     const v = moved.recordAt(ord);
     assert.equal(v.supply, Math.round(m.supply * 2 * 100) / 100);
     assert.equal(v.borrow, Math.round(m.borrow * 2 * 100) / 100);
-    assert.equal(v.loanPrice, Number((l.price * 2).toPrecision(8)));
+    assert.equal(v.loanPrice, Number((m.loanPrice * 2).toPrecision(8)));
     assert.equal(moved.basePrices(ord).loan, m.loanPrice);
     const json = JSON.parse(
       Buffer.from(moved.json(ord, SANDBOX_AS_OF, (x) => Buffer.from(JSON.stringify(x)))).toString(),

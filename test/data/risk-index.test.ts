@@ -146,14 +146,13 @@ describe('RiskIndex while prices move', () => {
     return new RiskIndex(cat, b.build());
   }
 
-  /** Current health factor and debt by the same arithmetic: hf0 x (pc / pc0) / (pl / pl0). */
-  function naiveMoved(positions: P[], prices: Map<string, number>, q: RiskQuery) {
+  /** Current health factor and debt by the same arithmetic: hf0 x ratio(collateral) / ratio(loan). */
+  function naiveMoved(positions: P[], ratios: Map<string, number>, q: RiskQuery) {
     return positions
       .map((p, i) => {
         const m = moving[p.market % moving.length]!;
-        const cf =
-          (prices.get(`${m.chainId}:${m.collateralAddress}`) ?? m.collateralPrice) / m.collateralPrice;
-        const lf = (prices.get(`${m.chainId}:${m.loanAddress}`) ?? m.loanPrice) / m.loanPrice;
+        const cf = ratios.get(`${m.chainId}:${m.collateralAddress}`) ?? 1;
+        const lf = ratios.get(`${m.chainId}:${m.loanAddress}`) ?? 1;
         const hf = healthFactor(p.collateral, m.lltv, p.borrow) * (cf / lf);
         return { i, m, hf, borrow: p.borrow * lf, borrow0: p.borrow };
       })
@@ -184,18 +183,9 @@ describe('RiskIndex while prices move', () => {
           const index = buildMoving(positions);
           const prices = new Map<string, number>();
           for (const batch of moves) {
-            const changes = batch.map((mv) => {
-              const m = moving.find(
-                (x) =>
-                  x.chainId === mv.chainId &&
-                  (x.collateralAddress === mv.token || x.loanAddress === mv.token),
-              );
-              const base = m ? (m.collateralAddress === mv.token ? m.collateralPrice : m.loanPrice) : 1;
-              return { chainId: mv.chainId, token: mv.token, priceUsd: base * mv.factor };
-            });
-            // Every market on a chain lists a token at one snapshot price, so a change is consistent.
+            const changes = batch.map((mv) => ({ chainId: mv.chainId, token: mv.token, ratio: mv.factor }));
             index.applyPrices(changes);
-            for (const c of changes) prices.set(`${c.chainId}:${c.token}`, c.priceUsd);
+            for (const c of changes) prices.set(`${c.chainId}:${c.token}`, c.ratio);
             // a query between moves (so a stale scope order would show)
             index.query({ ...q, marketOrd: undefined });
           }
@@ -221,9 +211,7 @@ describe('RiskIndex while prices move', () => {
     assert.equal(before.healthFactor, healthFactor(1000, m.lltv, 500));
     // The collateral halves: health factor and collateral USD halve, debt unchanged.
     assert.equal(
-      index.applyPrices([
-        { chainId: m.chainId, token: m.collateralAddress, priceUsd: m.collateralPrice / 2 },
-      ]) > 0,
+      index.applyPrices([{ chainId: m.chainId, token: m.collateralAddress, ratio: 0.5 }]) > 0,
       true,
     );
     const after = JSON.parse(index.json(0, render).toString());
@@ -231,7 +219,11 @@ describe('RiskIndex while prices move', () => {
     assert.equal(after.state.collateralUsd, 500);
     assert.equal(after.state.borrowAssetsUsd, 500);
     // An unknown token or a non-positive price changes nothing.
-    assert.equal(index.applyPrices([{ chainId: 999, token: m.collateralAddress, priceUsd: 1 }]), 0);
-    assert.equal(index.applyPrices([{ chainId: m.chainId, token: m.collateralAddress, priceUsd: 0 }]), 0);
+    assert.equal(index.applyPrices([{ chainId: 999, token: m.collateralAddress, ratio: 1 }]), 0);
+    assert.equal(index.applyPrices([{ chainId: m.chainId, token: m.collateralAddress, ratio: 0 }]), 0);
+    assert.equal(
+      index.applyPrices([{ chainId: m.chainId, token: m.collateralAddress, ratio: Number.NaN }]),
+      0,
+    );
   });
 });

@@ -65,6 +65,19 @@ describe('rate limit', () => {
     const client = await t.get('/api/v1/client/quota', key);
     assert.equal(client.headers['ratelimit-policy'], '"per-second";q=20;w=1');
     assert.match(String(client.headers.ratelimit), /^"per-second";r=\d+;t=1$/);
+    // A tie (no request left either way) names the later reset: the one the client waits for.
+    const tight = await createTestApp({
+      tiers: tiersWith((tt) => {
+        tt.free!.ratePerSecond = 2;
+        tt.free!.dailyQuota = 2;
+      }),
+    });
+    const fk = await tight.key('free');
+    await tight.get(SEARCH, fk);
+    const second = await tight.get(SEARCH, fk);
+    assert.equal(second.statusCode, 200);
+    assert.equal(second.headers.ratelimit, '"daily";r=0;t=43200');
+    await tight.close();
     // Enterprise: no quota, so only the window.
     const ent = await t.key('enterprise');
     const e = await t.get(SEARCH, ent);

@@ -87,6 +87,17 @@ describe('ingestOnce: the ingest contract', () => {
       'GET https://[redacted]@node.example/rpc failed',
     );
     assert.equal(redactSecrets('no url here'), 'no url here');
+    // a password holding '@' and '/', a key in the path, in the query, a bearer token
+    assert.equal(redactSecrets('postgres://admin:s3cr@t/pw@db:5432/x'), 'postgres://[redacted]@db:5432/x');
+    assert.equal(
+      redactSecrets('https://eth-mainnet.g.alchemy.com/v2/AbCdEfGhIjKlMnOpQrStUvWx failed'),
+      'https://eth-mainnet.g.alchemy.com/v2/[redacted] failed',
+    );
+    assert.equal(
+      redactSecrets('https://rpc.example/?apikey=abc123&x=1'),
+      'https://rpc.example/?apikey=[redacted]&x=1',
+    );
+    assert.equal(redactSecrets('Authorization: Bearer abc.def'), 'Authorization: Bearer [redacted]');
   });
 });
 

@@ -89,3 +89,32 @@ describe('the sandbox market moves with time', () => {
     assert.deepEqual(await detail(second.get), t2);
   });
 });
+
+describe('the sandbox pricer', () => {
+  test('behavior: at the snapshot instant every ratio is 1 and nothing moves (tokens priced differently in different markets keep their own prices)', async () => {
+    const { buildReadModel, applyPrices } = await import('../../src/data/read-model.ts');
+    const { generateSandbox, SANDBOX_AS_OF } = await import('../../src/ingest/sandbox/index.ts');
+    const { sandboxPricer } = await import('../../src/ingest/sandbox/live.ts');
+    const ds = generateSandbox({ profile: 'default' });
+    const info = {
+      kind: 'sandbox' as const,
+      profile: 'default',
+      seed: 42,
+      refreshedAt: 0,
+      marketCount: ds.markets.length,
+      positionCount: ds.positionCount,
+      version: 1,
+    };
+    const model = buildReadModel(ds.markets, ds.positions(), info, SANDBOX_AS_OF * 1000);
+    const before = JSON.stringify(model.catalog.views());
+    const atRisk = model.risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: 100_000 }).length;
+    const changes = sandboxPricer(ds.markets, 42).pricesAt(SANDBOX_AS_OF * 1000);
+    assert.ok(changes.every((c) => c.ratio === 1));
+    applyPrices(model, changes, SANDBOX_AS_OF * 1000);
+    assert.equal(JSON.stringify(model.catalog.views()), before);
+    assert.equal(
+      model.risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: 100_000 }).length,
+      atRisk,
+    );
+  });
+});

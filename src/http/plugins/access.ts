@@ -35,7 +35,7 @@ interface Policy {
  * (draft-ietf-httpapi-ratelimit-headers) follow DECISIONS D18: RateLimit-Policy lists every
  * policy that applies to the request (the per-second window; for a counted request also the
  * daily and monthly quotas, unlimited ones omitted), RateLimit the one closest to exhaustion,
- * the smallest share of its quota left (ties: the shorter window), and for a quota refusal that
+ * the smallest share of its quota left (ties: the later reset), and for a quota refusal that
  * quota, with r=0.
  */
 function setRateHeaders(
@@ -89,7 +89,11 @@ function setRateHeaders(
       closest = { ...p, r: 0 };
       break;
     }
-    if (p.r !== undefined && p.q > 0 && p.r / p.q < closest.r! / closest.q) closest = p;
+    // The smallest share left; on a tie the later reset, the one a client must wait for.
+    if (p.r === undefined || !(p.q > 0)) continue;
+    const share = p.r / p.q;
+    const best = closest.r! / closest.q;
+    if (share < best || (share === best && p.t > closest.t)) closest = p;
   }
   reply.header('ratelimit-policy', policies.map((p) => `"${p.name}";q=${p.q};w=${p.w}`).join(', '));
   reply.header('ratelimit', `"${closest.name}";r=${closest.r ?? 0};t=${closest.t}`);

@@ -61,7 +61,7 @@ export function sandboxPricer(markets: readonly MarketRecord[], seed: number): S
           r = ratioAt(t.symbol, tMs);
           ratios.set(t.symbol, r);
         }
-        return { chainId: t.chainId, token: t.token, priceUsd: t.base * r };
+        return { chainId: t.chainId, token: t.token, ratio: r };
       });
     },
   };
