@@ -315,7 +315,7 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
       let up = true;
       const move = () => {
         up = !up;
-        return idx.applyPrices([{ ...busiest.token, priceUsd: busiest.price * (up ? 1 : 0.97) }]);
+        return idx.applyPrices([{ ...busiest.token, ratio: up ? 1 : 0.97 }]);
       };
       results['priceMove'] = { ...timeOp(move, timing), hits: busiest.markets };
       // A move followed by the unfiltered query: what the first poll after a price tick costs
