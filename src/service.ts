@@ -89,6 +89,8 @@ export class ReadModels implements DataSource {
   private readonly clock: Clock;
   private readonly pricers = new WeakMap<ReadModel, SandboxPricer>();
   private ticking = false;
+  /** The instant the last tick priced; a model loaded later is priced there before it serves. */
+  private lastTickAt: number | null = null;
 
   private constructor(store: MarketDataStore, clock: Clock, live: ReadModel) {
     this.store = store;
@@ -124,6 +126,7 @@ export class ReadModels implements DataSource {
   async tickSimulation(nowMs: number): Promise<number> {
     if (this.ticking) return 0;
     this.ticking = true;
+    this.lastTickAt = nowMs;
     try {
       let moved = 0;
       for (const model of new Set([this.live, this.sandbox])) {
@@ -151,6 +154,17 @@ export class ReadModels implements DataSource {
     if (!info || info.version === this.live.dataset.version) return false;
     const next = await loadReadModel(this.store, this.clock.now());
     if (!next) return false;
+    // A living sandbox goes on where it stood: priced at the last tick before it serves.
+    if (
+      this.lastTickAt !== null &&
+      next.dataset.kind === 'sandbox' &&
+      this.lastTickAt >= SIMULATION_START_MS
+    ) {
+      const pricer = sandboxPricer(next.catalog.baseRecords(), next.dataset.seed ?? DEFAULT_SEED);
+      await pricer.warm(this.lastTickAt);
+      this.pricers.set(next, pricer);
+      applyPrices(next, pricer.pricesAt(this.lastTickAt), this.lastTickAt);
+    }
     const sharedSandbox = this.sandbox === this.live;
     this.live = next;
     if (isDefaultSandbox(next.dataset)) this.sandbox = next;

@@ -409,6 +409,12 @@ export class RiskIndex {
   }
 }
 
+function swapIn(arr: number[], a: number, b: number): void {
+  const t = arr[a]!;
+  arr[a] = arr[b]!;
+  arr[b] = t;
+}
+
 /**
  * A binary min-heap of market cursors ordered like answers: health factor ascending, then debt
  * descending, then position number. Parallel arrays, reused across pushes.
@@ -431,11 +437,10 @@ class CursorHeap {
   }
 
   private swap(a: number, b: number): void {
-    for (const arr of [this.hf, this.debt, this.pos, this.ord]) {
-      const t = arr[a]!;
-      arr[a] = arr[b]!;
-      arr[b] = t;
-    }
+    swapIn(this.hf, a, b);
+    swapIn(this.debt, a, b);
+    swapIn(this.pos, a, b);
+    swapIn(this.ord, a, b);
   }
 
   topHf(): number {

@@ -90,6 +90,24 @@ describe('the sandbox market moves with time', () => {
   });
 });
 
+describe('a sandbox reloaded while the simulation runs', () => {
+  test('behavior: the new model is priced at the last tick before it serves (no jump back to the snapshot)', async () => {
+    const clock = new ManualClock('2026-11-24T15:00:00.000Z');
+    const { service, get } = await start(clock);
+    const id = (await get('/markets/search?query=wETH&limit=1')).data[0].uniqueKey;
+    await service.models.tickSimulation(clock.now());
+    const ticked = await get(`/markets/${id}`);
+    // Another process writes the sandbox again (the store's dataset version moves on).
+    const { seedStore } = await import('../../src/service.ts');
+    await seedStore(service.store, 'default', 42, undefined, false, clock);
+    assert.equal(await service.models.reloadIfChanged(), true);
+    const reloaded = await get(`/markets/${id}`);
+    assert.equal(reloaded.data.collateralPrice, ticked.data.collateralPrice);
+    assert.equal(reloaded.data.supply, ticked.data.supply);
+    assert.equal(reloaded.meta.asOf, ticked.meta.asOf);
+  });
+});
+
 describe('the sandbox pricer', () => {
   test('behavior: at the snapshot instant every ratio is 1 and nothing moves (tokens priced differently in different markets keep their own prices)', async () => {
     const { buildReadModel, applyPrices } = await import('../../src/data/read-model.ts');
