@@ -20,6 +20,8 @@ export interface Settings {
    * snapshot stays as seeded). From SIMULATION_TICK_MS, default 5000. Omitted: 0.
    */
   simulationTickMs?: number;
+  /** Port of the Prometheus metrics server (GET /metrics), off the public API; null: none. */
+  metricsPort?: number | null;
 }
 
 export class SettingsError extends Error {
@@ -59,6 +61,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
       `SIMULATION_TICK_MS: must be 0 (stopped) or an integer from 100 to 86400000, got '${env.SIMULATION_TICK_MS}'`,
     );
   }
+  const metricsText = env.METRICS_PORT?.trim();
+  const metricsPort = metricsText ? Number(metricsText) : null;
+  if (metricsPort !== null && !(Number.isInteger(metricsPort) && metricsPort >= 1 && metricsPort <= 65535)) {
+    problems.push(`METRICS_PORT: must be an integer 1-65535, got '${env.METRICS_PORT}'`);
+  }
   if (problems.length > 0) throw new SettingsError(`Invalid settings:\n  - ${problems.join('\n  - ')}`);
   return Object.freeze({
     port,
@@ -70,5 +77,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     logLevel,
     instances,
     simulationTickMs,
+    metricsPort,
   });
 }

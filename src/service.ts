@@ -12,6 +12,7 @@ import { ingestOnce } from './ingest/runner.ts';
 import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from './ingest/sandbox/index.ts';
 import { type SandboxPricer, sandboxPricer } from './ingest/sandbox/live.ts';
 import { sandboxSource } from './ingest/sandbox/source.ts';
+import { setMetricsSource } from './metrics.ts';
 import { createAdmission, createKeyEvents } from './scale.ts';
 import { openStore } from './store/open.ts';
 import type { DatasetInfo, MarketDataStore, ProgressFn, Store } from './store/types.ts';
@@ -109,6 +110,11 @@ export class ReadModels implements DataSource {
     if (mode === 'live') return this.live;
     this.sandbox ??= sandboxReadModel(this.clock.now());
     return this.sandbox;
+  }
+
+  /** The model of a mode if it is built (never builds the test-key sandbox). */
+  peek(mode: 'live' | 'test'): ReadModel | null {
+    return mode === 'live' ? this.live : this.sandbox;
   }
 
   /** Builds the test-key sandbox now if it is not built yet. */
@@ -252,6 +258,20 @@ export async function createService(settings: Settings, options: ServiceOptions 
     logger: options.logger ?? false,
   });
   appLog = app.log;
+  setMetricsSource({
+    sizes: () =>
+      (['live', 'test'] as const).flatMap((mode) => {
+        const d = models.peek(mode)?.dataset;
+        return d ? [{ mode, markets: d.marketCount, positions: d.positionCount }] : [];
+      }),
+    sourceAges: async () => {
+      const now = clock.now();
+      return (await store.listSources()).map((s) => ({
+        id: s.id,
+        ageSeconds: s.refreshedAt === null ? null : Math.max(0, (now - s.refreshedAt) / 1000),
+      }));
+    },
+  });
 
   // The store's dataset version is read every 500 ms (one row): another process's seed is
   // served here within a second. One reload at a time; a failing store is logged once.

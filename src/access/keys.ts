@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { type Clock, systemClock } from '../domain/clock.ts';
+import { processMetrics } from '../metrics.ts';
 import type { AccountRecord, KeyCreation, KeyLimits, KeyMode, KeyRecord, KeyStore } from '../store/types.ts';
 import { BackendUnavailableError } from './admission.ts';
 import type { KeyEvents } from './key-events.ts';
@@ -146,6 +147,7 @@ export class KeyService {
     if (!KEY_PATTERN.test(rawKey)) return { ok: false };
     const hash = hashKey(rawKey);
     let record = this.cache.get(hash)?.record;
+    processMetrics().keyLookups.inc({ result: record === undefined ? 'miss' : 'hit' });
     if (record === undefined) {
       const lookup: Lookup = { stale: false };
       let pending = this.lookups.get(hash);

@@ -271,6 +271,10 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
     const { seedStore, DEFAULT_SEED } = await loadService();
     if (!(await store.datasetInfo())) await seedStore(store, 'default', DEFAULT_SEED, undefined, true);
   });
+  if (settings.metricsPort) {
+    const { startMetricsServer } = await import('../metrics.ts');
+    (await startMetricsServer(settings.metricsPort, settings.host, true)).unref();
+  }
   let stopping = false;
   const startedAt = new Map<number, number>();
   const fork = () => {
@@ -330,6 +334,11 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
   const { app } = service;
   const connections = trackConnections(app.server);
   await app.listen({ port: settings.port, host: settings.host });
+  // A worker's metrics are served by the primary (aggregated); a lone process serves its own.
+  const metricsServer =
+    settings.metricsPort && workers === 1
+      ? await (await import('../metrics.ts')).startMetricsServer(settings.metricsPort, settings.host)
+      : null;
   // The sandbox served to test keys, when the live store holds another dataset: built a few
   // seconds after the server is up, so health checks and the first requests are not held
   // behind it (it blocks for about a second; a test-key request before then builds it itself).
@@ -360,6 +369,7 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
         // Only after 6 s of steady traffic on one connection: requests still arriving there get
         // 503 with Connection: close, and sockets are closed as soon as they go idle.
         setInterval(() => app.server.closeIdleConnections(), 100).unref();
+        metricsServer?.close();
         return service.close();
       })
       .then(

@@ -5,6 +5,7 @@ import { invalidParameter } from './errors.ts';
 import { accessHook, accessPlugin } from './plugins/access.ts';
 import { compressionPlugin } from './plugins/compression.ts';
 import { type AjvError, errorsPlugin, frameworkErrors, problemsOf } from './plugins/errors.ts';
+import { metricsPlugin } from './plugins/metrics.ts';
 import { API_PREFIX, openapiPlugin } from './plugins/openapi.ts';
 import { overloadPlugin } from './plugins/overload.ts';
 import { clientErrorHandler, maskedRequest, requestId, securityPlugin } from './plugins/security.ts';
@@ -63,6 +64,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   await app.register(securityPlugin);
+  await app.register(metricsPlugin);
   await app.register(compressionPlugin);
   await app.register(overloadPlugin, { pressure: deps.server?.pressure });
   await app.register(errorsPlugin);

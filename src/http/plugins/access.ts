@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { AdmissionResult } from '../../access/admission.ts';
 import { type Tier, type TierId, tierAllowsCategory, tierAllowsChain } from '../../access/tiers.ts';
 import { nextUtcMidnight, nextUtcMonthStart } from '../../domain/periods.ts';
+import { processMetrics } from '../../metrics.ts';
 import type { AppDeps } from '../context.ts';
 import { ApiError, unauthorized } from '../errors.ts';
 import { parseMarketId } from '../params.ts';
@@ -165,7 +166,10 @@ export function accessHook(deps: AppDeps) {
       nowMs,
     });
     setRateHeaders(reply, result, tier, config.counted !== false, nowMs);
-    if (!result.ok) throw refusal(result, tier, nowMs);
+    if (!result.ok) {
+      processMetrics().refusals.inc({ reason: result.reason, tier: tier.id });
+      throw refusal(result, tier, nowMs);
+    }
 
     if (config.category !== null && !tierAllowsCategory(tier, config.category)) {
       throw new ApiError(

@@ -1,0 +1,126 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, register } from 'prom-client';
+
+/**
+ * Prometheus metrics (prom-client), on its default registry: one set per process, which every
+ * app of the process records into, and which `lrds serve --workers` aggregates in the primary
+ * (AggregatorRegistry asks each worker over the cluster channel). Served on METRICS_PORT, off
+ * the public API. Names and labels:
+ * - lrds_http_requests_total{route, method, status, tier}: answers, by route pattern (never the
+ *   raw URL: no unbounded labels), status and the caller's tier ('none' before authentication);
+ * - lrds_http_request_duration_seconds{route}: server time per answer;
+ * - lrds_admission_refusals_total{reason, tier}: RATE_LIMITED, DAILY_QUOTA, MONTHLY_QUOTA;
+ * - lrds_key_lookups_total{result}: key checks answered by the cache ('hit') or the store ('miss');
+ * - lrds_read_model_markets / lrds_read_model_positions{mode}: sizes of the served data;
+ * - lrds_source_age_seconds{source}: time since each source's last successful refresh;
+ * - Node's defaults: event-loop delay (nodejs_eventloop_lag_*), heap, GC, CPU.
+ */
+export interface Metrics {
+  requests: Counter<'route' | 'method' | 'status' | 'tier'>;
+  latency: Histogram<'route'>;
+  refusals: Counter<'reason' | 'tier'>;
+  keyLookups: Counter<'result'>;
+}
+
+/** What the scrape-time gauges read: the service of this process (the last one built). */
+export interface MetricsSource {
+  sizes(): { mode: string; markets: number; positions: number }[];
+  sourceAges(): Promise<{ id: string; ageSeconds: number | null }[]>;
+}
+
+let metrics: Metrics | null = null;
+let source: MetricsSource | null = null;
+
+/** This process's metrics, created on first use. */
+export function processMetrics(): Metrics {
+  if (metrics) return metrics;
+  collectDefaultMetrics();
+  new Gauge({
+    name: 'lrds_read_model_markets',
+    help: 'Markets in the served read model.',
+    labelNames: ['mode'],
+    collect() {
+      this.reset();
+      for (const s of source?.sizes() ?? []) this.set({ mode: s.mode }, s.markets);
+    },
+  });
+  new Gauge({
+    name: 'lrds_read_model_positions',
+    help: 'Positions in the served read model.',
+    labelNames: ['mode'],
+    collect() {
+      this.reset();
+      for (const s of source?.sizes() ?? []) this.set({ mode: s.mode }, s.positions);
+    },
+  });
+  new Gauge({
+    name: 'lrds_source_age_seconds',
+    help: 'Seconds since the last successful refresh of each data source.',
+    labelNames: ['source'],
+    async collect() {
+      this.reset();
+      const ages = source ? await source.sourceAges().catch(() => []) : [];
+      for (const a of ages) if (a.ageSeconds !== null) this.set({ source: a.id }, a.ageSeconds);
+    },
+  });
+  metrics = {
+    requests: new Counter({
+      name: 'lrds_http_requests_total',
+      help: 'Answers, by route pattern, method, status and tier.',
+      labelNames: ['route', 'method', 'status', 'tier'],
+    }),
+    latency: new Histogram({
+      name: 'lrds_http_request_duration_seconds',
+      help: 'Server time per answer, by route pattern.',
+      labelNames: ['route'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    }),
+    refusals: new Counter({
+      name: 'lrds_admission_refusals_total',
+      help: 'Requests refused by the rate limit or a quota.',
+      labelNames: ['reason', 'tier'],
+    }),
+    keyLookups: new Counter({
+      name: 'lrds_key_lookups_total',
+      help: 'Key checks answered from the cache (hit) or the store (miss).',
+      labelNames: ['result'],
+    }),
+  };
+  return metrics;
+}
+
+/** Names the service whose data the gauges report. */
+export function setMetricsSource(s: MetricsSource): void {
+  processMetrics();
+  source = s;
+}
+
+/**
+ * Serves GET /metrics on `port` (0: any free port); with `cluster`, the aggregate of every
+ * worker (to run in the primary). Resolves with the server once listening.
+ */
+export async function startMetricsServer(port: number, host: string, cluster = false): Promise<http.Server> {
+  const aggregator = cluster ? new AggregatorRegistry() : null;
+  if (!cluster) processMetrics();
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics\n');
+      return;
+    }
+    const body = aggregator ? aggregator.clusterMetrics() : register.metrics();
+    body.then(
+      (text) => res.writeHead(200, { 'content-type': register.contentType }).end(text),
+      (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err.message}\n`),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
+
+export function portOf(server: http.Server): number {
+  return (server.address() as AddressInfo).port;
+}
