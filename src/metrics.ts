@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, register } from 'prom-client';
@@ -36,8 +37,13 @@ let source: MetricsSource | null = null;
 export function processMetrics(): Metrics {
   if (metrics) return metrics;
   collectDefaultMetrics();
+  // A worker answers the primary's requests for its metrics: prom-client listens for them once
+  // an AggregatorRegistry exists in the process.
+  if (cluster.isWorker) new AggregatorRegistry();
   new Gauge({
     name: 'lrds_read_model_markets',
+    // Every worker holds the same data: across workers the largest, not the sum.
+    aggregator: 'max',
     help: 'Markets in the served read model.',
     labelNames: ['mode'],
     collect() {
@@ -47,6 +53,8 @@ export function processMetrics(): Metrics {
   });
   new Gauge({
     name: 'lrds_read_model_positions',
+    // Every worker holds the same data: across workers the largest, not the sum.
+    aggregator: 'max',
     help: 'Positions in the served read model.',
     labelNames: ['mode'],
     collect() {
@@ -56,6 +64,8 @@ export function processMetrics(): Metrics {
   });
   new Gauge({
     name: 'lrds_source_age_seconds',
+    // Every worker holds the same data: across workers the largest, not the sum.
+    aggregator: 'max',
     help: 'Seconds since the last successful refresh of each data source.',
     labelNames: ['source'],
     async collect() {
