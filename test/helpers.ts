@@ -5,6 +5,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { LocalAdmission } from '../src/access/admission.ts';
 import { KeyService } from '../src/access/keys.ts';
 import { loadTiers, parseTiers, type TierId, type TierTable } from '../src/access/tiers.ts';
+import type { Settings } from '../src/config.ts';
 import { buildReadModel, type ReadModel } from '../src/data/read-model.ts';
 import { healthFactor } from '../src/domain/metrics.ts';
 import type { MarketRecord, OracleRecord, PositionRecord } from '../src/domain/types.ts';
@@ -22,6 +23,20 @@ export function tiersWith(patch: (tiers: Record<string, Record<string, unknown>>
   const json = JSON.parse(readFileSync(TIERS_FILE, 'utf8'));
   patch(json.tiers);
   return parseTiers(json, 'test tiers');
+}
+
+/** Settings of a service on the embedded store in `dataDir`: no Redis, the shipped tiers, no simulation ticks. */
+export function embeddedSettings(dataDir: string): Settings {
+  return {
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    databaseUrl: null,
+    redisUrl: null,
+    tiersFile: TIERS_FILE,
+    logLevel: 'warn',
+    instances: null,
+  };
 }
 
 /** Launch tiers, but a rate no functional test reaches (the clock of a test does not move). */

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { createService } from '../src/service.ts';
 import { openStore } from '../src/store/open.ts';
-import { makeMarket, makePosition, seedOneMarket, TIERS_FILE, tempDir } from './helpers.ts';
+import { embeddedSettings, makeMarket, makePosition, seedOneMarket, tempDir } from './helpers.ts';
 import { sleep } from './redis-helpers.ts';
 
 test('behavior: a backend warning after start-up is logged by the app logger', async () => {
@@ -19,19 +19,7 @@ test('behavior: a backend warning after start-up is logged by the app logger', a
       callback();
     },
   });
-  const service = await createService(
-    {
-      port: 0,
-      host: '127.0.0.1',
-      dataDir,
-      databaseUrl: null,
-      redisUrl: null,
-      tiersFile: TIERS_FILE,
-      logLevel: 'warn',
-      instances: null,
-    },
-    { logger: { level: 'warn', stream } },
-  );
+  const service = await createService(embeddedSettings(dataDir), { logger: { level: 'warn', stream } });
   try {
     const account = await service.keys.ensureAccount('acme');
     const { key } = await service.keys.create({ accountId: account.id, tier: 'pro', mode: 'live' });
@@ -56,16 +44,7 @@ test('behavior: a dataset written by another process is served without a restart
   const dataDir = tempDir('lrds-reload-');
   const seeded = await openStore({ dataDir, databaseUrl: null });
   await seedOneMarket(seeded);
-  const service = await createService({
-    port: 0,
-    host: '127.0.0.1',
-    dataDir,
-    databaseUrl: null,
-    redisUrl: null,
-    tiersFile: TIERS_FILE,
-    logLevel: 'warn',
-    instances: null,
-  });
+  const service = await createService(embeddedSettings(dataDir));
   try {
     const markets = async () =>
       (await service.app.inject({ url: '/api/v1/health' })).json().datasets[0].markets as number;

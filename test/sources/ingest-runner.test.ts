@@ -6,7 +6,7 @@ import { createService } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { ManualClock } from '../clock.ts';
-import { makeMarket, makePosition, TIERS_FILE, tempDir } from '../helpers.ts';
+import { embeddedSettings, makeMarket, makePosition, tempDir } from '../helpers.ts';
 
 /** A source whose next run answers `next()`: a snapshot of `markets` markets, or a throw. */
 function fakeSource(next: () => SourceOutput | Error): Source {
@@ -102,17 +102,6 @@ describe('ingestOnce: the ingest contract', () => {
 });
 
 describe('sources in /health and meta.asOf', () => {
-  const settings = (dataDir: string) => ({
-    port: 0,
-    host: '127.0.0.1',
-    dataDir,
-    databaseUrl: null,
-    redisUrl: null,
-    tiersFile: TIERS_FILE,
-    logLevel: 'warn',
-    instances: null,
-  });
-
   test('behavior: a store seeded before sources were recorded gets its sandbox checkpoint; /health lists it with its age, answers carry meta.asOf', async () => {
     const dataDir = tempDir('lrds-sources-');
     const seeded = await openStore({ dataDir, databaseUrl: null });
@@ -128,7 +117,7 @@ describe('sources in /health and meta.asOf', () => {
     const refreshedAt = (await seeded.datasetInfo())!.refreshedAt;
     await seeded.close();
     const clock = new ManualClock(refreshedAt + 90_000);
-    const service = await createService(settings(dataDir), { clock });
+    const service = await createService(embeddedSettings(dataDir), { clock });
     try {
       const health = (await service.app.inject({ url: '/api/v1/health' })).json();
       assert.equal(health.sources.length, 1);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { createService, type Service } from '../../src/service.ts';
 import { ManualClock } from '../clock.ts';
-import { TIERS_FILE, tempDir } from '../helpers.ts';
+import { embeddedSettings, tempDir } from '../helpers.ts';
 
 /**
  * The living sandbox: the simulation moves token prices with time, markets and positions
@@ -11,16 +11,7 @@ import { TIERS_FILE, tempDir } from '../helpers.ts';
  */
 
 const dataDir = tempDir('lrds-live-');
-const settings = {
-  port: 0,
-  host: '127.0.0.1',
-  dataDir,
-  databaseUrl: null,
-  redisUrl: null,
-  tiersFile: TIERS_FILE,
-  logLevel: 'warn',
-  instances: null,
-};
+const settings = embeddedSettings(dataDir);
 const open: Service[] = [];
 after(async () => {
   for (const s of open) await s.close();
