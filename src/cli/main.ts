@@ -245,14 +245,21 @@ async function drain(
 ) {
   net.Server.prototype.close.call(server);
   const started = performance.now();
-  while (connections.busy(t.quietMs) && performance.now() - started < t.graceMs) await sleep(10);
+  // Quietness too is judged after the poll phase: after a stall, a timer runs before the sockets
+  // are read, and connections with requests waiting would pass for quiet (and be closed early).
+  const afterPoll = () => new Promise((resolve) => setImmediate(resolve));
+  for (;;) {
+    await afterPoll();
+    if (!connections.busy(t.quietMs) || performance.now() - started >= t.graceMs) break;
+    await sleep(10);
+  }
   connections.startDraining();
   while (connections.size > 0 && performance.now() - started < t.maxMs) {
     await sleep(10);
     // Checked after the event loop's poll phase (setImmediate), never straight from a timer: after
     // a stall of this process, timers run before the sockets are read, and a request waiting in a
     // socket's buffer would not be seen yet, so its connection would pass for idle and be cut.
-    await new Promise((resolve) => setImmediate(resolve));
+    await afterPoll();
     connections.closeIdle(t.idleMs);
   }
 }
