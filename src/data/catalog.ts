@@ -218,6 +218,14 @@ export class Catalog {
     return this.entries.map((e) => e.base);
   }
 
+  /** The ords of the markets holding a token as collateral (c) and as loan (l). */
+  holding(
+    chainId: number,
+    token: string,
+  ): { readonly c: readonly number[]; readonly l: readonly number[] } | undefined {
+    return this.byToken.get(`${chainId}:${token.toLowerCase()}`);
+  }
+
   /** The snapshot prices of a market's tokens (what the risk index scales from). */
   basePrices(ord: number): { collateral: number; loan: number } {
     const b = this.entries[ord]!.base;
@@ -234,7 +242,7 @@ export class Catalog {
     let touched = 0;
     let reorder = false;
     for (const ch of changes) {
-      const t = this.byToken.get(`${ch.chainId}:${ch.token.toLowerCase()}`);
+      const t = this.holding(ch.chainId, ch.token);
       if (!t || !(ch.ratio > 0) || !Number.isFinite(ch.ratio)) continue;
       for (const ord of t.c) {
         const e = this.entries[ord]!;

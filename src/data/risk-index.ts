@@ -90,8 +90,6 @@ export class RiskIndex {
   private readonly hfFactor: Float64Array;
   /** Per market: bumped whenever its factors change (cached JSON of its positions is stale). */
   private readonly marketVersion: Uint32Array;
-  /** Markets holding a token as collateral (c) or as loan (l), by `${chainId}:${token}`. */
-  private readonly byToken = new Map<string, { c: number[]; l: number[] }>();
   /** Bumped by every price move that changed a factor. */
   private priceVersion = 0;
   /** Per market: the price version at which its factors last changed. */
@@ -141,18 +139,6 @@ export class RiskIndex {
     };
     for (let ord = 0; ord < size; ord++) {
       const m = catalog.recordAt(ord);
-      for (const [side, token] of [
-        ['c', m.collateralAddress],
-        ['l', m.loanAddress],
-      ] as const) {
-        const key = `${m.chainId}:${token.toLowerCase()}`;
-        let t = this.byToken.get(key);
-        if (!t) {
-          t = { c: [], l: [] };
-          this.byToken.set(key, t);
-        }
-        t[side].push(ord);
-      }
       if (!this.byMarket[ord]) continue;
       join('all', ord);
       join(`p:${m.protocol}`, ord);
@@ -200,7 +186,7 @@ export class RiskIndex {
     const version = this.priceVersion + 1;
     let touched = 0;
     for (const ch of changes) {
-      const t = this.byToken.get(`${ch.chainId}:${ch.token.toLowerCase()}`);
+      const t = this.catalog.holding(ch.chainId, ch.token);
       if (!t || !(ch.ratio > 0) || !Number.isFinite(ch.ratio)) continue;
       for (const ord of t.c) {
         const p0 = this.catalog.basePrices(ord).collateral;
