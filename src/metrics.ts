@@ -15,6 +15,11 @@ import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, r
  * - lrds_key_lookups_total{result}: key checks answered by the cache ('hit') or the store ('miss');
  * - lrds_read_model_markets / lrds_read_model_positions{mode}: sizes of the served data;
  * - lrds_source_age_seconds{source}: time since each source's last successful refresh;
+ * - lrds_store_round_trip_seconds{backend, op} and lrds_store_errors_total{backend, op}: every call
+ *   of the store's ports (op: the method, e.g. findKeyByHash), its time and whether it failed;
+ * - lrds_redis_round_trip_seconds{op} and lrds_redis_errors_total{op}: the same for Redis
+ *   commands and scripts (op: admit, settle, status, merge, push, lease, time, info, ping, zrem,
+ *   publish);
  * - Node's defaults: event-loop delay (nodejs_eventloop_lag_*), heap, GC, CPU.
  */
 export interface Metrics {
@@ -22,7 +27,16 @@ export interface Metrics {
   latency: Histogram<'route'>;
   refusals: Counter<'reason' | 'tier'>;
   keyLookups: Counter<'result'>;
+  storeRoundTrips: Histogram<'backend' | 'op'>;
+  storeErrors: Counter<'backend' | 'op'>;
+  redisRoundTrips: Histogram<'op'>;
+  redisErrors: Counter<'op'>;
 }
+
+/** Round trips to a backend: from 50 µs (an embedded read) to 5 s (past every deadline). */
+const ROUND_TRIP_BUCKETS = [
+  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+];
 
 /** What the scrape-time gauges read: the service of this process (the last one built). */
 export interface MetricsSource {
@@ -96,8 +110,78 @@ export function processMetrics(): Metrics {
       help: 'Key checks answered from the cache (hit) or the store (miss).',
       labelNames: ['result'],
     }),
+    storeRoundTrips: new Histogram({
+      name: 'lrds_store_round_trip_seconds',
+      help: "Time of each call of the store's ports, failed ones included, by backend and operation.",
+      labelNames: ['backend', 'op'],
+      buckets: ROUND_TRIP_BUCKETS,
+    }),
+    storeErrors: new Counter({
+      name: 'lrds_store_errors_total',
+      help: 'Calls of the store that failed (unreachable, past their deadline, refused), by backend and operation.',
+      labelNames: ['backend', 'op'],
+    }),
+    redisRoundTrips: new Histogram({
+      name: 'lrds_redis_round_trip_seconds',
+      help: 'Time of each Redis command or script, failed ones included, by operation.',
+      labelNames: ['op'],
+      buckets: ROUND_TRIP_BUCKETS,
+    }),
+    redisErrors: new Counter({
+      name: 'lrds_redis_errors_total',
+      help: 'Redis commands or scripts that failed (unreachable, timed out, refused), by operation.',
+      labelNames: ['op'],
+    }),
   };
   return metrics;
+}
+
+/** The series of one operation of one backend, its labels resolved once (see timed()). */
+export interface CallSeries {
+  seconds: { observe(value: number): void };
+  errors: { inc(): void };
+}
+
+const callSeries = new Map<string, CallSeries>();
+
+/** The series of store operation `op` (a port method) on `backend`. */
+export function storeCall(backend: 'sqlite' | 'postgres', op: string): CallSeries {
+  const id = `${backend}:${op}`;
+  let s = callSeries.get(id);
+  if (!s) {
+    const m = processMetrics();
+    s = { seconds: m.storeRoundTrips.labels(backend, op), errors: m.storeErrors.labels(backend, op) };
+    callSeries.set(id, s);
+  }
+  return s;
+}
+
+/** The series of Redis operation `op`. */
+export function redisCall(op: string): CallSeries {
+  const id = `redis:${op}`;
+  let s = callSeries.get(id);
+  if (!s) {
+    const m = processMetrics();
+    s = { seconds: m.redisRoundTrips.labels(op), errors: m.redisErrors.labels(op) };
+    callSeries.set(id, s);
+  }
+  return s;
+}
+
+/**
+ * Settles as `call` does, recording in `series` its time since `startMs` (performance.now()
+ * taken before the call was made: pass it as the argument before the call) and, if it
+ * rejects, one error: no closure per call, the series looked up once by the caller.
+ */
+export async function timed<T>(series: CallSeries, startMs: number, call: PromiseLike<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    series.errors.inc();
+    throw err;
+  } finally {
+    series.seconds.observe((performance.now() - startMs) / 1000);
+  }
 }
 
 /** Names the service whose data the gauges report. */

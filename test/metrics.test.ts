@@ -1,9 +1,20 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { register } from 'prom-client';
+import { RedisKeyEvents } from '../src/access/key-events.ts';
+import { RedisAdmission } from '../src/access/redis-admission.ts';
 import { loadSettings, SettingsError } from '../src/config.ts';
 import { portOf, startMetricsServer } from '../src/metrics.ts';
+import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { tier } from './contract/admission-contract.ts';
 import { createTestApp } from './helpers.ts';
+import { PG_URL, pgSkipReason } from './pg-helpers.ts';
+import { deleteKeys, REDIS_URL, redisSkipReason, silentLogger } from './redis-helpers.ts';
+
+const pgSkip = await pgSkipReason();
+const redisSkip = await redisSkipReason();
 
 /** The value of one series in the exposition text, 0 when absent. */
 function value(text: string, series: string): number {
@@ -54,4 +65,100 @@ test('error: METRICS_PORT must be a port', () => {
   assert.equal(loadSettings({}).metricsPort, null);
   assert.equal(loadSettings({ METRICS_PORT: '9464' }).metricsPort, 9464);
   assert.throws(() => loadSettings({ METRICS_PORT: 'x' }), SettingsError);
+});
+
+/** Deltas of series between two scrapes of this process's metrics. */
+async function scrape(): Promise<(series: string) => Promise<number>> {
+  const before = await register.metrics();
+  return async (series) => value(await register.metrics(), series) - value(before, series);
+}
+
+test('behavior: SQLite calls are timed per port method, and failed ones counted', async () => {
+  const delta = await scrape();
+  const t = await createTestApp();
+  const key = await t.key('pro');
+  // A key not in the cache yet: looked up in the store.
+  assert.equal((await t.get('/api/v1/client/profile', key)).statusCode, 200);
+  const store = new SqliteStore(':memory:');
+  await store.migrate();
+  await store.close();
+  await assert.rejects(store.getKey('key_x'));
+  await t.close();
+  const sqlite = (op: string) => `{backend="sqlite",op="${op}"}`;
+  assert.ok((await delta(`lrds_store_round_trip_seconds_count${sqlite('findKeyByHash')}`)) >= 1);
+  assert.ok((await delta(`lrds_store_round_trip_seconds_count${sqlite('getAccount')}`)) >= 1);
+  assert.ok((await delta(`lrds_store_round_trip_seconds_sum${sqlite('findKeyByHash')}`)) > 0);
+  assert.equal(await delta(`lrds_store_errors_total${sqlite('findKeyByHash')}`), 0);
+  // The call on a closed store: timed, and counted as an error.
+  assert.equal(await delta(`lrds_store_errors_total${sqlite('getKey')}`), 1);
+  assert.ok((await delta(`lrds_store_round_trip_seconds_count${sqlite('getKey')}`)) >= 1);
+});
+
+test('behavior: PostgreSQL calls are timed per port method, and failed ones counted', async () => {
+  const delta = await scrape();
+  // Nothing listens on port 1: the call fails (connection refused), as while the database is down.
+  const down = new PostgresStore('postgres://postgres@127.0.0.1:1/test', { callTimeoutMs: 1000 });
+  try {
+    await assert.rejects(down.getKey('key_x'));
+    // Down now: the next call fails at once, and counts too.
+    await assert.rejects(down.getKey('key_x'));
+  } finally {
+    await down.close();
+  }
+  const pg = (op: string) => `{backend="postgres",op="${op}"}`;
+  assert.equal(await delta(`lrds_store_errors_total${pg('getKey')}`), 2);
+  assert.equal(await delta(`lrds_store_round_trip_seconds_count${pg('getKey')}`), 2);
+});
+
+test('behavior: PostgreSQL round trips that succeed are timed', { skip: pgSkip ?? false }, async () => {
+  const delta = await scrape();
+  const store = new PostgresStore(PG_URL, { poolSize: 2 });
+  try {
+    assert.equal(await store.ping(), true);
+  } finally {
+    await store.close();
+  }
+  assert.equal(await delta('lrds_store_round_trip_seconds_count{backend="postgres",op="ping"}'), 1);
+  assert.equal(await delta('lrds_store_errors_total{backend="postgres",op="ping"}'), 0);
+});
+
+test('behavior: Redis commands are timed per operation, and failed ones counted', async () => {
+  const delta = await scrape();
+  // Nothing listens on port 1: the publish fails (it is logged, never thrown).
+  const events = new RedisKeyEvents('redis://127.0.0.1:1', { logger: silentLogger });
+  await events.publish(['h']);
+  await events.close();
+  assert.equal(await delta('lrds_redis_errors_total{op="publish"}'), 1);
+  assert.equal(await delta('lrds_redis_round_trip_seconds_count{op="publish"}'), 1);
+});
+
+test('behavior: Redis admissions are timed', { skip: redisSkip ?? false }, async () => {
+  const delta = await scrape();
+  const prefix = `lrds-test:${randomUUID()}:`;
+  const store = new SqliteStore(':memory:');
+  await store.migrate();
+  const adm = new RedisAdmission({
+    url: REDIS_URL,
+    store,
+    prefix,
+    logger: silentLogger,
+    commandTimeoutMs: 1000,
+  });
+  try {
+    assert.ok(await adm.ready(3000));
+    const req = {
+      keyId: 'key_m',
+      tier: tier(5, null, null),
+      endpoint: 'GET /api/v1/markets',
+      counted: true,
+      nowMs: 0,
+    };
+    for (let i = 0; i < 3; i++) assert.ok((await adm.admit(req)).ok);
+  } finally {
+    await adm.close();
+    await store.close();
+    await deleteKeys(REDIS_URL, prefix);
+  }
+  assert.ok((await delta('lrds_redis_round_trip_seconds_count{op="admit"}')) >= 3);
+  assert.equal(await delta('lrds_redis_errors_total{op="admit"}'), 0);
 });

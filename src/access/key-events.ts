@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { redisCall, timed } from '../metrics.ts';
 import type { WarnLogger } from './redis-admission.ts';
 
 /** What an instance does with announcements (see KeyEvents). */
@@ -93,7 +94,11 @@ export class RedisKeyEvents implements KeyEvents {
 
   async publish(hashes: readonly string[]): Promise<void> {
     try {
-      await this.#pub.publish(this.#channel, encodeKeyChange(hashes));
+      await timed(
+        redisCall('publish'),
+        performance.now(),
+        this.#pub.publish(this.#channel, encodeKeyChange(hashes)),
+      );
     } catch (err) {
       this.#logger.warn(
         { err },

@@ -2,7 +2,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { type Clock, systemClock } from '../domain/clock.ts';
 import { processMetrics } from '../metrics.ts';
-import type { AccountRecord, KeyCreation, KeyLimits, KeyMode, KeyRecord, KeyStore } from '../store/types.ts';
+import type {
+  AccountRecord,
+  IdempotentAnswer,
+  KeyCreation,
+  KeyLimits,
+  KeyMode,
+  KeyRecord,
+  KeyStore,
+} from '../store/types.ts';
 import { BackendUnavailableError } from './admission.ts';
 import type { KeyEvents } from './key-events.ts';
 
@@ -202,10 +210,13 @@ export class KeyService {
   /**
    * Creates a key only if the account stays within `limits` (self-service caps), checked
    * atomically in the store. `limits.creations.since` is derived from `creationsWindowMs`.
+   * `answer`: the answer the request will send, given the new key, stored under the request's
+   * Idempotency-Key in the transaction that creates it (see Idempotency).
    */
   async createWithin(
     input: KeyInput,
     limits: { maxActive: number | null; maxCreations: number | null; creationsWindowMs: number },
+    answer?: (created: { key: string; record: KeyRecord }) => IdempotentAnswer,
   ): Promise<({ ok: true } & { key: string; record: KeyRecord }) | Exclude<KeyCreation, { ok: true }>> {
     const { key, record } = this.newKey(input);
     const storeLimits: KeyLimits = {
@@ -218,7 +229,7 @@ export class KeyService {
               max: limits.maxCreations,
             },
     };
-    const result = await this.store.createKeyWithin(record, storeLimits);
+    const result = await this.store.createKeyWithin(record, storeLimits, answer?.({ key, record }));
     if (!result.ok) return result;
     await this.changed(record.hash);
     return { ok: true, key, record };

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis, ReplyError } from 'ioredis';
 import { type Clock, systemClock } from '../domain/clock.ts';
 import { DAY_MS, dayStartMs, monthOfDay, utcDay } from '../domain/periods.ts';
+import { redisCall, timed } from '../metrics.ts';
 import type { ReservedUsage, UsageEvent, UsageReservation, UsageStore } from '../store/types.ts';
 import { newUsageBatchId } from '../store/usage.ts';
 import {
@@ -529,7 +530,9 @@ export class RedisAdmission implements Admission {
     this.#closed = true;
     for (const t of this.#timers) clearInterval(t);
     if (this.#instances > 1 && this.#mode === 'redis') {
-      await this.#redis.zrem(this.#leasesKey, this.#id).catch(() => {});
+      await timed(redisCall('zrem'), performance.now(), this.#redis.zrem(this.#leasesKey, this.#id)).catch(
+        () => {},
+      );
     }
     await this.flush();
     if (this.#unwritten() > 0) {
@@ -569,8 +572,10 @@ export class RedisAdmission implements Admission {
       this.#admitsOpen.set(call, this.#time.now() + this.#commandTimeoutMs);
       let r: unknown[];
       try {
-        r = await this.#scripts
-          .lrdsAdmit(
+        r = await timed(
+          redisCall('admit'),
+          performance.now(),
+          this.#scripts.lrdsAdmit(
             w,
             q,
             this.#leasesKey,
@@ -587,12 +592,12 @@ export class RedisAdmission implements Admission {
             this.#clock ? 60_000 : IN_STORE_MS + IN_STORE_AFTER_REDIS_MS + 1000,
             performance.now() < waitUntil ? '1' : '0',
             IN_STORE_AFTER_REDIS_MS,
-          )
-          .catch((err: unknown) => {
-            // Its token may have joined the key's decisions under way: removed once back.
-            if (req.counted && this.#instances > 1) inner(this.#unsettled, keyId).set(token, true);
-            throw err;
-          });
+          ),
+        ).catch((err: unknown) => {
+          // Its token may have joined the key's decisions under way: removed once back.
+          if (req.counted && this.#instances > 1) inner(this.#unsettled, keyId).set(token, true);
+          throw err;
+        });
       } finally {
         // Settled: an admission it made is recorded in #own below, before any other task runs.
         this.#admitsOpen.delete(call);
@@ -676,20 +681,24 @@ export class RedisAdmission implements Admission {
     if (waitMs > 0) await this.#waitFor(waitMs);
     const q = await this.#quotaLocal(req, Number(r[4]) / 1000);
     try {
-      const settled = await this.#scripts.lrdsSettle(
-        quotaKey,
-        w,
-        s,
-        this.#nowArg(),
-        token,
-        q.ok ? '' : member,
-        gen,
-        dayNumber(q.day),
-        1,
-        q.countedMonthly ? 1 : 0,
-        newGeneration(),
-        q.after.du,
-        q.after.mu,
+      const settled = await timed(
+        redisCall('settle'),
+        performance.now(),
+        this.#scripts.lrdsSettle(
+          quotaKey,
+          w,
+          s,
+          this.#nowArg(),
+          token,
+          q.ok ? '' : member,
+          gen,
+          dayNumber(q.day),
+          1,
+          q.countedMonthly ? 1 : 0,
+          newGeneration(),
+          q.after.du,
+          q.after.mu,
+        ),
       );
       if (String(settled[3]) !== '') this.#rememberMerge(keyId, settled);
     } catch (err) {
@@ -718,13 +727,10 @@ export class RedisAdmission implements Admission {
   async #statusRedis(keyId: string, tier: Tier): Promise<QuotaStatus> {
     const { w, q } = this.#keys(keyId);
     for (let attempt = 1; ; attempt++) {
-      const r = await this.#scripts.lrdsStatus(
-        w,
-        q,
-        this.#leasesKey,
-        this.#nowArg(),
-        tier.ratePerSecond,
-        this.#instances,
+      const r = await timed(
+        redisCall('status'),
+        performance.now(),
+        this.#scripts.lrdsStatus(w, q, this.#leasesKey, this.#nowArg(), tier.ratePerSecond, this.#instances),
       );
       if (Number(r[0]) === STATUS.NEEDS_SEED) {
         if (attempt >= SEED_ATTEMPTS) throw new Error(`quota counters of ${keyId} could not be seeded`);
@@ -834,7 +840,7 @@ export class RedisAdmission implements Admission {
       if (this.#offsetMs === null) {
         if (this.#clock) this.#offsetMs = 0;
         else {
-          const [sec, usec] = await this.#redis.time();
+          const [sec, usec] = await timed(redisCall('time'), performance.now(), this.#redis.time());
           this.#offsetMs = Number(sec) * 1000 + Number(usec) / 1000 - this.#time.now();
         }
       }
@@ -842,12 +848,16 @@ export class RedisAdmission implements Admission {
       if (sent > this.#leaseSentAt) this.#leaseSentAt = sent;
       const deadlineUs = Math.floor((sent + this.#offsetMs + LEASE_MS) * 1000);
       const now = Number(
-        await this.#scripts.lrdsLease(
-          this.#leasesKey,
-          this.#nowArg(),
-          this.#id,
-          String(deadlineUs),
-          LEASE_MS * 1000,
+        await timed(
+          redisCall('lease'),
+          performance.now(),
+          this.#scripts.lrdsLease(
+            this.#leasesKey,
+            this.#nowArg(),
+            this.#id,
+            String(deadlineUs),
+            LEASE_MS * 1000,
+          ),
         ),
       );
       // Redis ran it before the reply arrived: its time minus the arrival is a lower bound.
@@ -870,7 +880,8 @@ export class RedisAdmission implements Admission {
     if (connection === this.#checkedConnection) return;
     let runId = '';
     try {
-      runId = /^run_id:(\w+)/m.exec(await this.#redis.info('server'))?.[1] ?? '';
+      const info = await timed(redisCall('info'), performance.now(), this.#redis.info('server'));
+      runId = /^run_id:(\w+)/m.exec(info)?.[1] ?? '';
     } catch (err) {
       if (!(err instanceof ReplyError)) throw err;
     }
@@ -894,7 +905,7 @@ export class RedisAdmission implements Admission {
       await this.#checkRun();
       // An empty Redis restarted within the second would not know what the old one admitted.
       if (this.#mode === 'local' && this.#time.now() < this.#returnAt) return;
-      await this.#redis.ping();
+      await timed(redisCall('ping'), performance.now(), this.#redis.ping());
       // Once over what is there: local admissions go on meanwhile, and chasing their counts
       // could last as long as the load does.
       await this.#applyOutages(false);
@@ -960,17 +971,21 @@ export class RedisAdmission implements Admission {
               const gen = delta.uncertain ? '' : delta.gen;
               // If the call fails, it may have been applied: a retry merges floors only.
               delta.uncertain = true;
-              return this.#scripts.lrdsMerge(
-                this.#keys(keyId).q,
-                this.#nowArg(),
-                dayNum,
-                floors[j]!.du,
-                floors[j]!.mu,
-                newGeneration(),
-                gen,
-                dayNum,
-                delta.n,
-                delta.m,
+              return timed(
+                redisCall('merge'),
+                performance.now(),
+                this.#scripts.lrdsMerge(
+                  this.#keys(keyId).q,
+                  this.#nowArg(),
+                  dayNum,
+                  floors[j]!.du,
+                  floors[j]!.mu,
+                  newGeneration(),
+                  gen,
+                  dayNum,
+                  delta.n,
+                  delta.m,
+                ),
               );
             }),
           );
@@ -1002,7 +1017,7 @@ export class RedisAdmission implements Admission {
       keys.map(async (keyId) => {
         const tokens = this.#unsettled.get(keyId)!;
         const sent = [...tokens.keys()];
-        await this.#redis.zrem(this.#keys(keyId).s, ...sent);
+        await timed(redisCall('zrem'), performance.now(), this.#redis.zrem(this.#keys(keyId).s, ...sent));
         for (const t of sent) tokens.delete(t);
         if (tokens.size === 0) this.#unsettled.delete(keyId);
       }),
@@ -1039,7 +1054,13 @@ export class RedisAdmission implements Admission {
           String(Math.max(0, Math.floor((now - t) * 1000))),
         );
       }
-      calls.push(this.#scripts.lrdsPush(this.#keys(keyId).w, this.#nowArg(), this.#windowTtlMs, ...args));
+      calls.push(
+        timed(
+          redisCall('push'),
+          performance.now(),
+          this.#scripts.lrdsPush(this.#keys(keyId).w, this.#nowArg(), this.#windowTtlMs, ...args),
+        ),
+      );
     }
     await Promise.all(calls);
   }
@@ -1055,17 +1076,21 @@ export class RedisAdmission implements Admission {
     add: { day: number; n: number; m: number },
   ): Promise<void> {
     const floors = await this.#floors(keyId, dayNum);
-    const r = await this.#scripts.lrdsMerge(
-      this.#keys(keyId).q,
-      this.#nowArg(),
-      dayNum,
-      floors.du,
-      floors.mu,
-      newGeneration(),
-      gen,
-      add.day,
-      add.n,
-      add.m,
+    const r = await timed(
+      redisCall('merge'),
+      performance.now(),
+      this.#scripts.lrdsMerge(
+        this.#keys(keyId).q,
+        this.#nowArg(),
+        dayNum,
+        floors.du,
+        floors.mu,
+        newGeneration(),
+        gen,
+        add.day,
+        add.n,
+        add.m,
+      ),
     );
     this.#rememberMerge(keyId, r);
   }

@@ -170,6 +170,7 @@ export function checkSource(s: SourceState): void {
   if (s.lastError !== null && typeof s.lastError !== 'string')
     refuse(what, 0, 'lastError must be a string or null');
   if (!isTime(s.updatedAt)) refuse(what, 0, 'updatedAt must be epoch ms');
+  if (s.cursor !== null && typeof s.cursor !== 'string') refuse(what, 0, 'cursor must be a string or null');
 }
 
 /** The bounds of a read: a non-negative integer limit and integer times (epoch ms). */
@@ -279,6 +280,7 @@ export function toSource(r: Row): SourceState {
     consecutiveFailures: num(r.consecutive_failures),
     lastError: (r.last_error as string | null) ?? null,
     updatedAt: num(r.updated_at),
+    cursor: (r.cursor as string | null) ?? null,
   };
 }
 

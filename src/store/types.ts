@@ -79,7 +79,9 @@ export type KeyCreation =
   | { ok: true }
   | { ok: false; reason: 'TOO_MANY_KEYS'; active: number }
   /** `freedBy`: the creation time whose leaving the window frees a place. */
-  | { ok: false; reason: 'TOO_MANY_CREATIONS'; created: number; freedBy: string };
+  | { ok: false; reason: 'TOO_MANY_CREATIONS'; created: number; freedBy: string }
+  /** The answer's idempotency claim is no longer this request's (it outlived its lease): nothing written. */
+  | { ok: false; reason: 'CLAIM_LOST' };
 
 /** What changed among the keys since a keys version (`Store.keyChangesSince`). */
 export interface KeyChanges {
@@ -165,8 +167,11 @@ export interface KeyStore {
   /**
    * Creates the key only if the account stays within `limits`, checked and written in one
    * transaction serialized per account (two concurrent creations cannot both pass a cap).
+   * With `answer`, the request's answer is stored under its idempotency claim in the same
+   * transaction (a key is never created without it), provided the claim is still the
+   * request's (else CLAIM_LOST, and no key).
    */
-  createKeyWithin(key: KeyRecord, limits: KeyLimits): Promise<KeyCreation>;
+  createKeyWithin(key: KeyRecord, limits: KeyLimits, answer?: IdempotentAnswer): Promise<KeyCreation>;
   findKeyByHash(hash: string): Promise<KeyRecord | null>;
   getKey(id: string): Promise<KeyRecord | null>;
   listKeys(accountId?: string): Promise<KeyRecord[]>;
@@ -400,6 +405,8 @@ export interface SourceState {
   lastError: string | null;
   /** Epoch ms of this state, set by the caller. */
   updatedAt: number;
+  /** An opaque resume point of the source's own (e.g. "history complete up to T"); null: none. */
+  cursor: string | null;
 }
 
 export interface SourceStore {
@@ -409,6 +416,57 @@ export interface SourceStore {
   listSources(): Promise<SourceState[]>;
 }
 
+/**
+ * A request made under an `Idempotency-Key`, claimed before it does its work. Times are epoch
+ * ms of the caller's clock; the store keeps none of its own.
+ */
+export interface IdempotencyClaim {
+  /** A digest of the key and its scope (account, mode): the key itself is not stored. */
+  id: string;
+  /** A digest of the request: the key reused for another request is refused (MISMATCH). */
+  fingerprint: string;
+  /** This claim's own random token: only its holder stores the answer or releases the claim. */
+  token: string;
+  now: number;
+  /** Unanswered past this time, the claim is abandoned (its request died): the next one takes it over. */
+  lockedUntil: number;
+  /** When the record is forgotten: from then on the key is new again, and the record is pruned. */
+  expiresAt: number;
+}
+
+export type IdempotencyClaimResult =
+  /** Claimed (new, expired or abandoned before): do the work, then answer or release. */
+  | { ok: true }
+  /** Another request holds the key and has not answered yet. */
+  | { ok: false; reason: 'IN_FLIGHT'; lockedUntil: number }
+  /** The key was used for another request (another fingerprint). */
+  | { ok: false; reason: 'MISMATCH' }
+  /** The key's request was answered: `response` as stored (opaque to the store). */
+  | { ok: false; reason: 'ANSWERED'; status: number; response: string };
+
+/** The answer of a claimed request, stored with the work it reports (KeyStore.createKeyWithin). */
+export interface IdempotentAnswer {
+  id: string;
+  token: string;
+  status: number;
+  /** Opaque to the store. */
+  response: string;
+}
+
+/**
+ * Idempotency keys of self-service writes (Stripe's `Idempotency-Key`): claimed atomically
+ * across processes, answered in the transaction of the work, forgotten after `expiresAt`.
+ */
+export interface IdempotencyStore {
+  /**
+   * Claims `claim.id` unless another request holds it or answered it, atomically with respect
+   * to every process. Each claim also deletes a few expired records (IDEMPOTENCY_PRUNE_PER_CLAIM).
+   */
+  claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyClaimResult>;
+  /** Drops claim `id` if `token` still holds it unanswered (its request failed: a retry runs afresh). */
+  releaseIdempotencyKey(id: string, token: string): Promise<void>;
+}
+
 /** What the HTTP layer reads from the store: its health, keys and accounts, usage history. No writes. */
 export type HttpStore = StoreHealth &
   Pick<KeyStore, 'getAccount' | 'getKey' | 'listKeys' | 'keysVersion'> &
@@ -416,7 +474,14 @@ export type HttpStore = StoreHealth &
   Pick<SourceStore, 'listSources'>;
 
 /** The whole store: every port, plus its life cycle. */
-export interface Store extends StoreHealth, MarketDataStore, KeyStore, UsageStore, HistoryStore, SourceStore {
+export interface Store
+  extends StoreHealth,
+    MarketDataStore,
+    KeyStore,
+    UsageStore,
+    HistoryStore,
+    SourceStore,
+    IdempotencyStore {
   /** Creates or upgrades the schema; safe to call on every start. */
   migrate(): Promise<void>;
   close(): Promise<void>;

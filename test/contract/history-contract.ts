@@ -13,6 +13,108 @@ import type {
 
 export type HistoryContractStore = HistoryStore & SourceStore & { close(): Promise<void> };
 
+/** History as schema version 5 held it (before market keys and addresses became ids). */
+export interface Version5Rows {
+  snapshots: readonly MarketSnapshot[];
+  prices: readonly AssetPrice[];
+  rounds: readonly OracleRound[];
+  liquidations: readonly LiquidationEvent[];
+  /** Without a cursor: version 5 had none. */
+  sources: readonly Omit<SourceState, 'cursor'>[];
+}
+
+/** What a store's test gives the contract to reach into its database. */
+export interface HistoryContractHooks {
+  /** Another store on the database of `store`, migrated: what another process would open. */
+  reopen(store: HistoryContractStore): Promise<HistoryContractStore>;
+  /**
+   * Makes the database refuse (a trigger raising an error) any market snapshot at `at`
+   * appended through `store` from now on: the append fails after it wrote what came before.
+   */
+  refuseSnapshotsAt(store: HistoryContractStore, at: number): Promise<void>;
+  /** A store whose schema stops at version 5, holding `rows` (see version5Inserts), then migrated. */
+  migratedFromVersion5(rows: Version5Rows): Promise<HistoryContractStore>;
+}
+
+/** INSERT statements (`?` placeholders, in order) writing `rows` into the version 5 tables. */
+export function version5Inserts(rows: Version5Rows): { sql: string; params: (string | number | null)[] }[] {
+  const out: { sql: string; params: (string | number | null)[] }[] = [];
+  const values = (n: number) => `(${Array.from({ length: n }, () => '?').join(', ')})`;
+  for (const r of rows.snapshots) {
+    out.push({
+      sql: `INSERT INTO market_snapshots (market_key, granularity, at, chain_id, protocol, supply_usd, borrow_usd,
+              utilization, supply_apy, borrow_apy, collateral_price_usd, loan_price_usd, oracle_price) VALUES ${values(13)}`,
+      params: [
+        r.marketKey,
+        r.granularity,
+        r.at,
+        r.chainId,
+        r.protocol,
+        r.supplyUsd,
+        r.borrowUsd,
+        r.utilization,
+        r.supplyApy,
+        r.borrowApy,
+        r.collateralPriceUsd,
+        r.loanPriceUsd,
+        r.oraclePrice,
+      ],
+    });
+  }
+  for (const r of rows.prices) {
+    out.push({
+      sql: `INSERT INTO asset_prices (chain_id, token, at, price_usd) VALUES ${values(4)}`,
+      params: [r.chainId, r.token, r.at, r.priceUsd],
+    });
+  }
+  for (const r of rows.rounds) {
+    out.push({
+      sql: `INSERT INTO oracle_rounds (chain_id, feed, round_id, answer, updated_at) VALUES ${values(5)}`,
+      params: [r.chainId, r.feed, r.roundId, r.answer, r.updatedAt],
+    });
+  }
+  for (const r of rows.liquidations) {
+    out.push({
+      sql: `INSERT INTO liquidations (chain_id, tx_hash, log_index, protocol, block, at, market_key, borrower, liquidator,
+              collateral_seized, collateral_seized_usd, debt_repaid, debt_repaid_usd, bad_debt, bad_debt_usd) VALUES ${values(15)}`,
+      params: [
+        r.chainId,
+        r.txHash,
+        r.logIndex,
+        r.protocol,
+        r.block,
+        r.at,
+        r.marketKey,
+        r.borrower,
+        r.liquidator,
+        r.collateralSeized,
+        r.collateralSeizedUsd,
+        r.debtRepaid,
+        r.debtRepaidUsd,
+        r.badDebt,
+        r.badDebtUsd,
+      ],
+    });
+  }
+  for (const s of rows.sources) {
+    out.push({
+      sql: `INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at)
+              VALUES ${values(8)}`,
+      params: [
+        s.id,
+        s.kind,
+        JSON.stringify(s.chainIds),
+        s.refreshedAt,
+        JSON.stringify(s.lastBlock),
+        s.consecutiveFailures,
+        s.lastError,
+        s.updatedAt,
+      ],
+    });
+  }
+  return out;
+}
+
 const T0 = Date.UTC(2026, 0, 1);
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 const txHash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
@@ -75,9 +177,12 @@ function source(over: Partial<SourceState> = {}): SourceState {
     consecutiveFailures: 0,
     lastError: null,
     updatedAt: T0,
+    cursor: null,
     ...over,
   };
 }
+
+const noRows = { hourlySnapshots: 0, dailySnapshots: 0, assetPrices: 0, oracleRounds: 0, liquidations: 0 };
 
 const liquidationKey = (l: LiquidationEvent) => `${l.chainId}/${l.txHash}/${l.logIndex}`;
 
@@ -109,7 +214,11 @@ function shuffled<T>(rows: readonly T[], seed = 7): T[] {
  * implementation must pass it. `open` returns a migrated, empty store; the suite closes what it
  * opens.
  */
-export function historyContract(name: string, open: () => Promise<HistoryContractStore>): void {
+export function historyContract(
+  name: string,
+  open: () => Promise<HistoryContractStore>,
+  hooks?: HistoryContractHooks,
+): void {
   describe(`History contract: ${name}`, () => {
     test('behavior: an empty store reads nothing', async () => {
       const store = await open();
@@ -567,6 +676,7 @@ export function historyContract(name: string, open: () => Promise<HistoryContrac
         consecutiveFailures: 2,
         lastError: 'HTTP 502 from upstream: "bad gateway" \\ ünïcødé',
         updatedAt: T0 + 1,
+        cursor: '{"untilMs":1790000000000}',
       });
       await store.saveSource(chain);
       await store.saveSource(api);
@@ -658,6 +768,267 @@ export function historyContract(name: string, open: () => Promise<HistoryContrac
         market7.slice(1000, 1100),
       );
       assert.deepEqual(await store.latestMarketSnapshot(market7[0]!.marketKey, 'hour'), market7.at(-1));
+      await store.close();
+    });
+
+    test("behavior: a source's cursor round-trips, null by default, and is replaced with the rest of the state", async () => {
+      const store = await open();
+      await store.saveSource(source());
+      assert.equal((await store.listSources())[0]!.cursor, null);
+      const cursor = '{"historyUntil":1767225600000,"note":"ünïcødé \\\\ \\"quoted\\""}';
+      await store.saveSource(source({ cursor }));
+      assert.deepEqual(await store.listSources(), [source({ cursor })]);
+      await store.saveSource(source({ consecutiveFailures: 1, lastError: 'timeout', cursor: null }));
+      assert.equal((await store.listSources())[0]!.cursor, null, 'a state without a cursor clears it');
+      await assert.rejects(
+        store.saveSource(source({ cursor: 5 as unknown as string })),
+        (err: Error) => err instanceof RangeError && /cursor/.test(err.message),
+      );
+      await store.close();
+    });
+
+    test('behavior: every snapshot keeps the chain and protocol it was appended with, whatever its market had first', async () => {
+      const store = await open();
+      // The market is first named by a liquidation, with another chain and protocol.
+      const l = liquidation(1, { marketKey: 'shared-key', chainId: 10, protocol: 'aave' });
+      await store.appendLiquidations([l]);
+      const rows = [
+        snapshot({ marketKey: 'shared-key', at: T0 }),
+        snapshot({ marketKey: 'shared-key', at: T0 + HOUR_MS, chainId: 10, protocol: 'aave' }),
+        snapshot({ marketKey: 'shared-key', at: T0 + 2 * HOUR_MS, chainId: 8453 }),
+        snapshot({ marketKey: 'shared-key', at: T0 + 3 * HOUR_MS, protocol: 'euler' }),
+        snapshot({ marketKey: 'shared-key', granularity: 'day', at: T0, chainId: 10 }),
+      ];
+      assert.equal(await store.appendMarketSnapshots(shuffled(rows)), rows.length);
+      assert.deepEqual(
+        await store.marketSnapshots('shared-key', 'hour', 0, T0 + DAY_MS, 10),
+        rows.slice(0, 4),
+      );
+      assert.deepEqual(await store.latestMarketSnapshot('shared-key', 'hour'), rows[3]);
+      assert.deepEqual(await store.latestMarketSnapshot('shared-key', 'day'), rows[4]);
+      assert.deepEqual(await store.liquidations({ marketKey: 'shared-key' }, 10), [l]);
+      const other = liquidation(2, { marketKey: 'shared-key', chainId: 1, protocol: 'morpho' });
+      await store.appendLiquidations([other]);
+      assert.deepEqual(await store.liquidations({ marketKey: 'shared-key', protocol: 'morpho' }, 10), [
+        other,
+      ]);
+      // one token address on two chains is two tokens; a feed may share a token's address
+      const token = addr(0x5);
+      await store.appendAssetPrices([
+        price({ token, priceUsd: 1 }),
+        price({ token, chainId: 10, priceUsd: 2 }),
+      ]);
+      await store.appendOracleRounds([round({ feed: token, chainId: 10 })]);
+      assert.deepEqual(await store.assetPrices(10, token, 0, T0 + DAY_MS, 10), [
+        price({ token, chainId: 10, priceUsd: 2 }),
+      ]);
+      assert.deepEqual(await store.oracleRounds(10, token, 0, T0 + DAY_MS, 10), [
+        round({ feed: token, chainId: 10 }),
+      ]);
+      assert.deepEqual(await store.oracleRounds(1, token, 0, T0 + DAY_MS, 10), []);
+      await store.close();
+    });
+
+    test('behavior: history pruned to nothing is appended again whole, under the same markets, tokens and feeds', async () => {
+      const store = await open();
+      const snapshots = [snapshot(), snapshot({ marketKey: 'm2', granularity: 'day' })];
+      const prices = [price(), price({ token: addr(0xb) })];
+      const rounds = [round(), round({ roundId: '2', updatedAt: T0 + 1 })];
+      const liquidations = [liquidation(1), liquidation(2, { marketKey: 'm2' })];
+      const appendAll = async () =>
+        (await store.appendMarketSnapshots(snapshots)) +
+        (await store.appendAssetPrices(prices)) +
+        (await store.appendOracleRounds(rounds)) +
+        (await store.appendLiquidations(liquidations));
+      assert.equal(await appendAll(), 8);
+      const all = Number.MAX_SAFE_INTEGER;
+      assert.deepEqual(
+        await store.pruneHistory({
+          hourlySnapshots: all,
+          dailySnapshots: all,
+          assetPrices: all,
+          oracleRounds: all,
+          liquidations: all,
+        }),
+        { hourlySnapshots: 1, dailySnapshots: 1, assetPrices: 2, oracleRounds: 2, liquidations: 2 },
+      );
+      assert.equal(await store.latestMarketSnapshot('m2', 'day'), null);
+      assert.equal(await appendAll(), 8);
+      assert.equal(await appendAll(), 0);
+      assert.deepEqual(await store.latestMarketSnapshot('m2', 'day'), snapshots[1]);
+      assert.deepEqual(await store.assetPrices(1, addr(0xb), 0, T0 + DAY_MS, 10), [prices[1]]);
+      assert.deepEqual(await store.oracleRounds(1, round().feed, 0, T0 + DAY_MS, 10), rounds);
+      assert.deepEqual(await store.liquidations({ marketKey: 'm2' }, 10), [liquidations[1]]);
+      await store.close();
+    });
+
+    test('behavior: an append the database refuses leaves no trace: the markets it named are named anew later', {
+      skip: hooks ? false : 'needs the store test hooks',
+    }, async () => {
+      const store = await open();
+      const refused = T0 + 100 * HOUR_MS;
+      await hooks!.refuseSnapshotsAt(store, refused);
+      const a = (at: number) => snapshot({ marketKey: 'market-a', chainId: 1, at });
+      const b = (at: number) => snapshot({ marketKey: 'market-b', chainId: 8453, protocol: 'aave', at });
+      // market-a is new: its id is taken, then given back by the rollback
+      await assert.rejects(store.appendMarketSnapshots([a(T0), a(refused)]));
+      assert.deepEqual(await store.historyCounts(), noRows);
+      // market-b, new, may now get the id market-a had for a moment
+      assert.equal(await store.appendMarketSnapshots([b(T0)]), 1);
+      assert.equal(await store.appendMarketSnapshots([a(T0 + HOUR_MS)]), 1);
+      assert.deepEqual(await store.marketSnapshots('market-a', 'hour', 0, T0 + DAY_MS, 10), [
+        a(T0 + HOUR_MS),
+      ]);
+      assert.deepEqual(await store.marketSnapshots('market-b', 'hour', 0, T0 + DAY_MS, 10), [b(T0)]);
+      // then liquidations: a new market, which may get the refused one's id, and the refused one
+      await assert.rejects(store.appendMarketSnapshots([snapshot({ marketKey: 'market-c', at: refused })]));
+      const d = liquidation(1, { marketKey: 'market-d' });
+      const c = liquidation(2, { marketKey: 'market-c' });
+      assert.equal(await store.appendLiquidations([d]), 1);
+      assert.equal(await store.appendLiquidations([c]), 1);
+      assert.deepEqual(await store.liquidations({ marketKey: 'market-c' }, 10), [c]);
+      assert.deepEqual(await store.liquidations({ marketKey: 'market-d' }, 10), [d]);
+      await store.close();
+    });
+
+    test("behavior: two stores on one database (two processes) append and read each other's markets, tokens and feeds", {
+      skip: hooks ? false : 'needs the store test hooks',
+    }, async () => {
+      const first = await open();
+      const second = await hooks!.reopen(first);
+      await first.appendMarketSnapshots([snapshot({ marketKey: 'm1' })]);
+      await second.appendMarketSnapshots([
+        snapshot({ marketKey: 'm2' }),
+        snapshot({ marketKey: 'm1', at: T0 + HOUR_MS }),
+      ]);
+      await first.appendMarketSnapshots([
+        snapshot({ marketKey: 'm2', at: T0 + HOUR_MS }),
+        snapshot({ marketKey: 'm1' }),
+      ]);
+      await second.appendAssetPrices([price()]);
+      await first.appendAssetPrices([price(), price({ at: T0 + HOUR_MS })]);
+      await first.appendOracleRounds([round()]);
+      await second.appendOracleRounds([round(), round({ roundId: '2', updatedAt: T0 + 1 })]);
+      await second.appendLiquidations([liquidation(1, { marketKey: 'm3' })]);
+      await first.appendLiquidations([
+        liquidation(2, { marketKey: 'm3' }),
+        liquidation(3, { marketKey: 'm1' }),
+      ]);
+      for (const store of [first, second]) {
+        for (const key of ['m1', 'm2']) {
+          assert.deepEqual(await store.marketSnapshots(key, 'hour', 0, T0 + DAY_MS, 10), [
+            snapshot({ marketKey: key }),
+            snapshot({ marketKey: key, at: T0 + HOUR_MS }),
+          ]);
+        }
+        assert.deepEqual(await store.assetPrices(1, price().token, 0, T0 + DAY_MS, 10), [
+          price(),
+          price({ at: T0 + HOUR_MS }),
+        ]);
+        assert.equal((await store.oracleRounds(1, round().feed, 0, T0 + DAY_MS, 10)).length, 2);
+        assert.deepEqual(
+          (await store.liquidations({ marketKey: 'm3' }, 10)).map((l) => l.txHash),
+          [txHash(2), txHash(1)],
+        );
+        assert.deepEqual(await store.historyCounts(), {
+          hourlySnapshots: 4,
+          dailySnapshots: 0,
+          assetPrices: 2,
+          oracleRounds: 2,
+          liquidations: 3,
+        });
+      }
+      await second.close();
+      await first.close();
+    });
+
+    test('behavior: a store migrated from schema version 5 keeps its history: the same reads, counts and natural keys', {
+      skip: hooks ? false : 'needs the store test hooks',
+    }, async () => {
+      const key = (i: number) => `morpho-1-0x${i.toString(16).padStart(64, '0')}`;
+      const snapshots = [
+        ...Array.from({ length: 30 }, (_, i) =>
+          snapshot({ marketKey: key(i % 3), at: T0 + Math.floor(i / 3) * HOUR_MS, supplyUsd: i + 0.1 }),
+        ),
+        ...[0, 1].map((d) => snapshot({ marketKey: key(0), granularity: 'day', at: T0 + d * DAY_MS })),
+        // a row whose chain and protocol are not those of its market's other rows
+        snapshot({ marketKey: key(1), at: T0 + 50 * HOUR_MS, chainId: 10, protocol: 'aave' }),
+      ];
+      const prices = [
+        ...Array.from({ length: 5 }, (_, i) => price({ at: T0 + i * HOUR_MS, priceUsd: i })),
+        price({ chainId: 8453 }),
+      ];
+      const rounds = [
+        round({ roundId: '10', updatedAt: T0 + 5 }),
+        round({ roundId: '9', updatedAt: T0 + 5 }),
+        round({ roundId: '18446744073709551617', updatedAt: T0 + 9 }),
+        round({ chainId: 10 }),
+      ];
+      const liquidations = [
+        ...Array.from({ length: 6 }, (_, i) =>
+          liquidation(i, { marketKey: key(i % 2), borrower: addr(0xb0 + (i % 3)), at: T0 + (i % 4) * 1000 }),
+        ),
+        // a market only liquidations name
+        liquidation(7, { marketKey: 'aave-10-0xpool', chainId: 10, protocol: 'aave' }),
+      ];
+      const sources = [{ ...source(), refreshedAt: T0, lastBlock: { '1': 21_000_000 } }];
+      const store = await hooks!.migratedFromVersion5({ snapshots, prices, rounds, liquidations, sources });
+      assert.deepEqual(await store.historyCounts(), {
+        hourlySnapshots: 31,
+        dailySnapshots: 2,
+        assetPrices: 6,
+        oracleRounds: 4,
+        liquidations: 7,
+      });
+      for (let i = 0; i < 3; i++) {
+        assert.deepEqual(
+          await store.marketSnapshots(key(i), 'hour', 0, T0 + 10 * DAY_MS, 100),
+          snapshots.filter((s) => s.marketKey === key(i) && s.granularity === 'hour'),
+        );
+      }
+      assert.deepEqual(await store.latestMarketSnapshot(key(1), 'hour'), snapshots[32]);
+      assert.deepEqual(await store.latestMarketSnapshot(key(0), 'day'), snapshots[31]);
+      assert.deepEqual(await store.assetPrices(1, price().token, 0, T0 + DAY_MS, 10), prices.slice(0, 5));
+      assert.deepEqual(await store.assetPrices(8453, price().token, 0, T0 + DAY_MS, 10), [prices[5]]);
+      assert.deepEqual(await store.oracleRounds(1, round().feed, 0, T0 + DAY_MS, 10), rounds.slice(0, 3));
+      assert.deepEqual(await store.oracleRounds(10, round().feed, 0, T0 + DAY_MS, 10), [rounds[3]]);
+      assert.deepEqual(await store.liquidations({}, 100), newestFirst(liquidations));
+      assert.deepEqual(
+        await store.liquidations({ marketKey: key(1) }, 100),
+        newestFirst(liquidations.filter((l) => l.marketKey === key(1))),
+      );
+      assert.deepEqual(
+        await store.liquidations({ borrower: addr(0xb1) }, 100),
+        newestFirst(liquidations.filter((l) => l.borrower === addr(0xb1))),
+      );
+      assert.deepEqual(await store.listSources(), [{ ...sources[0], cursor: null }]);
+      // the natural keys still hold, and new markets, tokens and feeds get ids of their own
+      assert.equal(await store.appendMarketSnapshots(snapshots), 0);
+      assert.equal(await store.appendAssetPrices(prices), 0);
+      assert.equal(await store.appendOracleRounds(rounds), 0);
+      assert.equal(await store.appendLiquidations(liquidations), 0);
+      const fresh = snapshot({ marketKey: key(9) });
+      assert.equal(
+        await store.appendMarketSnapshots([fresh, snapshot({ marketKey: key(0), at: T0 + DAY_MS })]),
+        2,
+      );
+      assert.equal(await store.appendAssetPrices([price({ token: addr(0x99) })]), 1);
+      assert.equal(await store.appendOracleRounds([round({ feed: addr(0x98) })]), 1);
+      assert.deepEqual(await store.latestMarketSnapshot(key(9), 'hour'), fresh);
+      assert.equal((await store.marketSnapshots(key(0), 'hour', 0, T0 + 10 * DAY_MS, 100)).length, 11);
+      assert.deepEqual(await store.assetPrices(1, addr(0x99), 0, T0 + DAY_MS, 10), [
+        price({ token: addr(0x99) }),
+      ]);
+      assert.deepEqual(await store.oracleRounds(1, addr(0x98), 0, T0 + DAY_MS, 10), [
+        round({ feed: addr(0x98) }),
+      ]);
+      assert.deepEqual(await store.pruneHistory({ hourlySnapshots: T0 + HOUR_MS, liquidations: T0 + 1000 }), {
+        hourlySnapshots: 4,
+        dailySnapshots: 0,
+        assetPrices: 0,
+        oracleRounds: 0,
+        liquidations: 2,
+      });
       await store.close();
     });
   });

@@ -9,7 +9,7 @@ import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { DatasetInput } from '../../src/store/types.ts';
 import { newUsageBatchId, USAGE_BATCH_RETENTION_MS } from '../../src/store/usage.ts';
-import { historyContract } from '../contract/history-contract.ts';
+import { type HistoryContractHooks, historyContract, version5Inserts } from '../contract/history-contract.ts';
 import { storeContract } from '../contract/store-contract.ts';
 import { makeMarket, makePosition, tempDir } from '../helpers.ts';
 
@@ -47,12 +47,64 @@ async function freshSchema(): Promise<{ schema: string; url: string }> {
   return { schema, url: url.toString() };
 }
 
+/** The URL each store of openFresh() was opened with (its schema as search path). */
+const urlOf = new WeakMap<object, string>();
+
 async function openFresh(): Promise<PostgresStore> {
   const { url } = await freshSchema();
   const store = track(new PostgresStore(url, { poolSize: 4 }));
+  urlOf.set(store, url);
   await store.migrate();
   return store;
 }
+
+/** `?` placeholders as PostgreSQL's `$1, $2, ...`. */
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+const hooks: HistoryContractHooks = {
+  async reopen(store) {
+    const other = track(new PostgresStore(urlOf.get(store)!, { poolSize: 4 }));
+    await other.migrate();
+    return other;
+  },
+  async refuseSnapshotsAt(store, at) {
+    const sql = postgres(urlOf.get(store)!, { max: 1, onnotice: () => {} });
+    try {
+      await sql.unsafe(`
+        CREATE FUNCTION refuse_snapshot() RETURNS trigger LANGUAGE plpgsql
+          AS $$ BEGIN RAISE EXCEPTION 'snapshot refused by the test'; END $$;
+        CREATE TRIGGER refuse_snapshots BEFORE INSERT ON market_snapshots
+          FOR EACH ROW WHEN (NEW.at = ${at}) EXECUTE FUNCTION refuse_snapshot();`);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  },
+  async migratedFromVersion5(rows) {
+    const { url } = await freshSchema();
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await sql.begin(async (tx) => {
+        await tx.unsafe(
+          'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)',
+        );
+        for (const m of POSTGRES_MIGRATIONS.filter((m) => m.version <= 5)) {
+          await tx.unsafe(m.sql);
+          await tx`INSERT INTO schema_migrations VALUES (${m.version}, ${m.name}, '2026-01-01T00:00:00Z')`;
+        }
+        for (const { sql: insert, params } of version5Inserts(rows))
+          await tx.unsafe(numbered(insert), params);
+      });
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+    const store = track(new PostgresStore(url, { poolSize: 4 }));
+    await store.migrate();
+    return store;
+  },
+};
 
 after(async () => {
   await Promise.all(opened.map((s) => s.close()));
@@ -85,7 +137,7 @@ if (!reachable) {
   }
 } else {
   storeContract('postgres', openFresh);
-  historyContract('postgres', openFresh);
+  historyContract('postgres', openFresh, hooks);
 
   describe('PostgresStore', () => {
     test('behavior: two instances migrating at once both succeed and apply each migration once', async () => {

@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
   newUsageBatchId,
   SQLITE_USAGE_BATCH_RETENTION_MS,
   USAGE_BATCH_PRUNE_PER_WRITE,
 } from '../../src/store/usage.ts';
-import { historyContract } from '../contract/history-contract.ts';
+import { type HistoryContractHooks, historyContract, version5Inserts } from '../contract/history-contract.ts';
 import { storeContract } from '../contract/store-contract.ts';
 import { tempDir } from '../helpers.ts';
 
@@ -18,8 +19,53 @@ async function openFresh(): Promise<SqliteStore> {
   return store;
 }
 
+/** SQL straight on the file of `store` (another connection), e.g. to install a trigger. */
+function execOn(store: SqliteStore, sql: string): void {
+  const db = new DatabaseSync(store.path);
+  try {
+    db.exec(sql);
+  } finally {
+    db.close();
+  }
+}
+
+const hooks: HistoryContractHooks = {
+  async reopen(store) {
+    const other = new SqliteStore((store as SqliteStore).path);
+    await other.migrate();
+    return other;
+  },
+  async refuseSnapshotsAt(store, at) {
+    execOn(
+      store as SqliteStore,
+      `CREATE TRIGGER refuse_snapshots BEFORE INSERT ON market_snapshots WHEN NEW.at = ${at}
+       BEGIN SELECT RAISE(ABORT, 'snapshot refused by the test'); END`,
+    );
+  },
+  async migratedFromVersion5(rows) {
+    const file = join(tempDir('lrds-store-'), 'lrds.db');
+    const db = new DatabaseSync(file);
+    db.exec(
+      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    );
+    for (const m of SQLITE_MIGRATIONS.filter((m) => m.version <= 5)) {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        '2026-01-01T00:00:00Z',
+      );
+    }
+    for (const { sql, params } of version5Inserts(rows)) db.prepare(sql).run(...params);
+    db.close();
+    const store = new SqliteStore(file);
+    await store.migrate();
+    return store;
+  },
+};
+
 storeContract('sqlite', openFresh);
-historyContract('sqlite', openFresh);
+historyContract('sqlite', openFresh, hooks);
 
 test('behavior: two connections to one file see each other (CLI and server)', async () => {
   const file = join(tempDir('lrds-store-'), 'lrds.db');

@@ -21,6 +21,14 @@ import {
   toSnapshot,
   toSource,
 } from '../history.ts';
+import {
+  CLAIM_SQL,
+  claimParameters,
+  IDEMPOTENCY_PRUNE_PER_CLAIM,
+  type IdempotencyRow,
+  refusedClaim,
+} from '../idempotency.ts';
+import { measureStoreCalls } from '../measure.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
@@ -31,6 +39,9 @@ import type {
   DatasetInput,
   HistoryCounts,
   HistoryCutoffs,
+  IdempotencyClaim,
+  IdempotencyClaimResult,
+  IdempotentAnswer,
   KeyChanges,
   KeyCreation,
   KeyLimits,
@@ -76,6 +87,23 @@ const LOCK_USAGE = 0x4c52_4404;
 const LOCK_ACCOUNT_KEYS = 0x4c52_4403;
 /** Rows per INSERT of a history append (each column one array parameter). */
 const APPEND_CHUNK_ROWS = 10_000;
+
+/** A row of history_markets: its id, and the chain and protocol its snapshots have unless they say otherwise. */
+interface MarketDimension {
+  id: number;
+  chainId: number;
+  protocol: string;
+}
+
+/** A snapshot's columns, named as toSnapshot() reads them (`m`: history_markets, `s`: market_snapshots). */
+const SNAPSHOT_COLUMNS = `m.market_key, coalesce(s.chain_id, m.chain_id) AS chain_id,
+  coalesce(s.protocol, m.protocol) AS protocol, s.at, s.granularity, s.supply_usd, s.borrow_usd, s.utilization,
+  s.supply_apy, s.borrow_apy, s.collateral_price_usd, s.loan_price_usd, s.oracle_price`;
+
+/** A liquidation's columns, named as toLiquidation() reads them (`m`: history_markets, `l`: liquidations). */
+const LIQUIDATION_COLUMNS = `l.protocol, l.chain_id, l.tx_hash, l.log_index, l.block, l.at, m.market_key,
+  l.borrower, l.liquidator, l.collateral_seized, l.collateral_seized_usd, l.debt_repaid, l.debt_repaid_usd,
+  l.bad_debt, l.bad_debt_usd`;
 
 export interface PostgresStoreOptions {
   /**
@@ -227,6 +255,9 @@ export class PostgresStore implements Store {
   #probe: NodeJS.Timeout | null = null;
   #closed = false;
   readonly #clock: Clock;
+  /** Committed history_markets rows by market key, and history_addresses ids by `chainId:address`. */
+  readonly #marketIdCache = new Map<string, MarketDimension>();
+  readonly #addressIdCache = new Map<string, number>();
 
   /** `url`: a postgres:// URL; query parameters not known to postgres.js (e.g. search_path) become session settings. */
   constructor(url: string, options: PostgresStoreOptions = {}) {
@@ -332,6 +363,9 @@ export class PostgresStore implements Store {
   }
 
   async migrate(): Promise<void> {
+    // A migration may renumber the dimensions (version 7 creates them from the rows there).
+    this.#marketIdCache.clear();
+    this.#addressIdCache.clear();
     for (const m of POSTGRES_MIGRATIONS) {
       await this.bulk((sql) =>
         sql.begin(async (tx) => {
@@ -506,11 +540,18 @@ export class PostgresStore implements Store {
     await this.serve((sql) => sql.begin((tx) => this.insertKey(tx, key)));
   }
 
-  async createKeyWithin(key: KeyRecord, limits: KeyLimits): Promise<KeyCreation> {
+  async createKeyWithin(key: KeyRecord, limits: KeyLimits, answer?: IdempotentAnswer): Promise<KeyCreation> {
     return this.serve((sql) =>
       sql.begin(async (tx): Promise<KeyCreation> => {
         // Creations by one account wait for each other, so two cannot both pass a cap.
         await tx`SELECT pg_advisory_xact_lock(${LOCK_ACCOUNT_KEYS}, hashtext(${key.accountId}))`;
+        if (answer) {
+          // Still this request's claim, and locked until the commit: no other takes it over meanwhile.
+          const held = await tx`
+            SELECT 1 FROM idempotency_keys
+            WHERE id = ${answer.id} AND token = ${answer.token} AND status IS NULL FOR UPDATE`;
+          if (held.length === 0) return { ok: false, reason: 'CLAIM_LOST' };
+        }
         if (limits.maxActive !== null) {
           const [row] = await tx<{ n: number }[]>`
             SELECT count(*)::int AS n FROM api_keys
@@ -535,8 +576,40 @@ export class PostgresStore implements Store {
           }
         }
         await this.insertKey(tx, key);
+        if (answer) {
+          await tx`
+            UPDATE idempotency_keys SET status = ${answer.status}, response = ${answer.response}, token = NULL
+            WHERE id = ${answer.id}`;
+        }
         return { ok: true };
       }),
+    );
+  }
+
+  /**
+   * One transaction: a few expired records pruned (rows another claim is pruning skipped), then
+   * the claim (CLAIM_SQL). A conflict that claims nothing still locks the row, so the record read
+   * after it is the one that refused the claim.
+   */
+  async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyClaimResult> {
+    return this.serve((sql) =>
+      sql.begin(async (tx): Promise<IdempotencyClaimResult> => {
+        await tx`
+          DELETE FROM idempotency_keys WHERE id IN (
+            SELECT id FROM idempotency_keys WHERE expires_at <= ${claim.now}
+            LIMIT ${IDEMPOTENCY_PRUNE_PER_CLAIM} FOR UPDATE SKIP LOCKED)`;
+        const claimed = await tx.unsafe(CLAIM_SQL, claimParameters(claim));
+        if (claimed.length > 0) return { ok: true };
+        const [row] = await tx<IdempotencyRow[]>`
+          SELECT fingerprint, locked_until, status, response FROM idempotency_keys WHERE id = ${claim.id}`;
+        return refusedClaim(row!, claim);
+      }),
+    );
+  }
+
+  async releaseIdempotencyKey(id: string, token: string): Promise<void> {
+    await this.serve(
+      (sql) => sql`DELETE FROM idempotency_keys WHERE id = ${id} AND token = ${token} AND status IS NULL`,
     );
   }
 
@@ -734,92 +807,218 @@ export class PostgresStore implements Store {
   }
 
   // ---- history ------------------------------------------------------------------------------
+  // Market keys and (chain, address) pairs are stored once, in history_markets and
+  // history_addresses (migration 7); the history tables hold their integer ids, resolved in
+  // the append's transaction, and cached once it commits: a dimension row is never deleted nor
+  // changed, so a committed id stays right whichever instance wrote it (an id inserted by a
+  // transaction that rolled back names nothing, hence nothing is cached before the commit).
+  // Reads find the one market,
+  // token or feed first, then its rows in a LATERAL subquery: a join would have the planner
+  // read and sort all of that market's rows, as it cannot tell the join yields one market.
 
   /**
    * Appends rows (already checked and sorted by natural key) in one transaction on the bulk
    * pool: a backfill of any size may take longer than a request's deadline, and is atomic.
-   * Rows go APPEND_CHUNK_ROWS at a time as one multi-row INSERT ... SELECT FROM unnest(arrays)
-   * ... ON CONFLICT DO NOTHING: a few round trips, a handful of parameters per statement
-   * whatever the rows (numbers travel as their shortest round-trip text, so doubles are exact).
+   * `ids` resolves the dimension ids first (`cache` keeps them once committed); then rows go APPEND_CHUNK_ROWS at a time as one
+   * INSERT ... SELECT FROM unnest(arrays) ... ON CONFLICT DO NOTHING: a few round trips, a
+   * handful of parameters per statement whatever the rows (numbers travel as their shortest
+   * round-trip text, so doubles are exact).
    */
-  async #append<T>(
+  async #append<T, I>(
     rows: readonly T[],
-    insert: (tx: TransactionSql, chunk: readonly T[]) => PromiseLike<{ count: number }>,
+    ids: (tx: TransactionSql) => Promise<I>,
+    insert: (tx: TransactionSql, chunk: readonly T[], ids: I) => PromiseLike<{ count: number }>,
+    cache: (ids: I) => void,
   ): Promise<number> {
     if (rows.length === 0) return 0;
-    return this.bulk((sql) =>
+    const { added, resolved } = await this.bulk((sql) =>
       sql.begin(async (tx) => {
+        const resolved = await ids(tx);
         let added = 0;
         for (let i = 0; i < rows.length; i += APPEND_CHUNK_ROWS) {
-          added += (await insert(tx, rows.slice(i, i + APPEND_CHUNK_ROWS))).count;
+          added += (await insert(tx, rows.slice(i, i + APPEND_CHUNK_ROWS), resolved)).count;
         }
-        return added;
+        return { added, resolved };
       }),
     );
+    cache(resolved);
+    return added;
+  }
+
+  #cacheMarkets = (ids: Map<string, MarketDimension>): void => {
+    for (const [k, v] of ids) this.#marketIdCache.set(k, v);
+  };
+
+  #cacheAddresses = (ids: Map<string, number>): void => {
+    for (const [k, v] of ids) this.#addressIdCache.set(k, v);
+  };
+
+  /**
+   * The history_markets rows of the markets of `rows`, by key; a market not stored yet is
+   * inserted with the chain and protocol of its first row. Keys are inserted in byte order,
+   * so concurrent appends wait on each other's new keys in one order (no deadlock).
+   */
+  async #marketIds(
+    tx: TransactionSql,
+    rows: readonly Pick<MarketSnapshot, 'marketKey' | 'chainId' | 'protocol'>[],
+  ): Promise<Map<string, MarketDimension>> {
+    const first = new Map<string, Pick<MarketSnapshot, 'chainId' | 'protocol'>>();
+    const found = new Map<string, MarketDimension>();
+    for (const r of rows) {
+      if (found.has(r.marketKey) || first.has(r.marketKey)) continue;
+      const cached = this.#marketIdCache.get(r.marketKey);
+      if (cached) found.set(r.marketKey, cached);
+      else first.set(r.marketKey, r);
+    }
+    const read = async (keys: string[]) => {
+      for (let i = 0; i < keys.length; i += APPEND_CHUNK_ROWS) {
+        const chunk = keys.slice(i, i + APPEND_CHUNK_ROWS);
+        const stored = await tx`
+          SELECT id, market_key, chain_id, protocol FROM history_markets WHERE market_key = ANY(${chunk}::text[])`;
+        for (const r of stored) {
+          found.set(r.market_key as string, {
+            id: r.id as number,
+            chainId: Number(r.chain_id),
+            protocol: r.protocol as string,
+          });
+        }
+      }
+    };
+    await read([...first.keys()]);
+    const missing = [...first.keys()].filter((k) => !found.has(k)).sort(compare);
+    for (let i = 0; i < missing.length; i += APPEND_CHUNK_ROWS) {
+      const chunk = missing.slice(i, i + APPEND_CHUNK_ROWS);
+      await tx`
+        INSERT INTO history_markets (market_key, chain_id, protocol)
+        SELECT * FROM unnest(
+          ${chunk}::text[],
+          ${chunk.map((k) => first.get(k)!.chainId)}::bigint[],
+          ${chunk.map((k) => first.get(k)!.protocol)}::text[])
+        ON CONFLICT (market_key) DO NOTHING`;
+    }
+    // Read back rather than RETURNING: a key another append committed meanwhile is skipped by the insert.
+    if (missing.length > 0) await read(missing);
+    return found;
+  }
+
+  /** The history_addresses ids of (chainId, address) pairs, by `chainId:address`; new ones inserted in order. */
+  async #addressIds(tx: TransactionSql, pairs: readonly [number, string][]): Promise<Map<string, number>> {
+    const unique = new Map<string, [number, string]>();
+    const found = new Map<string, number>();
+    for (const p of pairs) {
+      const key = `${p[0]}:${p[1]}`;
+      const cached = this.#addressIdCache.get(key);
+      if (cached !== undefined) found.set(key, cached);
+      else unique.set(key, p);
+    }
+    const read = async (list: [number, string][]) => {
+      for (let i = 0; i < list.length; i += APPEND_CHUNK_ROWS) {
+        const chunk = list.slice(i, i + APPEND_CHUNK_ROWS);
+        const stored = await tx`
+          SELECT a.id, a.chain_id, a.address
+            FROM unnest(${chunk.map((p) => p[0])}::bigint[], ${chunk.map((p) => p[1])}::text[]) AS k(chain_id, address)
+            JOIN history_addresses a ON a.chain_id = k.chain_id AND a.address = k.address`;
+        for (const r of stored) found.set(`${r.chain_id}:${r.address}`, r.id as number);
+      }
+    };
+    await read([...unique.values()]);
+    const missing = [...unique.entries()]
+      .filter(([k]) => !found.has(k))
+      .map(([, p]) => p)
+      .sort((a, b) => a[0] - b[0] || compare(a[1], b[1]));
+    for (let i = 0; i < missing.length; i += APPEND_CHUNK_ROWS) {
+      const chunk = missing.slice(i, i + APPEND_CHUNK_ROWS);
+      await tx`
+        INSERT INTO history_addresses (chain_id, address)
+        SELECT * FROM unnest(${chunk.map((p) => p[0])}::bigint[], ${chunk.map((p) => p[1])}::text[])
+        ON CONFLICT (chain_id, address) DO NOTHING`;
+    }
+    if (missing.length > 0) await read(missing);
+    return found;
   }
 
   async appendMarketSnapshots(rows: readonly MarketSnapshot[]): Promise<number> {
     checkMarketSnapshots(rows);
+    const sorted = [...rows].sort(bySnapshotKey);
     return this.#append(
-      [...rows].sort(bySnapshotKey),
-      (tx, c) => tx`
-      INSERT INTO market_snapshots (market_key, granularity, at, chain_id, protocol, supply_usd, borrow_usd,
-        utilization, supply_apy, borrow_apy, collateral_price_usd, loan_price_usd, oracle_price)
-      SELECT * FROM unnest(
-        ${c.map((r) => r.marketKey)}::text[],
-        ${c.map((r) => r.granularity)}::text[],
-        ${c.map((r) => r.at)}::bigint[],
-        ${c.map((r) => r.chainId)}::bigint[],
-        ${c.map((r) => r.protocol)}::text[],
-        ${c.map((r) => r.supplyUsd)}::float8[],
-        ${c.map((r) => r.borrowUsd)}::float8[],
-        ${c.map((r) => r.utilization)}::float8[],
-        ${c.map((r) => r.supplyApy)}::float8[],
-        ${c.map((r) => r.borrowApy)}::float8[],
-        ${c.map((r) => r.collateralPriceUsd)}::float8[],
-        ${c.map((r) => r.loanPriceUsd)}::float8[],
-        ${c.map((r) => r.oraclePrice)}::float8[])
-      ON CONFLICT DO NOTHING`,
+      sorted,
+      (tx) => this.#marketIds(tx, sorted),
+      (tx, c, markets) => {
+        const m = c.map((r) => markets.get(r.marketKey)!);
+        return tx`
+        INSERT INTO market_snapshots (market_id, granularity, at, supply_usd, borrow_usd, utilization, supply_apy,
+          borrow_apy, collateral_price_usd, loan_price_usd, oracle_price, chain_id, protocol)
+        SELECT * FROM unnest(
+          ${m.map((x) => x.id)}::integer[],
+          ${c.map((r) => r.granularity)}::text[],
+          ${c.map((r) => r.at)}::bigint[],
+          ${c.map((r) => r.supplyUsd)}::float8[],
+          ${c.map((r) => r.borrowUsd)}::float8[],
+          ${c.map((r) => r.utilization)}::float8[],
+          ${c.map((r) => r.supplyApy)}::float8[],
+          ${c.map((r) => r.borrowApy)}::float8[],
+          ${c.map((r) => r.collateralPriceUsd)}::float8[],
+          ${c.map((r) => r.loanPriceUsd)}::float8[],
+          ${c.map((r) => r.oraclePrice)}::float8[],
+          ${c.map((r, i) => (r.chainId === m[i]!.chainId ? null : r.chainId))}::bigint[],
+          ${c.map((r, i) => (r.protocol === m[i]!.protocol ? null : r.protocol))}::text[])
+        ON CONFLICT DO NOTHING`;
+      },
+      this.#cacheMarkets,
     );
   }
 
   async appendAssetPrices(rows: readonly AssetPrice[]): Promise<number> {
     checkAssetPrices(rows);
+    const sorted = [...rows].sort(byPriceKey);
     return this.#append(
-      [...rows].sort(byPriceKey),
-      (tx, c) => tx`
-      INSERT INTO asset_prices (chain_id, token, at, price_usd)
+      sorted,
+      (tx) =>
+        this.#addressIds(
+          tx,
+          sorted.map((r) => [r.chainId, r.token]),
+        ),
+      (tx, c, tokens) => tx`
+      INSERT INTO asset_prices (token_id, at, price_usd)
       SELECT * FROM unnest(
-        ${c.map((r) => r.chainId)}::bigint[],
-        ${c.map((r) => r.token)}::text[],
+        ${c.map((r) => tokens.get(`${r.chainId}:${r.token}`)!)}::integer[],
         ${c.map((r) => r.at)}::bigint[],
         ${c.map((r) => r.priceUsd)}::float8[])
       ON CONFLICT DO NOTHING`,
+      this.#cacheAddresses,
     );
   }
 
   async appendOracleRounds(rows: readonly OracleRound[]): Promise<number> {
     checkOracleRounds(rows);
+    const sorted = [...rows].sort(byRoundKey);
     return this.#append(
-      [...rows].sort(byRoundKey),
-      (tx, c) => tx`
-      INSERT INTO oracle_rounds (chain_id, feed, round_id, answer, updated_at)
+      sorted,
+      (tx) =>
+        this.#addressIds(
+          tx,
+          sorted.map((r) => [r.chainId, r.feed]),
+        ),
+      (tx, c, feeds) => tx`
+      INSERT INTO oracle_rounds (feed_id, round_id, answer, updated_at)
       SELECT * FROM unnest(
-        ${c.map((r) => r.chainId)}::bigint[],
-        ${c.map((r) => r.feed)}::text[],
+        ${c.map((r) => feeds.get(`${r.chainId}:${r.feed}`)!)}::integer[],
         ${c.map((r) => r.roundId)}::text[],
         ${c.map((r) => r.answer)}::float8[],
         ${c.map((r) => r.updatedAt)}::bigint[])
       ON CONFLICT DO NOTHING`,
+      this.#cacheAddresses,
     );
   }
 
   async appendLiquidations(rows: readonly LiquidationEvent[]): Promise<number> {
     checkLiquidations(rows);
+    const sorted = [...rows].sort(byLiquidationKey);
     return this.#append(
-      [...rows].sort(byLiquidationKey),
-      (tx, c) => tx`
-      INSERT INTO liquidations (chain_id, tx_hash, log_index, protocol, block, at, market_key, borrower, liquidator,
+      sorted,
+      (tx) => this.#marketIds(tx, sorted),
+      (tx, c, markets) => tx`
+      INSERT INTO liquidations (chain_id, tx_hash, log_index, protocol, block, at, market_id, borrower, liquidator,
         collateral_seized, collateral_seized_usd, debt_repaid, debt_repaid_usd, bad_debt, bad_debt_usd)
       SELECT * FROM unnest(
         ${c.map((r) => r.chainId)}::bigint[],
@@ -828,7 +1027,7 @@ export class PostgresStore implements Store {
         ${c.map((r) => r.protocol)}::text[],
         ${c.map((r) => r.block)}::bigint[],
         ${c.map((r) => r.at)}::bigint[],
-        ${c.map((r) => r.marketKey)}::text[],
+        ${c.map((r) => markets.get(r.marketKey)!.id)}::integer[],
         ${c.map((r) => r.borrower)}::text[],
         ${c.map((r) => r.liquidator)}::text[],
         ${c.map((r) => r.collateralSeized)}::float8[],
@@ -838,6 +1037,7 @@ export class PostgresStore implements Store {
         ${c.map((r) => r.badDebt)}::float8[],
         ${c.map((r) => r.badDebtUsd)}::float8[])
       ON CONFLICT DO NOTHING`,
+      this.#cacheMarkets,
     );
   }
 
@@ -854,9 +1054,11 @@ export class PostgresStore implements Store {
     const from = after ? Math.max(fromMs, after.at + 1) : fromMs;
     const rows = await this.serve(
       (sql) => sql`
-      SELECT * FROM market_snapshots
-       WHERE market_key = ${marketKey} AND granularity = ${granularity} AND at >= ${from} AND at < ${toMs}
-       ORDER BY at LIMIT ${limit}`,
+      SELECT ${sql.unsafe(SNAPSHOT_COLUMNS)} FROM history_markets m CROSS JOIN LATERAL (
+          SELECT * FROM market_snapshots s
+           WHERE s.market_id = m.id AND s.granularity = ${granularity} AND s.at >= ${from} AND s.at < ${toMs}
+           ORDER BY s.at LIMIT ${limit}) s
+       WHERE m.market_key = ${marketKey} ORDER BY s.at`,
     );
     return rows.map(toSnapshot);
   }
@@ -867,8 +1069,10 @@ export class PostgresStore implements Store {
   ): Promise<MarketSnapshot | null> {
     const [row] = await this.serve(
       (sql) => sql`
-      SELECT * FROM market_snapshots WHERE market_key = ${marketKey} AND granularity = ${granularity}
-       ORDER BY at DESC LIMIT 1`,
+      SELECT ${sql.unsafe(SNAPSHOT_COLUMNS)} FROM history_markets m CROSS JOIN LATERAL (
+          SELECT * FROM market_snapshots s WHERE s.market_id = m.id AND s.granularity = ${granularity}
+           ORDER BY s.at DESC LIMIT 1) s
+       WHERE m.market_key = ${marketKey}`,
     );
     return row ? toSnapshot(row) : null;
   }
@@ -885,9 +1089,11 @@ export class PostgresStore implements Store {
     const from = after ? Math.max(fromMs, after.at + 1) : fromMs;
     const rows = await this.serve(
       (sql) => sql`
-      SELECT * FROM asset_prices
-       WHERE chain_id = ${chainId} AND token = ${token.toLowerCase()} AND at >= ${from} AND at < ${toMs}
-       ORDER BY at LIMIT ${limit}`,
+      SELECT a.chain_id, a.address AS token, p.at, p.price_usd
+        FROM history_addresses a CROSS JOIN LATERAL (
+          SELECT at, price_usd FROM asset_prices p
+           WHERE p.token_id = a.id AND p.at >= ${from} AND p.at < ${toMs} ORDER BY p.at LIMIT ${limit}) p
+       WHERE a.chain_id = ${chainId} AND a.address = ${token.toLowerCase()} ORDER BY p.at`,
     );
     return rows.map(toAssetPrice);
   }
@@ -903,15 +1109,18 @@ export class PostgresStore implements Store {
     checkRead(limit, fromMs, toMs);
     const rows = await this.serve(
       (sql) => sql`
-      SELECT * FROM oracle_rounds
-       WHERE chain_id = ${chainId} AND feed = ${feed.toLowerCase()} AND updated_at >= ${fromMs} AND updated_at < ${toMs}
-       ${
-         // A row comparison, which the index (chain_id, feed, updated_at, round_id) seeks to directly.
-         after
-           ? sql`AND (updated_at, round_id) > (${after.updatedAt}::bigint, ${after.roundId}::text)`
-           : sql``
-       }
-       ORDER BY updated_at, round_id LIMIT ${limit}`,
+      SELECT a.chain_id, a.address AS feed, r.round_id, r.answer, r.updated_at
+        FROM history_addresses a CROSS JOIN LATERAL (
+          SELECT round_id, answer, updated_at FROM oracle_rounds r
+           WHERE r.feed_id = a.id AND r.updated_at >= ${fromMs} AND r.updated_at < ${toMs}
+           ${
+             // A row comparison, which the index (feed_id, updated_at, round_id) seeks to directly.
+             after
+               ? sql`AND (r.updated_at, r.round_id) > (${after.updatedAt}::bigint, ${after.roundId}::text)`
+               : sql``
+           }
+           ORDER BY r.updated_at, r.round_id LIMIT ${limit}) r
+       WHERE a.chain_id = ${chainId} AND a.address = ${feed.toLowerCase()} ORDER BY r.updated_at, r.round_id`,
     );
     return rows.map(toOracleRound);
   }
@@ -924,25 +1133,27 @@ export class PostgresStore implements Store {
     checkRead(limit, filter.fromMs, filter.toMs);
     const rows = await this.serve((sql) => {
       const conditions = [
-        filter.chainId !== undefined && sql`chain_id = ${filter.chainId}`,
-        filter.marketKey !== undefined && sql`market_key = ${filter.marketKey}`,
-        filter.borrower !== undefined && sql`borrower = ${filter.borrower.toLowerCase()}`,
-        filter.liquidator !== undefined && sql`liquidator = ${filter.liquidator.toLowerCase()}`,
-        filter.protocol !== undefined && sql`protocol = ${filter.protocol}`,
-        filter.fromMs !== undefined && sql`at >= ${filter.fromMs}`,
-        filter.toMs !== undefined && sql`at < ${filter.toMs}`,
+        filter.chainId !== undefined && sql`l.chain_id = ${filter.chainId}`,
+        filter.marketKey !== undefined &&
+          sql`l.market_id = (SELECT id FROM history_markets WHERE market_key = ${filter.marketKey})`,
+        filter.borrower !== undefined && sql`l.borrower = ${filter.borrower.toLowerCase()}`,
+        filter.liquidator !== undefined && sql`l.liquidator = ${filter.liquidator.toLowerCase()}`,
+        filter.protocol !== undefined && sql`l.protocol = ${filter.protocol}`,
+        filter.fromMs !== undefined && sql`l.at >= ${filter.fromMs}`,
+        filter.toMs !== undefined && sql`l.at < ${filter.toMs}`,
         // Newest first: older rows, or rows of the cursor's time after it in the tie-break. The
         // `at <=` bound lets the index seek to the cursor instead of skipping newer rows.
         after &&
-          sql`at <= ${after.at} AND (at < ${after.at} OR (chain_id, tx_hash, log_index) > (${after.chainId}::bigint, ${after.txHash}::text, ${after.logIndex}::integer))`,
+          sql`l.at <= ${after.at} AND (l.at < ${after.at} OR (l.chain_id, l.tx_hash, l.log_index) > (${after.chainId}::bigint, ${after.txHash}::text, ${after.logIndex}::integer))`,
       ].filter((c) => c !== false && c !== undefined);
       const where = conditions.reduce(
         (acc, c, i) => (i === 0 ? sql`WHERE ${c}` : sql`${acc} AND ${c}`),
         sql``,
       );
       return sql`
-      SELECT * FROM liquidations ${where}
-       ORDER BY at DESC, chain_id, tx_hash, log_index LIMIT ${limit}`;
+      SELECT ${sql.unsafe(LIQUIDATION_COLUMNS)} FROM liquidations l JOIN history_markets m ON m.id = l.market_id
+       ${where}
+       ORDER BY l.at DESC, l.chain_id, l.tx_hash, l.log_index LIMIT ${limit}`;
     });
     return rows.map(toLiquidation);
   }
@@ -950,6 +1161,7 @@ export class PostgresStore implements Store {
   /**
    * One transaction on the bulk pool (a first prune of a long history may delete millions of
    * rows, longer than a request's deadline). Readers are not blocked: DELETE, not TRUNCATE.
+   * By age through the primary keys, scanned once per market, token or feed.
    */
   async pruneHistory(before: HistoryCutoffs): Promise<HistoryCounts> {
     for (const cutoff of Object.values(before)) checkRead(0, cutoff);
@@ -963,16 +1175,24 @@ export class PostgresStore implements Store {
           const cutoff = before[kind];
           if (cutoff !== undefined) deleted[kind] = (await del(cutoff)).count;
         };
+        const markets = tx`market_id = ANY (ARRAY(SELECT id FROM history_markets))`;
+        const addresses = tx`ANY (ARRAY(SELECT id FROM history_addresses))`;
         await run(
           'hourlySnapshots',
-          (c) => tx`DELETE FROM market_snapshots WHERE granularity = 'hour' AND at < ${c}`,
+          (c) => tx`DELETE FROM market_snapshots WHERE ${markets} AND granularity = 'hour' AND at < ${c}`,
         );
         await run(
           'dailySnapshots',
-          (c) => tx`DELETE FROM market_snapshots WHERE granularity = 'day' AND at < ${c}`,
+          (c) => tx`DELETE FROM market_snapshots WHERE ${markets} AND granularity = 'day' AND at < ${c}`,
         );
-        await run('assetPrices', (c) => tx`DELETE FROM asset_prices WHERE at < ${c}`);
-        await run('oracleRounds', (c) => tx`DELETE FROM oracle_rounds WHERE updated_at < ${c}`);
+        await run(
+          'assetPrices',
+          (c) => tx`DELETE FROM asset_prices WHERE token_id = ${addresses} AND at < ${c}`,
+        );
+        await run(
+          'oracleRounds',
+          (c) => tx`DELETE FROM oracle_rounds WHERE feed_id = ${addresses} AND updated_at < ${c}`,
+        );
         await run('liquidations', (c) => tx`DELETE FROM liquidations WHERE at < ${c}`);
         return deleted;
       }),
@@ -998,13 +1218,14 @@ export class PostgresStore implements Store {
     checkSource(state);
     await this.serve(
       (sql) => sql`
-      INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at)
+      INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor)
       VALUES (${state.id}, ${state.kind}, ${JSON.stringify(state.chainIds)}, ${state.refreshedAt},
-              ${JSON.stringify(state.lastBlock)}, ${state.consecutiveFailures}, ${state.lastError}, ${state.updatedAt})
+              ${JSON.stringify(state.lastBlock)}, ${state.consecutiveFailures}, ${state.lastError}, ${state.updatedAt},
+              ${state.cursor})
       ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, chain_ids = excluded.chain_ids,
         refreshed_at = excluded.refreshed_at, last_block = excluded.last_block,
         consecutive_failures = excluded.consecutive_failures, last_error = excluded.last_error,
-        updated_at = excluded.updated_at`,
+        updated_at = excluded.updated_at, cursor = excluded.cursor`,
     );
   }
 
@@ -1018,3 +1239,6 @@ export class PostgresStore implements Store {
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+// Every call of its ports timed and its failures counted (METRICS_PORT).
+measureStoreCalls(PostgresStore, 'postgres');

@@ -198,4 +198,158 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 6,
+    name: "sources' own resume points (cursor)",
+    sql: `ALTER TABLE sources ADD COLUMN cursor TEXT;`,
+  },
+  {
+    version: 7,
+    name: 'history keyed by small integer ids of markets and addresses',
+    sql: `
+      -- Dimensions: a market key or a (chain, address) is stored once, and the history tables
+      -- hold its integer id (1-3 bytes instead of 42-75 characters in every row and index).
+      -- Their rows are never deleted (pruning deletes history, not ids), so an id, once
+      -- committed, names the same market or address for the life of the database.
+      -- chain_id and protocol of a market: those of a row that named it first; a snapshot that
+      -- says otherwise keeps its own (market_snapshots.chain_id and protocol, else NULL).
+      CREATE TABLE history_markets (
+        id INTEGER PRIMARY KEY,
+        market_key TEXT NOT NULL UNIQUE,
+        chain_id INTEGER NOT NULL,
+        protocol TEXT NOT NULL
+      );
+      -- Tokens (asset_prices) and price feeds (oracle_rounds): lower-case 0x addresses.
+      CREATE TABLE history_addresses (
+        id INTEGER PRIMARY KEY,
+        chain_id INTEGER NOT NULL,
+        address TEXT NOT NULL,
+        UNIQUE (chain_id, address)
+      );
+      INSERT INTO history_markets (market_key, chain_id, protocol)
+        SELECT market_key, chain_id, protocol
+          FROM (SELECT market_key, chain_id, protocol FROM market_snapshots
+                UNION ALL SELECT market_key, chain_id, protocol FROM liquidations)
+         GROUP BY market_key ORDER BY market_key;
+      INSERT INTO history_addresses (chain_id, address)
+        SELECT chain_id, token FROM asset_prices UNION SELECT chain_id, feed FROM oracle_rounds
+         ORDER BY 1, 2;
+
+      -- Read by market, granularity and time: the primary key. Pruning by age seeks the same
+      -- key once per market (market_id IN (SELECT id FROM history_markets)), so there is no
+      -- index by time alone (it doubled the time of an append); nor by chain (no read uses one).
+      CREATE TABLE market_snapshots_v7 (
+        market_id INTEGER NOT NULL,
+        granularity TEXT NOT NULL CHECK (granularity IN ('hour', 'day')),
+        at INTEGER NOT NULL,
+        supply_usd REAL NOT NULL,
+        borrow_usd REAL NOT NULL,
+        utilization REAL NOT NULL,
+        supply_apy REAL NOT NULL,
+        borrow_apy REAL NOT NULL,
+        collateral_price_usd REAL,
+        loan_price_usd REAL,
+        oracle_price REAL,
+        -- NULL: the market's (history_markets)
+        chain_id INTEGER,
+        protocol TEXT,
+        PRIMARY KEY (market_id, granularity, at)
+      ) WITHOUT ROWID;
+      INSERT INTO market_snapshots_v7
+        SELECT m.id, s.granularity, s.at, s.supply_usd, s.borrow_usd, s.utilization, s.supply_apy,
+               s.borrow_apy, s.collateral_price_usd, s.loan_price_usd, s.oracle_price,
+               NULLIF(s.chain_id, m.chain_id), NULLIF(s.protocol, m.protocol)
+          FROM market_snapshots s JOIN history_markets m ON m.market_key = s.market_key
+         ORDER BY m.id, s.granularity, s.at;
+      DROP TABLE market_snapshots;
+      ALTER TABLE market_snapshots_v7 RENAME TO market_snapshots;
+
+      -- Read by token and time; pruned by seeking each token.
+      CREATE TABLE asset_prices_v7 (
+        token_id INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        price_usd REAL NOT NULL,
+        PRIMARY KEY (token_id, at)
+      ) WITHOUT ROWID;
+      INSERT INTO asset_prices_v7
+        SELECT a.id, p.at, p.price_usd
+          FROM asset_prices p JOIN history_addresses a ON a.chain_id = p.chain_id AND a.address = p.token
+         ORDER BY a.id, p.at;
+      DROP TABLE asset_prices;
+      ALTER TABLE asset_prices_v7 RENAME TO asset_prices;
+
+      CREATE TABLE oracle_rounds_v7 (
+        feed_id INTEGER NOT NULL,
+        round_id TEXT NOT NULL,
+        answer REAL NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (feed_id, round_id)
+      ) WITHOUT ROWID;
+      INSERT INTO oracle_rounds_v7
+        SELECT a.id, r.round_id, r.answer, r.updated_at
+          FROM oracle_rounds r JOIN history_addresses a ON a.chain_id = r.chain_id AND a.address = r.feed
+         ORDER BY a.id, r.round_id;
+      DROP TABLE oracle_rounds;
+      ALTER TABLE oracle_rounds_v7 RENAME TO oracle_rounds;
+      -- read by feed and time; pruned by seeking each feed
+      CREATE INDEX oracle_rounds_time ON oracle_rounds(feed_id, updated_at, round_id);
+
+      -- A rowid table: its indexes carry a small rowid, not the natural key. Each index is
+      -- (filter, at DESC) only: the rows of one time (a few: the logs of one block) are put in
+      -- the tie-break order (chain_id, tx_hash, log_index) by a sort of that group alone, which
+      -- keeps the indexes about a third of the size they had with the tie-break in them.
+      CREATE TABLE liquidations_v7 (
+        chain_id INTEGER NOT NULL,
+        tx_hash TEXT NOT NULL,
+        log_index INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        block INTEGER NOT NULL,
+        market_id INTEGER NOT NULL,
+        protocol TEXT NOT NULL,
+        borrower TEXT NOT NULL,
+        liquidator TEXT NOT NULL,
+        collateral_seized REAL NOT NULL,
+        collateral_seized_usd REAL NOT NULL,
+        debt_repaid REAL NOT NULL,
+        debt_repaid_usd REAL NOT NULL,
+        bad_debt REAL NOT NULL,
+        bad_debt_usd REAL NOT NULL
+      );
+      INSERT INTO liquidations_v7
+        SELECT l.chain_id, l.tx_hash, l.log_index, l.at, l.block, m.id, l.protocol, l.borrower, l.liquidator,
+               l.collateral_seized, l.collateral_seized_usd, l.debt_repaid, l.debt_repaid_usd, l.bad_debt,
+               l.bad_debt_usd
+          FROM liquidations l JOIN history_markets m ON m.market_key = l.market_key
+         ORDER BY l.at, l.chain_id, l.tx_hash, l.log_index;
+      DROP TABLE liquidations;
+      ALTER TABLE liquidations_v7 RENAME TO liquidations;
+      CREATE UNIQUE INDEX liquidations_key ON liquidations(chain_id, tx_hash, log_index);
+      CREATE INDEX liquidations_at ON liquidations(at DESC);
+      CREATE INDEX liquidations_chain ON liquidations(chain_id, at DESC);
+      CREATE INDEX liquidations_market ON liquidations(market_id, at DESC);
+      CREATE INDEX liquidations_borrower ON liquidations(borrower, at DESC);
+      CREATE INDEX liquidations_liquidator ON liquidations(liquidator, at DESC);
+    `,
+  },
+  {
+    version: 8,
+    name: 'idempotency keys of self-service writes',
+    sql: `
+      -- id: a digest of the Idempotency-Key and its scope; response: the answer, sealed with a
+      -- key derived from the Idempotency-Key (src/access/idempotency.ts). token: the holder of
+      -- an unanswered claim, NULL once answered (status and response set). Times: epoch ms.
+      CREATE TABLE idempotency_keys (
+        id TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        token TEXT,
+        locked_until INTEGER NOT NULL,
+        status INTEGER,
+        response TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      -- pruned by age, a few at each claim
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys(expires_at);
+    `,
+  },
 ];

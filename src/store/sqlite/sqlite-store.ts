@@ -19,6 +19,14 @@ import {
   toSnapshot,
   toSource,
 } from '../history.ts';
+import {
+  CLAIM_SQL,
+  claimParameters,
+  IDEMPOTENCY_PRUNE_PER_CLAIM,
+  type IdempotencyRow,
+  refusedClaim,
+} from '../idempotency.ts';
+import { measureStoreCalls } from '../measure.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
@@ -29,6 +37,9 @@ import type {
   DatasetInput,
   HistoryCounts,
   HistoryCutoffs,
+  IdempotencyClaim,
+  IdempotencyClaimResult,
+  IdempotentAnswer,
   KeyChanges,
   KeyCreation,
   KeyLimits,
@@ -60,6 +71,32 @@ import {
 } from '../usage.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 
+/** A row of history_markets: its id, and the chain and protocol its snapshots have unless they say otherwise. */
+interface MarketDimension {
+  id: number;
+  chainId: number;
+  protocol: string;
+}
+
+/** Dimension ids found or inserted by the transaction in progress, cached once it commits. */
+interface PendingIds {
+  markets: Map<string, MarketDimension>;
+  addresses: Map<string, number>;
+}
+
+/** A snapshot's columns, named as toSnapshot() reads them (`m`: history_markets, `s`: market_snapshots). */
+const SNAPSHOT_COLUMNS = `m.market_key, coalesce(s.chain_id, m.chain_id) AS chain_id,
+  coalesce(s.protocol, m.protocol) AS protocol, s.at, s.granularity, s.supply_usd, s.borrow_usd, s.utilization,
+  s.supply_apy, s.borrow_apy, s.collateral_price_usd, s.loan_price_usd, s.oracle_price`;
+
+/** A liquidation's columns, named as toLiquidation() reads them (`m`: history_markets, `l`: liquidations). */
+const LIQUIDATION_COLUMNS = `l.protocol, l.chain_id, l.tx_hash, l.log_index, l.block, l.at, m.market_key,
+  l.borrower, l.liquidator, l.collateral_seized, l.collateral_seized_usd, l.debt_repaid, l.debt_repaid_usd,
+  l.bad_debt, l.bad_debt_usd`;
+
+/** CLAIM_SQL with SQLite's numbered parameters (?1, ?2…). */
+const SQLITE_CLAIM_SQL = CLAIM_SQL.replace(/\$(\d)/g, '?$1');
+
 /**
  * The embedded store: one SQLite file (node:sqlite) in WAL mode. Every statement is
  * synchronous; a committed write is in the WAL before the call returns, so it survives the
@@ -71,6 +108,9 @@ export class SqliteStore implements Store {
   readonly path: string;
   private readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
+  /** Committed ids of history_markets by market key, and of history_addresses by `chainId:address`. */
+  private readonly marketIds = new Map<string, MarketDimension>();
+  private readonly addressIds = new Map<string, number>();
   private readonly clock: Clock;
 
   /** `clock`: the time of dataset refreshes, migrations and usage batch ids (default: the system clock). */
@@ -81,6 +121,11 @@ export class SqliteStore implements Store {
     this.db = new DatabaseSync(path, { timeout: 5000 });
     this.db.exec('PRAGMA journal_mode = WAL');
     this.db.exec('PRAGMA synchronous = NORMAL');
+    // The WAL is copied into the database (and both fsynced) once it holds 10,000 pages (40 MB)
+    // rather than SQLite's 1,000: a history append dirties pages all over the liquidation
+    // indexes, and checkpointing ten times as often made the seed's history appends 20-35 %
+    // slower. A checkpoint then takes longer (tens of ms, on this connection's commit).
+    this.db.exec('PRAGMA wal_autocheckpoint = 10000');
     this.db.exec('PRAGMA foreign_keys = ON');
   }
 
@@ -106,6 +151,9 @@ export class SqliteStore implements Store {
   }
 
   async migrate(): Promise<void> {
+    // A migration may renumber the dimensions (version 7 creates them from the rows there).
+    this.marketIds.clear();
+    this.addressIds.clear();
     this.db.exec(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
     );
@@ -286,9 +334,18 @@ export class SqliteStore implements Store {
     this.transaction(() => this.insertKey(key));
   }
 
-  async createKeyWithin(key: KeyRecord, limits: KeyLimits): Promise<KeyCreation> {
+  async createKeyWithin(key: KeyRecord, limits: KeyLimits, answer?: IdempotentAnswer): Promise<KeyCreation> {
     // BEGIN IMMEDIATE takes the write lock first: processes sharing the file check one at a time.
     return this.transaction((): KeyCreation => {
+      if (
+        answer &&
+        !this.stmt('SELECT 1 FROM idempotency_keys WHERE id = ? AND token = ? AND status IS NULL').get(
+          answer.id,
+          answer.token,
+        )
+      ) {
+        return { ok: false, reason: 'CLAIM_LOST' };
+      }
       if (limits.maxActive !== null) {
         const { n } = this.stmt(
           'SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND tier = ? AND mode = ? AND revoked_at IS NULL',
@@ -309,8 +366,33 @@ export class SqliteStore implements Store {
         }
       }
       this.insertKey(key);
+      if (answer) {
+        this.stmt('UPDATE idempotency_keys SET status = ?, response = ?, token = NULL WHERE id = ?').run(
+          answer.status,
+          answer.response,
+          answer.id,
+        );
+      }
       return { ok: true };
     });
+  }
+
+  /** One transaction under the write lock: a few expired records pruned, then the claim (CLAIM_SQL). */
+  async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyClaimResult> {
+    return this.transaction((): IdempotencyClaimResult => {
+      this.stmt(
+        'DELETE FROM idempotency_keys WHERE id IN (SELECT id FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)',
+      ).run(claim.now, IDEMPOTENCY_PRUNE_PER_CLAIM);
+      if (this.stmt(SQLITE_CLAIM_SQL).get(...claimParameters(claim))) return { ok: true };
+      const row = this.stmt(
+        'SELECT fingerprint, locked_until, status, response FROM idempotency_keys WHERE id = ?',
+      ).get(claim.id) as unknown as IdempotencyRow;
+      return refusedClaim(row, claim);
+    });
+  }
+
+  async releaseIdempotencyKey(id: string, token: string): Promise<void> {
+    this.stmt('DELETE FROM idempotency_keys WHERE id = ? AND token = ? AND status IS NULL').run(id, token);
   }
 
   private insertKey(key: KeyRecord): void {
@@ -463,82 +545,147 @@ export class SqliteStore implements Store {
   }
 
   // ---- history ------------------------------------------------------------------------------
+  // Market keys and (chain, address) pairs are stored once, in history_markets and
+  // history_addresses (migration 7); the history tables hold their integer ids. Ids are cached
+  // here: a dimension row is never deleted nor changed, so a committed id stays right for the
+  // life of the file, whichever process wrote it. An id found or inserted in a transaction is
+  // cached only once it commits: an insert rolled back frees its id for another key.
 
-  /** One transaction for the whole batch: atomic, and one commit however many rows (not one per row). */
-  private append<T>(rows: readonly T[], insert: StatementSync, values: (r: T) => SQLInputValue[]): number {
+  /** One transaction for the whole batch: atomic, one commit however many rows, ids cached after it. */
+  private appendHistory<T>(rows: readonly T[], insert: (row: T, ids: PendingIds) => number): number {
     if (rows.length === 0) return 0;
-    return this.transaction(() => {
-      let added = 0;
-      for (const r of rows) added += Number(insert.run(...values(r)).changes);
-      return added;
+    const ids: PendingIds = { markets: new Map(), addresses: new Map() };
+    const added = this.transaction(() => {
+      let n = 0;
+      for (const r of rows) n += insert(r, ids);
+      return n;
     });
+    for (const [k, v] of ids.markets) this.marketIds.set(k, v);
+    for (const [k, v] of ids.addresses) this.addressIds.set(k, v);
+    return added;
+  }
+
+  /** The market of `key` (inside the write transaction), inserted with `chainId` and `protocol` if new. */
+  private marketOf(key: string, chainId: number, protocol: string, ids: PendingIds): MarketDimension {
+    let m = this.marketIds.get(key) ?? ids.markets.get(key);
+    if (m) return m;
+    const row = this.stmt('SELECT id, chain_id, protocol FROM history_markets WHERE market_key = ?').get(
+      key,
+    ) as { id: number; chain_id: number; protocol: string } | undefined;
+    m = row
+      ? { id: row.id, chainId: row.chain_id, protocol: row.protocol }
+      : {
+          id: Number(
+            this.stmt('INSERT INTO history_markets (market_key, chain_id, protocol) VALUES (?, ?, ?)').run(
+              key,
+              chainId,
+              protocol,
+            ).lastInsertRowid,
+          ),
+          chainId,
+          protocol,
+        };
+    ids.markets.set(key, m);
+    return m;
+  }
+
+  /** The id of (chainId, address) (inside the write transaction), inserted if new. */
+  private addressOf(chainId: number, address: string, ids: PendingIds): number {
+    const key = `${chainId}:${address}`;
+    let id = this.addressIds.get(key) ?? ids.addresses.get(key);
+    if (id !== undefined) return id;
+    const row = this.stmt('SELECT id FROM history_addresses WHERE chain_id = ? AND address = ?').get(
+      chainId,
+      address,
+    ) as { id: number } | undefined;
+    id =
+      row?.id ??
+      Number(
+        this.stmt('INSERT INTO history_addresses (chain_id, address) VALUES (?, ?)').run(chainId, address)
+          .lastInsertRowid,
+      );
+    ids.addresses.set(key, id);
+    return id;
   }
 
   async appendMarketSnapshots(rows: readonly MarketSnapshot[]): Promise<number> {
     checkMarketSnapshots(rows);
     const insert = this.stmt(
-      `INSERT INTO market_snapshots (market_key, granularity, at, chain_id, protocol, supply_usd, borrow_usd,
-         utilization, supply_apy, borrow_apy, collateral_price_usd, loan_price_usd, oracle_price)
+      `INSERT INTO market_snapshots (market_id, granularity, at, supply_usd, borrow_usd, utilization, supply_apy,
+         borrow_apy, collateral_price_usd, loan_price_usd, oracle_price, chain_id, protocol)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     );
-    return this.append(rows, insert, (r) => [
-      r.marketKey,
-      r.granularity,
-      r.at,
-      r.chainId,
-      r.protocol,
-      r.supplyUsd,
-      r.borrowUsd,
-      r.utilization,
-      r.supplyApy,
-      r.borrowApy,
-      r.collateralPriceUsd,
-      r.loanPriceUsd,
-      r.oraclePrice,
-    ]);
+    return this.appendHistory(rows, (r, ids) => {
+      const m = this.marketOf(r.marketKey, r.chainId, r.protocol, ids);
+      return Number(
+        insert.run(
+          m.id,
+          r.granularity,
+          r.at,
+          r.supplyUsd,
+          r.borrowUsd,
+          r.utilization,
+          r.supplyApy,
+          r.borrowApy,
+          r.collateralPriceUsd,
+          r.loanPriceUsd,
+          r.oraclePrice,
+          r.chainId === m.chainId ? null : r.chainId,
+          r.protocol === m.protocol ? null : r.protocol,
+        ).changes,
+      );
+    });
   }
 
   async appendAssetPrices(rows: readonly AssetPrice[]): Promise<number> {
     checkAssetPrices(rows);
     const insert = this.stmt(
-      'INSERT INTO asset_prices (chain_id, token, at, price_usd) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      'INSERT INTO asset_prices (token_id, at, price_usd) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
     );
-    return this.append(rows, insert, (r) => [r.chainId, r.token, r.at, r.priceUsd]);
+    return this.appendHistory(rows, (r, ids) =>
+      Number(insert.run(this.addressOf(r.chainId, r.token, ids), r.at, r.priceUsd).changes),
+    );
   }
 
   async appendOracleRounds(rows: readonly OracleRound[]): Promise<number> {
     checkOracleRounds(rows);
     const insert = this.stmt(
-      `INSERT INTO oracle_rounds (chain_id, feed, round_id, answer, updated_at) VALUES (?, ?, ?, ?, ?)
+      `INSERT INTO oracle_rounds (feed_id, round_id, answer, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT DO NOTHING`,
     );
-    return this.append(rows, insert, (r) => [r.chainId, r.feed, r.roundId, r.answer, r.updatedAt]);
+    return this.appendHistory(rows, (r, ids) =>
+      Number(insert.run(this.addressOf(r.chainId, r.feed, ids), r.roundId, r.answer, r.updatedAt).changes),
+    );
   }
 
   async appendLiquidations(rows: readonly LiquidationEvent[]): Promise<number> {
     checkLiquidations(rows);
     const insert = this.stmt(
-      `INSERT INTO liquidations (chain_id, tx_hash, log_index, protocol, block, at, market_key, borrower, liquidator,
+      `INSERT INTO liquidations (chain_id, tx_hash, log_index, at, block, market_id, protocol, borrower, liquidator,
          collateral_seized, collateral_seized_usd, debt_repaid, debt_repaid_usd, bad_debt, bad_debt_usd)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     );
-    return this.append(rows, insert, (r) => [
-      r.chainId,
-      r.txHash,
-      r.logIndex,
-      r.protocol,
-      r.block,
-      r.at,
-      r.marketKey,
-      r.borrower,
-      r.liquidator,
-      r.collateralSeized,
-      r.collateralSeizedUsd,
-      r.debtRepaid,
-      r.debtRepaidUsd,
-      r.badDebt,
-      r.badDebtUsd,
-    ]);
+    return this.appendHistory(rows, (r, ids) =>
+      Number(
+        insert.run(
+          r.chainId,
+          r.txHash,
+          r.logIndex,
+          r.at,
+          r.block,
+          this.marketOf(r.marketKey, r.chainId, r.protocol, ids).id,
+          r.protocol,
+          r.borrower,
+          r.liquidator,
+          r.collateralSeized,
+          r.collateralSeizedUsd,
+          r.debtRepaid,
+          r.debtRepaidUsd,
+          r.badDebt,
+          r.badDebtUsd,
+        ).changes,
+      ),
+    );
   }
 
   async marketSnapshots(
@@ -553,8 +700,8 @@ export class SqliteStore implements Store {
     // `at` is unique within a market and granularity, and an integer: "after the cursor" is at >= cursor + 1.
     const from = after ? Math.max(fromMs, after.at + 1) : fromMs;
     const rows = this.stmt(
-      `SELECT * FROM market_snapshots WHERE market_key = ? AND granularity = ? AND at >= ? AND at < ?
-        ORDER BY at LIMIT ?`,
+      `SELECT ${SNAPSHOT_COLUMNS} FROM history_markets m JOIN market_snapshots s ON s.market_id = m.id
+        WHERE m.market_key = ? AND s.granularity = ? AND s.at >= ? AND s.at < ? ORDER BY s.at LIMIT ?`,
     ).all(marketKey, granularity, from, toMs, limit);
     return rows.map(toSnapshot);
   }
@@ -564,7 +711,8 @@ export class SqliteStore implements Store {
     granularity: SnapshotGranularity,
   ): Promise<MarketSnapshot | null> {
     const row = this.stmt(
-      'SELECT * FROM market_snapshots WHERE market_key = ? AND granularity = ? ORDER BY at DESC LIMIT 1',
+      `SELECT ${SNAPSHOT_COLUMNS} FROM history_markets m JOIN market_snapshots s ON s.market_id = m.id
+        WHERE m.market_key = ? AND s.granularity = ? ORDER BY s.at DESC LIMIT 1`,
     ).get(marketKey, granularity);
     return row ? toSnapshot(row) : null;
   }
@@ -580,7 +728,9 @@ export class SqliteStore implements Store {
     checkRead(limit, fromMs, toMs);
     const from = after ? Math.max(fromMs, after.at + 1) : fromMs;
     const rows = this.stmt(
-      'SELECT * FROM asset_prices WHERE chain_id = ? AND token = ? AND at >= ? AND at < ? ORDER BY at LIMIT ?',
+      `SELECT a.chain_id, a.address AS token, p.at, p.price_usd
+         FROM history_addresses a JOIN asset_prices p ON p.token_id = a.id
+        WHERE a.chain_id = ? AND a.address = ? AND p.at >= ? AND p.at < ? ORDER BY p.at LIMIT ?`,
     ).all(chainId, token.toLowerCase(), from, toMs, limit);
     return rows.map(toAssetPrice);
   }
@@ -594,13 +744,13 @@ export class SqliteStore implements Store {
     after?: OracleRoundCursor,
   ): Promise<OracleRound[]> {
     checkRead(limit, fromMs, toMs);
-    const where = 'chain_id = ? AND feed = ? AND updated_at >= ? AND updated_at < ?';
-    const order = 'ORDER BY updated_at, round_id LIMIT ?';
+    const select = `SELECT a.chain_id, a.address AS feed, r.round_id, r.answer, r.updated_at
+        FROM history_addresses a JOIN oracle_rounds r ON r.feed_id = a.id
+       WHERE a.chain_id = ? AND a.address = ? AND r.updated_at >= ? AND r.updated_at < ?`;
+    const order = 'ORDER BY r.updated_at, r.round_id LIMIT ?';
     // The cursor's time as a range bound (the index seeks to it), its round as the tie-break.
     const rows = after
-      ? this.stmt(
-          `SELECT * FROM oracle_rounds WHERE ${where} AND updated_at >= ? AND (updated_at > ? OR round_id > ?) ${order}`,
-        ).all(
+      ? this.stmt(`${select} AND r.updated_at >= ? AND (r.updated_at > ? OR r.round_id > ?) ${order}`).all(
           chainId,
           feed.toLowerCase(),
           fromMs,
@@ -610,13 +760,7 @@ export class SqliteStore implements Store {
           after.roundId,
           limit,
         )
-      : this.stmt(`SELECT * FROM oracle_rounds WHERE ${where} ${order}`).all(
-          chainId,
-          feed.toLowerCase(),
-          fromMs,
-          toMs,
-          limit,
-        );
+      : this.stmt(`${select} ${order}`).all(chainId, feed.toLowerCase(), fromMs, toMs, limit);
     return rows.map(toOracleRound);
   }
 
@@ -632,18 +776,25 @@ export class SqliteStore implements Store {
       where.push(condition);
       params.push(...values);
     };
-    if (filter.chainId !== undefined) add('chain_id = ?', filter.chainId);
-    if (filter.marketKey !== undefined) add('market_key = ?', filter.marketKey);
-    if (filter.borrower !== undefined) add('borrower = ?', filter.borrower.toLowerCase());
-    if (filter.liquidator !== undefined) add('liquidator = ?', filter.liquidator.toLowerCase());
-    if (filter.protocol !== undefined) add('protocol = ?', filter.protocol);
-    if (filter.fromMs !== undefined) add('at >= ?', filter.fromMs);
-    if (filter.toMs !== undefined) add('at < ?', filter.toMs);
+    // One index serves the read: that of the most selective filter given (a borrower has few
+    // liquidations, a chain many); the others are written `+column` so that the planner, which
+    // has no statistics to tell them apart, cannot pick theirs. Without any, the index by time.
+    const indexed: [string, SQLInputValue][] = [];
+    if (filter.borrower !== undefined) indexed.push(['l.borrower = ?', filter.borrower.toLowerCase()]);
+    if (filter.marketKey !== undefined)
+      indexed.push(['l.market_id = (SELECT id FROM history_markets WHERE market_key = ?)', filter.marketKey]);
+    if (filter.liquidator !== undefined) indexed.push(['l.liquidator = ?', filter.liquidator.toLowerCase()]);
+    if (filter.chainId !== undefined) indexed.push(['l.chain_id = ?', filter.chainId]);
+    for (const [i, [condition, value]] of indexed.entries())
+      add(i === 0 ? condition : `+${condition}`, value);
+    if (filter.protocol !== undefined) add('l.protocol = ?', filter.protocol);
+    if (filter.fromMs !== undefined) add('l.at >= ?', filter.fromMs);
+    if (filter.toMs !== undefined) add('l.at < ?', filter.toMs);
     if (after) {
       // Newest first: older rows, or rows of the cursor's time after it in the tie-break. The
       // `at <= ?` bound lets the index seek to the cursor instead of skipping newer rows.
       add(
-        'at <= ? AND (at < ? OR (chain_id, tx_hash, log_index) > (?, ?, ?))',
+        'l.at <= ? AND (l.at < ? OR (l.chain_id, l.tx_hash, l.log_index) > (?, ?, ?))',
         after.at,
         after.at,
         after.chainId,
@@ -651,19 +802,36 @@ export class SqliteStore implements Store {
         after.logIndex,
       );
     }
+    // (The planner would rather sort the whole table than sort each time's few rows from it.)
+    const byTime = indexed.length === 0;
     const rows = this.stmt(
-      `SELECT * FROM liquidations ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY at DESC, chain_id, tx_hash, log_index LIMIT ?`,
+      `SELECT ${LIQUIDATION_COLUMNS} FROM liquidations l ${byTime ? 'INDEXED BY liquidations_at' : ''}
+         JOIN history_markets m ON m.id = l.market_id
+        ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY l.at DESC, l.chain_id, l.tx_hash, l.log_index LIMIT ?`,
     ).all(...params, limit);
     return rows.map(toLiquidation);
   }
 
   async pruneHistory(before: HistoryCutoffs): Promise<HistoryCounts> {
+    // By age, through the primary keys: one seek per market, token or feed (`IN (SELECT id ...)`).
     const deletes: [keyof HistoryCutoffs, string][] = [
-      ['hourlySnapshots', "DELETE FROM market_snapshots WHERE granularity = 'hour' AND at < ?"],
-      ['dailySnapshots', "DELETE FROM market_snapshots WHERE granularity = 'day' AND at < ?"],
-      ['assetPrices', 'DELETE FROM asset_prices WHERE at < ?'],
-      ['oracleRounds', 'DELETE FROM oracle_rounds WHERE updated_at < ?'],
+      [
+        'hourlySnapshots',
+        "DELETE FROM market_snapshots WHERE market_id IN (SELECT id FROM history_markets) AND granularity = 'hour' AND at < ?",
+      ],
+      [
+        'dailySnapshots',
+        "DELETE FROM market_snapshots WHERE market_id IN (SELECT id FROM history_markets) AND granularity = 'day' AND at < ?",
+      ],
+      [
+        'assetPrices',
+        'DELETE FROM asset_prices WHERE token_id IN (SELECT id FROM history_addresses) AND at < ?',
+      ],
+      [
+        'oracleRounds',
+        'DELETE FROM oracle_rounds WHERE feed_id IN (SELECT id FROM history_addresses) AND updated_at < ?',
+      ],
       ['liquidations', 'DELETE FROM liquidations WHERE at < ?'],
     ];
     for (const [, cutoff] of Object.entries(before)) checkRead(0, cutoff);
@@ -694,12 +862,12 @@ export class SqliteStore implements Store {
   async saveSource(state: SourceState): Promise<void> {
     checkSource(state);
     this.stmt(
-      `INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, chain_ids = excluded.chain_ids,
          refreshed_at = excluded.refreshed_at, last_block = excluded.last_block,
          consecutive_failures = excluded.consecutive_failures, last_error = excluded.last_error,
-         updated_at = excluded.updated_at`,
+         updated_at = excluded.updated_at, cursor = excluded.cursor`,
     ).run(
       state.id,
       state.kind,
@@ -709,6 +877,7 @@ export class SqliteStore implements Store {
       state.consecutiveFailures,
       state.lastError,
       state.updatedAt,
+      state.cursor,
     );
   }
 
@@ -716,3 +885,6 @@ export class SqliteStore implements Store {
     return this.stmt('SELECT * FROM sources ORDER BY id').all().map(toSource);
   }
 }
+
+// Every call of its ports timed and its failures counted (METRICS_PORT).
+measureStoreCalls(SqliteStore, 'sqlite');
