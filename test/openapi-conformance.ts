@@ -22,6 +22,7 @@ const OWN_HEADERS = [
   'etag',
   'cache-control',
   'www-authenticate',
+  'idempotent-replayed',
 ];
 
 interface Operation {

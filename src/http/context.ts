@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Admission } from '../access/admission.ts';
+import type { Idempotency } from '../access/idempotency.ts';
 import type { KeyService } from '../access/keys.ts';
 import type { Category, Tier, TierTable } from '../access/tiers.ts';
 import type { ReadModel } from '../data/read-model.ts';
@@ -59,6 +60,8 @@ export interface AppDeps {
   tiers: TierTable;
   keys: KeyService;
   admission: Admission;
+  /** Idempotency-Key of self-service writes (`POST /client/api-keys`). */
+  idempotency: Idempotency;
   data: DataSource;
   clock: Clock;
   /** Pino options, or false for no logging. */

@@ -294,6 +294,15 @@ const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
     error: 'METHOD_NOT_ALLOWED',
     message: 'PUT is not allowed on /api/v1/markets; use GET, HEAD, OPTIONS.',
   },
+  IDEMPOTENCY_KEY_IN_USE: {
+    error: 'IDEMPOTENCY_KEY_IN_USE',
+    message: 'A request with this Idempotency-Key is still under way; retry after 1 s.',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    error: 'IDEMPOTENCY_KEY_REUSED',
+    message:
+      'This Idempotency-Key was used with another request in the last 24 hours; use a new key for a new request.',
+  },
   PAYLOAD_TOO_LARGE: { error: 'PAYLOAD_TOO_LARGE', message: 'Request body is too large.' },
   REQUEST_TIMEOUT: { error: 'REQUEST_TIMEOUT', message: 'The request was not received in time.' },
   HEADERS_TOO_LARGE: {
@@ -378,7 +387,7 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, unkn
         // Every error but a missing or wrong key passed the rate limiter first (D7).
         ...(status === 401 ? AUTHENTICATE_HEADER : RATE_HEADERS),
         'Cache-Control': CACHE_HEADERS['Cache-Control'],
-        ...(status === 429 || status === 503 ? RETRY_AFTER_HEADER : {}),
+        ...(status === 429 || status === 503 || status === 409 ? RETRY_AFTER_HEADER : {}),
       },
     };
   }

@@ -438,7 +438,10 @@ describe('CORS policy: any origin, no credentials, rate-limit headers readable',
       assert.equal(res.statusCode, 204, url);
       assert.equal(res.headers['access-control-allow-origin'], '*');
       assert.equal(res.headers['access-control-allow-methods'], 'GET, POST, DELETE');
-      assert.equal(res.headers['access-control-allow-headers'], 'authorization, content-type');
+      assert.equal(
+        res.headers['access-control-allow-headers'],
+        'authorization, content-type, idempotency-key',
+      );
       assert.equal(res.headers['access-control-max-age'], '600');
       assert.equal(res.headers['access-control-allow-credentials'], undefined);
       assert.equal(res.body, '');

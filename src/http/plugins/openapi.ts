@@ -3,14 +3,83 @@ import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ERROR_STATUS } from '../errors.ts';
+import { inlineHashes } from '../pages/csp.ts';
+import { dashboardPage } from '../pages/dashboard.ts';
+import { IMMUTABLE, installedVersion, PrecompressedAsset, preferredEncoding } from '../pages/static-asset.ts';
 import { NAMED_SCHEMAS } from '../schemas.ts';
 
 export const API_PREFIX = '/api/v1';
 export const API_VERSION = '1.0.0';
 
+/** The docs page and Scalar's script (4.3 MB), served by its plugin, and the version the script's URL names. */
+const DOCS_PAGE = '/docs/';
+const SCALAR_SCRIPT = '/docs/js/scalar.js';
+const SCALAR_VERSION = installedVersion('@scalar/fastify-api-reference');
+
+/**
+ * The docs page's policy: scripts from this origin and the page's own inline one (by hash), no
+ * eval; styles inline too (Scalar sets style attributes, which no hash can allow); every
+ * request to this origin only.
+ */
+function docsCsp(scriptSources: string[]): string {
+  return [
+    "default-src 'self'",
+    ["script-src 'self'", ...scriptSources].join(' '),
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** An icon inline, so that the browser asks no /favicon.ico. */
+const FAVICON =
+  "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='3' fill='%232a5bd7'/%3E%3C/svg%3E";
+
+/** The first section of the document's description: the docs page shows it first. */
+const GETTING_STARTED = `## Getting started
+
+**1. Make a key.** Where the service runs:
+
+\`\`\`sh
+KEY=$(npx lrds keys create --tier pro)
+\`\`\`
+
+The key is printed once, alone on stdout; only its hash is stored. Send it only in the \`Authorization\` header,
+never in a URL. A key holder makes and revokes the account's other keys on the [quota dashboard](/dashboard) or with
+\`POST /client/api-keys\` and \`DELETE /client/api-keys/{keyId}\`.
+
+**2. Make the first call** (here on a local \`npm start\`):
+
+\`\`\`sh
+curl -s -H "Authorization: Bearer $KEY" \\
+  'http://localhost:8080/api/v1/markets/search?query=wstETH/WETH&limit=3'
+\`\`\`
+
+On this page, paste the key under **Authentication** (bearerAuth is selected) and send any operation with
+**Test Request**.
+
+**3. Watch your limits.** A key's tier sets a per-second rate limit, a daily and a monthly quota of counted
+requests, and a result cap. The \`/client\` routes are rate limited but never counted. Every answer past
+authentication says where you stand:
+
+| header | what it says |
+|---|---|
+| \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\` | the per-second window: its size, what is left, the Unix ms when it frees |
+| \`RateLimit-Policy\` | every policy that applies, e.g. \`"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000\` |
+| \`RateLimit\` | the policy closest to exhaustion, e.g. \`"daily";r=9000;t=43200\` (left, seconds to its reset) |
+| \`Retry-After\` | on a 429, the seconds to wait |
+
+A refusal is 429 \`RATE_LIMIT_EXCEEDED\`, \`DAILY_QUOTA_EXCEEDED\` (the day resets at 00:00 UTC) or
+\`MONTHLY_QUOTA_EXCEEDED\` (the month resets on the 1st at 00:00 UTC). \`GET /client/quota\`, \`GET /client/usage\` and
+the [quota dashboard](/dashboard) show usage, what is left and when it resets.`;
+
 /**
  * The OpenAPI 3.1 document, built from the routes' own schemas (served at
- * /api/v1/openapi.json), and the docs page at /docs that renders it.
+ * /api/v1/openapi.json), and the pages for people: /docs renders the document, /dashboard
+ * shows a key holder's quota and keys (src/http/pages). Neither page needs a key.
  */
 export const openapiPlugin = fp(
   async (app: FastifyInstance) => {
@@ -28,13 +97,18 @@ export const openapiPlugin = fp(
         info: {
           title: 'Lending Risk Data API',
           version: API_VERSION,
-          license: { name: 'Proprietary: use under the terms of your API plan' },
+          // SPDX's form for a license outside its list.
+          license: {
+            name: 'Proprietary: use under the terms of your API plan',
+            identifier: 'LicenseRef-Proprietary',
+          },
           contact: { name: 'API support', email: 'support@lrds.example' },
           description:
             'Read-only risk data for decentralized lending: markets of Morpho, Aave, Spark, Compound, Euler and Fluid ' +
             'on many EVM chains, their oracles and oracle freshness, and positions close to liquidation. ' +
             'Every success is `{ data, meta }`; every error is `{ error, message, ...details }`.\n\n' +
-            '| error | status |\n|---|---|\n' +
+            GETTING_STARTED +
+            '\n\n## Errors\n\n| error | status |\n|---|---|\n' +
             Object.entries(ERROR_STATUS)
               .map(([code, status]) => `| \`${code}\` | ${status} |`)
               .join('\n'),
@@ -75,17 +149,60 @@ export const openapiPlugin = fp(
       reply.type('application/json').send(app.swagger()),
     );
     await app.register(async (docs) => {
-      docs.addHook('onSend', async (_request, reply) => {
-        reply.header(
-          'content-security-policy',
-          "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
-        );
+      let page: { html: string; csp: string } | null = null;
+      let script: { text: string; asset: PrecompressedAsset } | null = null;
+      docs.addHook('onSend', async (request, reply, payload) => {
+        if (
+          request.routeOptions.url === DOCS_PAGE &&
+          reply.statusCode === 200 &&
+          typeof payload === 'string'
+        ) {
+          // The plugin renders the same page every time (its configuration is fixed).
+          if (page?.html !== payload) page = { html: payload, csp: docsCsp(inlineHashes(payload, 'script')) };
+          reply.header('content-security-policy', page.csp);
+          return payload;
+        }
+        reply.header('content-security-policy', docsCsp([]));
+        // An error (overload, shutdown) keeps its own headers and body.
+        if (request.routeOptions.url !== SCALAR_SCRIPT || reply.statusCode !== 200) return payload;
+        // D19: at the URL the page names (with the package version) it never changes; at any
+        // other (no or another version) the browser asks again.
+        const versioned = (request.query as { v?: unknown }).v === SCALAR_VERSION;
+        reply.header('cache-control', versioned ? IMMUTABLE : 'no-cache');
+        reply.header('vary', 'Accept-Encoding');
+        const encoding = preferredEncoding(request.headers['accept-encoding']);
+        if (encoding === null || typeof payload !== 'string') return payload;
+        // The plugin sends the same string every time: compressed once per coding.
+        if (script?.text !== payload) script = { text: payload, asset: new PrecompressedAsset(payload) };
+        const body = await script.asset.encoded(encoding);
+        // Already encoded, so @fastify/compress leaves it as it is.
+        reply.header('content-encoding', encoding);
+        reply.header('content-length', body.length);
+        return body;
       });
       await docs.register(scalar, {
         routePrefix: '/docs',
-        configuration: { url: `${API_PREFIX}/openapi.json`, title: 'Lending Risk Data API' },
+        configuration: {
+          url: `${API_PREFIX}/openapi.json`,
+          title: 'Lending Risk Data API',
+          pageTitle: 'Lending Risk Data API',
+          // Relative to /docs/; the version makes the URL change whenever the script does.
+          cdn: `js/scalar.js?v=${SCALAR_VERSION}`,
+          authentication: { preferredSecurityScheme: 'bearerAuth' },
+          // Nothing that needs Scalar's hosted services, and no request to any other host.
+          withDefaultFonts: false,
+          telemetry: false,
+          showDeveloperTools: 'never',
+          hideClientButton: true,
+          agent: { disabled: true },
+          mcp: { disabled: true },
+          documentDownloadType: 'json',
+          defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+          favicon: FAVICON,
+        },
       });
     });
+    await app.register(dashboardPage);
   },
   { name: 'lrds-openapi' },
 );

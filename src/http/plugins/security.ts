@@ -21,6 +21,7 @@ const EXPOSED_HEADERS = [
   'ratelimit',
   'ratelimit-policy',
   'retry-after',
+  'idempotent-replayed',
 ];
 
 /** Security headers on the raw answers below, which bypass Fastify's hooks. */
@@ -179,7 +180,7 @@ export const securityPlugin = fp(
     await app.register(cors, {
       origin: '*',
       methods: ['GET', 'POST', 'DELETE'],
-      allowedHeaders: ['authorization', 'content-type'],
+      allowedHeaders: ['authorization', 'content-type', 'idempotency-key'],
       exposedHeaders: EXPOSED_HEADERS,
       maxAge: 600,
       // An OPTIONS without Origin is answered like a preflight (204), not with a text/plain 400.

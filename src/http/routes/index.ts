@@ -42,7 +42,7 @@ export async function registerRoutes(
       client.addHook('onSend', async (_request, reply) => {
         reply.header('cache-control', 'no-store');
       });
-      // Their successes carry these headers; documented here for all six.
+      // Their successes carry these headers (and any of their own); documented here for all six.
       client.addHook('onRoute', (route) => {
         const responses = route.schema?.response as Record<string, Record<string, unknown>> | undefined;
         for (const [code, schema] of Object.entries(responses ?? {})) {
@@ -50,7 +50,7 @@ export async function registerRoutes(
           responses![code] = {
             ...schema,
             description: schema.description ?? `${route.schema?.summary ?? 'Success'}.`,
-            headers: CLIENT_HEADERS,
+            headers: { ...CLIENT_HEADERS, ...(schema.headers as object | undefined) },
           };
         }
       });

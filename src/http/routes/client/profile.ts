@@ -14,6 +14,8 @@ export function registerProfile(app: Api, deps: AppDeps): void {
         operationId: 'getProfile',
         tags: ['Client'],
         summary: 'Your account and the calling key',
+        description:
+          'The account the calling key belongs to (name, email, creation time), the key itself (never the whole key) and its tier.',
         security: SECURITY,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {

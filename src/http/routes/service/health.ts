@@ -19,6 +19,8 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
         tags: ['Service'],
         summary: 'Service health',
         description: 'State of the store, the limiter backend and each dataset. No key needed; not counted.',
+        // No key: an explicit empty requirement, so tools do not assume one.
+        security: [],
         response: {
           200: withDocs(
             'The state of the service and of each data source.',
