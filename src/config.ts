@@ -16,12 +16,27 @@ export interface Settings {
    */
   instances: number | null;
   /**
-   * How often the sandbox simulation moves prices while the server runs, ms; 0 stops it (the
-   * snapshot stays as seeded). From SIMULATION_TICK_MS, default 5000. Omitted: 0.
+   * How often the sandbox simulation moves prices while the server runs, ms, a divisor of a
+   * minute; 0 stops it (the snapshot stays as seeded). From SIMULATION_TICK_MS, default 5000. Omitted: 0.
    */
   simulationTickMs?: number;
   /** Port of the Prometheus metrics server (GET /metrics), off the public API; null: none. */
   metricsPort?: number | null;
+  /**
+   * Days of history the sandbox simulation writes into the store (market snapshots, prices,
+   * liquidations), 0 to 365; 0: none. From SANDBOX_HISTORY_DAYS, default 365. Omitted: 0.
+   */
+  sandboxHistoryDays?: number;
+  /**
+   * Days back the sandbox history's hourly rows (market snapshots, token prices, oracle rounds)
+   * are backfilled, 0 to 365. From SANDBOX_HOURLY_HISTORY_DAYS, default 30. Omitted: 30.
+   */
+  sandboxHourlyHistoryDays?: number;
+  /**
+   * How long history is kept, in days; null keeps everything. From HISTORY_RETENTION_DAYS,
+   * default unset (keep everything). Omitted: null.
+   */
+  historyRetentionDays?: number | null;
 }
 
 export class SettingsError extends Error {
@@ -52,19 +67,49 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
   }
   const tickText = env.SIMULATION_TICK_MS?.trim();
   const simulationTickMs = tickText === undefined || tickText === '' ? 5000 : Number(tickText);
-  // At most a day: timers take at most 2^31 - 1 ms (a longer one fires at once, every turn).
+  // A divisor of a minute: oracle rounds fall on whole minutes, so every round is applied at
+  // its own instant (with a tick that does not divide a minute, a feed would be served older
+  // than its heartbeat until the next tick, and flagged stale when it is not).
   const tickOk =
     Number.isInteger(simulationTickMs) &&
-    (simulationTickMs === 0 || (simulationTickMs >= 100 && simulationTickMs <= 86_400_000));
+    (simulationTickMs === 0 || (simulationTickMs >= 100 && 60_000 % simulationTickMs === 0));
   if (!tickOk) {
     problems.push(
-      `SIMULATION_TICK_MS: must be 0 (stopped) or an integer from 100 to 86400000, got '${env.SIMULATION_TICK_MS}'`,
+      `SIMULATION_TICK_MS: must be 0 (stopped) or an integer from 100 to 60000 that divides 60000, got '${env.SIMULATION_TICK_MS}'`,
     );
   }
   const metricsText = env.METRICS_PORT?.trim();
   const metricsPort = metricsText ? Number(metricsText) : null;
   if (metricsPort !== null && !(Number.isInteger(metricsPort) && metricsPort >= 1 && metricsPort <= 65535)) {
     problems.push(`METRICS_PORT: must be an integer 1-65535, got '${env.METRICS_PORT}'`);
+  }
+  const daysText = env.SANDBOX_HISTORY_DAYS?.trim();
+  const sandboxHistoryDays = daysText ? Number(daysText) : 365;
+  if (!(Number.isInteger(sandboxHistoryDays) && sandboxHistoryDays >= 0 && sandboxHistoryDays <= 365)) {
+    problems.push(`SANDBOX_HISTORY_DAYS: must be an integer 0-365, got '${env.SANDBOX_HISTORY_DAYS}'`);
+  }
+  const hourlyText = env.SANDBOX_HOURLY_HISTORY_DAYS?.trim();
+  const sandboxHourlyHistoryDays = hourlyText ? Number(hourlyText) : 30;
+  if (
+    !(
+      Number.isInteger(sandboxHourlyHistoryDays) &&
+      sandboxHourlyHistoryDays >= 0 &&
+      sandboxHourlyHistoryDays <= 365
+    )
+  ) {
+    problems.push(
+      `SANDBOX_HOURLY_HISTORY_DAYS: must be an integer 0-365, got '${env.SANDBOX_HOURLY_HISTORY_DAYS}'`,
+    );
+  }
+  const retentionText = env.HISTORY_RETENTION_DAYS?.trim();
+  const historyRetentionDays = retentionText ? Number(retentionText) : null;
+  if (
+    historyRetentionDays !== null &&
+    !(Number.isInteger(historyRetentionDays) && historyRetentionDays >= 1)
+  ) {
+    problems.push(
+      `HISTORY_RETENTION_DAYS: must be a positive integer (days), got '${env.HISTORY_RETENTION_DAYS}'`,
+    );
   }
   if (problems.length > 0) throw new SettingsError(`Invalid settings:\n  - ${problems.join('\n  - ')}`);
   return Object.freeze({
@@ -78,5 +123,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     instances,
     simulationTickMs,
     metricsPort,
+    sandboxHistoryDays,
+    sandboxHourlyHistoryDays,
+    historyRetentionDays,
   });
 }

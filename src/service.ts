@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Admission } from './access/admission.ts';
+import { Idempotency } from './access/idempotency.ts';
 import type { KeyEvents } from './access/key-events.ts';
 import { KeyService } from './access/keys.ts';
 import { loadTiers, type TierTable } from './access/tiers.ts';
@@ -9,6 +10,8 @@ import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource } from './http/context.ts';
 import { ingestOnce } from './ingest/runner.ts';
+import { type SandboxFeedClock, sandboxFeedClock } from './ingest/sandbox/feeds.ts';
+import { SandboxHistoryFeed, sandboxSimulation } from './ingest/sandbox/history.ts';
 import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from './ingest/sandbox/index.ts';
 import { type SandboxPricer, sandboxPricer } from './ingest/sandbox/live.ts';
 import { sandboxSource } from './ingest/sandbox/source.ts';
@@ -27,10 +30,31 @@ export async function seedStore(
   onProgress?: ProgressFn,
   onlyIfEmpty = false,
   clock: Clock = systemClock(),
+  historyDays = 0,
 ): Promise<DatasetInfo> {
-  const run = await ingestOnce(sandboxSource(profile, seed), store, clock, { onProgress, onlyIfEmpty });
+  // Progress: the positions written, then the markets whose history is written.
+  let firstTotal = 0;
+  const run = await ingestOnce(sandboxSource(profile, seed), store, clock, {
+    onlyIfEmpty,
+    onProgress: (done, total) => {
+      firstTotal = total;
+      onProgress?.(done, total + (historyDays > 0 ? total : 0));
+    },
+  });
   if (!run.ok || !run.dataset)
     throw new Error(`seeding the sandbox failed: ${run.error ?? 'no dataset written'}`);
+  if (historyDays > 0 && run.dataset.kind === 'sandbox') {
+    // The daily snapshots and liquidations of the history now; hourly rows follow in the
+    // background once the service runs (SandboxHistoryFeed).
+    const { profile: p, seed: s } = run.dataset;
+    const sim = sandboxSimulation(p === 'large' ? 'large' : 'default', s ?? DEFAULT_SEED);
+    const feed = new SandboxHistoryFeed(store, sim, { days: historyDays });
+    await feed.advance(clock.now(), {
+      baseOnly: true,
+      onProgress: (done, total) =>
+        onProgress?.(firstTotal + Math.round((done / Math.max(1, total)) * firstTotal), 2 * firstTotal),
+    });
+  }
   return run.dataset;
 }
 
@@ -52,6 +76,7 @@ async function recordSandboxSource(store: Store, clock: Clock): Promise<void> {
     consecutiveFailures: 0,
     lastError: null,
     updatedAt: Math.floor(clock.now()),
+    cursor: null,
   });
 }
 
@@ -77,6 +102,30 @@ function isDefaultSandbox(d: DatasetInfo): boolean {
   return d.kind === 'sandbox' && d.profile === 'default' && d.seed === DEFAULT_SEED;
 }
 
+/** What moves a sandbox model: its token prices and its feeds' rounds, from one seed. */
+interface SandboxLive {
+  pricer: SandboxPricer;
+  feeds: SandboxFeedClock;
+}
+
+/**
+ * The simulation of a sandbox model, ready to step at tMs: the price paths and each feed's
+ * current grid cell are built first, a few at a time (no long event-loop stall).
+ */
+async function sandboxLive(model: ReadModel, tMs: number): Promise<SandboxLive> {
+  const records = model.catalog.baseRecords();
+  const seed = model.dataset.seed ?? DEFAULT_SEED;
+  const live = { pricer: sandboxPricer(records, seed), feeds: sandboxFeedClock(records, seed) };
+  await live.pricer.warm(tMs);
+  await live.feeds.warm(tMs);
+  return live;
+}
+
+/** One step of a sandbox model: prices and the feeds' latest rounds at tMs, applied together. */
+function stepSandbox(model: ReadModel, live: SandboxLive, tMs: number): void {
+  applyPrices(model, live.pricer.pricesAt(tMs), tMs, live.feeds.updatesAt(tMs));
+}
+
 /**
  * Live and test read models. Test keys always get the fixed sandbox; when the live store holds
  * exactly that dataset the two share one model, otherwise the sandbox is generated in memory
@@ -88,7 +137,7 @@ export class ReadModels implements DataSource {
   private sandbox: ReadModel | null;
   private readonly store: MarketDataStore;
   private readonly clock: Clock;
-  private readonly pricers = new WeakMap<ReadModel, SandboxPricer>();
+  private readonly simulations = new WeakMap<ReadModel, SandboxLive>();
   private ticking = false;
   /** The instant the last tick priced; a model loaded later is priced there before it serves. */
   private lastTickAt: number | null = null;
@@ -125,7 +174,8 @@ export class ReadModels implements DataSource {
   /**
    * One step of the living sandbox: every sandbox model (the live one when the store holds the
    * sandbox, and the test keys' one) gets the simulation's token prices at `nowMs`, markets and
-   * positions together. Prices are a function of the seed and the time only, so every process
+   * positions together, and each oracle feed's latest simulated round (the served oracle
+   * health). Prices and rounds are a function of the seed and the time only, so every process
    * shows the same market at the same instant, and a restart goes on where it stood. Returns
    * the models moved.
    */
@@ -138,14 +188,12 @@ export class ReadModels implements DataSource {
       for (const model of new Set([this.live, this.sandbox])) {
         if (model?.dataset.kind !== 'sandbox') continue;
         if (nowMs < SIMULATION_START_MS) continue;
-        let pricer = this.pricers.get(model);
-        if (!pricer) {
-          pricer = sandboxPricer(model.catalog.baseRecords(), model.dataset.seed ?? DEFAULT_SEED);
-          // Paths are built before the first move, a few at a time (no long event-loop stall).
-          await pricer.warm(nowMs);
-          this.pricers.set(model, pricer);
+        let live = this.simulations.get(model);
+        if (!live) {
+          live = await sandboxLive(model, nowMs);
+          this.simulations.set(model, live);
         }
-        applyPrices(model, pricer.pricesAt(nowMs), nowMs);
+        stepSandbox(model, live, nowMs);
         moved++;
       }
       return moved;
@@ -166,10 +214,9 @@ export class ReadModels implements DataSource {
       next.dataset.kind === 'sandbox' &&
       this.lastTickAt >= SIMULATION_START_MS
     ) {
-      const pricer = sandboxPricer(next.catalog.baseRecords(), next.dataset.seed ?? DEFAULT_SEED);
-      await pricer.warm(this.lastTickAt);
-      this.pricers.set(next, pricer);
-      applyPrices(next, pricer.pricesAt(this.lastTickAt), this.lastTickAt);
+      const live = await sandboxLive(next, this.lastTickAt);
+      this.simulations.set(next, live);
+      stepSandbox(next, live, this.lastTickAt);
     }
     const sharedSandbox = this.sandbox === this.live;
     this.live = next;
@@ -177,6 +224,83 @@ export class ReadModels implements DataSource {
     else if (sharedSandbox) this.sandbox = null;
     return true;
   }
+}
+
+/** How often the history feed looks for an hour to write (it writes once per hour ended). */
+const HISTORY_CHECK_MS = 60_000;
+
+/**
+ * Runs the sandbox history feed in the background while the store holds a sandbox dataset:
+ * one step at a time, for the dataset the live model serves (a reseed by another process
+ * switches the feed to the new dataset, or stops it for one that is not a sandbox). A failure
+ * is logged once until a step succeeds again, and retried after 1, 2, 4 ... 60 minutes.
+ */
+function startHistoryFeed(
+  store: Store,
+  current: () => DatasetInfo | null,
+  clock: Clock,
+  log: FastifyInstance['log'],
+  options: { days: number; hourlyDays?: number; retentionDays: number | null; enabled: boolean },
+): { timer: NodeJS.Timeout; stop(): Promise<void>; step(): Promise<void> } | null {
+  if (!options.enabled || options.days <= 0) return null;
+  let feed: { key: string; feed: SandboxHistoryFeed } | null = null;
+  const feedFor = (dataset: DatasetInfo | null): SandboxHistoryFeed | null => {
+    if (dataset?.kind !== 'sandbox') return null;
+    const profile = dataset.profile === 'large' ? 'large' : 'default';
+    const seed = dataset.seed ?? DEFAULT_SEED;
+    const key = `${profile}:${seed}`;
+    if (feed?.key !== key) {
+      feed?.feed.stop();
+      feed = {
+        key,
+        feed: new SandboxHistoryFeed(store, sandboxSimulation(profile, seed), {
+          days: options.days,
+          hourlyDays: options.hourlyDays,
+          retentionDays: options.retentionDays,
+          batches: 'gentle',
+        }),
+      };
+    }
+    return feed.feed;
+  };
+  let running: Promise<void> | null = null;
+  let failures = 0;
+  let retryAt = 0;
+  let stopped = false;
+  const step = () => {
+    if (stopped || running || clock.now() < retryAt) return running ?? Promise.resolve();
+    const active = feedFor(current());
+    if (!active) return Promise.resolve();
+    running = active
+      .advance(clock.now())
+      .then(
+        (w) => {
+          if (failures > 0) log.info('sandbox history writes work again');
+          failures = 0;
+          if (w.hourlySnapshots + w.assetPrices > 0) log.info(w, 'sandbox history written');
+        },
+        (err: unknown) => {
+          const waitMin = Math.min(60, 2 ** failures);
+          if (failures === 0) log.warn({ err }, 'sandbox history step failed: retried with backoff');
+          failures++;
+          retryAt = clock.now() + waitMin * 60_000;
+        },
+      )
+      .finally(() => {
+        running = null;
+      });
+    return running;
+  };
+  void step();
+  return {
+    timer: setInterval(() => void step(), HISTORY_CHECK_MS),
+    step,
+    async stop() {
+      stopped = true;
+      feed?.feed.stop();
+      await running;
+    },
+  };
 }
 
 export interface Service {
@@ -200,6 +324,8 @@ export interface ServiceOptions {
   onSeedProgress?: ProgressFn;
   /** Workers of this process (lrds serve --workers), the default for settings.instances. */
   workers?: number;
+  /** Whether this process keeps the sandbox history up to date (one worker of several does). Default true. */
+  writesHistory?: boolean;
 }
 
 /** The composition root: settings in, a ready (not yet listening) service out. */
@@ -207,8 +333,9 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const clock = options.clock ?? systemClock();
   const tiers = loadTiers(settings.tiersFile);
   const store = await openStore(settings, clock);
+  const historyDays = settings.sandboxHistoryDays ?? 0;
   if (!(await store.datasetInfo()))
-    await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true, clock);
+    await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true, clock, historyDays);
   else await recordSandboxSource(store, clock);
   const models = await ReadModels.load(store, clock);
   const logger = options.logger ?? false;
@@ -253,6 +380,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     tiers,
     keys,
     admission,
+    idempotency: new Idempotency(store, clock),
     data: models,
     clock,
     logger: options.logger ?? false,
@@ -316,13 +444,23 @@ export async function createService(settings: Settings, options: ServiceOptions 
     tickTimer.unref();
   };
   if (tickMs > 0) {
-    void tick();
+    // The first step before the service is handed out: a (re)start serves the market where the
+    // simulation stands, never the seed's snapshot prices for the seconds the paths take to build.
+    await tick();
     scheduleTick();
   }
   const timers = [
     setInterval(() => void refreshKeys(), options.keyRefreshMs ?? 250),
     setInterval(() => void reloadData(), options.datasetRefreshMs ?? 500),
   ];
+  // The sandbox history: the backfill after the seed, then the hour just ended, every hour.
+  const history = startHistoryFeed(store, () => models.peek('live')?.dataset ?? null, clock, app.log, {
+    days: historyDays,
+    hourlyDays: settings.sandboxHourlyHistoryDays,
+    retentionDays: settings.historyRetentionDays ?? null,
+    enabled: options.writesHistory ?? true,
+  });
+  if (history) timers.push(history.timer);
   for (const t of timers) t.unref();
 
   return {
@@ -336,6 +474,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     async close() {
       for (const t of timers) clearInterval(t);
       if (tickTimer) clearTimeout(tickTimer);
+      await history?.stop();
       await app.close();
       await keyEvents.close();
       // after the app (no more requests), before the store: flushes counts still buffered

@@ -15,8 +15,10 @@ test('behavior: SIMULATION_TICK_MS sets the tick; 0 stops the simulation', () =>
   assert.equal(loadSettings({ SIMULATION_TICK_MS: '0' }).simulationTickMs, 0);
   assert.equal(loadSettings({ SIMULATION_TICK_MS: '1000' }).simulationTickMs, 1000);
   assert.equal(loadSettings({ SIMULATION_TICK_MS: ' ' }).simulationTickMs, 5000);
-  // Beyond a day (timers overflow past 2^31 - 1 ms and would fire every turn): refused.
-  assert.throws(() => loadSettings({ SIMULATION_TICK_MS: '3000000000' }), SettingsError);
+  assert.equal(loadSettings({ SIMULATION_TICK_MS: '60000' }).simulationTickMs, 60_000);
+  // Not a divisor of a minute (rounds fall on whole minutes), or beyond one: refused.
+  assert.throws(() => loadSettings({ SIMULATION_TICK_MS: '7000' }), SettingsError);
+  assert.throws(() => loadSettings({ SIMULATION_TICK_MS: '120000' }), SettingsError);
 });
 
 test('error: every invalid setting is reported at once', () => {
@@ -25,9 +27,30 @@ test('error: every invalid setting is reported at once', () => {
     (err: unknown) =>
       err instanceof SettingsError &&
       /PORT/.test(err.message) &&
-      /SIMULATION_TICK_MS: must be 0 \(stopped\) or an integer from 100 to 86400000, got '50'/.test(
+      /SIMULATION_TICK_MS: must be 0 \(stopped\) or an integer from 100 to 60000 that divides 60000, got '50'/.test(
         err.message,
       ) &&
       /INSTANCES/.test(err.message),
   );
+});
+
+test('behavior: SANDBOX_HISTORY_DAYS and HISTORY_RETENTION_DAYS', () => {
+  assert.equal(loadSettings({}).sandboxHistoryDays, 365);
+  assert.equal(loadSettings({}).historyRetentionDays, null);
+  assert.equal(loadSettings({ SANDBOX_HISTORY_DAYS: '0' }).sandboxHistoryDays, 0);
+  assert.equal(loadSettings({ HISTORY_RETENTION_DAYS: '90' }).historyRetentionDays, 90);
+  assert.throws(
+    () => loadSettings({ SANDBOX_HISTORY_DAYS: '366' }),
+    /SANDBOX_HISTORY_DAYS: must be an integer 0-365/,
+  );
+  assert.throws(
+    () => loadSettings({ HISTORY_RETENTION_DAYS: '0' }),
+    /HISTORY_RETENTION_DAYS: must be a positive integer/,
+  );
+});
+
+test('behavior: SANDBOX_HOURLY_HISTORY_DAYS', () => {
+  assert.equal(loadSettings({}).sandboxHourlyHistoryDays, 30);
+  assert.equal(loadSettings({ SANDBOX_HOURLY_HISTORY_DAYS: '365' }).sandboxHourlyHistoryDays, 365);
+  assert.throws(() => loadSettings({ SANDBOX_HOURLY_HISTORY_DAYS: '-1' }), /SANDBOX_HOURLY_HISTORY_DAYS/);
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { LocalAdmission } from '../src/access/admission.ts';
+import { Idempotency } from '../src/access/idempotency.ts';
 import { KeyService } from '../src/access/keys.ts';
 import { loadTiers, parseTiers, type TierId, type TierTable } from '../src/access/tiers.ts';
 import type { Settings } from '../src/config.ts';
@@ -216,6 +217,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     tiers,
     keys,
     admission,
+    idempotency: new Idempotency(store, clock),
     data: { get: (mode) => (mode === 'test' ? sandbox : live) },
     clock,
     ...(options.logger ? { logger: options.logger } : {}),

@@ -276,7 +276,16 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
   loadTiers(settings.tiersFile); // a broken tier file stops here, once, not in every worker
   await withStore(settings, async (store) => {
     const { seedStore, DEFAULT_SEED } = await loadService();
-    if (!(await store.datasetInfo())) await seedStore(store, 'default', DEFAULT_SEED, undefined, true);
+    if (!(await store.datasetInfo()))
+      await seedStore(
+        store,
+        'default',
+        DEFAULT_SEED,
+        undefined,
+        true,
+        undefined,
+        settings.sandboxHistoryDays,
+      );
   });
   if (settings.metricsPort) {
     const { startMetricsServer } = await import('../metrics.ts');
@@ -284,11 +293,14 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
   }
   let stopping = false;
   const startedAt = new Map<number, number>();
-  const fork = () => {
-    const worker = cluster.fork({ LRDS_WORKERS: String(workers) });
+  // A worker's slot (0 to workers - 1) outlives its restarts: slot 0 writes the sandbox history.
+  const slots = new Map<number, number>();
+  const fork = (slot: number) => {
+    const worker = cluster.fork({ LRDS_WORKERS: String(workers), LRDS_WORKER_SLOT: String(slot) });
     startedAt.set(worker.id, performance.now());
+    slots.set(worker.id, slot);
   };
-  for (let i = 0; i < workers; i++) fork();
+  for (let i = 0; i < workers; i++) fork(i);
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
       if (Object.values(cluster.workers ?? {}).every((w) => !w || w.isDead()))
@@ -306,7 +318,7 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
       return;
     }
     process.stderr.write(`lrds: worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
-    fork();
+    fork(slots.get(worker.id) ?? 0);
   });
   function stop(signal: NodeJS.Signals): void {
     if (stopping) return;
@@ -336,6 +348,7 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
     workers,
     logger: { level: settings.logLevel },
     onSeedProgress: (d, t) => bar.update(d, t),
+    writesHistory: (process.env.LRDS_WORKER_SLOT ?? '0') === '0',
   });
   bar.stop();
   const { app } = service;
@@ -406,7 +419,15 @@ async function seed(settings: Settings, args: string[]): Promise<void> {
   const started = performance.now();
   const bar = progressBar(`Seeding ${profile}`);
   const info = await withStore(settings, (store) =>
-    seedStore(store, profile, seedValue, (d, t) => bar.update(d, t)),
+    seedStore(
+      store,
+      profile,
+      seedValue,
+      (d, t) => bar.update(d, t),
+      false,
+      undefined,
+      settings.sandboxHistoryDays,
+    ),
   );
   bar.stop();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);

@@ -4,7 +4,15 @@ import { available, maxLeverage, utilization } from '../domain/metrics.ts';
 import { oracleHealth } from '../domain/oracle.ts';
 import { fraction, significant, usd } from '../domain/precision.ts';
 import { classifyStrategy } from '../domain/strategy.ts';
-import type { MarketRecord, OracleHealth, OracleRecord, PriceChange, StrategyInfo } from '../domain/types.ts';
+import type {
+  FeedUpdate,
+  MarketRecord,
+  OracleFeedRecord,
+  OracleHealth,
+  OracleRecord,
+  PriceChange,
+  StrategyInfo,
+} from '../domain/types.ts';
 import { groupIndexes, walkMerged } from './sorted-lists.ts';
 
 /** The API's Market (SPEC.md) as served: primary facts plus the derived fields. */
@@ -156,6 +164,11 @@ export class Catalog {
     maxSize: TERM_CACHE_BYTES,
     sizeCalculation: termMatchBytes,
   });
+  /**
+   * The markets' feeds by `${chainId}:${feed address}`: the feed records of each market's own
+   * copy of its oracle (built on the first feed update; until then views share the stored one).
+   */
+  private byFeed: Map<string, { ord: number; feed: OracleFeedRecord }[]> | null = null;
   /** While a term is built: best tier per market (all zero between builds) and the markets marked. */
   private readonly scratch: { mark: Uint8Array; touched: Int32Array };
   readonly protocols: readonly Protocol[];
@@ -269,6 +282,53 @@ export class Catalog {
     }
     if (reorder) this.rerank();
     return touched;
+  }
+
+  /**
+   * Feed update times (a simulation's latest rounds): each market whose oracle lists the feed
+   * serves that time as the feed's last update, with no cadence projected beyond it (the
+   * feed's updateIntervalSeconds becomes null in the view), so its oracle health ages until the
+   * next update; the cached health and JSON of the markets touched are dropped. The stored
+   * records stay as loaded. Unknown feeds are ignored. Returns the markets touched.
+   */
+  applyFeedUpdates(updates: Iterable<FeedUpdate>): number {
+    let touched = 0;
+    for (const u of updates) {
+      const holders = this.feedIndex().get(`${u.chainId}:${u.feed.toLowerCase()}`);
+      if (!holders) continue;
+      for (const { ord, feed } of holders) {
+        if (feed.lastUpdateTimestamp === u.lastUpdateTimestamp && feed.updateIntervalSeconds === null)
+          continue;
+        feed.lastUpdateTimestamp = u.lastUpdateTimestamp;
+        feed.updateIntervalSeconds = null;
+        const e = this.entries[ord]!;
+        e.healthAtSec = Number.NaN;
+        e.json = null;
+        touched++;
+      }
+    }
+    return touched;
+  }
+
+  /** Gives every market's view its own copy of its oracle and indexes the copies' feeds. */
+  private feedIndex(): Map<string, { ord: number; feed: OracleFeedRecord }[]> {
+    if (this.byFeed) return this.byFeed;
+    const index = new Map<string, { ord: number; feed: OracleFeedRecord }[]>();
+    this.entries.forEach((e, ord) => {
+      const oracle = e.view.oracle;
+      if (oracle === null) return;
+      // Stored records (and markets sharing one oracle object) keep their own clocks.
+      const own: OracleRecord = { ...oracle, feeds: oracle.feeds.map((f) => ({ ...f })) };
+      e.view.oracle = own;
+      for (const feed of own.feeds) {
+        const key = `${e.view.chainId}:${feed.address.toLowerCase()}`;
+        const list = index.get(key);
+        if (list) list.push({ ord, feed });
+        else index.set(key, [{ ord, feed }]);
+      }
+    });
+    this.byFeed = index;
+    return index;
   }
 
   /** Ranks by current supply again; the rank lists and search postings follow, the term cache empties. */

@@ -1,5 +1,5 @@
 import { PositionColumnsBuilder } from '../domain/position-columns.ts';
-import type { MarketRecord, PositionRecord, PriceChange } from '../domain/types.ts';
+import type { FeedUpdate, MarketRecord, PositionRecord, PriceChange } from '../domain/types.ts';
 import type { DatasetInfo, MarketDataStore } from '../store/types.ts';
 import { Catalog } from './catalog.ts';
 import { RiskIndex } from './risk-index.ts';
@@ -16,11 +16,18 @@ export interface ReadModel {
 }
 
 /**
- * Moves prices in a read model: its markets and its positions in one synchronous step, so no
+ * Moves prices in a read model: its markets and its positions, and the feeds' last updates of
+ * the same instant (`feeds`, see Catalog.applyFeedUpdates), in one synchronous step, so no
  * answer mixes two instants. `atMs`: the time the prices are of (meta.asOf from then on).
  */
-export function applyPrices(model: ReadModel, changes: readonly PriceChange[], atMs: number): number {
+export function applyPrices(
+  model: ReadModel,
+  changes: readonly PriceChange[],
+  atMs: number,
+  feeds: readonly FeedUpdate[] = [],
+): number {
   const markets = model.catalog.applyPrices(changes);
+  model.catalog.applyFeedUpdates(feeds);
   model.risk.applyPrices(changes);
   model.asOf = Math.max(model.asOf, atMs);
   return markets;

@@ -98,3 +98,14 @@ export interface PriceChange {
   token: string;
   ratio: number;
 }
+
+/**
+ * A feed's latest update as a simulation knows it at an instant: every oracle listing the
+ * feed (its chain and lower-case address) reads `lastUpdateTimestamp` (unix seconds) as its
+ * last update, with no cadence projected beyond it (the next update comes with the next step).
+ */
+export interface FeedUpdate {
+  chainId: number;
+  feed: string;
+  lastUpdateTimestamp: number;
+}

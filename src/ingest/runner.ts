@@ -51,6 +51,7 @@ export async function ingestOnce(
     consecutiveFailures: 0,
     lastError: null,
     updatedAt: 0,
+    cursor: null,
   };
   try {
     const out = await source.run(clock.now());

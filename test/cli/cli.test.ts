@@ -23,7 +23,10 @@ function lrds(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
     execFile(
       process.execPath,
       [MAIN, ...args],
-      { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 },
+      {
+        env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', SANDBOX_HISTORY_DAYS: '0', ...env },
+        timeout: 60_000,
+      },
       (err, stdout, stderr) => {
         const code = err ? ((err as { code?: number }).code ?? 1) : 0;
         resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });

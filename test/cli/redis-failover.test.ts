@@ -68,6 +68,7 @@ function env(port: number, redisUrl: string): NodeJS.ProcessEnv {
     HOST: '127.0.0.1',
     TIERS_FILE: tiersFile,
     LOG_LEVEL: 'warn',
+    SANDBOX_HISTORY_DAYS: '0',
     INSTANCES: '',
   };
 }

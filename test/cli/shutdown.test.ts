@@ -36,6 +36,7 @@ function env(port: number): NodeJS.ProcessEnv {
     // The drain is under test here, timed against a loaded machine: no simulation ticks (their
     // cost is measured in bench/, a tick every 5 s would only add noise to these timings).
     SIMULATION_TICK_MS: '0',
+    SANDBOX_HISTORY_DAYS: '0', // a seed with history takes ~12 s; these tests time the server
   };
 }
 

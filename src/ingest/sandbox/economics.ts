@@ -4,7 +4,7 @@
  * All drawn from a stream keyed by the market's uniqueKey.
  */
 import type { Protocol } from '../../domain/enums.ts';
-import { borrowRate, rateToApy, supplyRate } from '../../domain/rates.ts';
+import { borrowRate, type RateCurve, rateToApy, supplyRate } from '../../domain/rates.ts';
 import type { MarketRecord } from '../../domain/types.ts';
 import { type MarketDraft, uniqueKeyOf } from './markets/draft.ts';
 import { assetFamily, familyCurve, familyReserveFactor, type PriceBook } from './prices.ts';
@@ -61,6 +61,47 @@ function rewardTokens(protocol: Protocol, chainId: number, loan: string, u: numb
   return tokens;
 }
 
+/**
+ * The terms of a market that its record does not carry and the simulation needs: the borrow
+ * curve and reserve factor its APYs come from, and what a liquidation does.
+ */
+export interface MarketTerms {
+  curve: RateCurve;
+  reserveFactor: number;
+  /** Paid to the liquidator over the debt repaid, as a fraction of it (0.05 = 5 %). */
+  liquidationBonus: number;
+  /** Share of the debt one liquidation may repay while the health factor is at least 0.95. */
+  closeFactor: number;
+}
+
+/**
+ * Liquidation terms by protocol where the reference data gives none: Morpho's liquidation
+ * incentive factor min(1.15, 1 / (0.3 x lltv + 0.7)) (its formula); 5 % on Aave and Spark
+ * (their most common collateral bonus); 5 % for Compound's absorb penalty, Euler and Fluid.
+ * Close factors: Aave and Spark repay half the debt at a time (all of it below health factor
+ * 0.95); Morpho, Euler and Fluid liquidations are taken as whole, Compound absorbs the account.
+ */
+const CLOSE_FACTOR: Readonly<Record<Protocol, number>> = {
+  morpho: 1,
+  aave: 0.5,
+  spark: 0.5,
+  compound: 1,
+  euler: 1,
+  fluid: 1,
+};
+
+export function marketTerms(draft: MarketDraft): MarketTerms {
+  const bonus =
+    draft.liquidationBonus ??
+    (draft.protocol === 'morpho' ? Math.min(1.15, 1 / (0.3 * draft.lltv + 0.7)) - 1 : 0.05);
+  return {
+    curve: draft.curve ?? familyCurve(draft.loan.symbol, 1),
+    reserveFactor: draft.reserveFactor ?? familyReserveFactor(draft.loan.symbol),
+    liquidationBonus: bonus,
+    closeFactor: CLOSE_FACTOR[draft.protocol],
+  };
+}
+
 export function finalizeMarket(draft: MarketDraft, seed: number, prices: PriceBook): MarketRecord {
   const key = uniqueKeyOf(draft);
   const rng = rngFor(seed, `market|${key}`);
@@ -79,8 +120,7 @@ export function finalizeMarket(draft: MarketDraft, seed: number, prices: PriceBo
     utilization = supply > 0 ? Math.min(1, borrow / supply) : 0;
   }
 
-  const curve = draft.curve ?? familyCurve(draft.loan.symbol, 1);
-  const reserveFactor = draft.reserveFactor ?? familyReserveFactor(draft.loan.symbol);
+  const { curve, reserveFactor } = marketTerms(draft);
   const borrowRateValue = borrowRate(utilization, curve);
   const borrowApy = roundTo(rateToApy(borrowRateValue), 6);
   const supplyApy = roundTo(rateToApy(supplyRate(borrowRateValue, utilization, reserveFactor)), 6);

@@ -5,7 +5,7 @@
  */
 import { PROTOCOLS, type Protocol } from '../../domain/enums.ts';
 import type { MarketRecord, PositionRecord } from '../../domain/types.ts';
-import { finalizeMarket } from './economics.ts';
+import { finalizeMarket, type MarketTerms, marketTerms } from './economics.ts';
 import { compoundDrafts } from './markets/compound.ts';
 import {
   type BuildContext,
@@ -53,6 +53,10 @@ export interface SandboxDataset {
   /** Unix seconds; oracle clocks are simulated relative to it. */
   asOf: number;
   markets: MarketRecord[];
+  /** Each market's rate and liquidation terms, aligned with `markets`. */
+  terms: MarketTerms[];
+  /** Positions per market, aligned with `markets`. */
+  positionCounts: Uint32Array;
   positionCount: number;
   /** Streams the positions; every call starts over and yields the same sequence. */
   positions(): Iterable<PositionRecord>;
@@ -106,6 +110,7 @@ export function generateSandbox(opts: SandboxOptions): SandboxDataset {
   const prices = new PriceBook(seed);
 
   const markets: MarketRecord[] = [];
+  const terms: MarketTerms[] = [];
   const seen = new Set<string>();
   for (const draft of candidates(ctx)) {
     if (markets.length >= sizes.markets) break;
@@ -113,6 +118,7 @@ export function generateSandbox(opts: SandboxOptions): SandboxDataset {
     if (seen.has(key) || !isValidIdentifier(draft.identifier)) continue;
     seen.add(key);
     markets.push(finalizeMarket(draft, seed, prices));
+    terms.push(marketTerms(draft));
   }
 
   const plan = planPositions(seed, markets, sizes.positions);
@@ -121,6 +127,8 @@ export function generateSandbox(opts: SandboxOptions): SandboxDataset {
     seed,
     asOf: SANDBOX_AS_OF,
     markets,
+    terms,
+    positionCounts: plan.counts,
     positionCount: plan.total,
     *positions() {
       yield* iteratePositions(plan);

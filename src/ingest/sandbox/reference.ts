@@ -54,6 +54,8 @@ export interface RefAaveEMode {
   id: number;
   label: string;
   liquidationThreshold: number;
+  /** Fraction over the repaid debt inside the e-mode; absent when not given. */
+  liquidationBonus?: number;
   collateralAssets: string[];
   borrowableAssets: string[];
 }
@@ -75,6 +77,8 @@ export interface RefAaveReserve {
   oracle: string;
   risk?: {
     liquidationThreshold: number;
+    /** Fraction over the repaid debt (0.05 = 5 %); 0 or absent when not given. */
+    liquidationBonus?: number;
     reserveFactor: number;
     borrowingEnabled: boolean;
     usageAsCollateralEnabled: boolean;
@@ -114,6 +118,8 @@ export interface RefComet {
     address: string;
     priceFeed: string | null;
     liquidateCollateralFactor: number | null;
+    /** Share of the collateral's value credited when it is absorbed (0.93: a 7 % penalty). */
+    liquidationFactor?: number | null;
   }[];
 }
 

@@ -78,6 +78,10 @@ export function compoundDrafts(ctx: BuildContext): DraftLists {
         },
         curve: curve ?? familyCurve(comet.baseSymbol, 1),
         reserveFactor: 0.1 + 0.1 * structuralUnit(`compound-rf|${comet.comet}`),
+        liquidationBonus:
+          col.liquidationFactor && col.liquidationFactor > 0.5 && col.liquidationFactor < 1
+            ? 1 - col.liquidationFactor
+            : null,
         sizeScale: 1,
         emptyChance: 0.04,
       });

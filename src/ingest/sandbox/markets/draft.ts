@@ -28,6 +28,11 @@ export interface MarketDraft {
   curve: RateCurve | null;
   /** Protocol cut of interest, 0 to 1; null: the loan family's default. */
   reserveFactor: number | null;
+  /**
+   * What a liquidator gets over the debt it repays, as a fraction of it (0.05 = 5 %), from the
+   * reference data where it has it; null: the protocol's default (economics.ts marketTerms).
+   */
+  liquidationBonus: number | null;
   /** Multiplier of the protocol's median market size. */
   sizeScale: number;
   /** Probability that the market is empty (nothing supplied). */

@@ -97,6 +97,7 @@ export function eulerDrafts(ctx: BuildContext): DraftLists {
           },
           curve: familyCurve(loan.symbol, 0.8 + 0.4 * structuralUnit(`jitter|${identifier}`)),
           reserveFactor: 0.1,
+          liquidationBonus: null,
           sizeScale: deprecated ? 0.3 : 1,
           emptyChance: deprecated ? 0.3 : 0.05,
         };

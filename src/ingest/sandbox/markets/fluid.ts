@@ -36,6 +36,7 @@ export function fluidDrafts(ctx: BuildContext): DraftLists {
       },
       curve: familyCurve(loan.symbol, 0.8 + 0.4 * structuralUnit(`jitter|${address}`)),
       reserveFactor: familyReserveFactor(loan.symbol),
+      liquidationBonus: null,
       sizeScale: 1,
       emptyChance: 0.05,
     });

@@ -34,7 +34,10 @@ function morphoOracle(
 
 function draft(
   ctx: BuildContext,
-  template: Omit<MarketDraft, 'oracle' | 'curve' | 'reserveFactor' | 'sizeScale' | 'emptyChance' | 'vault'>,
+  template: Omit<
+    MarketDraft,
+    'oracle' | 'curve' | 'reserveFactor' | 'liquidationBonus' | 'sizeScale' | 'emptyChance' | 'vault'
+  >,
   oracleAddress: string,
 ): MarketDraft {
   const rng = rngFor(ctx.seed, `morpho-irm|${template.identifier}`);
@@ -45,6 +48,7 @@ function draft(
     oracle: () => morphoOracle(ctx, chainId, oracleAddress, collateral.symbol, loan.symbol),
     curve: adaptiveCurve(rng.float(0.02, 0.12)),
     reserveFactor: rng.chance(0.8) ? 0 : rng.pick([0.05, 0.1, 0.15, 0.25]),
+    liquidationBonus: null,
     sizeScale: 1,
     emptyChance: 0.06,
   };

@@ -74,11 +74,13 @@ export function aaveDrafts(ctx: BuildContext): DraftLists {
         let lltv =
           c.risk?.liquidationThreshold ?? defaultLltv(c.symbol, l.symbol, structuralUnit(identifier));
         let eMode = false;
+        let bonus = c.risk?.liquidationBonus;
         for (const e of market.eModes) {
           if (!(e.liquidationThreshold > lltv && e.liquidationThreshold < 1)) continue;
           if (e.collateralAssets.includes(c.underlying) && e.borrowableAssets.includes(l.underlying)) {
             lltv = e.liquidationThreshold;
             eMode = true;
+            bonus = e.liquidationBonus ?? bonus;
           }
         }
         // A token LT (Aave lists e-mode-only collateral, such as PTs, at 0.1 %) is no market.
@@ -95,6 +97,7 @@ export function aaveDrafts(ctx: BuildContext): DraftLists {
           oracle: () => ctx.oracles.build(market.oracle, [feedOf(c), feedOf(l)], false),
           curve: familyCurve(l.symbol, jitter(identifier)),
           reserveFactor: l.risk?.reserveFactor ?? familyReserveFactor(l.symbol),
+          liquidationBonus: bonus !== undefined && bonus > 0 && bonus < 0.5 ? bonus : null,
           sizeScale: AAVE_SIZE[market.market] ?? 0.3,
           emptyChance: AAVE_DEPRECATED.has(market.market) ? 0.7 : 0.04,
         };
@@ -132,6 +135,7 @@ export function sparkDrafts(ctx: BuildContext): DraftLists {
         },
         curve: familyCurve(l.symbol, jitter(identifier)),
         reserveFactor: familyReserveFactor(l.symbol),
+        liquidationBonus: null,
         sizeScale: 1.5,
         emptyChance: 0.05,
       });

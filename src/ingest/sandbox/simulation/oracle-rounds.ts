@@ -14,6 +14,12 @@
  *
  * Outages: a few times a year per feed (FEED_OUTAGES) the feed posts nothing for 1 to 12 hours;
  * the first check after it posts a `recovery` round, whatever the price did meanwhile.
+ *
+ * Followed forward (OracleSimulator.cursor), a feed keeps the state of its current cell, so a
+ * caller asking every few seconds (a server's ticks) makes each minute's check once; a caller
+ * scanning long windows may hand in each asset's prices on the minute grid (RoundPrices.
+ * checkPrices), and a cell without outage is then scanned over those arrays. The rounds are the
+ * same whichever way they are asked for.
  */
 import { HOUR_MS, hashAt, MINUTE_MS, PoissonEvents, streamId } from './noise.ts';
 import type { PriceModel } from './price-model.ts';
@@ -63,6 +69,22 @@ export const FEED_OUTAGES = {
 /** How often the price is compared with the last answer between heartbeat rounds. */
 export const CHECK_STEP_MS = MINUTE_MS;
 
+/** An asset's prices at every check of a window: prices[j] is its price at fromMs + j * CHECK_STEP_MS. */
+export interface CheckPrices {
+  fromMs: number;
+  prices: Float64Array;
+}
+
+/** The prices the simulator reads: a price model, or anything answering like one. */
+export interface RoundPrices extends Pick<PriceModel, 'seed' | 'startMs' | 'has' | 'priceAt'> {
+  /**
+   * Optional, for scans of long windows: an asset's prices on a grid of checks the caller
+   * holds already, each equal to priceAt at its time (null when it has none). A cell without
+   * outage is then scanned over the arrays instead of asking priceAt check by check.
+   */
+  checkPrices?(key: string): CheckPrices | null;
+}
+
 export interface OracleSimulator {
   /** Rounds with fromMs <= updatedAtMs <= toMs, in time order (none before the model's start). */
   rounds(feed: FeedSpec, fromMs: number, toMs: number): OracleRound[];
@@ -70,6 +92,30 @@ export interface OracleSimulator {
   latestRound(feed: FeedSpec, tMs: number): OracleRound | null;
   /** The feed's outages overlapping [fromMs, toMs], in start order (they may overlap each other). */
   staleWindows(feed: FeedSpec, fromMs: number, toMs: number): StaleWindow[];
+  /** A cursor that follows the feed forward in time (see RoundCursor). */
+  cursor(feed: FeedSpec): RoundCursor;
+}
+
+/**
+ * One feed followed forward in time, for callers that ask again and again a little later (a
+ * server's ticks, a generator writing a year window by window): it keeps the state of the
+ * current grid cell, so each check is made once, whatever the number of calls. Rounds are
+ * those of OracleSimulator.rounds, exactly.
+ */
+export interface RoundCursor {
+  /** The time the cursor stands at (ms): every check up to it is made; NaN before the first call. */
+  readonly at: number;
+  /**
+   * Stands at tMs and returns the last round at or before it (null if none). Forward by at most
+   * a heartbeat from `at`, only the checks in between are made; otherwise (first call, a jump,
+   * time going back) the current cell is replayed like latestRound.
+   */
+  latestAt(tMs: number): OracleRound | null;
+  /**
+   * Moves forward to tMs (>= at; the first call seeks like latestAt) and appends the rounds
+   * with at < updatedAtMs <= tMs to `out`, in time order. Returns the last round at or before tMs.
+   */
+  advance(tMs: number, out: OracleRound[]): OracleRound | null;
 }
 
 interface FeedState {
@@ -78,8 +124,131 @@ interface FeedState {
   outages: PoissonEvents;
 }
 
+/**
+ * The checks of one grid cell, made in time order and resumable: check times are the whole
+ * minutes from the cell's start (CHECK_STEP_MS) plus the end of any outage inside the cell.
+ * A check inside an outage posts nothing and forgets the last answer; otherwise the first
+ * check with no answer posts (`heartbeat` at the cell's start, else `recovery`), and a later
+ * one posts when the answer moved more than the deviation since the last posted.
+ */
+class CellScan {
+  readonly k: number;
+  readonly start: number;
+  readonly end: number;
+  readonly #feed: FeedSpec;
+  readonly #answer: (feed: FeedSpec, tMs: number) => number;
+  readonly #prices: RoundPrices;
+  /** Cells starting before the model's start post nothing. */
+  readonly #dead: boolean;
+  readonly #outages: readonly { startMs: number; endMs: number }[];
+  /** Ends of outages strictly inside the cell, ascending. */
+  readonly #ends: number[];
+  #endAt = 0;
+  #grid: number;
+  #last = Number.NaN;
+  #have = false;
+  #posted = 0;
+  readonly #base: bigint;
+
+  constructor(
+    feed: FeedSpec,
+    s: FeedState,
+    k: number,
+    prices: RoundPrices,
+    answer: (feed: FeedSpec, tMs: number) => number,
+  ) {
+    this.k = k;
+    this.start = s.phaseMs + k * s.periodMs;
+    this.end = this.start + s.periodMs;
+    this.#feed = feed;
+    this.#answer = answer;
+    this.#prices = prices;
+    this.#dead = this.start < prices.startMs;
+    this.#outages = this.#dead ? [] : s.outages.between(this.start, this.end);
+    this.#ends = this.#outages
+      .map((o) => o.endMs)
+      .filter((e) => e > this.start && e < this.end)
+      .sort((a, b) => a - b);
+    this.#grid = this.start;
+    this.#base = BigInt(k) << 24n;
+  }
+
+  /** Time of the next check, Infinity once the cell's checks are made. */
+  next(): number {
+    if (this.#dead) return Number.POSITIVE_INFINITY;
+    const g = this.#grid < this.end ? this.#grid : Number.POSITIVE_INFINITY;
+    const e =
+      this.#endAt < this.#ends.length ? (this.#ends[this.#endAt] as number) : Number.POSITIVE_INFINITY;
+    return g < e ? g : e;
+  }
+
+  #post(t: number, p: number, reason: OracleRound['reason'], out: OracleRound[] | null): OracleRound {
+    const round = { roundId: this.#base + BigInt(this.#posted), answer: p, updatedAtMs: t, reason };
+    this.#posted++;
+    this.#last = p;
+    this.#have = true;
+    out?.push(round);
+    return round;
+  }
+
+  /**
+   * The grid checks of a cell without outage that the caller's check prices cover, made over
+   * the arrays (the rules of `run`, the same numbers). Returns the last round posted.
+   */
+  #runOnArrays(untilMs: number, out: OracleRound[] | null): OracleRound | null {
+    const feed = this.#feed;
+    const a = this.#prices.checkPrices?.(feed.asset);
+    if (!a) return null;
+    const q = feed.quote === undefined ? null : this.#prices.checkPrices?.(feed.quote);
+    if (q === undefined || (q !== null && (q.fromMs !== a.fromMs || q.prices.length !== a.prices.length)))
+      return null;
+    let j = (this.#grid - a.fromMs) / CHECK_STEP_MS;
+    if (!(j >= 0 && Number.isInteger(j))) return null;
+    const last = Math.min(
+      a.prices.length - 1,
+      Math.floor((Math.min(untilMs, this.end - 1) - a.fromMs) / CHECK_STEP_MS),
+    );
+    const ap = a.prices;
+    const qp = q?.prices;
+    const deviation = feed.deviation;
+    let latest: OracleRound | null = null;
+    for (; j <= last; j++) {
+      const p = qp ? (ap[j] as number) / (qp[j] as number) : (ap[j] as number);
+      if (!this.#have) {
+        const t = a.fromMs + j * CHECK_STEP_MS;
+        latest = this.#post(t, p, t === this.start ? 'heartbeat' : 'recovery', out);
+      } else if (Math.abs(p / this.#last - 1) > deviation) {
+        latest = this.#post(a.fromMs + j * CHECK_STEP_MS, p, 'deviation', out);
+      }
+    }
+    if (j * CHECK_STEP_MS + a.fromMs > this.#grid) this.#grid = a.fromMs + j * CHECK_STEP_MS;
+    return latest;
+  }
+
+  /** Makes the checks up to untilMs; appends the rounds posted to `out` (when given) and returns the last. */
+  run(untilMs: number, out: OracleRound[] | null): OracleRound | null {
+    let latest: OracleRound | null = null;
+    if (!this.#dead && this.#outages.length === 0 && this.#prices.checkPrices)
+      latest = this.#runOnArrays(untilMs, out);
+    for (let t = this.next(); t <= untilMs && t < this.end; t = this.next()) {
+      if (this.#grid === t) this.#grid += CHECK_STEP_MS;
+      while (this.#endAt < this.#ends.length && (this.#ends[this.#endAt] as number) <= t) this.#endAt++;
+      if (this.#outages.length > 0 && this.#outages.some((o) => o.startMs <= t && t < o.endMs)) {
+        this.#have = false;
+        continue;
+      }
+      const p = this.#answer(this.#feed, t);
+      let reason: OracleRound['reason'] | null = null;
+      if (!this.#have) reason = t === this.start ? 'heartbeat' : 'recovery';
+      else if (Math.abs(p / this.#last - 1) > this.#feed.deviation) reason = 'deviation';
+      if (reason) latest = this.#post(t, p, reason, out);
+    }
+    return latest;
+  }
+}
+
 /** Oracle rounds over a price model; per-feed state is memoized by feed key. */
-export function createOracleSimulator(model: PriceModel): OracleSimulator {
+export function createOracleSimulator(model: RoundPrices): OracleSimulator {
   const states = new Map<string, FeedState>();
 
   function stateOf(feed: FeedSpec): FeedState {
@@ -116,42 +285,17 @@ export function createOracleSimulator(model: PriceModel): OracleSimulator {
     return Math.floor((tMs - s.phaseMs) / s.periodMs);
   }
 
-  /** Rounds of grid cell k up to untilMs; none for a cell starting before the model's start. */
-  function cellRounds(feed: FeedSpec, s: FeedState, k: number, untilMs: number): OracleRound[] {
-    const start = s.phaseMs + k * s.periodMs;
-    const end = start + s.periodMs;
-    const out: OracleRound[] = [];
-    if (start < model.startMs) return out;
-    const outages = s.outages.between(start, end);
-    const times: number[] = [];
-    for (let t = start; t < end && t <= untilMs; t += CHECK_STEP_MS) times.push(t);
-    const ends = outages.map((o) => o.endMs).filter((e) => e > start && e < end && e <= untilMs);
-    if (ends.length > 0) {
-      times.push(...ends);
-      times.sort((a, b) => a - b);
+  function scan(feed: FeedSpec, s: FeedState, k: number): CellScan {
+    return new CellScan(feed, s, k, model, answerAt);
+  }
+
+  /** The last round of the cells before k (back to the model's start), null if none. */
+  function latestBefore(feed: FeedSpec, s: FeedState, k: number): OracleRound | null {
+    for (let j = k - 1; s.phaseMs + j * s.periodMs >= model.startMs; j--) {
+      const last = scan(feed, s, j).run(Number.POSITIVE_INFINITY, null);
+      if (last) return last;
     }
-    const base = BigInt(k) << 24n;
-    let last = Number.NaN;
-    let have = false;
-    let previous = Number.NaN;
-    for (const t of times) {
-      if (t === previous) continue;
-      previous = t;
-      if (outages.some((o) => o.startMs <= t && t < o.endMs)) {
-        have = false;
-        continue;
-      }
-      const p = answerAt(feed, t);
-      let reason: OracleRound['reason'] | null = null;
-      if (!have) reason = t === start ? 'heartbeat' : 'recovery';
-      else if (Math.abs(p / last - 1) > feed.deviation) reason = 'deviation';
-      if (reason) {
-        out.push({ roundId: base + BigInt(out.length), answer: p, updatedAtMs: t, reason });
-        last = p;
-        have = true;
-      }
-    }
-    return out;
+    return null;
   }
 
   return {
@@ -160,25 +304,67 @@ export function createOracleSimulator(model: PriceModel): OracleSimulator {
       const from = Math.max(fromMs, model.startMs);
       const out: OracleRound[] = [];
       if (!(toMs >= from)) return out;
+      const cell: OracleRound[] = [];
       for (let k = cellOf(s, from), last = cellOf(s, toMs); k <= last; k++) {
-        for (const r of cellRounds(feed, s, k, toMs)) if (r.updatedAtMs >= from) out.push(r);
+        cell.length = 0;
+        scan(feed, s, k).run(toMs, cell);
+        for (const r of cell) if (r.updatedAtMs >= from) out.push(r);
       }
       return out;
     },
     latestRound(feed, tMs) {
       const s = stateOf(feed);
       if (!(tMs >= model.startMs)) return null;
-      for (let k = cellOf(s, tMs); s.phaseMs + k * s.periodMs >= model.startMs; k--) {
-        const rounds = cellRounds(feed, s, k, tMs);
-        const last = rounds[rounds.length - 1];
-        if (last) return last;
-      }
-      return null;
+      const k = cellOf(s, tMs);
+      return scan(feed, s, k).run(tMs, null) ?? latestBefore(feed, s, k);
     },
     staleWindows(feed, fromMs, toMs) {
       return stateOf(feed)
         .outages.between(fromMs, toMs)
         .map((o) => ({ startMs: o.startMs, endMs: o.endMs }));
+    },
+    cursor(feed) {
+      const s = stateOf(feed);
+      let cell: CellScan | null = null;
+      let latest: OracleRound | null = null;
+      let at = Number.NaN;
+      const seek = (tMs: number): OracleRound | null => {
+        at = tMs;
+        if (!(tMs >= model.startMs)) {
+          // Before the model's start: the cell holding the start, none of its checks made.
+          cell = scan(feed, s, cellOf(s, model.startMs));
+          latest = null;
+          return null;
+        }
+        const k = cellOf(s, tMs);
+        cell = scan(feed, s, k);
+        latest = cell.run(tMs, null) ?? latestBefore(feed, s, k);
+        return latest;
+      };
+      const forward = (tMs: number, out: OracleRound[] | null): OracleRound | null => {
+        if (cell === null) return seek(tMs);
+        at = tMs;
+        for (;;) {
+          const r = cell.run(tMs, out);
+          if (r) latest = r;
+          if (cell.end > tMs) return latest;
+          cell = scan(feed, s, cell.k + 1);
+        }
+      };
+      return {
+        get at() {
+          return at;
+        },
+        latestAt(tMs) {
+          if (!(tMs >= at && tMs - at <= s.periodMs)) return seek(tMs);
+          return forward(tMs, null);
+        },
+        advance(tMs, out) {
+          if (Number.isNaN(at)) return seek(tMs);
+          if (!(tMs >= at)) throw new RangeError('a cursor only moves forward');
+          return forward(tMs, out);
+        },
+      };
     },
   };
 }

@@ -1,0 +1,402 @@
+/**
+ * The sandbox simulation's history, written into the store: market snapshots (daily, and
+ * hourly for the last days), hourly token prices and liquidations, computed by
+ * simulation/market-history.ts from the same price paths the server serves. Every row is a
+ * function of the seed and its time, and appends are idempotent, so a window written twice
+ * (a retry, a restart, two processes) leaves one copy.
+ */
+import { significant } from '../../domain/precision.ts';
+import { historyCutoffs } from '../../store/history.ts';
+import type {
+  AssetPrice,
+  HistoryStore,
+  MarketDataStore,
+  ProgressFn,
+  SourceStore,
+} from '../../store/types.ts';
+import { oracleRoundRows, type SandboxFeed, sandboxFeeds } from './feeds.ts';
+import { generateSandbox, type SandboxDataset, type SandboxProfile } from './index.ts';
+import { type SandboxPriceBasis, sandboxPriceBasis } from './live.ts';
+import { createMarketHistory, type MarketHistory } from './simulation/market-history.ts';
+import { DAY_MS, HOUR_MS } from './simulation/noise.ts';
+
+/**
+ * Batch sizes. `fast` (the seed, before the server listens): markets whose rows are computed
+ * and appended together (about 15,000 daily rows), price rows per append, oracle rounds a day
+ * at a time. `gentle` (the background, while the server answers): batches of a few tens of ms,
+ * so the event loop never stalls long enough to shed requests.
+ */
+const BATCHES = {
+  fast: { markets: 40, prices: 50_000, roundsWindowMs: DAY_MS },
+  gentle: { markets: 4, prices: 5_000, roundsWindowMs: HOUR_MS },
+} as const;
+export type BatchMode = keyof typeof BATCHES;
+
+export interface SandboxSimulation {
+  dataset: SandboxDataset;
+  basis: SandboxPriceBasis;
+  history: MarketHistory;
+  /** The dataset's oracle feeds as simulated feeds over the same price paths. */
+  feeds(): readonly SandboxFeed[];
+}
+
+export function sandboxSimulation(profile: SandboxProfile, seed: number): SandboxSimulation {
+  const dataset = generateSandbox({ profile, seed });
+  const basis = sandboxPriceBasis(dataset.markets, seed);
+  const history = createMarketHistory({
+    seed,
+    asOfMs: dataset.asOf * 1000,
+    basis,
+    markets: dataset.markets,
+    terms: dataset.terms,
+    positionCounts: dataset.positionCounts,
+  });
+  let feeds: SandboxFeed[] | null = null;
+  return {
+    dataset,
+    basis,
+    history,
+    feeds: () => {
+      feeds ??= sandboxFeeds(dataset.markets, basis.model);
+      return feeds;
+    },
+  };
+}
+
+/** A half-open time range, epoch ms. */
+export interface Window {
+  fromMs: number;
+  toMs: number;
+}
+
+/** What to write: each kind over its own window (a kind left out is not written). */
+export interface HistoryPlan {
+  daily?: Window;
+  hourly?: Window;
+  prices?: Window;
+  liquidations?: Window;
+  /** Oracle rounds posted in the window. */
+  rounds?: Window;
+}
+
+export interface WrittenHistory {
+  dailySnapshots: number;
+  hourlySnapshots: number;
+  assetPrices: number;
+  liquidations: number;
+  oracleRounds: number;
+}
+
+/** The multiples of `step` in [fromMs, toMs), not before the history's start. */
+export function gridTimes(w: Window | undefined, step: number, startMs: number): number[] {
+  if (!w) return [];
+  const times: number[] = [];
+  for (let t = Math.ceil(Math.max(w.fromMs, startMs) / step) * step; t < w.toMs; t += step) times.push(t);
+  return times;
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Writes the plan's rows, market batch by market batch, then the prices token by token,
+ * yielding to the event loop between batches (a server keeps answering meanwhile).
+ * `onProgress(done, total)` counts markets, then tokens.
+ */
+export async function writeSandboxHistory(
+  store: HistoryStore,
+  sim: SandboxSimulation,
+  plan: HistoryPlan,
+  onProgress?: ProgressFn,
+  shouldStop: () => boolean = () => false,
+  mode: BatchMode = 'fast',
+): Promise<WrittenHistory> {
+  const sizes = BATCHES[mode];
+  const { history, dataset, basis } = sim;
+  const written: WrittenHistory = {
+    dailySnapshots: 0,
+    hourlySnapshots: 0,
+    assetPrices: 0,
+    liquidations: 0,
+    oracleRounds: 0,
+  };
+  const rounds = plan.rounds;
+  if (rounds && rounds.toMs > rounds.fromMs) {
+    // A day of every feed's rounds per append.
+    for (const rows of oracleRoundRows(
+      basis.model,
+      sim.feeds(),
+      rounds.fromMs,
+      rounds.toMs,
+      sizes.roundsWindowMs,
+    )) {
+      if (shouldStop()) return written;
+      written.oracleRounds += await store.appendOracleRounds(rows);
+      await turn();
+    }
+  }
+  const daily = gridTimes(plan.daily, DAY_MS, history.startMs);
+  const hourly = gridTimes(plan.hourly, HOUR_MS, history.startMs);
+  const prices = gridTimes(plan.prices, HOUR_MS, history.startMs);
+  const markets = dataset.markets.length;
+  const tokens = prices.length > 0 ? basis.tokens.length : 0;
+  const total = markets + tokens;
+  const liq = plan.liquidations;
+  const perMarket = daily.length > 0 || hourly.length > 0 || liq !== undefined;
+  for (let first = 0; perMarket && first < markets && !shouldStop(); first += sizes.markets) {
+    const end = Math.min(markets, first + sizes.markets);
+    const dailyRows = [];
+    const hourlyRows = [];
+    const events = [];
+    for (let i = first; i < end; i++) {
+      if (daily.length > 0 || liq) {
+        const rows = history.market(i, daily, 'day', liq?.fromMs ?? 0, liq?.toMs ?? 0);
+        dailyRows.push(...rows.snapshots);
+        events.push(...rows.liquidations);
+      }
+      if (hourly.length > 0) hourlyRows.push(...history.snapshots(i, hourly, 'hour'));
+    }
+    written.dailySnapshots += await store.appendMarketSnapshots(dailyRows);
+    written.hourlySnapshots += await store.appendMarketSnapshots(hourlyRows);
+    written.liquidations += await store.appendLiquidations(events);
+    onProgress?.(end, total);
+    await turn();
+  }
+  if (prices.length === 0) return written;
+  const from = prices[0] as number;
+  const to = prices.at(-1) as number;
+  let batch: AssetPrice[] = [];
+  let done = 0;
+  const bySymbol = new Map<string, Float64Array>();
+  for (const t of basis.tokens) {
+    if (shouldStop()) break;
+    let ratios = bySymbol.get(t.symbol);
+    if (!ratios) {
+      ratios = basis.hourlyRatios(t.symbol, from, to);
+      bySymbol.set(t.symbol, ratios);
+    }
+    for (let i = 0; i < ratios.length; i++) {
+      const priceUsd = significant(t.base * (ratios[i] as number));
+      batch.push({ chainId: t.chainId, token: t.token, at: from + i * HOUR_MS, priceUsd });
+    }
+    done++;
+    if (batch.length >= sizes.prices) {
+      written.assetPrices += await store.appendAssetPrices(batch);
+      batch = [];
+      onProgress?.(markets + done, total);
+      await turn();
+    }
+  }
+  written.assetPrices += await store.appendAssetPrices(batch);
+  onProgress?.(total, total);
+  return written;
+}
+
+/** The checkpoint id of the sandbox history in the store's sources. */
+export const HISTORY_SOURCE_ID = 'sandbox-history';
+/**
+ * Hourly rows (market snapshots, token prices, oracle rounds) are backfilled this many days
+ * back by default; daily snapshots and liquidations for the whole history.
+ */
+export const HOURLY_HISTORY_DAYS = 30;
+
+/**
+ * Where the history stands, kept in the source's checkpoint: every kind is complete over
+ * [fromMs, untilMs) for the dataset (profile, seed); until `backfilled`, only the daily
+ * snapshots and the liquidations are (the seed writes those, the rest follows in the background).
+ */
+interface HistoryCursor {
+  profile: string;
+  seed: number;
+  fromMs: number;
+  untilMs: number;
+  backfilled: boolean;
+}
+
+function parseCursor(text: string | null | undefined): HistoryCursor | null {
+  if (!text) return null;
+  try {
+    const c = JSON.parse(text) as HistoryCursor;
+    return Number.isFinite(c.fromMs) && Number.isFinite(c.untilMs) ? c : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface HistoryFeedOptions {
+  /** Days of history to hold (1 to 365). */
+  days: number;
+  /** Days back the backfill writes hourly rows (snapshots, prices, oracle rounds); default HOURLY_HISTORY_DAYS. */
+  hourlyDays?: number;
+  /** `gentle` while a server answers (small batches), `fast` otherwise. Default fast. */
+  batches?: BatchMode;
+  /** Deletes history older than this many days after each step; null keeps everything. */
+  retentionDays?: number | null;
+}
+
+export interface AdvanceOptions {
+  /** Only the daily snapshots and liquidations the seed writes; the rest is left for a later step. */
+  baseOnly?: boolean;
+  onProgress?: ProgressFn;
+}
+
+/**
+ * Keeps the sandbox's history in the store up to the last whole hour: on first use it writes
+ * the daily snapshots and liquidations of the last `days` days, then (backfill) the hourly
+ * snapshots, hourly prices and oracle rounds of the last `hourlyDays` days, then every hour the
+ * hour just ended. Its checkpoint (source HISTORY_SOURCE_ID) says how far it got, so a restart
+ * goes on from there; a dataset with another profile or seed starts the history over.
+ */
+export class SandboxHistoryFeed {
+  readonly #store: HistoryStore & SourceStore & Pick<MarketDataStore, 'datasetInfo'>;
+  readonly #sim: SandboxSimulation;
+  readonly #options: HistoryFeedOptions;
+  #stopped = false;
+  #failures = 0;
+
+  constructor(
+    store: HistoryStore & SourceStore & Pick<MarketDataStore, 'datasetInfo'>,
+    sim: SandboxSimulation,
+    options: HistoryFeedOptions,
+  ) {
+    this.#store = store;
+    this.#sim = sim;
+    this.#options = options;
+  }
+
+  /** Stops between two batches (a step in progress ends early; its checkpoint is not moved). */
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  async #save(cursor: HistoryCursor | null, nowMs: number, error: string | null): Promise<void> {
+    const chainIds = [...new Set(this.#sim.dataset.markets.map((m) => m.chainId))].sort((a, b) => a - b);
+    const previous = (await this.#store.listSources()).find((s) => s.id === HISTORY_SOURCE_ID);
+    await this.#store.saveSource({
+      id: HISTORY_SOURCE_ID,
+      kind: 'simulation',
+      chainIds,
+      refreshedAt: error ? (previous?.refreshedAt ?? null) : Math.floor(nowMs),
+      lastBlock: {},
+      consecutiveFailures: error ? this.#failures : 0,
+      lastError: error,
+      updatedAt: Math.floor(nowMs),
+      cursor: cursor ? JSON.stringify(cursor) : null,
+    });
+  }
+
+  /** Writes what is missing up to the last whole hour before `nowMs`. Returns the rows written. */
+  async advance(nowMs: number, options: AdvanceOptions = {}): Promise<WrittenHistory> {
+    const store = this.#store;
+    const { dataset, history } = this.#sim;
+    const total: WrittenHistory = {
+      dailySnapshots: 0,
+      hourlySnapshots: 0,
+      assetPrices: 0,
+      liquidations: 0,
+      oracleRounds: 0,
+    };
+    const add = (w: WrittenHistory) => {
+      for (const k of Object.keys(total) as (keyof WrittenHistory)[]) total[k] += w[k];
+    };
+    const stop = () => this.#stopped;
+    const hour = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+    // Only the history of the dataset the store holds: a feed left over from before a reseed
+    // (another process seeded another profile or seed) writes nothing and wipes nothing.
+    const held = await store.datasetInfo();
+    if (held?.kind !== 'sandbox' || held.profile !== dataset.profile || held.seed !== dataset.seed)
+      return total;
+    const state = (await store.listSources()).find((s) => s.id === HISTORY_SOURCE_ID);
+    let cursor = parseCursor(state?.cursor);
+    try {
+      if (cursor && (cursor.profile !== dataset.profile || cursor.seed !== dataset.seed)) {
+        // Another dataset was seeded: its history is not this one's.
+        const all = Number.MAX_SAFE_INTEGER;
+        await store.pruneHistory({
+          hourlySnapshots: all,
+          dailySnapshots: all,
+          assetPrices: all,
+          oracleRounds: all,
+          liquidations: all,
+        });
+        cursor = null;
+      }
+      if (!cursor) {
+        const fromMs = Math.max(history.startMs, hour - this.#options.days * DAY_MS);
+        const w = { fromMs, toMs: hour };
+        add(
+          await writeSandboxHistory(
+            store,
+            this.#sim,
+            { daily: w, liquidations: w },
+            options.onProgress,
+            stop,
+            this.#options.batches,
+          ),
+        );
+        if (this.#stopped) return total;
+        cursor = { profile: dataset.profile, seed: dataset.seed, fromMs, untilMs: hour, backfilled: false };
+        await this.#save(cursor, nowMs, null);
+      }
+      if (options.baseOnly) return total;
+      if (!cursor.backfilled) {
+        const hourlyDays = Math.min(this.#options.days, this.#options.hourlyDays ?? HOURLY_HISTORY_DAYS);
+        const hourly = {
+          fromMs: Math.max(cursor.fromMs, cursor.untilMs - hourlyDays * DAY_MS),
+          toMs: cursor.untilMs,
+        };
+        add(
+          await writeSandboxHistory(
+            store,
+            this.#sim,
+            { hourly, prices: hourly, rounds: hourly },
+            options.onProgress,
+            stop,
+            this.#options.batches,
+          ),
+        );
+        if (this.#stopped) return total;
+        cursor = { ...cursor, backfilled: true };
+        await this.#save(cursor, nowMs, null);
+      }
+      if (cursor.untilMs < hour) {
+        const w = { fromMs: cursor.untilMs, toMs: hour };
+        add(
+          await writeSandboxHistory(
+            store,
+            this.#sim,
+            { daily: w, hourly: w, prices: w, liquidations: w, rounds: w },
+            undefined,
+            stop,
+            this.#options.batches,
+          ),
+        );
+        if (this.#stopped) return total;
+        cursor = { ...cursor, untilMs: hour };
+        await this.#save(cursor, nowMs, null);
+      }
+      const keep = this.#options.retentionDays;
+      if (keep && total.hourlySnapshots + total.dailySnapshots + total.liquidations > 0) {
+        const days = keep * DAY_MS;
+        await store.pruneHistory(
+          historyCutoffs(
+            {
+              hourlySnapshots: days,
+              dailySnapshots: days,
+              assetPrices: days,
+              oracleRounds: days,
+              liquidations: days,
+            },
+            nowMs,
+          ),
+        );
+      }
+      this.#failures = 0;
+      return total;
+    } catch (err) {
+      this.#failures++;
+      // The failure shows in /health; the checkpoint stays where the last good step left it.
+      await this.#save(cursor, nowMs, err instanceof Error ? err.message : String(err)).catch(() => {});
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import {
+  HISTORY_SOURCE_ID,
+  SandboxHistoryFeed,
+  sandboxSimulation,
+} from '../../src/ingest/sandbox/history.ts';
+import { DEFAULT_SEED } from '../../src/ingest/sandbox/index.ts';
+import { DAY_MS, HOUR_MS } from '../../src/ingest/sandbox/simulation/noise.ts';
+import { createService } from '../../src/service.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { ManualClock } from '../clock.ts';
+import { embeddedSettings, tempDir } from '../helpers.ts';
+
+/**
+ * The sandbox history in the store: written by the seed (daily snapshots, liquidations), then
+ * in the background (hourly snapshots, prices), then hour by hour; it survives restarts.
+ */
+
+const dir = tempDir('lrds-history-');
+const stores: SqliteStore[] = [];
+after(async () => {
+  for (const s of stores) await s.close();
+});
+/** The feed writes the history of the dataset the store holds: a sandbox dataset record (no markets needed). */
+async function holdSandbox(store: SqliteStore, seed: number): Promise<void> {
+  await store.replaceDataset({
+    kind: 'sandbox',
+    profile: 'default',
+    seed,
+    markets: [],
+    positions: [],
+    positionCount: 0,
+  });
+}
+
+async function openStore(name: string, seed = DEFAULT_SEED): Promise<SqliteStore> {
+  const store = new SqliteStore(join(dir, `${name}.db`));
+  await store.migrate();
+  stores.push(store);
+  await holdSandbox(store, seed);
+  return store;
+}
+
+const sim = sandboxSimulation('default', DEFAULT_SEED);
+const NOW = Date.parse('2026-11-22T12:34:56Z');
+const HOUR = Math.floor(NOW / HOUR_MS) * HOUR_MS;
+const DAYS = 2;
+
+describe('sandbox history feed', () => {
+  test('behavior: seed, backfill, then the hours as they end; a restart goes on without duplicates', async () => {
+    const store = await openStore('feed');
+    const feed = new SandboxHistoryFeed(store, sim, { days: DAYS });
+    const base = await feed.advance(NOW, { baseOnly: true });
+    const markets = sim.dataset.markets.length;
+    // whole days in [HOUR - 2 days, HOUR): 00:00 of the two days after the start hour
+    assert.equal(base.dailySnapshots, markets * DAYS);
+    assert.equal(base.hourlySnapshots, 0);
+    let expectedLiquidations = 0;
+    for (let i = 0; i < markets; i++)
+      expectedLiquidations += sim.history.liquidations(i, HOUR - DAYS * DAY_MS, HOUR).length;
+    assert.equal(base.liquidations, expectedLiquidations);
+    assert.ok(expectedLiquidations > 0);
+
+    const backfill = await feed.advance(NOW);
+    assert.equal(backfill.hourlySnapshots, markets * DAYS * 24);
+    assert.equal(backfill.assetPrices, sim.basis.tokens.length * DAYS * 24);
+    assert.equal(backfill.liquidations, 0);
+    // Every feed posts at least one round a heartbeat (a day at most), bar outages.
+    assert.ok(backfill.oracleRounds >= sim.feeds().length, `${backfill.oracleRounds} rounds`);
+    const oracle = sim.feeds()[0]!;
+    const stored = await store.oracleRounds(oracle.chainId, oracle.address, HOUR - DAYS * DAY_MS, HOUR, 1000);
+    assert.ok(stored.length > 0);
+    const counts = await store.historyCounts();
+    assert.equal(counts.liquidations, expectedLiquidations);
+
+    // Nothing to do within the same hour.
+    const idle = await feed.advance(NOW + 60_000);
+    assert.deepEqual(idle, {
+      dailySnapshots: 0,
+      hourlySnapshots: 0,
+      assetPrices: 0,
+      liquidations: 0,
+      oracleRounds: 0,
+    });
+
+    // A restart two hours later: a new feed on the same store writes the two hours that ended.
+    const later = NOW + 2 * HOUR_MS;
+    const again = await new SandboxHistoryFeed(store, sim, { days: DAYS }).advance(later);
+    assert.equal(again.hourlySnapshots, markets * 2);
+    assert.equal(again.assetPrices, sim.basis.tokens.length * 2);
+    const after2 = await store.historyCounts();
+    assert.equal(after2.hourlySnapshots, counts.hourlySnapshots + markets * 2);
+
+    const source = (await store.listSources()).find((s) => s.id === HISTORY_SOURCE_ID);
+    assert.ok(source);
+    assert.equal(source.refreshedAt, later);
+    assert.equal(source.consecutiveFailures, 0);
+    const cursor = JSON.parse(source.cursor ?? '{}');
+    assert.equal(cursor.untilMs, HOUR + 2 * HOUR_MS);
+    assert.equal(cursor.backfilled, true);
+  });
+
+  test("behavior: stored prices and snapshots are the simulation's, at the prices the server serves", async () => {
+    const store = await openStore('consistency');
+    await new SandboxHistoryFeed(store, sim, { days: 1 }).advance(NOW);
+    const t = sim.basis.tokens[3]!;
+    const rows = await store.assetPrices(t.chainId, t.token, HOUR - 5 * HOUR_MS, HOUR, 10);
+    assert.equal(rows.length, 5);
+    for (const r of rows) {
+      const expected = t.base * sim.basis.ratioAt(t.symbol, r.at);
+      assert.ok(Math.abs(r.priceUsd - expected) <= 1e-7 * expected, `${r.priceUsd} vs ${expected}`);
+    }
+    const m = sim.dataset.markets[0]!;
+    const snaps = await store.marketSnapshots(m.uniqueKey, 'hour', HOUR - 3 * HOUR_MS, HOUR, 10);
+    assert.equal(snaps.length, 3);
+    assert.deepEqual(
+      snaps,
+      sim.history.snapshots(
+        0,
+        snaps.map((s) => s.at),
+        'hour',
+      ),
+    );
+  });
+
+  test('behavior: another seed starts the history over; retention deletes what is older', async () => {
+    const store = await openStore('reseed');
+    await new SandboxHistoryFeed(store, sim, { days: 1 }).advance(NOW, { baseOnly: true });
+    const other = sandboxSimulation('default', 7);
+    // A feed of another dataset than the store's writes and wipes nothing.
+    const before = await store.historyCounts();
+    await new SandboxHistoryFeed(store, other, { days: 1 }).advance(NOW, { baseOnly: true });
+    assert.deepEqual(await store.historyCounts(), before);
+    // Once the store holds the other seed, its feed starts the history over.
+    await holdSandbox(store, 7);
+    await new SandboxHistoryFeed(store, other, { days: 1 }).advance(NOW, { baseOnly: true });
+    assert.equal((await store.historyCounts()).dailySnapshots, other.dataset.markets.length);
+    const m = other.dataset.markets[0]!;
+    const [stored] = await store.marketSnapshots(m.uniqueKey, 'day', 0, NOW, 1);
+    assert.ok(stored);
+    assert.deepEqual(stored, other.history.snapshots(0, [stored.at], 'day')[0]);
+
+    const kept = new SandboxHistoryFeed(store, other, { days: 1, retentionDays: 1 });
+    await kept.advance(NOW + 3 * DAY_MS);
+    const oldest = await store.marketSnapshots(m.uniqueKey, 'hour', 0, NOW + 4 * DAY_MS, 1);
+    assert.ok(oldest[0]);
+    assert.ok(oldest[0].at >= NOW + 2 * DAY_MS, new Date(oldest[0].at).toISOString());
+  });
+
+  test('error: a step the store refuses moves no checkpoint, shows in the source, and the next step redoes it', async () => {
+    const store = await openStore('failing');
+    const feed = new SandboxHistoryFeed(store, sim, { days: 1 });
+    const append = store.appendLiquidations.bind(store);
+    store.appendLiquidations = async () => {
+      throw new Error('disk full');
+    };
+    await assert.rejects(feed.advance(NOW, { baseOnly: true }), /disk full/);
+    const failed = (await store.listSources()).find((s) => s.id === HISTORY_SOURCE_ID);
+    assert.ok(failed);
+    assert.equal(failed.consecutiveFailures, 1);
+    assert.equal(failed.lastError, 'disk full');
+    assert.equal(failed.cursor, null);
+    store.appendLiquidations = append;
+    const redone = await feed.advance(NOW, { baseOnly: true });
+    assert.ok(redone.liquidations > 0);
+    // Rows written before the failure are kept, and not written twice.
+    assert.equal((await store.historyCounts()).dailySnapshots, sim.dataset.markets.length);
+    const ok = (await store.listSources()).find((s) => s.id === HISTORY_SOURCE_ID);
+    assert.equal(ok?.consecutiveFailures, 0);
+    assert.equal(ok?.lastError, null);
+    assert.ok(ok?.cursor);
+  });
+
+  test('behavior: a service on an empty store seeds the history and lists its source in /health', async () => {
+    const clock = new ManualClock(NOW);
+    const service = await createService(
+      { ...embeddedSettings(tempDir('lrds-history-svc-')), sandboxHistoryDays: 1 },
+      { clock },
+    );
+    try {
+      const counts = await service.store.historyCounts();
+      assert.equal(counts.dailySnapshots, sim.dataset.markets.length);
+      const health = await service.app.inject({ url: '/api/v1/health' });
+      const sources = health.json().sources as { id: string }[];
+      assert.ok(
+        sources.some((s) => s.id === HISTORY_SOURCE_ID),
+        JSON.stringify(sources),
+      );
+    } finally {
+      await service.close();
+    }
+  });
+});
