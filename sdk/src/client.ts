@@ -1,0 +1,283 @@
+import { type ErrorBody, LrdsApiError, type LrdsError, LrdsResponseError } from './errors.ts';
+import {
+  type RetryOptions,
+  type RetryPolicy,
+  retryDelayMs,
+  retryPolicy,
+  serverHintMs,
+  sleep,
+} from './retry.ts';
+import type { components, operations } from './schema.ts';
+
+export type Market = components['schemas']['Market'];
+export type PositionAtRisk = components['schemas']['PositionAtRisk'];
+export type Meta = components['schemas']['Meta'];
+
+/** The operations of the API, by their OpenAPI `operationId`. */
+export type OperationId = keyof operations;
+type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+/** The body of an operation's success (200, or 201 for a creation). */
+export type Success<K extends OperationId> = operations[K]['responses'] extends { 200: infer R }
+  ? JsonOf<R>
+  : operations[K]['responses'] extends { 201: infer R }
+    ? JsonOf<R>
+    : never;
+/** The query parameters of an operation. */
+export type Query<K extends OperationId> = NonNullable<operations[K]['parameters']['query']>;
+/** The operations that answer a list, which `pages` and `paginate` walk through. */
+export type ListOperation = keyof ListPages;
+/** A page of each list operation. */
+interface ListPages {
+  listMarkets: Success<'listMarkets'>;
+  searchMarkets: Success<'searchMarkets'>;
+  positionsAtRisk: Success<'positionsAtRisk'>;
+}
+/** An item of a list operation's `data`. */
+export type Item<K extends ListOperation> = ListPages[K]['data'][number];
+
+/** The slice of `fetch` the client uses (global `fetch` fits). */
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
+
+export interface ClientOptions {
+  /** The API's base URL, its `/api/v1` prefix included, e.g. `http://localhost:8080/api/v1`. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. Without one only `health` answers. */
+  apiKey?: string;
+  /** Retries of answers 429 and 503 (see RetryOptions for the defaults); `false`: none. */
+  retry?: RetryOptions | false;
+  /** Headers sent with every request (e.g. `X-Request-Id`). */
+  headers?: Record<string, string>;
+  /** Called before each wait for a retry. */
+  onRetry?: (event: { attempt: number; delayMs: number; error: LrdsError }) => void;
+  /** Defaults to the global `fetch`. */
+  fetch?: FetchLike;
+  /** Waits between retries; defaults to a timer. Tests pass one that does not wait. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The jitter source, in [0, 1); defaults to Math.random. */
+  random?: () => number;
+  /** Epoch ms, to read a `Retry-After` given as a date; defaults to Date.now. */
+  now?: () => number;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** Headers of this request, over the client's. */
+  headers?: Record<string, string>;
+}
+
+type QueryValue = string | number | boolean | readonly (string | number)[] | null | undefined;
+
+const LIST_PATHS: Record<ListOperation, string> = {
+  listMarkets: '/markets',
+  searchMarkets: '/markets/search',
+  positionsAtRisk: '/risk/positions-at-risk',
+};
+
+/**
+ * A client of the Lending Risk Data API. One method per operation of the OpenAPI document,
+ * named by its operationId; each resolves to the answer's `{ data, meta }` and throws an
+ * `LrdsApiError` (typed by code) for an error answer, after retrying 429 and 503.
+ */
+export class LrdsClient {
+  readonly #baseUrl: string;
+  readonly #headers: Record<string, string>;
+  readonly #retry: RetryPolicy;
+  readonly #options: ClientOptions;
+
+  constructor(options: ClientOptions) {
+    const base = new URL(options.baseUrl);
+    this.#baseUrl = base.href.replace(/\/+$/, '');
+    this.#retry = retryPolicy(options.retry);
+    this.#options = options;
+    this.#headers = { accept: 'application/json', ...options.headers };
+    if (options.apiKey !== undefined) this.#headers['authorization'] = `Bearer ${options.apiKey}`;
+  }
+
+  /** State of the service and of each data source (no key needed). */
+  health(options?: RequestOptions): Promise<Success<'health'>> {
+    return this.#request('GET', '/health', undefined, undefined, options);
+  }
+
+  /** Markets by supply (USD), largest first; page with `limit` and `offset` (or use `paginate`). */
+  listMarkets(query: Query<'listMarkets'> = {}, options?: RequestOptions): Promise<Success<'listMarkets'>> {
+    return this.#request('GET', LIST_PATHS.listMarkets, query, undefined, options);
+  }
+
+  /** Keyword search over symbols, names, labels and `COLLATERAL/LOAN`. */
+  searchMarkets(query: Query<'searchMarkets'>, options?: RequestOptions): Promise<Success<'searchMarkets'>> {
+    return this.#request('GET', LIST_PATHS.searchMarkets, query, undefined, options);
+  }
+
+  /** One market by its uniqueKey (case-insensitive). */
+  getMarket(marketId: string, options?: RequestOptions): Promise<Success<'getMarket'>> {
+    return this.#request('GET', `/markets/${encodeURIComponent(marketId)}`, undefined, undefined, options);
+  }
+
+  /** Borrow positions below a health factor, lowest first. */
+  positionsAtRisk(
+    query: Query<'positionsAtRisk'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'positionsAtRisk'>> {
+    return this.#request('GET', LIST_PATHS.positionsAtRisk, query, undefined, options);
+  }
+
+  /** Your account, the calling key and its tier. */
+  getProfile(options?: RequestOptions): Promise<Success<'getProfile'>> {
+    return this.#request('GET', '/client/profile', undefined, undefined, options);
+  }
+
+  /** Your account's keys (never the whole key). */
+  listApiKeys(options?: RequestOptions): Promise<Success<'listApiKeys'>> {
+    return this.#request('GET', '/client/api-keys', undefined, undefined, options);
+  }
+
+  /** Creates a key; the answer shows the whole key, once. */
+  createApiKey(
+    body: operations['createApiKey']['requestBody']['content']['application/json'] = {},
+    options?: RequestOptions,
+  ): Promise<Success<'createApiKey'>> {
+    return this.#request('POST', '/client/api-keys', undefined, body, options);
+  }
+
+  /** Revokes a key of your account. */
+  revokeApiKey(keyId: string, options?: RequestOptions): Promise<Success<'revokeApiKey'>> {
+    return this.#request(
+      'DELETE',
+      `/client/api-keys/${encodeURIComponent(keyId)}`,
+      undefined,
+      undefined,
+      options,
+    );
+  }
+
+  /** Counted requests per UTC day and endpoint. */
+  getUsage(query: Query<'getUsage'> = {}, options?: RequestOptions): Promise<Success<'getUsage'>> {
+    return this.#request('GET', '/client/usage', query, undefined, options);
+  }
+
+  /** Tier, rate, quotas, what is used and left, and when they reset. */
+  getQuota(options?: RequestOptions): Promise<Success<'getQuota'>> {
+    return this.#request('GET', '/client/quota', undefined, undefined, options);
+  }
+
+  /**
+   * The pages of a list, first to last; `limit` is the page size. Follows `meta.nextCursor`
+   * (DECISIONS D17: absent on the last page) whenever the server sends one; `listMarkets`
+   * without a cursor pages by `offset` up to `meta.total` (an offset page may skip or repeat a
+   * market whose supply moved between two requests; a cursor keeps the order stable).
+   */
+  async *pages<K extends ListOperation>(
+    operation: K,
+    query: Query<K>,
+    options?: RequestOptions,
+  ): AsyncGenerator<ListPages[K], void, undefined> {
+    const first: Record<string, QueryValue> = { ...query };
+    let next: Record<string, QueryValue> = first;
+    const cursors = new Set<string>();
+    for (;;) {
+      const page: ListPages[K] = await this.#request('GET', LIST_PATHS[operation], next, undefined, options);
+      yield page;
+      const { count, nextCursor, total } = pageFacts(page);
+      if (nextCursor !== null) {
+        if (cursors.has(nextCursor)) throw new Error(`the server sent cursor ${nextCursor} twice`);
+        cursors.add(nextCursor);
+        const { offset: _offset, ...rest } = first;
+        next = { ...rest, cursor: nextCursor };
+        continue;
+      }
+      // D17: a cursor absent on a page reached by cursor marks the last page.
+      if (cursors.size > 0 || operation !== 'listMarkets' || total === null || count === 0) return;
+      const offset = Number(next['offset'] ?? 0) + count;
+      if (offset >= total) return;
+      next = { ...next, offset };
+    }
+  }
+
+  /** The items of every page of a list, in order (see `pages`). */
+  async *paginate<K extends ListOperation>(
+    operation: K,
+    query: Query<K>,
+    options?: RequestOptions,
+  ): AsyncGenerator<Item<K>, void, undefined> {
+    for await (const page of this.pages(operation, query, options)) yield* page.data;
+  }
+
+  async #request<T>(
+    method: string,
+    path: string,
+    query: object | undefined,
+    body: unknown,
+    options: RequestOptions | undefined,
+  ): Promise<T> {
+    const o = this.#options;
+    const url = this.#baseUrl + path + queryString(query);
+    const headers = { ...this.#headers, ...options?.headers };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const init: RequestInit = {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: options?.signal,
+    };
+    const doFetch = o.fetch ?? ((u: string, i: RequestInit) => fetch(u, i));
+    for (let attempt = 1; ; attempt++) {
+      const res = await doFetch(url, init);
+      if (res.ok) return (await res.json()) as T;
+      const { error, hintMs } = await failure(res, attempt, (o.now ?? Date.now)());
+      if ((res.status !== 429 && res.status !== 503) || attempt >= this.#retry.maxAttempts) throw error;
+      const delayMs = retryDelayMs(attempt - 1, hintMs, this.#retry, o.random ?? Math.random);
+      if (delayMs === null) throw error;
+      o.onRetry?.({ attempt, delayMs, error });
+      await (o.sleep ?? sleep)(delayMs, options?.signal);
+    }
+  }
+}
+
+/** `?a=1&b=x,y` from the defined parameters (arrays comma-joined), or ''. */
+function queryString(query: object | undefined): string {
+  if (query === undefined) return '';
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query) as [string, QueryValue][]) {
+    if (value === undefined || value === null) continue;
+    params.set(name, Array.isArray(value) ? value.join(',') : String(value));
+  }
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/** What paging needs from a list answer, read defensively. */
+function pageFacts(page: unknown): { count: number; nextCursor: string | null; total: number | null } {
+  const { data, meta } = (page ?? {}) as { data?: unknown; meta?: { nextCursor?: unknown; total?: unknown } };
+  return {
+    count: Array.isArray(data) ? data.length : 0,
+    nextCursor: typeof meta?.nextCursor === 'string' && meta.nextCursor !== '' ? meta.nextCursor : null,
+    total: typeof meta?.total === 'number' ? meta.total : null,
+  };
+}
+
+async function failure(
+  res: Response,
+  attempts: number,
+  nowMs: number,
+): Promise<{ error: LrdsError; hintMs: number | null }> {
+  const requestId = res.headers.get('x-request-id');
+  const text = await res.text().catch(() => '');
+  let body: unknown = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: an answer of something in front of the API
+  }
+  const retryAfter = (body as { retryAfter?: unknown } | null)?.retryAfter;
+  const hintMs = serverHintMs(retryAfter, res.headers.get('retry-after'), nowMs);
+  if (isErrorBody(body)) {
+    return { error: new LrdsApiError(body, res.status, attempts, requestId, hintMs), hintMs };
+  }
+  return { error: new LrdsResponseError(res.status, text, attempts, requestId), hintMs };
+}
+
+function isErrorBody(body: unknown): body is ErrorBody {
+  if (typeof body !== 'object' || body === null) return false;
+  const { error, message } = body as { error?: unknown; message?: unknown };
+  return typeof error === 'string' && typeof message === 'string';
+}

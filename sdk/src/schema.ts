@@ -1,0 +1,3089 @@
+// Generated from sdk/openapi.json (sha256 dcb7d8a02450f6bbe424a8a7b1b776501e816cb6f464030d144fdd500d2cde0f) by openapi-typescript; do not edit: npm run generate in sdk/.
+export interface paths {
+    "/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Service health
+         * @description State of the store, the limiter backend and each dataset. No key needed; not counted.
+         */
+        get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/markets/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search markets
+         * @description Keyword search over collateral and loan symbols and names, market label, vault symbol and the pair notation `COLLATERAL/LOAN`. Every term must match (AND); a term matches a word by prefix, or anywhere in it. Ranking: exact symbol, then prefix, then substring; ties by supply, largest first. At most 8 distinct terms.
+         */
+        get: operations["searchMarkets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/markets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List markets
+         * @description Markets sorted by total supply (USD), largest first. Page with `offset`; `meta.total` is the number of markets in scope.
+         */
+        get: operations["listMarkets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/markets/{marketId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one market
+         * @description One market with its oracle, oracle health, strategy and risk metrics. The id is matched case-insensitively.
+         */
+        get: operations["getMarket"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/risk/positions-at-risk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Positions at risk
+         * @description Borrow positions whose health factor is below the threshold (liquidatable ones, below 1, included), ordered by health factor ascending, then borrowed USD descending. Positions without debt are never at risk.
+         */
+        get: operations["positionsAtRisk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/client/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your account and the calling key
+         * @description The account the calling key belongs to (name, email, creation time), the key itself (never the whole key) and its tier.
+         */
+        get: operations["getProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/client/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your account's API keys
+         * @description Active and revoked keys of the account (a test key sees only test keys). The whole key is never shown again after creation.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Creates a key on your account with your key's tier. The response is the only time the whole key is shown. A test key can create only test keys. An account may hold at most `maxKeysPerAccount` active keys of a tier and mode (Free 2, Pro 10, Enterprise 100: 403 `KEY_LIMIT_REACHED`) and create at most `keyCreationsPerDay` keys of a mode in any 24 hours (Free 5, Pro 20, Enterprise 100: 429 `KEY_CREATION_RATE_EXCEEDED` with `Retry-After`).
+         *
+         *     Send an `Idempotency-Key` to retry safely: the same key, from the same account and mode, with the same body within 24 hours gets the first answer again (the same status and body, the same key included, with `Idempotent-Replayed: true`) and creates nothing; with another body it is 422 `IDEMPOTENCY_KEY_REUSED`, and while the first request is still under way 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. Only a created key is remembered: after an error, a retry with the same key runs afresh.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/client/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description The key is refused from its next request. Revoking the calling key itself is allowed. A test key can revoke only test keys: a live key of the account is 404 to it.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/client/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Requests per UTC day and endpoint
+         * @description Counted requests of the calling key per UTC day and endpoint, from `startDate` (raised to the tier's history window) to today.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/client/quota": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Quota dashboard
+         * @description The calling key's current limits, usage, remaining requests and reset times.
+         */
+        get: operations["getQuota"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        /** Market */
+        Market: {
+            /**
+             * @description `<protocol>-<chainId>-<identifier>`, lowercase.
+             * @example morpho-1-0xb323495f7e4148be5643a4ea4a8221eef163e4bccfdedc2a6f4696baacbc86cc
+             */
+            uniqueKey: string;
+            /**
+             * @description Lending protocol identifier.
+             * @enum {string}
+             */
+            protocol: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+            /** @example 1 */
+            chainId: number;
+            /**
+             * @description Market label.
+             * @example wstETH / WETH
+             */
+            label: string | null;
+            /**
+             * @description Collateral token symbol.
+             * @example wstETH
+             */
+            collateral: string;
+            /**
+             * @description Loan token symbol.
+             * @example WETH
+             */
+            loan: string;
+            /** @example 0x7f39c581f595b53c5cb19bd0b3f8da6c935e2ca0 */
+            collateralAddress: string;
+            loanAddress: string;
+            /** @description USD. */
+            collateralPrice: number;
+            /** @description USD. */
+            loanPrice: number;
+            /** @description Total supplied, USD. */
+            supply: number;
+            /** @description Total borrowed, USD. */
+            borrow: number;
+            /** @description supply - borrow, USD. */
+            available: number;
+            /** @description borrow / supply, 0 to 1. */
+            utilization: number;
+            /** @description Decimal APY (0.042 = 4.2 %). */
+            supplyApy: number;
+            /** @description Decimal APY. */
+            borrowApy: number;
+            /** @description Additional rewards APY, decimal. */
+            supplyRewardsApy: number;
+            /** @description Additional rewards APY, decimal. */
+            borrowRewardsApy: number;
+            rewardTokens: string[];
+            /** @description Liquidation loan-to-value, 0 to 1. */
+            lltv: number;
+            /** @description 1 / (1 - lltv). */
+            maxLeverage: number;
+            strategyType: string;
+            strategyInfo: {
+                /** @description Strategy type, e.g. `eth-lst-loop`. */
+                type: string;
+                label: string;
+                description: string;
+                /** @enum {string} */
+                riskLevel: "low" | "medium" | "high";
+                /** @description Hex color used for this strategy in dashboards. */
+                color: string;
+                /** @description Icon name. */
+                icon: string;
+            };
+            /** @description Vault token symbol (euler markets only). */
+            vaultSymbol: string | null;
+            /** @description Vault contract address (euler markets only). */
+            vaultAddress: string | null;
+            /** @description Governor or curator name (euler markets only). */
+            governor: string | null;
+            /** @description Price oracle of the market; null when unknown. */
+            oracle: {
+                address: string;
+                /** @enum {string} */
+                type: "ChainlinkOracle" | "ChainlinkOracleV2" | "RedstoneOracle" | "PythOracle" | "ChronicleOracle" | "Api3Oracle" | "PendlePtOracle" | "ExchangeRateOracle" | "Custom";
+                /** @enum {string} */
+                provider: "Chainlink" | "Redstone" | "Pyth" | "Chronicle" | "API3" | "Pendle" | "Uniswap" | "Unknown";
+                feeds: {
+                    address: string;
+                    description: string;
+                    /** @example ETH/USD */
+                    pair: string;
+                }[];
+                /** @description True when the price is composed from several feeds. */
+                isComposite: boolean;
+                warnings: string[] | null;
+            } | null;
+            /** @description Oracle freshness (the stalest feed of a composite oracle); null without oracle data. */
+            oracleHealth: {
+                /** @description Unix seconds of the last update (of the stalest feed). */
+                lastUpdateTimestamp: number;
+                /** @description now - lastUpdateTimestamp, seconds. */
+                secondsSinceUpdate: number;
+                /** @description Maximum interval the feed promises between updates. */
+                expectedHeartbeatSeconds: number;
+                /** @description stalenessRatio > 1. */
+                isStale: boolean;
+                /** @description secondsSinceUpdate / expectedHeartbeatSeconds. */
+                stalenessRatio: number;
+            } | null;
+        };
+        /** PositionAtRisk */
+        PositionAtRisk: {
+            /**
+             * @description Lending protocol identifier.
+             * @enum {string}
+             */
+            protocol: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+            chainId: number;
+            user: {
+                /** @description Wallet address of the position owner. */
+                address: string;
+            };
+            /** @description collateralUsd x lltv / borrowAssetsUsd (account-level for pooled protocols); below 1 = liquidatable. */
+            healthFactor: number;
+            state: {
+                collateralUsd: number;
+                borrowAssetsUsd: number;
+                supplyAssetsUsd: number;
+            };
+            market: {
+                uniqueKey: string;
+                collateralAsset: {
+                    symbol: string;
+                };
+                loanAsset: {
+                    symbol: string;
+                };
+                lltv: number;
+            };
+            /** @description collateralUsd / (collateralUsd - borrowAssetsUsd); null when collateral does not exceed debt. */
+            leverage: number | null;
+            /** @description 1 - 1 / healthFactor: fraction the collateral price can fall before liquidation; <= 0 = liquidatable. */
+            distanceToLiq: number;
+        };
+        /** Meta */
+        Meta: {
+            /** @description Server time from receipt to serialization, ms. */
+            latencyMs: number;
+            /**
+             * @description `live` (<= 60 s old), `cached` (<= 15 min) or `snapshot` (older, or sandbox data).
+             * @enum {string}
+             */
+            freshness: "live" | "cached" | "snapshot";
+            /**
+             * @description Protocols of the returned items, sorted, comma-joined.
+             * @example aave,morpho
+             */
+            source: string;
+            /** @description Present when a tier clamp changed the request. */
+            clamped?: {
+                limit?: {
+                    requested: unknown;
+                    applied: unknown;
+                };
+                chainIds?: {
+                    requested: unknown;
+                    applied: unknown;
+                };
+                startDate?: {
+                    requested: unknown;
+                    applied: unknown;
+                };
+            };
+            /** @description Items in scope before limit and offset (lists only). */
+            total?: number;
+            /**
+             * @description ISO 8601 UTC time of the last successful refresh of the stalest source behind the answer (data routes; for the living sandbox, the instant of its last simulation tick).
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            asOf?: string;
+        };
+        /** Error */
+        Error: {
+            /**
+             * @description Machine-readable error code.
+             * @enum {string}
+             */
+            error: "INVALID_PARAMETER" | "UNAUTHORIZED" | "TIER_FORBIDDEN" | "CHAIN_FORBIDDEN" | "KEY_LIMIT_REACHED" | "NOT_FOUND" | "MARKET_NOT_FOUND" | "KEY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "MONTHLY_QUOTA_EXCEEDED" | "KEY_CREATION_RATE_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description INVALID_PARAMETER: each offending parameter. */
+            details?: {
+                parameter: string;
+                problem: string;
+            }[];
+            /** @description RATE_LIMIT_EXCEEDED, KEY_CREATION_RATE_EXCEEDED: seconds to wait, to the ms. */
+            retryAfter?: number;
+            /** @description Quota errors: the quota. Key limits: the most the tier allows. */
+            limit?: number;
+            /** @description Quota errors: requests counted, greater than limit. */
+            used?: number;
+            tier?: string;
+            category?: string;
+            chainId?: number;
+        };
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    health: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The state of the service and of each data source. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok" | "degraded";
+                        version: string;
+                        store: {
+                            backend: string;
+                            state: string;
+                        };
+                        limiter: {
+                            backend: string;
+                            state: string;
+                        };
+                        datasets: {
+                            mode: string;
+                            kind: string;
+                            profile: string;
+                            refreshedAt: string;
+                            markets: number;
+                            positions: number;
+                        }[];
+                        /** @description Every data source of the live store, as last recorded (DECISIONS D16). */
+                        sources: {
+                            /** @description e.g. 'sandbox', 'chain:1', 'morpho-api'. */
+                            id: string;
+                            /** @description 'simulation', 'chain' or 'api'. */
+                            kind: string;
+                            chains: number[];
+                            /** @description ISO 8601 UTC time of the last successful refresh; null before the first. */
+                            lastRefresh: string | null;
+                            /** @description Seconds since the last successful refresh. */
+                            ageSeconds: number | null;
+                            /** @description Last block read, by chain id (chain sources). */
+                            lastBlock: {
+                                [key: string]: number;
+                            };
+                            consecutiveFailures: number;
+                            /** @description Message of the last failed refresh (credentials removed); null after a success. */
+                            lastError: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    searchMarkets: {
+        parameters: {
+            query: {
+                /**
+                 * @description Search text, 1 to 100 characters after trimming, of at most 8 distinct whitespace-separated terms (a repeated term counts once; case is ignored). More terms: 400 INVALID_PARAMETER.
+                 * @example wstETH/WETH
+                 */
+                query: string;
+                /**
+                 * @description Maximum results (default 50). Values above min(200, the tier's result cap) are lowered silently and reported in meta.clamped.
+                 * @example 50
+                 */
+                limit?: number;
+                /** @description Only markets of this protocol. */
+                protocol?: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+                /**
+                 * @description Comma-separated chain ids, e.g. `1,8453`. Filtered to the tier's chains; omitted, the scope is the tier's chains.
+                 * @example 1,8453
+                 */
+                chainIds?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Market"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMarkets: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum results (default 50). Values above min(1000, the tier's result cap) are lowered silently and reported in meta.clamped.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description Markets to skip (default 0).
+                 * @example 0
+                 */
+                offset?: number;
+                /** @description Only markets of this protocol. */
+                protocol?: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+                /**
+                 * @description Comma-separated chain ids, e.g. `1,8453`. Filtered to the tier's chains; omitted, the scope is the tier's chains.
+                 * @example 1,8453
+                 */
+                chainIds?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Market"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMarket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Market uniqueKey: `<protocol>-<chainId>-<identifier>`.
+                 * @example morpho-1-0xb323495f7e4148be5643a4ea4a8221eef163e4bccfdedc2a6f4696baacbc86cc
+                 */
+                marketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Market"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CHAIN_FORBIDDEN or TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description MARKET_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    positionsAtRisk: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Positions with healthFactor below this value (default 1.1; 0 < x <= 10).
+                 * @example 1.1
+                 */
+                healthFactorThreshold?: number;
+                /** @description Only markets of this protocol. */
+                protocol?: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+                /**
+                 * @description Comma-separated chain ids, e.g. `1,8453`. Filtered to the tier's chains; omitted, the scope is the tier's chains.
+                 * @example 1,8453
+                 */
+                chainIds?: string;
+                /** @description Only positions in this market (uniqueKey). */
+                marketId?: string;
+                /**
+                 * @description Minimum borrowed USD (default 0).
+                 * @example 10000
+                 */
+                minBorrowUsd?: number;
+                /**
+                 * @description Maximum results (default 50). Values above min(200, the tier's result cap) are lowered silently and reported in meta.clamped.
+                 * @example 50
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PositionAtRisk"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description MARKET_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your account and the calling key. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            account: {
+                                id: string;
+                                name: string;
+                                email: string | null;
+                                createdAt: string;
+                            };
+                            key: {
+                                /** @example key_3kTMd9WQx1nB7cVz2LpA */
+                                id: string;
+                                /**
+                                 * @description First 14 characters of the key.
+                                 * @example lrds_live_AbCd
+                                 */
+                                prefix: string;
+                                /** @enum {string} */
+                                mode: "live" | "test";
+                                /** @example pro */
+                                tier: string;
+                                name: string | null;
+                                /** @description ISO 8601 UTC. */
+                                createdAt: string;
+                                /** @description ISO 8601 UTC; null while active. */
+                                revokedAt: string | null;
+                            };
+                            tier: {
+                                id: string;
+                                name: string;
+                            };
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your account's API keys. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @example key_3kTMd9WQx1nB7cVz2LpA */
+                            id: string;
+                            /**
+                             * @description First 14 characters of the key.
+                             * @example lrds_live_AbCd
+                             */
+                            prefix: string;
+                            /** @enum {string} */
+                            mode: "live" | "test";
+                            /** @example pro */
+                            tier: string;
+                            name: string | null;
+                            /** @description ISO 8601 UTC. */
+                            createdAt: string;
+                            /** @description ISO 8601 UTC; null while active. */
+                            revokedAt: string | null;
+                        }[];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes retries safe: 1 to 255 visible ASCII characters, unique per request (a UUID v4), kept 24 hours.
+                 * @example 7f9c1b2e-4d3a-4f7e-9a51-0c2b8e6d4a13
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A label for the key. */
+                    name?: string;
+                    /**
+                     * @description Default: the calling key's mode.
+                     * @enum {string}
+                     */
+                    mode?: "live" | "test";
+                };
+            };
+        };
+        responses: {
+            /** @description The key created, or the first answer again when an Idempotency-Key is replayed. */
+            201: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description On a replay (same Idempotency-Key and body): this is the first answer again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @description The whole key. Store it now: it is never shown again. */
+                            key: string;
+                            prefix: string;
+                            mode: string;
+                            tier: string;
+                            name: string | null;
+                            createdAt: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description KEY_LIMIT_REACHED */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description KEY_CREATION_RATE_EXCEEDED or RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the key to revoke.
+                 * @example key_3kTMd9WQx1nB7cVz2LpA
+                 */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoke an API key. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @example key_3kTMd9WQx1nB7cVz2LpA */
+                            id: string;
+                            /**
+                             * @description First 14 characters of the key.
+                             * @example lrds_live_AbCd
+                             */
+                            prefix: string;
+                            /** @enum {string} */
+                            mode: "live" | "test";
+                            /** @example pro */
+                            tier: string;
+                            name: string | null;
+                            /** @description ISO 8601 UTC. */
+                            createdAt: string;
+                            /** @description ISO 8601 UTC; null while active. */
+                            revokedAt: string | null;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description KEY_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description ISO 8601 date or date-time (UTC). Raised to the start of the tier's history window.
+                 * @example 2026-11-01
+                 */
+                startDate?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Requests per UTC day and endpoint. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description UTC day, YYYY-MM-DD. */
+                            date: string;
+                            requests: number;
+                            endpoints: {
+                                endpoint: string;
+                                requests: number;
+                            }[];
+                        }[];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getQuota: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Quota dashboard. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            tier: {
+                                id: string;
+                                name: string;
+                            };
+                            rateLimit: {
+                                perSecond: number;
+                                remaining: number;
+                                /** @description Unix ms when the oldest request leaves the window. */
+                                resetAt: number;
+                            };
+                            daily: {
+                                /** @description null = unlimited. */
+                                limit: number | null;
+                                used: number;
+                                /** @description null = unlimited. */
+                                remaining: number | null;
+                                /** @description ISO 8601 UTC instant when the counter restarts at 0. */
+                                resetAt: string;
+                            };
+                            monthly: {
+                                /** @description null = unlimited. */
+                                limit: number | null;
+                                used: number;
+                                /** @description null = unlimited. */
+                                remaining: number | null;
+                                /** @description ISO 8601 UTC instant when the counter restarts at 0. */
+                                resetAt: string;
+                            };
+                            /** @description null = no tier cap. */
+                            resultCap: number | null;
+                            categories: string[];
+                            /** @description null = every chain. */
+                            chains: number[] | null;
+                            /** @description null = unlimited. */
+                            historyDays: number | null;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}
