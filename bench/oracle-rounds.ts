@@ -37,6 +37,7 @@ const info = {
   marketCount: ds.markets.length,
   positionCount: ds.positionCount,
   version: 1,
+  changeSeq: 0,
 };
 
 /** Times `ticks` consecutive ticks of a fresh model from AT on, with or without the feeds. */

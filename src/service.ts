@@ -5,7 +5,13 @@ import type { KeyEvents } from './access/key-events.ts';
 import { KeyService } from './access/keys.ts';
 import { loadTiers, type TierTable } from './access/tiers.ts';
 import type { Settings } from './config.ts';
-import { applyPrices, buildReadModel, loadReadModel, type ReadModel } from './data/read-model.ts';
+import {
+  applyPrices,
+  buildReadModel,
+  catchUpChanges,
+  loadReadModel,
+  type ReadModel,
+} from './data/read-model.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource } from './http/context.ts';
@@ -13,6 +19,7 @@ import { ingestOnce } from './ingest/runner.ts';
 import { type SandboxFeedClock, sandboxFeedClock } from './ingest/sandbox/feeds.ts';
 import { SandboxHistoryFeed, sandboxSimulation } from './ingest/sandbox/history.ts';
 import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from './ingest/sandbox/index.ts';
+import { LIQUIDATIONS_SOURCE_ID, SandboxLiquidator } from './ingest/sandbox/liquidator.ts';
 import { type SandboxPricer, sandboxPricer } from './ingest/sandbox/live.ts';
 import { sandboxSource } from './ingest/sandbox/source.ts';
 import { setMetricsSource } from './metrics.ts';
@@ -91,6 +98,7 @@ export function sandboxReadModel(nowMs: number): ReadModel {
     marketCount: ds.markets.length,
     positionCount: ds.positionCount,
     version: 0,
+    changeSeq: 0,
   };
   return buildReadModel(ds.markets, ds.positions(), info, nowMs);
 }
@@ -202,10 +210,18 @@ export class ReadModels implements DataSource {
     }
   }
 
-  /** Reloads the live model if the store's dataset version moved on. Returns whether it did. */
+  /**
+   * Follows the store: reloads the live model if the dataset version moved on (another process
+   * seeded), else applies the position changes written since the model's (the change feed; no
+   * reload). Returns whether the model was reloaded.
+   */
   async reloadIfChanged(): Promise<boolean> {
     const info = await this.store.datasetInfo();
-    if (!info || info.version === this.live.dataset.version) return false;
+    if (!info) return false;
+    if (info.version === this.live.dataset.version) {
+      if (info.changeSeq > this.live.changeSeq) await catchUpChanges(this.store, this.live, info.changeSeq);
+      return false;
+    }
     const next = await loadReadModel(this.store, this.clock.now());
     if (!next) return false;
     // A living sandbox goes on where it stood: priced at the last tick before it serves.
@@ -224,6 +240,64 @@ export class ReadModels implements DataSource {
     else if (sharedSandbox) this.sandbox = null;
     return true;
   }
+}
+
+/**
+ * The sandbox's live liquidations (SandboxLiquidator), run after each simulation tick by the
+ * process that writes the history: one step at a time, for the sandbox dataset the live model
+ * serves. Its checkpoint (source LIQUIDATIONS_SOURCE_ID) shows in /health: last step with a
+ * liquidation, failures and the last error. A failure is logged once until a step succeeds.
+ */
+function sandboxLiquidations(store: Store, clock: Clock, log: FastifyInstance['log']) {
+  let current: { key: string; liquidator: SandboxLiquidator } | null = null;
+  let running: Promise<void> | null = null;
+  let failures = 0;
+  const save = (model: ReadModel, error: string | null, refreshed: boolean) =>
+    store.listSources().then((all) => {
+      const previous = all.find((x) => x.id === LIQUIDATIONS_SOURCE_ID);
+      const now = Math.floor(clock.now());
+      return store.saveSource({
+        id: LIQUIDATIONS_SOURCE_ID,
+        kind: 'simulation',
+        chainIds: [...new Set(model.catalog.baseRecords().map((m) => m.chainId))].sort((a, b) => a - b),
+        refreshedAt: refreshed ? now : (previous?.refreshedAt ?? null),
+        lastBlock: {},
+        consecutiveFailures: failures,
+        lastError: error,
+        updatedAt: now,
+        cursor: null,
+      });
+    });
+  return {
+    step(model: ReadModel | null, atMs: number): Promise<void> {
+      if (running || model?.dataset.kind !== 'sandbox') return running ?? Promise.resolve();
+      const profile = model.dataset.profile === 'large' ? 'large' : 'default';
+      const seed = model.dataset.seed ?? DEFAULT_SEED;
+      const key = `${profile}:${seed}`;
+      if (current?.key !== key) current = { key, liquidator: new SandboxLiquidator(store, profile, seed) };
+      const { liquidator } = current;
+      running = liquidator
+        .step(model, atMs)
+        .then(async (r) => {
+          const recovered = failures > 0;
+          failures = 0;
+          if (r.events.length > 0 || recovered) await save(model, null, r.events.length > 0);
+          if (r.events.length > 0)
+            log.info({ liquidations: r.events.length, applied: r.applied }, 'sandbox liquidations');
+        })
+        .catch(async (err: unknown) => {
+          if (failures === 0) log.warn({ err }, 'sandbox liquidation step failed: retried at the next tick');
+          failures++;
+          await save(model, err instanceof Error ? err.message : String(err), false).catch(() => {});
+        })
+        .finally(() => {
+          running = null;
+        });
+      return running;
+    },
+    /** Waits for the step in progress, if any. */
+    idle: () => running ?? Promise.resolve(),
+  };
 }
 
 /** How often the history feed looks for an hour to write (it writes once per hour ended). */
@@ -311,6 +385,12 @@ export interface Service {
   keyEvents: KeyEvents;
   models: ReadModels;
   tiers: TierTable;
+  /**
+   * One step of the living sandbox at `atMs`, as the tick timer runs it: prices and feeds move,
+   * then (in the process that writes the history) what they call for is liquidated and written
+   * to the store, which every model applies from its change feed. Resolves once both are done.
+   */
+  stepSimulation(atMs: number): Promise<void>;
   /** Stops the background refreshers, closes the app (finishing requests in flight), then the store. */
   close(): Promise<void>;
 }
@@ -424,16 +504,21 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const tickMs = settings.simulationTickMs ?? 0;
   let tickFailing = false;
   let tickTimer: NodeJS.Timeout | null = null;
-  const tick = () =>
-    models.tickSimulation(Math.floor(clock.now() / tickMs) * tickMs).then(
+  // The process that writes the history also liquidates what each tick's prices call for.
+  const liquidations = (options.writesHistory ?? true) ? sandboxLiquidations(store, clock, app.log) : null;
+  const tick = () => {
+    const at = Math.floor(clock.now() / tickMs) * tickMs;
+    return models.tickSimulation(at).then(
       () => {
         tickFailing = false;
+        void liquidations?.step(models.peek('live'), at);
       },
       (err) => {
         if (!tickFailing) app.log.warn({ err }, 'simulation tick failed');
         tickFailing = true;
       },
     );
+  };
   const scheduleTick = () => {
     const now = clock.now();
     const wait = Math.max(1, Math.floor(now / tickMs) * tickMs + tickMs - now);
@@ -471,10 +556,15 @@ export async function createService(settings: Settings, options: ServiceOptions 
     keyEvents,
     models,
     tiers,
+    async stepSimulation(atMs: number) {
+      await models.tickSimulation(atMs);
+      await liquidations?.step(models.peek('live'), atMs);
+    },
     async close() {
       for (const t of timers) clearInterval(t);
       if (tickTimer) clearTimeout(tickTimer);
       await history?.stop();
+      await liquidations?.idle();
       await app.close();
       await keyEvents.close();
       // after the app (no more requests), before the store: flushes counts still buffered

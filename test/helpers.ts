@@ -163,6 +163,7 @@ export function datasetInfo(
     marketCount: markets,
     positionCount: positions,
     version: 1,
+    changeSeq: 0,
     ...overrides,
   };
 }

@@ -1,6 +1,6 @@
 import { PositionColumnsBuilder } from '../domain/position-columns.ts';
 import type { FeedUpdate, MarketRecord, PositionRecord, PriceChange } from '../domain/types.ts';
-import type { DatasetInfo, MarketDataStore } from '../store/types.ts';
+import type { DatasetInfo, MarketDataStore, StoredPositionChange } from '../store/types.ts';
 import { Catalog } from './catalog.ts';
 import { RiskIndex } from './risk-index.ts';
 
@@ -13,6 +13,49 @@ export interface ReadModel {
   dataset: DatasetInfo;
   /** Epoch ms the data reflects: the dataset's refresh, then the last price move applied. */
   asOf: number;
+  /** The last position change of the store applied (DatasetInfo.changeSeq), 0 for none. */
+  changeSeq: number;
+}
+
+/** Position changes read from the store per query while following the change feed. */
+export const CHANGE_PAGE = 10_000;
+
+/**
+ * Applies the store's position changes (in feed order) to a read model, in one synchronous
+ * step: each position moves in the risk index, nothing is rebuilt. Changes of markets the
+ * model does not hold are skipped (they come from a dataset it is not).
+ */
+export function applyPositionChanges(model: ReadModel, changes: readonly StoredPositionChange[]): number {
+  const { catalog } = model;
+  let applied = 0;
+  const known = [];
+  for (const c of changes) {
+    if (c.seq <= model.changeSeq) continue;
+    const ord = catalog.ordOf(c.marketKey);
+    if (ord !== undefined) known.push({ ...c, ord });
+  }
+  applied = model.risk.applyPositionChanges(known);
+  const last = changes.at(-1);
+  if (last && last.seq > model.changeSeq) model.changeSeq = last.seq;
+  return applied;
+}
+
+/**
+ * Follows the store's change feed from the model's sequence number up to `upTo` (the
+ * dataset's changeSeq just read), a page at a time. Returns the positions changed.
+ */
+export async function catchUpChanges(
+  store: MarketDataStore,
+  model: ReadModel,
+  upTo: number,
+): Promise<number> {
+  let applied = 0;
+  while (model.changeSeq < upTo) {
+    const page = await store.positionChangesSince(model.changeSeq, CHANGE_PAGE);
+    if (page.length === 0) break;
+    applied += applyPositionChanges(model, page);
+  }
+  return applied;
 }
 
 /**
@@ -62,7 +105,17 @@ export async function loadReadModel(store: MarketDataStore, nowMs: number): Prom
     await store.loadPositions((block) => builder.append(block, ordOfLoaded));
     const after = await store.datasetInfo();
     if (after?.version === dataset.version && builder.size === dataset.positionCount) {
-      return { catalog, risk: new RiskIndex(catalog, builder.build()), dataset, asOf: dataset.refreshedAt };
+      const model: ReadModel = {
+        catalog,
+        risk: new RiskIndex(catalog, builder.build()),
+        dataset: after,
+        asOf: after.refreshedAt,
+        changeSeq: 0,
+      };
+      // The sources' changes since the dataset was written, then a check that the dataset is
+      // still the one loaded (a replacement forgets them).
+      await catchUpChanges(store, model, after.changeSeq);
+      if ((await store.datasetInfo())?.version === dataset.version) return model;
     }
     if (attempt === 5) throw new Error('the dataset kept changing while it was being loaded');
   }
@@ -82,5 +135,11 @@ export function buildReadModel(
     if (ord === undefined) throw new Error(`position refers to unknown market ${p.marketKey}`);
     builder.push(ord, p);
   }
-  return { catalog, risk: new RiskIndex(catalog, builder.build()), dataset, asOf: dataset.refreshedAt };
+  return {
+    catalog,
+    risk: new RiskIndex(catalog, builder.build()),
+    dataset,
+    asOf: dataset.refreshedAt,
+    changeSeq: 0,
+  };
 }

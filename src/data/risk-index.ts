@@ -2,13 +2,15 @@ import { LRUCache } from 'lru-cache';
 import type { Protocol } from '../domain/enums.ts';
 import { distanceToLiq, leverage } from '../domain/metrics.ts';
 import {
+  ADDRESS_BYTES,
   addressAt,
   isRiskSorted,
   type PositionColumns,
   riskOrderBefore,
+  writeAddress,
 } from '../domain/position-columns.ts';
 import { fraction, significant, usd } from '../domain/precision.ts';
-import type { PriceChange } from '../domain/types.ts';
+import type { PositionRecord, PriceChange } from '../domain/types.ts';
 import type { Catalog, MarketView } from './catalog.ts';
 
 /** The API's PositionAtRisk (SPEC.md, DECISIONS D5). */
@@ -78,12 +80,17 @@ interface ScopeMarkets {
  * query. Storage: the columns (56 bytes a position) plus one list per market (4 bytes).
  */
 export class RiskIndex {
-  private readonly cols: PositionColumns;
+  /** The positions; replaced by a larger copy when a change adds positions past its room. */
+  private cols: PositionColumns;
+  /** Per market (by ord): every position number, debt-free ones too; built on the first change. */
+  private members: Map<number, number[]> | null = null;
+  /** The change sequence number of each position changed since the load (0 for the others). */
+  private readonly seqs = new Map<number, number>();
   /** Positions with debt in each market (by ord), by (hf0 asc, debt desc, number). */
   private readonly byMarket: (Uint32Array | undefined)[];
   private readonly scopes = new Map<string, ScopeMarkets>();
   private readonly catalog: Catalog;
-  private readonly indexedCount: number;
+  private indexedCount: number;
   /** Per market: price factors of its collateral and loan tokens, and k = collateral / loan. */
   private readonly collateralFactor: Float64Array;
   private readonly loanFactor: Float64Array;
@@ -131,21 +138,175 @@ export class RiskIndex {
     this.marketVersion = new Uint32Array(size);
     this.changedAt = new Int32Array(size);
     this.heads = new Float64Array(size);
+    this.buildScopes();
+  }
+
+  /** Each scope's markets with debt (ordered on their first query). */
+  private buildScopes(): void {
     const members = new Map<string, number[]>();
     const join = (k: string, ord: number) => {
       const l = members.get(k);
       if (l) l.push(ord);
       else members.set(k, [ord]);
     };
-    for (let ord = 0; ord < size; ord++) {
-      const m = catalog.recordAt(ord);
+    for (let ord = 0; ord < this.catalog.size; ord++) {
+      const m = this.catalog.recordAt(ord);
       if (!this.byMarket[ord]) continue;
       join('all', ord);
       join(`p:${m.protocol}`, ord);
       join(`c:${m.chainId}`, ord);
       join(`pc:${m.protocol}:${m.chainId}`, ord);
     }
+    this.scopes.clear();
     for (const [k, ords] of members) this.scopes.set(k, { ords: Uint32Array.from(ords), sortedAt: -1 });
+  }
+
+  /**
+   * Applies positions as their source now sees them (amounts in the USD of their market
+   * record's prices, like the loaded ones): each replaces the position of the same market and
+   * user, or is added. Only the markets named change: a position leaves its market's ordered
+   * list and re-enters it at its new place (a binary search and a copy of that one list), the
+   * market's cached JSON and scope order are invalidated. Returns the positions changed.
+   */
+  applyPositionChanges(
+    changes: Iterable<{ ord: number; seq?: number } & Omit<PositionRecord, 'marketKey'>>,
+  ): number {
+    const version = this.priceVersion + 1;
+    let changed = 0;
+    let scopesChanged = false;
+    const members = this.membersByMarket();
+    const key = new Uint8Array(ADDRESS_BYTES);
+    for (const ch of changes) {
+      const ord = ch.ord;
+      if (!(ord >= 0 && ord < this.catalog.size)) continue;
+      writeAddress(key, 0, ch.user);
+      const list = members.get(ord) ?? [];
+      let i = list.find((j) => this.userIs(j, key)) ?? -1;
+      const wasListed = i >= 0 && this.isIndexed(i);
+      if (wasListed) scopesChanged = this.unlist(i, ord) || scopesChanged;
+      if (i < 0) {
+        i = this.addPosition(ord, key);
+        list.push(i);
+        members.set(ord, list);
+      }
+      const c = this.cols;
+      c.collateralUsd[i] = ch.collateralUsd;
+      c.borrowUsd[i] = ch.borrowUsd;
+      c.supplyUsd[i] = ch.supplyUsd;
+      c.healthFactor[i] = ch.healthFactor;
+      if (ch.seq !== undefined) this.seqs.set(i, ch.seq);
+      if (this.isIndexed(i)) scopesChanged = this.list(i, ord) || scopesChanged;
+      this.indexedCount += (this.isIndexed(i) ? 1 : 0) - (wasListed ? 1 : 0);
+      this.changedAt[ord] = version;
+      this.marketVersion[ord]!++;
+      changed++;
+    }
+    if (changed > 0) this.priceVersion = version;
+    if (scopesChanged) this.buildScopes();
+    return changed;
+  }
+
+  /**
+   * Position i as stored (amounts in its market record's prices), with the price factors of its
+   * market now and the change sequence number it is at (0: as loaded).
+   */
+  stateOf(i: number) {
+    const c = this.cols;
+    const ord = c.marketIndex[i]!;
+    return {
+      ord,
+      user: addressAt(c.users, i),
+      collateralUsd: c.collateralUsd[i]!,
+      borrowUsd: c.borrowUsd[i]!,
+      supplyUsd: c.supplyUsd[i]!,
+      healthFactor: c.healthFactor[i]!,
+      collateralFactor: this.collateralFactor[ord]!,
+      loanFactor: this.loanFactor[ord]!,
+      seq: this.seqs.get(i) ?? 0,
+    };
+  }
+
+  /** Whether position i can be at risk: it has debt and a finite health factor (D5). */
+  private isIndexed(i: number): boolean {
+    return this.cols.borrowUsd[i]! > 0 && Number.isFinite(this.cols.healthFactor[i]!);
+  }
+
+  private userIs(i: number, key: Uint8Array): boolean {
+    const u = this.cols.users;
+    const at = i * ADDRESS_BYTES;
+    for (let b = 0; b < ADDRESS_BYTES; b++) if (u[at + b] !== key[b]) return false;
+    return true;
+  }
+
+  private membersByMarket(): Map<number, number[]> {
+    if (!this.members) {
+      this.members = new Map();
+      const mi = this.cols.marketIndex;
+      for (let i = 0; i < this.cols.count; i++) {
+        const l = this.members.get(mi[i]!);
+        if (l) l.push(i);
+        else this.members.set(mi[i]!, [i]);
+      }
+    }
+    return this.members;
+  }
+
+  /** Takes position i out of its market's list; true when the list became empty. */
+  private unlist(i: number, ord: number): boolean {
+    const l = this.byMarket[ord]!;
+    const at = l.indexOf(i);
+    if (at < 0) return false;
+    const next = new Uint32Array(l.length - 1);
+    next.set(l.subarray(0, at));
+    next.set(l.subarray(at + 1), at);
+    this.byMarket[ord] = next.length > 0 ? next : undefined;
+    return next.length === 0;
+  }
+
+  /** Puts position i into its market's list at its place; true when the list was empty. */
+  private list(i: number, ord: number): boolean {
+    const l = this.byMarket[ord] ?? new Uint32Array(0);
+    let lo = 0;
+    let hi = l.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (riskOrderBefore(this.cols, l[mid]!, i) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    const next = new Uint32Array(l.length + 1);
+    next.set(l.subarray(0, lo));
+    next[lo] = i;
+    next.set(l.subarray(lo), lo + 1);
+    this.byMarket[ord] = next;
+    return l.length === 0;
+  }
+
+  /** A new position of market ord, user `key`, with no amounts yet: the columns grow by doubling when full. */
+  private addPosition(ord: number, key: Uint8Array): number {
+    const c = this.cols;
+    const i = c.count;
+    if (i >= c.marketIndex.length) {
+      const cap = Math.max(16, c.marketIndex.length * 2);
+      const grow = <T extends Float64Array | Uint32Array | Uint8Array>(a: T, n: number): T => {
+        const b = new (a.constructor as new (n: number) => T)(n);
+        b.set(a);
+        return b;
+      };
+      this.cols = {
+        count: i,
+        marketIndex: grow(c.marketIndex, cap),
+        users: grow(c.users, cap * ADDRESS_BYTES),
+        collateralUsd: grow(c.collateralUsd, cap),
+        borrowUsd: grow(c.borrowUsd, cap),
+        supplyUsd: grow(c.supplyUsd, cap),
+        healthFactor: grow(c.healthFactor, cap),
+      };
+    }
+    const n = this.cols;
+    n.count = i + 1;
+    n.marketIndex[i] = ord;
+    n.users.set(key, i * ADDRESS_BYTES);
+    return i;
   }
 
   /** Positions held, debt-free ones included. */

@@ -24,6 +24,38 @@ export interface DatasetInfo {
   positionCount: number;
   /** Bumped each time the dataset is replaced, so read models know when to reload. */
   version: number;
+  /**
+   * The sequence number of the last position change written since (applyPositionChanges), 0
+   * when none: a read model at a lower number reads positionChangesSince() and applies them.
+   */
+  changeSeq: number;
+}
+
+/**
+ * One position as its source now sees it, upserted by (marketKey, user). Amounts are in the USD
+ * of the market record's own prices, like the dataset's positions.
+ */
+export interface PositionChange extends PositionRecord {
+  /**
+   * Optimistic check: the sequence number of the stored version the change was computed from
+   * (0: the dataset's own position, never changed since). When the stored version is another
+   * one, the change is skipped (another writer got there first). Undefined: unconditional.
+   */
+  basedOn?: number;
+}
+
+/** A stored position change, in the order of the change feed. */
+export interface StoredPositionChange extends PositionRecord {
+  seq: number;
+  source: string;
+}
+
+/** What applyPositionChanges did. */
+export interface AppliedPositionChanges {
+  /** The changes written; the others were skipped by their basedOn check. */
+  applied: PositionChange[];
+  /** The dataset's change sequence number after the write. */
+  changeSeq: number;
 }
 
 export interface DatasetInput {
@@ -156,6 +188,20 @@ export interface MarketDataStore {
    * descending) across the whole set; market indexes refer to the order of loadMarkets().
    */
   loadPositions(onBlock: (block: PositionColumns) => void): Promise<void>;
+  /**
+   * Upserts positions one by one for `source`, in one transaction, each taking the next change
+   * sequence number (and dataset.changeSeq the last). A change whose `basedOn` is not the
+   * stored version of its position is skipped; one naming a market the dataset does not hold
+   * refuses the whole batch. Replacing the dataset forgets every change; with `datasetVersion`,
+   * changes computed from another dataset version are all skipped.
+   */
+  applyPositionChanges(
+    source: string,
+    changes: readonly PositionChange[],
+    datasetVersion?: number,
+  ): Promise<AppliedPositionChanges>;
+  /** The stored changes with a sequence number above `after`, in order, at most `limit`. */
+  positionChangesSince(after: number, limit: number): Promise<StoredPositionChange[]>;
 }
 
 /** Keys and accounts (KeyService, the CLI). */

@@ -121,6 +121,126 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
+    test('behavior: position changes are upserted one by one, in a feed ordered by sequence number', async () => {
+      const store = await open();
+      const a = makeMarket();
+      const b = makeMarket();
+      const p = makePosition(a);
+      const info = await store.replaceDataset({
+        kind: 'sandbox',
+        profile: 'test',
+        seed: 1,
+        markets: [a, b],
+        positions: [p],
+        positionCount: 1,
+      });
+      assert.equal(info.changeSeq, 0);
+      const moved = { ...p, collateralUsd: 5_000, healthFactor: 0.5 };
+      const added = { ...makePosition(b), borrowUsd: 0, healthFactor: Number.POSITIVE_INFINITY };
+      const first = await store.applyPositionChanges('src-a', [moved, added]);
+      assert.equal(first.changeSeq, 2);
+      assert.equal(first.applied.length, 2);
+      assert.equal((await store.datasetInfo())?.changeSeq, 2);
+      assert.equal((await store.datasetInfo())?.version, info.version, 'a change is no new dataset');
+      // Upserted in place: the same position again takes the next number, once in the feed.
+      const again = { ...moved, borrowUsd: 4_000 };
+      assert.equal((await store.applyPositionChanges('src-b', [again])).changeSeq, 3);
+      const feed = await store.positionChangesSince(0, 10);
+      assert.deepEqual(
+        feed.map((c) => [c.seq, c.source, c.marketKey, c.user, c.borrowUsd, c.healthFactor]),
+        [
+          [2, 'src-a', b.uniqueKey, added.user, 0, Number.POSITIVE_INFINITY],
+          [3, 'src-b', a.uniqueKey, p.user, 4_000, 0.5],
+        ],
+      );
+      assert.deepEqual(
+        (await store.positionChangesSince(2, 10)).map((c) => c.seq),
+        [3],
+      );
+      assert.deepEqual(
+        (await store.positionChangesSince(0, 1)).map((c) => c.seq),
+        [2],
+      );
+      // The dataset's own blocks are untouched: the changes lie over them.
+      let loaded = 0;
+      await store.loadPositions((block) => {
+        loaded += block.count;
+      });
+      assert.equal(loaded, 1);
+      await store.close();
+    });
+
+    test('behavior: a change based on another version of its position is skipped; another dataset version writes nothing', async () => {
+      const store = await open();
+      const a = makeMarket();
+      const p = makePosition(a);
+      const q = makePosition(a);
+      const info = await store.replaceDataset({
+        kind: 'sandbox',
+        profile: 'test',
+        seed: 1,
+        markets: [a],
+        positions: [p, q],
+        positionCount: 2,
+      });
+      const r1 = await store.applyPositionChanges('s', [{ ...p, borrowUsd: 1, basedOn: 0 }]);
+      assert.equal(r1.applied.length, 1);
+      // A second writer computed from the dataset's version of p (0): p has moved on, q has not.
+      const r2 = await store.applyPositionChanges('s', [
+        { ...p, borrowUsd: 2, basedOn: 0 },
+        { ...q, borrowUsd: 3, basedOn: 0 },
+      ]);
+      assert.deepEqual(
+        r2.applied.map((c) => c.user),
+        [q.user],
+      );
+      assert.equal(r2.changeSeq, 2);
+      const r3 = await store.applyPositionChanges('s', [{ ...p, borrowUsd: 4, basedOn: 1 }]);
+      assert.equal(r3.applied.length, 1);
+      const stale = await store.applyPositionChanges('s', [{ ...p, borrowUsd: 5 }], info.version + 1);
+      assert.deepEqual(stale, { applied: [], changeSeq: 3 });
+      const byUser = new Map((await store.positionChangesSince(0, 10)).map((c) => [c.user, c.borrowUsd]));
+      assert.equal(byUser.get(p.user), 4);
+      assert.equal(byUser.get(q.user), 3);
+      await store.close();
+    });
+
+    test('error: a change of an unknown market or with an invalid row refuses the batch; a replacement forgets the changes', async () => {
+      const store = await open();
+      const a = makeMarket();
+      const p = makePosition(a);
+      await store.replaceDataset({
+        kind: 'sandbox',
+        profile: 'test',
+        seed: 1,
+        markets: [a],
+        positions: [p],
+        positionCount: 1,
+      });
+      const stranger = makePosition(makeMarket());
+      await assert.rejects(
+        store.applyPositionChanges('s', [{ ...p, borrowUsd: 1 }, stranger]),
+        /unknown market/,
+      );
+      await assert.rejects(store.applyPositionChanges('s', [{ ...p, borrowUsd: -1 }]), RangeError);
+      await assert.rejects(store.applyPositionChanges('s', [{ ...p, user: '0xABC' }]), RangeError);
+      await assert.rejects(store.applyPositionChanges('s', [p, p]), /twice/);
+      assert.equal((await store.datasetInfo())?.changeSeq, 0);
+      assert.deepEqual(await store.positionChangesSince(0, 10), []);
+      await store.applyPositionChanges('s', [{ ...p, borrowUsd: 1 }]);
+      const next = await store.replaceDataset({
+        kind: 'sandbox',
+        profile: 'test',
+        seed: 2,
+        markets: [a],
+        positions: [p],
+        positionCount: 1,
+      });
+      assert.equal(next.changeSeq, 0);
+      assert.deepEqual(await store.positionChangesSince(0, 10), []);
+      await store.close();
+    });
+
     test('behavior: onlyIfEmpty seeds an empty store and leaves a seeded one alone', async () => {
       const store = await open();
       const a = makeMarket();

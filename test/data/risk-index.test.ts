@@ -80,6 +80,64 @@ describe('RiskIndex', () => {
     );
   });
 
+  test('behavior: positions changed or added one by one give the answers of an index built on the result', () => {
+    const changeArb = fc.record({
+      target: fc.option(fc.nat(), { nil: undefined }),
+      market: fc.integer({ min: 0, max: markets.length - 1 }),
+      collateral: fc.double({ min: 0, max: 1e7, noNaN: true }),
+      borrow: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1e7, noNaN: true })),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(positionArb, { maxLength: 200 }),
+        fc.array(fc.array(changeArb, { maxLength: 8 }), { maxLength: 4 }),
+        queryArb,
+        (initial, batches, q) => {
+          const index = build(initial);
+          const positions = [...initial];
+          for (const batch of batches) {
+            const changes = batch.map((c) => {
+              // An existing position (its market kept), or a new one of c.market.
+              const i =
+                c.target !== undefined && positions.length > 0
+                  ? c.target % positions.length
+                  : positions.length;
+              const market = i < positions.length ? positions[i]!.market : c.market;
+              positions[i] = { market, collateral: c.collateral, borrow: c.borrow };
+              const m = markets[market]!;
+              return {
+                ord: catalog.ordOf(m.uniqueKey)!,
+                user: `0x${i.toString(16).padStart(40, '0')}`,
+                collateralUsd: c.collateral,
+                borrowUsd: c.borrow,
+                supplyUsd: 0,
+                healthFactor: healthFactor(c.collateral, m.lltv, c.borrow),
+              };
+            });
+            index.applyPositionChanges(changes);
+            // a query between batches (so a stale scope order or list would show)
+            index.query({ ...q, marketOrd: undefined });
+          }
+          assert.deepEqual(index.query(q), naive(positions, q));
+          assert.equal(index.size, positions.length);
+          assert.equal(
+            index.indexed,
+            naive(positions, {
+              ...q,
+              healthFactorThreshold: Infinity,
+              protocol: undefined,
+              chainIds: undefined,
+              marketOrd: undefined,
+              minBorrowUsd: 0,
+              limit: 1e9,
+            }).length,
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   test('behavior: positions without debt are never indexed', () => {
     const index = build([
       { market: 0, collateral: 1000, borrow: 0 },

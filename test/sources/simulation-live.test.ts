@@ -99,6 +99,34 @@ describe('a sandbox reloaded while the simulation runs', () => {
   });
 });
 
+describe('liquidations in the running sandbox', () => {
+  test('behavior: a step liquidates the positions below 1 and every model serves what is left, through the change feed', async () => {
+    const clock = new ManualClock('2026-11-24T18:00:00.000Z');
+    const { service, get } = await start(clock);
+    const below = async () =>
+      (await get('/risk/positions-at-risk?healthFactorThreshold=1&limit=500')).data as {
+        user: { address: string };
+        market: { uniqueKey: string };
+      }[];
+    await service.models.tickSimulation(clock.now());
+    const due = await below();
+    assert.ok(due.length > 0);
+    const liquidatedBefore = (await service.store.historyCounts()).liquidations;
+    await service.stepSimulation(clock.now());
+    const info = (await service.store.datasetInfo())!;
+    assert.ok(info.changeSeq > 0, 'positions written as changes');
+    assert.ok((await service.store.historyCounts()).liquidations > liquidatedBefore, 'events in the history');
+    // Served once the feed is read (the service reads it every 500 ms), without a reload.
+    assert.equal(await service.models.reloadIfChanged(), false);
+    assert.equal(service.models.get('live').changeSeq, info.changeSeq);
+    const after = new Set((await below()).map((p) => `${p.market.uniqueKey}/${p.user.address}`));
+    const gone = due.filter((p) => !after.has(`${p.market.uniqueKey}/${p.user.address}`));
+    assert.ok(gone.length > 0, 'liquidated positions left the list');
+    const health = (await service.app.inject({ url: '/api/v1/health' })).json();
+    assert.ok(health.sources.some((x: { id: string }) => x.id === 'sandbox-liquidations'));
+  });
+});
+
 describe('the sandbox pricer', () => {
   test('behavior: at the snapshot instant every ratio is 1 and nothing moves (tokens priced differently in different markets keep their own prices)', async () => {
     const { buildReadModel, applyPrices } = await import('../../src/data/read-model.ts');
@@ -113,6 +141,7 @@ describe('the sandbox pricer', () => {
       marketCount: ds.markets.length,
       positionCount: ds.positionCount,
       version: 1,
+      changeSeq: 0,
     };
     const model = buildReadModel(ds.markets, ds.positions(), info, SANDBOX_AS_OF * 1000);
     const before = JSON.stringify(model.catalog.views());

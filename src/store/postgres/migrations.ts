@@ -363,4 +363,24 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys(expires_at);
     `,
   },
+  {
+    version: 9,
+    name: "positions changed one by one by their sources, over the dataset's blocks",
+    sql: `
+      -- As SQLite's (version 9): each row replaces the block row of its (market, user) or adds
+      -- a position; seq orders the change feed; dataset.change_seq is the last one written.
+      CREATE TABLE position_changes (
+        market_key text NOT NULL,
+        "user" text NOT NULL,
+        source text NOT NULL,
+        seq bigint NOT NULL UNIQUE,
+        collateral_usd float8 NOT NULL,
+        borrow_usd float8 NOT NULL,
+        supply_usd float8 NOT NULL,
+        health_factor float8 NOT NULL,
+        PRIMARY KEY (market_key, "user")
+      );
+      ALTER TABLE dataset ADD COLUMN change_seq bigint NOT NULL DEFAULT 0;
+    `,
+  },
 ];

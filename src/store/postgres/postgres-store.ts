@@ -30,9 +30,11 @@ import {
 } from '../idempotency.ts';
 import { measureStoreCalls } from '../measure.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
+import { checkPositionChanges } from '../position-changes.ts';
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
+  AppliedPositionChanges,
   AssetPrice,
   AssetPriceCursor,
   DatasetInfo,
@@ -52,12 +54,14 @@ import type {
   MarketSnapshot,
   OracleRound,
   OracleRoundCursor,
+  PositionChange,
   ProgressFn,
   ReservedUsage,
   SnapshotCursor,
   SnapshotGranularity,
   SourceState,
   Store,
+  StoredPositionChange,
   UsageEvent,
   UsageReservation,
   UsageRow,
@@ -415,6 +419,7 @@ export class PostgresStore implements Store {
       marketCount: row.market_count as number,
       positionCount: row.position_count as number,
       version: Number(row.version),
+      changeSeq: Number(row.change_seq),
     };
   }
 
@@ -434,7 +439,9 @@ export class PostgresStore implements Store {
         const [previous] = await tx`SELECT version FROM dataset WHERE id = 1`;
         if (previous && input.onlyIfEmpty) return null;
         // DELETE, not TRUNCATE: TRUNCATE would block every reader until the commit.
-        await tx.unsafe('DELETE FROM position_blocks; DELETE FROM markets; DELETE FROM dataset;');
+        await tx.unsafe(
+          'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM markets; DELETE FROM dataset;',
+        );
         await copyIn(
           tx,
           'COPY markets (ord, unique_key, protocol, chain_id, doc) FROM STDIN (FORMAT binary)',
@@ -466,6 +473,7 @@ export class PostgresStore implements Store {
           marketCount: input.markets.length,
           positionCount: columns.count,
           version: (previous ? Number(previous.version) : 0) + 1,
+          changeSeq: 0,
         };
         await tx`
         INSERT INTO dataset (id, kind, profile, seed, refreshed_at, market_count, position_count, version)
@@ -506,6 +514,82 @@ export class PostgresStore implements Store {
         }
       }
     });
+  }
+
+  /**
+   * One transaction holding the dataset row's lock (concurrent writers of changes, and a
+   * dataset replacement, queue behind it): each change checked against its stored version,
+   * then upserted with the next sequence number.
+   */
+  async applyPositionChanges(
+    source: string,
+    changes: readonly PositionChange[],
+    datasetVersion?: number,
+  ): Promise<AppliedPositionChanges> {
+    checkPositionChanges(changes);
+    return this.serve((sql) =>
+      sql.begin(async (tx): Promise<AppliedPositionChanges> => {
+        const [ds] = await tx`SELECT version, change_seq FROM dataset WHERE id = 1 FOR UPDATE`;
+        if (!ds) throw new RangeError('no dataset: positions cannot change');
+        if (datasetVersion !== undefined && Number(ds.version) !== datasetVersion)
+          return { applied: [], changeSeq: Number(ds.change_seq) };
+        const keys = [...new Set(changes.map((c) => c.marketKey))];
+        const known = await tx`SELECT unique_key FROM markets WHERE unique_key = ANY(${keys}::text[])`;
+        if (known.length !== keys.length) {
+          const have = new Set(known.map((r) => r.unique_key as string));
+          throw new RangeError(`position of unknown market ${keys.find((k) => !have.has(k))}`);
+        }
+        const stored = new Map<string, number>();
+        const conditional = changes.filter((c) => c.basedOn !== undefined);
+        if (conditional.length > 0) {
+          const rows = await tx`
+            SELECT c.market_key, c."user", c.seq FROM position_changes c
+              JOIN unnest(${conditional.map((c) => c.marketKey)}::text[], ${conditional.map((c) => c.user)}::text[])
+                AS w(market_key, "user") ON c.market_key = w.market_key AND c."user" = w."user"`;
+          for (const r of rows) stored.set(`${r.market_key}\n${r.user}`, Number(r.seq));
+        }
+        let seq = Number(ds.change_seq);
+        const first = seq + 1;
+        const applied = changes.filter(
+          (c) => c.basedOn === undefined || (stored.get(`${c.marketKey}\n${c.user}`) ?? 0) === c.basedOn,
+        );
+        if (applied.length > 0) {
+          seq += applied.length;
+          await tx`
+            INSERT INTO position_changes (market_key, "user", source, seq, collateral_usd, borrow_usd, supply_usd, health_factor)
+            SELECT w.market_key, w."user", ${source}, ${first} + w.n - 1, w.c, w.b, w.s, w.h FROM unnest(
+              ${applied.map((c) => c.marketKey)}::text[],
+              ${applied.map((c) => c.user)}::text[],
+              ${applied.map((c) => c.collateralUsd)}::float8[],
+              ${applied.map((c) => c.borrowUsd)}::float8[],
+              ${applied.map((c) => c.supplyUsd)}::float8[],
+              ${applied.map((c) => c.healthFactor)}::float8[]) WITH ORDINALITY AS w(market_key, "user", c, b, s, h, n)
+            ON CONFLICT (market_key, "user") DO UPDATE SET source = excluded.source, seq = excluded.seq,
+              collateral_usd = excluded.collateral_usd, borrow_usd = excluded.borrow_usd,
+              supply_usd = excluded.supply_usd, health_factor = excluded.health_factor`;
+          await tx`UPDATE dataset SET change_seq = ${seq} WHERE id = 1`;
+        }
+        return { applied, changeSeq: seq };
+      }),
+    );
+  }
+
+  async positionChangesSince(after: number, limit: number): Promise<StoredPositionChange[]> {
+    const rows = await this.serve(
+      (sql) => sql`
+        SELECT market_key, "user", source, seq, collateral_usd, borrow_usd, supply_usd, health_factor
+          FROM position_changes WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`,
+    );
+    return rows.map((r) => ({
+      marketKey: r.market_key as string,
+      user: r.user as string,
+      source: r.source as string,
+      seq: Number(r.seq),
+      collateralUsd: Number(r.collateral_usd),
+      borrowUsd: Number(r.borrow_usd),
+      supplyUsd: Number(r.supply_usd),
+      healthFactor: Number(r.health_factor),
+    }));
   }
 
   async createAccount(account: AccountRecord): Promise<void> {

@@ -352,4 +352,25 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys(expires_at);
     `,
   },
+  {
+    version: 9,
+    name: "positions changed one by one by their sources, over the dataset's blocks",
+    sql: `
+      -- A source's position updates since the dataset was written: each row replaces the block
+      -- row of the same (market, user), or adds a position. seq orders the changes (the change
+      -- feed read models follow); dataset.change_seq is the last one written.
+      CREATE TABLE position_changes (
+        market_key TEXT NOT NULL,
+        user TEXT NOT NULL,
+        source TEXT NOT NULL,
+        seq INTEGER NOT NULL UNIQUE,
+        collateral_usd REAL NOT NULL,
+        borrow_usd REAL NOT NULL,
+        supply_usd REAL NOT NULL,
+        health_factor REAL NOT NULL,
+        PRIMARY KEY (market_key, user)
+      ) WITHOUT ROWID;
+      ALTER TABLE dataset ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

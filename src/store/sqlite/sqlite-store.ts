@@ -28,9 +28,11 @@ import {
 } from '../idempotency.ts';
 import { measureStoreCalls } from '../measure.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
+import { checkPositionChanges } from '../position-changes.ts';
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
+  AppliedPositionChanges,
   AssetPrice,
   AssetPriceCursor,
   DatasetInfo,
@@ -50,12 +52,14 @@ import type {
   MarketSnapshot,
   OracleRound,
   OracleRoundCursor,
+  PositionChange,
   ProgressFn,
   ReservedUsage,
   SnapshotCursor,
   SnapshotGranularity,
   SourceState,
   Store,
+  StoredPositionChange,
   UsageEvent,
   UsageReservation,
   UsageRow,
@@ -189,6 +193,7 @@ export class SqliteStore implements Store {
           market_count: number;
           position_count: number;
           version: number;
+          change_seq: number;
         }
       | undefined;
     if (!row) return null;
@@ -200,6 +205,7 @@ export class SqliteStore implements Store {
       marketCount: row.market_count,
       positionCount: row.position_count,
       version: row.version,
+      changeSeq: row.change_seq,
     };
   }
 
@@ -212,7 +218,9 @@ export class SqliteStore implements Store {
         | { version: number }
         | undefined;
       if (previous && input.onlyIfEmpty) return null;
-      this.db.exec('DELETE FROM position_blocks; DELETE FROM markets; DELETE FROM dataset;');
+      this.db.exec(
+        'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM markets; DELETE FROM dataset;',
+      );
       const insertMarket = this.db.prepare(
         'INSERT INTO markets (ord, unique_key, protocol, chain_id, doc) VALUES (?, ?, ?, ?, ?)',
       );
@@ -247,6 +255,7 @@ export class SqliteStore implements Store {
         marketCount: input.markets.length,
         positionCount: columns.count,
         version: (previous?.version ?? 0) + 1,
+        changeSeq: 0,
       };
       this.db
         .prepare(
@@ -297,6 +306,82 @@ export class SqliteStore implements Store {
         }),
       );
     }
+  }
+
+  /** One transaction under the write lock: each change checked against its stored version, then upserted. */
+  async applyPositionChanges(
+    source: string,
+    changes: readonly PositionChange[],
+    datasetVersion?: number,
+  ): Promise<AppliedPositionChanges> {
+    checkPositionChanges(changes);
+    return this.transaction((): AppliedPositionChanges => {
+      const ds = this.db.prepare('SELECT version, change_seq FROM dataset WHERE id = 1').get() as
+        | { version: number; change_seq: number }
+        | undefined;
+      if (!ds) throw new RangeError('no dataset: positions cannot change');
+      if (datasetVersion !== undefined && ds.version !== datasetVersion)
+        return { applied: [], changeSeq: ds.change_seq };
+      const known = this.stmt('SELECT 1 FROM markets WHERE unique_key = ?');
+      const stored = this.stmt('SELECT seq FROM position_changes WHERE market_key = ? AND user = ?');
+      const upsert = this.stmt(
+        `INSERT INTO position_changes (market_key, user, source, seq, collateral_usd, borrow_usd, supply_usd, health_factor)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (market_key, user) DO UPDATE SET source = excluded.source, seq = excluded.seq,
+           collateral_usd = excluded.collateral_usd, borrow_usd = excluded.borrow_usd,
+           supply_usd = excluded.supply_usd, health_factor = excluded.health_factor`,
+      );
+      for (const c of changes)
+        if (!known.get(c.marketKey)) throw new RangeError(`position of unknown market ${c.marketKey}`);
+      let seq = ds.change_seq;
+      const applied: PositionChange[] = [];
+      for (const c of changes) {
+        if (c.basedOn !== undefined) {
+          const row = stored.get(c.marketKey, c.user) as { seq: number } | undefined;
+          if ((row?.seq ?? 0) !== c.basedOn) continue;
+        }
+        seq++;
+        upsert.run(
+          c.marketKey,
+          c.user,
+          source,
+          seq,
+          c.collateralUsd,
+          c.borrowUsd,
+          c.supplyUsd,
+          c.healthFactor,
+        );
+        applied.push(c);
+      }
+      if (seq !== ds.change_seq) this.stmt('UPDATE dataset SET change_seq = ? WHERE id = 1').run(seq);
+      return { applied, changeSeq: seq };
+    });
+  }
+
+  async positionChangesSince(after: number, limit: number): Promise<StoredPositionChange[]> {
+    const rows = this.stmt(
+      `SELECT market_key, user, source, seq, collateral_usd, borrow_usd, supply_usd, health_factor
+         FROM position_changes WHERE seq > ? ORDER BY seq LIMIT ?`,
+    ).all(after, limit) as {
+      market_key: string;
+      user: string;
+      source: string;
+      seq: number;
+      collateral_usd: number;
+      borrow_usd: number;
+      supply_usd: number;
+      health_factor: number;
+    }[];
+    return rows.map((r) => ({
+      marketKey: r.market_key,
+      user: r.user,
+      source: r.source,
+      seq: r.seq,
+      collateralUsd: r.collateral_usd,
+      borrowUsd: r.borrow_usd,
+      supplyUsd: r.supply_usd,
+      healthFactor: r.health_factor,
+    }));
   }
 
   async createAccount(account: AccountRecord): Promise<void> {

@@ -33,6 +33,7 @@
  *   (synthetic: time since a genesis over the block time); tx hash, borrower and liquidator
  *   (one of a chain's LIQUIDATORS bots) are hashes.
  */
+import { FULL_CLOSE_HF, liquidate } from '../../../domain/liquidation.ts';
 import { fraction, significant, usd } from '../../../domain/precision.ts';
 import { borrowRate, rateToApy, supplyRate } from '../../../domain/rates.ts';
 import type { MarketRecord } from '../../../domain/types.ts';
@@ -63,8 +64,6 @@ export const MEAN_LIFE_H = 24 * 30;
 export const MAX_LIFE_H = 24 * 180;
 /** Liquidation bots per chain. */
 export const LIQUIDATORS = 24;
-/** Below this health factor a partial-close protocol lets the whole debt be repaid. */
-const FULL_CLOSE_HF = 0.95;
 const HOUR_YEARS = HOUR_MS / YEAR_MS;
 
 /** Block times (ms) and a synthetic genesis per chain; others: 2 s from 2020-01-01. */
@@ -100,10 +99,16 @@ function hex32(x: number): string {
     (HEX[x & 255] as string)
   );
 }
-function hexOf(stream: number, a: number, b: number, words: number): string {
+/** A hex string of `words` 32-bit words drawn from (stream, a, b): synthetic hashes and addresses. */
+export function hexOf(stream: number, a: number, b: number, words: number): string {
   let out = '0x';
   for (let k = 0; k < words; k++) out += hex32(hashAt(stream, a, b * 16 + k));
   return out;
+}
+
+/** One of a chain's LIQUIDATORS bots (`bots`: the stream of `liquidators|<chainId>`), picked by `draw`. */
+export function liquidatorAddress(bots: number, draw: number): string {
+  return hexOf(bots, draw % LIQUIDATORS, 0, 5);
 }
 
 /** "First index at or after lo whose value is below x" over a fixed array, in O(log n). */
@@ -393,14 +398,7 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
         debt *= Math.exp((path.logIndex[base + h] as number) - (path.logIndex[base + o] as number));
         const hfNow = (hf * (q[h] as number)) / (q[o] as number);
         const cf = hfNow < FULL_CLOSE_HF ? 1 : t.closeFactor;
-        let repaid = cf * debt;
-        let seized = (repaid * lp * (1 + t.liquidationBonus)) / cp;
-        let bad = 0;
-        if (seized >= collateral) {
-          seized = collateral;
-          repaid = (collateral * cp) / (lp * (1 + t.liquidationBonus));
-          bad = debt - repaid;
-        }
+        const { repaid, seized, badDebt: bad } = liquidate(collateral, debt, hfNow, cp, lp, t);
         const b = blockAt(m.chainId, hourMs + Math.floor(unitAt(txs, a, 100_000 + k) * HOUR_MS));
         const atMs = blockTime(m.chainId, b);
         if (atMs >= fromMs && atMs < toMs) {
@@ -413,7 +411,7 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
             at: atMs,
             marketKey: key,
             borrower: who.address,
-            liquidator: hexOf(bots, hashAt(txs, a, 300_000 + k) % LIQUIDATORS, 0, 5),
+            liquidator: liquidatorAddress(bots, hashAt(txs, a, 300_000 + k)),
             collateralSeized: significant(seized),
             collateralSeizedUsd: usd(seized * cp),
             debtRepaid: significant(repaid),

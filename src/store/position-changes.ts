@@ -1,0 +1,27 @@
+import type { PositionChange } from './types.ts';
+
+const ADDRESS = /^0x[0-9a-f]{40}$/;
+
+/**
+ * Refuses a batch of position changes with any invalid row, before anything is written: a user
+ * that is not a lower-case 0x address, an amount that is negative or not finite, a health
+ * factor that is negative or NaN (Infinity is a position without debt), a position named twice.
+ */
+export function checkPositionChanges(changes: readonly PositionChange[]): void {
+  const seen = new Set<string>();
+  for (const c of changes) {
+    const where = `position ${c.marketKey}/${c.user}`;
+    if (typeof c.marketKey !== 'string' || c.marketKey === '') throw new RangeError(`${where}: no market`);
+    if (!ADDRESS.test(c.user)) throw new RangeError(`${where}: user is not a lower-case 0x address`);
+    for (const f of ['collateralUsd', 'borrowUsd', 'supplyUsd'] as const) {
+      if (!(Number.isFinite(c[f]) && c[f] >= 0))
+        throw new RangeError(`${where}: ${f} must be finite and >= 0`);
+    }
+    if (!(c.healthFactor >= 0)) throw new RangeError(`${where}: healthFactor must be >= 0`);
+    if (c.basedOn !== undefined && !(Number.isSafeInteger(c.basedOn) && c.basedOn >= 0))
+      throw new RangeError(`${where}: basedOn must be a sequence number`);
+    const key = `${c.marketKey}\n${c.user}`;
+    if (seen.has(key)) throw new RangeError(`${where}: named twice in one batch`);
+    seen.add(key);
+  }
+}
