@@ -325,6 +325,29 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
         hits: idx.query(base).length,
       };
     }
+    {
+      // One position changed by its source (a liquidation, a repayment): moved inside its
+      // market's ordered list, nothing rebuilt. Alternates between two states of the position
+      // nearest liquidation. The first call also builds the per-market member lists (once).
+      const idx = index;
+      const first = idx.query({ ...base, limit: 1 })[0];
+      if (first !== undefined) {
+        const p = idx.stateOf(first);
+        let half = false;
+        const change = () => {
+          half = !half;
+          const k = half ? 0.5 : 1;
+          return idx.applyPositionChanges([
+            { ...p, borrowUsd: p.borrowUsd * k, healthFactor: p.healthFactor / k },
+          ]);
+        };
+        const t0 = performance.now();
+        change();
+        const firstMs = sig(performance.now() - t0, 3);
+        results['positionChange'] = { ...timeOp(change, timing), hits: 1 };
+        log(`  first position change (builds the member lists): ${firstMs} ms`);
+      }
+    }
     if (n === 1_000_000) {
       // A whole sandbox tick: every token's price at the next instant, applied to the catalog
       // (re-ranked) and the index, then the unfiltered query (what the service does every
