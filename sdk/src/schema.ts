@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 dcb7d8a02450f6bbe424a8a7b1b776501e816cb6f464030d144fdd500d2cde0f) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 1f1ee7116f6de51b0749569f6a56a6287beacba32c2d3b45c561222a1bc90da3) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -641,7 +641,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
                     RateLimit?: string;
-                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
                     ETag?: string;
                     /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
                     "Cache-Control"?: string;
@@ -669,7 +669,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
                     RateLimit?: string;
-                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
                     ETag?: string;
                     /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
                     "Cache-Control"?: string;
@@ -901,7 +901,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
                     RateLimit?: string;
-                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
                     ETag?: string;
                     /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
                     "Cache-Control"?: string;
@@ -929,7 +929,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
                     RateLimit?: string;
-                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
                     ETag?: string;
                     /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
                     "Cache-Control"?: string;
@@ -1149,7 +1149,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
                     RateLimit?: string;
-                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
                     ETag?: string;
                     /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
                     "Cache-Control"?: string;
@@ -1177,7 +1177,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
                     RateLimit?: string;
-                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
                     ETag?: string;
                     /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
                     "Cache-Control"?: string;
@@ -1439,7 +1439,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
                     RateLimit?: string;
-                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
                     ETag?: string;
                     /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
                     "Cache-Control"?: string;
@@ -1467,7 +1467,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
                     RateLimit?: string;
-                    /** @description Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged. */
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
                     ETag?: string;
                     /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
                     "Cache-Control"?: string;

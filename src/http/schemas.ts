@@ -203,7 +203,7 @@ export const RATE_HEADERS = {
 /** On data answers (200 and 304), DECISIONS D19. */
 export const CACHE_HEADERS = {
   ETag: header(
-    'Strong tag of the data in the answer; send it back in If-None-Match to get 304 while unchanged.',
+    'Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding\'s tag revalidates).',
   ),
   'Cache-Control': header(
     '`private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers.',

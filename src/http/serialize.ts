@@ -64,14 +64,31 @@ export function etagOf(a: DataAnswer): string {
   return `"${h.digest('base64url').slice(0, 27)}"`;
 }
 
-/** Whether an If-None-Match header matches `etag` (weak comparison, as RFC 9110 says for it). */
-export function noneMatch(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
+/**
+ * The tag of a representation compressed with `coding` (RFC 9110: a strong ETag names one
+ * representation, so the brotli and gzip bodies of an answer are tagged apart from the
+ * identity one): `"<tag>-br"`, `"<tag>-gzip"`.
+ */
+export function codingEtag(etag: string, coding: string): string {
+  return `${etag.slice(0, -1)}-${coding}"`;
+}
+
+const CODING_SUFFIX = /-(?:br|gzip)"$/;
+
+/**
+ * The tag of If-None-Match that matches `etag` in any of its codings (weak comparison, as RFC
+ * 9110 says for it), or null: a client that holds the brotli body revalidates it as well as one
+ * that holds the identity body.
+ */
+export function noneMatch(header: string | undefined, etag: string): string | null {
+  if (header === undefined) return null;
   for (const raw of header.split(',')) {
     const tag = raw.trim();
-    if (tag === '*' || (tag.startsWith('W/') ? tag.slice(2) : tag) === etag) return true;
+    if (tag === '*') return etag;
+    const opaque = tag.startsWith('W/') ? tag.slice(2) : tag;
+    if (opaque === etag || opaque.replace(CODING_SUFFIX, '"') === etag) return opaque;
   }
-  return false;
+  return null;
 }
 
 /**
@@ -83,7 +100,9 @@ export function sendData(request: FastifyRequest, reply: FastifyReply, a: DataAn
   const etag = etagOf(a);
   reply.header('etag', etag);
   reply.header('cache-control', DATA_CACHE_CONTROL);
-  if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
+  const matched = noneMatch(request.headers['if-none-match'], etag);
+  // A 304 names the representation the client holds (the compression hook leaves it alone).
+  if (matched !== null) return reply.header('etag', matched).code(304).send();
   const parts: Uint8Array[] = [a.list ? LIST_HEAD : ITEM_HEAD];
   for (let i = 0; i < a.items.length; i++) {
     if (i > 0) parts.push(COMMA);

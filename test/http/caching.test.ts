@@ -61,6 +61,27 @@ describe('compression and caching', () => {
     await t.close();
   });
 
+  test('behavior: each content-coding has its own strong ETag, and any of them revalidates', async () => {
+    const t = await createTestApp();
+    const key = await t.key('pro');
+    const get = (headers: Record<string, string>) =>
+      t.app.inject({ url: LIST, headers: { authorization: `Bearer ${key}`, ...headers } });
+    const identity = (await get({})).headers.etag as string;
+    const br = await get({ 'accept-encoding': 'br' });
+    const gzip = await get({ 'accept-encoding': 'gzip' });
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.equal(br.headers.etag, `${identity.slice(0, -1)}-br"`);
+    assert.equal(gzip.headers.etag, `${identity.slice(0, -1)}-gzip"`);
+    for (const held of [identity, br.headers.etag as string, gzip.headers.etag as string]) {
+      const again = await get({ 'accept-encoding': 'br', 'if-none-match': held });
+      assert.equal(again.statusCode, 304, held);
+      assert.equal(again.headers.etag, held);
+    }
+    const other = await get({ 'if-none-match': `${identity.slice(0, -2)}x-br"` });
+    assert.equal(other.statusCode, 200);
+    await t.close();
+  });
+
   test('behavior: answers over 1 KB are compressed as the client accepts (br, gzip), smaller ones not', async () => {
     const t = await createTestApp();
     const key = await t.key('pro');

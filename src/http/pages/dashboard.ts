@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { noneMatch } from '../serialize.ts';
 import { inlineHashes } from './csp.ts';
 
 /**
@@ -32,20 +33,13 @@ const CSP = [
 
 const ETAG = `"${createHash('sha256').update(PAGE).digest('base64url').slice(0, 27)}"`;
 
-function matches(ifNoneMatch: string | undefined): boolean {
-  if (!ifNoneMatch) return false;
-  return ifNoneMatch.split(',').some((tag) => {
-    const t = tag.trim();
-    return t === '*' || t === ETAG || t === `W/${ETAG}`;
-  });
-}
-
 export async function dashboardPage(app: FastifyInstance): Promise<void> {
   app.get('/dashboard', { schema: { hide: true } }, async (request, reply) => {
     reply.header('content-security-policy', CSP);
     reply.header('cache-control', 'no-cache');
     reply.header('etag', ETAG);
-    if (matches(request.headers['if-none-match'])) return reply.code(304).send();
+    const matched = noneMatch(request.headers['if-none-match'], ETAG);
+    if (matched !== null) return reply.header('etag', matched).code(304).send();
     return reply.type('text/html; charset=utf-8').send(PAGE);
   });
 }

@@ -1,7 +1,8 @@
 import { constants } from 'node:zlib';
 import compress from '@fastify/compress';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { codingEtag } from '../serialize.ts';
 
 /**
  * DECISIONS D19: answers over 1 KB are compressed when the client accepts it, brotli or gzip
@@ -18,6 +19,26 @@ export const compressionPlugin = fp(
       brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } },
       zlibOptions: { level: 6 },
     });
+    // After the compression hook of each route (registered after it, so it runs after it): a
+    // compressed body gets the tag of its coding (serialize.ts codingEtag).
+    app.addHook('onRoute', (route) => {
+      const hooks =
+        route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
+      route.onSend = [...hooks, tagCoding];
+    });
   },
   { name: 'lrds-compression' },
 );
+
+function tagCoding(
+  _request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (err: null, p: unknown) => void,
+) {
+  const coding = reply.getHeader('content-encoding');
+  const etag = reply.getHeader('etag');
+  if (typeof coding === 'string' && coding !== 'identity' && typeof etag === 'string' && etag.endsWith('"'))
+    reply.header('etag', codingEtag(etag, coding));
+  done(null, payload);
+}
