@@ -293,3 +293,13 @@ export function toCounts(r: Row): HistoryCounts {
     liquidations: num(r.liquidations),
   };
 }
+
+/** A snapshot's columns (SQL of both stores), named as toSnapshot() reads them (`m`: history_markets, `s`: market_snapshots). */
+export const SNAPSHOT_COLUMNS = `m.market_key, coalesce(s.chain_id, m.chain_id) AS chain_id,
+  coalesce(s.protocol, m.protocol) AS protocol, s.at, s.granularity, s.supply_usd, s.borrow_usd, s.utilization,
+  s.supply_apy, s.borrow_apy, s.collateral_price_usd, s.loan_price_usd, s.oracle_price`;
+
+/** A liquidation's columns (SQL of both stores), named as toLiquidation() reads them (`m`: history_markets, `l`: liquidations). */
+export const LIQUIDATION_COLUMNS = `l.protocol, l.chain_id, l.tx_hash, l.log_index, l.block, l.at, m.market_key,
+  l.borrower, l.liquidator, l.collateral_seized, l.collateral_seized_usd, l.debt_repaid, l.debt_repaid_usd,
+  l.bad_debt, l.bad_debt_usd`;

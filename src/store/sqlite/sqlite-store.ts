@@ -11,7 +11,9 @@ import {
   checkOracleRounds,
   checkRead,
   checkSource,
+  LIQUIDATION_COLUMNS,
   noHistory,
+  SNAPSHOT_COLUMNS,
   toAssetPrice,
   toCounts,
   toLiquidation,
@@ -87,16 +89,6 @@ interface PendingIds {
   markets: Map<string, MarketDimension>;
   addresses: Map<string, number>;
 }
-
-/** A snapshot's columns, named as toSnapshot() reads them (`m`: history_markets, `s`: market_snapshots). */
-const SNAPSHOT_COLUMNS = `m.market_key, coalesce(s.chain_id, m.chain_id) AS chain_id,
-  coalesce(s.protocol, m.protocol) AS protocol, s.at, s.granularity, s.supply_usd, s.borrow_usd, s.utilization,
-  s.supply_apy, s.borrow_apy, s.collateral_price_usd, s.loan_price_usd, s.oracle_price`;
-
-/** A liquidation's columns, named as toLiquidation() reads them (`m`: history_markets, `l`: liquidations). */
-const LIQUIDATION_COLUMNS = `l.protocol, l.chain_id, l.tx_hash, l.log_index, l.block, l.at, m.market_key,
-  l.borrower, l.liquidator, l.collateral_seized, l.collateral_seized_usd, l.debt_repaid, l.debt_repaid_usd,
-  l.bad_debt, l.bad_debt_usd`;
 
 /** CLAIM_SQL with SQLite's numbered parameters (?1, ?2…). */
 const SQLITE_CLAIM_SQL = CLAIM_SQL.replace(/\$(\d)/g, '?$1');
