@@ -17,7 +17,12 @@ import { buildApp } from './http/app.ts';
 import type { DataSource } from './http/context.ts';
 import { ingestOnce } from './ingest/runner.ts';
 import { type SandboxFeedClock, sandboxFeedClock } from './ingest/sandbox/feeds.ts';
-import { SandboxHistoryFeed, sandboxSimulation } from './ingest/sandbox/history.ts';
+import {
+  SandboxHistoryFeed,
+  type SandboxMarketClock,
+  sandboxMarketClock,
+  sandboxSimulation,
+} from './ingest/sandbox/history.ts';
 import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from './ingest/sandbox/index.ts';
 import { LIQUIDATIONS_SOURCE_ID, SandboxLiquidator } from './ingest/sandbox/liquidator.ts';
 import { type SandboxPricer, sandboxPricer } from './ingest/sandbox/live.ts';
@@ -110,10 +115,11 @@ function isDefaultSandbox(d: DatasetInfo): boolean {
   return d.kind === 'sandbox' && d.profile === 'default' && d.seed === DEFAULT_SEED;
 }
 
-/** What moves a sandbox model: its token prices and its feeds' rounds, from one seed. */
+/** What moves a sandbox model: its token prices, its feeds' rounds and its markets, from one seed. */
 interface SandboxLive {
   pricer: SandboxPricer;
   feeds: SandboxFeedClock;
+  markets: SandboxMarketClock;
 }
 
 /**
@@ -123,15 +129,30 @@ interface SandboxLive {
 async function sandboxLive(model: ReadModel, tMs: number): Promise<SandboxLive> {
   const records = model.catalog.baseRecords();
   const seed = model.dataset.seed ?? DEFAULT_SEED;
-  const live = { pricer: sandboxPricer(records, seed), feeds: sandboxFeedClock(records, seed) };
+  const profile = model.dataset.profile === 'large' ? 'large' : 'default';
+  const live = {
+    pricer: sandboxPricer(records, seed),
+    feeds: sandboxFeedClock(records, seed),
+    markets: sandboxMarketClock(sandboxSimulation(profile, seed)),
+  };
   await live.pricer.warm(tMs);
   await live.feeds.warm(tMs);
+  await live.markets.warm(tMs);
   return live;
 }
 
-/** One step of a sandbox model: prices and the feeds' latest rounds at tMs, applied together. */
+/**
+ * One step of a sandbox model: prices, the feeds' latest rounds and the markets' states
+ * (interest, utilization, APYs) at tMs, applied together.
+ */
 function stepSandbox(model: ReadModel, live: SandboxLive, tMs: number): void {
-  applyPrices(model, live.pricer.pricesAt(tMs), tMs, live.feeds.updatesAt(tMs));
+  applyPrices(
+    model,
+    live.pricer.pricesAt(tMs),
+    tMs,
+    live.feeds.updatesAt(tMs),
+    tMs >= SANDBOX_AS_OF * 1000 ? live.markets.statesAt(tMs) : [],
+  );
 }
 
 /**

@@ -7,6 +7,7 @@ import { classifyStrategy } from '../domain/strategy.ts';
 import type {
   FeedUpdate,
   MarketRecord,
+  MarketStateChange,
   OracleFeedRecord,
   OracleHealth,
   OracleRecord,
@@ -56,7 +57,10 @@ interface Entry {
   healthAtSec: number;
   json: Uint8Array | null;
   jsonAtSec: number;
-  /** The stored record: its prices and USD amounts are those of the snapshot. */
+  /**
+   * The stored record: prices and USD amounts at the snapshot's prices; balances and APYs
+   * replaced by each market state applied (applyMarketStates).
+   */
   base: MarketRecord;
 }
 
@@ -279,6 +283,53 @@ export class Catalog {
         this.loanFactor[ord] = f;
         touched++;
       }
+    }
+    if (reorder) this.rerank();
+    return touched;
+  }
+
+  /**
+   * Market states in place (MarketStateChange: balances and APYs in USD at the record's prices):
+   * each market's record takes them, its view follows at the current prices, its cached JSON
+   * is dropped; the catalog is re-ranked when the order by supply changed. Unknown markets and
+   * states with a negative or non-finite figure are ignored. Returns the markets touched.
+   */
+  applyMarketStates(states: Iterable<MarketStateChange>): number {
+    let touched = 0;
+    let reorder = false;
+    for (const st of states) {
+      const ord = this.byKey.get(st.marketKey);
+      if (ord === undefined) continue;
+      const figures = [st.supply, st.borrow, st.supplyApy, st.borrowApy];
+      if (!figures.every((x) => Number.isFinite(x) && x >= 0)) continue;
+      const e = this.entries[ord]!;
+      const b = e.base;
+      if (
+        b.supply === st.supply &&
+        b.borrow === st.borrow &&
+        b.supplyApy === st.supplyApy &&
+        b.borrowApy === st.borrowApy
+      )
+        continue;
+      if (b.supply !== st.supply) reorder = true;
+      e.base = {
+        ...b,
+        supply: st.supply,
+        borrow: st.borrow,
+        supplyApy: st.supplyApy,
+        borrowApy: st.borrowApy,
+      };
+      const f = this.loanFactor[ord]!;
+      const supply = st.supply * f;
+      const borrow = st.borrow * f;
+      e.view.supply = usd(supply);
+      e.view.borrow = usd(borrow);
+      e.view.available = usd(available(supply, borrow));
+      e.view.utilization = fraction(utilization(supply, borrow));
+      e.view.supplyApy = fraction(st.supplyApy);
+      e.view.borrowApy = fraction(st.borrowApy);
+      e.json = null;
+      touched++;
     }
     if (reorder) this.rerank();
     return touched;

@@ -1,5 +1,11 @@
 import { PositionColumnsBuilder } from '../domain/position-columns.ts';
-import type { FeedUpdate, MarketRecord, PositionRecord, PriceChange } from '../domain/types.ts';
+import type {
+  FeedUpdate,
+  MarketRecord,
+  MarketStateChange,
+  PositionRecord,
+  PriceChange,
+} from '../domain/types.ts';
 import type { DatasetInfo, MarketDataStore, StoredPositionChange } from '../store/types.ts';
 import { Catalog } from './catalog.ts';
 import { RiskIndex } from './risk-index.ts';
@@ -59,19 +65,32 @@ export async function catchUpChanges(
 }
 
 /**
- * Moves prices in a read model: its markets and its positions, and the feeds' last updates of
- * the same instant (`feeds`, see Catalog.applyFeedUpdates), in one synchronous step, so no
- * answer mixes two instants. `atMs`: the time the prices are of (meta.asOf from then on).
+ * Moves prices in a read model: its markets and its positions, with the feeds' last updates and
+ * the markets' states of the same instant (`feeds`, see Catalog.applyFeedUpdates; `states`:
+ * balances, APYs and borrow indexes, see Catalog.applyMarketStates and
+ * RiskIndex.applyDebtIndexes), in one synchronous step, so no answer mixes two instants.
+ * `atMs`: the time the prices are of (meta.asOf from then on).
  */
 export function applyPrices(
   model: ReadModel,
   changes: readonly PriceChange[],
   atMs: number,
   feeds: readonly FeedUpdate[] = [],
+  states: readonly MarketStateChange[] = [],
 ): number {
-  const markets = model.catalog.applyPrices(changes);
-  model.catalog.applyFeedUpdates(feeds);
-  model.risk.applyPrices(changes);
+  const { catalog, risk } = model;
+  const markets = catalog.applyPrices(changes);
+  catalog.applyFeedUpdates(feeds);
+  if (states.length > 0) {
+    catalog.applyMarketStates(states);
+    const indexes = [];
+    for (const st of states) {
+      const ord = catalog.ordOf(st.marketKey);
+      if (ord !== undefined) indexes.push({ ord, index: st.debtIndex });
+    }
+    risk.applyDebtIndexes(indexes);
+  }
+  risk.applyPrices(changes);
   model.asOf = Math.max(model.asOf, atMs);
   return markets;
 }

@@ -91,9 +91,14 @@ export class RiskIndex {
   private readonly scopes = new Map<string, ScopeMarkets>();
   private readonly catalog: Catalog;
   private indexedCount: number;
-  /** Per market: price factors of its collateral and loan tokens, and k = collateral / loan. */
+  /**
+   * Per market: price factors of its collateral and loan tokens, its borrow index over the one
+   * its positions' debt is stated at, debt = loan x index, and k = collateral / debt.
+   */
   private readonly collateralFactor: Float64Array;
   private readonly loanFactor: Float64Array;
+  private readonly debtIndex: Float64Array;
+  private readonly debtFactor: Float64Array;
   private readonly hfFactor: Float64Array;
   /** Per market: bumped whenever its factors change (cached JSON of its positions is stale). */
   private readonly marketVersion: Uint32Array;
@@ -134,6 +139,8 @@ export class RiskIndex {
     }
     this.collateralFactor = new Float64Array(size).fill(1);
     this.loanFactor = new Float64Array(size).fill(1);
+    this.debtIndex = new Float64Array(size).fill(1);
+    this.debtFactor = new Float64Array(size).fill(1);
     this.hfFactor = new Float64Array(size).fill(1);
     this.marketVersion = new Uint32Array(size);
     this.changedAt = new Int32Array(size);
@@ -207,8 +214,9 @@ export class RiskIndex {
   }
 
   /**
-   * Position i as stored (amounts in its market record's prices), with the price factors of its
-   * market now and the change sequence number it is at (0: as loaded).
+   * Position i as stored (amounts in its market record's prices, debt at the borrow index it
+   * was stated at), with the price factors and borrow index of its market now and the change
+   * sequence number it is at (0: as loaded).
    */
   stateOf(i: number) {
     const c = this.cols;
@@ -222,6 +230,7 @@ export class RiskIndex {
       healthFactor: c.healthFactor[i]!,
       collateralFactor: this.collateralFactor[ord]!,
       loanFactor: this.loanFactor[ord]!,
+      debtIndex: this.debtIndex[ord]!,
       seq: this.seqs.get(i) ?? 0,
     };
   }
@@ -329,7 +338,7 @@ export class RiskIndex {
       c.supplyUsd.byteLength +
       c.healthFactor.byteLength +
       c.users.byteLength +
-      this.collateralFactor.byteLength * 4 +
+      this.collateralFactor.byteLength * 6 +
       this.marketVersion.byteLength +
       this.changedAt.byteLength;
     for (const l of this.byMarket) if (l) bytes += l.byteLength;
@@ -362,12 +371,42 @@ export class RiskIndex {
     return touched;
   }
 
-  private setFactors(ord: number, collateral: number, loan: number, version: number): number {
-    if (this.collateralFactor[ord] === collateral && this.loanFactor[ord] === loan) return 0;
+  /**
+   * Interest accrued on debt: each market's borrow index now, relative to the one its positions'
+   * debt is stated at (1 as loaded). Debt and health factors of the market's positions scale by
+   * it (one factor per market, like prices: no re-sort). Non-positive or non-finite indexes and
+   * unknown ords are ignored. Returns the markets touched.
+   */
+  applyDebtIndexes(changes: Iterable<{ ord: number; index: number }>): number {
+    const version = this.priceVersion + 1;
+    let touched = 0;
+    for (const { ord, index } of changes) {
+      if (!(ord >= 0 && ord < this.catalog.size) || !(index > 0) || !Number.isFinite(index)) continue;
+      touched += this.setFactors(ord, this.collateralFactor[ord]!, this.loanFactor[ord]!, version, index);
+    }
+    if (touched > 0) this.priceVersion = version;
+    return touched;
+  }
+
+  private setFactors(
+    ord: number,
+    collateral: number,
+    loan: number,
+    version: number,
+    index = this.debtIndex[ord]!,
+  ): number {
+    if (
+      this.collateralFactor[ord] === collateral &&
+      this.loanFactor[ord] === loan &&
+      this.debtIndex[ord] === index
+    )
+      return 0;
     this.changedAt[ord] = version;
     this.collateralFactor[ord] = collateral;
     this.loanFactor[ord] = loan;
-    this.hfFactor[ord] = collateral / loan;
+    this.debtIndex[ord] = index;
+    this.debtFactor[ord] = loan * index;
+    this.hfFactor[ord] = collateral / (loan * index);
     this.marketVersion[ord]!++;
     return 1;
   }
@@ -428,7 +467,7 @@ export class RiskIndex {
     if (q.limit <= 0) return out;
     if (q.marketOrd !== undefined) return this.queryMarket(q, q.marketOrd);
     const borrow0 = this.cols.borrowUsd;
-    const loanFactor = this.loanFactor;
+    const debtFactor = this.debtFactor;
     const T = q.healthFactorThreshold;
     const scopes: Uint32Array[] = [];
     for (const k of this.scopeKeys(q)) {
@@ -456,14 +495,14 @@ export class RiskIndex {
         const ord = scopes[best]![next[best]!++]!;
         const i = this.byMarket[ord]![0]!;
         cursorPos.set(ord, 0);
-        heap.push(this.hfOf(i, ord), borrow0[i]! * loanFactor[ord]!, i, ord);
+        heap.push(this.hfOf(i, ord), borrow0[i]! * debtFactor[ord]!, i, ord);
         continue;
       }
       if (heap.size === 0) break;
       const hf = heap.topHf();
       if (hf >= T) break;
       const { i, ord } = heap.pop();
-      if (borrow0[i]! * loanFactor[ord]! >= q.minBorrowUsd) {
+      if (borrow0[i]! * debtFactor[ord]! >= q.minBorrowUsd) {
         out.push(i);
         if (out.length >= q.limit) break;
       }
@@ -472,7 +511,7 @@ export class RiskIndex {
       if (pos < list.length) {
         cursorPos.set(ord, pos);
         const j = list[pos]!;
-        heap.push(this.hfOf(j, ord), borrow0[j]! * loanFactor[ord]!, j, ord);
+        heap.push(this.hfOf(j, ord), borrow0[j]! * debtFactor[ord]!, j, ord);
       }
     }
     return out;
@@ -494,9 +533,9 @@ export class RiskIndex {
       else hi = mid;
     }
     const borrow0 = this.cols.borrowUsd;
-    const lf = this.loanFactor[ord]!;
+    const df = this.debtFactor[ord]!;
     for (let j = 0; j < lo && out.length < q.limit; j++) {
-      if (borrow0[list[j]!]! * lf >= q.minBorrowUsd) out.push(list[j]!);
+      if (borrow0[list[j]!]! * df >= q.minBorrowUsd) out.push(list[j]!);
     }
     return out;
   }
@@ -531,7 +570,7 @@ export class RiskIndex {
     const m: MarketView = this.catalog.recordAt(ord);
     const hf = this.hfOf(i, ord);
     const collateralUsd = c.collateralUsd[i]! * this.collateralFactor[ord]!;
-    const borrowUsd = c.borrowUsd[i]! * this.loanFactor[ord]!;
+    const borrowUsd = c.borrowUsd[i]! * this.debtFactor[ord]!;
     // Served figures are rounded once, here (src/domain/precision.ts); the index orders on the
     // unrounded ones.
     return {

@@ -100,6 +100,20 @@ export interface PriceChange {
 }
 
 /**
+ * A market's balances and rates as its source sees them now, in USD at the market record's
+ * prices (prices move apart, as PriceChange), and its borrow index over the one its positions'
+ * debt is stated at (interest accrued on every position of the market alike).
+ */
+export interface MarketStateChange {
+  marketKey: string;
+  supply: number;
+  borrow: number;
+  supplyApy: number;
+  borrowApy: number;
+  debtIndex: number;
+}
+
+/**
  * A feed's latest update as a simulation knows it at an instant: every oracle listing the
  * feed (its chain and lower-case address) reads `lastUpdateTimestamp` (unix seconds) as its
  * last update, with no cadence projected beyond it (the next update comes with the next step).

@@ -112,3 +112,50 @@ describe('Catalog.list', () => {
     assert.equal(catalog.count({ protocol: 'aave' }), 0);
   });
 });
+
+describe('Catalog.applyMarketStates', () => {
+  test('behavior: a market takes its new balances and APYs in place, at the current prices; the order by supply, the search and the JSON follow', () => {
+    const a = m('WETH', 'USDC', 3000, { borrow: 1000, loanPrice: 1 });
+    const b = m('WBTC', 'USDC', 2000, { borrow: 500, loanPrice: 1 });
+    const catalog = new Catalog([a, b], 0);
+    const order = () => catalog.list({}, 0, 10).map((o) => catalog.recordAt(o).uniqueKey);
+    const serialize = (v: object) => Buffer.from(JSON.stringify(v));
+    const ordB = catalog.ordOf(b.uniqueKey)!;
+    const before = JSON.parse(catalog.json(ordB, 0, serialize).toString());
+    assert.deepEqual(order(), [a.uniqueKey, b.uniqueKey]);
+    assert.deepEqual(
+      catalog.search('usdc', {}, 10).map((o) => catalog.recordAt(o).uniqueKey),
+      [a.uniqueKey, b.uniqueKey],
+    );
+    // The loan token's price doubles first: a state is stated at the record's prices.
+    catalog.applyPrices([{ chainId: b.chainId, token: b.loanAddress, ratio: 2 }]);
+    const state = {
+      marketKey: b.uniqueKey,
+      supply: 4000,
+      borrow: 3000,
+      supplyApy: 0.031,
+      borrowApy: 0.052,
+      debtIndex: 1,
+    };
+    assert.equal(catalog.applyMarketStates([state]), 1);
+    const after = JSON.parse(catalog.json(ordB, 0, serialize).toString());
+    assert.notDeepEqual(after, before);
+    assert.equal(after.supply, 8000);
+    assert.equal(after.borrow, 6000);
+    assert.equal(after.available, 2000);
+    assert.equal(after.utilization, 0.75);
+    assert.equal(after.supplyApy, 0.031);
+    assert.equal(after.borrowApy, 0.052);
+    // Now the larger market: first in the list and in a search's supply order.
+    assert.deepEqual(order(), [b.uniqueKey, a.uniqueKey]);
+    assert.deepEqual(
+      catalog.search('usdc', {}, 10).map((o) => catalog.recordAt(o).uniqueKey),
+      [b.uniqueKey, a.uniqueKey],
+    );
+    // The same state again, an unknown market or a bad figure: nothing changes.
+    assert.equal(catalog.applyMarketStates([state]), 0);
+    assert.equal(catalog.applyMarketStates([{ ...state, marketKey: 'nope' }]), 0);
+    assert.equal(catalog.applyMarketStates([{ ...state, supply: Number.NaN }]), 0);
+    assert.equal(catalog.applyMarketStates([{ ...state, borrow: -1 }]), 0);
+  });
+});

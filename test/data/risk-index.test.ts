@@ -261,6 +261,49 @@ describe('RiskIndex while prices move', () => {
     );
   });
 
+  test('behavior: interest (a borrow index per market) scales debt and health factors like a price; answers stay ordered', () => {
+    const positions = Array.from({ length: 120 }, (_, k) => ({
+      market: k % moving.length,
+      collateral: 1000 + 37 * k,
+      borrow: 400 + ((k * 53) % 500),
+    }));
+    const index = buildMoving(positions);
+    const render = (v: { healthFactor: number }) => Buffer.from(JSON.stringify(v));
+    const m = moving[0]!;
+    const ord = cat.ordOf(m.uniqueKey)!;
+    const before = JSON.parse(index.json(0, render).toString());
+    assert.equal(index.applyDebtIndexes([{ ord, index: 1.25 }]), 1);
+    // Applying the same index again changes nothing; a bad index or ord is ignored.
+    assert.equal(index.applyDebtIndexes([{ ord, index: 1.25 }]), 0);
+    assert.equal(
+      index.applyDebtIndexes([
+        { ord, index: 0 },
+        { ord: -1, index: 2 },
+        { ord, index: Number.NaN },
+      ]),
+      0,
+    );
+    const after = JSON.parse(index.json(0, render).toString());
+    assert.equal(after.state.borrowAssetsUsd, before.state.borrowAssetsUsd * 1.25);
+    assert.equal(after.state.collateralUsd, before.state.collateralUsd);
+    assert.ok(Math.abs(after.healthFactor - before.healthFactor / 1.25) < 1e-6);
+    // With a price move on top, the answer is a naive scan's with debt x index.
+    index.applyPrices([{ chainId: m.chainId, token: m.collateralAddress, ratio: 0.7 }]);
+    const q = { healthFactorThreshold: 10, minBorrowUsd: 0, limit: 500 };
+    const got = index.query(q).map((i) => index.view(i).healthFactor);
+    const expected = positions
+      .map((p) => {
+        const mk = moving[p.market]!;
+        const cf = mk.chainId === m.chainId && mk.collateralAddress === m.collateralAddress ? 0.7 : 1;
+        const idx = mk.uniqueKey === m.uniqueKey ? 1.25 : 1;
+        return (healthFactor(p.collateral, mk.lltv, p.borrow) * cf) / idx;
+      })
+      .filter((hf) => hf < 10)
+      .sort((a, b) => a - b)
+      .map((hf) => significant(hf));
+    assert.deepEqual(got, expected);
+  });
+
   test('behavior: a price move updates the served figures, cached JSON included', () => {
     const index = buildMoving([{ market: 0, collateral: 1000, borrow: 500 }]);
     const m = moving[0]!;

@@ -48,6 +48,53 @@ describe('market history', () => {
     }
   });
 
+  test('behavior: after the snapshot the markets go on: the live state equals the hourly history at whole hours, interest grows debt and supply', () => {
+    const busy = dataset.markets.flatMap((m, i) => (m.borrow > 1e5 ? [i] : [])).slice(0, 40);
+    assert.ok(busy.length >= 20);
+    const hours = [asOfMs, asOfMs + 5 * HOUR_MS, asOfMs + 3 * DAY_MS, asOfMs + 24 * DAY_MS];
+    const fresh = sandboxSimulation('default', DEFAULT_SEED).history;
+    let moved = 0;
+    for (const i of busy) {
+      const m = dataset.markets[i]!;
+      // At the snapshot instant: the record exactly (nothing accrued yet).
+      const s0 = history.stateAt(i, asOfMs);
+      assert.ok(Math.abs(s0.supplyTokens * m.loanPrice - m.supply) < 1e-6 * m.supply);
+      assert.ok(Math.abs(s0.supplyTokens * s0.utilization * m.loanPrice - m.borrow) < 1e-6 * m.supply);
+      assert.equal(s0.logIndex, 0);
+      const rows = history.snapshots(i, hours, 'hour');
+      let prevIndex = 0;
+      hours.forEach((t, k) => {
+        // Asked in increasing time (sums kept) and alone (from scratch): the same state.
+        const live = history.stateAt(i, t);
+        assert.deepEqual(fresh.stateAt(i, t), live);
+        const row = rows[k]!;
+        const supplyUsd = live.supplyTokens * row.loanPriceUsd!;
+        assert.ok(
+          Math.abs(row.supplyUsd - supplyUsd) <= 1e-6 * supplyUsd + 0.01,
+          `${row.supplyUsd} vs ${supplyUsd}`,
+        );
+        assert.ok(Math.abs(row.utilization - live.utilization) < 1e-6, `${m.uniqueKey} at ${t}`);
+        assert.ok(Math.abs(row.borrowApy - Math.expm1(live.borrowRate)) < 1e-6);
+        assert.ok(live.logIndex >= prevIndex, 'the borrow index never goes down');
+        prevIndex = live.logIndex;
+      });
+      // Between two whole hours: strictly between their indexes (interest accrues continuously).
+      const a = history.stateAt(i, asOfMs + 5 * HOUR_MS);
+      const mid = fresh.stateAt(i, asOfMs + 5 * HOUR_MS + 30 * 60_000);
+      const b = fresh.stateAt(i, asOfMs + 6 * HOUR_MS);
+      assert.ok(mid.logIndex > a.logIndex && mid.logIndex < b.logIndex);
+      // Over 24 days debt grows by about the borrow rate.
+      const late = history.stateAt(i, asOfMs + 24 * DAY_MS);
+      const expected = ((24 * DAY_MS) / YEAR_MS) * late.borrowRate;
+      assert.ok(
+        late.logIndex > 0.3 * expected && late.logIndex < 3 * expected + 0.01,
+        `${late.logIndex} vs ${expected}`,
+      );
+      if (late.utilization !== s0.utilization) moved++;
+    }
+    assert.ok(moved > busy.length / 2, 'utilization moves after the snapshot');
+  });
+
   test('behavior: the same seed gives the same rows; a window computed alone gives the same liquidations', () => {
     const again = sandboxSimulation('default', DEFAULT_SEED).history;
     const mid = asOfMs - 123 * DAY_MS + 7 * HOUR_MS + 1234;

@@ -57,11 +57,16 @@ describe('the sandbox market moves with time', () => {
     // Three weeks after the snapshot the price has moved (the path is continuous, so not by much
     // in an hour, but surely by something over 23 days).
     assert.notEqual(t1.data.collateralPrice, snapshot.collateralPrice);
+    // The market itself moved on too (utilization does not depend on prices): interest accrued,
+    // suppliers came and went, the APYs follow the curve at the new utilization.
+    assert.notEqual(t1.data.utilization, snapshot.utilization);
+    assert.notEqual(t1.data.borrowApy, snapshot.borrowApy);
 
     clock.advance(3_600_000);
     await first.service.models.tickSimulation(clock.now());
     const t2 = await detail(first.get);
     assert.notEqual(t2.collateralPrice, t1.data.collateralPrice);
+    assert.notEqual(t2.supply, t1.data.supply);
     const risk2 = await atRisk(first.get);
     const hf0 = new Map(risk0.map((p) => [p.user.address + p.market.uniqueKey, p.healthFactor]));
     const changed = risk2.filter((p) => {

@@ -6,6 +6,8 @@
  * (a retry, a restart, two processes) leaves one copy.
  */
 import { significant } from '../../domain/precision.ts';
+import { rateToApy } from '../../domain/rates.ts';
+import type { MarketStateChange } from '../../domain/types.ts';
 import { historyCutoffs } from '../../store/history.ts';
 import type {
   AssetPrice,
@@ -17,6 +19,7 @@ import type {
 import { oracleRoundRows, type SandboxFeed, sandboxFeeds } from './feeds.ts';
 import { generateSandbox, type SandboxDataset, type SandboxProfile } from './index.ts';
 import { type SandboxPriceBasis, sandboxPriceBasis } from './live.ts';
+import { roundTo } from './rng.ts';
 import { createMarketHistory, type MarketHistory } from './simulation/market-history.ts';
 import { DAY_MS, HOUR_MS } from './simulation/noise.ts';
 
@@ -59,6 +62,47 @@ export function sandboxSimulation(profile: SandboxProfile, seed: number): Sandbo
     feeds: () => {
       feeds ??= sandboxFeeds(dataset.markets, basis.model);
       return feeds;
+    },
+  };
+}
+
+/** The sandbox's markets as they move after the snapshot: interest, utilization and APYs. */
+export interface SandboxMarketClock {
+  /** Sums every market's hours up to tMs a few hundred markets at a time, yielding between. */
+  warm(tMs: number): Promise<void>;
+  /** Every market's state at tMs (not before the snapshot; cheapest at increasing times). */
+  statesAt(tMs: number): MarketStateChange[];
+}
+
+/**
+ * The market clock of a simulation (MarketHistory.stateAt): supply and borrow in USD at the
+ * record's prices, APYs of the market's curve at its utilization (to 6 decimals, as the
+ * snapshot's), and the borrow index since the snapshot (e^logIndex) by which its positions'
+ * debt has grown.
+ */
+export function sandboxMarketClock(sim: SandboxSimulation): SandboxMarketClock {
+  const { markets } = sim.dataset;
+  return {
+    async warm(tMs) {
+      if (!(tMs >= sim.dataset.asOf * 1000)) return;
+      for (let i = 0; i < markets.length; i++) {
+        sim.history.stateAt(i, tMs);
+        if (i % 256 === 255) await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+    statesAt(tMs) {
+      return markets.map((m, i) => {
+        const s = sim.history.stateAt(i, tMs);
+        const supply = s.supplyTokens * m.loanPrice;
+        return {
+          marketKey: m.uniqueKey,
+          supply,
+          borrow: supply * s.utilization,
+          supplyApy: roundTo(rateToApy(s.supplyRate), 6),
+          borrowApy: roundTo(rateToApy(s.borrowRate), 6),
+          debtIndex: Math.exp(s.logIndex),
+        };
+      });
     },
   };
 }

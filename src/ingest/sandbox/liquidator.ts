@@ -62,10 +62,11 @@ export class SandboxLiquidator {
       const base = catalog.basePrices(p.ord);
       if (!terms || !(base.collateral > 0) || !(base.loan > 0)) continue;
       const collateral = p.collateralUsd / base.collateral;
-      const debt = p.borrowUsd / base.loan;
+      // Debt with the interest accrued since it was stated (the market's borrow index).
+      const debt = (p.borrowUsd * p.debtIndex) / base.loan;
       const cp = base.collateral * p.collateralFactor;
       const lp = base.loan * p.loanFactor;
-      const hf = (p.healthFactor * p.collateralFactor) / p.loanFactor;
+      const hf = (p.healthFactor * p.collateralFactor) / (p.loanFactor * p.debtIndex);
       const out = liquidate(collateral, debt, hf, cp, lp, terms);
       // The health factor left, by the position's own definition (its stored ratio scaled).
       const hfLeft =
@@ -78,7 +79,8 @@ export class SandboxLiquidator {
         marketKey: m.uniqueKey,
         user: p.user,
         collateralUsd: out.collateralLeft * base.collateral,
-        borrowUsd: out.debtLeft * base.loan,
+        // Stated at the loaded borrow index, like every position of the model.
+        borrowUsd: (out.debtLeft * base.loan) / p.debtIndex,
         supplyUsd: p.supplyUsd,
         healthFactor: hfLeft,
         basedOn: p.seq,

@@ -9,12 +9,14 @@
  * - Prices: the token's snapshot price times its symbol's path ratio (SandboxPriceBasis), the
  *   prices the running server serves.
  * - Utilization: the snapshot's, plus two slow noises (5-day and 12-hour knots, amplitudes
- *   UTIL_SWING) that vanish at the snapshot instant, clamped to [0, 0.99]. Supply in loan
+ *   UTIL_SWING) that vanish at the snapshot instant, clamped to [0, 0.99] (or to the
+ *   snapshot's utilization when higher). Supply in loan
  *   tokens: the snapshot's, times a flow noise (9-day knots) and a yearly growth drawn per
  *   market, times the interest suppliers earned since (the supply rate of the curve at each
  *   hour's utilization). Borrow = utilization x supply. APYs from the market's curve (domain
- *   rates.ts). After the snapshot instant balances hold still and only prices move, as in the
- *   served read model.
+ *   rates.ts). After the snapshot instant the same rules go on forward (the noises keep moving,
+ *   suppliers keep earning): the running server serves each market's state at the current
+ *   instant (stateAt), equal to the hourly history at whole hours.
  * - Debt accrues hourly at the borrow rate: a borrower's debt at h is its debt at opening times
  *   the borrow index ratio I(h) / I(open).
  * - Borrowers (not the snapshot's positions, which are current; these are the year's closed
@@ -142,6 +144,32 @@ class MinTree {
   }
 }
 
+/** A market's balances and rates at an instant after the snapshot. */
+export interface MarketState {
+  /** Supply in loan tokens. */
+  supplyTokens: number;
+  utilization: number;
+  /** Annual borrow and supply rates (continuously compounded) of the curve at that utilization. */
+  borrowRate: number;
+  supplyRate: number;
+  /** log of the borrow index over the snapshot's: debt stated at the snapshot times e^logIndex. */
+  logIndex: number;
+}
+
+/** The constants of one market's balance path. */
+interface Dynamics {
+  terms: MarketTerms;
+  u0: number;
+  s0: number;
+  su1: number;
+  su2: number;
+  sf: number;
+  growth: number;
+  at1: number;
+  at2: number;
+  atF: number;
+}
+
 /** One market's hourly path over [fromMs, toMs] (whole hours): index i is fromMs + i hours. */
 interface MarketPath {
   fromMs: number;
@@ -190,6 +218,11 @@ export interface MarketHistory {
   liquidations(index: number, fromMs: number, toMs: number): LiquidationEvent[];
   /** Borrowers of market `index` opening in [fromMs, toMs), in opening order. */
   borrowers(index: number, fromMs: number, toMs: number): Borrower[];
+  /**
+   * Market `index` at tMs (not before the snapshot instant): what the running server serves.
+   * Cheapest when asked at increasing times (the hours passed are summed once).
+   */
+  stateAt(index: number, tMs: number): MarketState;
   /** Both of the above for one market from one computation of its path. */
   market(
     index: number,
@@ -218,10 +251,46 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     return next;
   };
 
+  /** The constants of a market's balance path: its noise streams and their values at the snapshot. */
+  const dynamicsOf = (index: number): Dynamics => {
+    const m = markets[index] as MarketRecord;
+    const key = m.uniqueKey;
+    const su1 = streamId(seed, `util-slow|${key}`);
+    const su2 = streamId(seed, `util-fast|${key}`);
+    const sf = streamId(seed, `flow|${key}`);
+    return {
+      terms: terms[index] as MarketTerms,
+      u0: m.supply > 0 ? Math.min(1, m.borrow / m.supply) : 0,
+      s0: m.loanPrice > 0 ? m.supply / m.loanPrice : 0,
+      su1,
+      su2,
+      sf,
+      growth: MAX_GROWTH * (2 * unitAt(streamId(seed, `growth|${key}`), 0) - 1),
+      at1: valueNoise(su1, asOfMs, 5 * DAY_MS),
+      at2: valueNoise(su2, asOfMs, 12 * HOUR_MS),
+      atF: valueNoise(sf, asOfMs, 9 * DAY_MS),
+    };
+  };
+  /**
+   * Utilization from the two noises' values at an instant, clamped to [0, 0.99] (to the
+   * snapshot's when that is higher, so the snapshot instant gives the snapshot's).
+   */
+  const utilizationOf = (d: Dynamics, n1: number, n2: number): number =>
+    d.u0 > 0
+      ? Math.min(
+          Math.max(0.99, d.u0),
+          Math.max(0, d.u0 + UTIL_SWING.slow * (n1 - d.at1) + UTIL_SWING.fast * (n2 - d.at2)),
+        )
+      : 0;
+  /** log of the supply's flows and growth from the snapshot to tMs (0 at the snapshot). */
+  const flowOf = (d: Dynamics, flowNoise: number, tMs: number): number =>
+    FLOW_SWING * (flowNoise - d.atF) + (d.growth * (tMs - asOfMs)) / YEAR_MS;
+
   const pathOf = (index: number, fromMs: number, toMs: number): MarketPath => {
     const m = markets[index] as MarketRecord;
-    const t = terms[index] as MarketTerms;
-    // Balances before the snapshot depend on the interest earned up to it: the path runs to asOf at least.
+    const d = dynamicsOf(index);
+    // Balances depend on the interest earned between t and the snapshot: the path covers asOf.
+    fromMs = Math.min(fromMs, asOfMs);
     const end = Math.max(toMs, asOfMs);
     const hours = Math.round((end - fromMs) / HOUR_MS) + 1;
     const c = ratios(m.collateral, fromMs, end);
@@ -239,53 +308,79 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
       supplyRate: new Float64Array(hours),
       logIndex: new Float64Array(hours),
     };
-    const key = m.uniqueKey;
-    const su1 = streamId(seed, `util-slow|${key}`);
-    const su2 = streamId(seed, `util-fast|${key}`);
-    const sf = streamId(seed, `flow|${key}`);
-    const growth = MAX_GROWTH * (2 * unitAt(streamId(seed, `growth|${key}`), 0) - 1);
-    const u0 = m.supply > 0 ? Math.min(1, m.borrow / m.supply) : 0;
-    const s0 = m.loanPrice > 0 ? m.supply / m.loanPrice : 0;
-    const at1 = valueNoise(su1, asOfMs, 5 * DAY_MS);
-    const at2 = valueNoise(su2, asOfMs, 12 * HOUR_MS);
-    const atF = valueNoise(sf, asOfMs, 9 * DAY_MS);
     const supplyRates = path.supplyRate;
-    // Noises are needed before the snapshot instant only.
-    const before = Math.max(0, Math.min(hours, Math.ceil((asOfMs - fromMs) / HOUR_MS)));
-    const n1 = u0 > 0 ? valueNoiseSeries(su1, fromMs, HOUR_MS, before, 5 * DAY_MS) : null;
-    const n2 = u0 > 0 ? valueNoiseSeries(su2, fromMs, HOUR_MS, before, 12 * HOUR_MS) : null;
+    const n1 = d.u0 > 0 ? valueNoiseSeries(d.su1, fromMs, HOUR_MS, hours, 5 * DAY_MS) : null;
+    const n2 = d.u0 > 0 ? valueNoiseSeries(d.su2, fromMs, HOUR_MS, hours, 12 * HOUR_MS) : null;
     let logIndex = 0;
     for (let i = 0; i < hours; i++) {
       path.collateralPx[i] = m.collateralPrice * (c.ratios[co + i] as number);
       path.loanPx[i] = m.loanPrice * (l.ratios[lo + i] as number);
-      let u = u0;
-      if (n1 && n2 && i < before) {
-        u = u0 + UTIL_SWING.slow * ((n1[i] as number) - at1) + UTIL_SWING.fast * ((n2[i] as number) - at2);
-        u = Math.min(0.99, Math.max(0, u));
-      }
-      const rb = borrowRate(u, t.curve);
-      const rs = supplyRate(rb, u, t.reserveFactor);
+      const u = n1 && n2 ? utilizationOf(d, n1[i] as number, n2[i] as number) : 0;
+      const rb = borrowRate(u, d.terms.curve);
+      const rs = supplyRate(rb, u, d.terms.reserveFactor);
       path.utilization[i] = u;
       path.borrowRate[i] = rb;
       supplyRates[i] = rs;
       path.logIndex[i] = logIndex;
       logIndex += rb * HOUR_YEARS;
     }
-    // Supply: back from the snapshot, removing the interest earned between t and asOf.
+    // Supply: from the snapshot, removing the interest earned between t and asOf before it and
+    // adding the interest earned since after it.
     const asOfIdx = Math.round((asOfMs - fromMs) / HOUR_MS);
-    const flows = valueNoiseSeries(sf, fromMs, HOUR_MS, Math.max(0, Math.min(hours, asOfIdx)), 9 * DAY_MS);
+    const flows = valueNoiseSeries(d.sf, fromMs, HOUR_MS, hours, 9 * DAY_MS);
     let earned = 0;
-    for (let i = hours - 1; i >= 0; i--) {
-      const tMs = fromMs + i * HOUR_MS;
-      if (i >= asOfIdx) {
-        path.supplyTokens[i] = s0;
-        continue;
-      }
+    for (let i = asOfIdx - 1; i >= 0; i--) {
       earned += (supplyRates[i] as number) * HOUR_YEARS;
-      const flow = FLOW_SWING * ((flows[i] as number) - atF) + (growth * (tMs - asOfMs)) / YEAR_MS;
-      path.supplyTokens[i] = s0 * Math.exp(flow - earned);
+      const flow = flowOf(d, flows[i] as number, fromMs + i * HOUR_MS);
+      path.supplyTokens[i] = d.s0 * Math.exp(flow - earned);
+    }
+    earned = 0;
+    for (let i = asOfIdx; i < hours; i++) {
+      const flow = flowOf(d, flows[i] as number, fromMs + i * HOUR_MS);
+      path.supplyTokens[i] = d.s0 * Math.exp(flow + earned);
+      earned += (supplyRates[i] as number) * HOUR_YEARS;
     }
     return path;
+  };
+
+  /**
+   * Each market's state at an instant after the snapshot: the hourly rates summed up to the
+   * hour before (kept per market and extended as time goes on), plus the current hour's part.
+   * At whole hours it equals the path's (the hourly history).
+   */
+  const live: ({ dynamics: Dynamics; hourMs: number; earned: number; logIndex: number } | undefined)[] = [];
+  const rateAt = (d: Dynamics, tMs: number) => {
+    const u =
+      d.u0 > 0
+        ? utilizationOf(d, valueNoise(d.su1, tMs, 5 * DAY_MS), valueNoise(d.su2, tMs, 12 * HOUR_MS))
+        : 0;
+    const rb = borrowRate(u, d.terms.curve);
+    return { u, rb, rs: supplyRate(rb, u, d.terms.reserveFactor) };
+  };
+  const stateAt = (index: number, tMs: number): MarketState => {
+    if (!(tMs >= asOfMs)) throw new RangeError('a market state is defined from the snapshot instant on');
+    let s = live[index];
+    if (!s || s.hourMs > floorHour(tMs)) {
+      s = { dynamics: dynamicsOf(index), hourMs: asOfMs, earned: 0, logIndex: 0 };
+      live[index] = s;
+    }
+    const d = s.dynamics;
+    for (const last = floorHour(tMs); s.hourMs < last; s.hourMs += HOUR_MS) {
+      const r = rateAt(d, s.hourMs);
+      s.earned += r.rs * HOUR_YEARS;
+      s.logIndex += r.rb * HOUR_YEARS;
+    }
+    const hour = rateAt(d, s.hourMs);
+    const part = (tMs - s.hourMs) / YEAR_MS;
+    const now = tMs === s.hourMs ? hour : rateAt(d, tMs);
+    return {
+      supplyTokens:
+        d.s0 * Math.exp(flowOf(d, valueNoise(d.sf, tMs, 9 * DAY_MS), tMs) + s.earned + hour.rs * part),
+      utilization: now.u,
+      borrowRate: now.rb,
+      supplyRate: now.rs,
+      logIndex: s.logIndex + hour.rb * part,
+    };
   };
 
   const snapshotsOn = (
@@ -450,6 +545,7 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
       );
     },
     borrowers: (index, fromMs, toMs) => borrowersOf(index, fromMs, floorHour(toMs - 1)),
+    stateAt,
     market(index, times, granularity, fromMs, toMs) {
       const from = Math.min(times[0] ?? Number.POSITIVE_INFINITY, liquidationPathFrom(fromMs));
       const to = Math.max(times.at(-1) ?? Number.NEGATIVE_INFINITY, floorHour(toMs - 1));
