@@ -16,6 +16,7 @@ import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource } from './http/context.ts';
 import { ingestOnce } from './ingest/runner.ts';
+import { ACTIVITY_SOURCE_ID, minuteOf, SandboxActivity } from './ingest/sandbox/activity.ts';
 import { type SandboxFeedClock, sandboxFeedClock } from './ingest/sandbox/feeds.ts';
 import {
   SandboxHistoryFeed,
@@ -135,10 +136,19 @@ async function sandboxLive(model: ReadModel, tMs: number): Promise<SandboxLive> 
     feeds: sandboxFeedClock(records, seed),
     markets: sandboxMarketClock(sandboxSimulation(profile, seed)),
   };
+  await warmLive(live, tMs);
+  return live;
+}
+
+/**
+ * Brings a simulation to tMs a few assets, feeds and markets at a time (a no-op for a step of
+ * a few seconds; after a jump in time, hours of paths and rates), so the synchronous step that
+ * follows never stalls the event loop.
+ */
+async function warmLive(live: SandboxLive, tMs: number): Promise<void> {
   await live.pricer.warm(tMs);
   await live.feeds.warm(tMs);
   await live.markets.warm(tMs);
-  return live;
 }
 
 /**
@@ -221,7 +231,7 @@ export class ReadModels implements DataSource {
         if (!live) {
           live = await sandboxLive(model, nowMs);
           this.simulations.set(model, live);
-        }
+        } else await warmLive(live, nowMs);
         stepSandbox(model, live, nowMs);
         moved++;
       }
@@ -264,52 +274,87 @@ export class ReadModels implements DataSource {
 }
 
 /**
- * The sandbox's live liquidations (SandboxLiquidator), run after each simulation tick by the
- * process that writes the history: one step at a time, for the sandbox dataset the live model
- * serves. Its checkpoint (source LIQUIDATIONS_SOURCE_ID) shows in /health: last step with a
- * liquidation, failures and the last error. A failure is logged once until a step succeeds.
+ * The sandbox's positions while it runs, written by the process that writes the history, after
+ * each simulation tick, one step at a time, for the sandbox dataset the live model serves:
+ * first the liquidations the tick's prices call for (SandboxLiquidator, source
+ * LIQUIDATIONS_SOURCE_ID), then the openings and closings of the whole minutes since the last
+ * step (SandboxActivity, source ACTIVITY_SOURCE_ID, whose checkpoint cursor is the last minute
+ * written, so a restart goes on from there). Both checkpoints show in /health: last step that
+ * changed something, failures and the last error. A failure is logged once until a step
+ * succeeds, and retried at the next tick.
  */
-function sandboxLiquidations(store: Store, clock: Clock, log: FastifyInstance['log']) {
-  let current: { key: string; liquidator: SandboxLiquidator } | null = null;
+function sandboxPositions(store: Store, clock: Clock, log: FastifyInstance['log']) {
+  let current: { key: string; liquidator: SandboxLiquidator; activity: SandboxActivity } | null = null;
   let running: Promise<void> | null = null;
   let failures = 0;
-  const save = (model: ReadModel, error: string | null, refreshed: boolean) =>
-    store.listSources().then((all) => {
-      const previous = all.find((x) => x.id === LIQUIDATIONS_SOURCE_ID);
-      const now = Math.floor(clock.now());
-      return store.saveSource({
-        id: LIQUIDATIONS_SOURCE_ID,
-        kind: 'simulation',
-        chainIds: [...new Set(model.catalog.baseRecords().map((m) => m.chainId))].sort((a, b) => a - b),
-        refreshedAt: refreshed ? now : (previous?.refreshedAt ?? null),
-        lastBlock: {},
-        consecutiveFailures: failures,
-        lastError: error,
-        updatedAt: now,
-        cursor: null,
-      });
+  /** The part of the step running (its checkpoint takes a failure). */
+  let stage = LIQUIDATIONS_SOURCE_ID;
+  const save = async (
+    id: string,
+    model: ReadModel,
+    error: string | null,
+    refreshed: boolean,
+    cursor?: string,
+  ) => {
+    const previous = (await store.listSources()).find((x) => x.id === id);
+    const now = Math.floor(clock.now());
+    await store.saveSource({
+      id,
+      kind: 'simulation',
+      chainIds: [...new Set(model.catalog.baseRecords().map((m) => m.chainId))].sort((a, b) => a - b),
+      refreshedAt: refreshed ? now : (previous?.refreshedAt ?? null),
+      lastBlock: {},
+      consecutiveFailures: failures,
+      lastError: error,
+      updatedAt: now,
+      cursor: cursor ?? previous?.cursor ?? null,
     });
+  };
+  /** The last minute of openings and closings written for this dataset, or null. */
+  const lastMinute = async (model: ReadModel): Promise<number | null> => {
+    const cursor = (await store.listSources()).find((x) => x.id === ACTIVITY_SOURCE_ID)?.cursor;
+    const [version, minute] = (cursor ?? '').split(':').map(Number);
+    return version === model.dataset.version && Number.isSafeInteger(minute) ? minute! : null;
+  };
+  const run = async (model: ReadModel, atMs: number, parts: NonNullable<typeof current>) => {
+    stage = LIQUIDATIONS_SOURCE_ID;
+    const liquidated = await parts.liquidator.step(model, atMs);
+    const recovered = failures > 0;
+    failures = 0;
+    if (liquidated.events.length > 0 || recovered)
+      await save(LIQUIDATIONS_SOURCE_ID, model, null, liquidated.events.length > 0);
+    if (liquidated.events.length > 0)
+      log.info(
+        { liquidations: liquidated.events.length, applied: liquidated.applied },
+        'sandbox liquidations',
+      );
+    stage = ACTIVITY_SOURCE_ID;
+    const to = minuteOf(atMs);
+    const after = (await lastMinute(model)) ?? to - 1;
+    if (to <= after) return;
+    const changes = parts.activity.plan(model, after, to);
+    if (changes.length > 0)
+      await store.applyPositionChanges(ACTIVITY_SOURCE_ID, changes, model.dataset.version);
+    await save(ACTIVITY_SOURCE_ID, model, null, changes.length > 0, `${model.dataset.version}:${to}`);
+  };
   return {
     step(model: ReadModel | null, atMs: number): Promise<void> {
       if (running || model?.dataset.kind !== 'sandbox') return running ?? Promise.resolve();
       const profile = model.dataset.profile === 'large' ? 'large' : 'default';
       const seed = model.dataset.seed ?? DEFAULT_SEED;
       const key = `${profile}:${seed}`;
-      if (current?.key !== key) current = { key, liquidator: new SandboxLiquidator(store, profile, seed) };
-      const { liquidator } = current;
-      running = liquidator
-        .step(model, atMs)
-        .then(async (r) => {
-          const recovered = failures > 0;
-          failures = 0;
-          if (r.events.length > 0 || recovered) await save(model, null, r.events.length > 0);
-          if (r.events.length > 0)
-            log.info({ liquidations: r.events.length, applied: r.applied }, 'sandbox liquidations');
-        })
+      if (current?.key !== key)
+        current = {
+          key,
+          liquidator: new SandboxLiquidator(store, profile, seed),
+          activity: new SandboxActivity(seed),
+        };
+      running = run(model, atMs, current)
         .catch(async (err: unknown) => {
-          if (failures === 0) log.warn({ err }, 'sandbox liquidation step failed: retried at the next tick');
+          if (failures === 0) log.warn({ err }, 'sandbox positions step failed: retried at the next tick');
           failures++;
-          await save(model, err instanceof Error ? err.message : String(err), false).catch(() => {});
+          const message = err instanceof Error ? err.message : String(err);
+          await save(stage, model, message, false).catch(() => {});
         })
         .finally(() => {
           running = null;
@@ -525,8 +570,9 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const tickMs = settings.simulationTickMs ?? 0;
   let tickFailing = false;
   let tickTimer: NodeJS.Timeout | null = null;
-  // The process that writes the history also liquidates what each tick's prices call for.
-  const liquidations = (options.writesHistory ?? true) ? sandboxLiquidations(store, clock, app.log) : null;
+  // The process that writes the history also liquidates what each tick's prices call for, and
+  // opens and closes positions.
+  const liquidations = (options.writesHistory ?? true) ? sandboxPositions(store, clock, app.log) : null;
   const tick = () => {
     const at = Math.floor(clock.now() / tickMs) * tickMs;
     return models.tickSimulation(at).then(

@@ -129,6 +129,25 @@ describe('liquidations in the running sandbox', () => {
     assert.ok(gone.length > 0, 'liquidated positions left the list');
     const health = (await service.app.inject({ url: '/api/v1/health' })).json();
     assert.ok(health.sources.some((x: { id: string }) => x.id === 'sandbox-liquidations'));
+
+    // Ten minutes on: borrowers opened and closed positions in those minutes; the checkpoint
+    // holds the last minute written, so a step at the same instant writes nothing again.
+    const held = service.models.get('live').risk.size;
+    clock.advance(10 * 60_000);
+    await service.stepSimulation(clock.now());
+    const activity = (await service.store.listSources()).find((x) => x.id === 'sandbox-activity');
+    assert.ok(activity?.cursor?.endsWith(`:${Math.floor(clock.now() / 60_000)}`), activity?.cursor ?? 'none');
+    await service.models.reloadIfChanged();
+    assert.ok(service.models.get('live').risk.size > held, 'positions opened');
+    const seq = (await service.store.datasetInfo())!.changeSeq;
+    await service.stepSimulation(clock.now());
+    const writtenAgain = (await service.store.datasetInfo())!.changeSeq - seq;
+    // (only liquidations the new prices call for may follow)
+    assert.ok(writtenAgain <= 500);
+    assert.equal(
+      (await service.store.listSources()).find((x) => x.id === 'sandbox-activity')?.cursor,
+      activity?.cursor,
+    );
   });
 });
 

@@ -66,9 +66,12 @@ export function sandboxSimulation(profile: SandboxProfile, seed: number): Sandbo
   };
 }
 
+/** The longest the market clock's warm-up holds the event loop at a time. */
+const WARM_SLICE_MS = 5;
+
 /** The sandbox's markets as they move after the snapshot: interest, utilization and APYs. */
 export interface SandboxMarketClock {
-  /** Sums every market's hours up to tMs a few hundred markets at a time, yielding between. */
+  /** Sums every market's hours up to tMs, yielding to the event loop every few ms. */
   warm(tMs: number): Promise<void>;
   /** Every market's state at tMs (not before the snapshot; cheapest at increasing times). */
   statesAt(tMs: number): MarketStateChange[];
@@ -85,9 +88,13 @@ export function sandboxMarketClock(sim: SandboxSimulation): SandboxMarketClock {
   return {
     async warm(tMs) {
       if (!(tMs >= sim.dataset.asOf * 1000)) return;
+      let since = performance.now();
       for (let i = 0; i < markets.length; i++) {
         sim.history.stateAt(i, tMs);
-        if (i % 256 === 255) await new Promise((resolve) => setImmediate(resolve));
+        if (performance.now() - since > WARM_SLICE_MS) {
+          await new Promise((resolve) => setImmediate(resolve));
+          since = performance.now();
+        }
       }
     },
     statesAt(tMs) {

@@ -93,7 +93,26 @@ function* candidates(ctx: BuildContext): Generator<MarketDraft> {
   yield* syntheticMorphoDrafts(ctx);
 }
 
+/**
+ * The datasets generated last, by profile, seed and reference folder: the seed, the test keys'
+ * model, the simulation and the liquidator all start from the same dataset, and generating
+ * it takes a few hundred ms of CPU (seconds for `large`). A dataset is never modified.
+ */
+const generated = new Map<string, SandboxDataset>();
+const GENERATED_KEPT = 2;
+
 export function generateSandbox(opts: SandboxOptions): SandboxDataset {
+  const key = `${opts.profile}|${opts.seed ?? DEFAULT_SEED}|${opts.referenceDir ?? ''}`;
+  const hit = generated.get(key);
+  if (hit) return hit;
+  const ds = buildSandbox(opts);
+  generated.set(key, ds);
+  if (generated.size > GENERATED_KEPT) generated.delete(generated.keys().next().value!);
+  return ds;
+}
+
+/** Generates the dataset afresh (generateSandbox keeps the last ones). */
+export function buildSandbox(opts: SandboxOptions): SandboxDataset {
   const sizes = SANDBOX_PROFILES[opts.profile];
   if (!sizes) throw new RangeError(`unknown sandbox profile: ${String(opts.profile)}`);
   const seed = opts.seed ?? DEFAULT_SEED;

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { catchUpChanges, loadReadModel } from '../../src/data/read-model.ts';
+import {
+  ACTIVITY_SOURCE_ID,
+  MAX_CATCH_UP_MINUTES,
+  SandboxActivity,
+} from '../../src/ingest/sandbox/activity.ts';
+import { DEFAULT_SEED, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
+import { OPENINGS_PER_POSITION } from '../../src/ingest/sandbox/simulation/market-history.ts';
+import { seedStore } from '../../src/service.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { tempDir } from '../helpers.ts';
+
+/**
+ * Borrowers coming and going in the running sandbox (src/ingest/sandbox/activity.ts): openings
+ * and closings per whole minute, written through the change feed like the liquidations.
+ */
+
+const dir = tempDir('lrds-activity-');
+const stores: SqliteStore[] = [];
+after(async () => {
+  for (const s of stores) await s.close();
+});
+const MINUTE0 = SANDBOX_AS_OF / 60;
+
+async function seeded(name: string): Promise<SqliteStore> {
+  const store = new SqliteStore(join(dir, `${name}.db`));
+  await store.migrate();
+  stores.push(store);
+  await seedStore(store, 'default', DEFAULT_SEED);
+  return store;
+}
+
+describe('sandbox activity', () => {
+  test('behavior: a day of minutes opens and closes positions at the documented rate, deterministically; openings look like their market, closings leave every list', async () => {
+    const store = await seeded('plan');
+    const model = (await loadReadModel(store, SANDBOX_AS_OF * 1000))!;
+    const activity = new SandboxActivity(DEFAULT_SEED);
+    const day = 24 * 60;
+    const changes = activity.plan(model, MINUTE0, MINUTE0 + day);
+    // The same minutes planned again give the same changes.
+    assert.deepEqual(new SandboxActivity(DEFAULT_SEED).plan(model, MINUTE0, MINUTE0 + day), changes);
+    const openings = changes.filter((c) => c.borrowUsd > 0);
+    const closings = changes.filter((c) => c.borrowUsd === 0);
+    // Expected per kind: 4 x positions / 365 a day (50,000 positions: about 548).
+    const expected = (OPENINGS_PER_POSITION * model.risk.size) / 365;
+    for (const [kind, n] of [
+      ['openings', openings.length],
+      ['closings', closings.length],
+    ] as const)
+      assert.ok(
+        Math.abs(n - expected) < 5 * Math.sqrt(expected) + 0.1 * expected,
+        `${kind}: ${n} vs ${expected}`,
+      );
+    for (const c of closings) {
+      assert.equal(c.collateralUsd, 0);
+      assert.equal(c.healthFactor, Number.POSITIVE_INFINITY);
+    }
+    // Openings at the snapshot prices: health factor 1.04 or more, by its own amounts.
+    for (const o of openings) {
+      assert.ok(o.healthFactor >= 1.04 - 1e-9, `${o.healthFactor}`);
+      assert.equal(o.basedOn, 0);
+      assert.match(o.user, /^0x[0-9a-f]{40}$/);
+    }
+    // Written and followed: the openings are served (positions grew), the closed ones are gone.
+    const { applied, changeSeq } = await store.applyPositionChanges(
+      ACTIVITY_SOURCE_ID,
+      changes,
+      model.dataset.version,
+    );
+    assert.equal(applied.length, changes.length);
+    const before = { size: model.risk.size, indexed: model.risk.indexed };
+    await catchUpChanges(store, model, changeSeq);
+    assert.equal(model.risk.size, before.size + openings.length);
+    assert.equal(model.risk.indexed, before.indexed + openings.length - closings.length);
+    const served = new Set(
+      model.risk
+        .query({ healthFactorThreshold: 10, minBorrowUsd: 0, limit: 1_000_000 })
+        .map((i) => model.risk.view(i))
+        .map((v) => `${v.market.uniqueKey}/${v.user.address}`),
+    );
+    for (const o of openings.filter((x) => x.healthFactor < 10))
+      assert.ok(served.has(`${o.marketKey}/${o.user}`));
+    for (const c of closings) assert.ok(!served.has(`${c.marketKey}/${c.user}`));
+    // Written twice (a retry, a second process): nothing applies again.
+    const again = await store.applyPositionChanges(ACTIVITY_SOURCE_ID, changes, model.dataset.version);
+    assert.equal(again.applied.length, 0);
+  });
+
+  test('behavior: after a long stop only the last week of minutes is caught up', async () => {
+    const store = await seeded('catch-up');
+    const model = (await loadReadModel(store, SANDBOX_AS_OF * 1000))!;
+    const activity = new SandboxActivity(DEFAULT_SEED);
+    const late = MINUTE0 + 30 * 24 * 60;
+    assert.deepEqual(
+      activity.plan(model, MINUTE0, late),
+      activity.plan(model, late - MAX_CATCH_UP_MINUTES, late),
+    );
+  });
+});
