@@ -62,6 +62,8 @@ interface Entry {
    * replaced by each market state applied (applyMarketStates).
    */
   base: MarketRecord;
+  /** The dataset's prices of the market's tokens, which its positions' USD amounts are stated at. */
+  stated: { collateral: number; loan: number };
 }
 
 /** Oracle health as served: the staleness ratio to 8 significant digits (isStale stays exact). */
@@ -186,6 +188,7 @@ export class Catalog {
       json: null,
       jsonAtSec: -1,
       base: m,
+      stated: { collateral: m.collateralPrice, loan: m.loanPrice },
     }));
     // Ranks start as ords (the records are in supply order).
     this.idAt = Int32Array.from({ length: sorted.length }, (_, i) => i);
@@ -243,10 +246,9 @@ export class Catalog {
     return this.byToken.get(`${chainId}:${token.toLowerCase()}`);
   }
 
-  /** The snapshot prices of a market's tokens (what the risk index scales from). */
+  /** The dataset's prices of a market's tokens (its positions' amounts are stated at them). */
   basePrices(ord: number): { collateral: number; loan: number } {
-    const b = this.entries[ord]!.base;
-    return { collateral: b.collateralPrice, loan: b.loanPrice };
+    return this.entries[ord]!.stated;
   }
 
   /**
@@ -286,6 +288,54 @@ export class Catalog {
     }
     if (reorder) this.rerank();
     return touched;
+  }
+
+  /**
+   * Market records from their source, in place: each replaces its market as served (prices,
+   * balances, rates, rewards, LLTV, oracle; the identity, tokens and names stay as loaded, so
+   * the search index holds), its cached JSON and oracle health are dropped, the catalog is
+   * re-ranked when the order by supply changed. Returns, per market taken, its prices over the
+   * dataset's (what its positions' amounts scale by). Unknown markets are skipped.
+   */
+  applyMarketRecords(records: Iterable<MarketRecord>): { ord: number; collateral: number; loan: number }[] {
+    const out: { ord: number; collateral: number; loan: number }[] = [];
+    let reorder = false;
+    for (const r of records) {
+      const ord = this.byKey.get(r.uniqueKey.toLowerCase());
+      if (ord === undefined) continue;
+      const e = this.entries[ord]!;
+      const b = e.base;
+      const next: MarketRecord = {
+        ...r,
+        uniqueKey: b.uniqueKey,
+        protocol: b.protocol,
+        chainId: b.chainId,
+        collateral: b.collateral,
+        collateralName: b.collateralName,
+        collateralAddress: b.collateralAddress,
+        loan: b.loan,
+        loanName: b.loanName,
+        loanAddress: b.loanAddress,
+        label: b.label,
+        vaultSymbol: b.vaultSymbol,
+      };
+      if (next.supply !== b.supply || this.loanFactor[ord] !== 1) reorder = true;
+      e.base = next;
+      e.view = toMarketView(next, 0);
+      e.healthAtSec = Number.NaN;
+      e.json = null;
+      this.loanFactor[ord] = 1;
+      const ratio = (now: number, stated: number) => (stated > 0 && now > 0 ? now / stated : 1);
+      out.push({
+        ord,
+        collateral: ratio(next.collateralPrice, e.stated.collateral),
+        loan: ratio(next.loanPrice, e.stated.loan),
+      });
+    }
+    // Feed clocks are indexed over the views' oracle copies: rebuilt on the next feed update.
+    if (out.length > 0) this.byFeed = null;
+    if (reorder) this.rerank();
+    return out;
   }
 
   /**

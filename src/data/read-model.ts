@@ -6,7 +6,12 @@ import type {
   PositionRecord,
   PriceChange,
 } from '../domain/types.ts';
-import type { DatasetInfo, MarketDataStore, StoredPositionChange } from '../store/types.ts';
+import type {
+  DatasetInfo,
+  MarketDataStore,
+  StoredMarketChange,
+  StoredPositionChange,
+} from '../store/types.ts';
 import { Catalog } from './catalog.ts';
 import { RiskIndex } from './risk-index.ts';
 
@@ -47,8 +52,26 @@ export function applyPositionChanges(model: ReadModel, changes: readonly StoredP
 }
 
 /**
+ * Applies the store's market changes (in feed order) to a read model in one synchronous step:
+ * each market is replaced in place in the catalog (Catalog.applyMarketRecords) and its
+ * positions follow its prices (RiskIndex.applyMarketFactors). Markets the model does not hold
+ * are skipped. Returns the markets changed.
+ */
+export function applyMarketChanges(model: ReadModel, changes: readonly StoredMarketChange[]): number {
+  const fresh = changes.filter((c) => c.seq > model.changeSeq).map((c) => c.record);
+  const factors = model.catalog.applyMarketRecords(fresh);
+  model.risk.applyMarketFactors(factors);
+  const last = changes.at(-1);
+  if (last && last.seq > model.changeSeq) model.changeSeq = last.seq;
+  return factors.length;
+}
+
+/**
  * Follows the store's change feed from the model's sequence number up to `upTo` (the
- * dataset's changeSeq just read), a page at a time. Returns the positions changed.
+ * dataset's changeSeq just read), a page of each kind at a time: markets and positions share
+ * one sequence, so each round applies both up to the lower of the two pages' ends, in order
+ * (markets first within it: a position's amounts are stated at its market's dataset prices,
+ * which no market change moves). Returns the changes applied.
  */
 export async function catchUpChanges(
   store: MarketDataStore,
@@ -57,9 +80,26 @@ export async function catchUpChanges(
 ): Promise<number> {
   let applied = 0;
   while (model.changeSeq < upTo) {
-    const page = await store.positionChangesSince(model.changeSeq, CHANGE_PAGE);
-    if (page.length === 0) break;
-    applied += applyPositionChanges(model, page);
+    const from = model.changeSeq;
+    const [positions, markets] = await Promise.all([
+      store.positionChangesSince(from, CHANGE_PAGE),
+      store.marketChangesSince(from, CHANGE_PAGE),
+    ]);
+    if (positions.length === 0 && markets.length === 0) break;
+    // A full page may stop before changes of the other kind it did not reach.
+    let bound = Number.POSITIVE_INFINITY;
+    if (positions.length === CHANGE_PAGE) bound = Math.min(bound, positions.at(-1)!.seq);
+    if (markets.length === CHANGE_PAGE) bound = Math.min(bound, markets.at(-1)!.seq);
+    const upToBound = <T extends { seq: number }>(list: T[]) => list.filter((c) => c.seq <= bound);
+    applied += applyMarketChanges(model, upToBound(markets));
+    model.changeSeq = from;
+    applied += applyPositionChanges(model, upToBound(positions));
+    const last = Math.max(
+      from,
+      upToBound(markets).at(-1)?.seq ?? from,
+      upToBound(positions).at(-1)?.seq ?? from,
+    );
+    model.changeSeq = last;
   }
   return applied;
 }

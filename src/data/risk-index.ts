@@ -372,6 +372,22 @@ export class RiskIndex {
   }
 
   /**
+   * Markets restated by their source: each market's token prices over the dataset's (what its
+   * positions' amounts are stated at), replacing its price factors. Returns the markets touched.
+   */
+  applyMarketFactors(changes: Iterable<{ ord: number; collateral: number; loan: number }>): number {
+    const version = this.priceVersion + 1;
+    let touched = 0;
+    for (const { ord, collateral, loan } of changes) {
+      if (!(ord >= 0 && ord < this.catalog.size) || !(collateral > 0 && loan > 0)) continue;
+      if (!Number.isFinite(collateral) || !Number.isFinite(loan)) continue;
+      touched += this.setFactors(ord, collateral, loan, version);
+    }
+    if (touched > 0) this.priceVersion = version;
+    return touched;
+  }
+
+  /**
    * Interest accrued on debt: each market's borrow index now, relative to the one its positions'
    * debt is stated at (1 as loaded). Debt and health factors of the market's positions scale by
    * it (one factor per market, like prices: no re-sort). Non-positive or non-finite indexes and

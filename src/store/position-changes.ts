@@ -1,3 +1,4 @@
+import type { MarketRecord } from '../domain/types.ts';
 import type { PositionChange } from './types.ts';
 
 const ADDRESS = /^0x[0-9a-f]{40}$/;
@@ -23,5 +24,34 @@ export function checkPositionChanges(changes: readonly PositionChange[]): void {
     const key = `${c.marketKey}\n${c.user}`;
     if (seen.has(key)) throw new RangeError(`${where}: named twice in one batch`);
     seen.add(key);
+  }
+}
+
+/**
+ * Refuses a batch of market records with any invalid one, before anything is written: no
+ * uniqueKey, a price, balance or APY that is negative or not finite, an LLTV outside [0, 1], a
+ * market named twice.
+ */
+export function checkMarketChanges(records: readonly MarketRecord[]): void {
+  const seen = new Set<string>();
+  for (const m of records) {
+    const where = `market ${m.uniqueKey}`;
+    if (typeof m.uniqueKey !== 'string' || m.uniqueKey === '') throw new RangeError('market: no uniqueKey');
+    for (const f of [
+      'collateralPrice',
+      'loanPrice',
+      'supply',
+      'borrow',
+      'supplyApy',
+      'borrowApy',
+      'supplyRewardsApy',
+      'borrowRewardsApy',
+    ] as const) {
+      if (!(Number.isFinite(m[f]) && m[f] >= 0))
+        throw new RangeError(`${where}: ${f} must be finite and >= 0`);
+    }
+    if (!(m.lltv >= 0 && m.lltv <= 1)) throw new RangeError(`${where}: lltv must be in [0, 1]`);
+    if (seen.has(m.uniqueKey)) throw new RangeError(`${where}: named twice in one batch`);
+    seen.add(m.uniqueKey);
   }
 }

@@ -50,6 +50,13 @@ export interface StoredPositionChange extends PositionRecord {
   source: string;
 }
 
+/** A stored market change, in the order of the change feed. */
+export interface StoredMarketChange {
+  record: MarketRecord;
+  seq: number;
+  source: string;
+}
+
 /** What applyPositionChanges did. */
 export interface AppliedPositionChanges {
   /** The changes written; the others were skipped by their basedOn check. */
@@ -202,6 +209,21 @@ export interface MarketDataStore {
   ): Promise<AppliedPositionChanges>;
   /** The stored changes with a sequence number above `after`, in order, at most `limit`. */
   positionChangesSince(after: number, limit: number): Promise<StoredPositionChange[]>;
+  /**
+   * Upserts markets one by one for `source` (each record replaces the dataset's market of the
+   * same uniqueKey as served), in one transaction, each taking the next change sequence number
+   * (shared with the positions). A record naming a market the dataset does not hold refuses
+   * the whole batch (markets are added and removed by writing a dataset); with
+   * `datasetVersion`, records computed from another dataset version are all skipped. Returns
+   * the dataset's change sequence number after the write.
+   */
+  applyMarketChanges(
+    source: string,
+    records: readonly MarketRecord[],
+    datasetVersion?: number,
+  ): Promise<number>;
+  /** The stored market changes with a sequence number above `after`, in order, at most `limit`. */
+  marketChangesSince(after: number, limit: number): Promise<StoredMarketChange[]>;
 }
 
 /** Keys and accounts (KeyService, the CLI). */

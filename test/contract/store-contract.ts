@@ -170,6 +170,60 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
+    test("behavior: market changes are upserted one by one in the same feed as positions; the dataset's records stay as written", async () => {
+      const store = await open();
+      const a = makeMarket();
+      const b = makeMarket();
+      const p = makePosition(a);
+      const info = await store.replaceDataset({
+        kind: 'sandbox',
+        profile: 'test',
+        seed: 1,
+        markets: [a, b],
+        positions: [p],
+        positionCount: 1,
+      });
+      const a1 = { ...a, supply: a.supply * 2, collateralPrice: a.collateralPrice * 0.9, borrowApy: 0.07 };
+      assert.equal(await store.applyMarketChanges('chain-1', [a1]), 1);
+      assert.equal((await store.applyPositionChanges('chain-1', [{ ...p, borrowUsd: 7 }])).changeSeq, 2);
+      const b1 = { ...b, borrow: 0 };
+      const a2 = { ...a1, supplyApy: 0.01 };
+      assert.equal(await store.applyMarketChanges('chain-2', [b1, a2]), 4);
+      assert.equal((await store.datasetInfo())?.changeSeq, 4);
+      assert.equal((await store.datasetInfo())?.version, info.version, 'a change is no new dataset');
+      const feed = await store.marketChangesSince(0, 10);
+      assert.deepEqual(
+        feed.map((c) => [c.seq, c.source, c.record]),
+        [
+          [3, 'chain-2', b1],
+          [4, 'chain-2', a2],
+        ],
+      );
+      assert.deepEqual(
+        (await store.marketChangesSince(3, 10)).map((c) => c.seq),
+        [4],
+      );
+      assert.deepEqual(await store.loadMarkets(), [a, b]);
+      // From another dataset version: nothing written. An unknown market or a bad record: the
+      // batch is refused. A replacement forgets them.
+      assert.equal(await store.applyMarketChanges('x', [{ ...a, supply: 1 }], info.version + 1), 4);
+      await assert.rejects(store.applyMarketChanges('x', [a, makeMarket()]), RangeError);
+      await assert.rejects(store.applyMarketChanges('x', [{ ...a, supply: -1 }]), RangeError);
+      await assert.rejects(store.applyMarketChanges('x', [{ ...a, lltv: Number.NaN }]), RangeError);
+      await assert.rejects(store.applyMarketChanges('x', [a, a]), RangeError);
+      assert.equal((await store.marketChangesSince(0, 10)).length, 2);
+      await store.replaceDataset({
+        kind: 'sandbox',
+        profile: 'test',
+        seed: 1,
+        markets: [a],
+        positions: [],
+        positionCount: 0,
+      });
+      assert.deepEqual(await store.marketChangesSince(0, 10), []);
+      await store.close();
+    });
+
     test('behavior: a change based on another version of its position is skipped; another dataset version writes nothing', async () => {
       const store = await open();
       const a = makeMarket();

@@ -383,4 +383,18 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE dataset ADD COLUMN change_seq bigint NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 10,
+    name: "markets changed one by one by their sources, over the dataset's records",
+    sql: `
+      -- As SQLite's (version 10): the market's record as its source now sees it, replacing the
+      -- dataset's; seq shares the change feed's sequence with position_changes.
+      CREATE TABLE market_changes (
+        market_key text PRIMARY KEY,
+        source text NOT NULL,
+        seq bigint NOT NULL UNIQUE,
+        doc text NOT NULL
+      );
+    `,
+  },
 ];

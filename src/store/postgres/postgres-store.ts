@@ -32,7 +32,7 @@ import {
 } from '../idempotency.ts';
 import { measureStoreCalls } from '../measure.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
-import { checkPositionChanges } from '../position-changes.ts';
+import { checkMarketChanges, checkPositionChanges } from '../position-changes.ts';
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
@@ -63,6 +63,7 @@ import type {
   SnapshotGranularity,
   SourceState,
   Store,
+  StoredMarketChange,
   StoredPositionChange,
   UsageEvent,
   UsageReservation,
@@ -432,7 +433,7 @@ export class PostgresStore implements Store {
         if (previous && input.onlyIfEmpty) return null;
         // DELETE, not TRUNCATE: TRUNCATE would block every reader until the commit.
         await tx.unsafe(
-          'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM markets; DELETE FROM dataset;',
+          'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM market_changes; DELETE FROM markets; DELETE FROM dataset;',
         );
         await copyIn(
           tx,
@@ -581,6 +582,51 @@ export class PostgresStore implements Store {
       borrowUsd: Number(r.borrow_usd),
       supplyUsd: Number(r.supply_usd),
       healthFactor: Number(r.health_factor),
+    }));
+  }
+
+  /** One transaction holding the dataset row's lock, as applyPositionChanges. */
+  async applyMarketChanges(
+    source: string,
+    records: readonly MarketRecord[],
+    datasetVersion?: number,
+  ): Promise<number> {
+    checkMarketChanges(records);
+    return this.serve((sql) =>
+      sql.begin(async (tx): Promise<number> => {
+        const [ds] = await tx`SELECT version, change_seq FROM dataset WHERE id = 1 FOR UPDATE`;
+        if (!ds) throw new RangeError('no dataset: markets cannot change');
+        let seq = Number(ds.change_seq);
+        if ((datasetVersion !== undefined && Number(ds.version) !== datasetVersion) || records.length === 0)
+          return seq;
+        const keys = records.map((m) => m.uniqueKey);
+        const known = await tx`SELECT unique_key FROM markets WHERE unique_key = ANY(${keys}::text[])`;
+        if (known.length !== keys.length) {
+          const have = new Set(known.map((r) => r.unique_key as string));
+          throw new RangeError(`unknown market ${keys.find((k) => !have.has(k))}`);
+        }
+        const first = seq + 1;
+        seq += records.length;
+        await tx`
+          INSERT INTO market_changes (market_key, source, seq, doc)
+          SELECT w.market_key, ${source}, ${first} + w.n - 1, w.doc FROM unnest(
+            ${keys}::text[], ${records.map((m) => JSON.stringify(m))}::text[]) WITH ORDINALITY AS w(market_key, doc, n)
+          ON CONFLICT (market_key) DO UPDATE SET source = excluded.source, seq = excluded.seq, doc = excluded.doc`;
+        await tx`UPDATE dataset SET change_seq = ${seq} WHERE id = 1`;
+        return seq;
+      }),
+    );
+  }
+
+  async marketChangesSince(after: number, limit: number): Promise<StoredMarketChange[]> {
+    const rows = await this.serve(
+      (sql) =>
+        sql`SELECT source, seq, doc FROM market_changes WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`,
+    );
+    return rows.map((r) => ({
+      record: JSON.parse(r.doc as string) as MarketRecord,
+      seq: Number(r.seq),
+      source: r.source as string,
     }));
   }
 

@@ -373,4 +373,19 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE dataset ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 10,
+    name: "markets changed one by one by their sources, over the dataset's records",
+    sql: `
+      -- A source's market updates since the dataset was written: each row is the market's
+      -- record as its source now sees it (JSON, as markets.doc), replacing the dataset's. seq
+      -- shares the change feed's sequence with position_changes (dataset.change_seq).
+      CREATE TABLE market_changes (
+        market_key TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        seq INTEGER NOT NULL UNIQUE,
+        doc TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

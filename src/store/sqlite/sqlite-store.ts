@@ -30,7 +30,7 @@ import {
 } from '../idempotency.ts';
 import { measureStoreCalls } from '../measure.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
-import { checkPositionChanges } from '../position-changes.ts';
+import { checkMarketChanges, checkPositionChanges } from '../position-changes.ts';
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
@@ -61,6 +61,7 @@ import type {
   SnapshotGranularity,
   SourceState,
   Store,
+  StoredMarketChange,
   StoredPositionChange,
   UsageEvent,
   UsageReservation,
@@ -211,7 +212,7 @@ export class SqliteStore implements Store {
         | undefined;
       if (previous && input.onlyIfEmpty) return null;
       this.db.exec(
-        'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM markets; DELETE FROM dataset;',
+        'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM market_changes; DELETE FROM markets; DELETE FROM dataset;',
       );
       const insertMarket = this.db.prepare(
         'INSERT INTO markets (ord, unique_key, protocol, chain_id, doc) VALUES (?, ?, ?, ?, ?)',
@@ -374,6 +375,40 @@ export class SqliteStore implements Store {
       supplyUsd: r.supply_usd,
       healthFactor: r.health_factor,
     }));
+  }
+
+  /** One transaction under the write lock: every record's market must be the dataset's. */
+  async applyMarketChanges(
+    source: string,
+    records: readonly MarketRecord[],
+    datasetVersion?: number,
+  ): Promise<number> {
+    checkMarketChanges(records);
+    return this.transaction((): number => {
+      const ds = this.db.prepare('SELECT version, change_seq FROM dataset WHERE id = 1').get() as
+        | { version: number; change_seq: number }
+        | undefined;
+      if (!ds) throw new RangeError('no dataset: markets cannot change');
+      if (datasetVersion !== undefined && ds.version !== datasetVersion) return ds.change_seq;
+      const known = this.stmt('SELECT 1 FROM markets WHERE unique_key = ?');
+      for (const m of records)
+        if (!known.get(m.uniqueKey)) throw new RangeError(`unknown market ${m.uniqueKey}`);
+      const upsert = this.stmt(
+        `INSERT INTO market_changes (market_key, source, seq, doc) VALUES (?, ?, ?, ?)
+         ON CONFLICT (market_key) DO UPDATE SET source = excluded.source, seq = excluded.seq, doc = excluded.doc`,
+      );
+      let seq = ds.change_seq;
+      for (const m of records) upsert.run(m.uniqueKey, source, ++seq, JSON.stringify(m));
+      if (seq !== ds.change_seq) this.stmt('UPDATE dataset SET change_seq = ? WHERE id = 1').run(seq);
+      return seq;
+    });
+  }
+
+  async marketChangesSince(after: number, limit: number): Promise<StoredMarketChange[]> {
+    const rows = this.stmt(
+      'SELECT source, seq, doc FROM market_changes WHERE seq > ? ORDER BY seq LIMIT ?',
+    ).all(after, limit) as { source: string; seq: number; doc: string }[];
+    return rows.map((r) => ({ record: JSON.parse(r.doc) as MarketRecord, seq: r.seq, source: r.source }));
   }
 
   async createAccount(account: AccountRecord): Promise<void> {
