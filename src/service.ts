@@ -7,6 +7,7 @@ import { loadTiers, type TierTable } from './access/tiers.ts';
 import type { Settings } from './config.ts';
 import {
   applyPrices,
+  blocksOf,
   buildReadModel,
   catchUpChanges,
   loadReadModel,
@@ -31,7 +32,7 @@ import { sandboxSource } from './ingest/sandbox/source.ts';
 import { setMetricsSource } from './metrics.ts';
 import { createAdmission, createKeyEvents } from './scale.ts';
 import { openStore } from './store/open.ts';
-import type { DatasetInfo, MarketDataStore, ProgressFn, Store } from './store/types.ts';
+import type { DatasetInfo, MarketDataStore, ProgressFn, SourceStore, Store } from './store/types.ts';
 
 /** Generates a sandbox profile and writes it to the store, replacing the dataset. */
 export { DEFAULT_SEED, openStore };
@@ -165,6 +166,9 @@ function stepSandbox(model: ReadModel, live: SandboxLive, tMs: number): void {
   );
 }
 
+/** What read models are loaded from: the market data and the sources' checkpoints. */
+type ModelStore = MarketDataStore & Pick<SourceStore, 'listSources'>;
+
 /**
  * Live and test read models. Test keys always get the fixed sandbox; when the live store holds
  * exactly that dataset the two share one model, otherwise the sandbox is generated in memory
@@ -174,23 +178,24 @@ function stepSandbox(model: ReadModel, live: SandboxLive, tMs: number): void {
 export class ReadModels implements DataSource {
   private live: ReadModel;
   private sandbox: ReadModel | null;
-  private readonly store: MarketDataStore;
+  private readonly store: ModelStore;
   private readonly clock: Clock;
   private readonly simulations = new WeakMap<ReadModel, SandboxLive>();
   private ticking = false;
   /** The instant the last tick priced; a model loaded later is priced there before it serves. */
   private lastTickAt: number | null = null;
 
-  private constructor(store: MarketDataStore, clock: Clock, live: ReadModel) {
+  private constructor(store: ModelStore, clock: Clock, live: ReadModel) {
     this.store = store;
     this.clock = clock;
     this.live = live;
     this.sandbox = isDefaultSandbox(live.dataset) ? live : null;
   }
 
-  static async load(store: MarketDataStore, clock: Clock): Promise<ReadModels> {
+  static async load(store: ModelStore, clock: Clock): Promise<ReadModels> {
     const live = await loadReadModel(store, clock.now());
     if (!live) throw new Error('the store holds no dataset: run `lrds seed` first');
+    live.blocks = blocksOf(await store.listSources());
     return new ReadModels(store, clock, live);
   }
 
@@ -249,12 +254,17 @@ export class ReadModels implements DataSource {
   async reloadIfChanged(): Promise<boolean> {
     const info = await this.store.datasetInfo();
     if (!info) return false;
+    // The chain blocks the data reflects move with the sources' checkpoints (a block may
+    // bring no change); the sources are few, so they are read on every poll.
+    const blocks = blocksOf(await this.store.listSources());
     if (info.version === this.live.dataset.version) {
       if (info.changeSeq > this.live.changeSeq) await catchUpChanges(this.store, this.live, info.changeSeq);
+      this.live.blocks = blocks;
       return false;
     }
     const next = await loadReadModel(this.store, this.clock.now());
     if (!next) return false;
+    next.blocks = blocks;
     // A living sandbox goes on where it stood: priced at the last tick before it serves.
     if (
       this.lastTickAt !== null &&

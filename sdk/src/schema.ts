@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 1f1ee7116f6de51b0749569f6a56a6287beacba32c2d3b45c561222a1bc90da3) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 1444d47518928909f73a62f7d711acfdfc99b7a429fb6bcb3b4bed826cc02795) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -387,6 +387,16 @@ export interface components {
              * @example 2026-11-24T12:00:00.000Z
              */
             asOf?: string;
+            /**
+             * @description Chain data: the block each chain's data reflects, by chain id (the lowest last block of the sources reporting that chain). Absent for the sandbox.
+             * @example {
+             *       "1": 21000000,
+             *       "8453": 23000000
+             *     }
+             */
+            blocks?: {
+                [key: string]: number;
+            };
         };
         /** Error */
         Error: {

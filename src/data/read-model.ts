@@ -26,6 +26,27 @@ export interface ReadModel {
   asOf: number;
   /** The last position change of the store applied (DatasetInfo.changeSeq), 0 for none. */
   changeSeq: number;
+  /**
+   * The chain blocks the data reflects (DECISIONS D16): per chain id, the lowest last block of
+   * the sources reporting that chain (the stalest); null when no source reports blocks (the
+   * sandbox).
+   */
+  blocks: Record<string, number> | null;
+}
+
+/** Per chain, the lowest last block of the sources reporting it; null when none does. */
+export function blocksOf(
+  sources: readonly { lastBlock: Record<string, number> }[],
+): Record<string, number> | null {
+  const out: Record<string, number> = {};
+  let any = false;
+  for (const s of sources)
+    for (const [chain, block] of Object.entries(s.lastBlock)) {
+      if (!Number.isSafeInteger(block)) continue;
+      out[chain] = Math.min(out[chain] ?? block, block);
+      any = true;
+    }
+  return any ? out : null;
 }
 
 /** Position changes read from the store per query while following the change feed. */
@@ -170,6 +191,7 @@ export async function loadReadModel(store: MarketDataStore, nowMs: number): Prom
         dataset: after,
         asOf: after.refreshedAt,
         changeSeq: 0,
+        blocks: null,
       };
       // The sources' changes since the dataset was written, then a check that the dataset is
       // still the one loaded (a replacement forgets them).
@@ -200,5 +222,6 @@ export function buildReadModel(
     dataset,
     asOf: dataset.refreshedAt,
     changeSeq: 0,
+    blocks: null,
   };
 }

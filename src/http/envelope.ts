@@ -10,6 +10,7 @@ export interface Meta {
   clamped?: Clamped;
   total?: number;
   asOf?: string;
+  blocks?: Record<string, number>;
 }
 
 /** ISO time a model reflects, formatted once per value. */
@@ -31,7 +32,8 @@ export function latencyMs(request: FastifyRequest): number {
 
 /**
  * Meta of a data answer (DECISIONS D11, D16): freshness and asOf from the refresh of the data's
- * source (one source today: the dataset; sandbox data is always a snapshot); source from the
+ * source (one source today: the dataset; sandbox data is always a snapshot), blocks from the
+ * chain sources' last blocks (absent for the sandbox); source from the
  * protocols of the items found, or of the query's scope when nothing was found; total when the
  * query counted; clamped as the access pipeline reported it for this request.
  */
@@ -48,6 +50,7 @@ export function dataMeta(
   if (clamped) meta.clamped = clamped;
   if (found.total !== undefined) meta.total = found.total;
   meta.asOf = asOfOf(model);
+  if (model.blocks) meta.blocks = model.blocks;
   meta.latencyMs = latencyMs(request);
   return meta;
 }

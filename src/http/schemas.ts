@@ -176,6 +176,14 @@ export const MetaSchema = Type.Object({
       examples: ['2026-11-24T12:00:00.000Z'],
     }),
   ),
+  blocks: Type.Optional(
+    Type.Record(Type.String({ pattern: '^[0-9]+$' }), Type.Integer({ minimum: 0 }), {
+      description:
+        "Chain data: the block each chain's data reflects, by chain id (the lowest last block of the sources " +
+        'reporting that chain). Absent for the sandbox.',
+      examples: [{ '1': 21_000_000, '8453': 23_000_000 }],
+    }),
+  ),
 });
 
 // ---- response headers, documented on the responses that carry them ---------------------------

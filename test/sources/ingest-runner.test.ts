@@ -141,3 +141,53 @@ describe('sources in /health and meta.asOf', () => {
     }
   });
 });
+
+describe('meta.blocks', () => {
+  test('behavior: answers from chain data carry the block of each chain (the stalest source), following new blocks; sandbox answers carry none', async () => {
+    const dataDir = tempDir('lrds-blocks-');
+    const clock = new ManualClock('2026-11-24T10:00:00Z');
+    const store = await openStore({ dataDir, databaseUrl: null });
+    await ingestOnce(
+      fakeSource(() => snapshotOf(2, 130)),
+      store,
+      clock,
+    );
+    await store.close();
+    const service = await createService(embeddedSettings(dataDir), { clock });
+    try {
+      const account = await service.keys.ensureAccount('acme');
+      const get = async (mode: 'live' | 'test') => {
+        const { key } = await service.keys.create({ accountId: account.id, tier: 'pro', mode });
+        const res = await service.app.inject({
+          url: '/api/v1/markets',
+          headers: { authorization: `Bearer ${key}` },
+        });
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json().meta;
+      };
+      assert.deepEqual((await get('live')).blocks, { '1': 130 });
+      assert.equal((await get('test')).blocks, undefined);
+      // The source reads a new block; another source on the same chain stands further back.
+      await ingestOnce(
+        fakeSource(() => snapshotOf(2, 145)),
+        service.store,
+        clock,
+      );
+      await service.store.saveSource({
+        id: 'chain:1:other',
+        kind: 'chain',
+        chainIds: [1, 10],
+        refreshedAt: clock.now(),
+        lastBlock: { '1': 140, '10': 7 },
+        consecutiveFailures: 0,
+        lastError: null,
+        updatedAt: clock.now(),
+        cursor: null,
+      });
+      await service.models.reloadIfChanged();
+      assert.deepEqual((await get('live')).blocks, { '1': 140, '10': 7 });
+    } finally {
+      await service.close();
+    }
+  });
+});
