@@ -26,6 +26,7 @@ import { RiskIndex, type RiskQuery } from '../src/data/risk-index.ts';
 import type { Protocol } from '../src/domain/enums.ts';
 import { emptyColumns, type PositionColumns } from '../src/domain/position-columns.ts';
 import type { MarketRecord } from '../src/domain/types.ts';
+import { sandboxMarketClock, sandboxSimulation } from '../src/ingest/sandbox/history.ts';
 import { generateSandbox, SANDBOX_AS_OF } from '../src/ingest/sandbox/index.ts';
 import { sandboxPricer } from '../src/ingest/sandbox/live.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
@@ -349,18 +350,34 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
       }
     }
     if (n === 1_000_000) {
-      // A whole sandbox tick: every token's price at the next instant, applied to the catalog
-      // (re-ranked) and the index, then the unfiltered query (what the service does every
-      // SIMULATION_TICK_MS). Alternates between two instants so every tick moves every price.
+      // A whole sandbox tick: every token's price at the next instant and every market's state
+      // (interest, utilization, APYs: computed in the tick, as the service does), applied to the
+      // catalog (re-ranked) and the index, then the unfiltered query (what the service does
+      // every SIMULATION_TICK_MS). Alternates between two instants so every tick moves every price.
       const pricer = sandboxPricer(catalog.baseRecords(), 42);
+      const marketClock = sandboxMarketClock(sandboxSimulation('large', 42));
       const at = Date.parse('2026-11-24T12:00:00Z');
       await pricer.warm(at + 5000);
+      await marketClock.warm(at + 5000);
       const ticks = [pricer.pricesAt(at), pricer.pricesAt(at + 5000)];
       let k = 0;
       const idx = index;
       const tick = () => {
-        const changes = ticks[k++ % 2]!;
-        return catalog.applyPrices(changes) + idx.applyPrices(changes) + idx.query(base).length;
+        const j = k++ % 2;
+        const changes = ticks[j]!;
+        const states = marketClock.statesAt(at + j * 5000);
+        const indexes = [];
+        for (const st of states) {
+          const ord = catalog.ordOf(st.marketKey);
+          if (ord !== undefined) indexes.push({ ord, index: st.debtIndex });
+        }
+        return (
+          catalog.applyPrices(changes) +
+          catalog.applyMarketStates(states) +
+          idx.applyDebtIndexes(indexes) +
+          idx.applyPrices(changes) +
+          idx.query(base).length
+        );
       };
       results['sandboxTick'] = {
         ...timeOp(tick, { ...timing, warmup: 4, minIter: 20, maxIter: 200 }),
