@@ -345,7 +345,7 @@ function sandboxPositions(store: Store, clock: Clock, log: FastifyInstance['log'
     const changes = parts.activity.plan(model, after, to);
     if (changes.length > 0)
       await store.applyPositionChanges(ACTIVITY_SOURCE_ID, changes, model.dataset.version);
-    await save(ACTIVITY_SOURCE_ID, model, null, changes.length > 0, `${model.dataset.version}:${to}`);
+    await save(ACTIVITY_SOURCE_ID, model, null, true, `${model.dataset.version}:${to}`);
   };
   return {
     step(model: ReadModel | null, atMs: number): Promise<void> {
