@@ -179,6 +179,9 @@ export class Catalog {
   private readonly scratch: { mark: Uint8Array; touched: Int32Array };
   readonly protocols: readonly Protocol[];
   readonly chainIds: readonly number[];
+  /** Inside batch(): re-ranking waits for its end (rankStale: some update asked for it). */
+  private batching = false;
+  private rankStale = false;
 
   constructor(records: readonly MarketRecord[], nowSec: number) {
     const sorted = [...records].sort((a, b) => b.supply - a.supply || (a.uniqueKey < b.uniqueKey ? -1 : 1));
@@ -286,7 +289,7 @@ export class Catalog {
         touched++;
       }
     }
-    if (reorder) this.rerank();
+    if (reorder) this.orderChanged();
     return touched;
   }
 
@@ -334,7 +337,7 @@ export class Catalog {
     }
     // Feed clocks are indexed over the views' oracle copies: rebuilt on the next feed update.
     if (out.length > 0) this.byFeed = null;
-    if (reorder) this.rerank();
+    if (reorder) this.orderChanged();
     return out;
   }
 
@@ -381,7 +384,7 @@ export class Catalog {
       e.json = null;
       touched++;
     }
-    if (reorder) this.rerank();
+    if (reorder) this.orderChanged();
     return touched;
   }
 
@@ -430,6 +433,30 @@ export class Catalog {
     });
     this.byFeed = index;
     return index;
+  }
+
+  /**
+   * Runs `step` (several updates of one instant: prices, market states, records) with the
+   * re-ranking they call for done once, at the end, instead of after each update.
+   */
+  batch<T>(step: () => T): T {
+    if (this.batching) return step();
+    this.batching = true;
+    try {
+      return step();
+    } finally {
+      this.batching = false;
+      if (this.rankStale) {
+        this.rankStale = false;
+        this.rerank();
+      }
+    }
+  }
+
+  /** An update may have changed the order by supply: re-rank now, or at the end of the batch. */
+  private orderChanged(): void {
+    if (this.batching) this.rankStale = true;
+    else this.rerank();
   }
 
   /** Ranks by current supply again; the rank lists and search postings follow, the term cache empties. */

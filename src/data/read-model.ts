@@ -140,10 +140,13 @@ export function applyPrices(
   states: readonly MarketStateChange[] = [],
 ): number {
   const { catalog, risk } = model;
-  const markets = catalog.applyPrices(changes);
-  catalog.applyFeedUpdates(feeds);
+  // One re-ranking of the catalog for the whole step.
+  const markets = catalog.batch(() => {
+    catalog.applyFeedUpdates(feeds);
+    if (states.length > 0) catalog.applyMarketStates(states);
+    return catalog.applyPrices(changes);
+  });
   if (states.length > 0) {
-    catalog.applyMarketStates(states);
     const indexes = [];
     for (const st of states) {
       const ord = catalog.ordOf(st.marketKey);
