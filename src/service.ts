@@ -296,44 +296,56 @@ export class ReadModels implements DataSource {
 function sandboxPositions(store: Store, clock: Clock, log: FastifyInstance['log']) {
   let current: { key: string; liquidator: SandboxLiquidator; activity: SandboxActivity } | null = null;
   let running: Promise<void> | null = null;
-  let failures = 0;
+  /** Consecutive failures of each part (its checkpoint shows them). */
+  const failures = new Map<string, number>([
+    [LIQUIDATIONS_SOURCE_ID, 0],
+    [ACTIVITY_SOURCE_ID, 0],
+  ]);
   /** The part of the step running (its checkpoint takes a failure). */
   let stage = LIQUIDATIONS_SOURCE_ID;
-  const save = async (
-    id: string,
-    model: ReadModel,
-    error: string | null,
-    refreshed: boolean,
-    cursor?: string,
-  ) => {
+  /** The last minute of openings and closings written, and for which dataset version. */
+  let written: { version: number; minute: number } | null = null;
+  const save = async (id: string, model: ReadModel, error: string | null, refreshed: boolean) => {
     const previous = (await store.listSources()).find((x) => x.id === id);
     const now = Math.floor(clock.now());
+    const cursor =
+      id === ACTIVITY_SOURCE_ID && written
+        ? `${written.version}:${written.minute}`
+        : (previous?.cursor ?? null);
     await store.saveSource({
       id,
       kind: 'simulation',
       chainIds: [...new Set(model.catalog.baseRecords().map((m) => m.chainId))].sort((a, b) => a - b),
       refreshedAt: refreshed ? now : (previous?.refreshedAt ?? null),
       lastBlock: {},
-      consecutiveFailures: failures,
+      consecutiveFailures: failures.get(id) ?? 0,
       lastError: error,
       updatedAt: now,
-      cursor: cursor ?? previous?.cursor ?? null,
+      cursor,
     });
   };
-  /** The last minute of openings and closings written for this dataset, or null. */
+  /** The last minute written for this dataset: from memory, or the checkpoint after a start. */
   const lastMinute = async (model: ReadModel): Promise<number | null> => {
-    const cursor = (await store.listSources()).find((x) => x.id === ACTIVITY_SOURCE_ID)?.cursor;
-    const [version, minute] = (cursor ?? '').split(':').map(Number);
-    return version === model.dataset.version && Number.isSafeInteger(minute) ? minute! : null;
+    const version = model.dataset.version;
+    if (written?.version !== version) {
+      const cursor = (await store.listSources()).find((x) => x.id === ACTIVITY_SOURCE_ID)?.cursor;
+      const [v, minute] = (cursor ?? '').split(':').map(Number);
+      written = v === version && Number.isSafeInteger(minute) ? { version, minute: minute! } : null;
+    }
+    return written?.minute ?? null;
+  };
+  /** A part succeeded: its failures reset (and its checkpoint is saved if it had failed). */
+  const succeeded = (id: string): boolean => {
+    const recovered = (failures.get(id) ?? 0) > 0;
+    failures.set(id, 0);
+    return recovered;
   };
   const run = async (model: ReadModel, atMs: number, parts: NonNullable<typeof current>) => {
     stage = LIQUIDATIONS_SOURCE_ID;
     const liquidated = await parts.liquidator.step(model, atMs);
-    const recovered = failures > 0;
-    failures = 0;
-    if (liquidated.events.length > 0 || recovered)
-      await save(LIQUIDATIONS_SOURCE_ID, model, null, liquidated.events.length > 0);
-    if (liquidated.events.length > 0)
+    const some = liquidated.events.length > 0;
+    if (succeeded(LIQUIDATIONS_SOURCE_ID) || some) await save(LIQUIDATIONS_SOURCE_ID, model, null, some);
+    if (some)
       log.info(
         { liquidations: liquidated.events.length, applied: liquidated.applied },
         'sandbox liquidations',
@@ -345,7 +357,9 @@ function sandboxPositions(store: Store, clock: Clock, log: FastifyInstance['log'
     const changes = parts.activity.plan(model, after, to);
     if (changes.length > 0)
       await store.applyPositionChanges(ACTIVITY_SOURCE_ID, changes, model.dataset.version);
-    await save(ACTIVITY_SOURCE_ID, model, null, true, `${model.dataset.version}:${to}`);
+    written = { version: model.dataset.version, minute: to };
+    succeeded(ACTIVITY_SOURCE_ID);
+    await save(ACTIVITY_SOURCE_ID, model, null, true);
   };
   return {
     step(model: ReadModel | null, atMs: number): Promise<void> {
@@ -361,10 +375,13 @@ function sandboxPositions(store: Store, clock: Clock, log: FastifyInstance['log'
         };
       running = run(model, atMs, current)
         .catch(async (err: unknown) => {
-          if (failures === 0) log.warn({ err }, 'sandbox positions step failed: retried at the next tick');
-          failures++;
+          const failed = stage;
+          const n = (failures.get(failed) ?? 0) + 1;
+          failures.set(failed, n);
+          if (n === 1)
+            log.warn({ err, source: failed }, 'sandbox positions step failed: retried at the next tick');
           const message = err instanceof Error ? err.message : String(err);
-          await save(stage, model, message, false).catch(() => {});
+          await save(failed, model, message, false).catch(() => {});
         })
         .finally(() => {
           running = null;

@@ -17,8 +17,8 @@ after(async () => {
   for (const s of open) await s.close();
 });
 
-async function start(clock: ManualClock) {
-  const service = await createService(settings, { clock });
+async function start(clock: ManualClock, using = settings) {
+  const service = await createService(using, { clock });
   open.push(service);
   const account = await service.keys.ensureAccount('acme');
   const { key } = await service.keys.create({ accountId: account.id, tier: 'pro', mode: 'live' });
@@ -148,6 +148,58 @@ describe('liquidations in the running sandbox', () => {
       (await service.store.listSources()).find((x) => x.id === 'sandbox-activity')?.cursor,
       activity?.cursor,
     );
+  });
+});
+
+describe('the running sandbox when the store refuses its writes', () => {
+  test('error: a failed liquidation or activity write shows on its own source in /health, nothing advances, the next step recovers', async () => {
+    const clock = new ManualClock('2026-11-24T18:00:00.000Z');
+    // A store of its own: the snapshot's positions below 1 are still there to liquidate.
+    const { service } = await start(clock, embeddedSettings(tempDir('lrds-live-faults-')));
+    const store = service.store;
+    const sourceOf = async (id: string) => (await store.listSources()).find((x) => x.id === id);
+    const write = store.applyPositionChanges.bind(store);
+    let refuse: string | null = 'sandbox-liquidations';
+    store.applyPositionChanges = async (source, changes, version) => {
+      if (source === refuse) throw new Error(`disk full (${source})`);
+      return write(source, changes, version);
+    };
+    await service.models.tickSimulation(clock.now());
+    const seq0 = (await store.datasetInfo())!.changeSeq;
+    await service.stepSimulation(clock.now());
+    const liq = await sourceOf('sandbox-liquidations');
+    assert.equal(liq?.consecutiveFailures, 1);
+    assert.equal(liq?.lastError, 'disk full (sandbox-liquidations)');
+    assert.equal((await store.datasetInfo())!.changeSeq, seq0, 'nothing written');
+
+    // Back: the liquidations go through, and the activity starts from this minute.
+    refuse = null;
+    await service.stepSimulation(clock.now());
+    assert.equal((await sourceOf('sandbox-liquidations'))?.consecutiveFailures, 0);
+    assert.equal((await sourceOf('sandbox-liquidations'))?.lastError, null);
+    assert.ok((await store.datasetInfo())!.changeSeq > seq0, 'liquidated');
+    const cursor0 = (await sourceOf('sandbox-activity'))?.cursor;
+    assert.ok(cursor0);
+
+    // An hour later (a few dozen openings and closings) the activity's write fails: its own
+    // checkpoint says so and its minute does not advance.
+    refuse = 'sandbox-activity';
+    clock.advance(60 * 60_000);
+    await service.models.tickSimulation(clock.now());
+    await service.stepSimulation(clock.now());
+    const act = await sourceOf('sandbox-activity');
+    assert.equal(act?.consecutiveFailures, 1);
+    assert.equal(act?.lastError, 'disk full (sandbox-activity)');
+    assert.equal(act?.cursor, cursor0);
+
+    // Back: the minutes missed are written at the next step.
+    refuse = null;
+    clock.advance(60_000);
+    await service.stepSimulation(clock.now());
+    const back = await sourceOf('sandbox-activity');
+    assert.equal(back?.consecutiveFailures, 0);
+    assert.equal(back?.lastError, null);
+    assert.ok(back?.cursor?.endsWith(`:${Math.floor(clock.now() / 60_000)}`));
   });
 });
 
