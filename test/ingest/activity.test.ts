@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { catchUpChanges, loadReadModel } from '../../src/data/read-model.ts';
 import {
   ACTIVITY_SOURCE_ID,
@@ -9,29 +8,15 @@ import {
 } from '../../src/ingest/sandbox/activity.ts';
 import { DEFAULT_SEED, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
 import { OPENINGS_PER_POSITION } from '../../src/ingest/sandbox/simulation/market-history.ts';
-import { seedStore } from '../../src/service.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import { tempDir } from '../helpers.ts';
+import { seededStores } from './seeded.ts';
 
 /**
  * Borrowers coming and going in the running sandbox (src/ingest/sandbox/activity.ts): openings
  * and closings per whole minute, written through the change feed like the liquidations.
  */
 
-const dir = tempDir('lrds-activity-');
-const stores: SqliteStore[] = [];
-after(async () => {
-  for (const s of stores) await s.close();
-});
+const seeded = seededStores('lrds-activity-');
 const MINUTE0 = SANDBOX_AS_OF / 60;
-
-async function seeded(name: string): Promise<SqliteStore> {
-  const store = new SqliteStore(join(dir, `${name}.db`));
-  await store.migrate();
-  stores.push(store);
-  await seedStore(store, 'default', DEFAULT_SEED);
-  return store;
-}
 
 describe('sandbox activity', () => {
   test('behavior: a day of minutes opens and closes positions at the documented rate, deterministically; openings look like their market, closings leave every list', async () => {

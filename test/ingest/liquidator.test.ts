@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { catchUpChanges, loadReadModel } from '../../src/data/read-model.ts';
 import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
 import { SandboxLiquidator } from '../../src/ingest/sandbox/liquidator.ts';
-import { seedStore } from '../../src/service.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import { tempDir } from '../helpers.ts';
+import { seededStores } from './seeded.ts';
 
 /**
  * Live liquidations of the sandbox: positions the prices put below health factor 1 are
@@ -14,20 +11,8 @@ import { tempDir } from '../helpers.ts';
  * written as changes that every read model applies from the store's feed.
  */
 
-const dir = tempDir('lrds-liquidator-');
-const stores: SqliteStore[] = [];
-after(async () => {
-  for (const s of stores) await s.close();
-});
+const seeded = seededStores('lrds-liquidator-');
 const AT = SANDBOX_AS_OF * 1000;
-
-async function seeded(name: string): Promise<SqliteStore> {
-  const store = new SqliteStore(join(dir, `${name}.db`));
-  await store.migrate();
-  stores.push(store);
-  await seedStore(store, 'default', DEFAULT_SEED);
-  return store;
-}
 
 /** The served view of every position under `threshold`, by user and market. */
 function atRisk(model: NonNullable<Awaited<ReturnType<typeof loadReadModel>>>, threshold: number) {
