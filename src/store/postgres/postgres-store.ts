@@ -218,6 +218,32 @@ function toAccount(row: Record<string, unknown> | undefined): AccountRecord | nu
 }
 
 /**
+ * Inside a change's transaction, holding the dataset row's lock (concurrent writers of changes,
+ * and a dataset replacement, queue behind it): the feed's last sequence number, and whether the
+ * change was computed from the dataset version stored (`datasetVersion`; undefined: any).
+ */
+async function changeBase(
+  tx: TransactionSql,
+  what: string,
+  datasetVersion?: number,
+): Promise<{ seq: number; current: boolean }> {
+  const [ds] = await tx`SELECT version, change_seq FROM dataset WHERE id = 1 FOR UPDATE`;
+  if (!ds) throw new RangeError(`no dataset: ${what} cannot change`);
+  return {
+    seq: Number(ds.change_seq),
+    current: datasetVersion === undefined || Number(ds.version) === datasetVersion,
+  };
+}
+
+/** Refuses a change naming a market the dataset does not hold. */
+async function requireMarkets(tx: TransactionSql, keys: readonly string[], what: string): Promise<void> {
+  const unique = [...new Set(keys)];
+  const known = await tx`SELECT unique_key FROM markets WHERE unique_key = ANY(${unique}::text[])`;
+  if (known.length === unique.length) return;
+  const have = new Set(known.map((r) => r.unique_key as string));
+  throw new RangeError(`${what} unknown market ${unique.find((k) => !have.has(k))}`);
+}
+/**
  * The scaled store: PostgreSQL through pools of postgres.js connections, shared by any number
  * of service instances. Dataset replacement and migrations serialize on advisory locks held
  * for their transaction; usage counts are single-statement upserts, so concurrent writers
@@ -522,16 +548,13 @@ export class PostgresStore implements Store {
     checkPositionChanges(changes);
     return this.serve((sql) =>
       sql.begin(async (tx): Promise<AppliedPositionChanges> => {
-        const [ds] = await tx`SELECT version, change_seq FROM dataset WHERE id = 1 FOR UPDATE`;
-        if (!ds) throw new RangeError('no dataset: positions cannot change');
-        if (datasetVersion !== undefined && Number(ds.version) !== datasetVersion)
-          return { applied: [], changeSeq: Number(ds.change_seq) };
-        const keys = [...new Set(changes.map((c) => c.marketKey))];
-        const known = await tx`SELECT unique_key FROM markets WHERE unique_key = ANY(${keys}::text[])`;
-        if (known.length !== keys.length) {
-          const have = new Set(known.map((r) => r.unique_key as string));
-          throw new RangeError(`position of unknown market ${keys.find((k) => !have.has(k))}`);
-        }
+        const ds = await changeBase(tx, 'positions', datasetVersion);
+        if (!ds.current) return { applied: [], changeSeq: ds.seq };
+        await requireMarkets(
+          tx,
+          changes.map((c) => c.marketKey),
+          'position of',
+        );
         const stored = new Map<string, number>();
         const conditional = changes.filter((c) => c.basedOn !== undefined);
         if (conditional.length > 0) {
@@ -541,7 +564,7 @@ export class PostgresStore implements Store {
                 AS w(market_key, "user") ON c.market_key = w.market_key AND c."user" = w."user"`;
           for (const r of rows) stored.set(`${r.market_key}\n${r.user}`, Number(r.seq));
         }
-        let seq = Number(ds.change_seq);
+        let seq = ds.seq;
         const first = seq + 1;
         const applied = changes.filter(
           (c) => c.basedOn === undefined || (stored.get(`${c.marketKey}\n${c.user}`) ?? 0) === c.basedOn,
@@ -594,17 +617,11 @@ export class PostgresStore implements Store {
     checkMarketChanges(records);
     return this.serve((sql) =>
       sql.begin(async (tx): Promise<number> => {
-        const [ds] = await tx`SELECT version, change_seq FROM dataset WHERE id = 1 FOR UPDATE`;
-        if (!ds) throw new RangeError('no dataset: markets cannot change');
-        let seq = Number(ds.change_seq);
-        if ((datasetVersion !== undefined && Number(ds.version) !== datasetVersion) || records.length === 0)
-          return seq;
+        const ds = await changeBase(tx, 'markets', datasetVersion);
+        let seq = ds.seq;
+        if (!ds.current || records.length === 0) return seq;
         const keys = records.map((m) => m.uniqueKey);
-        const known = await tx`SELECT unique_key FROM markets WHERE unique_key = ANY(${keys}::text[])`;
-        if (known.length !== keys.length) {
-          const have = new Set(known.map((r) => r.unique_key as string));
-          throw new RangeError(`unknown market ${keys.find((k) => !have.has(k))}`);
-        }
+        await requireMarkets(tx, keys, 'change of');
         const first = seq + 1;
         seq += records.length;
         await tx`

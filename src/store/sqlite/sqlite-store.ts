@@ -301,6 +301,27 @@ export class SqliteStore implements Store {
     }
   }
 
+  /**
+   * Inside a change's transaction: the feed's last sequence number, and whether the change was
+   * computed from the dataset version stored (`datasetVersion`; undefined: any).
+   */
+  private changeBase(what: string, datasetVersion?: number): { change_seq: number; current: boolean } {
+    const ds = this.db.prepare('SELECT version, change_seq FROM dataset WHERE id = 1').get() as
+      | { version: number; change_seq: number }
+      | undefined;
+    if (!ds) throw new RangeError(`no dataset: ${what} cannot change`);
+    return {
+      change_seq: ds.change_seq,
+      current: datasetVersion === undefined || ds.version === datasetVersion,
+    };
+  }
+
+  /** Refuses a change naming a market the dataset does not hold. */
+  private requireMarkets(keys: readonly string[], what: string): void {
+    const known = this.stmt('SELECT 1 FROM markets WHERE unique_key = ?');
+    for (const k of keys) if (!known.get(k)) throw new RangeError(`${what} unknown market ${k}`);
+  }
+
   /** One transaction under the write lock: each change checked against its stored version, then upserted. */
   async applyPositionChanges(
     source: string,
@@ -309,13 +330,12 @@ export class SqliteStore implements Store {
   ): Promise<AppliedPositionChanges> {
     checkPositionChanges(changes);
     return this.transaction((): AppliedPositionChanges => {
-      const ds = this.db.prepare('SELECT version, change_seq FROM dataset WHERE id = 1').get() as
-        | { version: number; change_seq: number }
-        | undefined;
-      if (!ds) throw new RangeError('no dataset: positions cannot change');
-      if (datasetVersion !== undefined && ds.version !== datasetVersion)
-        return { applied: [], changeSeq: ds.change_seq };
-      const known = this.stmt('SELECT 1 FROM markets WHERE unique_key = ?');
+      const ds = this.changeBase('positions', datasetVersion);
+      if (!ds.current) return { applied: [], changeSeq: ds.change_seq };
+      this.requireMarkets(
+        changes.map((c) => c.marketKey),
+        'position of',
+      );
       const stored = this.stmt('SELECT seq FROM position_changes WHERE market_key = ? AND user = ?');
       const upsert = this.stmt(
         `INSERT INTO position_changes (market_key, user, source, seq, collateral_usd, borrow_usd, supply_usd, health_factor)
@@ -324,8 +344,6 @@ export class SqliteStore implements Store {
            collateral_usd = excluded.collateral_usd, borrow_usd = excluded.borrow_usd,
            supply_usd = excluded.supply_usd, health_factor = excluded.health_factor`,
       );
-      for (const c of changes)
-        if (!known.get(c.marketKey)) throw new RangeError(`position of unknown market ${c.marketKey}`);
       let seq = ds.change_seq;
       const applied: PositionChange[] = [];
       for (const c of changes) {
@@ -385,14 +403,12 @@ export class SqliteStore implements Store {
   ): Promise<number> {
     checkMarketChanges(records);
     return this.transaction((): number => {
-      const ds = this.db.prepare('SELECT version, change_seq FROM dataset WHERE id = 1').get() as
-        | { version: number; change_seq: number }
-        | undefined;
-      if (!ds) throw new RangeError('no dataset: markets cannot change');
-      if (datasetVersion !== undefined && ds.version !== datasetVersion) return ds.change_seq;
-      const known = this.stmt('SELECT 1 FROM markets WHERE unique_key = ?');
-      for (const m of records)
-        if (!known.get(m.uniqueKey)) throw new RangeError(`unknown market ${m.uniqueKey}`);
+      const ds = this.changeBase('markets', datasetVersion);
+      if (!ds.current) return ds.change_seq;
+      this.requireMarkets(
+        records.map((m) => m.uniqueKey),
+        'change of',
+      );
       const upsert = this.stmt(
         `INSERT INTO market_changes (market_key, source, seq, doc) VALUES (?, ?, ?, ?)
          ON CONFLICT (market_key) DO UPDATE SET source = excluded.source, seq = excluded.seq, doc = excluded.doc`,
