@@ -1,5 +1,5 @@
 import type { MarketRecord } from '../domain/types.ts';
-import type { PositionChange } from './types.ts';
+import type { PositionChange, StoredMarketChange, StoredPositionChange } from './types.ts';
 
 const ADDRESS = /^0x[0-9a-f]{40}$/;
 
@@ -54,4 +54,39 @@ export function checkMarketChanges(records: readonly MarketRecord[]): void {
     if (seen.has(m.uniqueKey)) throw new RangeError(`${where}: named twice in one batch`);
     seen.add(m.uniqueKey);
   }
+}
+
+/** The columns of the position change feed that both stores read. */
+export const POSITION_CHANGE_COLUMNS = [
+  'market_key',
+  'user',
+  'source',
+  'seq',
+  'collateral_usd',
+  'borrow_usd',
+  'supply_usd',
+  'health_factor',
+] as const;
+
+/** A row of position_changes as a stored change; numbers may come as strings (PostgreSQL bigint). */
+export function storedPositionChange(r: Record<string, unknown>): StoredPositionChange {
+  return {
+    marketKey: r.market_key as string,
+    user: r.user as string,
+    source: r.source as string,
+    seq: Number(r.seq),
+    collateralUsd: Number(r.collateral_usd),
+    borrowUsd: Number(r.borrow_usd),
+    supplyUsd: Number(r.supply_usd),
+    healthFactor: Number(r.health_factor),
+  };
+}
+
+/** A row of market_changes as a stored change. */
+export function storedMarketChange(r: Record<string, unknown>): StoredMarketChange {
+  return {
+    record: JSON.parse(r.doc as string) as MarketRecord,
+    seq: Number(r.seq),
+    source: r.source as string,
+  };
 }

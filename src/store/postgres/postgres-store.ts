@@ -32,7 +32,13 @@ import {
 } from '../idempotency.ts';
 import { measureStoreCalls } from '../measure.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
-import { checkMarketChanges, checkPositionChanges } from '../position-changes.ts';
+import {
+  checkMarketChanges,
+  checkPositionChanges,
+  POSITION_CHANGE_COLUMNS,
+  storedMarketChange,
+  storedPositionChange,
+} from '../position-changes.ts';
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
@@ -593,19 +599,10 @@ export class PostgresStore implements Store {
   async positionChangesSince(after: number, limit: number): Promise<StoredPositionChange[]> {
     const rows = await this.serve(
       (sql) => sql`
-        SELECT market_key, "user", source, seq, collateral_usd, borrow_usd, supply_usd, health_factor
+        SELECT ${sql(POSITION_CHANGE_COLUMNS)}
           FROM position_changes WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`,
     );
-    return rows.map((r) => ({
-      marketKey: r.market_key as string,
-      user: r.user as string,
-      source: r.source as string,
-      seq: Number(r.seq),
-      collateralUsd: Number(r.collateral_usd),
-      borrowUsd: Number(r.borrow_usd),
-      supplyUsd: Number(r.supply_usd),
-      healthFactor: Number(r.health_factor),
-    }));
+    return rows.map(storedPositionChange);
   }
 
   /** One transaction holding the dataset row's lock, as applyPositionChanges. */
@@ -640,11 +637,7 @@ export class PostgresStore implements Store {
       (sql) =>
         sql`SELECT source, seq, doc FROM market_changes WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`,
     );
-    return rows.map((r) => ({
-      record: JSON.parse(r.doc as string) as MarketRecord,
-      seq: Number(r.seq),
-      source: r.source as string,
-    }));
+    return rows.map(storedMarketChange);
   }
 
   async createAccount(account: AccountRecord): Promise<void> {

@@ -30,7 +30,13 @@ import {
 } from '../idempotency.ts';
 import { measureStoreCalls } from '../measure.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
-import { checkMarketChanges, checkPositionChanges } from '../position-changes.ts';
+import {
+  checkMarketChanges,
+  checkPositionChanges,
+  POSITION_CHANGE_COLUMNS,
+  storedMarketChange,
+  storedPositionChange,
+} from '../position-changes.ts';
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
@@ -371,28 +377,9 @@ export class SqliteStore implements Store {
 
   async positionChangesSince(after: number, limit: number): Promise<StoredPositionChange[]> {
     const rows = this.stmt(
-      `SELECT market_key, user, source, seq, collateral_usd, borrow_usd, supply_usd, health_factor
-         FROM position_changes WHERE seq > ? ORDER BY seq LIMIT ?`,
-    ).all(after, limit) as {
-      market_key: string;
-      user: string;
-      source: string;
-      seq: number;
-      collateral_usd: number;
-      borrow_usd: number;
-      supply_usd: number;
-      health_factor: number;
-    }[];
-    return rows.map((r) => ({
-      marketKey: r.market_key,
-      user: r.user,
-      source: r.source,
-      seq: r.seq,
-      collateralUsd: r.collateral_usd,
-      borrowUsd: r.borrow_usd,
-      supplyUsd: r.supply_usd,
-      healthFactor: r.health_factor,
-    }));
+      `SELECT ${POSITION_CHANGE_COLUMNS.join(', ')} FROM position_changes WHERE seq > ? ORDER BY seq LIMIT ?`,
+    ).all(after, limit) as Record<string, unknown>[];
+    return rows.map(storedPositionChange);
   }
 
   /** One transaction under the write lock: every record's market must be the dataset's. */
@@ -423,8 +410,8 @@ export class SqliteStore implements Store {
   async marketChangesSince(after: number, limit: number): Promise<StoredMarketChange[]> {
     const rows = this.stmt(
       'SELECT source, seq, doc FROM market_changes WHERE seq > ? ORDER BY seq LIMIT ?',
-    ).all(after, limit) as { source: string; seq: number; doc: string }[];
-    return rows.map((r) => ({ record: JSON.parse(r.doc) as MarketRecord, seq: r.seq, source: r.source }));
+    ).all(after, limit) as Record<string, unknown>[];
+    return rows.map(storedMarketChange);
   }
 
   async createAccount(account: AccountRecord): Promise<void> {
