@@ -22,6 +22,7 @@ import { type Admission, type AdmissionRequest, LocalAdmission } from '../src/ac
 import { KeyService } from '../src/access/keys.ts';
 import { parseTiers, type Tier } from '../src/access/tiers.ts';
 import { Catalog } from '../src/data/catalog.ts';
+import { applyPrices, type ReadModel } from '../src/data/read-model.ts';
 import { RiskIndex, type RiskQuery } from '../src/data/risk-index.ts';
 import type { Protocol } from '../src/domain/enums.ts';
 import { emptyColumns, type PositionColumns } from '../src/domain/position-columns.ts';
@@ -362,22 +363,28 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
       const ticks = [pricer.pricesAt(at), pricer.pricesAt(at + 5000)];
       let k = 0;
       const idx = index;
+      // The service's step function (read-model applyPrices) over this catalog and index.
+      const model: ReadModel = {
+        catalog,
+        risk: idx,
+        dataset: {
+          kind: 'sandbox',
+          profile: 'large',
+          seed: 42,
+          refreshedAt: at,
+          marketCount: catalog.size,
+          positionCount: n,
+          version: 1,
+          changeSeq: 0,
+        },
+        asOf: at,
+        changeSeq: 0,
+        blocks: null,
+      };
       const tick = () => {
         const j = k++ % 2;
-        const changes = ticks[j]!;
-        const states = marketClock.statesAt(at + j * 5000);
-        const indexes = [];
-        for (const st of states) {
-          const ord = catalog.ordOf(st.marketKey);
-          if (ord !== undefined) indexes.push({ ord, index: st.debtIndex });
-        }
-        return (
-          catalog.applyPrices(changes) +
-          catalog.applyMarketStates(states) +
-          idx.applyDebtIndexes(indexes) +
-          idx.applyPrices(changes) +
-          idx.query(base).length
-        );
+        const t = at + j * 5000;
+        return applyPrices(model, ticks[j]!, t, [], marketClock.statesAt(t)) + idx.query(base).length;
       };
       results['sandboxTick'] = {
         ...timeOp(tick, { ...timing, warmup: 4, minIter: 20, maxIter: 200 }),
