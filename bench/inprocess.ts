@@ -380,6 +380,7 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
         asOf: at,
         changeSeq: 0,
         blocks: null,
+        stored: false,
       };
       const tick = () => {
         const j = k++ % 2;

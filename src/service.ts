@@ -555,6 +555,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     admission,
     idempotency: new Idempotency(store, clock),
     data: models,
+    history: store,
     clock,
     logger: options.logger ?? false,
   });

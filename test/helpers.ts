@@ -220,6 +220,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     admission,
     idempotency: new Idempotency(store, clock),
     data: { get: (mode) => (mode === 'test' ? sandbox : live) },
+    history: store,
     clock,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.server ? { server: options.server } : {}),

@@ -76,22 +76,47 @@ export function conformanceChecker(doc: {
     const encoding = a.headers['content-encoding'];
     if (encoding === 'gzip') body = gunzipSync(body);
     else if (encoding === 'br') body = brotliDecompressSync(body);
-    const schema = response.content?.['application/json']?.schema;
+    const type = String(a.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
+    const media = type === 'application/x-ndjson' ? type : 'application/json';
+    if (media !== 'application/json' && !response.content?.[media])
+      return [...problems, `${where}: content type ${type} not documented`];
+    const schema = response.content?.[media]?.schema;
     if (!schema) {
       if (body.length > 0 && a.method !== 'HEAD') problems.push(`${where}: a body where none is documented`);
       return problems;
     }
     if (a.method === 'HEAD') return problems;
-    const key = `${tpl.path} ${method} ${a.statusCode in op.responses ? a.statusCode : 'default'}`;
+    const key = `${tpl.path} ${method} ${a.statusCode in op.responses ? a.statusCode : 'default'} ${media}`;
     let found = validators.get(key);
     if (!found) {
       const code = String(a.statusCode) in op.responses ? String(a.statusCode) : 'default';
       found = ajv.compile({
-        $ref: `openapi#/paths/${pointer(tpl.path)}/${method}/responses/${code}/content/application~1json/schema`,
+        $ref: `openapi#/paths/${pointer(tpl.path)}/${method}/responses/${code}/content/${pointer(media)}/schema`,
       });
       validators.set(key, found);
     }
     const validate = found;
+    if (media === 'application/x-ndjson') {
+      // One JSON value per line, each valid against the documented line schema.
+      const lines = body.toString('utf8').split('\n');
+      if (lines.at(-1) !== '') problems.push(`${where}: NDJSON body does not end with a newline`);
+      for (const [i, line] of lines.slice(0, -1).entries()) {
+        let value: unknown;
+        try {
+          value = JSON.parse(line);
+        } catch {
+          problems.push(`${where}: NDJSON line ${i + 1} is not JSON`);
+          continue;
+        }
+        if (!validate(value))
+          problems.push(
+            `${where}: NDJSON line ${i + 1} does not match: ${ajv.errorsText(validate.errors).slice(0, 300)}`,
+          );
+      }
+      return problems;
+    }
     let json: unknown;
     try {
       json = JSON.parse(body.toString('utf8'));

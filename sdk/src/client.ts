@@ -11,6 +11,15 @@ import type { components, operations } from './schema.ts';
 
 export type Market = components['schemas']['Market'];
 export type PositionAtRisk = components['schemas']['PositionAtRisk'];
+export type Position = components['schemas']['Position'];
+export type Portfolio = components['schemas']['Portfolio'];
+export type Token = components['schemas']['Token'];
+export type TokenDetail = components['schemas']['TokenDetail'];
+export type Oracle = components['schemas']['Oracle'];
+export type OracleDetail = components['schemas']['OracleDetail'];
+export type OracleRound = components['schemas']['OracleRound'];
+export type MarketHistoryPoint = components['schemas']['MarketHistoryPoint'];
+export type Liquidation = components['schemas']['Liquidation'];
 export type Meta = components['schemas']['Meta'];
 
 /** The operations of the API, by their OpenAPI `operationId`. */
@@ -31,6 +40,10 @@ interface ListPages {
   listMarkets: Success<'listMarkets'>;
   searchMarkets: Success<'searchMarkets'>;
   positionsAtRisk: Success<'positionsAtRisk'>;
+  listTokens: Success<'listTokens'>;
+  listOracles: Success<'listOracles'>;
+  listPositions: Success<'listPositions'>;
+  listLiquidations: Success<'listLiquidations'>;
 }
 /** An item of a list operation's `data`. */
 export type Item<K extends ListOperation> = ListPages[K]['data'][number];
@@ -71,7 +84,16 @@ const LIST_PATHS: Record<ListOperation, string> = {
   listMarkets: '/markets',
   searchMarkets: '/markets/search',
   positionsAtRisk: '/risk/positions-at-risk',
+  listTokens: '/tokens',
+  listOracles: '/oracles',
+  listPositions: '/positions',
+  listLiquidations: '/liquidations',
 };
+
+/** The last line of an NDJSON answer (DECISIONS D17). */
+interface MetaLine {
+  meta: Meta;
+}
 
 /**
  * A client of the Lending Risk Data API. One method per operation of the OpenAPI document,
@@ -119,6 +141,135 @@ export class LrdsClient {
     options?: RequestOptions,
   ): Promise<Success<'positionsAtRisk'>> {
     return this.#request('GET', LIST_PATHS.positionsAtRisk, query, undefined, options);
+  }
+
+  /** A market's daily (or hourly, `interval: 'hour'`) points, oldest first; page with `cursor`. */
+  getMarketHistory(
+    marketId: string,
+    query: Query<'getMarketHistory'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'getMarketHistory'>> {
+    return this.#request(
+      'GET',
+      `/markets/${encodeURIComponent(marketId)}/history`,
+      query,
+      undefined,
+      options,
+    );
+  }
+
+  /** Tokens by chain and address, with USD price and its source; page with `cursor` (or use `paginate`). */
+  listTokens(query: Query<'listTokens'> = {}, options?: RequestOptions): Promise<Success<'listTokens'>> {
+    return this.#request('GET', LIST_PATHS.listTokens, query, undefined, options);
+  }
+
+  /** One token: its feeds and every market holding it. */
+  getToken(chainId: number, address: string, options?: RequestOptions): Promise<Success<'getToken'>> {
+    return this.#request(
+      'GET',
+      `/tokens/${chainId}/${encodeURIComponent(address)}`,
+      undefined,
+      undefined,
+      options,
+    );
+  }
+
+  /** Oracles with their feeds' freshness; `stale: true` for the stale ones. */
+  listOracles(query: Query<'listOracles'> = {}, options?: RequestOptions): Promise<Success<'listOracles'>> {
+    return this.#request('GET', LIST_PATHS.listOracles, query, undefined, options);
+  }
+
+  /** One oracle and the markets that depend on it. */
+  getOracle(chainId: number, address: string, options?: RequestOptions): Promise<Success<'getOracle'>> {
+    return this.#request(
+      'GET',
+      `/oracles/${chainId}/${encodeURIComponent(address)}`,
+      undefined,
+      undefined,
+      options,
+    );
+  }
+
+  /** The rounds an oracle's feeds published, oldest first; page with `cursor`. */
+  getOracleRounds(
+    chainId: number,
+    address: string,
+    query: Query<'getOracleRounds'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'getOracleRounds'>> {
+    return this.#request(
+      'GET',
+      `/oracles/${chainId}/${encodeURIComponent(address)}/rounds`,
+      query,
+      undefined,
+      options,
+    );
+  }
+
+  /** A wallet's positions with their liquidation prices. */
+  listPositions(query: Query<'listPositions'>, options?: RequestOptions): Promise<Success<'listPositions'>> {
+    return this.#request('GET', LIST_PATHS.listPositions, query, undefined, options);
+  }
+
+  /** Liquidations, newest first, as one JSON answer (see `streamLiquidations` for large ones). */
+  listLiquidations(
+    query: Query<'listLiquidations'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'listLiquidations'>> {
+    return this.#request('GET', LIST_PATHS.listLiquidations, query, undefined, options);
+  }
+
+  /**
+   * Liquidations as they arrive, one at a time, read as NDJSON (`Accept: application/x-ndjson`):
+   * the answer is never held whole in memory, however large `limit` is (up to 500,000). `onMeta`
+   * receives the meta of the last line (with `nextCursor` when more match). A body that ends
+   * without its meta line was cut short: the iterator throws.
+   */
+  async *streamLiquidations(
+    query: Query<'listLiquidations'> = {},
+    options?: RequestOptions & { onMeta?: (meta: Meta) => void },
+  ): AsyncGenerator<Liquidation, void, undefined> {
+    const res = await this.#fetch('GET', LIST_PATHS.listLiquidations, query, undefined, {
+      ...options,
+      headers: { accept: 'application/x-ndjson', ...options?.headers },
+    });
+    if (!res.body) throw new Error('the answer has no body');
+    const decoder = new TextDecoder();
+    let rest = '';
+    let meta: Meta | null = null;
+    const lines = function* (text: string) {
+      for (const line of text.split('\n'))
+        if (line.trim() !== '') yield JSON.parse(line) as Liquidation | MetaLine;
+    };
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value: chunk } = await reader.read();
+      if (done) break;
+      rest += decoder.decode(chunk, { stream: true });
+      const end = rest.lastIndexOf('\n');
+      if (end < 0) continue;
+      const complete = rest.slice(0, end);
+      rest = rest.slice(end + 1);
+      for (const value of lines(complete)) {
+        if ('meta' in value) meta = value.meta;
+        else yield value;
+      }
+    }
+    for (const value of lines(rest + decoder.decode())) {
+      if ('meta' in value) meta = value.meta;
+      else yield value;
+    }
+    if (meta === null) throw new Error('the liquidations stream ended without its meta line (cut short)');
+    options?.onMeta?.(meta);
+  }
+
+  /** A wallet across protocols and chains. */
+  getPortfolio(
+    address: string,
+    query: Query<'getPortfolio'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'getPortfolio'>> {
+    return this.#request('GET', `/portfolios/${encodeURIComponent(address)}`, query, undefined, options);
   }
 
   /** Your account, the calling key and its tier. */
@@ -209,6 +360,18 @@ export class LrdsClient {
     body: unknown,
     options: RequestOptions | undefined,
   ): Promise<T> {
+    const res = await this.#fetch(method, path, query, body, options);
+    return (await res.json()) as T;
+  }
+
+  /** The successful answer of a request, after retrying 429 and 503; an LrdsError otherwise. */
+  async #fetch(
+    method: string,
+    path: string,
+    query: object | undefined,
+    body: unknown,
+    options: RequestOptions | undefined,
+  ): Promise<Response> {
     const o = this.#options;
     const url = this.#baseUrl + path + queryString(query);
     const headers = { ...this.#headers, ...options?.headers };
@@ -222,7 +385,7 @@ export class LrdsClient {
     const doFetch = o.fetch ?? ((u: string, i: RequestInit) => fetch(u, i));
     for (let attempt = 1; ; attempt++) {
       const res = await doFetch(url, init);
-      if (res.ok) return (await res.json()) as T;
+      if (res.ok) return res;
       const { error, hintMs } = await failure(res, attempt, (o.now ?? Date.now)());
       if ((res.status !== 429 && res.status !== 503) || attempt >= this.#retry.maxAttempts) throw error;
       const delayMs = retryDelayMs(attempt - 1, hintMs, this.#retry, o.random ?? Math.random);

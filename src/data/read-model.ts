@@ -32,6 +32,12 @@ export interface ReadModel {
    * sandbox).
    */
   blocks: Record<string, number> | null;
+  /**
+   * The model is the store's dataset, so the store's history (market snapshots, oracle rounds,
+   * liquidations) is its history. False for a model built in memory (the test keys' sandbox
+   * while the store holds another dataset): it has no stored history.
+   */
+  stored: boolean;
 }
 
 /** Per chain, the lowest last block of the sources reporting it; null when none does. */
@@ -195,6 +201,7 @@ export async function loadReadModel(store: MarketDataStore, nowMs: number): Prom
         asOf: after.refreshedAt,
         changeSeq: 0,
         blocks: null,
+        stored: true,
       };
       // The sources' changes since the dataset was written, then a check that the dataset is
       // still the one loaded (a replacement forgets them).
@@ -226,5 +233,6 @@ export function buildReadModel(
     asOf: dataset.refreshedAt,
     changeSeq: 0,
     blocks: null,
+    stored: false,
   };
 }

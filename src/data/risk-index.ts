@@ -84,6 +84,8 @@ export class RiskIndex {
   private cols: PositionColumns;
   /** Per market (by ord): every position number, debt-free ones too; built on the first change. */
   private members: Map<number, number[]> | null = null;
+  /** Per wallet (lower-case address): its position numbers, every market; built on the first wallet query. */
+  private byUser: Map<string, number[]> | null = null;
   /** The change sequence number of each position changed since the load (0 for the others). */
   private readonly seqs = new Map<number, number>();
   /** Positions with debt in each market (by ord), by (hf0 asc, debt desc, number). */
@@ -315,7 +317,55 @@ export class RiskIndex {
     n.count = i + 1;
     n.marketIndex[i] = ord;
     n.users.set(key, i * ADDRESS_BYTES);
+    if (this.byUser) {
+      const user = addressAt(n.users, i);
+      const list = this.byUser.get(user);
+      if (list) list.push(i);
+      else this.byUser.set(user, [i]);
+    }
     return i;
+  }
+
+  /**
+   * A wallet's positions (numbers), in every market, debt-free and emptied ones too. The index
+   * by wallet is built on the first call (one pass over the positions) and then kept up to date.
+   */
+  positionsOf(address: string): readonly number[] {
+    if (!this.byUser) {
+      const byUser = new Map<string, number[]>();
+      const c = this.cols;
+      for (let i = 0; i < c.count; i++) {
+        const user = addressAt(c.users, i);
+        const list = byUser.get(user);
+        if (list) list.push(i);
+        else byUser.set(user, [i]);
+      }
+      this.byUser = byUser;
+    }
+    return this.byUser.get(address.toLowerCase()) ?? [];
+  }
+
+  /**
+   * Position i at current prices and borrow index, unrounded: its market (ord), USD amounts and
+   * health factor (Infinity without debt).
+   */
+  amountsOf(i: number): {
+    ord: number;
+    collateralUsd: number;
+    borrowUsd: number;
+    supplyUsd: number;
+    healthFactor: number;
+  } {
+    const c = this.cols;
+    const ord = c.marketIndex[i]!;
+    const borrowUsd = c.borrowUsd[i]! * this.debtFactor[ord]!;
+    return {
+      ord,
+      collateralUsd: c.collateralUsd[i]! * this.collateralFactor[ord]!,
+      borrowUsd,
+      supplyUsd: c.supplyUsd[i]! * this.loanFactor[ord]!,
+      healthFactor: borrowUsd > 0 ? this.hfOf(i, ord) : Number.POSITIVE_INFINITY,
+    };
   }
 
   /** Positions held, debt-free ones included. */

@@ -71,3 +71,25 @@ export function distanceToLiq(hf: number): number {
   if (hf === Number.POSITIVE_INFINITY) return 1;
   return 1 - 1 / hf;
 }
+
+/**
+ * The collateral's USD price at which a position's health factor reaches 1, everything else
+ * (amounts, the loan token's price, lltv) fixed: the health factor is proportional to the
+ * collateral price, so it is price / healthFactor. Null without debt (no such price) or for a
+ * non-positive price.
+ */
+export function liquidationPrice(collateralPrice: number, hf: number): number | null {
+  if (!(hf > 0) || !Number.isFinite(hf) || !(collateralPrice > 0)) return null;
+  return collateralPrice / hf;
+}
+
+/**
+ * The relative price move of one asset that brings a position to health factor 1, the other
+ * prices fixed: for its collateral 1 / hf - 1 (a fall, negative while hf > 1), for its debt
+ * hf - 1 (a rise). Zero or past it (a collateral move >= 0, a debt move <= 0) means it is
+ * liquidatable now. Null without debt.
+ */
+export function moveToLiquidation(hf: number, side: 'collateral' | 'debt'): number | null {
+  if (!(hf > 0) || !Number.isFinite(hf)) return null;
+  return side === 'collateral' ? 1 / hf - 1 : hf - 1;
+}

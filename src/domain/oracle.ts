@@ -32,7 +32,7 @@ export function feedLastUpdate(feed: OracleFeedRecord, nowSec: number): number {
  * timestamp in the future reads as just updated) over its heartbeat.
  * Precondition: `heartbeatSeconds` is a finite number > 0 (else RangeError).
  */
-function feedHealth(feed: OracleFeedRecord, nowSec: number): OracleHealth {
+export function feedHealth(feed: OracleFeedRecord, nowSec: number): OracleHealth {
   const heartbeat = feed.heartbeatSeconds;
   if (!(heartbeat > 0 && Number.isFinite(heartbeat))) {
     throw new RangeError(`heartbeatSeconds must be a positive number, got ${heartbeat}`);

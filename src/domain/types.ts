@@ -13,6 +13,11 @@ export interface OracleFeedRecord {
   heartbeatSeconds: number;
   lastUpdateTimestamp: number;
   updateIntervalSeconds: number | null;
+  /**
+   * The relative price move that makes the feed publish a round before its heartbeat (0.005 =
+   * 0.5 %); null or absent when unknown.
+   */
+  deviationThreshold?: number | null;
 }
 
 export interface OracleRecord {
@@ -58,6 +63,9 @@ export interface MarketRecord {
   loan: string;
   loanName: string;
   loanAddress: string;
+  /** The tokens' decimals (ERC-20 `decimals()`); null or absent when unknown. */
+  collateralDecimals?: number | null;
+  loanDecimals?: number | null;
   collateralPrice: number;
   loanPrice: number;
   supply: number;

@@ -5,6 +5,7 @@ import type { KeyService } from '../access/keys.ts';
 import type { Category, Tier, TierTable } from '../access/tiers.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
+import type { HistoryReader } from '../queries/types.ts';
 import type { HttpStore, KeyMode, KeyRecord } from '../store/types.ts';
 
 /** What a route declares; the access pipeline does the rest (DESIGN.md). */
@@ -15,8 +16,11 @@ export interface RouteAccess {
   limitMax?: number;
   /** False: rate limited but not counted toward quotas. Default true. */
   counted?: boolean;
-  /** The route serves one market named by the `marketId` path parameter (chain access check). */
-  singleMarket?: boolean;
+  /**
+   * The path parameter naming the one chain the route serves, for the chain access check
+   * (CHAIN_FORBIDDEN): `marketId` (a market uniqueKey carries its chain) or `chainId`.
+   */
+  chainParam?: 'marketId' | 'chainId';
 }
 
 export interface Caller {
@@ -63,6 +67,8 @@ export interface AppDeps {
   /** Idempotency-Key of self-service writes (`POST /client/api-keys`). */
   idempotency: Idempotency;
   data: DataSource;
+  /** The history the history routes read (market snapshots, oracle rounds, liquidations). */
+  history: HistoryReader;
   clock: Clock;
   /** Pino options, or false for no logging. */
   logger?: boolean | Record<string, unknown>;

@@ -9,6 +9,7 @@ export interface Meta {
   source: string;
   clamped?: Clamped;
   total?: number;
+  nextCursor?: string;
   asOf?: string;
   blocks?: Record<string, number>;
 }
@@ -41,7 +42,7 @@ export function dataMeta(
   request: FastifyRequest,
   model: ReadModel,
   nowMs: number,
-  found: Pick<Found<unknown>, 'itemProtocols' | 'scopeProtocols' | 'total'>,
+  found: Pick<Found<unknown>, 'itemProtocols' | 'scopeProtocols' | 'total' | 'nextCursor'>,
   clamped: Clamped | undefined,
 ): Meta {
   const protocols = new Set(found.itemProtocols);
@@ -49,6 +50,7 @@ export function dataMeta(
   const meta: Meta = { latencyMs: 0, freshness: freshness(model.dataset, nowMs), source };
   if (clamped) meta.clamped = clamped;
   if (found.total !== undefined) meta.total = found.total;
+  if (found.nextCursor !== undefined) meta.nextCursor = found.nextCursor;
   meta.asOf = asOfOf(model);
   if (model.blocks) meta.blocks = model.blocks;
   meta.latencyMs = latencyMs(request);

@@ -63,6 +63,35 @@ export const ChainIdsParam = Type.String({
   examples: ['1,8453'],
 });
 
+export const CursorParam = Type.String({
+  maxLength: 1024,
+  description: 'Opaque cursor from `meta.nextCursor` of the previous page (the other parameters unchanged).',
+});
+
+/** A wallet or contract address in a path or query: 0x and 40 hex digits, any case. */
+export const AddressParam = (description: string) =>
+  Type.String({
+    pattern: '^0x[0-9a-fA-F]{40}$',
+    description,
+    examples: ['0x7f39c581f595b53c5cb19bd0b3f8da6c935e2ca0'],
+  });
+
+/** The chain id of a path (/tokens/{chainId}/{address}): also what the chain access check reads. */
+export const ChainIdPath = Type.Integer({
+  minimum: 0,
+  maximum: 999_999_999_999,
+  description: 'Chain id, e.g. 1 (Ethereum). A chain outside your tier: 403 CHAIN_FORBIDDEN.',
+  examples: [1],
+});
+
+export const EndDateParam = Type.String({
+  pattern:
+    '^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$',
+  description:
+    'ISO 8601 date or date-time (UTC when no offset): items up to this instant; a date includes its whole day. Before startDate: 400.',
+  examples: ['2026-11-20'],
+});
+
 export const StartDateParam = Type.String({
   pattern:
     '^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$',
@@ -117,4 +146,17 @@ export function clampRequest(
         }
       : undefined;
   return { limit: limit.applied, chainIds: chains.applied, startMs: start.applied, clamped };
+}
+
+/**
+ * The end of a time range (exclusive, epoch ms) from `endDate`: a date includes its whole UTC
+ * day, a date-time is included to the ms. Undefined when omitted. 400 when before `startMs`.
+ */
+export function parseEndDate(raw: string | undefined, startMs: number | undefined): number | undefined {
+  const at = parseDate(raw, 'endDate');
+  if (at === undefined || raw === undefined) return undefined;
+  const end = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? at + 86_400_000 : at + 1;
+  if (startMs !== undefined && end <= startMs)
+    throw invalidParameter([{ parameter: 'endDate', problem: 'must not be before startDate' }]);
+  return end;
 }

@@ -144,6 +144,266 @@ export const PositionAtRiskSchema = Type.Object({
   }),
 });
 
+const ADDRESS = Type.String({ pattern: '^0x[0-9a-f]{40}$', description: 'Lower-case 0x address.' });
+const USD = (description: string) => Type.Number({ description: `${description}, USD (to the cent).` });
+
+/** A price feed with its promises and its freshness now (DECISIONS D14). */
+export const FeedStatusSchema = Type.Object(
+  {
+    address: ADDRESS,
+    description: Type.String(),
+    pair: Type.String({ examples: ['ETH/USD'] }),
+    heartbeatSeconds: Type.Integer({ description: 'Maximum interval the feed promises between updates.' }),
+    deviationThreshold: nullable<number>(
+      'number',
+      'Price move that makes the feed update before its heartbeat, as a fraction (0.005 = 0.5 %); null when unknown.',
+      0.005,
+    ),
+    lastUpdateTimestamp: Type.Integer({ description: 'Unix seconds of its last update.' }),
+    secondsSinceUpdate: Type.Integer({ description: 'now - lastUpdateTimestamp.' }),
+    isStale: Type.Boolean({ description: 'stalenessRatio > 1.' }),
+    stalenessRatio: Type.Number({ description: 'secondsSinceUpdate / heartbeatSeconds.' }),
+  },
+  { additionalProperties: false },
+);
+
+const PriceSourceSchema = Type.Unsafe<{
+  kind: 'feed' | 'oracle';
+  address: string;
+  description: string;
+} | null>({
+  type: ['object', 'null'],
+  properties: {
+    kind: { type: 'string', enum: ['feed', 'oracle'] },
+    address: { type: 'string' },
+    description: { type: 'string' },
+  },
+  required: ['kind', 'address', 'description'],
+  additionalProperties: false,
+  description:
+    'Where the price comes from: the USD-quoted feed of the token (or of the asset it wraps) on its chain, else the oracle of its largest collateral market; null when neither exists.',
+});
+
+const TokenProperties = {
+  chainId: Type.Integer({ examples: [1] }),
+  address: ADDRESS,
+  symbol: Type.String({ examples: ['WETH'] }),
+  name: Type.String({ examples: ['Wrapped Ether'] }),
+  decimals: nullable<number>('integer', 'ERC-20 decimals; null when unknown.', 18),
+  priceUsd: nullable<number>(
+    'number',
+    'USD price in the largest market (by supply) that holds the token, 8 significant digits; null when unknown.',
+  ),
+  priceSource: PriceSourceSchema,
+  collateralMarkets: Type.Integer({ description: 'Markets that take it as collateral.' }),
+  loanMarkets: Type.Integer({ description: 'Markets that lend it.' }),
+  supplyUsd: USD('Supplied over the markets that lend it'),
+  borrowUsd: USD('Borrowed over the markets that lend it'),
+};
+
+export const TokenSchema = Type.Object(TokenProperties, { additionalProperties: false });
+
+export const TokenDetailSchema = Type.Object(
+  {
+    ...TokenProperties,
+    feeds: Type.Array(FeedStatusSchema, {
+      description: 'Feeds on its chain that price it (USD-quoted first).',
+    }),
+    markets: Type.Array(
+      Type.Object(
+        {
+          uniqueKey: Type.String(),
+          protocol: ProtocolSchema,
+          role: Type.Unsafe<'collateral' | 'loan'>({ type: 'string', enum: ['collateral', 'loan'] }),
+          supply: USD('Market supply'),
+          borrow: USD('Market borrow'),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Every market holding it, largest supply first.' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const OracleProperties = {
+  chainId: Type.Integer({ examples: [1] }),
+  address: ADDRESS,
+  type: Type.Unsafe<(typeof ORACLE_TYPES)[number]>({ type: 'string', enum: [...ORACLE_TYPES] }),
+  provider: Type.Unsafe<(typeof ORACLE_PROVIDERS)[number]>({ type: 'string', enum: [...ORACLE_PROVIDERS] }),
+  isComposite: Type.Boolean({ description: 'True when the price is composed from several feeds.' }),
+  warnings: Type.Unsafe<string[] | null>({ type: ['array', 'null'], items: { type: 'string' } }),
+  health: OracleHealthSchema,
+  feeds: Type.Array(FeedStatusSchema),
+  marketCount: Type.Integer({ description: 'Markets priced by the oracle.' }),
+  supplyAtStakeUsd: USD('Supply of the markets it prices'),
+  borrowAtStakeUsd: USD('Borrow of the markets it prices'),
+};
+
+export const OracleSchema = Type.Object(OracleProperties, { additionalProperties: false });
+
+export const OracleDetailSchema = Type.Object(
+  {
+    ...OracleProperties,
+    markets: Type.Array(
+      Type.Object(
+        {
+          uniqueKey: Type.String(),
+          protocol: ProtocolSchema,
+          collateral: Type.String(),
+          loan: Type.String(),
+          supply: USD('Market supply'),
+          borrow: USD('Market borrow'),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'The markets it prices, largest supply first.' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const OracleRoundSchema = Type.Object(
+  {
+    feed: ADDRESS,
+    roundId: Type.String({ description: 'uint80 round id, decimal.' }),
+    answer: Type.Number({
+      description: "The price the round published, in the feed's quote (8 significant digits).",
+    }),
+    updatedAt: Type.Integer({ description: 'Unix seconds.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const MarketHistoryPointSchema = Type.Object(
+  {
+    at: Type.String({ description: 'ISO 8601 UTC: the hour, or the day (00:00), the point is of.' }),
+    supply: USD('Total supplied'),
+    borrow: USD('Total borrowed'),
+    utilization: Type.Number({ description: 'borrow / supply, 0 to 1.' }),
+    supplyApy: Type.Number({ description: 'Decimal APY.' }),
+    borrowApy: Type.Number({ description: 'Decimal APY.' }),
+    collateralPrice: nullable<number>('number', 'Collateral USD price.'),
+    loanPrice: nullable<number>('number', 'Loan token USD price.'),
+    oraclePrice: nullable<number>('number', "The market oracle's price of the collateral in loan units."),
+  },
+  { additionalProperties: false },
+);
+
+export const LiquidationSchema = Type.Object(
+  {
+    protocol: ProtocolSchema,
+    chainId: Type.Integer(),
+    txHash: Type.String({ description: 'Lower-case transaction hash.' }),
+    logIndex: Type.Integer(),
+    block: Type.Integer(),
+    timestamp: Type.String({ description: 'ISO 8601 UTC time of the block.' }),
+    marketId: Type.String({ description: 'Market uniqueKey.' }),
+    collateral: nullable<string>(
+      'string',
+      'Collateral symbol; null when the market is not in the current data.',
+    ),
+    loan: nullable<string>('string', 'Loan symbol; null when the market is not in the current data.'),
+    borrower: ADDRESS,
+    liquidator: ADDRESS,
+    collateralSeized: Type.Number({ description: 'Collateral seized, token units.' }),
+    collateralSeizedUsd: USD('Collateral seized'),
+    debtRepaid: Type.Number({ description: 'Debt repaid, token units.' }),
+    debtRepaidUsd: USD('Debt repaid'),
+    badDebt: Type.Number({ description: 'Debt left unbacked by collateral, token units.' }),
+    badDebtUsd: USD('Bad debt'),
+  },
+  { additionalProperties: false },
+);
+
+const NullableNumber = (description: string) => nullable<number>('number', description);
+
+export const PositionSchema = Type.Object(
+  {
+    protocol: ProtocolSchema,
+    chainId: Type.Integer(),
+    user: Type.Object({ address: ADDRESS }, { additionalProperties: false }),
+    healthFactor: NullableNumber(
+      'collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; null without debt.',
+    ),
+    state: Type.Object(
+      {
+        collateralUsd: Type.Number(),
+        borrowAssetsUsd: Type.Number(),
+        supplyAssetsUsd: Type.Number(),
+      },
+      { additionalProperties: false },
+    ),
+    market: Type.Object(
+      {
+        uniqueKey: Type.String(),
+        collateralAsset: Type.Object({ symbol: Type.String() }, { additionalProperties: false }),
+        loanAsset: Type.Object({ symbol: Type.String() }, { additionalProperties: false }),
+        lltv: Type.Number(),
+      },
+      { additionalProperties: false },
+    ),
+    leverage: NullableNumber(
+      'collateralUsd / (collateralUsd - borrowAssetsUsd); null when collateral does not exceed debt.',
+    ),
+    distanceToLiq: NullableNumber('1 - 1 / healthFactor; null without debt.'),
+    collateralPrice: Type.Number({ description: 'The collateral USD price now.' }),
+    liquidationPrice: NullableNumber(
+      'The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); null without debt.',
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const TotalsProperties = {
+  collateralUsd: USD('Collateral'),
+  debtUsd: USD('Debt'),
+  supplyUsd: USD('Supplied (lent)'),
+  netUsd: USD('collateral + supplied - debt'),
+  positions: Type.Integer(),
+  weakestHealthFactor: NullableNumber(
+    'Lowest health factor of the positions with debt; null when none has debt.',
+  ),
+};
+
+export const PortfolioSchema = Type.Object(
+  {
+    address: ADDRESS,
+    totals: Type.Object(TotalsProperties, { additionalProperties: false }),
+    weakestPosition: nullable<string>('string', 'uniqueKey of the market of the weakest position.'),
+    byProtocol: Type.Array(
+      Type.Object({ protocol: ProtocolSchema, ...TotalsProperties }, { additionalProperties: false }),
+    ),
+    byChain: Type.Array(
+      Type.Object({ chainId: Type.Integer(), ...TotalsProperties }, { additionalProperties: false }),
+    ),
+    positions: Type.Array(PositionSchema, {
+      description: 'Weakest (lowest health factor) first; debt-free last.',
+    }),
+    liquidationMoves: Type.Array(
+      Type.Object(
+        {
+          chainId: Type.Integer(),
+          token: ADDRESS,
+          symbol: Type.String(),
+          side: Type.Unsafe<'collateral' | 'debt'>({ type: 'string', enum: ['collateral', 'debt'] }),
+          exposureUsd: USD('Value held of it on that side'),
+          priceUsd: Type.Number(),
+          move: Type.Number({
+            description:
+              'Relative price move, all other prices fixed, that brings the first position to health factor 1: a fall for collateral (<= 0), a rise for debt (>= 0); 0 when one is liquidatable already.',
+          }),
+          priceAtLiquidation: Type.Number({ description: 'priceUsd x (1 + move).' }),
+          marketId: Type.String({ description: 'The market of the position it liquidates first.' }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Per asset backing or owed by a borrow position, closest to liquidation first.' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 const ClampSchema = Type.Object({ requested: Type.Unknown(), applied: Type.Unknown() });
 
 export const MetaSchema = Type.Object({
@@ -168,6 +428,12 @@ export const MetaSchema = Type.Object({
     ),
   ),
   total: Type.Optional(Type.Integer({ description: 'Items in scope before limit and offset (lists only).' })),
+  nextCursor: Type.Optional(
+    Type.String({
+      description:
+        'Lists paged by cursor: pass it as `cursor` to get the next page (same parameters otherwise). Absent on the last page.',
+    }),
+  ),
   asOf: Type.Optional(
     Type.String({
       description:
@@ -240,6 +506,15 @@ export const CLIENT_HEADERS = {
 export const NAMED_SCHEMAS = {
   Market: () => MarketSchema,
   PositionAtRisk: () => PositionAtRiskSchema,
+  Position: () => PositionSchema,
+  Portfolio: () => PortfolioSchema,
+  Token: () => TokenSchema,
+  TokenDetail: () => TokenDetailSchema,
+  Oracle: () => OracleSchema,
+  OracleDetail: () => OracleDetailSchema,
+  OracleRound: () => OracleRoundSchema,
+  MarketHistoryPoint: () => MarketHistoryPointSchema,
+  Liquidation: () => LiquidationSchema,
   Meta: () => MetaSchema,
   Error: () => ErrorSchema,
 } as const;
@@ -249,6 +524,15 @@ function named<K extends keyof typeof NAMED_SCHEMAS>(name: K) {
   return Type.Unsafe<import('typebox').Static<ReturnType<(typeof NAMED_SCHEMAS)[K]>>>({ $ref: `${name}#` });
 }
 export const MarketRef = named('Market');
+export const PositionRef = named('Position');
+export const PortfolioRef = named('Portfolio');
+export const TokenRef = named('Token');
+export const TokenDetailRef = named('TokenDetail');
+export const OracleRef = named('Oracle');
+export const OracleDetailRef = named('OracleDetail');
+export const OracleRoundRef = named('OracleRound');
+export const MarketHistoryPointRef = named('MarketHistoryPoint');
+export const LiquidationRef = named('Liquidation');
 export const PositionAtRiskRef = named('PositionAtRisk');
 export const MetaRef = named('Meta');
 
@@ -297,6 +581,18 @@ const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
   },
   NOT_FOUND: { error: 'NOT_FOUND', message: 'No route GET /api/v1/nothing.' },
   MARKET_NOT_FOUND: { error: 'MARKET_NOT_FOUND', message: "No market 'morpho-1-0xabc'." },
+  TOKEN_NOT_FOUND: {
+    error: 'TOKEN_NOT_FOUND',
+    message: 'No token 0x0000000000000000000000000000000000000001 on chain 1.',
+  },
+  ORACLE_NOT_FOUND: {
+    error: 'ORACLE_NOT_FOUND',
+    message: 'No oracle 0x0000000000000000000000000000000000000001 on chain 1.',
+  },
+  VAULT_NOT_FOUND: {
+    error: 'VAULT_NOT_FOUND',
+    message: 'No vault 0x0000000000000000000000000000000000000001 on chain 1.',
+  },
   KEY_NOT_FOUND: { error: 'KEY_NOT_FOUND', message: "No API key 'key_abc' on this account." },
   METHOD_NOT_ALLOWED: {
     error: 'METHOD_NOT_ALLOWED',

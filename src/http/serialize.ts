@@ -125,3 +125,29 @@ export function marketListAnswer(
   const items = found.items.map((o) => model.catalog.json(o, nowSec, marketJson));
   return { items, list: true, meta: dataMeta(request, model, nowMs, found, clamped) };
 }
+
+/** A serializer compiled from an item's response schema: the item's JSON, as bytes. */
+export function itemSerializer<T extends object>(schema: object): (item: T) => Buffer {
+  const stringify = fastJson(schema) as (item: T) => string;
+  return (item) => Buffer.from(stringify(item));
+}
+
+/**
+ * Sends what a query found: its items serialized by `json` (a list, or the one item), with the
+ * meta of the answer (total and nextCursor when the query gives them).
+ */
+export function sendFound<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  model: ReadModel,
+  nowMs: number,
+  found: Found<T>,
+  json: (item: T) => Uint8Array,
+  options: { list: boolean; clamped?: Clamped | undefined },
+): FastifyReply {
+  return sendData(request, reply, {
+    items: found.items.map(json),
+    list: options.list,
+    meta: dataMeta(request, model, nowMs, found, options.clamped),
+  });
+}

@@ -1,9 +1,14 @@
 /**
  * What a query refuses, in terms any caller can map to its own answer (the HTTP API maps these
- * to 400 INVALID_PARAMETER and 404 MARKET_NOT_FOUND; the agent API and MCP tools will too).
+ * to 400 INVALID_PARAMETER and 404 MARKET_NOT_FOUND, TOKEN_NOT_FOUND, ORACLE_NOT_FOUND, VAULT_NOT_FOUND; the agent API and MCP tools will too).
  */
 export class QueryError extends Error {
-  readonly code: 'INVALID_PARAMETER' | 'MARKET_NOT_FOUND';
+  readonly code:
+    | 'INVALID_PARAMETER'
+    | 'MARKET_NOT_FOUND'
+    | 'TOKEN_NOT_FOUND'
+    | 'ORACLE_NOT_FOUND'
+    | 'VAULT_NOT_FOUND';
   /** For INVALID_PARAMETER: the parameter and what is wrong with it. */
   readonly parameter: string | undefined;
   readonly problem: string | undefined;
@@ -21,5 +26,12 @@ export class QueryError extends Error {
 
   static marketNotFound(key: string): QueryError {
     return new QueryError('MARKET_NOT_FOUND', `No market '${key}'.`);
+  }
+
+  /** No token, oracle or vault at that address on that chain. */
+  static notFound(kind: 'token' | 'oracle' | 'vault', chainId: number, address: string): QueryError {
+    const code =
+      kind === 'token' ? 'TOKEN_NOT_FOUND' : kind === 'oracle' ? 'ORACLE_NOT_FOUND' : 'VAULT_NOT_FOUND';
+    return new QueryError(code, `No ${kind} ${address} on chain ${chainId}.`);
   }
 }

@@ -1,4 +1,5 @@
 import type { Protocol } from '../domain/enums.ts';
+import type { HistoryStore } from '../store/types.ts';
 
 /**
  * The caller's scope, already narrowed by its tier (DECISIONS D9): the chains it may see
@@ -19,4 +20,9 @@ export interface Found<T> {
   itemProtocols: readonly string[];
   scopeProtocols: readonly string[];
   total?: number;
+  /** Lists paged by cursor (D17): the cursor of the next page; absent on the last. */
+  nextCursor?: string;
 }
+
+/** What history queries read: market snapshots, oracle rounds and liquidations (no writes). */
+export type HistoryReader = Pick<HistoryStore, 'marketSnapshots' | 'oracleRounds' | 'liquidations'>;

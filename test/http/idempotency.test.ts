@@ -235,6 +235,7 @@ describe('Idempotency-Key across instances on PostgreSQL', { skip: pgSkip ?? fal
       admission: new LocalAdmission(store),
       idempotency: new Idempotency(store, clock),
       data: { get: () => model },
+      history: store,
       clock,
     });
     await app.ready();

@@ -24,10 +24,36 @@ interface Route {
 let t: TestApp;
 let routes: Route[];
 
+const WALLET = '0x00000000000000000000000000000000000000aa';
+
 function url(r: Route, keyId: string): string {
-  const path = r.path.replace('{marketId}', eth.uniqueKey).replace('{keyId}', keyId);
-  return path.endsWith('/search') ? `${path}?query=weth` : path;
+  const path = r.path
+    .replace('{marketId}', eth.uniqueKey)
+    .replace('{keyId}', keyId)
+    .replace('{chainId}', '1')
+    .replace(
+      '{address}',
+      r.path.includes('/oracles/')
+        ? eth.oracle!.address
+        : r.path.includes('/tokens/')
+          ? eth.loanAddress
+          : WALLET,
+    );
+  if (path.endsWith('/search')) return `${path}?query=weth`;
+  if (path.endsWith('/positions')) return `${path}?address=${WALLET}`;
+  return path;
 }
+
+/** The category of a route's tag (DECISIONS D8). */
+const CATEGORY: Record<string, string | null> = {
+  Markets: 'core',
+  Tokens: 'core',
+  Oracles: 'core',
+  Positions: 'position',
+  Portfolios: 'portfolio',
+  Risk: 'risk',
+  Client: null,
+};
 
 async function call(r: Route, authorization: string | undefined, keyId = 'key_none') {
   return t.app.inject({
@@ -72,7 +98,7 @@ before(async () => {
         method: method.toUpperCase() as Route['method'],
         // document paths are relative to its server URL (/api/v1)
         path: `${doc.servers[0].url}${path}`,
-        category: tag === 'Risk' ? 'risk' : tag === 'Client' ? null : 'core',
+        category: CATEGORY[tag!]!,
         counted: tag !== 'Client',
       });
     }
@@ -89,10 +115,19 @@ describe('security suite, every authenticated route', () => {
       'GET /api/v1/client/profile',
       'GET /api/v1/client/quota',
       'GET /api/v1/client/usage',
+      'GET /api/v1/liquidations',
       'GET /api/v1/markets',
       'GET /api/v1/markets/search',
       'GET /api/v1/markets/{marketId}',
+      'GET /api/v1/markets/{marketId}/history',
+      'GET /api/v1/oracles',
+      'GET /api/v1/oracles/{chainId}/{address}',
+      'GET /api/v1/oracles/{chainId}/{address}/rounds',
+      'GET /api/v1/portfolios/{address}',
+      'GET /api/v1/positions',
       'GET /api/v1/risk/positions-at-risk',
+      'GET /api/v1/tokens',
+      'GET /api/v1/tokens/{chainId}/{address}',
       'POST /api/v1/client/api-keys',
     ]);
   });
@@ -137,10 +172,25 @@ describe('security suite, every authenticated route', () => {
         assert.ok(res.statusCode < 300, `${r.method} ${r.path}: ${res.statusCode}`);
       }
     }
-    const free = await t.key('free');
-    const res = await t.get(`/api/v1/markets/${base.uniqueKey}`, free);
-    assert.equal(res.statusCode, 403);
-    assert.equal(res.json().error, 'CHAIN_FORBIDDEN');
+    // Every route serving one chain named by its path refuses a chain outside the tier.
+    for (const [i, path] of [
+      `/api/v1/markets/${base.uniqueKey}`,
+      `/api/v1/markets/${base.uniqueKey}/history`,
+      `/api/v1/tokens/8453/${base.loanAddress}`,
+      `/api/v1/oracles/8453/${base.oracle!.address}`,
+      `/api/v1/oracles/8453/${base.oracle!.address}/rounds`,
+    ].entries()) {
+      // a key of its own per path: this test's Free tier counts one request a day
+      const free = await t.key('free', 'live', `chain-${i}`);
+      const res = await t.get(path, free);
+      assert.equal(res.statusCode, 403, path);
+      assert.deepEqual(res.json(), {
+        error: 'CHAIN_FORBIDDEN',
+        message: 'The free tier does not include chain 8453.',
+        tier: 'free',
+        chainId: 8453,
+      });
+    }
   });
 
   test('error: over rate on every route; over quota on every counted route, never on /client', async () => {

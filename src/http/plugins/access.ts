@@ -178,16 +178,29 @@ export function accessHook(deps: AppDeps) {
         { tier: tier.id, category: config.category },
       );
     }
-    if (config.singleMarket) {
-      const id = parseMarketId((request.params as { marketId?: string }).marketId);
-      if (id && !tierAllowsChain(tier, id.chainId)) {
-        throw new ApiError('CHAIN_FORBIDDEN', `The ${tier.id} tier does not include chain ${id.chainId}.`, {
+    if (config.chainParam) {
+      const chainId = chainOf(request.params as Record<string, string | undefined>, config.chainParam);
+      if (chainId !== undefined && !tierAllowsChain(tier, chainId)) {
+        throw new ApiError('CHAIN_FORBIDDEN', `The ${tier.id} tier does not include chain ${chainId}.`, {
           tier: tier.id,
-          chainId: id.chainId,
+          chainId,
         });
       }
     }
   };
+}
+
+/**
+ * The chain a route's path names, before validation: undefined when the parameter is malformed
+ * (validation answers 400 for it next).
+ */
+function chainOf(
+  params: Record<string, string | undefined>,
+  param: 'marketId' | 'chainId',
+): number | undefined {
+  if (param === 'marketId') return parseMarketId(params.marketId)?.chainId;
+  const raw = params.chainId ?? '';
+  return /^[0-9]{1,12}$/.test(raw) ? Number(raw) : undefined;
 }
 
 /** The access pipeline's request state: the authenticated caller, set by accessHook. */

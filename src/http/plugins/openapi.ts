@@ -125,7 +125,17 @@ export const openapiPlugin = fp(
           },
         },
         tags: [
-          { name: 'Markets', description: 'Lending markets (core category).' },
+          { name: 'Markets', description: 'Lending markets and their history (core category).' },
+          {
+            name: 'Tokens',
+            description: 'Tokens, their USD prices and the markets holding them (core category).',
+          },
+          {
+            name: 'Oracles',
+            description: 'Price oracles, their feeds, freshness and rounds (core category).',
+          },
+          { name: 'Positions', description: "A wallet's positions, and liquidations (position category)." },
+          { name: 'Portfolios', description: 'A wallet across protocols and chains (portfolio category).' },
           { name: 'Risk', description: 'Positions close to liquidation (risk category).' },
           {
             name: 'Client',

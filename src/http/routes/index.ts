@@ -3,10 +3,19 @@ import type { AppDeps } from '../context.ts';
 import { CLIENT_HEADERS } from '../schemas.ts';
 import { registerClientRoutes } from './client/index.ts';
 import { registerMarketDetail } from './markets/detail.ts';
+import { registerMarketHistory } from './markets/history.ts';
 import { registerMarketsList } from './markets/list.ts';
 import { registerMarketsSearch } from './markets/search.ts';
+import { registerOracleDetail } from './oracles/detail.ts';
+import { registerOraclesList } from './oracles/list.ts';
+import { registerOracleRounds } from './oracles/rounds.ts';
+import { registerPortfolio } from './portfolios/detail.ts';
+import { registerLiquidations } from './positions/liquidations.ts';
+import { registerWalletPositions } from './positions/list.ts';
 import { registerPositionsAtRisk } from './risk/positions-at-risk.ts';
 import { registerHealth } from './service/health.ts';
+import { registerTokenDetail } from './tokens/detail.ts';
+import { registerTokensList } from './tokens/list.ts';
 import type { Api } from './types.ts';
 
 /**
@@ -35,6 +44,17 @@ export async function registerRoutes(
     registerMarketsSearch(authed, deps);
     registerMarketsList(authed, deps);
     registerMarketDetail(authed, deps);
+    registerMarketHistory(authed, deps);
+    // Tokens and oracles
+    registerTokensList(authed, deps);
+    registerTokenDetail(authed, deps);
+    registerOraclesList(authed, deps);
+    registerOracleDetail(authed, deps);
+    registerOracleRounds(authed, deps);
+    // Positions, liquidations, portfolios
+    registerWalletPositions(authed, deps);
+    registerLiquidations(authed, deps);
+    registerPortfolio(authed, deps);
     // Risk
     registerPositionsAtRisk(authed, deps);
     // Client self-service: account data, never stored by caches.

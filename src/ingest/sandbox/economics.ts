@@ -147,6 +147,8 @@ export function finalizeMarket(draft: MarketDraft, seed: number, prices: PriceBo
     loan: draft.loan.symbol,
     loanName: draft.loan.name,
     loanAddress: draft.loan.address,
+    collateralDecimals: draft.collateral.decimals,
+    loanDecimals: draft.loan.decimals,
     collateralPrice: prices.price(draft.collateral.symbol),
     loanPrice: prices.price(draft.loan.symbol),
     supply,

@@ -22,6 +22,8 @@ export interface FeedInfo {
   heartbeat: number | null;
   /** A conversion-rate feed (LST/ETH exchange rate, vault share price), not a market price. */
   exchangeRate: boolean;
+  /** Deviation threshold from the source (0.005 = 0.5 %); absent when the source has none. */
+  deviation?: number;
 }
 
 /** Heartbeats picked (by a hash of chain and address) for feeds whose source gives none. */
@@ -150,6 +152,9 @@ export class OracleFactory {
         vendor: 'Chainlink',
         heartbeat: f.heartbeatSeconds,
         exchangeRate: /exchange rate/i.test(`${f.productSubType ?? ''} ${f.name}`),
+        ...(typeof f.deviationPercent === 'number' && f.deviationPercent > 0
+          ? { deviation: f.deviationPercent / 100 }
+          : {}),
       };
       this.#register(info, pair !== null && !f.shutdownDate);
     }
@@ -316,6 +321,7 @@ export class OracleFactory {
       heartbeatSeconds,
       lastUpdateTimestamp: clock.last,
       updateIntervalSeconds: clock.interval,
+      deviationThreshold: feed.deviation ?? null,
     };
   }
 

@@ -24,6 +24,8 @@ export interface RefChainlinkFeed {
   baseAsset: string | null;
   quoteAsset: string | null;
   heartbeatSeconds: number | null;
+  /** Percent (0.5 = 0.5 %); null when not published. */
+  deviationPercent?: number | null;
   productSubType?: string | null;
   shutdownDate?: string;
 }

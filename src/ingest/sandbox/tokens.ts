@@ -8,6 +8,8 @@ export interface TokenRef {
   symbol: string;
   name: string;
   address: string;
+  /** From the token list; null when no reference file gives it. */
+  decimals: number | null;
 }
 
 /** The placeholder Fluid (and others) use for a chain's native asset. */
@@ -22,13 +24,13 @@ const NATIVE_BY_CHAIN: Readonly<Record<number, { symbol: string; name: string }>
 };
 
 export class TokenRegistry {
-  readonly #byAddress = new Map<string, { symbol: string; name: string | null }>();
+  readonly #byAddress = new Map<string, { symbol: string; name: string | null; decimals: number | null }>();
   readonly #bySymbol = new Map<string, string>();
   readonly #nameBySymbol = new Map<string, string>();
 
   constructor(ref: ReferenceData) {
     for (const t of ref.tokens) {
-      this.#add(t.chainId, t.address, t.symbol, t.name);
+      this.#add(t.chainId, t.address, t.symbol, t.name, t.decimals);
       const upper = t.symbol.toUpperCase();
       if (!this.#nameBySymbol.has(upper)) this.#nameBySymbol.set(upper, t.name);
     }
@@ -44,10 +46,17 @@ export class TokenRegistry {
     }
   }
 
-  #add(chainId: number, address: string, symbol: string, name: string | null): void {
+  #add(
+    chainId: number,
+    address: string,
+    symbol: string,
+    name: string | null,
+    decimals: number | null = null,
+  ): void {
     if (!symbol || !/^0x[0-9a-f]{40}$/.test(address)) return;
     const key = `${chainId}:${address}`;
-    if (!this.#byAddress.has(key)) this.#byAddress.set(key, { symbol, name });
+    const valid = Number.isInteger(decimals) && decimals! >= 0 && decimals! <= 36 ? decimals : null;
+    if (!this.#byAddress.has(key)) this.#byAddress.set(key, { symbol, name, decimals: valid });
     const symKey = `${chainId}:${symbol.toUpperCase()}`;
     if (!this.#bySymbol.has(symKey)) this.#bySymbol.set(symKey, address);
   }
@@ -62,11 +71,16 @@ export class TokenRegistry {
     const addr = address.toLowerCase();
     if (addr === NATIVE_PLACEHOLDER) {
       const native = NATIVE_BY_CHAIN[chainId] ?? { symbol: 'ETH', name: 'Ether' };
-      return { symbol: native.symbol, name: native.name, address: addr };
+      return { symbol: native.symbol, name: native.name, address: addr, decimals: 18 };
     }
     const hit = this.#byAddress.get(`${chainId}:${addr}`);
     if (!hit) return null;
-    return { symbol: hit.symbol, name: hit.name ?? this.nameOf(hit.symbol), address: addr };
+    return {
+      symbol: hit.symbol,
+      name: hit.name ?? this.nameOf(hit.symbol),
+      address: addr,
+      decimals: hit.decimals,
+    };
   }
 
   /** The token with this symbol (case-insensitive) on a chain, or null. */
@@ -80,6 +94,6 @@ export class TokenRegistry {
     const known = this.byAddress(chainId, address);
     const name =
       known && known.symbol.toUpperCase() === symbol.toUpperCase() ? known.name : this.nameOf(symbol);
-    return { symbol, name, address: address.toLowerCase() };
+    return { symbol, name, address: address.toLowerCase(), decimals: known?.decimals ?? null };
   }
 }

@@ -8,6 +8,7 @@ import {
   byRoundKey,
   bySnapshotKey,
   checkAssetPrices,
+  checkLiquidationRead,
   checkLiquidations,
   checkMarketSnapshots,
   checkOracleRounds,
@@ -1262,10 +1263,12 @@ export class PostgresStore implements Store {
     limit: number,
     after?: LiquidationCursor,
   ): Promise<LiquidationEvent[]> {
-    checkRead(limit, filter.fromMs, filter.toMs);
+    checkLiquidationRead(filter, limit);
     const rows = await this.serve((sql) => {
       const conditions = [
         filter.chainId !== undefined && sql`l.chain_id = ${filter.chainId}`,
+        filter.chainIds !== undefined && sql`l.chain_id = ANY (${[...new Set(filter.chainIds)]}::bigint[])`,
+        filter.minRepaidUsd !== undefined && sql`l.debt_repaid_usd >= ${filter.minRepaidUsd}`,
         filter.marketKey !== undefined &&
           sql`l.market_id = (SELECT id FROM history_markets WHERE market_key = ${filter.marketKey})`,
         filter.borrower !== undefined && sql`l.borrower = ${filter.borrower.toLowerCase()}`,

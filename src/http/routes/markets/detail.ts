@@ -12,7 +12,7 @@ export function registerMarketDetail(app: Api, deps: AppDeps): void {
   app.get(
     '/markets/:marketId',
     {
-      config: { access: { category: 'core', singleMarket: true } },
+      config: { access: { category: 'core', chainParam: 'marketId' } },
       schema: {
         operationId: 'getMarket',
         tags: ['Markets'],

@@ -1,0 +1,42 @@
+import { Type } from '@fastify/type-provider-typebox';
+import { type PortfolioView, portfolio } from '../../../queries/wallets.ts';
+import type { AppDeps } from '../../context.ts';
+import { AddressParam, ChainIdsParam } from '../../params.ts';
+import { envelope, errorResponses, NOT_MODIFIED, PortfolioRef, PortfolioSchema } from '../../schemas.ts';
+import { itemSerializer, sendFound } from '../../serialize.ts';
+import { dataRequest } from '../data-request.ts';
+import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+
+const portfolioJson = itemSerializer<PortfolioView>(PortfolioSchema);
+
+export function registerPortfolio(app: Api, deps: AppDeps): void {
+  app.get(
+    '/portfolios/:address',
+    {
+      config: { access: { category: 'portfolio' } },
+      schema: {
+        operationId: 'getPortfolio',
+        tags: ['Portfolios'],
+        summary: "A wallet's portfolio",
+        description:
+          'A wallet across protocols and chains in scope: collateral, debt, supplied and net value in USD, the weakest ' +
+          'health factor, per protocol and per chain breakdowns, every position with its liquidation price (weakest first), ' +
+          'and for each asset backing or owed by a borrow position the price move (all other prices fixed) that makes its ' +
+          'first position liquidatable. A wallet with no position answers zeros.',
+        security: [{ bearerAuth: [] }],
+        params: Type.Object({ address: AddressParam('Wallet address.') }),
+        querystring: Type.Object({ chainIds: Type.Optional(ChainIdsParam) }, { additionalProperties: false }),
+        response: {
+          200: envelope(PortfolioRef),
+          ...NOT_MODIFIED,
+          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { nowMs, chainIds, clamped, model } = dataRequest(request, request.query, deps);
+      const found = portfolio(model, request.params.address.toLowerCase(), { chainIds });
+      return sendFound(request, reply, model, nowMs, found, portfolioJson, { list: false, clamped });
+    },
+  );
+}

@@ -1,0 +1,162 @@
+import { Readable } from 'node:stream';
+import { Type } from '@fastify/type-provider-typebox';
+import fastJson from 'fast-json-stringify';
+import { type LiquidationView, liquidationScope, liquidations } from '../../../queries/history.ts';
+import type { AppDeps } from '../../context.ts';
+import { dataMeta, type Meta } from '../../envelope.ts';
+import {
+  AddressParam,
+  ChainIdsParam,
+  CursorParam,
+  EndDateParam,
+  LimitParam,
+  ProtocolParam,
+  parseDate,
+  parseEndDate,
+  requireMarketId,
+  StartDateParam,
+} from '../../params.ts';
+import {
+  DATA_HEADERS,
+  errorResponses,
+  LiquidationRef,
+  LiquidationSchema,
+  MetaRef,
+  MetaSchema,
+} from '../../schemas.ts';
+import { DATA_CACHE_CONTROL, JSON_TYPE } from '../../serialize.ts';
+import { dataRequest } from '../data-request.ts';
+import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+
+const ACCESS = { category: 'position', limitMax: 500_000 } as const;
+export const NDJSON_TYPE = 'application/x-ndjson';
+const itemString = fastJson(LiquidationSchema) as (item: LiquidationView) => string;
+const metaString = fastJson(MetaSchema) as (meta: Meta) => string;
+/** A streamed answer carries no ETag: its data is not known before its body is written. */
+const { ETag: _etag, ...STREAM_HEADERS } = DATA_HEADERS;
+
+/** Whether the client asked for NDJSON (D17): `Accept` names application/x-ndjson. */
+function wantsNdjson(accept: string | undefined): boolean {
+  return accept !== undefined && /(^|,)\s*application\/x-ndjson\s*(;|,|$)/i.test(accept);
+}
+
+export function registerLiquidations(app: Api, deps: AppDeps): void {
+  app.get(
+    '/liquidations',
+    {
+      config: { access: ACCESS },
+      schema: {
+        operationId: 'listLiquidations',
+        tags: ['Positions'],
+        summary: 'Liquidations',
+        description:
+          'Liquidations, newest first (time, then chain, tx hash, log index), with the collateral seized, the debt repaid and ' +
+          'any bad debt, in token units and USD. Streamed: the body is written as it is read, whatever `limit` (up to ' +
+          '500,000), so memory stays flat on both sides; send `Accept: application/x-ndjson` for one JSON object per line ' +
+          '(the items, then a last line `{"meta": …}`). `startDate` is raised to your tier\'s history window. Page with ' +
+          '`cursor`. A streamed answer carries no ETag (it is not known before the body is written).',
+        security: [{ bearerAuth: [] }],
+        querystring: Type.Object(
+          {
+            startDate: Type.Optional(StartDateParam),
+            endDate: Type.Optional(EndDateParam),
+            protocol: Type.Optional(ProtocolParam),
+            chainIds: Type.Optional(ChainIdsParam),
+            marketId: Type.Optional(
+              Type.String({
+                maxLength: 256,
+                description:
+                  'Only this market (uniqueKey; a market no longer served keeps its liquidations).',
+              }),
+            ),
+            borrower: Type.Optional(AddressParam('Only liquidations of this borrower.')),
+            liquidator: Type.Optional(AddressParam('Only liquidations by this liquidator.')),
+            minRepaidUsd: Type.Optional(
+              Type.Number({
+                minimum: 0,
+                maximum: 1e15,
+                description: 'Only liquidations that repaid at least this much, USD.',
+              }),
+            ),
+            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
+            cursor: Type.Optional(CursorParam),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: {
+            description:
+              'The liquidations and meta: a JSON envelope, or NDJSON lines (each liquidation, then `{"meta": …}`) when asked for.',
+            headers: STREAM_HEADERS,
+            content: {
+              'application/json': {
+                schema: Type.Object({ data: Type.Array(LiquidationRef), meta: MetaRef }),
+              },
+              [NDJSON_TYPE]: {
+                schema: {
+                  description: 'One line per liquidation, then one line with the meta.',
+                  anyOf: [LiquidationRef, Type.Object({ meta: MetaRef }, { additionalProperties: false })],
+                },
+              },
+            },
+          },
+          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const market = q.marketId === undefined ? undefined : requireMarketId(q.marketId, 'marketId');
+      const { nowMs, limit, chainIds, startMs, clamped, model } = dataRequest(request, q, deps);
+      const toMs = parseEndDate(q.endDate, parseDate(q.startDate, 'startDate'));
+      const scope = { protocol: q.protocol, chainIds };
+      const pages = liquidations(model, deps.history, {
+        ...scope,
+        market: market?.key,
+        borrower: q.borrower?.toLowerCase(),
+        liquidator: q.liquidator?.toLowerCase(),
+        minRepaidUsd: q.minRepaidUsd,
+        fromMs: startMs,
+        toMs,
+        cursor: q.cursor,
+        limit,
+      });
+      // The first page is read before the answer starts: a store that cannot answer is a 503,
+      // not a cut stream.
+      const first = await pages.next();
+      const ndjson = wantsNdjson(request.headers.accept);
+      const protocols = new Set<string>();
+      const body = async function* () {
+        let n = 0;
+        if (!ndjson) yield Buffer.from('{"data":[');
+        let step = first;
+        while (!step.done) {
+          let chunk = '';
+          for (const item of step.value) {
+            protocols.add(item.protocol);
+            chunk += ndjson ? `${itemString(item)}\n` : `${n > 0 ? ',' : ''}${itemString(item)}`;
+            n++;
+          }
+          yield Buffer.from(chunk);
+          step = await pages.next();
+        }
+        const meta = dataMeta(
+          request,
+          model,
+          nowMs,
+          {
+            itemProtocols: [...protocols],
+            scopeProtocols: market ? [market.protocol] : liquidationScope(model, scope),
+            ...(step.value.nextCursor ? { nextCursor: step.value.nextCursor } : {}),
+          },
+          clamped,
+        );
+        yield Buffer.from(ndjson ? `{"meta":${metaString(meta)}}\n` : `],"meta":${metaString(meta)}}`);
+      };
+      reply.header('cache-control', DATA_CACHE_CONTROL);
+      reply.type(ndjson ? `${NDJSON_TYPE}; charset=utf-8` : JSON_TYPE);
+      // Pulled as the socket drains: a slow reader holds the read of the next page back.
+      return reply.send(Readable.from(body(), { objectMode: false, highWaterMark: 64 * 1024 }));
+    },
+  );
+}

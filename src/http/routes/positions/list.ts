@@ -1,0 +1,57 @@
+import { Type } from '@fastify/type-provider-typebox';
+import { type WalletPositionView, walletPositions } from '../../../queries/wallets.ts';
+import type { AppDeps } from '../../context.ts';
+import { AddressParam, ChainIdsParam, CursorParam, LimitParam, ProtocolParam } from '../../params.ts';
+import { envelope, errorResponses, NOT_MODIFIED, PositionRef, PositionSchema } from '../../schemas.ts';
+import { itemSerializer, sendFound } from '../../serialize.ts';
+import { dataRequest } from '../data-request.ts';
+import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+
+const ACCESS = { category: 'position', limitMax: 500 } as const;
+const positionJson = itemSerializer<WalletPositionView>(PositionSchema);
+
+export function registerWalletPositions(app: Api, deps: AppDeps): void {
+  app.get(
+    '/positions',
+    {
+      config: { access: ACCESS },
+      schema: {
+        operationId: 'listPositions',
+        tags: ['Positions'],
+        summary: "A wallet's positions",
+        description:
+          'Every position of a wallet in scope (borrowing or only lending), by market uniqueKey (page with `cursor`): the ' +
+          'PositionAtRisk shape plus the collateral price now and the `liquidationPrice` at which its health factor reaches 1 ' +
+          '(collateralPrice / healthFactor, all else fixed; per position, also for pooled protocols). `meta.total`: positions in scope.',
+        security: [{ bearerAuth: [] }],
+        querystring: Type.Object(
+          {
+            address: AddressParam('Wallet address.'),
+            protocol: Type.Optional(ProtocolParam),
+            chainIds: Type.Optional(ChainIdsParam),
+            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
+            cursor: Type.Optional(CursorParam),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: envelope(Type.Array(PositionRef)),
+          ...NOT_MODIFIED,
+          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
+      const found = walletPositions(model, {
+        address: q.address.toLowerCase(),
+        protocol: q.protocol,
+        chainIds,
+        cursor: q.cursor,
+        limit,
+      });
+      return sendFound(request, reply, model, nowMs, found, positionJson, { list: true, clamped });
+    },
+  );
+}

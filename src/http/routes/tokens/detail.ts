@@ -1,0 +1,49 @@
+import { Type } from '@fastify/type-provider-typebox';
+import { getToken, type TokenDetailView } from '../../../queries/assets.ts';
+import type { AppDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { AddressParam, ChainIdPath } from '../../params.ts';
+import { envelope, errorResponses, NOT_MODIFIED, TokenDetailRef, TokenDetailSchema } from '../../schemas.ts';
+import { itemSerializer, sendFound } from '../../serialize.ts';
+import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+
+const tokenJson = itemSerializer<TokenDetailView>(TokenDetailSchema);
+
+export function registerTokenDetail(app: Api, deps: AppDeps): void {
+  app.get(
+    '/tokens/:chainId/:address',
+    {
+      config: { access: { category: 'core', chainParam: 'chainId' } },
+      schema: {
+        operationId: 'getToken',
+        tags: ['Tokens'],
+        summary: 'Get one token',
+        description:
+          'One token: its USD price and the source of it, the feeds on its chain that price it (with their freshness), ' +
+          'and every market holding it as collateral or loan with its supply and borrow.',
+        security: [{ bearerAuth: [] }],
+        params: Type.Object({
+          chainId: ChainIdPath,
+          address: AddressParam('Token contract address.'),
+        }),
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: envelope(TokenDetailRef),
+          ...NOT_MODIFIED,
+          ...errorResponses([
+            'INVALID_PARAMETER',
+            'CHAIN_FORBIDDEN',
+            'TOKEN_NOT_FOUND',
+            ...AUTHENTICATED_ERRORS,
+          ]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const nowMs = deps.clock.now();
+      const model = deps.data.get(callerOf(request).key.mode);
+      const found = getToken(model, request.params.chainId, request.params.address, nowMs);
+      return sendFound(request, reply, model, nowMs, found, tokenJson, { list: false });
+    },
+  );
+}

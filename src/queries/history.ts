@@ -1,0 +1,217 @@
+import type { ReadModel } from '../data/read-model.ts';
+import type { Protocol } from '../domain/enums.ts';
+import { fraction, significant, usd } from '../domain/precision.ts';
+import type { LiquidationCursor, LiquidationEvent, SnapshotGranularity } from '../store/types.ts';
+import type { Page } from './assets.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
+import { QueryError } from './errors.ts';
+import type { HistoryReader, Scope } from './types.ts';
+
+/**
+ * History: a market's snapshots and the liquidations, read from the store's append-only history
+ * by time range and keyset cursor. A model whose history is not in the store (the test keys'
+ * sandbox while the store holds another dataset) has none: its answers are empty.
+ */
+
+export interface SnapshotView {
+  /** ISO 8601 UTC: the hour or the day (00:00) the point is of. */
+  at: string;
+  supply: number;
+  borrow: number;
+  utilization: number;
+  supplyApy: number;
+  borrowApy: number;
+  collateralPrice: number | null;
+  loanPrice: number | null;
+  /** The market oracle's price of the collateral in loan units. */
+  oraclePrice: number | null;
+}
+
+export interface MarketHistoryParams {
+  /** The market's uniqueKey, lower-case. */
+  key: string;
+  interval: SnapshotGranularity;
+  fromMs: number;
+  toMs: number;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+const nullableSignificant = (x: number | null) => (x === null ? null : significant(x));
+
+/** A market's points of one granularity in [fromMs, toMs), oldest first. */
+export async function marketHistory(
+  model: ReadModel,
+  history: HistoryReader,
+  p: MarketHistoryParams,
+): Promise<Page<SnapshotView>> {
+  const ord = model.catalog.ordOf(p.key);
+  if (ord === undefined) throw QueryError.marketNotFound(p.key);
+  const protocol = [model.catalog.recordAt(ord).protocol];
+  const after = decodeCursor(p.cursor, `history:${p.interval}`, ['number']);
+  // The store reads whole ms: [from, to) widened to them.
+  const fromMs = Math.floor(p.fromMs);
+  const toMs = Math.ceil(p.toMs);
+  const rows =
+    model.stored && fromMs < toMs
+      ? await history.marketSnapshots(
+          p.key,
+          p.interval,
+          fromMs,
+          toMs,
+          p.limit + 1,
+          after ? { at: after[0] } : undefined,
+        )
+      : [];
+  const page = rows.slice(0, p.limit);
+  const last = page.at(-1);
+  return {
+    items: page.map((s) => ({
+      at: new Date(s.at).toISOString(),
+      supply: usd(s.supplyUsd),
+      borrow: usd(s.borrowUsd),
+      utilization: fraction(s.utilization),
+      supplyApy: fraction(s.supplyApy),
+      borrowApy: fraction(s.borrowApy),
+      collateralPrice: nullableSignificant(s.collateralPriceUsd),
+      loanPrice: nullableSignificant(s.loanPriceUsd),
+      oraclePrice: nullableSignificant(s.oraclePrice),
+    })),
+    itemProtocols: page.length > 0 ? protocol : [],
+    scopeProtocols: protocol,
+    ...(last && rows.length > p.limit
+      ? { nextCursor: encodeCursor(`history:${p.interval}`, [last.at]) }
+      : {}),
+  };
+}
+
+export interface LiquidationView {
+  protocol: string;
+  chainId: number;
+  txHash: string;
+  logIndex: number;
+  block: number;
+  /** ISO 8601 UTC time of the block. */
+  timestamp: string;
+  marketId: string;
+  /** Symbols of the market's tokens; null when the market is not in the current data. */
+  collateral: string | null;
+  loan: string | null;
+  borrower: string;
+  liquidator: string;
+  collateralSeized: number;
+  collateralSeizedUsd: number;
+  debtRepaid: number;
+  debtRepaidUsd: number;
+  badDebt: number;
+  badDebtUsd: number;
+}
+
+export interface LiquidationsParams extends Scope {
+  /** A market's uniqueKey, lower-case. */
+  market?: string | undefined;
+  borrower?: string | undefined;
+  liquidator?: string | undefined;
+  minRepaidUsd?: number | undefined;
+  fromMs?: number | undefined;
+  toMs?: number | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+/** Rows read from the store per query while a list is streamed: memory stays about one page. */
+export const LIQUIDATION_PAGE = 2_000;
+
+/** How a streamed list of liquidations ended: the cursor of the next page, if any. */
+export interface StreamEnd {
+  nextCursor?: string;
+}
+
+function liquidationView(model: ReadModel, l: LiquidationEvent): LiquidationView {
+  const ord = model.catalog.ordOf(l.marketKey);
+  const m = ord === undefined ? undefined : model.catalog.recordAt(ord);
+  return {
+    protocol: l.protocol,
+    chainId: l.chainId,
+    txHash: l.txHash,
+    logIndex: l.logIndex,
+    block: l.block,
+    timestamp: new Date(l.at).toISOString(),
+    marketId: l.marketKey,
+    collateral: m?.collateral ?? null,
+    loan: m?.loan ?? null,
+    borrower: l.borrower,
+    liquidator: l.liquidator,
+    collateralSeized: significant(l.collateralSeized),
+    collateralSeizedUsd: usd(l.collateralSeizedUsd),
+    debtRepaid: significant(l.debtRepaid),
+    debtRepaidUsd: usd(l.debtRepaidUsd),
+    badDebt: significant(l.badDebt),
+    badDebtUsd: usd(l.badDebtUsd),
+  };
+}
+
+/**
+ * The liquidations matching the filters, newest first (time descending, then chain, tx hash,
+ * log index), up to `limit`, as pages of at most LIQUIDATION_PAGE read one at a time when the
+ * consumer asks for the next: a caller writing them out holds one page, whatever the limit.
+ * Returns the cursor of the next page when more match.
+ */
+export function liquidations(
+  model: ReadModel,
+  history: HistoryReader,
+  p: LiquidationsParams,
+): AsyncGenerator<LiquidationView[], StreamEnd, undefined> {
+  // Checked now (INVALID_PARAMETER before anything is read or sent), not on the first read.
+  const decoded = decodeCursor(p.cursor, 'liquidations', ['number', 'number', 'string', 'number']);
+  const after: LiquidationCursor | undefined = decoded && {
+    at: decoded[0],
+    chainId: decoded[1],
+    txHash: decoded[2],
+    logIndex: decoded[3],
+  };
+  return readLiquidations(model, history, p, after);
+}
+
+async function* readLiquidations(
+  model: ReadModel,
+  history: HistoryReader,
+  p: LiquidationsParams,
+  start: LiquidationCursor | undefined,
+): AsyncGenerator<LiquidationView[], StreamEnd, undefined> {
+  let after = start;
+  if (!model.stored || (p.fromMs !== undefined && p.toMs !== undefined && p.fromMs >= p.toMs)) return {};
+  const filter = {
+    ...(p.chainIds !== undefined ? { chainIds: p.chainIds } : {}),
+    ...(p.protocol !== undefined ? { protocol: p.protocol } : {}),
+    ...(p.market !== undefined ? { marketKey: p.market } : {}),
+    ...(p.borrower !== undefined ? { borrower: p.borrower } : {}),
+    ...(p.liquidator !== undefined ? { liquidator: p.liquidator } : {}),
+    ...(p.minRepaidUsd !== undefined ? { minRepaidUsd: p.minRepaidUsd } : {}),
+    ...(p.fromMs !== undefined ? { fromMs: Math.floor(p.fromMs) } : {}),
+    ...(p.toMs !== undefined ? { toMs: Math.ceil(p.toMs) } : {}),
+  };
+  let left = p.limit;
+  while (left > 0) {
+    // The last read asks for one more row than it needs: whether a next page exists.
+    const want = Math.min(LIQUIDATION_PAGE, left);
+    const rows = await history.liquidations(filter, want === left ? want + 1 : want, after);
+    const page = rows.slice(0, want);
+    if (page.length > 0) yield page.map((l) => liquidationView(model, l));
+    left -= page.length;
+    const last = page.at(-1);
+    if (!last) return {};
+    after = { at: last.at, chainId: last.chainId, txHash: last.txHash, logIndex: last.logIndex };
+    if (rows.length < want) return {};
+    if (left === 0 && rows.length > want)
+      return {
+        nextCursor: encodeCursor('liquidations', [last.at, last.chainId, last.txHash, last.logIndex]),
+      };
+  }
+  return {};
+}
+
+/** The protocols a liquidations query covers when it finds nothing (meta.source). */
+export function liquidationScope(model: ReadModel, p: Scope): Protocol[] {
+  return model.catalog.protocolsIn(p);
+}

@@ -1,0 +1,265 @@
+import type { ReadModel } from '../data/read-model.ts';
+import type { Protocol } from '../domain/enums.ts';
+import { distanceToLiq, leverage, liquidationPrice, moveToLiquidation } from '../domain/metrics.ts';
+import { fraction, significant, usd } from '../domain/precision.ts';
+import type { Page } from './assets.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
+import type { Found, Scope } from './types.ts';
+
+/**
+ * A wallet's positions and its portfolio across protocols and chains, from the risk index's
+ * wallet lookup (every position of the address, at current prices). Positions are per market:
+ * pooled protocols' accounts are held as one position per collateral and loan pair, each with
+ * its own health factor.
+ */
+
+/** A position as served: the PositionAtRisk shape, debt-free positions included, plus prices. */
+export interface WalletPositionView {
+  protocol: Protocol;
+  chainId: number;
+  user: { address: string };
+  /** Null without debt. */
+  healthFactor: number | null;
+  state: { collateralUsd: number; borrowAssetsUsd: number; supplyAssetsUsd: number };
+  market: {
+    uniqueKey: string;
+    collateralAsset: { symbol: string };
+    loanAsset: { symbol: string };
+    lltv: number;
+  };
+  leverage: number | null;
+  /** Null without debt. */
+  distanceToLiq: number | null;
+  /** The collateral's USD price now. */
+  collateralPrice: number;
+  /** The collateral's USD price at which the health factor reaches 1 (all else fixed); null without debt. */
+  liquidationPrice: number | null;
+}
+
+interface Held {
+  i: number;
+  ord: number;
+  collateralUsd: number;
+  borrowUsd: number;
+  supplyUsd: number;
+  healthFactor: number;
+}
+
+/** The wallet's positions in scope that hold anything (closed ones, all zero, are left out). */
+function held(model: ReadModel, address: string, scope: Scope): Held[] {
+  const { catalog, risk } = model;
+  const out: Held[] = [];
+  for (const i of risk.positionsOf(address)) {
+    const a = risk.amountsOf(i);
+    if (!(a.collateralUsd > 0 || a.borrowUsd > 0 || a.supplyUsd > 0)) continue;
+    const m = catalog.recordAt(a.ord);
+    if (scope.protocol !== undefined && m.protocol !== scope.protocol) continue;
+    if (scope.chainIds !== undefined && !scope.chainIds.includes(m.chainId)) continue;
+    out.push({ i, ...a });
+  }
+  return out;
+}
+
+function positionView(model: ReadModel, address: string, h: Held): WalletPositionView {
+  const m = model.catalog.recordAt(h.ord);
+  const hasDebt = h.borrowUsd > 0;
+  return {
+    protocol: m.protocol,
+    chainId: m.chainId,
+    user: { address },
+    healthFactor: hasDebt ? significant(h.healthFactor) : null,
+    state: {
+      collateralUsd: usd(h.collateralUsd),
+      borrowAssetsUsd: usd(h.borrowUsd),
+      supplyAssetsUsd: usd(h.supplyUsd),
+    },
+    market: {
+      uniqueKey: m.uniqueKey,
+      collateralAsset: { symbol: m.collateral },
+      loanAsset: { symbol: m.loan },
+      lltv: m.lltv,
+    },
+    leverage: nullable(leverage(h.collateralUsd, h.borrowUsd)),
+    distanceToLiq: hasDebt ? fraction(distanceToLiq(h.healthFactor)) : null,
+    collateralPrice: m.collateralPrice,
+    liquidationPrice: nullable(liquidationPrice(m.collateralPrice, h.healthFactor)),
+  };
+}
+
+function nullable(x: number | null): number | null {
+  return x === null ? null : significant(x);
+}
+
+export interface WalletPositionsParams extends Scope {
+  /** Lower-case 0x address. */
+  address: string;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+/** A wallet's positions in scope, by market uniqueKey (an order prices never move). */
+export function walletPositions(model: ReadModel, p: WalletPositionsParams): Page<WalletPositionView> {
+  const after = decodeCursor(p.cursor, 'positions', ['string']);
+  const all = held(model, p.address, p);
+  const keyOf = (h: Held) => model.catalog.recordAt(h.ord).uniqueKey;
+  all.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
+  const rest = after ? all.filter((h) => keyOf(h) > after[0]) : all;
+  const page = rest.slice(0, p.limit);
+  const last = page.at(-1);
+  return {
+    items: page.map((h) => positionView(model, p.address, h)),
+    itemProtocols: page.map((h) => model.catalog.recordAt(h.ord).protocol),
+    scopeProtocols: model.catalog.protocolsIn(p),
+    total: all.length,
+    ...(last && rest.length > p.limit ? { nextCursor: encodeCursor('positions', [keyOf(last)]) } : {}),
+  };
+}
+
+export interface Totals {
+  collateralUsd: number;
+  debtUsd: number;
+  supplyUsd: number;
+  /** collateral + supply - debt. */
+  netUsd: number;
+  positions: number;
+  /** The lowest health factor of the positions with debt; null when none has debt. */
+  weakestHealthFactor: number | null;
+}
+
+export interface LiquidationMove {
+  chainId: number;
+  token: string;
+  symbol: string;
+  side: 'collateral' | 'debt';
+  /** The USD value the wallet holds of it on that side. */
+  exposureUsd: number;
+  priceUsd: number;
+  /** The relative move of its price, all others fixed, that makes the first position liquidatable; 0 when one is already. */
+  move: number;
+  priceAtLiquidation: number;
+  /** The position that would be liquidated first. */
+  marketId: string;
+}
+
+export interface PortfolioView {
+  address: string;
+  totals: Totals;
+  /** The position with the lowest health factor; null when none has debt. */
+  weakestPosition: string | null;
+  byProtocol: (Totals & { protocol: Protocol })[];
+  byChain: (Totals & { chainId: number })[];
+  positions: WalletPositionView[];
+  liquidationMoves: LiquidationMove[];
+}
+
+function totalsOf(list: readonly Held[]): Totals {
+  let collateral = 0;
+  let debt = 0;
+  let supply = 0;
+  let weakest = Number.POSITIVE_INFINITY;
+  for (const h of list) {
+    collateral += h.collateralUsd;
+    debt += h.borrowUsd;
+    supply += h.supplyUsd;
+    if (h.borrowUsd > 0) weakest = Math.min(weakest, h.healthFactor);
+  }
+  return {
+    collateralUsd: usd(collateral),
+    debtUsd: usd(debt),
+    supplyUsd: usd(supply),
+    netUsd: usd(collateral + supply - debt),
+    positions: list.length,
+    weakestHealthFactor: Number.isFinite(weakest) ? significant(weakest) : null,
+  };
+}
+
+function groupBy<K>(list: readonly Held[], key: (h: Held) => K): Map<K, Held[]> {
+  const out = new Map<K, Held[]>();
+  for (const h of list) {
+    const k = key(h);
+    const l = out.get(k);
+    if (l) l.push(h);
+    else out.set(k, [h]);
+  }
+  return out;
+}
+
+/**
+ * A wallet across protocols and chains in scope: totals, per protocol and per chain, every
+ * position (weakest first), and for each asset backing or owed by a borrow position the price
+ * move that makes its first position liquidatable (see moveToLiquidation; closest first).
+ */
+export function portfolio(model: ReadModel, address: string, scope: Scope): Found<PortfolioView> {
+  const { catalog } = model;
+  const list = held(model, address, scope);
+  list.sort(
+    (a, b) => a.healthFactor - b.healthFactor || b.borrowUsd - a.borrowUsd || (a.ord < b.ord ? -1 : 1),
+  );
+  const weakest = list.find((h) => h.borrowUsd > 0);
+  const byProtocol = [...groupBy(list, (h) => catalog.recordAt(h.ord).protocol)]
+    .map(([protocol, l]) => ({ protocol, ...totalsOf(l) }))
+    .sort(
+      (a, b) =>
+        b.collateralUsd + b.supplyUsd - (a.collateralUsd + a.supplyUsd) || (a.protocol < b.protocol ? -1 : 1),
+    );
+  const byChain = [...groupBy(list, (h) => catalog.recordAt(h.ord).chainId)]
+    .map(([chainId, l]) => ({ chainId, ...totalsOf(l) }))
+    .sort((a, b) => b.collateralUsd + b.supplyUsd - (a.collateralUsd + a.supplyUsd) || a.chainId - b.chainId);
+  // Per asset and side: the move reaching health factor 1 first, over the positions holding it.
+  const moves = new Map<string, LiquidationMove & { raw: number }>();
+  for (const h of list) {
+    if (!(h.borrowUsd > 0)) continue;
+    const m = catalog.recordAt(h.ord);
+    const legs = [
+      ['collateral', m.collateralAddress, m.collateral, m.collateralPrice, h.collateralUsd],
+      ['debt', m.loanAddress, m.loan, m.loanPrice, h.borrowUsd],
+    ] as const;
+    for (const [side, token, symbol, price, exposure] of legs) {
+      const raw = moveToLiquidation(h.healthFactor, side);
+      if (raw === null) continue;
+      // Collateral falls (raw <= 0), debt rises (raw >= 0): the smallest change reaches first.
+      const move = side === 'collateral' ? Math.min(0, raw) : Math.max(0, raw);
+      const key = `${side}:${m.chainId}:${token.toLowerCase()}`;
+      const prev = moves.get(key);
+      const exposureUsd = (prev?.exposureUsd ?? 0) + exposure;
+      if (!prev || Math.abs(move) < Math.abs(prev.raw)) {
+        moves.set(key, {
+          chainId: m.chainId,
+          token: token.toLowerCase(),
+          symbol,
+          side,
+          exposureUsd,
+          priceUsd: price,
+          move,
+          priceAtLiquidation: price * (1 + move),
+          marketId: m.uniqueKey,
+          raw: move,
+        });
+      } else prev.exposureUsd = exposureUsd;
+    }
+  }
+  const liquidationMoves = [...moves.values()]
+    .sort((a, b) => Math.abs(a.raw) - Math.abs(b.raw) || b.exposureUsd - a.exposureUsd)
+    .map(({ raw: _raw, ...m }) => ({
+      ...m,
+      exposureUsd: usd(m.exposureUsd),
+      move: fraction(m.move),
+      priceAtLiquidation: significant(m.priceAtLiquidation),
+    }));
+  const protocols = byProtocol.map((p) => p.protocol);
+  return {
+    items: [
+      {
+        address,
+        totals: totalsOf(list),
+        weakestPosition: weakest ? catalog.recordAt(weakest.ord).uniqueKey : null,
+        byProtocol,
+        byChain,
+        positions: list.map((h) => positionView(model, address, h)),
+        liquidationMoves,
+      },
+    ],
+    itemProtocols: protocols,
+    scopeProtocols: catalog.protocolsIn(scope),
+  };
+}
