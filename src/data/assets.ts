@@ -73,6 +73,8 @@ export class AssetIndex {
           };
           this.tokenAt.set(key, t);
         }
+        // The first market that knows the decimals gives them.
+        if (t.decimals === null && decimals !== undefined && decimals !== null) t.decimals = decimals;
         t[side].push(ord);
       }
       const oracle = m.oracle;
