@@ -24,6 +24,7 @@ import { parseTiers, type Tier } from '../src/access/tiers.ts';
 import { Catalog } from '../src/data/catalog.ts';
 import { applyPrices, type ReadModel } from '../src/data/read-model.ts';
 import { RiskIndex, type RiskQuery } from '../src/data/risk-index.ts';
+import { VaultIndex } from '../src/data/vaults.ts';
 import type { Protocol } from '../src/domain/enums.ts';
 import { emptyColumns, type PositionColumns } from '../src/domain/position-columns.ts';
 import type { MarketRecord } from '../src/domain/types.ts';
@@ -367,6 +368,7 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
       const model: ReadModel = {
         catalog,
         risk: idx,
+        vaults: new VaultIndex(catalog, []),
         dataset: {
           kind: 'sandbox',
           profile: 'large',

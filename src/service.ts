@@ -107,7 +107,7 @@ export function sandboxReadModel(nowMs: number): ReadModel {
     version: 0,
     changeSeq: 0,
   };
-  return buildReadModel(ds.markets, ds.positions(), info, nowMs);
+  return buildReadModel(ds.markets, ds.positions(), info, nowMs, ds.vaults);
 }
 
 /** The simulation's history starts a year before the snapshot; no price is defined earlier. */

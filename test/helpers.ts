@@ -9,7 +9,7 @@ import { loadTiers, parseTiers, type TierId, type TierTable } from '../src/acces
 import type { Settings } from '../src/config.ts';
 import { buildReadModel, type ReadModel } from '../src/data/read-model.ts';
 import { healthFactor } from '../src/domain/metrics.ts';
-import type { MarketRecord, OracleRecord, PositionRecord } from '../src/domain/types.ts';
+import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '../src/domain/types.ts';
 import { buildApp } from '../src/http/app.ts';
 import type { AppDeps } from '../src/http/context.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
@@ -168,8 +168,39 @@ export function datasetInfo(
   };
 }
 
-export function modelOf(markets: MarketRecord[], positions: PositionRecord[], clock: ManualClock): ReadModel {
-  return buildReadModel(markets, positions, datasetInfo(markets.length, positions.length), clock.now());
+export function modelOf(
+  markets: MarketRecord[],
+  positions: PositionRecord[],
+  clock: ManualClock,
+  vaults: VaultRecord[] = [],
+): ReadModel {
+  return buildReadModel(
+    markets,
+    positions,
+    datasetInfo(markets.length, positions.length),
+    clock.now(),
+    vaults,
+  );
+}
+
+/** A Morpho vault supplying a share of each market given (its asset: the first market's loan token). */
+export function makeVault(markets: MarketRecord[], overrides: Partial<VaultRecord> = {}): VaultRecord {
+  const n = ++counter;
+  const first = markets[0]!;
+  return {
+    protocol: 'morpho',
+    chainId: first.chainId,
+    address: `0x${hex(0xa000 + n, 40)}`,
+    name: `Curator ${first.loan} ${n}`,
+    symbol: `c${first.loan}`,
+    assetAddress: first.loanAddress,
+    assetSymbol: first.loan,
+    curator: 'Curator',
+    governor: null,
+    fee: 0.1,
+    allocations: markets.map((m) => ({ marketKey: m.uniqueKey, supplyShare: 0.5, supplyCapUsd: null })),
+    ...overrides,
+  };
 }
 
 export interface TestApp {

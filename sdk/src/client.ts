@@ -20,6 +20,7 @@ export type OracleDetail = components['schemas']['OracleDetail'];
 export type OracleRound = components['schemas']['OracleRound'];
 export type MarketHistoryPoint = components['schemas']['MarketHistoryPoint'];
 export type Liquidation = components['schemas']['Liquidation'];
+export type Vault = components['schemas']['Vault'];
 export type Meta = components['schemas']['Meta'];
 
 /** The operations of the API, by their OpenAPI `operationId`. */
@@ -42,6 +43,7 @@ interface ListPages {
   positionsAtRisk: Success<'positionsAtRisk'>;
   listTokens: Success<'listTokens'>;
   listOracles: Success<'listOracles'>;
+  listVaults: Success<'listVaults'>;
   listPositions: Success<'listPositions'>;
   listLiquidations: Success<'listLiquidations'>;
 }
@@ -86,6 +88,7 @@ const LIST_PATHS: Record<ListOperation, string> = {
   positionsAtRisk: '/risk/positions-at-risk',
   listTokens: '/tokens',
   listOracles: '/oracles',
+  listVaults: '/vaults',
   listPositions: '/positions',
   listLiquidations: '/liquidations',
 };
@@ -201,6 +204,22 @@ export class LrdsClient {
       'GET',
       `/oracles/${chainId}/${encodeURIComponent(address)}/rounds`,
       query,
+      undefined,
+      options,
+    );
+  }
+
+  /** Morpho and Euler vaults with their allocations; page with `cursor` (or use `paginate`). */
+  listVaults(query: Query<'listVaults'> = {}, options?: RequestOptions): Promise<Success<'listVaults'>> {
+    return this.#request('GET', LIST_PATHS.listVaults, query, undefined, options);
+  }
+
+  /** One vault. */
+  getVault(chainId: number, address: string, options?: RequestOptions): Promise<Success<'getVault'>> {
+    return this.#request(
+      'GET',
+      `/vaults/${chainId}/${encodeURIComponent(address)}`,
+      undefined,
       undefined,
       options,
     );

@@ -20,6 +20,7 @@ export {
   type Success,
   type Token,
   type TokenDetail,
+  type Vault,
 } from './client.ts';
 export {
   type ErrorBody,

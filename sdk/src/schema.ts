@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 5686b0e9601f023738827820535b2275e8219cc2848cd5f2837157abbe8435f0) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 7e2ea3d191fd55384a752f682d531591bde01a4f6793f6f30b5410a2ccff15ef) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -192,6 +192,46 @@ export interface paths {
          * @description The answers the oracle's feeds published, oldest first (by time, then feed, then round), in the time range: `startDate` is raised to your tier's history window (meta.clamped), `endDate` defaults to now. Page with `cursor`.
          */
         get: operations["getOracleRounds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List vaults
+         * @description Morpho vaults with their curator and Euler vaults with their governor, by chain id then address (page with `cursor`): asset, total assets in USD, APY net of fee, and the allocation by market with its share, supply cap, strategy risk level and oracle health. `meta.total`: vaults matching.
+         */
+        get: operations["listVaults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vaults/{chainId}/{address}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one vault
+         * @description One vault with its allocation by market, as in the list.
+         */
+        get: operations["getVault"];
         put?: never;
         post?: never;
         delete?: never;
@@ -974,6 +1014,72 @@ export interface components {
             badDebt: number;
             /** @description Bad debt, USD (to the cent). */
             badDebtUsd: number;
+        };
+        /** Vault */
+        Vault: {
+            /** @enum {string} */
+            protocol: "morpho" | "euler";
+            /** @example 1 */
+            chainId: number;
+            /** @description Lower-case 0x address. */
+            address: string;
+            /** @example Steakhouse USDC */
+            name: string;
+            symbol: string;
+            asset: {
+                /** @description Lower-case 0x address. */
+                address: string;
+                symbol: string;
+            };
+            /** @description Morpho vaults: the curator; null for Euler vaults or when unknown. */
+            curator: string | null;
+            /** @description Euler vaults: the governor; null for Morpho vaults or when unknown. */
+            governor: string | null;
+            /** @description Fee on the interest earned (Morpho performance fee, Euler interest fee), 0 to 1. */
+            fee: number;
+            /** @description Sum of the allocations: the vault's share of each market's supply now, USD (to the cent). */
+            totalAssetsUsd: number;
+            /** @description Supply APY of the allocations weighted by their USD, net of the fee (rewards excluded), decimal. */
+            apy: number;
+            /** @description Largest first. */
+            allocations: {
+                /** @description Market uniqueKey. */
+                marketId: string;
+                /** @description Collateral symbol; null when the market is not served. */
+                collateral: string | null;
+                /** @description Loan symbol; null when the market is not served. */
+                loan: string | null;
+                /** @description What the vault supplies to the market, USD (to the cent). */
+                supplyUsd: number;
+                /** @description The allocation's part of the vault's assets, 0 to 1. */
+                share: number;
+                /** @description The most the vault may supply to the market, USD; null: no cap. */
+                supplyCapUsd: number | null;
+                /** @description supplyUsd / supplyCapUsd; null without a cap. */
+                capUsage: number | null;
+                /** @description The market's supply APY, decimal. */
+                supplyApy: number | null;
+                /** @description The market's strategy type. */
+                strategyType: string | null;
+                /**
+                 * @description The market's strategy risk level.
+                 * @enum {string|null}
+                 */
+                riskLevel: "low" | "medium" | "high" | null;
+                /** @description Oracle freshness (the stalest feed of a composite oracle); null without oracle data. */
+                oracleHealth: {
+                    /** @description Unix seconds of the last update (of the stalest feed). */
+                    lastUpdateTimestamp: number;
+                    /** @description now - lastUpdateTimestamp, seconds. */
+                    secondsSinceUpdate: number;
+                    /** @description Maximum interval the feed promises between updates. */
+                    expectedHeartbeatSeconds: number;
+                    /** @description stalenessRatio > 1. */
+                    isStale: boolean;
+                    /** @description secondsSinceUpdate / expectedHeartbeatSeconds. */
+                    stalenessRatio: number;
+                } | null;
+            }[];
         };
         /** Meta */
         Meta: {
@@ -3543,6 +3649,544 @@ export interface operations {
                 };
             };
             /** @description ORACLE_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listVaults: {
+        parameters: {
+            query?: {
+                /** @description Only this protocol. */
+                protocol?: "morpho" | "euler";
+                /**
+                 * @description Comma-separated chain ids, e.g. `1,8453`. Filtered to the tier's chains; omitted, the scope is the tier's chains.
+                 * @example 1,8453
+                 */
+                chainIds?: string;
+                /**
+                 * @description Only vaults of this asset symbol (case-insensitive).
+                 * @example USDC
+                 */
+                asset?: string;
+                /**
+                 * @description Maximum results (default 50). Values above min(500, the tier's result cap) are lowered silently and reported in meta.clamped.
+                 * @example 50
+                 */
+                limit?: number;
+                /** @description Opaque cursor from `meta.nextCursor` of the previous page (the other parameters unchanged). */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Vault"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getVault: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Chain id, e.g. 1 (Ethereum). A chain outside your tier: 403 CHAIN_FORBIDDEN.
+                 * @example 1
+                 */
+                chainId: number;
+                /**
+                 * @description Vault contract address.
+                 * @example 0x7f39c581f595b53c5cb19bd0b3f8da6c935e2ca0
+                 */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Vault"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CHAIN_FORBIDDEN or TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VAULT_NOT_FOUND */
             404: {
                 headers: {
                     /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */

@@ -5,6 +5,7 @@ import type {
   MarketStateChange,
   PositionRecord,
   PriceChange,
+  VaultRecord,
 } from '../domain/types.ts';
 import type {
   DatasetInfo,
@@ -14,6 +15,7 @@ import type {
 } from '../store/types.ts';
 import { Catalog } from './catalog.ts';
 import { RiskIndex } from './risk-index.ts';
+import { VaultIndex } from './vaults.ts';
 
 export type Freshness = 'live' | 'cached' | 'snapshot';
 
@@ -21,6 +23,8 @@ export type Freshness = 'live' | 'cached' | 'snapshot';
 export interface ReadModel {
   catalog: Catalog;
   risk: RiskIndex;
+  /** The vaults lending into the catalog's markets. */
+  vaults: VaultIndex;
   dataset: DatasetInfo;
   /** Epoch ms the data reflects: the dataset's refresh, then the last price move applied. */
   asOf: number;
@@ -188,6 +192,7 @@ export async function loadReadModel(store: MarketDataStore, nowMs: number): Prom
     const dataset = await store.datasetInfo();
     if (!dataset) return null;
     const markets = await store.loadMarkets();
+    const vaults = await store.loadVaults();
     const catalog = new Catalog(markets, Math.floor(nowMs / 1000));
     const ordOfLoaded = Uint32Array.from(markets, (m) => catalog.ordOf(m.uniqueKey)!);
     const builder = new PositionColumnsBuilder(dataset.positionCount);
@@ -197,6 +202,7 @@ export async function loadReadModel(store: MarketDataStore, nowMs: number): Prom
       const model: ReadModel = {
         catalog,
         risk: new RiskIndex(catalog, builder.build()),
+        vaults: new VaultIndex(catalog, vaults),
         dataset: after,
         asOf: after.refreshedAt,
         changeSeq: 0,
@@ -218,6 +224,7 @@ export function buildReadModel(
   positions: Iterable<PositionRecord>,
   dataset: DatasetInfo,
   nowMs: number,
+  vaults: readonly VaultRecord[] = [],
 ): ReadModel {
   const catalog = new Catalog(markets, Math.floor(nowMs / 1000));
   const builder = new PositionColumnsBuilder(dataset.positionCount);
@@ -229,6 +236,7 @@ export function buildReadModel(
   return {
     catalog,
     risk: new RiskIndex(catalog, builder.build()),
+    vaults: new VaultIndex(catalog, vaults),
     dataset,
     asOf: dataset.refreshedAt,
     changeSeq: 0,

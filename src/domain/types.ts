@@ -131,3 +131,35 @@ export interface FeedUpdate {
   feed: string;
   lastUpdateTimestamp: number;
 }
+
+/** A vault's supply into one market. */
+export interface VaultAllocation {
+  /** The market's uniqueKey. */
+  marketKey: string;
+  /** The fraction of the market's supply that is the vault's (0 to 1): its USD follows the market. */
+  supplyShare: number;
+  /** The most the vault may supply to the market, USD at the dataset's prices; null: no cap. */
+  supplyCapUsd: number | null;
+}
+
+/**
+ * A vault that lends one asset into markets: a Morpho vault (MetaMorpho) allocating to Morpho
+ * markets, run by its curator; an Euler vault lending to the borrowers of its collateral
+ * pairs, run by its governor. Addresses lower-case; fee 0 to 1.
+ */
+export interface VaultRecord {
+  protocol: 'morpho' | 'euler';
+  chainId: number;
+  address: string;
+  name: string;
+  symbol: string;
+  assetAddress: string;
+  assetSymbol: string;
+  /** Morpho: the curator; null when unknown. */
+  curator: string | null;
+  /** Euler: the governor; null when unknown. */
+  governor: string | null;
+  /** Fee on the interest earned (Morpho performance fee, Euler interest fee), 0 to 1. */
+  fee: number;
+  allocations: VaultAllocation[];
+}

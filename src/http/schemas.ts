@@ -404,6 +404,57 @@ export const PortfolioSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const VaultSchema = Type.Object(
+  {
+    protocol: Type.Unsafe<'morpho' | 'euler'>({ type: 'string', enum: ['morpho', 'euler'] }),
+    chainId: Type.Integer({ examples: [1] }),
+    address: ADDRESS,
+    name: Type.String({ examples: ['Steakhouse USDC'] }),
+    symbol: Type.String(),
+    asset: Type.Object({ address: ADDRESS, symbol: Type.String() }, { additionalProperties: false }),
+    curator: nullable<string>('string', 'Morpho vaults: the curator; null for Euler vaults or when unknown.'),
+    governor: nullable<string>(
+      'string',
+      'Euler vaults: the governor; null for Morpho vaults or when unknown.',
+    ),
+    fee: Type.Number({
+      description: 'Fee on the interest earned (Morpho performance fee, Euler interest fee), 0 to 1.',
+    }),
+    totalAssetsUsd: USD("Sum of the allocations: the vault's share of each market's supply now"),
+    apy: Type.Number({
+      description:
+        'Supply APY of the allocations weighted by their USD, net of the fee (rewards excluded), decimal.',
+    }),
+    allocations: Type.Array(
+      Type.Object(
+        {
+          marketId: Type.String({ description: 'Market uniqueKey.' }),
+          collateral: nullable<string>('string', 'Collateral symbol; null when the market is not served.'),
+          loan: nullable<string>('string', 'Loan symbol; null when the market is not served.'),
+          supplyUsd: USD('What the vault supplies to the market'),
+          share: Type.Number({ description: "The allocation's part of the vault's assets, 0 to 1." }),
+          supplyCapUsd: nullable<number>(
+            'number',
+            'The most the vault may supply to the market, USD; null: no cap.',
+          ),
+          capUsage: nullable<number>('number', 'supplyUsd / supplyCapUsd; null without a cap.'),
+          supplyApy: nullable<number>('number', "The market's supply APY, decimal."),
+          strategyType: nullable<string>('string', "The market's strategy type."),
+          riskLevel: Type.Unsafe<(typeof RISK_LEVELS)[number] | null>({
+            type: ['string', 'null'],
+            enum: [...RISK_LEVELS, null],
+            description: "The market's strategy risk level.",
+          }),
+          oracleHealth: OracleHealthSchema,
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Largest first.' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 const ClampSchema = Type.Object({ requested: Type.Unknown(), applied: Type.Unknown() });
 
 export const MetaSchema = Type.Object({
@@ -515,6 +566,7 @@ export const NAMED_SCHEMAS = {
   OracleRound: () => OracleRoundSchema,
   MarketHistoryPoint: () => MarketHistoryPointSchema,
   Liquidation: () => LiquidationSchema,
+  Vault: () => VaultSchema,
   Meta: () => MetaSchema,
   Error: () => ErrorSchema,
 } as const;
@@ -533,6 +585,7 @@ export const OracleDetailRef = named('OracleDetail');
 export const OracleRoundRef = named('OracleRound');
 export const MarketHistoryPointRef = named('MarketHistoryPoint');
 export const LiquidationRef = named('Liquidation');
+export const VaultRef = named('Vault');
 export const PositionAtRiskRef = named('PositionAtRisk');
 export const MetaRef = named('Meta');
 

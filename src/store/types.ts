@@ -1,6 +1,6 @@
 import { BackendUnavailableError } from '../access/admission.ts';
 import type { PositionColumns } from '../domain/position-columns.ts';
-import type { MarketRecord, PositionRecord } from '../domain/types.ts';
+import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.ts';
 
 /**
  * The store could not be reached, or did not answer in time: nothing was read, and whether a
@@ -70,6 +70,8 @@ export interface DatasetInput {
   profile: string;
   seed: number | null;
   markets: readonly MarketRecord[];
+  /** The vaults lending into the markets (absent: none). */
+  vaults?: readonly VaultRecord[];
   positions: Iterable<PositionRecord>;
   positionCount: number;
   /**
@@ -190,6 +192,8 @@ export interface MarketDataStore {
   /** Atomically replaces every market and position. Returns the dataset now in the store. */
   replaceDataset(input: DatasetInput, onProgress?: ProgressFn): Promise<DatasetInfo>;
   loadMarkets(): Promise<MarketRecord[]>;
+  /** The dataset's vaults, in the order written. */
+  loadVaults(): Promise<VaultRecord[]>;
   /**
    * Streams positions as blocks of columns, in risk order (health factor ascending, then debt
    * descending) across the whole set; market indexes refer to the order of loadMarkets().

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { positionAt } from '../../src/domain/position-columns.ts';
 import type { Store } from '../../src/store/types.ts';
 import { newUsageBatchId } from '../../src/store/usage.ts';
-import { makeMarket, makePosition } from '../helpers.ts';
+import { makeMarket, makePosition, makeVault } from '../helpers.ts';
 
 /**
  * The store contract: every Store implementation must pass it. `open` returns a migrated,
@@ -33,8 +33,9 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         makePosition(b, { borrowUsd: 0, healthFactor: Number.POSITIVE_INFINITY }),
       ];
       const progress: number[] = [];
+      const vaults = [makeVault([a]), makeVault([a, b], { protocol: 'euler', curator: null, governor: 'G' })];
       const info = await store.replaceDataset(
-        { kind: 'sandbox', profile: 'test', seed: 7, markets: [a, b], positions, positionCount: 2 },
+        { kind: 'sandbox', profile: 'test', seed: 7, markets: [a, b], vaults, positions, positionCount: 2 },
         (done) => progress.push(done),
       );
       assert.equal(info.version, 1);
@@ -42,6 +43,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       assert.equal(info.positionCount, 2);
       assert.equal(progress.at(-1), 4);
       assert.deepEqual(await store.loadMarkets(), [a, b]);
+      assert.deepEqual(await store.loadVaults(), vaults, 'vaults in the order written');
       const rows: unknown[] = [];
       await store.loadPositions((block) => {
         for (let i = 0; i < block.count; i++) rows.push(positionAt(block, i));
@@ -74,6 +76,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       });
       assert.equal(again.version, 2);
       assert.equal((await store.loadMarkets()).length, 1);
+      assert.deepEqual(await store.loadVaults(), [], 'a replacement without vaults has none');
       assert.deepEqual((await store.datasetInfo())?.version, 2);
       await store.close();
     });

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../clock.ts';
-import { createTestApp, makeMarket, makePosition, modelOf, type TestApp, tiersWith } from '../helpers.ts';
+import {
+  createTestApp,
+  makeMarket,
+  makePosition,
+  makeVault,
+  modelOf,
+  type TestApp,
+  tiersWith,
+} from '../helpers.ts';
 
 /**
  * The shared security suite (STYLE.md 11): every authenticated route, taken from the OpenAPI
@@ -12,7 +20,9 @@ import { createTestApp, makeMarket, makePosition, modelOf, type TestApp, tiersWi
 const clock = new ManualClock();
 const eth = makeMarket({ chainId: 1 });
 const base = makeMarket({ chainId: 8453 });
-const live = modelOf([eth, base], [makePosition(eth)], clock);
+const ethVault = makeVault([eth]);
+const baseVault = makeVault([base]);
+const live = modelOf([eth, base], [makePosition(eth)], clock, [ethVault, baseVault]);
 
 interface Route {
   method: 'GET' | 'POST' | 'DELETE';
@@ -37,7 +47,9 @@ function url(r: Route, keyId: string): string {
         ? eth.oracle!.address
         : r.path.includes('/tokens/')
           ? eth.loanAddress
-          : WALLET,
+          : r.path.includes('/vaults/')
+            ? ethVault.address
+            : WALLET,
     );
   if (path.endsWith('/search')) return `${path}?query=weth`;
   if (path.endsWith('/positions')) return `${path}?address=${WALLET}`;
@@ -49,6 +61,7 @@ const CATEGORY: Record<string, string | null> = {
   Markets: 'core',
   Tokens: 'core',
   Oracles: 'core',
+  Vaults: 'core',
   Positions: 'position',
   Portfolios: 'portfolio',
   Risk: 'risk',
@@ -128,6 +141,8 @@ describe('security suite, every authenticated route', () => {
       'GET /api/v1/risk/positions-at-risk',
       'GET /api/v1/tokens',
       'GET /api/v1/tokens/{chainId}/{address}',
+      'GET /api/v1/vaults',
+      'GET /api/v1/vaults/{chainId}/{address}',
       'POST /api/v1/client/api-keys',
     ]);
   });
@@ -179,6 +194,7 @@ describe('security suite, every authenticated route', () => {
       `/api/v1/tokens/8453/${base.loanAddress}`,
       `/api/v1/oracles/8453/${base.oracle!.address}`,
       `/api/v1/oracles/8453/${base.oracle!.address}/rounds`,
+      `/api/v1/vaults/8453/${baseVault.address}`,
     ].entries()) {
       // a key of its own per path: this test's Free tier counts one request a day
       const free = await t.key('free', 'live', `chain-${i}`);

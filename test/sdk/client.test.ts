@@ -8,12 +8,14 @@ import {
   LrdsApiError,
   LrdsClient,
   type Market,
+  type Meta,
   type PositionAtRisk,
+  type Token,
 } from '../../sdk/src/index.ts';
 import type { MarketRecord, PositionRecord } from '../../src/domain/types.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
-import { embeddedSettings, makeMarket, makePosition, TIERS_FILE, tempDir } from '../helpers.ts';
+import { embeddedSettings, makeMarket, makePosition, makeVault, TIERS_FILE, tempDir } from '../helpers.ts';
 
 /**
  * The SDK against a real server: the service's composition root on an embedded store,
@@ -23,6 +25,7 @@ import { embeddedSettings, makeMarket, makePosition, TIERS_FILE, tempDir } from 
 let service: Service;
 let baseUrl: string;
 let proKey: string;
+const LIQUIDATIONS = 2_500;
 const markets: MarketRecord[] = [];
 
 before(async () => {
@@ -49,7 +52,29 @@ before(async () => {
     markets,
     positions,
     positionCount: positions.length,
+    vaults: [makeVault(markets.slice(0, 3))],
   });
+  // 2,500 liquidations, more than one page of the store's reads (2,000), one a minute back from now.
+  const now = Date.now();
+  await store.appendLiquidations(
+    Array.from({ length: LIQUIDATIONS }, (_, i) => ({
+      protocol: markets[i % 30]!.protocol,
+      chainId: 1,
+      txHash: `0x${(i + 1).toString(16).padStart(64, '0')}`,
+      logIndex: 0,
+      block: 1000 + i,
+      at: now - (i + 1) * 60_000,
+      marketKey: markets[i % 30]!.uniqueKey,
+      borrower: positions[(2 * i) % 60]!.user,
+      liquidator: `0x${'f'.repeat(40)}`,
+      collateralSeized: 1,
+      collateralSeizedUsd: 3000,
+      debtRepaid: 2500,
+      debtRepaidUsd: 2500,
+      badDebt: 0,
+      badDebtUsd: 0,
+    })),
+  );
   await store.close();
   // Pro keys get a rate no test reaches (the paging test alone sends 20 requests in well under
   // a second); the free tier keeps its 5 per second for the rate-limit test.
@@ -68,7 +93,7 @@ after(async () => {
   await service?.close();
 });
 
-async function keyOf(tier: 'free' | 'pro', account = 'acme'): Promise<string> {
+async function keyOf(tier: 'free' | 'pro' | 'enterprise', account = 'acme'): Promise<string> {
   const acct = await service.keys.ensureAccount(account);
   return (await service.keys.create({ accountId: acct.id, tier, mode: 'live' })).key;
 }
@@ -204,5 +229,71 @@ describe('LrdsClient against a running server', () => {
     );
     assert.equal(waits.length, 2);
     assert.ok(waits.every((ms) => ms > 0 && ms <= 1000));
+  });
+
+  test('behavior: streamLiquidations reads NDJSON one liquidation at a time, then the meta', async () => {
+    // Enterprise: no result cap (Pro's 500 would clamp the limit).
+    const c = client(await keyOf('enterprise'));
+    const hashes: string[] = [];
+    let meta: Meta | null = null;
+    for await (const l of c.streamLiquidations({ limit: 500_000 }, { onMeta: (m) => (meta = m) })) {
+      hashes.push(l.txHash);
+    }
+    assert.equal(hashes.length, LIQUIDATIONS);
+    // newest first: tx 1 is a minute old, tx 2,500 the oldest
+    assert.equal(Number.parseInt(hashes[0]!, 16), 1);
+    assert.equal(Number.parseInt(hashes.at(-1)!, 16), LIQUIDATIONS);
+    assert.equal(new Set(hashes).size, LIQUIDATIONS);
+    assert.ok(meta);
+    assert.equal((meta as Meta).source, 'aave,morpho');
+    assert.equal((meta as Meta).nextCursor, undefined);
+  });
+
+  test('behavior: paginate follows the cursors of liquidations and of tokens', async () => {
+    const c = client();
+    let n = 0;
+    const seen = new Set<string>();
+    for await (const l of c.paginate('listLiquidations', { limit: 700 })) {
+      n++;
+      seen.add(l.txHash);
+    }
+    assert.equal(n, LIQUIDATIONS);
+    assert.equal(seen.size, LIQUIDATIONS);
+    const tokens: Token[] = [];
+    for await (const t of c.paginate('listTokens', { limit: 1 })) tokens.push(t);
+    assert.equal(tokens.length, (await c.listTokens({ limit: 1000 })).meta.total);
+  });
+
+  test('behavior: typed calls of tokens, vaults, positions and portfolios', async () => {
+    const c = client();
+    const weth = await c.getToken(1, markets[1]!.loanAddress);
+    assert.equal(weth.data.symbol, 'WETH');
+    const vaults = await c.listVaults();
+    assert.equal(vaults.data.length, 1);
+    const vault = await c.getVault(1, vaults.data[0]!.address);
+    assert.equal(vault.data.allocations.length, 3);
+    const user =
+      markets[0] &&
+      (await c.listPositions({ address: (await c.positionsAtRisk({ limit: 1 })).data[0]!.user.address }));
+    assert.ok(user && user.data.length >= 1);
+    const portfolio = await c.getPortfolio(user.data[0]!.user.address);
+    assert.equal(portfolio.data.totals.positions, user.meta.total);
+  });
+
+  test('error: a stream that ends without its meta line throws', async () => {
+    const cut = new LrdsClient({
+      baseUrl,
+      apiKey: proKey,
+      fetch: async () =>
+        new Response('{"protocol":"morpho"}\n', {
+          status: 200,
+          headers: { 'content-type': 'application/x-ndjson' },
+        }),
+    });
+    await assert.rejects(async () => {
+      for await (const _ of cut.streamLiquidations()) {
+        // drained
+      }
+    }, /without its meta line/);
   });
 });

@@ -134,6 +134,10 @@ export const openapiPlugin = fp(
             name: 'Oracles',
             description: 'Price oracles, their feeds, freshness and rounds (core category).',
           },
+          {
+            name: 'Vaults',
+            description: 'Morpho and Euler vaults and their allocations (core category).',
+          },
           { name: 'Positions', description: "A wallet's positions, and liquidations (position category)." },
           { name: 'Portfolios', description: 'A wallet across protocols and chains (portfolio category).' },
           { name: 'Risk', description: 'Positions close to liquidation (risk category).' },

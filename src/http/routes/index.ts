@@ -17,6 +17,8 @@ import { registerHealth } from './service/health.ts';
 import { registerTokenDetail } from './tokens/detail.ts';
 import { registerTokensList } from './tokens/list.ts';
 import type { Api } from './types.ts';
+import { registerVaultDetail } from './vaults/detail.ts';
+import { registerVaultsList } from './vaults/list.ts';
 
 /**
  * Every route of /api/v1, from one place, by area. Routes behind `access` (the access pipeline:
@@ -51,6 +53,8 @@ export async function registerRoutes(
     registerOraclesList(authed, deps);
     registerOracleDetail(authed, deps);
     registerOracleRounds(authed, deps);
+    registerVaultsList(authed, deps);
+    registerVaultDetail(authed, deps);
     // Positions, liquidations, portfolios
     registerWalletPositions(authed, deps);
     registerLiquidations(authed, deps);

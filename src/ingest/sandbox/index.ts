@@ -4,7 +4,7 @@
  * positions drawn from a seeded PRNG. Same profile and seed give byte-identical output.
  */
 import { PROTOCOLS, type Protocol } from '../../domain/enums.ts';
-import type { MarketRecord, PositionRecord } from '../../domain/types.ts';
+import type { MarketRecord, PositionRecord, VaultRecord } from '../../domain/types.ts';
 import { finalizeMarket, type MarketTerms, marketTerms } from './economics.ts';
 import { compoundDrafts } from './markets/compound.ts';
 import {
@@ -24,6 +24,7 @@ import { iteratePositions, planPositions } from './positions.ts';
 import { PriceBook } from './prices.ts';
 import { loadReference } from './reference.ts';
 import { TokenRegistry } from './tokens.ts';
+import { sandboxVaults } from './vaults.ts';
 
 export type SandboxProfile = 'default' | 'large';
 
@@ -53,6 +54,8 @@ export interface SandboxDataset {
   /** Unix seconds; oracle clocks are simulated relative to it. */
   asOf: number;
   markets: MarketRecord[];
+  /** The vaults lending into the markets. */
+  vaults: VaultRecord[];
   /** Each market's rate and liquidation terms, aligned with `markets`. */
   terms: MarketTerms[];
   /** Positions per market, aligned with `markets`. */
@@ -146,6 +149,7 @@ export function buildSandbox(opts: SandboxOptions): SandboxDataset {
     seed,
     asOf: SANDBOX_AS_OF,
     markets,
+    vaults: sandboxVaults(ref, markets, seed, opts.profile),
     terms,
     positionCounts: plan.counts,
     positionCount: plan.total,

@@ -125,6 +125,15 @@ export interface RefComet {
   }[];
 }
 
+export interface RefMorphoVault {
+  chainId: number;
+  address: string;
+  name: string;
+  symbol: string;
+  asset: string;
+  assetSymbol: string;
+}
+
 export interface RefEulerVault {
   chainId: number;
   address: string;
@@ -157,6 +166,7 @@ export interface ReferenceData {
   chainlinkFeeds: RefChainlinkFeed[];
   morphoOracleFeeds: RefMorphoOracleFeed[];
   morphoMarkets: RefMorphoMarket[];
+  morphoVaults: RefMorphoVault[];
   aaveMarkets: RefAaveMarket[];
   aaveReserves: RefAaveReserve[];
   spark: RefSpark;
@@ -172,6 +182,7 @@ const REFERENCE_FILES = {
   chainlinkFeeds: 'chainlink-feeds.json',
   morphoOracleFeeds: 'morpho-oracle-feeds.json',
   morphoMarkets: 'morpho-markets.json',
+  morphoVaults: 'morpho-vaults.json',
   aaveMarkets: 'aave-v3-markets.json',
   aaveReserves: 'aave-v3-reserves.json',
   spark: 'sparklend-reserves.json',
@@ -193,6 +204,7 @@ export function loadReference(dir: string = DEFAULT_REFERENCE_DIR): ReferenceDat
     chainlinkFeeds: read(REFERENCE_FILES.chainlinkFeeds) as RefChainlinkFeed[],
     morphoOracleFeeds: read(REFERENCE_FILES.morphoOracleFeeds) as RefMorphoOracleFeed[],
     morphoMarkets: read(REFERENCE_FILES.morphoMarkets) as RefMorphoMarket[],
+    morphoVaults: read(REFERENCE_FILES.morphoVaults) as RefMorphoVault[],
     aaveMarkets: read(REFERENCE_FILES.aaveMarkets) as RefAaveMarket[],
     aaveReserves: read(REFERENCE_FILES.aaveReserves) as RefAaveReserve[],
     spark: read(REFERENCE_FILES.spark) as RefSpark,

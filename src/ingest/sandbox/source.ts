@@ -16,6 +16,7 @@ export function sandboxSource(profile: SandboxProfile, seed: number = DEFAULT_SE
           profile,
           seed,
           markets: ds.markets,
+          vaults: ds.vaults,
           positions: ds.positions(),
           positionCount: ds.positionCount,
         },

@@ -397,4 +397,17 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    name: "the dataset's vaults",
+    sql: `
+      -- As SQLite's (version 11): written and replaced with the dataset.
+      CREATE TABLE vaults (
+        ord integer PRIMARY KEY,
+        chain_id bigint NOT NULL,
+        address text NOT NULL,
+        doc text NOT NULL
+      );
+    `,
+  },
 ];

@@ -1,7 +1,7 @@
 import postgres, { type Sql, type TransactionSql } from 'postgres';
 import { type Clock, systemClock } from '../../domain/clock.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
-import type { MarketRecord } from '../../domain/types.ts';
+import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
 import {
   byLiquidationKey,
   byPriceKey,
@@ -466,8 +466,21 @@ export class PostgresStore implements Store {
         if (previous && input.onlyIfEmpty) return null;
         // DELETE, not TRUNCATE: TRUNCATE would block every reader until the commit.
         await tx.unsafe(
-          'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM market_changes; DELETE FROM markets; DELETE FROM dataset;',
+          'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM market_changes; DELETE FROM vaults; DELETE FROM markets; DELETE FROM dataset;',
         );
+        if (input.vaults && input.vaults.length > 0) {
+          await copyIn(
+            tx,
+            'COPY vaults (ord, chain_id, address, doc) FROM STDIN (FORMAT binary)',
+            copyChunks(input.vaults.entries(), (rows, [ord, v]) => {
+              rows.row(4);
+              rows.int4(ord);
+              rows.int8(v.chainId);
+              rows.text(v.address);
+              rows.text(JSON.stringify(v));
+            }),
+          );
+        }
         await copyIn(
           tx,
           'COPY markets (ord, unique_key, protocol, chain_id, doc) FROM STDIN (FORMAT binary)',
@@ -514,6 +527,11 @@ export class PostgresStore implements Store {
   async loadMarkets(): Promise<MarketRecord[]> {
     const rows = await this.bulk((sql) => sql`SELECT doc FROM markets ORDER BY ord`.values());
     return rows.map((r) => JSON.parse(r[0] as string) as MarketRecord);
+  }
+
+  async loadVaults(): Promise<VaultRecord[]> {
+    const rows = await this.bulk((sql) => sql`SELECT doc FROM vaults ORDER BY ord`.values());
+    return rows.map((r) => JSON.parse(r[0] as string) as VaultRecord);
   }
 
   /** One query (one snapshot), read one block at a time through a cursor. */

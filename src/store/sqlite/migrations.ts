@@ -388,4 +388,18 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 11,
+    name: "the dataset's vaults",
+    sql: `
+      -- Vaults lending into the dataset's markets: written and replaced with the dataset; doc
+      -- is the vault's record (JSON: its allocations name markets by uniqueKey).
+      CREATE TABLE vaults (
+        ord INTEGER PRIMARY KEY,
+        chain_id INTEGER NOT NULL,
+        address TEXT NOT NULL,
+        doc TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { type Clock, systemClock } from '../../domain/clock.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
-import type { MarketRecord } from '../../domain/types.ts';
+import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
 import {
   checkAssetPrices,
   checkLiquidationRead,
@@ -219,8 +219,14 @@ export class SqliteStore implements Store {
         | undefined;
       if (previous && input.onlyIfEmpty) return null;
       this.db.exec(
-        'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM market_changes; DELETE FROM markets; DELETE FROM dataset;',
+        'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM market_changes; DELETE FROM vaults; DELETE FROM markets; DELETE FROM dataset;',
       );
+      const insertVault = this.db.prepare(
+        'INSERT INTO vaults (ord, chain_id, address, doc) VALUES (?, ?, ?, ?)',
+      );
+      (input.vaults ?? []).forEach((v, ord) => {
+        insertVault.run(ord, v.chainId, v.address, JSON.stringify(v));
+      });
       const insertMarket = this.db.prepare(
         'INSERT INTO markets (ord, unique_key, protocol, chain_id, doc) VALUES (?, ?, ?, ?, ?)',
       );
@@ -278,6 +284,11 @@ export class SqliteStore implements Store {
   async loadMarkets(): Promise<MarketRecord[]> {
     const rows = this.stmt('SELECT doc FROM markets ORDER BY ord').all() as { doc: string }[];
     return rows.map((r) => JSON.parse(r.doc) as MarketRecord);
+  }
+
+  async loadVaults(): Promise<VaultRecord[]> {
+    const rows = this.stmt('SELECT doc FROM vaults ORDER BY ord').all() as { doc: string }[];
+    return rows.map((r) => JSON.parse(r.doc) as VaultRecord);
   }
 
   async loadPositions(onBlock: (block: PositionColumns) => void): Promise<void> {

@@ -1,0 +1,148 @@
+import type { ReadModel } from '../data/read-model.ts';
+import type { VaultEntry } from '../data/vaults.ts';
+import type { RiskLevel } from '../domain/enums.ts';
+import { fraction, usd } from '../domain/precision.ts';
+import type { OracleHealth } from '../domain/types.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
+import { QueryError } from './errors.ts';
+import type { Found } from './types.ts';
+
+/**
+ * Vaults: Morpho vaults with their curator, Euler vaults with their governor. Every figure is
+ * computed from the markets' current state when the answer is built: an allocation's USD is
+ * the vault's share of its market's supply now; totalAssetsUsd their sum; apy the allocations'
+ * supply APYs weighted by their USD, net of the vault's fee.
+ */
+
+export interface AllocationView {
+  marketId: string;
+  collateral: string | null;
+  loan: string | null;
+  supplyUsd: number;
+  /** The allocation's part of the vault's assets, 0 to 1. */
+  share: number;
+  supplyCapUsd: number | null;
+  /** supplyUsd / supplyCapUsd; null without a cap. */
+  capUsage: number | null;
+  supplyApy: number | null;
+  strategyType: string | null;
+  riskLevel: RiskLevel | null;
+  oracleHealth: OracleHealth | null;
+}
+
+export interface VaultView {
+  protocol: 'morpho' | 'euler';
+  chainId: number;
+  address: string;
+  name: string;
+  symbol: string;
+  asset: { address: string; symbol: string };
+  curator: string | null;
+  governor: string | null;
+  fee: number;
+  totalAssetsUsd: number;
+  apy: number;
+  allocations: AllocationView[];
+}
+
+function vaultView(model: ReadModel, e: VaultEntry, nowSec: number): VaultView {
+  const { catalog } = model;
+  const r = e.record;
+  const parts = r.allocations.map((a, i) => {
+    const ord = e.ords[i];
+    const m = ord === undefined ? undefined : catalog.viewAt(ord, nowSec);
+    return { a, m, usd: m ? m.supply * a.supplyShare : 0 };
+  });
+  const total = parts.reduce((s, p) => s + p.usd, 0);
+  let apy = 0;
+  for (const p of parts) if (p.m && total > 0) apy += (p.usd / total) * p.m.supplyApy;
+  const allocations = parts
+    .map(({ a, m, usd: value }) => ({
+      marketId: a.marketKey,
+      collateral: m?.collateral ?? null,
+      loan: m?.loan ?? null,
+      supplyUsd: usd(value),
+      share: total > 0 ? fraction(value / total) : 0,
+      supplyCapUsd: a.supplyCapUsd === null ? null : usd(a.supplyCapUsd),
+      capUsage: a.supplyCapUsd !== null && a.supplyCapUsd > 0 ? fraction(value / a.supplyCapUsd) : null,
+      supplyApy: m ? m.supplyApy : null,
+      strategyType: m ? m.strategyType : null,
+      riskLevel: m ? m.strategyInfo.riskLevel : null,
+      oracleHealth: m ? m.oracleHealth : null,
+    }))
+    .sort((x, y) => y.supplyUsd - x.supplyUsd || (x.marketId < y.marketId ? -1 : 1));
+  return {
+    protocol: r.protocol,
+    chainId: r.chainId,
+    address: r.address,
+    name: r.name,
+    symbol: r.symbol,
+    asset: { address: r.assetAddress, symbol: r.assetSymbol },
+    curator: r.curator,
+    governor: r.governor,
+    fee: fraction(r.fee),
+    totalAssetsUsd: usd(total),
+    apy: fraction(apy * (1 - r.fee)),
+    allocations,
+  };
+}
+
+export interface VaultListParams {
+  protocol?: 'morpho' | 'euler' | undefined;
+  chainIds?: readonly number[] | undefined;
+  /** Only vaults of this asset symbol (case-insensitive). */
+  asset?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+/** Vaults in scope by (chainId, address), paged by cursor. */
+export function listVaults(model: ReadModel, p: VaultListParams, nowMs: number): Found<VaultView> {
+  const nowSec = Math.floor(nowMs / 1000);
+  const after = decodeCursor(p.cursor, 'vaults', ['number', 'string']);
+  const asset = p.asset?.trim().toUpperCase();
+  const kept = model.vaults.entries.filter(
+    ({ record: r }) =>
+      (p.protocol === undefined || r.protocol === p.protocol) &&
+      (p.chainIds === undefined || p.chainIds.includes(r.chainId)) &&
+      (asset === undefined || r.assetSymbol.toUpperCase() === asset),
+  );
+  let start = 0;
+  if (after) {
+    const [chainId, address] = after;
+    start = kept.findIndex(
+      ({ record: r }) => r.chainId > chainId || (r.chainId === chainId && r.address > address),
+    );
+    if (start < 0) start = kept.length;
+  }
+  const page = kept.slice(start, start + p.limit);
+  const last = page.at(-1)?.record;
+  const scope = p.protocol
+    ? [p.protocol]
+    : (['euler', 'morpho'] as const).filter((x) => model.catalog.protocols.includes(x));
+  return {
+    items: page.map((e) => vaultView(model, e, nowSec)),
+    itemProtocols: page.map((e) => e.record.protocol),
+    scopeProtocols: scope,
+    total: kept.length,
+    ...(last && start + p.limit < kept.length
+      ? { nextCursor: encodeCursor('vaults', [last.chainId, last.address]) }
+      : {}),
+  };
+}
+
+/** One vault; VAULT_NOT_FOUND when there is none at that address on that chain. */
+export function getVault(
+  model: ReadModel,
+  chainId: number,
+  address: string,
+  nowMs: number,
+): Found<VaultView> {
+  const e = model.vaults.get(chainId, address);
+  if (!e) throw QueryError.notFound('vault', chainId, address.toLowerCase());
+  return {
+    items: [vaultView(model, e, Math.floor(nowMs / 1000))],
+    itemProtocols: [e.record.protocol],
+    scopeProtocols: [e.record.protocol],
+  };
+}

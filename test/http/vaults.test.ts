@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../clock.ts';
+import {
+  createTestApp,
+  GENEROUS_TIERS,
+  makeMarket,
+  makePosition,
+  makeVault,
+  modelOf,
+  type TestApp,
+} from '../helpers.ts';
+
+/** GET /vaults and /vaults/{chainId}/{address}: figures from the markets' state, by hand. */
+
+const clock = new ManualClock('2026-11-22T12:10:00Z');
+const m1 = makeMarket({ supply: 1_000_000, borrow: 600_000, supplyApy: 0.02 });
+const m2 = makeMarket({ supply: 500_000, borrow: 100_000, supplyApy: 0.05, oracle: null });
+const base = makeMarket({ chainId: 8453 });
+const morpho = makeVault([m1, m2], {
+  fee: 0.1,
+  allocations: [
+    { marketKey: m1.uniqueKey, supplyShare: 0.3, supplyCapUsd: 600_000 },
+    { marketKey: m2.uniqueKey, supplyShare: 0.4, supplyCapUsd: null },
+  ],
+});
+const euler = makeVault([m1], {
+  protocol: 'euler',
+  curator: null,
+  governor: 'Euler DAO',
+  address: `0x${'e'.repeat(40)}`,
+  allocations: [{ marketKey: m1.uniqueKey, supplyShare: 1, supplyCapUsd: null }],
+});
+const onBase = makeVault([base]);
+
+let t: TestApp;
+let pro: string;
+let free: string;
+
+before(async () => {
+  t = await createTestApp({
+    clock,
+    tiers: GENEROUS_TIERS,
+    live: modelOf([m1, m2, base], [makePosition(m1)], clock, [euler, onBase, morpho]),
+  });
+  pro = await t.key('pro');
+  free = await t.key('free');
+});
+after(() => t.close());
+
+describe('GET /vaults', () => {
+  test('default: assets, APY net of fee and allocations from the markets now', async () => {
+    const v = (await t.get(`/api/v1/vaults/1/${morpho.address}`, pro)).json().data;
+    assert.equal(v.totalAssetsUsd, 500_000); // 0.3 x 1,000,000 + 0.4 x 500,000
+    // (0.6 x 0.02 + 0.4 x 0.05) x (1 - 0.1)
+    assert.equal(v.apy, 0.0288);
+    assert.equal(v.fee, 0.1);
+    assert.equal(v.curator, 'Curator');
+    assert.equal(v.governor, null);
+    assert.deepEqual(v.asset, { address: m1.loanAddress, symbol: 'WETH' });
+    assert.deepEqual(v.allocations[0], {
+      marketId: m1.uniqueKey,
+      collateral: 'wstETH',
+      loan: 'WETH',
+      supplyUsd: 300_000,
+      share: 0.6,
+      supplyCapUsd: 600_000,
+      capUsage: 0.5,
+      supplyApy: 0.02,
+      strategyType: v.allocations[0].strategyType,
+      riskLevel: v.allocations[0].riskLevel,
+      oracleHealth: {
+        lastUpdateTimestamp: Date.parse('2026-11-22T12:00:00Z') / 1000,
+        secondsSinceUpdate: 600,
+        expectedHeartbeatSeconds: 3600,
+        isStale: false,
+        stalenessRatio: 0.16666667,
+      },
+    });
+    assert.equal(v.allocations[0].strategyType, 'eth-lst-loop');
+    assert.equal(v.allocations[1].oracleHealth, null);
+    assert.equal(v.allocations[1].capUsage, null);
+  });
+
+  test('behavior: by chain and address; filters; Free sees Ethereum; cursor', async () => {
+    const all = (await t.get('/api/v1/vaults', pro)).json();
+    assert.deepEqual(
+      all.data.map((v: { chainId: number; address: string }) => `${v.chainId}:${v.address}`),
+      [`1:${morpho.address}`, `1:${euler.address}`, `8453:${onBase.address}`].sort(),
+    );
+    assert.equal(all.meta.total, 3);
+    assert.equal(all.meta.source, 'euler,morpho');
+    const eulerOnly = (await t.get('/api/v1/vaults?protocol=euler', pro)).json();
+    assert.deepEqual(
+      eulerOnly.data.map((v: { governor: string }) => v.governor),
+      ['Euler DAO'],
+    );
+    const onFree = (await t.get('/api/v1/vaults', free)).json();
+    assert.equal(onFree.meta.total, 2);
+    const first = (await t.get('/api/v1/vaults?limit=2', pro)).json();
+    const rest = (await t.get(`/api/v1/vaults?limit=2&cursor=${first.meta.nextCursor}`, pro)).json();
+    assert.deepEqual(
+      rest.data.map((v: { chainId: number }) => v.chainId),
+      [8453],
+    );
+    assert.equal(rest.meta.nextCursor, undefined);
+    assert.equal((await t.get('/api/v1/vaults?asset=usdc', pro)).json().meta.total, 0);
+  });
+
+  test('error: unknown vault 404, another chain on Free 403', async () => {
+    const res = await t.get(`/api/v1/vaults/1/0x${'1'.repeat(40)}`, pro);
+    assert.equal(res.statusCode, 404);
+    assert.equal(res.json().error, 'VAULT_NOT_FOUND');
+    const forbidden = await t.get(`/api/v1/vaults/8453/${onBase.address}`, free);
+    assert.equal(forbidden.json().error, 'CHAIN_FORBIDDEN');
+  });
+});
