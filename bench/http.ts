@@ -2,6 +2,7 @@
  * The HTTP benchmark: the service as users run it (`lrds serve` on the large sandbox) against
  * a bare node:http server that sends the very same response bytes, under the same load.
  */
+
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,7 @@ import {
   stopChild,
   summarize,
 } from './lib.ts';
+import { runStreaming, type StreamResults } from './stream.ts';
 
 export const DATA_DIR = resolve(BENCH_DIR, '.data');
 
@@ -79,6 +81,8 @@ export interface HttpResults {
     peakRssMiB: number | null;
   };
   routes: RouteResult[];
+  /** GET /liquidations?limit=500000 on the same server (bench/stream.ts). */
+  streaming: StreamResults;
   loadGenerator: string;
 }
 
@@ -358,6 +362,8 @@ export async function runHttp(opts: HttpOptions): Promise<HttpResults> {
       });
     }
     const peakRssMiB = await procMemMiB(service.child.pid!, 'VmHWM');
+    log('GET /liquidations?limit=500000: first byte, RSS growth, a client that stops reading');
+    const streaming = await runStreaming(base, key, service.child.pid!);
     return {
       dataset,
       startup: {
@@ -367,6 +373,7 @@ export async function runHttp(opts: HttpOptions): Promise<HttpResults> {
         peakRssMiB,
       },
       routes: results,
+      streaming,
       loadGenerator: `autocannon in the bench process, ${opts.connections} keep-alive connections, pipelining 1, on the same machine as the server (they share the CPU cores)`,
     };
   } finally {

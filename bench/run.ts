@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { DATA_DIR, type HttpOptions, type HttpResults, runHttp } from './http.ts';
 import { INPROCESS_TARGETS, type InProcessResults } from './inprocess.ts';
 import { BENCH_DIR, fmt, log, machine, runNode } from './lib.ts';
+import { STREAM_TARGETS } from './stream.ts';
 
 const USAGE = `usage: node bench/run.ts [--duration S] [--rounds N] [--connections C] [--only http|inprocess] [--quick]
 
@@ -93,6 +94,27 @@ function httpTable(h: HttpResults): string {
         `${fmt(r.median.raw.p50Ms)} / ${fmt(r.median.raw.p99Ms)} | ${r.target} | ${passMark(r.pass)} |`,
     );
   }
+  return lines.join('\n');
+}
+
+function streamingTable(h: HttpResults): string {
+  const st = h.streaming;
+  const lines = [
+    `| \`GET /liquidations?limit=${st.limit.toLocaleString('en-US')}\` | rows | MB | first byte ms (target ≤ ${STREAM_TARGETS.firstByteMs}) | whole answer s | server RSS growth MiB (target < ${STREAM_TARGETS.rssGrowthMiB}) |`,
+    '|---|---:|---:|---:|---:|---:|',
+  ];
+  for (const [i, r] of st.runs.entries()) {
+    lines.push(
+      `| ${r.format === 'ndjson' ? 'NDJSON' : 'JSON'}${i === 0 ? ' (first large answer after start)' : ''} | ${r.rows >= 0 ? r.rows.toLocaleString('en-US') : '–'} | ${fmt(r.bytes / 1e6)} | ${fmt(r.firstByteMs)} | ${fmt(r.totalMs / 1000)} | ${fmt(r.rssGrowthMiB)} |`,
+    );
+  }
+  const s = st.slowClient;
+  lines.push(
+    '',
+    `A client that stops reading after ${fmt(s.pausedAfterBytes / 1e6)} MB for ${s.pauseMs / 1000} s: the server's RSS ` +
+      `moved ${fmt(s.rssGrowthDuringPauseMiB)} MiB and it used ${fmt(s.serverCpuMsDuringPause)} ms of CPU during the pause ` +
+      `(${fmt(s.serverCpuMsIdle)} ms over 3 s without any request); the answer then completed (${s.rows.toLocaleString('en-US')} rows).`,
+  );
   return lines.join('\n');
 }
 
@@ -191,6 +213,31 @@ async function main(): Promise<void> {
       pass: r.pass,
     });
   }
+  if (http) {
+    const worst = (f: (r: HttpResults['streaming']['runs'][number]) => number) =>
+      Math.max(...http.streaming.runs.map(f));
+    targets.push(
+      {
+        name: 'liquidations 500k: first byte ms (worst format)',
+        target: `<= ${STREAM_TARGETS.firstByteMs}`,
+        value: worst((r) => r.firstByteMs),
+        pass: worst((r) => r.firstByteMs) <= STREAM_TARGETS.firstByteMs,
+      },
+      {
+        name: 'liquidations 500k: server RSS growth MiB, steady state (worst of the answers after the first)',
+        target: `< ${STREAM_TARGETS.rssGrowthMiB}`,
+        value: Math.max(...http.streaming.runs.slice(1).map((r) => r.rssGrowthMiB)),
+        pass:
+          Math.max(...http.streaming.runs.slice(1).map((r) => r.rssGrowthMiB)) < STREAM_TARGETS.rssGrowthMiB,
+      },
+      {
+        name: 'liquidations 500k: server RSS growth MiB, first large answer after start (recorded)',
+        target: 'none',
+        value: http.streaming.runs[0]!.rssGrowthMiB,
+        pass: true,
+      },
+    );
+  }
   if (inprocess) {
     for (const [q, g] of Object.entries(inprocess.search.growth10kTo100k)) {
       targets.push({
@@ -279,6 +326,8 @@ async function main(): Promise<void> {
       `Start-up (spawn to healthy, large dataset): ${fmt(http.startup.msToHealthy / 1000)} s; RSS when healthy ` +
         `${fmt(http.startup.rssMiBWhenHealthy)} MiB (${fmt(http.startup.rssMiBSettled)} MiB ${opts.http.settleSec} s later), ` +
         `peak during the run ${fmt(http.startup.peakRssMiB)} MiB.`,
+      '',
+      streamingTable(http),
     );
   }
   if (inprocess) md.push('', inprocessTables(inprocess));

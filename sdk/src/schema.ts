@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 7e2ea3d191fd55384a752f682d531591bde01a4f6793f6f30b5410a2ccff15ef) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 63338840942487d7ff3d06956a60cf5d5977571153960c17ff6e53106b475156) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -750,7 +750,26 @@ export interface components {
             /** @description Borrowed over the markets that lend it, USD (to the cent). */
             borrowUsd: number;
         };
-        /** TokenDetail */
+        /**
+         * TokenDetail
+         * @example {
+         *       "chainId": 1,
+         *       "address": "0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2",
+         *       "symbol": "WETH",
+         *       "name": "Wrapped Ether",
+         *       "decimals": 18,
+         *       "priceUsd": 3398.7,
+         *       "priceSource": {
+         *         "kind": "feed",
+         *         "address": "0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419",
+         *         "description": "ETH / USD"
+         *       },
+         *       "collateralMarkets": 84,
+         *       "loanMarkets": 145,
+         *       "supplyUsd": 6754352740.57,
+         *       "borrowUsd": 3701120326.91
+         *     }
+         */
         TokenDetail: {
             /** @example 1 */
             chainId: number;
@@ -946,7 +965,15 @@ export interface components {
                 borrow: number;
             }[];
         };
-        /** OracleRound */
+        /**
+         * OracleRound
+         * @example {
+         *       "feed": "0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419",
+         *       "roundId": "110680464442257320247",
+         *       "answer": 3412.5,
+         *       "updatedAt": 1795576800
+         *     }
+         */
         OracleRound: {
             /** @description Lower-case 0x address. */
             feed: string;
@@ -957,7 +984,20 @@ export interface components {
             /** @description Unix seconds. */
             updatedAt: number;
         };
-        /** MarketHistoryPoint */
+        /**
+         * MarketHistoryPoint
+         * @example {
+         *       "at": "2026-11-20T00:00:00.000Z",
+         *       "supply": 152340112.54,
+         *       "borrow": 131022000.1,
+         *       "utilization": 0.86006244,
+         *       "supplyApy": 0.0241,
+         *       "borrowApy": 0.0312,
+         *       "collateralPrice": 4102.3,
+         *       "loanPrice": 3398.7,
+         *       "oraclePrice": 1.2070204
+         *     }
+         */
         MarketHistoryPoint: {
             /** @description ISO 8601 UTC: the hour, or the day (00:00), the point is of. */
             at: string;
@@ -978,7 +1018,28 @@ export interface components {
             /** @description The market oracle's price of the collateral in loan units. */
             oraclePrice: number | null;
         };
-        /** Liquidation */
+        /**
+         * Liquidation
+         * @example {
+         *       "protocol": "morpho",
+         *       "chainId": 1,
+         *       "txHash": "0x3a5a447df75a969152a14ae5c3b7d8bcc076f50a0b1f34529229e2850066a355",
+         *       "logIndex": 337,
+         *       "block": 23780246,
+         *       "timestamp": "2026-11-20T14:03:11.000Z",
+         *       "marketId": "morpho-1-0xb8fc70e82bc5bb53e773626fcc6a23f7eefa036918d7ef216ecfb1950a94a85e",
+         *       "collateral": "wstETH",
+         *       "loan": "WETH",
+         *       "borrower": "0x9f8c2c68d3e470e05737a1fe487b8997f4344a06",
+         *       "liquidator": "0xe5d40dfabe294c0d79ea1e0ecd8060f2236ff521",
+         *       "collateralSeized": 12.41,
+         *       "collateralSeizedUsd": 50912.33,
+         *       "debtRepaid": 14.2,
+         *       "debtRepaidUsd": 48262.1,
+         *       "badDebt": 0,
+         *       "badDebtUsd": 0
+         *     }
+         */
         Liquidation: {
             /**
              * @description Lending protocol identifier.

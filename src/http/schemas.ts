@@ -223,7 +223,28 @@ export const TokenDetailSchema = Type.Object(
       { description: 'Every market holding it, largest supply first.' },
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        chainId: 1,
+        address: '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2',
+        symbol: 'WETH',
+        name: 'Wrapped Ether',
+        decimals: 18,
+        priceUsd: 3398.7,
+        priceSource: {
+          kind: 'feed',
+          address: '0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419',
+          description: 'ETH / USD',
+        },
+        collateralMarkets: 84,
+        loanMarkets: 145,
+        supplyUsd: 6754352740.57,
+        borrowUsd: 3701120326.91,
+      },
+    ],
+  },
 );
 
 const OracleProperties = {
@@ -272,7 +293,17 @@ export const OracleRoundSchema = Type.Object(
     }),
     updatedAt: Type.Integer({ description: 'Unix seconds.' }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        feed: '0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419',
+        roundId: '110680464442257320247',
+        answer: 3412.5,
+        updatedAt: 1795576800,
+      },
+    ],
+  },
 );
 
 export const MarketHistoryPointSchema = Type.Object(
@@ -287,7 +318,22 @@ export const MarketHistoryPointSchema = Type.Object(
     loanPrice: nullable<number>('number', 'Loan token USD price.'),
     oraclePrice: nullable<number>('number', "The market oracle's price of the collateral in loan units."),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        at: '2026-11-20T00:00:00.000Z',
+        supply: 152340112.54,
+        borrow: 131022000.1,
+        utilization: 0.86006244,
+        supplyApy: 0.0241,
+        borrowApy: 0.0312,
+        collateralPrice: 4102.3,
+        loanPrice: 3398.7,
+        oraclePrice: 1.2070204,
+      },
+    ],
+  },
 );
 
 export const LiquidationSchema = Type.Object(
@@ -313,7 +359,30 @@ export const LiquidationSchema = Type.Object(
     badDebt: Type.Number({ description: 'Debt left unbacked by collateral, token units.' }),
     badDebtUsd: USD('Bad debt'),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        protocol: 'morpho',
+        chainId: 1,
+        txHash: '0x3a5a447df75a969152a14ae5c3b7d8bcc076f50a0b1f34529229e2850066a355',
+        logIndex: 337,
+        block: 23780246,
+        timestamp: '2026-11-20T14:03:11.000Z',
+        marketId: 'morpho-1-0xb8fc70e82bc5bb53e773626fcc6a23f7eefa036918d7ef216ecfb1950a94a85e',
+        collateral: 'wstETH',
+        loan: 'WETH',
+        borrower: '0x9f8c2c68d3e470e05737a1fe487b8997f4344a06',
+        liquidator: '0xe5d40dfabe294c0d79ea1e0ecd8060f2236ff521',
+        collateralSeized: 12.41,
+        collateralSeizedUsd: 50912.33,
+        debtRepaid: 14.2,
+        debtRepaidUsd: 48262.1,
+        badDebt: 0,
+        badDebtUsd: 0,
+      },
+    ],
+  },
 );
 
 const NullableNumber = (description: string) => nullable<number>('number', description);

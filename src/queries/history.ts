@@ -120,7 +120,7 @@ export interface LiquidationsParams extends Scope {
 }
 
 /** Rows read from the store per query while a list is streamed: memory stays about one page. */
-export const LIQUIDATION_PAGE = 2_000;
+export const LIQUIDATION_PAGE = 1_000;
 
 /** How a streamed list of liquidations ended: the cursor of the next page, if any. */
 export interface StreamEnd {

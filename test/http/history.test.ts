@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import type { LiquidationEvent, MarketSnapshot, OracleRound } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import {
@@ -267,6 +268,19 @@ describe('GET /liquidations', () => {
     );
     assert.equal(values[3].meta.source, 'morpho');
     assert.ok(values[3].meta.nextCursor);
+    // Compressed as it is written when the client accepts it.
+    const gz = await t.get('/api/v1/liquidations?chainIds=1', pro, {
+      accept: 'application/x-ndjson',
+      'accept-encoding': 'gzip',
+    });
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    const lines2 = gunzipSync(gz.rawPayload).toString('utf8').trim().split('\n');
+    assert.equal(lines2.length, 16); // 15 on Ethereum, then the meta
+  });
+
+  test("behavior: the limit is clamped to the tier's result cap and reported", async () => {
+    const body = (await t.get('/api/v1/liquidations?limit=100000&chainIds=1', free)).json();
+    assert.deepEqual(body.meta.clamped.limit, { requested: 100_000, applied: 100 });
   });
 
   test('error: a bad cursor or date is 400 before anything is streamed', async () => {

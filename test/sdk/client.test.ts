@@ -54,7 +54,7 @@ before(async () => {
     positionCount: positions.length,
     vaults: [makeVault(markets.slice(0, 3))],
   });
-  // 2,500 liquidations, more than one page of the store's reads (2,000), one a minute back from now.
+  // 2,500 liquidations, more than two pages of the store's reads (1,000), one a minute back from now.
   const now = Date.now();
   await store.appendLiquidations(
     Array.from({ length: LIQUIDATIONS }, (_, i) => ({

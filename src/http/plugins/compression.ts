@@ -15,6 +15,9 @@ export const compressionPlugin = fp(
     await app.register(compress, {
       global: true,
       threshold: 1024,
+      // JSON (and NDJSON, which the media database does not list), text and XML: streamed
+      // answers are compressed as they are written.
+      customTypes: /^text\/(?!event-stream)|(?:\+|\/)(?:x-nd)?json(?:;|$)|(?:\+|\/)(?:text|xml)(?:;|$)/,
       encodings: ['br', 'gzip'],
       brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } },
       zlibOptions: { level: 6 },
