@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 63338840942487d7ff3d06956a60cf5d5977571153960c17ff6e53106b475156) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 68d825d4336382e292e2c063d6f06ed9e8db067ae589a8ca820f8cfc4aa3201a) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -717,7 +717,26 @@ export interface components {
                 marketId: string;
             }[];
         };
-        /** Token */
+        /**
+         * Token
+         * @example {
+         *       "chainId": 1,
+         *       "address": "0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2",
+         *       "symbol": "WETH",
+         *       "name": "Wrapped Ether",
+         *       "decimals": 18,
+         *       "priceUsd": 3398.7,
+         *       "priceSource": {
+         *         "kind": "feed",
+         *         "address": "0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419",
+         *         "description": "ETH / USD"
+         *       },
+         *       "collateralMarkets": 84,
+         *       "loanMarkets": 145,
+         *       "supplyUsd": 6754352740.57,
+         *       "borrowUsd": 3701120326.91
+         *     }
+         */
         Token: {
             /** @example 1 */
             chainId: number;
@@ -750,26 +769,7 @@ export interface components {
             /** @description Borrowed over the markets that lend it, USD (to the cent). */
             borrowUsd: number;
         };
-        /**
-         * TokenDetail
-         * @example {
-         *       "chainId": 1,
-         *       "address": "0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2",
-         *       "symbol": "WETH",
-         *       "name": "Wrapped Ether",
-         *       "decimals": 18,
-         *       "priceUsd": 3398.7,
-         *       "priceSource": {
-         *         "kind": "feed",
-         *         "address": "0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419",
-         *         "description": "ETH / USD"
-         *       },
-         *       "collateralMarkets": 84,
-         *       "loanMarkets": 145,
-         *       "supplyUsd": 6754352740.57,
-         *       "borrowUsd": 3701120326.91
-         *     }
-         */
+        /** TokenDetail */
         TokenDetail: {
             /** @example 1 */
             chainId: number;

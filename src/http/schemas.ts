@@ -201,7 +201,28 @@ const TokenProperties = {
   borrowUsd: USD('Borrowed over the markets that lend it'),
 };
 
-export const TokenSchema = Type.Object(TokenProperties, { additionalProperties: false });
+export const TokenSchema = Type.Object(TokenProperties, {
+  additionalProperties: false,
+  examples: [
+    {
+      chainId: 1,
+      address: '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2',
+      symbol: 'WETH',
+      name: 'Wrapped Ether',
+      decimals: 18,
+      priceUsd: 3398.7,
+      priceSource: {
+        kind: 'feed',
+        address: '0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419',
+        description: 'ETH / USD',
+      },
+      collateralMarkets: 84,
+      loanMarkets: 145,
+      supplyUsd: 6754352740.57,
+      borrowUsd: 3701120326.91,
+    },
+  ],
+});
 
 export const TokenDetailSchema = Type.Object(
   {
@@ -223,28 +244,7 @@ export const TokenDetailSchema = Type.Object(
       { description: 'Every market holding it, largest supply first.' },
     ),
   },
-  {
-    additionalProperties: false,
-    examples: [
-      {
-        chainId: 1,
-        address: '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2',
-        symbol: 'WETH',
-        name: 'Wrapped Ether',
-        decimals: 18,
-        priceUsd: 3398.7,
-        priceSource: {
-          kind: 'feed',
-          address: '0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419',
-          description: 'ETH / USD',
-        },
-        collateralMarkets: 84,
-        loanMarkets: 145,
-        supplyUsd: 6754352740.57,
-        borrowUsd: 3701120326.91,
-      },
-    ],
-  },
+  { additionalProperties: false },
 );
 
 const OracleProperties = {

@@ -11,7 +11,7 @@ import type { OracleProvider, OracleType, Protocol } from '../domain/enums.ts';
 import { feedHealth, oracleHealth } from '../domain/oracle.ts';
 import { significant, usd } from '../domain/precision.ts';
 import type { OracleFeedRecord, OracleHealth } from '../domain/types.ts';
-import { decodeCursor, encodeCursor } from './cursor.ts';
+import { chainAddressPage, decodeCursor, encodeCursor } from './cursor.ts';
 import { QueryError } from './errors.ts';
 import type { Found, HistoryReader, Scope } from './types.ts';
 
@@ -111,35 +111,6 @@ function feedView(f: OracleFeedRecord, nowSec: number): FeedView {
   };
 }
 
-/** Keyset paging over a list in (chainId, address) order. */
-function pageOf<E extends { chainId: number; address: string }, T>(
-  list: string,
-  entries: readonly E[],
-  keep: (e: E) => boolean,
-  cursor: string | undefined,
-  limit: number,
-  view: (e: E) => T,
-): { items: T[]; entries: E[]; total: number; nextCursor?: string } {
-  const after = decodeCursor(cursor, list, ['number', 'string']);
-  const kept = entries.filter(keep);
-  let start = 0;
-  if (after) {
-    const [chainId, address] = after;
-    start = kept.findIndex((e) => e.chainId > chainId || (e.chainId === chainId && e.address > address));
-    if (start < 0) start = kept.length;
-  }
-  const slice = kept.slice(start, start + limit);
-  const last = slice.at(-1);
-  return {
-    items: slice.map(view),
-    entries: slice,
-    total: kept.length,
-    ...(last && start + limit < kept.length
-      ? { nextCursor: encodeCursor(list, [last.chainId, last.address]) }
-      : {}),
-  };
-}
-
 function inChains(chainIds: readonly number[] | undefined, chainId: number): boolean {
   return chainIds === undefined || chainIds.includes(chainId);
 }
@@ -233,13 +204,14 @@ export function listTokens(model: ReadModel, p: TokenListParams, nowMs: number):
   const nowSec = Math.floor(nowMs / 1000);
   const symbol = p.symbol?.trim().toUpperCase();
   const index = assetsOf(model.catalog);
-  const page = pageOf(
+  const page = chainAddressPage(
     'tokens',
     index.tokens,
     (t) => inChains(p.chainIds, t.chainId) && (symbol === undefined || t.symbol.toUpperCase() === symbol),
     p.cursor,
     p.limit,
     (t) => tokenView(model, t, nowSec),
+    (t) => t,
   );
   return {
     items: page.items,
@@ -335,7 +307,7 @@ export interface OracleListParams extends Pick<Scope, 'chainIds'> {
 export function listOracles(model: ReadModel, p: OracleListParams, nowMs: number): Page<OracleView> {
   const nowSec = Math.floor(nowMs / 1000);
   const { catalog } = model;
-  const page = pageOf(
+  const page = chainAddressPage(
     'oracles',
     assetsOf(catalog).oracles,
     (o) => {
@@ -350,6 +322,7 @@ export function listOracles(model: ReadModel, p: OracleListParams, nowMs: number
     p.cursor,
     p.limit,
     (o) => oracleView(model, o, nowSec),
+    (o) => o,
   );
   return {
     items: page.items,

@@ -47,3 +47,40 @@ export function decodeCursor<const S extends Shape>(
     );
   return (parsed as unknown[]).slice(1) as KeyOf<S>;
 }
+
+/**
+ * Keyset paging over entries in (chainId, address) order (`keyOf` gives an entry's key): the
+ * entries `keep` keeps after the cursor, at most `limit`, their views, and the total kept.
+ */
+export function chainAddressPage<E, T>(
+  list: string,
+  entries: readonly E[],
+  keep: (e: E) => boolean,
+  cursor: string | undefined,
+  limit: number,
+  view: (e: E) => T,
+  keyOf: (e: E) => { chainId: number; address: string },
+): { items: T[]; entries: E[]; total: number; nextCursor?: string } {
+  const after = decodeCursor(cursor, list, ['number', 'string']);
+  const kept = entries.filter(keep);
+  let start = 0;
+  if (after) {
+    const [chainId, address] = after;
+    start = kept.findIndex((e) => {
+      const k = keyOf(e);
+      return k.chainId > chainId || (k.chainId === chainId && k.address > address);
+    });
+    if (start < 0) start = kept.length;
+  }
+  const slice = kept.slice(start, start + limit);
+  const last = slice.at(-1);
+  const lastKey = last === undefined ? undefined : keyOf(last);
+  return {
+    items: slice.map(view),
+    entries: slice,
+    total: kept.length,
+    ...(lastKey && start + limit < kept.length
+      ? { nextCursor: encodeCursor(list, [lastKey.chainId, lastKey.address]) }
+      : {}),
+  };
+}

@@ -3,7 +3,7 @@ import type { VaultEntry } from '../data/vaults.ts';
 import type { RiskLevel } from '../domain/enums.ts';
 import { fraction, usd } from '../domain/precision.ts';
 import type { OracleHealth } from '../domain/types.ts';
-import { decodeCursor, encodeCursor } from './cursor.ts';
+import { chainAddressPage } from './cursor.ts';
 import { QueryError } from './errors.ts';
 import type { Found } from './types.ts';
 
@@ -99,35 +99,28 @@ export interface VaultListParams {
 /** Vaults in scope by (chainId, address), paged by cursor. */
 export function listVaults(model: ReadModel, p: VaultListParams, nowMs: number): Found<VaultView> {
   const nowSec = Math.floor(nowMs / 1000);
-  const after = decodeCursor(p.cursor, 'vaults', ['number', 'string']);
   const asset = p.asset?.trim().toUpperCase();
-  const kept = model.vaults.entries.filter(
+  const page = chainAddressPage(
+    'vaults',
+    model.vaults.entries,
     ({ record: r }) =>
       (p.protocol === undefined || r.protocol === p.protocol) &&
       (p.chainIds === undefined || p.chainIds.includes(r.chainId)) &&
       (asset === undefined || r.assetSymbol.toUpperCase() === asset),
+    p.cursor,
+    p.limit,
+    (e) => vaultView(model, e, nowSec),
+    (e) => e.record,
   );
-  let start = 0;
-  if (after) {
-    const [chainId, address] = after;
-    start = kept.findIndex(
-      ({ record: r }) => r.chainId > chainId || (r.chainId === chainId && r.address > address),
-    );
-    if (start < 0) start = kept.length;
-  }
-  const page = kept.slice(start, start + p.limit);
-  const last = page.at(-1)?.record;
   const scope = p.protocol
     ? [p.protocol]
     : (['euler', 'morpho'] as const).filter((x) => model.catalog.protocols.includes(x));
   return {
-    items: page.map((e) => vaultView(model, e, nowSec)),
-    itemProtocols: page.map((e) => e.record.protocol),
+    items: page.items,
+    itemProtocols: page.entries.map((e) => e.record.protocol),
     scopeProtocols: scope,
-    total: kept.length,
-    ...(last && start + p.limit < kept.length
-      ? { nextCursor: encodeCursor('vaults', [last.chainId, last.address]) }
-      : {}),
+    total: page.total,
+    ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
   };
 }
 

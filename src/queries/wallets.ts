@@ -1,4 +1,5 @@
 import type { ReadModel } from '../data/read-model.ts';
+import type { PositionAtRiskView } from '../data/risk-index.ts';
 import type { Protocol } from '../domain/enums.ts';
 import { distanceToLiq, leverage, liquidationPrice, moveToLiquidation } from '../domain/metrics.ts';
 import { fraction, significant, usd } from '../domain/precision.ts';
@@ -14,20 +15,9 @@ import type { Found, Scope } from './types.ts';
  */
 
 /** A position as served: the PositionAtRisk shape, debt-free positions included, plus prices. */
-export interface WalletPositionView {
-  protocol: Protocol;
-  chainId: number;
-  user: { address: string };
+export interface WalletPositionView extends Omit<PositionAtRiskView, 'healthFactor' | 'distanceToLiq'> {
   /** Null without debt. */
   healthFactor: number | null;
-  state: { collateralUsd: number; borrowAssetsUsd: number; supplyAssetsUsd: number };
-  market: {
-    uniqueKey: string;
-    collateralAsset: { symbol: string };
-    loanAsset: { symbol: string };
-    lltv: number;
-  };
-  leverage: number | null;
   /** Null without debt. */
   distanceToLiq: number | null;
   /** The collateral's USD price now. */

@@ -102,6 +102,7 @@ describe('GET /tokens', () => {
     const wsteth = data.find(
       (x: { chainId: number; symbol: string }) => x.chainId === 1 && x.symbol === 'wstETH',
     );
+    assert.equal(wsteth.address, WSTETH);
     // no feed prices wstETH: the oracle of its largest collateral market (m1)
     assert.deepEqual(wsteth.priceSource, {
       kind: 'oracle',
