@@ -79,13 +79,21 @@ describe('RedisKeyEvents', { skip: skip ?? false }, () => {
     cleanups.push(() => store.close());
     const here = new KeyService(store, { events: events(REDIS_URL, channel) });
     const there = new KeyService(store);
+    const announced: string[] = [];
     await events(REDIS_URL, channel).subscribe({
-      changed: (h) => there.invalidate(h),
+      changed: (h) => {
+        announced.push(...h);
+        there.invalidate(h);
+      },
       missed: () => void there.refresh(),
     });
     const account = await here.ensureAccount('acme');
     const kept = await here.create({ accountId: account.id, tier: 'free', mode: 'live' });
     const revoked = await here.create({ accountId: account.id, tier: 'free', mode: 'live' });
+    // The creations are announced too: wait for both, so a late one cannot drop a key cached below.
+    await until('both creations announced', () =>
+      [kept.record.hash, revoked.record.hash].every((h) => announced.includes(h)),
+    );
     assert.equal((await there.verify(kept.key)).ok, true);
     assert.equal((await there.verify(revoked.key)).ok, true);
     const looked: string[] = [];

@@ -134,9 +134,8 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
         if (!ndjson) yield Buffer.from('{"data":[');
         let step = first;
         while (!step.done) {
-          // Written in pieces of about 32 KB: small strings and buffers die young (a scavenge
-          // frees them), where a page-sized piece would land in V8's large-object space and
-          // wait for a full collection, growing the process by hundreds of MB over an answer.
+          // Written in pieces of about 32 KB: the stream stops pulling as soon as its buffer is
+          // full, within a page as well as between pages.
           let chunk = '';
           for (const item of step.value) {
             protocols.add(item.protocol);
