@@ -227,6 +227,8 @@ export interface TestAppOptions {
   logger?: Record<string, unknown>;
   /** Server timeouts and overload thresholds (app defaults otherwise). */
   server?: AppDeps['server'];
+  /** The history the routes read; defaults to the store. */
+  history?: AppDeps['history'];
 }
 
 /** The whole app over an in-memory SQLite store, with a manual clock. */
@@ -251,7 +253,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     admission,
     idempotency: new Idempotency(store, clock),
     data: { get: (mode) => (mode === 'test' ? sandbox : live) },
-    history: store,
+    history: options.history ?? store,
     clock,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.server ? { server: options.server } : {}),

@@ -1,7 +1,12 @@
 import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
 import { fraction, significant, usd } from '../domain/precision.ts';
-import type { LiquidationCursor, LiquidationEvent, SnapshotGranularity } from '../store/types.ts';
+import type {
+  LiquidationCursor,
+  LiquidationEvent,
+  LiquidationFilter,
+  SnapshotGranularity,
+} from '../store/types.ts';
 import type { Page } from './assets.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { QueryError } from './errors.ts';
@@ -153,9 +158,9 @@ function liquidationView(model: ReadModel, l: LiquidationEvent): LiquidationView
 
 /**
  * The liquidations matching the filters, newest first (time descending, then chain, tx hash,
- * log index), up to `limit`, as pages of at most LIQUIDATION_PAGE read one at a time when the
- * consumer asks for the next: a caller writing them out holds one page, whatever the limit.
- * Returns the cursor of the next page when more match.
+ * log index), up to `limit`, as pages (of the matches among LIQUIDATION_PAGE rows read; possibly
+ * empty) read one at a time when the consumer asks for the next: a caller writing them out holds
+ * one page, whatever the limit. Returns the cursor of the next page when more may match.
  */
 export function liquidations(
   model: ReadModel,
@@ -179,36 +184,53 @@ async function* readLiquidations(
   p: LiquidationsParams,
   start: LiquidationCursor | undefined,
 ): AsyncGenerator<LiquidationView[], StreamEnd, undefined> {
-  let after = start;
   if (!model.stored || (p.fromMs !== undefined && p.toMs !== undefined && p.fromMs >= p.toMs)) return {};
-  const filter = {
-    ...(p.chainIds !== undefined ? { chainIds: p.chainIds } : {}),
-    ...(p.protocol !== undefined ? { protocol: p.protocol } : {}),
+  const chains = p.chainIds === undefined ? undefined : [...new Set(p.chainIds)];
+  if (chains?.length === 0) return {};
+  // The store is asked for what its indexes serve (market, borrower, liquidator, one chain,
+  // time); protocol, several chains and the amount are checked here. So one read scans
+  // LIQUIDATION_PAGE rows at most, whatever the filters: a rare combination (an amount no
+  // liquidation reaches) costs many short reads, each a page yielded (empty or not) between
+  // which the caller gives the event loop a turn, never one read of the whole history.
+  const filter: LiquidationFilter = {
+    ...(chains?.length === 1 ? { chainId: chains[0]! } : {}),
     ...(p.market !== undefined ? { marketKey: p.market } : {}),
     ...(p.borrower !== undefined ? { borrower: p.borrower } : {}),
     ...(p.liquidator !== undefined ? { liquidator: p.liquidator } : {}),
-    ...(p.minRepaidUsd !== undefined ? { minRepaidUsd: p.minRepaidUsd } : {}),
     ...(p.fromMs !== undefined ? { fromMs: Math.floor(p.fromMs) } : {}),
     ...(p.toMs !== undefined ? { toMs: Math.ceil(p.toMs) } : {}),
   };
+  const matches = (l: LiquidationEvent) =>
+    (chains === undefined || chains.includes(l.chainId)) &&
+    (p.protocol === undefined || l.protocol === p.protocol) &&
+    (p.minRepaidUsd === undefined || l.debtRepaidUsd >= p.minRepaidUsd);
+  const keyOf = (l: LiquidationEvent): LiquidationCursor => ({
+    at: l.at,
+    chainId: l.chainId,
+    txHash: l.txHash,
+    logIndex: l.logIndex,
+  });
+  let after = start;
   let left = p.limit;
-  while (left > 0) {
-    // The last read asks for one more row than it needs: whether a next page exists.
-    const want = Math.min(LIQUIDATION_PAGE, left);
-    const rows = await history.liquidations(filter, want === left ? want + 1 : want, after);
-    const page = rows.slice(0, want);
-    if (page.length > 0) yield page.map((l) => liquidationView(model, l));
+  for (;;) {
+    const rows = await history.liquidations(filter, LIQUIDATION_PAGE, after);
+    const page: LiquidationEvent[] = [];
+    let i = 0;
+    for (; i < rows.length && page.length < left; i++) if (matches(rows[i]!)) page.push(rows[i]!);
+    yield page.map((l) => liquidationView(model, l));
     left -= page.length;
-    const last = page.at(-1);
-    if (!last) return {};
-    after = { at: last.at, chainId: last.chainId, txHash: last.txHash, logIndex: last.logIndex };
-    if (rows.length < want) return {};
-    if (left === 0 && rows.length > want)
-      return {
-        nextCursor: encodeCursor('liquidations', [last.at, last.chainId, last.txHash, last.logIndex]),
-      };
+    const full = rows.length === LIQUIDATION_PAGE;
+    if (left === 0) {
+      // More may match: later in this read, or past it when the read was full.
+      const last = page.at(-1)!;
+      const more = full || rows.slice(i).some(matches);
+      return more
+        ? { nextCursor: encodeCursor('liquidations', [last.at, last.chainId, last.txHash, last.logIndex]) }
+        : {};
+    }
+    if (!full) return {};
+    after = keyOf(rows.at(-1)!);
   }
-  return {};
 }
 
 /** The protocols a liquidations query covers when it finds nothing (meta.source). */

@@ -8,7 +8,6 @@ import type {
   HistoryCounts,
   HistoryCutoffs,
   LiquidationEvent,
-  LiquidationFilter,
   MarketSnapshot,
   OracleRound,
   SourceState,
@@ -181,15 +180,6 @@ export function checkRead(limit: number, fromMs?: number, toMs?: number): void {
     if (t !== undefined && !Number.isSafeInteger(t))
       throw new RangeError('times must be integers (epoch ms)');
   }
-}
-
-/** A liquidation read's filter: integer chains, a finite minimum, besides the bounds of checkRead. */
-export function checkLiquidationRead(filter: LiquidationFilter, limit: number): void {
-  checkRead(limit, filter.fromMs, filter.toMs);
-  if (filter.chainIds !== undefined && !filter.chainIds.every(isTime))
-    throw new RangeError('chainIds must be non-negative integers');
-  if (filter.minRepaidUsd !== undefined && !isFiniteNumber(filter.minRepaidUsd))
-    throw new RangeError('minRepaidUsd must be a finite number');
 }
 
 // ---- append order -------------------------------------------------------------------------

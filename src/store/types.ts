@@ -371,10 +371,6 @@ export type LiquidationCursor = Pick<LiquidationEvent, 'at' | 'chainId' | 'txHas
 /** Which liquidations to read; every filter given must match. Times: fromMs <= at < toMs. */
 export interface LiquidationFilter {
   chainId?: number;
-  /** Any of these chains (an empty list matches nothing); with chainId, both must match. */
-  chainIds?: readonly number[];
-  /** Liquidations that repaid at least this much debt, USD. */
-  minRepaidUsd?: number;
   marketKey?: string;
   borrower?: string;
   liquidator?: string;

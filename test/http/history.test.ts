@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
+import { get } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import { LIQUIDATION_PAGE } from '../../src/queries/history.ts';
 import type { LiquidationEvent, MarketSnapshot, OracleRound } from '../../src/store/types.ts';
+import { StoreUnavailableError } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import {
   createTestApp,
@@ -330,5 +334,92 @@ describe('GET /oracles/{chainId}/{address}/rounds', () => {
     const res = await t.get(`/api/v1/oracles/1/${m.oracle!.address}/rounds?feed=0x${'3'.repeat(40)}`, pro);
     assert.equal(res.statusCode, 400);
     assert.equal(res.json().details[0].parameter, 'feed');
+  });
+});
+
+describe('GET /liquidations: cost and faults', () => {
+  test('behavior: a filter nothing matches reads the history a bounded page at a time', async () => {
+    const reads: number[] = [];
+    const counting = {
+      marketSnapshots: t.store.marketSnapshots.bind(t.store),
+      oracleRounds: t.store.oracleRounds.bind(t.store),
+      liquidations: async (...args: Parameters<typeof t.store.liquidations>) => {
+        reads.push(args[1]);
+        return t.store.liquidations(...args);
+      },
+    };
+    const live = modelOf([m, mb], [], clock);
+    live.stored = true;
+    const app = await createTestApp({
+      clock,
+      tiers: GENEROUS_TIERS,
+      live,
+      store: t.store,
+      history: counting,
+    });
+    const key = await app.key('enterprise', 'live', 'cost');
+    const res = await app.get('/api/v1/liquidations?minRepaidUsd=1000000000&limit=500000', key);
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json().data, []);
+    assert.ok(reads.length >= 1 && reads.every((n) => n <= LIQUIDATION_PAGE), String(reads));
+    await app.app.close();
+  });
+
+  test('error: a history that cannot answer is a 503 before the stream; a failure later cuts it without its meta', async () => {
+    let calls = 0;
+    const failing = (failAt: number) => ({
+      marketSnapshots: t.store.marketSnapshots.bind(t.store),
+      oracleRounds: t.store.oracleRounds.bind(t.store),
+      liquidations: async (...args: Parameters<typeof t.store.liquidations>) => {
+        if (++calls >= failAt) throw new StoreUnavailableError('history store down');
+        // a full read, so the stream reads again
+        const one = (await t.store.liquidations(...args))[0]!;
+        return Array.from({ length: LIQUIDATION_PAGE }, (_, i) => ({ ...one, logIndex: i }));
+      },
+    });
+    const live = modelOf([m, mb], [], clock);
+    live.stored = true;
+    for (const failAt of [1, 2]) {
+      calls = 0;
+      const app = await createTestApp({
+        clock,
+        tiers: GENEROUS_TIERS,
+        live,
+        store: t.store,
+        history: failing(failAt),
+      });
+      const key = await app.key('enterprise', 'live', `fault-${failAt}`);
+      if (failAt === 1) {
+        const res = await app.get('/api/v1/liquidations', key);
+        assert.equal(res.statusCode, 503);
+        assert.equal(res.json().error, 'SERVICE_UNAVAILABLE');
+      } else {
+        // Over a socket: the body is cut after the first read's lines, with no meta line (a
+        // client knows the answer is incomplete).
+        await app.app.listen({ port: 0, host: '127.0.0.1' });
+        const { port } = app.app.server.address() as AddressInfo;
+        const res = await new Promise<string>((resolve) => {
+          let body = '';
+          get(
+            `http://127.0.0.1:${port}/api/v1/liquidations?limit=5000`,
+            { headers: { authorization: `Bearer ${key}`, accept: 'application/x-ndjson' } },
+            (r) => {
+              r.setEncoding('utf8');
+              r.on('data', (d: string) => {
+                body += d;
+              });
+              r.on('end', () => resolve(body));
+              r.on('error', () => resolve(body));
+              r.on('aborted', () => resolve(body));
+            },
+          ).on('error', () => resolve(body));
+          setTimeout(() => resolve(`${body}\nTIMED OUT`), 5000).unref();
+        });
+        assert.ok(!res.endsWith('TIMED OUT'), 'the connection is ended, not left hanging');
+        assert.equal(res.split('\n').filter((l) => l.includes('"txHash"')).length, LIQUIDATION_PAGE);
+        assert.ok(!res.includes('"meta"'), res.slice(-300));
+      }
+      await app.app.close();
+    }
   });
 });

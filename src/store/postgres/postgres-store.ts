@@ -8,7 +8,6 @@ import {
   byRoundKey,
   bySnapshotKey,
   checkAssetPrices,
-  checkLiquidationRead,
   checkLiquidations,
   checkMarketSnapshots,
   checkOracleRounds,
@@ -1281,12 +1280,10 @@ export class PostgresStore implements Store {
     limit: number,
     after?: LiquidationCursor,
   ): Promise<LiquidationEvent[]> {
-    checkLiquidationRead(filter, limit);
+    checkRead(limit, filter.fromMs, filter.toMs);
     const rows = await this.serve((sql) => {
       const conditions = [
         filter.chainId !== undefined && sql`l.chain_id = ${filter.chainId}`,
-        filter.chainIds !== undefined && sql`l.chain_id = ANY (${[...new Set(filter.chainIds)]}::bigint[])`,
-        filter.minRepaidUsd !== undefined && sql`l.debt_repaid_usd >= ${filter.minRepaidUsd}`,
         filter.marketKey !== undefined &&
           sql`l.market_id = (SELECT id FROM history_markets WHERE market_key = ${filter.marketKey})`,
         filter.borrower !== undefined && sql`l.borrower = ${filter.borrower.toLowerCase()}`,

@@ -6,7 +6,6 @@ import type { PositionColumns } from '../../domain/position-columns.ts';
 import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
 import {
   checkAssetPrices,
-  checkLiquidationRead,
   checkLiquidations,
   checkMarketSnapshots,
   checkOracleRounds,
@@ -896,7 +895,7 @@ export class SqliteStore implements Store {
     limit: number,
     after?: LiquidationCursor,
   ): Promise<LiquidationEvent[]> {
-    checkLiquidationRead(filter, limit);
+    checkRead(limit, filter.fromMs, filter.toMs);
     const where: string[] = [];
     const params: SQLInputValue[] = [];
     const add = (condition: string, ...values: SQLInputValue[]) => {
@@ -912,15 +911,9 @@ export class SqliteStore implements Store {
       indexed.push(['l.market_id = (SELECT id FROM history_markets WHERE market_key = ?)', filter.marketKey]);
     if (filter.liquidator !== undefined) indexed.push(['l.liquidator = ?', filter.liquidator.toLowerCase()]);
     if (filter.chainId !== undefined) indexed.push(['l.chain_id = ?', filter.chainId]);
-    const chains = filter.chainIds === undefined ? undefined : [...new Set(filter.chainIds)];
-    if (chains?.length === 0) return [];
-    if (chains?.length === 1) indexed.push(['l.chain_id = ?', chains[0]!]);
     for (const [i, [condition, value]] of indexed.entries())
       add(i === 0 ? condition : `+${condition}`, value);
-    // Several chains: a filter on the rows the index read gives (by time or another filter).
-    if (chains && chains.length > 1) add(`+l.chain_id IN (${chains.map(() => '?').join(',')})`, ...chains);
     if (filter.protocol !== undefined) add('l.protocol = ?', filter.protocol);
-    if (filter.minRepaidUsd !== undefined) add('l.debt_repaid_usd >= ?', filter.minRepaidUsd);
     if (filter.fromMs !== undefined) add('l.at >= ?', filter.fromMs);
     if (filter.toMs !== undefined) add('l.at < ?', filter.toMs);
     if (after) {
