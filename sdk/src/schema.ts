@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 68d825d4336382e292e2c063d6f06ed9e8db067ae589a8ca820f8cfc4aa3201a) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 2cc9a04281fc38424a39c49d84bc42ba666f3f3a3916e075774fd9a9c3080b63) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -249,7 +249,7 @@ export interface paths {
         };
         /**
          * A wallet's positions
-         * @description Every position of a wallet in scope (borrowing or only lending), by market uniqueKey (page with `cursor`): the PositionAtRisk shape plus the collateral price now and the `liquidationPrice` at which its health factor reaches 1 (collateralPrice / healthFactor, all else fixed; per position, also for pooled protocols). `meta.total`: positions in scope.
+         * @description Every position of a wallet in scope (borrowing or only lending), by market uniqueKey (page with `cursor`): the PositionAtRisk shape plus the collateral price now and the `liquidationPrice` at which its health factor reaches 1 (collateralPrice / healthFactor, all else fixed), or of the token named by `asset` (for a pooled account, the asset whose price you want: its debt price x healthFactor when it is the debt). `meta.total`: positions in scope.
          */
         get: operations["listPositions"];
         put?: never;
@@ -606,7 +606,7 @@ export interface components {
             distanceToLiq: number | null;
             /** @description The collateral USD price now. */
             collateralPrice: number;
-            /** @description The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); null without debt. */
+            /** @description The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); with `asset`, that asset's price (its debt: loan price x healthFactor); null without debt or when the position does not hold the asset. */
             liquidationPrice: number | null;
         };
         /** Portfolio */
@@ -695,7 +695,7 @@ export interface components {
                 distanceToLiq: number | null;
                 /** @description The collateral USD price now. */
                 collateralPrice: number;
-                /** @description The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); null without debt. */
+                /** @description The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); with `asset`, that asset's price (its debt: loan price x healthFactor); null without debt or when the position does not hold the asset. */
                 liquidationPrice: number | null;
             }[];
             /** @description Per asset backing or owed by a borrow position, closest to liquidation first. */
@@ -4399,6 +4399,11 @@ export interface operations {
                  * @example 0x7f39c581f595b53c5cb19bd0b3f8da6c935e2ca0
                  */
                 address: string;
+                /**
+                 * @description A token: `liquidationPrice` is then this asset's price at which each position reaches health factor 1 (its collateral's or its debt's, all else fixed; null for positions that do not hold it).
+                 * @example 0x7f39c581f595b53c5cb19bd0b3f8da6c935e2ca0
+                 */
+                asset?: string;
                 /** @description Only markets of this protocol. */
                 protocol?: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
                 /**

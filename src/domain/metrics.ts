@@ -73,17 +73,6 @@ export function distanceToLiq(hf: number): number {
 }
 
 /**
- * The collateral's USD price at which a position's health factor reaches 1, everything else
- * (amounts, the loan token's price, lltv) fixed: the health factor is proportional to the
- * collateral price, so it is price / healthFactor. Null without debt (no such price) or for a
- * non-positive price.
- */
-export function liquidationPrice(collateralPrice: number, hf: number): number | null {
-  if (!(hf > 0) || !Number.isFinite(hf) || !(collateralPrice > 0)) return null;
-  return collateralPrice / hf;
-}
-
-/**
  * The relative price move of one asset that brings a position to health factor 1, the other
  * prices fixed: for its collateral 1 / hf - 1 (a fall, negative while hf > 1), for its debt
  * hf - 1 (a rise). Zero or past it (a collateral move >= 0, a debt move <= 0) means it is
@@ -92,4 +81,21 @@ export function liquidationPrice(collateralPrice: number, hf: number): number | 
 export function moveToLiquidation(hf: number, side: 'collateral' | 'debt'): number | null {
   if (!(hf > 0) || !Number.isFinite(hf)) return null;
   return side === 'collateral' ? 1 / hf - 1 : hf - 1;
+}
+
+/**
+ * The USD price of one of a position's assets at which its health factor reaches 1, everything
+ * else (amounts, the other asset's price, lltv) fixed: price x (1 + moveToLiquidation), that is
+ * price / hf for its collateral (the health factor is proportional to the collateral price) and
+ * price x hf for its debt (inversely proportional to the loan price). Null without debt or for a
+ * non-positive price.
+ */
+export function liquidationPrice(
+  price: number,
+  hf: number,
+  side: 'collateral' | 'debt' = 'collateral',
+): number | null {
+  if (!(hf > 0) || !Number.isFinite(hf) || !(price > 0)) return null;
+  // Not price x (1 + move): for a large hf, 1 + (1 / hf - 1) cancels away the digits.
+  return side === 'collateral' ? price / hf : price * hf;
 }

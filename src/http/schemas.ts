@@ -418,7 +418,8 @@ export const PositionSchema = Type.Object(
     distanceToLiq: NullableNumber('1 - 1 / healthFactor; null without debt.'),
     collateralPrice: Type.Number({ description: 'The collateral USD price now.' }),
     liquidationPrice: NullableNumber(
-      'The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); null without debt.',
+      'The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); with `asset`, that ' +
+        "asset's price (its debt: loan price x healthFactor); null without debt or when the position does not hold the asset.",
     ),
   },
   { additionalProperties: false },

@@ -1,3 +1,4 @@
+import type { MarketView } from '../data/catalog.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { PositionAtRiskView } from '../data/risk-index.ts';
 import type { Protocol } from '../domain/enums.ts';
@@ -22,7 +23,10 @@ export interface WalletPositionView extends Omit<PositionAtRiskView, 'healthFact
   distanceToLiq: number | null;
   /** The collateral's USD price now. */
   collateralPrice: number;
-  /** The collateral's USD price at which the health factor reaches 1 (all else fixed); null without debt. */
+  /**
+   * The USD price of the collateral (or of the `asset` asked for) at which the health factor
+   * reaches 1, all else fixed; null without debt, or when the position does not hold the asset.
+   */
   liquidationPrice: number | null;
 }
 
@@ -50,7 +54,18 @@ function held(model: ReadModel, address: string, scope: Scope): Held[] {
   return out;
 }
 
-function positionView(model: ReadModel, address: string, h: Held): WalletPositionView {
+/**
+ * The liquidation price of a position: of `asset` (lower-case address) when given, else of its
+ * collateral; null when the position does not hold the asset (or has no debt).
+ */
+function liquidationPriceOf(m: MarketView, hf: number, asset: string | undefined): number | null {
+  if (asset === undefined || asset === m.collateralAddress.toLowerCase())
+    return liquidationPrice(m.collateralPrice, hf, 'collateral');
+  if (asset === m.loanAddress.toLowerCase()) return liquidationPrice(m.loanPrice, hf, 'debt');
+  return null;
+}
+
+function positionView(model: ReadModel, address: string, h: Held, asset?: string): WalletPositionView {
   const m = model.catalog.recordAt(h.ord);
   const hasDebt = h.borrowUsd > 0;
   return {
@@ -72,7 +87,7 @@ function positionView(model: ReadModel, address: string, h: Held): WalletPositio
     leverage: nullable(leverage(h.collateralUsd, h.borrowUsd)),
     distanceToLiq: hasDebt ? fraction(distanceToLiq(h.healthFactor)) : null,
     collateralPrice: m.collateralPrice,
-    liquidationPrice: nullable(liquidationPrice(m.collateralPrice, h.healthFactor)),
+    liquidationPrice: nullable(liquidationPriceOf(m, h.healthFactor, asset)),
   };
 }
 
@@ -83,6 +98,8 @@ function nullable(x: number | null): number | null {
 export interface WalletPositionsParams extends Scope {
   /** Lower-case 0x address. */
   address: string;
+  /** Lower-case token address: liquidation prices of this asset (default: each position's collateral). */
+  asset?: string | undefined;
   cursor?: string | undefined;
   limit: number;
 }
@@ -97,7 +114,7 @@ export function walletPositions(model: ReadModel, p: WalletPositionsParams): Pag
   const page = rest.slice(0, p.limit);
   const last = page.at(-1);
   return {
-    items: page.map((h) => positionView(model, p.address, h)),
+    items: page.map((h) => positionView(model, p.address, h, p.asset)),
     itemProtocols: page.map((h) => model.catalog.recordAt(h.ord).protocol),
     scopeProtocols: model.catalog.protocolsIn(p),
     total: all.length,
@@ -196,7 +213,7 @@ export function portfolio(model: ReadModel, address: string, scope: Scope): Foun
     .map(([chainId, l]) => ({ chainId, ...totalsOf(l) }))
     .sort((a, b) => b.collateralUsd + b.supplyUsd - (a.collateralUsd + a.supplyUsd) || a.chainId - b.chainId);
   // Per asset and side: the move reaching health factor 1 first, over the positions holding it.
-  const moves = new Map<string, LiquidationMove & { raw: number }>();
+  const moves = new Map<string, LiquidationMove>();
   for (const h of list) {
     if (!(h.borrowUsd > 0)) continue;
     const m = catalog.recordAt(h.ord);
@@ -212,7 +229,7 @@ export function portfolio(model: ReadModel, address: string, scope: Scope): Foun
       const key = `${side}:${m.chainId}:${token.toLowerCase()}`;
       const prev = moves.get(key);
       const exposureUsd = (prev?.exposureUsd ?? 0) + exposure;
-      if (!prev || Math.abs(move) < Math.abs(prev.raw)) {
+      if (!prev || Math.abs(move) < Math.abs(prev.move)) {
         moves.set(key, {
           chainId: m.chainId,
           token: token.toLowerCase(),
@@ -221,16 +238,16 @@ export function portfolio(model: ReadModel, address: string, scope: Scope): Foun
           exposureUsd,
           priceUsd: price,
           move,
-          priceAtLiquidation: price * (1 + move),
+          // (price / hf or price x hf, not price x (1 + move), which loses digits for a large hf)
+          priceAtLiquidation: move === 0 ? price : liquidationPrice(price, h.healthFactor, side)!,
           marketId: m.uniqueKey,
-          raw: move,
         });
       } else prev.exposureUsd = exposureUsd;
     }
   }
   const liquidationMoves = [...moves.values()]
-    .sort((a, b) => Math.abs(a.raw) - Math.abs(b.raw) || b.exposureUsd - a.exposureUsd)
-    .map(({ raw: _raw, ...m }) => ({
+    .sort((a, b) => Math.abs(a.move) - Math.abs(b.move) || b.exposureUsd - a.exposureUsd)
+    .map((m) => ({
       ...m,
       exposureUsd: usd(m.exposureUsd),
       move: fraction(m.move),

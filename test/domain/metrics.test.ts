@@ -7,7 +7,9 @@ import {
   distanceToLiq,
   healthFactor,
   leverage,
+  liquidationPrice,
   maxLeverage,
+  moveToLiquidation,
   utilization,
 } from '../../src/domain/metrics.ts';
 
@@ -239,5 +241,40 @@ describe('distanceToLiq', () => {
   test('behavior: below 1 for any health factor of a realistic size', () => {
     // Above ~1e16, 1 / hf is lost to rounding and the result is 1, as for no debt.
     fc.assert(fc.property(fc.double({ min: 0, max: 1e12, noNaN: true }), (hf) => distanceToLiq(hf) < 1));
+  });
+});
+
+describe('liquidationPrice and moveToLiquidation', () => {
+  test('default: hand-checked', () => {
+    // hf 2: the collateral may fall 50 %, the debt rise 100 %
+    assert.equal(moveToLiquidation(2, 'collateral'), -0.5);
+    assert.equal(moveToLiquidation(2, 'debt'), 1);
+    assert.equal(liquidationPrice(4000, 2), 2000);
+    assert.equal(liquidationPrice(1, 2, 'debt'), 2);
+    // liquidatable already (hf 0.8): the collateral would have to rise 25 %
+    assert.ok(Math.abs(moveToLiquidation(0.8, 'collateral')! - 0.25) < 1e-12);
+  });
+
+  test('behavior: at the liquidation price the health factor is 1', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 1, max: 1e6, noNaN: true }),
+        fc.double({ min: 1, max: 1e9, noNaN: true }),
+        fc.double({ min: 0.1, max: 0.95, noNaN: true }),
+        fc.double({ min: 1, max: 1e9, noNaN: true }),
+        (price, collateral, lltv, debt) => {
+          const hf = healthFactor(collateral, lltv, debt);
+          const p = liquidationPrice(price, hf)!;
+          const atP = healthFactor((collateral * p) / price, lltv, debt);
+          return Math.abs(atP - 1) < 1e-9;
+        },
+      ),
+    );
+  });
+
+  test('error: no debt, no liquidation price; a non-positive price has none', () => {
+    assert.equal(liquidationPrice(4000, Number.POSITIVE_INFINITY), null);
+    assert.equal(moveToLiquidation(Number.POSITIVE_INFINITY, 'debt'), null);
+    assert.equal(liquidationPrice(0, 1.5), null);
   });
 });

@@ -106,6 +106,27 @@ describe('GET /positions', () => {
     assert.equal(l.state.supplyAssetsUsd, 5_000);
   });
 
+  test('behavior: asset names the token whose liquidation price is asked (collateral or debt)', async () => {
+    const get = async (asset: string) =>
+      (await t.get(`/api/v1/positions?address=${WALLET}&asset=${asset}`, pro))
+        .json()
+        .data.map((p: { market: { uniqueKey: string }; liquidationPrice: number | null }) => [
+          p.market.uniqueKey,
+          p.liquidationPrice,
+        ]);
+    // WETH is the debt of the Ethereum position: 3300 x 1.075; the others do not hold it
+    assert.deepEqual(
+      new Map(await get(eth.loanAddress.toUpperCase().replace('0X', '0x'))),
+      new Map([
+        [eth.uniqueKey, 3547.5],
+        [base.uniqueKey, null],
+        [lend.uniqueKey, null],
+      ]),
+    );
+    // WBTC, the Base position's collateral: 90,000 / 2
+    assert.deepEqual(new Map(await get(base.collateralAddress)).get(base.uniqueKey), 45_000);
+  });
+
   test('behavior: pages by cursor, none repeated or skipped, no cursor on the last page', async () => {
     const seen: string[] = [];
     let cursor: string | undefined;

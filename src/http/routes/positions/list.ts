@@ -22,11 +22,17 @@ export function registerWalletPositions(app: Api, deps: AppDeps): void {
         description:
           'Every position of a wallet in scope (borrowing or only lending), by market uniqueKey (page with `cursor`): the ' +
           'PositionAtRisk shape plus the collateral price now and the `liquidationPrice` at which its health factor reaches 1 ' +
-          '(collateralPrice / healthFactor, all else fixed; per position, also for pooled protocols). `meta.total`: positions in scope.',
+          '(collateralPrice / healthFactor, all else fixed), or of the token named by `asset` (for a pooled account, the asset whose ' +
+          'price you want: its debt price x healthFactor when it is the debt). `meta.total`: positions in scope.',
         security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             address: AddressParam('Wallet address.'),
+            asset: Type.Optional(
+              AddressParam(
+                "A token: `liquidationPrice` is then this asset's price at which each position reaches health factor 1 (its collateral's or its debt's, all else fixed; null for positions that do not hold it).",
+              ),
+            ),
             protocol: Type.Optional(ProtocolParam),
             chainIds: Type.Optional(ChainIdsParam),
             limit: Type.Optional(LimitParam(ACCESS.limitMax)),
@@ -46,6 +52,7 @@ export function registerWalletPositions(app: Api, deps: AppDeps): void {
       const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
       const found = walletPositions(model, {
         address: q.address.toLowerCase(),
+        asset: q.asset?.toLowerCase(),
         protocol: q.protocol,
         chainIds,
         cursor: q.cursor,
