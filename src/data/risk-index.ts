@@ -9,7 +9,7 @@ import {
   riskOrderBefore,
   writeAddress,
 } from '../domain/position-columns.ts';
-import { fraction, significant, usd } from '../domain/precision.ts';
+import { fraction, significant, significantOrNull, usd } from '../domain/precision.ts';
 import type { PositionRecord, PriceChange } from '../domain/types.ts';
 import type { Catalog, MarketView } from './catalog.ts';
 
@@ -49,8 +49,6 @@ export interface RiskQuery {
 export const JSON_CACHE_ENTRIES = 20_000;
 export const JSON_CACHE_BYTES = 16 * 1024 * 1024;
 const JSON_ENTRY_OVERHEAD_BYTES = 100;
-
-const nullableSignificant = (x: number | null) => (x === null ? null : significant(x));
 
 /** Scope arrays of market ords, kept sorted by each market's current lowest health factor. */
 interface ScopeMarkets {
@@ -655,7 +653,7 @@ export class RiskIndex {
         loanAsset: { symbol: m.loan },
         lltv: m.lltv,
       },
-      leverage: nullableSignificant(leverage(collateralUsd, borrowUsd)),
+      leverage: significantOrNull(leverage(collateralUsd, borrowUsd)),
       distanceToLiq: fraction(distanceToLiq(hf)),
     };
   }

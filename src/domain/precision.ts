@@ -25,6 +25,11 @@ export function significant(x: number, digits = 8): number {
   return Number(x.toPrecision(digits));
 }
 
+/** To `digits` significant digits; null stays null (a figure that may be unknown). */
+export function significantOrNull(x: number | null, digits = 8): number | null {
+  return x === null ? null : significant(x, digits);
+}
+
 /** To 8 decimal places. */
 export function fraction(x: number): number {
   if (!Number.isFinite(x)) return x;

@@ -1,6 +1,6 @@
 import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
-import { fraction, significant, usd } from '../domain/precision.ts';
+import { fraction, significant, significantOrNull, usd } from '../domain/precision.ts';
 import type {
   LiquidationCursor,
   LiquidationEvent,
@@ -42,8 +42,6 @@ export interface MarketHistoryParams {
   limit: number;
 }
 
-const nullableSignificant = (x: number | null) => (x === null ? null : significant(x));
-
 /** A market's points of one granularity in [fromMs, toMs), oldest first. */
 export async function marketHistory(
   model: ReadModel,
@@ -78,9 +76,9 @@ export async function marketHistory(
       utilization: fraction(s.utilization),
       supplyApy: fraction(s.supplyApy),
       borrowApy: fraction(s.borrowApy),
-      collateralPrice: nullableSignificant(s.collateralPriceUsd),
-      loanPrice: nullableSignificant(s.loanPriceUsd),
-      oraclePrice: nullableSignificant(s.oraclePrice),
+      collateralPrice: significantOrNull(s.collateralPriceUsd),
+      loanPrice: significantOrNull(s.loanPriceUsd),
+      oraclePrice: significantOrNull(s.oraclePrice),
     })),
     itemProtocols: page.length > 0 ? protocol : [],
     scopeProtocols: protocol,

@@ -3,7 +3,7 @@ import type { ReadModel } from '../data/read-model.ts';
 import type { PositionAtRiskView } from '../data/risk-index.ts';
 import type { Protocol } from '../domain/enums.ts';
 import { distanceToLiq, leverage, liquidationPrice, moveToLiquidation } from '../domain/metrics.ts';
-import { fraction, significant, usd } from '../domain/precision.ts';
+import { fraction, significant, significantOrNull, usd } from '../domain/precision.ts';
 import type { Page } from './assets.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import type { Found, Scope } from './types.ts';
@@ -84,15 +84,11 @@ function positionView(model: ReadModel, address: string, h: Held, asset?: string
       loanAsset: { symbol: m.loan },
       lltv: m.lltv,
     },
-    leverage: nullable(leverage(h.collateralUsd, h.borrowUsd)),
+    leverage: significantOrNull(leverage(h.collateralUsd, h.borrowUsd)),
     distanceToLiq: hasDebt ? fraction(distanceToLiq(h.healthFactor)) : null,
     collateralPrice: m.collateralPrice,
-    liquidationPrice: nullable(liquidationPriceOf(m, h.healthFactor, asset)),
+    liquidationPrice: significantOrNull(liquidationPriceOf(m, h.healthFactor, asset)),
   };
-}
-
-function nullable(x: number | null): number | null {
-  return x === null ? null : significant(x);
 }
 
 export interface WalletPositionsParams extends Scope {
