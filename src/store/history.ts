@@ -270,6 +270,31 @@ export function toLiquidation(r: Row): LiquidationEvent {
   };
 }
 
+/**
+ * A liquidation from a row read as an array, columns in LIQUIDATION_COLUMNS order. (node:sqlite
+ * builds each object row in a way that leaves ~20 bytes in V8's old space per row until a full
+ * collection: over a 500,000-row answer, tens of MB; array rows leave nothing behind.)
+ */
+export function toLiquidationFromArray(r: readonly unknown[]): LiquidationEvent {
+  return {
+    protocol: r[0] as string,
+    chainId: num(r[1]),
+    txHash: r[2] as string,
+    logIndex: num(r[3]),
+    block: num(r[4]),
+    at: num(r[5]),
+    marketKey: r[6] as string,
+    borrower: r[7] as string,
+    liquidator: r[8] as string,
+    collateralSeized: num(r[9]),
+    collateralSeizedUsd: num(r[10]),
+    debtRepaid: num(r[11]),
+    debtRepaidUsd: num(r[12]),
+    badDebt: num(r[13]),
+    badDebtUsd: num(r[14]),
+  };
+}
+
 export function toSource(r: Row): SourceState {
   return {
     id: r.id as string,

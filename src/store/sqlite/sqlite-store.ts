@@ -16,7 +16,7 @@ import {
   SNAPSHOT_COLUMNS,
   toAssetPrice,
   toCounts,
-  toLiquidation,
+  toLiquidationFromArray,
   toOracleRound,
   toSnapshot,
   toSource,
@@ -132,11 +132,14 @@ export class SqliteStore implements Store {
     this.db.exec('PRAGMA foreign_keys = ON');
   }
 
-  private stmt(sql: string): StatementSync {
-    let s = this.statements.get(sql);
+  /** A prepared statement, cached by its SQL; `arrays`: rows as arrays (in column order). */
+  private stmt(sql: string, options?: { arrays: true }): StatementSync {
+    const key = options?.arrays ? `arrays:${sql}` : sql;
+    let s = this.statements.get(key);
     if (!s) {
       s = this.db.prepare(sql);
-      this.statements.set(sql, s);
+      if (options?.arrays) s.setReturnArrays(true);
+      this.statements.set(key, s);
     }
     return s;
   }
@@ -935,8 +938,9 @@ export class SqliteStore implements Store {
          JOIN history_markets m ON m.id = l.market_id
         ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
         ORDER BY l.at DESC, l.chain_id, l.tx_hash, l.log_index LIMIT ?`,
-    ).all(...params, limit);
-    return rows.map(toLiquidation);
+      { arrays: true },
+    ).all(...params, limit) as unknown as unknown[][];
+    return rows.map(toLiquidationFromArray);
   }
 
   async pruneHistory(before: HistoryCutoffs): Promise<HistoryCounts> {
