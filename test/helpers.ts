@@ -225,7 +225,11 @@ export interface TestAppOptions {
   store?: SqliteStore;
   /** Pino options (logging is off by default). */
   logger?: Record<string, unknown>;
-  /** Server timeouts and overload thresholds (app defaults otherwise). */
+  /**
+   * Server timeouts and overload thresholds (app defaults otherwise, but the overload guard is
+   * off unless `pressure` is given: a test that blocks the loop, building a sandbox, would
+   * otherwise get 503s for what follows on a slow machine).
+   */
   server?: AppDeps['server'];
   /** The history the routes read; defaults to the store. */
   history?: AppDeps['history'];
@@ -256,7 +260,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     history: options.history ?? store,
     clock,
     ...(options.logger ? { logger: options.logger } : {}),
-    ...(options.server ? { server: options.server } : {}),
+    server: { pressure: false, ...options.server },
   });
   await app.ready();
   // Every answer a test receives from this app is checked against the served OpenAPI
