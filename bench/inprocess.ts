@@ -383,6 +383,7 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
         changeSeq: 0,
         blocks: null,
         stored: false,
+        revision: 0,
       };
       const tick = () => {
         const j = k++ % 2;

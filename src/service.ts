@@ -12,6 +12,7 @@ import {
   catchUpChanges,
   loadReadModel,
   type ReadModel,
+  setBlocks,
 } from './data/read-model.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
@@ -195,7 +196,7 @@ export class ReadModels implements DataSource {
   static async load(store: ModelStore, clock: Clock): Promise<ReadModels> {
     const live = await loadReadModel(store, clock.now());
     if (!live) throw new Error('the store holds no dataset: run `lrds seed` first');
-    live.blocks = blocksOf(await store.listSources());
+    setBlocks(live, blocksOf(await store.listSources()));
     return new ReadModels(store, clock, live);
   }
 
@@ -259,12 +260,12 @@ export class ReadModels implements DataSource {
     const blocks = blocksOf(await this.store.listSources());
     if (info.version === this.live.dataset.version) {
       if (info.changeSeq > this.live.changeSeq) await catchUpChanges(this.store, this.live, info.changeSeq);
-      this.live.blocks = blocks;
+      setBlocks(this.live, blocks);
       return false;
     }
     const next = await loadReadModel(this.store, this.clock.now());
     if (!next) return false;
-    next.blocks = blocks;
+    setBlocks(next, blocks);
     // A living sandbox goes on where it stood: priced at the last tick before it serves.
     if (
       this.lastTickAt !== null &&

@@ -50,13 +50,12 @@ export interface MarketView {
 
 /**
  * A market view whose oracle health is recomputed at most once per second of the clock, and
- * its serialized form, cached under the same rule (forever for a market without oracle).
+ * its serialized form but the oracle health, cached until the market changes.
  */
 interface Entry {
   view: MarketView;
   healthAtSec: number;
   json: Uint8Array | null;
-  jsonAtSec: number;
   /**
    * The stored record: prices and USD amounts at the snapshot's prices; balances and APYs
    * replaced by each market state applied (applyMarketStates).
@@ -189,7 +188,6 @@ export class Catalog {
       view: toMarketView(m, nowSec),
       healthAtSec: nowSec,
       json: null,
-      jsonAtSec: -1,
       base: m,
       stated: { collateral: m.collateralPrice, loan: m.loanPrice },
     }));
@@ -487,14 +485,22 @@ export class Catalog {
     this.termCache.clear();
   }
 
-  /** The market serialized by `serialize` (JSON bytes), cached while its oracle health stays the same. */
-  json<T extends Uint8Array>(ord: number, nowSec: number, serialize: (view: MarketView) => T): T {
+  /**
+   * The market as JSON bytes in two pieces: `head(view)`, all of it before its oracle health
+   * (serialized once, until the market changes), then `health(oracleHealth)`, the part that
+   * moves with the clock (a few bytes: the caller shares them between markets). So the time
+   * of day never makes a market be serialized again.
+   */
+  json(
+    ord: number,
+    nowSec: number,
+    head: (view: MarketView) => Uint8Array,
+    health: (h: OracleHealth | null) => Uint8Array,
+  ): [Uint8Array, Uint8Array] {
     const e = this.entries[ord]!;
-    if (e.json === null || (e.jsonAtSec !== nowSec && e.view.oracle !== null)) {
-      e.json = serialize(this.viewAt(ord, nowSec));
-      e.jsonAtSec = nowSec;
-    }
-    return e.json as T;
+    const view = this.viewAt(ord, nowSec);
+    e.json ??= head(view);
+    return [e.json, health(view.oracleHealth)];
   }
 
   viewAt(ord: number, nowSec: number): MarketView {

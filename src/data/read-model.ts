@@ -42,6 +42,18 @@ export interface ReadModel {
    * while the store holds another dataset): it has no stored history.
    */
   stored: boolean;
+  /**
+   * Moves on with every change applied to the model in place (prices, market and position
+   * changes, the sources' blocks): what an answer computed from the model is valid for, with
+   * the second of the clock for time-dependent fields (src/http/answer-cache.ts).
+   */
+  revision: number;
+}
+
+/** Sets the chain blocks a model reflects; a change of them is a change of the model. */
+export function setBlocks(model: ReadModel, blocks: Record<string, number> | null): void {
+  if (JSON.stringify(blocks) !== JSON.stringify(model.blocks)) model.revision++;
+  model.blocks = blocks;
 }
 
 /** Per chain, the lowest last block of the sources reporting it; null when none does. */
@@ -77,6 +89,7 @@ export function applyPositionChanges(model: ReadModel, changes: readonly StoredP
     if (ord !== undefined) known.push({ ...c, ord });
   }
   applied = model.risk.applyPositionChanges(known);
+  model.revision++;
   const last = changes.at(-1);
   if (last && last.seq > model.changeSeq) model.changeSeq = last.seq;
   return applied;
@@ -92,6 +105,7 @@ export function applyMarketChanges(model: ReadModel, changes: readonly StoredMar
   const fresh = changes.filter((c) => c.seq > model.changeSeq).map((c) => c.record);
   const factors = model.catalog.applyMarketRecords(fresh);
   model.risk.applyMarketFactors(factors);
+  model.revision++;
   const last = changes.at(-1);
   if (last && last.seq > model.changeSeq) model.changeSeq = last.seq;
   return factors.length;
@@ -166,6 +180,7 @@ export function applyPrices(
   }
   risk.applyPrices(changes);
   model.asOf = Math.max(model.asOf, atMs);
+  model.revision++;
   return markets;
 }
 
@@ -208,6 +223,7 @@ export async function loadReadModel(store: MarketDataStore, nowMs: number): Prom
         changeSeq: 0,
         blocks: null,
         stored: true,
+        revision: 0,
       };
       // The sources' changes since the dataset was written, then a check that the dataset is
       // still the one loaded (a replacement forgets them).
@@ -242,5 +258,6 @@ export function buildReadModel(
     changeSeq: 0,
     blocks: null,
     stored: false,
+    revision: 0,
   };
 }

@@ -7,6 +7,7 @@ import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { HistoryReader } from '../queries/types.ts';
 import type { HttpStore, KeyMode, KeyRecord } from '../store/types.ts';
+import type { AnswerCache } from './answer-cache.ts';
 
 /** What a route declares; the access pipeline does the rest (DESIGN.md). */
 export interface RouteAccess {
@@ -76,7 +77,12 @@ export interface AppDeps {
   health?: () => Promise<HealthReport>;
   /** Socket timeouts and overload protection; defaults in src/http/server-options.ts (SERVER_DEFAULTS). */
   server?: ServerOptions;
+  /** Whole answers of the polled routes; one of ANSWER_CACHE_BYTES per app when not given. */
+  answers?: AnswerCache;
 }
+
+/** What routes are registered with: the app's dependencies, the answer cache made. */
+export type RouteDeps = AppDeps & { answers: AnswerCache };
 
 /** Protection against slow, greedy and overwhelming clients. All optional; times in ms. */
 export interface ServerOptions {

@@ -3,33 +3,71 @@ import fastJson from 'fast-json-stringify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clamped } from '../access/clamp.ts';
 import type { ReadModel } from '../data/read-model.ts';
+import type { OracleHealth } from '../domain/types.ts';
 import type { Found } from '../queries/types.ts';
 import { dataMeta, latencyMs, type Meta } from './envelope.ts';
-import { MarketSchema, MetaSchema, PositionAtRiskSchema } from './schemas.ts';
+import { MarketSchema, MetaSchema, OracleHealthSchema, PositionAtRiskSchema } from './schemas.ts';
 
 /**
  * Serializers compiled from the response schemas (the same schemas the OpenAPI document and
- * Fastify use). Data routes serialize each item once and cache its UTF-8 bytes (markets per
- * second of oracle health, positions per dataset); an answer is then one copy of the cached
- * pieces into the envelope: no per-request serialization, no string building or encoding.
+ * Fastify use). Data routes serialize each item once and cache its UTF-8 bytes (markets until
+ * they change, their oracle health apart; positions per dataset); an answer is then one copy
+ * of the cached pieces into the envelope: no per-request serialization, no string building or
+ * encoding.
  */
 const marketString = fastJson(MarketSchema) as (market: object) => string;
+const healthString = fastJson(OracleHealthSchema as object) as (health: OracleHealth | null) => string;
 const positionString = fastJson(PositionAtRiskSchema) as (position: object) => string;
 const metaString = fastJson(MetaSchema) as (meta: Meta) => string;
 
-export const marketJson = (market: object): Buffer => Buffer.from(marketString(market));
 export const positionJson = (position: object): Buffer => Buffer.from(positionString(position));
+
+/** A market's JSON ends with its oracle health (MarketSchema's last property). */
+const HEALTH_TAIL = '"oracleHealth":null}';
+const NULL_HEALTH = Buffer.from('null}');
+
+/** A market's JSON up to its oracle health's value: `{…,"oracleHealth":`. */
+function marketHead(market: object): Buffer {
+  const s = marketString({ ...market, oracleHealth: null });
+  if (!s.endsWith(HEALTH_TAIL)) throw new Error('MarketSchema must end with oracleHealth');
+  return Buffer.from(s.slice(0, -NULL_HEALTH.length));
+}
+
+/**
+ * The bytes that close a market's JSON: its oracle health and `}`. The health is a function of
+ * three integers, so markets whose feeds read the same share them; bounded.
+ */
+const healthTails = new Map<string, Buffer>();
+
+function healthTail(h: OracleHealth | null): Buffer {
+  if (h === null) return NULL_HEALTH;
+  const key = `${h.lastUpdateTimestamp}:${h.secondsSinceUpdate}:${h.expectedHeartbeatSeconds}`;
+  let tail = healthTails.get(key);
+  if (tail === undefined) {
+    if (healthTails.size >= 50_000) healthTails.clear();
+    tail = Buffer.from(`${healthString(h)}}`);
+    healthTails.set(key, tail);
+  }
+  return tail;
+}
+
+/** A market of a model as JSON pieces at `nowSec` (Catalog.json). */
+export function marketJson(model: ReadModel, ord: number, nowSec: number): Item {
+  return model.catalog.json(ord, nowSec, marketHead, healthTail);
+}
 
 const LIST_HEAD = Buffer.from('{"data":[');
 const ITEM_HEAD = Buffer.from('{"data":');
 const COMMA = Buffer.from(',');
 const LIST_META = Buffer.from('],"meta":');
 const ITEM_META = Buffer.from(',"meta":');
-const TAIL = Buffer.from('}');
+
+/** A serialized item: its JSON bytes, or their pieces in order. */
+export type Item = Uint8Array | readonly Uint8Array[];
 
 /** An answer being built: its serialized items (a list or one item) and its meta. */
 export interface DataAnswer {
-  items: readonly Uint8Array[];
+  items: readonly Item[];
   list: boolean;
   meta: Meta;
 }
@@ -56,11 +94,13 @@ function digestOf(item: Uint8Array): Buffer {
  * and every process, and any change of an item, the order, freshness, source, clamps, total or
  * asOf gives another.
  */
-export function etagOf(a: DataAnswer): string {
+export function etagOf(a: DataAnswer, meta = metaString({ ...a.meta, latencyMs: 0 })): string {
   const h = createHash('sha1');
   h.update(a.list ? 'l' : 'i');
-  for (const item of a.items) h.update(digestOf(item));
-  h.update(metaString({ ...a.meta, latencyMs: 0 }));
+  for (const item of a.items)
+    if (item instanceof Uint8Array) h.update(digestOf(item));
+    else for (const piece of item) h.update(digestOf(piece));
+  h.update(meta);
   return `"${h.digest('base64url').slice(0, 27)}"`;
 }
 
@@ -92,25 +132,51 @@ export function noneMatch(header: string | undefined, etag: string): string | nu
 }
 
 /**
- * Sends a data answer: ETag and Cache-Control always; 304 with no body when the client's
- * If-None-Match holds the tag (the request was counted like any other); else the envelope,
- * one copy of the cached item bytes.
+ * An answer as bytes but for the value of meta.latencyMs, which is the request's own: the body
+ * before it (in pieces) and after it, and the answer's ETag.
  */
-export function sendData(request: FastifyRequest, reply: FastifyReply, a: DataAnswer): FastifyReply {
-  const etag = etagOf(a);
-  reply.header('etag', etag);
+export interface Assembled {
+  before: readonly Uint8Array[];
+  after: Uint8Array;
+  etag: string;
+}
+
+/** meta.latencyMs is MetaSchema's first property. */
+const LATENCY_HEAD = '{"latencyMs":';
+const LATENCY_KEY = Buffer.from(LATENCY_HEAD);
+
+export function assemble(a: DataAnswer): Assembled {
+  const meta = metaString({ ...a.meta, latencyMs: 0 });
+  if (!meta.startsWith(`${LATENCY_HEAD}0`)) throw new Error('MetaSchema must start with latencyMs');
+  const before: Uint8Array[] = [a.list ? LIST_HEAD : ITEM_HEAD];
+  for (let i = 0; i < a.items.length; i++) {
+    if (i > 0) before.push(COMMA);
+    const item = a.items[i]!;
+    if (item instanceof Uint8Array) before.push(item);
+    else before.push(...item);
+  }
+  before.push(a.list ? LIST_META : ITEM_META, LATENCY_KEY);
+  return { before, after: Buffer.from(`${meta.slice(LATENCY_HEAD.length + 1)}}`), etag: etagOf(a, meta) };
+}
+
+/**
+ * Sends an assembled answer: ETag and Cache-Control always; 304 with no body when the client's
+ * If-None-Match holds the tag (the request was counted like any other); else the envelope with
+ * this request's latencyMs, one copy of the pieces.
+ */
+export function sendAssembled(request: FastifyRequest, reply: FastifyReply, x: Assembled): FastifyReply {
+  reply.header('etag', x.etag);
   reply.header('cache-control', DATA_CACHE_CONTROL);
-  const matched = noneMatch(request.headers['if-none-match'], etag);
+  const matched = noneMatch(request.headers['if-none-match'], x.etag);
   // A 304 names the representation the client holds (the compression hook leaves it alone).
   if (matched !== null) return reply.header('etag', matched).code(304).send();
-  const parts: Uint8Array[] = [a.list ? LIST_HEAD : ITEM_HEAD];
-  for (let i = 0; i < a.items.length; i++) {
-    if (i > 0) parts.push(COMMA);
-    parts.push(a.items[i]!);
-  }
-  a.meta.latencyMs = latencyMs(request);
-  parts.push(a.list ? LIST_META : ITEM_META, Buffer.from(metaString(a.meta)), TAIL);
-  return reply.type(JSON_TYPE).send(Buffer.concat(parts) as never);
+  const latency = Buffer.from(String(latencyMs(request)));
+  return reply.type(JSON_TYPE).send(Buffer.concat([...x.before, latency, x.after]) as never);
+}
+
+/** Sends a data answer (see sendAssembled). */
+export function sendData(request: FastifyRequest, reply: FastifyReply, a: DataAnswer): FastifyReply {
+  return sendAssembled(request, reply, assemble(a));
 }
 
 /** The answer of a market list (search, list): the markets' cached JSON in order, and meta. */
@@ -122,7 +188,7 @@ export function marketListAnswer(
   clamped: Clamped | undefined,
 ): DataAnswer {
   const nowSec = Math.floor(nowMs / 1000);
-  const items = found.items.map((o) => model.catalog.json(o, nowSec, marketJson));
+  const items = found.items.map((o) => marketJson(model, o, nowSec));
   return { items, list: true, meta: dataMeta(request, model, nowMs, found, clamped) };
 }
 

@@ -54,22 +54,35 @@ describe('Catalog.applyFeedUpdates', () => {
     assert.deepEqual(catalog.baseRecords().find((m) => m.uniqueKey === a.uniqueKey)!.oracle, before);
   });
 
-  test('behavior: within one second the cached answer is dropped; unknown feeds and repeats touch nothing', () => {
+  test('behavior: a feed update drops the cached JSON; a later second keeps it and moves only the health', () => {
     const m = makeMarket({ oracle: twoFeedOracle() });
     const catalog = new Catalog([m], NOW);
     const ord = catalog.ordOf(m.uniqueKey)!;
-    const serialize = (v: object) => Buffer.from(JSON.stringify(v));
-    const first = catalog.json(ord, NOW, serialize);
-    assert.equal(catalog.json(ord, NOW, serialize), first);
+    let heads = 0;
+    const head = (v: object) => {
+      heads++;
+      return Buffer.from(JSON.stringify({ ...v, oracleHealth: undefined }));
+    };
+    const health = (h: unknown) => Buffer.from(JSON.stringify(h));
+    const [first] = catalog.json(ord, NOW, head, health);
+    assert.equal(catalog.json(ord, NOW, head, health)[0], first);
     const update = { chainId: 1, feed: FEED, lastUpdateTimestamp: NOW - 10 };
     assert.equal(catalog.applyFeedUpdates([update]), 1);
-    const second = catalog.json(ord, NOW, serialize);
+    const [second, tail] = catalog.json(ord, NOW, head, health);
     assert.notEqual(second, first);
-    assert.equal(JSON.parse(second.toString()).oracleHealth.lastUpdateTimestamp, NOW - 10);
+    assert.equal(heads, 2);
+    assert.equal(JSON.parse(Buffer.from(tail).toString()).lastUpdateTimestamp, NOW - 10);
     assert.equal(catalog.applyFeedUpdates([update]), 0);
-    assert.equal(catalog.json(ord, NOW, serialize), second);
+    assert.equal(catalog.json(ord, NOW, head, health)[0], second);
     assert.equal(catalog.applyFeedUpdates([{ ...update, feed: `0x${'1'.repeat(40)}` }]), 0);
     assert.equal(catalog.applyFeedUpdates([]), 0);
+    // Ten seconds on: the same head, a health ten seconds older, nothing serialized again.
+    const [later, laterTail] = catalog.json(ord, NOW + 10, head, health);
+    assert.equal(later, second);
+    assert.equal(heads, 2);
+    const moved = JSON.parse(Buffer.from(laterTail).toString());
+    assert.equal(moved.lastUpdateTimestamp, NOW - 10);
+    assert.equal(moved.secondsSinceUpdate, JSON.parse(Buffer.from(tail).toString()).secondsSinceUpdate + 10);
   });
 
   test('behavior: health follows the stalest feed, as D14 computes it from the updated records', () => {

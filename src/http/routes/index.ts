@@ -1,5 +1,6 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
-import type { AppDeps } from '../context.ts';
+import { AnswerCache } from '../answer-cache.ts';
+import type { AppDeps, RouteDeps } from '../context.ts';
 import { CLIENT_HEADERS } from '../schemas.ts';
 import { registerClientRoutes } from './client/index.ts';
 import { registerMarketDetail } from './markets/detail.ts';
@@ -27,9 +28,10 @@ import { registerVaultsList } from './vaults/list.ts';
  */
 export async function registerRoutes(
   v1: Api,
-  deps: AppDeps,
+  appDeps: AppDeps,
   access: onRequestAsyncHookHandler,
 ): Promise<void> {
+  const deps: RouteDeps = { ...appDeps, answers: appDeps.answers ?? new AnswerCache() };
   // Service
   registerHealth(v1, deps);
 

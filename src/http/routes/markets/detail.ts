@@ -1,14 +1,14 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { getMarket } from '../../../queries/markets.ts';
-import type { AppDeps } from '../../context.ts';
+import type { RouteDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { requireMarketId } from '../../params.ts';
 import { envelope, errorResponses, MarketRef, NOT_MODIFIED } from '../../schemas.ts';
-import { marketJson, sendData } from '../../serialize.ts';
+import { marketJson, sendAssembled } from '../../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
-export function registerMarketDetail(app: Api, deps: AppDeps): void {
+export function registerMarketDetail(app: Api, deps: RouteDeps): void {
   app.get(
     '/markets/:marketId',
     {
@@ -44,13 +44,18 @@ export function registerMarketDetail(app: Api, deps: AppDeps): void {
       const id = requireMarketId(request.params.marketId, 'marketId');
       const nowMs = deps.clock.now();
       const model = deps.data.get(callerOf(request).key.mode);
-      const found = getMarket(model, id.key);
-      const json = model.catalog.json(found.items[0]!, Math.floor(nowMs / 1000), marketJson);
-      return sendData(request, reply, {
-        items: [json],
-        list: false,
-        meta: dataMeta(request, model, nowMs, found, undefined),
-      });
+      return sendAssembled(
+        request,
+        reply,
+        deps.answers.answer(request, model, nowMs, () => {
+          const found = getMarket(model, id.key);
+          return {
+            items: [marketJson(model, found.items[0]!, Math.floor(nowMs / 1000))],
+            list: false,
+            meta: dataMeta(request, model, nowMs, found, undefined),
+          };
+        }),
+      );
     },
   );
 }

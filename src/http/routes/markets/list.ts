@@ -1,15 +1,15 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { listMarkets } from '../../../queries/markets.ts';
-import type { AppDeps } from '../../context.ts';
+import type { RouteDeps } from '../../context.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam } from '../../params.ts';
 import { MARKET_LIST_RESPONSES } from '../../schemas.ts';
-import { marketListAnswer, sendData } from '../../serialize.ts';
+import { marketListAnswer, sendAssembled } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
 
 const ACCESS = { category: 'core', limitMax: 1000 } as const;
 
-export function registerMarketsList(app: Api, deps: AppDeps): void {
+export function registerMarketsList(app: Api, deps: RouteDeps): void {
   app.get(
     '/markets',
     {
@@ -43,8 +43,19 @@ export function registerMarketsList(app: Api, deps: AppDeps): void {
     async (request, reply) => {
       const q = request.query;
       const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
-      const found = listMarkets(model, { protocol: q.protocol, chainIds, offset: q.offset ?? 0, limit });
-      return sendData(request, reply, marketListAnswer(request, model, found, nowMs, clamped));
+      return sendAssembled(
+        request,
+        reply,
+        deps.answers.answer(request, model, nowMs, () =>
+          marketListAnswer(
+            request,
+            model,
+            listMarkets(model, { protocol: q.protocol, chainIds, offset: q.offset ?? 0, limit }),
+            nowMs,
+            clamped,
+          ),
+        ),
+      );
     },
   );
 }

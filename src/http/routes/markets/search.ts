@@ -1,15 +1,15 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { MAX_SEARCH_LENGTH, MAX_SEARCH_TERMS, searchMarkets } from '../../../queries/markets.ts';
-import type { AppDeps } from '../../context.ts';
+import type { RouteDeps } from '../../context.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam } from '../../params.ts';
 import { MARKET_LIST_RESPONSES } from '../../schemas.ts';
-import { marketListAnswer, sendData } from '../../serialize.ts';
+import { marketListAnswer, sendAssembled } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
 
 const ACCESS = { category: 'core', limitMax: 200 } as const;
 
-export function registerMarketsSearch(app: Api, deps: AppDeps): void {
+export function registerMarketsSearch(app: Api, deps: RouteDeps): void {
   app.get(
     '/markets/search',
     {
@@ -46,8 +46,19 @@ export function registerMarketsSearch(app: Api, deps: AppDeps): void {
     async (request, reply) => {
       const q = request.query;
       const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
-      const found = searchMarkets(model, { text: q.query, protocol: q.protocol, chainIds, limit });
-      return sendData(request, reply, marketListAnswer(request, model, found, nowMs, clamped));
+      return sendAssembled(
+        request,
+        reply,
+        deps.answers.answer(request, model, nowMs, () =>
+          marketListAnswer(
+            request,
+            model,
+            searchMarkets(model, { text: q.query, protocol: q.protocol, chainIds, limit }),
+            nowMs,
+            clamped,
+          ),
+        ),
+      );
     },
   );
 }

@@ -1,16 +1,16 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { positionsAtRisk } from '../../../queries/risk.ts';
-import type { AppDeps } from '../../context.ts';
+import type { RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
 import { envelope, errorResponses, NOT_MODIFIED, PositionAtRiskRef } from '../../schemas.ts';
-import { positionJson, sendData } from '../../serialize.ts';
+import { positionJson, sendAssembled } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
 const ACCESS = { category: 'risk', limitMax: 200 } as const;
 
-export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
+export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
   app.get(
     '/risk/positions-at-risk',
     {
@@ -61,17 +61,22 @@ export function registerPositionsAtRisk(app: Api, deps: AppDeps): void {
       const q = request.query;
       const market = q.marketId === undefined ? undefined : requireMarketId(q.marketId, 'marketId');
       const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
-      const found = positionsAtRisk(model, {
-        healthFactorThreshold: q.healthFactorThreshold ?? 1.1,
-        protocol: q.protocol,
-        chainIds,
-        market,
-        minBorrowUsd: q.minBorrowUsd ?? 0,
-        limit,
-      });
-      const items = found.items.map((i) => model.risk.json(i, positionJson));
-      const meta = dataMeta(request, model, nowMs, found, clamped);
-      return sendData(request, reply, { items, list: true, meta });
+      return sendAssembled(
+        request,
+        reply,
+        deps.answers.answer(request, model, nowMs, () => {
+          const found = positionsAtRisk(model, {
+            healthFactorThreshold: q.healthFactorThreshold ?? 1.1,
+            protocol: q.protocol,
+            chainIds,
+            market,
+            minBorrowUsd: q.minBorrowUsd ?? 0,
+            limit,
+          });
+          const items = found.items.map((i) => model.risk.json(i, positionJson));
+          return { items, list: true, meta: dataMeta(request, model, nowMs, found, clamped) };
+        }),
+      );
     },
   );
 }
