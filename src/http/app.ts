@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppDeps, ServerOptions } from './context.ts';
 import { invalidParameter } from './errors.ts';
+import { lazyChild, writes } from './lazy-logger.ts';
 import { accessHook, accessPlugin } from './plugins/access.ts';
 import { compressionPlugin } from './plugins/compression.ts';
 import { type AjvError, errorsPlugin, frameworkErrors, problemsOf } from './plugins/errors.ts';
@@ -36,6 +37,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // traceparent), so its logs and ours can be joined; otherwise a random prefix per process and
     // a counter: unique across instances, and no CSPRNG call per request.
     genReqId: requestId,
+    // Where requests log nothing when they go well (LOG_LEVEL warn and above), their logger
+    // becomes a pino child only when a line is written (src/http/lazy-logger.ts).
+    childLoggerFactory: (logger, bindings, options) =>
+      writes(logger, 'info')
+        ? logger.child(bindings, options)
+        : lazyChild(() => logger, logger, bindings, options as Record<string, unknown>),
     bodyLimit: 16 * 1024,
     connectionTimeout: server.connectionTimeoutMs,
     requestTimeout: server.requestTimeoutMs,
