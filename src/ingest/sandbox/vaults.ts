@@ -47,9 +47,13 @@ export function sandboxVaults(
     if (!candidates) continue;
     seen.add(id);
     const rng = rngFor(seed, `vault|${id}`);
-    const chosen = [...candidates]
-      .sort((a, b) => unitHash(seed, `${id}|${a.uniqueKey}`) - unitHash(seed, `${id}|${b.uniqueKey}`))
-      .slice(0, rng.int(1, Math.min(MAX_ALLOCATIONS, candidates.length)));
+    // Each candidate's hash once (not twice per comparison: the large profile has thousands of
+    // candidates per vault); the order is the same.
+    const chosen = candidates
+      .map((m) => ({ m, h: unitHash(seed, `${id}|${m.uniqueKey}`) }))
+      .sort((a, b) => a.h - b.h)
+      .slice(0, rng.int(1, Math.min(MAX_ALLOCATIONS, candidates.length)))
+      .map((c) => c.m);
     const allocations: VaultAllocation[] = [];
     for (const m of chosen) {
       const free = left.get(m.uniqueKey) ?? 1;
