@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import fastJson from 'fast-json-stringify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clamped } from '../access/clamp.ts';
@@ -171,8 +172,21 @@ export function sendAssembled(request: FastifyRequest, reply: FastifyReply, x: A
   // A 304 names the representation the client holds (the compression hook leaves it alone).
   if (matched !== null) return reply.header('etag', matched).code(304).send();
   const latency = Buffer.from(String(latencyMs(request)));
-  return reply.type(JSON_TYPE).send(Buffer.concat([...x.before, latency, x.after]) as never);
+  const pieces = [...x.before, latency, x.after];
+  let size = 0;
+  for (const p of pieces) size += p.length;
+  reply.type(JSON_TYPE);
+  if (size < WRITE_IN_PIECES_FROM || pieces.length > 8)
+    return reply.send(Buffer.concat(pieces, size) as never);
+  // A large cached answer (the 1,000-market list: 1.5 MB) is written as its pieces, not copied
+  // into a fresh buffer per request: that copy, its page faults and the collection of the
+  // buffer were two thirds of the CPU of such an answer.
+  reply.header('content-length', size);
+  return reply.send(Readable.from(pieces, { objectMode: false }));
 }
+
+/** Answers from this size up, made of a few pieces, are written without joining them. */
+const WRITE_IN_PIECES_FROM = 48 * 1024;
 
 /** Sends a data answer (see sendAssembled). */
 export function sendData(request: FastifyRequest, reply: FastifyReply, a: DataAnswer): FastifyReply {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import type { FastifyRequest } from 'fastify';
 import { loadTiers } from '../../src/access/tiers.ts';
 import { applyPrices } from '../../src/data/read-model.ts';
@@ -65,6 +66,37 @@ describe('answer cache: a polled answer costs a lookup while its data stands, an
     const a = await t.get('/api/v1/markets?limit=5&protocol=morpho', pro);
     const b = await t.get('/api/v1/markets?protocol=morpho&limit=05', pro);
     assert.equal(b.headers.etag, a.headers.etag);
+    await t.close();
+  });
+});
+
+describe('large answers from the cache', () => {
+  test('behavior: written in pieces with their Content-Length; the same bytes as JSON, compressed when asked', async () => {
+    const clock = new ManualClock();
+    const markets = Array.from({ length: 150 }, () => makeMarket());
+    const t = await createTestApp({ live: modelOf(markets, [], clock), clock });
+    const key = await t.key('pro');
+    const url = '/api/v1/markets?limit=150';
+    for (let i = 0; i < 2; i++) {
+      const res = await t.get(url, key);
+      assert.equal(res.statusCode, 200);
+      assert.ok(res.rawPayload.length > 48 * 1024, String(res.rawPayload.length));
+      assert.equal(Number(res.headers['content-length']), res.rawPayload.length);
+      assert.equal(res.headers['transfer-encoding'], undefined);
+      const body = res.json();
+      assert.equal(body.data.length, 150);
+      assert.deepEqual(
+        body.data.map((m: { uniqueKey: string }) => m.uniqueKey).sort(),
+        markets.map((m) => m.uniqueKey).sort(),
+      );
+    }
+    const gz = await t.app.inject({
+      url,
+      headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip' },
+    });
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    assert.match(String(gz.headers.etag), /-gzip"$/);
+    assert.equal(JSON.parse(gunzipSync(gz.rawPayload).toString()).data.length, 150);
     await t.close();
   });
 });
