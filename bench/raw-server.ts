@@ -1,21 +1,25 @@
 /**
  * The baseline: a bare node:http server that answers EVERY request with the same bytes, read
- * once from a file, and the same content-type as the service's response. What Node itself can
+ * once from a file, and the same response headers as the service's answer (read from a JSON
+ * file: the service's headers but those of the connection). What Node itself can
  * do on this machine for a body of that size, with no routing, auth, limits or serialization.
  *
- * Usage: node bench/raw-server.ts BODY_FILE CONTENT_TYPE
+ * Usage: node bench/raw-server.ts BODY_FILE HEADERS_FILE
  * Listens on 127.0.0.1 on a free port and prints `PORT <n>` on stdout once listening.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
-const [bodyFile, contentType = 'application/json; charset=utf-8'] = process.argv.slice(2);
-if (!bodyFile) {
-  process.stderr.write('usage: node bench/raw-server.ts BODY_FILE [CONTENT_TYPE]\n');
+const [bodyFile, headersFile] = process.argv.slice(2);
+if (!bodyFile || !headersFile) {
+  process.stderr.write('usage: node bench/raw-server.ts BODY_FILE HEADERS_FILE\n');
   process.exit(2);
 }
 const body = readFileSync(bodyFile);
-const headers = { 'content-type': contentType, 'content-length': String(body.length) };
+const headers = {
+  ...(JSON.parse(readFileSync(headersFile, 'utf8')) as Record<string, string>),
+  'content-length': String(body.length),
+};
 
 const server = createServer((_req, res) => {
   res.writeHead(200, headers);

@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: the whole benchmark in one command.
  *
- *   node bench/run.ts [--duration S] [--rounds N] [--connections C] [--only http|inprocess] [--quick]
+ *   node bench/run.ts [--rounds N] [--connections C] [--only PARTS] [--quick]
  *
- * 1. HTTP: the service (`lrds serve`, large sandbox) against a raw node:http server sending the
- *    same bytes, alternating, per route (bench/http.ts);
+ * 1. HTTP: the server's CPU per request of the service (`lrds serve`, large sandbox) against a
+ *    raw node:http server sending the same bytes, alternating, per route; the large streamed
+ *    answer; `--workers` on Redis (bench/http.ts);
  * 2. in-process scaling of search, positions at risk and admission (bench/inprocess.ts, in a
  *    child process of its own with --expose-gc);
  * 3. results to bench/results/<date>.json and bench/results/latest.json, and a Markdown table.
@@ -12,23 +13,24 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DATA_DIR, type HttpOptions, type HttpResults, runHttp } from './http.ts';
+import { DATA_DIR, type HttpOptions, type HttpResults, runHttp, type WorkersResult } from './http.ts';
 import { INPROCESS_TARGETS, type InProcessResults } from './inprocess.ts';
 import { BENCH_DIR, fmt, log, machine, runNode } from './lib.ts';
-import { STREAM_TARGETS } from './stream.ts';
+import { STREAM_TARGETS, type StreamResults } from './stream.ts';
 
-const USAGE = `usage: node bench/run.ts [--duration S] [--rounds N] [--connections C] [--only http|inprocess] [--quick]
+const PARTS = ['routes', 'stream', 'workers', 'inprocess'] as const;
+type Part = (typeof PARTS)[number];
 
-  --duration S     measured seconds per autocannon run (default 10; --quick: 1.5)
-  --rounds N       alternating raw/service rounds per route, median taken (default 2, at least 2)
+const USAGE = `usage: node bench/run.ts [--rounds N] [--connections C] [--only PARTS] [--quick]
+
+  --rounds N       alternating raw/service rounds per route, median taken (default 3, at least 2)
   --connections C  keep-alive connections (default 32)
-  --only WHAT      run only the http or the inprocess part
-  --quick          smoke run: short runs, small sizes (no 10M positions), under ~2 minutes`;
+  --only PARTS     comma-separated parts among ${PARTS.join(', ')} (http: the first three)
+  --quick          smoke run: a tenth of the requests, small sizes (no 10M positions)`;
 
 function parse() {
   const { values } = parseArgs({
     options: {
-      duration: { type: 'string' },
       rounds: { type: 'string' },
       connections: { type: 'string' },
       only: { type: 'string' },
@@ -50,18 +52,23 @@ function parse() {
     return n;
   };
   const quick = values.quick;
-  if (values.only !== undefined && values.only !== 'http' && values.only !== 'inprocess') {
-    process.stderr.write(`--only must be http or inprocess, got '${values.only}'\n${USAGE}\n`);
-    process.exit(2);
+  const parts = new Set<Part>();
+  for (const p of (values.only ?? PARTS.join(',')).split(',')) {
+    if (p === 'http') for (const h of ['routes', 'stream', 'workers'] as const) parts.add(h);
+    else if ((PARTS as readonly string[]).includes(p)) parts.add(p as Part);
+    else {
+      process.stderr.write(`--only takes ${PARTS.join(', ')} or http, got '${p}'\n${USAGE}\n`);
+      process.exit(2);
+    }
   }
   const http: HttpOptions = {
-    durationSec: num(values.duration, 'duration', quick ? 1.5 : 10, 0.5),
-    warmupSec: quick ? 0.5 : 2,
-    rounds: Math.round(num(values.rounds, 'rounds', 2, 2)),
+    rounds: Math.round(num(values.rounds, 'rounds', 3, 2)),
     connections: Math.round(num(values.connections, 'connections', 32, 1)),
     settleSec: quick ? 2 : 5,
+    scale: quick ? 0.1 : 1,
+    parts: { routes: parts.has('routes'), streaming: parts.has('stream'), workers: parts.has('workers') },
   };
-  return { quick, only: values.only as 'http' | 'inprocess' | undefined, http };
+  return { quick, only: values.only ?? 'all', parts, http };
 }
 
 async function runInProcessChild(quick: boolean): Promise<InProcessResults> {
@@ -83,22 +90,37 @@ const passMark = (pass: boolean) => (pass ? 'yes' : '**no**');
 
 function httpTable(h: HttpResults): string {
   const lines = [
-    '| route | body | raw req/s | service req/s | ratio | service p50 ms | service p99 ms | raw p50 / p99 ms | target | pass |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+    '| route | body | raw CPU µs/req | service CPU µs/req | ratio | service server-side p50 / p99 ms | raw / service req/s | target | pass |',
+    '|---|---:|---:|---:|---:|---:|---:|---|---|',
   ];
   for (const r of h.routes) {
     const kb = r.bodyBytes >= 10_240 ? `${fmt(r.bodyBytes / 1024)} KB` : `${r.bodyBytes} B`;
     lines.push(
-      `| \`GET ${r.shown.replace('/api/v1', '')}\` | ${kb} | ${fmt(r.median.raw.reqPerSec)} | ${fmt(r.median.service.reqPerSec)} | ` +
-        `${r.ratio.toFixed(2)} | ${fmt(r.median.service.p50Ms)} | ${fmt(r.median.service.p99Ms)} | ` +
-        `${fmt(r.median.raw.p50Ms)} / ${fmt(r.median.raw.p99Ms)} | ${r.target} | ${passMark(r.pass)} |`,
+      `| \`GET ${r.shown.replace('/api/v1', '')}\` | ${kb} | ${fmt(r.median.raw.cpuUsPerRequest)} | ${fmt(r.median.service.cpuUsPerRequest)} | ` +
+        `${r.ratio.toFixed(2)} | ${fmt(r.median.service.serverP50Ms)} / ${fmt(r.median.service.serverP99Ms)} | ` +
+        `${fmt(r.median.raw.reqPerSec)} / ${fmt(r.median.service.reqPerSec)} | ${r.target} | ${passMark(r.pass)} |`,
     );
   }
   return lines.join('\n');
 }
 
-function streamingTable(h: HttpResults): string {
-  const st = h.streaming;
+function workersTable(w: WorkersResult): string {
+  const lines = [
+    '| market detail | CPU µs/req (all processes) | req/s | server-side p50 / p99 ms |',
+    '|---|---:|---:|---:|',
+  ];
+  for (const r of w.runs)
+    lines.push(
+      `| ${r.workers} worker${r.workers > 1 ? 's' : ''}, ${r.redis ? 'Redis' : 'no Redis'} | ${fmt(r.run.cpuUsPerRequest)} | ${fmt(r.run.reqPerSec)} | ${fmt(r.run.serverP50Ms)} / ${fmt(r.run.serverP99Ms)} |`,
+    );
+  lines.push(
+    '',
+    `Two workers on Redis answer ${fmt(w.throughputGain)}x the requests a second of one; Redis adds ${fmt(w.redisAddedCpuUs)} µs of CPU per request to one worker.`,
+  );
+  return lines.join('\n');
+}
+
+function streamingTable(st: StreamResults): string {
   const lines = [
     `| \`GET /liquidations?limit=${st.limit.toLocaleString('en-US')}\` | rows | MB | first byte ms (target ≤ ${STREAM_TARGETS.firstByteMs}) | whole answer s | server RSS growth MiB (target < ${STREAM_TARGETS.rssGrowthMiB}) |`,
     '|---|---:|---:|---:|---:|---:|',
@@ -197,8 +219,9 @@ async function main(): Promise<void> {
 
   let http: HttpResults | null = null;
   let inprocess: InProcessResults | null = null;
-  if (opts.only !== 'inprocess') http = await runHttp(opts.http);
-  if (opts.only !== 'http') {
+  if (opts.parts.has('routes') || opts.parts.has('stream') || opts.parts.has('workers'))
+    http = await runHttp(opts.http);
+  if (opts.parts.has('inprocess')) {
     log('in-process scaling (child process with --expose-gc)');
     inprocess = await runInProcessChild(opts.quick);
   }
@@ -207,34 +230,27 @@ async function main(): Promise<void> {
   const targets: { name: string; target: string; value: number | string; pass: boolean }[] = [];
   for (const r of http?.routes ?? []) {
     targets.push({
-      name: `http ${r.name}: service/raw req/s`,
+      name: `http ${r.name}: raw CPU/request ÷ service CPU/request; server p99 ms`,
       target: r.target,
-      value: r.ratio,
+      value: `${r.ratio}; ${r.median.service.serverP99Ms}`,
       pass: r.pass,
     });
   }
-  if (http) {
-    const worst = (f: (r: HttpResults['streaming']['runs'][number]) => number) =>
-      Math.max(...http.streaming.runs.map(f));
+  const st = http?.streaming;
+  if (st) {
+    const worst = (f: (r: StreamResults['runs'][number]) => number) => Math.max(...st.runs.map(f));
     targets.push(
       {
-        name: 'liquidations 500k: first byte ms (worst format)',
+        name: 'liquidations 500k: first byte ms (worst answer)',
         target: `<= ${STREAM_TARGETS.firstByteMs}`,
         value: worst((r) => r.firstByteMs),
         pass: worst((r) => r.firstByteMs) <= STREAM_TARGETS.firstByteMs,
       },
       {
-        name: 'liquidations 500k: server RSS growth MiB, steady state (worst of the answers after the first)',
+        name: 'liquidations 500k: server RSS growth MiB (worst answer, the first after start included)',
         target: `< ${STREAM_TARGETS.rssGrowthMiB}`,
-        value: Math.max(...http.streaming.runs.slice(1).map((r) => r.rssGrowthMiB)),
-        pass:
-          Math.max(...http.streaming.runs.slice(1).map((r) => r.rssGrowthMiB)) < STREAM_TARGETS.rssGrowthMiB,
-      },
-      {
-        name: 'liquidations 500k: server RSS growth MiB, first large answer after start (recorded)',
-        target: 'none',
-        value: http.streaming.runs[0]!.rssGrowthMiB,
-        pass: true,
+        value: worst((r) => r.rssGrowthMiB),
+        pass: worst((r) => r.rssGrowthMiB) < STREAM_TARGETS.rssGrowthMiB,
       },
     );
   }
@@ -285,12 +301,10 @@ async function main(): Promise<void> {
     machine: info,
     settings: {
       quick: opts.quick,
-      only: opts.only ?? 'all',
-      durationSec: opts.http.durationSec,
-      warmupSec: opts.http.warmupSec,
+      only: opts.only,
       rounds: opts.http.rounds,
       connections: opts.http.connections,
-      pipelining: 1,
+      requestScale: opts.http.scale,
       settleSec: opts.http.settleSec,
     },
     http,
@@ -315,20 +329,18 @@ async function main(): Promise<void> {
   );
   if (http) {
     md.push(
-      `Large sandbox: ${http.dataset.markets.toLocaleString('en-US')} markets, ${http.dataset.positions.toLocaleString('en-US')} positions. ` +
-        `autocannon: ${opts.http.connections} keep-alive connections, pipelining 1, ${opts.http.durationSec} s per run after ` +
-        `${opts.http.warmupSec} s of warm-up, raw and service alternating, median of ${opts.http.rounds} rounds. ` +
-        'The load generator runs on the same machine and shares its cores with the server, so both figures are ' +
-        'lower than a separate client would measure; the ratio is what to read.',
-      '',
-      httpTable(http),
+      `Large sandbox: ${http.dataset.markets.toLocaleString('en-US')} markets, ${http.dataset.positions.toLocaleString('en-US')} positions, ` +
+        `the simulation ticking. ${http.loadGenerator}; raw and service alternating, median of ${opts.http.rounds} rounds. ` +
+        'Ratio: raw CPU per request ÷ service CPU per request. Server-side latency: meta.latencyMs of each answer. ' +
+        'Requests a second are secondary: the client shares the cores and sets the pace.',
       '',
       `Start-up (spawn to healthy, large dataset): ${fmt(http.startup.msToHealthy / 1000)} s; RSS when healthy ` +
         `${fmt(http.startup.rssMiBWhenHealthy)} MiB (${fmt(http.startup.rssMiBSettled)} MiB ${opts.http.settleSec} s later), ` +
         `peak during the run ${fmt(http.startup.peakRssMiB)} MiB.`,
-      '',
-      streamingTable(http),
     );
+    if (http.routes.length > 0) md.push('', httpTable(http));
+    if (http.streaming) md.push('', streamingTable(http.streaming));
+    if (http.workers) md.push('', workersTable(http.workers));
   }
   if (inprocess) md.push('', inprocessTables(inprocess));
   process.stdout.write(`\n${md.join('\n')}\n\n`);
