@@ -80,7 +80,8 @@ describe('GroupCommit', () => {
     assert.equal(gc.durable, true);
     const first = calls[0]!;
     assert.deepEqual(first.events, ['A', 'B']);
-    assert.ok(/^[A-Za-z0-9_-]{22}$/.test(first.id), first.id);
+    // The process prefix (16 random bytes) and a counter.
+    assert.ok(/^[A-Za-z0-9_-]{22}\.[0-9a-z]+$/.test(first.id), first.id);
     // Every attempt at A and B is that batch, under its id; the later events form a new one.
     assert.equal(calls.length, 5);
     assert.deepEqual(calls.slice(0, 4), [first, first, first, first]);
