@@ -20,6 +20,8 @@ export interface Answer {
   answered: number;
   status: number;
   error?: string;
+  /** The error's message, for an error answer. */
+  message?: string;
 }
 
 /** GET with a bearer key over `agent`; never rejects. */
@@ -35,14 +37,19 @@ export function getAnswer(agent: http.Agent, port: number, path: string, key: st
           const answered = performance.now();
           const status = res.statusCode ?? 0;
           let error: string | undefined;
+          let message: string | undefined;
           if (status >= 400) {
             try {
-              error = JSON.parse(Buffer.concat(chunks).toString()).error;
+              ({ error, message } = JSON.parse(Buffer.concat(chunks).toString()));
             } catch {
               error = 'unparsable';
             }
           }
-          resolve(error === undefined ? { sent, answered, status } : { sent, answered, status, error });
+          resolve(
+            error === undefined
+              ? { sent, answered, status }
+              : { sent, answered, status, error, ...(message === undefined ? {} : { message }) },
+          );
         });
         res.on('error', (e) =>
           resolve({

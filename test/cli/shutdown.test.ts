@@ -191,7 +191,7 @@ describe('lrds serve, process lifecycle', () => {
     // reset of an open connection, a 503) was dropped by the server.
     const refusedAtConnect = (o: Answer) =>
       o.status === 0 && /^(ECONNREFUSED|ECONNRESET)$/.test(o.error ?? '');
-    const dropped = outcomes.filter((o) => o.status !== 200 && !refusedAtConnect(o));
+    const dropped = outcomes.filter((o) => o.status !== 200 && !refusedAtConnect(o) && !isShed(o));
     assert.deepEqual(dropped.slice(0, 5), [], `dropped (${inFlightAtSigterm} in flight): ${dropped.length}`);
     const ok = outcomes.filter((o) => o.status === 200).length;
     assert.ok(ok - (300 - inFlightAtSigterm) > 50, `only ${ok} answered 200 of 300`);
@@ -202,6 +202,9 @@ describe('lrds serve, process lifecycle', () => {
     assert.ok(inFlightAtSigterm > 100, `only ${inFlightAtSigterm} requests were in flight`);
   });
 });
+
+/** A 503 of the overload guard (load shed, with Retry-After), not of the shutdown. */
+const isShed = (o: Answer) => o.status === 503 && /overloaded/.test(o.message ?? '');
 
 /**
  * Continuous keep-alive load: each of `connections` clients sends its next request as soon as
@@ -222,8 +225,9 @@ function steadyLoad(port: number, key: string, connections: number) {
         break;
       }
       // a reset on an open connection, or a 503 for shutting down, is a request the server dropped;
-      // any other status is an answer (a 429 when a loaded worker briefly loses Redis, say)
-      if (o.status === 0 || o.status === 503) tally.dropped.push(o);
+      // any other status is an answer (a 429 when a loaded worker briefly loses Redis, say, or a
+      // 503 of the overload guard, with its Retry-After, when other tests load the machine)
+      if (o.status === 0 || (o.status === 503 && !isShed(o))) tally.dropped.push(o);
       else tally.ok++;
       if (tally.dropped.length > 200) break;
     }
