@@ -3,9 +3,8 @@ import { listMarkets } from '../../../queries/markets.ts';
 import type { RouteDeps } from '../../context.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam } from '../../params.ts';
 import { MARKET_LIST_RESPONSES } from '../../schemas.ts';
-import { marketListAnswer, sendAssembled } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
+import { sendMarketList } from './market-list.ts';
 
 const ACCESS = { category: 'core', limitMax: 1000 } as const;
 
@@ -42,19 +41,8 @@ export function registerMarketsList(app: Api, deps: RouteDeps): void {
     },
     async (request, reply) => {
       const q = request.query;
-      const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
-      return sendAssembled(
-        request,
-        reply,
-        deps.answers.answer(request, model, nowMs, () =>
-          marketListAnswer(
-            request,
-            model,
-            listMarkets(model, { protocol: q.protocol, chainIds, offset: q.offset ?? 0, limit }),
-            nowMs,
-            clamped,
-          ),
-        ),
+      return sendMarketList(request, reply, deps, q, (model, { chainIds, limit }) =>
+        listMarkets(model, { protocol: q.protocol, chainIds, offset: q.offset ?? 0, limit }),
       );
     },
   );

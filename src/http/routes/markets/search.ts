@@ -3,9 +3,8 @@ import { MAX_SEARCH_LENGTH, MAX_SEARCH_TERMS, searchMarkets } from '../../../que
 import type { RouteDeps } from '../../context.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam } from '../../params.ts';
 import { MARKET_LIST_RESPONSES } from '../../schemas.ts';
-import { marketListAnswer, sendAssembled } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
+import { sendMarketList } from './market-list.ts';
 
 const ACCESS = { category: 'core', limitMax: 200 } as const;
 
@@ -45,19 +44,8 @@ export function registerMarketsSearch(app: Api, deps: RouteDeps): void {
     },
     async (request, reply) => {
       const q = request.query;
-      const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
-      return sendAssembled(
-        request,
-        reply,
-        deps.answers.answer(request, model, nowMs, () =>
-          marketListAnswer(
-            request,
-            model,
-            searchMarkets(model, { text: q.query, protocol: q.protocol, chainIds, limit }),
-            nowMs,
-            clamped,
-          ),
-        ),
+      return sendMarketList(request, reply, deps, q, (model, { chainIds, limit }) =>
+        searchMarkets(model, { text: q.query, protocol: q.protocol, chainIds, limit }),
       );
     },
   );
