@@ -16,7 +16,7 @@ import {
 } from './data/read-model.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
-import type { DataSource } from './http/context.ts';
+import type { DataSource, ServerOptions } from './http/context.ts';
 import { ingestOnce } from './ingest/runner.ts';
 import { ACTIVITY_SOURCE_ID, minuteOf, SandboxActivity } from './ingest/sandbox/activity.ts';
 import { type SandboxFeedClock, sandboxFeedClock } from './ingest/sandbox/feeds.ts';
@@ -500,6 +500,8 @@ export interface ServiceOptions {
   workers?: number;
   /** Whether this process keeps the sandbox history up to date (one worker of several does). Default true. */
   writesHistory?: boolean;
+  /** Socket timeouts and overload protection (SERVER_DEFAULTS otherwise). */
+  server?: ServerOptions;
 }
 
 /** The composition root: settings in, a ready (not yet listening) service out. */
@@ -559,6 +561,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     history: store,
     clock,
     logger: options.logger ?? false,
+    ...(options.server ? { server: options.server } : {}),
   });
   appLog = app.log;
   setMetricsSource({

@@ -235,6 +235,13 @@ export interface TestAppOptions {
   history?: AppDeps['history'];
 }
 
+/**
+ * Server options for tests that are not about overload: no overload guard. Building a sandbox
+ * blocks the loop for a second; with the guard on, the requests right after got 503 whenever
+ * other test files loaded the machine.
+ */
+export const QUIET = { pressure: false } as const;
+
 /** The whole app over an in-memory SQLite store, with a manual clock. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const clock = options.clock ?? new ManualClock();
@@ -260,7 +267,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     history: options.history ?? store,
     clock,
     ...(options.logger ? { logger: options.logger } : {}),
-    server: { pressure: false, ...options.server },
+    server: { ...QUIET, ...options.server },
   });
   await app.ready();
   // Every answer a test receives from this app is checked against the served OpenAPI

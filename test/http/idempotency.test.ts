@@ -18,6 +18,7 @@ import {
   makeMarket,
   makePosition,
   modelOf,
+  QUIET,
   type TestApp,
   tempDir,
   tiersWith,
@@ -237,6 +238,7 @@ describe('Idempotency-Key across instances on PostgreSQL', { skip: pgSkip ?? fal
       data: { get: () => model },
       history: store,
       clock,
+      server: QUIET,
     });
     await app.ready();
     return { app, keys };

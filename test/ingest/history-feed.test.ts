@@ -11,7 +11,7 @@ import { DAY_MS, HOUR_MS } from '../../src/ingest/sandbox/simulation/noise.ts';
 import { createService } from '../../src/service.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { ManualClock } from '../clock.ts';
-import { embeddedSettings, tempDir } from '../helpers.ts';
+import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
 
 /**
  * The sandbox history in the store: written by the seed (daily snapshots, liquidations), then
@@ -177,7 +177,7 @@ describe('sandbox history feed', () => {
     const clock = new ManualClock(NOW);
     const service = await createService(
       { ...embeddedSettings(tempDir('lrds-history-svc-')), sandboxHistoryDays: 1 },
-      { clock },
+      { clock, server: QUIET },
     );
     try {
       const counts = await service.store.historyCounts();

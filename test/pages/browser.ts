@@ -4,7 +4,7 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import type { TierId } from '../../src/access/tiers.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
-import { embeddedSettings, seedOneMarket, tempDir } from '../helpers.ts';
+import { embeddedSettings, QUIET, seedOneMarket, tempDir } from '../helpers.ts';
 
 /**
  * Headless Chromium for the page tests: Debian's `chromium` package (CHROMIUM_PATH overrides).
@@ -100,7 +100,7 @@ export async function startService(): Promise<RunningService> {
   const store = await openStore({ dataDir, databaseUrl: null });
   await seedOneMarket(store);
   await store.close();
-  const service = await createService(embeddedSettings(dataDir));
+  const service = await createService(embeddedSettings(dataDir), { server: QUIET });
   const origin = await service.app.listen({ port: 0, host: '127.0.0.1' });
   return {
     service,

@@ -15,7 +15,15 @@ import {
 import type { MarketRecord, PositionRecord } from '../../src/domain/types.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
-import { embeddedSettings, makeMarket, makePosition, makeVault, TIERS_FILE, tempDir } from '../helpers.ts';
+import {
+  embeddedSettings,
+  makeMarket,
+  makePosition,
+  makeVault,
+  QUIET,
+  TIERS_FILE,
+  tempDir,
+} from '../helpers.ts';
 
 /**
  * The SDK against a real server: the service's composition root on an embedded store,
@@ -82,7 +90,7 @@ before(async () => {
   tiers.tiers.pro.ratePerSecond = 1_000_000;
   const tiersFile = join(dataDir, 'tiers.json');
   writeFileSync(tiersFile, JSON.stringify(tiers));
-  service = await createService({ ...embeddedSettings(dataDir), tiersFile });
+  service = await createService({ ...embeddedSettings(dataDir), tiersFile }, { server: QUIET });
   await service.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = service.app.server.address() as AddressInfo;
   baseUrl = `http://127.0.0.1:${port}/api/v1`;

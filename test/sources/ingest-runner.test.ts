@@ -6,7 +6,7 @@ import { createService } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { ManualClock } from '../clock.ts';
-import { embeddedSettings, makeMarket, makePosition, tempDir } from '../helpers.ts';
+import { embeddedSettings, makeMarket, makePosition, QUIET, tempDir } from '../helpers.ts';
 
 /** A source whose next run answers `next()`: a snapshot of `markets` markets, or a throw. */
 function fakeSource(next: () => SourceOutput | Error): Source {
@@ -117,7 +117,7 @@ describe('sources in /health and meta.asOf', () => {
     const refreshedAt = (await seeded.datasetInfo())!.refreshedAt;
     await seeded.close();
     const clock = new ManualClock(refreshedAt + 90_000);
-    const service = await createService(embeddedSettings(dataDir), { clock });
+    const service = await createService(embeddedSettings(dataDir), { clock, server: QUIET });
     try {
       const health = (await service.app.inject({ url: '/api/v1/health' })).json();
       assert.equal(health.sources.length, 1);
@@ -153,7 +153,7 @@ describe('meta.blocks', () => {
       clock,
     );
     await store.close();
-    const service = await createService(embeddedSettings(dataDir), { clock });
+    const service = await createService(embeddedSettings(dataDir), { clock, server: QUIET });
     try {
       const account = await service.keys.ensureAccount('acme');
       const get = async (mode: 'live' | 'test') => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { createService, type Service } from '../../src/service.ts';
 import { ManualClock } from '../clock.ts';
-import { embeddedSettings, tempDir } from '../helpers.ts';
+import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
 
 /**
  * The living sandbox: the simulation moves token prices with time, markets and positions
@@ -18,7 +18,7 @@ after(async () => {
 });
 
 async function start(clock: ManualClock, using = settings) {
-  const service = await createService(using, { clock });
+  const service = await createService(using, { clock, server: QUIET });
   open.push(service);
   const account = await service.keys.ensureAccount('acme');
   const { key } = await service.keys.create({ accountId: account.id, tier: 'pro', mode: 'live' });

@@ -8,7 +8,7 @@ import { sandboxPriceBasis } from '../../src/ingest/sandbox/live.ts';
 import { createOracleSimulator, type OracleSimulator } from '../../src/ingest/sandbox/simulation/index.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { ManualClock } from '../clock.ts';
-import { embeddedSettings, tempDir } from '../helpers.ts';
+import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
 
 /**
  * The served oracle health of the living sandbox: each feed's last update is the simulated
@@ -36,7 +36,7 @@ interface Health {
 }
 
 before(async () => {
-  service = await createService(embeddedSettings(tempDir('lrds-oracles-')), { clock });
+  service = await createService(embeddedSettings(tempDir('lrds-oracles-')), { clock, server: QUIET });
   const account = await service.keys.ensureAccount('acme');
   const { key } = await service.keys.create({ accountId: account.id, tier: 'pro', mode: 'live' });
   get = async (url) => {
