@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { createService } from '../src/service.ts';
 import { openStore } from '../src/store/open.ts';
-import { embeddedSettings, makeMarket, makePosition, seedOneMarket, tempDir } from './helpers.ts';
+import { embeddedSettings, makeMarket, makePosition, QUIET, seedOneMarket, tempDir } from './helpers.ts';
 import { sleep } from './redis-helpers.ts';
 
 test('behavior: a backend warning after start-up is logged by the app logger', async () => {
@@ -19,7 +19,10 @@ test('behavior: a backend warning after start-up is logged by the app logger', a
       callback();
     },
   });
-  const service = await createService(embeddedSettings(dataDir), { logger: { level: 'warn', stream } });
+  const service = await createService(embeddedSettings(dataDir), {
+    logger: { level: 'warn', stream },
+    server: QUIET,
+  });
   try {
     const account = await service.keys.ensureAccount('acme');
     const { key } = await service.keys.create({ accountId: account.id, tier: 'pro', mode: 'live' });
