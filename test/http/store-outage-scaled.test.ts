@@ -5,7 +5,7 @@ import { generateKey } from '../../src/access/keys.ts';
 import type { Settings } from '../../src/config.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { QUIET, seedOneMarket, TIERS_FILE, tempDir } from '../helpers.ts';
+import { seedOneMarket, TIERS_FILE, tempDir } from '../helpers.ts';
 import { pgSkipReason, TestSchemas } from '../pg-helpers.ts';
 import { PgProxy } from '../pg-proxy.ts';
 import { REDIS_URL, redisSkipReason, sleep } from '../redis-helpers.ts';
@@ -55,7 +55,7 @@ async function instance(databaseUrl: string): Promise<Instance> {
     logLevel: 'silent',
     instances: 2,
   };
-  const service = await createService(settings, { server: QUIET });
+  const service = await createService(settings);
   cleanups.push(() => service.close());
   await service.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = service.app.server.address() as AddressInfo;
