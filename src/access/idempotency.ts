@@ -44,7 +44,7 @@ export type IdempotencyStart =
   | { ok: false; reason: 'IN_FLIGHT'; retryAfterMs: number };
 
 /** JSON with object keys sorted at every level: equal values, equal text. */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)

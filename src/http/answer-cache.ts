@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
+import { canonicalJson } from '../access/idempotency.ts';
 import type { Tier } from '../access/tiers.ts';
 import { freshness, type ReadModel } from '../data/read-model.ts';
 import { callerOf } from './context.ts';
@@ -20,7 +21,7 @@ interface Entry extends Assembled {
  * risk), so that a repeated request costs a lookup and a write while the data behind it stands.
  *
  * Keyed by everything that shapes an answer: the route, its path and query parameters
- * (normalized: as validated and coerced, in name order), the caller's scope (key mode, which
+ * (normalized: as validated and coerced, as JSON with names in order), the caller's scope (key mode, which
  * picks the data, and the tier's result cap, chains and history window, which clamp it), the
  * read model, and the answer's freshness label. An entry is used only while the model's
  * revision and the second of the clock are those it was computed at: a source update, a
@@ -76,18 +77,6 @@ export class AnswerCache {
       scope = `${tier.id}|${tier.resultCap}|${tier.chains?.join(',') ?? '*'}|${tier.historyDays}`;
       this.#scopes.set(tier, scope);
     }
-    return `${request.routeOptions.url}\n${canonical(request.params)}\n${canonical(request.query)}\n${key.mode}|${scope}\n${id}|${freshness(model.dataset, nowMs)}`;
+    return `${request.routeOptions.url}\n${canonicalJson(request.params)}\n${canonicalJson(request.query)}\n${key.mode}|${scope}\n${id}|${freshness(model.dataset, nowMs)}`;
   }
-}
-
-/** Parameters as validated, in name order, values URL-encoded: `a=1&b=x%26y`. */
-function canonical(params: unknown): string {
-  if (params === null || typeof params !== 'object') return '';
-  const names = Object.keys(params);
-  if (names.length === 0) return '';
-  names.sort();
-  let out = '';
-  for (const n of names)
-    out += `${out ? '&' : ''}${n}=${encodeURIComponent(String((params as Record<string, unknown>)[n]))}`;
-  return out;
 }
