@@ -89,7 +89,7 @@ export function applyPositionChanges(model: ReadModel, changes: readonly StoredP
     if (ord !== undefined) known.push({ ...c, ord });
   }
   applied = model.risk.applyPositionChanges(known);
-  model.revision++;
+  if (applied > 0) model.revision++;
   const last = changes.at(-1);
   if (last && last.seq > model.changeSeq) model.changeSeq = last.seq;
   return applied;
@@ -105,7 +105,7 @@ export function applyMarketChanges(model: ReadModel, changes: readonly StoredMar
   const fresh = changes.filter((c) => c.seq > model.changeSeq).map((c) => c.record);
   const factors = model.catalog.applyMarketRecords(fresh);
   model.risk.applyMarketFactors(factors);
-  model.revision++;
+  if (fresh.length > 0) model.revision++;
   const last = changes.at(-1);
   if (last && last.seq > model.changeSeq) model.changeSeq = last.seq;
   return factors.length;
