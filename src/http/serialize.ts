@@ -176,7 +176,8 @@ export function sendAssembled(request: FastifyRequest, reply: FastifyReply, x: A
   let size = 0;
   for (const p of pieces) size += p.length;
   reply.type(JSON_TYPE);
-  if (size < WRITE_IN_PIECES_FROM || pieces.length > 8)
+  // Small answers, and answers not from the cache (a piece per item), are joined: one write.
+  if (size < WRITE_IN_PIECES_FROM || pieces.length > MAX_PIECES_WRITTEN)
     return reply.send(Buffer.concat(pieces, size) as never);
   // A large cached answer (the 1,000-market list: 1.5 MB) is written as its pieces, not copied
   // into a fresh buffer per request: that copy, its page faults and the collection of the
@@ -185,8 +186,9 @@ export function sendAssembled(request: FastifyRequest, reply: FastifyReply, x: A
   return reply.send(Readable.from(pieces, { objectMode: false }));
 }
 
-/** Answers from this size up, made of a few pieces, are written without joining them. */
+/** Answers from this size up, made of a few pieces (a cached answer has three), are written without joining them. */
 const WRITE_IN_PIECES_FROM = 48 * 1024;
+const MAX_PIECES_WRITTEN = 8;
 
 /** Sends a data answer (see sendAssembled). */
 export function sendData(request: FastifyRequest, reply: FastifyReply, a: DataAnswer): FastifyReply {
