@@ -10,6 +10,7 @@ import {
   writeAddress,
 } from '../domain/position-columns.ts';
 import { fraction, significant, significantOrNull, usd } from '../domain/precision.ts';
+import { NO_POSITIONS, type PositionSums } from '../domain/stress.ts';
 import type { PositionRecord, PriceChange } from '../domain/types.ts';
 import type { Catalog, MarketView } from './catalog.ts';
 
@@ -108,6 +109,11 @@ export class RiskIndex {
   private readonly changedAt: Int32Array;
   /** Per market: its lowest health factor when its scopes were last ordered. */
   private readonly heads: Float64Array;
+  /**
+   * Prefix sums of collateral and debt along each market's list, by the list itself: lists are
+   * replaced (never edited) when a position enters or leaves, so a replaced list's sums go with it.
+   */
+  private readonly prefixes = new WeakMap<Uint32Array, { collateral: Float64Array; debt: Float64Array }>();
   private readonly jsonCache = new LRUCache<number, { version: number; json: Uint8Array }>({
     max: JSON_CACHE_ENTRIES,
     maxSize: JSON_CACHE_BYTES,
@@ -602,6 +608,71 @@ export class RiskIndex {
       if (borrow0[list[j]!]! * df >= q.minBorrowUsd) out.push(list[j]!);
     }
     return out;
+  }
+
+  /**
+   * Positions with debt in market ord whose health factor times `scale` is below `bound`, with
+   * their collateral and debt in USD now (before the scale): a binary search of the market's
+   * list (ordered by health factor) and two prefix sums, O(log n) once the sums are built (one
+   * pass over the list, kept until the list changes).
+   */
+  below(ord: number, scale: number, bound: number): PositionSums {
+    const list = this.byMarket[ord];
+    if (!list || !(scale > 0)) return NO_POSITIONS;
+    // hf0 x hfFactor x scale < bound  <=>  hf0 < bound / (hfFactor x scale)
+    const limit = bound / (this.hfFactor[ord]! * scale);
+    const hf0 = this.cols.healthFactor;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (hf0[list[mid]!]! < limit) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === 0) return NO_POSITIONS;
+    const sums = this.prefixSums(list);
+    return {
+      positions: lo,
+      collateralUsd: sums.collateral[lo]! * this.collateralFactor[ord]!,
+      debtUsd: sums.debt[lo]! * this.debtFactor[ord]!,
+    };
+  }
+
+  /** Cumulative collateral and debt (as stated) along a market's list; entry n sums its first n. */
+  private prefixSums(list: Uint32Array): { collateral: Float64Array; debt: Float64Array } {
+    let sums = this.prefixes.get(list);
+    if (!sums) {
+      const collateral = new Float64Array(list.length + 1);
+      const debt = new Float64Array(list.length + 1);
+      const c = this.cols;
+      for (let j = 0; j < list.length; j++) {
+        collateral[j + 1] = collateral[j]! + c.collateralUsd[list[j]!]!;
+        debt[j + 1] = debt[j]! + c.borrowUsd[list[j]!]!;
+      }
+      sums = { collateral, debt };
+      this.prefixes.set(list, sums);
+    }
+    return sums;
+  }
+
+  /** Positions with debt in market ord, and their collateral and debt in USD now. */
+  withDebt(ord: number): PositionSums {
+    return this.below(ord, 1, Number.POSITIVE_INFINITY);
+  }
+
+  /** The debt in USD now of each position with debt in market ord (one per borrower: a market holds one position per wallet). */
+  debtsOf(ord: number): Float64Array {
+    const list = this.byMarket[ord];
+    if (!list) return new Float64Array(0);
+    const out = new Float64Array(list.length);
+    const df = this.debtFactor[ord]!;
+    for (let j = 0; j < list.length; j++) out[j] = this.cols.borrowUsd[list[j]!]! * df;
+    return out;
+  }
+
+  /** Positions held in market ord, debt-free ones included. */
+  positionsIn(ord: number): number {
+    return this.membersByMarket().get(ord)?.length ?? 0;
   }
 
   /** The protocol of a position's market. */

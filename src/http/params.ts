@@ -55,6 +55,13 @@ export const ProtocolParam = Type.Unsafe<Protocol>({
   description: 'Only markets of this protocol.',
 });
 
+/** A market's uniqueKey in a path (matched case-insensitively; its chain is checked against the tier). */
+export const MarketIdPath = Type.String({
+  maxLength: 256,
+  description: 'Market uniqueKey: `<protocol>-<chainId>-<identifier>`.',
+  examples: ['morpho-1-0xb323495f7e4148be5643a4ea4a8221eef163e4bccfdedc2a6f4696baacbc86cc'],
+});
+
 export const ChainIdsParam = Type.String({
   pattern: '^ *[0-9]{1,12}( *, *[0-9]{1,12})* *$',
   maxLength: 500,

@@ -53,6 +53,7 @@ function url(r: Route, keyId: string): string {
     );
   if (path.endsWith('/search')) return `${path}?query=weth`;
   if (path.endsWith('/positions')) return `${path}?address=${WALLET}`;
+  if (path.endsWith('/risk/stress')) return `${path}?shocks=WETH:-0.1`;
   return path;
 }
 
@@ -138,7 +139,9 @@ describe('security suite, every authenticated route', () => {
       'GET /api/v1/oracles/{chainId}/{address}/rounds',
       'GET /api/v1/portfolios/{address}',
       'GET /api/v1/positions',
+      'GET /api/v1/risk/markets/{marketId}',
       'GET /api/v1/risk/positions-at-risk',
+      'GET /api/v1/risk/stress',
       'GET /api/v1/tokens',
       'GET /api/v1/tokens/{chainId}/{address}',
       'GET /api/v1/vaults',

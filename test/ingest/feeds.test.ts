@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { assetFamily } from '../../src/domain/asset-family.ts';
 import type { MarketRecord, OracleFeedRecord } from '../../src/domain/types.ts';
 import {
   DEFAULT_DEVIATION,
@@ -12,7 +13,6 @@ import {
 } from '../../src/ingest/sandbox/feeds.ts';
 import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
 import { sandboxPriceBasis } from '../../src/ingest/sandbox/live.ts';
-import { assetFamily } from '../../src/ingest/sandbox/prices.ts';
 import { loadReference } from '../../src/ingest/sandbox/reference.ts';
 import {
   createOracleSimulator,

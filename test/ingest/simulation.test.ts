@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { assetFamily } from '../../src/domain/asset-family.ts';
 import { SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
-import { assetFamily, PriceBook } from '../../src/ingest/sandbox/prices.ts';
+import { PriceBook } from '../../src/ingest/sandbox/prices.ts';
 import {
   createOracleSimulator,
   createPriceModel,

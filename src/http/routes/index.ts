@@ -13,7 +13,9 @@ import { registerOracleRounds } from './oracles/rounds.ts';
 import { registerPortfolio } from './portfolios/detail.ts';
 import { registerLiquidations } from './positions/liquidations.ts';
 import { registerWalletPositions } from './positions/list.ts';
+import { registerMarketRisk } from './risk/market.ts';
 import { registerPositionsAtRisk } from './risk/positions-at-risk.ts';
+import { registerStressTest } from './risk/stress.ts';
 import { registerHealth } from './service/health.ts';
 import { registerTokenDetail } from './tokens/detail.ts';
 import { registerTokensList } from './tokens/list.ts';
@@ -63,6 +65,8 @@ export async function registerRoutes(
     registerPortfolio(authed, deps);
     // Risk
     registerPositionsAtRisk(authed, deps);
+    registerMarketRisk(authed, deps);
+    registerStressTest(authed, deps);
     // Client self-service: account data, never stored by caches.
     await authed.register(async (client: Api) => {
       client.addHook('onSend', async (_request, reply) => {

@@ -3,11 +3,14 @@
  * APYs from the rate curve (src/domain/rates.ts) at the market's utilization, and rewards.
  * All drawn from a stream keyed by the market's uniqueKey.
  */
+
+import { assetFamily } from '../../domain/asset-family.ts';
 import type { Protocol } from '../../domain/enums.ts';
 import { borrowRate, type RateCurve, rateToApy, supplyRate } from '../../domain/rates.ts';
+import { liquidationBonus } from '../../domain/stress.ts';
 import type { MarketRecord } from '../../domain/types.ts';
 import { type MarketDraft, uniqueKeyOf } from './markets/draft.ts';
-import { assetFamily, familyCurve, familyReserveFactor, type PriceBook } from './prices.ts';
+import { familyCurve, familyReserveFactor, type PriceBook } from './prices.ts';
 import { floorTo, rngFor, roundTo, unitHash } from './rng.ts';
 
 /** Median supply (USD) of a protocol's market and the log-normal sigma around it. */
@@ -91,9 +94,7 @@ const CLOSE_FACTOR: Readonly<Record<Protocol, number>> = {
 };
 
 export function marketTerms(draft: MarketDraft): MarketTerms {
-  const bonus =
-    draft.liquidationBonus ??
-    (draft.protocol === 'morpho' ? Math.min(1.15, 1 / (0.3 * draft.lltv + 0.7)) - 1 : 0.05);
+  const bonus = draft.liquidationBonus ?? liquidationBonus(draft.protocol, draft.lltv);
   return {
     curve: draft.curve ?? familyCurve(draft.loan.symbol, 1),
     reserveFactor: draft.reserveFactor ?? familyReserveFactor(draft.loan.symbol),

@@ -1,6 +1,6 @@
+import { assetFamily } from '../../domain/asset-family.ts';
 import type { MarketRecord, PriceChange } from '../../domain/types.ts';
 import { SANDBOX_AS_OF } from './index.ts';
-import { assetFamily } from './prices.ts';
 import { createPriceModel, type PriceModel } from './simulation/index.ts';
 
 /** A token of the sandbox: its chain, lower-case address, symbol, and its snapshot USD price. */

@@ -3,9 +3,11 @@
  * Morpho feed lists, Aave price sources), combined into per-market oracles, with a simulated
  * update clock per feed. A feed has one clock for the whole dataset, whichever markets use it.
  */
+
+import { assetFamily } from '../../domain/asset-family.ts';
 import type { OracleProvider, OracleType } from '../../domain/enums.ts';
 import type { OracleFeedRecord, OracleRecord } from '../../domain/types.ts';
-import { assetFamily, ptUnderlying } from './prices.ts';
+import { ptUnderlying } from './prices.ts';
 import type { ReferenceData } from './reference.ts';
 import { hash32, rngFor } from './rng.ts';
 

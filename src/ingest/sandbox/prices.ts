@@ -3,24 +3,13 @@
  * per-family defaults (liquidation thresholds, rate curves) used where the reference data
  * has no value. Prices depend on the seed and the symbol only.
  */
+
+import { type AssetFamily, assetFamily, type MajorSymbol } from '../../domain/asset-family.ts';
 import type { RateCurve } from '../../domain/rates.ts';
-import { isPendlePrincipalToken } from '../../domain/strategy.ts';
 import { createRng, hash32, type Rng, roundSignificant, unitHash } from './rng.ts';
 
-export type AssetFamily =
-  | 'usd'
-  | 'usd-yield'
-  | 'eur'
-  | 'eth'
-  | 'eth-lst'
-  | 'btc'
-  | 'gold'
-  | 'pt'
-  | 'major'
-  | 'other';
-
 /** USD price ranges of well-known non-pegged tokens (chain natives, governance tokens). */
-const MAJORS: Readonly<Record<string, readonly [number, number]>> = {
+const MAJORS: Readonly<Record<MajorSymbol, readonly [number, number]>> = {
   BNB: [550, 750],
   WBNB: [550, 750],
   POL: [0.2, 0.6],
@@ -65,46 +54,6 @@ const MAJORS: Readonly<Record<string, readonly [number, number]>> = {
   RPL: [5, 15],
   SPK: [0.03, 0.12],
 };
-
-const PLAIN_STABLES = new Set([
-  'DAI',
-  'XDAI',
-  'WXDAI',
-  'GHO',
-  'FRAX',
-  'LUSD',
-  'DOLA',
-  'MIM',
-  'BOLD',
-  'USR',
-  'USX',
-  'MAI',
-  'BUIDL',
-]);
-
-/** Lowercase prefixes of yield-bearing wrappers of a stable (sDAI, sUSDe, syrupUSDC, stcUSD...). */
-const YIELD_PREFIX = /^(syrup|sfrx|wst|stc|sav|stk|ws|st|sy|sr|sd|s|y)(?=[A-Z])/;
-
-function isStableSymbol(upper: string): boolean {
-  return upper.includes('USD') || PLAIN_STABLES.has(upper);
-}
-
-/** The price family of a symbol, from its spelling alone. */
-export function assetFamily(symbol: string): AssetFamily {
-  const upper = symbol.toUpperCase();
-  if (isPendlePrincipalToken(symbol)) return 'pt';
-  if (upper.startsWith('LP-')) return 'other';
-  if (upper === 'PAXG' || upper === 'XAUT' || upper === 'XAUT0') return 'gold';
-  if (MAJORS[upper]) return 'major';
-  if (upper === 'ETH' || upper === 'WETH') return 'eth';
-  if (upper.includes('ETH')) return 'eth-lst';
-  if (upper.includes('BTC')) return 'btc';
-  if (upper.includes('EUR')) return 'eur';
-  const prefix = YIELD_PREFIX.exec(symbol);
-  if (prefix && isStableSymbol(symbol.slice(prefix[0].length).toUpperCase())) return 'usd-yield';
-  if (isStableSymbol(upper)) return 'usd';
-  return 'other';
-}
 
 /** The underlying symbol of a Pendle PT symbol: PT-sUSDE-27MAR2025 gives sUSDE (and PT_USDe_25SEP2025, USDe). */
 export function ptUnderlying(symbol: string): string {
@@ -184,7 +133,7 @@ export class PriceBook {
         return this.price(underlying) * (0.88 + 0.115 * u);
       }
       case 'major': {
-        const [lo, hi] = MAJORS[upper] ?? [1, 2];
+        const [lo, hi] = MAJORS[upper as MajorSymbol] ?? [1, 2];
         return lo + (hi - lo) * u;
       }
       default:

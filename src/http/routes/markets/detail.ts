@@ -3,7 +3,7 @@ import { getMarket } from '../../../queries/markets.ts';
 import type { RouteDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
-import { requireMarketId } from '../../params.ts';
+import { MarketIdPath, requireMarketId } from '../../params.ts';
 import { envelope, errorResponses, MarketRef, NOT_MODIFIED } from '../../schemas.ts';
 import { marketJson, sendAssembled } from '../../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
@@ -21,11 +21,7 @@ export function registerMarketDetail(app: Api, deps: RouteDeps): void {
           'One market with its oracle, oracle health, strategy and risk metrics. The id is matched case-insensitively.',
         security: [{ bearerAuth: [] }],
         params: Type.Object({
-          marketId: Type.String({
-            maxLength: 256,
-            description: 'Market uniqueKey: `<protocol>-<chainId>-<identifier>`.',
-            examples: ['morpho-1-0xb323495f7e4148be5643a4ea4a8221eef163e4bccfdedc2a6f4696baacbc86cc'],
-          }),
+          marketId: MarketIdPath,
         }),
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {

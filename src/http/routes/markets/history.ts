@@ -5,6 +5,7 @@ import {
   CursorParam,
   EndDateParam,
   LimitParam,
+  MarketIdPath,
   parseDate,
   parseEndDate,
   requireMarketId,
@@ -41,10 +42,7 @@ export function registerMarketHistory(app: Api, deps: AppDeps): void {
           'window and, hourly, to 30 days ago (meta.clamped); `endDate` defaults to now. Page with `cursor`.',
         security: [{ bearerAuth: [] }],
         params: Type.Object({
-          marketId: Type.String({
-            maxLength: 256,
-            description: 'Market uniqueKey: `<protocol>-<chainId>-<identifier>`.',
-          }),
+          marketId: MarketIdPath,
         }),
         querystring: Type.Object(
           {

@@ -3,9 +3,11 @@
  * token, lltv its liquidateCollateralFactor, the borrow curve the comet's own configured one.
  * Identifier `<comet>_<collateral>`.
  */
+
+import { assetFamily } from '../../../domain/asset-family.ts';
 import type { RateCurve } from '../../../domain/rates.ts';
 import { feedSymbol } from '../oracles.ts';
-import { assetFamily, familyCurve } from '../prices.ts';
+import { familyCurve } from '../prices.ts';
 import type { BuildContext, DraftLists } from './draft.ts';
 import { pairLabel, structuralUnit } from './draft.ts';
 

@@ -8,7 +8,8 @@
  * vaults only; the asset is otherwise read from the vault name ("Euler Prime USDC" -> USDC)
  * and looked up on that chain. Vaults whose asset cannot be found on their chain are skipped.
  */
-import { assetFamily, defaultLltv, familyCurve } from '../prices.ts';
+import { assetFamily } from '../../../domain/asset-family.ts';
+import { defaultLltv, familyCurve } from '../prices.ts';
 import type { RefEulerVault } from '../reference.ts';
 import type { TokenRef } from '../tokens.ts';
 import type { BuildContext, DraftLists, MarketDraft } from './draft.ts';

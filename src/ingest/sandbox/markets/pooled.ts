@@ -3,7 +3,8 @@
  * collateral/loan pair of the reserves of one pool. Identifier `<pool>_<collateral>_<loan>`.
  * Primary pairs borrow a USD stable or ETH; the other pairs are extended (large profiles).
  */
-import { assetFamily, defaultLltv, familyCurve, familyReserveFactor } from '../prices.ts';
+import { assetFamily } from '../../../domain/asset-family.ts';
+import { defaultLltv, familyCurve, familyReserveFactor } from '../prices.ts';
 import type { RefAaveReserve } from '../reference.ts';
 import type { TokenRef } from '../tokens.ts';
 import type { BuildContext, DraftLists, MarketDraft } from './draft.ts';

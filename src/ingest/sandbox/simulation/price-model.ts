@@ -24,7 +24,8 @@
  * Randomness depends on the symbol (and family), not on the key: the same token on several
  * chains moves identically, and adding or removing assets never changes another's path.
  */
-import { type AssetFamily, assetFamily, PriceBook, ptUnderlying } from '../prices.ts';
+import { type AssetFamily, assetFamily } from '../../../domain/asset-family.ts';
+import { PriceBook, ptUnderlying } from '../prices.ts';
 import { type CrashEvent, crashLog, crashSchedule } from './crashes.ts';
 import {
   DAY_MS,

@@ -1,0 +1,60 @@
+import { Type } from '@fastify/type-provider-typebox';
+import { type MarketRiskView, marketRisk } from '../../../queries/stress.ts';
+import type { RouteDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { dataMeta } from '../../envelope.ts';
+import { MarketIdPath, requireMarketId } from '../../params.ts';
+import { envelope, errorResponses, MarketRiskRef, MarketRiskSchema, NOT_MODIFIED } from '../../schemas.ts';
+import { itemSerializer, sendAssembled } from '../../serialize.ts';
+import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+
+const marketRiskJson = itemSerializer<MarketRiskView>(MarketRiskSchema);
+
+export function registerMarketRisk(app: Api, deps: RouteDeps): void {
+  app.get(
+    '/risk/markets/:marketId',
+    {
+      config: { access: { category: 'risk', chainParam: 'marketId' } },
+      schema: {
+        operationId: 'getMarketRisk',
+        tags: ['Risk'],
+        summary: "A market's risk",
+        description:
+          'Positions liquidatable now; collateral and debt at risk, collateral liquidators would seize and estimated bad debt ' +
+          'under collateral price falls of 5, 10, 20 and 30 % (the loan price fixed; every liquidatable position liquidated in ' +
+          "full at the market's liquidation bonus); the market's loan liquidity against the debt those liquidations repay; " +
+          "concentration of the debt (top 10 borrowers' share, Herfindahl index); oracle health.",
+        security: [{ bearerAuth: [] }],
+        params: Type.Object({ marketId: MarketIdPath }),
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: envelope(MarketRiskRef),
+          ...NOT_MODIFIED,
+          ...errorResponses([
+            'INVALID_PARAMETER',
+            'CHAIN_FORBIDDEN',
+            'MARKET_NOT_FOUND',
+            ...AUTHENTICATED_ERRORS,
+          ]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const id = requireMarketId(request.params.marketId, 'marketId');
+      const nowMs = deps.clock.now();
+      const model = deps.data.get(callerOf(request).key.mode);
+      return sendAssembled(
+        request,
+        reply,
+        deps.answers.answer(request, model, nowMs, () => {
+          const found = marketRisk(model, id.key, Math.floor(nowMs / 1000));
+          return {
+            items: found.items.map(marketRiskJson),
+            list: false,
+            meta: dataMeta(request, model, nowMs, found, undefined),
+          };
+        }),
+      );
+    },
+  );
+}
