@@ -46,6 +46,7 @@ interface ListPages {
   listVaults: Success<'listVaults'>;
   listPositions: Success<'listPositions'>;
   listLiquidations: Success<'listLiquidations'>;
+  analyticsTimeseries: Success<'analyticsTimeseries'>;
 }
 /** An item of a list operation's `data`. */
 export type Item<K extends ListOperation> = ListPages[K]['data'][number];
@@ -91,6 +92,7 @@ const LIST_PATHS: Record<ListOperation, string> = {
   listVaults: '/vaults',
   listPositions: '/positions',
   listLiquidations: '/liquidations',
+  analyticsTimeseries: '/analytics/timeseries',
 };
 
 /** The last line of an NDJSON answer (DECISIONS D17). */
@@ -144,6 +146,38 @@ export class LrdsClient {
     options?: RequestOptions,
   ): Promise<Success<'positionsAtRisk'>> {
     return this.#request('GET', LIST_PATHS.positionsAtRisk, query, undefined, options);
+  }
+
+  /** A market's risk: liquidatable now and under collateral falls of 5 to 30 %, concentration, liquidity, oracle health. */
+  getMarketRisk(marketId: string, options?: RequestOptions): Promise<Success<'getMarketRisk'>> {
+    return this.#request(
+      'GET',
+      `/risk/markets/${encodeURIComponent(marketId)}`,
+      undefined,
+      undefined,
+      options,
+    );
+  }
+
+  /** A stress test: `shocks` such as `'WETH:-0.2,WBTC:-0.15'`; correlated assets follow their base. */
+  stressTest(query: Query<'stressTest'>, options?: RequestOptions): Promise<Success<'stressTest'>> {
+    return this.#request('GET', '/risk/stress', query, undefined, options);
+  }
+
+  /** Supply, borrow, utilization, positions at risk: in total, by protocol and by chain. */
+  analyticsOverview(
+    query: Query<'analyticsOverview'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'analyticsOverview'>> {
+    return this.#request('GET', '/analytics/overview', query, undefined, options);
+  }
+
+  /** Daily totals by protocol (or chain) from the stored history; page with `cursor`. */
+  analyticsTimeseries(
+    query: Query<'analyticsTimeseries'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'analyticsTimeseries'>> {
+    return this.#request('GET', LIST_PATHS.analyticsTimeseries, query, undefined, options);
   }
 
   /** A market's daily (or hourly, `interval: 'hour'`) points, oldest first; page with `cursor`. */

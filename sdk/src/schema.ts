@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 2cc9a04281fc38424a39c49d84bc42ba666f3f3a3916e075774fd9a9c3080b63) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 ea42358faf5e0d70a6752c26b8993ed1f504f9a2b1c8e5034c8693528f30c917) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -312,6 +312,86 @@ export interface paths {
          * @description Borrow positions whose health factor is below the threshold (liquidatable ones, below 1, included), ordered by health factor ascending, then borrowed USD descending. Positions without debt are never at risk.
          */
         get: operations["positionsAtRisk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/risk/markets/{marketId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A market's risk
+         * @description Positions liquidatable now; collateral and debt at risk, collateral liquidators would seize and estimated bad debt under collateral price falls of 5, 10, 20 and 30 % (the loan price fixed; every liquidatable position liquidated in full at the market's liquidation bonus); the market's loan liquidity against the debt those liquidations repay; concentration of the debt (top 10 borrowers' share, Herfindahl index); oracle health.
+         */
+        get: operations["getMarketRisk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/risk/stress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stress test
+         * @description Moves asset prices and reports, per market and in total, the positions newly liquidatable, the debt at risk, the collateral liquidators would seize and the estimated bad debt, liquidating every liquidatable position in full at its market's liquidation bonus. Correlated assets move with their base unless shocked themselves: ETH staking and restaking tokens (wstETH, weETH, rETH, cbETH, rsETH, ezETH...) with ETH or WETH, BTC wrappers (cbBTC, tBTC, LBTC...) with BTC or WBTC. A market moves by (1 + collateral move) / (1 + loan move) in health factor. `meta.total` counts the moved markets with liquidatable positions.
+         */
+        get: operations["stressTest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Overview
+         * @description Now, in the chains in scope: markets, supply, borrow, utilization, positions, positions with debt, positions at risk (health factor below 1.1) and liquidatable (below 1) with the debt at risk; in total, by protocol and by chain (largest supply first). Utilization is borrow / supply of the sums.
+         */
+        get: operations["analyticsOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/timeseries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Daily totals over time
+         * @description Per UTC day and protocol (or chain, `groupBy=chain`), from the stored history: the sum of the markets' supply and borrow in their daily snapshots, utilization of the sums, and the liquidations of the day (count, debt repaid, collateral seized, bad debt). Date ascending, then protocol name or chain id. `startDate` is raised to your tier's history window (meta.clamped); `endDate` defaults to now. Page with `cursor`.
+         */
+        get: operations["analyticsTimeseries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -716,6 +796,259 @@ export interface components {
                 /** @description The market of the position it liquidates first. */
                 marketId: string;
             }[];
+        };
+        /** MarketRisk */
+        MarketRisk: {
+            marketId: string;
+            /**
+             * @description Lending protocol identifier.
+             * @enum {string}
+             */
+            protocol: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+            chainId: number;
+            collateralAsset: {
+                symbol: string;
+                priceUsd: number;
+            };
+            loanAsset: {
+                symbol: string;
+                priceUsd: number;
+            };
+            lltv: number;
+            /** @description Paid to liquidators over the debt they repay (0.05 = 5 %): Morpho's min(1.15, 1 / (0.3 x lltv + 0.7)) - 1, 5 % for the pooled protocols. */
+            liquidationBonus: number;
+            /** @description Supplied, USD (to the cent). */
+            supplyUsd: number;
+            /** @description Borrowed, USD (to the cent). */
+            borrowUsd: number;
+            /** @description Loan assets available (supply - borrow, at least 0), USD (to the cent). */
+            availableLiquidityUsd: number;
+            utilization: number;
+            /** @description Positions with debt. */
+            borrowPositions: number;
+            /** @description Collateral of the positions with debt, USD (to the cent). */
+            collateralUsd: number;
+            /** @description Debt of the positions, USD (to the cent). */
+            debtUsd: number;
+            /** @description Positions liquidatable at current prices, and what liquidating them would do. */
+            liquidatableNow: {
+                /** @description Positions liquidatable after the move (those liquidatable before included). */
+                liquidatablePositions: number;
+                /** @description Positions the move makes liquidatable. */
+                newlyLiquidatable: number;
+                /** @description Debt of the positions liquidatable after the move, valued after it, USD (to the cent). */
+                debtAtRiskUsd: number;
+                /** @description Collateral liquidators would seize, liquidating them in full at the liquidation bonus, USD (to the cent). */
+                collateralSeizedUsd: number;
+                /** @description Debt liquidators would repay, USD (to the cent). */
+                debtRepaidUsd: number;
+                /** @description Debt their collateral would not cover (debt - collateral / (1 + bonus), where positive), USD (to the cent). */
+                badDebtUsd: number;
+            };
+            /** @description Collateral price falls of 5, 10, 20 and 30 %. */
+            scenarios: {
+                /** @description The collateral USD price move (-0.1 = a 10 % fall), the loan price fixed. */
+                collateralPriceChange: number;
+                /** @description Positions liquidatable after the move (those liquidatable before included). */
+                liquidatablePositions: number;
+                /** @description Positions the move makes liquidatable. */
+                newlyLiquidatable: number;
+                /** @description Debt of the positions liquidatable after the move, valued after it, USD (to the cent). */
+                debtAtRiskUsd: number;
+                /** @description Collateral liquidators would seize, liquidating them in full at the liquidation bonus, USD (to the cent). */
+                collateralSeizedUsd: number;
+                /** @description Debt liquidators would repay, USD (to the cent). */
+                debtRepaidUsd: number;
+                /** @description Debt their collateral would not cover (debt - collateral / (1 + bonus), where positive), USD (to the cent). */
+                badDebtUsd: number;
+                /** @description availableLiquidityUsd / debtRepaidUsd: above 1, the market holds the loan assets the liquidations would repay; null when none would. */
+                liquidityCoverage: number | null;
+            }[];
+            concentration: {
+                /** @description Borrowers with debt. */
+                borrowers: number;
+                /** @description The 10 largest borrowers' share of the debt, 0 to 1. */
+                top10Share: number;
+                /** @description Herfindahl-Hirschman index of the debt: the sum of each borrower's squared share (1 / n for n equal borrowers, 1 for one). */
+                herfindahl: number;
+            };
+            /** @description Oracle freshness (the stalest feed of a composite oracle); null without oracle data. */
+            oracleHealth: {
+                /** @description Unix seconds of the last update (of the stalest feed). */
+                lastUpdateTimestamp: number;
+                /** @description now - lastUpdateTimestamp, seconds. */
+                secondsSinceUpdate: number;
+                /** @description Maximum interval the feed promises between updates. */
+                expectedHeartbeatSeconds: number;
+                /** @description stalenessRatio > 1. */
+                isStale: boolean;
+                /** @description secondsSinceUpdate / expectedHeartbeatSeconds. */
+                stalenessRatio: number;
+            } | null;
+        };
+        /** Stress */
+        Stress: {
+            /** @description The shocks as given. */
+            shocks: {
+                asset: string;
+                change: number;
+            }[];
+            totals: {
+                /** @description Markets in scope whose collateral or loan asset moves. */
+                markets: number;
+                /** @description Positions liquidatable after the move (those liquidatable before included). */
+                liquidatablePositions: number;
+                /** @description Positions the move makes liquidatable. */
+                newlyLiquidatable: number;
+                /** @description Debt of the positions liquidatable after the move, valued after it, USD (to the cent). */
+                debtAtRiskUsd: number;
+                /** @description Collateral liquidators would seize, liquidating them in full at the liquidation bonus, USD (to the cent). */
+                collateralSeizedUsd: number;
+                /** @description Debt liquidators would repay, USD (to the cent). */
+                debtRepaidUsd: number;
+                /** @description Debt their collateral would not cover (debt - collateral / (1 + bonus), where positive), USD (to the cent). */
+                badDebtUsd: number;
+                /** @description Debt of the newly liquidatable positions, valued after the moves, USD (to the cent). */
+                newDebtAtRiskUsd: number;
+            };
+            /** @description Moved markets with positions liquidatable after the moves, by debt at risk (largest first); `limit` of them. */
+            markets: {
+                marketId: string;
+                /**
+                 * @description Lending protocol identifier.
+                 * @enum {string}
+                 */
+                protocol: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+                chainId: number;
+                collateralAsset: {
+                    symbol: string;
+                    /** @description The relative price move applied (0: unmoved). */
+                    change: number;
+                    /** @description The shock it follows: its own symbol, or its base (WETH for wstETH); null when unmoved. */
+                    via: string | null;
+                };
+                loanAsset: {
+                    symbol: string;
+                    /** @description The relative price move applied (0: unmoved). */
+                    change: number;
+                    /** @description The shock it follows: its own symbol, or its base (WETH for wstETH); null when unmoved. */
+                    via: string | null;
+                };
+                /** @description (1 + collateral move) / (1 + loan move): the market's health factors are multiplied by it. */
+                healthFactorScale: number;
+                /** @description Positions liquidatable after the move (those liquidatable before included). */
+                liquidatablePositions: number;
+                /** @description Positions the move makes liquidatable. */
+                newlyLiquidatable: number;
+                /** @description Debt of the positions liquidatable after the move, valued after it, USD (to the cent). */
+                debtAtRiskUsd: number;
+                /** @description Collateral liquidators would seize, liquidating them in full at the liquidation bonus, USD (to the cent). */
+                collateralSeizedUsd: number;
+                /** @description Debt liquidators would repay, USD (to the cent). */
+                debtRepaidUsd: number;
+                /** @description Debt their collateral would not cover (debt - collateral / (1 + bonus), where positive), USD (to the cent). */
+                badDebtUsd: number;
+                /** @description Debt of the newly liquidatable positions, valued after the moves, USD (to the cent). */
+                newDebtAtRiskUsd: number;
+            }[];
+        };
+        /** Overview */
+        Overview: {
+            /** @description The health factor below which a position counts as at risk (1.1). */
+            atRiskHealthFactor: number;
+            totals: {
+                markets: number;
+                /** @description Supplied, USD (to the cent). */
+                supplyUsd: number;
+                /** @description Borrowed, USD (to the cent). */
+                borrowUsd: number;
+                /** @description borrowUsd / supplyUsd (0 when nothing is supplied). */
+                utilization: number;
+                /** @description Positions held, debt-free ones included. */
+                positions: number;
+                /** @description Positions with debt. */
+                borrowPositions: number;
+                /** @description Positions with a health factor below atRiskHealthFactor (liquidatable ones included). */
+                positionsAtRisk: number;
+                /** @description Positions with a health factor below 1. */
+                liquidatablePositions: number;
+                /** @description Debt of the positions at risk, USD (to the cent). */
+                debtAtRiskUsd: number;
+            };
+            /** @description Largest supply first. */
+            byProtocol: {
+                /**
+                 * @description Lending protocol identifier.
+                 * @enum {string}
+                 */
+                protocol: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+                markets: number;
+                /** @description Supplied, USD (to the cent). */
+                supplyUsd: number;
+                /** @description Borrowed, USD (to the cent). */
+                borrowUsd: number;
+                /** @description borrowUsd / supplyUsd (0 when nothing is supplied). */
+                utilization: number;
+                /** @description Positions held, debt-free ones included. */
+                positions: number;
+                /** @description Positions with debt. */
+                borrowPositions: number;
+                /** @description Positions with a health factor below atRiskHealthFactor (liquidatable ones included). */
+                positionsAtRisk: number;
+                /** @description Positions with a health factor below 1. */
+                liquidatablePositions: number;
+                /** @description Debt of the positions at risk, USD (to the cent). */
+                debtAtRiskUsd: number;
+            }[];
+            /** @description Largest supply first. */
+            byChain: {
+                chainId: number;
+                markets: number;
+                /** @description Supplied, USD (to the cent). */
+                supplyUsd: number;
+                /** @description Borrowed, USD (to the cent). */
+                borrowUsd: number;
+                /** @description borrowUsd / supplyUsd (0 when nothing is supplied). */
+                utilization: number;
+                /** @description Positions held, debt-free ones included. */
+                positions: number;
+                /** @description Positions with debt. */
+                borrowPositions: number;
+                /** @description Positions with a health factor below atRiskHealthFactor (liquidatable ones included). */
+                positionsAtRisk: number;
+                /** @description Positions with a health factor below 1. */
+                liquidatablePositions: number;
+                /** @description Debt of the positions at risk, USD (to the cent). */
+                debtAtRiskUsd: number;
+            }[];
+        };
+        /** TimeseriesPoint */
+        TimeseriesPoint: {
+            /**
+             * Format: date
+             * @description The UTC day.
+             */
+            date: string;
+            /** @description The protocol of the point (groupBy=protocol); null when grouped by chain. */
+            protocol: string | null;
+            /** @description The chain of the point (groupBy=chain); null when grouped by protocol. */
+            chainId: number | null;
+            /** @description Markets with a daily snapshot that day. */
+            markets: number;
+            /** @description Sum of the markets' supply in their daily snapshots, USD (to the cent). */
+            supplyUsd: number;
+            /** @description Sum of the markets' borrow, USD (to the cent). */
+            borrowUsd: number;
+            /** @description borrowUsd / supplyUsd. */
+            utilization: number;
+            /** @description Liquidations that day. */
+            liquidations: number;
+            /** @description Debt they repaid, USD (to the cent). */
+            liquidatedDebtUsd: number;
+            /** @description Collateral they seized, USD (to the cent). */
+            collateralSeizedUsd: number;
+            /** @description Bad debt they left, USD (to the cent). */
+            badDebtUsd: number;
         };
         /**
          * Token
@@ -2218,7 +2551,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Market uniqueKey: `<protocol>-<chainId>-<identifier>`. */
+                /**
+                 * @description Market uniqueKey: `<protocol>-<chainId>-<identifier>`.
+                 * @example morpho-1-0xb323495f7e4148be5643a4ea4a8221eef163e4bccfdedc2a6f4696baacbc86cc
+                 */
                 marketId: string;
             };
             cookie?: never;
@@ -5319,6 +5655,1056 @@ export interface operations {
             };
             /** @description MARKET_NOT_FOUND */
             404: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMarketRisk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Market uniqueKey: `<protocol>-<chainId>-<identifier>`.
+                 * @example morpho-1-0xb323495f7e4148be5643a4ea4a8221eef163e4bccfdedc2a6f4696baacbc86cc
+                 */
+                marketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MarketRisk"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CHAIN_FORBIDDEN or TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description MARKET_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    stressTest: {
+        parameters: {
+            query: {
+                /**
+                 * @description Up to 10 comma-separated `SYMBOL:change` pairs, change relative (-0.2 = a 20 % fall; above -1, at most 10). Symbols match case-insensitively; ETH and BTC name the groups.
+                 * @example WETH:-0.2,WBTC:-0.15
+                 */
+                shocks: string;
+                /** @description Only markets of this protocol. */
+                protocol?: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+                /**
+                 * @description Comma-separated chain ids, e.g. `1,8453`. Filtered to the tier's chains; omitted, the scope is the tier's chains.
+                 * @example 1,8453
+                 */
+                chainIds?: string;
+                /**
+                 * @description Maximum results (default 50). Values above min(1000, the tier's result cap) are lowered silently and reported in meta.clamped.
+                 * @example 50
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Stress"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    analyticsOverview: {
+        parameters: {
+            query?: {
+                /** @description Only markets of this protocol. */
+                protocol?: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+                /**
+                 * @description Comma-separated chain ids, e.g. `1,8453`. Filtered to the tier's chains; omitted, the scope is the tier's chains.
+                 * @example 1,8453
+                 */
+                chainIds?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Overview"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    analyticsTimeseries: {
+        parameters: {
+            query?: {
+                /** @description One point per day and protocol (default), or per day and chain. */
+                groupBy?: "protocol" | "chain";
+                /** @description Only markets of this protocol. */
+                protocol?: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+                /**
+                 * @description Comma-separated chain ids, e.g. `1,8453`. Filtered to the tier's chains; omitted, the scope is the tier's chains.
+                 * @example 1,8453
+                 */
+                chainIds?: string;
+                /**
+                 * @description ISO 8601 date or date-time (UTC). Raised to the start of the tier's history window.
+                 * @example 2026-11-01
+                 */
+                startDate?: string;
+                /**
+                 * @description ISO 8601 date or date-time (UTC when no offset): items up to this instant; a date includes its whole day. Before startDate: 400.
+                 * @example 2026-11-20
+                 */
+                endDate?: string;
+                /**
+                 * @description Maximum results (default 50). Values above min(10000, the tier's result cap) are lowered silently and reported in meta.clamped.
+                 * @example 50
+                 */
+                limit?: number;
+                /** @description Opaque cursor from `meta.nextCursor` of the previous page (the other parameters unchanged). */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TimeseriesPoint"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_FORBIDDEN */
+            403: {
                 headers: {
                     /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
                     "X-Request-Id"?: string;

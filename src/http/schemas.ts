@@ -604,6 +604,68 @@ export const StressSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const AnalyticsTotalsProperties = {
+  markets: Type.Integer(),
+  supplyUsd: USD('Supplied'),
+  borrowUsd: USD('Borrowed'),
+  utilization: Type.Number({ description: 'borrowUsd / supplyUsd (0 when nothing is supplied).' }),
+  positions: Type.Integer({ description: 'Positions held, debt-free ones included.' }),
+  borrowPositions: Type.Integer({ description: 'Positions with debt.' }),
+  positionsAtRisk: Type.Integer({
+    description: 'Positions with a health factor below atRiskHealthFactor (liquidatable ones included).',
+  }),
+  liquidatablePositions: Type.Integer({ description: 'Positions with a health factor below 1.' }),
+  debtAtRiskUsd: USD('Debt of the positions at risk'),
+};
+
+export const OverviewSchema = Type.Object(
+  {
+    atRiskHealthFactor: Type.Number({
+      description: 'The health factor below which a position counts as at risk (1.1).',
+    }),
+    totals: Type.Object(AnalyticsTotalsProperties, { additionalProperties: false }),
+    byProtocol: Type.Array(
+      Type.Object(
+        { protocol: ProtocolSchema, ...AnalyticsTotalsProperties },
+        { additionalProperties: false },
+      ),
+      {
+        description: 'Largest supply first.',
+      },
+    ),
+    byChain: Type.Array(
+      Type.Object({ chainId: Type.Integer(), ...AnalyticsTotalsProperties }, { additionalProperties: false }),
+      {
+        description: 'Largest supply first.',
+      },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const TimeseriesPointSchema = Type.Object(
+  {
+    date: Type.String({ format: 'date', description: 'The UTC day.' }),
+    protocol: nullable<string>(
+      'string',
+      'The protocol of the point (groupBy=protocol); null when grouped by chain.',
+    ),
+    chainId: nullable<number>(
+      'integer',
+      'The chain of the point (groupBy=chain); null when grouped by protocol.',
+    ),
+    markets: Type.Integer({ description: 'Markets with a daily snapshot that day.' }),
+    supplyUsd: USD("Sum of the markets' supply in their daily snapshots"),
+    borrowUsd: USD("Sum of the markets' borrow"),
+    utilization: Type.Number({ description: 'borrowUsd / supplyUsd.' }),
+    liquidations: Type.Integer({ description: 'Liquidations that day.' }),
+    liquidatedDebtUsd: USD('Debt they repaid'),
+    collateralSeizedUsd: USD('Collateral they seized'),
+    badDebtUsd: USD('Bad debt they left'),
+  },
+  { additionalProperties: false },
+);
+
 export const VaultSchema = Type.Object(
   {
     protocol: Type.Unsafe<'morpho' | 'euler'>({ type: 'string', enum: ['morpho', 'euler'] }),
@@ -761,6 +823,8 @@ export const NAMED_SCHEMAS = {
   Portfolio: () => PortfolioSchema,
   MarketRisk: () => MarketRiskSchema,
   Stress: () => StressSchema,
+  Overview: () => OverviewSchema,
+  TimeseriesPoint: () => TimeseriesPointSchema,
   Token: () => TokenSchema,
   TokenDetail: () => TokenDetailSchema,
   Oracle: () => OracleSchema,
@@ -782,6 +846,8 @@ export const PositionRef = named('Position');
 export const PortfolioRef = named('Portfolio');
 export const MarketRiskRef = named('MarketRisk');
 export const StressRef = named('Stress');
+export const OverviewRef = named('Overview');
+export const TimeseriesPointRef = named('TimeseriesPoint');
 export const TokenRef = named('Token');
 export const TokenDetailRef = named('TokenDetail');
 export const OracleRef = named('Oracle');

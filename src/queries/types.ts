@@ -24,5 +24,8 @@ export interface Found<T> {
   nextCursor?: string;
 }
 
-/** What history queries read: market snapshots, oracle rounds and liquidations (no writes). */
-export type HistoryReader = Pick<HistoryStore, 'marketSnapshots' | 'oracleRounds' | 'liquidations'>;
+/** What history queries read: market snapshots, oracle rounds, liquidations and their daily sums (no writes). */
+export type HistoryReader = Pick<
+  HistoryStore,
+  'marketSnapshots' | 'oracleRounds' | 'liquidations' | 'dailyMarketTotals' | 'dailyLiquidationTotals'
+>;

@@ -5,6 +5,8 @@
  */
 import type {
   AssetPrice,
+  DailyLiquidationTotal,
+  DailyMarketTotal,
   HistoryCounts,
   HistoryCutoffs,
   LiquidationEvent,
@@ -328,3 +330,28 @@ export const SNAPSHOT_COLUMNS = `m.market_key, coalesce(s.chain_id, m.chain_id) 
 export const LIQUIDATION_COLUMNS = `l.protocol, l.chain_id, l.tx_hash, l.log_index, l.block, l.at, m.market_key,
   l.borrower, l.liquidator, l.collateral_seized, l.collateral_seized_usd, l.debt_repaid, l.debt_repaid_usd,
   l.bad_debt, l.bad_debt_usd`;
+
+/** A row of dailyMarketTotals (both stores: PostgreSQL returns bigints and sums as strings). */
+export function toDailyMarketTotal(r: Record<string, unknown>): DailyMarketTotal {
+  return {
+    at: Number(r.at),
+    protocol: String(r.protocol),
+    chainId: Number(r.chain_id),
+    markets: Number(r.markets),
+    supplyUsd: Number(r.supply_usd),
+    borrowUsd: Number(r.borrow_usd),
+  };
+}
+
+/** A row of dailyLiquidationTotals. */
+export function toDailyLiquidationTotal(r: Record<string, unknown>): DailyLiquidationTotal {
+  return {
+    at: Number(r.at),
+    protocol: String(r.protocol),
+    chainId: Number(r.chain_id),
+    liquidations: Number(r.liquidations),
+    debtRepaidUsd: Number(r.debt_repaid_usd),
+    collateralSeizedUsd: Number(r.collateral_seized_usd),
+    badDebtUsd: Number(r.bad_debt_usd),
+  };
+}

@@ -454,6 +454,13 @@ export interface HistoryStore {
     after?: LiquidationCursor,
   ): Promise<LiquidationEvent[]>;
   /**
+   * Daily market snapshots summed per day, protocol and chain, in [fromMs, toMs): `at` is the
+   * day (00:00 UTC), ascending, then protocol and chain. For totals over time (analytics).
+   */
+  dailyMarketTotals(fromMs: number, toMs: number): Promise<DailyMarketTotal[]>;
+  /** Liquidations summed per UTC day (of `at`), protocol and chain, in [fromMs, toMs); same order. */
+  dailyLiquidationTotals(fromMs: number, toMs: number): Promise<DailyLiquidationTotal[]>;
+  /**
    * Deletes the rows older than their kind's cutoff; returns how many per kind. Retention is
    * the caller's setting (default: keep everything, i.e. no cutoffs); the store keeps no
    * clock of its own for it.
@@ -461,6 +468,29 @@ export interface HistoryStore {
   pruneHistory(before: HistoryCutoffs): Promise<HistoryCounts>;
   /** Rows held per kind: a full count (tests, operators), not for request paths. */
   historyCounts(): Promise<HistoryCounts>;
+}
+
+/** Daily market snapshots of one protocol on one chain, summed (USD). */
+export interface DailyMarketTotal {
+  /** The day, epoch ms at 00:00 UTC. */
+  at: number;
+  protocol: string;
+  chainId: number;
+  /** Markets with a snapshot that day. */
+  markets: number;
+  supplyUsd: number;
+  borrowUsd: number;
+}
+
+/** Liquidations of one UTC day, protocol and chain, summed (USD). */
+export interface DailyLiquidationTotal {
+  at: number;
+  protocol: string;
+  chainId: number;
+  liquidations: number;
+  debtRepaidUsd: number;
+  collateralSeizedUsd: number;
+  badDebtUsd: number;
 }
 
 /** Where data comes from, and how its last refreshes went: checkpoints that survive restarts. */

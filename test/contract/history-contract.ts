@@ -556,6 +556,85 @@ export function historyContract(
       await store.close();
     });
 
+    test('behavior: daily totals sum day snapshots and liquidations per day, protocol and chain, in range', async () => {
+      const store = await open();
+      const D = 86_400_000;
+      await store.appendMarketSnapshots([
+        snapshot({ granularity: 'day', at: T0, supplyUsd: 100, borrowUsd: 40 }),
+        snapshot({ granularity: 'day', at: T0 + D, supplyUsd: 110, borrowUsd: 50 }),
+        snapshot({
+          marketKey: 'morpho-1-0xother',
+          granularity: 'day',
+          at: T0,
+          supplyUsd: 0.5,
+          borrowUsd: 0.25,
+        }),
+        snapshot({
+          marketKey: 'aave-8453-0xpool',
+          chainId: 8453,
+          protocol: 'aave',
+          granularity: 'day',
+          at: T0,
+          supplyUsd: 7,
+          borrowUsd: 3,
+        }),
+        // hourly snapshots and days out of range are not summed
+        snapshot({ granularity: 'hour', at: T0 + 3_600_000, supplyUsd: 1e9 }),
+        snapshot({ granularity: 'day', at: T0 + 2 * D, supplyUsd: 1e9 }),
+      ]);
+      assert.deepEqual(await store.dailyMarketTotals(T0, T0 + 2 * D), [
+        { at: T0, protocol: 'aave', chainId: 8453, markets: 1, supplyUsd: 7, borrowUsd: 3 },
+        { at: T0, protocol: 'morpho', chainId: 1, markets: 2, supplyUsd: 100.5, borrowUsd: 40.25 },
+        { at: T0 + D, protocol: 'morpho', chainId: 1, markets: 1, supplyUsd: 110, borrowUsd: 50 },
+      ]);
+      await store.appendLiquidations([
+        liquidation(1, { debtRepaidUsd: 10, collateralSeizedUsd: 11, badDebtUsd: 0 }),
+        liquidation(2, { debtRepaidUsd: 20, collateralSeizedUsd: 21, badDebtUsd: 1.5 }),
+        liquidation(3, { at: T0 + D + 5, debtRepaidUsd: 30, collateralSeizedUsd: 31, badDebtUsd: 0 }),
+        liquidation(4, {
+          chainId: 8453,
+          protocol: 'aave',
+          marketKey: 'aave-8453-0xpool',
+          debtRepaidUsd: 5,
+          collateralSeizedUsd: 6,
+          badDebtUsd: 0,
+        }),
+        liquidation(5, { at: T0 + 2 * D, debtRepaidUsd: 1e9 }),
+      ]);
+      assert.deepEqual(await store.dailyLiquidationTotals(T0, T0 + 2 * D), [
+        {
+          at: T0,
+          protocol: 'aave',
+          chainId: 8453,
+          liquidations: 1,
+          debtRepaidUsd: 5,
+          collateralSeizedUsd: 6,
+          badDebtUsd: 0,
+        },
+        {
+          at: T0,
+          protocol: 'morpho',
+          chainId: 1,
+          liquidations: 2,
+          debtRepaidUsd: 30,
+          collateralSeizedUsd: 32,
+          badDebtUsd: 1.5,
+        },
+        {
+          at: T0 + D,
+          protocol: 'morpho',
+          chainId: 1,
+          liquidations: 1,
+          debtRepaidUsd: 30,
+          collateralSeizedUsd: 31,
+          badDebtUsd: 0,
+        },
+      ]);
+      assert.deepEqual(await store.dailyMarketTotals(T0 + 3 * D, T0 + 4 * D), []);
+      assert.deepEqual(await store.dailyLiquidationTotals(T0 + 3 * D, T0 + 4 * D), []);
+      await store.close();
+    });
+
     test('behavior: pruneHistory deletes, per kind, only the rows older than its cutoff', async () => {
       const store = await open();
       await store.appendMarketSnapshots([

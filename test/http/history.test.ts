@@ -343,6 +343,8 @@ describe('GET /liquidations: cost and faults', () => {
     const counting = {
       marketSnapshots: t.store.marketSnapshots.bind(t.store),
       oracleRounds: t.store.oracleRounds.bind(t.store),
+      dailyMarketTotals: t.store.dailyMarketTotals.bind(t.store),
+      dailyLiquidationTotals: t.store.dailyLiquidationTotals.bind(t.store),
       liquidations: async (...args: Parameters<typeof t.store.liquidations>) => {
         reads.push(args[1]);
         return t.store.liquidations(...args);
@@ -370,6 +372,8 @@ describe('GET /liquidations: cost and faults', () => {
     const failing = (failAt: number) => ({
       marketSnapshots: t.store.marketSnapshots.bind(t.store),
       oracleRounds: t.store.oracleRounds.bind(t.store),
+      dailyMarketTotals: t.store.dailyMarketTotals.bind(t.store),
+      dailyLiquidationTotals: t.store.dailyLiquidationTotals.bind(t.store),
       liquidations: async (...args: Parameters<typeof t.store.liquidations>) => {
         if (++calls >= failAt) throw new StoreUnavailableError('history store down');
         // a full read, so the stream reads again

@@ -66,8 +66,12 @@ const CATEGORY: Record<string, string | null> = {
   Positions: 'position',
   Portfolios: 'portfolio',
   Risk: 'risk',
+  Analytics: 'analytics',
   Client: null,
 };
+
+/** The categories of the Free tier (config/tiers.json, SPEC.md's tier matrix). */
+const FREE_CATEGORIES = new Set(['core', 'position', 'portfolio']);
 
 async function call(r: Route, authorization: string | undefined, keyId = 'key_none') {
   return t.app.inject({
@@ -125,6 +129,8 @@ describe('security suite, every authenticated route', () => {
     const names = routes.map((r) => `${r.method} ${r.path}`).sort();
     assert.deepEqual(names, [
       'DELETE /api/v1/client/api-keys/{keyId}',
+      'GET /api/v1/analytics/overview',
+      'GET /api/v1/analytics/timeseries',
       'GET /api/v1/client/api-keys',
       'GET /api/v1/client/profile',
       'GET /api/v1/client/quota',
@@ -183,7 +189,7 @@ describe('security suite, every authenticated route', () => {
       const free = await t.key('free', 'live', `free-${i}`);
       const id = (await t.get('/api/v1/client/profile', free)).json().data.key.id;
       const res = await call(r, `Bearer ${free}`, id);
-      if (r.category === 'risk') {
+      if (r.category !== null && !FREE_CATEGORIES.has(r.category)) {
         assert.equal(res.statusCode, 403, r.path);
         assert.equal(res.json().error, 'TIER_FORBIDDEN');
       } else {

@@ -140,7 +140,14 @@ export const openapiPlugin = fp(
           },
           { name: 'Positions', description: "A wallet's positions, and liquidations (position category)." },
           { name: 'Portfolios', description: 'A wallet across protocols and chains (portfolio category).' },
-          { name: 'Risk', description: 'Positions close to liquidation (risk category).' },
+          {
+            name: 'Risk',
+            description: 'Positions close to liquidation, market risk and stress tests (risk category).',
+          },
+          {
+            name: 'Analytics',
+            description: 'Totals now and per day over the stored history (analytics category).',
+          },
           {
             name: 'Client',
             description: 'Self-service: your account, keys, usage and quota. Not counted toward quotas.',

@@ -2,6 +2,8 @@ import type { onRequestAsyncHookHandler } from 'fastify';
 import { AnswerCache } from '../answer-cache.ts';
 import type { AppDeps, RouteDeps } from '../context.ts';
 import { CLIENT_HEADERS } from '../schemas.ts';
+import { registerAnalyticsOverview } from './analytics/overview.ts';
+import { registerAnalyticsTimeseries } from './analytics/timeseries.ts';
 import { registerClientRoutes } from './client/index.ts';
 import { registerMarketDetail } from './markets/detail.ts';
 import { registerMarketHistory } from './markets/history.ts';
@@ -67,6 +69,9 @@ export async function registerRoutes(
     registerPositionsAtRisk(authed, deps);
     registerMarketRisk(authed, deps);
     registerStressTest(authed, deps);
+    // Analytics
+    registerAnalyticsOverview(authed, deps);
+    registerAnalyticsTimeseries(authed, deps);
     // Client self-service: account data, never stored by caches.
     await authed.register(async (client: Api) => {
       client.addHook('onSend', async (_request, reply) => {

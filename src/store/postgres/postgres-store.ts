@@ -13,11 +13,14 @@ import {
   checkOracleRounds,
   checkRead,
   checkSource,
+  DAY_MS,
   LIQUIDATION_COLUMNS,
   noHistory,
   SNAPSHOT_COLUMNS,
   toAssetPrice,
   toCounts,
+  toDailyLiquidationTotal,
+  toDailyMarketTotal,
   toLiquidation,
   toOracleRound,
   toSnapshot,
@@ -45,6 +48,8 @@ import type {
   AppliedPositionChanges,
   AssetPrice,
   AssetPriceCursor,
+  DailyLiquidationTotal,
+  DailyMarketTotal,
   DatasetInfo,
   DatasetInput,
   HistoryCounts,
@@ -1273,6 +1278,31 @@ export class PostgresStore implements Store {
        WHERE a.chain_id = ${chainId} AND a.address = ${feed.toLowerCase()} ORDER BY r.updated_at, r.round_id`,
     );
     return rows.map(toOracleRound);
+  }
+
+  async dailyMarketTotals(fromMs: number, toMs: number): Promise<DailyMarketTotal[]> {
+    checkRead(1, fromMs, toMs);
+    const rows = await this.serve(
+      (sql) => sql`
+      SELECT s.at, COALESCE(s.protocol, m.protocol) AS protocol, COALESCE(s.chain_id, m.chain_id) AS chain_id,
+             COUNT(*) AS markets, SUM(s.supply_usd) AS supply_usd, SUM(s.borrow_usd) AS borrow_usd
+        FROM history_markets m JOIN market_snapshots s
+          ON s.market_id = m.id AND s.granularity = 'day' AND s.at >= ${fromMs} AND s.at < ${toMs}
+       GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    );
+    return rows.map(toDailyMarketTotal);
+  }
+
+  async dailyLiquidationTotals(fromMs: number, toMs: number): Promise<DailyLiquidationTotal[]> {
+    checkRead(1, fromMs, toMs);
+    const rows = await this.serve(
+      (sql) => sql`
+      SELECT (at / ${DAY_MS}) * ${DAY_MS} AS at, protocol, chain_id, COUNT(*) AS liquidations,
+             SUM(debt_repaid_usd) AS debt_repaid_usd, SUM(collateral_seized_usd) AS collateral_seized_usd,
+             SUM(bad_debt_usd) AS bad_debt_usd
+        FROM liquidations WHERE at >= ${fromMs} AND at < ${toMs} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    );
+    return rows.map(toDailyLiquidationTotal);
   }
 
   async liquidations(

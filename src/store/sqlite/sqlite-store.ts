@@ -11,11 +11,14 @@ import {
   checkOracleRounds,
   checkRead,
   checkSource,
+  DAY_MS,
   LIQUIDATION_COLUMNS,
   noHistory,
   SNAPSHOT_COLUMNS,
   toAssetPrice,
   toCounts,
+  toDailyLiquidationTotal,
+  toDailyMarketTotal,
   toLiquidationFromArray,
   toOracleRound,
   toSnapshot,
@@ -43,6 +46,8 @@ import type {
   AppliedPositionChanges,
   AssetPrice,
   AssetPriceCursor,
+  DailyLiquidationTotal,
+  DailyMarketTotal,
   DatasetInfo,
   DatasetInput,
   HistoryCounts,
@@ -891,6 +896,30 @@ export class SqliteStore implements Store {
         )
       : this.stmt(`${select} ${order}`).all(chainId, feed.toLowerCase(), fromMs, toMs, limit);
     return rows.map(toOracleRound);
+  }
+
+  async dailyMarketTotals(fromMs: number, toMs: number): Promise<DailyMarketTotal[]> {
+    checkRead(1, fromMs, toMs);
+    // One seek per market of the primary key (market, granularity, at): no scan of other days.
+    const rows = this.stmt(
+      `SELECT s.at, COALESCE(s.protocol, m.protocol) AS protocol, COALESCE(s.chain_id, m.chain_id) AS chain_id,
+              COUNT(*) AS markets, SUM(s.supply_usd) AS supply_usd, SUM(s.borrow_usd) AS borrow_usd
+         FROM history_markets m JOIN market_snapshots s
+           ON s.market_id = m.id AND s.granularity = 'day' AND s.at >= ? AND s.at < ?
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    ).all(fromMs, toMs);
+    return rows.map(toDailyMarketTotal);
+  }
+
+  async dailyLiquidationTotals(fromMs: number, toMs: number): Promise<DailyLiquidationTotal[]> {
+    checkRead(1, fromMs, toMs);
+    const rows = this.stmt(
+      `SELECT (at / ${DAY_MS}) * ${DAY_MS} AS at, protocol, chain_id, COUNT(*) AS liquidations,
+              SUM(debt_repaid_usd) AS debt_repaid_usd, SUM(collateral_seized_usd) AS collateral_seized_usd,
+              SUM(bad_debt_usd) AS bad_debt_usd
+         FROM liquidations WHERE at >= ? AND at < ? GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    ).all(fromMs, toMs);
+    return rows.map(toDailyLiquidationTotal);
   }
 
   async liquidations(

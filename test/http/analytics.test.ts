@@ -1,0 +1,276 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { DailyTotals } from '../../src/queries/analytics.ts';
+import type { LiquidationEvent, MarketSnapshot } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
+import {
+  createTestApp,
+  GENEROUS_TIERS,
+  makeMarket,
+  makePosition,
+  modelOf,
+  type TestApp,
+} from '../helpers.ts';
+
+const NOW = Date.parse('2026-11-22T12:00:00Z');
+const DAY = 86_400_000;
+const clock = new ManualClock(NOW);
+const midnight = Math.floor(NOW / DAY) * DAY;
+
+// lltv 0.8: health factor = collateral x 0.8 / debt
+const a = makeMarket({ lltv: 0.8, supply: 1_000_000, borrow: 600_000 });
+const b = makeMarket({ lltv: 0.8, supply: 500_000, borrow: 400_000 });
+const c = makeMarket({
+  protocol: 'aave',
+  chainId: 8453,
+  uniqueKey: 'aave-8453-0xp_0xc_0xl',
+  lltv: 0.8,
+  supply: 200_000,
+  borrow: 50_000,
+});
+const positions = [
+  makePosition(a, { collateralUsd: 1_000, borrowUsd: 900 }), // 0.889: liquidatable
+  makePosition(a, { collateralUsd: 1_300, borrowUsd: 1_000 }), // 1.04: at risk
+  makePosition(a, { collateralUsd: 5_000, borrowUsd: 0 }), // no debt
+  makePosition(b, { collateralUsd: 2_000, borrowUsd: 1_000 }), // 1.6
+  makePosition(c, { collateralUsd: 1_000, borrowUsd: 750 }), // 1.0667: at risk
+];
+
+function snap(m: typeof a, at: number, supplyUsd: number, borrowUsd: number): MarketSnapshot {
+  return {
+    marketKey: m.uniqueKey,
+    chainId: m.chainId,
+    protocol: m.protocol,
+    at,
+    granularity: 'day',
+    supplyUsd,
+    borrowUsd,
+    utilization: borrowUsd / supplyUsd,
+    supplyApy: 0.02,
+    borrowApy: 0.04,
+    collateralPriceUsd: 4000,
+    loanPriceUsd: 3300,
+    oraclePrice: 1.2,
+  };
+}
+
+const hex = (n: number, w: number) => n.toString(16).padStart(w, '0');
+function liq(n: number, m: typeof a, at: number, repaid: number, bad = 0): LiquidationEvent {
+  return {
+    protocol: m.protocol,
+    chainId: m.chainId,
+    txHash: `0x${hex(n, 64)}`,
+    logIndex: 0,
+    block: n,
+    at,
+    marketKey: m.uniqueKey,
+    borrower: `0x${hex(1, 40)}`,
+    liquidator: `0x${hex(2, 40)}`,
+    collateralSeized: 1,
+    collateralSeizedUsd: repaid * 1.05,
+    debtRepaid: repaid,
+    debtRepaidUsd: repaid,
+    badDebt: 0,
+    badDebtUsd: bad,
+  };
+}
+
+let t: TestApp;
+let pro: string;
+let free: string;
+
+before(async () => {
+  const live = modelOf([a, b, c], positions, clock);
+  live.stored = true;
+  t = await createTestApp({ clock, tiers: GENEROUS_TIERS, live });
+  const d2 = midnight - 2 * DAY;
+  const d1 = midnight - DAY;
+  await t.store.appendMarketSnapshots([
+    snap(a, d2, 1_000, 500),
+    snap(b, d2, 3_000, 1_500),
+    snap(c, d2, 400, 100),
+    snap(a, d1, 1_100, 600),
+    snap(a, midnight - 200 * DAY, 9, 9), // outside the Pro window
+  ]);
+  await t.store.appendLiquidations([
+    liq(1, a, d2 + 3_600_000, 100),
+    liq(2, b, d2 + 7_200_000, 50, 5),
+    liq(3, c, d1 + 60_000, 30),
+  ]);
+  pro = await t.key('pro');
+  free = await t.key('free');
+});
+after(() => t.close());
+
+describe('GET /analytics/overview', () => {
+  test('totals, by protocol and by chain, hand-checked', async () => {
+    const res = await t.get('/api/v1/analytics/overview', pro);
+    assert.equal(res.statusCode, 200);
+    const d = res.json().data;
+    assert.equal(d.atRiskHealthFactor, 1.1);
+    assert.deepEqual(d.totals, {
+      markets: 3,
+      supplyUsd: 1_700_000,
+      borrowUsd: 1_050_000,
+      utilization: 0.61764706, // 1.05 M / 1.7 M
+      positions: 5,
+      borrowPositions: 4,
+      positionsAtRisk: 3,
+      liquidatablePositions: 1,
+      debtAtRiskUsd: 2_650, // 900 + 1,000 + 750
+    });
+    assert.deepEqual(
+      d.byProtocol.map((p: { protocol: string; markets: number; positionsAtRisk: number }) => [
+        p.protocol,
+        p.markets,
+        p.positionsAtRisk,
+      ]),
+      [
+        ['morpho', 2, 2],
+        ['aave', 1, 1],
+      ],
+    );
+    assert.deepEqual(
+      d.byChain.map((p: { chainId: number; supplyUsd: number }) => [p.chainId, p.supplyUsd]),
+      [
+        [1, 1_500_000],
+        [8453, 200_000],
+      ],
+    );
+  });
+
+  test('chainIds narrows the scope; Free tier is 403', async () => {
+    const d = (await t.get('/api/v1/analytics/overview?chainIds=8453', pro)).json().data;
+    assert.equal(d.totals.markets, 1);
+    assert.equal(d.totals.debtAtRiskUsd, 750);
+    assert.equal((await t.get('/api/v1/analytics/overview', free)).statusCode, 403);
+  });
+});
+
+describe('GET /analytics/timeseries', () => {
+  test('daily sums by protocol from the stored history, hand-checked', async () => {
+    const res = await t.get('/api/v1/analytics/timeseries', pro);
+    assert.equal(res.statusCode, 200);
+    const d = res.json().data;
+    assert.deepEqual(d, [
+      {
+        date: '2026-11-20',
+        protocol: 'aave',
+        chainId: null,
+        markets: 1,
+        supplyUsd: 400,
+        borrowUsd: 100,
+        utilization: 0.25,
+        liquidations: 0,
+        liquidatedDebtUsd: 0,
+        collateralSeizedUsd: 0,
+        badDebtUsd: 0,
+      },
+      {
+        date: '2026-11-20',
+        protocol: 'morpho',
+        chainId: null,
+        markets: 2,
+        supplyUsd: 4_000,
+        borrowUsd: 2_000,
+        utilization: 0.5,
+        liquidations: 2,
+        liquidatedDebtUsd: 150,
+        collateralSeizedUsd: 157.5,
+        badDebtUsd: 5,
+      },
+      {
+        date: '2026-11-21',
+        protocol: 'aave',
+        chainId: null,
+        markets: 0,
+        supplyUsd: 0,
+        borrowUsd: 0,
+        utilization: 0,
+        liquidations: 1,
+        liquidatedDebtUsd: 30,
+        collateralSeizedUsd: 31.5,
+        badDebtUsd: 0,
+      },
+      {
+        date: '2026-11-21',
+        protocol: 'morpho',
+        chainId: null,
+        markets: 1,
+        supplyUsd: 1_100,
+        borrowUsd: 600,
+        utilization: 0.54545455,
+        liquidations: 0,
+        liquidatedDebtUsd: 0,
+        collateralSeizedUsd: 0,
+        badDebtUsd: 0,
+      },
+    ]);
+  });
+
+  test('groupBy=chain, chain filter, paging by cursor', async () => {
+    const byChain = (await t.get('/api/v1/analytics/timeseries?groupBy=chain&chainIds=1', pro)).json();
+    assert.deepEqual(
+      byChain.data.map((p: { date: string; chainId: number; supplyUsd: number }) => [
+        p.date,
+        p.chainId,
+        p.supplyUsd,
+      ]),
+      [
+        ['2026-11-20', 1, 4_000],
+        ['2026-11-21', 1, 1_100],
+      ],
+    );
+    const first = (await t.get('/api/v1/analytics/timeseries?limit=3', pro)).json();
+    assert.equal(first.data.length, 3);
+    const next = (
+      await t.get(`/api/v1/analytics/timeseries?limit=3&cursor=${first.meta.nextCursor}`, pro)
+    ).json();
+    assert.deepEqual(
+      next.data.map((p: { date: string; protocol: string }) => [p.date, p.protocol]),
+      [['2026-11-21', 'morpho']],
+    );
+    assert.equal(next.meta.nextCursor, undefined);
+  });
+
+  test('startDate is clamped to the tier window; an enterprise key sees the older day', async () => {
+    const res = (await t.get('/api/v1/analytics/timeseries?startDate=2026-01-01', pro)).json();
+    assert.ok(res.meta.clamped.startDate);
+    assert.ok(res.data.every((p: { date: string }) => p.date >= '2026-08-24'));
+    const ent = await t.key('enterprise');
+    const all = (await t.get('/api/v1/analytics/timeseries?startDate=2026-01-01', ent)).json();
+    assert.equal(all.data[0].date, '2026-05-06');
+  });
+});
+
+describe('DailyTotals', () => {
+  test('behavior: days before yesterday are read once; yesterday and today on every call', async () => {
+    const ranges: [number, number][] = [];
+    const reader = {
+      dailyMarketTotals: async (from: number, to: number) => {
+        ranges.push([from, to]);
+        return t.store.dailyMarketTotals(from, to);
+      },
+      dailyLiquidationTotals: (from: number, to: number) => t.store.dailyLiquidationTotals(from, to),
+    };
+    const totals = new DailyTotals(reader);
+    const from = midnight - 10 * DAY;
+    const first = await totals.read(from, NOW, NOW, 1);
+    assert.deepEqual(ranges, [
+      [from, midnight - DAY],
+      [midnight - DAY, NOW],
+    ]);
+    const again = await totals.read(from, NOW, NOW, 1);
+    assert.deepEqual(ranges.slice(2), [[midnight - DAY, NOW]]);
+    assert.deepEqual([...again.keys()], [...first.keys()]);
+    // A day later the kept range grows by the one day that became stable.
+    await totals.read(from, NOW + DAY, NOW + DAY, 1);
+    assert.deepEqual(ranges.slice(3), [
+      [midnight - DAY, midnight],
+      [midnight, NOW + DAY],
+    ]);
+    // A new dataset version starts over.
+    await totals.read(from, NOW, NOW, 2);
+    assert.deepEqual(ranges.slice(5)[0], [from, midnight - DAY]);
+  });
+});
