@@ -6,6 +6,8 @@
  * - RiskIndex.query over 10k .. 10M positions (target: 1M -> 10M grows <= 1.3x), plus its
  *   memory per position, one asset's price move (target <= 5 ms at 1M) and a move followed by
  *   a query;
+ * - stressTest of three assets over all 20,000 markets at 1M positions (target <= 250 ms), first
+ *   call (builds the per-market prefix sums) and steady state;
  * - LocalAdmission.admit (limiter + quotas + durable count) per request (target <= 20 us), and
  *   the Redis backend when src/scale.ts and a Redis at 127.0.0.1:6379 are there (added median
  *   latency target <= 0.3 ms).
@@ -31,6 +33,7 @@ import type { MarketRecord } from '../src/domain/types.ts';
 import { sandboxMarketClock, sandboxSimulation } from '../src/ingest/sandbox/history.ts';
 import { generateSandbox, SANDBOX_AS_OF } from '../src/ingest/sandbox/index.ts';
 import { sandboxPricer } from '../src/ingest/sandbox/live.ts';
+import { stressTest } from '../src/queries/stress.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { gc, log, ROOT, sig, summarize } from './lib.ts';
 
@@ -39,6 +42,8 @@ export const INPROCESS_TARGETS = {
   riskGrowth1MTo10M: 1.3,
   admitUsPerRequest: 20,
   redisAddedMedianMs: 0.3,
+  /** A 3-asset stress test over every market and chain, at 1M positions (issue: <= 250 ms). */
+  stress3AssetsMs: 250,
 } as const;
 
 export interface InProcessOptions {
@@ -72,6 +77,8 @@ export interface InProcessResults {
       target: number;
       ratios: Record<string, { ratio: number; pass: boolean }>;
     } | null;
+    /** The first stress test at 1M positions (it builds the prefix sums); steady state is in sizes. */
+    stress: { firstUs: number; markets: number } | null;
   };
   admission: {
     memory: AdmissionFigures;
@@ -265,6 +272,35 @@ function buildColumns(catalog: Catalog, n: number, seed: number): PositionColumn
   return cols;
 }
 
+/** A read model over a catalog and an index built here (what the service's steps and queries take). */
+function modelOver(
+  catalog: Catalog,
+  risk: RiskIndex,
+  n: number,
+  at = Date.parse('2026-11-24T12:00:00Z'),
+): ReadModel {
+  return {
+    catalog,
+    risk,
+    vaults: new VaultIndex(catalog, []),
+    dataset: {
+      kind: 'sandbox',
+      profile: 'large',
+      seed: 42,
+      refreshedAt: at,
+      marketCount: catalog.size,
+      positionCount: n,
+      version: 1,
+      changeSeq: 0,
+    },
+    asOf: at,
+    changeSeq: 0,
+    blocks: null,
+    stored: false,
+    revision: 0,
+  };
+}
+
 async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessResults['risk']> {
   const sizes = quick ? [10_000, 100_000, 1_000_000] : [10_000, 100_000, 1_000_000, 10_000_000];
   const protocol: Protocol = catalog.protocols.includes('aave') ? 'aave' : catalog.protocols[0]!;
@@ -279,6 +315,7 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
     ? { warmup: 200, minIter: 200, maxIter: 50_000, budgetMs: 250 }
     : { warmup: 2000, minIter: 1000, maxIter: 500_000, budgetMs: 2000 };
   const out: InProcessResults['risk']['sizes'] = [];
+  let stressFirst: { firstUs: number; markets: number } | null = null;
   // The token most markets hold (as collateral or loan), for the price-move figures.
   const holders = new Map<
     string,
@@ -365,26 +402,7 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
       let k = 0;
       const idx = index;
       // The service's step function (read-model applyPrices) over this catalog and index.
-      const model: ReadModel = {
-        catalog,
-        risk: idx,
-        vaults: new VaultIndex(catalog, []),
-        dataset: {
-          kind: 'sandbox',
-          profile: 'large',
-          seed: 42,
-          refreshedAt: at,
-          marketCount: catalog.size,
-          positionCount: n,
-          version: 1,
-          changeSeq: 0,
-        },
-        asOf: at,
-        changeSeq: 0,
-        blocks: null,
-        stored: false,
-        revision: 0,
-      };
+      const model = modelOver(catalog, idx, n, at);
       const tick = () => {
         const j = k++ % 2;
         const t = at + j * 5000;
@@ -394,6 +412,26 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
         ...timeOp(tick, { ...timing, warmup: 4, minIter: 20, maxIter: 200 }),
         hits: pricer.tokens,
       };
+    }
+    if (n === 1_000_000) {
+      // A 3-asset stress test over every chain: correlated tokens follow (wstETH with WETH,
+      // cbBTC with WBTC), each moved market answered from its ordered list and prefix sums.
+      const model = modelOver(catalog, index, n);
+      const shocks = [
+        { asset: 'WETH', change: -0.2 },
+        { asset: 'WBTC', change: -0.15 },
+        { asset: 'USDC', change: -0.02 },
+      ];
+      const run = () => stressTest(model, { shocks, limit: 100 }).items[0]!.totals.markets;
+      const t1 = performance.now();
+      const moved = run();
+      const firstUs = sig((performance.now() - t1) * 1000, 3);
+      results['stress3Assets'] = {
+        ...timeOp(run, { ...timing, warmup: 3, minIter: 20, maxIter: 500 }),
+        hits: moved,
+      };
+      stressFirst = { firstUs, markets: moved };
+      log(`  stress test of 3 assets: first ${firstUs} us (builds prefix sums), ${moved} markets moved`);
     }
     {
       // What the route does beyond the query: one view per answer.
@@ -435,7 +473,11 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
     const ratio = sig(b.results[name]!.medianUs / a.results[name]!.medianUs, 3);
     ratios[name] = { ratio, pass: ratio <= INPROCESS_TARGETS.riskGrowth1MTo10M };
   }
-  return { sizes: out, growth: { from, to, target: INPROCESS_TARGETS.riskGrowth1MTo10M, ratios } };
+  return {
+    sizes: out,
+    growth: { from, to, target: INPROCESS_TARGETS.riskGrowth1MTo10M, ratios },
+    stress: stressFirst,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -164,6 +164,32 @@ export class LrdsClient {
     return this.#request('GET', '/risk/stress', query, undefined, options);
   }
 
+  /** A wallet's borrow positions for agents: risk level, flags with reasons, what brings each back to a target. */
+  agentWalletRisk(
+    address: string,
+    query: Query<'agentWalletRisk'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'agentWalletRisk'>> {
+    return this.#request(
+      'GET',
+      `/agent/wallet-risk/${encodeURIComponent(address)}`,
+      query,
+      undefined,
+      options,
+    );
+  }
+
+  /** A market for agents: a sentence, key figures, flags with reasons, 10 and 20 % stress. */
+  agentMarketBrief(marketId: string, options?: RequestOptions): Promise<Success<'agentMarketBrief'>> {
+    return this.#request(
+      'GET',
+      `/agent/market-brief/${encodeURIComponent(marketId)}`,
+      undefined,
+      undefined,
+      options,
+    );
+  }
+
   /** Supply, borrow, utilization, positions at risk: in total, by protocol and by chain. */
   analyticsOverview(
     query: Query<'analyticsOverview'> = {},

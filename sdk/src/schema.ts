@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 ea42358faf5e0d70a6752c26b8993ed1f504f9a2b1c8e5034c8693528f30c917) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 1d7473015a4040713d8e438af5fcba3e5b0a7c01c2f6bb95dd0c6eb42c250ab8) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -392,6 +392,46 @@ export interface paths {
          * @description Per UTC day and protocol (or chain, `groupBy=chain`), from the stored history: the sum of the markets' supply and borrow in their daily snapshots, utilization of the sums, and the liquidations of the day (count, debt repaid, collateral seized, bad debt). Date ascending, then protocol name or chain id. `startDate` is raised to your tier's history window (meta.clamped); `endDate` defaults to now. Page with `cursor`.
          */
         get: operations["analyticsTimeseries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/wallet-risk/{address}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A wallet's risk, for agents
+         * @description A wallet's borrow positions in the chains in scope, weakest first, with a risk level, flags with their reasons (LIQUIDATABLE below health factor 1, NEAR_LIQUIDATION below 1.1, BELOW_TARGET, STALE_ORACLE), and for each position the debt to repay, or the collateral to add, that brings it to `targetHealthFactor`. Deterministic: the same data gives the same answer.
+         */
+        get: operations["agentWalletRisk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/market-brief/{marketId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A market in brief, for agents
+         * @description A market in one sentence, its key figures, flags with their reasons (LIQUIDATABLE_POSITIONS, HIGH_UTILIZATION at 95 % or more, STALE_ORACLE, NO_ORACLE, CONCENTRATED_BORROWERS at a Herfindahl index of 0.25 or more, BAD_DEBT_UNDER_STRESS when a 20 % collateral fall leaves bad debt, THIN_LIQUIDITY when a 10 % fall would repay more than the market holds) and its 10 and 20 % collateral stress. The figures are those of GET /risk/markets/{marketId}.
+         */
+        get: operations["agentMarketBrief"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1049,6 +1089,121 @@ export interface components {
             collateralSeizedUsd: number;
             /** @description Bad debt they left, USD (to the cent). */
             badDebtUsd: number;
+        };
+        /** WalletRisk */
+        WalletRisk: {
+            /** @description Lower-case 0x address. */
+            address: string;
+            /**
+             * @description From the weakest health factor: critical < 1, high < 1.1, medium < 1.25, low otherwise; none without debt.
+             * @enum {string}
+             */
+            riskLevel: "none" | "low" | "medium" | "high" | "critical";
+            /** @description Lowest health factor of the positions with debt; null without debt. */
+            weakestHealthFactor: number | null;
+            /** @description The health factor `toTarget` brings each position to. */
+            targetHealthFactor: number;
+            /** @description Collateral of the positions with debt, USD (to the cent). */
+            collateralUsd: number;
+            /** @description Their debt, USD (to the cent). */
+            debtUsd: number;
+            borrowPositions: number;
+            /** @description Critical first, in position order. */
+            flags: {
+                /** @description What is flagged, e.g. LIQUIDATABLE, STALE_ORACLE (the README lists every code and its threshold). */
+                code: string;
+                /** @enum {string} */
+                severity: "critical" | "warning" | "info";
+                /** @description Why, in plain language, with the figures it was decided on. */
+                reason: string;
+                /** @description The market flagged; null for the whole wallet. */
+                marketId: string | null;
+            }[];
+            /** @description Positions with debt, weakest first. */
+            positions: {
+                marketId: string;
+                /**
+                 * @description Lending protocol identifier.
+                 * @enum {string}
+                 */
+                protocol: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+                chainId: number;
+                collateral: {
+                    symbol: string;
+                    priceUsd: number;
+                    /** @description The collateral price at which the health factor reaches 1, all else fixed. */
+                    liquidationPriceUsd: number | null;
+                };
+                loan: {
+                    symbol: string;
+                    priceUsd: number;
+                };
+                /** @description Collateral, USD (to the cent). */
+                collateralUsd: number;
+                /** @description Debt, USD (to the cent). */
+                debtUsd: number;
+                healthFactor: number;
+                toTarget: {
+                    /** @description Debt to repay to reach the target: debt x (1 - healthFactor / target); 0 when at or above it, USD (to the cent). */
+                    repayUsd: number;
+                    /** @description The same in loan tokens at their price now. */
+                    repayAmount: number;
+                    /** @description Collateral to add instead, USD: collateral x (target / healthFactor - 1); 0 when at or above it; null without collateral. */
+                    addCollateralUsd: number | null;
+                    /** @description The same in collateral tokens at their price now. */
+                    addCollateralAmount: number | null;
+                };
+            }[];
+        };
+        /** MarketBrief */
+        MarketBrief: {
+            marketId: string;
+            /**
+             * @description Lending protocol identifier.
+             * @enum {string}
+             */
+            protocol: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
+            chainId: number;
+            /** @description One sentence: the market, its size and use, its most severe flag. */
+            summary: string;
+            keyFigures: {
+                /** @description Supplied, USD (to the cent). */
+                supplyUsd: number;
+                /** @description Borrowed, USD (to the cent). */
+                borrowUsd: number;
+                utilization: number;
+                supplyApy: number;
+                borrowApy: number;
+                /** @description Available to withdraw or borrow, USD (to the cent). */
+                availableLiquidityUsd: number;
+                lltv: number;
+                borrowPositions: number;
+                liquidatablePositions: number;
+                /** @description Debt of the liquidatable positions, USD (to the cent). */
+                debtLiquidatableUsd: number;
+                /** @description Seconds since the oracle updated over its heartbeat; null without an oracle. */
+                oracleStalenessRatio: number | null;
+                /** @description The 10 largest borrowers' share of the debt. */
+                top10BorrowerShare: number;
+            };
+            /** @description Critical first. */
+            flags: {
+                /** @description What is flagged, e.g. LIQUIDATABLE, STALE_ORACLE (the README lists every code and its threshold). */
+                code: string;
+                /** @enum {string} */
+                severity: "critical" | "warning" | "info";
+                /** @description Why, in plain language, with the figures it was decided on. */
+                reason: string;
+            }[];
+            /** @description Collateral falls of 10 and 20 % (GET /risk/markets/{marketId} has the method). */
+            stress: {
+                collateralPriceChange: number;
+                newlyLiquidatable: number;
+                /** @description Debt of the positions liquidatable after the fall, USD (to the cent). */
+                debtAtRiskUsd: number;
+                /** @description Estimated bad debt, USD (to the cent). */
+                badDebtUsd: number;
+            }[];
         };
         /**
          * Token
@@ -6705,6 +6860,536 @@ export interface operations {
             };
             /** @description TIER_FORBIDDEN */
             403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    agentWalletRisk: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The health factor to bring positions back to (default 1.25; 1 < x <= 10).
+                 * @example 1.5
+                 */
+                targetHealthFactor?: number;
+                /**
+                 * @description Comma-separated chain ids, e.g. `1,8453`. Filtered to the tier's chains; omitted, the scope is the tier's chains.
+                 * @example 1,8453
+                 */
+                chainIds?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Wallet address.
+                 * @example 0x7f39c581f595b53c5cb19bd0b3f8da6c935e2ca0
+                 */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WalletRisk"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    agentMarketBrief: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Market uniqueKey: `<protocol>-<chainId>-<identifier>`.
+                 * @example morpho-1-0xb323495f7e4148be5643a4ea4a8221eef163e4bccfdedc2a6f4696baacbc86cc
+                 */
+                marketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data, and meta: how fresh it is, where it comes from, what was clamped. */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MarketBrief"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Not Modified: the data is unchanged since the ETag sent in If-None-Match; no body. Counted like any request. */
+            304: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
+                    ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CHAIN_FORBIDDEN or TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description MARKET_NOT_FOUND */
+            404: {
                 headers: {
                     /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
                     "X-Request-Id"?: string;

@@ -99,3 +99,26 @@ export function liquidationPrice(
   // Not price x (1 + move): for a large hf, 1 + (1 / hf - 1) cancels away the digits.
   return side === 'collateral' ? price / hf : price * hf;
 }
+
+/**
+ * Debt to repay, in USD, that brings a position with `debtUsd` of debt at health factor `hf` to
+ * `target`: the health factor is inversely proportional to the debt, so debt x (1 - hf /
+ * target). 0 when it is there already (hf >= target) or has no debt.
+ */
+export function repayToHealthFactor(debtUsd: number, hf: number, target: number): number {
+  if (!(debtUsd > 0) || !(hf < target)) return 0;
+  return debtUsd * (1 - Math.max(0, hf) / target);
+}
+
+/**
+ * Collateral to add, in USD at its price now, that brings a position with `collateralUsd` of
+ * collateral at health factor `hf` to `target`: the health factor is proportional to the
+ * collateral, so collateral x (target / hf - 1). 0 when it is there already; null when the
+ * position holds no collateral (adding some changes the health factor from 0 by an amount its
+ * lltv sets: repay instead).
+ */
+export function collateralToHealthFactor(collateralUsd: number, hf: number, target: number): number | null {
+  if (!(hf < target)) return 0;
+  if (!(collateralUsd > 0) || !(hf > 0)) return null;
+  return collateralUsd * (target / hf - 1);
+}

@@ -666,6 +666,135 @@ export const TimeseriesPointSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const FlagProperties = {
+  code: Type.String({
+    description:
+      'What is flagged, e.g. LIQUIDATABLE, STALE_ORACLE (the README lists every code and its threshold).',
+  }),
+  severity: Type.Unsafe<'critical' | 'warning' | 'info'>({
+    type: 'string',
+    enum: ['critical', 'warning', 'info'],
+  }),
+  reason: Type.String({ description: 'Why, in plain language, with the figures it was decided on.' }),
+};
+
+export const WalletRiskSchema = Type.Object(
+  {
+    address: ADDRESS,
+    riskLevel: Type.Unsafe<'none' | 'low' | 'medium' | 'high' | 'critical'>({
+      type: 'string',
+      enum: ['none', 'low', 'medium', 'high', 'critical'],
+      description:
+        'From the weakest health factor: critical < 1, high < 1.1, medium < 1.25, low otherwise; none without debt.',
+    }),
+    weakestHealthFactor: NullableNumber(
+      'Lowest health factor of the positions with debt; null without debt.',
+    ),
+    targetHealthFactor: Type.Number({ description: 'The health factor `toTarget` brings each position to.' }),
+    collateralUsd: USD('Collateral of the positions with debt'),
+    debtUsd: USD('Their debt'),
+    borrowPositions: Type.Integer(),
+    flags: Type.Array(
+      Type.Object(
+        {
+          ...FlagProperties,
+          marketId: nullable<string>('string', 'The market flagged; null for the whole wallet.'),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Critical first, in position order.' },
+    ),
+    positions: Type.Array(
+      Type.Object(
+        {
+          marketId: Type.String(),
+          protocol: ProtocolSchema,
+          chainId: Type.Integer(),
+          collateral: Type.Object(
+            {
+              symbol: Type.String(),
+              priceUsd: Type.Number(),
+              liquidationPriceUsd: NullableNumber(
+                'The collateral price at which the health factor reaches 1, all else fixed.',
+              ),
+            },
+            { additionalProperties: false },
+          ),
+          loan: Type.Object(
+            { symbol: Type.String(), priceUsd: Type.Number() },
+            { additionalProperties: false },
+          ),
+          collateralUsd: USD('Collateral'),
+          debtUsd: USD('Debt'),
+          healthFactor: Type.Number(),
+          toTarget: Type.Object(
+            {
+              repayUsd: USD(
+                'Debt to repay to reach the target: debt x (1 - healthFactor / target); 0 when at or above it',
+              ),
+              repayAmount: Type.Number({ description: 'The same in loan tokens at their price now.' }),
+              addCollateralUsd: NullableNumber(
+                'Collateral to add instead, USD: collateral x (target / healthFactor - 1); 0 when at or above it; null without collateral.',
+              ),
+              addCollateralAmount: NullableNumber('The same in collateral tokens at their price now.'),
+            },
+            { additionalProperties: false },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Positions with debt, weakest first.' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const MarketBriefSchema = Type.Object(
+  {
+    marketId: Type.String(),
+    protocol: ProtocolSchema,
+    chainId: Type.Integer(),
+    summary: Type.String({
+      description: 'One sentence: the market, its size and use, its most severe flag.',
+    }),
+    keyFigures: Type.Object(
+      {
+        supplyUsd: USD('Supplied'),
+        borrowUsd: USD('Borrowed'),
+        utilization: Type.Number(),
+        supplyApy: Type.Number(),
+        borrowApy: Type.Number(),
+        availableLiquidityUsd: USD('Available to withdraw or borrow'),
+        lltv: Type.Number(),
+        borrowPositions: Type.Integer(),
+        liquidatablePositions: Type.Integer(),
+        debtLiquidatableUsd: USD('Debt of the liquidatable positions'),
+        oracleStalenessRatio: NullableNumber(
+          'Seconds since the oracle updated over its heartbeat; null without an oracle.',
+        ),
+        top10BorrowerShare: Type.Number({ description: "The 10 largest borrowers' share of the debt." }),
+      },
+      { additionalProperties: false },
+    ),
+    flags: Type.Array(Type.Object(FlagProperties, { additionalProperties: false }), {
+      description: 'Critical first.',
+    }),
+    stress: Type.Array(
+      Type.Object(
+        {
+          collateralPriceChange: Type.Number(),
+          newlyLiquidatable: Type.Integer(),
+          debtAtRiskUsd: USD('Debt of the positions liquidatable after the fall'),
+          badDebtUsd: USD('Estimated bad debt'),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Collateral falls of 10 and 20 % (GET /risk/markets/{marketId} has the method).' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const VaultSchema = Type.Object(
   {
     protocol: Type.Unsafe<'morpho' | 'euler'>({ type: 'string', enum: ['morpho', 'euler'] }),
@@ -825,6 +954,8 @@ export const NAMED_SCHEMAS = {
   Stress: () => StressSchema,
   Overview: () => OverviewSchema,
   TimeseriesPoint: () => TimeseriesPointSchema,
+  WalletRisk: () => WalletRiskSchema,
+  MarketBrief: () => MarketBriefSchema,
   Token: () => TokenSchema,
   TokenDetail: () => TokenDetailSchema,
   Oracle: () => OracleSchema,
@@ -848,6 +979,8 @@ export const MarketRiskRef = named('MarketRisk');
 export const StressRef = named('Stress');
 export const OverviewRef = named('Overview');
 export const TimeseriesPointRef = named('TimeseriesPoint');
+export const WalletRiskRef = named('WalletRisk');
+export const MarketBriefRef = named('MarketBrief');
 export const TokenRef = named('Token');
 export const TokenDetailRef = named('TokenDetail');
 export const OracleRef = named('Oracle');

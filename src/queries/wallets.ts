@@ -30,7 +30,7 @@ export interface WalletPositionView extends Omit<PositionAtRiskView, 'healthFact
   liquidationPrice: number | null;
 }
 
-interface Held {
+export interface Held {
   i: number;
   ord: number;
   collateralUsd: number;
@@ -40,7 +40,7 @@ interface Held {
 }
 
 /** The wallet's positions in scope that hold anything (closed ones, all zero, are left out). */
-function held(model: ReadModel, address: string, scope: Scope): Held[] {
+export function held(model: ReadModel, address: string, scope: Scope): Held[] {
   const { catalog, risk } = model;
   const out: Held[] = [];
   for (const i of risk.positionsOf(address)) {

@@ -138,6 +138,68 @@ describe('RiskIndex', () => {
     );
   });
 
+  test('behavior: below() agrees with a naive sum after position changes and price moves', () => {
+    const changeArb = fc.record({
+      target: fc.nat(),
+      collateral: fc.double({ min: 0, max: 1e7, noNaN: true }),
+      borrow: fc.oneof(fc.constant(0), fc.double({ min: 1, max: 1e7, noNaN: true })),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(positionArb, { minLength: 1, maxLength: 150 }),
+        fc.array(changeArb, { maxLength: 6 }),
+        fc.double({ min: 0.5, max: 2, noNaN: true }),
+        fc.double({ min: 0.2, max: 3, noNaN: true }),
+        fc.double({ min: 0.5, max: 1.5, noNaN: true }),
+        (initial, changes, ratio, scale, bound) => {
+          const index = build(initial);
+          const positions = [...initial];
+          // Stress before the changes too, so stale prefix sums would show.
+          for (let ord = 0; ord < catalog.size; ord++) index.below(ord, scale, bound);
+          index.applyPositionChanges(
+            changes.map((c) => {
+              const i = c.target % positions.length;
+              const p = positions[i]!;
+              positions[i] = { ...p, collateral: c.collateral, borrow: c.borrow };
+              const m = markets[p.market]!;
+              return {
+                ord: catalog.ordOf(m.uniqueKey)!,
+                user: `0x${i.toString(16).padStart(40, '0')}`,
+                collateralUsd: c.collateral,
+                borrowUsd: c.borrow,
+                supplyUsd: 0,
+                healthFactor: healthFactor(c.collateral, m.lltv, c.borrow),
+              };
+            }),
+          );
+          // The first market's collateral token moves by `ratio`.
+          const m0 = markets[0]!;
+          index.applyPrices([{ chainId: m0.chainId, token: m0.collateralAddress, ratio }]);
+          for (let ord = 0; ord < catalog.size; ord++) {
+            const m = catalog.recordAt(ord);
+            const k = m.collateralAddress === m0.collateralAddress && m.chainId === m0.chainId ? ratio : 1;
+            const want = { positions: 0, collateralUsd: 0, debtUsd: 0 };
+            for (const p of positions) {
+              if (markets[p.market]!.uniqueKey !== m.uniqueKey || !(p.borrow > 0)) continue;
+              const hf = healthFactor(p.collateral * k, m.lltv, p.borrow);
+              if (!(hf * scale < bound)) continue;
+              want.positions++;
+              want.collateralUsd += p.collateral * k;
+              want.debtUsd += p.borrow;
+            }
+            const got = index.below(ord, scale, bound);
+            assert.equal(got.positions, want.positions);
+            assert.ok(
+              Math.abs(got.collateralUsd - want.collateralUsd) <= 1e-6 * Math.max(1, want.collateralUsd),
+            );
+            assert.ok(Math.abs(got.debtUsd - want.debtUsd) <= 1e-6 * Math.max(1, want.debtUsd));
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   test('behavior: positions without debt are never indexed', () => {
     const index = build([
       { market: 0, collateral: 1000, borrow: 0 },

@@ -4,12 +4,14 @@ import fc from 'fast-check';
 import {
   accountHealthFactor,
   available,
+  collateralToHealthFactor,
   distanceToLiq,
   healthFactor,
   leverage,
   liquidationPrice,
   maxLeverage,
   moveToLiquidation,
+  repayToHealthFactor,
   utilization,
 } from '../../src/domain/metrics.ts';
 
@@ -276,5 +278,59 @@ describe('liquidationPrice and moveToLiquidation', () => {
     assert.equal(liquidationPrice(4000, Number.POSITIVE_INFINITY), null);
     assert.equal(moveToLiquidation(Number.POSITIVE_INFINITY, 'debt'), null);
     assert.equal(liquidationPrice(0, 1.5), null);
+  });
+});
+
+describe('repayToHealthFactor', () => {
+  test('known answer: debt 10,000 at health factor 1.04 to 1.25 repays 10,000 x (1 - 1.04 / 1.25) = 1,680', () => {
+    assert.ok(Math.abs(repayToHealthFactor(10_000, 1.04, 1.25) - 1_680) < 1e-9);
+  });
+  test('behavior: at or above the target nothing; without debt nothing', () => {
+    assert.equal(repayToHealthFactor(10_000, 1.25, 1.25), 0);
+    assert.equal(repayToHealthFactor(10_000, 2, 1.25), 0);
+    assert.equal(repayToHealthFactor(0, 0.5, 1.25), 0);
+  });
+  test('property: repaying it leaves the debt at which the health factor (collateral x lltv / debt) is the target', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 1, max: 1e9, noNaN: true }),
+        fc.double({ min: 1, max: 1e9, noNaN: true }),
+        fc.double({ min: 0.3, max: 0.95, noNaN: true }),
+        fc.double({ min: 1.01, max: 5, noNaN: true }),
+        (collateral, debt, l, target) => {
+          const hf = healthFactor(collateral, l, debt);
+          const repay = repayToHealthFactor(debt, hf, target);
+          if (hf >= target) return repay === 0;
+          // The debt left is what the target allows, collateral x lltv / target (to the debt's precision).
+          return Math.abs(debt - repay - (collateral * l) / target) <= 1e-9 * debt;
+        },
+      ),
+    );
+  });
+});
+
+describe('collateralToHealthFactor', () => {
+  test('known answer: collateral 13,000 at 1.04 to 1.25 adds 13,000 x (1.25 / 1.04 - 1) = 2,625', () => {
+    assert.ok(Math.abs(collateralToHealthFactor(13_000, 1.04, 1.25)! - 2_625) < 1e-9);
+  });
+  test('behavior: 0 at or above the target; null without collateral', () => {
+    assert.equal(collateralToHealthFactor(13_000, 1.3, 1.25), 0);
+    assert.equal(collateralToHealthFactor(0, 0, 1.25), null);
+  });
+  test('property: adding it brings the health factor to the target', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 1, max: 1e9, noNaN: true }),
+        fc.double({ min: 1, max: 1e9, noNaN: true }),
+        fc.double({ min: 0.3, max: 0.95, noNaN: true }),
+        fc.double({ min: 1.01, max: 5, noNaN: true }),
+        (collateral, debt, l, target) => {
+          const hf = healthFactor(collateral, l, debt);
+          const add = collateralToHealthFactor(collateral, hf, target)!;
+          if (hf >= target) return add === 0;
+          return Math.abs(healthFactor(collateral + add, l, debt) / target - 1) < 1e-9;
+        },
+      ),
+    );
   });
 });

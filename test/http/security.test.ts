@@ -67,6 +67,7 @@ const CATEGORY: Record<string, string | null> = {
   Portfolios: 'portfolio',
   Risk: 'risk',
   Analytics: 'analytics',
+  Agent: 'agent',
   Client: null,
 };
 
@@ -129,6 +130,8 @@ describe('security suite, every authenticated route', () => {
     const names = routes.map((r) => `${r.method} ${r.path}`).sort();
     assert.deepEqual(names, [
       'DELETE /api/v1/client/api-keys/{keyId}',
+      'GET /api/v1/agent/market-brief/{marketId}',
+      'GET /api/v1/agent/wallet-risk/{address}',
       'GET /api/v1/analytics/overview',
       'GET /api/v1/analytics/timeseries',
       'GET /api/v1/client/api-keys',

@@ -149,6 +149,10 @@ export const openapiPlugin = fp(
             description: 'Totals now and per day over the stored history (analytics category).',
           },
           {
+            name: 'Agent',
+            description: 'For AI agents: answers made for them, and the MCP server (agent category).',
+          },
+          {
             name: 'Client',
             description: 'Self-service: your account, keys, usage and quota. Not counted toward quotas.',
           },

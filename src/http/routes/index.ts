@@ -2,6 +2,8 @@ import type { onRequestAsyncHookHandler } from 'fastify';
 import { AnswerCache } from '../answer-cache.ts';
 import type { AppDeps, RouteDeps } from '../context.ts';
 import { CLIENT_HEADERS } from '../schemas.ts';
+import { registerMarketBrief } from './agent/market-brief.ts';
+import { registerWalletRisk } from './agent/wallet-risk.ts';
 import { registerAnalyticsOverview } from './analytics/overview.ts';
 import { registerAnalyticsTimeseries } from './analytics/timeseries.ts';
 import { registerClientRoutes } from './client/index.ts';
@@ -72,6 +74,9 @@ export async function registerRoutes(
     // Analytics
     registerAnalyticsOverview(authed, deps);
     registerAnalyticsTimeseries(authed, deps);
+    // Agent
+    registerWalletRisk(authed, deps);
+    registerMarketBrief(authed, deps);
     // Client self-service: account data, never stored by caches.
     await authed.register(async (client: Api) => {
       client.addHook('onSend', async (_request, reply) => {

@@ -1,0 +1,61 @@
+import { Type } from '@fastify/type-provider-typebox';
+import { type MarketBriefView, marketBrief } from '../../../queries/agent.ts';
+import type { RouteDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { dataMeta } from '../../envelope.ts';
+import { MarketIdPath, requireMarketId } from '../../params.ts';
+import { envelope, errorResponses, MarketBriefRef, MarketBriefSchema, NOT_MODIFIED } from '../../schemas.ts';
+import { itemSerializer, sendAssembled } from '../../serialize.ts';
+import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+
+const briefJson = itemSerializer<MarketBriefView>(MarketBriefSchema);
+
+export function registerMarketBrief(app: Api, deps: RouteDeps): void {
+  app.get(
+    '/agent/market-brief/:marketId',
+    {
+      config: { access: { category: 'agent', chainParam: 'marketId' } },
+      schema: {
+        operationId: 'agentMarketBrief',
+        tags: ['Agent'],
+        summary: 'A market in brief, for agents',
+        description:
+          'A market in one sentence, its key figures, flags with their reasons (LIQUIDATABLE_POSITIONS, HIGH_UTILIZATION at ' +
+          '95 % or more, STALE_ORACLE, NO_ORACLE, CONCENTRATED_BORROWERS at a Herfindahl index of 0.25 or more, ' +
+          'BAD_DEBT_UNDER_STRESS when a 20 % collateral fall leaves bad debt, THIN_LIQUIDITY when a 10 % fall would repay ' +
+          'more than the market holds) and its 10 and 20 % collateral stress. The figures are those of ' +
+          'GET /risk/markets/{marketId}.',
+        security: [{ bearerAuth: [] }],
+        params: Type.Object({ marketId: MarketIdPath }),
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: envelope(MarketBriefRef),
+          ...NOT_MODIFIED,
+          ...errorResponses([
+            'INVALID_PARAMETER',
+            'CHAIN_FORBIDDEN',
+            'MARKET_NOT_FOUND',
+            ...AUTHENTICATED_ERRORS,
+          ]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const id = requireMarketId(request.params.marketId, 'marketId');
+      const nowMs = deps.clock.now();
+      const model = deps.data.get(callerOf(request).key.mode);
+      return sendAssembled(
+        request,
+        reply,
+        deps.answers.answer(request, model, nowMs, () => {
+          const found = marketBrief(model, id.key, Math.floor(nowMs / 1000));
+          return {
+            items: found.items.map(briefJson),
+            list: false,
+            meta: dataMeta(request, model, nowMs, found, undefined),
+          };
+        }),
+      );
+    },
+  );
+}
