@@ -5,6 +5,7 @@ import type { KeyEvents } from './access/key-events.ts';
 import { KeyService } from './access/keys.ts';
 import { loadTiers, type TierTable } from './access/tiers.ts';
 import type { Settings } from './config.ts';
+import { RatingsJob } from './data/ratings-job.ts';
 import {
   applyPrices,
   blocksOf,
@@ -479,6 +480,8 @@ export interface Service {
   keyEvents: KeyEvents;
   models: ReadModels;
   tiers: TierTable;
+  /** The ratings job: the latest ratings of each model, rated at start-up, daily and per new model. */
+  ratings: RatingsJob;
   /**
    * One step of the living sandbox at `atMs`, as the tick timer runs it: prices and feeds move,
    * then (in the process that writes the history) what they call for is liquidated and written
@@ -551,6 +554,17 @@ export async function createService(settings: Settings, options: ServiceOptions 
     instances: settings.instances ?? options.workers ?? 1,
     logger: log,
   });
+  // Ratings are computed by a job, never per request: every model when first seen (start-up, a
+  // reloaded dataset, the test keys' sandbox once built), then daily at 00:00 UTC of `clock`;
+  // the process that writes history records their changes in the store.
+  const ratings = new RatingsJob({
+    models: () => [models.peek('live'), models.peek('test')],
+    store,
+    clock,
+    writes: options.writesHistory ?? true,
+    onError: (err) => log.warn({ err }, 'ratings run failed: retried in a minute'),
+    onRated: (info) => appLog?.info(info, 'ratings computed'),
+  });
   const app = await buildApp({
     store,
     tiers,
@@ -559,6 +573,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     idempotency: new Idempotency(store, clock),
     data: models,
     history: store,
+    ratings,
     clock,
     logger: options.logger ?? false,
     ...(options.server ? { server: options.server } : {}),
@@ -636,7 +651,12 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const timers = [
     setInterval(() => void refreshKeys(), options.keyRefreshMs ?? 250),
     setInterval(() => void reloadData(), options.datasetRefreshMs ?? 500),
+    // Checks every second whether a model needs rating (new, or a 00:00 UTC passed).
+    setInterval(() => void ratings.runDue(), 1000),
   ];
+  // The first ratings right away, in the background: the ratings routes answer 503 (Retry-After)
+  // for the few seconds they take on the large profile.
+  void ratings.runDue();
   // The sandbox history: the backfill after the seed, then the hour just ended, every hour.
   const history = startHistoryFeed(store, () => models.peek('live')?.dataset ?? null, clock, app.log, {
     days: historyDays,
@@ -655,6 +675,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     keyEvents,
     models,
     tiers,
+    ratings,
     async stepSimulation(atMs: number) {
       await models.tickSimulation(atMs);
       await liquidations?.step(models.peek('live'), atMs);
@@ -664,6 +685,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       if (tickTimer) clearTimeout(tickTimer);
       await history?.stop();
       await liquidations?.idle();
+      await ratings.stop();
       await app.close();
       await keyEvents.close();
       // after the app (no more requests), before the store: flushes counts still buffered

@@ -7,6 +7,7 @@ import { Idempotency } from '../src/access/idempotency.ts';
 import { KeyService } from '../src/access/keys.ts';
 import { loadTiers, parseTiers, type TierId, type TierTable } from '../src/access/tiers.ts';
 import type { Settings } from '../src/config.ts';
+import { RatingsJob } from '../src/data/ratings-job.ts';
 import { buildReadModel, type ReadModel } from '../src/data/read-model.ts';
 import { healthFactor } from '../src/domain/metrics.ts';
 import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '../src/domain/types.ts';
@@ -210,6 +211,8 @@ export interface TestApp {
   keys: KeyService;
   admission: LocalAdmission;
   tiers: TierTable;
+  /** The ratings job over the test store and models (rated once before the app is handed out). */
+  ratings: RatingsJob;
   /** Creates a key on the tier (and account) given and returns the whole key. */
   key(tier: TierId, mode?: KeyMode, account?: string): Promise<string>;
   get(path: string, key?: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
@@ -233,6 +236,8 @@ export interface TestAppOptions {
   server?: AppDeps['server'];
   /** The history the routes read; defaults to the store. */
   history?: AppDeps['history'];
+  /** The ratings job; defaults to one over the store and the models, run once before the app is handed out. */
+  ratings?: (store: SqliteStore, clock: ManualClock) => RatingsJob;
 }
 
 /**
@@ -257,6 +262,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const sandbox = options.sandbox ?? live;
   const keys = new KeyService(store, { clock });
   const admission = new LocalAdmission(store);
+  const ratings =
+    options.ratings?.(store, clock) ??
+    new RatingsJob({ models: () => [live, sandbox], store, clock, writes: true });
+  await ratings.runDue();
   const app = await buildApp({
     store,
     tiers,
@@ -265,6 +274,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     idempotency: new Idempotency(store, clock),
     data: { get: (mode) => (mode === 'test' ? sandbox : live) },
     history: options.history ?? store,
+    ratings,
     clock,
     ...(options.logger ? { logger: options.logger } : {}),
     server: { ...QUIET, ...options.server },
@@ -295,6 +305,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     keys,
     admission,
     tiers,
+    ratings,
     async key(tier, mode = 'live', account = 'acme') {
       const acct = await keys.ensureAccount(account);
       return (await keys.create({ accountId: acct.id, tier, mode })).key;
@@ -307,6 +318,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       });
     },
     async close() {
+      await ratings.stop();
       await app.close();
       await store.close();
     },

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { createService } from '../src/service.ts';
 import { openStore } from '../src/store/open.ts';
+import { ManualClock } from './clock.ts';
 import { embeddedSettings, makeMarket, makePosition, QUIET, seedOneMarket, tempDir } from './helpers.ts';
 import { sleep } from './redis-helpers.ts';
 
@@ -77,6 +78,57 @@ test('behavior: a dataset written by another process is served without a restart
       assert.ok(performance.now() < deadline, 'the new dataset was not picked up');
       await sleep(50);
     }
+  } finally {
+    await service.close();
+    await seeded.close();
+  }
+});
+
+test('behavior: ratings are computed at start-up, for a replaced dataset and daily at 00:00 UTC, and their changes recorded', async () => {
+  const dataDir = tempDir('lrds-ratings-');
+  const seeded = await openStore({ dataDir, databaseUrl: null });
+  await seedOneMarket(seeded);
+  const clock = new ManualClock('2026-11-22T12:00:00Z');
+  const service = await createService(embeddedSettings(dataDir), { clock, server: QUIET });
+  try {
+    const account = await service.keys.ensureAccount('acme');
+    const { key } = await service.keys.create({ accountId: account.id, tier: 'pro', mode: 'live' });
+    const ratings = async () =>
+      (
+        await service.app.inject({
+          url: '/api/v1/ratings/markets',
+          headers: { authorization: `Bearer ${key}` },
+        })
+      ).json();
+    // the start-up run (begun by createService) is joined, not repeated
+    await service.ratings.runDue();
+    const first = await ratings();
+    assert.equal(first.meta.total, 1);
+    assert.equal(first.data[0].ratedAt, '2026-11-22T12:00:00.000Z');
+    const recorded = await service.store.latestRatingChanges('market', 10);
+    assert.deepEqual(
+      recorded.map((r) => [r.subject, r.at, r.score]),
+      [[first.data[0].marketId, Date.parse('2026-11-22T12:00:00Z'), first.data[0].score]],
+    );
+    // another process replaces the dataset: the reloaded model is rated when first seen
+    const a = makeMarket();
+    const b = makeMarket();
+    await seeded.replaceDataset({
+      kind: 'live',
+      profile: 'test',
+      seed: null,
+      markets: [a, b],
+      positions: [makePosition(a)],
+      positionCount: 1,
+    });
+    assert.equal(await service.models.reloadIfChanged(), true);
+    assert.equal(await service.ratings.runDue(), 1);
+    assert.equal((await ratings()).meta.total, 2);
+    // not again the same day; again from 00:00 UTC
+    assert.equal(await service.ratings.runDue(), 0);
+    clock.set('2026-11-23T00:00:00Z');
+    assert.equal(await service.ratings.runDue(), 1);
+    assert.equal((await ratings()).data[0].ratedAt, '2026-11-23T00:00:00.000Z');
   } finally {
     await service.close();
     await seeded.close();

@@ -21,6 +21,10 @@ export type OracleRound = components['schemas']['OracleRound'];
 export type MarketHistoryPoint = components['schemas']['MarketHistoryPoint'];
 export type Liquidation = components['schemas']['Liquidation'];
 export type Vault = components['schemas']['Vault'];
+export type MarketRating = components['schemas']['MarketRating'];
+export type VaultRating = components['schemas']['VaultRating'];
+export type RatingChange = components['schemas']['RatingChange'];
+export type RatingMethodology = components['schemas']['RatingMethodology'];
 export type Meta = components['schemas']['Meta'];
 
 /** The operations of the API, by their OpenAPI `operationId`. */
@@ -44,6 +48,8 @@ interface ListPages {
   listTokens: Success<'listTokens'>;
   listOracles: Success<'listOracles'>;
   listVaults: Success<'listVaults'>;
+  listMarketRatings: Success<'listMarketRatings'>;
+  listVaultRatings: Success<'listVaultRatings'>;
   listPositions: Success<'listPositions'>;
   listLiquidations: Success<'listLiquidations'>;
   analyticsTimeseries: Success<'analyticsTimeseries'>;
@@ -90,6 +96,8 @@ const LIST_PATHS: Record<ListOperation, string> = {
   listTokens: '/tokens',
   listOracles: '/oracles',
   listVaults: '/vaults',
+  listMarketRatings: '/ratings/markets',
+  listVaultRatings: '/ratings/vaults',
   listPositions: '/positions',
   listLiquidations: '/liquidations',
   analyticsTimeseries: '/analytics/timeseries',
@@ -285,6 +293,84 @@ export class LrdsClient {
     );
   }
 
+  /** Markets' credit ratings by score (best first); page with `cursor` (or use `paginate`). */
+  listMarketRatings(
+    query: Query<'listMarketRatings'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'listMarketRatings'>> {
+    return this.#request('GET', LIST_PATHS.listMarketRatings, query, undefined, options);
+  }
+
+  /** One market's credit rating: grade, score and components with their explanations. */
+  getMarketRating(marketId: string, options?: RequestOptions): Promise<Success<'getMarketRating'>> {
+    return this.#request(
+      'GET',
+      `/ratings/markets/${encodeURIComponent(marketId)}`,
+      undefined,
+      undefined,
+      options,
+    );
+  }
+
+  /** The changes of a market's rating, oldest first; page with `cursor`. */
+  getMarketRatingHistory(
+    marketId: string,
+    query: Query<'getMarketRatingHistory'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'getMarketRatingHistory'>> {
+    return this.#request(
+      'GET',
+      `/ratings/markets/${encodeURIComponent(marketId)}/history`,
+      query,
+      undefined,
+      options,
+    );
+  }
+
+  /** Vaults' credit ratings by score (best first); page with `cursor` (or use `paginate`). */
+  listVaultRatings(
+    query: Query<'listVaultRatings'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'listVaultRatings'>> {
+    return this.#request('GET', LIST_PATHS.listVaultRatings, query, undefined, options);
+  }
+
+  /** One vault's credit rating, with each allocation's grade. */
+  getVaultRating(
+    chainId: number,
+    address: string,
+    options?: RequestOptions,
+  ): Promise<Success<'getVaultRating'>> {
+    return this.#request(
+      'GET',
+      `/ratings/vaults/${chainId}/${encodeURIComponent(address)}`,
+      undefined,
+      undefined,
+      options,
+    );
+  }
+
+  /** The changes of a vault's rating, oldest first; page with `cursor`. */
+  getVaultRatingHistory(
+    chainId: number,
+    address: string,
+    query: Query<'getVaultRatingHistory'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'getVaultRatingHistory'>> {
+    return this.#request(
+      'GET',
+      `/ratings/vaults/${chainId}/${encodeURIComponent(address)}/history`,
+      query,
+      undefined,
+      options,
+    );
+  }
+
+  /** The versioned rating methodology: grades, components, weights, formulas and parameters. */
+  getRatingMethodology(options?: RequestOptions): Promise<Success<'getRatingMethodology'>> {
+    return this.#request('GET', '/ratings/methodology', undefined, undefined, options);
+  }
+
   /** A wallet's positions with their liquidation prices. */
   listPositions(query: Query<'listPositions'>, options?: RequestOptions): Promise<Success<'listPositions'>> {
     return this.#request('GET', LIST_PATHS.listPositions, query, undefined, options);
@@ -388,6 +474,20 @@ export class LrdsClient {
   /** Tier, rate, quotas, what is used and left, and when they reset. */
   getQuota(options?: RequestOptions): Promise<Success<'getQuota'>> {
     return this.#request('GET', '/client/quota', undefined, undefined, options);
+  }
+
+  /**
+   * Sends one JSON-RPC message (or a batch) to the MCP server of the agent API and resolves to
+   * its JSON-RPC answer, or null for notifications (answered 202). Each `tools/call` counts as
+   * one request. For an MCP session, point an MCP client at `<baseUrl>/agent/mcp` instead.
+   */
+  async mcp(
+    message: operations['mcp']['requestBody']['content']['application/json'],
+    options?: RequestOptions,
+  ): Promise<Success<'mcp'> | null> {
+    const headers = { accept: 'application/json, text/event-stream', ...options?.headers };
+    const res = await this.#fetch('POST', '/agent/mcp', undefined, message, { ...options, headers });
+    return res.status === 202 ? null : ((await res.json()) as Success<'mcp'>);
   }
 
   /**

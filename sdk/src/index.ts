@@ -7,6 +7,7 @@ export {
   LrdsClient,
   type Market,
   type MarketHistoryPoint,
+  type MarketRating,
   type Meta,
   type OperationId,
   type Oracle,
@@ -16,11 +17,14 @@ export {
   type Position,
   type PositionAtRisk,
   type Query,
+  type RatingChange,
+  type RatingMethodology,
   type RequestOptions,
   type Success,
   type Token,
   type TokenDetail,
   type Vault,
+  type VaultRating,
 } from './client.ts';
 export {
   type ErrorBody,

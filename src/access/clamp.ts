@@ -66,3 +66,39 @@ export function clampStartDate(
     clamp: { requested: new Date(requestedMs).toISOString(), applied: new Date(floor).toISOString() },
   };
 }
+
+/** What a request asks for, parsed: the `limit`, `chainIds` and `startDate` the clamps apply to. */
+export interface ScopeRequest {
+  limit?: number | undefined;
+  chainIds?: readonly number[] | undefined;
+  /** `startDate`, epoch ms. */
+  startMs?: number | undefined;
+}
+
+/** A request's scope after the clamps, and what they changed (meta.clamped; undefined when nothing). */
+export interface ClampedScope {
+  limit: number;
+  chainIds: number[] | undefined;
+  startMs: number | undefined;
+  clamped: Clamped | undefined;
+}
+
+/**
+ * Every clamp of D9 at once, for an HTTP route and an MCP tool alike: `limit` up to the
+ * stricter of `routeMax` (the route's or tool's maximum) and the tier's result cap, `chainIds`
+ * filtered to the tier's chains, `startDate` raised to the tier's history window.
+ */
+export function clampScope(q: ScopeRequest, routeMax: number, tier: Tier, nowMs: number): ClampedScope {
+  const limit = clampLimit(q.limit, routeMax, tier);
+  const chains = scopeChains(q.chainIds, tier);
+  const start = clampStartDate(q.startMs, tier, nowMs);
+  const clamped =
+    limit.clamp || chains.clamp || start.clamp
+      ? {
+          ...(limit.clamp ? { limit: limit.clamp } : {}),
+          ...(chains.clamp ? { chainIds: chains.clamp } : {}),
+          ...(start.clamp ? { startDate: start.clamp } : {}),
+        }
+      : undefined;
+  return { limit: limit.applied, chainIds: chains.applied, startMs: start.applied, clamped };
+}

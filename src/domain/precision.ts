@@ -9,6 +9,7 @@
  * - Shares and rates between about -1 and 1 (utilization, APYs, lltv, distanceToLiq): 8 decimal
  *   places (0.000001 %).
  * - Multiples (healthFactor, leverage, maxLeverage, stalenessRatio): 8 significant digits.
+ * - Rating scores (0 to 100): 2 decimal places.
  * Flags derived from a figure (isStale, a position being below a threshold) are decided on the
  * unrounded value. Infinity and NaN pass through unchanged.
  */
@@ -28,6 +29,12 @@ export function significant(x: number, digits = 8): number {
 /** To `digits` significant digits; null stays null (a figure that may be unknown). */
 export function significantOrNull(x: number | null, digits = 8): number | null {
   return x === null ? null : significant(x, digits);
+}
+
+/** Scores on a 0-100 scale (ratings): to 2 decimal places. */
+export function points(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  return Math.round(x * 100) / 100 || 0;
 }
 
 /** To 8 decimal places. */

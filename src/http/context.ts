@@ -5,6 +5,7 @@ import type { KeyService } from '../access/keys.ts';
 import type { Category, Tier, TierTable } from '../access/tiers.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
+import type { RatingsReader } from '../queries/ratings.ts';
 import type { HistoryReader } from '../queries/types.ts';
 import type { HttpStore, KeyMode, KeyRecord } from '../store/types.ts';
 import type { AnswerCache } from './answer-cache.ts';
@@ -56,6 +57,8 @@ export interface HealthReport {
 /** Read models by key mode: test keys get the fixed sandbox, live keys the live store (D10). */
 export interface DataSource {
   get(mode: KeyMode): ReadModel;
+  /** The model of a mode if it is built, never building one (the test keys' sandbox is built on first use). */
+  peek?(mode: KeyMode): ReadModel | null;
 }
 
 /** Everything the app needs, wired in one composition root (src/cli/serve.ts, tests). */
@@ -70,6 +73,8 @@ export interface AppDeps {
   data: DataSource;
   /** The history the history routes read (market snapshots, oracle rounds, liquidations). */
   history: HistoryReader;
+  /** The latest ratings of each model (computed by the ratings job) and the recorded rating changes. */
+  ratings: RatingsReader;
   clock: Clock;
   /** Pino options, or false for no logging. */
   logger?: boolean | Record<string, unknown>;

@@ -1,27 +1,12 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { type Clamped, clampLimit, clampStartDate, DEFAULT_LIMIT, scopeChains } from '../access/clamp.ts';
-import { isProtocol, PROTOCOLS, type Protocol } from '../domain/enums.ts';
+import { type ClampedScope, clampScope, DEFAULT_LIMIT } from '../access/clamp.ts';
+import { PROTOCOLS, type Protocol } from '../domain/enums.ts';
+import { MARKET_ID_PROBLEM, type MarketId, parseMarketId } from '../domain/market-id.ts';
 import { callerOf } from './context.ts';
 import { invalidParameter } from './errors.ts';
 
-/** DECISIONS D3: `<protocol>-<chainId>-<identifier>`, identifier without `-`, matched case-insensitively. */
-const MARKET_ID = /^([a-z]+)-(\d{1,12})-([0-9a-z_]{1,200})$/;
-
-export interface MarketId {
-  key: string;
-  protocol: Protocol;
-  chainId: number;
-}
-
-/** Null when the id is not of the uniqueKey shape. */
-export function parseMarketId(raw: string | undefined): MarketId | null {
-  if (raw === undefined || raw.length > 256) return null;
-  const key = raw.toLowerCase();
-  const m = MARKET_ID.exec(key);
-  if (!m || !isProtocol(m[1]!)) return null;
-  return { key, protocol: m[1], chainId: Number(m[2]) };
-}
+export { type MarketId, parseMarketId } from '../domain/market-id.ts';
 
 export function requireMarketId(raw: string | undefined, parameter: string): MarketId {
   const id = parseMarketId(raw);
@@ -29,7 +14,7 @@ export function requireMarketId(raw: string | undefined, parameter: string): Mar
     throw invalidParameter([
       {
         parameter,
-        problem: 'must be a market uniqueKey: <protocol>-<chainId>-<identifier>, e.g. morpho-1-0xb323…86cc',
+        problem: MARKET_ID_PROBLEM,
       },
     ]);
   }
@@ -132,27 +117,16 @@ export function clampRequest(
   request: FastifyRequest,
   q: { limit?: number | undefined; chainIds?: string | undefined; startDate?: string | undefined },
   nowMs: number,
-): {
-  limit: number;
-  chainIds: number[] | undefined;
-  startMs: number | undefined;
-  clamped: Clamped | undefined;
-} {
+): ClampedScope {
   const { tier } = callerOf(request);
   // Every route taking `limit` declares its maximum (checked when routes are registered).
   const routeMax = request.routeOptions.config.access?.limitMax ?? DEFAULT_LIMIT;
-  const limit = clampLimit(q.limit, routeMax, tier);
-  const chains = scopeChains(parseChainIds(q.chainIds), tier);
-  const start = clampStartDate(parseDate(q.startDate, 'startDate'), tier, nowMs);
-  const clamped =
-    limit.clamp || chains.clamp || start.clamp
-      ? {
-          ...(limit.clamp ? { limit: limit.clamp } : {}),
-          ...(chains.clamp ? { chainIds: chains.clamp } : {}),
-          ...(start.clamp ? { startDate: start.clamp } : {}),
-        }
-      : undefined;
-  return { limit: limit.applied, chainIds: chains.applied, startMs: start.applied, clamped };
+  const scope = {
+    limit: q.limit,
+    chainIds: parseChainIds(q.chainIds),
+    startMs: parseDate(q.startDate, 'startDate'),
+  };
+  return clampScope(scope, routeMax, tier, nowMs);
 }
 
 /**

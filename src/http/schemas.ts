@@ -2,6 +2,12 @@ import { Type } from '@fastify/type-provider-typebox';
 import { ORACLE_PROVIDERS, ORACLE_TYPES, PROTOCOLS, RISK_LEVELS } from '../domain/enums.ts';
 import type { OracleHealth, OracleRecord } from '../domain/types.ts';
 import { ERROR_STATUS, type ErrorCode } from './errors.ts';
+import {
+  MarketRatingSchema,
+  RatingChangeSchema,
+  RatingMethodologySchema,
+  VaultRatingSchema,
+} from './rating-schemas.ts';
 import { AUTHENTICATED_ERRORS } from './routes/types.ts';
 
 /**
@@ -964,6 +970,10 @@ export const NAMED_SCHEMAS = {
   MarketHistoryPoint: () => MarketHistoryPointSchema,
   Liquidation: () => LiquidationSchema,
   Vault: () => VaultSchema,
+  MarketRating: () => MarketRatingSchema,
+  VaultRating: () => VaultRatingSchema,
+  RatingChange: () => RatingChangeSchema,
+  RatingMethodology: () => RatingMethodologySchema,
   Meta: () => MetaSchema,
   Error: () => ErrorSchema,
 } as const;
@@ -989,6 +999,10 @@ export const OracleRoundRef = named('OracleRound');
 export const MarketHistoryPointRef = named('MarketHistoryPoint');
 export const LiquidationRef = named('Liquidation');
 export const VaultRef = named('Vault');
+export const MarketRatingRef = named('MarketRating');
+export const VaultRatingRef = named('VaultRating');
+export const RatingChangeRef = named('RatingChange');
+export const RatingMethodologyRef = named('RatingMethodology');
 export const PositionAtRiskRef = named('PositionAtRisk');
 export const MetaRef = named('Meta');
 

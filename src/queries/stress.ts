@@ -156,23 +156,31 @@ function roundedConcentration(c: Concentration): Concentration {
 export const MAX_SHOCKS = 10;
 
 /**
- * `SYMBOL:change` pairs separated by commas (`WETH:-0.2,WBTC:-0.15`): change is relative, above
- * -1 and at most 10; each asset once. INVALID_PARAMETER otherwise.
+ * `SYMBOL:change` pairs separated by commas (`WETH:-0.2,WBTC:-0.15`), checked by checkShocks.
+ * INVALID_PARAMETER otherwise.
  */
 export function parseShocks(text: string): Shock[] {
   const parts = text
     .split(',')
     .map((p) => p.trim())
     .filter((p) => p.length > 0);
-  if (parts.length === 0)
+  return checkShocks(
+    parts.map((p) => {
+      const m = /^([^:\s]{1,64}):([+-]?(?:\d+\.?\d*|\.\d+))$/.exec(p);
+      if (!m) throw QueryError.invalid('shocks', `'${p.slice(0, 80)}' is not SYMBOL:change (e.g. WETH:-0.2)`);
+      return { asset: m[1]!, change: Number(m[2]) };
+    }),
+  );
+}
+
+/** Shocks as a stress test takes them: 1 to MAX_SHOCKS assets, each once (case-insensitively), each change above -1 and at most 10. */
+export function checkShocks(shocks: readonly Shock[]): Shock[] {
+  if (shocks.length === 0)
     throw QueryError.invalid('shocks', 'must name at least one asset, as SYMBOL:change');
-  if (parts.length > MAX_SHOCKS) throw QueryError.invalid('shocks', `must have at most ${MAX_SHOCKS} assets`);
+  if (shocks.length > MAX_SHOCKS)
+    throw QueryError.invalid('shocks', `must have at most ${MAX_SHOCKS} assets`);
   const seen = new Set<string>();
-  return parts.map((p) => {
-    const m = /^([^:\s]{1,64}):([+-]?(?:\d+\.?\d*|\.\d+))$/.exec(p);
-    if (!m) throw QueryError.invalid('shocks', `'${p.slice(0, 80)}' is not SYMBOL:change (e.g. WETH:-0.2)`);
-    const asset = m[1]!;
-    const change = Number(m[2]);
+  return shocks.map(({ asset, change }) => {
     if (!(change > -1 && change <= 10)) {
       throw QueryError.invalid(
         'shocks',

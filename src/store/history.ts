@@ -12,6 +12,7 @@ import type {
   LiquidationEvent,
   MarketSnapshot,
   OracleRound,
+  RatingChange,
   SourceState,
 } from './types.ts';
 
@@ -156,6 +157,32 @@ export function checkLiquidations(rows: readonly LiquidationEvent[]): void {
   });
 }
 
+export function checkRatingChanges(rows: readonly RatingChange[]): void {
+  rows.forEach((r, i) => {
+    const what = 'rating change';
+    if (r.kind !== 'market' && r.kind !== 'vault') refuse(what, i, "kind must be 'market' or 'vault'");
+    if (!isText(r.subject)) refuse(what, i, 'subject must be a non-empty string');
+    if (!isTime(r.chainId)) refuse(what, i, 'chainId must be a non-negative integer');
+    if (!isTime(r.at)) refuse(what, i, 'at must be a non-negative integer (epoch ms)');
+    if (!isText(r.methodology)) refuse(what, i, 'methodology must be a non-empty string');
+    if (!isText(r.grade)) refuse(what, i, 'grade must be a non-empty string');
+    checkNumbers(what, i, r, ['score']);
+    if ((r.previousGrade === null) !== (r.previousScore === null))
+      refuse(what, i, 'previousGrade and previousScore must both be set or both be null');
+    if (r.previousGrade !== null && !isText(r.previousGrade))
+      refuse(what, i, 'previousGrade must be a non-empty string or null');
+    checkNumbers(what, i, r, ['previousScore'], true);
+    if (
+      typeof r.components !== 'object' ||
+      r.components === null ||
+      Array.isArray(r.components) ||
+      !Object.entries(r.components).every(([k, v]) => isText(k) && isFiniteNumber(v))
+    ) {
+      refuse(what, i, 'components must map names to finite numbers');
+    }
+  });
+}
+
 export function checkSource(s: SourceState): void {
   const what = 'source';
   if (!isText(s.id)) refuse(what, 0, 'id must be a non-empty string');
@@ -202,6 +229,10 @@ export function byPriceKey(a: AssetPrice, b: AssetPrice): number {
 
 export function byRoundKey(a: OracleRound, b: OracleRound): number {
   return a.chainId - b.chainId || compare(a.feed, b.feed) || compare(a.roundId, b.roundId);
+}
+
+export function byRatingKey(a: RatingChange, b: RatingChange): number {
+  return compare(a.kind, b.kind) || compare(a.subject, b.subject) || a.at - b.at;
 }
 
 export function byLiquidationKey(a: LiquidationEvent, b: LiquidationEvent): number {
@@ -296,6 +327,26 @@ export function toLiquidationFromArray(r: readonly unknown[]): LiquidationEvent 
     badDebtUsd: num(r[14]),
   };
 }
+
+/** A rating change from a row of rating_changes (components: JSON text, key order kept). */
+export function toRatingChange(r: Row): RatingChange {
+  return {
+    kind: r.kind as RatingChange['kind'],
+    subject: r.subject as string,
+    chainId: num(r.chain_id),
+    at: num(r.at),
+    methodology: r.methodology as string,
+    grade: r.grade as string,
+    score: num(r.score),
+    previousGrade: (r.previous_grade as string | null) ?? null,
+    previousScore: numOrNull(r.previous_score),
+    components: JSON.parse(r.components as string) as Record<string, number>,
+  };
+}
+
+/** The columns of rating_changes, as toRatingChange() reads them (both stores). */
+export const RATING_CHANGE_COLUMNS =
+  'kind, subject, chain_id, at, methodology, grade, score, previous_grade, previous_score, components';
 
 export function toSource(r: Row): SourceState {
   return {

@@ -355,6 +355,33 @@ export interface LiquidationEvent {
   badDebtUsd: number;
 }
 
+/** What a rating is of: a market (by uniqueKey) or a vault (by `<chainId>:<address>`). */
+export type RatingSubjectKind = 'market' | 'vault';
+
+/**
+ * One recorded rating of a market or a vault (src/domain/rating.ts): written when it differs
+ * from the subject's last recorded one by a grade, the methodology version, or at least the
+ * change tolerance in score. Natural key: (kind, subject, at).
+ */
+export interface RatingChange {
+  kind: RatingSubjectKind;
+  /** A market's uniqueKey, or a vault's `<chainId>:<lower-case address>`. */
+  subject: string;
+  chainId: number;
+  /** Epoch ms the rating was computed at. */
+  at: number;
+  /** Methodology version, e.g. '1.0.0'. */
+  methodology: string;
+  grade: string;
+  /** 0 to 100. */
+  score: number;
+  /** The subject's last recorded rating before this one; null (both) for its first. */
+  previousGrade: string | null;
+  previousScore: number | null;
+  /** Each component's score (0 to 100), by component name, in the methodology's order. */
+  components: Record<string, number>;
+}
+
 /**
  * Keyset cursors: the sort key of the last row of a page. The next page is read with it as
  * `after` and holds the rows strictly after it in the read's order, so rows appended meanwhile
@@ -367,6 +394,8 @@ export type AssetPriceCursor = Pick<AssetPrice, 'at'>;
 export type OracleRoundCursor = Pick<OracleRound, 'updatedAt' | 'roundId'>;
 /** Liquidations are read newest first: at descending, then chainId, txHash, logIndex ascending. */
 export type LiquidationCursor = Pick<LiquidationEvent, 'at' | 'chainId' | 'txHash' | 'logIndex'>;
+/** A subject's rating changes are read oldest first; `at` is unique per subject. */
+export type RatingChangeCursor = Pick<RatingChange, 'at'>;
 
 /** Which liquidations to read; every filter given must match. Times: fromMs <= at < toMs. */
 export interface LiquidationFilter {
@@ -468,6 +497,25 @@ export interface HistoryStore {
   pruneHistory(before: HistoryCutoffs): Promise<HistoryCounts>;
   /** Rows held per kind: a full count (tests, operators), not for request paths. */
   historyCounts(): Promise<HistoryCounts>;
+  /**
+   * Appends rating changes, idempotently by (kind, subject, at) like every history append.
+   * Rating changes are few (only changes are recorded) and are not pruned by pruneHistory.
+   */
+  appendRatingChanges(rows: readonly RatingChange[]): Promise<number>;
+  /** One subject's rating changes in [fromMs, toMs), `at` ascending. */
+  ratingChanges(
+    kind: RatingSubjectKind,
+    subject: string,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: RatingChangeCursor,
+  ): Promise<RatingChange[]>;
+  /**
+   * The last recorded rating change of each subject of `kind`, by subject ascending (byte
+   * order), at most `limit`, from the subject after `afterSubject` (keyset paging).
+   */
+  latestRatingChanges(kind: RatingSubjectKind, limit: number, afterSubject?: string): Promise<RatingChange[]>;
 }
 
 /** Daily market snapshots of one protocol on one chain, summed (USD). */

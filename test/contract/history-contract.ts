@@ -7,6 +7,7 @@ import type {
   LiquidationEvent,
   MarketSnapshot,
   OracleRound,
+  RatingChange,
   SourceState,
   SourceStore,
 } from '../../src/store/types.ts';
@@ -163,6 +164,29 @@ function liquidation(n: number, over: Partial<LiquidationEvent> = {}): Liquidati
     debtRepaidUsd: 4000.01,
     badDebt: 0,
     badDebtUsd: 0,
+    ...over,
+  };
+}
+
+function rating(over: Partial<RatingChange> = {}): RatingChange {
+  return {
+    kind: 'market',
+    subject: 'morpho-1-0xmarket',
+    chainId: 1,
+    at: T0,
+    methodology: '1.0.0',
+    grade: 'A',
+    score: 74.35,
+    previousGrade: 'AA',
+    previousScore: 80.1,
+    // key order and doubles as written (0.1 + 0.2 is not 0.3)
+    components: {
+      oracle: 85,
+      lltvBuffer: 0.1 + 0.2,
+      liquidity: 63.47,
+      concentration: 12.5,
+      liquidations: 100,
+    },
     ...over,
   };
 }
@@ -777,6 +801,108 @@ export function historyContract(
       const listed = await store.listSources();
       assert.equal(listed.length, 3);
       assert.deepEqual(listed[0], refreshed, 'the saved state replaces the stored one whole');
+      await store.close();
+    });
+
+    test('behavior: rating changes round-trip exactly, append idempotently by (kind, subject, at), read oldest first in range', async () => {
+      const store = await open();
+      const a = [0, 1, 2].map((d) => rating({ at: T0 + d * DAY_MS, score: 70 + d }));
+      const first = rating({
+        subject: 'aave-1-0xpool',
+        at: T0 + 5,
+        previousGrade: null,
+        previousScore: null,
+      });
+      const vault = rating({
+        kind: 'vault',
+        subject: `8453:${addr(0xa1)}`,
+        chainId: 8453,
+        components: { markets: 71.2, diversification: 44.44 },
+      });
+      assert.equal(await store.appendRatingChanges(shuffled([...a, first, vault])), 5);
+      assert.equal(await store.appendRatingChanges([...a, first, vault]), 0);
+      // the same key with other values is skipped: the first write wins
+      assert.equal(await store.appendRatingChanges([{ ...a[0]!, grade: 'D', score: 1 }]), 0);
+      assert.equal(await store.appendRatingChanges([]), 0);
+      assert.deepEqual(await store.ratingChanges('market', a[0]!.subject, 0, T0 + 10 * DAY_MS, 10), a);
+      assert.deepEqual(await store.ratingChanges('market', 'aave-1-0xpool', 0, T0 + DAY_MS, 10), [first]);
+      assert.deepEqual(await store.ratingChanges('vault', vault.subject, 0, T0 + DAY_MS, 10), [vault]);
+      // the kind is part of the key: no market has the vault's subject, nor the reverse
+      assert.deepEqual(await store.ratingChanges('vault', a[0]!.subject, 0, T0 + 10 * DAY_MS, 10), []);
+      assert.deepEqual(await store.ratingChanges('market', vault.subject, 0, T0 + DAY_MS, 10), []);
+      // half-open ranges, limit and cursor
+      assert.deepEqual(await store.ratingChanges('market', a[0]!.subject, T0 + DAY_MS, T0 + 2 * DAY_MS, 10), [
+        a[1],
+      ]);
+      const page = await store.ratingChanges('market', a[0]!.subject, 0, T0 + 10 * DAY_MS, 2);
+      assert.deepEqual(page, a.slice(0, 2));
+      assert.deepEqual(
+        await store.ratingChanges('market', a[0]!.subject, 0, T0 + 10 * DAY_MS, 2, page.at(-1)),
+        [a[2]],
+      );
+      assert.deepEqual(
+        Object.keys(a[0]!.components),
+        Object.keys((await store.ratingChanges('market', a[0]!.subject, 0, T0 + 1, 1))[0]!.components),
+      );
+      // history pruning leaves the rating record alone
+      await store.pruneHistory(
+        historyCutoffs({ ...KEEP_ALL_HISTORY, liquidations: 0, oracleRounds: 0 }, T0 + 100 * DAY_MS),
+      );
+      assert.equal((await store.ratingChanges('market', a[0]!.subject, 0, T0 + 10 * DAY_MS, 10)).length, 3);
+      await store.close();
+    });
+
+    test('behavior: latestRatingChanges is the last recorded change of each subject of a kind, paged by subject', async () => {
+      const store = await open();
+      assert.deepEqual(await store.latestRatingChanges('market', 10), []);
+      const rows = [
+        rating({ subject: 'm-a', at: T0 + 3 }),
+        rating({ subject: 'm-a', at: T0 + 1 }),
+        rating({ subject: 'm-a', at: T0 + 2 }),
+        rating({ subject: 'm-b', at: T0 }),
+        rating({ kind: 'vault', subject: `1:${addr(1)}`, at: T0 + 9 }),
+      ];
+      await store.appendRatingChanges(rows);
+      assert.deepEqual(await store.latestRatingChanges('market', 10), [rows[0], rows[3]]);
+      assert.deepEqual(await store.latestRatingChanges('vault', 10), [rows[4]]);
+      // keyset pages by subject, in byte order
+      const page = await store.latestRatingChanges('market', 1);
+      assert.deepEqual(page, [rows[0]]);
+      assert.deepEqual(await store.latestRatingChanges('market', 1, page[0]!.subject), [rows[3]]);
+      assert.deepEqual(await store.latestRatingChanges('market', 1, 'm-b'), []);
+      const upper = rating({ subject: 'M-z', at: T0 });
+      await store.appendRatingChanges([upper]);
+      assert.deepEqual(
+        (await store.latestRatingChanges('market', 10)).map((r) => r.subject),
+        ['M-z', 'm-a', 'm-b'],
+        'byte order: upper case first',
+      );
+      await store.close();
+    });
+
+    test('error: a rating change batch with an invalid row is refused whole, before anything is written', async () => {
+      const store = await open();
+      const bad: Partial<RatingChange>[] = [
+        { kind: 'pool' as RatingChange['kind'] },
+        { subject: '' },
+        { at: 1.5 },
+        { chainId: -1 },
+        { score: Number.NaN },
+        { grade: '' },
+        { methodology: '' },
+        { previousGrade: null },
+        { previousScore: Number.POSITIVE_INFINITY },
+        { components: { oracle: Number.NaN } },
+        { components: [] as unknown as Record<string, number> },
+      ];
+      for (const over of bad) {
+        await assert.rejects(
+          store.appendRatingChanges([rating({ at: T0 + 1 }), rating(over)]),
+          RangeError,
+          JSON.stringify(over),
+        );
+      }
+      assert.deepEqual(await store.ratingChanges('market', rating().subject, 0, T0 + DAY_MS, 10), []);
       await store.close();
     });
 

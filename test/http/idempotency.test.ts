@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { LocalAdmission } from '../../src/access/admission.ts';
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, Idempotency } from '../../src/access/idempotency.ts';
 import { KeyService } from '../../src/access/keys.ts';
+import { RatingsJob } from '../../src/data/ratings-job.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
@@ -237,6 +238,7 @@ describe('Idempotency-Key across instances on PostgreSQL', { skip: pgSkip ?? fal
       idempotency: new Idempotency(store, clock),
       data: { get: () => model },
       history: store,
+      ratings: new RatingsJob({ models: () => [model], store, clock, writes: false }),
       clock,
       server: QUIET,
     });

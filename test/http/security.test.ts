@@ -68,21 +68,28 @@ const CATEGORY: Record<string, string | null> = {
   Risk: 'risk',
   Analytics: 'analytics',
   Agent: 'agent',
+  Ratings: 'ratings',
   Client: null,
 };
+
+/** The MCP server takes a JSON-RPC message: tools/list (a request of the protocol, never counted). */
+const MCP_PATH = '/api/v1/agent/mcp';
+const MCP_LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
 
 /** The categories of the Free tier (config/tiers.json, SPEC.md's tier matrix). */
 const FREE_CATEGORIES = new Set(['core', 'position', 'portfolio']);
 
 async function call(r: Route, authorization: string | undefined, keyId = 'key_none') {
+  const mcp = r.path === MCP_PATH;
   return t.app.inject({
     method: r.method,
     url: url(r, keyId),
     headers: {
       ...(authorization === undefined ? {} : { authorization }),
       ...(r.method === 'POST' ? { 'content-type': 'application/json' } : {}),
+      ...(mcp ? { accept: 'application/json, text/event-stream' } : {}),
     },
-    ...(r.method === 'POST' ? { payload: '{}' } : {}),
+    ...(r.method === 'POST' ? { payload: mcp ? MCP_LIST : '{}' } : {}),
   });
 }
 
@@ -118,7 +125,8 @@ before(async () => {
         // document paths are relative to its server URL (/api/v1)
         path: `${doc.servers[0].url}${path}`,
         category: CATEGORY[tag!]!,
-        counted: tag !== 'Client',
+        // The MCP request is not counted, its tool calls are (test/mcp/).
+        counted: tag !== 'Client' && `${doc.servers[0].url}${path}` !== MCP_PATH,
       });
     }
   }
@@ -148,6 +156,13 @@ describe('security suite, every authenticated route', () => {
       'GET /api/v1/oracles/{chainId}/{address}/rounds',
       'GET /api/v1/portfolios/{address}',
       'GET /api/v1/positions',
+      'GET /api/v1/ratings/markets',
+      'GET /api/v1/ratings/markets/{marketId}',
+      'GET /api/v1/ratings/markets/{marketId}/history',
+      'GET /api/v1/ratings/methodology',
+      'GET /api/v1/ratings/vaults',
+      'GET /api/v1/ratings/vaults/{chainId}/{address}',
+      'GET /api/v1/ratings/vaults/{chainId}/{address}/history',
       'GET /api/v1/risk/markets/{marketId}',
       'GET /api/v1/risk/positions-at-risk',
       'GET /api/v1/risk/stress',
@@ -155,6 +170,7 @@ describe('security suite, every authenticated route', () => {
       'GET /api/v1/tokens/{chainId}/{address}',
       'GET /api/v1/vaults',
       'GET /api/v1/vaults/{chainId}/{address}',
+      'POST /api/v1/agent/mcp',
       'POST /api/v1/client/api-keys',
     ]);
   });

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { AdmissionResult } from '../../access/admission.ts';
+import { admissionRefusal, chainForbidden, type Refusal, tierForbidden } from '../../access/refusals.ts';
 import { type Tier, type TierId, tierAllowsCategory, tierAllowsChain } from '../../access/tiers.ts';
 import { nextUtcMidnight, nextUtcMonthStart } from '../../domain/periods.ts';
 import { processMetrics } from '../../metrics.ts';
@@ -39,7 +40,7 @@ interface Policy {
  * the smallest share of its quota left (ties: the later reset), and for a quota refusal that
  * quota, with r=0.
  */
-function setRateHeaders(
+export function setRateHeaders(
   reply: FastifyReply,
   result: AdmissionResult,
   tier: Tier,
@@ -100,34 +101,11 @@ function setRateHeaders(
   reply.header('ratelimit', `"${closest.name}";r=${closest.r ?? 0};t=${closest.t}`);
 }
 
-function retryAfterSeconds(ms: number): string {
-  return String(Math.max(1, Math.ceil(ms / 1000)));
-}
-
-function refusal(result: Exclude<AdmissionResult, { ok: true }>, tier: Tier, nowMs: number): ApiError {
-  if (result.reason === 'RATE_LIMITED') {
-    const seconds = Math.ceil(result.retryAfterMs) / 1000;
-    return new ApiError(
-      'RATE_LIMIT_EXCEEDED',
-      `Rate limit of ${tier.ratePerSecond} requests per second exceeded; retry after ${seconds.toFixed(3)} s`,
-      { retryAfter: seconds },
-      { 'retry-after': retryAfterSeconds(result.retryAfterMs) },
-    );
-  }
-  if (result.reason === 'DAILY_QUOTA') {
-    return new ApiError(
-      'DAILY_QUOTA_EXCEEDED',
-      `Daily quota of ${result.limit} requests exceeded; it resets at 00:00 UTC.`,
-      { limit: result.limit, used: result.used },
-      { 'retry-after': retryAfterSeconds(nextUtcMidnight(nowMs) - nowMs) },
-    );
-  }
-  return new ApiError(
-    'MONTHLY_QUOTA_EXCEEDED',
-    `Monthly quota of ${result.limit} requests exceeded; it resets on the 1st at 00:00 UTC.`,
-    { limit: result.limit, used: result.used },
-    { 'retry-after': retryAfterSeconds(nextUtcMonthStart(nowMs) - nowMs) },
-  );
+/** A refusal of the access rules (src/access/refusals.ts) as the error the API answers. */
+function refused(r: Refusal): ApiError {
+  const headers: Record<string, string> =
+    r.retryAfterSeconds === undefined ? {} : { 'retry-after': String(r.retryAfterSeconds) };
+  return new ApiError(r.code, r.message, r.extra, headers);
 }
 
 /**
@@ -168,23 +146,16 @@ export function accessHook(deps: AppDeps) {
     setRateHeaders(reply, result, tier, config.counted !== false, nowMs);
     if (!result.ok) {
       processMetrics().refusals.inc({ reason: result.reason, tier: tier.id });
-      throw refusal(result, tier, nowMs);
+      throw refused(admissionRefusal(result, tier, nowMs));
     }
 
     if (config.category !== null && !tierAllowsCategory(tier, config.category)) {
-      throw new ApiError(
-        'TIER_FORBIDDEN',
-        `The ${tier.id} tier does not include the '${config.category}' endpoints.`,
-        { tier: tier.id, category: config.category },
-      );
+      throw refused(tierForbidden(tier, config.category));
     }
     if (config.chainParam) {
       const chainId = chainOf(request.params as Record<string, string | undefined>, config.chainParam);
       if (chainId !== undefined && !tierAllowsChain(tier, chainId)) {
-        throw new ApiError('CHAIN_FORBIDDEN', `The ${tier.id} tier does not include chain ${chainId}.`, {
-          tier: tier.id,
-          chainId,
-        });
+        throw refused(chainForbidden(tier, chainId));
       }
     }
   };

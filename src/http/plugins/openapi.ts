@@ -153,6 +153,12 @@ export const openapiPlugin = fp(
             description: 'For AI agents: answers made for them, and the MCP server (agent category).',
           },
           {
+            name: 'Ratings',
+            description:
+              'Credit ratings of markets and vaults (AAA to D, a 0-100 score, component scores with why), their ' +
+              'history and the versioned methodology (ratings category).',
+          },
+          {
             name: 'Client',
             description: 'Self-service: your account, keys, usage and quota. Not counted toward quotas.',
           },

@@ -16,6 +16,13 @@ export const overloadPlugin = fp(
     if (pressure !== false) {
       const p = { ...SERVER_DEFAULTS.pressure, ...pressure };
       const retryAfter = Math.max(1, Math.ceil(p.retryAfterSeconds));
+      // The event loop's delay is sampled from registration on, so the first samples after start
+      // include the start itself (compiling every route's serializer takes seconds, and no request
+      // can wait on it): until two sample intervals after ready, a delay does not shed.
+      let measuredFrom = Number.POSITIVE_INFINITY;
+      app.addHook('onReady', async () => {
+        measuredFrom = performance.now() + 2 * p.sampleIntervalMs;
+      });
       await app.register(underPressure, {
         maxEventLoopDelay: p.maxEventLoopDelayMs,
         maxHeapUsedBytes: p.maxHeapUsedBytes,
@@ -23,7 +30,8 @@ export const overloadPlugin = fp(
         sampleInterval: p.sampleIntervalMs,
         exposeStatusRoute: false,
         // Refused before authentication: an overloaded request is neither limited nor counted.
-        pressureHandler: async () => {
+        pressureHandler: async (_request, _reply, type) => {
+          if (type === 'eventLoopDelay' && performance.now() < measuredFrom) return;
           throw new ApiError(
             'SERVICE_UNAVAILABLE',
             `The server is overloaded; retry after ${retryAfter} s.`,

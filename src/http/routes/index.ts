@@ -3,6 +3,7 @@ import { AnswerCache } from '../answer-cache.ts';
 import type { AppDeps, RouteDeps } from '../context.ts';
 import { CLIENT_HEADERS } from '../schemas.ts';
 import { registerMarketBrief } from './agent/market-brief.ts';
+import { registerMcp } from './agent/mcp.ts';
 import { registerWalletRisk } from './agent/wallet-risk.ts';
 import { registerAnalyticsOverview } from './analytics/overview.ts';
 import { registerAnalyticsTimeseries } from './analytics/timeseries.ts';
@@ -17,6 +18,7 @@ import { registerOracleRounds } from './oracles/rounds.ts';
 import { registerPortfolio } from './portfolios/detail.ts';
 import { registerLiquidations } from './positions/liquidations.ts';
 import { registerWalletPositions } from './positions/list.ts';
+import { registerRatingRoutes } from './ratings/index.ts';
 import { registerMarketRisk } from './risk/market.ts';
 import { registerPositionsAtRisk } from './risk/positions-at-risk.ts';
 import { registerStressTest } from './risk/stress.ts';
@@ -77,6 +79,9 @@ export async function registerRoutes(
     // Agent
     registerWalletRisk(authed, deps);
     registerMarketBrief(authed, deps);
+    registerMcp(authed, deps);
+    // Ratings
+    registerRatingRoutes(authed, deps);
     // Client self-service: account data, never stored by caches.
     await authed.register(async (client: Api) => {
       client.addHook('onSend', async (_request, reply) => {

@@ -410,4 +410,25 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 12,
+    name: 'rating changes of markets and vaults (append-only)',
+    sql: `
+      -- As SQLite's (version 12). subject in byte order (COLLATE "C"), as SQLite compares it;
+      -- components is text, not jsonb, so its key order and numbers round-trip as written.
+      CREATE TABLE rating_changes (
+        kind text NOT NULL CHECK (kind IN ('market', 'vault')),
+        subject text COLLATE "C" NOT NULL,
+        at bigint NOT NULL,
+        chain_id bigint NOT NULL,
+        methodology text NOT NULL,
+        grade text NOT NULL,
+        score double precision NOT NULL,
+        previous_grade text,
+        previous_score double precision,
+        components text NOT NULL,
+        PRIMARY KEY (kind, subject, at)
+      );
+    `,
+  },
 ];

@@ -5,17 +5,20 @@ import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
 import {
   byLiquidationKey,
   byPriceKey,
+  byRatingKey,
   byRoundKey,
   bySnapshotKey,
   checkAssetPrices,
   checkLiquidations,
   checkMarketSnapshots,
   checkOracleRounds,
+  checkRatingChanges,
   checkRead,
   checkSource,
   DAY_MS,
   LIQUIDATION_COLUMNS,
   noHistory,
+  RATING_CHANGE_COLUMNS,
   SNAPSHOT_COLUMNS,
   toAssetPrice,
   toCounts,
@@ -23,6 +26,7 @@ import {
   toDailyMarketTotal,
   toLiquidation,
   toOracleRound,
+  toRatingChange,
   toSnapshot,
   toSource,
 } from '../history.ts';
@@ -69,6 +73,9 @@ import type {
   OracleRoundCursor,
   PositionChange,
   ProgressFn,
+  RatingChange,
+  RatingChangeCursor,
+  RatingSubjectKind,
   ReservedUsage,
   SnapshotCursor,
   SnapshotGranularity,
@@ -1390,6 +1397,68 @@ export class PostgresStore implements Store {
              (SELECT count(*) FROM liquidations) AS liquidations`,
     );
     return toCounts(row!);
+  }
+
+  // ---- rating changes -----------------------------------------------------------------------
+
+  /** One transaction on the bulk pool, rows in key order (concurrent appends cannot deadlock). */
+  async appendRatingChanges(rows: readonly RatingChange[]): Promise<number> {
+    checkRatingChanges(rows);
+    const sorted = [...rows].sort(byRatingKey);
+    return this.#append(
+      sorted,
+      async () => null,
+      (tx, c) => tx`
+      INSERT INTO rating_changes (${tx.unsafe(RATING_CHANGE_COLUMNS)})
+      SELECT * FROM unnest(
+        ${c.map((r) => r.kind)}::text[],
+        ${c.map((r) => r.subject)}::text[],
+        ${c.map((r) => r.chainId)}::bigint[],
+        ${c.map((r) => r.at)}::bigint[],
+        ${c.map((r) => r.methodology)}::text[],
+        ${c.map((r) => r.grade)}::text[],
+        ${c.map((r) => r.score)}::float8[],
+        ${c.map((r) => r.previousGrade)}::text[],
+        ${c.map((r) => r.previousScore)}::float8[],
+        ${c.map((r) => JSON.stringify(r.components))}::text[])
+      ON CONFLICT DO NOTHING`,
+      () => {},
+    );
+  }
+
+  async ratingChanges(
+    kind: RatingSubjectKind,
+    subject: string,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: RatingChangeCursor,
+  ): Promise<RatingChange[]> {
+    checkRead(limit, fromMs, toMs);
+    // `at` is unique per subject, and an integer: "after the cursor" is at >= cursor + 1.
+    const from = after ? Math.max(fromMs, after.at + 1) : fromMs;
+    const rows = await this.serve(
+      (sql) => sql`
+      SELECT ${sql.unsafe(RATING_CHANGE_COLUMNS)} FROM rating_changes
+       WHERE kind = ${kind} AND subject = ${subject} AND at >= ${from} AND at < ${toMs}
+       ORDER BY at LIMIT ${limit}`,
+    );
+    return rows.map(toRatingChange);
+  }
+
+  /** The primary key in order from the subject after the cursor, each subject's newest row. */
+  async latestRatingChanges(
+    kind: RatingSubjectKind,
+    limit: number,
+    afterSubject = '',
+  ): Promise<RatingChange[]> {
+    checkRead(limit);
+    const rows = await this.serve(
+      (sql) => sql`
+      SELECT DISTINCT ON (subject) ${sql.unsafe(RATING_CHANGE_COLUMNS)} FROM rating_changes
+       WHERE kind = ${kind} AND subject > ${afterSubject} ORDER BY subject, at DESC LIMIT ${limit}`,
+    );
+    return rows.map(toRatingChange);
   }
 
   // ---- sources ------------------------------------------------------------------------------

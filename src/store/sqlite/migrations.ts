@@ -402,4 +402,27 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 12,
+    name: 'rating changes of markets and vaults (append-only)',
+    sql: `
+      -- A market's or vault's rating, recorded when it changed beyond the tolerance
+      -- (src/domain/rating.ts). subject: a market uniqueKey, or a vault's '<chainId>:<address>'.
+      -- at: epoch ms of the computation. components: JSON text (names to scores), as written.
+      -- Read by subject and time (the primary key); the latest of every subject by the same key.
+      CREATE TABLE rating_changes (
+        kind TEXT NOT NULL CHECK (kind IN ('market', 'vault')),
+        subject TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        chain_id INTEGER NOT NULL,
+        methodology TEXT NOT NULL,
+        grade TEXT NOT NULL,
+        score REAL NOT NULL,
+        previous_grade TEXT,
+        previous_score REAL,
+        components TEXT NOT NULL,
+        PRIMARY KEY (kind, subject, at)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

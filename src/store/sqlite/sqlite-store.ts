@@ -9,11 +9,13 @@ import {
   checkLiquidations,
   checkMarketSnapshots,
   checkOracleRounds,
+  checkRatingChanges,
   checkRead,
   checkSource,
   DAY_MS,
   LIQUIDATION_COLUMNS,
   noHistory,
+  RATING_CHANGE_COLUMNS,
   SNAPSHOT_COLUMNS,
   toAssetPrice,
   toCounts,
@@ -21,6 +23,7 @@ import {
   toDailyMarketTotal,
   toLiquidationFromArray,
   toOracleRound,
+  toRatingChange,
   toSnapshot,
   toSource,
 } from '../history.ts';
@@ -67,6 +70,9 @@ import type {
   OracleRoundCursor,
   PositionChange,
   ProgressFn,
+  RatingChange,
+  RatingChangeCursor,
+  RatingSubjectKind,
   ReservedUsage,
   SnapshotCursor,
   SnapshotGranularity,
@@ -1014,6 +1020,72 @@ export class SqliteStore implements Store {
                 (SELECT count(*) FROM liquidations) AS liquidations`,
       ).get()!,
     );
+  }
+
+  // ---- rating changes -----------------------------------------------------------------------
+
+  async appendRatingChanges(rows: readonly RatingChange[]): Promise<number> {
+    checkRatingChanges(rows);
+    if (rows.length === 0) return 0;
+    const insert = this.stmt(
+      `INSERT INTO rating_changes (${RATING_CHANGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+    );
+    return this.transaction(() => {
+      let added = 0;
+      for (const r of rows) {
+        added += Number(
+          insert.run(
+            r.kind,
+            r.subject,
+            r.chainId,
+            r.at,
+            r.methodology,
+            r.grade,
+            r.score,
+            r.previousGrade,
+            r.previousScore,
+            JSON.stringify(r.components),
+          ).changes,
+        );
+      }
+      return added;
+    });
+  }
+
+  async ratingChanges(
+    kind: RatingSubjectKind,
+    subject: string,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: RatingChangeCursor,
+  ): Promise<RatingChange[]> {
+    checkRead(limit, fromMs, toMs);
+    // `at` is unique per subject, and an integer: "after the cursor" is at >= cursor + 1.
+    const from = after ? Math.max(fromMs, after.at + 1) : fromMs;
+    return this.stmt(
+      `SELECT ${RATING_CHANGE_COLUMNS} FROM rating_changes
+        WHERE kind = ? AND subject = ? AND at >= ? AND at < ? ORDER BY at LIMIT ?`,
+    )
+      .all(kind, subject, from, toMs, limit)
+      .map(toRatingChange);
+  }
+
+  async latestRatingChanges(
+    kind: RatingSubjectKind,
+    limit: number,
+    afterSubject = '',
+  ): Promise<RatingChange[]> {
+    checkRead(limit);
+    // The primary key in order from the subject after the cursor; SQLite takes the bare columns
+    // of a group from the row holding its max(at).
+    return this.stmt(
+      `SELECT ${RATING_CHANGE_COLUMNS}, max(at) FROM rating_changes
+        WHERE kind = ? AND subject > ? GROUP BY subject ORDER BY subject LIMIT ?`,
+    )
+      .all(kind, afterSubject, limit)
+      .map(toRatingChange);
   }
 
   // ---- sources ------------------------------------------------------------------------------

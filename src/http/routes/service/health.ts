@@ -87,8 +87,12 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
   } catch {
     storeUp = false;
   }
-  const datasets = (['live', 'test'] as const).map((mode) => {
-    const d = deps.data.get(mode).dataset;
+  // The test keys' sandbox is listed once built: a health check must not build it (a second of
+  // work the load balancer would wait for, and the overload guard would shed after).
+  const datasets = (['live', 'test'] as const).flatMap((mode) => {
+    const model = deps.data.peek ? deps.data.peek(mode) : deps.data.get(mode);
+    if (!model) return [];
+    const d = model.dataset;
     return {
       mode,
       kind: d.kind,

@@ -1,0 +1,347 @@
+import { Type } from '@fastify/type-provider-typebox';
+import { PROTOCOLS } from '../domain/enums.ts';
+import { GRADES, type Grade, ratingMethodology } from '../domain/rating.ts';
+
+/**
+ * Response schemas of the ratings area (GET /ratings/...): named in the OpenAPI document
+ * (NAMED_SCHEMAS in schemas.ts) as MarketRating, VaultRating, RatingChange and
+ * RatingMethodology. Self-contained: schemas.ts imports this module, not the reverse.
+ */
+
+type Primitive = 'string' | 'number' | 'integer';
+const nullable = <T>(type: Primitive, description: string) =>
+  Type.Unsafe<T | null>({ type: [type, 'null'], description });
+
+const GradeSchema = Type.Unsafe<Grade>({
+  type: 'string',
+  enum: [...GRADES],
+  description:
+    'Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10).',
+});
+
+const Score = (description: string) => Type.Number({ minimum: 0, maximum: 100, description });
+
+const ComponentSchema = Type.Object(
+  {
+    score: Score('The component score, 0 to 100 (2 decimals).'),
+    weight: Type.Number({ description: "The component's weight in the overall score." }),
+    explanation: Type.String({ description: 'How the score was reached, in one line.' }),
+  },
+  { additionalProperties: false },
+);
+
+const RATED_AT = Type.String({
+  description: 'ISO 8601 UTC instant the rating was computed at (ratings are computed daily at 00:00 UTC).',
+});
+const VERSION = Type.String({
+  description: 'Version of the methodology (GET /ratings/methodology).',
+  examples: ['1.0.0'],
+});
+
+export const MarketRatingSchema = Type.Object(
+  {
+    marketId: Type.String({ description: 'Market uniqueKey.' }),
+    protocol: Type.Unsafe<(typeof PROTOCOLS)[number]>({ type: 'string', enum: [...PROTOCOLS] }),
+    chainId: Type.Integer({ examples: [1] }),
+    collateral: Type.String({ description: 'Collateral token symbol.' }),
+    loan: Type.String({ description: 'Loan token symbol.' }),
+    grade: GradeSchema,
+    score: Score('Overall score, 0 to 100: the weighted sum of the component scores (2 decimals).'),
+    methodologyVersion: VERSION,
+    ratedAt: RATED_AT,
+    components: Type.Object(
+      {
+        oracle: ComponentSchema,
+        lltvBuffer: ComponentSchema,
+        liquidity: ComponentSchema,
+        concentration: ComponentSchema,
+        liquidations: ComponentSchema,
+      },
+      { additionalProperties: false, description: 'The five component scores, their weights and why.' },
+    ),
+    metrics: Type.Object(
+      {
+        oracleStalenessRatio: nullable<number>(
+          'number',
+          "The stalest feed's secondsSinceUpdate / heartbeat when rated; null without feed data.",
+        ),
+        lltv: Type.Number({ description: 'Liquidation loan-to-value, 0 to 1.' }),
+        volatility: Type.Number({ description: 'Annualized volatility of the collateral/loan price ratio.' }),
+        volatilitySource: Type.Unsafe<'history' | 'family'>({
+          type: 'string',
+          enum: ['history', 'family'],
+          description: "`history`: measured from stored daily prices; `family`: the asset families' default.",
+        }),
+        volatilityReturns: Type.Integer({
+          description: 'Daily returns the volatility was measured over (0: family default).',
+        }),
+        stressMove: Type.Number({
+          description: 'The 3-sigma one-day move of the price ratio the buffer is held against.',
+        }),
+        bufferCoverage: nullable<number>('number', '(1 - lltv) / stressMove; null when the move is 0.'),
+        utilization: Type.Number({ description: 'borrow / supply when rated, 0 to 1.' }),
+        availableUsd: Type.Number({ description: 'supply - borrow when rated, USD.' }),
+        borrowers: Type.Integer({ description: 'Borrowers with debt known.' }),
+        top10Share: Type.Number({
+          description: 'Share of the debt owed by the 10 largest borrowers, 0 to 1.',
+        }),
+        herfindahl: Type.Number({ description: "Herfindahl index of the borrowers' debt, 0 to 1." }),
+        liquidations: nullable<number>(
+          'integer',
+          'Liquidations in the last 90 days; null without stored history.',
+        ),
+        liquidatedUsd: nullable<number>('number', 'Debt they repaid, USD; null without stored history.'),
+        badDebtUsd: nullable<number>('number', 'Bad debt they left, USD; null without stored history.'),
+      },
+      { additionalProperties: false, description: 'The figures the components were computed from.' },
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        marketId: 'morpho-1-0xb8fc70e82bc5bb53e773626fcc6a23f7eefa036918d7ef216ecfb1950a94a85e',
+        protocol: 'morpho',
+        chainId: 1,
+        collateral: 'wstETH',
+        loan: 'WETH',
+        grade: 'AA',
+        score: 87.04,
+        methodologyVersion: '1.0.0',
+        ratedAt: '2026-11-22T00:00:00.000Z',
+        components: {
+          oracle: {
+            score: 85,
+            weight: 0.25,
+            explanation:
+              'Chainlink ChainlinkOracle (2 feeds, composite), no warning; stalest feed at 0.42 of its heartbeat.',
+          },
+          lltvBuffer: {
+            score: 100,
+            weight: 0.25,
+            explanation:
+              'LLTV 94.5 %: buffer 5.5 % against a 3-sigma 1-day move of 0.94 % (volatility 6.0 %/yr, no stored price ' +
+              'history: eth-lst/eth family default); coverage 5.84x.',
+          },
+          liquidity: {
+            score: 80,
+            weight: 0.2,
+            explanation: 'Utilization 90.0 %, $10,000,000 available to withdraw.',
+          },
+          concentration: {
+            score: 65.45,
+            weight: 0.15,
+            explanation: '40 borrowers: the largest 10 owe 62.0 % of the debt, Herfindahl index 0.071.',
+          },
+          liquidations: {
+            score: 99.84,
+            weight: 0.15,
+            explanation:
+              '2 liquidations in the last 90 days repaid $120,000 (0.13 % of borrow); bad debt $0 (0.00 % of borrow).',
+          },
+        },
+        metrics: {
+          oracleStalenessRatio: 0.42,
+          lltv: 0.945,
+          volatility: 0.06,
+          volatilitySource: 'family',
+          volatilityReturns: 0,
+          stressMove: 0.00942163,
+          bufferCoverage: 5.8376307,
+          utilization: 0.9,
+          availableUsd: 10_000_000,
+          borrowers: 40,
+          top10Share: 0.62,
+          herfindahl: 0.071,
+          liquidations: 2,
+          liquidatedUsd: 120_000,
+          badDebtUsd: 0,
+        },
+      },
+    ],
+  },
+);
+
+export const VaultRatingSchema = Type.Object(
+  {
+    protocol: Type.Unsafe<'morpho' | 'euler'>({ type: 'string', enum: ['morpho', 'euler'] }),
+    chainId: Type.Integer({ examples: [1] }),
+    address: Type.String({ pattern: '^0x[0-9a-f]{40}$', description: 'Lower-case vault address.' }),
+    name: Type.String(),
+    asset: Type.String({ description: 'Symbol of the asset the vault lends.' }),
+    grade: GradeSchema,
+    score: Score('Overall score, 0 to 100: 0.8 x markets + 0.2 x diversification (2 decimals).'),
+    methodologyVersion: VERSION,
+    ratedAt: RATED_AT,
+    components: Type.Object(
+      { markets: ComponentSchema, diversification: ComponentSchema },
+      { additionalProperties: false, description: 'The two component scores, their weights and why.' },
+    ),
+    metrics: Type.Object(
+      {
+        totalAssetsUsd: Type.Number({ description: "The vault's supply over its markets when rated, USD." }),
+        allocations: Type.Integer({ description: 'Markets allocated to.' }),
+        ratedAllocations: Type.Integer({ description: 'Of them, markets rated (served now).' }),
+        herfindahl: Type.Number({ description: 'Herfindahl index of the allocation shares, 0 to 1.' }),
+        largestShare: Type.Number({ description: 'The largest allocation share, 0 to 1.' }),
+      },
+      { additionalProperties: false },
+    ),
+    allocations: Type.Array(
+      Type.Object(
+        {
+          marketId: Type.String({ description: 'Market uniqueKey.' }),
+          share: Type.Number({ description: "The allocation's part of the vault's assets, 0 to 1." }),
+          grade: Type.Unsafe<Grade | null>({
+            type: ['string', 'null'],
+            enum: [...GRADES, null],
+            description: "The market's grade; null when the market is not served.",
+          }),
+          score: nullable<number>('number', "The market's score; null when the market is not served."),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Largest first.' },
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        protocol: 'morpho',
+        chainId: 1,
+        address: '0xbeef01735c132ada46aa9aa4c54623caa92a64cb',
+        name: 'Steakhouse USDC',
+        asset: 'USDC',
+        grade: 'A',
+        score: 73.2,
+        methodologyVersion: '1.0.0',
+        ratedAt: '2026-11-22T00:00:00.000Z',
+        components: {
+          markets: {
+            score: 79,
+            weight: 0.8,
+            explanation: 'Supply-weighted score of its 2 rated markets: 79.00.',
+          },
+          diversification: {
+            score: 50,
+            weight: 0.2,
+            explanation:
+              "Largest allocation 50.0 % of assets; Herfindahl index 0.500 (2.0 markets' worth of diversification).",
+          },
+        },
+        metrics: {
+          totalAssetsUsd: 2_000_000,
+          allocations: 2,
+          ratedAllocations: 2,
+          herfindahl: 0.5,
+          largestShare: 0.5,
+        },
+        allocations: [
+          {
+            marketId: 'morpho-1-0xb323495f7e4148be5643a4ea4a8221eef163e4bccfdedc2a6f4696baacbc86cc',
+            share: 0.5,
+            grade: 'AA',
+            score: 83,
+          },
+          {
+            marketId: 'morpho-1-0x3a85e619751152991742810df6ec69ce473daef99e28a64ab2340d7b7ccfee49',
+            share: 0.5,
+            grade: 'A',
+            score: 75,
+          },
+        ],
+      },
+    ],
+  },
+);
+
+export const RatingChangeSchema = Type.Object(
+  {
+    at: Type.String({ description: 'ISO 8601 UTC instant of the rating.' }),
+    grade: GradeSchema,
+    score: Score('Overall score, 0 to 100.'),
+    previousGrade: Type.Unsafe<Grade | null>({
+      type: ['string', 'null'],
+      enum: [...GRADES, null],
+      description: 'The grade recorded before; null for the first rating recorded.',
+    }),
+    previousScore: nullable<number>(
+      'number',
+      'The score recorded before; null for the first rating recorded.',
+    ),
+    methodologyVersion: VERSION,
+    components: Type.Record(Type.String(), Score('A component score.'), {
+      description:
+        "Each component's score by name (markets: oracle, lltvBuffer, liquidity, concentration, liquidations; vaults: markets, diversification).",
+    }),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        at: '2026-11-22T00:00:00.000Z',
+        grade: 'A',
+        score: 74.35,
+        previousGrade: 'AA',
+        previousScore: 80.1,
+        methodologyVersion: '1.0.0',
+        components: {
+          oracle: 85,
+          lltvBuffer: 61.2,
+          liquidity: 63.47,
+          concentration: 72.5,
+          liquidations: 100,
+        },
+      },
+    ],
+  },
+);
+
+const MethodologyComponentSchema = Type.Object(
+  {
+    name: Type.String(),
+    weight: Type.Number(),
+    formula: Type.String({ description: 'The formula, in words, naming the parameters.' }),
+    parameters: Type.Record(Type.String(), Type.Number(), {
+      description: 'The thresholds and constants by name.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const RatingMethodologySchema = Type.Object(
+  {
+    version: VERSION,
+    scale: Type.Object(
+      {
+        min: Type.Number(),
+        max: Type.Number(),
+        decimals: Type.Integer({ description: 'Decimals scores are served with.' }),
+      },
+      { additionalProperties: false },
+    ),
+    grades: Type.Array(
+      Type.Object(
+        {
+          grade: GradeSchema,
+          minScore: Type.Number({ description: 'Lowest score of the grade (inclusive).' }),
+          meaning: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Best first.' },
+    ),
+    markets: Type.Array(MethodologyComponentSchema, { description: "A market's components." }),
+    vaults: Type.Array(MethodologyComponentSchema, { description: "A vault's components." }),
+    windowDays: Type.Integer({
+      description: 'Days of history the volatility and liquidations are read over.',
+    }),
+    changeTolerance: Type.Number({
+      description: 'Score move (points) that records a new rating in the history.',
+    }),
+    unknownScore: Type.Number({ description: 'Score of a component whose data is unknown.' }),
+    schedule: Type.String({ description: 'When ratings are computed and recorded.' }),
+  },
+  { additionalProperties: false, examples: [ratingMethodology()] },
+);

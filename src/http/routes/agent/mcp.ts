@@ -1,0 +1,229 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ReadModel } from '../../../data/read-model.ts';
+import { mcpEndpoint } from '../../../mcp/server.ts';
+import type { JsonObject, Rendering } from '../../../mcp/tool.ts';
+import { TOOLS } from '../../../mcp/tools/index.ts';
+import type { RouteDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { dataMeta } from '../../envelope.ts';
+import { ApiError, invalidParameter } from '../../errors.ts';
+import { setRateHeaders } from '../../plugins/access.ts';
+import { API_VERSION } from '../../plugins/openapi.ts';
+import { CACHE_HEADERS, errorResponses, RATE_HEADERS, REQUEST_ID_HEADER } from '../../schemas.ts';
+import { JSON_TYPE, marketJson, positionJson } from '../../serialize.ts';
+import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+
+/**
+ * POST /agent/mcp: the MCP server (src/mcp/), over Streamable HTTP, stateless. The request
+ * went through the access pipeline like any other (authenticated, rate limited, the `agent`
+ * category) but is not counted: each tool call inside it is, by the MCP server. The answer goes
+ * out through Fastify (security headers, request id, compression, the rate headers of the last
+ * tool call); what the MCP transport refuses is answered in the API's error shape.
+ */
+
+const ACCESS = { category: 'agent', counted: false } as const;
+
+const TOOL_NAMES = TOOLS.map((t) => `\`${t.name}\``).join(', ');
+
+// The body is validated by the app's Ajv, which coerces types: the id has no type here (the MCP
+// transport checks it), so an id is echoed as it was sent, never turned from 1 into "1".
+const JsonRpcId = Type.Unsafe<string | number>({
+  description: 'The request id (a string or a number), echoed by its answer; absent on a notification.',
+  examples: [1],
+});
+
+const JsonRpcMessage = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: Type.Optional(JsonRpcId),
+    method: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description:
+          '`initialize`, `notifications/initialized`, `ping`, `tools/list` or `tools/call` (others: JSON-RPC error -32601).',
+      }),
+    ),
+    params: Type.Optional(
+      Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description: 'tools/call: `{ "name": <tool>, "arguments": { … } }`.',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: true, description: 'A JSON-RPC 2.0 message of the Model Context Protocol.' },
+);
+
+const JsonRpcAnswer = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: Type.Unsafe<string | number | null>({ type: ['string', 'number', 'null'] }),
+    result: Type.Optional(
+      Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description:
+            'tools/call: `{ content: [{ type: "text", text }], structuredContent, isError? }`; the text is the JSON of ' +
+            'structuredContent: `{ data, meta }` as the HTTP route answers, or the error body `{ error, message, … }` ' +
+            'with `isError: true`.',
+        },
+      ),
+    ),
+    error: Type.Optional(
+      Type.Object({
+        code: Type.Integer({ description: 'JSON-RPC error code, e.g. -32602 for an unknown tool.' }),
+        message: Type.String(),
+        data: Type.Optional(Type.Unknown()),
+      }),
+    ),
+  },
+  { description: 'A JSON-RPC 2.0 answer: `result`, or `error`.' },
+);
+
+const MCP_HEADERS = {
+  ...REQUEST_ID_HEADER,
+  ...RATE_HEADERS,
+  'Cache-Control': CACHE_HEADERS['Cache-Control'],
+};
+
+const DESCRIPTION =
+  'The [Model Context Protocol](https://modelcontextprotocol.io) server of the agent API, over Streamable HTTP in ' +
+  'stateless mode: connect an MCP client to this URL with your key in `Authorization: Bearer <API_KEY>`.\n\n' +
+  'POST one JSON-RPC message (or a batch) with `Content-Type: application/json` and `Accept: application/json, ' +
+  'text/event-stream`; the answer is JSON (no SSE stream, no session id): 200 with the JSON-RPC answer, 202 without ' +
+  'a body for notifications. GET (a server-sent event stream) and DELETE (the end of a session) are not offered: ' +
+  '405. Methods: `initialize`, `ping`, `tools/list`, `tools/call`.\n\n' +
+  `Tools: ${TOOL_NAMES}, each calling the query of its HTTP route (\`search_markets\`: \`GET /markets/search\`); ` +
+  'a tool result carries `{ data, meta }` as the route answers it, as JSON text and as `structuredContent`.\n\n' +
+  'Limits: the HTTP request is rate limited but not counted; each `tools/call` is one request: it takes a slot of ' +
+  'the per-second window (its HTTP request takes another) and counts against the daily and monthly quotas ' +
+  '(initialize, ping and tools/list do not count). A refused call is a tool result with `isError: true` and ' +
+  'the error body of the HTTP API (`RATE_LIMIT_EXCEEDED`, `DAILY_QUOTA_EXCEEDED`, `MONTHLY_QUOTA_EXCEEDED` with `retryAfter` in seconds; ' +
+  '`TIER_FORBIDDEN`, `CHAIN_FORBIDDEN`, `INVALID_PARAMETER`, `MARKET_NOT_FOUND`). Tier rules apply to the ' +
+  "arguments as to query parameters: `limit` is lowered to min(the tool's maximum, the tier's result cap) and " +
+  "`chainIds` filtered to the tier's chains (reported in `meta.clamped`).";
+
+/** A market's cached JSON pieces, as an object. */
+function parsed(pieces: Uint8Array | readonly Uint8Array[]): JsonObject {
+  const bytes = pieces instanceof Uint8Array ? pieces : Buffer.concat(pieces);
+  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+}
+
+/** The HTTP API's rendering, for the tools of one request (meta.latencyMs is this request's). */
+function rendering(request: FastifyRequest): Rendering {
+  return {
+    market: (model: ReadModel, ord: number, nowMs: number) =>
+      parsed(marketJson(model, ord, Math.floor(nowMs / 1000))),
+    positionAtRisk: (model: ReadModel, index: number) => parsed(model.risk.json(index, positionJson)),
+    meta: (model, nowMs, found, clamped) => ({ ...dataMeta(request, model, nowMs, found, clamped) }),
+  };
+}
+
+/** What the MCP transport refused (a malformed message, a missing Accept), in the API's error shape. */
+function transportRefusal(status: number, body: string): Error {
+  let message = body;
+  try {
+    message = String(JSON.parse(body)?.error?.message ?? body);
+  } catch {
+    // not JSON-RPC: the text as it is
+  }
+  if (status === 415)
+    return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as application/json.');
+  if (status === 406) {
+    return invalidParameter([
+      {
+        parameter: 'accept',
+        problem: 'must list both application/json and text/event-stream (MCP Streamable HTTP)',
+      },
+    ]);
+  }
+  if (status === 400) {
+    const parameter = /protocol version/i.test(message) ? 'mcp-protocol-version' : 'body';
+    return invalidParameter([{ parameter, problem: message.slice(0, 300) }]);
+  }
+  return new Error(`the MCP transport answered ${status}: ${message.slice(0, 300)}`);
+}
+
+/** The headers the MCP transport reads, from the HTTP request. */
+function transportHeaders(request: FastifyRequest): Headers {
+  const headers = new Headers();
+  for (const name of ['accept', 'content-type', 'mcp-protocol-version']) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers.set(name, value);
+  }
+  return headers;
+}
+
+export function registerMcp(app: Api, deps: RouteDeps): void {
+  const mcp = mcpEndpoint({
+    admission: deps.admission,
+    data: deps.data,
+    clock: deps.clock,
+    serverInfo: { name: 'lending-risk-data-service', version: API_VERSION },
+  });
+  app.post(
+    '/agent/mcp',
+    {
+      config: { access: ACCESS },
+      schema: {
+        operationId: 'mcp',
+        tags: ['Agent'],
+        summary: 'MCP server (Streamable HTTP)',
+        description: DESCRIPTION,
+        security: [{ bearerAuth: [] }],
+        querystring: Type.Object({}, { additionalProperties: false }),
+        body: Type.Union([JsonRpcMessage, Type.Array(JsonRpcMessage, { minItems: 1, maxItems: 20 })], {
+          examples: [
+            {
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'tools/call',
+              params: { name: 'search_markets', arguments: { query: 'wstETH/WETH', limit: 3 } },
+            },
+          ],
+        }),
+        response: {
+          200: {
+            ...Type.Union([JsonRpcAnswer, Type.Array(JsonRpcAnswer)]),
+            description: 'The JSON-RPC answer (an array of them for a batch).',
+            headers: MCP_HEADERS,
+          },
+          202: {
+            ...Type.Null({ description: 'Accepted: the message held only notifications; no body.' }),
+            headers: MCP_HEADERS,
+          },
+          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      const url = new URL(request.url, 'http://localhost');
+      const answer = await mcp(
+        new Request(url, { method: 'POST', headers: transportHeaders(request) }),
+        request.body,
+        {
+          keyId: caller.key.id,
+          mode: caller.key.mode,
+          tier: caller.tier,
+          render: rendering(request),
+          onAdmission: (result, nowMs) => setRateHeaders(reply, result, caller.tier, true, nowMs),
+          onError: (err) => {
+            request.log.error({ err }, 'MCP tool failed');
+            return `An unexpected error occurred. Request id: ${request.id}`;
+          },
+        },
+      );
+      const text = await answer.text();
+      if (answer.status !== 200 && answer.status !== 202) throw transportRefusal(answer.status, text);
+      // The JSON-RPC answer as the transport wrote it (no serialization again).
+      const out: FastifyReply = reply.code(answer.status).header('cache-control', 'no-store');
+      if (answer.status === 202) return out.send();
+      return out.type(JSON_TYPE).send(text);
+    },
+  );
+}

@@ -1,0 +1,309 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ManualClock } from '../clock.ts';
+import { createTestApp, makeMarket, makePosition, modelOf, type TestApp, tiersWith } from '../helpers.ts';
+import { call, metaOf, type Served, serve } from './helpers.ts';
+
+/**
+ * The MCP server behind the access pipeline: the same key as every route (401 without, 403 for a
+ * tier without the agent category); each tool call counted once against the key's quotas and
+ * refused like a request once they are spent; the tier's clamps on tool arguments.
+ */
+
+const clock = new ManualClock('2026-11-22T12:00:00Z');
+const eth = makeMarket({ lltv: 0.8 });
+const base = makeMarket({ chainId: 8453, lltv: 0.8 });
+const arb = makeMarket({ chainId: 42161, lltv: 0.8 });
+const positions = [eth, base, arb].flatMap((m) => [
+  makePosition(m, { collateralUsd: 1_000, borrowUsd: 900 }),
+  makePosition(m, { collateralUsd: 13_000, borrowUsd: 10_000 }),
+]);
+const live = modelOf([eth, base, arb], positions, clock);
+
+/** Enterprise with a result cap of 2, chains 1 and 8453 and a daily quota of 10: clamps and quotas to see. */
+const DAILY_QUOTA = 10;
+const tiers = tiersWith((tiers) => {
+  Object.assign(tiers.enterprise!, {
+    ratePerSecond: 1_000_000,
+    resultCap: 2,
+    chains: [1, 8453],
+    dailyQuota: DAILY_QUOTA,
+  });
+  tiers.pro!.ratePerSecond = 1_000_000;
+});
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+let t: TestApp;
+let served: Served;
+const clients: Client[] = [];
+
+before(async () => {
+  t = await createTestApp({ clock, live, tiers });
+  served = await serve(t);
+});
+after(async () => {
+  for (const c of clients) await c.close();
+  await t.close();
+});
+
+async function agent(key: string): Promise<Client> {
+  const client = await served.connect(key);
+  clients.push(client);
+  return client;
+}
+
+/** One JSON-RPC message POSTed as an MCP client sends it, over the socket. */
+function post(body: unknown, key?: string): Promise<Response> {
+  return fetch(served.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+async function usedToday(key: string): Promise<number> {
+  const res = await t.get('/api/v1/client/quota', key);
+  assert.equal(res.statusCode, 200);
+  return res.json().data.daily.used;
+}
+
+describe('MCP server: authentication and tiers', () => {
+  test('error: without a key, 401 UNAUTHORIZED as on every route', async () => {
+    const res = await post(INITIALIZE);
+    assert.equal(res.status, 401);
+    assert.match(String(res.headers.get('www-authenticate')), /^Bearer/);
+    assert.deepEqual(await res.json(), {
+      error: 'UNAUTHORIZED',
+      message: 'A valid API key is required: send it as "Authorization: Bearer <API_KEY>".',
+    });
+    await assert.rejects(agent(`lrds_live_${'A'.repeat(32)}`), (err) => {
+      assert.ok(err instanceof StreamableHTTPError);
+      assert.equal(err.code, 401);
+      return true;
+    });
+  });
+
+  test('error: a Pro key, 403 TIER_FORBIDDEN: the agent category is Enterprise only', async () => {
+    const pro = await t.key('pro');
+    const res = await post(INITIALIZE, pro);
+    assert.equal(res.status, 403);
+    assert.deepEqual(await res.json(), {
+      error: 'TIER_FORBIDDEN',
+      message: "The pro tier does not include the 'agent' endpoints.",
+      tier: 'pro',
+      category: 'agent',
+    });
+    await assert.rejects(agent(pro), (err) => {
+      assert.ok(err instanceof StreamableHTTPError);
+      assert.equal(err.code, 403);
+      return true;
+    });
+  });
+
+  test('behavior: an Enterprise key connects; GET and DELETE are 405 (stateless server)', async () => {
+    const key = await t.key('enterprise');
+    const client = await agent(key);
+    assert.equal(client.getServerVersion()?.name, 'lending-risk-data-service');
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(served.url, { method, headers: { authorization: `Bearer ${key}` } });
+      assert.equal(res.status, 405, method);
+      assert.equal(((await res.json()) as { error: string }).error, 'METHOD_NOT_ALLOWED');
+      assert.match(String(res.headers.get('allow')), /POST/);
+    }
+  });
+});
+
+describe('MCP server: counting', () => {
+  test('behavior: each tool call counts one request; initialize, ping and tools/list none', async () => {
+    const key = await t.key('enterprise');
+    const client = await agent(key);
+    await client.listTools();
+    await client.ping();
+    assert.equal(await usedToday(key), 0);
+    await call(client, 'search_markets', { query: 'weth' });
+    assert.equal(await usedToday(key), 1);
+    await call(client, 'positions_at_risk', {});
+    // refused by the query (404 over HTTP): counted, as a 404 is
+    const missing = await call(client, 'get_market', { marketId: 'morpho-1-0xff' });
+    assert.equal(missing.body.error, 'MARKET_NOT_FOUND');
+    assert.equal(await usedToday(key), 3);
+    const usage = (await t.get('/api/v1/client/usage', key)).json().data;
+    assert.deepEqual(
+      usage[0].endpoints
+        .map((e: { endpoint: string; requests: number }) => `${e.endpoint} ${e.requests}`)
+        .sort(),
+      ['MCP get_market 1', 'MCP positions_at_risk 1', 'MCP search_markets 1'],
+    );
+  });
+
+  test('error: the daily quota spent, a tool call is a tool error DAILY_QUOTA_EXCEEDED with retryAfter', async () => {
+    const key = await t.key('enterprise');
+    const client = await agent(key);
+    for (let i = 0; i < DAILY_QUOTA; i++) {
+      const ok = await call(client, 'search_markets', { query: 'weth', limit: 1 });
+      assert.equal(ok.isError, false, `call ${i + 1}`);
+    }
+    assert.equal(await usedToday(key), DAILY_QUOTA);
+    const refused = await client.callTool({ name: 'get_market', arguments: { marketId: eth.uniqueKey } });
+    assert.equal(refused.isError, true);
+    const text = (refused.content as { type: string; text: string }[])[0]!.text;
+    assert.match(text, /DAILY_QUOTA_EXCEEDED/);
+    assert.match(text, /"retryAfter":43200/); // 12:00 UTC: 12 hours until the quota resets
+    assert.deepEqual(refused.structuredContent, {
+      error: 'DAILY_QUOTA_EXCEEDED',
+      message: `Daily quota of ${DAILY_QUOTA} requests exceeded; it resets at 00:00 UTC.`,
+      limit: DAILY_QUOTA,
+      used: DAILY_QUOTA + 1,
+      retryAfter: 43_200,
+    });
+    // The same counter as HTTP's: the routes refuse the key too.
+    const route = await t.get('/api/v1/markets', key);
+    assert.equal(route.statusCode, 429);
+    assert.equal(route.json().error, 'DAILY_QUOTA_EXCEEDED');
+    // The protocol still answers (not counted), and the answer's rate headers name the spent quota.
+    assert.equal((await client.listTools()).tools.length, 6);
+    const raw = await post(
+      {
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'search_markets', arguments: { query: 'x' } },
+      },
+      key,
+    );
+    assert.equal(raw.status, 200);
+    assert.equal(raw.headers.get('ratelimit'), '"daily";r=0;t=43200');
+    const answer = (await raw.json()) as {
+      result: { isError: boolean; structuredContent: { error: string } };
+    };
+    assert.equal(answer.result.isError, true);
+    assert.equal(answer.result.structuredContent.error, 'DAILY_QUOTA_EXCEEDED');
+  });
+});
+
+describe('MCP server: tier clamps on tool arguments', () => {
+  test("behavior: limit is lowered to the tier's result cap, as over HTTP", async () => {
+    const key = await t.key('enterprise');
+    const client = await agent(key);
+    const search = await call(client, 'search_markets', { query: 'weth', limit: 50 });
+    assert.equal((search.body.data as unknown[]).length, 2);
+    assert.deepEqual(metaOf(search.body).clamped, { limit: { requested: 50, applied: 2 } });
+    const route = (await t.get('/api/v1/markets/search?query=weth&limit=50', key)).json();
+    assert.deepEqual(search.body.data, route.data);
+    assert.deepEqual(metaOf(search.body), metaOf(route));
+
+    const risk = await call(client, 'positions_at_risk', { limit: 200 });
+    assert.equal((risk.body.data as unknown[]).length, 2);
+    assert.deepEqual(metaOf(risk.body).clamped, { limit: { requested: 200, applied: 2 } });
+    // omitted, the limit is the cap, and no clamp is reported
+    const byDefault = await call(client, 'positions_at_risk', {});
+    assert.equal((byDefault.body.data as unknown[]).length, 2);
+    assert.equal(metaOf(byDefault.body).clamped, undefined);
+  });
+
+  test("behavior: chainIds is filtered to the tier's chains; omitted, the scope is the tier's chains", async () => {
+    const key = await t.key('enterprise');
+    const client = await agent(key);
+    const chainsOf = (body: Record<string, unknown>) =>
+      [...new Set((body.data as { chainId: number }[]).map((m) => m.chainId))].sort((a, b) => a - b);
+
+    const filtered = await call(client, 'search_markets', { query: 'weth', chainIds: [1, 42161] });
+    assert.deepEqual(chainsOf(filtered.body), [1]);
+    assert.deepEqual(metaOf(filtered.body).clamped, { chainIds: { requested: [1, 42161], applied: [1] } });
+    const route = (await t.get('/api/v1/markets/search?query=weth&chainIds=1,42161', key)).json();
+    assert.deepEqual(filtered.body.data, route.data);
+
+    const none = await call(client, 'positions_at_risk', { chainIds: [42161] });
+    assert.equal(none.isError, false);
+    assert.deepEqual(none.body.data, []);
+    assert.deepEqual(metaOf(none.body).clamped, { chainIds: { requested: [42161], applied: [] } });
+
+    const scope = await call(client, 'positions_at_risk', { healthFactorThreshold: 2, limit: 2 });
+    assert.ok(chainsOf(scope.body).every((c) => c === 1 || c === 8453));
+    const all = await call(client, 'search_markets', { query: 'weth' });
+    assert.deepEqual(chainsOf(all.body), [1, 8453]);
+  });
+
+  test('error: get_market on a chain outside the tier is CHAIN_FORBIDDEN, as GET /markets/{marketId}', async () => {
+    const key = await t.key('enterprise');
+    const client = await agent(key);
+    const tool = await call(client, 'get_market', { marketId: arb.uniqueKey });
+    const route = await t.get(`/api/v1/markets/${arb.uniqueKey}`, key);
+    assert.equal(route.statusCode, 403);
+    assert.equal(tool.isError, true);
+    assert.deepEqual(tool.body, {
+      error: 'CHAIN_FORBIDDEN',
+      message: 'The enterprise tier does not include chain 42161.',
+      tier: 'enterprise',
+      chainId: 42161,
+    });
+    assert.deepEqual(tool.body, route.json());
+    // even for a market that does not exist: the chain is checked first, as over HTTP
+    const unknown = await call(client, 'get_market', { marketId: 'morpho-42161-0xff' });
+    assert.equal(unknown.body.error, 'CHAIN_FORBIDDEN');
+  });
+
+  test('behavior: every answer the agents received is as the OpenAPI document says', () => {
+    assert.deepEqual(served.problems, []);
+  });
+});
+
+describe('MCP server: rate limit', () => {
+  const rateClock = new ManualClock('2026-11-22T12:00:00Z');
+  let r: TestApp;
+  let rServed: Served;
+  let client: Client | undefined;
+
+  before(async () => {
+    r = await createTestApp({
+      clock: rateClock,
+      live,
+      tiers: tiersWith((tiers) => {
+        tiers.enterprise!.ratePerSecond = 3;
+      }),
+    });
+    rServed = await serve(r);
+  });
+  after(async () => {
+    await client?.close();
+    await r.close();
+  });
+
+  test('error: over the rate, a tool call is RATE_LIMIT_EXCEEDED; its HTTP request and the call each take a slot', async () => {
+    const key = await r.key('enterprise');
+    client = await rServed.connect(key); // initialize and its notification: two slots
+    rateClock.advance(1_000); // an empty window
+    const first = await call(client, 'search_markets', { query: 'weth' }); // slots 1 (POST) and 2 (call)
+    assert.equal(first.isError, false);
+    const second = await call(client, 'search_markets', { query: 'weth' }); // slot 3 (POST); the call is the 4th
+    assert.equal(second.isError, true);
+    assert.deepEqual(second.body, {
+      error: 'RATE_LIMIT_EXCEEDED',
+      message: 'Rate limit of 3 requests per second exceeded; retry after 1.000 s',
+      retryAfter: 1,
+    });
+    // the next HTTP request is refused before the MCP server sees it
+    await assert.rejects(client.listTools(), (err) => {
+      assert.ok(err instanceof StreamableHTTPError);
+      assert.equal(err.code, 429);
+      return true;
+    });
+    rateClock.advance(1_000);
+    // the refused call took no slot and was not counted
+    const quota = (await r.get('/api/v1/client/quota', key)).json().data;
+    assert.equal(quota.daily.used, 1);
+    assert.deepEqual(rServed.problems, []);
+  });
+});
