@@ -15,6 +15,7 @@ import {
   type ReadModel,
   setBlocks,
 } from './data/read-model.ts';
+import { ResearchJob } from './data/research-job.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource, ServerOptions } from './http/context.ts';
@@ -404,13 +405,16 @@ const HISTORY_CHECK_MS = 60_000;
  * switches the feed to the new dataset, or stops it for one that is not a sandbox). A failure
  * is logged once until a step succeeds again, and retried after 1, 2, 4 ... 60 minutes.
  */
+/** How often the research job looks for a day to digest (ms). */
+const RESEARCH_CHECK_MS = 10_000;
+
 function startHistoryFeed(
   store: Store,
   current: () => DatasetInfo | null,
   clock: Clock,
   log: FastifyInstance['log'],
   options: { days: number; hourlyDays?: number; retentionDays: number | null; enabled: boolean },
-): { timer: NodeJS.Timeout; stop(): Promise<void>; step(): Promise<void> } | null {
+): { timer: NodeJS.Timeout; stop(): Promise<void>; step(): Promise<void>; busy(): boolean } | null {
   if (!options.enabled || options.days <= 0) return null;
   let feed: { key: string; feed: SandboxHistoryFeed } | null = null;
   const feedFor = (dataset: DatasetInfo | null): SandboxHistoryFeed | null => {
@@ -464,6 +468,7 @@ function startHistoryFeed(
   return {
     timer: setInterval(() => void step(), HISTORY_CHECK_MS),
     step,
+    busy: () => running !== null,
     async stop() {
       stopped = true;
       feed?.feed.stop();
@@ -665,6 +670,20 @@ export async function createService(settings: Settings, options: ServiceOptions 
     enabled: options.writesHistory ?? true,
   });
   if (history) timers.push(history.timer);
+  // The research digests: written by the process that writes history, once a day is over and
+  // the history feed is not writing (a backfill is not complete yet).
+  const research =
+    (options.writesHistory ?? true)
+      ? new ResearchJob({
+          model: () => models.peek('live'),
+          store,
+          clock,
+          busy: () => history?.busy() ?? false,
+          onError: (err) => log.warn({ err }, 'research digests failed: retried in a minute'),
+          onWritten: (info) => appLog?.info(info, 'research digests written'),
+        })
+      : null;
+  if (research) timers.push(setInterval(() => void research.runDue(), RESEARCH_CHECK_MS));
   for (const t of timers) t.unref();
 
   return {
@@ -686,6 +705,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       await history?.stop();
       await liquidations?.idle();
       await ratings.stop();
+      await research?.stop();
       await app.close();
       await keyEvents.close();
       // after the app (no more requests), before the store: flushes counts still buffered

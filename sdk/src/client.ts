@@ -53,6 +53,7 @@ interface ListPages {
   listPositions: Success<'listPositions'>;
   listLiquidations: Success<'listLiquidations'>;
   analyticsTimeseries: Success<'analyticsTimeseries'>;
+  listResearchReports: Success<'listResearchReports'>;
 }
 /** An item of a list operation's `data`. */
 export type Item<K extends ListOperation> = ListPages[K]['data'][number];
@@ -101,6 +102,7 @@ const LIST_PATHS: Record<ListOperation, string> = {
   listPositions: '/positions',
   listLiquidations: '/liquidations',
   analyticsTimeseries: '/analytics/timeseries',
+  listResearchReports: '/research/reports',
 };
 
 /** The last line of an NDJSON answer (DECISIONS D17). */
@@ -196,6 +198,23 @@ export class LrdsClient {
       undefined,
       options,
     );
+  }
+
+  /** The daily risk digests, newest first; page with `cursor`. */
+  listResearchReports(
+    query: Query<'listResearchReports'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'listResearchReports'>> {
+    return this.#request('GET', LIST_PATHS.listResearchReports, query, undefined, options);
+  }
+
+  /** One daily digest (`<YYYY-MM-DD>-<protocol>`), as JSON with its Markdown. */
+  getResearchReport(
+    id: string,
+    query: Query<'getResearchReport'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'getResearchReport'>> {
+    return this.#request('GET', `/research/reports/${encodeURIComponent(id)}`, query, undefined, options);
   }
 
   /** Supply, borrow, utilization, positions at risk: in total, by protocol and by chain. */

@@ -8,6 +8,7 @@ import {
   RatingMethodologySchema,
   VaultRatingSchema,
 } from './rating-schemas.ts';
+import { ResearchReportSchema, ResearchReportSummarySchema } from './research-schemas.ts';
 import { AUTHENTICATED_ERRORS } from './routes/types.ts';
 
 /**
@@ -974,6 +975,8 @@ export const NAMED_SCHEMAS = {
   VaultRating: () => VaultRatingSchema,
   RatingChange: () => RatingChangeSchema,
   RatingMethodology: () => RatingMethodologySchema,
+  ResearchReportSummary: () => ResearchReportSummarySchema,
+  ResearchReport: () => ResearchReportSchema,
   Meta: () => MetaSchema,
   Error: () => ErrorSchema,
 } as const;
@@ -1004,6 +1007,8 @@ export const VaultRatingRef = named('VaultRating');
 export const RatingChangeRef = named('RatingChange');
 export const RatingMethodologyRef = named('RatingMethodology');
 export const PositionAtRiskRef = named('PositionAtRisk');
+export const ResearchReportSummaryRef = named('ResearchReportSummary');
+export const ResearchReportRef = named('ResearchReport');
 export const MetaRef = named('Meta');
 
 export function envelope<T extends import('typebox').TSchema>(
@@ -1062,6 +1067,10 @@ const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
   VAULT_NOT_FOUND: {
     error: 'VAULT_NOT_FOUND',
     message: 'No vault 0x0000000000000000000000000000000000000001 on chain 1.',
+  },
+  REPORT_NOT_FOUND: {
+    error: 'REPORT_NOT_FOUND',
+    message: "No research report '2026-01-01-morpho'.",
   },
   KEY_NOT_FOUND: { error: 'KEY_NOT_FOUND', message: "No API key 'key_abc' on this account." },
   METHOD_NOT_ALLOWED: {

@@ -1,6 +1,6 @@
 /**
  * What a query refuses, in terms any caller can map to its own answer (the HTTP API maps these
- * to 400 INVALID_PARAMETER and 404 MARKET_NOT_FOUND, TOKEN_NOT_FOUND, ORACLE_NOT_FOUND, VAULT_NOT_FOUND; the agent API and MCP tools will too).
+ * to 400 INVALID_PARAMETER and 404 MARKET_NOT_FOUND, TOKEN_NOT_FOUND, ORACLE_NOT_FOUND, VAULT_NOT_FOUND, REPORT_NOT_FOUND; the MCP tools likewise).
  */
 export class QueryError extends Error {
   readonly code:
@@ -8,7 +8,8 @@ export class QueryError extends Error {
     | 'MARKET_NOT_FOUND'
     | 'TOKEN_NOT_FOUND'
     | 'ORACLE_NOT_FOUND'
-    | 'VAULT_NOT_FOUND';
+    | 'VAULT_NOT_FOUND'
+    | 'REPORT_NOT_FOUND';
   /** For INVALID_PARAMETER: the parameter and what is wrong with it. */
   readonly parameter: string | undefined;
   readonly problem: string | undefined;
@@ -33,5 +34,10 @@ export class QueryError extends Error {
     const code =
       kind === 'token' ? 'TOKEN_NOT_FOUND' : kind === 'oracle' ? 'ORACLE_NOT_FOUND' : 'VAULT_NOT_FOUND';
     return new QueryError(code, `No ${kind} ${address} on chain ${chainId}.`);
+  }
+
+  /** No research report with that id (in the caller's chains). */
+  static reportNotFound(id: string): QueryError {
+    return new QueryError('REPORT_NOT_FOUND', `No research report '${id.slice(0, 64)}'.`);
   }
 }

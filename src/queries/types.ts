@@ -27,5 +27,11 @@ export interface Found<T> {
 /** What history queries read: market snapshots, oracle rounds, liquidations and their daily sums (no writes). */
 export type HistoryReader = Pick<
   HistoryStore,
-  'marketSnapshots' | 'oracleRounds' | 'liquidations' | 'dailyMarketTotals' | 'dailyLiquidationTotals'
+  | 'marketSnapshots'
+  | 'oracleRounds'
+  | 'liquidations'
+  | 'dailyMarketTotals'
+  | 'dailyLiquidationTotals'
+  | 'researchReports'
+  | 'researchReport'
 >;

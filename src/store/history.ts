@@ -13,6 +13,7 @@ import type {
   MarketSnapshot,
   OracleRound,
   RatingChange,
+  ResearchReportRow,
   SourceState,
 } from './types.ts';
 
@@ -404,5 +405,27 @@ export function toDailyLiquidationTotal(r: Record<string, unknown>): DailyLiquid
     debtRepaidUsd: Number(r.debt_repaid_usd),
     collateralSeizedUsd: Number(r.collateral_seized_usd),
     badDebtUsd: Number(r.bad_debt_usd),
+  };
+}
+
+export function checkResearchReports(rows: readonly ResearchReportRow[]): void {
+  rows.forEach((r, i) => {
+    const what = 'research report';
+    if (!isText(r.id)) refuse(what, i, 'id must be a non-empty string');
+    if (!isTime(r.day) || r.day % DAY_MS !== 0) refuse(what, i, 'day must be epoch ms at 00:00 UTC');
+    if (!isText(r.protocol)) refuse(what, i, 'protocol must be a non-empty string');
+    if (!isTime(r.generatedAt)) refuse(what, i, 'generatedAt must be a non-negative integer (epoch ms)');
+    if (!isText(r.body)) refuse(what, i, 'body must be a non-empty string');
+  });
+}
+
+/** A row of research_reports (both stores). */
+export function toResearchReport(r: Record<string, unknown>): ResearchReportRow {
+  return {
+    id: String(r.id),
+    day: Number(r.day),
+    protocol: String(r.protocol),
+    generatedAt: Number(r.generated_at),
+    body: String(r.body),
   };
 }

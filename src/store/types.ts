@@ -516,6 +516,43 @@ export interface HistoryStore {
    * order), at most `limit`, from the subject after `afterSubject` (keyset paging).
    */
   latestRatingChanges(kind: RatingSubjectKind, limit: number, afterSubject?: string): Promise<RatingChange[]>;
+  /** Rating changes of every subject recorded in [fromMs, toMs), `at` ascending, at most `limit`. */
+  ratingChangesBetween(fromMs: number, toMs: number, limit: number): Promise<RatingChange[]>;
+  /** Every market's daily snapshot of one day (`dayMs`, 00:00 UTC), any order. */
+  daySnapshots(dayMs: number): Promise<MarketSnapshot[]>;
+  /** Appends research reports, idempotently by id (a report once written is kept as written). */
+  appendResearchReports(rows: readonly ResearchReportRow[]): Promise<number>;
+  /**
+   * Reports of the days in [fromMs, toMs), of one protocol when given: newest day first, then
+   * id descending; `after` is the last report of the previous page.
+   */
+  researchReports(
+    filter: { protocol?: string | undefined; fromMs: number; toMs: number },
+    limit: number,
+    after?: ResearchReportCursor,
+  ): Promise<ResearchReportRow[]>;
+  /** One report by id, or null. */
+  researchReport(id: string): Promise<ResearchReportRow | null>;
+  /** The newest day with a report (epoch ms at 00:00 UTC), or null when there is none. */
+  lastResearchDay(): Promise<number | null>;
+}
+
+/**
+ * A research report as stored: its id (`<YYYY-MM-DD>-<protocol>`), day (epoch ms at 00:00 UTC),
+ * protocol, when it was written, and its body (the report as JSON text, src/domain/research.ts).
+ */
+export interface ResearchReportRow {
+  id: string;
+  day: number;
+  protocol: string;
+  generatedAt: number;
+  body: string;
+}
+
+/** The last report of a page of researchReports(). */
+export interface ResearchReportCursor {
+  day: number;
+  id: string;
 }
 
 /** Daily market snapshots of one protocol on one chain, summed (USD). */

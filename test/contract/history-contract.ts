@@ -659,6 +659,91 @@ export function historyContract(
       await store.close();
     });
 
+    test('behavior: research reports are kept as written, read newest first by protocol and cursor; day snapshots read one day', async () => {
+      const store = await open();
+      const D = 86_400_000;
+      const report = (day: number, protocol: string) => ({
+        id: `${new Date(day).toISOString().slice(0, 10)}-${protocol}`,
+        day,
+        protocol,
+        generatedAt: day + D + 1,
+        body: JSON.stringify({ day, protocol }),
+      });
+      assert.equal(await store.lastResearchDay(), null);
+      assert.equal(
+        await store.appendResearchReports([
+          report(T0, 'morpho'),
+          report(T0, 'aave'),
+          report(T0 + D, 'morpho'),
+        ]),
+        3,
+      );
+      // kept as written: the same id again adds nothing, whatever its body
+      assert.equal(await store.appendResearchReports([{ ...report(T0, 'aave'), body: '{"other":1}' }]), 0);
+      assert.equal(await store.lastResearchDay(), T0 + D);
+      const all = await store.researchReports({ fromMs: 0, toMs: T0 + 2 * D }, 10);
+      assert.deepEqual(
+        all.map((r) => r.id),
+        ['2026-01-02-morpho', '2026-01-01-morpho', '2026-01-01-aave'],
+      );
+      assert.deepEqual(all[2], report(T0, 'aave'));
+      const page = await store.researchReports({ fromMs: 0, toMs: T0 + 2 * D }, 2);
+      const rest = await store.researchReports({ fromMs: 0, toMs: T0 + 2 * D }, 2, {
+        day: page[1]!.day,
+        id: page[1]!.id,
+      });
+      assert.deepEqual(
+        rest.map((r) => r.id),
+        ['2026-01-01-aave'],
+      );
+      assert.deepEqual(
+        (await store.researchReports({ protocol: 'aave', fromMs: 0, toMs: T0 + 2 * D }, 10)).map((r) => r.id),
+        ['2026-01-01-aave'],
+      );
+      assert.deepEqual(await store.researchReports({ fromMs: T0 + D, toMs: T0 + 2 * D }, 10), [
+        report(T0 + D, 'morpho'),
+      ]);
+      assert.deepEqual(await store.researchReport('2026-01-02-morpho'), report(T0 + D, 'morpho'));
+      assert.equal(await store.researchReport('nope'), null);
+      await store.appendMarketSnapshots([
+        snapshot({ granularity: 'day', at: T0, supplyUsd: 5 }),
+        snapshot({ marketKey: 'aave-1-0xp', protocol: 'aave', granularity: 'day', at: T0, supplyUsd: 6 }),
+        snapshot({ granularity: 'day', at: T0 + D }),
+        snapshot({ granularity: 'hour', at: T0 }),
+      ]);
+      assert.deepEqual((await store.daySnapshots(T0)).map((r) => [r.marketKey, r.supplyUsd]).sort(), [
+        ['aave-1-0xp', 6],
+        ['morpho-1-0xmarket', 5],
+      ]);
+      assert.deepEqual(await store.daySnapshots(T0 + 5 * D), []);
+      const change = (subject: string, at: number) => ({
+        kind: 'market' as const,
+        subject,
+        chainId: 1,
+        at,
+        methodology: '1.0.0',
+        grade: 'A',
+        score: 71.5,
+        previousGrade: null,
+        previousScore: null,
+        components: { oracle: 80 },
+      });
+      await store.appendRatingChanges([
+        change('b', T0 + 5),
+        change('a', T0 + 5),
+        change('a', T0 + D),
+        change('c', T0 - 1),
+      ]);
+      assert.deepEqual(
+        (await store.ratingChangesBetween(T0, T0 + D, 10)).map((c) => [c.subject, c.at]),
+        [
+          ['a', T0 + 5],
+          ['b', T0 + 5],
+        ],
+      );
+      await store.close();
+    });
+
     test('behavior: pruneHistory deletes, per kind, only the rows older than its cutoff', async () => {
       const store = await open();
       await store.appendMarketSnapshots([

@@ -345,6 +345,8 @@ describe('GET /liquidations: cost and faults', () => {
       oracleRounds: t.store.oracleRounds.bind(t.store),
       dailyMarketTotals: t.store.dailyMarketTotals.bind(t.store),
       dailyLiquidationTotals: t.store.dailyLiquidationTotals.bind(t.store),
+      researchReports: t.store.researchReports.bind(t.store),
+      researchReport: t.store.researchReport.bind(t.store),
       liquidations: async (...args: Parameters<typeof t.store.liquidations>) => {
         reads.push(args[1]);
         return t.store.liquidations(...args);
@@ -374,6 +376,8 @@ describe('GET /liquidations: cost and faults', () => {
       oracleRounds: t.store.oracleRounds.bind(t.store),
       dailyMarketTotals: t.store.dailyMarketTotals.bind(t.store),
       dailyLiquidationTotals: t.store.dailyLiquidationTotals.bind(t.store),
+      researchReports: t.store.researchReports.bind(t.store),
+      researchReport: t.store.researchReport.bind(t.store),
       liquidations: async (...args: Parameters<typeof t.store.liquidations>) => {
         if (++calls >= failAt) throw new StoreUnavailableError('history store down');
         // a full read, so the stream reads again

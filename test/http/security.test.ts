@@ -41,6 +41,7 @@ function url(r: Route, keyId: string): string {
     .replace('{marketId}', eth.uniqueKey)
     .replace('{keyId}', keyId)
     .replace('{chainId}', '1')
+    .replace('{id}', '2026-11-21-morpho')
     .replace(
       '{address}',
       r.path.includes('/oracles/')
@@ -69,6 +70,7 @@ const CATEGORY: Record<string, string | null> = {
   Analytics: 'analytics',
   Agent: 'agent',
   Ratings: 'ratings',
+  Research: 'research',
   Client: null,
 };
 
@@ -163,6 +165,8 @@ describe('security suite, every authenticated route', () => {
       'GET /api/v1/ratings/vaults',
       'GET /api/v1/ratings/vaults/{chainId}/{address}',
       'GET /api/v1/ratings/vaults/{chainId}/{address}/history',
+      'GET /api/v1/research/reports',
+      'GET /api/v1/research/reports/{id}',
       'GET /api/v1/risk/markets/{marketId}',
       'GET /api/v1/risk/positions-at-risk',
       'GET /api/v1/risk/stress',

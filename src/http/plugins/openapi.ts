@@ -159,6 +159,10 @@ export const openapiPlugin = fp(
               'history and the versioned methodology (ratings category).',
           },
           {
+            name: 'Research',
+            description: 'Daily risk digests written from the data by a scheduled job (research category).',
+          },
+          {
             name: 'Client',
             description: 'Self-service: your account, keys, usage and quota. Not counted toward quotas.',
           },

@@ -19,6 +19,8 @@ import { registerPortfolio } from './portfolios/detail.ts';
 import { registerLiquidations } from './positions/liquidations.ts';
 import { registerWalletPositions } from './positions/list.ts';
 import { registerRatingRoutes } from './ratings/index.ts';
+import { registerResearchReport } from './research/detail.ts';
+import { registerResearchReports } from './research/list.ts';
 import { registerMarketRisk } from './risk/market.ts';
 import { registerPositionsAtRisk } from './risk/positions-at-risk.ts';
 import { registerStressTest } from './risk/stress.ts';
@@ -76,6 +78,9 @@ export async function registerRoutes(
     // Analytics
     registerAnalyticsOverview(authed, deps);
     registerAnalyticsTimeseries(authed, deps);
+    // Research
+    registerResearchReports(authed, deps);
+    registerResearchReport(authed, deps);
     // Agent
     registerWalletRisk(authed, deps);
     registerMarketBrief(authed, deps);

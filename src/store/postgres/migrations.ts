@@ -431,4 +431,20 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 13,
+    name: 'research reports; rating changes by time',
+    sql: `
+      -- As SQLite's (version 13). id and protocol in byte order (COLLATE "C"), as SQLite compares them.
+      CREATE TABLE research_reports (
+        id text COLLATE "C" PRIMARY KEY,
+        day bigint NOT NULL,
+        protocol text COLLATE "C" NOT NULL,
+        generated_at bigint NOT NULL,
+        body text NOT NULL
+      );
+      CREATE INDEX research_reports_day ON research_reports(day DESC, id DESC);
+      CREATE INDEX rating_changes_at ON rating_changes(at);
+    `,
+  },
 ];

@@ -14,6 +14,7 @@ import {
   checkOracleRounds,
   checkRatingChanges,
   checkRead,
+  checkResearchReports,
   checkSource,
   DAY_MS,
   LIQUIDATION_COLUMNS,
@@ -27,6 +28,7 @@ import {
   toLiquidation,
   toOracleRound,
   toRatingChange,
+  toResearchReport,
   toSnapshot,
   toSource,
 } from '../history.ts';
@@ -76,6 +78,8 @@ import type {
   RatingChange,
   RatingChangeCursor,
   RatingSubjectKind,
+  ResearchReportCursor,
+  ResearchReportRow,
   ReservedUsage,
   SnapshotCursor,
   SnapshotGranularity,
@@ -1444,6 +1448,73 @@ export class PostgresStore implements Store {
        ORDER BY at LIMIT ${limit}`,
     );
     return rows.map(toRatingChange);
+  }
+
+  async ratingChangesBetween(fromMs: number, toMs: number, limit: number): Promise<RatingChange[]> {
+    checkRead(limit, fromMs, toMs);
+    const rows = await this.serve(
+      (sql) => sql`
+      SELECT ${sql.unsafe(RATING_CHANGE_COLUMNS)} FROM rating_changes WHERE at >= ${fromMs} AND at < ${toMs}
+       ORDER BY at, kind, subject LIMIT ${limit}`,
+    );
+    return rows.map(toRatingChange);
+  }
+
+  async daySnapshots(dayMs: number): Promise<MarketSnapshot[]> {
+    checkRead(1, dayMs, dayMs + 1);
+    const rows = await this.serve(
+      (sql) => sql`
+      SELECT ${sql.unsafe(SNAPSHOT_COLUMNS)} FROM history_markets m JOIN market_snapshots s
+          ON s.market_id = m.id AND s.granularity = 'day' AND s.at = ${dayMs}`,
+    );
+    return rows.map(toSnapshot);
+  }
+
+  async appendResearchReports(rows: readonly ResearchReportRow[]): Promise<number> {
+    checkResearchReports(rows);
+    return this.#append(
+      [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+      async () => null,
+      (tx, c) => tx`
+      INSERT INTO research_reports (id, day, protocol, generated_at, body)
+      SELECT * FROM unnest(
+        ${c.map((r) => r.id)}::text[],
+        ${c.map((r) => r.day)}::bigint[],
+        ${c.map((r) => r.protocol)}::text[],
+        ${c.map((r) => r.generatedAt)}::bigint[],
+        ${c.map((r) => r.body)}::text[])
+      ON CONFLICT DO NOTHING`,
+      () => {},
+    );
+  }
+
+  async researchReports(
+    filter: { protocol?: string | undefined; fromMs: number; toMs: number },
+    limit: number,
+    after?: ResearchReportCursor,
+  ): Promise<ResearchReportRow[]> {
+    checkRead(limit, filter.fromMs, filter.toMs);
+    const rows = await this.serve(
+      (sql) => sql`
+      SELECT id, day, protocol, generated_at, body FROM research_reports
+       WHERE day >= ${filter.fromMs} AND day < ${filter.toMs}
+         ${filter.protocol === undefined ? sql`` : sql`AND protocol = ${filter.protocol}`}
+         ${after ? sql`AND (day < ${after.day} OR (day = ${after.day} AND id < ${after.id}))` : sql``}
+       ORDER BY day DESC, id DESC LIMIT ${limit}`,
+    );
+    return rows.map(toResearchReport);
+  }
+
+  async researchReport(id: string): Promise<ResearchReportRow | null> {
+    const [row] = await this.serve(
+      (sql) => sql`SELECT id, day, protocol, generated_at, body FROM research_reports WHERE id = ${id}`,
+    );
+    return row ? toResearchReport(row) : null;
+  }
+
+  async lastResearchDay(): Promise<number | null> {
+    const [row] = await this.serve((sql) => sql`SELECT max(day) AS day FROM research_reports`);
+    return row?.day === null || row?.day === undefined ? null : Number(row.day);
   }
 
   /** The primary key in order from the subject after the cursor, each subject's newest row. */

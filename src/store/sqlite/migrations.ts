@@ -425,4 +425,22 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 13,
+    name: 'research reports; rating changes by time',
+    sql: `
+      -- One report per day and protocol (src/domain/research.ts), its body the report as JSON
+      -- text. Read newest first, by protocol or not; by id.
+      CREATE TABLE research_reports (
+        id TEXT PRIMARY KEY,
+        day INTEGER NOT NULL,
+        protocol TEXT NOT NULL,
+        generated_at INTEGER NOT NULL,
+        body TEXT NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX research_reports_day ON research_reports(day DESC, id DESC);
+      -- the rating changes of a day (the research digest)
+      CREATE INDEX rating_changes_at ON rating_changes(at);
+    `,
+  },
 ];

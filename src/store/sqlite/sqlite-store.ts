@@ -11,6 +11,7 @@ import {
   checkOracleRounds,
   checkRatingChanges,
   checkRead,
+  checkResearchReports,
   checkSource,
   DAY_MS,
   LIQUIDATION_COLUMNS,
@@ -24,6 +25,7 @@ import {
   toLiquidationFromArray,
   toOracleRound,
   toRatingChange,
+  toResearchReport,
   toSnapshot,
   toSource,
 } from '../history.ts';
@@ -73,6 +75,8 @@ import type {
   RatingChange,
   RatingChangeCursor,
   RatingSubjectKind,
+  ResearchReportCursor,
+  ResearchReportRow,
   ReservedUsage,
   SnapshotCursor,
   SnapshotGranularity,
@@ -1070,6 +1074,80 @@ export class SqliteStore implements Store {
     )
       .all(kind, subject, from, toMs, limit)
       .map(toRatingChange);
+  }
+
+  async ratingChangesBetween(fromMs: number, toMs: number, limit: number): Promise<RatingChange[]> {
+    checkRead(limit, fromMs, toMs);
+    return this.stmt(
+      `SELECT ${RATING_CHANGE_COLUMNS} FROM rating_changes WHERE at >= ? AND at < ?
+        ORDER BY at, kind, subject LIMIT ?`,
+    )
+      .all(fromMs, toMs, limit)
+      .map(toRatingChange);
+  }
+
+  async daySnapshots(dayMs: number): Promise<MarketSnapshot[]> {
+    checkRead(1, dayMs, dayMs + 1);
+    // One seek per market of the primary key (market, granularity, at).
+    return this.stmt(
+      `SELECT ${SNAPSHOT_COLUMNS} FROM history_markets m JOIN market_snapshots s
+         ON s.market_id = m.id AND s.granularity = 'day' AND s.at = ?`,
+    )
+      .all(dayMs)
+      .map(toSnapshot);
+  }
+
+  async appendResearchReports(rows: readonly ResearchReportRow[]): Promise<number> {
+    checkResearchReports(rows);
+    if (rows.length === 0) return 0;
+    const insert = this.stmt(
+      `INSERT INTO research_reports (id, day, protocol, generated_at, body) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+    );
+    return this.transaction(() => {
+      let added = 0;
+      for (const r of rows)
+        added += Number(insert.run(r.id, r.day, r.protocol, r.generatedAt, r.body).changes);
+      return added;
+    });
+  }
+
+  async researchReports(
+    filter: { protocol?: string | undefined; fromMs: number; toMs: number },
+    limit: number,
+    after?: ResearchReportCursor,
+  ): Promise<ResearchReportRow[]> {
+    checkRead(limit, filter.fromMs, filter.toMs);
+    const where = ['day >= ?', 'day < ?'];
+    const params: SQLInputValue[] = [filter.fromMs, filter.toMs];
+    if (filter.protocol !== undefined) {
+      where.push('protocol = ?');
+      params.push(filter.protocol);
+    }
+    if (after) {
+      where.push('(day < ? OR (day = ? AND id < ?))');
+      params.push(after.day, after.day, after.id);
+    }
+    return this.stmt(
+      `SELECT id, day, protocol, generated_at, body FROM research_reports WHERE ${where.join(' AND ')}
+        ORDER BY day DESC, id DESC LIMIT ?`,
+    )
+      .all(...params, limit)
+      .map(toResearchReport);
+  }
+
+  async researchReport(id: string): Promise<ResearchReportRow | null> {
+    const row = this.stmt(
+      'SELECT id, day, protocol, generated_at, body FROM research_reports WHERE id = ?',
+    ).get(id);
+    return row ? toResearchReport(row) : null;
+  }
+
+  async lastResearchDay(): Promise<number | null> {
+    const row = this.stmt('SELECT max(day) AS day FROM research_reports').get() as
+      | { day: number | null }
+      | undefined;
+    return row?.day ?? null;
   }
 
   async latestRatingChanges(

@@ -1,0 +1,135 @@
+import { Type } from '@fastify/type-provider-typebox';
+
+/** The research routes' schemas (src/domain/research.ts has the method). */
+
+const usd = (description: string) => Type.Number({ description: `${description}, USD (to the cent).` });
+const ADDRESS = Type.String({ description: 'Lower-case 0x address.' });
+const nullableArray = <T extends import('typebox').TSchema>(item: T, description: string) =>
+  Type.Union([Type.Array(item), Type.Null()], { description });
+
+const ReportBase = {
+  id: Type.String({ description: '`<YYYY-MM-DD>-<protocol>`.', examples: ['2026-11-24-morpho'] }),
+  date: Type.String({ format: 'date', description: 'The UTC day the report is about.' }),
+  protocol: Type.String(),
+  title: Type.String(),
+  highlights: Type.Array(Type.String(), {
+    description: 'Plain sentences, most severe first, from the sections in scope; a quiet day says so.',
+  }),
+  generatedAt: Type.String({ format: 'date-time' }),
+};
+
+export const ResearchReportSummarySchema = Type.Object(
+  {
+    ...ReportBase,
+    chainIds: Type.Array(Type.Integer(), { description: 'The chains it has a section for, in your scope.' }),
+    live: Type.Boolean({
+      description: 'True when it lists positions at risk and stale oracles (written right after its day).',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const ResearchReportSchema = Type.Object(
+  {
+    ...ReportBase,
+    version: Type.String({ description: 'Version of the digest method.' }),
+    chains: Type.Array(
+      Type.Object(
+        {
+          chainId: Type.Integer(),
+          markets: Type.Integer({ description: 'Markets with a daily snapshot that day.' }),
+          supplyUsd: usd('Supply summed over them'),
+          borrowUsd: usd('Borrow summed over them'),
+          utilization: Type.Number(),
+          supplyChange: Type.Union([Type.Number(), Type.Null()], {
+            description: "Supply over the day before's, minus 1; null without a day before.",
+          }),
+          liquidations: Type.Integer(),
+          liquidatedDebtUsd: usd('Debt the liquidations repaid'),
+          badDebtUsd: usd('Bad debt they left'),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'One section per chain, largest supply first.' },
+    ),
+    utilizationSpikes: Type.Array(
+      Type.Object(
+        {
+          chainId: Type.Integer(),
+          marketId: Type.String(),
+          pair: Type.String(),
+          utilization: Type.Number(),
+          previousUtilization: Type.Number(),
+          change: Type.Number(),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description:
+          'Markets whose utilization rose by 10 points or more, or reached 95 %, over the day; largest rise first (10 at most).',
+      },
+    ),
+    notableLiquidations: Type.Array(
+      Type.Object(
+        {
+          chainId: Type.Integer(),
+          marketId: Type.String(),
+          txHash: Type.String(),
+          at: Type.String({ format: 'date-time' }),
+          borrower: ADDRESS,
+          debtRepaidUsd: usd('Debt repaid'),
+          collateralSeizedUsd: usd('Collateral seized'),
+          badDebtUsd: usd('Bad debt'),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'The largest liquidations of the day by debt repaid (10 at most).' },
+    ),
+    ratingChanges: Type.Array(
+      Type.Object(
+        {
+          kind: Type.Unsafe<'market' | 'vault'>({ type: 'string', enum: ['market', 'vault'] }),
+          subject: Type.String(),
+          chainId: Type.Integer(),
+          grade: Type.String(),
+          score: Type.Number(),
+          previousGrade: Type.Union([Type.String(), Type.Null()]),
+          previousScore: Type.Union([Type.Number(), Type.Null()]),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description: "Rating changes of the protocol's markets recorded that day, largest score move first.",
+      },
+    ),
+    positionsAtRisk: nullableArray(
+      Type.Object(
+        {
+          chainId: Type.Integer(),
+          marketId: Type.String(),
+          user: ADDRESS,
+          healthFactor: Type.Number(),
+          debtUsd: usd('Debt'),
+        },
+        { additionalProperties: false },
+      ),
+      'The largest positions below health factor 1.05 as of liveAsOf; null for reports written from history alone (positions are not kept as history).',
+    ),
+    staleOracles: nullableArray(
+      Type.Object(
+        {
+          chainId: Type.Integer(),
+          marketId: Type.String(),
+          oracle: ADDRESS,
+          secondsSinceUpdate: Type.Number(),
+          stalenessRatio: Type.Number(),
+        },
+        { additionalProperties: false },
+      ),
+      'Markets whose oracle was past its heartbeat as of liveAsOf; null as positionsAtRisk.',
+    ),
+    liveAsOf: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    markdown: Type.String({ description: 'The same report as Markdown.' }),
+  },
+  { additionalProperties: false },
+);

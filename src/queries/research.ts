@@ -1,0 +1,105 @@
+import type { ReadModel } from '../data/read-model.ts';
+import { type ResearchReport, reportForChains } from '../domain/research.ts';
+import type { HistoryStore, ResearchReportRow } from '../store/types.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
+import { QueryError } from './errors.ts';
+import type { Found, Scope } from './types.ts';
+
+/**
+ * Research: the daily digests the research job wrote (src/data/research-job.ts), read from the
+ * store, each narrowed to the chains in the caller's scope (a report whose chains are all out
+ * of scope is left out of lists and is not found by id).
+ */
+
+/** What the research queries read. */
+export type ResearchReader = Pick<HistoryStore, 'researchReports' | 'researchReport'>;
+
+export interface ReportSummary {
+  id: string;
+  date: string;
+  protocol: string;
+  title: string;
+  highlights: string[];
+  /** The chains it has a section for (in scope). */
+  chainIds: number[];
+  generatedAt: string;
+  /** Whether it lists positions at risk and stale oracles (written right after its day). */
+  live: boolean;
+}
+
+/** Rows read per store query while filling a page (reports out of scope are skipped). */
+const READ_PAGE = 200;
+
+function parsed(row: ResearchReportRow, chains: readonly number[] | undefined): ResearchReport | null {
+  const report = reportForChains(JSON.parse(row.body) as ResearchReport, chains);
+  return report.chains.length > 0 || chains === undefined ? report : null;
+}
+
+export interface ListReportsParams extends Scope {
+  fromMs: number;
+  toMs: number;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+/** Reports of days in [fromMs, toMs) in scope, newest day first then id descending; paged by cursor. */
+export async function listReports(
+  model: ReadModel,
+  reader: ResearchReader,
+  p: ListReportsParams,
+): Promise<Found<ReportSummary>> {
+  const after = decodeCursor(p.cursor, 'research', ['number', 'string']);
+  const items: ReportSummary[] = [];
+  let more = false;
+  if (model.stored && p.fromMs < p.toMs) {
+    let cursor = after ? { day: after[0], id: after[1] } : undefined;
+    for (;;) {
+      const rows = await reader.researchReports(
+        { protocol: p.protocol, fromMs: Math.floor(p.fromMs), toMs: Math.ceil(p.toMs) },
+        READ_PAGE,
+        cursor,
+      );
+      for (const row of rows) {
+        const r = parsed(row, p.chainIds);
+        if (!r) continue;
+        if (items.length === p.limit) {
+          more = true;
+          break;
+        }
+        items.push({
+          id: r.id,
+          date: r.date,
+          protocol: r.protocol,
+          title: r.title,
+          highlights: r.highlights,
+          chainIds: r.chains.map((c) => c.chainId),
+          generatedAt: r.generatedAt,
+          live: r.liveAsOf !== null,
+        });
+      }
+      if (more || rows.length < READ_PAGE) break;
+      const last = rows.at(-1)!;
+      cursor = { day: last.day, id: last.id };
+    }
+  }
+  const last = items.at(-1);
+  return {
+    items,
+    itemProtocols: items.map((r) => r.protocol),
+    scopeProtocols: model.catalog.protocolsIn(p),
+    ...(more && last ? { nextCursor: encodeCursor('research', [Date.parse(last.date), last.id]) } : {}),
+  };
+}
+
+/** One report by id, narrowed to the chains in scope; REPORT_NOT_FOUND when none (or none of its chains is in scope). */
+export async function getReport(
+  model: ReadModel,
+  reader: ResearchReader,
+  id: string,
+  chains: readonly number[] | undefined,
+): Promise<Found<ResearchReport>> {
+  const row = model.stored && id.length <= 64 ? await reader.researchReport(id) : null;
+  const report = row && parsed(row, chains);
+  if (!report) throw QueryError.reportNotFound(id);
+  return { items: [report], itemProtocols: [report.protocol], scopeProtocols: [report.protocol] };
+}

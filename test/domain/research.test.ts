@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  buildDigest,
+  type DigestInputs,
+  reportForChains,
+  reportMarkdown,
+} from '../../src/domain/research.ts';
+
+const DAY = Date.parse('2026-11-24T00:00:00Z');
+const snap = (marketKey: string, chainId: number, supplyUsd: number, borrowUsd: number) => ({
+  marketKey,
+  chainId,
+  pair: 'WETH/USDC',
+  supplyUsd,
+  borrowUsd,
+  utilization: borrowUsd / supplyUsd,
+});
+const liq = (n: number, chainId: number, debtRepaidUsd: number, badDebtUsd = 0) => ({
+  chainId,
+  marketKey: `morpho-${chainId}-0x${n}`,
+  txHash: `0x${n.toString(16).padStart(64, '0')}`,
+  at: DAY + n * 60_000,
+  borrower: '0x00000000000000000000000000000000000000b0',
+  debtRepaidUsd,
+  collateralSeizedUsd: debtRepaidUsd * 1.05,
+  badDebtUsd,
+});
+
+const inputs: DigestInputs = {
+  day: DAY,
+  protocol: 'morpho',
+  // a: 50 % -> 62 % (a 12-point spike); b: 90 % -> 96 % (crosses 95 %); c: flat on Base
+  snapshots: [snap('a', 1, 1_000, 620), snap('b', 1, 2_000, 1_920), snap('c', 8453, 500, 100)],
+  previous: [snap('a', 1, 800, 400), snap('b', 1, 2_000, 1_800), snap('c', 8453, 500, 100)],
+  liquidations: [liq(1, 1, 100), liq(2, 1, 300, 12.5), liq(3, 8453, 50)],
+  ratingChanges: [
+    {
+      kind: 'market',
+      subject: 'a',
+      chainId: 1,
+      grade: 'A',
+      score: 70,
+      previousGrade: 'AA',
+      previousScore: 80,
+    },
+  ],
+  live: null,
+  generatedAt: DAY + 86_400_000 + 5_000,
+};
+
+describe('buildDigest', () => {
+  const r = buildDigest(inputs);
+  test('per chain: sums, utilization, supply change, liquidations, hand-checked', () => {
+    assert.equal(r.id, '2026-11-24-morpho');
+    assert.deepEqual(r.chains, [
+      {
+        chainId: 1,
+        markets: 2,
+        supplyUsd: 3_000,
+        borrowUsd: 2_540,
+        utilization: 0.84666667,
+        supplyChange: 0.07142857, // 3,000 / 2,800 - 1
+        liquidations: 2,
+        liquidatedDebtUsd: 400,
+        badDebtUsd: 12.5,
+      },
+      {
+        chainId: 8453,
+        markets: 1,
+        supplyUsd: 500,
+        borrowUsd: 100,
+        utilization: 0.2,
+        supplyChange: 0,
+        liquidations: 1,
+        liquidatedDebtUsd: 50,
+        badDebtUsd: 0,
+      },
+    ]);
+  });
+  test('spikes: a rise of 10 points or more, or crossing 95 %; largest rise first', () => {
+    assert.deepEqual(
+      r.utilizationSpikes.map((s) => [s.marketId, s.previousUtilization, s.utilization, s.change]),
+      [
+        ['a', 0.5, 0.62, 0.12],
+        ['b', 0.9, 0.96, 0.06],
+      ],
+    );
+  });
+  test('liquidations by debt repaid; highlights name bad debt first; no live sections', () => {
+    assert.deepEqual(
+      r.notableLiquidations.map((l) => l.debtRepaidUsd),
+      [300, 100, 50],
+    );
+    assert.equal(r.highlights[0], 'Liquidations left $13 of bad debt.');
+    assert.equal(
+      r.highlights[1],
+      '3 liquidation(s) repaid $450 of debt; the largest repaid $300 on chain 1.',
+    );
+    assert.match(
+      r.highlights[2]!,
+      /^2 market\(s\) saw utilization spike; WETH\/USDC on chain 1 went from 50\.0 % to 62\.0 %\.$/,
+    );
+    assert.equal(r.highlights[3], '1 rating(s) were lowered.');
+    assert.equal(r.positionsAtRisk, null);
+    assert.equal(r.staleOracles, null);
+  });
+  test('narrowed to a chain: sections, items and highlights of it only', () => {
+    const base = reportForChains(r, [8453]);
+    assert.deepEqual(
+      base.chains.map((c) => c.chainId),
+      [8453],
+    );
+    assert.deepEqual(base.utilizationSpikes, []);
+    assert.deepEqual(base.highlights, [
+      '1 liquidation(s) repaid $50 of debt; the largest repaid $50 on chain 8453.',
+    ]);
+  });
+  test('Markdown: title, highlights, a table per section; the same inputs give the same text', () => {
+    const md = reportMarkdown(r);
+    assert.match(md, /^# morpho daily risk digest, 2026-11-24\n\n- Liquidations left \$13 of bad debt\./);
+    assert.match(md, /\| 1 \| 2 \| \$3,000 \| \$2,540 \| 84\.7 % \| 7\.1 % \| 2 \| \$400 \| \$13 \|/);
+    assert.match(md, /positions and oracle states are not kept as history/);
+    assert.equal(reportMarkdown(buildDigest(inputs)), md);
+  });
+  test('a quiet day says so; a live report lists positions at risk and stale oracles', () => {
+    const quiet = buildDigest({ ...inputs, liquidations: [], ratingChanges: [], snapshots: inputs.previous });
+    assert.deepEqual(quiet.highlights, ['A quiet day: no liquidation, no utilization spike.']);
+    const live = buildDigest({
+      ...inputs,
+      live: {
+        at: DAY + 86_400_000,
+        positionsAtRisk: [{ chainId: 1, marketKey: 'a', user: '0x01', healthFactor: 1.02, debtUsd: 5_000 }],
+        staleOracles: [
+          { chainId: 1, marketKey: 'b', oracle: '0x0f', secondsSinceUpdate: 7_200, stalenessRatio: 2 },
+        ],
+      },
+    });
+    assert.equal(live.liveAsOf, '2026-11-25T00:00:00.000Z');
+    assert.equal(live.positionsAtRisk![0]!.marketId, 'a');
+    assert.ok(
+      live.highlights.includes('1 market(s) had a stale oracle; the stalest at 2 times its heartbeat.'),
+    );
+    assert.match(reportMarkdown(live), /## Stale oracles \(as of 2026-11-25T00:00:00\.000Z\)/);
+  });
+});

@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ResearchJob } from '../../src/data/research-job.ts';
+import type { LiquidationEvent, MarketSnapshot } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
+import { createTestApp, makeMarket, makePosition, modelOf, type TestApp, tiersWith } from '../helpers.ts';
+
+const NOW = Date.parse('2026-11-22T12:00:00Z');
+const DAY = 86_400_000;
+const midnight = Math.floor(NOW / DAY) * DAY;
+const clock = new ManualClock(NOW);
+
+const a = makeMarket({ lltv: 0.8, collateral: 'WETH', loan: 'USDC' });
+const b = makeMarket({ chainId: 8453, lltv: 0.8, collateral: 'cbBTC', loan: 'USDC' });
+const c = makeMarket({ protocol: 'aave', uniqueKey: 'aave-1-0xpool_0xc_0xl', lltv: 0.8 });
+
+function snap(m: typeof a, at: number, supplyUsd: number, borrowUsd: number): MarketSnapshot {
+  return {
+    marketKey: m.uniqueKey,
+    chainId: m.chainId,
+    protocol: m.protocol,
+    at,
+    granularity: 'day',
+    supplyUsd,
+    borrowUsd,
+    utilization: borrowUsd / supplyUsd,
+    supplyApy: 0.02,
+    borrowApy: 0.04,
+    collateralPriceUsd: 4000,
+    loanPriceUsd: 1,
+    oraclePrice: 4000,
+  };
+}
+const hex = (n: number, w: number) => n.toString(16).padStart(w, '0');
+function liq(n: number, m: typeof a, at: number, repaid: number, bad = 0): LiquidationEvent {
+  return {
+    protocol: m.protocol,
+    chainId: m.chainId,
+    txHash: `0x${hex(n, 64)}`,
+    logIndex: 0,
+    block: n,
+    at,
+    marketKey: m.uniqueKey,
+    borrower: `0x${hex(1, 40)}`,
+    liquidator: `0x${hex(2, 40)}`,
+    collateralSeized: 1,
+    collateralSeizedUsd: repaid * 1.05,
+    debtRepaid: repaid,
+    debtRepaidUsd: repaid,
+    badDebt: 0,
+    badDebtUsd: bad,
+  };
+}
+
+let t: TestApp;
+let live: ReturnType<typeof modelOf>;
+let pro: string;
+let free: string;
+const d3 = midnight - 3 * DAY;
+const d2 = midnight - 2 * DAY;
+const d1 = midnight - DAY;
+
+before(async () => {
+  // a position near liquidation (1.04) for the live section of yesterday's digest
+  live = modelOf([a, b, c], [makePosition(a, { collateralUsd: 13_000, borrowUsd: 10_000 })], clock);
+  live.stored = true;
+  t = await createTestApp({
+    clock,
+    live,
+    tiers: tiersWith((tiers) => {
+      for (const tier of Object.values(tiers)) tier.ratePerSecond = 1_000_000;
+      tiers.pro!.chains = [1];
+    }),
+  });
+  await t.store.appendMarketSnapshots([
+    snap(a, d3, 1_000, 500),
+    snap(a, d2, 1_000, 700), // +20 points: a spike
+    snap(b, d2, 2_000, 200),
+    snap(c, d2, 500, 100),
+    snap(a, d1, 1_000, 710),
+    snap(b, d1, 2_000, 300),
+  ]);
+  await t.store.appendLiquidations([
+    liq(1, a, d2 + 3_600_000, 400, 10),
+    liq(2, b, d2 + 60_000, 900),
+    liq(3, a, d1 + 1, 50),
+  ]);
+  const job = new ResearchJob({ model: () => live, store: t.store, clock });
+  await job.runDue();
+  pro = await t.key('pro');
+  free = await t.key('free');
+});
+after(() => t.close());
+
+describe('ResearchJob', () => {
+  test('one digest per day and protocol with history; again writes nothing', async () => {
+    const rows = await t.store.researchReports({ fromMs: 0, toMs: midnight }, 100);
+    assert.deepEqual(
+      rows.map((r) => r.id),
+      ['2026-11-21-morpho', '2026-11-20-morpho', '2026-11-20-aave', '2026-11-19-morpho'],
+    );
+    const job = new ResearchJob({ model: () => null, store: t.store, clock });
+    assert.equal(await job.runDue(), 0);
+    const again = new ResearchJob({ model: () => live, store: t.store, clock });
+    assert.equal(await again.runDue(), 0);
+  });
+
+  test('the next day is written once it is over, with its live sections', async () => {
+    const job = new ResearchJob({ model: () => live, store: t.store, clock });
+    await t.store.appendMarketSnapshots([snap(a, midnight, 1_000, 720)]);
+    clock.advance(DAY);
+    assert.equal(await job.runDue(), 1);
+    const r = JSON.parse((await t.store.researchReport('2026-11-22-morpho'))!.body);
+    assert.equal(r.liveAsOf, new Date(NOW + DAY).toISOString());
+    clock.advance(-DAY);
+  });
+});
+
+describe('GET /research/reports', () => {
+  test('newest first, narrowed to the tier chains (Pro here: Ethereum only), paged by cursor', async () => {
+    const first = (await t.get('/api/v1/research/reports?limit=2', pro)).json();
+    assert.deepEqual(
+      first.data.map((r: { id: string; chainIds: number[] }) => [r.id, r.chainIds]),
+      [
+        ['2026-11-22-morpho', [1]],
+        ['2026-11-21-morpho', [1]],
+      ],
+    );
+    const next = (
+      await t.get(`/api/v1/research/reports?limit=2&cursor=${first.meta.nextCursor}`, pro)
+    ).json();
+    assert.deepEqual(
+      next.data.map((r: { id: string }) => r.id),
+      ['2026-11-20-morpho', '2026-11-20-aave'],
+    );
+  });
+
+  test('protocol filter; Free tier 403', async () => {
+    const aave = (await t.get('/api/v1/research/reports?protocol=aave', pro)).json();
+    assert.deepEqual(
+      aave.data.map((r: { id: string }) => r.id),
+      ['2026-11-20-aave'],
+    );
+    assert.equal((await t.get('/api/v1/research/reports', free)).statusCode, 403);
+  });
+});
+
+describe('GET /research/reports/{id}', () => {
+  test('the digest of a day, hand-checked, with its Markdown; Base left out for an Ethereum-only tier', async () => {
+    const res = await t.get('/api/v1/research/reports/2026-11-20-morpho', pro);
+    assert.equal(res.statusCode, 200);
+    const r = res.json().data;
+    assert.deepEqual(
+      r.chains.map((x: { chainId: number }) => x.chainId),
+      [1],
+    );
+    assert.deepEqual(r.chains[0], {
+      chainId: 1,
+      markets: 1,
+      supplyUsd: 1_000,
+      borrowUsd: 700,
+      utilization: 0.7,
+      supplyChange: 0,
+      liquidations: 1,
+      liquidatedDebtUsd: 400,
+      badDebtUsd: 10,
+    });
+    assert.deepEqual(
+      r.utilizationSpikes.map((s: { marketId: string; change: number }) => [s.marketId, s.change]),
+      [[a.uniqueKey, 0.2]],
+    );
+    assert.deepEqual(r.highlights.slice(0, 2), [
+      'Liquidations left $10 of bad debt.',
+      '1 liquidation(s) repaid $400 of debt; the largest repaid $400 on chain 1.',
+    ]);
+    assert.equal(r.positionsAtRisk, null);
+    assert.match(r.markdown, /^# morpho daily risk digest, 2026-11-20\n/);
+    assert.doesNotMatch(r.markdown, /8453/);
+  });
+
+  test('yesterday: live sections from the read model when written', async () => {
+    const r = (await t.get('/api/v1/research/reports/2026-11-21-morpho', pro)).json().data;
+    assert.equal(r.positionsAtRisk.length, 1);
+    assert.equal(r.positionsAtRisk[0].healthFactor, 1.04);
+    assert.deepEqual(r.staleOracles, []);
+  });
+
+  test('error: unknown id, or a report with no chain in scope, 404 REPORT_NOT_FOUND', async () => {
+    const res = await t.get('/api/v1/research/reports/2026-01-01-morpho', pro);
+    assert.equal(res.statusCode, 404);
+    assert.equal(res.json().error, 'REPORT_NOT_FOUND');
+    assert.equal(
+      (await t.get('/api/v1/research/reports/2026-11-20-morpho?chainIds=8453', pro)).json().error,
+      'REPORT_NOT_FOUND',
+    );
+  });
+});
