@@ -185,7 +185,7 @@ export class ResearchJob {
     const liqs = byProtocol(liquidations, (l) => l.protocol);
     const rates = byProtocol(ratings, (r) => protocolOfKey(r.subject));
     const protocols = [...new Set([...snaps.keys(), ...liqs.keys()])].sort();
-    const nowMs = this.#o.clock.now();
+    const nowMs = Math.floor(this.#o.clock.now());
     return protocols.map((protocol) => {
       const report = buildDigest({
         day,

@@ -14,6 +14,8 @@ import type { Found, Scope } from './types.ts';
  */
 
 const DAY_MS = 86_400_000;
+/** Days read per store query (about 40 ms on the default profile's 4,000 markets). */
+const LOAD_DAYS = 30;
 
 // ---- overview ---------------------------------------------------------------------------------
 
@@ -184,7 +186,8 @@ export class DailyTotals {
     }
     // Whole days from fromMs: a day that starts before it is outside the range.
     const from = Math.ceil(Math.max(0, fromMs) / DAY_MS) * DAY_MS;
-    const to = Math.max(from, toMs);
+    // The store reads whole ms: the range widened to them.
+    const to = Math.max(from, Math.ceil(toMs));
     const stable = Math.min(to, dayStartMs(nowMs) - DAY_MS);
     if (from < stable) {
       if (this.lo === this.hi) {
@@ -215,12 +218,19 @@ export class DailyTotals {
     group(await this.load(fromMs, toMs), this.days);
   }
 
+  /** Read LOAD_DAYS at a time, a turn of the event loop between (the embedded store reads synchronously). */
   private async load(fromMs: number, toMs: number): Promise<Day[]> {
-    const [markets, liquidations] = await Promise.all([
-      this.reader.dailyMarketTotals(fromMs, toMs),
-      this.reader.dailyLiquidationTotals(fromMs, toMs),
-    ]);
-    return [{ markets, liquidations }];
+    const out: Day[] = [];
+    for (let from = fromMs; from < toMs; from += LOAD_DAYS * DAY_MS) {
+      const to = Math.min(toMs, from + LOAD_DAYS * DAY_MS);
+      const [markets, liquidations] = await Promise.all([
+        this.reader.dailyMarketTotals(from, to),
+        this.reader.dailyLiquidationTotals(from, to),
+      ]);
+      out.push({ markets, liquidations });
+      if (to < toMs) await new Promise((r) => setImmediate(r));
+    }
+    return out;
   }
 }
 

@@ -8,7 +8,8 @@ import { createTestApp, makeMarket, makePosition, modelOf, type TestApp, tiersWi
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 const DAY = 86_400_000;
 const midnight = Math.floor(NOW / DAY) * DAY;
-const clock = new ManualClock(NOW);
+// A clock between two milliseconds, as the service's is (performance.now() based).
+const clock = new ManualClock(NOW + 0.25);
 
 const a = makeMarket({ lltv: 0.8, collateral: 'WETH', loan: 'USDC' });
 const b = makeMarket({ chainId: 8453, lltv: 0.8, collateral: 'cbBTC', loan: 'USDC' });

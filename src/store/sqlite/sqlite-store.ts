@@ -911,10 +911,11 @@ export class SqliteStore implements Store {
   async dailyMarketTotals(fromMs: number, toMs: number): Promise<DailyMarketTotal[]> {
     checkRead(1, fromMs, toMs);
     // One seek per market of the primary key (market, granularity, at): no scan of other days.
+    // CROSS JOIN keeps that order (SQLite would otherwise scan every snapshot: 10x slower).
     const rows = this.stmt(
       `SELECT s.at, COALESCE(s.protocol, m.protocol) AS protocol, COALESCE(s.chain_id, m.chain_id) AS chain_id,
               COUNT(*) AS markets, SUM(s.supply_usd) AS supply_usd, SUM(s.borrow_usd) AS borrow_usd
-         FROM history_markets m JOIN market_snapshots s
+         FROM history_markets m CROSS JOIN market_snapshots s
            ON s.market_id = m.id AND s.granularity = 'day' AND s.at >= ? AND s.at < ?
         GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
     ).all(fromMs, toMs);
@@ -1088,9 +1089,9 @@ export class SqliteStore implements Store {
 
   async daySnapshots(dayMs: number): Promise<MarketSnapshot[]> {
     checkRead(1, dayMs, dayMs + 1);
-    // One seek per market of the primary key (market, granularity, at).
+    // One seek per market of the primary key (market, granularity, at), in that order (CROSS JOIN).
     return this.stmt(
-      `SELECT ${SNAPSHOT_COLUMNS} FROM history_markets m JOIN market_snapshots s
+      `SELECT ${SNAPSHOT_COLUMNS} FROM history_markets m CROSS JOIN market_snapshots s
          ON s.market_id = m.id AND s.granularity = 'day' AND s.at = ?`,
     )
       .all(dayMs)
