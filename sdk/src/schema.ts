@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 3f894d05d920e6d3acd372d270dcb4d95b642bd75756aaadb311c27bc73ce737) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 9b3ce2b6cc792d787a55d7413f0ed6076d96c6994f91c83b10e8033d232e4c46) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -2440,6 +2440,10 @@ export interface components {
                 liquidatedDebtUsd: number;
                 /** @description Bad debt they left, USD (to the cent). */
                 badDebtUsd: number;
+                /** @description Markets of the chain with a utilization spike (every one; the list shows the 10 largest). */
+                utilizationSpikes: number;
+                /** @description Markets of the chain with a stale oracle at liveAsOf; null for reports written from history alone. */
+                staleOracles: number | null;
             }[];
             /** @description Markets whose utilization rose by 10 points or more, or reached 95 %, over the day; largest rise first (10 at most). */
             utilizationSpikes: {

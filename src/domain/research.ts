@@ -97,6 +97,10 @@ export interface ChainSection {
   liquidations: number;
   liquidatedDebtUsd: number;
   badDebtUsd: number;
+  /** Markets of the chain with a utilization spike (all of them; the list shows the largest). */
+  utilizationSpikes: number;
+  /** Markets of the chain with a stale oracle at liveAsOf; null for reports from history alone. */
+  staleOracles: number | null;
 }
 
 export interface UtilizationSpike {
@@ -158,6 +162,8 @@ export function buildDigest(x: DigestInputs): ResearchReport {
         liquidations: 0,
         liquidatedDebtUsd: 0,
         badDebtUsd: 0,
+        utilizationSpikes: 0,
+        staleOracles: x.live ? 0 : null,
         prevSupply: 0,
         hadPrev: false,
       };
@@ -182,8 +188,29 @@ export function buildDigest(x: DigestInputs): ResearchReport {
     c.liquidatedDebtUsd += l.debtRepaidUsd;
     c.badDebtUsd += l.badDebtUsd;
   }
+  const spikes: UtilizationSpike[] = [];
+  for (const s of x.snapshots) {
+    const p = prevByKey.get(s.marketKey);
+    if (!p) continue;
+    const change = s.utilization - p.utilization;
+    if (change >= SPIKE_RISE || (s.utilization >= SPIKE_LEVEL && p.utilization < SPIKE_LEVEL)) {
+      chainOf(s.chainId).utilizationSpikes++;
+      spikes.push({
+        chainId: s.chainId,
+        marketId: s.marketKey,
+        pair: s.pair,
+        utilization: round8(s.utilization),
+        previousUtilization: round8(p.utilization),
+        change: round8(change),
+      });
+    }
+  }
+  for (const o of x.live?.staleOracles ?? []) {
+    const c = chainOf(o.chainId);
+    c.staleOracles = (c.staleOracles ?? 0) + 1;
+  }
   const sections: ChainSection[] = [...chains.values()]
-    .filter((c) => c.markets > 0 || c.liquidations > 0)
+    .filter((c) => c.markets > 0 || c.liquidations > 0 || (c.staleOracles ?? 0) > 0)
     .sort((a, b) => b.supplyUsd - a.supplyUsd || a.chainId - b.chainId)
     .map(({ prevSupply, hadPrev, ...c }) => ({
       ...c,
@@ -195,22 +222,6 @@ export function buildDigest(x: DigestInputs): ResearchReport {
       badDebtUsd: round2(c.badDebtUsd),
     }));
 
-  const spikes: UtilizationSpike[] = [];
-  for (const s of x.snapshots) {
-    const p = prevByKey.get(s.marketKey);
-    if (!p) continue;
-    const change = s.utilization - p.utilization;
-    if (change >= SPIKE_RISE || (s.utilization >= SPIKE_LEVEL && p.utilization < SPIKE_LEVEL)) {
-      spikes.push({
-        chainId: s.chainId,
-        marketId: s.marketKey,
-        pair: s.pair,
-        utilization: round8(s.utilization),
-        previousUtilization: round8(p.utilization),
-        change: round8(change),
-      });
-    }
-  }
   spikes.sort((a, b) => b.change - a.change || (a.marketId < b.marketId ? -1 : 1));
 
   const liquidations = [...x.liquidations]
@@ -281,15 +292,17 @@ export function highlightsOf(r: ResearchReport): string[] {
     );
   }
   const spike = r.utilizationSpikes[0];
+  const spikes = r.chains.reduce((n, c) => n + c.utilizationSpikes, 0);
   if (spike) {
     out.push(
-      `${r.utilizationSpikes.length} market(s) saw utilization spike; ${spike.pair} on chain ${spike.chainId} went from ${pctText(spike.previousUtilization)} to ${pctText(spike.utilization)}.`,
+      `${spikes} market(s) saw utilization spike; the largest, ${spike.pair} on chain ${spike.chainId}, went from ${pctText(spike.previousUtilization)} to ${pctText(spike.utilization)}.`,
     );
   }
   if (r.staleOracles && r.staleOracles.length > 0) {
     const o = r.staleOracles[0]!;
+    const stale = r.chains.reduce((n, c) => n + (c.staleOracles ?? 0), 0);
     out.push(
-      `${r.staleOracles.length} market(s) had a stale oracle; the stalest at ${o.stalenessRatio} times its heartbeat.`,
+      `${stale} market(s) had a stale oracle; the stalest at ${o.stalenessRatio} times its heartbeat.`,
     );
   }
   if (r.positionsAtRisk && r.positionsAtRisk.length > 0) {

@@ -47,6 +47,14 @@ export const ResearchReportSchema = Type.Object(
           liquidations: Type.Integer(),
           liquidatedDebtUsd: usd('Debt the liquidations repaid'),
           badDebtUsd: usd('Bad debt they left'),
+          utilizationSpikes: Type.Integer({
+            description:
+              'Markets of the chain with a utilization spike (every one; the list shows the 10 largest).',
+          }),
+          staleOracles: Type.Union([Type.Integer(), Type.Null()], {
+            description:
+              'Markets of the chain with a stale oracle at liveAsOf; null for reports written from history alone.',
+          }),
         },
         { additionalProperties: false },
       ),

@@ -64,6 +64,8 @@ describe('buildDigest', () => {
         liquidations: 2,
         liquidatedDebtUsd: 400,
         badDebtUsd: 12.5,
+        utilizationSpikes: 2,
+        staleOracles: null,
       },
       {
         chainId: 8453,
@@ -75,6 +77,8 @@ describe('buildDigest', () => {
         liquidations: 1,
         liquidatedDebtUsd: 50,
         badDebtUsd: 0,
+        utilizationSpikes: 0,
+        staleOracles: null,
       },
     ]);
   });
@@ -99,7 +103,7 @@ describe('buildDigest', () => {
     );
     assert.match(
       r.highlights[2]!,
-      /^2 market\(s\) saw utilization spike; WETH\/USDC on chain 1 went from 50\.0 % to 62\.0 %\.$/,
+      /^2 market\(s\) saw utilization spike; the largest, WETH\/USDC on chain 1, went from 50\.0 % to 62\.0 %\.$/,
     );
     assert.equal(r.highlights[3], '1 rating(s) were lowered.');
     assert.equal(r.positionsAtRisk, null);
@@ -142,5 +146,24 @@ describe('buildDigest', () => {
       live.highlights.includes('1 market(s) had a stale oracle; the stalest at 2 times its heartbeat.'),
     );
     assert.match(reportMarkdown(live), /## Stale oracles \(as of 2026-11-25T00:00:00\.000Z\)/);
+  });
+  test('counts are of every item, lists of the 10 largest', () => {
+    const stale = Array.from({ length: 12 }, (_, i) => ({
+      chainId: 1,
+      marketKey: `m${i}`,
+      oracle: '0x0f',
+      secondsSinceUpdate: 7_200 + i,
+      stalenessRatio: 2 + i,
+    }));
+    const r = buildDigest({
+      ...inputs,
+      live: { at: DAY + 86_400_000, positionsAtRisk: [], staleOracles: stale },
+    });
+    assert.equal(r.staleOracles!.length, 10);
+    assert.equal(r.staleOracles![0]!.stalenessRatio, 13);
+    assert.equal(r.chains[0]!.staleOracles, 12);
+    assert.ok(
+      r.highlights.includes('12 market(s) had a stale oracle; the stalest at 13 times its heartbeat.'),
+    );
   });
 });

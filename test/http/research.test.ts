@@ -165,6 +165,8 @@ describe('GET /research/reports/{id}', () => {
       liquidations: 1,
       liquidatedDebtUsd: 400,
       badDebtUsd: 10,
+      utilizationSpikes: 1,
+      staleOracles: null,
     });
     assert.deepEqual(
       r.utilizationSpikes.map((s: { marketId: string; change: number }) => [s.marketId, s.change]),
