@@ -14,7 +14,7 @@ import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '..
 import { buildApp } from '../src/http/app.ts';
 import type { AppDeps } from '../src/http/context.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
-import type { DatasetInfo, KeyMode, Store } from '../src/store/types.ts';
+import type { DatasetInfo, KeyMode, LiquidationEvent, MarketSnapshot, Store } from '../src/store/types.ts';
 import { ManualClock } from './clock.ts';
 import { conformanceChecker } from './openapi-conformance.ts';
 
@@ -135,6 +135,57 @@ export function makePosition(market: MarketRecord, overrides: Partial<PositionRe
     supplyUsd: 0,
     healthFactor: healthFactor(collateralUsd, market.lltv, borrowUsd),
     ...overrides,
+  };
+}
+
+/** A market's daily snapshot (00:00 UTC `at`) with the given supply and borrow; the rest plausible. */
+export function daySnapshot(
+  m: MarketRecord,
+  at: number,
+  supplyUsd: number,
+  borrowUsd: number,
+): MarketSnapshot {
+  return {
+    marketKey: m.uniqueKey,
+    chainId: m.chainId,
+    protocol: m.protocol,
+    at,
+    granularity: 'day',
+    supplyUsd,
+    borrowUsd,
+    utilization: borrowUsd / supplyUsd,
+    supplyApy: 0.02,
+    borrowApy: 0.04,
+    collateralPriceUsd: 4000,
+    loanPriceUsd: 3300,
+    oraclePrice: 1.2,
+  };
+}
+
+/** Liquidation number `n` of market `m` at `at`: `repaid` USD of debt, 5 % more of collateral seized, `bad` USD of bad debt. */
+export function liquidationOf(
+  n: number,
+  m: MarketRecord,
+  at: number,
+  repaid: number,
+  bad = 0,
+): LiquidationEvent {
+  return {
+    protocol: m.protocol,
+    chainId: m.chainId,
+    txHash: `0x${hex(n, 64)}`,
+    logIndex: 0,
+    block: n,
+    at,
+    marketKey: m.uniqueKey,
+    borrower: `0x${hex(1, 40)}`,
+    liquidator: `0x${hex(2, 40)}`,
+    collateralSeized: 1,
+    collateralSeizedUsd: repaid * 1.05,
+    debtRepaid: repaid,
+    debtRepaidUsd: repaid,
+    badDebt: 0,
+    badDebtUsd: bad,
   };
 }
 

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DailyTotals } from '../../src/queries/analytics.ts';
-import type { LiquidationEvent, MarketSnapshot } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import {
   createTestApp,
+  daySnapshot,
   GENEROUS_TIERS,
+  liquidationOf,
   makeMarket,
   makePosition,
   modelOf,
@@ -37,45 +38,6 @@ const positions = [
   makePosition(c, { collateralUsd: 1_000, borrowUsd: 750 }), // 1.0667: at risk
 ];
 
-function snap(m: typeof a, at: number, supplyUsd: number, borrowUsd: number): MarketSnapshot {
-  return {
-    marketKey: m.uniqueKey,
-    chainId: m.chainId,
-    protocol: m.protocol,
-    at,
-    granularity: 'day',
-    supplyUsd,
-    borrowUsd,
-    utilization: borrowUsd / supplyUsd,
-    supplyApy: 0.02,
-    borrowApy: 0.04,
-    collateralPriceUsd: 4000,
-    loanPriceUsd: 3300,
-    oraclePrice: 1.2,
-  };
-}
-
-const hex = (n: number, w: number) => n.toString(16).padStart(w, '0');
-function liq(n: number, m: typeof a, at: number, repaid: number, bad = 0): LiquidationEvent {
-  return {
-    protocol: m.protocol,
-    chainId: m.chainId,
-    txHash: `0x${hex(n, 64)}`,
-    logIndex: 0,
-    block: n,
-    at,
-    marketKey: m.uniqueKey,
-    borrower: `0x${hex(1, 40)}`,
-    liquidator: `0x${hex(2, 40)}`,
-    collateralSeized: 1,
-    collateralSeizedUsd: repaid * 1.05,
-    debtRepaid: repaid,
-    debtRepaidUsd: repaid,
-    badDebt: 0,
-    badDebtUsd: bad,
-  };
-}
-
 let t: TestApp;
 let pro: string;
 let free: string;
@@ -87,16 +49,16 @@ before(async () => {
   const d2 = midnight - 2 * DAY;
   const d1 = midnight - DAY;
   await t.store.appendMarketSnapshots([
-    snap(a, d2, 1_000, 500),
-    snap(b, d2, 3_000, 1_500),
-    snap(c, d2, 400, 100),
-    snap(a, d1, 1_100, 600),
-    snap(a, midnight - 200 * DAY, 9, 9), // outside the Pro window
+    daySnapshot(a, d2, 1_000, 500),
+    daySnapshot(b, d2, 3_000, 1_500),
+    daySnapshot(c, d2, 400, 100),
+    daySnapshot(a, d1, 1_100, 600),
+    daySnapshot(a, midnight - 200 * DAY, 9, 9), // outside the Pro window
   ]);
   await t.store.appendLiquidations([
-    liq(1, a, d2 + 3_600_000, 100),
-    liq(2, b, d2 + 7_200_000, 50, 5),
-    liq(3, c, d1 + 60_000, 30),
+    liquidationOf(1, a, d2 + 3_600_000, 100),
+    liquidationOf(2, b, d2 + 7_200_000, 50, 5),
+    liquidationOf(3, c, d1 + 60_000, 30),
   ]);
   pro = await t.key('pro');
   free = await t.key('free');

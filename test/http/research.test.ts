@@ -1,9 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ResearchJob } from '../../src/data/research-job.ts';
-import type { LiquidationEvent, MarketSnapshot } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
-import { createTestApp, makeMarket, makePosition, modelOf, type TestApp, tiersWith } from '../helpers.ts';
+import {
+  createTestApp,
+  daySnapshot,
+  liquidationOf,
+  makeMarket,
+  makePosition,
+  modelOf,
+  type TestApp,
+  tiersWith,
+} from '../helpers.ts';
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 const DAY = 86_400_000;
@@ -14,44 +22,6 @@ const clock = new ManualClock(NOW + 0.25);
 const a = makeMarket({ lltv: 0.8, collateral: 'WETH', loan: 'USDC' });
 const b = makeMarket({ chainId: 8453, lltv: 0.8, collateral: 'cbBTC', loan: 'USDC' });
 const c = makeMarket({ protocol: 'aave', uniqueKey: 'aave-1-0xpool_0xc_0xl', lltv: 0.8 });
-
-function snap(m: typeof a, at: number, supplyUsd: number, borrowUsd: number): MarketSnapshot {
-  return {
-    marketKey: m.uniqueKey,
-    chainId: m.chainId,
-    protocol: m.protocol,
-    at,
-    granularity: 'day',
-    supplyUsd,
-    borrowUsd,
-    utilization: borrowUsd / supplyUsd,
-    supplyApy: 0.02,
-    borrowApy: 0.04,
-    collateralPriceUsd: 4000,
-    loanPriceUsd: 1,
-    oraclePrice: 4000,
-  };
-}
-const hex = (n: number, w: number) => n.toString(16).padStart(w, '0');
-function liq(n: number, m: typeof a, at: number, repaid: number, bad = 0): LiquidationEvent {
-  return {
-    protocol: m.protocol,
-    chainId: m.chainId,
-    txHash: `0x${hex(n, 64)}`,
-    logIndex: 0,
-    block: n,
-    at,
-    marketKey: m.uniqueKey,
-    borrower: `0x${hex(1, 40)}`,
-    liquidator: `0x${hex(2, 40)}`,
-    collateralSeized: 1,
-    collateralSeizedUsd: repaid * 1.05,
-    debtRepaid: repaid,
-    debtRepaidUsd: repaid,
-    badDebt: 0,
-    badDebtUsd: bad,
-  };
-}
 
 let t: TestApp;
 let live: ReturnType<typeof modelOf>;
@@ -74,17 +44,17 @@ before(async () => {
     }),
   });
   await t.store.appendMarketSnapshots([
-    snap(a, d3, 1_000, 500),
-    snap(a, d2, 1_000, 700), // +20 points: a spike
-    snap(b, d2, 2_000, 200),
-    snap(c, d2, 500, 100),
-    snap(a, d1, 1_000, 710),
-    snap(b, d1, 2_000, 300),
+    daySnapshot(a, d3, 1_000, 500),
+    daySnapshot(a, d2, 1_000, 700), // +20 points: a spike
+    daySnapshot(b, d2, 2_000, 200),
+    daySnapshot(c, d2, 500, 100),
+    daySnapshot(a, d1, 1_000, 710),
+    daySnapshot(b, d1, 2_000, 300),
   ]);
   await t.store.appendLiquidations([
-    liq(1, a, d2 + 3_600_000, 400, 10),
-    liq(2, b, d2 + 60_000, 900),
-    liq(3, a, d1 + 1, 50),
+    liquidationOf(1, a, d2 + 3_600_000, 400, 10),
+    liquidationOf(2, b, d2 + 60_000, 900),
+    liquidationOf(3, a, d1 + 1, 50),
   ]);
   const job = new ResearchJob({ model: () => live, store: t.store, clock });
   await job.runDue();
@@ -108,7 +78,7 @@ describe('ResearchJob', () => {
 
   test('the next day is written once it is over, with its live sections', async () => {
     const job = new ResearchJob({ model: () => live, store: t.store, clock });
-    await t.store.appendMarketSnapshots([snap(a, midnight, 1_000, 720)]);
+    await t.store.appendMarketSnapshots([daySnapshot(a, midnight, 1_000, 720)]);
     clock.advance(DAY);
     assert.equal(await job.runDue(), 1);
     const r = JSON.parse((await t.store.researchReport('2026-11-22-morpho'))!.body);
