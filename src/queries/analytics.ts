@@ -16,6 +16,8 @@ import type { Found, Scope } from './types.ts';
 const DAY_MS = 86_400_000;
 /** Days read per store query (about 40 ms on the default profile's 4,000 markets). */
 const LOAD_DAYS = 30;
+/** The timeseries covers at most this many days back from today (two years). */
+export const TIMESERIES_MAX_DAYS = 730;
 
 // ---- overview ---------------------------------------------------------------------------------
 
@@ -177,8 +179,29 @@ export class DailyTotals {
     this.reader = reader;
   }
 
-  /** Per day starting in [fromMs, toMs), its rows (days without any, absent). */
-  async read(fromMs: number, toMs: number, nowMs: number, datasetVersion: number): Promise<Map<number, Day>> {
+  /** Reads run one at a time: two at once would both keep the same days (counted twice). */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Per day starting in [fromMs, toMs), its rows (days without any, absent). The range is cut
+   * to the last TIMESERIES_MAX_DAYS days, up to tomorrow: a far `endDate` or an unlimited
+   * history window reads no empty years.
+   */
+  read(fromMs: number, toMs: number, nowMs: number, datasetVersion: number): Promise<Map<number, Day>> {
+    const run = this.queue.then(() => this.readNow(fromMs, toMs, nowMs, datasetVersion));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async readNow(
+    fromMs: number,
+    toMs: number,
+    nowMs: number,
+    datasetVersion: number,
+  ): Promise<Map<number, Day>> {
+    const today = dayStartMs(nowMs);
+    fromMs = Math.max(fromMs, today - TIMESERIES_MAX_DAYS * DAY_MS);
+    toMs = Math.min(toMs, today + DAY_MS);
     if (datasetVersion !== this.version) {
       this.days.clear();
       this.lo = this.hi = 0;

@@ -236,4 +236,27 @@ describe('DailyTotals', () => {
     await totals.read(from, NOW, NOW, 2);
     assert.deepEqual(ranges.slice(5)[0], [from, midnight - DAY]);
   });
+  test('behavior: concurrent reads keep each day once; a far end date is cut to tomorrow', async () => {
+    const ranges: [number, number][] = [];
+    const reader = {
+      dailyMarketTotals: async (from: number, to: number) => {
+        ranges.push([from, to]);
+        return t.store.dailyMarketTotals(from, to);
+      },
+      dailyLiquidationTotals: (from: number, to: number) => t.store.dailyLiquidationTotals(from, to),
+    };
+    const totals = new DailyTotals(reader);
+    const from = midnight - 10 * DAY;
+    const [x, y] = await Promise.all([totals.read(from, NOW, NOW, 1), totals.read(from, NOW, NOW, 1)]);
+    const supplyOf = (days: typeof x) =>
+      [...days.values()].flatMap((d) => d.markets).reduce((sum, m) => sum + m.supplyUsd, 0);
+    // d2: 1,000 + 3,000 + 400; d1: 1,100
+    assert.equal(supplyOf(x), 5_500);
+    assert.equal(supplyOf(y), 5_500);
+    await totals.read(from, Date.parse('9999-12-31'), NOW, 1);
+    assert.ok(
+      ranges.every(([, to]) => to <= midnight + DAY),
+      JSON.stringify(ranges),
+    );
+  });
 });
