@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 9b3ce2b6cc792d787a55d7413f0ed6076d96c6994f91c83b10e8033d232e4c46) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 7bab4a8c19b439abc0ceabaf57c2ca6936a9924e125d280e767233345058f5cb) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -429,7 +429,7 @@ export interface paths {
         };
         /**
          * One research report
-         * @description One daily digest, as structured JSON and as Markdown (`markdown`), narrowed to the chains in your scope: per chain supply, borrow, utilization and its change, liquidations and bad debt; utilization spikes; notable liquidations; rating changes; and, for the day just ended, the largest positions near liquidation and the stale oracles. A report none of whose chains is in your scope is not found.
+         * @description One daily digest, as structured JSON and as Markdown (`markdown`), narrowed to the chains in your scope: per chain supply, borrow, utilization and its change, liquidations and bad debt; utilization spikes; notable liquidations; rating changes; and, for the day just ended, the largest positions near liquidation and the stale oracles. A report none of whose chains is in your scope, or of a day before your tier's history window, is not found.
          */
         get: operations["getResearchReport"];
         put?: never;

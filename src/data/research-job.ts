@@ -31,6 +31,8 @@ export interface ResearchJobOptions {
 
 /** How far back a first run writes digests, in days (the sandbox keeps a year of history). */
 export const RESEARCH_LOOKBACK_DAYS = 366;
+/** How long after a day ends its digest is written (ms): the history of its last hour is written by then. */
+export const DIGEST_DELAY_MS = 3_600_000;
 /** Positions below this health factor are listed as near liquidation in a live digest. */
 export const DIGEST_AT_RISK_HF = 1.05;
 /** Liquidations read per query. */
@@ -68,7 +70,9 @@ export class ResearchJob {
     if (this.#stopped || now < this.#retryAt || this.#o.busy?.()) return Promise.resolve(0);
     const model = this.#o.model();
     if (!model?.stored) return Promise.resolve(0);
-    const yesterday = dayStartMs(now) - DAY_MS;
+    // A day is digested once its history is complete: the history of its last hour is written
+    // within the hour after it (DIGEST_DELAY_MS).
+    const yesterday = dayStartMs(now - DIGEST_DELAY_MS) - DAY_MS;
     if (this.#last !== undefined && this.#last !== null && this.#last >= yesterday) return Promise.resolve(0);
     this.#running = (async () => {
       const started = performance.now();
@@ -227,7 +231,13 @@ function liveView(
   const { catalog, risk } = model;
   const nowSec = Math.floor(nowMs / 1000);
   const positionsAtRisk = risk
-    .query({ healthFactorThreshold: DIGEST_AT_RISK_HF, protocol, minBorrowUsd: 0, limit: 1000 })
+    // Every position below the threshold (by health factor): the digest lists the largest by debt.
+    .query({
+      healthFactorThreshold: DIGEST_AT_RISK_HF,
+      protocol,
+      minBorrowUsd: 0,
+      limit: Number.MAX_SAFE_INTEGER,
+    })
     .map((i) => {
       const a = risk.amountsOf(i);
       const m = catalog.recordAt(a.ord);

@@ -143,6 +143,25 @@ export function reportId(day: number, protocol: string): string {
   return `${iso(day).slice(0, 10)}-${protocol}`;
 }
 
+/**
+ * The first SECTION_ITEMS of each chain, in the list's order: what a report stores, so that a
+ * report narrowed to some chains still lists their largest items (lists are cut to
+ * SECTION_ITEMS overall when served: reportForChains).
+ */
+function perChain<T extends { chainId: number }>(sorted: readonly T[]): T[] {
+  return sorted.filter(perChainFilter());
+}
+
+/** perChain as a filter callback (for a chain of array methods). */
+function perChainFilter<T extends { chainId: number }>(): (x: T) => boolean {
+  const taken = new Map<number, number>();
+  return (x) => {
+    const n = taken.get(x.chainId) ?? 0;
+    taken.set(x.chainId, n + 1);
+    return n < SECTION_ITEMS;
+  };
+}
+
 /** The digest of one protocol's day. */
 export function buildDigest(x: DigestInputs): ResearchReport {
   const date = iso(x.day).slice(0, 10);
@@ -224,17 +243,17 @@ export function buildDigest(x: DigestInputs): ResearchReport {
 
   spikes.sort((a, b) => b.change - a.change || (a.marketId < b.marketId ? -1 : 1));
 
-  const liquidations = [...x.liquidations]
-    .sort((a, b) => b.debtRepaidUsd - a.debtRepaidUsd || a.at - b.at || (a.txHash < b.txHash ? -1 : 1))
-    .slice(0, SECTION_ITEMS)
-    .map(({ marketKey, at, ...l }) => ({
-      ...l,
-      marketId: marketKey,
-      at: iso(at),
-      debtRepaidUsd: round2(l.debtRepaidUsd),
-      collateralSeizedUsd: round2(l.collateralSeizedUsd),
-      badDebtUsd: round2(l.badDebtUsd),
-    }));
+  const liquidations = [...x.liquidations].sort(
+    (a, b) => b.debtRepaidUsd - a.debtRepaidUsd || a.at - b.at || (a.txHash < b.txHash ? -1 : 1),
+  );
+  const notable = perChain(liquidations).map(({ marketKey, at, ...l }) => ({
+    ...l,
+    marketId: marketKey,
+    at: iso(at),
+    debtRepaidUsd: round2(l.debtRepaidUsd),
+    collateralSeizedUsd: round2(l.collateralSeizedUsd),
+    badDebtUsd: round2(l.badDebtUsd),
+  }));
   const ratingChanges = [...x.ratingChanges].sort(
     (a, b) =>
       Math.abs(b.score - (b.previousScore ?? b.score)) - Math.abs(a.score - (a.previousScore ?? a.score)) ||
@@ -243,13 +262,13 @@ export function buildDigest(x: DigestInputs): ResearchReport {
   const atRisk = x.live
     ? [...x.live.positionsAtRisk]
         .sort((a, b) => b.debtUsd - a.debtUsd || a.healthFactor - b.healthFactor)
-        .slice(0, SECTION_ITEMS)
+        .filter(perChainFilter())
         .map(({ marketKey, ...p }) => ({ ...p, marketId: marketKey, debtUsd: round2(p.debtUsd) }))
     : null;
   const stale = x.live
     ? [...x.live.staleOracles]
         .sort((a, b) => b.stalenessRatio - a.stalenessRatio || (a.marketKey < b.marketKey ? -1 : 1))
-        .slice(0, SECTION_ITEMS)
+        .filter(perChainFilter())
         .map(({ marketKey, ...o }) => ({ ...o, marketId: marketKey }))
     : null;
 
@@ -262,9 +281,9 @@ export function buildDigest(x: DigestInputs): ResearchReport {
     title: `${x.protocol} daily risk digest, ${date}`,
     highlights: [],
     chains: sections,
-    utilizationSpikes: spikes.slice(0, SECTION_ITEMS),
-    notableLiquidations: liquidations,
-    ratingChanges: ratingChanges.slice(0, SECTION_ITEMS),
+    utilizationSpikes: perChain(spikes),
+    notableLiquidations: notable,
+    ratingChanges: perChain(ratingChanges),
     positionsAtRisk: atRisk,
     staleOracles: stale,
     liveAsOf: x.live ? iso(x.live.at) : null,
@@ -317,13 +336,14 @@ export function highlightsOf(r: ResearchReport): string[] {
   return out;
 }
 
-/** The report narrowed to some chains: sections, items and highlights of those chains only. */
+/** The report as served: narrowed to some chains (all when undefined), each list cut to SECTION_ITEMS, highlights of what is left. */
 export function reportForChains(r: ResearchReport, chains: readonly number[] | undefined): ResearchReport {
-  if (chains === undefined) return r;
-  const keep = <T extends { chainId: number }>(l: T[]) => l.filter((x) => chains.includes(x.chainId));
+  // Stored lists hold each chain's largest items; served, the largest SECTION_ITEMS of the chains in scope.
+  const keep = <T extends { chainId: number }>(l: T[]) =>
+    (chains === undefined ? l : l.filter((x) => chains.includes(x.chainId))).slice(0, SECTION_ITEMS);
   const narrowed: ResearchReport = {
     ...r,
-    chains: keep(r.chains),
+    chains: chains === undefined ? r.chains : r.chains.filter((c) => chains.includes(c.chainId)),
     utilizationSpikes: keep(r.utilizationSpikes),
     notableLiquidations: keep(r.notableLiquidations),
     ratingChanges: keep(r.ratingChanges),

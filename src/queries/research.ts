@@ -91,15 +91,21 @@ export async function listReports(
   };
 }
 
-/** One report by id, narrowed to the chains in scope; REPORT_NOT_FOUND when none (or none of its chains is in scope). */
+/**
+ * One report by id, narrowed to the chains in scope; REPORT_NOT_FOUND when none, when none of
+ * its chains is in scope, or when its day starts before the caller's history window.
+ */
 export async function getReport(
   model: ReadModel,
   reader: ResearchReader,
   id: string,
   chains: readonly number[] | undefined,
+  windowStartMs: number | undefined,
 ): Promise<Found<ResearchReport>> {
   const row = model.stored && id.length <= 64 ? await reader.researchReport(id) : null;
-  const report = row && parsed(row, chains);
+  // A report of a day before the caller's history window is not theirs to read, as in lists.
+  const inWindow = row !== null && (windowStartMs === undefined || row.day >= windowStartMs);
+  const report = inWindow && parsed(row, chains);
   if (!report) throw QueryError.reportNotFound(id);
   return { items: [report], itemProtocols: [report.protocol], scopeProtocols: [report.protocol] };
 }

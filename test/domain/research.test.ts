@@ -166,4 +166,18 @@ describe('buildDigest', () => {
       r.highlights.includes('12 market(s) had a stale oracle; the stalest at 13 times its heartbeat.'),
     );
   });
+  test('narrowing keeps the largest items of the chains in scope, beyond the 10 largest overall', () => {
+    const many = [...Array.from({ length: 11 }, (_, i) => liq(10 + i, 1, 1_000 + i)), liq(99, 8453, 5)];
+    const stored = buildDigest({ ...inputs, liquidations: many });
+    assert.equal(reportForChains(stored, undefined).notableLiquidations.length, 10);
+    const base = reportForChains(stored, [8453]);
+    assert.deepEqual(
+      base.notableLiquidations.map((l) => l.debtRepaidUsd),
+      [5],
+    );
+    assert.equal(
+      base.highlights[0],
+      '1 liquidation(s) repaid $5 of debt; the largest repaid $5 on chain 8453.',
+    );
+  });
 });

@@ -24,7 +24,8 @@ export function registerResearchReport(app: Api, deps: RouteDeps): void {
           'One daily digest, as structured JSON and as Markdown (`markdown`), narrowed to the chains in your scope: per ' +
           'chain supply, borrow, utilization and its change, liquidations and bad debt; utilization spikes; notable ' +
           'liquidations; rating changes; and, for the day just ended, the largest positions near liquidation and the ' +
-          'stale oracles. A report none of whose chains is in your scope is not found.',
+          "stale oracles. A report none of whose chains is in your scope, or of a day before your tier's history window, is " +
+          'not found.',
         security: [{ bearerAuth: [] }],
         params: Type.Object({
           id: Type.String({
@@ -42,8 +43,8 @@ export function registerResearchReport(app: Api, deps: RouteDeps): void {
       },
     },
     async (request, reply) => {
-      const { nowMs, chainIds, clamped, model } = dataRequest(request, request.query, deps);
-      const found = await getReport(model, deps.history, request.params.id, chainIds);
+      const { nowMs, chainIds, startMs, clamped, model } = dataRequest(request, request.query, deps);
+      const found = await getReport(model, deps.history, request.params.id, chainIds, startMs);
       return sendFound(
         request,
         reply,
