@@ -29,6 +29,8 @@ export interface ReportSummary {
 
 /** Rows read per store query while filling a page (reports out of scope are skipped). */
 const READ_PAGE = 200;
+/** Most stored reports one request reads (two years of one protocol, or about four months of all six). */
+export const SCAN_LIMIT = 1_000;
 
 function parsed(row: ResearchReportRow, chains: readonly number[] | undefined): ResearchReport | null {
   const report = reportForChains(JSON.parse(row.body) as ResearchReport, chains);
@@ -42,7 +44,12 @@ export interface ListReportsParams extends Scope {
   limit: number;
 }
 
-/** Reports of days in [fromMs, toMs) in scope, newest day first then id descending; paged by cursor. */
+/**
+ * Reports of days in [fromMs, toMs) in scope, newest day first then id descending; paged by
+ * cursor. A request reads at most SCAN_LIMIT stored reports: when most are out of the caller's
+ * chains, a page may hold fewer than `limit` reports, and `nextCursor` goes on from the last
+ * one read (the work of a request never grows with the reports stored).
+ */
 export async function listReports(
   model: ReadModel,
   reader: ResearchReader,
@@ -50,44 +57,49 @@ export async function listReports(
 ): Promise<Found<ReportSummary>> {
   const after = decodeCursor(p.cursor, 'research', ['number', 'string']);
   const items: ReportSummary[] = [];
+  /** The last report read (kept or skipped): where the next page starts. */
+  let read = after ? { day: after[0], id: after[1] } : undefined;
   let more = false;
   if (model.stored && p.fromMs < p.toMs) {
-    let cursor = after ? { day: after[0], id: after[1] } : undefined;
-    for (;;) {
+    for (let scanned = 0; !more; ) {
+      if (scanned >= SCAN_LIMIT) {
+        more = true;
+        break;
+      }
       const rows = await reader.researchReports(
         { protocol: p.protocol, fromMs: Math.floor(p.fromMs), toMs: Math.ceil(p.toMs) },
         READ_PAGE,
-        cursor,
+        read,
       );
       for (const row of rows) {
         const r = parsed(row, p.chainIds);
-        if (!r) continue;
-        if (items.length === p.limit) {
-          more = true;
-          break;
+        if (r) {
+          if (items.length === p.limit) {
+            more = true;
+            break;
+          }
+          items.push({
+            id: r.id,
+            date: r.date,
+            protocol: r.protocol,
+            title: r.title,
+            highlights: r.highlights,
+            chainIds: r.chains.map((c) => c.chainId),
+            generatedAt: r.generatedAt,
+            live: r.liveAsOf !== null,
+          });
         }
-        items.push({
-          id: r.id,
-          date: r.date,
-          protocol: r.protocol,
-          title: r.title,
-          highlights: r.highlights,
-          chainIds: r.chains.map((c) => c.chainId),
-          generatedAt: r.generatedAt,
-          live: r.liveAsOf !== null,
-        });
+        read = { day: row.day, id: row.id };
       }
-      if (more || rows.length < READ_PAGE) break;
-      const last = rows.at(-1)!;
-      cursor = { day: last.day, id: last.id };
+      scanned += rows.length;
+      if (rows.length < READ_PAGE) break;
     }
   }
-  const last = items.at(-1);
   return {
     items,
     itemProtocols: items.map((r) => r.protocol),
     scopeProtocols: model.catalog.protocolsIn(p),
-    ...(more && last ? { nextCursor: encodeCursor('research', [Date.parse(last.date), last.id]) } : {}),
+    ...(more && read ? { nextCursor: encodeCursor('research', [read.day, read.id]) } : {}),
   };
 }
 

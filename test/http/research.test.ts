@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ResearchJob } from '../../src/data/research-job.ts';
+import { buildDigest } from '../../src/domain/research.ts';
+import { listReports, SCAN_LIMIT } from '../../src/queries/research.ts';
+import type { ResearchReportRow } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import {
   createTestApp,
@@ -177,5 +180,61 @@ describe('GET /research/reports/{id}', () => {
       (await t.get('/api/v1/research/reports/2026-11-20-morpho?chainIds=8453', pro)).json().error,
       'REPORT_NOT_FOUND',
     );
+  });
+});
+
+describe('listReports', () => {
+  test('behavior: a request reads at most SCAN_LIMIT reports; the cursor goes on from the last one read', async () => {
+    // 2,500 reports of chain 1, then (oldest) one of chain 8453: a caller of chain 8453 pages through.
+    const rows: ResearchReportRow[] = Array.from({ length: 2_501 }, (_, i) => {
+      const day = midnight - (i + 1) * DAY;
+      const chain = i === 2_500 ? 8453 : 1;
+      const report = buildDigest({
+        day,
+        protocol: 'morpho',
+        snapshots: [
+          { marketKey: 'm', chainId: chain, pair: 'A/B', supplyUsd: 1, borrowUsd: 0, utilization: 0 },
+        ],
+        previous: [],
+        liquidations: [],
+        ratingChanges: [],
+        live: null,
+        generatedAt: day + DAY,
+      });
+      return { id: report.id, day, protocol: 'morpho', generatedAt: day + DAY, body: JSON.stringify(report) };
+    });
+    let read = 0;
+    const reader = {
+      researchReports: async (
+        f: { fromMs: number; toMs: number },
+        limit: number,
+        after?: { day: number; id: string },
+      ) => {
+        const page = rows
+          .filter((r) => r.day >= f.fromMs && r.day < f.toMs)
+          .filter((r) => !after || r.day < after.day || (r.day === after.day && r.id < after.id))
+          .slice(0, limit);
+        read += page.length;
+        return page;
+      },
+      researchReport: async () => null,
+    };
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      read = 0;
+      const found = await listReports(live, reader, {
+        chainIds: [8453],
+        fromMs: 0,
+        toMs: NOW,
+        cursor,
+        limit: 10,
+      });
+      assert.ok(read <= SCAN_LIMIT, `read ${read}`);
+      pages.push(found.items.map((r) => r.id));
+      cursor = found.nextCursor;
+    } while (cursor);
+    assert.deepEqual(pages.flat(), [rows[2_500]!.id]);
+    assert.ok(pages.length >= 3);
   });
 });
