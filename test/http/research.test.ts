@@ -94,6 +94,40 @@ describe('ResearchJob', () => {
   });
 });
 
+describe('ResearchJob when the store fails', () => {
+  test('error: a failing read is reported, nothing is written, and the run is tried again a minute later', async () => {
+    const errors: unknown[] = [];
+    let calls = 0;
+    let failing = true;
+    const store = {
+      daySnapshots: async (day: number) => {
+        calls++;
+        if (failing) throw new Error('store down');
+        return t.store.daySnapshots(day);
+      },
+      liquidations: t.store.liquidations.bind(t.store),
+      ratingChangesBetween: t.store.ratingChangesBetween.bind(t.store),
+      appendResearchReports: async (): Promise<number> => {
+        if (failing) assert.fail('nothing is written while reads fail');
+        return 0;
+      },
+      lastResearchDay: async () => null,
+    };
+    const job = new ResearchJob({ model: () => live, store, clock, onError: (e) => errors.push(e) });
+    assert.equal(await job.runDue(), 0);
+    assert.equal(errors.length, 1);
+    const before = calls;
+    assert.equal(await job.runDue(), 0); // within the minute: not tried
+    assert.equal(calls, before);
+    failing = false;
+    clock.advance(60_000);
+    assert.equal(await job.runDue(), 0); // tried again (every report is already stored: 0 added)
+    assert.ok(calls > before);
+    assert.equal(errors.length, 1);
+    clock.advance(-60_000);
+  });
+});
+
 describe('GET /research/reports', () => {
   test('newest first, narrowed to the tier chains (Pro here: Ethereum only), paged by cursor', async () => {
     const first = (await t.get('/api/v1/research/reports?limit=2', pro)).json();
