@@ -1,9 +1,12 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clamped } from '../../access/clamp.ts';
 import type { ReadModel } from '../../data/read-model.ts';
-import type { AppDeps } from '../context.ts';
+import type { Found } from '../../queries/types.ts';
+import type { AppDeps, RouteDeps } from '../context.ts';
 import { callerOf } from '../context.ts';
-import { clampRequest } from '../params.ts';
+import { dataMeta } from '../envelope.ts';
+import { clampRequest, requireMarketId } from '../params.ts';
+import { type Item, sendAssembled } from '../serialize.ts';
 
 /**
  * The parse step every data list route shares: the instant the answer reflects, the tier-clamped
@@ -24,4 +27,34 @@ export function dataRequest(
 } {
   const nowMs = deps.clock.now();
   return { nowMs, ...clampRequest(request, q, nowMs), model: deps.data.get(callerOf(request).key.mode) };
+}
+
+/**
+ * The answer of a route about the one market its path names (`marketId`): the id checked, the
+ * caller's model, the query run and its item serialized through the answer cache (valid while
+ * the model and the clock second are unchanged), with the meta of what the query found.
+ */
+export function sendMarketAnswer<T>(
+  request: FastifyRequest<{ Params: { marketId: string } }>,
+  reply: FastifyReply,
+  deps: RouteDeps,
+  query: (model: ReadModel, key: string, nowSec: number) => Found<T>,
+  json: (item: T, model: ReadModel, nowSec: number) => Item,
+): FastifyReply {
+  const id = requireMarketId(request.params.marketId, 'marketId');
+  const nowMs = deps.clock.now();
+  const nowSec = Math.floor(nowMs / 1000);
+  const model = deps.data.get(callerOf(request).key.mode);
+  return sendAssembled(
+    request,
+    reply,
+    deps.answers.answer(request, model, nowMs, () => {
+      const found = query(model, id.key, nowSec);
+      return {
+        items: found.items.map((item) => json(item, model, nowSec)),
+        list: false,
+        meta: dataMeta(request, model, nowMs, found, undefined),
+      };
+    }),
+  );
 }

@@ -1,11 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { type MarketBriefView, marketBrief } from '../../../queries/agent.ts';
 import type { RouteDeps } from '../../context.ts';
-import { callerOf } from '../../context.ts';
-import { dataMeta } from '../../envelope.ts';
-import { MarketIdPath, requireMarketId } from '../../params.ts';
+import { MarketIdPath } from '../../params.ts';
 import { envelope, errorResponses, MarketBriefRef, MarketBriefSchema, NOT_MODIFIED } from '../../schemas.ts';
-import { itemSerializer, sendAssembled } from '../../serialize.ts';
+import { itemSerializer } from '../../serialize.ts';
+import { sendMarketAnswer } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
 const briefJson = itemSerializer<MarketBriefView>(MarketBriefSchema);
@@ -40,22 +39,13 @@ export function registerMarketBrief(app: Api, deps: RouteDeps): void {
         },
       },
     },
-    async (request, reply) => {
-      const id = requireMarketId(request.params.marketId, 'marketId');
-      const nowMs = deps.clock.now();
-      const model = deps.data.get(callerOf(request).key.mode);
-      return sendAssembled(
+    async (request, reply) =>
+      sendMarketAnswer(
         request,
         reply,
-        deps.answers.answer(request, model, nowMs, () => {
-          const found = marketBrief(model, id.key, Math.floor(nowMs / 1000));
-          return {
-            items: found.items.map(briefJson),
-            list: false,
-            meta: dataMeta(request, model, nowMs, found, undefined),
-          };
-        }),
-      );
-    },
+        deps,
+        (model, key, nowSec) => marketBrief(model, key, nowSec),
+        briefJson,
+      ),
   );
 }

@@ -1,11 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { getMarket } from '../../../queries/markets.ts';
 import type { RouteDeps } from '../../context.ts';
-import { callerOf } from '../../context.ts';
-import { dataMeta } from '../../envelope.ts';
-import { MarketIdPath, requireMarketId } from '../../params.ts';
+import { MarketIdPath } from '../../params.ts';
 import { envelope, errorResponses, MarketRef, NOT_MODIFIED } from '../../schemas.ts';
-import { marketJson, sendAssembled } from '../../serialize.ts';
+import { marketJson } from '../../serialize.ts';
+import { sendMarketAnswer } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
 export function registerMarketDetail(app: Api, deps: RouteDeps): void {
@@ -36,22 +35,9 @@ export function registerMarketDetail(app: Api, deps: RouteDeps): void {
         },
       },
     },
-    async (request, reply) => {
-      const id = requireMarketId(request.params.marketId, 'marketId');
-      const nowMs = deps.clock.now();
-      const model = deps.data.get(callerOf(request).key.mode);
-      return sendAssembled(
-        request,
-        reply,
-        deps.answers.answer(request, model, nowMs, () => {
-          const found = getMarket(model, id.key);
-          return {
-            items: [marketJson(model, found.items[0]!, Math.floor(nowMs / 1000))],
-            list: false,
-            meta: dataMeta(request, model, nowMs, found, undefined),
-          };
-        }),
-      );
-    },
+    async (request, reply) =>
+      sendMarketAnswer(request, reply, deps, getMarket, (ord, model, nowSec) =>
+        marketJson(model, ord, nowSec),
+      ),
   );
 }

@@ -1,11 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { type MarketRiskView, marketRisk } from '../../../queries/stress.ts';
 import type { RouteDeps } from '../../context.ts';
-import { callerOf } from '../../context.ts';
-import { dataMeta } from '../../envelope.ts';
-import { MarketIdPath, requireMarketId } from '../../params.ts';
+import { MarketIdPath } from '../../params.ts';
 import { envelope, errorResponses, MarketRiskRef, MarketRiskSchema, NOT_MODIFIED } from '../../schemas.ts';
-import { itemSerializer, sendAssembled } from '../../serialize.ts';
+import { itemSerializer } from '../../serialize.ts';
+import { sendMarketAnswer } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
 const marketRiskJson = itemSerializer<MarketRiskView>(MarketRiskSchema);
@@ -39,22 +38,13 @@ export function registerMarketRisk(app: Api, deps: RouteDeps): void {
         },
       },
     },
-    async (request, reply) => {
-      const id = requireMarketId(request.params.marketId, 'marketId');
-      const nowMs = deps.clock.now();
-      const model = deps.data.get(callerOf(request).key.mode);
-      return sendAssembled(
+    async (request, reply) =>
+      sendMarketAnswer(
         request,
         reply,
-        deps.answers.answer(request, model, nowMs, () => {
-          const found = marketRisk(model, id.key, Math.floor(nowMs / 1000));
-          return {
-            items: found.items.map(marketRiskJson),
-            list: false,
-            meta: dataMeta(request, model, nowMs, found, undefined),
-          };
-        }),
-      );
-    },
+        deps,
+        (model, key, nowSec) => marketRisk(model, key, nowSec),
+        marketRiskJson,
+      ),
   );
 }
