@@ -659,9 +659,12 @@ export async function createService(settings: Settings, options: ServiceOptions 
     // Checks every second whether a model needs rating (new, or a 00:00 UTC passed).
     setInterval(() => void ratings.runDue(), 1000),
   ];
-  // The first ratings right away, in the background: the ratings routes answer 503 (Retry-After)
-  // for the few seconds they take on the large profile.
-  void ratings.runDue();
+  // The first ratings once the app is ready (not while its routes compile, which holds the event
+  // loop for seconds), in the background: the ratings routes answer 503 (Retry-After) for the few
+  // seconds they take on the large profile.
+  app.addHook('onReady', async () => {
+    void ratings.runDue();
+  });
   // The sandbox history: the backfill after the seed, then the hour just ended, every hour.
   const history = startHistoryFeed(store, () => models.peek('live')?.dataset ?? null, clock, app.log, {
     days: historyDays,

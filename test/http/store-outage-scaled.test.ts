@@ -157,8 +157,10 @@ describe('scaled mode with PostgreSQL unreachable', { skip: skip ?? false }, () 
     const proxy = await PgProxy.start();
     cleanups.push(() => proxy.close());
     const { schema, url } = await seededSchema();
-    const a = await instance(TestSchemas.urlOf(proxy.url(url), schema)); // cut off below
+    // B first: an instance starting in this process holds the event loop, which A's overload
+    // guard would see as load (it ignores only its own start).
     const b = await instance(url); // keeps its database
+    const a = await instance(TestSchemas.urlOf(proxy.url(url), schema)); // cut off below
     const account = await b.service.keys.ensureAccount('acme');
     const kept = await b.service.keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' });
     const revoked = await b.service.keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' });

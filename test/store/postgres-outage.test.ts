@@ -64,6 +64,27 @@ async function until(what: string, cond: () => Promise<boolean>, timeoutMs = 500
 }
 
 describe('PostgresStore when PostgreSQL is unreachable', { skip: skip ?? false }, () => {
+  test('behavior: an answer that arrived while the process was busy past the deadline is taken; the store stays up', async () => {
+    const { url } = await schemas.create();
+    const store = new PostgresStore(url, { callTimeoutMs: 200 });
+    cleanups.push(() => store.close());
+    await store.migrate();
+    await store.createAccount(ACCOUNT);
+    assert.deepEqual(await store.getAccount('acct_1'), ACCOUNT); // connected
+    const call = outcome(store.getAccount('acct_1'));
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => process.nextTick(resolve)); // sent
+    // The process computes for twice the deadline (as when it compiles its routes at start):
+    // the answer waits in the socket, and the deadline's timer fires before the socket is read.
+    const busyUntil = performance.now() + 400;
+    while (performance.now() < busyUntil) {
+      // busy
+    }
+    const { value, error } = await call;
+    assert.equal(error, undefined);
+    assert.deepEqual(value, ACCOUNT);
+    assert.equal(store.state(), 'up');
+  });
+
   test('error: a blackhole then recovery never hands one query the rows of another (health ping timed out behind a pipelined read)', async () => {
     // One connection, so the reads below are pipelined on it, as on a busy pool.
     const { store, proxy } = await storeBehindProxy({ poolSize: 1, callTimeoutMs: 1000 });

@@ -187,13 +187,24 @@ function asUnavailable(err: unknown): StoreUnavailableError | null {
 }
 
 /** `p`, or a StoreUnavailableError after `ms`. */
+/** The share of a deadline the event loop spent running code, above which the deadline is extended. */
+const BUSY_UTILIZATION = 0.5;
+
 async function withDeadline<T>(p: PromiseLike<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new StoreUnavailableError(`PostgreSQL did not answer within ${ms} ms`)),
-      ms,
-    );
+    const arm = (extensions: number) => {
+      const since = performance.eventLoopUtilization();
+      timer = setTimeout(() => {
+        // The process itself was busy most of the time (compiling its routes at start, a long
+        // computation): an answer may wait unread in the socket, and the database was not
+        // given its time. It gets it again, at most twice.
+        if (extensions > 0 && performance.eventLoopUtilization(since).utilization > BUSY_UTILIZATION)
+          return arm(extensions - 1);
+        reject(new StoreUnavailableError(`PostgreSQL did not answer within ${ms} ms`));
+      }, ms);
+    };
+    arm(2);
   });
   try {
     return await Promise.race([p, deadline]);
@@ -273,7 +284,8 @@ async function requireMarkets(tx: TransactionSql, keys: readonly string[], what:
  *
  * Calls that serve requests are bounded in time and fail fast while the database is
  * unreachable, always with a StoreUnavailableError (503 over HTTP):
- * - each has a deadline (`callTimeoutMs`); the server's statement_timeout and
+ * - each has a deadline (`callTimeoutMs`, extended at most twice when the process itself kept
+ *   its event loop busy for most of it); the server's statement_timeout and
  *   idle_in_transaction_session_timeout, twice as long, end its work if the client is gone;
  * - a deadline missed or a connection failure marks the store down and replaces the serving
  *   pool (see ReplaceablePool: no connection that failed or may still receive an answer is
