@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 7bab4a8c19b439abc0ceabaf57c2ca6936a9924e125d280e767233345058f5cb) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 b190a54555af985a476f3fc32021a9206d7b7a8ee6c1389bf130ddddb722233b) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -497,7 +497,7 @@ export interface paths {
          *
          *     Tools: `search_markets`, `get_market`, `positions_at_risk`, `wallet_risk`, `stress_test`, `market_brief`, each calling the query of its HTTP route (`search_markets`: `GET /markets/search`); a tool result carries `{ data, meta }` as the route answers it, as JSON text and as `structuredContent`.
          *
-         *     Limits: the HTTP request is rate limited but not counted; each `tools/call` is one request: it takes a slot of the per-second window (its HTTP request takes another) and counts against the daily and monthly quotas (initialize, ping and tools/list do not count). A refused call is a tool result with `isError: true` and the error body of the HTTP API (`RATE_LIMIT_EXCEEDED`, `DAILY_QUOTA_EXCEEDED`, `MONTHLY_QUOTA_EXCEEDED` with `retryAfter` in seconds; `TIER_FORBIDDEN`, `CHAIN_FORBIDDEN`, `INVALID_PARAMETER`, `MARKET_NOT_FOUND`). Tier rules apply to the arguments as to query parameters: `limit` is lowered to min(the tool's maximum, the tier's result cap) and `chainIds` filtered to the tier's chains (reported in `meta.clamped`).
+         *     Limits: each `tools/call` is one request: it takes one slot of the per-second window and counts against the daily and monthly quotas (an HTTP request carrying tool calls takes no slot of its own); an HTTP request without one (initialize, ping, tools/list) takes one slot and is not counted. A refused call is a tool result with `isError: true` and the error body of the HTTP API (`RATE_LIMIT_EXCEEDED`, `DAILY_QUOTA_EXCEEDED`, `MONTHLY_QUOTA_EXCEEDED` with `retryAfter` in seconds; `TIER_FORBIDDEN`, `CHAIN_FORBIDDEN`, `INVALID_PARAMETER`, `MARKET_NOT_FOUND`). Tier rules apply to the arguments as to query parameters: `limit` is lowered to min(the tool's maximum, the tier's result cap) and `chainIds` filtered to the tier's chains (reported in `meta.clamped`).
          */
         post: operations["mcp"];
         delete?: never;

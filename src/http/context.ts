@@ -19,6 +19,11 @@ export interface RouteAccess {
   /** False: rate limited but not counted toward quotas. Default true. */
   counted?: boolean;
   /**
+   * True: the access hook only authenticates; the route admits the request itself, from its
+   * body (`POST /agent/mcp`: each tool call is one request of the API), with `admitRequest`.
+   */
+  admittedByRoute?: boolean;
+  /**
    * The path parameter naming the one chain the route serves, for the chain access check
    * (CHAIN_FORBIDDEN): `marketId` (a market uniqueKey carries its chain) or `chainId`.
    */

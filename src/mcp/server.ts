@@ -35,10 +35,10 @@ import { TOOLS } from './tools/index.ts';
  * SDK `Server` and transport, answers in JSON (no SSE stream), and is gone. It serves
  * `initialize`, `ping`, `tools/list` and `tools/call`.
  *
- * The HTTP request itself went through the access pipeline (authenticated, rate limited, not
- * counted, the `agent` category). Each `tools/call` is then one request of the API: admitted
- * by the rate limiter and counted against the daily and monthly quotas (DECISIONS D7), in the
- * HTTP order, before its arguments are looked at: admission, the category of the data the
+ * The HTTP request itself went through the access pipeline (authenticated, the `agent`
+ * category). Each `tools/call` is one request of the API: admitted by the rate limiter and
+ * counted against the daily and monthly quotas (DECISIONS D7; the first call of a request was
+ * admitted by the HTTP layer, `McpCall.admitted`), in the HTTP order, before its arguments are looked at: admission, the category of the data the
  * tool serves, argument validation and clamps (D9), the query. A refusal is a tool result with
  * `isError: true` carrying the API's error body (D6); a success carries `{ data, meta }`, the
  * HTTP answer's body for the same request, as text and as structured content.
@@ -61,6 +61,11 @@ export interface McpCall {
   mode: KeyMode;
   tier: Tier;
   render: Rendering;
+  /**
+   * The admission of the request's first call of `tool`, made by the HTTP layer before the body
+   * was validated (one slot for the call, not two): that call uses it rather than being admitted again.
+   */
+  admitted?: { result: AdmissionResult; nowMs: number; tool: string };
   /** Each tool call's admission, as it happens (the HTTP answer's rate headers follow the last). */
   onAdmission?(result: AdmissionResult, nowMs: number): void;
   /** A tool failed unexpectedly (a bug): logs it and gives the message of the INTERNAL_ERROR answered. */
@@ -121,16 +126,20 @@ export function mcpEndpoint(deps: McpDeps, tools: readonly McpTool[] = TOOLS) {
     if (!tool)
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'; tools/list gives the tools.`);
     const { tier } = call;
-    const nowMs = deps.clock.now();
+    const pre = call.admitted?.tool === name ? call.admitted : undefined;
+    if (pre) call.admitted = undefined;
+    const nowMs = pre?.nowMs ?? deps.clock.now();
     let admitted: AdmissionResult;
     try {
-      admitted = await deps.admission.admit({
-        keyId: call.keyId,
-        tier,
-        endpoint: `MCP ${tool.name}`,
-        counted: true,
-        nowMs,
-      });
+      admitted =
+        pre?.result ??
+        (await deps.admission.admit({
+          keyId: call.keyId,
+          tier,
+          endpoint: `MCP ${tool.name}`,
+          counted: true,
+          nowMs,
+        }));
     } catch (err) {
       if (!(err instanceof BackendUnavailableError))
         return failure({ error: 'INTERNAL_ERROR', message: call.onError(err) });

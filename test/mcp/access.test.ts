@@ -61,8 +61,8 @@ async function agent(key: string): Promise<Client> {
 }
 
 /** One JSON-RPC message POSTed as an MCP client sends it, over the socket. */
-function post(body: unknown, key?: string): Promise<Response> {
-  return fetch(served.url, {
+function post(body: unknown, key?: string, url = served.url): Promise<Response> {
+  return fetch(url, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -281,29 +281,50 @@ describe('MCP server: rate limit', () => {
     await r.close();
   });
 
-  test('error: over the rate, a tool call is RATE_LIMIT_EXCEEDED; its HTTP request and the call each take a slot', async () => {
+  test('error: over the rate, a tool call is RATE_LIMIT_EXCEEDED; a call takes one slot, a request without one takes one', async () => {
     const key = await r.key('enterprise');
     client = await rServed.connect(key); // initialize and its notification: two slots
     rateClock.advance(1_000); // an empty window
-    const first = await call(client, 'search_markets', { query: 'weth' }); // slots 1 (POST) and 2 (call)
-    assert.equal(first.isError, false);
-    const second = await call(client, 'search_markets', { query: 'weth' }); // slot 3 (POST); the call is the 4th
-    assert.equal(second.isError, true);
-    assert.deepEqual(second.body, {
+    for (let slot = 1; slot <= 3; slot++) {
+      const ok = await call(client, 'search_markets', { query: 'weth' }); // one slot each, the HTTP request's
+      assert.equal(ok.isError, false, `call ${slot}`);
+    }
+    const fourth = await call(client, 'search_markets', { query: 'weth' });
+    assert.equal(fourth.isError, true);
+    assert.deepEqual(fourth.body, {
       error: 'RATE_LIMIT_EXCEEDED',
       message: 'Rate limit of 3 requests per second exceeded; retry after 1.000 s',
       retryAfter: 1,
     });
-    // the next HTTP request is refused before the MCP server sees it
+    // a request without a tool call is refused over HTTP
     await assert.rejects(client.listTools(), (err) => {
       assert.ok(err instanceof StreamableHTTPError);
       assert.equal(err.code, 429);
       return true;
     });
     rateClock.advance(1_000);
-    // the refused call took no slot and was not counted
+    // a batch of two calls: two slots, the first admitted with the HTTP request, the second by the server
+    const batch = await post(
+      [1, 2].map((id) => ({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'search_markets', arguments: { query: 'weth', limit: 1 } },
+      })),
+      key,
+      rServed.url,
+    );
+    assert.equal(batch.status, 200);
+    assert.equal(batch.headers.get('x-ratelimit-remaining'), '1');
+    const answers = (await batch.json()) as { result: { isError?: boolean } }[];
+    assert.deepEqual(
+      answers.map((a) => a.result.isError ?? false),
+      [false, false],
+    );
+    rateClock.advance(1_000);
+    // five calls counted: not the one over the rate (it took no slot), nor initialize
     const quota = (await r.get('/api/v1/client/quota', key)).json().data;
-    assert.equal(quota.daily.used, 1);
+    assert.equal(quota.daily.used, 5);
     assert.deepEqual(rServed.problems, []);
   });
 });

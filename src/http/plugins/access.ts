@@ -5,7 +5,7 @@ import { admissionRefusal, chainForbidden, type Refusal, tierForbidden } from '.
 import { type Tier, type TierId, tierAllowsCategory, tierAllowsChain } from '../../access/tiers.ts';
 import { nextUtcMidnight, nextUtcMonthStart } from '../../domain/periods.ts';
 import { processMetrics } from '../../metrics.ts';
-import type { AppDeps } from '../context.ts';
+import { type AppDeps, callerOf, type RouteAccess } from '../context.ts';
 import { ApiError, unauthorized } from '../errors.ts';
 import { parseMarketId } from '../params.ts';
 
@@ -108,10 +108,62 @@ function refused(r: Refusal): ApiError {
   return new ApiError(r.code, r.message, r.extra, headers);
 }
 
+/** What the admission of a request decided, and when. */
+export interface Admitted {
+  result: AdmissionResult;
+  nowMs: number;
+}
+
+/**
+ * Rate limit and quotas (DECISIONS D7, steps 2-4) for an authenticated request: the admission,
+ * its rate headers on the reply. A refusal is returned, not thrown (`refusedAdmission`).
+ */
+export async function admitRequest(
+  deps: Pick<AppDeps, 'admission' | 'clock'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  how: { counted: boolean; endpoint: string },
+): Promise<Admitted> {
+  const { key, tier } = callerOf(request);
+  const nowMs = deps.clock.now();
+  const result = await deps.admission.admit({
+    keyId: key.id,
+    tier,
+    endpoint: how.endpoint,
+    counted: how.counted,
+    nowMs,
+  });
+  setRateHeaders(reply, result, tier, how.counted, nowMs);
+  return { result, nowMs };
+}
+
+/** An admission's refusal as the error the API answers (429 with Retry-After), counted in the metrics. */
+export function refusedAdmission(tier: Tier, admitted: Admitted): ApiError {
+  const { result, nowMs } = admitted;
+  if (result.ok) throw new Error('the request was admitted');
+  processMetrics().refusals.inc({ reason: result.reason, tier: tier.id });
+  return refused(admissionRefusal(result, tier, nowMs));
+}
+
+/** Category and chain access (D7, steps 5-6): throws TIER_FORBIDDEN or CHAIN_FORBIDDEN. */
+export function authorize(request: FastifyRequest, config: RouteAccess): void {
+  const { tier } = callerOf(request);
+  if (config.category !== null && !tierAllowsCategory(tier, config.category)) {
+    throw refused(tierForbidden(tier, config.category));
+  }
+  if (config.chainParam) {
+    const chainId = chainOf(request.params as Record<string, string | undefined>, config.chainParam);
+    if (chainId !== undefined && !tierAllowsChain(tier, chainId)) {
+      throw refused(chainForbidden(tier, chainId));
+    }
+  }
+}
+
 /**
  * The access pipeline, in the order of DECISIONS D7: authenticate, rate limit, daily quota,
  * monthly quota, category and chain access. Parameter validation and clamping follow in
- * Fastify's validation stage and the clamp hook. Runs for every route of the protected scope.
+ * Fastify's validation stage and the clamp hook. Runs for every route of the protected scope;
+ * a route that admits its requests itself (`admittedByRoute`) is only authenticated here.
  */
 export function accessHook(deps: AppDeps) {
   return async function access(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -134,30 +186,14 @@ export function accessHook(deps: AppDeps) {
     // Every later log line of this request names the key by its id (never the key itself).
     request.log = request.log.child({ keyId: check.key.id });
     reply.log = request.log;
+    if (config.admittedByRoute) return;
 
-    const nowMs = deps.clock.now();
-    const result = await deps.admission.admit({
-      keyId: check.key.id,
-      tier,
-      endpoint: `${request.method} ${request.routeOptions.url}`,
+    const admitted = await admitRequest(deps, request, reply, {
       counted: config.counted !== false,
-      nowMs,
+      endpoint: `${request.method} ${request.routeOptions.url}`,
     });
-    setRateHeaders(reply, result, tier, config.counted !== false, nowMs);
-    if (!result.ok) {
-      processMetrics().refusals.inc({ reason: result.reason, tier: tier.id });
-      throw refused(admissionRefusal(result, tier, nowMs));
-    }
-
-    if (config.category !== null && !tierAllowsCategory(tier, config.category)) {
-      throw refused(tierForbidden(tier, config.category));
-    }
-    if (config.chainParam) {
-      const chainId = chainOf(request.params as Record<string, string | undefined>, config.chainParam);
-      if (chainId !== undefined && !tierAllowsChain(tier, chainId)) {
-        throw refused(chainForbidden(tier, chainId));
-      }
-    }
+    if (!admitted.result.ok) throw refusedAdmission(tier, admitted);
+    authorize(request, config);
   };
 }
 

@@ -1,5 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { tierAllowsCategory } from '../../../access/tiers.ts';
 import type { ReadModel } from '../../../data/read-model.ts';
 import { mcpEndpoint } from '../../../mcp/server.ts';
 import type { JsonObject, Rendering } from '../../../mcp/tool.ts';
@@ -8,21 +9,42 @@ import type { RouteDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ApiError, invalidParameter } from '../../errors.ts';
-import { setRateHeaders } from '../../plugins/access.ts';
+import {
+  type Admitted,
+  admitRequest,
+  authorize,
+  refusedAdmission,
+  setRateHeaders,
+} from '../../plugins/access.ts';
 import { API_VERSION } from '../../plugins/openapi.ts';
 import { CACHE_HEADERS, errorResponses, RATE_HEADERS, REQUEST_ID_HEADER } from '../../schemas.ts';
 import { JSON_TYPE, marketJson, positionJson } from '../../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
 /**
- * POST /agent/mcp: the MCP server (src/mcp/), over Streamable HTTP, stateless. The request
- * went through the access pipeline like any other (authenticated, rate limited, the `agent`
- * category) but is not counted: each tool call inside it is, by the MCP server. The answer goes
- * out through Fastify (security headers, request id, compression, the rate headers of the last
- * tool call); what the MCP transport refuses is answered in the API's error shape.
+ * POST /agent/mcp: the MCP server (src/mcp/), over Streamable HTTP, stateless. The request goes
+ * through the access pipeline in the order of every route (authenticated, rate limit, quotas,
+ * the `agent` category), but what is admitted depends on its body: each tool call is one
+ * request of the API, so a request carrying tool calls is admitted as its first one (one slot,
+ * counted; the MCP server admits the others of a batch), and a request carrying none
+ * (initialize, ping, tools/list, notifications) takes one slot, not counted. The answer goes out
+ * through Fastify (security headers, request id, compression, the rate headers of the last
+ * admission); what the MCP transport refuses is answered in the API's error shape.
  */
 
-const ACCESS = { category: 'agent', counted: false } as const;
+const ACCESS = { category: 'agent', counted: false, admittedByRoute: true } as const;
+
+/** The first `tools/call` of a message (or batch) naming a tool of the server, as sent: not yet validated. */
+function firstToolCall(body: unknown): string | null {
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (typeof message !== 'object' || message === null || message.method !== 'tools/call') continue;
+    const name = message.params?.name;
+    if (typeof name === 'string' && TOOL_BY_NAME.has(name)) return name;
+  }
+  return null;
+}
+
+const TOOL_BY_NAME = new Set(TOOLS.map((t) => t.name));
 
 const TOOL_NAMES = TOOLS.map((t) => `\`${t.name}\``).join(', ');
 
@@ -99,9 +121,9 @@ const DESCRIPTION =
   '405. Methods: `initialize`, `ping`, `tools/list`, `tools/call`.\n\n' +
   `Tools: ${TOOL_NAMES}, each calling the query of its HTTP route (\`search_markets\`: \`GET /markets/search\`); ` +
   'a tool result carries `{ data, meta }` as the route answers it, as JSON text and as `structuredContent`.\n\n' +
-  'Limits: the HTTP request is rate limited but not counted; each `tools/call` is one request: it takes a slot of ' +
-  'the per-second window (its HTTP request takes another) and counts against the daily and monthly quotas ' +
-  '(initialize, ping and tools/list do not count). A refused call is a tool result with `isError: true` and ' +
+  'Limits: each `tools/call` is one request: it takes one slot of the per-second window and counts against the ' +
+  'daily and monthly quotas (an HTTP request carrying tool calls takes no slot of its own); an HTTP request ' +
+  'without one (initialize, ping, tools/list) takes one slot and is not counted. A refused call is a tool result with `isError: true` and ' +
   'the error body of the HTTP API (`RATE_LIMIT_EXCEEDED`, `DAILY_QUOTA_EXCEEDED`, `MONTHLY_QUOTA_EXCEEDED` with `retryAfter` in seconds; ' +
   '`TIER_FORBIDDEN`, `CHAIN_FORBIDDEN`, `INVALID_PARAMETER`, `MARKET_NOT_FOUND`). Tier rules apply to the ' +
   "arguments as to query parameters: `limit` is lowered to min(the tool's maximum, the tier's result cap) and " +
@@ -159,6 +181,8 @@ function transportHeaders(request: FastifyRequest): Headers {
 }
 
 export function registerMcp(app: Api, deps: RouteDeps): void {
+  // The admission of a request's first tool call, made before validation, for the MCP server.
+  const preAdmitted = new WeakMap<FastifyRequest, Admitted & { tool: string }>();
   const mcp = mcpEndpoint({
     admission: deps.admission,
     data: deps.data,
@@ -169,6 +193,21 @@ export function registerMcp(app: Api, deps: RouteDeps): void {
     '/agent/mcp',
     {
       config: { access: ACCESS },
+      // D7 before validation, as every route: the admission the body asks for, then the category.
+      preValidation: async (request, reply) => {
+        const caller = callerOf(request);
+        const tool = firstToolCall(request.body);
+        const admitted = await admitRequest(deps, request, reply, {
+          counted: tool !== null,
+          endpoint: tool === null ? 'POST /agent/mcp' : `MCP ${tool}`,
+        });
+        // A refused tool call is the tool's error (a result with isError), unless the key may not
+        // use the server at all: then, as for a request without tool calls, the HTTP refusal.
+        if (!admitted.result.ok && (tool === null || !tierAllowsCategory(caller.tier, ACCESS.category)))
+          throw refusedAdmission(caller.tier, admitted);
+        authorize(request, ACCESS);
+        if (tool !== null) preAdmitted.set(request, { ...admitted, tool });
+      },
       schema: {
         operationId: 'mcp',
         tags: ['Agent'],
@@ -202,6 +241,7 @@ export function registerMcp(app: Api, deps: RouteDeps): void {
     },
     async (request, reply) => {
       const caller = callerOf(request);
+      const admitted = preAdmitted.get(request);
       const url = new URL(request.url, 'http://localhost');
       const answer = await mcp(
         new Request(url, { method: 'POST', headers: transportHeaders(request) }),
@@ -211,6 +251,7 @@ export function registerMcp(app: Api, deps: RouteDeps): void {
           mode: caller.key.mode,
           tier: caller.tier,
           render: rendering(request),
+          ...(admitted ? { admitted } : {}),
           onAdmission: (result, nowMs) => setRateHeaders(reply, result, caller.tier, true, nowMs),
           onError: (err) => {
             request.log.error({ err }, 'MCP tool failed');
