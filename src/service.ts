@@ -413,7 +413,14 @@ function startHistoryFeed(
   current: () => DatasetInfo | null,
   clock: Clock,
   log: FastifyInstance['log'],
-  options: { days: number; hourlyDays?: number; retentionDays: number | null; enabled: boolean },
+  options: {
+    days: number;
+    hourlyDays?: number;
+    retentionDays: number | null;
+    enabled: boolean;
+    /** Called once a dataset's hourly history (prices among it) is backfilled. */
+    onBackfilled?: () => void;
+  },
 ): { timer: NodeJS.Timeout; stop(): Promise<void>; step(): Promise<void>; busy(): boolean } | null {
   if (!options.enabled || options.days <= 0) return null;
   let feed: { key: string; feed: SandboxHistoryFeed } | null = null;
@@ -431,6 +438,7 @@ function startHistoryFeed(
           hourlyDays: options.hourlyDays,
           retentionDays: options.retentionDays,
           batches: 'gentle',
+          ...(options.onBackfilled ? { onBackfilled: options.onBackfilled } : {}),
         }),
       };
     }
@@ -656,14 +664,18 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const timers = [
     setInterval(() => void refreshKeys(), options.keyRefreshMs ?? 250),
     setInterval(() => void reloadData(), options.datasetRefreshMs ?? 500),
-    // Checks every second whether a model needs rating (new, or a 00:00 UTC passed).
-    setInterval(() => void ratings.runDue(), 1000),
   ];
   // The first ratings once the app is ready (not while its routes compile, which holds the event
   // loop for seconds), in the background: the ratings routes answer 503 (Retry-After) for the few
   // seconds they take on the large profile.
+  let closing = false;
   app.addHook('onReady', async () => {
+    if (closing) return;
     void ratings.runDue();
+    // Then checks every second whether a model needs rating (new, a 00:00 UTC passed, history backfilled).
+    const due = setInterval(() => void ratings.runDue(), 1000);
+    due.unref();
+    timers.push(due);
   });
   // The sandbox history: the backfill after the seed, then the hour just ended, every hour.
   const history = startHistoryFeed(store, () => models.peek('live')?.dataset ?? null, clock, app.log, {
@@ -671,6 +683,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
     hourlyDays: settings.sandboxHourlyHistoryDays,
     retentionDays: settings.historyRetentionDays ?? null,
     enabled: options.writesHistory ?? true,
+    // The ratings read the price history: rated again once it is backfilled.
+    onBackfilled: () => ratings.historyWritten(),
   });
   if (history) timers.push(history.timer);
   // The research digests: written by the process that writes history, once a day is over and
@@ -703,6 +717,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       await liquidations?.step(models.peek('live'), atMs);
     },
     async close() {
+      closing = true;
       for (const t of timers) clearInterval(t);
       if (tickTimer) clearTimeout(tickTimer);
       await history?.stop();

@@ -100,7 +100,7 @@ test('behavior: ratings are computed at start-up, for a replaced dataset and dai
           headers: { authorization: `Bearer ${key}` },
         })
       ).json();
-    // the start-up run (begun by createService) is joined, not repeated
+    // the start-up run (begun once the app is ready) finds nothing due, or is joined: one run
     await service.ratings.runDue();
     const first = await ratings();
     assert.equal(first.meta.total, 1);

@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 b190a54555af985a476f3fc32021a9206d7b7a8ee6c1389bf130ddddb722233b) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 04066b2668fae7552e6c60ec7ec1a144d2c9acffc25705ce712f68f2a27bbef8) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -480,32 +480,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/agent/mcp": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * MCP server (Streamable HTTP)
-         * @description The [Model Context Protocol](https://modelcontextprotocol.io) server of the agent API, over Streamable HTTP in stateless mode: connect an MCP client to this URL with your key in `Authorization: Bearer <API_KEY>`.
-         *
-         *     POST one JSON-RPC message (or a batch) with `Content-Type: application/json` and `Accept: application/json, text/event-stream`; the answer is JSON (no SSE stream, no session id): 200 with the JSON-RPC answer, 202 without a body for notifications. GET (a server-sent event stream) and DELETE (the end of a session) are not offered: 405. Methods: `initialize`, `ping`, `tools/list`, `tools/call`.
-         *
-         *     Tools: `search_markets`, `get_market`, `positions_at_risk`, `wallet_risk`, `stress_test`, `market_brief`, each calling the query of its HTTP route (`search_markets`: `GET /markets/search`); a tool result carries `{ data, meta }` as the route answers it, as JSON text and as `structuredContent`.
-         *
-         *     Limits: each `tools/call` is one request: it takes one slot of the per-second window and counts against the daily and monthly quotas (an HTTP request carrying tool calls takes no slot of its own); an HTTP request without one (initialize, ping, tools/list) takes one slot and is not counted. A refused call is a tool result with `isError: true` and the error body of the HTTP API (`RATE_LIMIT_EXCEEDED`, `DAILY_QUOTA_EXCEEDED`, `MONTHLY_QUOTA_EXCEEDED` with `retryAfter` in seconds; `TIER_FORBIDDEN`, `CHAIN_FORBIDDEN`, `INVALID_PARAMETER`, `MARKET_NOT_FOUND`). Tier rules apply to the arguments as to query parameters: `limit` is lowered to min(the tool's maximum, the tier's result cap) and `chainIds` filtered to the tier's chains (reported in `meta.clamped`).
-         */
-        post: operations["mcp"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/ratings/markets": {
         parameters: {
             query?: never;
@@ -640,6 +614,32 @@ export interface paths {
         get: operations["getRatingMethodology"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MCP server (Streamable HTTP)
+         * @description The [Model Context Protocol](https://modelcontextprotocol.io) server of the agent API, over Streamable HTTP in stateless mode: connect an MCP client to this URL with your key in `Authorization: Bearer <API_KEY>`.
+         *
+         *     POST one JSON-RPC message (or a batch) with `Content-Type: application/json` and `Accept: application/json, text/event-stream`; the answer is JSON (no SSE stream, no session id): 200 with the JSON-RPC answer, 202 without a body for notifications. GET (a server-sent event stream) and DELETE (the end of a session) are not offered: 405. Methods: `initialize`, `ping`, `tools/list`, `tools/call`.
+         *
+         *     Tools: `search_markets`, `get_market`, `positions_at_risk`, `wallet_risk`, `stress_test`, `market_brief`, each calling the query of its HTTP route (`search_markets`: `GET /markets/search`); a tool result carries `{ data, meta }` as the route answers it, as JSON text and as `structuredContent`.
+         *
+         *     Limits: each `tools/call` is one request: it takes one slot of the per-second window and counts against the daily and monthly quotas (an HTTP request carrying tool calls takes no slot of its own); an HTTP request without one (initialize, ping, tools/list) takes one slot and is not counted. A refused call is a tool result with `isError: true` and the error body of the HTTP API (`RATE_LIMIT_EXCEEDED`, `DAILY_QUOTA_EXCEEDED`, `MONTHLY_QUOTA_EXCEEDED` with `retryAfter` in seconds; `TIER_FORBIDDEN`, `CHAIN_FORBIDDEN`, `INVALID_PARAMETER`, `MARKET_NOT_FOUND`). Tier rules apply to the arguments as to query parameters: `limit` is lowered to min(the tool's maximum, the tier's result cap) and `chainIds` filtered to the tier's chains (reported in `meta.clamped`).
+         */
+        post: operations["mcp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8950,319 +8950,6 @@ export interface operations {
             };
         };
     };
-    mcp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "jsonrpc": "2.0",
-                 *       "id": 1,
-                 *       "method": "tools/call",
-                 *       "params": {
-                 *         "name": "search_markets",
-                 *         "arguments": {
-                 *           "query": "wstETH/WETH",
-                 *           "limit": 3
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": ({
-                    /** @enum {string} */
-                    jsonrpc: "2.0";
-                    /**
-                     * @description The request id (a string or a number), echoed by its answer; absent on a notification.
-                     * @example 1
-                     */
-                    id?: unknown;
-                    /** @description `initialize`, `notifications/initialized`, `ping`, `tools/list` or `tools/call` (others: JSON-RPC error -32601). */
-                    method?: string;
-                    /** @description tools/call: `{ "name": <tool>, "arguments": { … } }`. */
-                    params?: {
-                        [key: string]: unknown;
-                    };
-                } & {
-                    [key: string]: unknown;
-                }) | ({
-                    /** @enum {string} */
-                    jsonrpc: "2.0";
-                    /**
-                     * @description The request id (a string or a number), echoed by its answer; absent on a notification.
-                     * @example 1
-                     */
-                    id?: unknown;
-                    /** @description `initialize`, `notifications/initialized`, `ping`, `tools/list` or `tools/call` (others: JSON-RPC error -32601). */
-                    method?: string;
-                    /** @description tools/call: `{ "name": <tool>, "arguments": { … } }`. */
-                    params?: {
-                        [key: string]: unknown;
-                    };
-                } & {
-                    [key: string]: unknown;
-                })[];
-            };
-        };
-        responses: {
-            /** @description The JSON-RPC answer (an array of them for a batch). */
-            200: {
-                headers: {
-                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per second (the per-second window). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window after this one. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix ms when the oldest request in the window leaves it. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
-                    RateLimit?: string;
-                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        jsonrpc: "2.0";
-                        id: string | number | null;
-                        /** @description tools/call: `{ content: [{ type: "text", text }], structuredContent, isError? }`; the text is the JSON of structuredContent: `{ data, meta }` as the HTTP route answers, or the error body `{ error, message, … }` with `isError: true`. */
-                        result?: {
-                            [key: string]: unknown;
-                        };
-                        error?: {
-                            /** @description JSON-RPC error code, e.g. -32602 for an unknown tool. */
-                            code: number;
-                            message: string;
-                            data?: unknown;
-                        };
-                    } | {
-                        /** @enum {string} */
-                        jsonrpc: "2.0";
-                        id: string | number | null;
-                        /** @description tools/call: `{ content: [{ type: "text", text }], structuredContent, isError? }`; the text is the JSON of structuredContent: `{ data, meta }` as the HTTP route answers, or the error body `{ error, message, … }` with `isError: true`. */
-                        result?: {
-                            [key: string]: unknown;
-                        };
-                        error?: {
-                            /** @description JSON-RPC error code, e.g. -32602 for an unknown tool. */
-                            code: number;
-                            message: string;
-                            data?: unknown;
-                        };
-                    }[];
-                };
-            };
-            /** @description Accepted: the message held only notifications; no body. */
-            202: {
-                headers: {
-                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per second (the per-second window). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window after this one. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix ms when the oldest request in the window leaves it. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
-                    RateLimit?: string;
-                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description INVALID_PARAMETER */
-            400: {
-                headers: {
-                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per second (the per-second window). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window after this one. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix ms when the oldest request in the window leaves it. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
-                    RateLimit?: string;
-                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
-                    "X-Request-Id"?: string;
-                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
-                    "WWW-Authenticate"?: string;
-                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description TIER_FORBIDDEN */
-            403: {
-                headers: {
-                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per second (the per-second window). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window after this one. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix ms when the oldest request in the window leaves it. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
-                    RateLimit?: string;
-                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per second (the per-second window). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window after this one. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix ms when the oldest request in the window leaves it. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
-                    RateLimit?: string;
-                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNSUPPORTED_MEDIA_TYPE */
-            415: {
-                headers: {
-                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per second (the per-second window). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window after this one. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix ms when the oldest request in the window leaves it. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
-                    RateLimit?: string;
-                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
-            429: {
-                headers: {
-                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per second (the per-second window). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window after this one. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix ms when the oldest request in the window leaves it. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
-                    RateLimit?: string;
-                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
-                    "Cache-Control"?: string;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description INTERNAL_ERROR */
-            500: {
-                headers: {
-                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per second (the per-second window). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window after this one. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix ms when the oldest request in the window leaves it. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
-                    RateLimit?: string;
-                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE */
-            503: {
-                headers: {
-                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per second (the per-second window). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window after this one. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix ms when the oldest request in the window leaves it. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
-                    RateLimit?: string;
-                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
-                    "Cache-Control"?: string;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     listMarketRatings: {
         parameters: {
             query?: {
@@ -10984,6 +10671,319 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding's tag revalidates). */
                     ETag?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_PARAMETER */
+            400: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description `Bearer`: the scheme a key is sent with (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED or DAILY_QUOTA_EXCEEDED or MONTHLY_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 1,
+                 *       "method": "tools/call",
+                 *       "params": {
+                 *         "name": "search_markets",
+                 *         "arguments": {
+                 *           "query": "wstETH/WETH",
+                 *           "limit": 3
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": ({
+                    /** @enum {string} */
+                    jsonrpc: "2.0";
+                    /**
+                     * @description The request id (a string or a number), echoed by its answer; absent on a notification.
+                     * @example 1
+                     */
+                    id?: unknown;
+                    /** @description `initialize`, `notifications/initialized`, `ping`, `tools/list` or `tools/call` (others: JSON-RPC error -32601). */
+                    method?: string;
+                    /** @description tools/call: `{ "name": <tool>, "arguments": { … } }`. */
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                }) | ({
+                    /** @enum {string} */
+                    jsonrpc: "2.0";
+                    /**
+                     * @description The request id (a string or a number), echoed by its answer; absent on a notification.
+                     * @example 1
+                     */
+                    id?: unknown;
+                    /** @description `initialize`, `notifications/initialized`, `ping`, `tools/list` or `tools/call` (others: JSON-RPC error -32601). */
+                    method?: string;
+                    /** @description tools/call: `{ "name": <tool>, "arguments": { … } }`. */
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC answer (an array of them for a batch). */
+            200: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
+                    /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                        id: string | number | null;
+                        /** @description tools/call: `{ content: [{ type: "text", text }], structuredContent, isError? }`; the text is the JSON of structuredContent: `{ data, meta }` as the HTTP route answers, or the error body `{ error, message, … }` with `isError: true`. */
+                        result?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            /** @description JSON-RPC error code, e.g. -32602 for an unknown tool. */
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    } | {
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                        id: string | number | null;
+                        /** @description tools/call: `{ content: [{ type: "text", text }], structuredContent, isError? }`; the text is the JSON of structuredContent: `{ data, meta }` as the HTTP route answers, or the error body `{ error, message, … }` with `isError: true`. */
+                        result?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            /** @description JSON-RPC error code, e.g. -32602 for an unknown tool. */
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    }[];
+                };
+            };
+            /** @description Accepted: the message held only notifications; no body. */
+            202: {
+                headers: {
+                    /** @description Id of this request: the X-Request-Id you sent (1-128 of [A-Za-z0-9._:-]) or the trace id of your traceparent, else ours. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per second (the per-second window). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix ms when the oldest request in the window leaves it. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`. */
+                    RateLimit?: string;
                     /** @description `private, max-age=0, must-revalidate` on data; `no-store` on errors and client answers. */
                     "Cache-Control"?: string;
                     [name: string]: unknown;

@@ -80,6 +80,9 @@ export const RETRY_MS = 60_000;
 export class RatingsJob {
   readonly #o: RatingsJobOptions;
   readonly #sets = new WeakMap<ReadModel, RatingSet>();
+  /** Bumped when the store's history gained what ratings read (historyWritten); per set, the value it was rated at. */
+  #historyGeneration = 0;
+  readonly #ratedGeneration = new WeakMap<RatingSet, number>();
   #running: Promise<number> | null = null;
   #retryAt = 0;
   /** Aborted by stop(): a run under way stops at its next pause. */
@@ -108,10 +111,26 @@ export class RatingsJob {
     return this.#o.store.ratingChanges(kind, subject, fromMs, toMs, limit, after);
   }
 
-  /** Whether `model` needs rating at `nowMs`: never rated, or a 00:00 UTC passed since. */
+  /**
+   * Whether `model` needs rating at `nowMs`: never rated, a 00:00 UTC passed since, or (the
+   * store's dataset) its history gained days since (historyWritten).
+   */
   isDue(model: ReadModel, nowMs: number): boolean {
     const set = this.#sets.get(model);
-    return set === undefined || set.ratedAt < dayStartMs(nowMs);
+    return (
+      set === undefined ||
+      set.ratedAt < dayStartMs(nowMs) ||
+      (model.stored && (this.#ratedGeneration.get(set) ?? 0) < this.#historyGeneration)
+    );
+  }
+
+  /**
+   * The store's history gained days (the backfill after a seed, a day's close): the dataset's
+   * ratings are due again, so that the first ratings of a new dataset, made before its price
+   * history was written, do not stand until the next 00:00 UTC with default volatilities.
+   */
+  historyWritten(): void {
+    this.#historyGeneration++;
   }
 
   /**
@@ -167,6 +186,7 @@ export class RatingsJob {
   async #rate(model: ReadModel): Promise<void> {
     const started = performance.now();
     const nowMs = Math.floor(this.#o.clock.now());
+    const generation = this.#historyGeneration;
     // A model that is not the store's dataset (the test keys' sandbox while the store holds
     // another) has no stored history: it is rated without.
     const inputs: RatingInputs = model.stored
@@ -175,6 +195,7 @@ export class RatingsJob {
     const set = await rateModel(model, inputs, nowMs, this.#stop.signal);
     const recorded = this.#o.writes && model.stored ? await this.#record(set) : 0;
     this.#sets.set(model, set);
+    this.#ratedGeneration.set(set, generation);
     this.#o.onRated?.({
       markets: set.markets.length,
       vaults: set.vaults.length,

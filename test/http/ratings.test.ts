@@ -503,6 +503,10 @@ describe('ratings: the job', () => {
       own.set('2026-11-23T00:00:00.000Z');
       assert.equal(await app.ratings.runDue(), 1);
       assert.equal(await app.ratings.runDue(), 0, 'rated for the day');
+      // the store's history gained days (a backfill): due again at once, then not
+      app.ratings.historyWritten();
+      assert.equal(await app.ratings.runDue(), 1, 'rated again with the new history');
+      assert.equal(await app.ratings.runDue(), 0);
       assert.equal((await history(`markets/${a.uniqueKey}`)).data.length, 1);
       const rerated = (await app.get(`/api/v1/ratings/markets/${a.uniqueKey}`, key)).json().data;
       assert.equal(rerated.ratedAt, '2026-11-23T00:00:00.000Z');

@@ -51,8 +51,10 @@ const DAYS = 2;
 describe('sandbox history feed', () => {
   test('behavior: seed, backfill, then the hours as they end; a restart goes on without duplicates', async () => {
     const store = await openStore('feed');
-    const feed = new SandboxHistoryFeed(store, sim, { days: DAYS });
+    let backfills = 0;
+    const feed = new SandboxHistoryFeed(store, sim, { days: DAYS, onBackfilled: () => backfills++ });
     const base = await feed.advance(NOW, { baseOnly: true });
+    assert.equal(backfills, 0);
     const markets = sim.dataset.markets.length;
     // whole days in [HOUR - 2 days, HOUR): 00:00 of the two days after the start hour
     assert.equal(base.dailySnapshots, markets * DAYS);
@@ -64,6 +66,7 @@ describe('sandbox history feed', () => {
     assert.ok(expectedLiquidations > 0);
 
     const backfill = await feed.advance(NOW);
+    assert.equal(backfills, 1, 'told once the hourly backfill is written');
     assert.equal(backfill.hourlySnapshots, markets * DAYS * 24);
     assert.equal(backfill.assetPrices, sim.basis.tokens.length * DAYS * 24);
     assert.equal(backfill.liquidations, 0);
@@ -77,6 +80,7 @@ describe('sandbox history feed', () => {
 
     // Nothing to do within the same hour.
     const idle = await feed.advance(NOW + 60_000);
+    assert.equal(backfills, 1);
     assert.deepEqual(idle, {
       dailySnapshots: 0,
       hourlySnapshots: 0,

@@ -112,6 +112,53 @@ describe('MCP server: authentication and tiers', () => {
     });
   });
 
+  test('error: a Pro key calling a tool is counted (quota before category, as on every route), then 403', async () => {
+    const pro = await t.key('pro');
+    const res = await post(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'search_markets', arguments: { query: 'weth' } },
+      },
+      pro,
+    );
+    assert.equal(res.status, 403);
+    assert.equal(((await res.json()) as { error: string }).error, 'TIER_FORBIDDEN');
+    assert.match(String(res.headers.get('ratelimit-policy')), /"daily"/);
+    const quota = (await t.get('/api/v1/client/quota', pro)).json().data;
+    assert.equal(quota.daily.used, 1);
+  });
+
+  test('error: a body that cannot be read is refused after the access checks: 403 for a Pro key, else 400 or 415 with the rate headers', async () => {
+    const pro = await t.key('pro');
+    const key = await t.key('enterprise');
+    const send = (body: string, type: string, k: string) =>
+      fetch(served.url, {
+        method: 'POST',
+        headers: {
+          'content-type': type,
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${k}`,
+        },
+        body,
+      });
+    for (const [body, type, status, error] of [
+      ['{"jsonrpc":', 'application/json', 400, 'INVALID_PARAMETER'],
+      ['hello', 'text/plain', 415, 'UNSUPPORTED_MEDIA_TYPE'],
+    ] as const) {
+      const refused = await send(body, type, pro);
+      assert.equal(refused.status, 403, `${type} from a Pro key`);
+      assert.equal(((await refused.json()) as { error: string }).error, 'TIER_FORBIDDEN');
+      const res = await send(body, type, key);
+      assert.equal(res.status, status, type);
+      assert.equal(((await res.json()) as { error: string }).error, error);
+      assert.ok(res.headers.get('x-ratelimit-remaining'), 'admitted: rate headers');
+    }
+    // neither counted: no tool call in them
+    assert.equal(await usedToday(key), 0);
+  });
+
   test('behavior: an Enterprise key connects; GET and DELETE are 405 (stateless server)', async () => {
     const key = await t.key('enterprise');
     const client = await agent(key);

@@ -282,6 +282,8 @@ export interface HistoryFeedOptions {
   batches?: BatchMode;
   /** Deletes history older than this many days after each step; null keeps everything. */
   retentionDays?: number | null;
+  /** Called once the hourly backfill (prices, hourly snapshots, rounds) is written. */
+  onBackfilled?: () => void;
 }
 
 export interface AdvanceOptions {
@@ -408,6 +410,7 @@ export class SandboxHistoryFeed {
         if (this.#stopped) return total;
         cursor = { ...cursor, backfilled: true };
         await this.#save(cursor, nowMs, null);
+        this.#options.onBackfilled?.();
       }
       if (cursor.untilMs < hour) {
         const w = { fromMs: cursor.untilMs, toMs: hour };

@@ -132,8 +132,8 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /**
    * Deadline of every call that serves requests (keys, accounts, usage, dataset version, ping),
-   * in ms; default 2000. The server's statement_timeout is twice as long, so the client always
-   * gives up first.
+   * in ms; default 2000 (extended at most twice while the process itself is busy). The server's
+   * statement_timeout is four times as long, so the client always gives up first.
    */
   callTimeoutMs?: number;
   /** The time of dataset refreshes, migrations and usage batch ids; default: the system clock. */
@@ -186,10 +186,10 @@ function asUnavailable(err: unknown): StoreUnavailableError | null {
   return new StoreUnavailableError(`PostgreSQL unavailable: ${(err as Error).message}`, { cause: err });
 }
 
-/** `p`, or a StoreUnavailableError after `ms`. */
 /** The share of a deadline the event loop spent running code, above which the deadline is extended. */
 const BUSY_UTILIZATION = 0.5;
 
+/** `p`, or a StoreUnavailableError after `ms` (up to three times `ms` while the process is busy). */
 async function withDeadline<T>(p: PromiseLike<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -286,7 +286,7 @@ async function requireMarkets(tx: TransactionSql, keys: readonly string[], what:
  * unreachable, always with a StoreUnavailableError (503 over HTTP):
  * - each has a deadline (`callTimeoutMs`, extended at most twice when the process itself kept
  *   its event loop busy for most of it); the server's statement_timeout and
- *   idle_in_transaction_session_timeout, twice as long, end its work if the client is gone;
+ *   idle_in_transaction_session_timeout, four times as long, end its work if the client is gone;
  * - a deadline missed or a connection failure marks the store down and replaces the serving
  *   pool (see ReplaceablePool: no connection that failed or may still receive an answer is
  *   ever used again). While down, calls fail at once; a probe (`SELECT 1`, every
@@ -323,7 +323,8 @@ export class PostgresStore implements Store {
     const bulkSize = poolSize >= 4 ? 2 : 1;
     this.#callTimeoutMs = options.callTimeoutMs ?? 2000;
     this.#probeIntervalMs = options.probeIntervalMs ?? 500;
-    const serverTimeout = this.#callTimeoutMs * 2;
+    // Longer than the client waits at most (three deadlines): the client always gives up first.
+    const serverTimeout = this.#callTimeoutMs * 4;
     this.#serving = new ReplaceablePool(() =>
       postgres(url, {
         max: Math.max(1, poolSize - bulkSize),

@@ -38,6 +38,8 @@ const ACCESS = { category: 'agent', counted: false, admittedByRoute: true } as c
 function firstToolCall(body: unknown): string | null {
   for (const message of Array.isArray(body) ? body : [body]) {
     if (typeof message !== 'object' || message === null || message.method !== 'tools/call') continue;
+    // Without an id, a notification: never run, so not counted.
+    if (typeof message.id !== 'string' && typeof message.id !== 'number') continue;
     const name = message.params?.name;
     if (typeof name === 'string' && TOOL_BY_NAME.has(name)) return name;
   }
@@ -180,7 +182,34 @@ function transportHeaders(request: FastifyRequest): Headers {
   return headers;
 }
 
-export function registerMcp(app: Api, deps: RouteDeps): void {
+/**
+ * A body the route could not read (not JSON, malformed): kept as the error to answer, so that
+ * the request is admitted and authorized first (D7), as on every route, before it is refused.
+ */
+class UnreadBody {
+  readonly error: Error;
+  constructor(error: Error) {
+    this.error = error;
+  }
+}
+
+export function registerMcp(parent: Api, deps: RouteDeps): void {
+  // A scope of its own: its body parsers hand parse failures to the route instead of answering them.
+  parent.register(async (app: Api) => mcpRoute(app, deps));
+}
+
+function mcpRoute(app: Api, deps: RouteDeps): void {
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    json(request, body as string, (err, parsed) => done(null, err ? new UnreadBody(err) : parsed)),
+  );
+  app.addContentTypeParser('*', (_request, _payload, done) =>
+    done(
+      null,
+      new UnreadBody(new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as application/json.')),
+    ),
+  );
   // The admission of a request's first tool call, made before validation, for the MCP server.
   const preAdmitted = new WeakMap<FastifyRequest, Admitted & { tool: string }>();
   const mcp = mcpEndpoint({
@@ -206,6 +235,7 @@ export function registerMcp(app: Api, deps: RouteDeps): void {
         if (!admitted.result.ok && (tool === null || !tierAllowsCategory(caller.tier, ACCESS.category)))
           throw refusedAdmission(caller.tier, admitted);
         authorize(request, ACCESS);
+        if (request.body instanceof UnreadBody) throw request.body.error;
         if (tool !== null) preAdmitted.set(request, { ...admitted, tool });
       },
       schema: {
