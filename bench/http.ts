@@ -114,7 +114,7 @@ async function ensureSeeded(env: NodeJS.ProcessEnv): Promise<HttpResults['datase
       seedMs: null,
     };
   }
-  log(`seeding the large profile into ${DATA_DIR} (once; about 20 s)`);
+  log(`seeding the large profile into ${DATA_DIR} (once; minutes: a year of history)`);
   const t0 = performance.now();
   await runNode([CLI, 'seed', '--profile', 'large'], env, { stderr: 'inherit' });
   const seedMs = Math.round(performance.now() - t0);

@@ -26,6 +26,10 @@ export interface StreamRun {
 
 export interface StreamResults {
   limit: number;
+  /** How long the bench waited for the server to settle (its start-up jobs done) before the first answer. */
+  settleMs: number;
+  /** True when it gave up waiting (15 minutes) and measured a busy server. */
+  settleTimedOut: boolean;
   runs: StreamRun[];
   slowClient: {
     pausedAfterBytes: number;
@@ -51,6 +55,24 @@ async function cpuMsOf(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Waits until the server is quiet, at most 15 minutes: under 10 % of a core over 2 s (the
+ * simulation's ticks cost less). A server just started on a new dataset spends minutes on its
+ * own jobs (the history backfill, the first ratings, a year of research digests), whose memory
+ * is theirs, not an answer's. Returns the time waited, ms, and whether it gave up.
+ */
+async function settle(pid: number): Promise<{ ms: number; timedOut: boolean }> {
+  const t0 = performance.now();
+  for (;;) {
+    const cpu0 = await cpuMsOf(pid);
+    await new Promise((r) => setTimeout(r, 2000));
+    const busyMs = (await cpuMsOf(pid)) - cpu0;
+    const ms = Math.round(performance.now() - t0);
+    if (busyMs < 200) return { ms, timedOut: false };
+    if (ms > 15 * 60_000) return { ms, timedOut: true };
+  }
 }
 
 /** One full read of the answer, sampling the server's RSS. */
@@ -144,10 +166,11 @@ export async function runStreaming(
   limit = 500_000,
 ): Promise<StreamResults> {
   const url = `${base}/api/v1/liquidations?limit=${limit}`;
+  const settled = await settle(pid);
   const runs: StreamRun[] = [];
-  // The first large answer after start grows the process to its working size (V8 lets promoted
-  // garbage reach its old-generation limit before a full collection); the answers after it
-  // show what one answer costs in steady state. All three are recorded.
+  // The first large answer grows the process to its working size (V8 lets promoted garbage reach
+  // its old-generation limit before a full collection); the answers after it show what one
+  // answer costs in steady state. All three are recorded.
   for (const format of ['ndjson', 'ndjson', 'json'] as const) {
     const r = await readAll(url, key, pid, format);
     runs.push({
@@ -170,6 +193,8 @@ export async function runStreaming(
   const slow = await readAll(url, key, pid, 'ndjson', { afterBytes: 1 << 20, ms: 3000 });
   return {
     limit,
+    settleMs: settled.ms,
+    settleTimedOut: settled.timedOut,
     runs,
     slowClient: {
       pausedAfterBytes: slow.pausedAfterBytes,
