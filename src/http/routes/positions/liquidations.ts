@@ -131,22 +131,26 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
       const protocols = new Set<string>();
       const body = async function* () {
         let n = 0;
-        if (!ndjson) yield Buffer.from('{"data":[');
+        if (!ndjson) yield '{"data":[';
         let step = first;
         while (!step.done) {
           // Written in pieces of about 32 KB: the stream stops pulling as soon as its buffer is
           // full, within a page as well as between pages.
           let chunk = '';
-          for (const item of step.value) {
+          const items: (LiquidationView | undefined)[] = step.value;
+          for (let i = 0; i < items.length; i++) {
+            const item = items[i]!;
+            // Let go of each item once written: what a scavenge finds alive is promoted.
+            items[i] = undefined;
             protocols.add(item.protocol);
             chunk += ndjson ? `${itemString(item)}\n` : `${n > 0 ? ',' : ''}${itemString(item)}`;
             n++;
             if (chunk.length >= CHUNK_CHARS) {
-              yield Buffer.from(chunk);
+              yield chunk;
               chunk = '';
             }
           }
-          if (chunk.length > 0) yield Buffer.from(chunk);
+          if (chunk.length > 0) yield chunk;
           // A turn of the event loop between pages: a fast reader never keeps the loop to
           // itself (the store's reads and the socket's writes may all complete at once).
           await nextTurn();
@@ -163,12 +167,14 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
           },
           clamped,
         );
-        yield Buffer.from(ndjson ? `{"meta":${metaString(meta)}}\n` : `],"meta":${metaString(meta)}}`);
+        yield ndjson ? `{"meta":${metaString(meta)}}\n` : `],"meta":${metaString(meta)}}`;
       };
       reply.header('cache-control', DATA_CACHE_CONTROL);
       reply.type(ndjson ? `${NDJSON_TYPE}; charset=utf-8` : JSON_TYPE);
       // Pulled as the socket drains: a slow reader holds the read of the next page back.
-      return reply.send(Readable.from(body(), { objectMode: false, highWaterMark: 64 * 1024 }));
+      return reply.send(
+        Readable.from(body(), { objectMode: false, encoding: 'utf8', highWaterMark: 64 * 1024 }),
+      );
     },
   );
 }
