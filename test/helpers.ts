@@ -299,6 +299,11 @@ export interface TestAppOptions {
 export const QUIET = { pressure: false } as const;
 
 /** The whole app over an in-memory SQLite store, with a manual clock. */
+function pathAndQuery(url: string): string {
+  const u = new URL(url);
+  return `${u.pathname}${u.search}`;
+}
+
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const clock = options.clock ?? new ManualClock();
   const store = options.store ?? new SqliteStore(':memory:');
@@ -339,9 +344,15 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   (app as { inject: unknown }).inject = async (opts: InjectOptions | string) => {
     const res = await inject(opts as InjectOptions);
     const o = typeof opts === 'string' ? { url: opts, method: 'GET' } : opts;
+    // Checked against the route the server saw: inject resolves dot segments (`%2e%2e`) as a
+    // browser does, so the answer may be another path's.
+    const url = String(o.url ?? o.path ?? '/');
     const problems = check({
       method: String(o.method ?? 'GET'),
-      url: String(o.url ?? o.path ?? '/'),
+      url:
+        url.startsWith('/') && URL.canParse(`http://localhost${url}`)
+          ? pathAndQuery(`http://localhost${url}`)
+          : url,
       statusCode: res.statusCode,
       headers: res.headers,
       rawPayload: res.rawPayload,
