@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { BackendUnavailableError } from '../../src/access/admission.ts';
 import { ManualClock } from '../clock.ts';
 import { createTestApp, makeMarket, makePosition, modelOf, type TestApp, tiersWith } from '../helpers.ts';
 import { call, metaOf, type Served, serve } from './helpers.ts';
@@ -157,6 +158,45 @@ describe('MCP server: authentication and tiers', () => {
     }
     // neither counted: no tool call in them
     assert.equal(await usedToday(key), 0);
+  });
+
+  test('error: the limiter unreachable: the first call (admitted with the request) is HTTP 503, a later call of the batch a tool error', async () => {
+    const key = await t.key('enterprise');
+    const admit = t.admission.admit.bind(t.admission);
+    const batch = [1, 2].map((id) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'search_markets', arguments: { query: 'weth', limit: 1 } },
+    }));
+    let calls = 0;
+    let failFrom = 1;
+    t.admission.admit = async (req) => {
+      if (++calls >= failFrom) throw new BackendUnavailableError('limiter down');
+      return admit(req);
+    };
+    try {
+      const res = await post(batch, key);
+      assert.equal(res.status, 503);
+      assert.equal(res.headers.get('retry-after'), '1');
+      assert.equal(((await res.json()) as { error: string }).error, 'SERVICE_UNAVAILABLE');
+      calls = 0;
+      failFrom = 2;
+      const partial = await post(batch, key);
+      assert.equal(partial.status, 200);
+      const answers = (await partial.json()) as {
+        result: { isError?: boolean; structuredContent: { error?: string } };
+      }[];
+      assert.deepEqual(
+        answers.map((a) => [a.result.isError ?? false, a.result.structuredContent.error]),
+        [
+          [false, undefined],
+          [true, 'SERVICE_UNAVAILABLE'],
+        ],
+      );
+    } finally {
+      t.admission.admit = admit;
+    }
   });
 
   test('behavior: an Enterprise key connects; GET and DELETE are 405 (stateless server)', async () => {
