@@ -130,7 +130,8 @@ export interface StreamEnd {
   nextCursor?: string;
 }
 
-function liquidationView(model: ReadModel, l: LiquidationEvent): LiquidationView {
+/** A stored liquidation as served: its market's token symbols when the market is in the current data. */
+export function liquidationView(model: ReadModel, l: LiquidationEvent): LiquidationView {
   const ord = model.catalog.ordOf(l.marketKey);
   const m = ord === undefined ? undefined : model.catalog.recordAt(ord);
   return {

@@ -17,14 +17,7 @@ import {
   requireMarketId,
   StartDateParam,
 } from '../../params.ts';
-import {
-  DATA_HEADERS,
-  errorResponses,
-  LiquidationRef,
-  LiquidationSchema,
-  MetaRef,
-  MetaSchema,
-} from '../../schemas.ts';
+import { DATA_HEADERS, errorResponses, LiquidationRef, MetaRef, MetaSchema } from '../../schemas.ts';
 import { DATA_CACHE_CONTROL, JSON_TYPE } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
@@ -33,7 +26,15 @@ const ACCESS = { category: 'position', limitMax: 500_000 } as const;
 export const NDJSON_TYPE = 'application/x-ndjson';
 /** Characters of body written at a time (JSON is ASCII: bytes). */
 const CHUNK_CHARS = 32 * 1024;
-const itemString = fastJson(LiquidationSchema) as (item: LiquidationView) => string;
+/**
+ * One liquidation's JSON. The view has exactly the schema's fields, in its order (the schema's
+ * serializer gives the same bytes: tested), and JSON.stringify writes its numbers straight into
+ * the output, where the schema's serializer turns each into a string first (`'' + n`): V8 keeps
+ * such strings in its number-to-string cache, which lives in the old generation, so every one of
+ * the 3,000,000 numbers of a 500,000-row answer was kept alive past a scavenge, promoted, and
+ * the process grew by 20 to 90 MB per answer until a full collection.
+ */
+export const liquidationJson = (item: LiquidationView): string => JSON.stringify(item);
 const metaString = fastJson(MetaSchema) as (meta: Meta) => string;
 /** A streamed answer carries no ETag: its data is not known before its body is written. */
 const { ETag: _etag, ...STREAM_HEADERS } = DATA_HEADERS;
@@ -143,7 +144,7 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
             // Let go of each item once written: what a scavenge finds alive is promoted.
             items[i] = undefined;
             protocols.add(item.protocol);
-            chunk += ndjson ? `${itemString(item)}\n` : `${n > 0 ? ',' : ''}${itemString(item)}`;
+            chunk += ndjson ? `${liquidationJson(item)}\n` : `${n > 0 ? ',' : ''}${liquidationJson(item)}`;
             n++;
             if (chunk.length >= CHUNK_CHARS) {
               yield chunk;
