@@ -37,6 +37,13 @@ export interface Settings {
    * default unset (keep everything). Omitted: null.
    */
   historyRetentionDays?: number | null;
+  /**
+   * The sources file (D15): real chains to read. From SOURCES_FILE; null (the default): the
+   * sandbox is served to every key. Omitted: null.
+   */
+  sourcesFile?: string | null;
+  /** Pause between two ingestion passes, ms (`lrds ingest`, `lrds serve` with sources). From INGEST_INTERVAL_MS, default 12000. */
+  ingestIntervalMs?: number;
 }
 
 export class SettingsError extends Error {
@@ -111,6 +118,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
       `HISTORY_RETENTION_DAYS: must be a positive integer (days), got '${env.HISTORY_RETENTION_DAYS}'`,
     );
   }
+  const intervalText = env.INGEST_INTERVAL_MS?.trim();
+  const ingestIntervalMs = intervalText ? Number(intervalText) : 12_000;
+  if (!(Number.isInteger(ingestIntervalMs) && ingestIntervalMs >= 100 && ingestIntervalMs <= 3_600_000)) {
+    problems.push(`INGEST_INTERVAL_MS: must be an integer 100-3600000 (ms), got '${env.INGEST_INTERVAL_MS}'`);
+  }
   if (problems.length > 0) throw new SettingsError(`Invalid settings:\n  - ${problems.join('\n  - ')}`);
   return Object.freeze({
     port,
@@ -126,5 +138,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     sandboxHistoryDays,
     sandboxHourlyHistoryDays,
     historyRetentionDays,
+    sourcesFile: env.SOURCES_FILE ? resolve(env.SOURCES_FILE) : null,
+    ingestIntervalMs,
   });
 }

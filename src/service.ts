@@ -501,6 +501,11 @@ export interface Service {
    * to the store, which every model applies from its change feed. Resolves once both are done.
    */
   stepSimulation(atMs: number): Promise<void>;
+  /**
+   * One ingestion pass over the sources file's sources, as the timer runs it (nothing without a
+   * sources file); the pass already running, if any, is joined.
+   */
+  ingest(): Promise<void>;
   /** Stops the background refreshers, closes the app (finishing requests in flight), then the store. */
   close(): Promise<void>;
 }
@@ -526,7 +531,23 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const tiers = loadTiers(settings.tiersFile);
   const store = await openStore(settings, clock);
   const historyDays = settings.sandboxHistoryDays ?? 0;
-  if (!(await store.datasetInfo()))
+  // With a sources file, live keys are served those sources only (D15): a store without their
+  // data gets a first pass now (the service does not start on data it cannot state); without
+  // one, the sandbox is seeded on first start.
+  // (viem and the adapters are loaded only then.)
+  const chain = settings.sourcesFile ? await import('./ingest/chain/index.ts') : null;
+  const { ingestLive } = await import('./ingest/live.ts');
+  const sources =
+    chain && settings.sourcesFile ? chain.chainSources(chain.loadSourcesFile(settings.sourcesFile)) : null;
+  if (sources) {
+    if ((await store.datasetInfo())?.kind !== 'live') {
+      const pass = await ingestLive(sources, store, clock);
+      if (!pass.dataset)
+        throw new Error(
+          `no source of ${settings.sourcesFile} could be read: ${pass.runs.map((r) => `${r.source}: ${r.error}`).join('; ')}`,
+        );
+    }
+  } else if (!(await store.datasetInfo()))
     await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true, clock, historyDays);
   else await recordSandboxSource(store, clock);
   const models = await ReadModels.load(store, clock);
@@ -701,6 +722,35 @@ export async function createService(settings: Settings, options: ServiceOptions 
         })
       : null;
   if (research) timers.push(setInterval(() => void research.runDue(), RESEARCH_CHECK_MS));
+  // In-process ingestion of the sources file (in the process that writes history): a pass every
+  // INGEST_INTERVAL_MS; the models follow the dataset it writes within a second.
+  let ingesting: Promise<void> | null = null;
+  const failing = new Set<string>();
+  const ingestPass = (): Promise<void> => {
+    if (!sources || closing) return Promise.resolve();
+    ingesting ??= ingestLive(sources, store, clock, {
+      onSource: (run) => {
+        if (!run.ok && !failing.has(run.source))
+          app.log.warn(
+            { source: run.source, error: run.error },
+            'source failed: its last data is served, aging',
+          );
+        if (run.ok && failing.has(run.source)) app.log.info({ source: run.source }, 'source read again');
+        if (run.ok) failing.delete(run.source);
+        else failing.add(run.source);
+      },
+    })
+      .then(
+        () => undefined,
+        (err: unknown) => log.warn({ err }, 'ingestion pass failed: retried at the next one'),
+      )
+      .finally(() => {
+        ingesting = null;
+      });
+    return ingesting;
+  };
+  if (sources && (options.writesHistory ?? true))
+    timers.push(setInterval(() => void ingestPass(), settings.ingestIntervalMs ?? 12_000));
   for (const t of timers) t.unref();
 
   return {
@@ -712,6 +762,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     models,
     tiers,
     ratings,
+    ingest: ingestPass,
     async stepSimulation(atMs: number) {
       await models.tickSimulation(atMs);
       await liquidations?.step(models.peek('live'), atMs);
@@ -721,6 +772,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       for (const t of timers) clearInterval(t);
       if (tickTimer) clearTimeout(tickTimer);
       await history?.stop();
+      await ingesting;
       await liquidations?.idle();
       await ratings.stop();
       await research?.stop();

@@ -18,7 +18,7 @@ import type { Store } from '../store/types.ts';
 const loadService = () => import('../service.ts');
 
 const SETTINGS_LINE =
-  'Settings come from the environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, TIERS_FILE, LOG_LEVEL, INSTANCES.';
+  'Settings come from the environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, TIERS_FILE, SOURCES_FILE, LOG_LEVEL, INSTANCES.';
 
 /** Help of each command and subcommand, printed by `--help` (exit 0) and after a usage mistake. */
 const HELP = {
@@ -31,6 +31,11 @@ Starts the HTTP API (seeds the sandbox on first start).
 Replaces the dataset with a generated sandbox, with a progress bar.
   --profile   default (about 4,000 markets, 50,000 positions) or large (20,000 and 1,000,000)
   --seed N    the generator's seed (same seed, same data)`,
+  ingest: `Usage: lrds ingest [--once]
+
+Reads the sources of SOURCES_FILE (chains: Chainlink feeds, Morpho Blue) into the store.
+  --once   one pass over every source, then exit: 0 when every source succeeded, 1 otherwise
+           (each failed source named); without it, a pass every INGEST_INTERVAL_MS until stopped`,
   keys: `Usage: lrds keys <command>
 
   create --tier free|pro|enterprise [--test] [--account NAME] [--name LABEL]
@@ -69,6 +74,8 @@ Usage:
                                                N workers share the port (needs REDIS_URL)
   lrds seed [--profile default|large] [--seed N]
                                                replace the dataset with a generated sandbox
+  lrds ingest [--once]                         read the sources of SOURCES_FILE into the store
+                                               (--once: one pass, exit 1 if a source failed)
   lrds keys create --tier free|pro|enterprise [--test] [--account NAME] [--name LABEL]
                                                create an API key; prints the key alone on stdout
   lrds keys list [--account NAME] [--json]     list keys (prefix and id; never the whole key)
@@ -436,6 +443,66 @@ async function seed(settings: Settings, args: string[]): Promise<void> {
   );
 }
 
+/** One line per source of an ingestion pass, on stderr; the items that failed under it. */
+function printPass(run: import('../ingest/live.ts').SourceRun): void {
+  const at = Object.entries(run.state.lastBlock)
+    .map(([, block]) => `block ${block}`)
+    .join(', ');
+  if (run.ok) {
+    const failed = run.items.filter((i) => !i.ok);
+    process.stderr.write(
+      `${run.source}: ok at ${at}: ${run.markets} markets, ${run.positions} positions` +
+        (failed.length > 0 ? `; ${failed.length} items not read:` : '') +
+        '\n',
+    );
+    for (const f of failed.slice(0, 20)) process.stderr.write(`  - ${f.ok ? '' : f.error}\n`);
+    if (failed.length > 20) process.stderr.write(`  - and ${failed.length - 20} more\n`);
+  } else {
+    process.stderr.write(
+      `${run.source}: FAILED (${run.state.consecutiveFailures} in a row): ${run.error}; its last data (${run.markets} markets) is kept\n`,
+    );
+  }
+}
+
+async function ingest(settings: Settings, args: string[]): Promise<void> {
+  const { values } = parseCommand('ingest', args, { once: { type: 'boolean', default: false } });
+  if (!settings.sourcesFile)
+    fail('SOURCES_FILE is not set: name the sources file to read (see the README, "Real data")');
+  const { loadSourcesFile, chainSources } = await import('../ingest/chain/index.ts');
+  const { ingestLive } = await import('../ingest/live.ts');
+  const { systemClock } = await import('../domain/clock.ts');
+  const sources = chainSources(loadSourcesFile(settings.sourcesFile));
+  const clock = systemClock();
+  await withStore(settings, async (store) => {
+    if (values.once) {
+      const pass = await ingestLive(sources, store, clock, { onSource: printPass });
+      const failed = pass.runs.filter((r) => !r.ok);
+      if (pass.dataset)
+        process.stderr.write(
+          `Wrote ${pass.dataset.marketCount} markets and ${pass.dataset.positionCount} positions (dataset version ${pass.dataset.version}).\n`,
+        );
+      if (failed.length > 0) {
+        process.stderr.write(
+          `${failed.length} of ${pass.runs.length} sources failed: ${failed.map((r) => r.source).join(', ')}\n`,
+        );
+        process.exitCode = 1;
+      }
+      return;
+    }
+    let stopping = false;
+    const stop = () => {
+      stopping = true;
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    while (!stopping) {
+      await ingestLive(sources, store, clock, { onSource: printPass });
+      for (let waited = 0; waited < (settings.ingestIntervalMs ?? 12_000) && !stopping; waited += 100)
+        await sleep(100);
+    }
+  });
+}
+
 /** Columns padded to their widest cell, for a terminal. */
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -582,6 +649,8 @@ async function main(argv: string[]): Promise<void> {
       return seed(settings, args);
     case 'keys':
       return keys(settings, args);
+    case 'ingest':
+      return ingest(settings, args);
     default:
       fail(`unknown command '${command}'\n\n${USAGE}`);
   }
@@ -603,7 +672,7 @@ function environmentProblem(err: unknown): string | null {
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (
     err instanceof UsageError ||
-    (err instanceof Error && ['SettingsError', 'TierConfigError'].includes(err.name))
+    (err instanceof Error && ['SettingsError', 'TierConfigError', 'SourcesConfigError'].includes(err.name))
   ) {
     process.stderr.write(`lrds: ${err.message}\n`);
     process.exit(2);

@@ -114,3 +114,25 @@ export function assetFamily(symbol: string): AssetFamily {
   if (isStableSymbol(upper)) return 'usd';
   return 'other';
 }
+
+/** Tokens priced by another's feed: wrapped natives by the native, bridged copies by the original. */
+const ALIASES: Readonly<Record<string, string>> = {
+  WETH: 'ETH',
+  'USDC.E': 'USDC',
+  USDBC: 'USDC',
+  WAVAX: 'AVAX',
+  WBNB: 'BNB',
+  WPOL: 'POL',
+  WMATIC: 'MATIC',
+  WXDAI: 'XDAI',
+  'BTC.B': 'BTC',
+  WXPL: 'XPL',
+  WS: 'S',
+  WMNT: 'MNT',
+};
+
+/** The symbol a feed would use for a token: upper case, wrapped natives as the native (D15: WETH by ETH/USD). */
+export function feedSymbol(symbol: string): string {
+  const upper = symbol.toUpperCase();
+  return ALIASES[upper] ?? upper;
+}

@@ -1,4 +1,5 @@
-import type { DatasetInput } from '../store/types.ts';
+import type { MarketRecord, PositionRecord } from '../domain/types.ts';
+import type { DatasetInput, LiquidationEvent, OracleRound, SourceState } from '../store/types.ts';
 
 /**
  * The ingest contract. A source (the sandbox simulation now; chain adapters and the Morpho API
@@ -19,6 +20,15 @@ export interface SourceOutput {
    * its seed). Chain and API sources will hand record changes instead.
    */
   snapshot?: DatasetInput;
+  /**
+   * The source's own markets and positions now (chain sources): ingestion merges them with the
+   * other sources' into one dataset; a source that fails keeps its last ones.
+   */
+  records?: { markets: MarketRecord[]; positions: PositionRecord[] };
+  /** Liquidations seen in this run (appended to the history; the same one twice is kept once). */
+  liquidations?: LiquidationEvent[];
+  /** Oracle rounds read in this run (appended to the history). */
+  rounds?: OracleRound[];
   /** Blocks reached, per chain id (chain sources). */
   blocks?: Record<string, number>;
   /** Per-item outcomes; failed items do not fail the run. */
@@ -34,5 +44,12 @@ export interface Source {
    * One pass over the source. Throws only when nothing could be read at all (the source is
    * unreachable): the run then counts as failed and the data stays as it was.
    */
-  run(nowMs: number): Promise<SourceOutput>;
+  run(nowMs: number, previous?: PreviousRun): Promise<SourceOutput>;
+}
+
+/** What the last good run of a source left: its checkpoint and its records as stored. */
+export interface PreviousRun {
+  state: SourceState | null;
+  markets: readonly MarketRecord[];
+  positions: readonly PositionRecord[];
 }

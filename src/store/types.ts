@@ -69,6 +69,11 @@ export interface DatasetInput {
   kind: DatasetKind;
   profile: string;
   seed: number | null;
+  /**
+   * Epoch ms the data reflects, when not the time of the write: a dataset merged from several
+   * sources is as fresh as the stalest of them (D16).
+   */
+  refreshedAt?: number;
   markets: readonly MarketRecord[];
   /** The vaults lending into the markets (absent: none). */
   vaults?: readonly VaultRecord[];

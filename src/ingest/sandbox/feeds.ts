@@ -5,11 +5,10 @@
  * feed posts follow the prices the markets are served at.
  */
 
-import { type AssetFamily, assetFamily } from '../../domain/asset-family.ts';
+import { type AssetFamily, assetFamily, feedSymbol } from '../../domain/asset-family.ts';
 import type { FeedUpdate, MarketRecord } from '../../domain/types.ts';
 import type { OracleRound as OracleRoundRow } from '../../store/types.ts';
 import { sandboxPriceBasis } from './live.ts';
-import { feedSymbol } from './oracles.ts';
 import { loadReference, type RefChainlinkFeed, type ReferenceData } from './reference.ts';
 import type { PriceModel } from './simulation/index.ts';
 import { DAY_MS, MINUTE_MS } from './simulation/noise.ts';

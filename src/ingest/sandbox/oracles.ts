@@ -4,7 +4,7 @@
  * update clock per feed. A feed has one clock for the whole dataset, whichever markets use it.
  */
 
-import { assetFamily } from '../../domain/asset-family.ts';
+import { assetFamily, feedSymbol } from '../../domain/asset-family.ts';
 import type { OracleProvider, OracleType } from '../../domain/enums.ts';
 import type { OracleFeedRecord, OracleRecord } from '../../domain/types.ts';
 import { ptUnderlying } from './prices.ts';
@@ -38,27 +38,6 @@ const WARNING_LONG_HEARTBEAT = 'Feed heartbeat exceeds 24h';
 const WARNING_CUSTOM = 'Price source not identified; check the oracle contract';
 const WARNING_NO_FEED_METADATA = 'No public feed metadata for this oracle';
 const WARNING_LOAN_UNPRICED = 'Loan asset has no listed feed';
-
-const ALIASES: Readonly<Record<string, string>> = {
-  WETH: 'ETH',
-  'USDC.E': 'USDC',
-  USDBC: 'USDC',
-  WAVAX: 'AVAX',
-  WBNB: 'BNB',
-  WPOL: 'POL',
-  WMATIC: 'MATIC',
-  WXDAI: 'XDAI',
-  'BTC.B': 'BTC',
-  WXPL: 'XPL',
-  WS: 'S',
-  WMNT: 'MNT',
-};
-
-/** The symbol a feed would use for a token: upper case, wrapped natives as the native. */
-export function feedSymbol(symbol: string): string {
-  const upper = symbol.toUpperCase();
-  return ALIASES[upper] ?? upper;
-}
 
 const EXCHANGE_RATE_VENDORS = new Set([
   'Lido',

@@ -274,7 +274,7 @@ export class SqliteStore implements Store {
         kind: input.kind,
         profile: input.profile,
         seed: input.seed,
-        refreshedAt: Math.floor(this.clock.now()),
+        refreshedAt: Math.floor(input.refreshedAt ?? this.clock.now()),
         marketCount: input.markets.length,
         positionCount: columns.count,
         version: (previous?.version ?? 0) + 1,

@@ -4,9 +4,8 @@
  * Identifier `<comet>_<collateral>`.
  */
 
-import { assetFamily } from '../../../domain/asset-family.ts';
+import { assetFamily, feedSymbol } from '../../../domain/asset-family.ts';
 import type { RateCurve } from '../../../domain/rates.ts';
-import { feedSymbol } from '../oracles.ts';
 import { familyCurve } from '../prices.ts';
 import type { BuildContext, DraftLists } from './draft.ts';
 import { pairLabel, structuralUnit } from './draft.ts';

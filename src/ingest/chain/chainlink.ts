@@ -1,0 +1,113 @@
+/**
+ * Chainlink price feeds (AggregatorV3Interface): `latestRoundData`, `decimals` and
+ * `description`, read in one multicall at a block; and token USD prices from them (D15).
+ */
+import { parseAbi } from 'viem';
+import { feedSymbol } from '../../domain/asset-family.ts';
+import type { FeedConfig } from '../sources-file.ts';
+import type { ChainRpc } from './rpc.ts';
+
+export const aggregatorV3Abi = parseAbi([
+  'function decimals() view returns (uint8)',
+  'function description() view returns (string)',
+  'function latestRoundData() view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
+]);
+
+/** A feed's latest round as read at a block. */
+export interface FeedReading {
+  feed: FeedConfig;
+  description: string;
+  decimals: number;
+  roundId: bigint;
+  /** The answer in the quote's units (answer / 10^decimals). */
+  answer: number;
+  /** Unix seconds of the round's update. */
+  updatedAt: number;
+}
+
+export interface FeedReads {
+  readings: FeedReading[];
+  /** Feeds that could not be read, with why. */
+  failures: { feed: FeedConfig; error: string }[];
+}
+
+/** Reads every feed at `blockNumber` in one multicall (three calls a feed). */
+export async function readFeeds(
+  rpc: ChainRpc,
+  feeds: readonly FeedConfig[],
+  blockNumber: bigint,
+): Promise<FeedReads> {
+  if (feeds.length === 0) return { readings: [], failures: [] };
+  const calls = feeds.flatMap((f) => {
+    const address = f.address as `0x${string}`;
+    return [
+      { address, abi: aggregatorV3Abi, functionName: 'decimals' } as const,
+      { address, abi: aggregatorV3Abi, functionName: 'description' } as const,
+      { address, abi: aggregatorV3Abi, functionName: 'latestRoundData' } as const,
+    ];
+  });
+  const results = await rpc.client.multicall({
+    contracts: calls,
+    blockNumber,
+    allowFailure: true,
+    ...(await rpc.multicallOptions()),
+  });
+  const out: FeedReads = { readings: [], failures: [] };
+  feeds.forEach((feed, i) => {
+    const [d, desc, round] = results.slice(i * 3, i * 3 + 3);
+    if (d?.status !== 'success' || round?.status !== 'success') {
+      const err = d?.status === 'failure' ? d.error : round?.status === 'failure' ? round.error : null;
+      out.failures.push({
+        feed,
+        error: `feed ${feed.address} (${feed.pair}): ${err?.message.split('\n')[0] ?? 'no answer'}`,
+      });
+      return;
+    }
+    const decimals = Number(d.result);
+    const [roundId, answer, , updatedAt] = round.result as readonly [bigint, bigint, bigint, bigint, bigint];
+    out.readings.push({
+      feed,
+      description: desc?.status === 'success' ? String(desc.result) : feed.pair,
+      decimals,
+      roundId,
+      answer: scaled(answer, decimals),
+      updatedAt: Number(updatedAt),
+    });
+  });
+  return out;
+}
+
+/** `value / 10^decimals` as a number, exact to double precision for any size of integer. */
+export function scaled(value: bigint, decimals: number): number {
+  if (decimals === 0) return Number(value);
+  const negative = value < 0n;
+  const abs = negative ? -value : value;
+  const unit = 10n ** BigInt(decimals);
+  const whole = abs / unit;
+  const frac = abs % unit;
+  const n = Number(`${whole}.${frac.toString().padStart(decimals, '0')}`);
+  return negative ? -n : n;
+}
+
+/**
+ * USD prices by upper-case symbol, from the feeds (D15): `X/USD` directly, `X/ETH` times
+ * `ETH/USD` (any quote that itself has a USD price). A symbol with two prices keeps the direct
+ * USD one. Symbols are compared as feeds name them (feedSymbol: WETH is priced by ETH/USD).
+ */
+export function usdPrices(readings: readonly FeedReading[]): {
+  prices: Map<string, { usd: number; feed: string }>;
+  priceOf(symbol: string): { usd: number; feed: string } | null;
+} {
+  const prices = new Map<string, { usd: number; feed: string }>();
+  for (const r of readings)
+    if (r.feed.quote === 'USD' && r.answer > 0)
+      prices.set(feedSymbol(r.feed.base), { usd: r.answer, feed: r.feed.address });
+  for (const r of readings) {
+    const base = feedSymbol(r.feed.base);
+    if (r.feed.quote === 'USD' || prices.has(base) || r.answer <= 0) continue;
+    const quote = prices.get(feedSymbol(r.feed.quote));
+    if (quote) prices.set(base, { usd: r.answer * quote.usd, feed: r.feed.address });
+  }
+  const priceOf = (symbol: string) => prices.get(feedSymbol(symbol)) ?? null;
+  return { prices, priceOf };
+}

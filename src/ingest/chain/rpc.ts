@@ -1,0 +1,118 @@
+/**
+ * One chain's JSON-RPC, through viem: a public client with retries and a request budget, the
+ * multicall mode the chain allows (Multicall3 where it is deployed, deployless otherwise), and
+ * log reads over block ranges that adapt to the provider (halved on a range error, grown while
+ * quiet). Adapters take this client; tests hand it a transport of their own (a local chain).
+ */
+import {
+  type AbiEvent,
+  createPublicClient,
+  type GetLogsReturnType,
+  http,
+  type PublicClient,
+  type Transport,
+} from 'viem';
+
+/** Multicall3's address, the same on every chain that has it. */
+export const MULTICALL3 = '0xca11bde05977b3631167028862be2a173976ca11';
+
+export interface ChainRpc {
+  readonly chainId: number;
+  readonly client: PublicClient;
+  /** JSON-RPC requests sent so far (HTTP requests: a batch counts once). */
+  requests(): number;
+  /** Options for viem's multicall on this chain, resolved on first use. */
+  multicallOptions(): Promise<{ multicallAddress: `0x${string}` } | { deployless: true }>;
+}
+
+export interface RpcOptions {
+  /** A transport of the caller's (tests); otherwise HTTP(S) to `rpcUrl`. */
+  transport?: Transport;
+  /** Retries of a failed request, with exponential backoff from 250 ms. */
+  retries?: number;
+  /** Per-request timeout, ms. */
+  timeoutMs?: number;
+}
+
+export function createChainRpc(chainId: number, rpcUrl: string, options: RpcOptions = {}): ChainRpc {
+  let sent = 0;
+  const transport =
+    options.transport ??
+    http(rpcUrl, {
+      retryCount: options.retries ?? 3,
+      retryDelay: 250,
+      timeout: options.timeoutMs ?? 15_000,
+      onFetchRequest: () => {
+        sent++;
+      },
+    });
+  const client = createPublicClient({ transport, batch: { multicall: false } }) as PublicClient;
+  let mode: Promise<{ multicallAddress: `0x${string}` } | { deployless: true }> | null = null;
+  return {
+    chainId,
+    client,
+    requests: () => sent,
+    multicallOptions() {
+      mode ??= client.getCode({ address: MULTICALL3 }).then(
+        (code) => (code && code !== '0x' ? { multicallAddress: MULTICALL3 } : { deployless: true as const }),
+        (err: unknown) => {
+          mode = null;
+          throw err;
+        },
+      );
+      return mode;
+    },
+  };
+}
+
+/** Blocks asked for in one `eth_getLogs` at first; halved on a range error, doubled when quiet. */
+export const INITIAL_LOG_RANGE = 10_000n;
+const MAX_LOG_RANGE = 100_000n;
+/** A range that returns fewer logs than this is quiet: the next one is twice as long. */
+const QUIET_LOGS = 1_000;
+
+/**
+ * The logs of `events` emitted by `address` in [fromBlock, toBlock], in chain order. A request
+ * the provider refuses (a range or result limit) is retried on half the range, down to one
+ * block; any other error is thrown.
+ */
+export async function getLogsAdaptive<const E extends readonly AbiEvent[]>(
+  rpc: ChainRpc,
+  args: { address: `0x${string}`; events: E; fromBlock: bigint; toBlock: bigint },
+): Promise<GetLogsReturnType<undefined, E, true>> {
+  const out: GetLogsReturnType<undefined, E, true> = [];
+  let range = INITIAL_LOG_RANGE;
+  let from = args.fromBlock;
+  while (from <= args.toBlock) {
+    const to = from + range - 1n < args.toBlock ? from + range - 1n : args.toBlock;
+    let logs: GetLogsReturnType<undefined, E, true>;
+    try {
+      logs = await rpc.client.getLogs({
+        address: args.address,
+        events: args.events,
+        fromBlock: from,
+        toBlock: to,
+        strict: true,
+      });
+    } catch (err) {
+      if (range > 1n && isRangeError(err)) {
+        range /= 2n;
+        continue;
+      }
+      throw err;
+    }
+    out.push(...logs);
+    if (logs.length < QUIET_LOGS && range < MAX_LOG_RANGE) range *= 2n;
+    from = to + 1n;
+  }
+  return out;
+}
+
+/** Whether a getLogs failure is the provider's limit on the range or the result size. */
+export function isRangeError(err: unknown): boolean {
+  const text =
+    err instanceof Error ? `${err.message} ${(err as { details?: string }).details ?? ''}` : String(err);
+  return /block range|range (is )?too (large|wide)|too many (results|logs)|query returned more than|limit exceeded|response size (is )?(too large|exceeded)/i.test(
+    text,
+  );
+}

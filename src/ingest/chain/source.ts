@@ -1,0 +1,319 @@
+/**
+ * One chain as a source (`chain:<chainId>`): each run reads the chain at its head minus the
+ * confirmations, Chainlink feeds and Morpho Blue, and hands ingestion the chain's markets and
+ * positions as records (USD at the feeds' prices, health factors by Morpho's own math),
+ * the liquidations and oracle rounds seen, and the block reached.
+ *
+ * Prices (D15): a token is priced by its feeds (`X/USD`, or `X/ETH` × `ETH/USD`; wrapped natives
+ * by the native), else a market's collateral by its oracle (the oracle's price of collateral in
+ * loan units × the loan token's USD price). A market whose loan token has no USD price is not
+ * served (its amounts could not be stated in USD) and its item says why.
+ */
+import { type Market, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
+import type { MarketRecord, OracleFeedRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
+import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
+import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
+import type { RefChainlinkFeed } from '../sandbox/reference.ts';
+import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
+import { type FeedReading, readFeeds, scaled, usdPrices } from './chainlink.ts';
+import { healthFactor, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
+import type { ChainRpc } from './rpc.ts';
+
+/** A market's uniqueKey (D3) from its Morpho id. */
+export function morphoKey(chainId: number, id: string): string {
+  return `morpho-${chainId}-${id.toLowerCase()}`;
+}
+
+/** What the last run of a chain source cost, for the logs and the bench. */
+export interface ChainRunStats {
+  block: number;
+  rpcRequests: number;
+  markets: number;
+  positions: number;
+}
+
+export interface ChainSource extends Source {
+  /** The figures of the last successful run; null before it. */
+  lastRun(): ChainRunStats | null;
+}
+
+export function chainSource(
+  chain: ChainConfig,
+  rpc: ChainRpc,
+  reference: readonly RefChainlinkFeed[] = [],
+): ChainSource {
+  let last: ChainRunStats | null = null;
+  return {
+    id: `chain:${chain.chainId}`,
+    kind: 'chain',
+    chainIds: [chain.chainId],
+    lastRun: () => last,
+    async run(_nowMs: number, previous?: PreviousRun): Promise<SourceOutput> {
+      const requests0 = rpc.requests();
+      const head = await rpc.client.getBlockNumber({ cacheTime: 0 });
+      const target = head > BigInt(chain.confirmations) ? head - BigInt(chain.confirmations) : 0n;
+      const block = await rpc.client.getBlock({ blockNumber: target });
+      const items: ItemReport[] = [];
+      const lastBlock = previous?.state?.lastBlock[String(chain.chainId)];
+      // A block already read is not read again (its logs are in); a chain that went back below
+      // it (a reset local chain) is read from the start.
+      const resume = lastBlock !== undefined && BigInt(lastBlock) <= target ? BigInt(lastBlock) + 1n : null;
+
+      let morpho: Awaited<ReturnType<typeof readMorphoBlue>> | null = null;
+      if (chain.morpho) {
+        const known =
+          resume === null ? { marketIds: [], accounts: [] } : knownMorpho(chain.chainId, previous);
+        morpho = await readMorphoBlue(
+          rpc,
+          chain.morpho.blue as `0x${string}`,
+          { fromBlock: resume ?? BigInt(chain.morpho.fromBlock), block: target, timestamp: block.timestamp },
+          known,
+        );
+        for (const f of morpho.failures) items.push({ id: `morpho:${f.id}`, ok: false, error: f.error });
+      }
+
+      // Feeds: those of the file, and those the markets' oracles name.
+      const feeds = new Map(chain.chainlink.map((f) => [f.address, f]));
+      for (const m of morpho?.markets ?? [])
+        for (const address of m.oracleFeeds ?? [])
+          if (!feeds.has(address)) feeds.set(address, discoveredFeed(chain.chainId, address, reference));
+      const read = await readFeeds(rpc, [...feeds.values()], target);
+      for (const f of read.failures) items.push({ id: `feed:${f.feed.address}`, ok: false, error: f.error });
+      const readings = read.readings.map(withPairFromDescription);
+      for (const r of readings) items.push({ id: `feed:${r.feed.address}`, ok: true });
+      const byFeed = new Map(readings.map((r) => [r.feed.address, r]));
+      const { priceOf } = usdPrices(readings);
+
+      const markets: MarketRecord[] = [];
+      const positions: PositionRecord[] = [];
+      const priced = new Map<string, { record: MarketRecord; read: MorphoMarketRead }>();
+      for (const m of morpho?.markets ?? []) {
+        const key = morphoKey(chain.chainId, m.id);
+        const loanUsd = priceOf(m.loan.symbol)?.usd ?? null;
+        if (loanUsd === null) {
+          items.push({
+            id: `morpho:${m.id}`,
+            ok: false,
+            error: `market ${key}: no USD price for its loan token ${m.loan.symbol} (add its ${m.loan.symbol}/USD feed to the sources file)`,
+          });
+          continue;
+        }
+        const collateralUsd = priceOf(m.collateral.symbol)?.usd ?? oracleUsd(m, loanUsd);
+        if (collateralUsd === null) {
+          items.push({
+            id: `morpho:${m.id}`,
+            ok: false,
+            error: `market ${key}: no USD price for its collateral ${m.collateral.symbol} (no feed, and the oracle did not answer)`,
+          });
+          continue;
+        }
+        const record = marketRecord(chain.chainId, m, loanUsd, collateralUsd, oracleRecord(m, byFeed));
+        markets.push(record);
+        priced.set(m.id, { record, read: m });
+        items.push({ id: `morpho:${m.id}`, ok: true });
+      }
+      for (const p of morpho?.positions ?? []) {
+        const market = priced.get(p.id);
+        if (!market) continue;
+        positions.push(positionRecord(market.record, market.read.market, p));
+      }
+      const liquidations: LiquidationEvent[] = [];
+      for (const l of morpho?.liquidations ?? []) {
+        const market = priced.get(l.id);
+        if (!market) continue;
+        const { record } = market;
+        const seized = scaled(l.seizedAssets, record.collateralDecimals ?? 18);
+        const repaid = scaled(l.repaidAssets, record.loanDecimals ?? 18);
+        const badDebt = scaled(l.badDebtAssets, record.loanDecimals ?? 18);
+        liquidations.push({
+          protocol: 'morpho',
+          chainId: chain.chainId,
+          txHash: l.txHash,
+          logIndex: l.logIndex,
+          block: l.block,
+          at: l.timestamp * 1000,
+          marketKey: record.uniqueKey,
+          borrower: l.borrower,
+          liquidator: l.liquidator,
+          collateralSeized: seized,
+          collateralSeizedUsd: seized * record.collateralPrice,
+          debtRepaid: repaid,
+          debtRepaidUsd: repaid * record.loanPrice,
+          badDebt,
+          badDebtUsd: badDebt * record.loanPrice,
+        });
+      }
+      const rounds: OracleRound[] = readings.map((r) => ({
+        chainId: chain.chainId,
+        feed: r.feed.address,
+        roundId: r.roundId.toString(),
+        answer: r.answer,
+        updatedAt: r.updatedAt * 1000,
+      }));
+      last = {
+        block: Number(target),
+        rpcRequests: rpc.requests() - requests0,
+        markets: markets.length,
+        positions: positions.length,
+      };
+      return {
+        records: { markets, positions },
+        liquidations,
+        rounds,
+        blocks: { [String(chain.chainId)]: Number(target) },
+        items,
+      };
+    },
+  };
+}
+
+/** The markets and accounts the last run served on this chain (read again at the new block). */
+function knownMorpho(chainId: number, previous: PreviousRun | undefined) {
+  const prefix = `morpho-${chainId}-`;
+  const idOf = (key: string) => (key.startsWith(prefix) ? key.slice(prefix.length) : null);
+  const marketIds = (previous?.markets ?? []).flatMap((m) => {
+    const id = idOf(m.uniqueKey);
+    return id ? [id] : [];
+  });
+  const accounts = (previous?.positions ?? []).flatMap((p) => {
+    const id = idOf(p.marketKey);
+    return id ? [{ id, user: p.user }] : [];
+  });
+  return { marketIds, accounts };
+}
+
+/** A feed an oracle names that the file does not list: its heartbeat from the reference data. */
+function discoveredFeed(
+  chainId: number,
+  address: string,
+  reference: readonly RefChainlinkFeed[],
+): FeedConfig {
+  const ref = reference.find((r) => r.chainId === chainId && r.address.toLowerCase() === address);
+  const [base, quote] = (ref?.pair ?? '?/?').split('/') as [string, string];
+  return {
+    address,
+    pair: ref?.pair ?? '',
+    base: base.toUpperCase(),
+    quote: quote.toUpperCase(),
+    heartbeatSeconds: ref?.heartbeatSeconds ?? DEFAULT_HEARTBEAT_SECONDS,
+    deviationThreshold: ref?.deviationPercent == null ? null : ref.deviationPercent / 100,
+  };
+}
+
+/** A feed without a known pair takes it from its description (`ETH / USD`). */
+function withPairFromDescription(r: FeedReading): FeedReading {
+  if (r.feed.pair !== '') return r;
+  const m = /^\s*([^/\s]+)\s*\/\s*([^/\s]+)\s*$/.exec(r.description);
+  if (!m) return r;
+  return {
+    ...r,
+    feed: { ...r.feed, pair: `${m[1]}/${m[2]}`, base: m[1]!.toUpperCase(), quote: m[2]!.toUpperCase() },
+  };
+}
+
+/** The collateral's USD price from the market's oracle (collateral in loan units × the loan's USD). */
+function oracleUsd(m: MorphoMarketRead, loanUsd: number): number | null {
+  const price = m.market.price;
+  if (price === undefined || price === 0n) return null;
+  // price scales 1 collateral wei to loan wei by 1e36: per whole token, × 10^(collDec - loanDec).
+  const shift = 36 + (m.loan.decimals ?? 18) - (m.collateral.decimals ?? 18);
+  return scaled(price, shift) * loanUsd;
+}
+
+function oracleRecord(m: MorphoMarketRead, byFeed: ReadonlyMap<string, FeedReading>): OracleRecord {
+  if (m.oracleFeeds === null)
+    return {
+      address: m.params.oracle.toLowerCase(),
+      type: 'Custom',
+      provider: 'Unknown',
+      feeds: [],
+      isComposite: false,
+      warnings: ['Price source not identified; check the oracle contract'],
+    };
+  const feeds: OracleFeedRecord[] = [];
+  const warnings: string[] = [];
+  for (const address of m.oracleFeeds) {
+    const r = byFeed.get(address);
+    if (!r) {
+      warnings.push(`Feed ${address} did not answer`);
+      continue;
+    }
+    feeds.push({
+      address,
+      description: r.description,
+      pair: r.feed.pair,
+      heartbeatSeconds: r.feed.heartbeatSeconds,
+      lastUpdateTimestamp: r.updatedAt,
+      updateIntervalSeconds: null,
+      deviationThreshold: r.feed.deviationThreshold,
+    });
+  }
+  return {
+    address: m.params.oracle.toLowerCase(),
+    type: 'ChainlinkOracleV2',
+    provider: 'Chainlink',
+    feeds,
+    isComposite: m.oracleFeeds.length > 1,
+    warnings: warnings.length > 0 ? warnings : null,
+  };
+}
+
+function marketRecord(
+  chainId: number,
+  m: MorphoMarketRead,
+  loanUsd: number,
+  collateralUsd: number,
+  oracle: OracleRecord,
+): MarketRecord {
+  const market = m.market;
+  const loanDecimals = m.loan.decimals ?? 18;
+  const supplyRate = MathLib.wMulUp(
+    MathLib.wMulDown(m.borrowRate, market.utilization),
+    MathLib.WAD - market.fee,
+  );
+  return {
+    uniqueKey: morphoKey(chainId, m.id),
+    protocol: 'morpho',
+    chainId,
+    label: null,
+    collateral: m.collateral.symbol,
+    collateralName: m.collateral.name,
+    collateralAddress: m.collateral.address,
+    loan: m.loan.symbol,
+    loanName: m.loan.name,
+    loanAddress: m.loan.address,
+    collateralDecimals: m.collateral.decimals,
+    loanDecimals,
+    collateralPrice: collateralUsd,
+    loanPrice: loanUsd,
+    supply: scaled(market.totalSupplyAssets, loanDecimals) * loanUsd,
+    borrow: scaled(market.totalBorrowAssets, loanDecimals) * loanUsd,
+    supplyApy: MarketUtils.rateToApy(supplyRate),
+    borrowApy: MarketUtils.rateToApy(m.borrowRate),
+    supplyRewardsApy: 0,
+    borrowRewardsApy: 0,
+    rewardTokens: [],
+    lltv: scaled(m.params.lltv, 18),
+    vaultSymbol: null,
+    vaultAddress: null,
+    governor: null,
+    oracle,
+  };
+}
+
+function positionRecord(
+  record: MarketRecord,
+  market: Market,
+  p: { user: string; supplyShares: bigint; borrowShares: bigint; collateral: bigint },
+): PositionRecord {
+  const collateralUsd = scaled(p.collateral, record.collateralDecimals ?? 18) * record.collateralPrice;
+  const borrowUsd =
+    scaled(market.toBorrowAssets(p.borrowShares), record.loanDecimals ?? 18) * record.loanPrice;
+  const supplyUsd =
+    scaled(market.toSupplyAssets(p.supplyShares), record.loanDecimals ?? 18) * record.loanPrice;
+  // Morpho's own health factor where the oracle answers; else from the USD amounts.
+  const hf =
+    healthFactor(market, p) ??
+    (borrowUsd > 0 ? (collateralUsd * record.lltv) / borrowUsd : Number.POSITIVE_INFINITY);
+  return { marketKey: record.uniqueKey, user: p.user, collateralUsd, borrowUsd, supplyUsd, healthFactor: hf };
+}

@@ -1,0 +1,163 @@
+/**
+ * Ingestion of the real sources (D15, D16): one pass runs every source, then writes one dataset
+ * (kind `live`) that holds each source's records: this run's where it succeeded, the last stored
+ * ones where it failed (a failing source keeps its data, which ages). The dataset is as fresh
+ * as its stalest source. Liquidations and oracle rounds go to the history (appends are
+ * idempotent), and each source's checkpoint records its block, failures and last error.
+ */
+
+import type { Clock } from '../domain/clock.ts';
+import { addressAt } from '../domain/position-columns.ts';
+import type { MarketRecord, PositionRecord } from '../domain/types.ts';
+import type { DatasetInfo, HistoryStore, MarketDataStore, SourceState, SourceStore } from '../store/types.ts';
+import type { ItemReport, Source } from './contract.ts';
+import { redactSecrets } from './runner.ts';
+
+export interface SourceRun {
+  source: string;
+  ok: boolean;
+  error: string | null;
+  items: ItemReport[];
+  state: SourceState;
+  markets: number;
+  positions: number;
+}
+
+export interface LivePass {
+  runs: SourceRun[];
+  /** The dataset written; null when no source has ever succeeded (nothing to serve yet). */
+  dataset: DatasetInfo | null;
+}
+
+type LiveStore = MarketDataStore &
+  SourceStore &
+  Pick<HistoryStore, 'appendLiquidations' | 'appendOracleRounds'>;
+
+/** Profile name of a dataset written from the sources file. */
+export const LIVE_PROFILE = 'sources';
+
+/** The stored dataset's markets and positions, when it is a live one (a sandbox is not carried over). */
+async function storedRecords(
+  store: LiveStore,
+): Promise<{ markets: MarketRecord[]; positions: PositionRecord[] }> {
+  const info = await store.datasetInfo();
+  if (info?.kind !== 'live') return { markets: [], positions: [] };
+  const markets = await store.loadMarkets();
+  const positions: PositionRecord[] = [];
+  await store.loadPositions((c) => {
+    for (let i = 0; i < c.count; i++)
+      positions.push({
+        marketKey: markets[c.marketIndex[i]!]!.uniqueKey,
+        user: addressAt(c.users, i),
+        collateralUsd: c.collateralUsd[i]!,
+        borrowUsd: c.borrowUsd[i]!,
+        supplyUsd: c.supplyUsd[i]!,
+        healthFactor: c.healthFactor[i]!,
+      });
+  });
+  return { markets, positions };
+}
+
+/** Runs every source once and writes what they read (see the module comment). */
+export async function ingestLive(
+  sources: readonly Source[],
+  store: LiveStore,
+  clock: Clock,
+  options: { onSource?: (run: SourceRun) => void } = {},
+): Promise<LivePass> {
+  const states = new Map((await store.listSources()).map((s) => [s.id, s]));
+  const stored = await storedRecords(store);
+  const markets: MarketRecord[] = [];
+  const positions: PositionRecord[] = [];
+  const runs: SourceRun[] = [];
+  let anyData = false;
+  let refreshedAt = Number.POSITIVE_INFINITY;
+  for (const source of sources) {
+    const chains = new Set(source.chainIds);
+    const mine = stored.markets.filter((m) => chains.has(m.chainId));
+    const keys = new Set(mine.map((m) => m.uniqueKey));
+    const minePositions = stored.positions.filter((p) => keys.has(p.marketKey));
+    const previous = states.get(source.id) ?? null;
+    const base: SourceState = previous ?? {
+      id: source.id,
+      kind: source.kind,
+      chainIds: [...source.chainIds],
+      refreshedAt: null,
+      lastBlock: {},
+      consecutiveFailures: 0,
+      lastError: null,
+      updatedAt: 0,
+      cursor: null,
+    };
+    let run: SourceRun;
+    try {
+      const out = await source.run(clock.now(), { state: previous, markets: mine, positions: minePositions });
+      if (out.liquidations?.length) await store.appendLiquidations(out.liquidations);
+      if (out.rounds?.length) await store.appendOracleRounds(out.rounds);
+      const records = out.records ?? { markets: [], positions: [] };
+      markets.push(...records.markets);
+      positions.push(...records.positions);
+      const now = Math.floor(clock.now());
+      const state: SourceState = {
+        ...base,
+        kind: source.kind,
+        chainIds: [...source.chainIds],
+        refreshedAt: now,
+        lastBlock: { ...base.lastBlock, ...out.blocks },
+        consecutiveFailures: 0,
+        lastError: null,
+        updatedAt: now,
+      };
+      run = {
+        source: source.id,
+        ok: true,
+        error: null,
+        items: out.items,
+        state,
+        markets: records.markets.length,
+        positions: records.positions.length,
+      };
+    } catch (err) {
+      // The source keeps what it served last; its checkpoint counts the failure.
+      markets.push(...mine);
+      positions.push(...minePositions);
+      const error = redactSecrets(err instanceof Error ? err.message : String(err));
+      const state: SourceState = {
+        ...base,
+        consecutiveFailures: base.consecutiveFailures + 1,
+        lastError: error,
+        updatedAt: Math.floor(clock.now()),
+      };
+      run = {
+        source: source.id,
+        ok: false,
+        error,
+        items: [],
+        state,
+        markets: mine.length,
+        positions: minePositions.length,
+      };
+    }
+    if (run.state.refreshedAt !== null) {
+      anyData = true;
+      refreshedAt = Math.min(refreshedAt, run.state.refreshedAt);
+    }
+    runs.push(run);
+    options.onSource?.(run);
+  }
+  let dataset: DatasetInfo | null = null;
+  if (anyData) {
+    dataset = await store.replaceDataset({
+      kind: 'live',
+      profile: LIVE_PROFILE,
+      seed: null,
+      refreshedAt,
+      markets,
+      positions,
+      positionCount: positions.length,
+    });
+  }
+  // Checkpoints after the data: a crash in between reads the same blocks again (idempotent).
+  for (const r of runs) await store.saveSource(r.state);
+  return { runs, dataset };
+}

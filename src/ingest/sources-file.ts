@@ -1,0 +1,235 @@
+/**
+ * The sources file (DECISIONS D15): which chains to read, through which RPC, and what on each.
+ * Read once at start-up from the file named by SOURCES_FILE and validated like the tier file:
+ * every problem is listed at once, each as `path: problem`.
+ *
+ *   { "chains": [
+ *       { "chainId": 1, "rpcUrl": "https://…", "confirmations": 2,
+ *         "morpho": { "blue": "0x…", "fromBlock": 18883124 },
+ *         "chainlink": [{ "address": "0x…", "pair": "ETH/USD", "heartbeatSeconds": 3600 }] } ] }
+ *
+ * This version reads Morpho Blue and Chainlink feeds. The other protocol blocks of D15 (`aave`,
+ * `spark`, `compound`, `euler`, `fluid`) and `morphoApi` are refused with a problem that says
+ * so, rather than accepted and silently not read.
+ */
+import { readFileSync } from 'node:fs';
+import { deployments, getChainAddresses } from '@morpho-org/blue-sdk';
+import { type Static, Type } from 'typebox';
+import Value from 'typebox/value';
+import type { RefChainlinkFeed } from './sandbox/reference.ts';
+
+const ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
+const PAIR_PATTERN = '^[^/\\s]+/[^/\\s]+$';
+const URL_PATTERN = '^(https?|wss?)://';
+/** What a pattern means, in a problem's words. */
+const PATTERN_PROBLEMS: Readonly<Record<string, string>> = {
+  [ADDRESS_PATTERN]: 'must be a 0x address (40 hex digits)',
+  [PAIR_PATTERN]: 'must be BASE/QUOTE, e.g. ETH/USD',
+  [URL_PATTERN]: 'must be an http(s):// or ws(s):// URL',
+};
+const ADDRESS = Type.String({ pattern: ADDRESS_PATTERN });
+const BLOCK = Type.Integer({ minimum: 0 });
+
+const FeedSchema = Type.Object(
+  {
+    address: ADDRESS,
+    /** `BASE/QUOTE`, e.g. `ETH/USD`: what the feed prices (D15's pricing reads it). */
+    pair: Type.String({ pattern: PAIR_PATTERN }),
+    heartbeatSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** The relative move that makes the feed publish before its heartbeat, percent (0.5 = 0.5 %). */
+    deviationPercent: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+const ChainSchema = Type.Object(
+  {
+    chainId: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }),
+    rpcUrl: Type.String({ pattern: URL_PATTERN }),
+    /** Blocks behind the head that ingestion reads up to (0: the head itself). */
+    confirmations: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    morpho: Type.Optional(
+      Type.Object(
+        { blue: Type.Optional(ADDRESS), fromBlock: Type.Optional(BLOCK) },
+        { additionalProperties: false },
+      ),
+    ),
+    chainlink: Type.Optional(Type.Array(FeedSchema)),
+  },
+  { additionalProperties: false },
+);
+
+const FileSchema = Type.Object(
+  { chains: Type.Array(ChainSchema, { minItems: 1 }) },
+  { additionalProperties: false },
+);
+
+type RawFile = Static<typeof FileSchema>;
+
+/** Blocks of D15 that this version does not read yet: named in the problem, never ignored. */
+const NOT_READ_YET = ['aave', 'spark', 'compound', 'euler', 'fluid'];
+
+export interface FeedConfig {
+  /** Lower-case. */
+  address: string;
+  pair: string;
+  base: string;
+  quote: string;
+  heartbeatSeconds: number;
+  /** 0 to 1 (0.005 = 0.5 %); null when unknown. */
+  deviationThreshold: number | null;
+}
+
+export interface ChainConfig {
+  chainId: number;
+  rpcUrl: string;
+  confirmations: number;
+  /** Morpho Blue, when read on this chain. */
+  morpho: { blue: string; fromBlock: number } | null;
+  chainlink: FeedConfig[];
+}
+
+export interface SourcesConfig {
+  chains: ChainConfig[];
+}
+
+/** The sources file is unreadable or invalid; `problems` lists every problem. */
+export class SourcesConfigError extends Error {
+  readonly problems: readonly string[];
+
+  constructor(source: string, problems: readonly string[]) {
+    super(`${source}: invalid sources file:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'SourcesConfigError';
+    this.problems = Object.freeze([...problems]);
+  }
+}
+
+/** A feed's heartbeat when neither the file nor the reference data gives one: a day. */
+export const DEFAULT_HEARTBEAT_SECONDS = 86_400;
+
+function path(instancePath: string): string {
+  const p = instancePath
+    .replace(/^\//, '')
+    .split('/')
+    .map((s, i) => (/^\d+$/.test(s) ? `[${s}]` : i ? `.${s}` : s));
+  return p.join('') || '(root)';
+}
+
+/**
+ * Validates a parsed sources file. `feeds` is the reference data of known Chainlink feeds (their
+ * heartbeats and deviation thresholds fill what the file leaves out). Throws one
+ * SourcesConfigError listing every problem.
+ */
+export function parseSources(
+  json: unknown,
+  source: string,
+  feeds: readonly RefChainlinkFeed[] = [],
+): SourcesConfig {
+  const problems: string[] = [];
+  if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
+    const root = json as Record<string, unknown>;
+    if ('morphoApi' in root) problems.push('morphoApi: not read by this version (chains only)');
+    const chains = Array.isArray(root['chains']) ? root['chains'] : [];
+    chains.forEach((c: unknown, i) => {
+      if (typeof c !== 'object' || c === null) return;
+      for (const block of NOT_READ_YET)
+        if (block in c)
+          problems.push(`chains[${i}].${block}: not read by this version (morpho and chainlink only)`);
+    });
+  }
+  const stripped = stripNotReadYet(json);
+  for (const e of Value.Errors(FileSchema, stripped)) {
+    if (e.keyword === 'additionalProperties') continue;
+    const where = path(e.instancePath);
+    const pattern =
+      e.keyword === 'pattern'
+        ? PATTERN_PROBLEMS[String((e.params as { pattern?: string }).pattern)]
+        : undefined;
+    problems.push(e.keyword === 'boolean' ? `${where}: unknown field` : `${where}: ${pattern ?? e.message}`);
+  }
+  if (problems.length > 0) throw new SourcesConfigError(source, problems);
+  const file = stripped as RawFile;
+  const seen = new Set<number>();
+  const chains = file.chains.map((c, i): ChainConfig => {
+    if (seen.has(c.chainId)) problems.push(`chains[${i}].chainId: duplicate ${c.chainId}`);
+    seen.add(c.chainId);
+    // Left out on a chain the address book knows, Morpho Blue is read from its deployment block.
+    const known = knownMorpho(c.chainId);
+    let morpho: ChainConfig['morpho'] = null;
+    if (c.morpho || known) {
+      const blue = c.morpho?.blue ?? known?.blue;
+      if (!blue)
+        problems.push(`chains[${i}].morpho.blue: required on chain ${c.chainId} (no address book entry)`);
+      else morpho = { blue: blue.toLowerCase(), fromBlock: c.morpho?.fromBlock ?? known?.fromBlock ?? 0 };
+    }
+    const addresses = new Set<string>();
+    const chainlink = (c.chainlink ?? []).map((f, j): FeedConfig => {
+      const address = f.address.toLowerCase();
+      if (addresses.has(address)) problems.push(`chains[${i}].chainlink[${j}].address: duplicate ${address}`);
+      addresses.add(address);
+      const ref = feeds.find((r) => r.chainId === c.chainId && r.address.toLowerCase() === address);
+      const [base, quote] = f.pair.split('/') as [string, string];
+      const deviation = f.deviationPercent ?? ref?.deviationPercent ?? null;
+      return {
+        address,
+        pair: f.pair,
+        base: base.toUpperCase(),
+        quote: quote.toUpperCase(),
+        heartbeatSeconds: f.heartbeatSeconds ?? ref?.heartbeatSeconds ?? DEFAULT_HEARTBEAT_SECONDS,
+        deviationThreshold: deviation === null ? null : deviation / 100,
+      };
+    });
+    return {
+      chainId: c.chainId,
+      rpcUrl: c.rpcUrl,
+      confirmations: c.confirmations ?? 0,
+      morpho,
+      chainlink,
+    };
+  });
+  if (problems.length > 0) throw new SourcesConfigError(source, problems);
+  return { chains };
+}
+
+/** The file without the blocks this version refuses (their problem is already listed). */
+function stripNotReadYet(json: unknown): unknown {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return json;
+  const { morphoApi: _api, ...root } = json as Record<string, unknown>;
+  const chains = root['chains'];
+  if (!Array.isArray(chains)) return root;
+  return {
+    ...root,
+    chains: chains.map((c: unknown) => {
+      if (typeof c !== 'object' || c === null || Array.isArray(c)) return c;
+      return Object.fromEntries(Object.entries(c).filter(([k]) => !NOT_READ_YET.includes(k)));
+    }),
+  };
+}
+
+/** Morpho Blue's address on a chain its address book knows. */
+function knownMorpho(chainId: number): { blue: string; fromBlock: number } | null {
+  try {
+    const blue = (getChainAddresses(chainId) as { morpho?: string }).morpho;
+    const block = (deployments as Record<number, { morpho?: bigint } | undefined>)[chainId]?.morpho;
+    return blue ? { blue, fromBlock: block === undefined ? 0 : Number(block) } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads and validates the file named by SOURCES_FILE. */
+export function loadSources(file: string, feeds: readonly RefChainlinkFeed[] = []): SourcesConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new SourcesConfigError(file, [`cannot read the file: ${(err as Error).message}`]);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new SourcesConfigError(file, [`not JSON: ${(err as Error).message}`]);
+  }
+  return parseSources(json, file, feeds);
+}

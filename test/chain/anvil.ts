@@ -1,0 +1,157 @@
+/**
+ * A local chain for the tests: anvil from the npm package (its binary ships in the platform
+ * package), contracts compiled at test time with solc 0.8.19 from the sources npm ships
+ * (Morpho Blue, BUSL: compiled here, never committed) and from test/chain/contracts.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { type Abi, createTestClient, defineChain, type Hex, http, publicActions, walletActions } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { freePort } from '../net-helpers.ts';
+
+const require = createRequire(import.meta.url);
+const ROOT = resolve(import.meta.dirname, '../..');
+const MORPHO_SRC = join(dirname(require.resolve('@morpho-org/morpho-blue/package.json')), 'src');
+const OWN_SRC = join(import.meta.dirname, 'contracts');
+const CACHE = join(ROOT, 'node_modules/.cache/lrds-contracts');
+
+/** anvil's first three default accounts (public test keys). */
+export const ACCOUNTS = [
+  '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
+  '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
+  '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
+] as const;
+
+export type Artifact = { abi: Abi; bytecode: Hex };
+
+function anvilBinary(): string {
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
+  return join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', 'anvil');
+}
+
+/**
+ * Compiles the test contracts and Morpho Blue (with IrmMock) once; the artifacts are cached
+ * under node_modules/.cache by a hash of the sources.
+ */
+export function compileContracts(): Record<string, Artifact> {
+  const sources: Record<string, { content: string }> = {};
+  const read = (unit: string, file: string) => {
+    sources[unit] = { content: readFileSync(file, 'utf8') };
+  };
+  for (const f of ['TestToken.sol', 'TestAggregator.sol', 'TestChainlinkOracle.sol'])
+    read(`own/${f}`, join(OWN_SRC, f));
+  read('morpho/Morpho.sol', join(MORPHO_SRC, 'Morpho.sol'));
+  read('morpho/mocks/IrmMock.sol', join(MORPHO_SRC, 'mocks/IrmMock.sol'));
+  const hash = createHash('sha256').update(JSON.stringify(sources)).digest('hex').slice(0, 16);
+  const cached = join(CACHE, `${hash}.json`);
+  if (existsSync(cached)) return JSON.parse(readFileSync(cached, 'utf8'));
+  const solc = require('solc');
+  const input = {
+    language: 'Solidity',
+    sources,
+    settings: {
+      optimizer: { enabled: true, runs: 200 },
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+    },
+  };
+  const findImports = (path: string) => {
+    if (!path.startsWith('morpho/')) return { error: `not found: ${path}` };
+    return { contents: readFileSync(join(MORPHO_SRC, path.slice('morpho/'.length)), 'utf8') };
+  };
+  const out = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports }));
+  const errors = (out.errors ?? []).filter((e: { severity: string }) => e.severity === 'error');
+  if (errors.length > 0)
+    throw new Error(errors.map((e: { formattedMessage: string }) => e.formattedMessage).join('\n'));
+  const artifacts: Record<string, Artifact> = {};
+  for (const file of Object.values(out.contracts) as Record<
+    string,
+    { abi: Abi; evm: { bytecode: { object: string } } }
+  >[])
+    for (const [name, c] of Object.entries(file))
+      artifacts[name] = { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` };
+  mkdirSync(CACHE, { recursive: true });
+  writeFileSync(cached, JSON.stringify(artifacts));
+  return artifacts;
+}
+
+export interface Anvil {
+  url: string;
+  chainId: number;
+  /** A client that sends transactions from `from` (an index of ACCOUNTS), reads, and controls the chain. */
+  client(from?: number): ReturnType<typeof makeClient>;
+  stop(): Promise<void>;
+}
+
+const CHAIN_ID = 31337;
+
+function makeClient(url: string, key: Hex) {
+  const chain = defineChain({
+    id: CHAIN_ID,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [url] } },
+  });
+  return createTestClient({ chain, mode: 'anvil', transport: http(url), account: privateKeyToAccount(key) })
+    .extend(publicActions)
+    .extend(walletActions);
+}
+
+/** Starts anvil on a free port (auto-mining, one block per transaction); resolves once it answers. */
+export async function startAnvil(): Promise<Anvil> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    anvilBinary(),
+    ['--port', String(port), '--chain-id', String(CHAIN_ID), '--silent'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    stderr = (stderr + d).slice(-4000);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const t0 = Date.now();
+  for (;;) {
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      });
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null || Date.now() - t0 > 20_000)
+      throw new Error(`anvil did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    chainId: CHAIN_ID,
+    client: (from = 0) => makeClient(url, ACCOUNTS[from]!),
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Deploys a compiled contract; resolves to its address once mined. */
+export async function deploy(
+  client: ReturnType<Anvil['client']>,
+  artifact: Artifact,
+  args: readonly unknown[] = [],
+): Promise<`0x${string}`> {
+  const hash = await client.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode, args } as never);
+  const receipt = await client.waitForTransactionReceipt({ hash });
+  if (!receipt.contractAddress) throw new Error('no contract deployed');
+  return receipt.contractAddress;
+}

@@ -1,0 +1,394 @@
+/**
+ * End to end on a local chain: Morpho Blue and Chainlink-shaped feeds deployed on anvil,
+ * positions opened, then `lrds ingest --once` and ingestion passes; the API answers with the
+ * chain's exact figures, health follows prices, liquidations land in the history, and a chain
+ * that stops answering leaves the last data served and aging.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Abi } from 'viem';
+import { chainSources } from '../../src/ingest/chain/index.ts';
+import { ingestLive } from '../../src/ingest/live.ts';
+import { parseSources } from '../../src/ingest/sources-file.ts';
+import { createService, type Service } from '../../src/service.ts';
+import { openStore } from '../../src/store/open.ts';
+import type { Store } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
+import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
+import { type Anvil, type Artifact, compileContracts, deploy, startAnvil } from './anvil.ts';
+
+const WAD = 10n ** 18n;
+const LLTV = 860_000_000_000_000_000n;
+
+let anvil: Anvil;
+let art: Record<string, Artifact>;
+let morpho: `0x${string}`;
+let weth: `0x${string}`;
+let usdc: `0x${string}`;
+let ethUsd: `0x${string}`;
+let usdcUsd: `0x${string}`;
+let oracle: `0x${string}`;
+let irm: `0x${string}`;
+let marketId: `0x${string}`;
+let params: {
+  loanToken: `0x${string}`;
+  collateralToken: `0x${string}`;
+  oracle: `0x${string}`;
+  irm: `0x${string}`;
+  lltv: bigint;
+};
+const users: `0x${string}`[] = [];
+
+async function send(
+  from: number,
+  address: `0x${string}`,
+  abi: Abi,
+  functionName: string,
+  args: readonly unknown[] = [],
+) {
+  const c = anvil.client(from);
+  const hash = await c.writeContract({ address, abi, functionName, args } as never);
+  const receipt = await c.waitForTransactionReceipt({ hash });
+  assert.equal(receipt.status, 'success', `${functionName} reverted`);
+  return receipt;
+}
+
+async function read<T>(
+  address: `0x${string}`,
+  abi: Abi,
+  functionName: string,
+  args: readonly unknown[] = [],
+): Promise<T> {
+  return (await anvil.client().readContract({ address, abi, functionName, args } as never)) as T;
+}
+
+before(async () => {
+  art = compileContracts();
+  anvil = await startAnvil();
+  for (const i of [0, 1, 2]) users.push(anvil.client(i).account.address.toLowerCase() as `0x${string}`);
+  const c = anvil.client(0);
+  weth = await deploy(c, art.TestToken!, ['Wrapped Ether', 'WETH', 18]);
+  usdc = await deploy(c, art.TestToken!, ['USD Coin', 'USDC', 6]);
+  ethUsd = await deploy(c, art.TestAggregator!, [8, 'ETH / USD', 3000n * 10n ** 8n]);
+  usdcUsd = await deploy(c, art.TestAggregator!, [8, 'USDC / USD', 10n ** 8n]);
+  // 10^(36 + 6 (USDC) + 8 (quote feed) - 18 (WETH) - 8 (base feed))
+  oracle = await deploy(c, art.TestChainlinkOracle!, [ethUsd, usdcUsd, 10n ** 24n]);
+  morpho = await deploy(c, art.Morpho!, [users[0]]);
+  irm = await deploy(c, art.IrmMock!);
+  const M = art.Morpho!.abi;
+  await send(0, morpho, M, 'enableIrm', [irm]);
+  await send(0, morpho, M, 'enableLltv', [LLTV]);
+  params = { loanToken: usdc, collateralToken: weth, oracle, irm, lltv: LLTV };
+  const created = await send(0, morpho, M, 'createMarket', [params]);
+  marketId = created.logs[0]!.topics[1]!;
+  const T = art.TestToken!.abi;
+  // A lender supplies 1,000,000 USDC; two borrowers post WETH and borrow.
+  await send(0, usdc, T, 'mint', [users[0], 2_000_000n * 10n ** 6n]);
+  await send(0, usdc, T, 'approve', [morpho, 2n ** 256n - 1n]);
+  await send(0, morpho, M, 'supply', [params, 1_000_000n * 10n ** 6n, 0n, users[0], '0x']);
+  for (const [i, collateral, borrow] of [
+    [1, 10n * WAD, 20_000n * 10n ** 6n],
+    [2, 1n * WAD, 2_500n * 10n ** 6n],
+  ] as const) {
+    await send(i, weth, T, 'mint', [users[i], collateral]);
+    await send(i, weth, T, 'approve', [morpho, collateral]);
+    await send(i, morpho, M, 'supplyCollateral', [params, collateral, users[i], '0x']);
+    await send(i, morpho, M, 'borrow', [params, borrow, 0n, users[i], users[i]]);
+  }
+});
+
+after(async () => {
+  await anvil?.stop();
+});
+
+function sourcesJson() {
+  return {
+    chains: [
+      {
+        chainId: anvil.chainId,
+        rpcUrl: anvil.url,
+        morpho: { blue: morpho, fromBlock: 0 },
+        chainlink: [
+          { address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
+          { address: usdcUsd, pair: 'USDC/USD', heartbeatSeconds: 86400 },
+        ],
+      },
+    ],
+  };
+}
+
+/** Morpho's own health factor of a position at the chain's latest block, with interest accrued. */
+async function chainHealth(user: string): Promise<number> {
+  await send(0, morpho, art.Morpho!.abi, 'accrueInterest', [params]);
+  const [, borrowShares, collateral] = await read<[bigint, bigint, bigint]>(
+    morpho,
+    art.Morpho!.abi,
+    'position',
+    [marketId, user],
+  );
+  const m = await read<bigint[]>(morpho, art.Morpho!.abi, 'market', [marketId]);
+  const price = await read<bigint>(oracle, art.TestChainlinkOracle!.abi, 'price');
+  // Morpho: borrowed = shares toAssetsUp; maxBorrow = collateral.mulDivDown(price, 1e36).wMulDown(lltv)
+  const VIRTUAL_SHARES = 10n ** 6n;
+  const borrowed = (borrowShares * (m[2]! + 1n) + (m[3]! + VIRTUAL_SHARES) - 1n) / (m[3]! + VIRTUAL_SHARES);
+  const maxBorrow = (((collateral * price) / 10n ** 36n) * LLTV) / WAD;
+  return Number((maxBorrow * WAD) / borrowed) / 1e18;
+}
+
+describe('Morpho Blue and Chainlink feeds on a local chain', () => {
+  let dataDir: string;
+  let store: Store;
+  let service: Service | null = null;
+  let key: string;
+  let testKey: string;
+  const clock = new ManualClock(Date.now());
+  const get = async (url: string, k = key) => {
+    const res = await service!.app.inject({
+      url: `/api/v1${url}`,
+      headers: { authorization: `Bearer ${k}` },
+    });
+    assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+    return res.json();
+  };
+  const syncClock = async () => {
+    const block = await anvil.client().getBlock();
+    clock.set(Number(block.timestamp) * 1000 + 1000);
+  };
+  const pass = async () => {
+    await syncClock();
+    const sources = chainSources(parseSources(sourcesJson(), 'test'));
+    const out = await ingestLive(sources, store, clock);
+    await service?.models.reloadIfChanged();
+    return out;
+  };
+
+  before(async () => {
+    dataDir = tempDir('lrds-chain-');
+  });
+  after(async () => {
+    await service?.close();
+    await store?.close();
+  });
+
+  test('behavior: lrds ingest --once reads the chain into the store and exits 0', async () => {
+    const file = join(dataDir, 'sources.json');
+    writeFileSync(file, JSON.stringify(sourcesJson()));
+    const res = spawnSync(process.execPath, ['src/cli/main.ts', 'ingest', '--once'], {
+      env: { ...process.env, DATA_DIR: dataDir, SOURCES_FILE: file, DATABASE_URL: '' },
+      encoding: 'utf8',
+    });
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stderr, /chain:31337: ok at block \d+: 1 markets, 3 positions/);
+    store = await openStore({ dataDir, databaseUrl: null }, clock);
+    const info = await store.datasetInfo();
+    assert.equal(info?.kind, 'live');
+    assert.equal(info?.marketCount, 1);
+    assert.equal(info?.positionCount, 3);
+    // A source that cannot be read: exit 1, the source named.
+    writeFileSync(
+      file,
+      JSON.stringify({ chains: [{ ...sourcesJson().chains[0], chainId: 99, rpcUrl: 'http://127.0.0.1:1' }] }),
+    );
+    const bad = spawnSync(process.execPath, ['src/cli/main.ts', 'ingest', '--once'], {
+      env: { ...process.env, DATA_DIR: dataDir, SOURCES_FILE: file, DATABASE_URL: '' },
+      encoding: 'utf8',
+    });
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /chain:99: FAILED/);
+    assert.match(bad.stderr, /1 of 1 sources failed: chain:99/);
+  });
+
+  test("default: markets, positions and oracles with the chain's exact figures, served live", async () => {
+    await pass();
+    service = await createService(
+      { ...embeddedSettings(dataDir), simulationTickMs: 0 },
+      { clock, server: QUIET },
+    );
+    const account = await service.keys.ensureAccount('fund');
+    key = (await service.keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' })).key;
+    testKey = (await service.keys.create({ accountId: account.id, tier: 'enterprise', mode: 'test' })).key;
+    // Morpho's own health factor, with interest accrued on chain in the block the pass reads.
+    const hf2 = await chainHealth(users[2]!);
+    await pass();
+    const head = Number(await anvil.client().getBlockNumber());
+    const m = await read<bigint[]>(morpho, art.Morpho!.abi, 'market', [marketId]);
+    const [, , , ethUpdatedAt] = await read<bigint[]>(ethUsd, art.TestAggregator!.abi, 'latestRoundData');
+    const uniqueKey = `morpho-31337-${marketId}`;
+    const detail = await get(`/markets/${uniqueKey}`);
+    assert.deepEqual(
+      {
+        collateral: detail.data.collateral,
+        loan: detail.data.loan,
+        collateralAddress: detail.data.collateralAddress,
+        collateralPrice: detail.data.collateralPrice,
+        loanPrice: detail.data.loanPrice,
+        supply: detail.data.supply,
+        borrow: detail.data.borrow,
+        lltv: detail.data.lltv,
+        oracle: [
+          detail.data.oracle.address,
+          detail.data.oracle.type,
+          detail.data.oracle.feeds.map((f: { address: string }) => f.address),
+        ],
+        lastUpdate: detail.data.oracleHealth.lastUpdateTimestamp,
+      },
+      {
+        collateral: 'WETH',
+        loan: 'USDC',
+        collateralAddress: weth.toLowerCase(),
+        collateralPrice: 3000,
+        loanPrice: 1,
+        // the chain's totals (accrued in the block read), in USDC at $1, to the cent
+        supply: Math.round(Number(m[0]!) / 1e4) / 100,
+        borrow: Math.round(Number(m[2]!) / 1e4) / 100,
+        lltv: 0.86,
+        oracle: [oracle.toLowerCase(), 'ChainlinkOracleV2', [ethUsd.toLowerCase(), usdcUsd.toLowerCase()]],
+        lastUpdate: Number(ethUpdatedAt),
+      },
+    );
+    // borrow APY: IrmMock's rate (utilization per year), compounded continuously as Morpho does
+    const utilization = Number(m[2]!) / Number(m[0]!);
+    assert.ok(Math.abs(detail.data.borrowApy - Math.expm1(utilization)) < 1e-7);
+    assert.equal(detail.meta.freshness, 'live');
+    assert.deepEqual(detail.meta.blocks, { '31337': head });
+
+    const wallet = await get(`/positions?address=${users[2]}`);
+    assert.equal(wallet.data.length, 1);
+    const p = wallet.data[0];
+    assert.ok(Math.abs(p.healthFactor - hf2) < 1e-6, `${p.healthFactor} vs ${hf2}`);
+    assert.equal(p.state.collateralUsd, 3000);
+    assert.ok(Math.abs(p.state.borrowAssetsUsd - 2500) < 0.01);
+    // test keys keep the sandbox: no local chain there
+    assert.equal((await get('/markets?chainIds=31337', testKey)).data.length, 0);
+  });
+
+  test('behavior: health follows the price, and a liquidation lands in the history', async () => {
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_800n * 10n ** 8n]);
+    const hf2 = await chainHealth(users[2]!);
+    assert.ok(hf2 < 1);
+    await pass();
+    const p = (await get(`/positions?address=${users[2]}`)).data[0];
+    assert.ok(Math.abs(p.healthFactor - hf2) < 1e-6, `${p.healthFactor} vs ${hf2}`);
+    assert.equal(p.collateralPrice, 2800);
+    const atRisk = await get('/risk/positions-at-risk?chainIds=31337');
+    assert.deepEqual(
+      atRisk.data.map((x: { user: { address: string } }) => x.user.address),
+      [users[2]],
+    );
+    // the lender liquidates half the collateral
+    const receipt = await send(0, morpho, art.Morpho!.abi, 'liquidate', [
+      params,
+      users[2],
+      WAD / 2n,
+      0n,
+      '0x',
+    ]);
+    await pass();
+    const list = await get('/liquidations?chainIds=31337');
+    assert.equal(list.data.length, 1);
+    const l = list.data[0];
+    const repaid = Number(BigInt(receipt.logs.at(-1)!.data.slice(0, 66))) / 1e6;
+    assert.deepEqual(
+      [
+        l.protocol,
+        l.txHash,
+        l.block,
+        l.borrower,
+        l.liquidator,
+        l.collateralSeized,
+        l.collateralSeizedUsd,
+        l.debtRepaid,
+      ],
+      [
+        'morpho',
+        receipt.transactionHash,
+        Number(receipt.blockNumber),
+        users[2],
+        users[0],
+        0.5,
+        1400,
+        Number(repaid.toPrecision(8)),
+      ],
+    );
+    // read again by the next pass: still one
+    await pass();
+    assert.equal((await get('/liquidations?chainIds=31337')).data.length, 1);
+  });
+
+  test('behavior: lrds serve with SOURCES_FILE reads the chain before it serves, then follows it', async () => {
+    const dir = tempDir('lrds-chain-serve-');
+    const file = join(dir, 'sources.json');
+    writeFileSync(file, JSON.stringify(sourcesJson()));
+    await syncClock();
+    const served = await createService(
+      { ...embeddedSettings(dir), sourcesFile: file, simulationTickMs: 0 },
+      { clock, server: QUIET },
+    );
+    try {
+      const account = await served.keys.ensureAccount('desk');
+      const k = (await served.keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' })).key;
+      const ask = async (url: string) =>
+        (await served.app.inject({ url: `/api/v1${url}`, headers: { authorization: `Bearer ${k}` } })).json();
+      const [, answer] = await read<bigint[]>(ethUsd, art.TestAggregator!.abi, 'latestRoundData');
+      const first = await ask(`/positions?address=${users[1]}`);
+      assert.equal(first.data[0].collateralPrice, Number(answer) / 1e8);
+      assert.equal(first.meta.freshness, 'live');
+      // the sandbox was never seeded: only the chain's market
+      assert.equal((await ask('/markets')).meta.total, 1);
+      await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_700n * 10n ** 8n]);
+      const hf1 = await chainHealth(users[1]!);
+      await syncClock();
+      await served.ingest();
+      await served.models.reloadIfChanged();
+      const next = await ask(`/positions?address=${users[1]}`);
+      assert.equal(next.data[0].collateralPrice, 2700);
+      assert.ok(Math.abs(next.data[0].healthFactor - hf1) < 1e-6);
+    } finally {
+      await served.close();
+    }
+  });
+
+  test("behavior: a feed's staleness follows the chain's time", async () => {
+    await anvil.client().increaseTime({ seconds: 7200 });
+    await anvil.client().mine({ blocks: 1 });
+    await pass();
+    const stale = await get(`/oracles/31337/${oracle}`);
+    const eth = stale.data.feeds.find((f: { address: string }) => f.address === ethUsd.toLowerCase());
+    assert.equal(eth.isStale, true);
+    assert.ok(eth.secondsSinceUpdate >= 7200);
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_850n * 10n ** 8n]);
+    await pass();
+    const fresh = await get(`/oracles/31337/${oracle}`);
+    assert.equal(
+      fresh.data.feeds.find((f: { address: string }) => f.address === ethUsd.toLowerCase()).isStale,
+      false,
+    );
+    const rounds = await get(`/oracles/31337/${oracle}/rounds?feed=${ethUsd.toLowerCase()}`);
+    assert.deepEqual(
+      rounds.data.map((r: { answer: number }) => r.answer),
+      [3000, 2800, 2700, 2850],
+    );
+  });
+
+  test('behavior: a chain that stops answering keeps its last data, aging to cached then snapshot', async () => {
+    await anvil.stop();
+    clock.advance(1000);
+    const out = await ingestLive(chainSources(parseSources(sourcesJson(), 'test')), store, clock);
+    await service!.models.reloadIfChanged();
+    assert.equal(out.runs[0]!.ok, false);
+    assert.equal(out.runs[0]!.state.consecutiveFailures, 1);
+    const health = await service!.app.inject({ url: '/api/v1/health' });
+    const source = health.json().sources.find((s: { id: string }) => s.id === 'chain:31337');
+    assert.equal(source.consecutiveFailures, 1);
+    assert.ok(source.lastError.length > 0);
+    const markets = await get('/markets?chainIds=31337');
+    assert.equal(markets.data.length, 1);
+    clock.advance(2 * 60_000);
+    assert.equal((await get('/markets?chainIds=31337')).meta.freshness, 'cached');
+    clock.advance(20 * 60_000);
+    assert.equal((await get('/markets?chainIds=31337')).meta.freshness, 'snapshot');
+  });
+});

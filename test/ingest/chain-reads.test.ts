@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { PublicClient } from 'viem';
+import { type FeedReading, scaled, usdPrices } from '../../src/ingest/chain/chainlink.ts';
+import { type ChainRpc, getLogsAdaptive, isRangeError } from '../../src/ingest/chain/rpc.ts';
+import type { FeedConfig } from '../../src/ingest/sources-file.ts';
+
+test('default: integer amounts scaled by their decimals, exactly to double precision', () => {
+  assert.equal(scaled(1_500_000n, 6), 1.5);
+  assert.equal(scaled(123_456_789_012_345_678_901_234n, 18), Number('123456.789012345678901234'));
+  assert.equal(scaled(-25n, 1), -2.5);
+  assert.equal(scaled(7n, 0), 7);
+  assert.equal(scaled(1n, 36), 1e-36);
+});
+
+function reading(pair: string, answer: number, address = pair): FeedReading {
+  const [base, quote] = pair.split('/') as [string, string];
+  const feed: FeedConfig = { address, pair, base, quote, heartbeatSeconds: 3600, deviationThreshold: null };
+  return { feed, description: pair, decimals: 8, roundId: 1n, answer, updatedAt: 0 };
+}
+
+test('behavior: USD prices from X/USD, X/ETH × ETH/USD, wrapped natives by the native (D15)', () => {
+  const { priceOf } = usdPrices([
+    reading('WSTETH/ETH', 1.2),
+    reading('ETH/USD', 3000),
+    reading('USDC/USD', 0.9998),
+    reading('BAD/USD', 0),
+  ]);
+  assert.deepEqual(priceOf('WETH'), { usd: 3000, feed: 'ETH/USD' });
+  assert.deepEqual(priceOf('wstETH'), { usd: 3600, feed: 'WSTETH/ETH' });
+  assert.deepEqual(priceOf('USDC.e'), { usd: 0.9998, feed: 'USDC/USD' });
+  // a feed answering 0 prices nothing (never a price of 0); an unknown token has none
+  assert.equal(priceOf('BAD'), null);
+  assert.equal(priceOf('PEPE'), null);
+});
+
+/** A ChainRpc whose getLogs refuses ranges longer than `max` blocks, recording the ranges asked. */
+function fakeRpc(max: bigint, logsAt: Set<bigint>) {
+  const asked: [bigint, bigint][] = [];
+  const client = {
+    async getLogs({ fromBlock, toBlock }: { fromBlock: bigint; toBlock: bigint }) {
+      asked.push([fromBlock, toBlock]);
+      if (toBlock - fromBlock + 1n > max)
+        throw new Error('eth_getLogs block range is too large, max 2000 blocks');
+      return [...logsAt].filter((b) => b >= fromBlock && b <= toBlock).map((b) => ({ blockNumber: b }));
+    },
+  } as unknown as PublicClient;
+  const rpc: ChainRpc = {
+    chainId: 1,
+    client,
+    requests: () => asked.length,
+    multicallOptions: async () => ({ deployless: true }),
+  };
+  return { rpc, asked };
+}
+
+test('behavior: log ranges halve on a provider range error and grow again while quiet', async () => {
+  const { rpc, asked } = fakeRpc(3000n, new Set([5n, 2500n, 30_000n]));
+  const logs = await getLogsAdaptive(rpc, {
+    address: '0x0000000000000000000000000000000000000001',
+    events: [],
+    fromBlock: 0n,
+    toBlock: 40_000n,
+  });
+  assert.deepEqual(
+    (logs as unknown as { blockNumber: bigint }[]).map((l) => l.blockNumber),
+    [5n, 2500n, 30_000n],
+  );
+  // 10,000 refused, 5,000 refused, 2,500 served; then 5,000 refused again, 2,500 ... every block once
+  const served = asked.filter(([f, t]) => t - f + 1n <= 3000n);
+  let next = 0n;
+  for (const [f, t] of served) {
+    assert.equal(f, next);
+    next = t + 1n;
+  }
+  assert.equal(next, 40_001n);
+  assert.deepEqual(asked.slice(0, 3), [
+    [0n, 9_999n],
+    [0n, 4_999n],
+    [0n, 2_499n],
+  ]);
+});
+
+test('error: a getLogs failure that is not about the range is thrown, not retried smaller', async () => {
+  const client = {
+    async getLogs() {
+      throw new Error('HTTP request failed: connection refused');
+    },
+  } as unknown as PublicClient;
+  const rpc: ChainRpc = {
+    chainId: 1,
+    client,
+    requests: () => 0,
+    multicallOptions: async () => ({ deployless: true }),
+  };
+  await assert.rejects(
+    getLogsAdaptive(rpc, {
+      address: '0x0000000000000000000000000000000000000001',
+      events: [],
+      fromBlock: 0n,
+      toBlock: 10n,
+    }),
+    /connection refused/,
+  );
+  assert.equal(isRangeError(new Error('query returned more than 10000 results')), true);
+  assert.equal(isRangeError(new Error('execution reverted')), false);
+});

@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { loadSources, parseSources, SourcesConfigError } from '../../src/ingest/sources-file.ts';
+import { tempDir } from '../helpers.ts';
+
+const A = '0x1111111111111111111111111111111111111111';
+const B = '0x2222222222222222222222222222222222222222';
+
+function problems(json: unknown): string[] {
+  try {
+    parseSources(json, 'sources.json');
+  } catch (err) {
+    assert.ok(err instanceof SourcesConfigError);
+    return [...err.problems];
+  }
+  assert.fail('accepted');
+}
+
+test('default: a local chain with its addresses; feeds take heartbeats from the file, the reference data or a day', () => {
+  const config = parseSources(
+    {
+      chains: [
+        {
+          chainId: 31337,
+          rpcUrl: 'http://127.0.0.1:8545',
+          morpho: { blue: A.toUpperCase().replace('0X', '0x') },
+          chainlink: [
+            { address: B, pair: 'ETH/USD', heartbeatSeconds: 3600, deviationPercent: 0.5 },
+            { address: A, pair: 'wstETH/ETH' },
+          ],
+        },
+      ],
+    },
+    'test',
+    [
+      {
+        chainId: 31337,
+        address: A,
+        name: 'x',
+        pair: 'WSTETH/ETH',
+        baseAsset: null,
+        quoteAsset: null,
+        heartbeatSeconds: 86400,
+        deviationPercent: 0.5,
+      },
+    ],
+  );
+  assert.deepEqual(config.chains[0], {
+    chainId: 31337,
+    rpcUrl: 'http://127.0.0.1:8545',
+    confirmations: 0,
+    morpho: { blue: A, fromBlock: 0 },
+    chainlink: [
+      {
+        address: B,
+        pair: 'ETH/USD',
+        base: 'ETH',
+        quote: 'USD',
+        heartbeatSeconds: 3600,
+        deviationThreshold: 0.005,
+      },
+      {
+        address: A,
+        pair: 'wstETH/ETH',
+        base: 'WSTETH',
+        quote: 'ETH',
+        heartbeatSeconds: 86400,
+        deviationThreshold: 0.005,
+      },
+    ],
+  });
+  // a feed nobody describes: a day
+  const bare = parseSources(
+    { chains: [{ chainId: 5, rpcUrl: 'https://x', chainlink: [{ address: B, pair: 'X/USD' }] }] },
+    't',
+  );
+  assert.equal(bare.chains[0]!.chainlink[0]!.heartbeatSeconds, 86400);
+  assert.equal(bare.chains[0]!.morpho, null);
+});
+
+test('behavior: a known chain reads Morpho Blue from the address book, from its deployment block', () => {
+  const config = parseSources({ chains: [{ chainId: 1, rpcUrl: 'https://rpc.example/v2/key' }] }, 'test');
+  assert.deepEqual(config.chains[0]!.morpho, {
+    blue: '0xbbbbbbbbbb9cc5e90e3b3af64bdaf62c37eeffcb',
+    fromBlock: 18883124,
+  });
+});
+
+test('error: every problem is listed at once, with its path', () => {
+  assert.deepEqual(
+    problems({
+      chains: [
+        { chainId: 0, rpcUrl: 'ftp://x', morpho: { blue: 'nope' }, extra: 1 },
+        { chainId: 7, rpcUrl: 'https://x', chainlink: [{ address: A, pair: 'ETHUSD', heartbeatSeconds: 0 }] },
+      ],
+    }).sort(),
+    [
+      'chains[0].chainId: must be >= 1',
+      'chains[0].extra: unknown field',
+      'chains[0].morpho.blue: must be a 0x address (40 hex digits)',
+      'chains[0].rpcUrl: must be an http(s):// or ws(s):// URL',
+      'chains[1].chainlink[0].heartbeatSeconds: must be >= 1',
+      'chains[1].chainlink[0].pair: must be BASE/QUOTE, e.g. ETH/USD',
+    ].sort(),
+  );
+  assert.deepEqual(problems({}), ['(root): must have required properties chains']);
+  assert.deepEqual(
+    problems({
+      chains: [
+        { chainId: 7, rpcUrl: 'https://x', morpho: {} },
+        {
+          chainId: 7,
+          rpcUrl: 'https://y',
+          chainlink: [
+            { address: A, pair: 'A/USD' },
+            { address: A, pair: 'A/USD' },
+          ],
+        },
+      ],
+    }),
+    [
+      'chains[0].morpho.blue: required on chain 7 (no address book entry)',
+      'chains[1].chainId: duplicate 7',
+      `chains[1].chainlink[1].address: duplicate ${A}`,
+    ],
+  );
+});
+
+test('error: protocols this version does not read are refused by name, not ignored', () => {
+  assert.deepEqual(
+    problems({
+      chains: [{ chainId: 1, rpcUrl: 'https://x', aave: [{ pool: A }], fluid: {} }],
+      morphoApi: { url: 'https://api' },
+    }),
+    [
+      'morphoApi: not read by this version (chains only)',
+      'chains[0].aave: not read by this version (morpho and chainlink only)',
+      'chains[0].fluid: not read by this version (morpho and chainlink only)',
+    ],
+  );
+});
+
+test('error: an unreadable or malformed file says so', () => {
+  const dir = tempDir('lrds-sources-');
+  assert.throws(() => loadSources(join(dir, 'missing.json')), /cannot read the file/);
+  const file = join(dir, 'bad.json');
+  writeFileSync(file, '{ "chains": [');
+  assert.throws(() => loadSources(file), /not JSON/);
+});
