@@ -31,6 +31,13 @@ export interface SourceOutput {
   rounds?: OracleRound[];
   /** Blocks reached, per chain id (chain sources). */
   blocks?: Record<string, number>;
+  /**
+   * The chain reorganized below the last block read: the history read from `fromBlock` on
+   * (liquidations) is forgotten before this run's is written.
+   */
+  reorg?: { chainId: number; fromBlock: number };
+  /** The source's resume point, kept in its checkpoint (chain sources: recent block hashes). */
+  cursor?: string | null;
   /** Per-item outcomes; failed items do not fail the run. */
   items: ItemReport[];
 }

@@ -31,7 +31,7 @@ export interface LivePass {
 
 type LiveStore = MarketDataStore &
   SourceStore &
-  Pick<HistoryStore, 'appendLiquidations' | 'appendOracleRounds'>;
+  Pick<HistoryStore, 'appendLiquidations' | 'appendOracleRounds' | 'dropLiquidationsFrom'>;
 
 /** Profile name of a dataset written from the sources file. */
 export const LIVE_PROFILE = 'sources';
@@ -92,6 +92,7 @@ export async function ingestLive(
     let run: SourceRun;
     try {
       const out = await source.run(clock.now(), { state: previous, markets: mine, positions: minePositions });
+      if (out.reorg) await store.dropLiquidationsFrom(out.reorg.chainId, out.reorg.fromBlock);
       if (out.liquidations?.length) await store.appendLiquidations(out.liquidations);
       if (out.rounds?.length) await store.appendOracleRounds(out.rounds);
       const records = out.records ?? { markets: [], positions: [] };
@@ -104,6 +105,7 @@ export async function ingestLive(
         chainIds: [...source.chainIds],
         refreshedAt: now,
         lastBlock: { ...base.lastBlock, ...out.blocks },
+        ...(out.cursor !== undefined ? { cursor: out.cursor } : {}),
         consecutiveFailures: 0,
         lastError: null,
         updatedAt: now,

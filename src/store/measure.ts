@@ -35,6 +35,7 @@ const PORT_METHODS = [
   'oracleRounds',
   'liquidations',
   'pruneHistory',
+  'dropLiquidationsFrom',
   'historyCounts',
   'appendRatingChanges',
   'ratingChanges',

@@ -500,6 +500,11 @@ export interface HistoryStore {
    * clock of its own for it.
    */
   pruneHistory(before: HistoryCutoffs): Promise<HistoryCounts>;
+  /**
+   * Forgets a chain's liquidations from `block` on (a reorganization of the chain orphaned the
+   * blocks they were read from). Returns how many were deleted.
+   */
+  dropLiquidationsFrom(chainId: number, block: number): Promise<number>;
   /** Rows held per kind: a full count (tests, operators), not for request paths. */
   historyCounts(): Promise<HistoryCounts>;
   /**

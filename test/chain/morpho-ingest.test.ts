@@ -318,6 +318,26 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     assert.equal((await get('/liquidations?chainIds=31337')).data.length, 1);
   });
 
+  test('behavior: a reorganization that drops the liquidation rolls it back, and the position with it', async () => {
+    const before = (await get('/liquidations?chainIds=31337')).data;
+    assert.equal(before.length, 1);
+    const head = await anvil.client().getBlockNumber();
+    // the chain loses its blocks from the liquidation's on, replaced by empty ones (same height)
+    await anvil
+      .client()
+      .request({ method: 'anvil_reorg' as never, params: [Number(head) - before[0].block + 1, []] as never });
+    assert.equal(await anvil.client().getBlockNumber(), head);
+    const out = await pass();
+    assert.ok(out.runs[0]!.items.some((i) => i.id === `reorg:${before[0].block}`));
+    assert.equal((await get('/liquidations?chainIds=31337')).data.length, 0);
+    const p = (await get(`/positions?address=${users[2]}`)).data[0];
+    assert.equal(p.state.collateralUsd, 2800);
+    // a pass with nothing new reads one block back to check it, and changes nothing
+    const again = await pass();
+    assert.ok(!again.runs[0]!.items.some((i) => i.id.startsWith('reorg:')));
+    assert.equal((await get('/liquidations?chainIds=31337')).data.length, 0);
+  });
+
   test('behavior: lrds serve with SOURCES_FILE reads the chain before it serves, then follows it', async () => {
     const dir = tempDir('lrds-chain-serve-');
     const file = join(dir, 'sources.json');

@@ -808,6 +808,25 @@ export function historyContract(
       await store.close();
     });
 
+    test("behavior: dropLiquidationsFrom forgets one chain's liquidations from a block on", async () => {
+      const store = await open();
+      await store.appendLiquidations([
+        liquidation(1, { block: 10 }),
+        liquidation(2, { block: 11 }),
+        liquidation(3, { block: 12 }),
+        liquidation(4, { block: 11, chainId: 10 }),
+      ]);
+      assert.equal(await store.dropLiquidationsFrom(1, 11), 2);
+      assert.deepEqual((await store.liquidations({}, 10)).map((l) => [l.chainId, l.block]).sort(), [
+        [1, 10],
+        [10, 11],
+      ]);
+      assert.equal(await store.dropLiquidationsFrom(1, 11), 0);
+      // read again from the new chain: appended again
+      assert.equal(await store.appendLiquidations([liquidation(2, { block: 11 })]), 1);
+      await store.close();
+    });
+
     test('error: a batch with an invalid row is refused whole, before anything is written', async () => {
       const store = await open();
       const good = snapshot();

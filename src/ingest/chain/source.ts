@@ -55,9 +55,23 @@ export function chainSource(
       const block = await rpc.client.getBlock({ blockNumber: target });
       const items: ItemReport[] = [];
       const lastBlock = previous?.state?.lastBlock[String(chain.chainId)];
-      // A block already read is not read again (its logs are in); a chain that went back below
-      // it (a reset local chain) is read from the start.
-      const resume = lastBlock !== undefined && BigInt(lastBlock) <= target ? BigInt(lastBlock) + 1n : null;
+      // Where the logs are read from: after the last block read, if it is still on the chain;
+      // after the newest block read that is (the common ancestor) if the chain reorganized; from
+      // the start if none is (a reset local chain, a reorganization deeper than RECENT_BLOCKS).
+      let recent = recentBlocks(previous?.state?.cursor ?? null);
+      let resume: bigint | null = null;
+      let reorg: SourceOutput['reorg'];
+      if (lastBlock !== undefined) {
+        const ancestor =
+          recent.length === 0 ? lastBlock : await canonicalAncestor(rpc, recent, Number(target));
+        if (ancestor !== lastBlock) {
+          const fromBlock = ancestor === null ? (chain.morpho?.fromBlock ?? 0) : ancestor + 1;
+          reorg = { chainId: chain.chainId, fromBlock };
+          items.push({ id: `reorg:${fromBlock}`, ok: true });
+        }
+        if (ancestor !== null) resume = BigInt(ancestor) + 1n;
+        recent = recent.filter(([n]) => ancestor !== null && n <= ancestor);
+      }
 
       let morpho: Awaited<ReturnType<typeof readMorphoBlue>> | null = null;
       if (chain.morpho) {
@@ -156,15 +170,57 @@ export function chainSource(
         markets: markets.length,
         positions: positions.length,
       };
+      recent = [
+        ...recent.filter(([n]) => n < Number(target)),
+        [Number(target), block.hash!] as [number, string],
+      ];
       return {
         records: { markets, positions },
         liquidations,
         rounds,
         blocks: { [String(chain.chainId)]: Number(target) },
+        ...(reorg ? { reorg } : {}),
+        cursor: JSON.stringify({ recent: recent.slice(-RECENT_BLOCKS) }),
         items,
       };
     },
   };
+}
+
+/** Blocks (number and hash) of the last runs kept in the checkpoint, to find a reorganization's common ancestor. */
+export const RECENT_BLOCKS = 64;
+
+function recentBlocks(cursor: string | null): [number, string][] {
+  if (!cursor) return [];
+  try {
+    const recent = (JSON.parse(cursor) as { recent?: unknown }).recent;
+    return Array.isArray(recent)
+      ? recent.filter(
+          (r): r is [number, string] =>
+            Array.isArray(r) && Number.isSafeInteger(r[0]) && typeof r[1] === 'string',
+        )
+      : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The newest block read before that is still on the chain (its hash unchanged), among those
+ * at or below `head`; null when none is. One `eth_getBlockByNumber` when nothing moved.
+ */
+async function canonicalAncestor(
+  rpc: ChainRpc,
+  recent: readonly [number, string][],
+  head: number,
+): Promise<number | null> {
+  for (let i = recent.length - 1; i >= 0; i--) {
+    const [n, hash] = recent[i]!;
+    if (n > head) continue;
+    const block = await rpc.client.getBlock({ blockNumber: BigInt(n) });
+    if (block.hash === hash) return n;
+  }
+  return null;
 }
 
 /** The markets and accounts the last run served on this chain (read again at the new block). */

@@ -1367,6 +1367,15 @@ export class PostgresStore implements Store {
    * rows, longer than a request's deadline). Readers are not blocked: DELETE, not TRUNCATE.
    * By age through the primary keys, scanned once per market, token or feed.
    */
+  async dropLiquidationsFrom(chainId: number, block: number): Promise<number> {
+    checkRead(0, block);
+    return (
+      await this.bulk(
+        (sql) => sql`DELETE FROM liquidations WHERE chain_id = ${chainId} AND block >= ${block}`,
+      )
+    ).count;
+  }
+
   async pruneHistory(before: HistoryCutoffs): Promise<HistoryCounts> {
     for (const cutoff of Object.values(before)) checkRead(0, cutoff);
     return this.bulk((sql) =>

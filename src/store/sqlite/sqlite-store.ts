@@ -983,6 +983,13 @@ export class SqliteStore implements Store {
     return rows.map(toLiquidationFromArray);
   }
 
+  async dropLiquidationsFrom(chainId: number, block: number): Promise<number> {
+    checkRead(0, block);
+    return Number(
+      this.stmt('DELETE FROM liquidations WHERE chain_id = ? AND block >= ?').run(chainId, block).changes,
+    );
+  }
+
   async pruneHistory(before: HistoryCutoffs): Promise<HistoryCounts> {
     // By age, through the primary keys: one seek per market, token or feed (`IN (SELECT id ...)`).
     const deletes: [keyof HistoryCutoffs, string][] = [
