@@ -100,12 +100,15 @@ function makeClient(url: string, key: Hex) {
     .extend(walletActions);
 }
 
-/** Starts anvil on a free port (auto-mining, one block per transaction); resolves once it answers. */
-export async function startAnvil(): Promise<Anvil> {
+/**
+ * Starts anvil on a free port (auto-mining, one block per transaction, unless `args` say
+ * otherwise); resolves once it answers.
+ */
+export async function startAnvil(args: readonly string[] = []): Promise<Anvil> {
   const port = await freePort();
   const child: ChildProcess = spawn(
     anvilBinary(),
-    ['--port', String(port), '--chain-id', String(CHAIN_ID), '--silent'],
+    ['--port', String(port), '--chain-id', String(CHAIN_ID), '--silent', ...args],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
     },

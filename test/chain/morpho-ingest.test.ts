@@ -157,9 +157,12 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     const block = await anvil.client().getBlock();
     clock.set(Number(block.timestamp) * 1000 + 1000);
   };
+  // One set of sources for the whole suite, as in a running process: passes after the first
+  // read only the positions that events touched.
+  let sources: ReturnType<typeof chainSources> | null = null;
   const pass = async () => {
     await syncClock();
-    const sources = chainSources(parseSources(sourcesJson(), 'test'));
+    sources ??= chainSources(parseSources(sourcesJson(), 'test'));
     const out = await ingestLive(sources, store, clock);
     await service?.models.reloadIfChanged();
     return out;
@@ -278,7 +281,7 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
       atRisk.data.map((x: { user: { address: string } }) => x.user.address),
       [users[2]],
     );
-    // the lender liquidates half the collateral
+    // the lender liquidates half the collateral: the pass reads that position alone again
     const receipt = await send(0, morpho, art.Morpho!.abi, 'liquidate', [
       params,
       users[2],
@@ -287,6 +290,7 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
       '0x',
     ]);
     await pass();
+    assert.equal(sources![0]!.lastRun()!.positionsRead, 1);
     const list = await get('/liquidations?chainIds=31337');
     assert.equal(list.data.length, 1);
     const l = list.data[0];

@@ -2,8 +2,14 @@
  * Morpho Blue on one chain, read through its own ABI and math (`@morpho-org/blue-sdk` and
  * `blue-sdk-viem`): markets found from `CreateMarket` logs, their state accrued to the block
  * with the IRM's own `borrowRateView`, the oracle's price, positions of the accounts that
- * events named (`Supply`, `Borrow`, `SupplyCollateral`, `Liquidate`), and liquidations.
- * Oracles of the `MorphoChainlinkOracleV2` shape are resolved to their feeds.
+ * events named, and liquidations. Oracles of the `MorphoChainlinkOracleV2` shape are resolved
+ * to their feeds.
+ *
+ * What never changes (market params, token metadata, an oracle's feeds) and the positions read
+ * are kept in a MorphoCache between passes: a pass after the first reads the new blocks' logs,
+ * every market's state, price and rate, and only the positions that those logs touched; the
+ * others' amounts follow from their shares and the market's state (interest accrues to every
+ * borrower of a market alike).
  */
 import { Market, MarketParams, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { adaptiveCurveIrmAbi, blueAbi, blueOracleAbi } from '@morpho-org/blue-sdk-viem';
@@ -12,10 +18,15 @@ import type { ChainRpc } from './rpc.ts';
 import { getLogsAdaptive } from './rpc.ts';
 
 const CREATE_MARKET = getAbiItem({ abi: blueAbi, name: 'CreateMarket' });
-const ACCOUNT_EVENTS = [
+/** Every event that creates a market or changes a position (its `onBehalf` or `borrower`). */
+const EVENTS = [
+  CREATE_MARKET,
   getAbiItem({ abi: blueAbi, name: 'Supply' }),
+  getAbiItem({ abi: blueAbi, name: 'Withdraw' }),
   getAbiItem({ abi: blueAbi, name: 'Borrow' }),
+  getAbiItem({ abi: blueAbi, name: 'Repay' }),
   getAbiItem({ abi: blueAbi, name: 'SupplyCollateral' }),
+  getAbiItem({ abi: blueAbi, name: 'WithdrawCollateral' }),
   getAbiItem({ abi: blueAbi, name: 'Liquidate' }),
 ] as const;
 
@@ -25,11 +36,11 @@ export const chainlinkOracleV2Abi = parseAbi([
   'function BASE_FEED_2() view returns (address)',
   'function QUOTE_FEED_1() view returns (address)',
   'function QUOTE_FEED_2() view returns (address)',
-  'function BASE_VAULT() view returns (address)',
-  'function QUOTE_VAULT() view returns (address)',
-  'function SCALE_FACTOR() view returns (uint256)',
 ]);
 const FEED_GETTERS = ['BASE_FEED_1', 'BASE_FEED_2', 'QUOTE_FEED_1', 'QUOTE_FEED_2'] as const;
+
+/** Calldata bytes per multicall request: about 600 position reads in one `eth_call`. */
+export const MULTICALL_BYTES = 64 * 1024;
 
 export interface TokenMeta {
   address: string;
@@ -79,52 +90,79 @@ export interface MorphoRead {
   markets: MorphoMarketRead[];
   positions: MorphoPositionRead[];
   liquidations: MorphoLiquidationRead[];
-  /** Markets that could not be read (the others are served). */
+  /** Markets and positions that could not be read (the others are served). */
   failures: { id: string; error: string }[];
+  /** Positions read from the chain in this pass (the others came from the cache). */
+  positionsRead: number;
 }
 
-/** What the last pass knew: the markets and the accounts to read again. */
+/** What the last pass served: the markets and the accounts to follow (from the store after a restart). */
 export interface MorphoKnown {
   marketIds: readonly string[];
   accounts: readonly { id: string; user: string }[];
 }
 
+/** What a chain source keeps between passes in one process (see the module comment). */
+export class MorphoCache {
+  readonly params = new Map<string, MarketParams>();
+  readonly tokens = new Map<string, TokenMeta>();
+  /** Per oracle address: its feeds, or null when it does not have the MorphoChainlinkOracleV2 shape. */
+  readonly oracleFeeds = new Map<string, string[] | null>();
+  /** Per `${id}:${user}`: the position as last read; null when it was empty. */
+  readonly positions = new Map<string, MorphoPositionRead | null>();
+
+  clear(): void {
+    this.params.clear();
+    this.tokens.clear();
+    this.oracleFeeds.clear();
+    this.positions.clear();
+  }
+}
+
+type Hex = `0x${string}`;
+const first = (err: Error | undefined) => err?.message.split('\n')[0] ?? 'no answer';
+
 /**
  * One pass over Morpho Blue at `block` (whose timestamp is `timestamp`): the logs of
- * [fromBlock, block] add markets and accounts to those already known; every known market and
- * account is then read at `block` (a few multicalls).
+ * [fromBlock, block] add markets and accounts to those known, and name the accounts to read
+ * again; every market is read at `block` (see the module comment).
  */
 export async function readMorphoBlue(
   rpc: ChainRpc,
-  morpho: `0x${string}`,
+  morpho: Hex,
   range: { fromBlock: bigint; block: bigint; timestamp: bigint },
   known: MorphoKnown,
+  cache: MorphoCache = new MorphoCache(),
 ): Promise<MorphoRead> {
-  const mc = await rpc.multicallOptions();
-  const at = { blockNumber: range.block, allowFailure: true, ...mc } as const;
+  const at = {
+    blockNumber: range.block,
+    allowFailure: true,
+    batchSize: MULTICALL_BYTES,
+    ...(await rpc.multicallOptions()),
+  } as const;
   const ids = new Set(known.marketIds.map((id) => id.toLowerCase()));
   const accounts = new Map<string, { id: string; user: string }>();
   for (const a of known.accounts) accounts.set(`${a.id}:${a.user}`, { id: a.id, user: a.user.toLowerCase() });
+  const touched = new Set<string>();
   const liquidations: MorphoLiquidationRead[] = [];
   if (range.fromBlock <= range.block) {
-    const created = await getLogsAdaptive(rpc, {
-      address: morpho,
-      events: [CREATE_MARKET],
-      fromBlock: range.fromBlock,
-      toBlock: range.block,
-    });
-    for (const l of created) ids.add(l.args.id.toLowerCase());
     const logs = await getLogsAdaptive(rpc, {
       address: morpho,
-      events: ACCOUNT_EVENTS,
+      events: EVENTS,
       fromBlock: range.fromBlock,
       toBlock: range.block,
     });
     const times = new Map<bigint, number>();
     for (const l of logs) {
       const id = l.args.id.toLowerCase();
+      if (l.eventName === 'CreateMarket') {
+        ids.add(id);
+        continue;
+      }
       const user = ('onBehalf' in l.args ? l.args.onBehalf : l.args.borrower).toLowerCase();
-      accounts.set(`${id}:${user}`, { id, user });
+      const key = `${id}:${user}`;
+      accounts.set(key, { id, user });
+      touched.add(key);
       if (l.eventName !== 'Liquidate') continue;
       let ts = times.get(l.blockNumber);
       if (ts === undefined) {
@@ -145,90 +183,130 @@ export async function readMorphoBlue(
       });
     }
   }
-
-  // Markets: params and state, then the oracle's price and the IRM's rate.
-  const idList = [...ids].sort() as `0x${string}`[];
-  const base = await rpc.client.multicall({
-    ...at,
-    contracts: idList.flatMap((id) => [
-      { address: morpho, abi: blueAbi, functionName: 'idToMarketParams', args: [id] } as const,
-      { address: morpho, abi: blueAbi, functionName: 'market', args: [id] } as const,
-    ]),
-  });
   const failures: MorphoRead['failures'] = [];
+
+  // 1. Every market's state; the params of markets not seen before.
+  const idList = [...ids].sort() as Hex[];
+  const newIds = idList.filter((id) => !cache.params.has(id));
+  const states = await rpc.client.multicall({
+    ...at,
+    contracts: [
+      ...idList.map((id) => ({ address: morpho, abi: blueAbi, functionName: 'market', args: [id] }) as const),
+      ...newIds.map(
+        (id) => ({ address: morpho, abi: blueAbi, functionName: 'idToMarketParams', args: [id] }) as const,
+      ),
+    ],
+  });
+  newIds.forEach((id, i) => {
+    const p = states[idList.length + i]!;
+    if (p.status !== 'success') return;
+    const [loanToken, collateralToken, oracle, irm, lltv] = p.result as readonly [Hex, Hex, Hex, Hex, bigint];
+    if (loanToken === zeroAddress) return; // not created at this block
+    cache.params.set(id, new MarketParams({ loanToken, collateralToken, oracle, irm, lltv }));
+  });
   const found: { id: string; params: MarketParams; state: readonly bigint[] }[] = [];
   idList.forEach((id, i) => {
-    const p = base[i * 2]!;
-    const s = base[i * 2 + 1]!;
-    if (p.status !== 'success' || s.status !== 'success') {
-      failures.push({
-        id,
-        error: `market ${id}: ${(p.error ?? s.error)?.message.split('\n')[0] ?? 'no answer'}`,
-      });
+    const s = states[i]!;
+    const params = cache.params.get(id);
+    if (s.status !== 'success' || !params) {
+      const p = states[idList.length + newIds.indexOf(id)];
+      const error = s.status === 'failure' ? s.error : p?.status === 'failure' ? p.error : undefined;
+      if (error || s.status !== 'success') failures.push({ id, error: `market ${id}: ${first(error)}` });
       return;
     }
-    const [loanToken, collateralToken, oracle, irm, lltv] = p.result as readonly [
-      `0x${string}`,
-      `0x${string}`,
-      `0x${string}`,
-      `0x${string}`,
-      bigint,
-    ];
-    if (loanToken === zeroAddress) return; // not created (yet) at this block
-    found.push({
-      id,
-      params: new MarketParams({ loanToken, collateralToken, oracle, irm, lltv }),
-      state: s.result as readonly bigint[],
-    });
+    found.push({ id, params, state: s.result as readonly bigint[] });
   });
-  const perMarket = await rpc.client.multicall({
-    ...at,
-    contracts: found.flatMap(({ params, state }) => {
-      const [totalSupplyAssets, totalSupplyShares, totalBorrowAssets, totalBorrowShares, lastUpdate, fee] =
-        state;
-      const stateArg = {
-        totalSupplyAssets: totalSupplyAssets!,
-        totalSupplyShares: totalSupplyShares!,
-        totalBorrowAssets: totalBorrowAssets!,
-        totalBorrowShares: totalBorrowShares!,
-        lastUpdate: lastUpdate!,
-        fee: fee!,
-      };
-      const paramsArg = {
-        loanToken: params.loanToken,
-        collateralToken: params.collateralToken,
-        oracle: params.oracle,
-        irm: params.irm,
-        lltv: params.lltv,
-      };
-      return [
-        { address: params.oracle, abi: blueOracleAbi, functionName: 'price' } as const,
-        {
-          address: params.irm,
-          abi: adaptiveCurveIrmAbi,
-          functionName: 'borrowRateView',
-          args: [paramsArg, stateArg],
-        } as const,
-        ...FEED_GETTERS.map(
-          (fn) => ({ address: params.oracle, abi: chainlinkOracleV2Abi, functionName: fn }) as const,
-        ),
-      ];
-    }),
-  });
-  const tokens = await readTokens(
-    rpc,
-    [...new Set(found.flatMap((m) => [m.params.loanToken, m.params.collateralToken]))],
-    at,
+
+  // 2. Tokens and oracle shapes not seen before; every market's oracle price and IRM rate.
+  const newTokens = [...new Set(found.flatMap((m) => [m.params.loanToken, m.params.collateralToken]))].filter(
+    (t) => !cache.tokens.has(t.toLowerCase()),
   );
+  const newOracles = [...new Set(found.map((m) => m.params.oracle))].filter(
+    (o) => !cache.oracleFeeds.has(o.toLowerCase()),
+  );
+  const reads = await rpc.client.multicall({
+    ...at,
+    contracts: [
+      ...found.flatMap(({ params, state }) => {
+        const [totalSupplyAssets, totalSupplyShares, totalBorrowAssets, totalBorrowShares, lastUpdate, fee] =
+          state as [bigint, bigint, bigint, bigint, bigint, bigint];
+        const market = {
+          totalSupplyAssets,
+          totalSupplyShares,
+          totalBorrowAssets,
+          totalBorrowShares,
+          lastUpdate,
+          fee,
+        };
+        const marketParams = {
+          loanToken: params.loanToken,
+          collateralToken: params.collateralToken,
+          oracle: params.oracle,
+          irm: params.irm,
+          lltv: params.lltv,
+        };
+        return [
+          { address: params.oracle, abi: blueOracleAbi, functionName: 'price' } as const,
+          {
+            address: params.irm,
+            abi: adaptiveCurveIrmAbi,
+            functionName: 'borrowRateView',
+            args: [marketParams, market],
+          } as const,
+        ];
+      }),
+      ...newTokens.flatMap((address) => [
+        { address, abi: erc20Abi, functionName: 'symbol' } as const,
+        { address, abi: erc20Abi, functionName: 'name' } as const,
+        { address, abi: erc20Abi, functionName: 'decimals' } as const,
+      ]),
+      ...newOracles.flatMap((address) =>
+        FEED_GETTERS.map((fn) => ({ address, abi: chainlinkOracleV2Abi, functionName: fn }) as const),
+      ),
+    ],
+  });
+  let k = found.length * 2;
+  for (const address of newTokens) {
+    const [symbol, name, decimals] = reads.slice(k, k + 3);
+    k += 3;
+    const a = address.toLowerCase();
+    const short = `${a.slice(0, 6)}…${a.slice(-4)}`;
+    // A token that does not answer is not cached: asked again next pass.
+    if (decimals?.status !== 'success') continue;
+    cache.tokens.set(a, {
+      address: a,
+      symbol: symbol?.status === 'success' ? String(symbol.result) : short,
+      name: name?.status === 'success' ? String(name.result) : short,
+      decimals: Number(decimals.result),
+    });
+  }
+  for (const address of newOracles) {
+    const feeds = reads.slice(k, k + FEED_GETTERS.length);
+    k += FEED_GETTERS.length;
+    cache.oracleFeeds.set(
+      address.toLowerCase(),
+      feeds.every((f) => f.status === 'success')
+        ? feeds.map((f) => String(f.result).toLowerCase()).filter((a) => a !== zeroAddress)
+        : null,
+    );
+  }
+
   const markets: MorphoMarketRead[] = [];
-  const per = 2 + FEED_GETTERS.length;
   found.forEach(({ id, params, state }, i) => {
-    const r = perMarket.slice(i * per, (i + 1) * per);
-    const price = r[0]?.status === 'success' ? (r[0].result as bigint) : undefined;
+    const priceRead = reads[i * 2]!;
+    const rateRead = reads[i * 2 + 1]!;
+    const price = priceRead.status === 'success' ? (priceRead.result as bigint) : undefined;
     const borrowRate =
-      params.irm === zeroAddress ? 0n : r[1]?.status === 'success' ? (r[1].result as bigint) : null;
+      params.irm === zeroAddress ? 0n : rateRead.status === 'success' ? (rateRead.result as bigint) : null;
     if (borrowRate === null) {
       failures.push({ id, error: `market ${id}: the IRM's borrowRateView did not answer` });
+      return;
+    }
+    const loan = cache.tokens.get(params.loanToken.toLowerCase());
+    const collateral = cache.tokens.get(params.collateralToken.toLowerCase());
+    if (!loan || !collateral) {
+      const silent = loan ? params.collateralToken : params.loanToken;
+      failures.push({ id, error: `market ${id}: token ${silent.toLowerCase()} does not answer decimals()` });
       return;
     }
     const [totalSupplyAssets, totalSupplyShares, totalBorrowAssets, totalBorrowShares, lastUpdate, fee] =
@@ -240,94 +318,63 @@ export async function readMorphoBlue(
       { totalSupplyAssets, totalBorrowAssets, totalSupplyShares, fee },
       elapsed,
     );
-    const market = new Market({
-      params,
-      totalSupplyAssets: totalSupplyAssets + interest,
-      totalBorrowAssets: totalBorrowAssets + interest,
-      totalSupplyShares: totalSupplyShares + feeShares,
-      totalBorrowShares,
-      lastUpdate: lastUpdate > range.timestamp ? lastUpdate : range.timestamp,
-      fee,
-      ...(price === undefined ? {} : { price }),
-    });
-    const loan = tokens.get(params.loanToken.toLowerCase())!;
-    const collateral = tokens.get(params.collateralToken.toLowerCase())!;
-    const silent = [loan, collateral].find((t) => t.decimals === null);
-    if (silent) {
-      failures.push({ id, error: `market ${id}: token ${silent.address} does not answer decimals()` });
-      return;
-    }
-    const feeds = r.slice(2);
-    const oracleFeeds = feeds.every((f) => f.status === 'success')
-      ? feeds.map((f) => String(f.result).toLowerCase()).filter((a) => a !== zeroAddress)
-      : null;
     markets.push({
       id,
       params,
-      market,
+      market: new Market({
+        params,
+        totalSupplyAssets: totalSupplyAssets + interest,
+        totalBorrowAssets: totalBorrowAssets + interest,
+        totalSupplyShares: totalSupplyShares + feeShares,
+        totalBorrowShares,
+        lastUpdate: lastUpdate > range.timestamp ? lastUpdate : range.timestamp,
+        fee,
+        ...(price === undefined ? {} : { price }),
+      }),
       borrowRate,
       loan,
       collateral,
-      oracleFeeds,
+      oracleFeeds: cache.oracleFeeds.get(params.oracle.toLowerCase()) ?? null,
     });
   });
 
-  // Positions of every account known, at the block.
-  const accountList = [...accounts.values()].filter((a) => markets.some((m) => m.id === a.id));
+  // 3. The positions the logs touched, and those never read in this process.
+  const served = new Set(markets.map((m) => m.id));
+  const toRead = [...accounts.entries()].filter(
+    ([key, a]) => served.has(a.id) && (touched.has(key) || !cache.positions.has(key)),
+  );
   const pos = await rpc.client.multicall({
     ...at,
-    contracts: accountList.map(
-      (a) =>
+    contracts: toRead.map(
+      ([, a]) =>
         ({
           address: morpho,
           abi: blueAbi,
           functionName: 'position',
-          args: [a.id as `0x${string}`, a.user as `0x${string}`],
+          args: [a.id as Hex, a.user as Hex],
         }) as const,
     ),
   });
-  const positions: MorphoPositionRead[] = [];
-  accountList.forEach((a, i) => {
+  toRead.forEach(([key, a], i) => {
     const r = pos[i]!;
     if (r.status !== 'success') {
-      failures.push({ id: `${a.id}:${a.user}`, error: `position: ${r.error.message.split('\n')[0]}` });
+      failures.push({ id: key, error: `position ${key}: ${first(r.error)}` });
       return;
     }
     const [supplyShares, borrowShares, collateral] = r.result as readonly [bigint, bigint, bigint];
-    if (supplyShares === 0n && borrowShares === 0n && collateral === 0n) return;
-    positions.push({ id: a.id, user: a.user, supplyShares, borrowShares, collateral });
+    const empty = supplyShares === 0n && borrowShares === 0n && collateral === 0n;
+    cache.positions.set(
+      key,
+      empty ? null : { id: a.id, user: a.user, supplyShares, borrowShares, collateral },
+    );
   });
-  return { markets, positions, liquidations, failures };
-}
-
-/** ERC-20 symbol, name and decimals of each token (a token that does not answer is named by its address). */
-async function readTokens(
-  rpc: ChainRpc,
-  addresses: readonly `0x${string}`[],
-  at: { blockNumber: bigint; allowFailure: true },
-): Promise<Map<string, TokenMeta>> {
-  const r = await rpc.client.multicall({
-    ...at,
-    ...(await rpc.multicallOptions()),
-    contracts: addresses.flatMap((address) => [
-      { address, abi: erc20Abi, functionName: 'symbol' } as const,
-      { address, abi: erc20Abi, functionName: 'name' } as const,
-      { address, abi: erc20Abi, functionName: 'decimals' } as const,
-    ]),
-  });
-  const out = new Map<string, TokenMeta>();
-  addresses.forEach((address, i) => {
-    const [symbol, name, decimals] = r.slice(i * 3, i * 3 + 3);
-    const a = address.toLowerCase();
-    const short = `${a.slice(0, 6)}…${a.slice(-4)}`;
-    out.set(a, {
-      address: a,
-      symbol: symbol?.status === 'success' ? String(symbol.result) : short,
-      name: name?.status === 'success' ? String(name.result) : short,
-      decimals: decimals?.status === 'success' ? Number(decimals.result) : null,
-    });
-  });
-  return out;
+  const positions: MorphoPositionRead[] = [];
+  for (const [key, a] of accounts) {
+    if (!served.has(a.id)) continue;
+    const p = cache.positions.get(key);
+    if (p) positions.push(p);
+  }
+  return { markets, positions, liquidations, failures, positionsRead: toRead.length };
 }
 
 /** A position's health factor as Morpho computes it (WAD → number); Infinity without debt, null without a price. */

@@ -16,7 +16,7 @@ import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.
 import type { RefChainlinkFeed } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
 import { type FeedReading, readFeeds, scaled, usdPrices } from './chainlink.ts';
-import { healthFactor, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
+import { healthFactor, MorphoCache, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
 import type { ChainRpc } from './rpc.ts';
 
 /** A market's uniqueKey (D3) from its Morpho id. */
@@ -30,6 +30,8 @@ export interface ChainRunStats {
   rpcRequests: number;
   markets: number;
   positions: number;
+  /** Positions read from the chain (the others were known unchanged: no event touched them). */
+  positionsRead: number;
 }
 
 export interface ChainSource extends Source {
@@ -43,6 +45,7 @@ export function chainSource(
   reference: readonly RefChainlinkFeed[] = [],
 ): ChainSource {
   let last: ChainRunStats | null = null;
+  const cache = new MorphoCache();
   return {
     id: `chain:${chain.chainId}`,
     kind: 'chain',
@@ -50,9 +53,10 @@ export function chainSource(
     lastRun: () => last,
     async run(_nowMs: number, previous?: PreviousRun): Promise<SourceOutput> {
       const requests0 = rpc.requests();
-      const head = await rpc.client.getBlockNumber({ cacheTime: 0 });
-      const target = head > BigInt(chain.confirmations) ? head - BigInt(chain.confirmations) : 0n;
-      const block = await rpc.client.getBlock({ blockNumber: target });
+      const latest = await rpc.client.getBlock({ blockTag: 'latest' });
+      const confirmations = BigInt(chain.confirmations);
+      const target = latest.number > confirmations ? latest.number - confirmations : 0n;
+      const block = target === latest.number ? latest : await rpc.client.getBlock({ blockNumber: target });
       const items: ItemReport[] = [];
       const lastBlock = previous?.state?.lastBlock[String(chain.chainId)];
       // Where the logs are read from: after the last block read, if it is still on the chain;
@@ -62,8 +66,7 @@ export function chainSource(
       let resume: bigint | null = null;
       let reorg: SourceOutput['reorg'];
       if (lastBlock !== undefined) {
-        const ancestor =
-          recent.length === 0 ? lastBlock : await canonicalAncestor(rpc, recent, Number(target));
+        const ancestor = recent.length === 0 ? lastBlock : await canonicalAncestor(rpc, recent, block);
         if (ancestor !== lastBlock) {
           const fromBlock = ancestor === null ? (chain.morpho?.fromBlock ?? 0) : ancestor + 1;
           reorg = { chainId: chain.chainId, fromBlock };
@@ -72,6 +75,8 @@ export function chainSource(
         if (ancestor !== null) resume = BigInt(ancestor) + 1n;
         recent = recent.filter(([n]) => ancestor !== null && n <= ancestor);
       }
+      // What the process kept may belong to orphaned blocks: read everything again.
+      if (resume === null || reorg) cache.clear();
 
       let morpho: Awaited<ReturnType<typeof readMorphoBlue>> | null = null;
       if (chain.morpho) {
@@ -82,6 +87,7 @@ export function chainSource(
           chain.morpho.blue as `0x${string}`,
           { fromBlock: resume ?? BigInt(chain.morpho.fromBlock), block: target, timestamp: block.timestamp },
           known,
+          cache,
         );
         for (const f of morpho.failures) items.push({ id: `morpho:${f.id}`, ok: false, error: f.error });
       }
@@ -169,6 +175,7 @@ export function chainSource(
         rpcRequests: rpc.requests() - requests0,
         markets: markets.length,
         positions: positions.length,
+        positionsRead: morpho?.positionsRead ?? 0,
       };
       recent = [
         ...recent.filter(([n]) => n < Number(target)),
@@ -207,16 +214,21 @@ function recentBlocks(cursor: string | null): [number, string][] {
 
 /**
  * The newest block read before that is still on the chain (its hash unchanged), among those
- * at or below `head`; null when none is. One `eth_getBlockByNumber` when nothing moved.
+ * at or below the target block; null when none is. No request when the last block read is the
+ * target or its parent, one otherwise.
  */
 async function canonicalAncestor(
   rpc: ChainRpc,
   recent: readonly [number, string][],
-  head: number,
+  target: { number: bigint; hash: string | null; parentHash: string },
 ): Promise<number | null> {
+  const head = Number(target.number);
   for (let i = recent.length - 1; i >= 0; i--) {
     const [n, hash] = recent[i]!;
     if (n > head) continue;
+    // The block just read, or its parent: known without asking the chain.
+    if (n === head && target.hash === hash) return n;
+    if (n === head - 1 && target.parentHash === hash) return n;
     const block = await rpc.client.getBlock({ blockNumber: BigInt(n) });
     if (block.hash === hash) return n;
   }
