@@ -20,12 +20,12 @@ import type { RefChainlinkFeed } from './sandbox/reference.ts';
 
 const ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
 const PAIR_PATTERN = '^[^/\\s]+/[^/\\s]+$';
-const URL_PATTERN = '^(https?|wss?)://';
+const URL_PATTERN = '^https?://';
 /** What a pattern means, in a problem's words. */
 const PATTERN_PROBLEMS: Readonly<Record<string, string>> = {
   [ADDRESS_PATTERN]: 'must be a 0x address (40 hex digits)',
   [PAIR_PATTERN]: 'must be BASE/QUOTE, e.g. ETH/USD',
-  [URL_PATTERN]: 'must be an http(s):// or ws(s):// URL',
+  [URL_PATTERN]: 'must be an http:// or https:// URL',
 };
 const ADDRESS = Type.String({ pattern: ADDRESS_PATTERN });
 const BLOCK = Type.Integer({ minimum: 0 });

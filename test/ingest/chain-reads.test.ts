@@ -49,7 +49,7 @@ function fakeRpc(max: bigint, logsAt: Set<bigint>) {
     chainId: 1,
     client,
     requests: () => asked.length,
-    multicallOptions: async () => ({ deployless: true }),
+    multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
   };
   return { rpc, asked };
 }
@@ -91,7 +91,7 @@ test('error: a getLogs failure that is not about the range is thrown, not retrie
     chainId: 1,
     client,
     requests: () => 0,
-    multicallOptions: async () => ({ deployless: true }),
+    multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
   };
   await assert.rejects(
     getLogsAdaptive(rpc, {

@@ -100,7 +100,7 @@ test('error: every problem is listed at once, with its path', () => {
       'chains[0].chainId: must be >= 1',
       'chains[0].extra: unknown field',
       'chains[0].morpho.blue: must be a 0x address (40 hex digits)',
-      'chains[0].rpcUrl: must be an http(s):// or ws(s):// URL',
+      'chains[0].rpcUrl: must be an http:// or https:// URL',
       'chains[1].chainlink[0].heartbeatSeconds: must be >= 1',
       'chains[1].chainlink[0].pair: must be BASE/QUOTE, e.g. ETH/USD',
     ].sort(),

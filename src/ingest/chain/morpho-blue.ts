@@ -39,9 +39,6 @@ export const chainlinkOracleV2Abi = parseAbi([
 ]);
 const FEED_GETTERS = ['BASE_FEED_1', 'BASE_FEED_2', 'QUOTE_FEED_1', 'QUOTE_FEED_2'] as const;
 
-/** Calldata bytes per multicall request: about 600 position reads in one `eth_call`. */
-export const MULTICALL_BYTES = 64 * 1024;
-
 export interface TokenMeta {
   address: string;
   symbol: string;
@@ -137,7 +134,6 @@ export async function readMorphoBlue(
   const at = {
     blockNumber: range.block,
     allowFailure: true,
-    batchSize: MULTICALL_BYTES,
     ...(await rpc.multicallOptions()),
   } as const;
   const ids = new Set(known.marketIds.map((id) => id.toLowerCase()));
@@ -343,18 +339,21 @@ export async function readMorphoBlue(
   const toRead = [...accounts.entries()].filter(
     ([key, a]) => served.has(a.id) && (touched.has(key) || !cache.positions.has(key)),
   );
-  const pos = await rpc.client.multicall({
-    ...at,
-    contracts: toRead.map(
-      ([, a]) =>
-        ({
-          address: morpho,
-          abi: blueAbi,
-          functionName: 'position',
-          args: [a.id as Hex, a.user as Hex],
-        }) as const,
-    ),
-  });
+  const pos =
+    toRead.length === 0
+      ? []
+      : await rpc.client.multicall({
+          ...at,
+          contracts: toRead.map(
+            ([, a]) =>
+              ({
+                address: morpho,
+                abi: blueAbi,
+                functionName: 'position',
+                args: [a.id as Hex, a.user as Hex],
+              }) as const,
+          ),
+        });
   toRead.forEach(([key, a], i) => {
     const r = pos[i]!;
     if (r.status !== 'success') {

@@ -22,8 +22,22 @@ export interface ChainRpc {
   /** JSON-RPC requests sent so far (HTTP requests: a batch counts once). */
   requests(): number;
   /** Options for viem's multicall on this chain, resolved on first use. */
-  multicallOptions(): Promise<{ multicallAddress: `0x${string}` } | { deployless: true }>;
+  multicallOptions(): Promise<MulticallOptions>;
 }
+
+/**
+ * How viem multicalls on a chain: through Multicall3 where it is deployed, else deployless (the
+ * calls run in a contract's constructor, which returns the results as its code: EIP-170 caps
+ * that at 24 KiB, so fewer calls go in one request). `batchSize` is viem's: bytes of the calls'
+ * calldata per request.
+ */
+export type MulticallOptions =
+  | { multicallAddress: `0x${string}`; batchSize: number }
+  | { deployless: true; batchSize: number };
+
+/** About 500 position reads per request through Multicall3, 60 deployless. */
+export const MULTICALL3_BATCH_BYTES = 32 * 1024;
+export const DEPLOYLESS_BATCH_BYTES = 4 * 1024;
 
 export interface RpcOptions {
   /** A transport of the caller's (tests); otherwise HTTP(S) to `rpcUrl`. */
@@ -47,14 +61,17 @@ export function createChainRpc(chainId: number, rpcUrl: string, options: RpcOpti
       },
     });
   const client = createPublicClient({ transport, batch: { multicall: false } }) as PublicClient;
-  let mode: Promise<{ multicallAddress: `0x${string}` } | { deployless: true }> | null = null;
+  let mode: Promise<MulticallOptions> | null = null;
   return {
     chainId,
     client,
     requests: () => sent,
     multicallOptions() {
       mode ??= client.getCode({ address: MULTICALL3 }).then(
-        (code) => (code && code !== '0x' ? { multicallAddress: MULTICALL3 } : { deployless: true as const }),
+        (code): MulticallOptions =>
+          code && code !== '0x'
+            ? { multicallAddress: MULTICALL3, batchSize: MULTICALL3_BATCH_BYTES }
+            : { deployless: true, batchSize: DEPLOYLESS_BATCH_BYTES },
         (err: unknown) => {
           mode = null;
           throw err;

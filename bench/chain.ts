@@ -1,0 +1,260 @@
+/**
+ * Chain ingestion on a local chain (anvil from npm): Morpho Blue with one market and
+ * `--positions` borrowers (default 2,000), two Chainlink-shaped feeds.
+ *
+ * - First sync: one pass over an empty store, from block 0: positions read per second, RPC
+ *   requests. Baseline, in the same run: the same position reads as bare viem multicalls.
+ * - Steady state: one new block (a price update) then a pass, five times: RPC requests per block
+ *   and pass time.
+ * - Block to answer: from the receipt of a price update to the answer of
+ *   `GET /positions?address=` that shows it, through `lrds serve`'s in-process ingestion
+ *   (service.ingest(): the pass the INGEST_INTERVAL_MS timer runs, so the wait for the timer,
+ *   up to the interval, comes on top).
+ *
+ *   node bench/chain.ts [--positions N]
+ *
+ * Results: bench/results/chain-<date>.json and chain-latest.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { blueAbi } from '@morpho-org/blue-sdk-viem';
+import { type Abi, createWalletClient, http } from 'viem';
+import { systemClock } from '../src/domain/clock.ts';
+import { chainSources } from '../src/ingest/chain/index.ts';
+import { DEPLOYLESS_BATCH_BYTES } from '../src/ingest/chain/rpc.ts';
+import { ingestLive } from '../src/ingest/live.ts';
+import { parseSources } from '../src/ingest/sources-file.ts';
+import { createService } from '../src/service.ts';
+import { openStore } from '../src/store/open.ts';
+import { compileContracts, deploy, startAnvil } from '../test/chain/anvil.ts';
+import { embeddedSettings, QUIET, tempDir } from '../test/helpers.ts';
+import { BENCH_DIR, fmt, log, machine, sig } from './lib.ts';
+
+const { values } = parseArgs({ options: { positions: { type: 'string', default: '2000' } } });
+const N = Number(values.positions);
+if (!Number.isInteger(N) || N < 1)
+  throw new Error(`--positions must be a positive integer, got '${values.positions}'`);
+
+const WAD = 10n ** 18n;
+const LLTV = 860_000_000_000_000_000n;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const art = compileContracts();
+const anvil = await startAnvil();
+try {
+  const c = anvil.client(0);
+  const owner = c.account.address;
+  const send = async (
+    address: `0x${string}`,
+    abi: Abi,
+    functionName: string,
+    args: readonly unknown[] = [],
+  ) => {
+    const hash = await c.writeContract({ address, abi, functionName, args } as never);
+    return c.waitForTransactionReceipt({ hash });
+  };
+  log(`deploying Morpho Blue and opening ${N.toLocaleString('en-US')} positions on anvil`);
+  const weth = await deploy(c, art.TestToken!, ['Wrapped Ether', 'WETH', 18]);
+  const usdc = await deploy(c, art.TestToken!, ['USD Coin', 'USDC', 6]);
+  const ethUsd = await deploy(c, art.TestAggregator!, [8, 'ETH / USD', 3000n * 10n ** 8n]);
+  const usdcUsd = await deploy(c, art.TestAggregator!, [8, 'USDC / USD', 10n ** 8n]);
+  const oracle = await deploy(c, art.TestChainlinkOracle!, [ethUsd, usdcUsd, 10n ** 24n]);
+  const morpho = await deploy(c, art.Morpho!, [owner]);
+  const irm = await deploy(c, art.IrmMock!);
+  const M = art.Morpho!.abi;
+  const T = art.TestToken!.abi;
+  await send(morpho, M, 'enableIrm', [irm]);
+  await send(morpho, M, 'enableLltv', [LLTV]);
+  const params = { loanToken: usdc, collateralToken: weth, oracle, irm, lltv: LLTV };
+  const created = await send(morpho, M, 'createMarket', [params]);
+  const marketId = created.logs[0]!.topics[1]!;
+  await send(usdc, T, 'mint', [owner, 10n ** 15n]);
+  await send(usdc, T, 'approve', [morpho, 2n ** 256n - 1n]);
+  await send(morpho, M, 'supply', [params, 10n ** 15n, 0n, owner, '0x']);
+  await send(weth, T, 'mint', [owner, BigInt(N) * WAD]);
+  await send(weth, T, 'approve', [morpho, 2n ** 256n - 1n]);
+  // Collateral on behalf of each borrower from the owner, then each borrower borrows (impersonated).
+  await anvil.client().request({ method: 'anvil_autoImpersonateAccount' as never, params: [true] as never });
+  const wallet = createWalletClient({ transport: http(anvil.url) });
+  const borrowers = Array.from(
+    { length: N },
+    (_, i) => `0x${(0x10000 + i).toString(16).padStart(40, '0')}` as const,
+  );
+  const t0 = performance.now();
+  for (let i = 0; i < N; i += 200)
+    await Promise.all(
+      borrowers.slice(i, i + 200).map((address) => anvil.client().setBalance({ address, value: WAD })),
+    );
+  let nonce = await c.getTransactionCount({ address: owner });
+  const mined = (hashes: `0x${string}`[]) =>
+    Promise.all(
+      hashes.map(async (hash) => {
+        const r = await c.waitForTransactionReceipt({ hash });
+        if (r.status !== 'success') throw new Error(`transaction ${hash} reverted`);
+      }),
+    );
+  for (let i = 0; i < N; i += 200) {
+    await mined(
+      await Promise.all(
+        borrowers.slice(i, i + 200).map((b) =>
+          c.writeContract({
+            address: morpho,
+            abi: M,
+            functionName: 'supplyCollateral',
+            args: [params, WAD, b, '0x'],
+            gas: 200_000n,
+            nonce: nonce++,
+          } as never),
+        ),
+      ),
+    );
+  }
+  for (let i = 0; i < N; i += 200) {
+    await mined(
+      await Promise.all(
+        borrowers.slice(i, i + 200).map((b, j) =>
+          wallet.writeContract({
+            account: b,
+            chain: null,
+            address: morpho,
+            abi: blueAbi,
+            functionName: 'borrow',
+            // $1,500 to $2,500 against 1 WETH at $3,000
+            args: [params, BigInt(1500 + ((i + j) % 1000)) * 10n ** 6n, 0n, b, b],
+            gas: 300_000n,
+          }),
+        ),
+      ),
+    );
+  }
+  log(
+    `opened in ${fmt((performance.now() - t0) / 1000)} s; block ${await c.getBlockNumber({ cacheTime: 0 })}`,
+  );
+
+  const sourcesJson = {
+    chains: [
+      {
+        chainId: anvil.chainId,
+        rpcUrl: anvil.url,
+        morpho: { blue: morpho, fromBlock: 0 },
+        chainlink: [
+          { address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
+          { address: usdcUsd, pair: 'USDC/USD', heartbeatSeconds: 86400 },
+        ],
+      },
+    ],
+  };
+  const dataDir = tempDir('lrds-bench-chain-');
+  const store = await openStore({ dataDir, databaseUrl: null });
+  const sources = chainSources(parseSources(sourcesJson, 'bench'));
+  const source = sources[0]!;
+
+  // First sync.
+  let t = performance.now();
+  const firstPass = await ingestLive(sources, store, systemClock());
+  const firstMs = performance.now() - t;
+  if (!firstPass.runs[0]!.ok) throw new Error(`first sync failed: ${firstPass.runs[0]!.error}`);
+  const first = source.lastRun()!;
+  log(
+    `first pass: ${JSON.stringify(first)} ${JSON.stringify(firstPass.runs[0]!.items.filter((i) => !i.ok).slice(0, 3))}`,
+  );
+  // Baseline: the same position reads, bare.
+  const accounts = [owner, ...borrowers];
+  t = performance.now();
+  await c.multicall({
+    contracts: accounts.map(
+      (a) => ({ address: morpho, abi: blueAbi, functionName: 'position', args: [marketId, a] }) as const,
+    ),
+    deployless: true,
+    batchSize: DEPLOYLESS_BATCH_BYTES,
+    allowFailure: true,
+  });
+  const baselineMs = performance.now() - t;
+
+  // Steady state: one block, one pass.
+  const steady: { requests: number; ms: number; positionsRead: number }[] = [];
+  for (let i = 0; i < 5; i++) {
+    await send(ethUsd, art.TestAggregator!.abi, 'updateAnswer', [BigInt(3000 - 10 * (i + 1)) * 10n ** 8n]);
+    t = performance.now();
+    await ingestLive(sources, store, systemClock());
+    const run = source.lastRun()!;
+    steady.push({ requests: run.rpcRequests, ms: performance.now() - t, positionsRead: run.positionsRead });
+  }
+
+  // Block to answer, through the service's in-process ingestion.
+  const sourcesFile = join(dataDir, 'sources.json');
+  writeFileSync(sourcesFile, JSON.stringify(sourcesJson));
+  await store.close();
+  const service = await createService(
+    { ...embeddedSettings(dataDir), sourcesFile, simulationTickMs: 0, ingestIntervalMs: 3_600_000 },
+    { server: QUIET },
+  );
+  const account = await service.keys.ensureAccount('bench');
+  const key = (await service.keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' })).key;
+  const toAnswer: number[] = [];
+  try {
+    for (let i = 0; i < 5; i++) {
+      const price = 2900 - 10 * i;
+      await send(ethUsd, art.TestAggregator!.abi, 'updateAnswer', [BigInt(price) * 10n ** 8n]);
+      const mined = performance.now();
+      await service.ingest();
+      await service.models.reloadIfChanged();
+      const res = await service.app.inject({
+        url: `/api/v1/positions?address=${borrowers[0]}`,
+        headers: { authorization: `Bearer ${key}` },
+      });
+      const shown = res.json().data[0]?.collateralPrice;
+      if (shown !== price) throw new Error(`the answer shows ${shown}, not ${price}`);
+      toAnswer.push(performance.now() - mined);
+    }
+  } finally {
+    await service.close();
+  }
+
+  const positions = first.positions;
+  const results = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    positions,
+    firstSync: {
+      ms: sig(firstMs, 4),
+      rpcRequests: first.rpcRequests,
+      positionsPerSecond: sig(positions / (firstMs / 1000), 3),
+      baselineReadMs: sig(baselineMs, 4),
+      ratioToBaseline: sig(firstMs / baselineMs, 3),
+    },
+    steadyState: {
+      rpcRequestsPerBlock: median(steady.map((s) => s.requests)),
+      passMs: sig(median(steady.map((s) => s.ms)), 3),
+      positionsReadPerBlock: median(steady.map((s) => s.positionsRead)),
+    },
+    blockToAnswerMs: sig(median(toAnswer), 3),
+    blockToAnswerMaxMs: sig(Math.max(...toAnswer), 3),
+    /** In order: the first is the first pass of the just-started server (its cache empty). */
+    blockToAnswerRunsMs: toAnswer.map((ms) => sig(ms, 3)),
+  };
+  const dir = join(BENCH_DIR, 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, `chain-${results.date.slice(0, 10)}.json`),
+    `${JSON.stringify(results, null, 2)}\n`,
+  );
+  writeFileSync(join(dir, 'chain-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(
+    [
+      `| chain ingestion (anvil, ${positions.toLocaleString('en-US')} positions, 1 market, 2 feeds) | figure |`,
+      '|---|---:|',
+      `| first sync: positions read per second | ${fmt(results.firstSync.positionsPerSecond)} |`,
+      `| first sync: pass time, s (baseline: the bare position reads, ${fmt(baselineMs / 1000)} s) | ${fmt(firstMs / 1000)} (${fmt(results.firstSync.ratioToBaseline)}x) |`,
+      `| first sync: RPC requests | ${first.rpcRequests} |`,
+      `| steady state: RPC requests per block | ${results.steadyState.rpcRequestsPerBlock} |`,
+      `| steady state: positions read per block (none touched) | ${results.steadyState.positionsReadPerBlock} |`,
+      `| steady state: pass time, ms | ${fmt(results.steadyState.passMs)} |`,
+      `| block to answer, ms (median of 5; max ${fmt(results.blockToAnswerMaxMs)}) | ${fmt(results.blockToAnswerMs)} |`,
+      '',
+    ].join('\n'),
+  );
+} finally {
+  await anvil.stop();
+}
