@@ -156,8 +156,9 @@ try {
   const firstMs = performance.now() - t;
   if (!firstPass.runs[0]!.ok) throw new Error(`first sync failed: ${firstPass.runs[0]!.error}`);
   const first = source.lastRun()!;
+  const notRead = firstPass.runs[0]!.items.filter((i) => !i.ok);
   log(
-    `first pass: ${JSON.stringify(first)} ${JSON.stringify(firstPass.runs[0]!.items.filter((i) => !i.ok).slice(0, 3))}`,
+    `first sync: ${first.positions} positions, ${first.rpcRequests} RPC requests, ${notRead.length} items not read`,
   );
   // Baseline: the same position reads, bare.
   const accounts = [owner, ...borrowers];
