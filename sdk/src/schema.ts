@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 04066b2668fae7552e6c60ec7ec1a144d2c9acffc25705ce712f68f2a27bbef8) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 1944c3a215e46fd42a849470b00407a0e3e7096b2ed48f4a1c59553c4030f205) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -2636,6 +2636,10 @@ export interface operations {
                             ageSeconds: number | null;
                             /** @description Last block read, by chain id (chain sources). */
                             lastBlock: {
+                                [key: string]: number;
+                            };
+                            /** @description Blocks between the chain head seen by the last successful refresh and the last block read, by chain id (chain sources: the confirmations kept back, plus any backlog). */
+                            lagBlocks: {
                                 [key: string]: number;
                             };
                             consecutiveFailures: number;

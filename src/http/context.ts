@@ -54,6 +54,7 @@ export interface HealthReport {
     lastRefresh: string | null;
     ageSeconds: number | null;
     lastBlock: Record<string, number>;
+    lagBlocks: Record<string, number>;
     consecutiveFailures: number;
     lastError: string | null;
   }[];

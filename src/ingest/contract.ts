@@ -31,6 +31,8 @@ export interface SourceOutput {
   rounds?: OracleRound[];
   /** Blocks reached, per chain id (chain sources). */
   blocks?: Record<string, number>;
+  /** The chain head seen, per chain id (chain sources; their lag is head − block). */
+  head?: Record<string, number>;
   /**
    * The chain reorganized below the last block read: the history read from `fromBlock` on
    * (liquidations) is forgotten before this run's is written.

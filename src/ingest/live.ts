@@ -106,6 +106,7 @@ export async function ingestLive(
         refreshedAt: now,
         lastBlock: { ...base.lastBlock, ...out.blocks },
         ...(out.cursor !== undefined ? { cursor: out.cursor } : {}),
+        ...(out.head ? { head: { ...base.head, ...out.head } } : {}),
         consecutiveFailures: 0,
         lastError: null,
         updatedAt: now,

@@ -201,6 +201,11 @@ export function checkSource(s: SourceState): void {
     refuse(what, 0, 'lastError must be a string or null');
   if (!isTime(s.updatedAt)) refuse(what, 0, 'updatedAt must be epoch ms');
   if (s.cursor !== null && typeof s.cursor !== 'string') refuse(what, 0, 'cursor must be a string or null');
+  if (
+    s.head !== undefined &&
+    (typeof s.head !== 'object' || s.head === null || !Object.values(s.head).every(isTime))
+  )
+    refuse(what, 0, 'head must map chain ids to non-negative integers');
 }
 
 /** The bounds of a read: a non-negative integer limit and integer times (epoch ms). */
@@ -360,6 +365,7 @@ export function toSource(r: Row): SourceState {
     lastError: (r.last_error as string | null) ?? null,
     updatedAt: num(r.updated_at),
     cursor: (r.cursor as string | null) ?? null,
+    ...(r.head ? { head: JSON.parse(r.head as string) as Record<string, number> } : {}),
   };
 }
 

@@ -604,6 +604,8 @@ export interface SourceState {
   updatedAt: number;
   /** An opaque resume point of the source's own (e.g. "history complete up to T"); null: none. */
   cursor: string | null;
+  /** The chain head seen by the last successful run, per chain id (chain sources): the lag is head − lastBlock. */
+  head?: Record<string, number>;
 }
 
 export interface SourceStore {

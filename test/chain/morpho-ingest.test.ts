@@ -257,6 +257,9 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     assert.ok(Math.abs(detail.data.borrowApy - Math.expm1(utilization)) < 1e-7);
     assert.equal(detail.meta.freshness, 'live');
     assert.deepEqual(detail.meta.blocks, { '31337': head });
+    const health = (await service.app.inject({ url: '/api/v1/health' })).json();
+    const chainSource = health.sources.find((x: { id: string }) => x.id === 'chain:31337');
+    assert.deepEqual([chainSource.lastBlock, chainSource.lagBlocks], [{ '31337': head }, { '31337': 0 }]);
 
     const wallet = await get(`/positions?address=${users[2]}`);
     assert.equal(wallet.data.length, 1);

@@ -884,6 +884,7 @@ export function historyContract(
         lastError: 'HTTP 502 from upstream: "bad gateway" \\ ünïcødé',
         updatedAt: T0 + 1,
         cursor: '{"untilMs":1790000000000}',
+        head: { '1': 21_000_002, '8453': 25_000_010 },
       });
       await store.saveSource(chain);
       await store.saveSource(api);

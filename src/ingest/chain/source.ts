@@ -186,6 +186,7 @@ export function chainSource(
         liquidations,
         rounds,
         blocks: { [String(chain.chainId)]: Number(target) },
+        head: { [String(chain.chainId)]: Number(latest.number) },
         ...(reorg ? { reorg } : {}),
         cursor: JSON.stringify({ recent: recent.slice(-RECENT_BLOCKS) }),
         items,

@@ -447,4 +447,9 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rating_changes_at ON rating_changes(at);
     `,
   },
+  {
+    version: 14,
+    name: "chain sources' head (their lag in /health)",
+    sql: `ALTER TABLE sources ADD COLUMN head text;`,
+  },
 ];

@@ -1560,14 +1560,14 @@ export class PostgresStore implements Store {
     checkSource(state);
     await this.serve(
       (sql) => sql`
-      INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor)
+      INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor, head)
       VALUES (${state.id}, ${state.kind}, ${JSON.stringify(state.chainIds)}, ${state.refreshedAt},
               ${JSON.stringify(state.lastBlock)}, ${state.consecutiveFailures}, ${state.lastError}, ${state.updatedAt},
-              ${state.cursor})
+              ${state.cursor}, ${state.head === undefined ? null : JSON.stringify(state.head)})
       ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, chain_ids = excluded.chain_ids,
         refreshed_at = excluded.refreshed_at, last_block = excluded.last_block,
         consecutive_failures = excluded.consecutive_failures, last_error = excluded.last_error,
-        updated_at = excluded.updated_at, cursor = excluded.cursor`,
+        updated_at = excluded.updated_at, cursor = excluded.cursor, head = excluded.head`,
     );
   }
 

@@ -1179,12 +1179,12 @@ export class SqliteStore implements Store {
   async saveSource(state: SourceState): Promise<void> {
     checkSource(state);
     this.stmt(
-      `INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor, head)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, chain_ids = excluded.chain_ids,
          refreshed_at = excluded.refreshed_at, last_block = excluded.last_block,
          consecutive_failures = excluded.consecutive_failures, last_error = excluded.last_error,
-         updated_at = excluded.updated_at, cursor = excluded.cursor`,
+         updated_at = excluded.updated_at, cursor = excluded.cursor, head = excluded.head`,
     ).run(
       state.id,
       state.kind,
@@ -1195,6 +1195,7 @@ export class SqliteStore implements Store {
       state.lastError,
       state.updatedAt,
       state.cursor,
+      state.head === undefined ? null : JSON.stringify(state.head),
     );
   }
 

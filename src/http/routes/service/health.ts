@@ -55,6 +55,10 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                   lastBlock: Type.Record(Type.String(), Type.Integer(), {
                     description: 'Last block read, by chain id (chain sources).',
                   }),
+                  lagBlocks: Type.Record(Type.String(), Type.Integer(), {
+                    description:
+                      'Blocks between the chain head seen by the last successful refresh and the last block read, by chain id (chain sources: the confirmations kept back, plus any backlog).',
+                  }),
                   consecutiveFailures: Type.Integer(),
                   lastError: Type.Unsafe<string | null>({
                     type: ['string', 'null'],
@@ -117,6 +121,12 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
       lastRefresh: s.refreshedAt === null ? null : new Date(s.refreshedAt).toISOString(),
       ageSeconds: s.refreshedAt === null ? null : Math.max(0, Math.round((nowMs - s.refreshedAt) / 1000)),
       lastBlock: s.lastBlock,
+      lagBlocks: Object.fromEntries(
+        Object.entries(s.head ?? {}).flatMap(([chain, head]) => {
+          const last = s.lastBlock[chain];
+          return last === undefined ? [] : [[chain, Math.max(0, head - last)]];
+        }),
+      ),
       consecutiveFailures: s.consecutiveFailures,
       lastError: s.lastError,
     })),
