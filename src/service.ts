@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Admission } from './access/admission.ts';
 import { Idempotency } from './access/idempotency.ts';
@@ -525,6 +527,20 @@ export interface ServiceOptions {
   server?: ServerOptions;
 }
 
+/**
+ * Waits (up to two minutes) for the server that holds the ingestion lease to write the first
+ * dataset of the sources.
+ */
+async function waitForLiveDataset(store: Store, sourcesFile: string): Promise<void> {
+  for (let waited = 0; waited < 120_000; waited += 500) {
+    if ((await store.datasetInfo())?.kind === 'live') return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(
+    `another server holds the ingestion lease but wrote no data of ${sourcesFile} in two minutes`,
+  );
+}
+
 /** The composition root: settings in, a ready (not yet listening) service out. */
 export async function createService(settings: Settings, options: ServiceOptions = {}): Promise<Service> {
   const clock = options.clock ?? systemClock();
@@ -532,20 +548,27 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const store = await openStore(settings, clock);
   const historyDays = settings.sandboxHistoryDays ?? 0;
   // With a sources file, live keys are served those sources only (D15): a store without their
-  // data gets a first pass now (the service does not start on data it cannot state); without
-  // one, the sandbox is seeded on first start.
+  // data gets a first pass now, by the server that takes the ingestion lease (the others wait
+  // for its dataset; the service does not start on data it cannot state); without one, the
+  // sandbox is seeded on first start.
   // (viem and the adapters are loaded only then.)
+  const ingestHolder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const ingestLeaseMs = Math.max(30_000, 3 * (settings.ingestIntervalMs ?? 12_000));
   const chain = settings.sourcesFile ? await import('./ingest/chain/index.ts') : null;
   const { ingestLive } = await import('./ingest/live.ts');
   const sources =
     chain && settings.sourcesFile ? chain.chainSources(chain.loadSourcesFile(settings.sourcesFile)) : null;
   if (sources) {
     if ((await store.datasetInfo())?.kind !== 'live') {
-      const pass = await ingestLive(sources, store, clock);
-      if (!pass.dataset)
-        throw new Error(
-          `no source of ${settings.sourcesFile} could be read: ${pass.runs.map((r) => `${r.source}: ${r.error}`).join('; ')}`,
-        );
+      if (await store.claimIngestion(ingestHolder, clock.now(), ingestLeaseMs)) {
+        const pass = await ingestLive(sources, store, clock);
+        if (!pass.dataset) {
+          await store.releaseIngestion(ingestHolder);
+          throw new Error(
+            `no source of ${settings.sourcesFile} could be read: ${pass.runs.map((r) => `${r.source}: ${r.error}`).join('; ')}`,
+          );
+        }
+      } else await waitForLiveDataset(store, settings.sourcesFile!);
     }
   } else if (!(await store.datasetInfo()))
     await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true, clock, historyDays);
@@ -723,23 +746,28 @@ export async function createService(settings: Settings, options: ServiceOptions 
       : null;
   if (research) timers.push(setInterval(() => void research.runDue(), RESEARCH_CHECK_MS));
   // In-process ingestion of the sources file (in the process that writes history): a pass every
-  // INGEST_INTERVAL_MS; the models follow the dataset it writes within a second.
+  // INGEST_INTERVAL_MS by the server that holds the store's ingestion lease (several servers on
+  // one store elect one ingester; another takes over once its lease expires, or at once when it
+  // shuts down); the models of every server follow the dataset within a second.
   let ingesting: Promise<void> | null = null;
   const failing = new Set<string>();
   const ingestPass = (): Promise<void> => {
     if (!sources || closing) return Promise.resolve();
-    ingesting ??= ingestLive(sources, store, clock, {
-      onSource: (run) => {
-        if (!run.ok && !failing.has(run.source))
-          app.log.warn(
-            { source: run.source, error: run.error },
-            'source failed: its last data is served, aging',
-          );
-        if (run.ok && failing.has(run.source)) app.log.info({ source: run.source }, 'source read again');
-        if (run.ok) failing.delete(run.source);
-        else failing.add(run.source);
-      },
-    })
+    ingesting ??= (async () => {
+      if (!(await store.claimIngestion(ingestHolder, clock.now(), ingestLeaseMs))) return;
+      await ingestLive(sources, store, clock, {
+        onSource: (run) => {
+          if (!run.ok && !failing.has(run.source))
+            app.log.warn(
+              { source: run.source, error: run.error },
+              'source failed: its last data is served, aging',
+            );
+          if (run.ok && failing.has(run.source)) app.log.info({ source: run.source }, 'source read again');
+          if (run.ok) failing.delete(run.source);
+          else failing.add(run.source);
+        },
+      });
+    })()
       .then(
         () => undefined,
         (err: unknown) => log.warn({ err }, 'ingestion pass failed: retried at the next one'),
@@ -773,6 +801,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       if (tickTimer) clearTimeout(tickTimer);
       await history?.stop();
       await ingesting;
+      if (sources) await store.releaseIngestion(ingestHolder).catch(() => undefined);
       await liquidations?.idle();
       await ratings.stop();
       await research?.stop();

@@ -50,6 +50,8 @@ const PORT_METHODS = [
   'lastResearchDay',
   'saveSource',
   'listSources',
+  'claimIngestion',
+  'releaseIngestion',
   'claimIdempotencyKey',
   'releaseIdempotencyKey',
 ] as const satisfies readonly (keyof Store)[];

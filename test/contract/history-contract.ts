@@ -871,6 +871,21 @@ export function historyContract(
       await store.close();
     });
 
+    test('behavior: one holder at a time takes the ingestion lease; it is renewed, expires, and is let go', async () => {
+      const store = await open();
+      assert.equal(await store.claimIngestion('a', T0, 30_000), true);
+      assert.equal(await store.claimIngestion('b', T0 + 1000, 30_000), false, 'held by a');
+      assert.equal(await store.claimIngestion('a', T0 + 20_000, 30_000), true, 'renewed to T0 + 50 s');
+      assert.equal(await store.claimIngestion('b', T0 + 49_999, 30_000), false);
+      assert.equal(await store.claimIngestion('b', T0 + 50_000, 30_000), true, 'expired: taken');
+      assert.equal(await store.claimIngestion('a', T0 + 50_001, 30_000), false);
+      await store.releaseIngestion('a'); // not a's: nothing
+      assert.equal(await store.claimIngestion('a', T0 + 50_002, 30_000), false);
+      await store.releaseIngestion('b');
+      assert.equal(await store.claimIngestion('a', T0 + 50_003, 30_000), true, 'let go: taken at once');
+      await store.close();
+    });
+
     test('behavior: sources are upserted by id and listed by id', async () => {
       const store = await open();
       const chain = source({ id: 'chain:1' });

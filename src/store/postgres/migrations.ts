@@ -452,4 +452,9 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     name: "chain sources' head (their lag in /health)",
     sql: `ALTER TABLE sources ADD COLUMN head text;`,
   },
+  {
+    version: 15,
+    name: 'the ingestion lease',
+    sql: `CREATE TABLE ingest_lease (id integer PRIMARY KEY CHECK (id = 1), holder text NOT NULL, expires_at bigint NOT NULL);`,
+  },
 ];

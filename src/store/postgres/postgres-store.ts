@@ -1575,6 +1575,21 @@ export class PostgresStore implements Store {
     const rows = await this.serve((sql) => sql`SELECT * FROM sources ORDER BY id`);
     return rows.map(toSource);
   }
+
+  async claimIngestion(holder: string, nowMs: number, leaseMs: number): Promise<boolean> {
+    const rows = await this.serve(
+      (sql) => sql`
+      INSERT INTO ingest_lease (id, holder, expires_at) VALUES (1, ${holder}, ${nowMs + leaseMs})
+      ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+      WHERE ingest_lease.holder = excluded.holder OR ingest_lease.expires_at <= ${nowMs}
+      RETURNING holder`,
+    );
+    return rows.length === 1;
+  }
+
+  async releaseIngestion(holder: string): Promise<void> {
+    await this.serve((sql) => sql`UPDATE ingest_lease SET expires_at = 0 WHERE holder = ${holder}`);
+  }
 }
 
 /** Byte-order comparison, the order of COLLATE "C" keys. */

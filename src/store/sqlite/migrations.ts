@@ -448,4 +448,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: "chain sources' head (their lag in /health)",
     sql: `ALTER TABLE sources ADD COLUMN head TEXT;`,
   },
+  {
+    version: 15,
+    name: 'the ingestion lease',
+    sql: `CREATE TABLE ingest_lease (id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL, expires_at INTEGER NOT NULL);`,
+  },
 ];

@@ -1202,6 +1202,19 @@ export class SqliteStore implements Store {
   async listSources(): Promise<SourceState[]> {
     return this.stmt('SELECT * FROM sources ORDER BY id').all().map(toSource);
   }
+
+  async claimIngestion(holder: string, nowMs: number, leaseMs: number): Promise<boolean> {
+    const taken = this.stmt(
+      `INSERT INTO ingest_lease (id, holder, expires_at) VALUES (1, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+       WHERE ingest_lease.holder = excluded.holder OR ingest_lease.expires_at <= ?`,
+    ).run(holder, nowMs + leaseMs, nowMs);
+    return Number(taken.changes) === 1;
+  }
+
+  async releaseIngestion(holder: string): Promise<void> {
+    this.stmt('UPDATE ingest_lease SET expires_at = 0 WHERE holder = ?').run(holder);
+  }
 }
 
 // Every call of its ports timed and its failures counted (METRICS_PORT).
