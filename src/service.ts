@@ -555,13 +555,13 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const ingestHolder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const ingestLeaseMs = Math.max(30_000, 3 * (settings.ingestIntervalMs ?? 12_000));
   const chain = settings.sourcesFile ? await import('./ingest/chain/index.ts') : null;
-  const { ingestLive } = await import('./ingest/live.ts');
+  const { ingestLive } = settings.sourcesFile ? await import('./ingest/live.ts') : { ingestLive: null };
   const sources =
     chain && settings.sourcesFile ? chain.chainSources(chain.loadSourcesFile(settings.sourcesFile)) : null;
   if (sources) {
     if ((await store.datasetInfo())?.kind !== 'live') {
       if (await store.claimIngestion(ingestHolder, clock.now(), ingestLeaseMs)) {
-        const pass = await ingestLive(sources, store, clock);
+        const pass = await ingestLive!(sources, store, clock);
         if (!pass.dataset) {
           await store.releaseIngestion(ingestHolder);
           throw new Error(
@@ -755,7 +755,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     if (!sources || closing) return Promise.resolve();
     ingesting ??= (async () => {
       if (!(await store.claimIngestion(ingestHolder, clock.now(), ingestLeaseMs))) return;
-      await ingestLive(sources, store, clock, {
+      await ingestLive!(sources, store, clock, {
         onSource: (run) => {
           if (!run.ok && !failing.has(run.source))
             app.log.warn(

@@ -11,6 +11,7 @@ import { SingleBar } from 'cli-progress';
 import type { KeyService } from '../access/keys.ts';
 import { loadTiers, TIER_IDS, type TierId } from '../access/tiers.ts';
 import { loadSettings, type Settings } from '../config.ts';
+import { redactSecrets } from '../ingest/runner.ts';
 import type { Store } from '../store/types.ts';
 
 // The service's modules (Fastify, the stores, the generator) are loaded by the commands that
@@ -455,7 +456,7 @@ function printPass(run: import('../ingest/live.ts').SourceRun): void {
         (failed.length > 0 ? `; ${failed.length} items not read:` : '') +
         '\n',
     );
-    for (const f of failed.slice(0, 20)) process.stderr.write(`  - ${f.ok ? '' : f.error}\n`);
+    for (const f of failed.slice(0, 20)) process.stderr.write(`  - ${f.ok ? '' : redactSecrets(f.error)}\n`);
     if (failed.length > 20) process.stderr.write(`  - and ${failed.length - 20} more\n`);
   } else {
     process.stderr.write(
@@ -496,7 +497,12 @@ async function ingest(settings: Settings, args: string[]): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     while (!stopping) {
-      await ingestLive(sources, store, clock, { onSource: printPass });
+      // A pass that fails as a whole (the store unreachable) is reported; the next one follows.
+      await ingestLive(sources, store, clock, { onSource: printPass }).catch((err: unknown) =>
+        process.stderr.write(
+          `ingestion pass failed: ${redactSecrets(err instanceof Error ? err.message : String(err))}\n`,
+        ),
+      );
       for (let waited = 0; waited < (settings.ingestIntervalMs ?? 12_000) && !stopping; waited += 100)
         await sleep(100);
     }

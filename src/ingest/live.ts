@@ -6,6 +6,7 @@
  * idempotent), and each source's checkpoint records its block, failures and last error.
  */
 
+import { BaseError } from 'viem';
 import type { Clock } from '../domain/clock.ts';
 import { addressAt } from '../domain/position-columns.ts';
 import type { MarketRecord, PositionRecord } from '../domain/types.ts';
@@ -31,7 +32,17 @@ export interface LivePass {
 
 type LiveStore = MarketDataStore &
   SourceStore &
-  Pick<HistoryStore, 'appendLiquidations' | 'appendOracleRounds' | 'dropLiquidationsFrom'>;
+  Pick<HistoryStore, 'appendLiquidations' | 'appendOracleRounds' | 'dropLiquidationsFrom' | 'pruneHistory'>;
+
+/**
+ * What went wrong, in a line: viem's errors carry the request's whole calldata in their message;
+ * their short message and details say it.
+ */
+export function errorText(err: unknown): string {
+  if (err instanceof BaseError)
+    return err.details ? `${err.shortMessage} (${err.details})` : err.shortMessage;
+  return err instanceof Error ? err.message : String(err);
+}
 
 /** Profile name of a dataset written from the sources file. */
 export const LIVE_PROFILE = 'sources';
@@ -66,6 +77,10 @@ export async function ingestLive(
   options: { onSource?: (run: SourceRun) => void } = {},
 ): Promise<LivePass> {
   const states = new Map((await store.listSources()).map((s) => [s.id, s]));
+  const info = await store.datasetInfo();
+  // Over a sandbox (or an empty store), the sources start afresh: a checkpoint left from an
+  // earlier live dataset would resume after blocks whose records are gone.
+  const fresh = info?.kind !== 'live';
   const stored = await storedRecords(store);
   const markets: MarketRecord[] = [];
   const positions: PositionRecord[] = [];
@@ -77,7 +92,7 @@ export async function ingestLive(
     const mine = stored.markets.filter((m) => chains.has(m.chainId));
     const keys = new Set(mine.map((m) => m.uniqueKey));
     const minePositions = stored.positions.filter((p) => keys.has(p.marketKey));
-    const previous = states.get(source.id) ?? null;
+    const previous = fresh ? null : (states.get(source.id) ?? null);
     const base: SourceState = previous ?? {
       id: source.id,
       kind: source.kind,
@@ -124,7 +139,7 @@ export async function ingestLive(
       // The source keeps what it served last; its checkpoint counts the failure.
       markets.push(...mine);
       positions.push(...minePositions);
-      const error = redactSecrets(err instanceof Error ? err.message : String(err));
+      const error = redactSecrets(errorText(err));
       const state: SourceState = {
         ...base,
         consecutiveFailures: base.consecutiveFailures + 1,
@@ -149,6 +164,18 @@ export async function ingestLive(
     options.onSource?.(run);
   }
   let dataset: DatasetInfo | null = null;
+  if (anyData && info?.kind === 'sandbox') {
+    // The sandbox's history (simulated liquidations, rounds, snapshots) must not be served as
+    // the real sources' history: it goes with the sandbox.
+    const all = Math.floor(clock.now()) + 1;
+    await store.pruneHistory({
+      hourlySnapshots: all,
+      dailySnapshots: all,
+      assetPrices: all,
+      oracleRounds: all,
+      liquidations: all,
+    });
+  }
   if (anyData) {
     dataset = await store.replaceDataset({
       kind: 'live',

@@ -14,16 +14,14 @@ export interface IngestResult {
 
 /**
  * Credentials never reach a checkpoint, a log line or /health: a URL's user information (up to
- * its last `@`), query values of key-like parameters, path segments that look like API keys
+ * its last `@`), query values of parameters whose name holds key, token, secret, password or
+ * auth (`apiKey`, `dkey`, `access_token`), path segments that look like API keys
  * (20 or more letters, digits, `_` or `-`), and bearer tokens.
  */
 export function redactSecrets(text: string): string {
   return text
     .replace(/\b([a-z][a-z0-9+.-]*:\/\/)\S*@/gi, '$1[redacted]@')
-    .replace(
-      /([?&](?:api[-_]?key|key|token|access[-_]?token|secret|password|auth)=)[^&\s]*/gi,
-      '$1[redacted]',
-    )
+    .replace(/([?&][^=&\s]*(?:key|token|secret|password|auth)[^=&\s]*=)[^&\s]*/gi, '$1[redacted]')
     .replace(/\/[A-Za-z0-9_-]{20,}(?=[/?#\s)]|$)/g, '/[redacted]')
     .replace(/\b(bearer\s+)\S+/gi, '$1[redacted]')
     .slice(0, 500);

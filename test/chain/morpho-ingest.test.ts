@@ -9,8 +9,10 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Abi } from 'viem';
+import { type Abi, custom } from 'viem';
 import { chainSources } from '../../src/ingest/chain/index.ts';
+import { createChainRpc } from '../../src/ingest/chain/rpc.ts';
+import { chainSource } from '../../src/ingest/chain/source.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
 import { createService, type Service } from '../../src/service.ts';
@@ -423,7 +425,107 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     );
   });
 
+  test('behavior: an RPC failing mid-pass fails the pass; the chain keeps its data, and the next pass reads it all', async () => {
+    // The RPC answers everything but eth_call while `failing` (a 502 from a provider).
+    let failing = false;
+    const transport = custom({
+      async request({ method, params }: { method: string; params?: unknown }) {
+        if (failing && method === 'eth_call') throw new Error('HTTP request failed: 502 Bad Gateway');
+        const res = await fetch(anvil.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+        });
+        const body = (await res.json()) as {
+          result?: unknown;
+          error?: { code: number; message: string; data?: unknown };
+        };
+        if (body.error) throw Object.assign(new Error(body.error.message), body.error);
+        return body.result;
+      },
+    });
+    const flaky = chainSources(parseSources(sourcesJson(), 'test'), { transport: () => transport });
+    await syncClock();
+    assert.equal((await ingestLive(flaky, store, clock)).runs[0]!.ok, true);
+    const before = (await store.datasetInfo())!;
+    failing = true;
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_860n * 10n ** 8n]);
+    await syncClock();
+    const failed = await ingestLive(flaky, store, clock);
+    assert.equal(failed.runs[0]!.ok, false);
+    assert.match(failed.runs[0]!.error!, /502/);
+    // nothing emptied, nothing moved on
+    const kept = (await store.datasetInfo())!;
+    assert.deepEqual([kept.marketCount, kept.positionCount], [before.marketCount, before.positionCount]);
+    assert.equal(
+      failed.runs[0]!.state.lastBlock['31337'],
+      (await store.listSources())[0]!.lastBlock['31337'],
+    );
+    failing = false;
+    const again = await ingestLive(flaky, store, clock);
+    assert.equal(again.runs[0]!.ok, true);
+    assert.equal(again.runs[0]!.markets, before.marketCount);
+    await service!.models.reloadIfChanged();
+    assert.equal((await get(`/positions?address=${users[1]}`)).data[0].collateralPrice, 2860);
+  });
+
+  test("behavior: prices come from the file's feeds and listed tokens: a market's own feed or a look-alike token does not reprice WETH", async () => {
+    const c = anvil.client(0);
+    // Anyone may create a Morpho market: a token named WETH, an oracle on a feed "ETH / USD" at $1M.
+    const fakeWeth = await deploy(c, art.TestToken!, ['Wrapped Ether', 'WETH', 18]);
+    const fakeFeed = await deploy(c, art.TestAggregator!, [8, 'ETH / USD', 1_000_000n * 10n ** 8n]);
+    const fakeOracle = await deploy(c, art.TestChainlinkOracle!, [fakeFeed, usdcUsd, 10n ** 24n]);
+    const fake = { loanToken: usdc, collateralToken: fakeWeth, oracle: fakeOracle, irm, lltv: LLTV };
+    const created = await send(0, morpho, art.Morpho!.abi, 'createMarket', [fake]);
+    const fakeKey = `morpho-31337-${created.logs[0]!.topics[1]!}`;
+    // The reference data lists this chain's real WETH and USDC by address.
+    const config = parseSources(sourcesJson(), 'test').chains[0]!;
+    const listed = chainSource(config, createChainRpc(anvil.chainId, anvil.url), {
+      feeds: [],
+      tokens: [
+        { chainId: 31337, address: weth.toLowerCase(), symbol: 'WETH', name: 'Wrapped Ether', decimals: 18 },
+        { chainId: 31337, address: usdc.toLowerCase(), symbol: 'USDC', name: 'USD Coin', decimals: 6 },
+      ],
+    });
+    await syncClock();
+    const out = await ingestLive([listed], store, clock);
+    assert.equal(out.runs[0]!.ok, true);
+    await service!.models.reloadIfChanged();
+    const [, answer] = await read<bigint[]>(ethUsd, art.TestAggregator!.abi, 'latestRoundData');
+    const real = await get(`/markets/morpho-31337-${marketId}`);
+    assert.equal(
+      real.data.collateralPrice,
+      Number(answer) / 1e8,
+      "WETH: the file's ETH/USD, not the $1M feed",
+    );
+    // the look-alike is not a listed WETH: it is priced by its own oracle, and says whose feed
+    const other = await get(`/markets/${fakeKey}`);
+    assert.equal(other.data.collateralPrice, 1_000_000);
+    assert.deepEqual(
+      other.data.oracle.feeds.map((f: { address: string }) => f.address),
+      [fakeFeed.toLowerCase(), usdcUsd.toLowerCase()],
+    );
+  });
+
+  test('behavior: an RPC whose head is behind the last block read fails the pass and keeps the data', async () => {
+    const snapshot = await anvil.client().request({ method: 'evm_snapshot' as never });
+    await anvil.client().mine({ blocks: 3 });
+    assert.equal((await pass()).runs[0]!.ok, true);
+    const read = (await store.listSources())[0]!.lastBlock['31337']!;
+    await anvil.client().request({ method: 'evm_revert' as never, params: [snapshot] as never });
+    const behind = await pass();
+    assert.equal(behind.runs[0]!.ok, false);
+    assert.match(behind.runs[0]!.error!, /behind the last block read/);
+    assert.equal((await store.listSources())[0]!.lastBlock['31337'], read);
+    assert.ok((await store.datasetInfo())!.marketCount >= 1);
+    // the chain moves past it again: read on (from the common ancestor if the blocks differ)
+    await anvil.client().mine({ blocks: 5 });
+    assert.equal((await pass()).runs[0]!.ok, true);
+  });
+
   test('behavior: a chain that stops answering keeps its last data, aging to cached then snapshot', async () => {
+    const served = (await get('/markets?chainIds=31337')).data.length;
+    assert.ok(served >= 1);
     await anvil.stop();
     clock.advance(1000);
     const out = await ingestLive(chainSources(parseSources(sourcesJson(), 'test')), store, clock);
@@ -435,7 +537,7 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     assert.equal(source.consecutiveFailures, 1);
     assert.ok(source.lastError.length > 0);
     const markets = await get('/markets?chainIds=31337');
-    assert.equal(markets.data.length, 1);
+    assert.equal(markets.data.length, served);
     clock.advance(2 * 60_000);
     assert.equal((await get('/markets?chainIds=31337')).meta.freshness, 'cached');
     clock.advance(20 * 60_000);

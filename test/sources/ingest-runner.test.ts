@@ -98,6 +98,11 @@ describe('ingestOnce: the ingest contract', () => {
       'https://rpc.example/?apikey=[redacted]&x=1',
     );
     assert.equal(redactSecrets('Authorization: Bearer abc.def'), 'Authorization: Bearer [redacted]');
+    // any parameter whose name holds key or token (dRPC's dkey, access_token)
+    assert.equal(
+      redactSecrets('https://lb.drpc.org/ogrpc?network=ethereum&dkey=Ab12&access_token=t'),
+      'https://lb.drpc.org/ogrpc?network=ethereum&dkey=[redacted]&access_token=[redacted]',
+    );
   });
 });
 

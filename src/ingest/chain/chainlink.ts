@@ -5,7 +5,7 @@
 import { parseAbi } from 'viem';
 import { feedSymbol } from '../../domain/asset-family.ts';
 import type { FeedConfig } from '../sources-file.ts';
-import type { ChainRpc } from './rpc.ts';
+import { type ChainRpc, throwIfUnread } from './rpc.ts';
 
 export const aggregatorV3Abi = parseAbi([
   'function decimals() view returns (uint8)',
@@ -52,6 +52,7 @@ export async function readFeeds(
     allowFailure: true,
     ...(await rpc.multicallOptions()),
   });
+  throwIfUnread(results);
   const out: FeedReads = { readings: [], failures: [] };
   feeds.forEach((feed, i) => {
     const [d, desc, round] = results.slice(i * 3, i * 3 + 3);
@@ -99,8 +100,9 @@ export function usdPrices(readings: readonly FeedReading[]): {
   priceOf(symbol: string): { usd: number; feed: string } | null;
 } {
   const prices = new Map<string, { usd: number; feed: string }>();
+  // The first feed of a symbol wins (the sources file's order).
   for (const r of readings)
-    if (r.feed.quote === 'USD' && r.answer > 0)
+    if (r.feed.quote === 'USD' && r.answer > 0 && !prices.has(feedSymbol(r.feed.base)))
       prices.set(feedSymbol(r.feed.base), { usd: r.answer, feed: r.feed.address });
   for (const r of readings) {
     const base = feedSymbol(r.feed.base);

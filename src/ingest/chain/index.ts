@@ -9,7 +9,8 @@ export function chainSources(
   config: SourcesConfig,
   options: { transport?: (chainId: number) => Transport } = {},
 ): ChainSource[] {
-  const reference = loadReference().chainlinkFeeds;
+  const data = loadReference();
+  const reference = { feeds: data.chainlinkFeeds, tokens: data.tokens };
   return config.chains.map((chain) =>
     chainSource(
       chain,

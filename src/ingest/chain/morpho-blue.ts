@@ -10,17 +10,24 @@
  * every market's state, price and rate, and only the positions that those logs touched; the
  * others' amounts follow from their shares and the market's state (interest accrues to every
  * borrower of a market alike).
+ *
+ * A call the chain refuses (a revert: a token without `decimals()`) leaves its item out of the
+ * pass, named; a request that fails (the RPC) fails the whole pass, so that its source keeps
+ * its last data rather than serving what the failed request left out.
  */
 import { Market, MarketParams, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { adaptiveCurveIrmAbi, blueAbi, blueOracleAbi } from '@morpho-org/blue-sdk-viem';
 import { erc20Abi, getAbiItem, parseAbi, zeroAddress } from 'viem';
-import type { ChainRpc } from './rpc.ts';
-import { getLogsAdaptive } from './rpc.ts';
+import { type ChainRpc, getLogsAdaptive, throwIfUnread } from './rpc.ts';
 
 const CREATE_MARKET = getAbiItem({ abi: blueAbi, name: 'CreateMarket' });
-/** Every event that creates a market or changes a position (its `onBehalf` or `borrower`). */
+/**
+ * Every event that creates a market or changes a position (its `onBehalf` or `borrower`; an
+ * accrual with a fee mints supply shares to the fee recipient).
+ */
 const EVENTS = [
   CREATE_MARKET,
+  getAbiItem({ abi: blueAbi, name: 'AccrueInterest' }),
   getAbiItem({ abi: blueAbi, name: 'Supply' }),
   getAbiItem({ abi: blueAbi, name: 'Withdraw' }),
   getAbiItem({ abi: blueAbi, name: 'Borrow' }),
@@ -53,7 +60,7 @@ export interface MorphoMarketRead {
   params: MarketParams;
   /** The state accrued to the block (blue-sdk Market, with the oracle price when it answered). */
   market: Market;
-  /** The IRM's borrow rate per second at the block, WAD (0 without an IRM). */
+  /** The borrow rate per second at the block, WAD (0 without an IRM): the APYs' rate. */
   borrowRate: bigint;
   loan: TokenMeta;
   collateral: TokenMeta;
@@ -91,6 +98,8 @@ export interface MorphoRead {
   failures: { id: string; error: string }[];
   /** Positions read from the chain in this pass (the others came from the cache). */
   positionsRead: number;
+  /** Every market id known after this pass (served or not), for the checkpoint. */
+  marketIds: string[];
 }
 
 /** What the last pass served: the markets and the accounts to follow (from the store after a restart). */
@@ -140,6 +149,7 @@ export async function readMorphoBlue(
   const accounts = new Map<string, { id: string; user: string }>();
   for (const a of known.accounts) accounts.set(`${a.id}:${a.user}`, { id: a.id, user: a.user.toLowerCase() });
   const touched = new Set<string>();
+  const feesMinted = new Set<string>();
   const liquidations: MorphoLiquidationRead[] = [];
   if (range.fromBlock <= range.block) {
     const logs = await getLogsAdaptive(rpc, {
@@ -151,8 +161,11 @@ export async function readMorphoBlue(
     const times = new Map<bigint, number>();
     for (const l of logs) {
       const id = l.args.id.toLowerCase();
-      if (l.eventName === 'CreateMarket') {
-        ids.add(id);
+      // Any event names its market (one created before fromBlock is found by its later events).
+      ids.add(id);
+      if (l.eventName === 'CreateMarket') continue;
+      if (l.eventName === 'AccrueInterest') {
+        if (l.args.feeShares > 0n) feesMinted.add(id);
         continue;
       }
       const user = ('onBehalf' in l.args ? l.args.onBehalf : l.args.borrower).toLowerCase();
@@ -191,25 +204,35 @@ export async function readMorphoBlue(
       ...newIds.map(
         (id) => ({ address: morpho, abi: blueAbi, functionName: 'idToMarketParams', args: [id] }) as const,
       ),
+      { address: morpho, abi: blueAbi, functionName: 'feeRecipient' } as const,
     ],
   });
+  throwIfUnread(states);
+  // The fee recipient's supply grew where an accrual minted fee shares: read it again.
+  const recipient = states.at(-1);
+  if (recipient?.status === 'success' && recipient.result !== zeroAddress)
+    for (const id of feesMinted) {
+      const user = String(recipient.result).toLowerCase();
+      accounts.set(`${id}:${user}`, { id, user });
+      touched.add(`${id}:${user}`);
+    }
   newIds.forEach((id, i) => {
     const p = states[idList.length + i]!;
     if (p.status !== 'success') return;
     const [loanToken, collateralToken, oracle, irm, lltv] = p.result as readonly [Hex, Hex, Hex, Hex, bigint];
     if (loanToken === zeroAddress) return; // not created at this block
+    if (collateralToken === zeroAddress) return; // an idle market (vaults park liquidity there): no borrower, no risk
     cache.params.set(id, new MarketParams({ loanToken, collateralToken, oracle, irm, lltv }));
   });
   const found: { id: string; params: MarketParams; state: readonly bigint[] }[] = [];
   idList.forEach((id, i) => {
     const s = states[i]!;
     const params = cache.params.get(id);
-    if (s.status !== 'success' || !params) {
-      const p = states[idList.length + newIds.indexOf(id)];
-      const error = s.status === 'failure' ? s.error : p?.status === 'failure' ? p.error : undefined;
-      if (error || s.status !== 'success') failures.push({ id, error: `market ${id}: ${first(error)}` });
+    if (s.status !== 'success') {
+      failures.push({ id, error: `market ${id}: ${first(s.error)}` });
       return;
     }
+    if (!params) return; // not created at this block, or idle
     found.push({ id, params, state: s.result as readonly bigint[] });
   });
 
@@ -223,7 +246,7 @@ export async function readMorphoBlue(
   const reads = await rpc.client.multicall({
     ...at,
     contracts: [
-      ...found.flatMap(({ params, state }) => {
+      ...found.flatMap(({ id, params, state }) => {
         const [totalSupplyAssets, totalSupplyShares, totalBorrowAssets, totalBorrowShares, lastUpdate, fee] =
           state as [bigint, bigint, bigint, bigint, bigint, bigint];
         const market = {
@@ -249,6 +272,14 @@ export async function readMorphoBlue(
             functionName: 'borrowRateView',
             args: [marketParams, market],
           } as const,
+          // An AdaptiveCurveIrm's rate at target: the instantaneous rate, not the average since
+          // the last update that borrowRateView gives (refused by other IRMs).
+          {
+            address: params.irm,
+            abi: adaptiveCurveIrmAbi,
+            functionName: 'rateAtTarget',
+            args: [id as Hex],
+          } as const,
         ];
       }),
       ...newTokens.flatMap((address) => [
@@ -261,7 +292,9 @@ export async function readMorphoBlue(
       ),
     ],
   });
-  let k = found.length * 2;
+  throwIfUnread(reads);
+  const PER_MARKET = 3;
+  let k = found.length * PER_MARKET;
   for (const address of newTokens) {
     const [symbol, name, decimals] = reads.slice(k, k + 3);
     k += 3;
@@ -288,9 +321,10 @@ export async function readMorphoBlue(
   }
 
   const markets: MorphoMarketRead[] = [];
-  found.forEach(({ id, params, state }, i) => {
-    const priceRead = reads[i * 2]!;
-    const rateRead = reads[i * 2 + 1]!;
+  found.forEach(({ id, params, state: read }, i) => {
+    const priceRead = reads[i * PER_MARKET]!;
+    const rateRead = reads[i * PER_MARKET + 1]!;
+    const targetRead = reads[i * PER_MARKET + 2]!;
     const price = priceRead.status === 'success' ? (priceRead.result as bigint) : undefined;
     const borrowRate =
       params.irm === zeroAddress ? 0n : rateRead.status === 'success' ? (rateRead.result as bigint) : null;
@@ -306,28 +340,49 @@ export async function readMorphoBlue(
       return;
     }
     const [totalSupplyAssets, totalSupplyShares, totalBorrowAssets, totalBorrowShares, lastUpdate, fee] =
-      state as [bigint, bigint, bigint, bigint, bigint, bigint];
-    // Interest accrued from the last update to the block, as Morpho would accrue it then.
-    const elapsed = range.timestamp > lastUpdate ? range.timestamp - lastUpdate : 0n;
-    const { interest, feeShares } = MarketUtils.getAccruedInterest(
-      borrowRate,
-      { totalSupplyAssets, totalBorrowAssets, totalSupplyShares, fee },
-      elapsed,
-    );
-    markets.push({
-      id,
+      read as [bigint, bigint, bigint, bigint, bigint, bigint];
+    const at = lastUpdate > range.timestamp ? lastUpdate : range.timestamp;
+    const state = {
       params,
-      market: new Market({
-        params,
+      totalSupplyAssets,
+      totalBorrowAssets,
+      totalSupplyShares,
+      totalBorrowShares,
+      lastUpdate,
+      fee,
+    };
+    const priced = price === undefined ? {} : { price };
+    let market: Market;
+    let rate: bigint;
+    if (params.irm !== zeroAddress && targetRead.status === 'success') {
+      // AdaptiveCurveIrm: blue-sdk accrues as the contract would, and gives the rate at the block.
+      market = new Market({ ...state, ...priced, rateAtTarget: targetRead.result as bigint }).accrueInterest(
+        at,
+      );
+      rate = market.getEndBorrowRate(at);
+    } else {
+      // Any other IRM: its borrowRateView, over the time since the last update.
+      const elapsed = at - lastUpdate;
+      const { interest, feeShares } = MarketUtils.getAccruedInterest(
+        borrowRate,
+        { totalSupplyAssets, totalBorrowAssets, totalSupplyShares, fee },
+        elapsed,
+      );
+      market = new Market({
+        ...state,
+        ...priced,
         totalSupplyAssets: totalSupplyAssets + interest,
         totalBorrowAssets: totalBorrowAssets + interest,
         totalSupplyShares: totalSupplyShares + feeShares,
-        totalBorrowShares,
-        lastUpdate: lastUpdate > range.timestamp ? lastUpdate : range.timestamp,
-        fee,
-        ...(price === undefined ? {} : { price }),
-      }),
-      borrowRate,
+        lastUpdate: at,
+      });
+      rate = borrowRate;
+    }
+    markets.push({
+      id,
+      params,
+      market,
+      borrowRate: rate,
       loan,
       collateral,
       oracleFeeds: cache.oracleFeeds.get(params.oracle.toLowerCase()) ?? null,
@@ -354,6 +409,7 @@ export async function readMorphoBlue(
               }) as const,
           ),
         });
+  throwIfUnread(pos);
   toRead.forEach(([key, a], i) => {
     const r = pos[i]!;
     if (r.status !== 'success') {
@@ -373,7 +429,7 @@ export async function readMorphoBlue(
     const p = cache.positions.get(key);
     if (p) positions.push(p);
   }
-  return { markets, positions, liquidations, failures, positionsRead: toRead.length };
+  return { markets, positions, liquidations, failures, positionsRead: toRead.length, marketIds: idList };
 }
 
 /** A position's health factor as Morpho computes it (WAD → number); Infinity without debt, null without a price. */

@@ -6,6 +6,10 @@
  */
 import {
   type AbiEvent,
+  BaseError,
+  ContractFunctionExecutionError,
+  ContractFunctionRevertedError,
+  ContractFunctionZeroDataError,
   createPublicClient,
   type GetLogsReturnType,
   http,
@@ -132,4 +136,31 @@ export function isRangeError(err: unknown): boolean {
   return /block range|range (is )?too (large|wide)|too many (results|logs)|query returned more than|limit exceeded|response size (is )?(too large|exceeded)/i.test(
     text,
   );
+}
+
+/**
+ * Whether a failed call of a multicall is the contract's own answer (a revert, or no contract
+ * code: the call is refused, the chain was read) rather than the RPC's failure. With
+ * `allowFailure`, viem hands a failed request (HTTP error, timeout, the batch itself reverting)
+ * to every call of the batch.
+ */
+export function isContractRefusal(err: unknown): boolean {
+  if (!(err instanceof BaseError)) return false;
+  if (err instanceof ContractFunctionExecutionError && err.functionName === 'aggregate3') return false;
+  return (
+    err.walk(
+      (e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError,
+    ) !== null
+  );
+}
+
+/**
+ * Throws the first failure of a multicall's results that is not a contract's refusal: the chain
+ * could not be read, so the run fails as a whole (its source keeps its last data) rather than
+ * serving what one failed request left out.
+ */
+export function throwIfUnread(
+  results: readonly { status: 'success' | 'failure'; error?: Error | undefined }[],
+): void {
+  for (const r of results) if (r.status === 'failure' && !isContractRefusal(r.error)) throw r.error;
 }

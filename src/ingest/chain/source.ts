@@ -13,7 +13,7 @@ import { type Market, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import type { MarketRecord, OracleFeedRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
 import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
-import type { RefChainlinkFeed } from '../sandbox/reference.ts';
+import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
 import { type FeedReading, readFeeds, scaled, usdPrices } from './chainlink.ts';
 import { healthFactor, MorphoCache, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
@@ -39,13 +39,29 @@ export interface ChainSource extends Source {
   lastRun(): ChainRunStats | null;
 }
 
+/** The shipped reference data a chain source reads: feed heartbeats, and known tokens by address. */
+export interface ChainReference {
+  feeds: readonly RefChainlinkFeed[];
+  tokens: readonly RefToken[];
+}
+
 export function chainSource(
   chain: ChainConfig,
   rpc: ChainRpc,
-  reference: readonly RefChainlinkFeed[] = [],
+  reference: ChainReference = { feeds: [], tokens: [] },
 ): ChainSource {
   let last: ChainRunStats | null = null;
   const cache = new MorphoCache();
+  // On a chain the reference data lists tokens for, a token is priced by its feeds only when its
+  // address is a listed one, under the listed symbol: a contract naming itself "WETH" is not WETH.
+  const listed = new Map(
+    reference.tokens
+      .filter((t) => t.chainId === chain.chainId)
+      .map((t) => [t.address.toLowerCase(), t.symbol]),
+  );
+  const feedSymbolOf = (token: { address: string; symbol: string }): string | null =>
+    listed.size === 0 ? token.symbol : (listed.get(token.address) ?? null);
+  const morphoConfig = chain.morpho ? `${chain.morpho.blue}:${chain.morpho.fromBlock}` : null;
   return {
     id: `chain:${chain.chainId}`,
     kind: 'chain',
@@ -58,15 +74,24 @@ export function chainSource(
       const target = latest.number > confirmations ? latest.number - confirmations : 0n;
       const block = target === latest.number ? latest : await rpc.client.getBlock({ blockNumber: target });
       const items: ItemReport[] = [];
-      const lastBlock = previous?.state?.lastBlock[String(chain.chainId)];
+      const checkpoint = readCursor(previous?.state?.cursor ?? null);
+      // A checkpoint of another Morpho address or start block is not this source's: read again.
+      const sameConfig = checkpoint.morpho === undefined || checkpoint.morpho === morphoConfig;
+      const lastBlock = sameConfig ? previous?.state?.lastBlock[String(chain.chainId)] : undefined;
       // Where the logs are read from: after the last block read, if it is still on the chain;
       // after the newest block read that is (the common ancestor) if the chain reorganized; from
       // the start if none is (a reset local chain, a reorganization deeper than RECENT_BLOCKS).
-      let recent = recentBlocks(previous?.state?.cursor ?? null);
+      let recent = sameConfig ? checkpoint.recent : [];
       let resume: bigint | null = null;
       let reorg: SourceOutput['reorg'];
       if (lastBlock !== undefined) {
         const ancestor = recent.length === 0 ? lastBlock : await canonicalAncestor(rpc, recent, block);
+        // A head below the last block read, that block's ancestors still on the chain: the RPC
+        // lags (another node behind a load balancer). Nothing is read; the data stays.
+        if (ancestor !== null && Number(target) < lastBlock)
+          throw new Error(
+            `the RPC's head (block ${target} after ${chain.confirmations} confirmations) is behind the last block read (${lastBlock}): the data read stays until it catches up`,
+          );
         if (ancestor !== lastBlock) {
           const fromBlock = ancestor === null ? (chain.morpho?.fromBlock ?? 0) : ancestor + 1;
           reorg = { chainId: chain.chainId, fromBlock };
@@ -81,7 +106,9 @@ export function chainSource(
       let morpho: Awaited<ReturnType<typeof readMorphoBlue>> | null = null;
       if (chain.morpho) {
         const known =
-          resume === null ? { marketIds: [], accounts: [] } : knownMorpho(chain.chainId, previous);
+          resume === null
+            ? { marketIds: [], accounts: [] }
+            : knownMorpho(chain.chainId, previous, checkpoint.markets);
         morpho = await readMorphoBlue(
           rpc,
           chain.morpho.blue as `0x${string}`,
@@ -96,35 +123,57 @@ export function chainSource(
       const feeds = new Map(chain.chainlink.map((f) => [f.address, f]));
       for (const m of morpho?.markets ?? [])
         for (const address of m.oracleFeeds ?? [])
-          if (!feeds.has(address)) feeds.set(address, discoveredFeed(chain.chainId, address, reference));
+          if (!feeds.has(address))
+            feeds.set(address, discoveredFeed(chain.chainId, address, reference.feeds));
       const read = await readFeeds(rpc, [...feeds.values()], target);
       for (const f of read.failures) items.push({ id: `feed:${f.feed.address}`, ok: false, error: f.error });
       const readings = read.readings.map(withPairFromDescription);
       for (const r of readings) items.push({ id: `feed:${r.feed.address}`, ok: true });
       const byFeed = new Map(readings.map((r) => [r.feed.address, r]));
-      const { priceOf } = usdPrices(readings);
+      // Prices come from the file's feeds only: a feed an oracle names is anyone's contract
+      // (Morpho Blue is permissionless); it serves that oracle's health, never a token's price.
+      const { priceOf } = usdPrices(
+        readings.filter((r) => chain.chainlink.some((f) => f.address === r.feed.address)),
+      );
+      const usdOf = (token: { address: string; symbol: string }) => {
+        const symbol = feedSymbolOf(token);
+        return symbol === null ? null : (priceOf(symbol)?.usd ?? null);
+      };
 
       const markets: MarketRecord[] = [];
       const positions: PositionRecord[] = [];
       const priced = new Map<string, { record: MarketRecord; read: MorphoMarketRead }>();
+      // A market that cannot be served this pass keeps what the last pass served of it.
+      const kept = new Set<string>();
+      const keep = (id: string) => {
+        const key = morphoKey(chain.chainId, id);
+        const record = previous?.markets.find((m) => m.uniqueKey === key);
+        if (!record || kept.has(key)) return;
+        kept.add(key);
+        markets.push(record);
+        for (const p of previous?.positions ?? []) if (p.marketKey === key) positions.push(p);
+      };
+      for (const f of morpho?.failures ?? []) if (!f.id.includes(':')) keep(f.id);
       for (const m of morpho?.markets ?? []) {
         const key = morphoKey(chain.chainId, m.id);
-        const loanUsd = priceOf(m.loan.symbol)?.usd ?? null;
+        const loanUsd = usdOf(m.loan);
         if (loanUsd === null) {
           items.push({
             id: `morpho:${m.id}`,
             ok: false,
-            error: `market ${key}: no USD price for its loan token ${m.loan.symbol} (add its ${m.loan.symbol}/USD feed to the sources file)`,
+            error: `market ${key}: no USD price for its loan token ${m.loan.symbol} ${m.loan.address} (add its ${m.loan.symbol}/USD feed to the sources file)`,
           });
+          keep(m.id);
           continue;
         }
-        const collateralUsd = priceOf(m.collateral.symbol)?.usd ?? oracleUsd(m, loanUsd);
+        const collateralUsd = usdOf(m.collateral) ?? oracleUsd(m, loanUsd);
         if (collateralUsd === null) {
           items.push({
             id: `morpho:${m.id}`,
             ok: false,
             error: `market ${key}: no USD price for its collateral ${m.collateral.symbol} (no feed, and the oracle did not answer)`,
           });
+          keep(m.id);
           continue;
         }
         const record = marketRecord(chain.chainId, m, loanUsd, collateralUsd, oracleRecord(m, byFeed));
@@ -188,7 +237,11 @@ export function chainSource(
         blocks: { [String(chain.chainId)]: Number(target) },
         head: { [String(chain.chainId)]: Number(latest.number) },
         ...(reorg ? { reorg } : {}),
-        cursor: JSON.stringify({ recent: recent.slice(-RECENT_BLOCKS) }),
+        cursor: JSON.stringify({
+          recent: recent.slice(-RECENT_BLOCKS),
+          morpho: morphoConfig,
+          markets: morpho?.marketIds ?? [],
+        } satisfies Cursor),
         items,
       };
     },
@@ -198,18 +251,31 @@ export function chainSource(
 /** Blocks (number and hash) of the last runs kept in the checkpoint, to find a reorganization's common ancestor. */
 export const RECENT_BLOCKS = 64;
 
-function recentBlocks(cursor: string | null): [number, string][] {
-  if (!cursor) return [];
+/**
+ * A chain source's checkpoint cursor: the last blocks read (number and hash), the Morpho
+ * configuration it was read with, and every Morpho market id found (served or not: one that
+ * could not be read this pass is read again the next).
+ */
+interface Cursor {
+  recent: [number, string][];
+  morpho?: string | null;
+  markets?: string[];
+}
+
+function readCursor(cursor: string | null): Cursor {
+  if (!cursor) return { recent: [] };
   try {
-    const recent = (JSON.parse(cursor) as { recent?: unknown }).recent;
-    return Array.isArray(recent)
-      ? recent.filter(
+    const c = JSON.parse(cursor) as Partial<Cursor>;
+    const recent = Array.isArray(c.recent)
+      ? c.recent.filter(
           (r): r is [number, string] =>
             Array.isArray(r) && Number.isSafeInteger(r[0]) && typeof r[1] === 'string',
         )
       : [];
+    const markets = Array.isArray(c.markets) ? c.markets.filter((m) => typeof m === 'string') : [];
+    return { recent, markets, ...(c.morpho !== undefined ? { morpho: c.morpho } : {}) };
   } catch {
-    return [];
+    return { recent: [] };
   }
 }
 
@@ -237,13 +303,16 @@ async function canonicalAncestor(
 }
 
 /** The markets and accounts the last run served on this chain (read again at the new block). */
-function knownMorpho(chainId: number, previous: PreviousRun | undefined) {
+function knownMorpho(chainId: number, previous: PreviousRun | undefined, found: readonly string[] = []) {
   const prefix = `morpho-${chainId}-`;
   const idOf = (key: string) => (key.startsWith(prefix) ? key.slice(prefix.length) : null);
-  const marketIds = (previous?.markets ?? []).flatMap((m) => {
-    const id = idOf(m.uniqueKey);
-    return id ? [id] : [];
-  });
+  const marketIds = [
+    ...found,
+    ...(previous?.markets ?? []).flatMap((m) => {
+      const id = idOf(m.uniqueKey);
+      return id ? [id] : [];
+    }),
+  ];
   const accounts = (previous?.positions ?? []).flatMap((p) => {
     const id = idOf(p.marketKey);
     return id ? [{ id, user: p.user }] : [];

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { MarketRecord, PositionRecord } from '../../src/domain/types.ts';
+import type { PreviousRun, Source, SourceOutput } from '../../src/ingest/contract.ts';
+import { ingestLive } from '../../src/ingest/live.ts';
+import { openStore } from '../../src/store/open.ts';
+import { ManualClock } from '../clock.ts';
+import { liquidationOf, makeMarket, makePosition, tempDir } from '../helpers.ts';
+
+/** A chain source whose runs answer `next(previous)`: records, or a throw. */
+function source(chainId: number, next: (previous?: PreviousRun) => SourceOutput | Error) {
+  const seen: (PreviousRun | undefined)[] = [];
+  const s: Source = {
+    id: `chain:${chainId}`,
+    kind: 'chain',
+    chainIds: [chainId],
+    async run(_now, previous) {
+      seen.push(previous);
+      const out = next(previous);
+      if (out instanceof Error) throw out;
+      return out;
+    },
+  };
+  return { source: s, seen };
+}
+
+function records(markets: MarketRecord[], block: number): SourceOutput {
+  const positions: PositionRecord[] = markets.map((m) => makePosition(m));
+  return { records: { markets, positions }, blocks: { [String(markets[0]!.chainId)]: block }, items: [] };
+}
+
+test('behavior: a failing source keeps its last records while the others move on; the dataset is as fresh as the stalest', async () => {
+  const store = await openStore({ dataDir: tempDir('lrds-live-'), databaseUrl: null });
+  const clock = new ManualClock('2026-11-26T00:00:00Z');
+  const a1 = makeMarket({ chainId: 1 });
+  const b1 = makeMarket({ chainId: 10 });
+  let aFails = false;
+  const a = source(1, () => (aFails ? new Error('RPC unreachable') : records([a1], 100)));
+  let bMarket = b1;
+  const b = source(10, () => records([bMarket], 500));
+  const first = await ingestLive([a.source, b.source], store, clock);
+  assert.equal(first.dataset?.marketCount, 2);
+  assert.equal(first.dataset?.refreshedAt, clock.now());
+
+  clock.advance(60_000);
+  aFails = true;
+  bMarket = { ...b1, supply: b1.supply * 2 };
+  const second = await ingestLive([a.source, b.source], store, clock);
+  assert.deepEqual(
+    second.runs.map((r) => [r.source, r.ok, r.markets]),
+    [
+      ['chain:1', false, 1],
+      ['chain:10', true, 1],
+    ],
+  );
+  // a's last run is what a was handed, and what stays; b's new market is in
+  assert.deepEqual(
+    a.seen[1]?.markets.map((m) => m.uniqueKey),
+    [a1.uniqueKey],
+  );
+  const markets = await store.loadMarkets();
+  assert.deepEqual(
+    markets.map((m) => [m.uniqueKey, m.supply]).sort(),
+    [
+      [a1.uniqueKey, a1.supply],
+      [b1.uniqueKey, b1.supply * 2],
+    ].sort(),
+  );
+  // as fresh as a, which last succeeded a minute ago; a's checkpoint counts the failure
+  assert.equal(second.dataset?.refreshedAt, clock.now() - 60_000);
+  const states = await store.listSources();
+  assert.deepEqual(
+    states.map((s) => [s.id, s.consecutiveFailures, s.lastError, s.lastBlock]),
+    [
+      ['chain:1', 1, 'RPC unreachable', { '1': 100 }],
+      ['chain:10', 0, null, { '10': 500 }],
+    ],
+  );
+  await store.close();
+});
+
+test('behavior: over a sandbox, the sources start afresh: its history is not theirs, nor are old checkpoints', async () => {
+  const store = await openStore({ dataDir: tempDir('lrds-live-'), databaseUrl: null });
+  const clock = new ManualClock('2026-11-26T00:00:00Z');
+  const sandboxMarket = makeMarket({ chainId: 1 });
+  await store.replaceDataset({
+    kind: 'sandbox',
+    profile: 'default',
+    seed: 1,
+    markets: [sandboxMarket],
+    positions: [makePosition(sandboxMarket)],
+    positionCount: 1,
+  });
+  await store.appendLiquidations([liquidationOf(1, sandboxMarket, clock.now() - 86_400_000, 1000)]);
+  // a checkpoint left by an earlier live dataset
+  await store.saveSource({
+    id: 'chain:1',
+    kind: 'chain',
+    chainIds: [1],
+    refreshedAt: 1,
+    lastBlock: { '1': 999 },
+    consecutiveFailures: 0,
+    lastError: null,
+    updatedAt: 1,
+    cursor: '{"recent":[[999,"0xabc"]]}',
+  });
+  const real = makeMarket({ chainId: 1 });
+  const a = source(1, () => records([real], 1200));
+  await ingestLive([a.source], store, clock);
+  assert.equal(a.seen[0]?.state, null, 'the old checkpoint is not handed to the source');
+  assert.equal((await store.liquidations({}, 10)).length, 0, "the sandbox's liquidations went with it");
+  assert.deepEqual(
+    (await store.loadMarkets()).map((m) => m.uniqueKey),
+    [real.uniqueKey],
+  );
+  // once live, the checkpoint is the source's own
+  await ingestLive([a.source], store, clock);
+  assert.deepEqual(a.seen[1]?.state?.lastBlock, { '1': 1200 });
+  await store.close();
+});
