@@ -27,7 +27,7 @@ import { ingestLive } from '../src/ingest/live.ts';
 import { parseSources } from '../src/ingest/sources-file.ts';
 import { createService } from '../src/service.ts';
 import { openStore } from '../src/store/open.ts';
-import { compileContracts, deploy, startAnvil } from '../test/chain/anvil.ts';
+import { compileContracts, deploy, localSources, startAnvil } from '../test/chain/anvil.ts';
 import { embeddedSettings, QUIET, tempDir } from '../test/helpers.ts';
 import { BENCH_DIR, fmt, log, machine, sig } from './lib.ts';
 
@@ -132,19 +132,7 @@ try {
     `opened in ${fmt((performance.now() - t0) / 1000)} s; block ${await c.getBlockNumber({ cacheTime: 0 })}`,
   );
 
-  const sourcesJson = {
-    chains: [
-      {
-        chainId: anvil.chainId,
-        rpcUrl: anvil.url,
-        morpho: { blue: morpho, fromBlock: 0 },
-        chainlink: [
-          { address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
-          { address: usdcUsd, pair: 'USDC/USD', heartbeatSeconds: 86400 },
-        ],
-      },
-    ],
-  };
+  const sourcesJson = localSources(anvil, { morpho, ethUsd, usdcUsd });
   const dataDir = tempDir('lrds-bench-chain-');
   const store = await openStore({ dataDir, databaseUrl: null });
   const sources = chainSources(parseSources(sourcesJson, 'bench'));

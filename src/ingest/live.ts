@@ -10,9 +10,10 @@ import { BaseError } from 'viem';
 import type { Clock } from '../domain/clock.ts';
 import { addressAt } from '../domain/position-columns.ts';
 import type { MarketRecord, PositionRecord } from '../domain/types.ts';
+import { ALL_HISTORY } from '../store/history.ts';
 import type { DatasetInfo, HistoryStore, MarketDataStore, SourceState, SourceStore } from '../store/types.ts';
-import type { ItemReport, Source } from './contract.ts';
-import { redactSecrets } from './runner.ts';
+import type { ItemReport, Source, SourceOutput } from './contract.ts';
+import { newSourceState, redactSecrets } from './runner.ts';
 
 export interface SourceRun {
   source: string;
@@ -85,6 +86,8 @@ export async function ingestLive(
   const markets: MarketRecord[] = [];
   const positions: PositionRecord[] = [];
   const runs: SourceRun[] = [];
+  /** The successful runs' outputs, whose history is written once every source has run. */
+  const outputs: SourceOutput[] = [];
   let anyData = false;
   let refreshedAt = Number.POSITIVE_INFINITY;
   for (const source of sources) {
@@ -93,23 +96,11 @@ export async function ingestLive(
     const keys = new Set(mine.map((m) => m.uniqueKey));
     const minePositions = stored.positions.filter((p) => keys.has(p.marketKey));
     const previous = fresh ? null : (states.get(source.id) ?? null);
-    const base: SourceState = previous ?? {
-      id: source.id,
-      kind: source.kind,
-      chainIds: [...source.chainIds],
-      refreshedAt: null,
-      lastBlock: {},
-      consecutiveFailures: 0,
-      lastError: null,
-      updatedAt: 0,
-      cursor: null,
-    };
+    const base: SourceState = previous ?? newSourceState(source);
     let run: SourceRun;
     try {
       const out = await source.run(clock.now(), { state: previous, markets: mine, positions: minePositions });
-      if (out.reorg) await store.dropLiquidationsFrom(out.reorg.chainId, out.reorg.fromBlock);
-      if (out.liquidations?.length) await store.appendLiquidations(out.liquidations);
-      if (out.rounds?.length) await store.appendOracleRounds(out.rounds);
+      outputs.push(out);
       const records = out.records ?? { markets: [], positions: [] };
       markets.push(...records.markets);
       positions.push(...records.positions);
@@ -164,17 +155,13 @@ export async function ingestLive(
     options.onSource?.(run);
   }
   let dataset: DatasetInfo | null = null;
-  if (anyData && info?.kind === 'sandbox') {
-    // The sandbox's history (simulated liquidations, rounds, snapshots) must not be served as
-    // the real sources' history: it goes with the sandbox.
-    const all = Math.floor(clock.now()) + 1;
-    await store.pruneHistory({
-      hourlySnapshots: all,
-      dailySnapshots: all,
-      assetPrices: all,
-      oracleRounds: all,
-      liquidations: all,
-    });
+  // The sandbox's history (simulated liquidations, rounds, snapshots) must not be served as the
+  // real sources' history: it goes with the sandbox, before theirs is written.
+  if (anyData && info?.kind === 'sandbox') await store.pruneHistory(ALL_HISTORY);
+  for (const out of outputs) {
+    if (out.reorg) await store.dropLiquidationsFrom(out.reorg.chainId, out.reorg.fromBlock);
+    if (out.liquidations?.length) await store.appendLiquidations(out.liquidations);
+    if (out.rounds?.length) await store.appendOracleRounds(out.rounds);
   }
   if (anyData) {
     dataset = await store.replaceDataset({

@@ -27,6 +27,21 @@ export function redactSecrets(text: string): string {
     .slice(0, 500);
 }
 
+/** The checkpoint of a source that has never run. */
+export function newSourceState(source: Source): SourceState {
+  return {
+    id: source.id,
+    kind: source.kind,
+    chainIds: [...source.chainIds],
+    refreshedAt: null,
+    lastBlock: {},
+    consecutiveFailures: 0,
+    lastError: null,
+    updatedAt: 0,
+    cursor: null,
+  };
+}
+
 /**
  * Runs a source once and records the outcome in its checkpoint: on success the data is written
  * (ingestion owns the writes) and the refresh time and blocks move on; on failure nothing is
@@ -40,17 +55,7 @@ export async function ingestOnce(
   options: { onProgress?: ProgressFn; onlyIfEmpty?: boolean } = {},
 ): Promise<IngestResult> {
   const previous = (await store.listSources()).find((s) => s.id === source.id);
-  const base: SourceState = previous ?? {
-    id: source.id,
-    kind: source.kind,
-    chainIds: [...source.chainIds],
-    refreshedAt: null,
-    lastBlock: {},
-    consecutiveFailures: 0,
-    lastError: null,
-    updatedAt: 0,
-    cursor: null,
-  };
+  const base: SourceState = previous ?? newSourceState(source);
   try {
     const out = await source.run(clock.now());
     let dataset: DatasetInfo | null = null;

@@ -41,6 +41,15 @@ export const KEEP_ALL_HISTORY: HistoryRetention = {
   liquidations: null,
 };
 
+/** pruneHistory() cutoffs that delete every row of every kind (a dataset whose history is not the next one's). */
+export const ALL_HISTORY: Readonly<HistoryCutoffs> = Object.freeze({
+  hourlySnapshots: Number.MAX_SAFE_INTEGER,
+  dailySnapshots: Number.MAX_SAFE_INTEGER,
+  assetPrices: Number.MAX_SAFE_INTEGER,
+  oracleRounds: Number.MAX_SAFE_INTEGER,
+  liquidations: Number.MAX_SAFE_INTEGER,
+});
+
 /** The pruneHistory() cutoffs of `retention` at time `now` (epoch ms); kinds kept forever are left out. */
 export function historyCutoffs(retention: HistoryRetention, now: number): HistoryCutoffs {
   const cutoffs: HistoryCutoffs = {};

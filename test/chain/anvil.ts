@@ -158,3 +158,23 @@ export async function deploy(
   if (!receipt.contractAddress) throw new Error('no contract deployed');
   return receipt.contractAddress;
 }
+
+/** A sources file (D15) for Morpho Blue at `morpho` on the local chain, priced by two feeds. */
+export function localSources(
+  anvil: Pick<Anvil, 'chainId' | 'url'>,
+  addresses: { morpho: string; ethUsd: string; usdcUsd: string },
+) {
+  return {
+    chains: [
+      {
+        chainId: anvil.chainId,
+        rpcUrl: anvil.url,
+        morpho: { blue: addresses.morpho, fromBlock: 0 },
+        chainlink: [
+          { address: addresses.ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
+          { address: addresses.usdcUsd, pair: 'USDC/USD', heartbeatSeconds: 86400 },
+        ],
+      },
+    ],
+  };
+}

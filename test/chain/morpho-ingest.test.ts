@@ -20,7 +20,7 @@ import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
-import { type Anvil, type Artifact, compileContracts, deploy, startAnvil } from './anvil.ts';
+import { type Anvil, type Artifact, compileContracts, deploy, localSources, startAnvil } from './anvil.ts';
 
 const WAD = 10n ** 18n;
 const LLTV = 860_000_000_000_000_000n;
@@ -107,19 +107,7 @@ after(async () => {
 });
 
 function sourcesJson() {
-  return {
-    chains: [
-      {
-        chainId: anvil.chainId,
-        rpcUrl: anvil.url,
-        morpho: { blue: morpho, fromBlock: 0 },
-        chainlink: [
-          { address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
-          { address: usdcUsd, pair: 'USDC/USD', heartbeatSeconds: 86400 },
-        ],
-      },
-    ],
-  };
+  return localSources(anvil, { morpho, ethUsd, usdcUsd });
 }
 
 /** Morpho's own health factor of a position at the chain's latest block, with interest accrued. */

@@ -105,10 +105,15 @@ test('behavior: over a sandbox, the sources start afresh: its history is not the
     cursor: '{"recent":[[999,"0xabc"]]}',
   });
   const real = makeMarket({ chainId: 1 });
-  const a = source(1, () => records([real], 1200));
+  const realLiquidation = liquidationOf(2, real, clock.now() - 3_600_000, 500);
+  const a = source(1, () => ({ ...records([real], 1200), liquidations: [realLiquidation] }));
   await ingestLive([a.source], store, clock);
   assert.equal(a.seen[0]?.state, null, 'the old checkpoint is not handed to the source');
-  assert.equal((await store.liquidations({}, 10)).length, 0, "the sandbox's liquidations went with it");
+  assert.deepEqual(
+    (await store.liquidations({}, 10)).map((l) => l.txHash),
+    [realLiquidation.txHash],
+    "the sandbox's liquidations went with it; the source's own are kept",
+  );
   assert.deepEqual(
     (await store.loadMarkets()).map((m) => m.uniqueKey),
     [real.uniqueKey],

@@ -8,7 +8,7 @@
 import { significant } from '../../domain/precision.ts';
 import { rateToApy } from '../../domain/rates.ts';
 import type { MarketStateChange } from '../../domain/types.ts';
-import { historyCutoffs } from '../../store/history.ts';
+import { ALL_HISTORY, historyCutoffs } from '../../store/history.ts';
 import type {
   AssetPrice,
   HistoryStore,
@@ -363,14 +363,7 @@ export class SandboxHistoryFeed {
     try {
       if (cursor && (cursor.profile !== dataset.profile || cursor.seed !== dataset.seed)) {
         // Another dataset was seeded: its history is not this one's.
-        const all = Number.MAX_SAFE_INTEGER;
-        await store.pruneHistory({
-          hourlySnapshots: all,
-          dailySnapshots: all,
-          assetPrices: all,
-          oracleRounds: all,
-          liquidations: all,
-        });
+        await store.pruneHistory(ALL_HISTORY);
         cursor = null;
       }
       if (!cursor) {
