@@ -527,6 +527,11 @@ export interface ServiceOptions {
   server?: ServerOptions;
 }
 
+/** The service cannot start on its sources: none could be read (a problem of the environment, not a bug). */
+export class SourcesUnavailableError extends Error {
+  override name = 'SourcesUnavailableError';
+}
+
 /**
  * Waits (up to two minutes) for the server that holds the ingestion lease to write the first
  * dataset of the sources.
@@ -536,7 +541,7 @@ async function waitForLiveDataset(store: Store, sourcesFile: string): Promise<vo
     if ((await store.datasetInfo())?.kind === 'live') return;
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new Error(
+  throw new SourcesUnavailableError(
     `another server holds the ingestion lease but wrote no data of ${sourcesFile} in two minutes`,
   );
 }
@@ -564,7 +569,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
         const pass = await ingestLive!(sources, store, clock);
         if (!pass.dataset) {
           await store.releaseIngestion(ingestHolder);
-          throw new Error(
+          throw new SourcesUnavailableError(
             `no source of ${settings.sourcesFile} could be read: ${pass.runs.map((r) => `${r.source}: ${r.error}`).join('; ')}`,
           );
         }

@@ -683,7 +683,8 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.stderr.write(`lrds: ${err.message}\n`);
     process.exit(2);
   }
-  const problem = environmentProblem(err);
+  const problem =
+    err instanceof Error && err.name === 'SourcesUnavailableError' ? err.message : environmentProblem(err);
   if (problem) {
     process.stderr.write(`lrds: ${problem}\n`);
     process.exit(1);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +46,7 @@ describe('lrds command line', () => {
       ['keys', 'list', '-h'],
       ['keys', 'revoke', '--help'],
       ['keys', 'set-tier', '--help'],
+      ['ingest', '--help'],
     ];
     const runs = all.map((args) => lrds(args));
     for (const [i, args] of all.entries()) {
@@ -97,6 +98,46 @@ describe('lrds command line', () => {
       assert.doesNotMatch(r.stderr, /\n\s+at /);
     } finally {
       blocker.close();
+    }
+  });
+
+  test('error: sources that cannot be used are one clear line: none set, an invalid file, no source readable', async () => {
+    const unset = await lrds(['ingest', '--once']);
+    assert.equal(unset.code, 2);
+    assert.match(unset.stderr, /^lrds: SOURCES_FILE is not set/);
+    const dir = mkdtempSync(join(tmpdir(), 'lrds-cli-sources-'));
+    try {
+      const bad = join(dir, 'bad.json');
+      writeFileSync(bad, JSON.stringify({ chains: [{ chainId: 0, rpcUrl: 'ws://x', aave: [] }] }));
+      const invalid = await lrds(['ingest', '--once'], { SOURCES_FILE: bad });
+      assert.equal(invalid.code, 2);
+      assert.match(
+        invalid.stderr,
+        /invalid sources file:\n {2}- chains\[0\]\.aave: not read by this version/,
+      );
+      assert.match(invalid.stderr, /chains\[0\]\.chainId: must be >= 1/);
+      // a chain whose RPC does not answer, its key in the path: serve does not start, and says why
+      const down = join(dir, 'down.json');
+      const morpho = `0x${'11'.repeat(20)}`;
+      writeFileSync(
+        down,
+        JSON.stringify({
+          chains: [
+            {
+              chainId: 31337,
+              rpcUrl: 'http://127.0.0.1:1/v2/abcdefghijklmnopqrstuvwxyz',
+              morpho: { blue: morpho },
+            },
+          ],
+        }),
+      );
+      const r = await lrds(['serve'], { SOURCES_FILE: down, DATA_DIR: join(dir, 'data'), PORT: '0' });
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /^lrds: no source of .*down\.json could be read: chain:31337: /);
+      assert.doesNotMatch(r.stderr, /abcdefghijklmnopqrstuvwxyz/, 'the key is not printed');
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
