@@ -532,20 +532,6 @@ export class SourcesUnavailableError extends Error {
   override name = 'SourcesUnavailableError';
 }
 
-/**
- * Waits (up to two minutes) for the server that holds the ingestion lease to write the first
- * dataset of the sources.
- */
-async function waitForLiveDataset(store: Store, sourcesFile: string): Promise<void> {
-  for (let waited = 0; waited < 120_000; waited += 500) {
-    if ((await store.datasetInfo())?.kind === 'live') return;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new SourcesUnavailableError(
-    `another server holds the ingestion lease but wrote no data of ${sourcesFile} in two minutes`,
-  );
-}
-
 /** The composition root: settings in, a ready (not yet listening) service out. */
 export async function createService(settings: Settings, options: ServiceOptions = {}): Promise<Service> {
   const clock = options.clock ?? systemClock();
@@ -560,21 +546,30 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const ingestHolder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const ingestLeaseMs = Math.max(30_000, 3 * (settings.ingestIntervalMs ?? 12_000));
   const chain = settings.sourcesFile ? await import('./ingest/chain/index.ts') : null;
-  const { ingestLive } = settings.sourcesFile ? await import('./ingest/live.ts') : { ingestLive: null };
+  const live = settings.sourcesFile ? await import('./ingest/live.ts') : null;
+  const lease = { holder: ingestHolder, ms: ingestLeaseMs };
   const sources =
     chain && settings.sourcesFile ? chain.chainSources(chain.loadSourcesFile(settings.sourcesFile)) : null;
   if (sources) {
-    if ((await store.datasetInfo())?.kind !== 'live') {
-      if (await store.claimIngestion(ingestHolder, clock.now(), ingestLeaseMs)) {
-        const pass = await ingestLive!(sources, store, clock);
-        if (!pass.dataset) {
-          await store.releaseIngestion(ingestHolder);
-          throw new SourcesUnavailableError(
-            `no source of ${settings.sourcesFile} could be read: ${pass.runs.map((r) => `${r.source}: ${r.error}`).join('; ')}`,
-          );
-        }
-      } else await waitForLiveDataset(store, settings.sourcesFile!);
+    // Until the sources' first dataset is in the store: read them, or wait for the server that
+    // holds the lease (and take over if it stops).
+    for (let waited = 0; (await store.datasetInfo())?.kind !== 'live'; waited += 500) {
+      const pass = await live!.ingestWithLease(sources, store, clock, lease);
+      if (pass?.written && !pass.dataset) {
+        await store.releaseIngestion(ingestHolder);
+        throw new SourcesUnavailableError(
+          `no source of ${settings.sourcesFile} could be read: ${pass.runs.map((r) => `${r.source}: ${r.error}`).join('; ')}`,
+        );
+      }
+      if (pass) continue;
+      if (waited % 30_000 === 0 && options.logger)
+        process.stderr.write(
+          `waiting for the server that holds the ingestion lease to read ${settings.sourcesFile}\n`,
+        );
+      await new Promise((r) => setTimeout(r, 500));
     }
+    // A process that does not run the passes (a worker other than the first) lets the lease go.
+    if (!(options.writesHistory ?? true)) await store.releaseIngestion(ingestHolder);
   } else if (!(await store.datasetInfo()))
     await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true, clock, historyDays);
   else await recordSandboxSource(store, clock);
@@ -756,11 +751,11 @@ export async function createService(settings: Settings, options: ServiceOptions 
   // shuts down); the models of every server follow the dataset within a second.
   let ingesting: Promise<void> | null = null;
   const failing = new Set<string>();
+  const itemsNotRead = new Map<string, string>();
   const ingestPass = (): Promise<void> => {
     if (!sources || closing) return Promise.resolve();
     ingesting ??= (async () => {
-      if (!(await store.claimIngestion(ingestHolder, clock.now(), ingestLeaseMs))) return;
-      await ingestLive!(sources, store, clock, {
+      await live!.ingestWithLease(sources, store, clock, lease, {
         onSource: (run) => {
           if (!run.ok && !failing.has(run.source))
             app.log.warn(
@@ -770,6 +765,18 @@ export async function createService(settings: Settings, options: ServiceOptions 
           if (run.ok && failing.has(run.source)) app.log.info({ source: run.source }, 'source read again');
           if (run.ok) failing.delete(run.source);
           else failing.add(run.source);
+          // Items a pass could not read or price (served from their last data, or not at all):
+          // logged when they change.
+          const notRead = run.items.flatMap((i) => (i.ok ? [] : [i.error]));
+          const key = notRead.join('\n');
+          if (run.ok && key !== (itemsNotRead.get(run.source) ?? '')) {
+            itemsNotRead.set(run.source, key);
+            if (notRead.length > 0)
+              app.log.warn(
+                { source: run.source, count: notRead.length, first: notRead.slice(0, 5) },
+                'items not read',
+              );
+          }
         },
       });
     })()

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import net from 'node:net';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
@@ -284,7 +284,8 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
   loadTiers(settings.tiersFile); // a broken tier file stops here, once, not in every worker
   await withStore(settings, async (store) => {
     const { seedStore, DEFAULT_SEED } = await loadService();
-    if (!(await store.datasetInfo()))
+    // With sources, the workers' service reads them instead (one worker, by the ingestion lease).
+    if (!settings.sourcesFile && !(await store.datasetInfo()))
       await seedStore(
         store,
         'default',
@@ -470,41 +471,61 @@ async function ingest(settings: Settings, args: string[]): Promise<void> {
   if (!settings.sourcesFile)
     fail('SOURCES_FILE is not set: name the sources file to read (see the README, "Real data")');
   const { loadSourcesFile, chainSources } = await import('../ingest/chain/index.ts');
-  const { ingestLive } = await import('../ingest/live.ts');
+  const { errorText, ingestWithLease } = await import('../ingest/live.ts');
   const { systemClock } = await import('../domain/clock.ts');
   const sources = chainSources(loadSourcesFile(settings.sourcesFile));
   const clock = systemClock();
+  // The store's ingestion lease: one ingester per store, this command or a server (D15).
+  const lease = {
+    holder: `lrds-ingest:${hostname()}:${process.pid}`,
+    ms: Math.max(30_000, 3 * (settings.ingestIntervalMs ?? 12_000)),
+  };
+  const held =
+    'another process holds the ingestion lease of this store (a server with SOURCES_FILE, or lrds ingest)';
   await withStore(settings, async (store) => {
-    if (values.once) {
-      const pass = await ingestLive(sources, store, clock, { onSource: printPass });
-      const failed = pass.runs.filter((r) => !r.ok);
-      if (pass.dataset)
-        process.stderr.write(
-          `Wrote ${pass.dataset.marketCount} markets and ${pass.dataset.positionCount} positions (dataset version ${pass.dataset.version}).\n`,
-        );
-      if (failed.length > 0) {
-        process.stderr.write(
-          `${failed.length} of ${pass.runs.length} sources failed: ${failed.map((r) => r.source).join(', ')}\n`,
-        );
-        process.exitCode = 1;
+    try {
+      if (values.once) {
+        const pass = await ingestWithLease(sources, store, clock, lease, { onSource: printPass });
+        if (!pass?.written) {
+          process.stderr.write(`${held}: nothing read\n`);
+          process.exitCode = 1;
+          return;
+        }
+        const failed = pass.runs.filter((r) => !r.ok);
+        if (pass.dataset)
+          process.stderr.write(
+            `Wrote ${pass.dataset.marketCount} markets and ${pass.dataset.positionCount} positions (dataset version ${pass.dataset.version}).\n`,
+          );
+        if (failed.length > 0) {
+          process.stderr.write(
+            `${failed.length} of ${pass.runs.length} sources failed: ${failed.map((r) => r.source).join(', ')}\n`,
+          );
+          process.exitCode = 1;
+        }
+        return;
       }
-      return;
-    }
-    let stopping = false;
-    const stop = () => {
-      stopping = true;
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    while (!stopping) {
-      // A pass that fails as a whole (the store unreachable) is reported; the next one follows.
-      await ingestLive(sources, store, clock, { onSource: printPass }).catch((err: unknown) =>
-        process.stderr.write(
-          `ingestion pass failed: ${redactSecrets(err instanceof Error ? err.message : String(err))}\n`,
-        ),
-      );
-      for (let waited = 0; waited < (settings.ingestIntervalMs ?? 12_000) && !stopping; waited += 100)
-        await sleep(100);
+      let stopping = false;
+      const stop = () => {
+        stopping = true;
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      let standing = false;
+      while (!stopping) {
+        // A pass that fails as a whole (the store unreachable) is reported; the next one follows.
+        const pass = await ingestWithLease(sources, store, clock, lease, { onSource: printPass }).catch(
+          (err: unknown) => {
+            process.stderr.write(`ingestion pass failed: ${redactSecrets(errorText(err))}\n`);
+            return undefined;
+          },
+        );
+        if (pass === null && !standing) process.stderr.write(`${held}: standing by\n`);
+        standing = pass === null;
+        for (let waited = 0; waited < (settings.ingestIntervalMs ?? 12_000) && !stopping; waited += 100)
+          await sleep(100);
+      }
+    } finally {
+      await store.releaseIngestion(lease.holder).catch(() => undefined);
     }
   });
 }

@@ -29,6 +29,8 @@ export interface LivePass {
   runs: SourceRun[];
   /** The dataset written; null when no source has ever succeeded (nothing to serve yet). */
   dataset: DatasetInfo | null;
+  /** False when the pass wrote nothing because its ingestion lease was lost (another took over). */
+  written: boolean;
 }
 
 type LiveStore = MarketDataStore &
@@ -75,7 +77,11 @@ export async function ingestLive(
   sources: readonly Source[],
   store: LiveStore,
   clock: Clock,
-  options: { onSource?: (run: SourceRun) => void } = {},
+  options: {
+    onSource?: (run: SourceRun) => void;
+    /** Asked once every source has run, before anything is written: false writes nothing (the lease was lost). */
+    mayWrite?: () => Promise<boolean>;
+  } = {},
 ): Promise<LivePass> {
   const states = new Map((await store.listSources()).map((s) => [s.id, s]));
   const info = await store.datasetInfo();
@@ -155,6 +161,7 @@ export async function ingestLive(
     options.onSource?.(run);
   }
   let dataset: DatasetInfo | null = null;
+  if (options.mayWrite && !(await options.mayWrite())) return { runs, dataset, written: false };
   // The sandbox's history (simulated liquidations, rounds, snapshots) must not be served as the
   // real sources' history: it goes with the sandbox, before theirs is written.
   if (anyData && info?.kind === 'sandbox') await store.pruneHistory(ALL_HISTORY);
@@ -176,5 +183,34 @@ export async function ingestLive(
   }
   // Checkpoints after the data: a crash in between reads the same blocks again (idempotent).
   for (const r of runs) await store.saveSource(r.state);
-  return { runs, dataset };
+  return { runs, dataset, written: true };
+}
+
+/** Who ingests, and for how long a claim of the store's ingestion lease holds. */
+export interface IngestLease {
+  holder: string;
+  ms: number;
+}
+
+/**
+ * One pass by the holder of the store's ingestion lease (several servers on one store elect one
+ * ingester, D15): claims the lease (null when another holds it: nothing is run), renews it every
+ * third of its time while the pass runs, and writes only if it still holds it then.
+ */
+export async function ingestWithLease(
+  sources: readonly Source[],
+  store: LiveStore,
+  clock: Clock,
+  lease: IngestLease,
+  options: { onSource?: (run: SourceRun) => void } = {},
+): Promise<LivePass | null> {
+  const claim = () => store.claimIngestion(lease.holder, Math.floor(clock.now()), lease.ms);
+  if (!(await claim())) return null;
+  const renew = setInterval(() => void claim().catch(() => false), Math.max(1, Math.floor(lease.ms / 3)));
+  renew.unref();
+  try {
+    return await ingestLive(sources, store, clock, { ...options, mayWrite: claim });
+  } finally {
+    clearInterval(renew);
+  }
 }

@@ -5,6 +5,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { openStore } from '../../src/store/open.ts';
 
 /** The `lrds` command as a user types it: help, version, usage mistakes, environment problems. */
 
@@ -131,6 +132,14 @@ describe('lrds command line', () => {
           ],
         }),
       );
+      // a server holds the store's ingestion lease: lrds ingest --once does not race it
+      const leased = join(dir, 'leased');
+      const store = await openStore({ dataDir: leased, databaseUrl: null });
+      assert.equal(await store.claimIngestion('a-server', Date.now(), 600_000), true);
+      await store.close();
+      const standBy = await lrds(['ingest', '--once'], { SOURCES_FILE: down, DATA_DIR: leased });
+      assert.equal(standBy.code, 1);
+      assert.match(standBy.stderr, /another process holds the ingestion lease of this store/);
       const r = await lrds(['serve'], { SOURCES_FILE: down, DATA_DIR: join(dir, 'data'), PORT: '0' });
       assert.equal(r.code, 1);
       assert.match(r.stderr, /^lrds: no source of .*down\.json could be read: chain:31337: /);

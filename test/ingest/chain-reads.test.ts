@@ -1,8 +1,19 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { PublicClient } from 'viem';
+import {
+  AbiDecodingDataSizeTooSmallError,
+  ContractFunctionExecutionError,
+  HttpRequestError,
+  type PublicClient,
+} from 'viem';
 import { type FeedReading, scaled, usdPrices } from '../../src/ingest/chain/chainlink.ts';
-import { type ChainRpc, getLogsAdaptive, isRangeError } from '../../src/ingest/chain/rpc.ts';
+import {
+  type ChainRpc,
+  getLogsAdaptive,
+  isContractRefusal,
+  isRangeError,
+  throwIfUnread,
+} from '../../src/ingest/chain/rpc.ts';
 import type { FeedConfig } from '../../src/ingest/sources-file.ts';
 
 test('default: integer amounts scaled by their decimals, exactly to double precision', () => {
@@ -104,4 +115,28 @@ test('error: a getLogs failure that is not about the range is thrown, not retrie
   );
   assert.equal(isRangeError(new Error('query returned more than 10000 results')), true);
   assert.equal(isRangeError(new Error('execution reverted')), false);
+});
+
+test('behavior: a call the contract answers badly leaves its item out; a failed request fails the pass', () => {
+  // a bytes32 symbol (MKR) does not decode as a string: the token's item, not the pass
+  const badAnswer = new ContractFunctionExecutionError(
+    new AbiDecodingDataSizeTooSmallError({ data: '0x01', params: [], size: 1 }),
+    { abi: [], functionName: 'symbol' },
+  );
+  assert.equal(isContractRefusal(badAnswer), true);
+  // the whole batch failed (viem names the batch's call): the chain was not read
+  const failedBatch = new ContractFunctionExecutionError(
+    new HttpRequestError({ url: 'http://rpc', status: 502 }),
+    {
+      abi: [],
+      functionName: 'aggregate3',
+    },
+  );
+  assert.equal(isContractRefusal(failedBatch), false);
+  assert.equal(isContractRefusal(new Error('fetch failed')), false);
+  assert.doesNotThrow(() => throwIfUnread([{ status: 'failure', error: badAnswer }, { status: 'success' }]));
+  assert.throws(
+    () => throwIfUnread([{ status: 'success' }, { status: 'failure', error: failedBatch }]),
+    /HTTP request failed/,
+  );
 });

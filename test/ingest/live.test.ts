@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { MarketRecord, PositionRecord } from '../../src/domain/types.ts';
 import type { PreviousRun, Source, SourceOutput } from '../../src/ingest/contract.ts';
-import { ingestLive } from '../../src/ingest/live.ts';
+import { ingestLive, ingestWithLease } from '../../src/ingest/live.ts';
 import { openStore } from '../../src/store/open.ts';
 import { ManualClock } from '../clock.ts';
 import { liquidationOf, makeMarket, makePosition, tempDir } from '../helpers.ts';
@@ -121,5 +121,36 @@ test('behavior: over a sandbox, the sources start afresh: its history is not the
   // once live, the checkpoint is the source's own
   await ingestLive([a.source], store, clock);
   assert.deepEqual(a.seen[1]?.state?.lastBlock, { '1': 1200 });
+  await store.close();
+});
+
+test('behavior: a pass writes only while its server holds the ingestion lease; the others stand by', async () => {
+  const store = await openStore({ dataDir: tempDir('lrds-live-'), databaseUrl: null });
+  const clock = new ManualClock('2026-11-26T00:00:00Z');
+  const m = makeMarket({ chainId: 1 });
+  const a = { holder: 'server-a', ms: 1000 };
+  const b = { holder: 'server-b', ms: 1000 };
+  // A's pass outlives its lease (its renewals did not get through): B takes the lease meanwhile
+  const overtaken = source(1, () => {
+    clock.advance(2000);
+    return records([m], 10);
+  });
+  const takeOver = store.claimIngestion.bind(store);
+  const aRun = overtaken.source.run.bind(overtaken.source);
+  overtaken.source.run = async (now, previous) => {
+    const out = await aRun(now, previous);
+    assert.equal(await takeOver('server-b', clock.now(), 1000), true);
+    return out;
+  };
+  const lost = await ingestWithLease([overtaken.source], store, clock, a);
+  assert.equal(lost?.written, false);
+  assert.equal(await store.datasetInfo(), null, 'nothing written by a server that lost the lease');
+  assert.deepEqual(await store.listSources(), [], 'nor its checkpoints');
+  // B holds it: its pass writes; A's next pass runs nothing
+  const bSource = source(1, () => records([m], 10));
+  assert.equal((await ingestWithLease([bSource.source], store, clock, b))?.written, true);
+  const standBy = source(1, () => records([m], 11));
+  assert.equal(await ingestWithLease([standBy.source], store, clock, a), null);
+  assert.equal(standBy.seen.length, 0, 'not even read');
   await store.close();
 });

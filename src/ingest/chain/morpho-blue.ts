@@ -100,6 +100,8 @@ export interface MorphoRead {
   positionsRead: number;
   /** Every market id known after this pass (served or not), for the checkpoint. */
   marketIds: string[];
+  /** Every account known after this pass, of every market. */
+  accounts: { id: string; user: string }[];
 }
 
 /** What the last pass served: the markets and the accounts to follow (from the store after a restart). */
@@ -110,7 +112,8 @@ export interface MorphoKnown {
 
 /** What a chain source keeps between passes in one process (see the module comment). */
 export class MorphoCache {
-  readonly params = new Map<string, MarketParams>();
+  /** Per market id: its params; null for an idle market (no collateral token: never read). */
+  readonly params = new Map<string, MarketParams | null>();
   readonly tokens = new Map<string, TokenMeta>();
   /** Per oracle address: its feeds, or null when it does not have the MorphoChainlinkOracleV2 shape. */
   readonly oracleFeeds = new Map<string, string[] | null>();
@@ -195,7 +198,7 @@ export async function readMorphoBlue(
   const failures: MorphoRead['failures'] = [];
 
   // 1. Every market's state; the params of markets not seen before.
-  const idList = [...ids].sort() as Hex[];
+  const idList = [...ids].filter((id) => cache.params.get(id) !== null).sort() as Hex[];
   const newIds = idList.filter((id) => !cache.params.has(id));
   const states = await rpc.client.multicall({
     ...at,
@@ -221,8 +224,13 @@ export async function readMorphoBlue(
     if (p.status !== 'success') return;
     const [loanToken, collateralToken, oracle, irm, lltv] = p.result as readonly [Hex, Hex, Hex, Hex, bigint];
     if (loanToken === zeroAddress) return; // not created at this block
-    if (collateralToken === zeroAddress) return; // an idle market (vaults park liquidity there): no borrower, no risk
-    cache.params.set(id, new MarketParams({ loanToken, collateralToken, oracle, irm, lltv }));
+    // An idle market (vaults park liquidity there): no borrower, no risk; never read again.
+    cache.params.set(
+      id,
+      collateralToken === zeroAddress
+        ? null
+        : new MarketParams({ loanToken, collateralToken, oracle, irm, lltv }),
+    );
   });
   const found: { id: string; params: MarketParams; state: readonly bigint[] }[] = [];
   idList.forEach((id, i) => {
@@ -429,7 +437,15 @@ export async function readMorphoBlue(
     const p = cache.positions.get(key);
     if (p) positions.push(p);
   }
-  return { markets, positions, liquidations, failures, positionsRead: toRead.length, marketIds: idList };
+  return {
+    markets,
+    positions,
+    liquidations,
+    failures,
+    positionsRead: toRead.length,
+    marketIds: idList,
+    accounts: [...accounts.values()],
+  };
 }
 
 /** A position's health factor as Morpho computes it (WAD → number); Infinity without debt, null without a price. */

@@ -146,7 +146,10 @@ export function isRangeError(err: unknown): boolean {
  */
 export function isContractRefusal(err: unknown): boolean {
   if (!(err instanceof BaseError)) return false;
-  if (err instanceof ContractFunctionExecutionError && err.functionName === 'aggregate3') return false;
+  // viem wraps each call's failure in a ContractFunctionExecutionError naming the call; a failed
+  // request names the batch (aggregate3). A call's answer that does not decode (a bytes32
+  // symbol, a short price) is the contract's too: its item alone is left out.
+  if (err instanceof ContractFunctionExecutionError) return err.functionName !== 'aggregate3';
   return (
     err.walk(
       (e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError,

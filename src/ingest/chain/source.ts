@@ -84,8 +84,15 @@ export function chainSource(
       let recent = sameConfig ? checkpoint.recent : [];
       let resume: bigint | null = null;
       let reorg: SourceOutput['reorg'];
+      if (!sameConfig && previous?.state?.lastBlock[String(chain.chainId)] !== undefined) {
+        // Another Morpho address or start block: what was read with the old one goes.
+        reorg = { chainId: chain.chainId, fromBlock: 0 };
+      }
       if (lastBlock !== undefined) {
-        const ancestor = recent.length === 0 ? lastBlock : await canonicalAncestor(rpc, recent, block);
+        // A head below every block the checkpoint can check cannot be told from a lagging RPC.
+        const unverifiable = recent.length > 0 && recent.every(([n]) => n > Number(target));
+        const ancestor =
+          recent.length === 0 || unverifiable ? lastBlock : await canonicalAncestor(rpc, recent, block);
         // A head below the last block read, that block's ancestors still on the chain: the RPC
         // lags (another node behind a load balancer). Nothing is read; the data stays.
         if (ancestor !== null && Number(target) < lastBlock)
@@ -108,7 +115,7 @@ export function chainSource(
         const known =
           resume === null
             ? { marketIds: [], accounts: [] }
-            : knownMorpho(chain.chainId, previous, checkpoint.markets);
+            : knownMorpho(chain.chainId, previous, checkpoint.markets, checkpoint.pending);
         morpho = await readMorphoBlue(
           rpc,
           chain.morpho.blue as `0x${string}`,
@@ -161,7 +168,7 @@ export function chainSource(
           items.push({
             id: `morpho:${m.id}`,
             ok: false,
-            error: `market ${key}: no USD price for its loan token ${m.loan.symbol} ${m.loan.address} (add its ${m.loan.symbol}/USD feed to the sources file)`,
+            error: `market ${key}: no USD price for its loan token ${m.loan.symbol} ${m.loan.address} (${listed.size > 0 && !listed.has(m.loan.address) ? 'not in the shipped token list of this chain' : `add its ${m.loan.symbol}/USD feed to the sources file`})`,
           });
           keep(m.id);
           continue;
@@ -188,9 +195,10 @@ export function chainSource(
       }
       const liquidations: LiquidationEvent[] = [];
       for (const l of morpho?.liquidations ?? []) {
-        const market = priced.get(l.id);
-        if (!market) continue;
-        const { record } = market;
+        // A kept market's liquidations are priced at its kept prices; an unserved one's are not recorded.
+        const record =
+          priced.get(l.id)?.record ?? markets.find((m) => m.uniqueKey === morphoKey(chain.chainId, l.id));
+        if (!record) continue;
         const seized = scaled(l.seizedAssets, record.collateralDecimals ?? 18);
         const repaid = scaled(l.repaidAssets, record.loanDecimals ?? 18);
         const badDebt = scaled(l.badDebtAssets, record.loanDecimals ?? 18);
@@ -241,6 +249,11 @@ export function chainSource(
           recent: recent.slice(-RECENT_BLOCKS),
           morpho: morphoConfig,
           markets: morpho?.marketIds ?? [],
+          // Accounts of markets not served this pass: read once their market is.
+          pending: (morpho?.accounts ?? [])
+            .filter((a) => !priced.has(a.id))
+            .slice(0, MAX_PENDING)
+            .map((a) => `${a.id}:${a.user}`),
         } satisfies Cursor),
         items,
       };
@@ -260,7 +273,11 @@ interface Cursor {
   recent: [number, string][];
   morpho?: string | null;
   markets?: string[];
+  pending?: string[];
 }
+
+/** Accounts kept in the checkpoint for markets not served (an unpriced market's borrowers). */
+const MAX_PENDING = 50_000;
 
 function readCursor(cursor: string | null): Cursor {
   if (!cursor) return { recent: [] };
@@ -273,7 +290,8 @@ function readCursor(cursor: string | null): Cursor {
         )
       : [];
     const markets = Array.isArray(c.markets) ? c.markets.filter((m) => typeof m === 'string') : [];
-    return { recent, markets, ...(c.morpho !== undefined ? { morpho: c.morpho } : {}) };
+    const pending = Array.isArray(c.pending) ? c.pending.filter((m) => typeof m === 'string') : [];
+    return { recent, markets, pending, ...(c.morpho !== undefined ? { morpho: c.morpho } : {}) };
   } catch {
     return { recent: [] };
   }
@@ -303,7 +321,12 @@ async function canonicalAncestor(
 }
 
 /** The markets and accounts the last run served on this chain (read again at the new block). */
-function knownMorpho(chainId: number, previous: PreviousRun | undefined, found: readonly string[] = []) {
+function knownMorpho(
+  chainId: number,
+  previous: PreviousRun | undefined,
+  found: readonly string[] = [],
+  pending: readonly string[] = [],
+) {
   const prefix = `morpho-${chainId}-`;
   const idOf = (key: string) => (key.startsWith(prefix) ? key.slice(prefix.length) : null);
   const marketIds = [
@@ -313,10 +336,16 @@ function knownMorpho(chainId: number, previous: PreviousRun | undefined, found: 
       return id ? [id] : [];
     }),
   ];
-  const accounts = (previous?.positions ?? []).flatMap((p) => {
-    const id = idOf(p.marketKey);
-    return id ? [{ id, user: p.user }] : [];
-  });
+  const accounts = [
+    ...(previous?.positions ?? []).flatMap((p) => {
+      const id = idOf(p.marketKey);
+      return id ? [{ id, user: p.user }] : [];
+    }),
+    ...pending.map((key) => {
+      const [id, user] = key.split(':') as [string, string];
+      return { id, user };
+    }),
+  ];
   return { marketIds, accounts };
 }
 
