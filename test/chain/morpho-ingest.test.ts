@@ -511,6 +511,42 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     assert.equal((await pass()).runs[0]!.ok, true);
   });
 
+  test('behavior: a market not served (no USD price) keeps its borrowers for when it is', async () => {
+    const c = anvil.client(0);
+    const dai = await deploy(c, art.TestToken!, ['Dai Stablecoin', 'DAI', 18]);
+    const daiUsd = await deploy(c, art.TestAggregator!, [8, 'DAI / USD', 10n ** 8n]);
+    // 10^(36 + 18 (DAI) + 8 - 18 (WETH) - 8)
+    const daiOracle = await deploy(c, art.TestChainlinkOracle!, [ethUsd, daiUsd, 10n ** 36n]);
+    const daiMarket = { loanToken: dai, collateralToken: weth, oracle: daiOracle, irm, lltv: LLTV };
+    const created = await send(0, morpho, art.Morpho!.abi, 'createMarket', [daiMarket]);
+    const key = `morpho-31337-${created.logs[0]!.topics[1]!}`;
+    const T = art.TestToken!.abi;
+    await send(0, dai, T, 'mint', [users[0], 100_000n * WAD]);
+    await send(0, dai, T, 'approve', [morpho, 2n ** 256n - 1n]);
+    await send(0, morpho, art.Morpho!.abi, 'supply', [daiMarket, 100_000n * WAD, 0n, users[0], '0x']);
+    await send(1, weth, T, 'mint', [users[1], WAD]);
+    await send(1, weth, T, 'approve', [morpho, WAD]);
+    await send(1, morpho, art.Morpho!.abi, 'supplyCollateral', [daiMarket, WAD, users[1], '0x']);
+    await send(1, morpho, art.Morpho!.abi, 'borrow', [daiMarket, 1_000n * WAD, 0n, users[1], users[1]]);
+    // the file has no DAI feed: the market is not served, and the pass says why
+    const unpriced = await pass();
+    const item = unpriced.runs[0]!.items.find((i) => !i.ok && i.error.includes(key));
+    assert.match(item && !item.ok ? item.error : '', /no USD price for its loan token DAI/);
+    const wallet = async () =>
+      (await get(`/positions?address=${users[1]}`)).data.map(
+        (p: { market: { uniqueKey: string } }) => p.market.uniqueKey,
+      );
+    assert.ok(!(await wallet()).includes(key));
+    // the feed is added to the file: the market is served with the borrower it had
+    const json = sourcesJson();
+    json.chains[0]!.chainlink.push({ address: daiUsd, pair: 'DAI/USD', heartbeatSeconds: 86400 });
+    await syncClock();
+    const priced = await ingestLive(chainSources(parseSources(json, 'test')), store, clock);
+    assert.equal(priced.runs[0]!.ok, true);
+    await service!.models.reloadIfChanged();
+    assert.ok((await wallet()).includes(key), 'the borrower read while the market was not served');
+  });
+
   test('behavior: a chain that stops answering keeps its last data, aging to cached then snapshot', async () => {
     const served = (await get('/markets?chainIds=31337')).data.length;
     assert.ok(served >= 1);
