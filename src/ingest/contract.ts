@@ -37,7 +37,7 @@ export interface SourceOutput {
    * The chain reorganized below the last block read: the history read from `fromBlock` on
    * (liquidations) is forgotten before this run's is written.
    */
-  reorg?: { chainId: number; fromBlock: number };
+  reorg?: { chainId: number; fromBlock: number; fromMs?: number };
   /** The source's resume point, kept in its checkpoint (chain sources: recent block hashes). */
   cursor?: string | null;
   /** Per-item outcomes; failed items do not fail the run. */

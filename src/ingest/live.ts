@@ -35,7 +35,14 @@ export interface LivePass {
 
 type LiveStore = MarketDataStore &
   SourceStore &
-  Pick<HistoryStore, 'appendLiquidations' | 'appendOracleRounds' | 'dropLiquidationsFrom' | 'pruneHistory'>;
+  Pick<
+    HistoryStore,
+    | 'appendLiquidations'
+    | 'appendOracleRounds'
+    | 'dropLiquidationsFrom'
+    | 'dropOracleRoundsFrom'
+    | 'pruneHistory'
+  >;
 
 /**
  * What went wrong, in a line: viem's errors carry the request's whole calldata in their message;
@@ -167,6 +174,8 @@ export async function ingestLive(
   if (anyData && info?.kind === 'sandbox') await store.pruneHistory(ALL_HISTORY);
   for (const out of outputs) {
     if (out.reorg) await store.dropLiquidationsFrom(out.reorg.chainId, out.reorg.fromBlock);
+    if (out.reorg?.fromMs !== undefined)
+      await store.dropOracleRoundsFrom(out.reorg.chainId, out.reorg.fromMs);
     if (out.liquidations?.length) await store.appendLiquidations(out.liquidations);
     if (out.rounds?.length) await store.appendOracleRounds(out.rounds);
   }

@@ -36,6 +36,7 @@ const PORT_METHODS = [
   'liquidations',
   'pruneHistory',
   'dropLiquidationsFrom',
+  'dropOracleRoundsFrom',
   'historyCounts',
   'appendRatingChanges',
   'ratingChanges',

@@ -505,6 +505,8 @@ export interface HistoryStore {
    * blocks they were read from). Returns how many were deleted.
    */
   dropLiquidationsFrom(chainId: number, block: number): Promise<number>;
+  /** Forgets the oracle rounds of a chain's feeds updated at or after `fromMs` (a reorganization orphaned them). */
+  dropOracleRoundsFrom(chainId: number, fromMs: number): Promise<number>;
   /** Rows held per kind: a full count (tests, operators), not for request paths. */
   historyCounts(): Promise<HistoryCounts>;
   /**

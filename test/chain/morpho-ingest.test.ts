@@ -282,8 +282,12 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
       0n,
       '0x',
     ]);
+    // ETH falls further in the next block, before the pass reads the liquidation: it is priced
+    // at its own block's $2,800, not at the pass's $2,500
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_500n * 10n ** 8n]);
     await pass();
     assert.equal(sources![0]!.lastRun()!.positionsRead, 1);
+    assert.equal((await get(`/positions?address=${users[1]}`)).data[0].collateralPrice, 2500);
     const list = await get('/liquidations?chainIds=31337');
     assert.equal(list.data.length, 1);
     const l = list.data[0];
@@ -406,10 +410,13 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
       false,
     );
     const rounds = await get(`/oracles/31337/${oracle}/rounds?feed=${ethUsd.toLowerCase()}`);
-    // the round each pass saw (this store's passes: 2,700 was only read by the other server's)
+    // the round each pass saw (this store's passes: 2,700 was only read by the other server's),
+    // without the $2,500 round of the block the reorganization orphaned (rounds of the common
+    // ancestor's second go too, and the latest is read again: 3,000 may be among them)
+    const answers = rounds.data.map((r: { answer: number }) => r.answer);
     assert.deepEqual(
-      rounds.data.map((r: { answer: number }) => r.answer),
-      [3000, 2800, 2750, 2850],
+      answers.filter((a: number) => a !== 3000),
+      [2800, 2750, 2850],
     );
   });
 

@@ -808,6 +808,23 @@ export function historyContract(
       await store.close();
     });
 
+    test("behavior: dropOracleRoundsFrom forgets one chain's rounds from a time on", async () => {
+      const store = await open();
+      await store.appendOracleRounds([
+        round({ roundId: '1', updatedAt: T0 }),
+        round({ roundId: '2', updatedAt: T0 + 1000 }),
+        round({ roundId: '3', updatedAt: T0 + 2000 }),
+        round({ roundId: '9', updatedAt: T0 + 1000, chainId: 10 }),
+      ]);
+      assert.equal(await store.dropOracleRoundsFrom(1, T0 + 1000), 2);
+      assert.deepEqual(
+        (await store.oracleRounds(1, round().feed, 0, T0 + DAY_MS, 10)).map((r) => r.roundId),
+        ['1'],
+      );
+      assert.equal((await store.oracleRounds(10, round().feed, 0, T0 + DAY_MS, 10)).length, 1);
+      await store.close();
+    });
+
     test("behavior: dropLiquidationsFrom forgets one chain's liquidations from a block on", async () => {
       const store = await open();
       await store.appendLiquidations([

@@ -10,6 +10,7 @@
  * served (its amounts could not be stated in USD) and its item says why.
  */
 import { type Market, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
+import { blueOracleAbi } from '@morpho-org/blue-sdk-viem';
 import type { MarketRecord, OracleFeedRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
 import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
@@ -17,7 +18,7 @@ import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
 import { type FeedReading, readFeeds, scaled, usdPrices } from './chainlink.ts';
 import { healthFactor, MorphoCache, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
-import type { ChainRpc } from './rpc.ts';
+import { type ChainRpc, throwIfUnread } from './rpc.ts';
 
 /** A market's uniqueKey (D3) from its Morpho id. */
 export function morphoKey(chainId: number, id: string): string {
@@ -101,7 +102,13 @@ export function chainSource(
           );
         if (ancestor !== lastBlock) {
           const fromBlock = ancestor === null ? (chain.morpho?.fromBlock ?? 0) : ancestor + 1;
-          reorg = { chainId: chain.chainId, fromBlock };
+          // The rounds read from the ancestor's time on may have gone with its orphaned blocks
+          // (blocks share a second): they go, and this pass reads each feed's latest again.
+          const fromMs =
+            ancestor === null
+              ? 0
+              : Number((await rpc.client.getBlock({ blockNumber: BigInt(ancestor) })).timestamp) * 1000;
+          reorg = { chainId: chain.chainId, fromBlock, fromMs };
           items.push({ id: `reorg:${fromBlock}`, ok: true });
         }
         if (ancestor !== null) resume = BigInt(ancestor) + 1n;
@@ -139,13 +146,10 @@ export function chainSource(
       const byFeed = new Map(readings.map((r) => [r.feed.address, r]));
       // Prices come from the file's feeds only: a feed an oracle names is anyone's contract
       // (Morpho Blue is permissionless); it serves that oracle's health, never a token's price.
-      const { priceOf } = usdPrices(
+      const usdOf = pricer(
         readings.filter((r) => chain.chainlink.some((f) => f.address === r.feed.address)),
+        feedSymbolOf,
       );
-      const usdOf = (token: { address: string; symbol: string }) => {
-        const symbol = feedSymbolOf(token);
-        return symbol === null ? null : (priceOf(symbol)?.usd ?? null);
-      };
 
       const markets: MarketRecord[] = [];
       const positions: PositionRecord[] = [];
@@ -194,11 +198,25 @@ export function chainSource(
         positions.push(positionRecord(market.record, market.read.market, p));
       }
       const liquidations: LiquidationEvent[] = [];
-      for (const l of morpho?.liquidations ?? []) {
+      const found = (morpho?.liquidations ?? []).flatMap((l) => {
         // A kept market's liquidations are priced at its kept prices; an unserved one's are not recorded.
         const record =
           priced.get(l.id)?.record ?? markets.find((m) => m.uniqueKey === morphoKey(chain.chainId, l.id));
-        if (!record) continue;
+        return record ? [{ l, record }] : [];
+      });
+      const atBlock = await pricesAtBlocks(
+        rpc,
+        chain.chainlink,
+        found
+          .filter(({ l }) => BigInt(l.block) < target)
+          .map(({ l, record }) => ({ block: l.block, record })),
+        feedSymbolOf,
+      );
+      for (const { l, record } of found) {
+        // At the prices of the liquidation's block where they could be read; else the pass's.
+        const then = atBlock.get(`${l.block}:${record.uniqueKey}`);
+        const loanUsd = then?.loanUsd ?? record.loanPrice;
+        const collateralUsd = then?.collateralUsd ?? record.collateralPrice;
         const seized = scaled(l.seizedAssets, record.collateralDecimals ?? 18);
         const repaid = scaled(l.repaidAssets, record.loanDecimals ?? 18);
         const badDebt = scaled(l.badDebtAssets, record.loanDecimals ?? 18);
@@ -213,11 +231,11 @@ export function chainSource(
           borrower: l.borrower,
           liquidator: l.liquidator,
           collateralSeized: seized,
-          collateralSeizedUsd: seized * record.collateralPrice,
+          collateralSeizedUsd: seized * collateralUsd,
           debtRepaid: repaid,
-          debtRepaidUsd: repaid * record.loanPrice,
+          debtRepaidUsd: repaid * loanUsd,
           badDebt,
-          badDebtUsd: badDebt * record.loanPrice,
+          badDebtUsd: badDebt * loanUsd,
         });
       }
       const rounds: OracleRound[] = readings.map((r) => ({
@@ -379,6 +397,72 @@ function withPairFromDescription(r: FeedReading): FeedReading {
 }
 
 /** The collateral's USD price from the market's oracle (collateral in loan units × the loan's USD). */
+type Token = { address: string; symbol: string };
+
+/** A token's USD price from feed readings (D15), by the symbol it is priced under (null: not priced by feeds). */
+function pricer(readings: readonly FeedReading[], feedSymbolOf: (t: Token) => string | null) {
+  const { priceOf } = usdPrices(readings);
+  return (token: Token): number | null => {
+    const symbol = feedSymbolOf(token);
+    return symbol === null ? null : (priceOf(symbol)?.usd ?? null);
+  };
+}
+
+/** Distinct blocks whose liquidations are priced at the block (more are priced at the pass's prices). */
+export const MAX_PRICED_BLOCKS = 200;
+
+/**
+ * The USD prices of markets' tokens at past blocks (liquidations read after their block: a first
+ * sync, a catch-up), by `${block}:${uniqueKey}`: the file's feeds and the market's oracle, read
+ * at the block (one multicall each; the RPC must keep that state: an archive node for old
+ * blocks). A block that cannot be read is left out (the pass's prices serve).
+ */
+async function pricesAtBlocks(
+  rpc: ChainRpc,
+  feeds: readonly FeedConfig[],
+  wanted: readonly { block: number; record: MarketRecord }[],
+  feedSymbolOf: (t: Token) => string | null,
+): Promise<Map<string, { loanUsd: number; collateralUsd: number }>> {
+  const out = new Map<string, { loanUsd: number; collateralUsd: number }>();
+  const blocks = [...new Set(wanted.map((w) => w.block))].slice(0, MAX_PRICED_BLOCKS);
+  for (const block of blocks) {
+    const records = wanted.filter((w) => w.block === block).map((w) => w.record);
+    try {
+      const { readings } = await readFeeds(rpc, feeds, BigInt(block));
+      const usdOf = pricer(readings, feedSymbolOf);
+      const oracles = await rpc.client.multicall({
+        blockNumber: BigInt(block),
+        allowFailure: true,
+        ...(await rpc.multicallOptions()),
+        contracts: records.map(
+          (r) =>
+            ({
+              address: r.oracle!.address as `0x${string}`,
+              abi: blueOracleAbi,
+              functionName: 'price',
+            }) as const,
+        ),
+      });
+      throwIfUnread(oracles);
+      records.forEach((r, i) => {
+        const loanUsd = usdOf({ address: r.loanAddress, symbol: r.loan });
+        if (loanUsd === null) return;
+        const o = oracles[i]!;
+        const shift = 36 + (r.loanDecimals ?? 18) - (r.collateralDecimals ?? 18);
+        const collateralUsd =
+          usdOf({ address: r.collateralAddress, symbol: r.collateral }) ??
+          (o.status === 'success' && (o.result as bigint) > 0n
+            ? scaled(o.result as bigint, shift) * loanUsd
+            : null);
+        if (collateralUsd !== null) out.set(`${block}:${r.uniqueKey}`, { loanUsd, collateralUsd });
+      });
+    } catch {
+      // That block's state is gone (a pruned node): the pass's prices serve.
+    }
+  }
+  return out;
+}
+
 function oracleUsd(m: MorphoMarketRead, loanUsd: number): number | null {
   const price = m.market.price;
   if (price === undefined || price === 0n) return null;

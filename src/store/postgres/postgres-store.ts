@@ -1367,6 +1367,16 @@ export class PostgresStore implements Store {
    * rows, longer than a request's deadline). Readers are not blocked: DELETE, not TRUNCATE.
    * By age through the primary keys, scanned once per market, token or feed.
    */
+  async dropOracleRoundsFrom(chainId: number, fromMs: number): Promise<number> {
+    checkRead(0, fromMs);
+    return (
+      await this.bulk(
+        (sql) =>
+          sql`DELETE FROM oracle_rounds WHERE feed_id = ANY (ARRAY(SELECT id FROM history_addresses WHERE chain_id = ${chainId})) AND updated_at >= ${fromMs}`,
+      )
+    ).count;
+  }
+
   async dropLiquidationsFrom(chainId: number, block: number): Promise<number> {
     checkRead(0, block);
     return (

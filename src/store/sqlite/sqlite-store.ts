@@ -983,6 +983,15 @@ export class SqliteStore implements Store {
     return rows.map(toLiquidationFromArray);
   }
 
+  async dropOracleRoundsFrom(chainId: number, fromMs: number): Promise<number> {
+    checkRead(0, fromMs);
+    return Number(
+      this.stmt(
+        'DELETE FROM oracle_rounds WHERE feed_id IN (SELECT id FROM history_addresses WHERE chain_id = ?) AND updated_at >= ?',
+      ).run(chainId, fromMs).changes,
+    );
+  }
+
   async dropLiquidationsFrom(chainId: number, block: number): Promise<number> {
     checkRead(0, block);
     return Number(
