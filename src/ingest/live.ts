@@ -8,7 +8,7 @@
 
 import { BaseError } from 'viem';
 import type { Clock } from '../domain/clock.ts';
-import { addressAt } from '../domain/position-columns.ts';
+import { positionAt } from '../domain/position-columns.ts';
 import type { MarketRecord, PositionRecord } from '../domain/types.ts';
 import { ALL_HISTORY } from '../store/history.ts';
 import type { DatasetInfo, HistoryStore, MarketDataStore, SourceState, SourceStore } from '../store/types.ts';
@@ -57,24 +57,17 @@ export function errorText(err: unknown): string {
 /** Profile name of a dataset written from the sources file. */
 export const LIVE_PROFILE = 'sources';
 
-/** The stored dataset's markets and positions, when it is a live one (a sandbox is not carried over). */
+/** The stored (live) dataset's markets and positions, as records. */
 async function storedRecords(
   store: LiveStore,
 ): Promise<{ markets: MarketRecord[]; positions: PositionRecord[] }> {
-  const info = await store.datasetInfo();
-  if (info?.kind !== 'live') return { markets: [], positions: [] };
   const markets = await store.loadMarkets();
   const positions: PositionRecord[] = [];
   await store.loadPositions((c) => {
-    for (let i = 0; i < c.count; i++)
-      positions.push({
-        marketKey: markets[c.marketIndex[i]!]!.uniqueKey,
-        user: addressAt(c.users, i),
-        collateralUsd: c.collateralUsd[i]!,
-        borrowUsd: c.borrowUsd[i]!,
-        supplyUsd: c.supplyUsd[i]!,
-        healthFactor: c.healthFactor[i]!,
-      });
+    for (let i = 0; i < c.count; i++) {
+      const { marketIndex, ...p } = positionAt(c, i);
+      positions.push({ marketKey: markets[marketIndex]!.uniqueKey, ...p });
+    }
   });
   return { markets, positions };
 }
@@ -95,7 +88,7 @@ export async function ingestLive(
   // Over a sandbox (or an empty store), the sources start afresh: a checkpoint left from an
   // earlier live dataset would resume after blocks whose records are gone.
   const fresh = info?.kind !== 'live';
-  const stored = await storedRecords(store);
+  const stored = fresh ? { markets: [], positions: [] } : await storedRecords(store);
   const markets: MarketRecord[] = [];
   const positions: PositionRecord[] = [];
   const runs: SourceRun[] = [];

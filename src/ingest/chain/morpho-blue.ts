@@ -129,6 +129,8 @@ export class MorphoCache {
 }
 
 type Hex = `0x${string}`;
+/** Blocks whose times are asked at once (one batched JSON-RPC request). */
+const BLOCKS_AT_ONCE = 100;
 const first = (err: Error | undefined) => err?.message.split('\n')[0] ?? 'no answer';
 
 /**
@@ -161,7 +163,16 @@ export async function readMorphoBlue(
       fromBlock: range.fromBlock,
       toBlock: range.block,
     });
+    // The liquidations' block times, asked together (the transport batches them in one request).
+    const liquidationBlocks = [
+      ...new Set(logs.flatMap((l) => (l.eventName === 'Liquidate' ? [l.blockNumber] : []))),
+    ];
     const times = new Map<bigint, number>();
+    for (let i = 0; i < liquidationBlocks.length; i += BLOCKS_AT_ONCE) {
+      const chunk = liquidationBlocks.slice(i, i + BLOCKS_AT_ONCE);
+      const blocks = await Promise.all(chunk.map((blockNumber) => rpc.client.getBlock({ blockNumber })));
+      chunk.forEach((n, j) => times.set(n, Number(blocks[j]!.timestamp)));
+    }
     for (const l of logs) {
       const id = l.args.id.toLowerCase();
       // Any event names its market (one created before fromBlock is found by its later events).
@@ -176,11 +187,7 @@ export async function readMorphoBlue(
       accounts.set(key, { id, user });
       touched.add(key);
       if (l.eventName !== 'Liquidate') continue;
-      let ts = times.get(l.blockNumber);
-      if (ts === undefined) {
-        ts = Number((await rpc.client.getBlock({ blockNumber: l.blockNumber })).timestamp);
-        times.set(l.blockNumber, ts);
-      }
+      const ts = times.get(l.blockNumber)!;
       liquidations.push({
         id,
         txHash: l.transactionHash.toLowerCase(),

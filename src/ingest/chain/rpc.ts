@@ -57,6 +57,8 @@ export function createChainRpc(chainId: number, rpcUrl: string, options: RpcOpti
   const transport =
     options.transport ??
     http(rpcUrl, {
+      // Requests made together go in one JSON-RPC batch (the block times of a range's liquidations).
+      batch: { batchSize: 100, wait: 0 },
       retryCount: options.retries ?? 3,
       retryDelay: 250,
       timeout: options.timeoutMs ?? 15_000,

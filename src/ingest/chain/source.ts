@@ -155,14 +155,13 @@ export function chainSource(
       const positions: PositionRecord[] = [];
       const priced = new Map<string, { record: MarketRecord; read: MorphoMarketRead }>();
       // A market that cannot be served this pass keeps what the last pass served of it.
-      const kept = new Set<string>();
+      const kept = new Map<string, MarketRecord>();
       const keep = (id: string) => {
         const key = morphoKey(chain.chainId, id);
         const record = previous?.markets.find((m) => m.uniqueKey === key);
-        if (!record || kept.has(key)) return;
-        kept.add(key);
+        if (!record || kept.has(id)) return;
+        kept.set(id, record);
         markets.push(record);
-        for (const p of previous?.positions ?? []) if (p.marketKey === key) positions.push(p);
       };
       for (const f of morpho?.failures ?? []) if (!f.id.includes(':')) keep(f.id);
       for (const m of morpho?.markets ?? []) {
@@ -194,14 +193,17 @@ export function chainSource(
       }
       for (const p of morpho?.positions ?? []) {
         const market = priced.get(p.id);
-        if (!market) continue;
-        positions.push(positionRecord(market.record, market.read.market, p));
+        if (market) positions.push(positionRecord(market.record, market.read.market, p));
+      }
+      // A kept market's positions: as the last pass served them (one walk, whatever the count).
+      if (kept.size > 0) {
+        const keptKeys = new Set([...kept.values()].map((m) => m.uniqueKey));
+        for (const p of previous?.positions ?? []) if (keptKeys.has(p.marketKey)) positions.push(p);
       }
       const liquidations: LiquidationEvent[] = [];
       const found = (morpho?.liquidations ?? []).flatMap((l) => {
         // A kept market's liquidations are priced at its kept prices; an unserved one's are not recorded.
-        const record =
-          priced.get(l.id)?.record ?? markets.find((m) => m.uniqueKey === morphoKey(chain.chainId, l.id));
+        const record = priced.get(l.id)?.record ?? kept.get(l.id);
         return record ? [{ l, record }] : [];
       });
       const atBlock = await pricesAtBlocks(
@@ -448,12 +450,14 @@ async function pricesAtBlocks(
         const loanUsd = usdOf({ address: r.loanAddress, symbol: r.loan });
         if (loanUsd === null) return;
         const o = oracles[i]!;
-        const shift = 36 + (r.loanDecimals ?? 18) - (r.collateralDecimals ?? 18);
         const collateralUsd =
           usdOf({ address: r.collateralAddress, symbol: r.collateral }) ??
-          (o.status === 'success' && (o.result as bigint) > 0n
-            ? scaled(o.result as bigint, shift) * loanUsd
-            : null);
+          collateralUsdFromOracle(
+            o.status === 'success' ? (o.result as bigint) : undefined,
+            r.loanDecimals ?? 18,
+            r.collateralDecimals ?? 18,
+            loanUsd,
+          );
         if (collateralUsd !== null) out.set(`${block}:${r.uniqueKey}`, { loanUsd, collateralUsd });
       });
     } catch {
@@ -464,11 +468,21 @@ async function pricesAtBlocks(
 }
 
 function oracleUsd(m: MorphoMarketRead, loanUsd: number): number | null {
-  const price = m.market.price;
-  if (price === undefined || price === 0n) return null;
-  // price scales 1 collateral wei to loan wei by 1e36: per whole token, × 10^(collDec - loanDec).
-  const shift = 36 + (m.loan.decimals ?? 18) - (m.collateral.decimals ?? 18);
-  return scaled(price, shift) * loanUsd;
+  return collateralUsdFromOracle(m.market.price, m.loan.decimals ?? 18, m.collateral.decimals ?? 18, loanUsd);
+}
+
+/**
+ * The collateral's USD price from a Morpho oracle's `price()` (1 collateral wei in loan wei,
+ * scaled by 1e36: per whole token, × 10^(collateral decimals − loan decimals)) and the loan's.
+ */
+function collateralUsdFromOracle(
+  price: bigint | undefined,
+  loanDecimals: number,
+  collateralDecimals: number,
+  loanUsd: number,
+): number | null {
+  if (price === undefined || price <= 0n) return null;
+  return scaled(price, 36 + loanDecimals - collateralDecimals) * loanUsd;
 }
 
 function oracleRecord(m: MorphoMarketRead, byFeed: ReadonlyMap<string, FeedReading>): OracleRecord {
