@@ -21,6 +21,7 @@ import { ResearchJob } from './data/research-job.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource, ServerOptions } from './http/context.ts';
+import type { Source } from './ingest/contract.ts';
 import { ingestOnce } from './ingest/runner.ts';
 import { ACTIVITY_SOURCE_ID, minuteOf, SandboxActivity } from './ingest/sandbox/activity.ts';
 import { type SandboxFeedClock, sandboxFeedClock } from './ingest/sandbox/feeds.ts';
@@ -545,12 +546,12 @@ export async function createService(settings: Settings, options: ServiceOptions 
   // (viem and the adapters are loaded only then.)
   const ingestHolder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const ingestLeaseMs = Math.max(30_000, 3 * (settings.ingestIntervalMs ?? 12_000));
-  const chain = settings.sourcesFile ? await import('./ingest/chain/index.ts') : null;
-  const live = settings.sourcesFile ? await import('./ingest/live.ts') : null;
   const lease = { holder: ingestHolder, ms: ingestLeaseMs };
-  const sources =
-    chain && settings.sourcesFile ? chain.chainSources(chain.loadSourcesFile(settings.sourcesFile)) : null;
-  if (sources) {
+  const live = settings.sourcesFile ? await import('./ingest/live.ts') : null;
+  let sources: Source[] | null = null;
+  if (settings.sourcesFile) {
+    const chain = await import('./ingest/chain/index.ts');
+    sources = chain.chainSources(chain.loadSourcesFile(settings.sourcesFile));
     // Until the sources' first dataset is in the store: read them, or wait for the server that
     // holds the lease (and take over if it stops).
     for (let waited = 0; (await store.datasetInfo())?.kind !== 'live'; waited += 500) {
@@ -754,8 +755,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const itemsNotRead = new Map<string, string>();
   const ingestPass = (): Promise<void> => {
     if (!sources || closing) return Promise.resolve();
-    ingesting ??= (async () => {
-      await live!.ingestWithLease(sources, store, clock, lease, {
+    ingesting ??= live!
+      .ingestWithLease(sources, store, clock, lease, {
         onSource: (run) => {
           if (!run.ok && !failing.has(run.source))
             app.log.warn(
@@ -778,8 +779,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
               );
           }
         },
-      });
-    })()
+      })
       .then(
         () => undefined,
         (err: unknown) => log.warn({ err }, 'ingestion pass failed: retried at the next one'),
