@@ -7,6 +7,7 @@ import {
   type PublicClient,
 } from 'viem';
 import { type FeedReading, scaled, usdPrices } from '../../src/ingest/chain/chainlink.ts';
+import { tokenText } from '../../src/ingest/chain/morpho-blue.ts';
 import {
   type ChainRpc,
   getLogsAdaptive,
@@ -139,4 +140,11 @@ test('behavior: a call the contract answers badly leaves its item out; a failed 
     () => throwIfUnread([{ status: 'success' }, { status: 'failure', error: failedBatch }]),
     /HTTP request failed/,
   );
+});
+
+test("behavior: a token's own text is cleaned and bounded (anyone may deploy a token and its market)", () => {
+  assert.equal(tokenText('WETH', 32), 'WETH');
+  assert.equal(tokenText(' Wrapped\n\tEther\u0000 ', 64), 'Wrapped Ether');
+  assert.equal(tokenText('X'.repeat(1_000_000), 32), 'X'.repeat(32));
+  assert.equal(tokenText('\u0001\u0002', 32), '');
 });

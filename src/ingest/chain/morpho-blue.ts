@@ -171,7 +171,7 @@ export async function readMorphoBlue(
     for (let i = 0; i < liquidationBlocks.length; i += BLOCKS_AT_ONCE) {
       const chunk = liquidationBlocks.slice(i, i + BLOCKS_AT_ONCE);
       const blocks = await Promise.all(chunk.map((blockNumber) => rpc.client.getBlock({ blockNumber })));
-      chunk.forEach((n, j) => times.set(n, Number(blocks[j]!.timestamp)));
+      for (const [j, n] of chunk.entries()) times.set(n, Number(blocks[j]!.timestamp));
     }
     for (const l of logs) {
       const id = l.args.id.toLowerCase();
@@ -319,9 +319,10 @@ export async function readMorphoBlue(
     if (decimals?.status !== 'success') continue;
     cache.tokens.set(a, {
       address: a,
-      symbol: symbol?.status === 'success' ? String(symbol.result) : short,
-      name: name?.status === 'success' ? String(name.result) : short,
-      decimals: Number(decimals.result),
+      symbol: (symbol?.status === 'success' ? tokenText(String(symbol.result), 32) : '') || short,
+      name: (name?.status === 'success' ? tokenText(String(name.result), 64) : '') || short,
+      // A token claiming more decimals than any real one would make its amounts meaningless.
+      decimals: Math.min(Number(decimals.result), 36),
     });
   }
   for (const address of newOracles) {
@@ -453,6 +454,18 @@ export async function readMorphoBlue(
     marketIds: idList,
     accounts: [...accounts.values()],
   };
+}
+
+/**
+ * A token's own text (anyone may deploy a token and a Morpho market for it): whitespace
+ * collapsed, other control characters dropped, at most `max` characters.
+ */
+export function tokenText(text: string, max: number): string {
+  return text
+    .replace(/\s+/g, ' ')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+    .trim()
+    .slice(0, max);
 }
 
 /** A position's health factor as Morpho computes it (WAD → number); Infinity without debt, null without a price. */
