@@ -8,9 +8,9 @@
  *         "morpho": { "blue": "0x…", "fromBlock": 18883124 },
  *         "chainlink": [{ "address": "0x…", "pair": "ETH/USD", "heartbeatSeconds": 3600 }] } ] }
  *
- * This version reads Morpho Blue and Chainlink feeds. The other protocol blocks of D15 (`aave`,
- * `spark`, `compound`, `euler`, `fluid`) and `morphoApi` are refused with a problem that says
- * so, rather than accepted and silently not read.
+ * This version reads Morpho Blue, Compound v3 comets and Chainlink feeds. The other protocol
+ * blocks of D15 (`aave`, `spark`, `euler`, `fluid`) and `morphoApi` are refused with a problem
+ * that says so, rather than accepted and silently not read.
  */
 import { readFileSync } from 'node:fs';
 import { deployments, getChainAddresses } from '@morpho-org/blue-sdk';
@@ -54,6 +54,12 @@ const ChainSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** Compound v3 comets; left out on a known chain: the comets of the shipped reference data. */
+    compound: Type.Optional(
+      Type.Array(
+        Type.Object({ comet: ADDRESS, fromBlock: Type.Optional(BLOCK) }, { additionalProperties: false }),
+      ),
+    ),
     chainlink: Type.Optional(Type.Array(FeedSchema)),
   },
   { additionalProperties: false },
@@ -67,7 +73,7 @@ const FileSchema = Type.Object(
 type RawFile = Static<typeof FileSchema>;
 
 /** Blocks of D15 that this version does not read yet: named in the problem, never ignored. */
-const NOT_READ_YET = ['aave', 'spark', 'compound', 'euler', 'fluid'];
+const NOT_READ_YET = ['aave', 'spark', 'euler', 'fluid'];
 
 export interface FeedConfig {
   /** Lower-case. */
@@ -86,6 +92,8 @@ export interface ChainConfig {
   confirmations: number;
   /** Morpho Blue, when read on this chain. */
   morpho: { blue: string; fromBlock: number } | null;
+  /** Compound v3 comets read on this chain (addresses lower-case). */
+  compound: { comet: string; fromBlock: number }[];
   chainlink: FeedConfig[];
 }
 
@@ -124,6 +132,7 @@ export function parseSources(
   json: unknown,
   source: string,
   feeds: readonly RefChainlinkFeed[] = [],
+  comets: readonly { chainId: number; comet: string }[] = [],
 ): SourcesConfig {
   const problems: string[] = [];
   if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
@@ -134,7 +143,9 @@ export function parseSources(
       if (typeof c !== 'object' || c === null) return;
       for (const block of NOT_READ_YET)
         if (block in c)
-          problems.push(`chains[${i}].${block}: not read by this version (morpho and chainlink only)`);
+          problems.push(
+            `chains[${i}].${block}: not read by this version (morpho, compound and chainlink only)`,
+          );
     });
   }
   const stripped = stripNotReadYet(json);
@@ -162,6 +173,16 @@ export function parseSources(
         problems.push(`chains[${i}].morpho.blue: required on chain ${c.chainId} (no address book entry)`);
       else morpho = { blue: blue.toLowerCase(), fromBlock: c.morpho?.fromBlock ?? known?.fromBlock ?? 0 };
     }
+    // Left out on a chain the reference data lists comets for, those comets are read (from block 0:
+    // the log ranges grow while quiet); an empty list reads none.
+    const compound = (
+      c.compound ??
+      comets.filter((r) => r.chainId === c.chainId).map((r) => ({ comet: r.comet, fromBlock: 0 }))
+    ).map((x) => ({ comet: x.comet.toLowerCase(), fromBlock: x.fromBlock ?? 0 }));
+    compound.forEach((x, j) => {
+      if (compound.findIndex((y) => y.comet === x.comet) !== j)
+        problems.push(`chains[${i}].compound[${j}].comet: duplicate ${x.comet}`);
+    });
     const addresses = new Set<string>();
     const chainlink = (c.chainlink ?? []).map((f, j): FeedConfig => {
       const address = f.address.toLowerCase();
@@ -184,6 +205,7 @@ export function parseSources(
       rpcUrl: c.rpcUrl,
       confirmations: c.confirmations ?? 0,
       morpho,
+      compound,
       chainlink,
     };
   });
@@ -218,7 +240,11 @@ function knownMorpho(chainId: number): { blue: string; fromBlock: number } | nul
 }
 
 /** Reads and validates the file named by SOURCES_FILE. */
-export function loadSources(file: string, feeds: readonly RefChainlinkFeed[] = []): SourcesConfig {
+export function loadSources(
+  file: string,
+  feeds: readonly RefChainlinkFeed[] = [],
+  comets: readonly { chainId: number; comet: string }[] = [],
+): SourcesConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -231,5 +257,5 @@ export function loadSources(file: string, feeds: readonly RefChainlinkFeed[] = [
   } catch (err) {
     throw new SourcesConfigError(file, [`not JSON: ${(err as Error).message}`]);
   }
-  return parseSources(json, file, feeds);
+  return parseSources(json, file, feeds, comets);
 }

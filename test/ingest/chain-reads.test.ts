@@ -7,7 +7,6 @@ import {
   type PublicClient,
 } from 'viem';
 import { type FeedReading, scaled, usdPrices } from '../../src/ingest/chain/chainlink.ts';
-import { tokenText } from '../../src/ingest/chain/morpho-blue.ts';
 import {
   type ChainRpc,
   getLogsAdaptive,
@@ -15,6 +14,7 @@ import {
   isRangeError,
   throwIfUnread,
 } from '../../src/ingest/chain/rpc.ts';
+import { tokenText } from '../../src/ingest/chain/tokens.ts';
 import type { FeedConfig } from '../../src/ingest/sources-file.ts';
 
 test('default: integer amounts scaled by their decimals, exactly to double precision', () => {

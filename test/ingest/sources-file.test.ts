@@ -52,6 +52,7 @@ test('default: a local chain with its addresses; feeds take heartbeats from the 
     rpcUrl: 'http://127.0.0.1:8545',
     confirmations: 0,
     morpho: { blue: A, fromBlock: 0 },
+    compound: [],
     chainlink: [
       {
         address: B,
@@ -86,6 +87,55 @@ test('behavior: a known chain reads Morpho Blue from the address book, from its 
     blue: '0xbbbbbbbbbb9cc5e90e3b3af64bdaf62c37eeffcb',
     fromBlock: 18883124,
   });
+});
+
+test('behavior: comets are read as listed; left out on a chain the reference knows, its comets; [] reads none', () => {
+  const C = '0xc3d688b66703497daa19211eedff47f25384cdc3';
+  const reference = [
+    { chainId: 1, comet: C },
+    { chainId: 8453, comet: '0xb125e6687d4313864e53df431d5425969c15eb2f' },
+  ];
+  const listed = parseSources(
+    {
+      chains: [
+        {
+          chainId: 7,
+          rpcUrl: 'https://x',
+          compound: [{ comet: '0xABCDEF0000000000000000000000000000000001', fromBlock: 12 }],
+        },
+      ],
+    },
+    't',
+    [],
+    reference,
+  );
+  assert.deepEqual(listed.chains[0]!.compound, [
+    { comet: '0xabcdef0000000000000000000000000000000001', fromBlock: 12 },
+  ]);
+  const known = parseSources({ chains: [{ chainId: 1, rpcUrl: 'https://x' }] }, 't', [], reference);
+  assert.deepEqual(known.chains[0]!.compound, [{ comet: C, fromBlock: 0 }]);
+  const none = parseSources(
+    { chains: [{ chainId: 1, rpcUrl: 'https://x', compound: [] }] },
+    't',
+    [],
+    reference,
+  );
+  assert.deepEqual(none.chains[0]!.compound, []);
+  assert.deepEqual(
+    problems({
+      chains: [{ chainId: 7, rpcUrl: 'https://x', compound: [{ comet: A }, { comet: A }, { comet: 'x' }] }],
+    }),
+    ['chains[0].compound[2].comet: must be a 0x address (40 hex digits)'],
+  );
+  assert.throws(
+    () =>
+      parseSources(
+        { chains: [{ chainId: 7, rpcUrl: 'https://x', compound: [{ comet: A }, { comet: A }] }] },
+        't',
+      ),
+    (e: SourcesConfigError) =>
+      e.problems.join() === `chains[0].compound[1].comet: duplicate ${A.toLowerCase()}`,
+  );
 });
 
 test('error: every problem is listed at once, with its path', () => {
@@ -136,8 +186,8 @@ test('error: protocols this version does not read are refused by name, not ignor
     }),
     [
       'morphoApi: not read by this version (chains only)',
-      'chains[0].aave: not read by this version (morpho and chainlink only)',
-      'chains[0].fluid: not read by this version (morpho and chainlink only)',
+      'chains[0].aave: not read by this version (morpho, compound and chainlink only)',
+      'chains[0].fluid: not read by this version (morpho, compound and chainlink only)',
     ],
   );
 });

@@ -26,5 +26,6 @@ export function chainSources(
 
 /** Reads and validates the sources file (every problem listed), with the reference feeds' heartbeats. */
 export function loadSourcesFile(file: string): SourcesConfig {
-  return loadSources(file, loadReference().chainlinkFeeds);
+  const reference = loadReference();
+  return loadSources(file, reference.chainlinkFeeds, reference.comets);
 }

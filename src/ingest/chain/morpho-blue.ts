@@ -17,8 +17,11 @@
  */
 import { Market, MarketParams, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { adaptiveCurveIrmAbi, blueAbi, blueOracleAbi } from '@morpho-org/blue-sdk-viem';
-import { erc20Abi, getAbiItem, parseAbi, zeroAddress } from 'viem';
+import { getAbiItem, parseAbi, zeroAddress } from 'viem';
 import { type ChainRpc, getLogsAdaptive, throwIfUnread } from './rpc.ts';
+import { keepTokens, TOKEN_CALLS, type TokenMeta, tokenCalls } from './tokens.ts';
+
+export type { TokenMeta } from './tokens.ts';
 
 const CREATE_MARKET = getAbiItem({ abi: blueAbi, name: 'CreateMarket' });
 /**
@@ -45,14 +48,6 @@ export const chainlinkOracleV2Abi = parseAbi([
   'function QUOTE_FEED_2() view returns (address)',
 ]);
 const FEED_GETTERS = ['BASE_FEED_1', 'BASE_FEED_2', 'QUOTE_FEED_1', 'QUOTE_FEED_2'] as const;
-
-export interface TokenMeta {
-  address: string;
-  symbol: string;
-  name: string;
-  /** Null when the token does not answer `decimals()`: its market is not served (amounts unknown). */
-  decimals: number | null;
-}
 
 export interface MorphoMarketRead {
   /** The market id (0x, 32 bytes, lower-case). */
@@ -297,11 +292,7 @@ export async function readMorphoBlue(
           } as const,
         ];
       }),
-      ...newTokens.flatMap((address) => [
-        { address, abi: erc20Abi, functionName: 'symbol' } as const,
-        { address, abi: erc20Abi, functionName: 'name' } as const,
-        { address, abi: erc20Abi, functionName: 'decimals' } as const,
-      ]),
+      ...tokenCalls(newTokens),
       ...newOracles.flatMap((address) =>
         FEED_GETTERS.map((fn) => ({ address, abi: chainlinkOracleV2Abi, functionName: fn }) as const),
       ),
@@ -310,21 +301,8 @@ export async function readMorphoBlue(
   throwIfUnread(reads);
   const PER_MARKET = 3;
   let k = found.length * PER_MARKET;
-  for (const address of newTokens) {
-    const [symbol, name, decimals] = reads.slice(k, k + 3);
-    k += 3;
-    const a = address.toLowerCase();
-    const short = `${a.slice(0, 6)}…${a.slice(-4)}`;
-    // A token that does not answer is not cached: asked again next pass.
-    if (decimals?.status !== 'success') continue;
-    cache.tokens.set(a, {
-      address: a,
-      symbol: (symbol?.status === 'success' ? tokenText(String(symbol.result), 32) : '') || short,
-      name: (name?.status === 'success' ? tokenText(String(name.result), 64) : '') || short,
-      // A token claiming more decimals than any real one would make its amounts meaningless.
-      decimals: Math.min(Number(decimals.result), 36),
-    });
-  }
+  keepTokens(newTokens, reads.slice(k), cache.tokens);
+  k += newTokens.length * TOKEN_CALLS;
   for (const address of newOracles) {
     const feeds = reads.slice(k, k + FEED_GETTERS.length);
     k += FEED_GETTERS.length;
@@ -454,18 +432,6 @@ export async function readMorphoBlue(
     marketIds: idList,
     accounts: [...accounts.values()],
   };
-}
-
-/**
- * A token's own text (anyone may deploy a token and a Morpho market for it): whitespace
- * collapsed, other control characters dropped, at most `max` characters.
- */
-export function tokenText(text: string, max: number): string {
-  return text
-    .replace(/\s+/g, ' ')
-    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
-    .trim()
-    .slice(0, max);
 }
 
 /** A position's health factor as Morpho computes it (WAD → number); Infinity without debt, null without a price. */

@@ -17,6 +17,8 @@ import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
 import { type FeedReading, readFeeds, scaled, usdPrices } from './chainlink.ts';
+import { type CometAbsorb, CometCache, cometAbi, readCompound } from './compound.ts';
+import { absorbLiquidations, cometRecords } from './compound-records.ts';
 import { healthFactor, MorphoCache, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
 import { type ChainRpc, throwIfUnread } from './rpc.ts';
 
@@ -53,6 +55,7 @@ export function chainSource(
 ): ChainSource {
   let last: ChainRunStats | null = null;
   const cache = new MorphoCache();
+  const comets = new CometCache();
   // On a chain the reference data lists tokens for, a token is priced by its feeds only when its
   // address is a listed one, under the listed symbol: a contract naming itself "WETH" is not WETH.
   const listed = new Map(
@@ -62,7 +65,16 @@ export function chainSource(
   );
   const feedSymbolOf = (token: { address: string; symbol: string }): string | null =>
     listed.size === 0 ? token.symbol : (listed.get(token.address) ?? null);
-  const morphoConfig = chain.morpho ? `${chain.morpho.blue}:${chain.morpho.fromBlock}` : null;
+  // What the checkpoint was read with: another Morpho address, start block or set of comets reads
+  // the chain again (the Morpho part alone, as checkpoints before comets were read wrote it).
+  const morphoConfig =
+    chain.compound.length === 0
+      ? chain.morpho
+        ? `${chain.morpho.blue}:${chain.morpho.fromBlock}`
+        : null
+      : `${chain.morpho ? `${chain.morpho.blue}:${chain.morpho.fromBlock}` : ''}|compound:${chain.compound
+          .map((c) => `${c.comet}:${c.fromBlock}`)
+          .join(',')}`;
   return {
     id: `chain:${chain.chainId}`,
     kind: 'chain',
@@ -101,7 +113,7 @@ export function chainSource(
             `the RPC's head (block ${target} after ${chain.confirmations} confirmations) is behind the last block read (${lastBlock}): the data read stays until it catches up`,
           );
         if (ancestor !== lastBlock) {
-          const fromBlock = ancestor === null ? (chain.morpho?.fromBlock ?? 0) : ancestor + 1;
+          const fromBlock = ancestor === null ? firstBlock(chain) : ancestor + 1;
           // The rounds read from the ancestor's time on may have gone with its orphaned blocks
           // (blocks share a second): they go, and this pass reads each feed's latest again.
           const fromMs =
@@ -114,15 +126,27 @@ export function chainSource(
         if (ancestor !== null) resume = BigInt(ancestor) + 1n;
         recent = recent.filter(([n]) => ancestor !== null && n <= ancestor);
       }
-      // What the process kept may belong to orphaned blocks: read everything again.
-      if (resume === null || reorg) cache.clear();
+      // What the process kept may belong to orphaned blocks: read everything again, every account
+      // it knew included (one the orphaned blocks emptied is no position now, but is again).
+      const reread = { morpho: [] as string[], comets: [] as string[] };
+      if (resume === null || reorg) {
+        if (resume !== null) {
+          reread.morpho = [...cache.positions.keys()];
+          reread.comets = [...comets.accounts.keys()];
+        }
+        cache.clear();
+        comets.clear();
+      }
 
       let morpho: Awaited<ReturnType<typeof readMorphoBlue>> | null = null;
       if (chain.morpho) {
         const known =
           resume === null
             ? { marketIds: [], accounts: [] }
-            : knownMorpho(chain.chainId, previous, checkpoint.markets, checkpoint.pending);
+            : knownMorpho(chain.chainId, previous, checkpoint.markets, [
+                ...(checkpoint.pending ?? []),
+                ...reread.morpho,
+              ]);
         morpho = await readMorphoBlue(
           rpc,
           chain.morpho.blue as `0x${string}`,
@@ -133,12 +157,35 @@ export function chainSource(
         for (const f of morpho.failures) items.push({ id: `morpho:${f.id}`, ok: false, error: f.error });
       }
 
-      // Feeds: those of the file, and those the markets' oracles name.
+      const compound =
+        chain.compound.length === 0
+          ? null
+          : await readCompound(
+              rpc,
+              chain.compound,
+              { resumeFrom: resume, block: target, timestamp: block.timestamp },
+              resume === null
+                ? []
+                : knownComets(chain.chainId, previous, [
+                    ...(checkpoint.cometPending ?? []),
+                    ...reread.comets,
+                  ]),
+              comets,
+            );
+      for (const f of compound?.failures ?? [])
+        items.push({ id: `compound:${f.id}`, ok: false, error: f.error });
+
+      // Feeds: those of the file, and those the markets' oracles and the comets name.
       const feeds = new Map(chain.chainlink.map((f) => [f.address, f]));
-      for (const m of morpho?.markets ?? [])
-        for (const address of m.oracleFeeds ?? [])
-          if (!feeds.has(address))
-            feeds.set(address, discoveredFeed(chain.chainId, address, reference.feeds));
+      const named = [
+        ...(morpho?.markets ?? []).flatMap((m) => m.oracleFeeds ?? []),
+        ...(compound?.comets ?? []).flatMap((c) => [
+          c.config.baseTokenPriceFeed,
+          ...c.config.assets.map((a) => a.priceFeed),
+        ]),
+      ];
+      for (const address of named)
+        if (!feeds.has(address)) feeds.set(address, discoveredFeed(chain.chainId, address, reference.feeds));
       const read = await readFeeds(rpc, [...feeds.values()], target);
       for (const f of read.failures) items.push({ id: `feed:${f.feed.address}`, ok: false, error: f.error });
       const readings = read.readings.map(withPairFromDescription);
@@ -186,7 +233,13 @@ export function chainSource(
           keep(m.id);
           continue;
         }
-        const record = marketRecord(chain.chainId, m, loanUsd, collateralUsd, oracleRecord(m, byFeed));
+        const record = marketRecord(
+          chain.chainId,
+          m,
+          loanUsd,
+          collateralUsd,
+          oracleRecord(m.params.oracle, m.oracleFeeds, byFeed, 'ChainlinkOracleV2'),
+        );
         markets.push(record);
         priced.set(m.id, { record, read: m });
         items.push({ id: `morpho:${m.id}`, ok: true });
@@ -240,6 +293,71 @@ export function chainSource(
           badDebtUsd: badDebt * loanUsd,
         });
       }
+      // Compound v3: a comet whose base token has a USD price is served; one that is not (or an
+      // asset that cannot be read) keeps what the last pass served of it.
+      const cometMarkets = new Map<string, MarketRecord>();
+      const keepCometMarkets = (prefix: string) => {
+        const keptMarkets = (previous?.markets ?? []).filter(
+          (m) => m.uniqueKey.startsWith(prefix) && !cometMarkets.has(m.uniqueKey),
+        );
+        if (keptMarkets.length === 0) return;
+        const keys = new Set(keptMarkets.map((m) => m.uniqueKey));
+        for (const m of keptMarkets) cometMarkets.set(m.uniqueKey, m);
+        markets.push(...keptMarkets);
+        for (const p of previous?.positions ?? []) if (keys.has(p.marketKey)) positions.push(p);
+      };
+      for (const c of compound?.comets ?? []) {
+        const baseUsd = usdOf(c.base);
+        if (baseUsd === null) {
+          items.push({
+            id: `compound:${c.comet}`,
+            ok: false,
+            error: `comet ${c.comet}: no USD price for its base token ${c.base.symbol} ${c.base.address} (${listed.size > 0 && !listed.has(c.base.address) ? 'not in the shipped token list of this chain' : `add its ${c.base.symbol}/USD feed to the sources file`})`,
+          });
+          continue;
+        }
+        const out = cometRecords(chain.chainId, c, baseUsd, usdOf, (feeds) =>
+          oracleRecord(feeds[0]!, feeds, byFeed, 'ChainlinkOracle'),
+        );
+        for (const f of out.failures) items.push({ id: `compound:${f.id}`, ok: false, error: f.error });
+        for (const m of out.markets) cometMarkets.set(m.uniqueKey, m);
+        markets.push(...out.markets);
+        positions.push(...out.positions);
+        items.push({ id: `compound:${c.comet}`, ok: true });
+      }
+      for (const item of items)
+        if (!item.ok && item.id.startsWith('compound:')) {
+          const id = item.id.slice('compound:'.length);
+          // A comet as a whole (`0x…`), or one of its assets (`0x…_0x…`); not an account (`0x…:0x…`).
+          if (!id.includes(':')) keepCometMarkets(`compound-${chain.chainId}-${id}`);
+        }
+      const served = new Set(
+        (compound?.comets ?? [])
+          .filter((c) => items.some((i) => i.ok && i.id === `compound:${c.comet}`))
+          .map((c) => c.comet),
+      );
+      const absorbs = compound?.absorbs ?? [];
+      const cometThen = await cometsAtBlocks(rpc, chain.chainlink, absorbs, comets, feedSymbolOf);
+      for (const a of absorbs) {
+        const config = comets.configs.get(a.comet);
+        const base = config && comets.tokens.get(config.baseToken);
+        const anyMarket = [...cometMarkets.values()].find((m) =>
+          m.uniqueKey.startsWith(`compound-${chain.chainId}-${a.comet}_`),
+        );
+        if (!config || !base || !anyMarket) continue;
+        const then = cometThen.get(`${a.block}:${a.comet}:${a.borrower}`);
+        liquidations.push(
+          ...absorbLiquidations(
+            chain.chainId,
+            a,
+            { config, baseDecimals: base.decimals ?? 18 },
+            cometMarkets,
+            then?.baseUsd ?? anyMarket.loanPrice,
+            then?.debtBefore ?? null,
+          ),
+        );
+      }
+
       const rounds: OracleRound[] = readings.map((r) => ({
         chainId: chain.chainId,
         feed: r.feed.address,
@@ -252,7 +370,7 @@ export function chainSource(
         rpcRequests: rpc.requests() - requests0,
         markets: markets.length,
         positions: positions.length,
-        positionsRead: morpho?.positionsRead ?? 0,
+        positionsRead: (morpho?.positionsRead ?? 0) + (compound?.accountsRead ?? 0),
       };
       recent = [
         ...recent.filter(([n]) => n < Number(target)),
@@ -274,11 +392,25 @@ export function chainSource(
             .filter((a) => !priced.has(a.id))
             .slice(0, MAX_PENDING)
             .map((a) => `${a.id}:${a.user}`),
+          // Accounts of comets not served this pass (an unpriced base token's borrowers).
+          cometPending: (compound?.accounts ?? [])
+            .filter((a) => !served.has(a.comet))
+            .slice(0, MAX_PENDING)
+            .map((a) => `${a.comet}:${a.user}`),
         } satisfies Cursor),
         items,
       };
     },
   };
+}
+
+/** The first block any of the chain's protocols is read from. */
+function firstBlock(chain: ChainConfig): number {
+  const starts = [
+    ...(chain.morpho ? [chain.morpho.fromBlock] : []),
+    ...chain.compound.map((c) => c.fromBlock),
+  ];
+  return starts.length === 0 ? 0 : Math.min(...starts);
 }
 
 /** Blocks (number and hash) of the last runs kept in the checkpoint, to find a reorganization's common ancestor. */
@@ -294,6 +426,7 @@ interface Cursor {
   morpho?: string | null;
   markets?: string[];
   pending?: string[];
+  cometPending?: string[];
 }
 
 /** Accounts kept in the checkpoint for markets not served (an unpriced market's borrowers). */
@@ -311,7 +444,16 @@ function readCursor(cursor: string | null): Cursor {
       : [];
     const markets = Array.isArray(c.markets) ? c.markets.filter((m) => typeof m === 'string') : [];
     const pending = Array.isArray(c.pending) ? c.pending.filter((m) => typeof m === 'string') : [];
-    return { recent, markets, pending, ...(c.morpho !== undefined ? { morpho: c.morpho } : {}) };
+    const cometPending = Array.isArray(c.cometPending)
+      ? c.cometPending.filter((m) => typeof m === 'string')
+      : [];
+    return {
+      recent,
+      markets,
+      pending,
+      cometPending,
+      ...(c.morpho !== undefined ? { morpho: c.morpho } : {}),
+    };
   } catch {
     return { recent: [] };
   }
@@ -367,6 +509,76 @@ function knownMorpho(
     }),
   ];
   return { marketIds, accounts };
+}
+
+/** The comet accounts the last run served on this chain, and those of comets it did not serve. */
+function knownComets(
+  chainId: number,
+  previous: PreviousRun | undefined,
+  pending: readonly string[] = [],
+): { comet: string; user: string }[] {
+  const prefix = `compound-${chainId}-`;
+  const out = new Map<string, { comet: string; user: string }>();
+  for (const p of previous?.positions ?? []) {
+    if (!p.marketKey.startsWith(prefix)) continue;
+    const comet = p.marketKey.slice(prefix.length).split('_')[0]!;
+    out.set(`${comet}:${p.user}`, { comet, user: p.user });
+  }
+  for (const key of pending) {
+    const [comet, user] = key.split(':') as [string, string];
+    out.set(key, { comet, user });
+  }
+  return [...out.values()];
+}
+
+/**
+ * For absorptions: the base token's USD price at the absorb's block (the file's feeds read at
+ * the block) and the account's debt at the block before (`borrowBalanceOf`), by
+ * `${block}:${comet}:${borrower}`; up to MAX_PRICED_BLOCKS blocks a pass. A block whose state is
+ * gone (a pruned node) is left out: the pass's price serves, and the debt cleared is basePaidOut.
+ */
+async function cometsAtBlocks(
+  rpc: ChainRpc,
+  feeds: readonly FeedConfig[],
+  absorbs: readonly CometAbsorb[],
+  cache: CometCache,
+  feedSymbolOf: (t: Token) => string | null,
+): Promise<Map<string, { baseUsd: number | null; debtBefore: bigint | null }>> {
+  const out = new Map<string, { baseUsd: number | null; debtBefore: bigint | null }>();
+  const blocks = [...new Set(absorbs.map((a) => a.block))].slice(0, MAX_PRICED_BLOCKS);
+  for (const block of blocks) {
+    const here = absorbs.filter((a) => a.block === block);
+    try {
+      const { readings } = await readFeeds(rpc, feeds, BigInt(block));
+      const usdOf = pricer(readings, feedSymbolOf);
+      const debts = await rpc.client.multicall({
+        blockNumber: BigInt(block - 1),
+        allowFailure: true,
+        ...(await rpc.multicallOptions()),
+        contracts: here.map(
+          (a) =>
+            ({
+              address: a.comet as `0x${string}`,
+              abi: cometAbi,
+              functionName: 'borrowBalanceOf',
+              args: [a.borrower as `0x${string}`],
+            }) as const,
+        ),
+      });
+      throwIfUnread(debts);
+      here.forEach((a, i) => {
+        const base = cache.tokens.get(cache.configs.get(a.comet)?.baseToken ?? '');
+        const d = debts[i]!;
+        out.set(`${block}:${a.comet}:${a.borrower}`, {
+          baseUsd: base ? usdOf(base) : null,
+          debtBefore: d.status === 'success' ? (d.result as bigint) : null,
+        });
+      });
+    } catch {
+      // That block's state is gone: the pass's prices serve, and basePaidOut.
+    }
+  }
+  return out;
 }
 
 /** A feed an oracle names that the file does not list: its heartbeat from the reference data. */
@@ -485,10 +697,19 @@ function collateralUsdFromOracle(
   return scaled(price, 36 + loanDecimals - collateralDecimals) * loanUsd;
 }
 
-function oracleRecord(m: MorphoMarketRead, byFeed: ReadonlyMap<string, FeedReading>): OracleRecord {
-  if (m.oracleFeeds === null)
+/**
+ * An oracle record from the feeds behind it (null: its shape is not known), each with its last
+ * update as read this pass; `address` is the oracle's (a comet's: the collateral's feed).
+ */
+function oracleRecord(
+  address: string,
+  feedAddresses: readonly string[] | null,
+  byFeed: ReadonlyMap<string, FeedReading>,
+  type: 'ChainlinkOracleV2' | 'ChainlinkOracle',
+): OracleRecord {
+  if (feedAddresses === null)
     return {
-      address: m.params.oracle.toLowerCase(),
+      address: address.toLowerCase(),
       type: 'Custom',
       provider: 'Unknown',
       feeds: [],
@@ -497,14 +718,14 @@ function oracleRecord(m: MorphoMarketRead, byFeed: ReadonlyMap<string, FeedReadi
     };
   const feeds: OracleFeedRecord[] = [];
   const warnings: string[] = [];
-  for (const address of m.oracleFeeds) {
-    const r = byFeed.get(address);
+  for (const feed of new Set(feedAddresses)) {
+    const r = byFeed.get(feed);
     if (!r) {
-      warnings.push(`Feed ${address} did not answer`);
+      warnings.push(`Feed ${feed} did not answer`);
       continue;
     }
     feeds.push({
-      address,
+      address: feed,
       description: r.description,
       pair: r.feed.pair,
       heartbeatSeconds: r.feed.heartbeatSeconds,
@@ -514,11 +735,11 @@ function oracleRecord(m: MorphoMarketRead, byFeed: ReadonlyMap<string, FeedReadi
     });
   }
   return {
-    address: m.params.oracle.toLowerCase(),
-    type: 'ChainlinkOracleV2',
+    address: address.toLowerCase(),
+    type,
     provider: 'Chainlink',
     feeds,
-    isComposite: m.oracleFeeds.length > 1,
+    isComposite: new Set(feedAddresses).size > 1,
     warnings: warnings.length > 0 ? warnings : null,
   };
 }

@@ -1,0 +1,180 @@
+/**
+ * A comet as the service's records (the sandbox's model, D3): one market per collateral asset,
+ * `compound-<chainId>-<comet>_<asset>`, whose loan is the comet's base token and whose lltv is the
+ * asset's liquidateCollateralFactor. An account holding several collaterals has one position per
+ * collateral: its debt is shared among them in proportion to each collateral's value at its
+ * liquidation factor, so every one of its positions carries the account's own health factor
+ * (the comet's `isLiquidatable` test: below 1, the account can be absorbed).
+ *
+ * A comet lends one pool of base to all its collaterals' borrowers: a market's borrow is the sum
+ * of its positions' shares of debt, and its supply the comet's supply in the same proportion (so
+ * each market shows the comet's utilization, and the markets of a comet sum to the comet). Base
+ * lenders are not positions (they lend to the comet, not to one collateral's market).
+ */
+import { MarketUtils } from '@morpho-org/blue-sdk';
+import type { MarketRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
+import type { LiquidationEvent } from '../../store/types.ts';
+import { scaled } from './chainlink.ts';
+import { accountHealth, type CometAbsorb, type CometRead, FACTOR_SCALE } from './compound.ts';
+import type { TokenMeta } from './tokens.ts';
+
+/** A comet market's uniqueKey (D3). */
+export function cometKey(chainId: number, comet: string, asset: string): string {
+  return `compound-${chainId}-${comet.toLowerCase()}_${asset.toLowerCase()}`;
+}
+
+/**
+ * The comet's markets and positions at USD prices: `baseUsd` for its base token, and for each
+ * collateral its own USD price (`usdOf`, the file's feeds) or else the comet's price of it in
+ * base (its `getPrice` of the asset over that of the base) × `baseUsd`. An asset whose token
+ * does not answer is left out, named.
+ */
+export function cometRecords(
+  chainId: number,
+  read: CometRead,
+  baseUsd: number,
+  usdOf: (token: TokenMeta) => number | null,
+  oracle: (feeds: string[]) => OracleRecord,
+): { markets: MarketRecord[]; positions: PositionRecord[]; failures: { id: string; error: string }[] } {
+  const baseDecimals = read.base.decimals ?? 18;
+  const baseScale = 10n ** BigInt(baseDecimals);
+  const failures: { id: string; error: string }[] = [];
+  const assets = read.config.assets.map((a, i) => {
+    const token = read.tokens[i];
+    const price = read.prices[i];
+    if (!token || token.decimals === null) {
+      failures.push({
+        id: `${read.comet}_${a.asset}`,
+        error: `comet ${read.comet}: asset ${a.asset} does not answer decimals()`,
+      });
+      return null;
+    }
+    const usd = usdOf(token) ?? (price ? (Number(price) / Number(read.basePrice)) * baseUsd : null);
+    if (usd === null) {
+      failures.push({
+        id: `${read.comet}_${a.asset}`,
+        error: `comet ${read.comet}: getPrice of ${token.symbol}'s feed ${a.priceFeed} did not answer`,
+      });
+      return null;
+    }
+    return { info: a, token, usd, key: cometKey(chainId, read.comet, a.asset) };
+  });
+  const positions: PositionRecord[] = [];
+  const borrowByMarket = new Map<string, number>();
+  for (const { user, account } of read.accounts) {
+    const { healthFactor, weighted, debt } = accountHealth({ ...read, baseScale }, account);
+    const borrowUsd = scaled(debt, baseDecimals) * baseUsd;
+    const held = assets.flatMap((a, i) => (a && (account.collateral[i] ?? 0n) > 0n ? [i] : []));
+    const total = held.reduce((s, i) => s + weighted[i]!, 0n);
+    for (const i of held) {
+      const a = assets[i]!;
+      // The debt's share of this collateral: its value at the liquidation factor over the account's.
+      const share = total > 0n ? Number((weighted[i]! * FACTOR_SCALE) / total) / 1e18 : 1 / held.length;
+      const position: PositionRecord = {
+        marketKey: a.key,
+        user,
+        collateralUsd: scaled(account.collateral[i]!, a.token.decimals ?? 18) * a.usd,
+        borrowUsd: borrowUsd * share,
+        supplyUsd: 0,
+        healthFactor,
+      };
+      positions.push(position);
+      borrowByMarket.set(a.key, (borrowByMarket.get(a.key) ?? 0) + position.borrowUsd);
+    }
+  }
+  const served = assets.filter((a) => a !== null);
+  const borrowed = served.reduce((s, a) => s + (borrowByMarket.get(a.key) ?? 0), 0);
+  const supplyUsd = scaled(read.totalSupply, baseDecimals) * baseUsd;
+  const markets = served.map((a): MarketRecord => {
+    const borrow = borrowByMarket.get(a.key) ?? 0;
+    return {
+      uniqueKey: a.key,
+      protocol: 'compound',
+      chainId,
+      label: null,
+      collateral: a.token.symbol,
+      collateralName: a.token.name,
+      collateralAddress: a.token.address,
+      loan: read.base.symbol,
+      loanName: read.base.name,
+      loanAddress: read.base.address,
+      collateralDecimals: a.token.decimals,
+      loanDecimals: baseDecimals,
+      collateralPrice: a.usd,
+      loanPrice: baseUsd,
+      supply: borrowed > 0 ? (supplyUsd * borrow) / borrowed : supplyUsd / served.length,
+      borrow,
+      supplyApy: MarketUtils.rateToApy(read.supplyRate),
+      borrowApy: MarketUtils.rateToApy(read.borrowRate),
+      supplyRewardsApy: 0,
+      borrowRewardsApy: 0,
+      rewardTokens: [],
+      lltv: scaled(a.info.liquidateCollateralFactor, 18),
+      vaultSymbol: null,
+      vaultAddress: null,
+      governor: null,
+      oracle: oracle([a.info.priceFeed, read.config.baseTokenPriceFeed]),
+    };
+  });
+  return { markets, positions, failures };
+}
+
+/**
+ * An absorption as liquidations, one per collateral seized (in its market). The debt cleared is
+ * the account's debt before the absorb (`debtBefore`, read at the block before; Comet credits any
+ * surplus of collateral value to the account as supply, and basePaidOut counts it) or else
+ * basePaidOut; what the collateral at its liquidation factors did not cover is bad debt. Both are
+ * shared among the collaterals by their value at the liquidation factor. USD: the collateral at
+ * the comet's own valuation in the event, over its base price, × the base's USD price
+ * (`baseUsd`); the debt at `baseUsd`.
+ */
+export function absorbLiquidations(
+  chainId: number,
+  absorb: CometAbsorb,
+  read: Pick<CometRead, 'config'> & { baseDecimals: number },
+  records: ReadonlyMap<string, MarketRecord>,
+  baseUsd: number,
+  debtBefore: bigint | null,
+): LiquidationEvent[] {
+  const { config, baseDecimals } = read;
+  const baseScale = 10n ** BigInt(baseDecimals);
+  const factorOf = (asset: string) =>
+    config.assets.find((a) => a.asset === asset)?.liquidationFactor ?? FACTOR_SCALE;
+  const credited = absorb.collateral.map((c) => (c.value * factorOf(c.asset)) / FACTOR_SCALE);
+  const creditedValue = credited.reduce((s, v) => s + v, 0n);
+  // The comet's base price at the absorb (8 decimals), from the debt event's own valuation.
+  const basePrice =
+    absorb.basePaidOut > 0n ? Number(absorb.baseValue) / scaled(absorb.basePaidOut, baseDecimals) : null;
+  const cleared = debtBefore !== null && debtBefore < absorb.basePaidOut ? debtBefore : absorb.basePaidOut;
+  const covered = basePrice ? (Number(creditedValue) / basePrice) * Number(baseScale) : Number(cleared);
+  const repaid = scaled(cleared, baseDecimals);
+  const badDebt = Math.max(0, repaid - covered / Number(baseScale));
+  return absorb.collateral.flatMap((c, i) => {
+    const record = records.get(cometKey(chainId, absorb.comet, c.asset));
+    if (!record) return [];
+    const share =
+      creditedValue > 0n ? Number(credited[i]!) / Number(creditedValue) : 1 / absorb.collateral.length;
+    const seized = scaled(c.amount, record.collateralDecimals ?? 18);
+    const unitPrice = seized > 0 && basePrice ? Number(c.value) / seized / basePrice : null;
+    const collateralUsd = unitPrice === null ? record.collateralPrice : unitPrice * baseUsd;
+    return [
+      {
+        protocol: 'compound',
+        chainId,
+        txHash: absorb.txHash,
+        logIndex: c.logIndex,
+        block: absorb.block,
+        at: absorb.timestamp * 1000,
+        marketKey: record.uniqueKey,
+        borrower: absorb.borrower,
+        liquidator: absorb.absorber,
+        collateralSeized: seized,
+        collateralSeizedUsd: seized * collateralUsd,
+        debtRepaid: repaid * share,
+        debtRepaidUsd: repaid * share * baseUsd,
+        badDebt: badDebt * share,
+        badDebtUsd: badDebt * share * baseUsd,
+      },
+    ];
+  });
+}

@@ -1,0 +1,362 @@
+/**
+ * End to end on a local chain: a Compound v3 comet (a mock of our own that answers Comet's
+ * functions with Comet's arithmetic and emits its events) with USDC as base and WETH and WBTC as
+ * collateral, accounts opened, ingestion passes, and the API answers with the chain's exact
+ * debts and Comet's own health (`isLiquidatable`); an absorb lands in the liquidation history
+ * with the debt it cleared and any bad debt.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Abi } from 'viem';
+import { chainSources } from '../../src/ingest/chain/index.ts';
+import { ingestLive } from '../../src/ingest/live.ts';
+import { parseSources } from '../../src/ingest/sources-file.ts';
+import { createService, type Service } from '../../src/service.ts';
+import { openStore } from '../../src/store/open.ts';
+import type { Store } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
+import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
+import { type Anvil, type Artifact, compileContracts, deploy, startAnvil } from './anvil.ts';
+
+const WAD = 10n ** 18n;
+const YEAR = 31_536_000n;
+/** Yearly rates (1e18) as Comet's per-second ones. */
+const perSecond = (yearly: number) => BigInt(Math.round(yearly * 1e18)) / YEAR;
+
+let anvil: Anvil;
+let art: Record<string, Artifact>;
+let comet: `0x${string}`;
+let weth: `0x${string}`;
+let wbtc: `0x${string}`;
+let usdc: `0x${string}`;
+let ethUsd: `0x${string}`;
+let btcUsd: `0x${string}`;
+let usdcUsd: `0x${string}`;
+const users: `0x${string}`[] = [];
+
+async function send(
+  from: number,
+  address: `0x${string}`,
+  abi: Abi,
+  functionName: string,
+  args: readonly unknown[] = [],
+) {
+  const c = anvil.client(from);
+  const hash = await c.writeContract({ address, abi, functionName, args } as never);
+  const receipt = await c.waitForTransactionReceipt({ hash });
+  assert.equal(receipt.status, 'success', `${functionName} reverted`);
+  return receipt;
+}
+
+async function read<T>(
+  address: `0x${string}`,
+  functionName: string,
+  args: readonly unknown[] = [],
+  blockNumber?: bigint,
+): Promise<T> {
+  const abi = address === comet ? art.TestComet!.abi : art.TestAggregator!.abi;
+  return (await anvil.client().readContract({
+    address,
+    abi,
+    functionName,
+    args,
+    ...(blockNumber === undefined ? {} : { blockNumber }),
+  } as never)) as T;
+}
+
+before(async () => {
+  art = compileContracts();
+  anvil = await startAnvil();
+  for (const i of [0, 1, 2]) users.push(anvil.client(i).account.address.toLowerCase() as `0x${string}`);
+  const c = anvil.client(0);
+  usdc = await deploy(c, art.TestToken!, ['USD Coin', 'USDC', 6]);
+  weth = await deploy(c, art.TestToken!, ['Wrapped Ether', 'WETH', 18]);
+  wbtc = await deploy(c, art.TestToken!, ['Wrapped BTC', 'WBTC', 8]);
+  ethUsd = await deploy(c, art.TestAggregator!, [8, 'ETH / USD', 3000n * 10n ** 8n]);
+  btcUsd = await deploy(c, art.TestAggregator!, [8, 'BTC / USD', 60_000n * 10n ** 8n]);
+  usdcUsd = await deploy(c, art.TestAggregator!, [8, 'USDC / USD', 10n ** 8n]);
+  comet = await deploy(c, art.TestComet!, [
+    usdc,
+    6,
+    usdcUsd,
+    [
+      (WAD * 8n) / 10n,
+      perSecond(0.0325),
+      perSecond(0.4),
+      0n,
+      (WAD * 8n) / 10n,
+      perSecond(0.035),
+      perSecond(0.25),
+      perSecond(0.015),
+    ],
+  ]);
+  const C = art.TestComet!.abi;
+  const T = art.TestToken!.abi;
+  await send(0, comet, C, 'addAsset', [
+    weth,
+    ethUsd,
+    18,
+    (WAD * 825n) / 1000n,
+    (WAD * 895n) / 1000n,
+    (WAD * 95n) / 100n,
+  ]);
+  await send(0, comet, C, 'addAsset', [
+    wbtc,
+    btcUsd,
+    8,
+    (WAD * 70n) / 100n,
+    (WAD * 77n) / 100n,
+    (WAD * 95n) / 100n,
+  ]);
+  // A lender supplies 1,000,000 USDC; borrower 1 posts WETH and WBTC, borrower 2 WETH.
+  await send(0, usdc, T, 'mint', [users[0], 2_000_000n * 10n ** 6n]);
+  await send(0, usdc, T, 'approve', [comet, 2n ** 256n - 1n]);
+  await send(0, comet, C, 'supply', [usdc, 1_000_000n * 10n ** 6n]);
+  const open = async (i: number, collateral: [`0x${string}`, bigint][], borrow: bigint) => {
+    for (const [token, amount] of collateral) {
+      await send(i, token, T, 'mint', [users[i], amount]);
+      await send(i, token, T, 'approve', [comet, amount]);
+      await send(i, comet, C, 'supply', [token, amount]);
+    }
+    await send(i, comet, C, 'withdraw', [usdc, borrow]);
+  };
+  await open(
+    1,
+    [
+      [weth, 10n * WAD],
+      [wbtc, 50_000_000n],
+    ],
+    30_000n * 10n ** 6n,
+  );
+  await open(2, [[weth, WAD]], 2_400n * 10n ** 6n);
+});
+
+after(async () => {
+  await anvil?.stop();
+});
+
+function sourcesJson() {
+  return {
+    chains: [
+      {
+        chainId: anvil.chainId,
+        rpcUrl: anvil.url,
+        compound: [{ comet }],
+        // No BTC/USD here: WBTC is priced by the comet's own price of it in USDC.
+        chainlink: [
+          { address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
+          { address: usdcUsd, pair: 'USDC/USD', heartbeatSeconds: 86400 },
+        ],
+      },
+    ],
+  };
+}
+
+/** Comet's health of an account at a block, from the chain's own reads (collateral at the liquidation factors over debt). */
+async function chainHealth(
+  user: string,
+  block: bigint,
+): Promise<{ hf: number; debt: bigint; liquidatable: boolean }> {
+  const debt = await read<bigint>(comet, 'borrowBalanceOf', [user], block);
+  const basePrice = await read<bigint>(comet, 'getPrice', [usdcUsd], block);
+  let weighted = 0n;
+  for (const [asset, feed, scale, lcf] of [
+    [weth, ethUsd, WAD, (WAD * 895n) / 1000n],
+    [wbtc, btcUsd, 10n ** 8n, (WAD * 77n) / 100n],
+  ] as const) {
+    const balance = await read<bigint>(comet, 'collateralBalanceOf', [user, asset], block);
+    const price = await read<bigint>(comet, 'getPrice', [feed], block);
+    weighted += (((balance * price) / scale) * lcf) / WAD;
+  }
+  const debtValue = (debt * basePrice) / 10n ** 6n;
+  const liquidatable = await read<boolean>(comet, 'isLiquidatable', [user], block);
+  return { hf: Number((weighted * WAD) / debtValue) / 1e18, debt, liquidatable };
+}
+
+describe('Compound v3 on a local chain', () => {
+  let store: Store;
+  let service: Service;
+  let key: string;
+  const clock = new ManualClock(Date.now());
+  const get = async (url: string) => {
+    const res = await service.app.inject({
+      url: `/api/v1${url}`,
+      headers: { authorization: `Bearer ${key}` },
+    });
+    assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+    return res.json();
+  };
+  let sources: ReturnType<typeof chainSources>;
+  /** One ingestion pass at the head; resolves to the block it read. */
+  const pass = async () => {
+    const head = await anvil.client().getBlock();
+    clock.set(Number(head.timestamp) * 1000 + 1000);
+    const out = await ingestLive(sources, store, clock);
+    assert.deepEqual(
+      out.runs.flatMap((r) => r.items?.filter((i) => !i.ok) ?? []),
+      [],
+      'no item failed',
+    );
+    await service?.models.reloadIfChanged();
+    return head.number;
+  };
+  const wethKey = () => `compound-31337-${comet.toLowerCase()}_${weth.toLowerCase()}`;
+  const wbtcKey = () => `compound-31337-${comet.toLowerCase()}_${wbtc.toLowerCase()}`;
+
+  before(async () => {
+    const dataDir = tempDir('lrds-comet-');
+    store = await openStore({ dataDir, databaseUrl: null }, clock);
+    sources = chainSources(parseSources(sourcesJson(), 'test'));
+    await pass();
+    service = await createService(
+      { ...embeddedSettings(dataDir), simulationTickMs: 0 },
+      { clock, server: QUIET },
+    );
+    const account = await service.keys.ensureAccount('fund');
+    key = (await service.keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' })).key;
+  });
+  after(async () => {
+    await service?.close();
+    await store?.close();
+  });
+
+  test("default: one market per collateral, with the chain's exact debts and Comet's own health", async () => {
+    const block = await pass();
+    const h1 = await chainHealth(users[1]!, block);
+    const mine = (await get(`/positions?address=${users[1]}`)).data as {
+      market: { uniqueKey: string };
+      healthFactor: number;
+      collateralPrice: number;
+      state: { collateralUsd: number; borrowAssetsUsd: number };
+    }[];
+    assert.deepEqual(mine.map((p) => p.market.uniqueKey).sort(), [wethKey(), wbtcKey()].sort());
+    // every position of the account carries the account's health, equal to Comet's
+    for (const p of mine) assert.ok(Math.abs(p.healthFactor - h1.hf) < 1e-6, `${p.healthFactor} vs ${h1.hf}`);
+    assert.equal(h1.liquidatable, false);
+    // the debt shared among the collaterals sums to borrowBalanceOf at the block read
+    const debt = mine.reduce((s, p) => s + p.state.borrowAssetsUsd, 0);
+    assert.ok(Math.abs(debt - Number(h1.debt) / 1e6) < 0.02, `${debt} vs ${h1.debt}`);
+    // WETH by its feed; WBTC (no feed in the file) by the comet's price of it in USDC
+    const byKey = new Map(mine.map((p) => [p.market.uniqueKey, p]));
+    assert.equal(byKey.get(wethKey())!.state.collateralUsd, 30_000);
+    assert.equal(byKey.get(wbtcKey())!.collateralPrice, 60_000);
+    assert.equal(byKey.get(wbtcKey())!.state.collateralUsd, 30_000);
+    // shares by value at the liquidation factor: 30,000 × 0.895 against 30,000 × 0.77
+    const wethShare = byKey.get(wethKey())!.state.borrowAssetsUsd / debt;
+    assert.ok(Math.abs(wethShare - 0.895 / (0.895 + 0.77)) < 1e-3, String(wethShare));
+
+    const market = (await get(`/markets/${wethKey()}`)).data;
+    const totalSupply = Number(await read<bigint>(comet, 'totalSupply', [], block)) / 1e6;
+    const totalBorrow = Number(await read<bigint>(comet, 'totalBorrow', [], block)) / 1e6;
+    const other = (await get(`/markets/${wbtcKey()}`)).data;
+    assert.deepEqual(
+      [market.protocol, market.loan, market.collateral, market.lltv, market.oracle.type],
+      ['compound', 'USDC', 'WETH', 0.895, 'ChainlinkOracle'],
+    );
+    assert.deepEqual(
+      market.oracle.feeds.map((f: { address: string }) => f.address),
+      [ethUsd.toLowerCase(), usdcUsd.toLowerCase()],
+    );
+    // the comet's markets sum to the comet, each at the comet's utilization
+    assert.ok(Math.abs(market.borrow + other.borrow - totalBorrow) < 0.03);
+    assert.ok(Math.abs(market.supply + other.supply - totalSupply) < 0.03);
+    assert.ok(Math.abs(market.borrow / market.supply - totalBorrow / totalSupply) < 1e-6);
+    const u = await read<bigint>(comet, 'getUtilization', [], block);
+    const rate = await read<bigint>(comet, 'getBorrowRate', [u], block);
+    // Comet's per-second rate, compounded continuously (APYs are served to 8 decimals)
+    assert.ok(Math.abs(market.borrowApy - Math.expm1((Number(rate) * 31_536_000) / 1e18)) < 1e-8);
+  });
+
+  test('behavior: health follows the price; an absorb is a liquidation of the debt it cleared', async () => {
+    const C = art.TestComet!.abi;
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_600n * 10n ** 8n]);
+    const block = await pass();
+    const h2 = await chainHealth(users[2]!, block);
+    assert.equal(h2.liquidatable, true);
+    const p = (await get(`/positions?address=${users[2]}`)).data[0];
+    assert.ok(p.healthFactor < 1 && Math.abs(p.healthFactor - h2.hf) < 1e-6, `${p.healthFactor} vs ${h2.hf}`);
+    const atRisk = await get('/risk/positions-at-risk?chainIds=31337');
+    assert.deepEqual(
+      atRisk.data.map((x: { user: { address: string } }) => x.user.address),
+      [users[2]],
+    );
+    // The lender absorbs borrower 2: 1 WETH at $2,600 × 0.95 = $2,470 covers the ~$2,400 debt;
+    // Comet credits the ~$70 surplus to the account as supply (basePaidOut counts it, the debt does not).
+    const receipt = await send(0, comet, C, 'absorb', [users[0], [users[2]]]);
+    const debtBefore = await read<bigint>(comet, 'borrowBalanceOf', [users[2]], receipt.blockNumber - 1n);
+    await pass();
+    assert.equal(sources[0]!.lastRun()!.positionsRead, 1);
+    const list = (await get('/liquidations?chainIds=31337')).data;
+    assert.equal(list.length, 1);
+    const l = list[0];
+    assert.deepEqual(
+      [l.protocol, l.marketId, l.txHash, l.block, l.borrower, l.liquidator, l.collateralSeized],
+      ['compound', wethKey(), receipt.transactionHash, Number(receipt.blockNumber), users[2], users[0], 1],
+    );
+    assert.equal(l.collateralSeizedUsd, 2600);
+    assert.ok(Math.abs(l.debtRepaid - Number(debtBefore) / 1e6) < 1e-6, `${l.debtRepaid} vs ${debtBefore}`);
+    assert.equal(l.badDebt, 0);
+    // borrower 2 holds no collateral now: no position
+    assert.equal((await get(`/positions?address=${users[2]}`)).data.length, 0);
+  });
+
+  test('behavior: a quiet pass reads no account, and debts accrue as Comet accrues them', async () => {
+    await anvil.client().request({ method: 'evm_increaseTime' as never, params: [30 * 86_400] as never });
+    await anvil.client().request({ method: 'evm_mine' as never, params: [] as never });
+    const block = await pass();
+    assert.equal(sources[0]!.lastRun()!.positionsRead, 0);
+    const h1 = await chainHealth(users[1]!, block);
+    const debt = (await get(`/positions?address=${users[1]}`)).data.reduce(
+      (s: number, p: { state: { borrowAssetsUsd: number } }) => s + p.state.borrowAssetsUsd,
+      0,
+    );
+    assert.ok(debt > 30_030, 'a month of interest');
+    assert.ok(Math.abs(debt - Number(h1.debt) / 1e6) < 0.02, `${debt} vs ${h1.debt}`);
+  });
+
+  test('behavior: an absorb the collateral does not cover records the bad debt, shared among the collaterals', async () => {
+    // ETH at $1,000 and BTC at $20,000: 10 WETH + 0.5 WBTC are worth $20,000, $19,000 at the
+    // liquidation factor, against a debt of ~$30,000.
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [1_000n * 10n ** 8n]);
+    await send(0, btcUsd, art.TestAggregator!.abi, 'updateAnswer', [20_000n * 10n ** 8n]);
+    const receipt = await send(0, comet, art.TestComet!.abi, 'absorb', [users[0], [users[1]]]);
+    const debtBefore =
+      Number(await read<bigint>(comet, 'borrowBalanceOf', [users[1]], receipt.blockNumber - 1n)) / 1e6;
+    await pass();
+    const mine = (await get('/liquidations?chainIds=31337')).data.filter(
+      (l: { borrower: string }) => l.borrower === users[1],
+    );
+    assert.equal(mine.length, 2);
+    const sum = (f: string) => mine.reduce((s: number, l: Record<string, number>) => s + l[f]!, 0);
+    assert.ok(Math.abs(sum('debtRepaid') - debtBefore) < 1e-3, `${sum('debtRepaid')} vs ${debtBefore}`);
+    assert.ok(
+      Math.abs(sum('badDebt') - (debtBefore - 19_000)) < 1e-3,
+      `${sum('badDebt')} vs ${debtBefore - 19_000}`,
+    );
+    assert.ok(Math.abs(sum('collateralSeizedUsd') - 20_000) < 1e-6);
+    // both collaterals at the same factor: the debt splits as their values, half each
+    for (const l of mine) assert.ok(Math.abs(l.debtRepaid - debtBefore / 2) < 1e-3);
+  });
+
+  test('behavior: a reorganization that drops the absorb rolls it back, and the positions with it', async () => {
+    const absorbed = (await get('/liquidations?chainIds=31337')).data.filter(
+      (l: { borrower: string }) => l.borrower === users[1],
+    );
+    assert.equal(absorbed.length, 2);
+    assert.equal((await get(`/positions?address=${users[1]}`)).data.length, 0);
+    const head = await anvil.client().getBlockNumber();
+    await anvil.client().request({
+      method: 'anvil_reorg' as never,
+      params: [Number(head) - absorbed[0].block + 1, []] as never,
+    });
+    await pass();
+    const after = (await get('/liquidations?chainIds=31337')).data;
+    assert.deepEqual(
+      after.map((l: { borrower: string }) => l.borrower),
+      [users[2]],
+    );
+    const back = (await get(`/positions?address=${users[1]}`)).data;
+    assert.equal(back.length, 2);
+    assert.ok(back.every((p: { healthFactor: number }) => p.healthFactor < 1));
+  });
+});
