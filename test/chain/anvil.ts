@@ -159,6 +159,35 @@ export async function deploy(
   return receipt.contractAddress;
 }
 
+/** Sends a transaction from ACCOUNTS[from]; resolves to its receipt, which must be a success. */
+export async function sendTx(
+  anvil: Pick<Anvil, 'client'>,
+  from: number,
+  address: `0x${string}`,
+  abi: Abi,
+  functionName: string,
+  args: readonly unknown[] = [],
+) {
+  const c = anvil.client(from);
+  const hash = await c.writeContract({ address, abi, functionName, args } as never);
+  const receipt = await c.waitForTransactionReceipt({ hash });
+  if (receipt.status !== 'success') throw new Error(`${functionName} reverted`);
+  return receipt;
+}
+
+/** A contract read at the latest block, or at `blockNumber`. */
+export async function readAt<T>(
+  anvil: Pick<Anvil, 'client'>,
+  address: `0x${string}`,
+  abi: Abi,
+  functionName: string,
+  args: readonly unknown[] = [],
+  blockNumber?: bigint,
+): Promise<T> {
+  const at = blockNumber === undefined ? {} : { blockNumber };
+  return (await anvil.client().readContract({ address, abi, functionName, args, ...at } as never)) as T;
+}
+
 /** A sources file (D15) for Morpho Blue at `morpho` on the local chain, priced by two feeds. */
 export function localSources(
   anvil: Pick<Anvil, 'chainId' | 'url'>,

@@ -16,7 +16,7 @@ import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
-import { type Anvil, type Artifact, compileContracts, deploy, startAnvil } from './anvil.ts';
+import { type Anvil, type Artifact, compileContracts, deploy, readAt, sendTx, startAnvil } from './anvil.ts';
 
 const WAD = 10n ** 18n;
 const YEAR = 31_536_000n;
@@ -34,35 +34,18 @@ let btcUsd: `0x${string}`;
 let usdcUsd: `0x${string}`;
 const users: `0x${string}`[] = [];
 
-async function send(
-  from: number,
-  address: `0x${string}`,
-  abi: Abi,
-  functionName: string,
-  args: readonly unknown[] = [],
-) {
-  const c = anvil.client(from);
-  const hash = await c.writeContract({ address, abi, functionName, args } as never);
-  const receipt = await c.waitForTransactionReceipt({ hash });
-  assert.equal(receipt.status, 'success', `${functionName} reverted`);
-  return receipt;
-}
-
-async function read<T>(
-  address: `0x${string}`,
-  functionName: string,
-  args: readonly unknown[] = [],
-  blockNumber?: bigint,
-): Promise<T> {
-  const abi = address === comet ? art.TestComet!.abi : art.TestAggregator!.abi;
-  return (await anvil.client().readContract({
+const send = (from: number, address: `0x${string}`, abi: Abi, fn: string, args: readonly unknown[] = []) =>
+  sendTx(anvil, from, address, abi, fn, args);
+/** A read of the comet or of a feed, at the latest block or at `block`. */
+const read = <T>(address: `0x${string}`, fn: string, args: readonly unknown[] = [], block?: bigint) =>
+  readAt<T>(
+    anvil,
     address,
-    abi,
-    functionName,
+    address === comet ? art.TestComet!.abi : art.TestAggregator!.abi,
+    fn,
     args,
-    ...(blockNumber === undefined ? {} : { blockNumber }),
-  } as never)) as T;
-}
+    block,
+  );
 
 before(async () => {
   art = compileContracts();

@@ -20,7 +20,16 @@ import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
-import { type Anvil, type Artifact, compileContracts, deploy, localSources, startAnvil } from './anvil.ts';
+import {
+  type Anvil,
+  type Artifact,
+  compileContracts,
+  deploy,
+  localSources,
+  readAt,
+  sendTx,
+  startAnvil,
+} from './anvil.ts';
 
 const WAD = 10n ** 18n;
 const LLTV = 860_000_000_000_000_000n;
@@ -44,28 +53,10 @@ let params: {
 };
 const users: `0x${string}`[] = [];
 
-async function send(
-  from: number,
-  address: `0x${string}`,
-  abi: Abi,
-  functionName: string,
-  args: readonly unknown[] = [],
-) {
-  const c = anvil.client(from);
-  const hash = await c.writeContract({ address, abi, functionName, args } as never);
-  const receipt = await c.waitForTransactionReceipt({ hash });
-  assert.equal(receipt.status, 'success', `${functionName} reverted`);
-  return receipt;
-}
-
-async function read<T>(
-  address: `0x${string}`,
-  abi: Abi,
-  functionName: string,
-  args: readonly unknown[] = [],
-): Promise<T> {
-  return (await anvil.client().readContract({ address, abi, functionName, args } as never)) as T;
-}
+const send = (from: number, address: `0x${string}`, abi: Abi, fn: string, args: readonly unknown[] = []) =>
+  sendTx(anvil, from, address, abi, fn, args);
+const read = <T>(address: `0x${string}`, abi: Abi, fn: string, args: readonly unknown[] = []) =>
+  readAt<T>(anvil, address, abi, fn, args);
 
 before(async () => {
   art = compileContracts();
