@@ -296,6 +296,7 @@ function modelOver(
     asOf: at,
     changeSeq: 0,
     blocks: null,
+    chainRefreshedAt: null,
     stored: false,
     revision: 0,
   };

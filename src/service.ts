@@ -15,7 +15,7 @@ import {
   catchUpChanges,
   loadReadModel,
   type ReadModel,
-  setBlocks,
+  setSourceClocks,
 } from './data/read-model.ts';
 import { ResearchJob } from './data/research-job.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
@@ -201,7 +201,7 @@ export class ReadModels implements DataSource {
   static async load(store: ModelStore, clock: Clock): Promise<ReadModels> {
     const live = await loadReadModel(store, clock.now());
     if (!live) throw new Error('the store holds no dataset: run `lrds seed` first');
-    setBlocks(live, blocksOf(await store.listSources()));
+    setSourceClocks(live, await store.listSources());
     return new ReadModels(store, clock, live);
   }
 
@@ -262,15 +262,15 @@ export class ReadModels implements DataSource {
     if (!info) return false;
     // The chain blocks the data reflects move with the sources' checkpoints (a block may
     // bring no change); the sources are few, so they are read on every poll.
-    const blocks = blocksOf(await this.store.listSources());
+    const sources = await this.store.listSources();
     if (info.version === this.live.dataset.version) {
       if (info.changeSeq > this.live.changeSeq) await catchUpChanges(this.store, this.live, info.changeSeq);
-      setBlocks(this.live, blocks);
+      setSourceClocks(this.live, sources);
       return false;
     }
     const next = await loadReadModel(this.store, this.clock.now());
     if (!next) return false;
-    setBlocks(next, blocks);
+    setSourceClocks(next, sources);
     // A living sandbox goes on where it stood: priced at the last tick before it serves.
     if (
       this.lastTickAt !== null &&

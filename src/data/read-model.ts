@@ -10,6 +10,7 @@ import type {
 import type {
   DatasetInfo,
   MarketDataStore,
+  SourceState,
   StoredMarketChange,
   StoredPositionChange,
 } from '../store/types.ts';
@@ -37,6 +38,12 @@ export interface ReadModel {
    */
   blocks: Record<string, number> | null;
   /**
+   * Per chain id, the last successful refresh (epoch ms) of the stalest source reporting that
+   * chain (DECISIONS D16): an answer about some chains is as fresh as their sources; null when
+   * no source reports chains (the sandbox).
+   */
+  chainRefreshedAt: Record<string, number> | null;
+  /**
    * The model is the store's dataset, so the store's history (market snapshots, oracle rounds,
    * liquidations) is its history. False for a model built in memory (the test keys' sandbox
    * while the store holds another dataset): it has no stored history.
@@ -50,10 +57,23 @@ export interface ReadModel {
   revision: number;
 }
 
-/** Sets the chain blocks a model reflects; a change of them is a change of the model. */
-export function setBlocks(model: ReadModel, blocks: Record<string, number> | null): void {
-  if (JSON.stringify(blocks) !== JSON.stringify(model.blocks)) model.revision++;
+/**
+ * Sets what the sources' checkpoints say the model reflects (per chain, the last block and the
+ * last refresh of the stalest source reporting it); a change of either is a change of the model.
+ */
+export function setSourceClocks(
+  model: ReadModel,
+  sources: readonly Pick<SourceState, 'kind' | 'lastBlock' | 'chainIds' | 'refreshedAt'>[],
+): void {
+  const blocks = blocksOf(sources);
+  const refreshed = chainRefreshedAt(sources);
+  if (
+    JSON.stringify(blocks) !== JSON.stringify(model.blocks) ||
+    JSON.stringify(refreshed) !== JSON.stringify(model.chainRefreshedAt)
+  )
+    model.revision++;
   model.blocks = blocks;
+  model.chainRefreshedAt = refreshed;
 }
 
 /** Per chain, the lowest last block of the sources reporting it; null when none does. */
@@ -69,6 +89,50 @@ export function blocksOf(
       any = true;
     }
   return any ? out : null;
+}
+
+/**
+ * Per chain, the oldest last refresh of the real sources reporting it that have refreshed (one
+ * that never has serves nothing yet; the sandbox's simulation is never live); null when none does.
+ */
+function chainRefreshedAt(
+  sources: readonly Pick<SourceState, 'kind' | 'chainIds' | 'refreshedAt'>[],
+): Record<string, number> | null {
+  const out: Record<string, number> = {};
+  let any = false;
+  for (const s of sources) {
+    if (s.refreshedAt === null || s.kind === 'simulation') continue;
+    for (const chain of s.chainIds) {
+      out[chain] = Math.min(out[chain] ?? s.refreshedAt, s.refreshedAt);
+      any = true;
+    }
+  }
+  return any ? out : null;
+}
+
+/**
+ * What an answer about `chains` reflects (D16): the refresh of the stalest source behind those
+ * chains (the dataset's, for every chain or a sandbox, or when no source reports them) and their
+ * blocks. `chains` null: the whole dataset.
+ */
+export function answerClock(
+  model: ReadModel,
+  chains: readonly number[] | null,
+): { refreshedAt: number; blocks: Record<string, number> | null } {
+  const byChain = model.chainRefreshedAt;
+  if (chains === null || byChain === null || model.dataset.kind === 'sandbox')
+    return { refreshedAt: model.dataset.refreshedAt, blocks: model.blocks };
+  let refreshedAt = Number.POSITIVE_INFINITY;
+  const blocks: Record<string, number> = {};
+  for (const chain of chains) {
+    const at = byChain[chain];
+    if (at !== undefined) refreshedAt = Math.min(refreshedAt, at);
+    const block = model.blocks?.[chain];
+    if (block !== undefined) blocks[chain] = block;
+  }
+  if (refreshedAt === Number.POSITIVE_INFINITY)
+    return { refreshedAt: model.dataset.refreshedAt, blocks: model.blocks };
+  return { refreshedAt, blocks };
 }
 
 /** Position changes read from the store per query while following the change feed. */
@@ -189,12 +253,26 @@ export function applyPrices(
  * source within 60 s, `cached` within 15 min, `snapshot` otherwise. Sandbox data is always
  * `snapshot`, however recently it was generated.
  */
-export function freshness(dataset: DatasetInfo, nowMs: number): Freshness {
+export function freshness(dataset: Pick<DatasetInfo, 'kind' | 'refreshedAt'>, nowMs: number): Freshness {
   if (dataset.kind === 'sandbox') return 'snapshot';
   const age = nowMs - dataset.refreshedAt;
   if (age <= 60_000) return 'live';
   if (age <= 15 * 60_000) return 'cached';
   return 'snapshot';
+}
+
+/**
+ * The freshness of the dataset and of each chain's sources now, as one string: an answer
+ * computed under one value is valid while it holds (its freshness cannot have changed).
+ */
+export function freshnessKey(model: ReadModel, nowMs: number): string {
+  const overall = freshness(model.dataset, nowMs);
+  const byChain = model.chainRefreshedAt;
+  if (byChain === null || model.dataset.kind === 'sandbox') return overall;
+  let key = overall;
+  for (const chain in byChain)
+    key += `,${chain}:${freshness({ kind: model.dataset.kind, refreshedAt: byChain[chain]! }, nowMs)}`;
+  return key;
 }
 
 /**
@@ -222,6 +300,7 @@ export async function loadReadModel(store: MarketDataStore, nowMs: number): Prom
         asOf: after.refreshedAt,
         changeSeq: 0,
         blocks: null,
+        chainRefreshedAt: null,
         stored: true,
         revision: 0,
       };
@@ -257,6 +336,7 @@ export function buildReadModel(
     asOf: dataset.refreshedAt,
     changeSeq: 0,
     blocks: null,
+    chainRefreshedAt: null,
     stored: false,
     revision: 0,
   };

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { canonicalJson } from '../access/idempotency.ts';
 import type { Tier } from '../access/tiers.ts';
-import { freshness, type ReadModel } from '../data/read-model.ts';
+import { freshnessKey, type ReadModel } from '../data/read-model.ts';
 import { callerOf } from './context.ts';
 import { type Assembled, assemble, type DataAnswer } from './serialize.ts';
 
@@ -77,6 +77,6 @@ export class AnswerCache {
       scope = `${tier.id}|${tier.resultCap}|${tier.chains?.join(',') ?? '*'}|${tier.historyDays}`;
       this.#scopes.set(tier, scope);
     }
-    return `${request.routeOptions.url}\n${canonicalJson(request.params)}\n${canonicalJson(request.query)}\n${key.mode}|${scope}\n${id}|${freshness(model.dataset, nowMs)}`;
+    return `${request.routeOptions.url}\n${canonicalJson(request.params)}\n${canonicalJson(request.query)}\n${key.mode}|${scope}\n${id}|${freshnessKey(model, nowMs)}`;
   }
 }

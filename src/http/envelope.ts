@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Clamped } from '../access/clamp.ts';
-import { freshness, type ReadModel } from '../data/read-model.ts';
+import { answerClock, freshness, type ReadModel } from '../data/read-model.ts';
 import type { Found } from '../queries/types.ts';
 
 export interface Meta {
@@ -17,13 +17,20 @@ export interface Meta {
 /** ISO time a model reflects, formatted once per value. */
 const asOfText = new WeakMap<ReadModel, { ms: number; iso: string }>();
 
-function asOfOf(model: ReadModel): string {
+function asOfOf(model: ReadModel, ms: number): string {
   let s = asOfText.get(model);
-  if (s?.ms !== model.asOf) {
-    s = { ms: model.asOf, iso: new Date(model.asOf).toISOString() };
+  if (s?.ms !== ms) {
+    s = { ms, iso: new Date(ms).toISOString() };
     asOfText.set(model, s);
   }
   return s.iso;
+}
+
+/** The chains a request was scoped to (its `chainIds` as its tier allows), set when they are parsed. */
+const scopedChains = new WeakMap<FastifyRequest, readonly number[]>();
+
+export function setScopedChains(request: FastifyRequest, chains: readonly number[] | undefined): void {
+  if (chains) scopedChains.set(request, chains);
 }
 
 /** Server time since the request arrived, in ms, to the microsecond. */
@@ -32,9 +39,10 @@ export function latencyMs(request: FastifyRequest): number {
 }
 
 /**
- * Meta of a data answer (DECISIONS D11, D16): freshness and asOf from the refresh of the data's
- * source (one source today: the dataset; sandbox data is always a snapshot), blocks from the
- * chain sources' last blocks (absent for the sandbox); source from the
+ * Meta of a data answer (DECISIONS D11, D16): freshness, asOf and blocks from the sources behind
+ * the answer's chains (its items', else the chains it was scoped to, else every chain): the
+ * refresh of the stalest of them and their last blocks (sandbox data is always a snapshot, at its
+ * last tick, with no blocks); source from the
  * protocols of the items found, or of the query's scope when nothing was found; total when the
  * query counted; clamped as the access pipeline reported it for this request.
  */
@@ -42,17 +50,27 @@ export function dataMeta(
   request: FastifyRequest,
   model: ReadModel,
   nowMs: number,
-  found: Pick<Found<unknown>, 'itemProtocols' | 'scopeProtocols' | 'total' | 'nextCursor'>,
+  found: Pick<Found<unknown>, 'itemProtocols' | 'scopeProtocols' | 'itemChains' | 'total' | 'nextCursor'>,
   clamped: Clamped | undefined,
 ): Meta {
   const protocols = new Set(found.itemProtocols);
   const source = (protocols.size > 0 ? [...protocols] : [...found.scopeProtocols]).sort().join(',');
-  const meta: Meta = { latencyMs: 0, freshness: freshness(model.dataset, nowMs), source };
+  const chains = found.itemChains?.length ? found.itemChains : (scopedChains.get(request) ?? null);
+  const clock = answerClock(model, chains);
+  const meta: Meta = {
+    latencyMs: 0,
+    freshness: freshness({ kind: model.dataset.kind, refreshedAt: clock.refreshedAt }, nowMs),
+    source,
+  };
   if (clamped) meta.clamped = clamped;
   if (found.total !== undefined) meta.total = found.total;
   if (found.nextCursor !== undefined) meta.nextCursor = found.nextCursor;
-  meta.asOf = asOfOf(model);
-  if (model.blocks) meta.blocks = model.blocks;
+  // A sandbox's asOf is its last tick; real data's the refresh of the stalest source behind it.
+  meta.asOf = asOfOf(
+    model,
+    model.dataset.kind === 'sandbox' || chains === null ? model.asOf : clock.refreshedAt,
+  );
+  if (clock.blocks) meta.blocks = clock.blocks;
   meta.latencyMs = latencyMs(request);
   return meta;
 }

@@ -4,6 +4,7 @@ import { type ClampedScope, clampScope, DEFAULT_LIMIT } from '../access/clamp.ts
 import { PROTOCOLS, type Protocol } from '../domain/enums.ts';
 import { MARKET_ID_PROBLEM, type MarketId, parseMarketId } from '../domain/market-id.ts';
 import { callerOf } from './context.ts';
+import { setScopedChains } from './envelope.ts';
 import { invalidParameter } from './errors.ts';
 
 export { type MarketId, parseMarketId } from '../domain/market-id.ts';
@@ -126,7 +127,10 @@ export function clampRequest(
     chainIds: parseChainIds(q.chainIds),
     startMs: parseDate(q.startDate, 'startDate'),
   };
-  return clampScope(scope, routeMax, tier, nowMs);
+  const clamped = clampScope(scope, routeMax, tier, nowMs);
+  // The answer's freshness is that of these chains' sources (D16).
+  setScopedChains(request, clamped.chainIds);
+  return clamped;
 }
 
 /**

@@ -18,7 +18,10 @@ import type { Found } from '../queries/types.ts';
 export type JsonObject = Record<string, unknown>;
 
 /** The facts of a query's result the answer's meta is made of (D11). */
-export type MetaFacts = Pick<Found<unknown>, 'itemProtocols' | 'scopeProtocols' | 'total' | 'nextCursor'>;
+export type MetaFacts = Pick<
+  Found<unknown>,
+  'itemProtocols' | 'scopeProtocols' | 'itemChains' | 'total' | 'nextCursor'
+>;
 
 /**
  * How the HTTP API renders what the queries find (its cached JSON of markets and positions, its

@@ -26,6 +26,7 @@ function found(model: ReadModel, ords: number[], scope: Scope, total?: number): 
     items: ords,
     itemProtocols: ords.map((o) => catalog.recordAt(o).protocol),
     scopeProtocols: ords.length > 0 ? [] : catalog.protocolsIn(scope),
+    itemChains: ords.map((o) => catalog.recordAt(o).chainId),
     ...(total === undefined ? {} : { total }),
   };
 }
@@ -54,6 +55,7 @@ export function searchMarkets(model: ReadModel, p: Scope & { text: string; limit
 export function getMarket(model: ReadModel, key: string): Found<number> {
   const ord = model.catalog.ordOf(key);
   if (ord === undefined) throw QueryError.marketNotFound(key);
-  const protocol = [model.catalog.recordAt(ord).protocol];
-  return { items: [ord], itemProtocols: protocol, scopeProtocols: protocol };
+  const record = model.catalog.recordAt(ord);
+  const protocol = [record.protocol];
+  return { items: [ord], itemProtocols: protocol, scopeProtocols: protocol, itemChains: [record.chainId] };
 }

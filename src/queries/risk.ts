@@ -33,5 +33,10 @@ export function positionsAtRisk(model: ReadModel, p: PositionsAtRiskParams): Fou
   const scopeProtocols = p.market
     ? [p.market.protocol]
     : model.catalog.protocolsIn({ protocol: p.protocol, chainIds: p.chainIds });
-  return { items: hits, itemProtocols: hits.map((i) => model.risk.protocolOf(i)), scopeProtocols };
+  return {
+    items: hits,
+    itemProtocols: hits.map((i) => model.risk.protocolOf(i)),
+    scopeProtocols,
+    itemChains: hits.map((i) => model.risk.chainOf(i)),
+  };
 }

@@ -19,6 +19,11 @@ export interface Found<T> {
   items: T[];
   itemProtocols: readonly string[];
   scopeProtocols: readonly string[];
+  /**
+   * The chains of the items, where the query knows them: the answer is as fresh as their sources
+   * (D16). Absent or empty: the chains the request was scoped to, else every chain.
+   */
+  itemChains?: readonly number[];
   total?: number;
   /** Lists paged by cursor (D17): the cursor of the next page; absent on the last. */
   nextCursor?: string;

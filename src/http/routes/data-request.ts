@@ -53,7 +53,8 @@ export function sendMarketAnswer<T>(
       return {
         items: found.items.map((item) => json(item, model, nowSec)),
         list: false,
-        meta: dataMeta(request, model, nowMs, found, undefined),
+        // About the market's chain (D16), whatever the query knew of it.
+        meta: dataMeta(request, model, nowMs, { ...found, itemChains: [id.chainId] }, undefined),
       };
     }),
   );
