@@ -148,7 +148,7 @@ describe('sources in /health and meta.asOf', () => {
 });
 
 describe('meta.blocks', () => {
-  test('behavior: answers from chain data carry the block of each chain (the stalest source), following new blocks; sandbox answers carry none', async () => {
+  test('behavior: answers from chain data carry the block of each of their chains (the stalest source), following new blocks; sandbox answers carry none', async () => {
     const dataDir = tempDir('lrds-blocks-');
     const clock = new ManualClock('2026-11-24T10:00:00Z');
     const store = await openStore({ dataDir, databaseUrl: null });
@@ -161,10 +161,10 @@ describe('meta.blocks', () => {
     const service = await createService(embeddedSettings(dataDir), { clock, server: QUIET });
     try {
       const account = await service.keys.ensureAccount('acme');
-      const get = async (mode: 'live' | 'test') => {
+      const get = async (mode: 'live' | 'test', query = '') => {
         const { key } = await service.keys.create({ accountId: account.id, tier: 'pro', mode });
         const res = await service.app.inject({
-          url: '/api/v1/markets',
+          url: `/api/v1/markets${query}`,
           headers: { authorization: `Bearer ${key}` },
         });
         assert.equal(res.statusCode, 200, res.body);
@@ -190,7 +190,10 @@ describe('meta.blocks', () => {
         cursor: null,
       });
       await service.models.reloadIfChanged();
-      assert.deepEqual((await get('live')).blocks, { '1': 140, '10': 7 });
+      // The answer's markets are on chain 1: chain 10's block is not behind it (D16); an answer
+      // scoped to chain 10 carries it.
+      assert.deepEqual((await get('live')).blocks, { '1': 140 });
+      assert.deepEqual((await get('live', '?chainIds=10')).blocks, { '10': 7 });
     } finally {
       await service.close();
     }
