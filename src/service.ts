@@ -10,7 +10,6 @@ import type { Settings } from './config.ts';
 import { RatingsJob } from './data/ratings-job.ts';
 import {
   applyPrices,
-  blocksOf,
   buildReadModel,
   catchUpChanges,
   loadReadModel,

@@ -92,8 +92,8 @@ export interface ChainConfig {
   confirmations: number;
   /** Morpho Blue, when read on this chain. */
   morpho: { blue: string; fromBlock: number } | null;
-  /** Compound v3 comets read on this chain (addresses lower-case). */
-  compound: { comet: string; fromBlock: number }[];
+  /** Compound v3 comets read on this chain (addresses lower-case; fromBlock null: from its deployment). */
+  compound: { comet: string; fromBlock: number | null }[];
   chainlink: FeedConfig[];
 }
 
@@ -173,12 +173,12 @@ export function parseSources(
         problems.push(`chains[${i}].morpho.blue: required on chain ${c.chainId} (no address book entry)`);
       else morpho = { blue: blue.toLowerCase(), fromBlock: c.morpho?.fromBlock ?? known?.fromBlock ?? 0 };
     }
-    // Left out on a chain the reference data lists comets for, those comets are read (from block 0:
-    // the log ranges grow while quiet); an empty list reads none.
-    const compound = (
-      c.compound ??
-      comets.filter((r) => r.chainId === c.chainId).map((r) => ({ comet: r.comet, fromBlock: 0 }))
-    ).map((x) => ({ comet: x.comet.toLowerCase(), fromBlock: x.fromBlock ?? 0 }));
+    // Left out on a chain the reference data lists comets for, those comets are read; an empty
+    // list reads none. A comet without fromBlock is read from its deployment (the source finds it).
+    const compound = (c.compound ?? comets.filter((r) => r.chainId === c.chainId)).map((x) => ({
+      comet: x.comet.toLowerCase(),
+      fromBlock: 'fromBlock' in x && typeof x.fromBlock === 'number' ? x.fromBlock : null,
+    }));
     compound.forEach((x, j) => {
       if (compound.findIndex((y) => y.comet === x.comet) !== j)
         problems.push(`chains[${i}].compound[${j}].comet: duplicate ${x.comet}`);

@@ -113,7 +113,7 @@ test('behavior: comets are read as listed; left out on a chain the reference kno
     { comet: '0xabcdef0000000000000000000000000000000001', fromBlock: 12 },
   ]);
   const known = parseSources({ chains: [{ chainId: 1, rpcUrl: 'https://x' }] }, 't', [], reference);
-  assert.deepEqual(known.chains[0]!.compound, [{ comet: C, fromBlock: 0 }]);
+  assert.deepEqual(known.chains[0]!.compound, [{ comet: C, fromBlock: null }]);
   const none = parseSources(
     { chains: [{ chainId: 1, rpcUrl: 'https://x', compound: [] }] },
     't',

@@ -26,8 +26,7 @@ export function cometKey(chainId: number, comet: string, asset: string): string 
 /**
  * The comet's markets and positions at USD prices: `baseUsd` for its base token, and for each
  * collateral its own USD price (`usdOf`, the file's feeds) or else the comet's price of it in
- * base (its `getPrice` of the asset over that of the base) × `baseUsd`. An asset whose token
- * does not answer is left out, named.
+ * base (its `getPrice` of the asset over that of the base) × `baseUsd`.
  */
 export function cometRecords(
   chainId: number,
@@ -35,28 +34,12 @@ export function cometRecords(
   baseUsd: number,
   usdOf: (token: TokenMeta) => number | null,
   oracle: (feeds: string[]) => OracleRecord,
-): { markets: MarketRecord[]; positions: PositionRecord[]; failures: { id: string; error: string }[] } {
+): { markets: MarketRecord[]; positions: PositionRecord[] } {
   const baseDecimals = read.base.decimals ?? 18;
   const baseScale = 10n ** BigInt(baseDecimals);
-  const failures: { id: string; error: string }[] = [];
   const assets = read.config.assets.map((a, i) => {
-    const token = read.tokens[i];
-    const price = read.prices[i];
-    if (!token || token.decimals === null) {
-      failures.push({
-        id: `${read.comet}_${a.asset}`,
-        error: `comet ${read.comet}: asset ${a.asset} does not answer decimals()`,
-      });
-      return null;
-    }
-    const usd = usdOf(token) ?? (price ? (Number(price) / Number(read.basePrice)) * baseUsd : null);
-    if (usd === null) {
-      failures.push({
-        id: `${read.comet}_${a.asset}`,
-        error: `comet ${read.comet}: getPrice of ${token.symbol}'s feed ${a.priceFeed} did not answer`,
-      });
-      return null;
-    }
+    const token = read.tokens[i]!;
+    const usd = usdOf(token) ?? (Number(read.prices[i]!) / Number(read.basePrice)) * baseUsd;
     return { info: a, token, usd, key: cometKey(chainId, read.comet, a.asset) };
   });
   const positions: PositionRecord[] = [];
@@ -64,7 +47,7 @@ export function cometRecords(
   for (const { user, account } of read.accounts) {
     const { healthFactor, weighted, debt } = accountHealth({ ...read, baseScale }, account);
     const borrowUsd = scaled(debt, baseDecimals) * baseUsd;
-    const held = assets.flatMap((a, i) => (a && (account.collateral[i] ?? 0n) > 0n ? [i] : []));
+    const held = assets.flatMap((_, i) => ((account.collateral[i] ?? 0n) > 0n ? [i] : []));
     const total = held.reduce((s, i) => s + weighted[i]!, 0n);
     for (const i of held) {
       const a = assets[i]!;
@@ -82,7 +65,7 @@ export function cometRecords(
       borrowByMarket.set(a.key, (borrowByMarket.get(a.key) ?? 0) + position.borrowUsd);
     }
   }
-  const served = assets.filter((a) => a !== null);
+  const served = assets;
   const borrowed = served.reduce((s, a) => s + (borrowByMarket.get(a.key) ?? 0), 0);
   const supplyUsd = scaled(read.totalSupply, baseDecimals) * baseUsd;
   const markets = served.map((a): MarketRecord => {
@@ -116,17 +99,16 @@ export function cometRecords(
       oracle: oracle([a.info.priceFeed, read.config.baseTokenPriceFeed]),
     };
   });
-  return { markets, positions, failures };
+  return { markets, positions };
 }
 
 /**
  * An absorption as liquidations, one per collateral seized (in its market). The debt cleared is
- * the account's debt before the absorb (`debtBefore`, read at the block before; Comet credits any
- * surplus of collateral value to the account as supply, and basePaidOut counts it) or else
- * basePaidOut; what the collateral at its liquidation factors did not cover is bad debt. Both are
- * shared among the collaterals by their value at the liquidation factor. USD: the collateral at
- * the comet's own valuation in the event, over its base price, × the base's USD price
- * (`baseUsd`); the debt at `baseUsd`.
+ * basePaidOut less the surplus Comet credited to the account as supply (its `Transfer` right
+ * after `AbsorbDebt`); what the collateral at its liquidation factors (as configured when read)
+ * did not cover is bad debt. Both are shared among the collaterals by their value at the
+ * liquidation factor. USD: the collateral at the comet's own valuation in the logs (its
+ * `usdValue` over the base's) × the base's USD price (`baseUsd`); the debt at `baseUsd`.
  */
 export function absorbLiquidations(
   chainId: number,
@@ -134,21 +116,20 @@ export function absorbLiquidations(
   read: Pick<CometRead, 'config'> & { baseDecimals: number },
   records: ReadonlyMap<string, MarketRecord>,
   baseUsd: number,
-  debtBefore: bigint | null,
 ): LiquidationEvent[] {
   const { config, baseDecimals } = read;
-  const baseScale = 10n ** BigInt(baseDecimals);
   const factorOf = (asset: string) =>
     config.assets.find((a) => a.asset === asset)?.liquidationFactor ?? FACTOR_SCALE;
   const credited = absorb.collateral.map((c) => (c.value * factorOf(c.asset)) / FACTOR_SCALE);
   const creditedValue = credited.reduce((s, v) => s + v, 0n);
+  const paid = scaled(absorb.basePaidOut, baseDecimals);
   // The comet's base price at the absorb (8 decimals), from the debt event's own valuation.
-  const basePrice =
-    absorb.basePaidOut > 0n ? Number(absorb.baseValue) / scaled(absorb.basePaidOut, baseDecimals) : null;
-  const cleared = debtBefore !== null && debtBefore < absorb.basePaidOut ? debtBefore : absorb.basePaidOut;
-  const covered = basePrice ? (Number(creditedValue) / basePrice) * Number(baseScale) : Number(cleared);
+  const basePrice = paid > 0 && absorb.baseValue > 0n ? Number(absorb.baseValue) / paid : null;
+  const cleared = absorb.basePaidOut > absorb.surplus ? absorb.basePaidOut - absorb.surplus : 0n;
   const repaid = scaled(cleared, baseDecimals);
-  const badDebt = Math.max(0, repaid - covered / Number(baseScale));
+  // The debt the collateral covered, in base: its credited value over the base's price.
+  const covered = basePrice ? Number(creditedValue) / basePrice : repaid;
+  const badDebt = absorb.surplus > 0n ? 0 : Math.max(0, repaid - covered);
   return absorb.collateral.flatMap((c, i) => {
     const record = records.get(cometKey(chainId, absorb.comet, c.asset));
     if (!record) return [];

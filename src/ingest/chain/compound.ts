@@ -13,7 +13,7 @@
  * keeps the others), and the debts equal `borrowBalanceOf`.
  */
 import { type AbiEvent, parseAbi, zeroAddress } from 'viem';
-import { type ChainRpc, getLogsAdaptive, throwIfUnread } from './rpc.ts';
+import { type ChainRpc, getLogsAdaptive, type MulticallOptions, throwIfUnread } from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, type TokenMeta, tokenCalls } from './tokens.ts';
 
 export const cometAbi = parseAbi([
@@ -126,8 +126,8 @@ export interface CometRead {
   comet: string;
   config: CometConfig;
   base: TokenMeta;
-  /** Per asset of the config, its token (null when it does not answer `decimals()`). */
-  tokens: (TokenMeta | null)[];
+  /** Per asset of the config, its token (a comet whose tokens do not all answer is not read). */
+  tokens: TokenMeta[];
   /** Indices accrued to the block (1e15). */
   supplyIndex: bigint;
   borrowIndex: bigint;
@@ -139,7 +139,7 @@ export interface CometRead {
   borrowRate: bigint;
   /** `getPrice` of the base feed and of each asset's feed (8 decimals, the comet's quote). */
   basePrice: bigint;
-  prices: (bigint | null)[];
+  prices: bigint[];
   /** Accounts with collateral or a debt. */
   accounts: { user: string; account: CometAccount }[];
 }
@@ -157,17 +157,23 @@ export interface CometAbsorb {
   basePaidOut: bigint;
   /** basePaidOut at the comet's base price (8 decimals). */
   baseValue: bigint;
+  /** The surplus credited as supply (the `Transfer` from zero to the account right after `AbsorbDebt`); 0 without. */
+  surplus: bigint;
   collateral: { asset: string; logIndex: number; amount: bigint; value: bigint }[];
 }
 
 export interface CompoundRead {
   comets: CometRead[];
   absorbs: CometAbsorb[];
+  /**
+   * What could not be read: a comet as a whole (`id` its address: it keeps its last records),
+   * an account (`<comet>:<user>`), or a check (`<comet>:borrowers`).
+   */
   failures: { id: string; error: string }[];
   /** Accounts read from the chain this pass (the others came from the cache). */
   accountsRead: number;
-  /** Every account known after this pass, by comet (served or not). */
-  accounts: { comet: string; user: string }[];
+  /** Accounts holding collateral or a debt, by comet (served or not). */
+  holders: { comet: string; user: string }[];
 }
 
 /** What a chain source keeps of its comets between passes in one process. */
@@ -182,6 +188,12 @@ export class CometCache {
     this.tokens.clear();
     this.accounts.clear();
   }
+
+  /** Forgets a comet's accounts (`holdersOnly`: those that held something), so that they are read again. */
+  forget(comet: string, holdersOnly: boolean): void {
+    for (const [key, account] of this.accounts)
+      if (key.startsWith(`${comet}:`) && (account !== null || !holdersOnly)) this.accounts.delete(key);
+  }
 }
 
 /** Comet's `totalsBasic()` as viem decodes it. */
@@ -195,6 +207,7 @@ interface Totals {
 
 const first = (err: Error | undefined) => err?.message.split('\n')[0] ?? 'no answer';
 const BLOCKS_AT_ONCE = 100;
+const MAX_SCALE = 10n ** 36n;
 
 /** Comet's kinked curve at utilization `u` (1e18). */
 export function rateAt(curve: RateCurve, u: bigint): bigint {
@@ -211,176 +224,257 @@ export function debtOf(principal: bigint, borrowIndex: bigint): bigint {
   return principal < 0n ? (-principal * borrowIndex) / BASE_INDEX_SCALE : 0n;
 }
 
+/** The calls that read a comet's configuration: its head (CONFIG_HEAD of them), then `getAssetInfo(i)` for i < `assets`. */
+function configCalls(address: Hex, assets: number) {
+  return [
+    { address, abi: cometAbi, functionName: 'baseToken' } as const,
+    { address, abi: cometAbi, functionName: 'baseTokenPriceFeed' } as const,
+    { address, abi: cometAbi, functionName: 'numAssets' } as const,
+    ...RATE_GETTERS.map((functionName) => ({ address, abi: cometAbi, functionName }) as const),
+    ...Array.from(
+      { length: assets },
+      (_, i) => ({ address, abi: cometAbi, functionName: 'getAssetInfo', args: [i] }) as const,
+    ),
+  ];
+}
+const CONFIG_HEAD = 3 + RATE_GETTERS.length;
+
+type CallResult = { status: 'success' | 'failure'; result?: unknown; error?: Error | undefined };
+
+/**
+ * A configuration from its calls' results: the config, the asset count it announces when its
+ * infos were not all read (`more`), or a problem (a call refused, or values no real comet has:
+ * they would make every figure meaningless, so the comet is not served).
+ */
+function parseConfig(results: readonly CallResult[]): CometConfig | { more: number } | { problem: string } {
+  const bad = results.find((r) => r.status !== 'success');
+  if (bad) return { problem: first(bad.error) };
+  const [base, feed, n, ...rest] = results.map((r) => r.result);
+  const count = Number(n);
+  const infos = rest.slice(RATE_GETTERS.length);
+  if (infos.length !== count) return { more: count };
+  const [sk, sl, sh, sb, bk, bl, bh, bb] = rest.slice(0, RATE_GETTERS.length) as bigint[];
+  const baseToken = String(base).toLowerCase();
+  const assets = infos.map((r) => {
+    const info = r as {
+      asset: string;
+      priceFeed: string;
+      scale: bigint;
+      liquidateCollateralFactor: bigint;
+      liquidationFactor: bigint;
+    };
+    return {
+      asset: info.asset.toLowerCase(),
+      priceFeed: info.priceFeed.toLowerCase(),
+      scale: info.scale,
+      liquidateCollateralFactor: info.liquidateCollateralFactor,
+      liquidationFactor: info.liquidationFactor,
+    };
+  });
+  const seen = new Set([baseToken]);
+  for (const a of assets) {
+    if (a.asset === zeroAddress || seen.has(a.asset))
+      return { problem: `asset ${a.asset} is zero or listed twice` };
+    seen.add(a.asset);
+    let scale = a.scale;
+    while (scale > 1n && scale % 10n === 0n) scale /= 10n;
+    if (scale !== 1n || a.scale > MAX_SCALE)
+      return { problem: `asset ${a.asset}: scale ${a.scale} is not a power of ten up to 1e36` };
+    if (a.liquidateCollateralFactor > FACTOR_SCALE || a.liquidationFactor > FACTOR_SCALE)
+      return { problem: `asset ${a.asset}: a factor above 1` };
+  }
+  if (baseToken === zeroAddress) return { problem: 'no base token' };
+  return {
+    baseToken,
+    baseTokenPriceFeed: String(feed).toLowerCase(),
+    assets,
+    supplyCurve: { kink: sk!, slopeLow: sl!, slopeHigh: sh!, base: sb! },
+    borrowCurve: { kink: bk!, slopeLow: bl!, slopeHigh: bh!, base: bb! },
+  };
+}
+
+/** The same base and collateral assets (an account's balances read under one hold under the other). */
+const sameAssets = (a: CometConfig, b: CometConfig) =>
+  a.baseToken === b.baseToken &&
+  a.assets.map((x) => `${x.asset}:${x.scale}`).join() === b.assets.map((x) => `${x.asset}:${x.scale}`).join();
+
+const configText = (c: CometConfig) =>
+  JSON.stringify(c, (_, v) => (typeof v === 'bigint' ? v.toString() : v));
+
 /**
  * One pass over the comets at `block` (whose time is `timestamp`): the logs of each comet from
- * its `fromBlock` (or the pass's `resumeFrom`) to `block` name the accounts to read again.
+ * its `from` to `block` name the accounts to read again; every comet's configuration (Comet is
+ * upgraded in place: a new collateral, new factors), totals and prices are read at `block`.
+ * Accounts that changed without an event naming them (a base `transfer` that borrows or repays
+ * emits none) show as a mismatch between the known borrowers' principals and the comet's
+ * `totalBorrowBase`: the comet's holders are then read again.
  */
 export async function readCompound(
   rpc: ChainRpc,
-  comets: readonly { comet: string; fromBlock: number }[],
-  range: { resumeFrom: bigint | null; block: bigint; timestamp: bigint },
+  comets: readonly { comet: string; from: bigint }[],
+  range: { block: bigint; timestamp: bigint },
   known: readonly { comet: string; user: string }[],
   cache: CometCache = new CometCache(),
 ): Promise<CompoundRead> {
   const at = { blockNumber: range.block, allowFailure: true, ...(await rpc.multicallOptions()) } as const;
-  const accounts = new Map<string, { comet: string; user: string }>();
-  for (const a of known) accounts.set(`${a.comet}:${a.user}`, a);
+  const addresses = comets.map((c) => c.comet);
+  const accounts = new Set<string>();
+  for (const a of known) accounts.add(`${a.comet}:${a.user}`);
+  // What this process knew: read again only when touched.
+  for (const key of cache.accounts.keys()) if (addresses.includes(key.split(':')[0]!)) accounts.add(key);
   const touched = new Set<string>();
-  const absorbs = new Map<string, CometAbsorb>();
   const failures: CompoundRead['failures'] = [];
-  const pending: Omit<CometAbsorb, 'timestamp'>[] = [];
 
-  // 1. Logs: the accounts they touch, and absorptions.
-  for (const { comet, fromBlock } of comets) {
-    const from = range.resumeFrom ?? BigInt(fromBlock);
-    if (from > range.block) continue;
-    const logs = await getLogsAdaptive(rpc, {
-      address: comet as Hex,
-      events: EVENTS,
-      fromBlock: from,
-      toBlock: range.block,
-    });
-    for (const l of logs) {
-      const args = l.args as Record<string, unknown>;
-      for (const field of ACCOUNT_FIELDS[l.eventName] ?? []) {
-        const u = String(args[field]).toLowerCase();
-        // A mint or burn (Transfer from or to zero) names no second account.
-        if (u === zeroAddress) continue;
-        accounts.set(`${comet}:${u}`, { comet, user: u });
-        touched.add(`${comet}:${u}`);
-      }
-      if (l.eventName !== 'AbsorbCollateral' && l.eventName !== 'AbsorbDebt') continue;
-      const borrower = String(args['borrower']).toLowerCase();
-      const key = `${l.transactionHash}:${borrower}:${comet}`;
-      let a = pending.find((p) => `${p.txHash}:${p.borrower}:${p.comet}` === key);
-      if (!a) {
-        a = {
-          comet,
-          txHash: l.transactionHash.toLowerCase(),
-          block: Number(l.blockNumber),
-          absorber: String(args['absorber']).toLowerCase(),
-          borrower,
-          basePaidOut: 0n,
-          baseValue: 0n,
-          collateral: [],
-        };
-        pending.push(a);
-      }
-      if (l.eventName === 'AbsorbDebt') {
-        a.basePaidOut = args['basePaidOut'] as bigint;
-        a.baseValue = args['usdValue'] as bigint;
-      } else {
-        a.collateral.push({
-          asset: String(args['asset']).toLowerCase(),
-          logIndex: l.logIndex,
-          amount: args['collateralAbsorbed'] as bigint,
-          value: args['usdValue'] as bigint,
+  // 1. Logs of every comet in one walk: the accounts they touch, and absorptions.
+  const absorbs = new Map<string, Omit<CometAbsorb, 'timestamp'>>();
+  const fromOf = new Map(comets.map((c) => [c.comet, c.from]));
+  const from = comets.reduce((m, c) => (c.from < m ? c.from : m), range.block + 1n);
+  const logs =
+    from > range.block
+      ? []
+      : await getLogsAdaptive(rpc, {
+          address: addresses as Hex[],
+          events: EVENTS,
+          fromBlock: from,
+          toBlock: range.block,
         });
-      }
+  const surplusAt = new Map<string, bigint>();
+  const debtLogOf = new Map<string, number>();
+  for (const l of logs) {
+    const comet = l.address.toLowerCase();
+    if (l.blockNumber < (fromOf.get(comet) ?? 0n)) continue;
+    const args = l.args as Record<string, unknown>;
+    for (const field of ACCOUNT_FIELDS[l.eventName] ?? []) {
+      const u = String(args[field]).toLowerCase();
+      // A mint or burn (Transfer from or to zero) names no second account.
+      if (u === zeroAddress) continue;
+      accounts.add(`${comet}:${u}`);
+      touched.add(`${comet}:${u}`);
+    }
+    const tx = l.transactionHash.toLowerCase();
+    if (l.eventName === 'Transfer' && String(args['from']) === zeroAddress)
+      surplusAt.set(`${tx}:${l.logIndex}:${String(args['to']).toLowerCase()}`, args['amount'] as bigint);
+    if (l.eventName !== 'AbsorbCollateral' && l.eventName !== 'AbsorbDebt') continue;
+    const borrower = String(args['borrower']).toLowerCase();
+    const key = `${comet}:${tx}:${borrower}`;
+    let a = absorbs.get(key);
+    if (!a) {
+      a = {
+        comet,
+        txHash: tx,
+        block: Number(l.blockNumber),
+        absorber: String(args['absorber']).toLowerCase(),
+        borrower,
+        basePaidOut: 0n,
+        baseValue: 0n,
+        surplus: 0n,
+        collateral: [],
+      };
+      absorbs.set(key, a);
+    }
+    if (l.eventName === 'AbsorbDebt') {
+      a.basePaidOut = args['basePaidOut'] as bigint;
+      a.baseValue = args['usdValue'] as bigint;
+      debtLogOf.set(key, l.logIndex);
+    } else {
+      a.collateral.push({
+        asset: String(args['asset']).toLowerCase(),
+        logIndex: l.logIndex,
+        amount: args['collateralAbsorbed'] as bigint,
+        value: args['usdValue'] as bigint,
+      });
     }
   }
+  // Comet credits a surplus to the account as supply in the log right after AbsorbDebt.
+  for (const [key, a] of absorbs) {
+    const at = debtLogOf.get(key);
+    if (at !== undefined) a.surplus = surplusAt.get(`${a.txHash}:${at + 1}:${a.borrower}`) ?? 0n;
+  }
   // The absorptions' block times, asked together (one batched request per hundred blocks).
-  const blocks = [...new Set(pending.map((p) => BigInt(p.block)))];
+  const blocks = [...new Set([...absorbs.values()].map((p) => BigInt(p.block)))];
   const times = new Map<bigint, number>();
   for (let i = 0; i < blocks.length; i += BLOCKS_AT_ONCE) {
     const chunk = blocks.slice(i, i + BLOCKS_AT_ONCE);
     const read = await Promise.all(chunk.map((blockNumber) => rpc.client.getBlock({ blockNumber })));
     for (const [j, n] of chunk.entries()) times.set(n, Number(read[j]!.timestamp));
   }
-  for (const p of pending)
-    absorbs.set(`${p.txHash}:${p.borrower}`, { ...p, timestamp: times.get(BigInt(p.block))! });
 
-  // 2. Configurations not known yet: base, feed, curve, asset count; then the assets.
-  const unknown = comets.map((c) => c.comet).filter((c) => !cache.configs.has(c)) as Hex[];
-  if (unknown.length > 0) {
-    const heads = await rpc.client.multicall({
-      ...at,
-      contracts: unknown.flatMap((address) => [
-        { address, abi: cometAbi, functionName: 'baseToken' } as const,
-        { address, abi: cometAbi, functionName: 'baseTokenPriceFeed' } as const,
-        { address, abi: cometAbi, functionName: 'numAssets' } as const,
-        ...RATE_GETTERS.map((functionName) => ({ address, abi: cometAbi, functionName }) as const),
-      ]),
-    });
-    throwIfUnread(heads);
-    const PER = 3 + RATE_GETTERS.length;
-    const found: { comet: Hex; base: string; feed: string; n: number; rates: bigint[] }[] = [];
-    unknown.forEach((comet, i) => {
-      const r = heads.slice(i * PER, (i + 1) * PER);
-      const bad = r.find((x) => x.status !== 'success');
-      if (bad) {
-        failures.push({ id: comet, error: `comet ${comet}: ${first(bad.error)}` });
-        return;
-      }
-      found.push({
-        comet,
-        base: String(r[0]!.result).toLowerCase(),
-        feed: String(r[1]!.result).toLowerCase(),
-        n: Number(r[2]!.result),
-        rates: r.slice(3).map((x) => x.result as bigint),
-      });
-    });
-    const infos = await rpc.client.multicall({
-      ...at,
-      contracts: found.flatMap((f) =>
-        Array.from(
-          { length: f.n },
-          (_, i) => ({ address: f.comet, abi: cometAbi, functionName: 'getAssetInfo', args: [i] }) as const,
-        ),
-      ),
-    });
-    throwIfUnread(infos);
-    let k = 0;
-    for (const f of found) {
-      const assets: CometAsset[] = [];
-      let failed: string | null = null;
-      for (let i = 0; i < f.n; i++) {
-        const r = infos[k++]!;
-        if (r.status !== 'success') {
-          failed ??= first(r.error);
-          continue;
-        }
-        const info = r.result as {
-          asset: string;
-          priceFeed: string;
-          scale: bigint;
-          liquidateCollateralFactor: bigint;
-          liquidationFactor: bigint;
-        };
-        assets.push({
-          asset: info.asset.toLowerCase(),
-          priceFeed: info.priceFeed.toLowerCase(),
-          scale: info.scale,
-          liquidateCollateralFactor: info.liquidateCollateralFactor,
-          liquidationFactor: info.liquidationFactor,
-        });
-      }
-      if (failed) {
-        failures.push({ id: f.comet, error: `comet ${f.comet}: getAssetInfo: ${failed}` });
-        continue;
-      }
-      const [sk, sl, sh, sb, bk, bl, bh, bb] = f.rates as [
-        bigint,
-        bigint,
-        bigint,
-        bigint,
-        bigint,
-        bigint,
-        bigint,
-        bigint,
-      ];
-      cache.configs.set(f.comet, {
-        baseToken: f.base,
-        baseTokenPriceFeed: f.feed,
-        assets,
-        supplyCurve: { kink: sk, slopeLow: sl, slopeHigh: sh, base: sb },
-        borrowCurve: { kink: bk, slopeLow: bl, slopeHigh: bh, base: bb },
-      });
+  // 2. The comets' state; a second round when a configuration changed or the borrowers do not
+  // add up (the accounts concerned are read again).
+  const read = (round: 1 | 2) =>
+    readState(rpc, at, { addresses, accounts, touched, round }, cache, range.timestamp, failures);
+  let state = await read(1);
+  if (state.again.length > 0) {
+    failures.length = 0;
+    state = await read(2);
+  }
+  const holders: CompoundRead['holders'] = [];
+  for (const key of accounts) {
+    const account = cache.accounts.get(key);
+    if (account && (account.principal < 0n || account.collateral.some((c) => c > 0n))) {
+      const [comet, user] = key.split(':') as [string, string];
+      holders.push({ comet, user });
     }
   }
-  const configured = comets.map((c) => c.comet).filter((c) => cache.configs.has(c)) as Hex[];
+  return {
+    comets: state.comets,
+    absorbs: [...absorbs.values()].map((a) => ({ ...a, timestamp: times.get(BigInt(a.block))! })),
+    failures,
+    accountsRead: state.accountsRead,
+    holders,
+  };
+}
 
-  // 3. Every comet's totals and prices; tokens not seen before; the accounts to read.
+/** Step 2 of a pass: configurations, totals, prices and the accounts to read, at the block. */
+async function readState(
+  rpc: ChainRpc,
+  at: { blockNumber: bigint; allowFailure: true } & MulticallOptions,
+  pass: {
+    addresses: readonly string[];
+    accounts: ReadonlySet<string>;
+    touched: ReadonlySet<string>;
+    /** The second round reports what the first would have read again. */
+    round: 1 | 2;
+  },
+  cache: CometCache,
+  timestamp: bigint,
+  failures: CompoundRead['failures'],
+): Promise<{ comets: CometRead[]; again: string[]; accountsRead: number }> {
+  const { addresses, accounts, touched, round } = pass;
+  // Configurations not known yet: the head, then the asset infos it announces.
+  const unknown = addresses.filter((c) => !cache.configs.has(c)) as Hex[];
+  if (unknown.length > 0) {
+    const heads = await rpc.client.multicall({ ...at, contracts: unknown.flatMap((c) => configCalls(c, 0)) });
+    throwIfUnread(heads);
+    const counts = unknown.map((comet, i) => {
+      const parsed = parseConfig(heads.slice(i * CONFIG_HEAD, (i + 1) * CONFIG_HEAD));
+      if ('problem' in parsed) failures.push({ id: comet, error: `comet ${comet}: ${parsed.problem}` });
+      return 'more' in parsed ? parsed.more : 'problem' in parsed ? -1 : 0;
+    });
+    const wanted = unknown.flatMap((comet, i) =>
+      counts[i]! >= 0 ? [{ comet, n: Math.min(counts[i]!, 255) }] : [],
+    );
+    const full = await rpc.client.multicall({
+      ...at,
+      contracts: wanted.flatMap((w) => configCalls(w.comet, w.n)),
+    });
+    throwIfUnread(full);
+    let k = 0;
+    for (const w of wanted) {
+      const parsed = parseConfig(full.slice(k, k + CONFIG_HEAD + w.n));
+      k += CONFIG_HEAD + w.n;
+      if ('problem' in parsed || 'more' in parsed)
+        failures.push({
+          id: w.comet,
+          error: `comet ${w.comet}: ${'problem' in parsed ? parsed.problem : 'its asset count changed'}`,
+        });
+      else cache.configs.set(w.comet, parsed);
+    }
+  }
+  const configured = addresses.filter((c) => cache.configs.has(c)) as Hex[];
+
+  // Every comet's configuration again (it may have been upgraded), totals and prices; tokens not
+  // seen before; the accounts to read.
   const newTokens = [
     ...new Set(
       configured.flatMap((c) => {
@@ -389,15 +483,17 @@ export async function readCompound(
       }),
     ),
   ].filter((t) => !cache.tokens.has(t)) as Hex[];
-  const toRead = [...accounts.entries()].filter(
-    ([key, a]) => cache.configs.has(a.comet) && (touched.has(key) || !cache.accounts.has(key)),
-  );
+  const toRead = [...accounts].filter((key) => {
+    const comet = key.split(':')[0]!;
+    return cache.configs.has(comet) && (touched.has(key) || !cache.accounts.has(key));
+  });
   const reads = await rpc.client.multicall({
     ...at,
     contracts: [
       ...configured.flatMap((address) => {
         const config = cache.configs.get(address)!;
         return [
+          ...configCalls(address, config.assets.length),
           { address, abi: cometAbi, functionName: 'totalsBasic' } as const,
           ...[config.baseTokenPriceFeed, ...config.assets.map((a) => a.priceFeed)].map(
             (feed) => ({ address, abi: cometAbi, functionName: 'getPrice', args: [feed as Hex] }) as const,
@@ -405,17 +501,17 @@ export async function readCompound(
         ];
       }),
       ...tokenCalls(newTokens),
-      ...toRead.flatMap(([, a]) => {
-        const address = a.comet as Hex;
+      ...toRead.flatMap((key) => {
+        const [comet, user] = key.split(':') as [Hex, Hex];
         return [
-          { address, abi: cometAbi, functionName: 'userBasic', args: [a.user as Hex] } as const,
-          ...cache.configs.get(a.comet)!.assets.map(
+          { address: comet, abi: cometAbi, functionName: 'userBasic', args: [user] } as const,
+          ...cache.configs.get(comet)!.assets.map(
             (asset) =>
               ({
-                address,
+                address: comet,
                 abi: cometAbi,
                 functionName: 'collateralBalanceOf',
-                args: [a.user as Hex, asset.asset as Hex],
+                args: [user, asset.asset as Hex],
               }) as const,
           ),
         ];
@@ -424,26 +520,50 @@ export async function readCompound(
   });
   throwIfUnread(reads);
   let k = 0;
-  const states: { comet: Hex; totals: Totals | null; prices: (bigint | null)[] }[] = [];
+  const again: string[] = [];
+  const states: { comet: Hex; config: CometConfig; totals: Totals | null; prices: (bigint | null)[] }[] = [];
   for (const comet of configured) {
     const config = cache.configs.get(comet)!;
+    const n = CONFIG_HEAD + config.assets.length;
+    const parsed = parseConfig(reads.slice(k, k + n));
+    k += n;
     const totals = reads[k++]!;
     const prices = [config.baseTokenPriceFeed, ...config.assets].map(() => {
       const r = reads[k++]!;
-      return r.status === 'success' ? (r.result as bigint) : null;
+      return r.status === 'success' && (r.result as bigint) > 0n ? (r.result as bigint) : null;
     });
-    if (totals.status !== 'success')
+    if (!('baseToken' in parsed) || configText(parsed) !== configText(config)) {
+      if (round === 2) {
+        failures.push({ id: comet, error: `comet ${comet}: its configuration changed while it was read` });
+        continue;
+      }
+      // Upgraded: new factors, feeds or curve are served from now on; another asset list or
+      // base (or a configuration no longer readable) is read whole again, with its accounts.
+      if ('baseToken' in parsed && sameAssets(parsed, config)) cache.configs.set(comet, parsed);
+      else {
+        cache.configs.delete(comet);
+        cache.forget(comet, false);
+      }
+      again.push(comet);
+      continue;
+    }
+    if (totals.status !== 'success') {
       failures.push({ id: comet, error: `comet ${comet}: totalsBasic: ${first(totals.error)}` });
-    states.push({ comet, totals: totals.status === 'success' ? (totals.result as Totals) : null, prices });
+      continue;
+    }
+    states.push({ comet, config, totals: totals.result as Totals, prices });
   }
   keepTokens(newTokens, reads.slice(k), cache.tokens);
   k += newTokens.length * TOKEN_CALLS;
-  for (const [key, a] of toRead) {
-    const n = cache.configs.get(a.comet)!.assets.length;
+  for (const key of toRead) {
+    const n = cache.configs.get(key.split(':')[0]!)?.assets.length;
+    if (n === undefined) continue;
     const r = reads.slice(k, k + 1 + n);
     k += 1 + n;
     const bad = r.find((x) => x.status !== 'success');
     if (bad) {
+      // Read again next pass, not served from an older read meanwhile.
+      cache.accounts.delete(key);
       failures.push({ id: key, error: `account ${key}: ${first(bad.error)}` });
       continue;
     }
@@ -453,49 +573,70 @@ export async function readCompound(
     cache.accounts.set(key, empty ? null : { principal, collateral });
   }
 
-  // 4. Each comet at the block, by Comet's arithmetic.
+  // Each comet at the block, by Comet's arithmetic.
   const out: CometRead[] = [];
-  for (const { comet, totals, prices } of states) {
+  for (const { comet, config, totals, prices } of states) {
     if (!totals) continue;
-    const config = cache.configs.get(comet)!;
     const base = cache.tokens.get(config.baseToken);
-    if (!base) {
-      failures.push({
-        id: comet,
-        error: `comet ${comet}: base token ${config.baseToken} does not answer decimals()`,
-      });
+    const [basePrice, ...assetPrices] = prices;
+    const tokens = config.assets.map((a) => cache.tokens.get(a.asset) ?? null);
+    const silent = [
+      base ? null : config.baseToken,
+      ...config.assets.map((a, i) => (tokens[i] ? null : a.asset)),
+    ].find((t) => t !== null);
+    // Any part that cannot be read leaves the whole comet out (it keeps its last records): an
+    // account's health and its debt's shares need every collateral's price and decimals.
+    if (!base || silent) {
+      failures.push({ id: comet, error: `comet ${comet}: token ${silent} does not answer decimals()` });
       continue;
     }
-    const [basePrice, ...assetPrices] = prices;
-    if (!basePrice) {
+    const unpriced = [config.baseTokenPriceFeed, ...config.assets.map((a) => a.priceFeed)].find(
+      (_, i) => !prices[i],
+    );
+    if (!basePrice || unpriced) {
       failures.push({
         id: comet,
-        error: `comet ${comet}: getPrice of the base feed ${config.baseTokenPriceFeed} did not answer`,
+        error: `comet ${comet}: getPrice of feed ${unpriced} did not answer a positive price`,
       });
       continue;
     }
     const { baseSupplyIndex, baseBorrowIndex, totalSupplyBase, totalBorrowBase } = totals;
+    // The borrowers this pass knows owe what the comet says its borrowers owe, or some changed unseen.
+    let owed = 0n;
+    for (const [key, account] of cache.accounts)
+      if (account && account.principal < 0n && key.startsWith(`${comet}:`)) owed -= account.principal;
+    if (owed !== totalBorrowBase) {
+      if (round === 1) {
+        cache.forget(comet, true);
+        again.push(comet);
+        continue;
+      }
+      // Still short after reading every holder again: a borrower this source never saw.
+      failures.push({
+        id: `${comet}:borrowers`,
+        error: `comet ${comet}: the known borrowers' principals do not add up to totalBorrowBase (a borrower before fromBlock?)`,
+      });
+    }
     const storedSupply = (totalSupplyBase * baseSupplyIndex) / BASE_INDEX_SCALE;
     const storedBorrow = (totalBorrowBase * baseBorrowIndex) / BASE_INDEX_SCALE;
     const u = storedSupply === 0n ? 0n : (storedBorrow * FACTOR_SCALE) / storedSupply;
     const supplyRate = rateAt(config.supplyCurve, u);
     const borrowRate = rateAt(config.borrowCurve, u);
     const last = BigInt(totals.lastAccrualTime);
-    const elapsed = range.timestamp > last ? range.timestamp - last : 0n;
+    const elapsed = timestamp > last ? timestamp - last : 0n;
     const supplyIndex = baseSupplyIndex + (baseSupplyIndex * supplyRate * elapsed) / FACTOR_SCALE;
     const borrowIndex = baseBorrowIndex + (baseBorrowIndex * borrowRate * elapsed) / FACTOR_SCALE;
     const held: CometRead['accounts'] = [];
-    for (const [key, a] of accounts) {
-      if (a.comet !== comet) continue;
-      const account = cache.accounts.get(key);
-      if (account && (account.principal < 0n || account.collateral.some((c) => c > 0n)))
-        held.push({ user: a.user, account });
+    for (const [key, account] of cache.accounts) {
+      if (!account || !key.startsWith(`${comet}:`)) continue;
+      if (account.principal < 0n || account.collateral.some((c) => c > 0n))
+        held.push({ user: key.slice(comet.length + 1), account });
     }
     out.push({
       comet,
       config,
       base,
-      tokens: config.assets.map((a) => cache.tokens.get(a.asset) ?? null),
+      tokens: tokens as TokenMeta[],
       supplyIndex,
       borrowIndex,
       totalSupply: (totalSupplyBase * supplyIndex) / BASE_INDEX_SCALE,
@@ -503,17 +644,11 @@ export async function readCompound(
       supplyRate,
       borrowRate,
       basePrice,
-      prices: assetPrices,
+      prices: assetPrices as bigint[],
       accounts: held,
     });
   }
-  return {
-    comets: out,
-    absorbs: [...absorbs.values()],
-    failures,
-    accountsRead: toRead.length,
-    accounts: [...accounts.values()],
-  };
+  return { comets: out, again, accountsRead: toRead.length };
 }
 
 /**

@@ -95,13 +95,14 @@ const MAX_LOG_RANGE = 100_000n;
 const QUIET_LOGS = 1_000;
 
 /**
- * The logs of `events` emitted by `address` in [fromBlock, toBlock], in chain order. A request
+ * The logs of `events` emitted by `address` (one contract or several) in [fromBlock, toBlock], in
+ * chain order. A request
  * the provider refuses (a range or result limit) is retried on half the range, down to one
  * block; any other error is thrown.
  */
 export async function getLogsAdaptive<const E extends readonly AbiEvent[]>(
   rpc: ChainRpc,
-  args: { address: `0x${string}`; events: E; fromBlock: bigint; toBlock: bigint },
+  args: { address: `0x${string}` | `0x${string}`[]; events: E; fromBlock: bigint; toBlock: bigint },
 ): Promise<GetLogsReturnType<undefined, E, true>> {
   const out: GetLogsReturnType<undefined, E, true> = [];
   let range = INITIAL_LOG_RANGE;
@@ -129,6 +130,31 @@ export async function getLogsAdaptive<const E extends readonly AbiEvent[]>(
     from = to + 1n;
   }
   return out;
+}
+
+/**
+ * The first block at which `address` has code (a binary search over `eth_getCode`, about 30
+ * requests on a chain of a billion blocks): where its logs start. 0 when the RPC cannot tell (a
+ * node that does not keep old state): then everything is read.
+ */
+export async function deploymentBlock(rpc: ChainRpc, address: `0x${string}`, head: bigint): Promise<bigint> {
+  const deployed = async (blockNumber: bigint) => {
+    const code = await rpc.client.getCode({ address, blockNumber });
+    return code !== undefined && code !== '0x';
+  };
+  try {
+    if (!(await deployed(head))) return head;
+    let lo = 0n;
+    let hi = head;
+    while (lo < hi) {
+      const mid = (lo + hi) / 2n;
+      if (await deployed(mid)) hi = mid;
+      else lo = mid + 1n;
+    }
+    return lo;
+  } catch {
+    return 0n;
+  }
 }
 
 /** Whether a getLogs failure is the provider's limit on the range or the result size. */

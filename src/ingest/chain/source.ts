@@ -17,10 +17,10 @@ import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
 import { type FeedReading, readFeeds, scaled, usdPrices } from './chainlink.ts';
-import { type CometAbsorb, CometCache, cometAbi, readCompound } from './compound.ts';
+import { type CometAbsorb, CometCache, readCompound } from './compound.ts';
 import { absorbLiquidations, cometRecords } from './compound-records.ts';
 import { healthFactor, MorphoCache, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
-import { type ChainRpc, throwIfUnread } from './rpc.ts';
+import { type ChainRpc, deploymentBlock, throwIfUnread } from './rpc.ts';
 
 /** A market's uniqueKey (D3) from its Morpho id. */
 export function morphoKey(chainId: number, id: string): string {
@@ -65,16 +65,12 @@ export function chainSource(
   );
   const feedSymbolOf = (token: { address: string; symbol: string }): string | null =>
     listed.size === 0 ? token.symbol : (listed.get(token.address) ?? null);
-  // What the checkpoint was read with: another Morpho address, start block or set of comets reads
-  // the chain again (the Morpho part alone, as checkpoints before comets were read wrote it).
-  const morphoConfig =
-    chain.compound.length === 0
-      ? chain.morpho
-        ? `${chain.morpho.blue}:${chain.morpho.fromBlock}`
-        : null
-      : `${chain.morpho ? `${chain.morpho.blue}:${chain.morpho.fromBlock}` : ''}|compound:${chain.compound
-          .map((c) => `${c.comet}:${c.fromBlock}`)
-          .join(',')}`;
+  const morphoConfig = chain.morpho ? `${chain.morpho.blue}:${chain.morpho.fromBlock}` : null;
+  // Each comet as the checkpoint names it: one not named there (added to the file, or given
+  // another start block) is read from its start, the others from the last block read.
+  const cometConfig = (c: ChainConfig['compound'][number]) => `${c.comet}:${c.fromBlock ?? 'deployment'}`;
+  // Accounts to read again after a reorganization, kept until a pass succeeds.
+  const rereadAfterReorg = { morpho: new Set<string>(), comets: new Set<string>() };
   return {
     id: `chain:${chain.chainId}`,
     kind: 'chain',
@@ -128,11 +124,10 @@ export function chainSource(
       }
       // What the process kept may belong to orphaned blocks: read everything again, every account
       // it knew included (one the orphaned blocks emptied is no position now, but is again).
-      const reread = { morpho: [] as string[], comets: [] as string[] };
       if (resume === null || reorg) {
         if (resume !== null) {
-          reread.morpho = [...cache.positions.keys()];
-          reread.comets = [...comets.accounts.keys()];
+          for (const key of cache.positions.keys()) rereadAfterReorg.morpho.add(key);
+          for (const key of comets.accounts.keys()) rereadAfterReorg.comets.add(key);
         }
         cache.clear();
         comets.clear();
@@ -145,7 +140,7 @@ export function chainSource(
             ? { marketIds: [], accounts: [] }
             : knownMorpho(chain.chainId, previous, checkpoint.markets, [
                 ...(checkpoint.pending ?? []),
-                ...reread.morpho,
+                ...rereadAfterReorg.morpho,
               ]);
         morpho = await readMorphoBlue(
           rpc,
@@ -157,18 +152,29 @@ export function chainSource(
         for (const f of morpho.failures) items.push({ id: `morpho:${f.id}`, ok: false, error: f.error });
       }
 
+      const readComets = new Set(resume === null ? [] : (checkpoint.comets ?? []));
       const compound =
         chain.compound.length === 0
           ? null
           : await readCompound(
               rpc,
-              chain.compound,
-              { resumeFrom: resume, block: target, timestamp: block.timestamp },
+              await Promise.all(
+                chain.compound.map(async (c) => ({
+                  comet: c.comet,
+                  from:
+                    resume !== null && readComets.has(cometConfig(c))
+                      ? resume
+                      : c.fromBlock !== null
+                        ? BigInt(c.fromBlock)
+                        : await deploymentBlock(rpc, c.comet as `0x${string}`, target),
+                })),
+              ),
+              { block: target, timestamp: block.timestamp },
               resume === null
                 ? []
                 : knownComets(chain.chainId, previous, [
                     ...(checkpoint.cometPending ?? []),
-                    ...reread.comets,
+                    ...rereadAfterReorg.comets,
                   ]),
               comets,
             );
@@ -319,7 +325,6 @@ export function chainSource(
         const out = cometRecords(chain.chainId, c, baseUsd, usdOf, (feeds) =>
           oracleRecord(feeds[0]!, feeds, byFeed, 'ChainlinkOracle'),
         );
-        for (const f of out.failures) items.push({ id: `compound:${f.id}`, ok: false, error: f.error });
         for (const m of out.markets) cometMarkets.set(m.uniqueKey, m);
         markets.push(...out.markets);
         positions.push(...out.positions);
@@ -328,8 +333,8 @@ export function chainSource(
       for (const item of items)
         if (!item.ok && item.id.startsWith('compound:')) {
           const id = item.id.slice('compound:'.length);
-          // A comet as a whole (`0x…`), or one of its assets (`0x…_0x…`); not an account (`0x…:0x…`).
-          if (!id.includes(':')) keepCometMarkets(`compound-${chain.chainId}-${id}`);
+          // A comet as a whole (`0x…`); not an account or a check (`0x…:…`).
+          if (!id.includes(':')) keepCometMarkets(`compound-${chain.chainId}-${id}_`);
         }
       const served = new Set(
         (compound?.comets ?? [])
@@ -337,7 +342,13 @@ export function chainSource(
           .map((c) => c.comet),
       );
       const absorbs = compound?.absorbs ?? [];
-      const cometThen = await cometsAtBlocks(rpc, chain.chainlink, absorbs, comets, feedSymbolOf);
+      const cometThen = await basePricesAtBlocks(rpc, chain.chainlink, absorbs, comets, feedSymbolOf);
+      if (cometThen.unread.length > 0)
+        items.push({
+          id: 'compound:prices-at-blocks',
+          ok: false,
+          error: `absorbs at blocks ${cometThen.unread.join(', ')} priced at this pass's prices: ${cometThen.error}`,
+        });
       for (const a of absorbs) {
         const config = comets.configs.get(a.comet);
         const base = config && comets.tokens.get(config.baseToken);
@@ -345,15 +356,14 @@ export function chainSource(
           m.uniqueKey.startsWith(`compound-${chain.chainId}-${a.comet}_`),
         );
         if (!config || !base || !anyMarket) continue;
-        const then = cometThen.get(`${a.block}:${a.comet}:${a.borrower}`);
+        const then = cometThen.usd.get(`${a.block}:${a.comet}`);
         liquidations.push(
           ...absorbLiquidations(
             chain.chainId,
             a,
             { config, baseDecimals: base.decimals ?? 18 },
             cometMarkets,
-            then?.baseUsd ?? anyMarket.loanPrice,
-            then?.debtBefore ?? null,
+            then ?? anyMarket.loanPrice,
           ),
         );
       }
@@ -365,6 +375,15 @@ export function chainSource(
         answer: r.answer,
         updatedAt: r.updatedAt * 1000,
       }));
+      const cometPending = (compound?.holders ?? [])
+        .filter((a) => !served.has(a.comet))
+        .map((a) => `${a.comet}:${a.user}`);
+      if (cometPending.length > MAX_PENDING)
+        items.push({
+          id: 'compound:pending',
+          ok: false,
+          error: `${cometPending.length} holders of comets not served: the first ${MAX_PENDING} are kept for when they are`,
+        });
       last = {
         block: Number(target),
         rpcRequests: rpc.requests() - requests0,
@@ -392,11 +411,9 @@ export function chainSource(
             .filter((a) => !priced.has(a.id))
             .slice(0, MAX_PENDING)
             .map((a) => `${a.id}:${a.user}`),
-          // Accounts of comets not served this pass (an unpriced base token's borrowers).
-          cometPending: (compound?.accounts ?? [])
-            .filter((a) => !served.has(a.comet))
-            .slice(0, MAX_PENDING)
-            .map((a) => `${a.comet}:${a.user}`),
+          // Holders of comets not served this pass (an unpriced base token's borrowers).
+          cometPending: cometPending.slice(0, MAX_PENDING),
+          comets: chain.compound.map(cometConfig),
         } satisfies Cursor),
         items,
       };
@@ -408,7 +425,7 @@ export function chainSource(
 function firstBlock(chain: ChainConfig): number {
   const starts = [
     ...(chain.morpho ? [chain.morpho.fromBlock] : []),
-    ...chain.compound.map((c) => c.fromBlock),
+    ...chain.compound.map((c) => c.fromBlock ?? 0),
   ];
   return starts.length === 0 ? 0 : Math.min(...starts);
 }
@@ -427,6 +444,8 @@ interface Cursor {
   markets?: string[];
   pending?: string[];
   cometPending?: string[];
+  /** The comets read, as `${comet}:${fromBlock}` (`deployment` when found by the source). */
+  comets?: string[];
 }
 
 /** Accounts kept in the checkpoint for markets not served (an unpriced market's borrowers). */
@@ -447,11 +466,13 @@ function readCursor(cursor: string | null): Cursor {
     const cometPending = Array.isArray(c.cometPending)
       ? c.cometPending.filter((m) => typeof m === 'string')
       : [];
+    const comets = Array.isArray(c.comets) ? c.comets.filter((m) => typeof m === 'string') : undefined;
     return {
       recent,
       markets,
       pending,
       cometPending,
+      ...(comets ? { comets } : {}),
       ...(c.morpho !== undefined ? { morpho: c.morpho } : {}),
     };
   } catch {
@@ -532,53 +553,38 @@ function knownComets(
 }
 
 /**
- * For absorptions: the base token's USD price at the absorb's block (the file's feeds read at
- * the block) and the account's debt at the block before (`borrowBalanceOf`), by
- * `${block}:${comet}:${borrower}`; up to MAX_PRICED_BLOCKS blocks a pass. A block whose state is
- * gone (a pruned node) is left out: the pass's price serves, and the debt cleared is basePaidOut.
+ * For absorptions: the base token's USD price at each absorb's block (the file's feeds read at
+ * the block), by `${block}:${comet}`; the newest MAX_PRICED_BLOCKS blocks of the pass. The
+ * blocks that could not be read (a pruned node, a failed request) are named: their absorbs are
+ * priced at the pass's prices.
  */
-async function cometsAtBlocks(
+async function basePricesAtBlocks(
   rpc: ChainRpc,
   feeds: readonly FeedConfig[],
   absorbs: readonly CometAbsorb[],
   cache: CometCache,
   feedSymbolOf: (t: Token) => string | null,
-): Promise<Map<string, { baseUsd: number | null; debtBefore: bigint | null }>> {
-  const out = new Map<string, { baseUsd: number | null; debtBefore: bigint | null }>();
-  const blocks = [...new Set(absorbs.map((a) => a.block))].slice(0, MAX_PRICED_BLOCKS);
-  for (const block of blocks) {
-    const here = absorbs.filter((a) => a.block === block);
+): Promise<{ usd: Map<string, number>; unread: number[]; error: string | null }> {
+  const usd = new Map<string, number>();
+  const unread: number[] = [];
+  let error: string | null = null;
+  const blocks = [...new Set(absorbs.map((a) => a.block))].sort((a, b) => a - b);
+  unread.push(...blocks.slice(0, Math.max(0, blocks.length - MAX_PRICED_BLOCKS)));
+  for (const block of blocks.slice(-MAX_PRICED_BLOCKS)) {
     try {
-      const { readings } = await readFeeds(rpc, feeds, BigInt(block));
-      const usdOf = pricer(readings, feedSymbolOf);
-      const debts = await rpc.client.multicall({
-        blockNumber: BigInt(block - 1),
-        allowFailure: true,
-        ...(await rpc.multicallOptions()),
-        contracts: here.map(
-          (a) =>
-            ({
-              address: a.comet as `0x${string}`,
-              abi: cometAbi,
-              functionName: 'borrowBalanceOf',
-              args: [a.borrower as `0x${string}`],
-            }) as const,
-        ),
-      });
-      throwIfUnread(debts);
-      here.forEach((a, i) => {
+      const usdOf = pricer((await readFeeds(rpc, feeds, BigInt(block))).readings, feedSymbolOf);
+      for (const a of absorbs) {
+        if (a.block !== block) continue;
         const base = cache.tokens.get(cache.configs.get(a.comet)?.baseToken ?? '');
-        const d = debts[i]!;
-        out.set(`${block}:${a.comet}:${a.borrower}`, {
-          baseUsd: base ? usdOf(base) : null,
-          debtBefore: d.status === 'success' ? (d.result as bigint) : null,
-        });
-      });
-    } catch {
-      // That block's state is gone: the pass's prices serve, and basePaidOut.
+        const price = base ? usdOf(base) : null;
+        if (price !== null) usd.set(`${block}:${a.comet}`, price);
+      }
+    } catch (err) {
+      unread.push(block);
+      error ??= (err as Error).message.split('\n')[0]!;
     }
   }
-  return out;
+  return { usd, unread, error };
 }
 
 /** A feed an oracle names that the file does not list: its heartbeat from the reference data. */

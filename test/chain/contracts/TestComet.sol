@@ -53,6 +53,7 @@ contract TestComet {
     }
 
     event Supply(address indexed from, address indexed dst, uint amount);
+    event Transfer(address indexed from, address indexed to, uint amount);
     event Withdraw(address indexed src, address indexed to, uint amount);
     event SupplyCollateral(address indexed from, address indexed dst, address indexed asset, uint amount);
     event TransferCollateral(address indexed from, address indexed to, address indexed asset, uint amount);
@@ -260,7 +261,7 @@ contract TestComet {
         accrue();
         require(IToken(asset).transferFrom(msg.sender, address(this), amount), "transfer in");
         if (asset == baseToken) {
-            setPrincipal(dst, principalValue(presentValue(userBasic[dst].principal) + int256(amount)));
+            moveBase(dst, int256(amount));
             emit Supply(msg.sender, dst, amount);
         } else {
             userCollateral[dst][asset].balance += uint128(amount);
@@ -271,7 +272,7 @@ contract TestComet {
     function withdraw(address asset, uint amount) external {
         accrue();
         if (asset == baseToken) {
-            setPrincipal(msg.sender, principalValue(presentValue(userBasic[msg.sender].principal) - int256(amount)));
+            moveBase(msg.sender, -int256(amount));
             require(isBorrowCollateralized(msg.sender), "NotCollateralized");
             emit Withdraw(msg.sender, msg.sender, amount);
         } else {
@@ -280,6 +281,27 @@ contract TestComet {
             emit WithdrawCollateral(msg.sender, msg.sender, asset, amount);
         }
         require(IToken(asset).transfer(msg.sender, amount), "transfer out");
+    }
+
+    /// Comet's transferBase: the sender's balance down, the receiver's up; only the supply parts
+    /// of the moves are Transfer events (a borrow or a repayment by transfer names no one).
+    function transfer(address dst, uint amount) external returns (bool) {
+        accrue();
+        moveBase(msg.sender, -int256(amount));
+        moveBase(dst, int256(amount));
+        require(isBorrowCollateralized(msg.sender), "NotCollateralized");
+        return true;
+    }
+
+    /// Moves an account's base balance by `delta`, emitting Comet's Transfer for the supply part.
+    function moveBase(address account, int256 delta) internal {
+        int256 old = presentValue(userBasic[account].principal);
+        int256 next = old + delta;
+        setPrincipal(account, principalValue(next));
+        uint oldSupply = old > 0 ? uint256(old) : 0;
+        uint nextSupply = next > 0 ? uint256(next) : 0;
+        if (nextSupply > oldSupply) emit Transfer(address(0), account, nextSupply - oldSupply);
+        if (oldSupply > nextSupply) emit Transfer(account, address(0), oldSupply - nextSupply);
     }
 
     function transferAsset(address dst, address asset, uint amount) external {
@@ -311,9 +333,11 @@ contract TestComet {
             uint basePrice = getPrice(baseTokenPriceFeed);
             int256 newBalance = oldBalance + int256((deltaValue * baseScale) / basePrice);
             if (newBalance < 0) newBalance = 0;
-            setPrincipal(account, principalValue(newBalance));
+            int104 newPrincipal = principalValue(newBalance);
+            setPrincipal(account, newPrincipal);
             uint paid = uint256(newBalance - oldBalance);
             emit AbsorbDebt(absorber, account, paid, (paid * basePrice) / baseScale);
+            if (newPrincipal > 0) emit Transfer(address(0), account, presentValue(newPrincipal) > 0 ? uint256(presentValue(newPrincipal)) : 0);
         }
     }
 }
