@@ -395,6 +395,9 @@ export function chainSource(
         ...recent.filter(([n]) => n < Number(target)),
         [Number(target), block.hash!] as [number, string],
       ];
+      // Read again: what a reorganization left to read is read.
+      rereadAfterReorg.morpho.clear();
+      rereadAfterReorg.comets.clear();
       return {
         records: { markets, positions },
         liquidations,
