@@ -9,10 +9,12 @@ import { loadTiers, parseTiers, type TierId, type TierTable } from '../src/acces
 import type { Settings } from '../src/config.ts';
 import { RatingsJob } from '../src/data/ratings-job.ts';
 import { buildReadModel, type ReadModel } from '../src/data/read-model.ts';
+import type { Clock } from '../src/domain/clock.ts';
 import { healthFactor } from '../src/domain/metrics.ts';
 import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '../src/domain/types.ts';
 import { buildApp } from '../src/http/app.ts';
 import type { AppDeps } from '../src/http/context.ts';
+import { createService, type Service } from '../src/service.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { DatasetInfo, KeyMode, LiquidationEvent, MarketSnapshot, Store } from '../src/store/types.ts';
 import { ManualClock } from './clock.ts';
@@ -297,6 +299,20 @@ export interface TestAppOptions {
  * other test files loaded the machine.
  */
 export const QUIET = { pressure: false } as const;
+
+/**
+ * A service over the store in `dataDir` (the sandbox simulation stopped: the data is what
+ * ingestion writes) and an Enterprise live key of one account.
+ */
+export async function liveService(dataDir: string, clock: Clock): Promise<{ service: Service; key: string }> {
+  const service = await createService(
+    { ...embeddedSettings(dataDir), simulationTickMs: 0 },
+    { clock, server: QUIET },
+  );
+  const account = await service.keys.ensureAccount('fund');
+  const { key } = await service.keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' });
+  return { service, key };
+}
 
 /** The whole app over an in-memory SQLite store, with a manual clock. */
 function pathAndQuery(url: string): string {

@@ -13,11 +13,11 @@ import { chainSources } from '../../src/ingest/chain/index.ts';
 import { createChainRpc, deploymentBlock } from '../../src/ingest/chain/rpc.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
-import { createService, type Service } from '../../src/service.ts';
+import type { Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
-import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
+import { liveService, tempDir } from '../helpers.ts';
 import { type Anvil, type Artifact, compileContracts, deploy, readAt, sendTx, startAnvil } from './anvil.ts';
 
 const WAD = 10n ** 18n;
@@ -203,12 +203,7 @@ describe('Compound v3 on a local chain', () => {
     store = await openStore({ dataDir, databaseUrl: null }, clock);
     sources = chainSources(parseSources(sourcesJson(), 'test'));
     await pass();
-    service = await createService(
-      { ...embeddedSettings(dataDir), simulationTickMs: 0 },
-      { clock, server: QUIET },
-    );
-    const account = await service.keys.ensureAccount('fund');
-    key = (await service.keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' })).key;
+    ({ service, key } = await liveService(dataDir, clock));
   });
   after(async () => {
     await service?.close();

@@ -8,11 +8,11 @@ import { after, before, test } from 'node:test';
 import type { PositionRecord } from '../../src/domain/types.ts';
 import type { Source, SourceOutput } from '../../src/ingest/contract.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
-import { createService, type Service } from '../../src/service.ts';
+import type { Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
-import { embeddedSettings, makeMarket, makePosition, QUIET, tempDir } from '../helpers.ts';
+import { liveService, makeMarket, makePosition, tempDir } from '../helpers.ts';
 
 const clock = new ManualClock('2026-11-26T00:00:00Z');
 const onMainnet = makeMarket({ chainId: 1 });
@@ -73,12 +73,7 @@ before(async () => {
   const dataDir = tempDir('lrds-fresh-');
   store = await openStore({ dataDir, databaseUrl: null }, clock);
   await pass();
-  service = await createService(
-    { ...embeddedSettings(dataDir), simulationTickMs: 0 },
-    { clock, server: QUIET },
-  );
-  const account = await service.keys.ensureAccount('fund');
-  key = (await service.keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' })).key;
+  ({ service, key } = await liveService(dataDir, clock));
 });
 after(async () => {
   await service?.close();
