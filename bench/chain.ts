@@ -1,6 +1,7 @@
 /**
  * Chain ingestion on a local chain (anvil from npm): Morpho Blue with one market and
- * `--positions` borrowers (default 2,000), two Chainlink-shaped feeds.
+ * `--positions` borrowers (default 2,000), a Compound v3 comet (our test Comet) with
+ * `--comet-accounts` borrowers (default 200), two Chainlink-shaped feeds.
  *
  * - First sync: one pass over an empty store, from block 0: positions read per second, RPC
  *   requests. Baseline, in the same run: the same position reads as bare viem multicalls.
@@ -11,7 +12,7 @@
  *   (service.ingest(): the pass the INGEST_INTERVAL_MS timer runs, so the wait for the timer,
  *   up to the interval, comes on top).
  *
- *   node bench/chain.ts [--positions N]
+ *   node bench/chain.ts [--positions N] [--comet-accounts M]
  *
  * Results: bench/results/chain-<date>.json and chain-latest.json.
  */
@@ -31,10 +32,18 @@ import { compileContracts, deploy, localSources, startAnvil } from '../test/chai
 import { embeddedSettings, QUIET, tempDir } from '../test/helpers.ts';
 import { BENCH_DIR, fmt, log, machine, sig } from './lib.ts';
 
-const { values } = parseArgs({ options: { positions: { type: 'string', default: '2000' } } });
+const { values } = parseArgs({
+  options: {
+    positions: { type: 'string', default: '2000' },
+    'comet-accounts': { type: 'string', default: '200' },
+  },
+});
 const N = Number(values.positions);
 if (!Number.isInteger(N) || N < 1)
   throw new Error(`--positions must be a positive integer, got '${values.positions}'`);
+const K = Number(values['comet-accounts']);
+if (!Number.isInteger(K) || K < 0)
+  throw new Error(`--comet-accounts must be a non-negative integer, got '${values['comet-accounts']}'`);
 
 const WAD = 10n ** 18n;
 const LLTV = 860_000_000_000_000_000n;
@@ -128,11 +137,67 @@ try {
       ),
     );
   }
+  // The comet: USDC lent against WETH; K borrowers, their collateral supplied for them by the owner.
+  const comet = await deploy(c, art.TestComet!, [
+    usdc,
+    6,
+    usdcUsd,
+    [(WAD * 8n) / 10n, 10n ** 9n, 10n ** 10n, 0n, (WAD * 8n) / 10n, 10n ** 9n, 10n ** 10n, 10n ** 8n],
+  ]);
+  const C = art.TestComet!.abi;
+  await send(comet, C, 'addAsset', [
+    weth,
+    ethUsd,
+    18,
+    (WAD * 8n) / 10n,
+    (WAD * 85n) / 100n,
+    (WAD * 95n) / 100n,
+  ]);
+  await send(usdc, T, 'mint', [owner, 10n ** 15n]);
+  await send(usdc, T, 'approve', [comet, 2n ** 256n - 1n]);
+  await send(comet, C, 'supply', [usdc, 10n ** 15n]);
+  await send(weth, T, 'mint', [owner, BigInt(K) * WAD]);
+  await send(weth, T, 'approve', [comet, 2n ** 256n - 1n]);
+  const cometBorrowers = borrowers.slice(0, K);
+  nonce = await c.getTransactionCount({ address: owner, blockTag: 'pending' });
+  for (let i = 0; i < K; i += 200) {
+    await mined(
+      await Promise.all(
+        cometBorrowers.slice(i, i + 200).map((b) =>
+          c.writeContract({
+            address: comet,
+            abi: C,
+            functionName: 'supplyTo',
+            args: [b, weth, WAD],
+            gas: 200_000n,
+            nonce: nonce++,
+          } as never),
+        ),
+      ),
+    );
+    await mined(
+      await Promise.all(
+        cometBorrowers.slice(i, i + 200).map((b, j) =>
+          wallet.writeContract({
+            account: b,
+            chain: null,
+            address: comet,
+            abi: C,
+            functionName: 'withdraw',
+            args: [usdc, BigInt(1500 + ((i + j) % 900)) * 10n ** 6n],
+            gas: 300_000n,
+          }),
+        ),
+      ),
+    );
+  }
   log(
     `opened in ${fmt((performance.now() - t0) / 1000)} s; block ${await c.getBlockNumber({ cacheTime: 0 })}`,
   );
 
   const sourcesJson = localSources(anvil, { morpho, ethUsd, usdcUsd });
+  // The comet from its deployment block, found by the source (as on a real chain).
+  if (K > 0) Object.assign(sourcesJson.chains[0]!, { compound: [{ comet }] });
   const dataDir = tempDir('lrds-bench-chain-');
   const store = await openStore({ dataDir, databaseUrl: null });
   const sources = chainSources(parseSources(sourcesJson, 'bench'));
@@ -148,13 +213,19 @@ try {
   log(
     `first sync: ${first.positions} positions, ${first.rpcRequests} RPC requests, ${notRead.length} items not read`,
   );
-  // Baseline: the same position reads, bare.
+  // Baseline: the same position and account reads, bare.
   const accounts = [owner, ...borrowers];
   t = performance.now();
   await c.multicall({
-    contracts: accounts.map(
-      (a) => ({ address: morpho, abi: blueAbi, functionName: 'position', args: [marketId, a] }) as const,
-    ),
+    contracts: [
+      ...accounts.map(
+        (a) => ({ address: morpho, abi: blueAbi, functionName: 'position', args: [marketId, a] }) as const,
+      ),
+      ...cometBorrowers.flatMap((b) => [
+        { address: comet, abi: C, functionName: 'userBasic', args: [b] } as const,
+        { address: comet, abi: C, functionName: 'collateralBalanceOf', args: [b, weth] } as const,
+      ]),
+    ],
     deployless: true,
     batchSize: DEPLOYLESS_BATCH_BYTES,
     allowFailure: true,
@@ -206,6 +277,8 @@ try {
     date: new Date().toISOString(),
     machine: machine(),
     positions,
+    morphoPositions: N + 1,
+    cometAccounts: K,
     firstSync: {
       ms: sig(firstMs, 4),
       rpcRequests: first.rpcRequests,
@@ -232,7 +305,7 @@ try {
   writeFileSync(join(dir, 'chain-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(
     [
-      `| chain ingestion (anvil, ${positions.toLocaleString('en-US')} positions, 1 market, 2 feeds) | figure |`,
+      `| chain ingestion (anvil, ${positions.toLocaleString('en-US')} positions: 1 Morpho market, 1 comet of ${K} borrowers; 2 feeds) | figure |`,
       '|---|---:|',
       `| first sync: positions read per second | ${fmt(results.firstSync.positionsPerSecond)} |`,
       `| first sync: pass time, s (baseline: the bare position reads, ${fmt(baselineMs / 1000)} s) | ${fmt(firstMs / 1000)} (${fmt(results.firstSync.ratioToBaseline)}x) |`,

@@ -65,8 +65,14 @@ export function setSourceClocks(
   model: ReadModel,
   sources: readonly Pick<SourceState, 'kind' | 'lastBlock' | 'chainIds' | 'refreshedAt'>[],
 ): void {
-  const blocks = blocksOf(sources);
-  const refreshed = chainRefreshedAt(sources);
+  // A source whose last refresh is older than the dataset's was not in the pass that wrote it
+  // (it left the sources file): it is behind no answer.
+  const current =
+    model.dataset.kind === 'sandbox'
+      ? sources
+      : sources.filter((s) => s.refreshedAt === null || s.refreshedAt >= model.dataset.refreshedAt);
+  const blocks = blocksOf(current);
+  const refreshed = chainRefreshedAt(current);
   if (
     JSON.stringify(blocks) !== JSON.stringify(model.blocks) ||
     JSON.stringify(refreshed) !== JSON.stringify(model.chainRefreshedAt)
@@ -130,8 +136,8 @@ export function answerClock(
     const block = model.blocks?.[chain];
     if (block !== undefined) blocks[chain] = block;
   }
-  if (refreshedAt === Number.POSITIVE_INFINITY)
-    return { refreshedAt: model.dataset.refreshedAt, blocks: model.blocks };
+  // None of the chains has a source (nothing of them is served): the dataset's refresh.
+  if (refreshedAt === Number.POSITIVE_INFINITY) return { refreshedAt: model.dataset.refreshedAt, blocks };
   return { refreshedAt, blocks };
 }
 

@@ -691,11 +691,6 @@ export class RiskIndex {
     return this.catalog.recordAt(this.cols.marketIndex[i]!).protocol;
   }
 
-  /** The chain of a position's market. */
-  chainOf(i: number): number {
-    return this.catalog.recordAt(this.cols.marketIndex[i]!).chainId;
-  }
-
   /**
    * A position's JSON by `serialize`, cached in a bounded LRU until its market's prices move:
    * answers mostly come from the few positions nearest liquidation.

@@ -29,8 +29,8 @@ function asOfOf(model: ReadModel, ms: number): string {
 /** The chains a request was scoped to (its `chainIds` as its tier allows), set when they are parsed. */
 const scopedChains = new WeakMap<FastifyRequest, readonly number[]>();
 
-export function setScopedChains(request: FastifyRequest, chains: readonly number[] | undefined): void {
-  if (chains) scopedChains.set(request, chains);
+export function setScopedChains(request: object, chains: readonly number[] | undefined): void {
+  if (chains) scopedChains.set(request as FastifyRequest, chains);
 }
 
 /** Server time since the request arrived, in ms, to the microsecond. */
@@ -40,7 +40,7 @@ export function latencyMs(request: FastifyRequest): number {
 
 /**
  * Meta of a data answer (DECISIONS D11, D16): freshness, asOf and blocks from the sources behind
- * the answer's chains (its items', else the chains it was scoped to, else every chain): the
+ * the answer's chains (one market's, else the chains it was scoped to, else every chain): the
  * refresh of the stalest of them and their last blocks (sandbox data is always a snapshot, at its
  * last tick, with no blocks); source from the
  * protocols of the items found, or of the query's scope when nothing was found; total when the
@@ -50,12 +50,12 @@ export function dataMeta(
   request: FastifyRequest,
   model: ReadModel,
   nowMs: number,
-  found: Pick<Found<unknown>, 'itemProtocols' | 'scopeProtocols' | 'itemChains' | 'total' | 'nextCursor'>,
+  found: Pick<Found<unknown>, 'itemProtocols' | 'scopeProtocols' | 'chains' | 'total' | 'nextCursor'>,
   clamped: Clamped | undefined,
 ): Meta {
   const protocols = new Set(found.itemProtocols);
   const source = (protocols.size > 0 ? [...protocols] : [...found.scopeProtocols]).sort().join(',');
-  const chains = found.itemChains?.length ? found.itemChains : (scopedChains.get(request) ?? null);
+  const chains = found.chains ?? scopedChains.get(request) ?? null;
   const clock = answerClock(model, chains);
   const meta: Meta = {
     latencyMs: 0,

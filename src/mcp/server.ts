@@ -159,11 +159,17 @@ export function mcpEndpoint(deps: McpDeps, tools: readonly McpTool[] = TOOLS) {
       return failure(refusalBody(tierForbidden(tier, tool.category)));
 
     const model = deps.data.get(call.mode);
+    // The chains the tool's query was scoped to: its answer is as fresh as their sources (D16).
+    let scoped: readonly number[] | undefined;
     const ctx: ToolContext = {
       model,
       tier,
       nowMs,
-      clamp: (q) => clampScope(q, tool.limitMax ?? DEFAULT_LIMIT, tier, nowMs),
+      clamp: (q) => {
+        const clamped = clampScope(q, tool.limitMax ?? DEFAULT_LIMIT, tier, nowMs);
+        scoped = clamped.chainIds;
+        return clamped;
+      },
       requireChain(chainId) {
         if (!tierAllowsChain(tier, chainId)) throw ToolRefusal.of(chainForbidden(tier, chainId));
       },
@@ -174,7 +180,12 @@ export function mcpEndpoint(deps: McpDeps, tools: readonly McpTool[] = TOOLS) {
       const answer = await tool.run(ctx, args);
       return success({
         data: answer.data,
-        meta: call.render.meta(model, nowMs, answer.found, answer.clamped),
+        meta: call.render.meta(
+          model,
+          nowMs,
+          answer.found.chains || !scoped ? answer.found : { ...answer.found, chains: scoped },
+          answer.clamped,
+        ),
       });
     } catch (err) {
       if (err instanceof ToolRefusal) return failure(err.body);

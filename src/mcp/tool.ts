@@ -20,7 +20,7 @@ export type JsonObject = Record<string, unknown>;
 /** The facts of a query's result the answer's meta is made of (D11). */
 export type MetaFacts = Pick<
   Found<unknown>,
-  'itemProtocols' | 'scopeProtocols' | 'itemChains' | 'total' | 'nextCursor'
+  'itemProtocols' | 'scopeProtocols' | 'chains' | 'total' | 'nextCursor'
 >;
 
 /**

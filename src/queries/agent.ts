@@ -311,5 +311,10 @@ export function marketBrief(model: ReadModel, key: string, nowSec: number): Foun
       badDebtUsd: s.badDebtUsd,
     })),
   };
-  return { items: [view], itemProtocols: found.itemProtocols, scopeProtocols: found.scopeProtocols };
+  return {
+    items: [view],
+    itemProtocols: found.itemProtocols,
+    scopeProtocols: found.scopeProtocols,
+    ...(found.chains ? { chains: found.chains } : {}),
+  };
 }

@@ -50,7 +50,8 @@ export async function marketHistory(
 ): Promise<Page<SnapshotView>> {
   const ord = model.catalog.ordOf(p.key);
   if (ord === undefined) throw QueryError.marketNotFound(p.key);
-  const protocol = [model.catalog.recordAt(ord).protocol];
+  const record = model.catalog.recordAt(ord);
+  const protocol = [record.protocol];
   const after = decodeCursor(p.cursor, `history:${p.interval}`, ['number']);
   // The store reads whole ms: [from, to) widened to them.
   const fromMs = Math.floor(p.fromMs);
@@ -82,6 +83,7 @@ export async function marketHistory(
     })),
     itemProtocols: page.length > 0 ? protocol : [],
     scopeProtocols: protocol,
+    chains: [record.chainId],
     ...(last && rows.length > p.limit
       ? { nextCursor: encodeCursor(`history:${p.interval}`, [last.at]) }
       : {}),

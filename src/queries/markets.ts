@@ -26,7 +26,6 @@ function found(model: ReadModel, ords: number[], scope: Scope, total?: number): 
     items: ords,
     itemProtocols: ords.map((o) => catalog.recordAt(o).protocol),
     scopeProtocols: ords.length > 0 ? [] : catalog.protocolsIn(scope),
-    itemChains: ords.map((o) => catalog.recordAt(o).chainId),
     ...(total === undefined ? {} : { total }),
   };
 }
@@ -57,5 +56,5 @@ export function getMarket(model: ReadModel, key: string): Found<number> {
   if (ord === undefined) throw QueryError.marketNotFound(key);
   const record = model.catalog.recordAt(ord);
   const protocol = [record.protocol];
-  return { items: [ord], itemProtocols: protocol, scopeProtocols: protocol, itemChains: [record.chainId] };
+  return { items: [ord], itemProtocols: protocol, scopeProtocols: protocol, chains: [record.chainId] };
 }

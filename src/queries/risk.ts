@@ -37,6 +37,5 @@ export function positionsAtRisk(model: ReadModel, p: PositionsAtRiskParams): Fou
     items: hits,
     itemProtocols: hits.map((i) => model.risk.protocolOf(i)),
     scopeProtocols,
-    itemChains: hits.map((i) => model.risk.chainOf(i)),
   };
 }

@@ -20,10 +20,11 @@ export interface Found<T> {
   itemProtocols: readonly string[];
   scopeProtocols: readonly string[];
   /**
-   * The chains of the items, where the query knows them: the answer is as fresh as their sources
-   * (D16). Absent or empty: the chains the request was scoped to, else every chain.
+   * The chains the answer is about, when it is about one market (its chain): the answer is as
+   * fresh as their sources (D16). Absent: the chains the request was scoped to (a list's ranking
+   * and totals depend on every chain in scope), else every chain.
    */
-  itemChains?: readonly number[];
+  chains?: readonly number[];
   total?: number;
   /** Lists paged by cursor (D17): the cursor of the next page; absent on the last. */
   nextCursor?: string;

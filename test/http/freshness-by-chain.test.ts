@@ -122,3 +122,38 @@ test('behavior: a chain whose source fails ages alone; answers about the others 
   assert.equal((await meta('/markets?chainIds=1')).freshness, 'live');
   assert.equal((await meta('/markets')).freshness, 'live');
 });
+
+test('behavior: a cached answer follows its own chain across a freshness threshold within one second', async () => {
+  // Mainnet down again: the dataset's freshness is mainnet's; Optimism's clock alone crosses 60 s.
+  mainnetDown = true;
+  clock.set(Math.floor(clock.now() / 1000) * 1000 + 120_500);
+  await pass();
+  // Optimism refreshed at a second's half: 59.6 s later the clock is 0.1 s into a second …
+  clock.advance(59_600);
+  assert.equal((await meta('/markets?chainIds=10')).freshness, 'live');
+  // … and 60.1 s later still in that second, with the same model revision: the answer computed
+  // 0.5 s ago is not served again (its chain's label changed).
+  clock.advance(500);
+  assert.equal((await meta('/markets?chainIds=10')).freshness, 'cached');
+  mainnetDown = false;
+  await pass();
+});
+
+test('behavior: a source no longer in the sources file is behind no answer', async () => {
+  // A source of chain 10 that a previous sources file had, last refreshed long ago.
+  await store.saveSource({
+    id: 'chain:10:old',
+    kind: 'chain',
+    chainIds: [10],
+    refreshedAt: clock.now() - 3_600_000,
+    lastBlock: { '10': 3 },
+    consecutiveFailures: 0,
+    lastError: null,
+    updatedAt: clock.now(),
+    cursor: null,
+  });
+  await pass();
+  const m = await meta('/markets?chainIds=10');
+  assert.equal(m.freshness, 'live');
+  assert.deepEqual(m.blocks, { '10': optimismBlock });
+});

@@ -54,7 +54,7 @@ export function sendMarketAnswer<T>(
         items: found.items.map((item) => json(item, model, nowSec)),
         list: false,
         // About the market's chain (D16), whatever the query knew of it.
-        meta: dataMeta(request, model, nowMs, { ...found, itemChains: [id.chainId] }, undefined),
+        meta: dataMeta(request, model, nowMs, { ...found, chains: [id.chainId] }, undefined),
       };
     }),
   );
