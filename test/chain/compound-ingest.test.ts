@@ -456,4 +456,38 @@ describe('Compound v3 on a local chain', () => {
     assert.equal(back.length, 3);
     assert.ok(back.every((p: { healthFactor: number }) => p.healthFactor < 1));
   });
+
+  test('behavior: borrowers from before fromBlock are named every pass, not read again every pass', async () => {
+    const T = art.TestToken!.abi;
+    const C = art.TestComet!.abi;
+    const head = Number(await anvil.client().getBlockNumber());
+    // A new borrower after that block: the one account this source knows.
+    await send(2, weth, T, 'mint', [users[2], WAD]);
+    await send(2, weth, T, 'approve', [comet, WAD]);
+    await send(2, comet, C, 'supply', [weth, WAD]);
+    await send(2, comet, C, 'withdraw', [usdc, 100n * 10n ** 6n]);
+    const json = sourcesJson();
+    Object.assign(json.chains[0]!, { compound: [{ comet, fromBlock: head + 1 }] });
+    const late = chainSources(parseSources(json, 'test'));
+    const lateStore = await openStore({ dataDir: tempDir('lrds-comet-late-'), databaseUrl: null }, clock);
+    try {
+      const runs = [];
+      for (let i = 0; i < 2; i++) {
+        const out = await ingestLive(late, lateStore, clock);
+        runs.push({
+          read: late[0]!.lastRun()!.positionsRead,
+          named: out.runs[0]!.items.some(
+            (x) => !x.ok && x.id === `compound:${comet.toLowerCase()}:borrowers`,
+          ),
+        });
+      }
+      // first pass: the account, then again with every holder; second pass: nothing to read
+      assert.deepEqual(runs, [
+        { read: 2, named: true },
+        { read: 0, named: true },
+      ]);
+    } finally {
+      await lateStore.close();
+    }
+  });
 });

@@ -172,8 +172,10 @@ export interface CompoundRead {
   failures: { id: string; error: string }[];
   /** Accounts read from the chain this pass (the others came from the cache). */
   accountsRead: number;
-  /** Accounts holding collateral or a debt, by comet (served or not). */
+  /** Accounts holding collateral or a debt, by comet (served or not), and those not read yet. */
   holders: { comet: string; user: string }[];
+  /** The comets whose configuration has been read (the others are read from their start again). */
+  configured: string[];
 }
 
 /** What a chain source keeps of its comets between passes in one process. */
@@ -182,8 +184,17 @@ export class CometCache {
   readonly tokens = new Map<string, TokenMeta>();
   /** Per `${comet}:${user}`: the account as last read; null when it held nothing. */
   readonly accounts = new Map<string, CometAccount | null>();
+  /** Accounts whose read failed or could not be made (their comet unreadable): read next pass. */
+  readonly retry = new Set<string>();
+  /**
+   * Per comet, how far its known borrowers' principals are from its totalBorrowBase after every
+   * holder was read again (borrowers this source never saw): not read again while it holds.
+   */
+  readonly gaps = new Map<string, bigint>();
 
   clear(): void {
+    this.retry.clear();
+    this.gaps.clear();
     this.configs.clear();
     this.tokens.clear();
     this.accounts.clear();
@@ -320,29 +331,26 @@ export async function readCompound(
   const addresses = comets.map((c) => c.comet);
   const accounts = new Set<string>();
   for (const a of known) accounts.add(`${a.comet}:${a.user}`);
-  // What this process knew: read again only when touched.
-  for (const key of cache.accounts.keys()) if (addresses.includes(key.split(':')[0]!)) accounts.add(key);
+  // What this process knew: read again only when touched, or when its last read failed.
+  for (const key of [...cache.accounts.keys(), ...cache.retry])
+    if (addresses.includes(key.split(':')[0]!)) accounts.add(key);
   const touched = new Set<string>();
   const failures: CompoundRead['failures'] = [];
 
   // 1. Logs of every comet in one walk: the accounts they touch, and absorptions.
   const absorbs = new Map<string, Omit<CometAbsorb, 'timestamp'>>();
-  const fromOf = new Map(comets.map((c) => [c.comet, c.from]));
-  const from = comets.reduce((m, c) => (c.from < m ? c.from : m), range.block + 1n);
-  const logs =
-    from > range.block
-      ? []
-      : await getLogsAdaptive(rpc, {
-          address: addresses as Hex[],
-          events: EVENTS,
-          fromBlock: from,
-          toBlock: range.block,
-        });
+  // One walk per start block: in steady state every comet resumes at the same block (one walk);
+  // a comet just added walks from its own start without taking the others along.
+  const starts = new Map<bigint, Hex[]>();
+  for (const c of comets)
+    if (c.from <= range.block) starts.set(c.from, [...(starts.get(c.from) ?? []), c.comet as Hex]);
+  const logs = [];
+  for (const [fromBlock, address] of starts)
+    logs.push(...(await getLogsAdaptive(rpc, { address, events: EVENTS, fromBlock, toBlock: range.block })));
   const surplusAt = new Map<string, bigint>();
   const debtLogOf = new Map<string, number>();
   for (const l of logs) {
     const comet = l.address.toLowerCase();
-    if (l.blockNumber < (fromOf.get(comet) ?? 0n)) continue;
     const args = l.args as Record<string, unknown>;
     for (const field of ACCOUNT_FIELDS[l.eventName] ?? []) {
       const u = String(args[field]).toLowerCase();
@@ -404,14 +412,20 @@ export async function readCompound(
   const read = (round: 1 | 2) =>
     readState(rpc, at, { addresses, accounts, touched, round }, cache, range.timestamp, failures);
   let state = await read(1);
+  let accountsRead = state.accountsRead;
   if (state.again.length > 0) {
     failures.length = 0;
     state = await read(2);
+    accountsRead += state.accountsRead;
   }
+  // The accounts of a comet whose configuration could not be read this pass: read once it is.
+  for (const key of touched) if (!cache.configs.has(key.split(':')[0]!)) cache.retry.add(key);
   const holders: CompoundRead['holders'] = [];
   for (const key of accounts) {
     const account = cache.accounts.get(key);
-    if (account && (account.principal < 0n || account.collateral.some((c) => c > 0n))) {
+    // Holders, and accounts whose state is not known (their read failed): kept to be read.
+    const holds = account && (account.principal < 0n || account.collateral.some((c) => c > 0n));
+    if (holds || (account === undefined && cache.retry.has(key))) {
       const [comet, user] = key.split(':') as [string, string];
       holders.push({ comet, user });
     }
@@ -420,8 +434,9 @@ export async function readCompound(
     comets: state.comets,
     absorbs: [...absorbs.values()].map((a) => ({ ...a, timestamp: times.get(BigInt(a.block))! })),
     failures,
-    accountsRead: state.accountsRead,
+    accountsRead,
     holders,
+    configured: addresses.filter((c) => cache.configs.has(c)),
   };
 }
 
@@ -485,7 +500,7 @@ async function readState(
   ].filter((t) => !cache.tokens.has(t)) as Hex[];
   const toRead = [...accounts].filter((key) => {
     const comet = key.split(':')[0]!;
-    return cache.configs.has(comet) && (touched.has(key) || !cache.accounts.has(key));
+    return cache.configs.has(comet) && (touched.has(key) || cache.retry.has(key) || !cache.accounts.has(key));
   });
   const reads = await rpc.client.multicall({
     ...at,
@@ -532,14 +547,28 @@ async function readState(
       const r = reads[k++]!;
       return r.status === 'success' && (r.result as bigint) > 0n ? (r.result as bigint) : null;
     });
-    if (!('baseToken' in parsed) || configText(parsed) !== configText(config)) {
+    if (!('baseToken' in parsed)) {
+      // Refused or implausible now: not served this pass (kept), its configuration and accounts
+      // as they were.
+      const why = 'problem' in parsed ? parsed.problem : 'its asset count changed while it was read';
+      failures.push({ id: comet, error: `comet ${comet}: ${why}` });
+      if ('more' in parsed && round === 1) {
+        // Upgraded with another asset count: read whole again, with its accounts.
+        failures.pop();
+        cache.configs.delete(comet);
+        cache.forget(comet, false);
+        again.push(comet);
+      }
+      continue;
+    }
+    if (configText(parsed) !== configText(config)) {
       if (round === 2) {
         failures.push({ id: comet, error: `comet ${comet}: its configuration changed while it was read` });
         continue;
       }
-      // Upgraded: new factors, feeds or curve are served from now on; another asset list or
-      // base (or a configuration no longer readable) is read whole again, with its accounts.
-      if ('baseToken' in parsed && sameAssets(parsed, config)) cache.configs.set(comet, parsed);
+      // Upgraded: new factors, feeds or curve are served from now on; another asset list or base
+      // is read whole again, with its accounts.
+      if (sameAssets(parsed, config)) cache.configs.set(comet, parsed);
       else {
         cache.configs.delete(comet);
         cache.forget(comet, false);
@@ -562,11 +591,12 @@ async function readState(
     k += 1 + n;
     const bad = r.find((x) => x.status !== 'success');
     if (bad) {
-      // Read again next pass, not served from an older read meanwhile.
-      cache.accounts.delete(key);
+      // As last read meanwhile (its item named), and read again next pass.
+      cache.retry.add(key);
       failures.push({ id: key, error: `account ${key}: ${first(bad.error)}` });
       continue;
     }
+    cache.retry.delete(key);
     const principal = (r[0]!.result as readonly unknown[])[0] as bigint;
     const collateral = r.slice(1).map((x) => x.result as bigint);
     const empty = principal === 0n && collateral.every((c) => c === 0n);
@@ -605,16 +635,20 @@ async function readState(
     let owed = 0n;
     for (const [key, account] of cache.accounts)
       if (account && account.principal < 0n && key.startsWith(`${comet}:`)) owed -= account.principal;
-    if (owed !== totalBorrowBase) {
-      if (round === 1) {
-        cache.forget(comet, true);
-        again.push(comet);
-        continue;
-      }
-      // Still short after reading every holder again: a borrower this source never saw.
+    const gap = owed - totalBorrowBase;
+    if (gap === 0n) cache.gaps.delete(comet);
+    else if (round === 1 && gap !== cache.gaps.get(comet)) {
+      // A borrow or repayment no log named (a base transfer): every holder is read again.
+      cache.forget(comet, true);
+      again.push(comet);
+      continue;
+    } else {
+      // Still apart after every holder was read again: borrowers this source never saw (before
+      // fromBlock). Named every pass; read again only when the gap moves.
+      cache.gaps.set(comet, gap);
       failures.push({
         id: `${comet}:borrowers`,
-        error: `comet ${comet}: the known borrowers' principals do not add up to totalBorrowBase (a borrower before fromBlock?)`,
+        error: `comet ${comet}: the known borrowers' principals are ${gap} apart from totalBorrowBase (borrowers before fromBlock?)`,
       });
     }
     const storedSupply = (totalSupplyBase * baseSupplyIndex) / BASE_INDEX_SCALE;

@@ -134,8 +134,8 @@ export async function getLogsAdaptive<const E extends readonly AbiEvent[]>(
 
 /**
  * The first block at which `address` has code (a binary search over `eth_getCode`, about 30
- * requests on a chain of a billion blocks): where its logs start. 0 when the RPC cannot tell (a
- * node that does not keep old state): then everything is read.
+ * requests on a chain of a billion blocks): where its logs start. 0 when the RPC keeps no old
+ * state (then everything is read); any other failure is thrown (the pass fails, and is retried).
  */
 export async function deploymentBlock(rpc: ChainRpc, address: `0x${string}`, head: bigint): Promise<bigint> {
   const deployed = async (blockNumber: bigint) => {
@@ -152,9 +152,19 @@ export async function deploymentBlock(rpc: ChainRpc, address: `0x${string}`, hea
       else lo = mid + 1n;
     }
     return lo;
-  } catch {
-    return 0n;
+  } catch (err) {
+    if (isMissingState(err)) return 0n;
+    throw err;
   }
+}
+
+/** Whether a failure is a node's lack of old state (a pruned, non-archive node). */
+export function isMissingState(err: unknown): boolean {
+  const text =
+    err instanceof Error ? `${err.message} ${(err as { details?: string }).details ?? ''}` : String(err);
+  return /missing trie node|header not found|state (is )?not available|historical state|pruned|archive/i.test(
+    text,
+  );
 }
 
 /** Whether a getLogs failure is the provider's limit on the range or the result size. */

@@ -127,7 +127,7 @@ export function chainSource(
       if (resume === null || reorg) {
         if (resume !== null) {
           for (const key of cache.positions.keys()) rereadAfterReorg.morpho.add(key);
-          for (const key of comets.accounts.keys()) rereadAfterReorg.comets.add(key);
+          for (const key of [...comets.accounts.keys(), ...comets.retry]) rereadAfterReorg.comets.add(key);
         }
         cache.clear();
         comets.clear();
@@ -347,7 +347,7 @@ export function chainSource(
         items.push({
           id: 'compound:prices-at-blocks',
           ok: false,
-          error: `absorbs at blocks ${cometThen.unread.join(', ')} priced at this pass's prices: ${cometThen.error}`,
+          error: `${cometThen.unread.length} absorb blocks (${cometThen.unread[0]} to ${cometThen.unread.at(-1)}) priced at this pass's prices${cometThen.error ? `: ${cometThen.error}` : ` (more than ${MAX_PRICED_BLOCKS} blocks)`}`,
         });
       for (const a of absorbs) {
         const config = comets.configs.get(a.comet);
@@ -416,7 +416,10 @@ export function chainSource(
             .map((a) => `${a.id}:${a.user}`),
           // Holders of comets not served this pass (an unpriced base token's borrowers).
           cometPending: cometPending.slice(0, MAX_PENDING),
-          comets: chain.compound.map(cometConfig),
+          // A comet never read whole (its configuration refused) is read from its start again.
+          comets: chain.compound
+            .filter((c) => compound?.configured.includes(c.comet) || readComets.has(cometConfig(c)))
+            .map(cometConfig),
         } satisfies Cursor),
         items,
       };
