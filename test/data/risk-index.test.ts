@@ -54,10 +54,17 @@ function naive(positions: P[], q: RiskQuery): number[] {
     .map((x) => x.i);
 }
 
+/**
+ * USD amounts: 0, or from a millionth of a dollar up. Below that the doubles reach the subnormal
+ * range (5e-324 …), where any product (a price move, lltv) loses the digits two computations
+ * would need to agree: not amounts a source serves, and the reason a run once failed on
+ * collateral 9e-323 against borrow 9.4e-323.
+ */
+const usdArb = fc.double({ min: 1e-6, max: 1e7, noNaN: true });
 const positionArb = fc.record({
   market: fc.integer({ min: 0, max: markets.length - 1 }),
-  collateral: fc.oneof(fc.constant(1000), fc.double({ min: 0, max: 1e7, noNaN: true })),
-  borrow: fc.oneof(fc.constant(0), fc.constant(800), fc.double({ min: 0, max: 1e7, noNaN: true })),
+  collateral: fc.oneof(fc.constant(1000), fc.constant(0), usdArb),
+  borrow: fc.oneof(fc.constant(0), fc.constant(800), usdArb),
 });
 
 const queryArb = fc.record({
@@ -141,7 +148,7 @@ describe('RiskIndex', () => {
   test('behavior: below() agrees with a naive sum after position changes and price moves', () => {
     const changeArb = fc.record({
       target: fc.nat(),
-      collateral: fc.double({ min: 0, max: 1e7, noNaN: true }),
+      collateral: fc.oneof(fc.constant(0), usdArb),
       borrow: fc.oneof(fc.constant(0), fc.double({ min: 1, max: 1e7, noNaN: true })),
     });
     fc.assert(
