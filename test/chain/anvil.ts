@@ -42,7 +42,13 @@ export function compileContracts(): Record<string, Artifact> {
   const read = (unit: string, file: string) => {
     sources[unit] = { content: readFileSync(file, 'utf8') };
   };
-  for (const f of ['TestToken.sol', 'TestAggregator.sol', 'TestChainlinkOracle.sol', 'TestComet.sol'])
+  for (const f of [
+    'TestToken.sol',
+    'TestAggregator.sol',
+    'TestAggregatorProxy.sol',
+    'TestChainlinkOracle.sol',
+    'TestComet.sol',
+  ])
     read(`own/${f}`, join(OWN_SRC, f));
   read('morpho/Morpho.sol', join(MORPHO_SRC, 'Morpho.sol'));
   read('morpho/mocks/IrmMock.sol', join(MORPHO_SRC, 'mocks/IrmMock.sol'));

@@ -393,6 +393,8 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     const eth = stale.data.feeds.find((f: { address: string }) => f.address === ethUsd.toLowerCase());
     assert.equal(eth.isStale, true);
     assert.ok(eth.secondsSinceUpdate >= 7200);
+    // two rounds between two passes: both are recorded (the feed's AnswerUpdated logs)
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_840n * 10n ** 8n]);
     await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_850n * 10n ** 8n]);
     await pass();
     const fresh = await get(`/oracles/31337/${oracle}`);
@@ -401,13 +403,14 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
       false,
     );
     const rounds = await get(`/oracles/31337/${oracle}/rounds?feed=${ethUsd.toLowerCase()}`);
-    // the round each pass saw (this store's passes: 2,700 was only read by the other server's),
-    // without the $2,500 round of the block the reorganization orphaned (rounds of the common
-    // ancestor's second go too, and the latest is read again: 3,000 may be among them)
+    // every round published (2,700 while the other server ingested into its own store: this
+    // store's next pass read it from the logs), without the $2,500 round of the block the
+    // reorganization orphaned (rounds of the common ancestor's second go too, and the latest is
+    // read again: 3,000 may be among them)
     const answers = rounds.data.map((r: { answer: number }) => r.answer);
     assert.deepEqual(
       answers.filter((a: number) => a !== 3000),
-      [2800, 2750, 2850],
+      [2800, 2700, 2750, 2840, 2850],
     );
   });
 

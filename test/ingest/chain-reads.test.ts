@@ -28,7 +28,15 @@ test('default: integer amounts scaled by their decimals, exactly to double preci
 function reading(pair: string, answer: number, address = pair): FeedReading {
   const [base, quote] = pair.split('/') as [string, string];
   const feed: FeedConfig = { address, pair, base, quote, heartbeatSeconds: 3600, deviationThreshold: null };
-  return { feed, description: pair, decimals: 8, roundId: 1n, answer, updatedAt: 0 };
+  return {
+    feed,
+    description: pair,
+    decimals: 8,
+    roundId: 1n,
+    answer,
+    updatedAt: 0,
+    publisher: { address, phase: null },
+  };
 }
 
 test('behavior: USD prices from X/USD, X/ETH × ETH/USD, wrapped natives by the native (D15)', () => {

@@ -1,17 +1,25 @@
 /**
  * Chainlink price feeds (AggregatorV3Interface): `latestRoundData`, `decimals` and
- * `description`, read in one multicall at a block; and token USD prices from them (D15).
+ * `description`, read in one multicall at a block; every round published between two blocks,
+ * from the `AnswerUpdated` logs of the feed's aggregator; and token USD prices (D15).
  */
-import { parseAbi } from 'viem';
+import { getAbiItem, parseAbi } from 'viem';
 import { feedSymbol } from '../../domain/asset-family.ts';
+import type { OracleRound } from '../../store/types.ts';
 import type { FeedConfig } from '../sources-file.ts';
-import { type ChainRpc, throwIfUnread } from './rpc.ts';
+import { type ChainRpc, getLogsAdaptive, throwIfUnread } from './rpc.ts';
 
 export const aggregatorV3Abi = parseAbi([
   'function decimals() view returns (uint8)',
   'function description() view returns (string)',
   'function latestRoundData() view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
+  // A proxy's (EACAggregatorProxy): the aggregator that publishes its rounds, and its phase.
+  'function aggregator() view returns (address)',
+  'function phaseId() view returns (uint16)',
+  'event AnswerUpdated(int256 indexed current, uint256 indexed roundId, uint256 updatedAt)',
 ]);
+
+const ANSWER_UPDATED = getAbiItem({ abi: aggregatorV3Abi, name: 'AnswerUpdated' });
 
 /** A feed's latest round as read at a block. */
 export interface FeedReading {
@@ -23,6 +31,11 @@ export interface FeedReading {
   answer: number;
   /** Unix seconds of the round's update. */
   updatedAt: number;
+  /**
+   * Where the feed's rounds are published: a proxy's aggregator, whose round ids are the proxy's
+   * with the phase in the top bits (`phase << 64 | round`); the feed itself (phase null) otherwise.
+   */
+  publisher: { address: string; phase: bigint | null };
 }
 
 export interface FeedReads {
@@ -44,6 +57,8 @@ export async function readFeeds(
       { address, abi: aggregatorV3Abi, functionName: 'decimals' } as const,
       { address, abi: aggregatorV3Abi, functionName: 'description' } as const,
       { address, abi: aggregatorV3Abi, functionName: 'latestRoundData' } as const,
+      { address, abi: aggregatorV3Abi, functionName: 'aggregator' } as const,
+      { address, abi: aggregatorV3Abi, functionName: 'phaseId' } as const,
     ];
   });
   const results = await rpc.client.multicall({
@@ -55,7 +70,7 @@ export async function readFeeds(
   throwIfUnread(results);
   const out: FeedReads = { readings: [], failures: [] };
   feeds.forEach((feed, i) => {
-    const [d, desc, round] = results.slice(i * 3, i * 3 + 3);
+    const [d, desc, round, aggregator, phase] = results.slice(i * PER_FEED, (i + 1) * PER_FEED);
     if (d?.status !== 'success' || round?.status !== 'success') {
       const err = d?.status === 'failure' ? d.error : round?.status === 'failure' ? round.error : null;
       out.failures.push({
@@ -73,9 +88,50 @@ export async function readFeeds(
       roundId,
       answer: scaled(answer, decimals),
       updatedAt: Number(updatedAt),
+      publisher:
+        aggregator?.status === 'success' && phase?.status === 'success'
+          ? { address: String(aggregator.result).toLowerCase(), phase: BigInt(phase.result as number) }
+          : { address: feed.address, phase: null },
     });
   });
   return out;
+}
+
+const PER_FEED = 5;
+
+/**
+ * Every round the feeds published in [fromBlock, toBlock]: their publishers' `AnswerUpdated`
+ * logs, in one walk, as rounds of the feeds (a proxy's round ids, its answers at its decimals).
+ * A proxy that changed aggregator within the range gives the new one's rounds only.
+ */
+export async function readRounds(
+  rpc: ChainRpc,
+  chainId: number,
+  readings: readonly FeedReading[],
+  range: { fromBlock: bigint; toBlock: bigint },
+): Promise<OracleRound[]> {
+  if (readings.length === 0 || range.fromBlock > range.toBlock) return [];
+  // One aggregator may publish for several feeds (a proxy, and the aggregator read directly).
+  const byPublisher = new Map<string, FeedReading[]>();
+  for (const r of readings)
+    byPublisher.set(r.publisher.address, [...(byPublisher.get(r.publisher.address) ?? []), r]);
+  const logs = await getLogsAdaptive(rpc, {
+    address: [...byPublisher.keys()] as `0x${string}`[],
+    events: [ANSWER_UPDATED],
+    ...range,
+  });
+  return logs.flatMap((l) =>
+    (byPublisher.get(l.address.toLowerCase()) ?? []).map((r) => ({
+      chainId,
+      feed: r.feed.address,
+      roundId: (r.publisher.phase === null
+        ? l.args.roundId
+        : (r.publisher.phase << 64n) | l.args.roundId
+      ).toString(),
+      answer: scaled(l.args.current, r.decimals),
+      updatedAt: Number(l.args.updatedAt) * 1000,
+    })),
+  );
 }
 
 /** `value / 10^decimals` as a number, exact to double precision for any size of integer. */

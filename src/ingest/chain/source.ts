@@ -16,7 +16,7 @@ import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
-import { type FeedReading, readFeeds, scaled, usdPrices } from './chainlink.ts';
+import { type FeedReading, readFeeds, readRounds, scaled, usdPrices } from './chainlink.ts';
 import { type CometAbsorb, CometCache, readCompound } from './compound.ts';
 import { absorbLiquidations, cometRecords } from './compound-records.ts';
 import { healthFactor, MorphoCache, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
@@ -368,13 +368,22 @@ export function chainSource(
         );
       }
 
-      const rounds: OracleRound[] = readings.map((r) => ({
+      // Each feed's latest round, and after the first pass every round published since the last
+      // block read (a first sync reads the latest only: the history window is days, not years).
+      const latestRounds: OracleRound[] = readings.map((r) => ({
         chainId: chain.chainId,
         feed: r.feed.address,
         roundId: r.roundId.toString(),
         answer: r.answer,
         updatedAt: r.updatedAt * 1000,
       }));
+      const published =
+        resume === null
+          ? []
+          : await readRounds(rpc, chain.chainId, readings, { fromBlock: resume, toBlock: target });
+      const rounds = [
+        ...new Map([...published, ...latestRounds].map((r) => [`${r.feed}:${r.roundId}`, r])).values(),
+      ];
       const cometPending = (compound?.holders ?? [])
         .filter((a) => !served.has(a.comet))
         .map((a) => `${a.comet}:${a.user}`);
