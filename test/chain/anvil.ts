@@ -111,6 +111,17 @@ function makeClient(url: string, key: Hex) {
  * otherwise); resolves once it answers.
  */
 export async function startAnvil(args: readonly string[] = []): Promise<Anvil> {
+  // The free port found may be taken by another process before anvil binds it: a few tries.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startAnvilOnce(args);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+async function startAnvilOnce(args: readonly string[]): Promise<Anvil> {
   const port = await freePort();
   const child: ChildProcess = spawn(
     anvilBinary(),
@@ -136,8 +147,10 @@ export async function startAnvil(args: readonly string[] = []): Promise<Anvil> {
     } catch {
       // not listening yet
     }
-    if (child.exitCode !== null || Date.now() - t0 > 20_000)
+    if (child.exitCode !== null || Date.now() - t0 > 20_000) {
+      child.kill('SIGKILL');
       throw new Error(`anvil did not start: ${stderr}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return {

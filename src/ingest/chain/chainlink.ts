@@ -7,7 +7,7 @@ import { getAbiItem, parseAbi } from 'viem';
 import { feedSymbol } from '../../domain/asset-family.ts';
 import type { OracleRound } from '../../store/types.ts';
 import type { FeedConfig } from '../sources-file.ts';
-import { type ChainRpc, getLogsAdaptive, throwIfUnread } from './rpc.ts';
+import { type ChainRpc, getLogsAdaptive, type SharedLogs, sharedLogsOf, throwIfUnread } from './rpc.ts';
 
 export const aggregatorV3Abi = parseAbi([
   'function decimals() view returns (uint8)',
@@ -19,7 +19,7 @@ export const aggregatorV3Abi = parseAbi([
   'event AnswerUpdated(int256 indexed current, uint256 indexed roundId, uint256 updatedAt)',
 ]);
 
-const ANSWER_UPDATED = getAbiItem({ abi: aggregatorV3Abi, name: 'AnswerUpdated' });
+export const ANSWER_UPDATED = getAbiItem({ abi: aggregatorV3Abi, name: 'AnswerUpdated' });
 
 /** A feed's latest round as read at a block. */
 export interface FeedReading {
@@ -109,17 +109,21 @@ export async function readRounds(
   chainId: number,
   readings: readonly FeedReading[],
   range: { fromBlock: bigint; toBlock: bigint },
+  shared?: SharedLogs,
 ): Promise<OracleRound[]> {
   if (readings.length === 0 || range.fromBlock > range.toBlock) return [];
   // One aggregator may publish for several feeds (a proxy, and the aggregator read directly).
   const byPublisher = new Map<string, FeedReading[]>();
   for (const r of readings)
     byPublisher.set(r.publisher.address, [...(byPublisher.get(r.publisher.address) ?? []), r]);
-  const logs = await getLogsAdaptive(rpc, {
-    address: [...byPublisher.keys()] as `0x${string}`[],
-    events: [ANSWER_UPDATED],
-    ...range,
-  });
+  const publishers = [...byPublisher.keys()] as `0x${string}`[];
+  const logs =
+    sharedLogsOf<Awaited<ReturnType<typeof getLogsAdaptive<[typeof ANSWER_UPDATED]>>>[number]>(
+      shared,
+      publishers,
+      range.fromBlock,
+      range.toBlock,
+    ) ?? (await getLogsAdaptive(rpc, { address: publishers, events: [ANSWER_UPDATED], ...range }));
   return logs.flatMap((l) =>
     (byPublisher.get(l.address.toLowerCase()) ?? []).map((r) => ({
       chainId,

@@ -13,7 +13,14 @@
  * keeps the others), and the debts equal `borrowBalanceOf`.
  */
 import { type AbiEvent, parseAbi, zeroAddress } from 'viem';
-import { type ChainRpc, getLogsAdaptive, type MulticallOptions, throwIfUnread } from './rpc.ts';
+import {
+  type ChainRpc,
+  getLogsAdaptive,
+  type MulticallOptions,
+  type SharedLogs,
+  sharedLogsOf,
+  throwIfUnread,
+} from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, type TokenMeta, tokenCalls } from './tokens.ts';
 
 export const cometAbi = parseAbi([
@@ -50,7 +57,7 @@ export const cometAbi = parseAbi([
 const eventsOf = (names: readonly string[]) =>
   cometAbi.filter((item) => item.type === 'event' && names.includes(item.name));
 /** Every event that changes an account's base principal or collateral. */
-const EVENTS = eventsOf([
+export const COMET_EVENTS = eventsOf([
   'Supply',
   'Withdraw',
   'Transfer',
@@ -326,6 +333,7 @@ export async function readCompound(
   range: { block: bigint; timestamp: bigint },
   known: readonly { comet: string; user: string }[],
   cache: CometCache = new CometCache(),
+  shared?: SharedLogs,
 ): Promise<CompoundRead> {
   const at = { blockNumber: range.block, allowFailure: true, ...(await rpc.multicallOptions()) } as const;
   const addresses = comets.map((c) => c.comet);
@@ -346,7 +354,14 @@ export async function readCompound(
     if (c.from <= range.block) starts.set(c.from, [...(starts.get(c.from) ?? []), c.comet as Hex]);
   const logs = [];
   for (const [fromBlock, address] of starts)
-    logs.push(...(await getLogsAdaptive(rpc, { address, events: EVENTS, fromBlock, toBlock: range.block })));
+    logs.push(
+      ...(sharedLogsOf<Awaited<ReturnType<typeof getLogsAdaptive<typeof COMET_EVENTS>>>[number]>(
+        shared,
+        address,
+        fromBlock,
+        range.block,
+      ) ?? (await getLogsAdaptive(rpc, { address, events: COMET_EVENTS, fromBlock, toBlock: range.block }))),
+    );
   const surplusAt = new Map<string, bigint>();
   const debtLogOf = new Map<string, number>();
   for (const l of logs) {

@@ -18,7 +18,7 @@
 import { Market, MarketParams, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { adaptiveCurveIrmAbi, blueAbi, blueOracleAbi } from '@morpho-org/blue-sdk-viem';
 import { getAbiItem, parseAbi, zeroAddress } from 'viem';
-import { type ChainRpc, getLogsAdaptive, throwIfUnread } from './rpc.ts';
+import { type ChainRpc, getLogsAdaptive, type SharedLogs, sharedLogsOf, throwIfUnread } from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, type TokenMeta, tokenCalls } from './tokens.ts';
 
 export type { TokenMeta } from './tokens.ts';
@@ -28,7 +28,7 @@ const CREATE_MARKET = getAbiItem({ abi: blueAbi, name: 'CreateMarket' });
  * Every event that creates a market or changes a position (its `onBehalf` or `borrower`; an
  * accrual with a fee mints supply shares to the fee recipient).
  */
-const EVENTS = [
+export const MORPHO_EVENTS = [
   CREATE_MARKET,
   getAbiItem({ abi: blueAbi, name: 'AccrueInterest' }),
   getAbiItem({ abi: blueAbi, name: 'Supply' }),
@@ -128,6 +128,9 @@ type Hex = `0x${string}`;
 const BLOCKS_AT_ONCE = 100;
 const first = (err: Error | undefined) => err?.message.split('\n')[0] ?? 'no answer';
 
+const readLogs = (rpc: ChainRpc, morpho: Hex, fromBlock: bigint, toBlock: bigint) =>
+  getLogsAdaptive(rpc, { address: morpho, events: MORPHO_EVENTS, fromBlock, toBlock });
+
 /**
  * One pass over Morpho Blue at `block` (whose timestamp is `timestamp`): the logs of
  * [fromBlock, block] add markets and accounts to those known, and name the accounts to read
@@ -139,6 +142,7 @@ export async function readMorphoBlue(
   range: { fromBlock: bigint; block: bigint; timestamp: bigint },
   known: MorphoKnown,
   cache: MorphoCache = new MorphoCache(),
+  shared?: SharedLogs,
 ): Promise<MorphoRead> {
   const at = {
     blockNumber: range.block,
@@ -152,12 +156,13 @@ export async function readMorphoBlue(
   const feesMinted = new Set<string>();
   const liquidations: MorphoLiquidationRead[] = [];
   if (range.fromBlock <= range.block) {
-    const logs = await getLogsAdaptive(rpc, {
-      address: morpho,
-      events: EVENTS,
-      fromBlock: range.fromBlock,
-      toBlock: range.block,
-    });
+    const logs =
+      sharedLogsOf<Awaited<ReturnType<typeof readLogs>>[number]>(
+        shared,
+        [morpho],
+        range.fromBlock,
+        range.block,
+      ) ?? (await readLogs(rpc, morpho, range.fromBlock, range.block));
     // The liquidations' block times, asked together (the transport batches them in one request).
     const liquidationBlocks = [
       ...new Set(logs.flatMap((l) => (l.eventName === 'Liquidate' ? [l.blockNumber] : []))),

@@ -167,6 +167,31 @@ export function isMissingState(err: unknown): boolean {
   );
 }
 
+/**
+ * Logs read once for every reader of a chain (a pass's one `eth_getLogs` in steady state): each
+ * reader takes those of its contracts when its range is this one, and reads its own otherwise.
+ */
+export interface SharedLogs {
+  fromBlock: bigint;
+  toBlock: bigint;
+  /** The contracts whose logs were read (lower-case). */
+  addresses: ReadonlySet<string>;
+  logs: readonly { address: string; eventName: string; args: unknown }[];
+}
+
+/** The shared logs of `addresses` when they cover exactly [fromBlock, toBlock]; null otherwise. */
+export function sharedLogsOf<T>(
+  shared: SharedLogs | undefined,
+  addresses: readonly string[],
+  fromBlock: bigint,
+  toBlock: bigint,
+): T[] | null {
+  if (!shared || shared.fromBlock !== fromBlock || shared.toBlock !== toBlock) return null;
+  const wanted = new Set(addresses.map((a) => a.toLowerCase()));
+  for (const a of wanted) if (!shared.addresses.has(a)) return null;
+  return shared.logs.filter((l) => wanted.has(l.address.toLowerCase())) as T[];
+}
+
 /** Whether a getLogs failure is the provider's limit on the range or the result size. */
 export function isRangeError(err: unknown): boolean {
   const text =

@@ -16,11 +16,17 @@ import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
-import { type FeedReading, readFeeds, readRounds, scaled, usdPrices } from './chainlink.ts';
-import { type CometAbsorb, CometCache, readCompound } from './compound.ts';
+import { ANSWER_UPDATED, type FeedReading, readFeeds, readRounds, scaled, usdPrices } from './chainlink.ts';
+import { COMET_EVENTS, type CometAbsorb, CometCache, readCompound } from './compound.ts';
 import { absorbLiquidations, cometRecords } from './compound-records.ts';
-import { healthFactor, MorphoCache, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
-import { type ChainRpc, deploymentBlock, throwIfUnread } from './rpc.ts';
+import {
+  healthFactor,
+  MORPHO_EVENTS,
+  MorphoCache,
+  type MorphoMarketRead,
+  readMorphoBlue,
+} from './morpho-blue.ts';
+import { type ChainRpc, deploymentBlock, getLogsAdaptive, type SharedLogs, throwIfUnread } from './rpc.ts';
 
 /** A market's uniqueKey (D3) from its Morpho id. */
 export function morphoKey(chainId: number, id: string): string {
@@ -69,6 +75,8 @@ export function chainSource(
   // Each comet as the checkpoint names it: one not named there (added to the file, or given
   // another start block) is read from its start, the others from the last block read.
   const cometConfig = (c: ChainConfig['compound'][number]) => `${c.comet}:${c.fromBlock ?? 'deployment'}`;
+  // The feeds' publishers the last pass found (their logs go in the next pass's shared read).
+  let publishers = new Set<string>();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
   const rereadAfterReorg = { morpho: new Set<string>(), comets: new Set<string>() };
   return {
@@ -133,6 +141,31 @@ export function chainSource(
         comets.clear();
       }
 
+      // After the first pass every reader resumes at the same block: the logs of Morpho, of the
+      // comets already read and of the feeds' publishers (as the last pass found them) are read in
+      // one eth_getLogs, which each reader takes its part of.
+      const readComets = new Set(resume === null ? [] : (checkpoint.comets ?? []));
+      let shared: SharedLogs | undefined;
+      if (resume !== null && resume <= target) {
+        const addresses = [
+          ...(chain.morpho ? [chain.morpho.blue] : []),
+          ...chain.compound.filter((c) => readComets.has(cometConfig(c))).map((c) => c.comet),
+          ...publishers,
+        ].map((a) => a.toLowerCase());
+        if (addresses.length > 0)
+          shared = {
+            fromBlock: resume,
+            toBlock: target,
+            addresses: new Set(addresses),
+            logs: await getLogsAdaptive(rpc, {
+              address: addresses as `0x${string}`[],
+              events: [...MORPHO_EVENTS, ...COMET_EVENTS, ANSWER_UPDATED],
+              fromBlock: resume,
+              toBlock: target,
+            }),
+          };
+      }
+
       let morpho: Awaited<ReturnType<typeof readMorphoBlue>> | null = null;
       if (chain.morpho) {
         const known =
@@ -148,11 +181,11 @@ export function chainSource(
           { fromBlock: resume ?? BigInt(chain.morpho.fromBlock), block: target, timestamp: block.timestamp },
           known,
           cache,
+          shared,
         );
         for (const f of morpho.failures) items.push({ id: `morpho:${f.id}`, ok: false, error: f.error });
       }
 
-      const readComets = new Set(resume === null ? [] : (checkpoint.comets ?? []));
       const compound =
         chain.compound.length === 0
           ? null
@@ -177,6 +210,7 @@ export function chainSource(
                     ...rereadAfterReorg.comets,
                   ]),
               comets,
+              shared,
             );
       for (const f of compound?.failures ?? [])
         items.push({ id: `compound:${f.id}`, ok: false, error: f.error });
@@ -380,7 +414,8 @@ export function chainSource(
       const published =
         resume === null
           ? []
-          : await readRounds(rpc, chain.chainId, readings, { fromBlock: resume, toBlock: target });
+          : await readRounds(rpc, chain.chainId, readings, { fromBlock: resume, toBlock: target }, shared);
+      publishers = new Set(readings.map((r) => r.publisher.address));
       const rounds = [
         ...new Map([...published, ...latestRounds].map((r) => [`${r.feed}:${r.roundId}`, r])).values(),
       ];
