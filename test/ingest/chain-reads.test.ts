@@ -5,13 +5,21 @@ import {
   ContractFunctionExecutionError,
   HttpRequestError,
   type PublicClient,
+  toEventSelector,
 } from 'viem';
-import { type FeedReading, scaled, usdPrices } from '../../src/ingest/chain/chainlink.ts';
+import {
+  ANSWER_UPDATED,
+  type FeedReading,
+  readRounds,
+  scaled,
+  usdPrices,
+} from '../../src/ingest/chain/chainlink.ts';
 import {
   type ChainRpc,
   getLogsAdaptive,
   isContractRefusal,
   isRangeError,
+  type SharedLogs,
   throwIfUnread,
 } from '../../src/ingest/chain/rpc.ts';
 import { tokenText } from '../../src/ingest/chain/tokens.ts';
@@ -155,4 +163,57 @@ test("behavior: a token's own text is cleaned and bounded (anyone may deploy a t
   assert.equal(tokenText(' Wrapped\n\tEther\u0000 ', 64), 'Wrapped Ether');
   assert.equal(tokenText('X'.repeat(1_000_000), 32), 'X'.repeat(32));
   assert.equal(tokenText('\u0001\u0002', 32), '');
+});
+
+test("behavior: rounds from shared logs: a publisher's other events are not rounds, and logs that disagree with the feed are not its rounds", async () => {
+  const X = '0x00000000000000000000000000000000000000aa';
+  const r = { ...reading('ETH/USD', 3000, X), roundId: 5n, publisher: { address: X, phase: null } };
+  const answerUpdated = (round: bigint, answer: bigint) => ({
+    address: X,
+    eventName: 'AnswerUpdated',
+    topics: [toEventSelector(ANSWER_UPDATED)],
+    args: { current: answer, roundId: round, updatedAt: 1_700_000_000n + round },
+  });
+  const transfer = {
+    address: X,
+    eventName: 'Transfer',
+    topics: [toEventSelector('event Transfer(address indexed from, address indexed to, uint256 amount)')],
+    args: { from: X, to: X, amount: 1n },
+  };
+  const shared = (logs: SharedLogs['logs']): SharedLogs => ({
+    fromBlock: 1n,
+    toBlock: 9n,
+    addresses: new Set([X]),
+    logs,
+  });
+  const rpc = {} as ChainRpc; // every log comes from the shared read
+  const range = { fromBlock: 1n, toBlock: 9n };
+  // a Transfer from the same contract (its aggregator() may name any contract) is not a round
+  const rounds = await readRounds(
+    rpc,
+    1,
+    [r],
+    range,
+    shared([answerUpdated(4n, 2990n * 10n ** 8n), transfer, answerUpdated(5n, 3000n * 10n ** 8n)]),
+  );
+  assert.deepEqual(
+    rounds.map((x) => [x.roundId, x.answer]),
+    [
+      ['4', 2990],
+      ['5', 3000],
+    ],
+  );
+  // an aggregator publishing for several feeds (a round id twice), or the feed's latest round with
+  // another answer: none of its logs are this feed's rounds
+  assert.deepEqual(
+    await readRounds(
+      rpc,
+      1,
+      [r],
+      range,
+      shared([answerUpdated(5n, 3000n * 10n ** 8n), answerUpdated(5n, 1n)]),
+    ),
+    [],
+  );
+  assert.deepEqual(await readRounds(rpc, 1, [r], range, shared([answerUpdated(5n, 2n * 10n ** 8n)])), []);
 });

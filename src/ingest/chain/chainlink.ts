@@ -88,8 +88,11 @@ export async function readFeeds(
       roundId,
       answer: scaled(answer, decimals),
       updatedAt: Number(updatedAt),
+      // A proxy (it names its aggregator, and its round ids carry its phase); else the feed itself.
       publisher:
-        aggregator?.status === 'success' && phase?.status === 'success'
+        aggregator?.status === 'success' &&
+        phase?.status === 'success' &&
+        roundId >> 64n === BigInt(phase.result as number)
           ? { address: String(aggregator.result).toLowerCase(), phase: BigInt(phase.result as number) }
           : { address: feed.address, phase: null },
     });
@@ -102,7 +105,10 @@ const PER_FEED = 5;
 /**
  * Every round the feeds published in [fromBlock, toBlock]: their publishers' `AnswerUpdated`
  * logs, in one walk, as rounds of the feeds (a proxy's round ids, its answers at its decimals).
- * A proxy that changed aggregator within the range gives the new one's rounds only.
+ * A proxy that changed aggregator within the range gives the new one's rounds only. A
+ * publisher's logs that do not agree with the feed (a round id twice, or the feed's latest round
+ * with another answer: an aggregator publishing for several feeds, a wrapper that scales) are
+ * not taken as the feed's rounds.
  */
 export async function readRounds(
   rpc: ChainRpc,
@@ -120,12 +126,15 @@ export async function readRounds(
   const logs =
     sharedLogsOf<Awaited<ReturnType<typeof getLogsAdaptive<[typeof ANSWER_UPDATED]>>>[number]>(
       shared,
+      [ANSWER_UPDATED],
       publishers,
       range.fromBlock,
       range.toBlock,
     ) ?? (await getLogsAdaptive(rpc, { address: publishers, events: [ANSWER_UPDATED], ...range }));
-  return logs.flatMap((l) =>
-    (byPublisher.get(l.address.toLowerCase()) ?? []).map((r) => ({
+  const out: OracleRound[] = [];
+  for (const r of readings) {
+    const mine = logs.filter((l) => l.address.toLowerCase() === r.publisher.address);
+    const rounds = mine.map((l) => ({
       chainId,
       feed: r.feed.address,
       roundId: (r.publisher.phase === null
@@ -134,8 +143,13 @@ export async function readRounds(
       ).toString(),
       answer: scaled(l.args.current, r.decimals),
       updatedAt: Number(l.args.updatedAt) * 1000,
-    })),
-  );
+    }));
+    const ids = new Set(rounds.map((x) => x.roundId));
+    const latest = rounds.find((x) => x.roundId === r.roundId.toString());
+    if (ids.size !== rounds.length || (latest && latest.answer !== r.answer)) continue;
+    out.push(...rounds);
+  }
+  return out;
 }
 
 /** `value / 10^decimals` as a number, exact to double precision for any size of integer. */

@@ -357,6 +357,7 @@ export async function readCompound(
     logs.push(
       ...(sharedLogsOf<Awaited<ReturnType<typeof getLogsAdaptive<typeof COMET_EVENTS>>>[number]>(
         shared,
+        COMET_EVENTS,
         address,
         fromBlock,
         range.block,

@@ -159,6 +159,7 @@ export async function readMorphoBlue(
     const logs =
       sharedLogsOf<Awaited<ReturnType<typeof readLogs>>[number]>(
         shared,
+        MORPHO_EVENTS,
         [morpho],
         range.fromBlock,
         range.block,

@@ -15,6 +15,7 @@ import {
   http,
   type PublicClient,
   type Transport,
+  toEventSelector,
 } from 'viem';
 
 /** Multicall3's address, the same on every chain that has it. */
@@ -176,12 +177,18 @@ export interface SharedLogs {
   toBlock: bigint;
   /** The contracts whose logs were read (lower-case). */
   addresses: ReadonlySet<string>;
-  logs: readonly { address: string; eventName: string; args: unknown }[];
+  logs: readonly { address: string; eventName: string; args: unknown; topics: readonly string[] }[];
 }
 
-/** The shared logs of `addresses` when they cover exactly [fromBlock, toBlock]; null otherwise. */
+/**
+ * The shared logs of `events` emitted by `addresses`, when the shared read covers exactly
+ * [fromBlock, toBlock] and every one of the addresses; null otherwise (the reader reads its own).
+ * Logs are matched by their event's selector (topic0): another event of the same contract never
+ * reaches a reader.
+ */
 export function sharedLogsOf<T>(
   shared: SharedLogs | undefined,
+  events: readonly AbiEvent[],
   addresses: readonly string[],
   fromBlock: bigint,
   toBlock: bigint,
@@ -189,7 +196,10 @@ export function sharedLogsOf<T>(
   if (!shared || shared.fromBlock !== fromBlock || shared.toBlock !== toBlock) return null;
   const wanted = new Set(addresses.map((a) => a.toLowerCase()));
   for (const a of wanted) if (!shared.addresses.has(a)) return null;
-  return shared.logs.filter((l) => wanted.has(l.address.toLowerCase())) as T[];
+  const selectors = new Set<string>(events.map((e) => toEventSelector(e)));
+  return shared.logs.filter(
+    (l) => wanted.has(l.address.toLowerCase()) && selectors.has(l.topics[0] ?? ''),
+  ) as T[];
 }
 
 /** Whether a getLogs failure is the provider's limit on the range or the result size. */

@@ -75,7 +75,8 @@ export function chainSource(
   // Each comet as the checkpoint names it: one not named there (added to the file, or given
   // another start block) is read from its start, the others from the last block read.
   const cometConfig = (c: ChainConfig['compound'][number]) => `${c.comet}:${c.fromBlock ?? 'deployment'}`;
-  // The feeds' publishers the last pass found (their logs go in the next pass's shared read).
+  // The publishers of the file's feeds as the last pass found them (their logs go in the next
+  // pass's shared read; feeds that markets' oracles name are anyone's: read apart, by topic).
   let publishers = new Set<string>();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
   const rereadAfterReorg = { morpho: new Set<string>(), comets: new Set<string>() };
@@ -411,11 +412,25 @@ export function chainSource(
         answer: r.answer,
         updatedAt: r.updatedAt * 1000,
       }));
+      // After a reorganization the rounds from the common ancestor's second on were dropped: they
+      // are read again from the ancestor and the blocks before it that may share its second.
+      const roundsFrom =
+        resume !== null && reorg ? (resume > SAME_SECOND_BLOCKS ? resume - SAME_SECOND_BLOCKS : 0n) : resume;
       const published =
-        resume === null
+        roundsFrom === null
           ? []
-          : await readRounds(rpc, chain.chainId, readings, { fromBlock: resume, toBlock: target }, shared);
-      publishers = new Set(readings.map((r) => r.publisher.address));
+          : await readRounds(
+              rpc,
+              chain.chainId,
+              readings,
+              { fromBlock: roundsFrom, toBlock: target },
+              shared,
+            );
+      publishers = new Set(
+        readings
+          .filter((r) => chain.chainlink.some((f) => f.address === r.feed.address))
+          .map((r) => r.publisher.address),
+      );
       const rounds = [
         ...new Map([...published, ...latestRounds].map((r) => [`${r.feed}:${r.roundId}`, r])).values(),
       ];
@@ -479,6 +494,9 @@ function firstBlock(chain: ChainConfig): number {
   ];
   return starts.length === 0 ? 0 : Math.min(...starts);
 }
+
+/** Blocks read again before a reorganization's common ancestor for its rounds (fast chains share a second among blocks). */
+const SAME_SECOND_BLOCKS = 17n;
 
 /** Blocks (number and hash) of the last runs kept in the checkpoint, to find a reorganization's common ancestor. */
 export const RECENT_BLOCKS = 64;
