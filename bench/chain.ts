@@ -103,40 +103,33 @@ try {
         if (r.status !== 'success') throw new Error(`transaction ${hash} reverted`);
       }),
     );
-  for (let i = 0; i < N; i += 200) {
-    await mined(
-      await Promise.all(
-        borrowers.slice(i, i + 200).map((b) =>
-          c.writeContract({
-            address: morpho,
-            abi: M,
-            functionName: 'supplyCollateral',
-            args: [params, WAD, b, '0x'],
-            gas: 200_000n,
-            nonce: nonce++,
-          } as never),
-        ),
-      ),
-    );
-  }
-  for (let i = 0; i < N; i += 200) {
-    await mined(
-      await Promise.all(
-        borrowers.slice(i, i + 200).map((b, j) =>
-          wallet.writeContract({
-            account: b,
-            chain: null,
-            address: morpho,
-            abi: blueAbi,
-            functionName: 'borrow',
-            // $1,500 to $2,500 against 1 WETH at $3,000
-            args: [params, BigInt(1500 + ((i + j) % 1000)) * 10n ** 6n, 0n, b, b],
-            gas: 300_000n,
-          }),
-        ),
-      ),
-    );
-  }
+  /** Sends one transaction per item, 200 at a time, each batch mined before the next. */
+  const batched = async <T>(items: readonly T[], tx: (item: T, index: number) => Promise<`0x${string}`>) => {
+    for (let i = 0; i < items.length; i += 200)
+      await mined(await Promise.all(items.slice(i, i + 200).map((item, j) => tx(item, i + j))));
+  };
+  await batched(borrowers, (b) =>
+    c.writeContract({
+      address: morpho,
+      abi: M,
+      functionName: 'supplyCollateral',
+      args: [params, WAD, b, '0x'],
+      gas: 200_000n,
+      nonce: nonce++,
+    } as never),
+  );
+  await batched(borrowers, (b, i) =>
+    wallet.writeContract({
+      account: b,
+      chain: null,
+      address: morpho,
+      abi: blueAbi,
+      functionName: 'borrow',
+      // $1,500 to $2,500 against 1 WETH at $3,000
+      args: [params, BigInt(1500 + (i % 1000)) * 10n ** 6n, 0n, b, b],
+      gas: 300_000n,
+    }),
+  );
   // The comet: USDC lent against WETH; K borrowers, their collateral supplied for them by the owner.
   const comet = await deploy(c, art.TestComet!, [
     usdc,
@@ -160,37 +153,27 @@ try {
   await send(weth, T, 'approve', [comet, 2n ** 256n - 1n]);
   const cometBorrowers = borrowers.slice(0, K);
   nonce = await c.getTransactionCount({ address: owner, blockTag: 'pending' });
-  for (let i = 0; i < K; i += 200) {
-    await mined(
-      await Promise.all(
-        cometBorrowers.slice(i, i + 200).map((b) =>
-          c.writeContract({
-            address: comet,
-            abi: C,
-            functionName: 'supplyTo',
-            args: [b, weth, WAD],
-            gas: 200_000n,
-            nonce: nonce++,
-          } as never),
-        ),
-      ),
-    );
-    await mined(
-      await Promise.all(
-        cometBorrowers.slice(i, i + 200).map((b, j) =>
-          wallet.writeContract({
-            account: b,
-            chain: null,
-            address: comet,
-            abi: C,
-            functionName: 'withdraw',
-            args: [usdc, BigInt(1500 + ((i + j) % 900)) * 10n ** 6n],
-            gas: 300_000n,
-          }),
-        ),
-      ),
-    );
-  }
+  await batched(cometBorrowers, (b) =>
+    c.writeContract({
+      address: comet,
+      abi: C,
+      functionName: 'supplyTo',
+      args: [b, weth, WAD],
+      gas: 200_000n,
+      nonce: nonce++,
+    } as never),
+  );
+  await batched(cometBorrowers, (b, i) =>
+    wallet.writeContract({
+      account: b,
+      chain: null,
+      address: comet,
+      abi: C,
+      functionName: 'withdraw',
+      args: [usdc, BigInt(1500 + (i % 900)) * 10n ** 6n],
+      gas: 300_000n,
+    }),
+  );
   log(
     `opened in ${fmt((performance.now() - t0) / 1000)} s; block ${await c.getBlockNumber({ cacheTime: 0 })}`,
   );
