@@ -105,7 +105,7 @@ const PER_FEED = 5;
 /**
  * Every round the feeds published in [fromBlock, toBlock]: their publishers' `AnswerUpdated`
  * logs, in one walk, as rounds of the feeds (a proxy's round ids, its answers at its decimals).
- * A proxy that changed aggregator within the range gives the new one's rounds only. A
+ * A feed given twice (its proxy's old and new aggregator) has both publishers' rounds. A
  * publisher's logs that do not agree with the feed (a round id twice, or the feed's latest round
  * with another answer: an aggregator publishing for several feeds, a wrapper that scales) are
  * not taken as the feed's rounds.
@@ -132,6 +132,8 @@ export async function readRounds(
       range.toBlock,
     ) ?? (await getLogsAdaptive(rpc, { address: publishers, events: [ANSWER_UPDATED], ...range }));
   const out: OracleRound[] = [];
+  // A feed may come twice (its proxy's aggregator before and after a change): each publisher's
+  // logs under that publisher's phase.
   for (const r of readings) {
     const mine = logs.filter((l) => l.address.toLowerCase() === r.publisher.address);
     const rounds = mine.map((l) => ({

@@ -78,6 +78,9 @@ export function chainSource(
   // The publishers of the file's feeds as the last pass found them (their logs go in the next
   // pass's shared read; feeds that markets' oracles name are anyone's: read apart, by topic).
   let publishers = new Set<string>();
+  // Each feed's last reading: a feed that fails a pass, or whose proxy changed aggregator, still
+  // has that range's rounds read from the publisher it had.
+  const lastReading = new Map<string, FeedReading>();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
   const rereadAfterReorg = { morpho: new Set<string>(), comets: new Set<string>() };
   return {
@@ -422,10 +425,19 @@ export function chainSource(
           : await readRounds(
               rpc,
               chain.chainId,
-              readings,
+              [
+                ...readings,
+                ...[...lastReading.values()].filter((before) => {
+                  const now = readings.find((r) => r.feed.address === before.feed.address);
+                  return now === undefined || now.publisher.address !== before.publisher.address;
+                }),
+              ],
               { fromBlock: roundsFrom, toBlock: target },
               shared,
             );
+      for (const r of readings) lastReading.set(r.feed.address, r);
+      // Feeds no longer read (their market gone) are forgotten.
+      for (const address of lastReading.keys()) if (!feeds.has(address)) lastReading.delete(address);
       publishers = new Set(
         readings
           .filter((r) => chain.chainlink.some((f) => f.address === r.feed.address))
