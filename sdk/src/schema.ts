@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 1944c3a215e46fd42a849470b00407a0e3e7096b2ed48f4a1c59553c4030f205) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 9fb915c9dce408086b668cef37cd40a69332dc72b4228f24fc1627216139e795) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -2645,6 +2645,8 @@ export interface operations {
                             consecutiveFailures: number;
                             /** @description Message of the last failed refresh (credentials removed); null after a success. */
                             lastError: string | null;
+                            /** @description Whether the source is behind the live data now: false for the sandbox's simulation once real sources serve, and for a source no longer in the sources file (its last refresh older than the live data's). A source not in use counts in no answer's freshness. */
+                            inUse: boolean;
                         }[];
                     };
                 };

@@ -57,6 +57,7 @@ export interface HealthReport {
     lagBlocks: Record<string, number>;
     consecutiveFailures: number;
     lastError: string | null;
+    inUse: boolean;
   }[];
 }
 

@@ -156,4 +156,11 @@ test('behavior: a source no longer in the sources file is behind no answer', asy
   const m = await meta('/markets?chainIds=10');
   assert.equal(m.freshness, 'live');
   assert.deepEqual(m.blocks, { '10': optimismBlock });
+  // /health lists it, as not in use
+  const health = (await service.app.inject({ url: '/api/v1/health' })).json();
+  assert.deepEqual(health.sources.map((s: { id: string; inUse: boolean }) => [s.id, s.inUse]).sort(), [
+    ['chain:1', true],
+    ['chain:10', true],
+    ['chain:10:old', false],
+  ]);
 });

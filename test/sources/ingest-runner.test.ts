@@ -133,6 +133,7 @@ describe('sources in /health and meta.asOf', () => {
       assert.equal(s.ageSeconds, 90);
       assert.equal(s.consecutiveFailures, 0);
       assert.equal(s.lastError, null);
+      assert.equal(s.inUse, true);
       const account = await service.keys.ensureAccount('acme');
       const { key } = await service.keys.create({ accountId: account.id, tier: 'pro', mode: 'live' });
       const res = await service.app.inject({

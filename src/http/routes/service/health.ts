@@ -65,6 +65,10 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                     description:
                       'Message of the last failed refresh (credentials removed); null after a success.',
                   }),
+                  inUse: Type.Boolean({
+                    description:
+                      "Whether the source is behind the live data now: false for the sandbox's simulation once real sources serve, and for a source no longer in the sources file (its last refresh older than the live data's). A source not in use counts in no answer's freshness.",
+                  }),
                 }),
                 { description: 'Every data source of the live store, as last recorded (DECISIONS D16).' },
               ),
@@ -108,6 +112,15 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
   });
   const sources = storeUp ? await deps.store.listSources().catch(() => []) : [];
   const nowMs = deps.clock.now();
+  const live = datasets.find((d) => d.mode === 'live');
+  const liveRefreshedAt = live ? Date.parse(live.refreshedAt) : null;
+  // Behind the live data: the simulation over a sandbox; over real data, the sources of the last
+  // pass (as the answers' freshness counts them, src/data/read-model.ts).
+  const inUse = (s: { kind: string; refreshedAt: number | null }) =>
+    live === undefined ||
+    (live.kind === 'sandbox'
+      ? s.kind === 'simulation'
+      : s.kind !== 'simulation' && (s.refreshedAt === null || s.refreshedAt >= liveRefreshedAt!));
   const limiterState = deps.admission.state?.() ?? 'up';
   return {
     status: storeUp && limiterState === 'up' ? 'ok' : 'degraded',
@@ -129,6 +142,7 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
       ),
       consecutiveFailures: s.consecutiveFailures,
       lastError: s.lastError,
+      inUse: inUse(s),
     })),
   };
 }
