@@ -65,12 +65,7 @@ export function setSourceClocks(
   model: ReadModel,
   sources: readonly Pick<SourceState, 'kind' | 'lastBlock' | 'chainIds' | 'refreshedAt'>[],
 ): void {
-  // A source whose last refresh is older than the dataset's was not in the pass that wrote it
-  // (it left the sources file): it is behind no answer.
-  const current =
-    model.dataset.kind === 'sandbox'
-      ? sources
-      : sources.filter((s) => s.refreshedAt === null || s.refreshedAt >= model.dataset.refreshedAt);
+  const current = sources.filter((s) => sourceInUse(model.dataset, s));
   const blocks = blocksOf(current);
   const refreshed = chainRefreshedAt(current);
   if (
@@ -80,6 +75,22 @@ export function setSourceClocks(
     model.revision++;
   model.blocks = blocks;
   model.chainRefreshedAt = refreshed;
+}
+
+/**
+ * Whether a source is behind a dataset: a sandbox's simulation behind a sandbox; behind real
+ * data, the sources of the pass that wrote it (a source whose last refresh is older left the
+ * sources file; the simulation is never behind real data). /health says it; answers' freshness
+ * counts only these.
+ */
+export function sourceInUse(
+  dataset: Pick<DatasetInfo, 'kind' | 'refreshedAt'>,
+  source: Pick<SourceState, 'kind' | 'refreshedAt'>,
+): boolean {
+  if (dataset.kind === 'sandbox') return source.kind === 'simulation';
+  return (
+    source.kind !== 'simulation' && (source.refreshedAt === null || source.refreshedAt >= dataset.refreshedAt)
+  );
 }
 
 /** Per chain, the lowest last block of the sources reporting it; null when none does. */
@@ -99,7 +110,7 @@ export function blocksOf(
 
 /**
  * Per chain, the oldest last refresh of the real sources reporting it that have refreshed (one
- * that never has serves nothing yet; the sandbox's simulation is never live); null when none does.
+ * that never has serves nothing yet); null when none does.
  */
 function chainRefreshedAt(
   sources: readonly Pick<SourceState, 'kind' | 'chainIds' | 'refreshedAt'>[],

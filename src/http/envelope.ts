@@ -29,8 +29,8 @@ function asOfOf(model: ReadModel, ms: number): string {
 /** The chains a request was scoped to (its `chainIds` as its tier allows), set when they are parsed. */
 const scopedChains = new WeakMap<FastifyRequest, readonly number[]>();
 
-export function setScopedChains(request: object, chains: readonly number[] | undefined): void {
-  if (chains) scopedChains.set(request as FastifyRequest, chains);
+export function setScopedChains(request: FastifyRequest, chains: readonly number[] | undefined): void {
+  if (chains) scopedChains.set(request, chains);
 }
 
 /** Server time since the request arrived, in ms, to the microsecond. */

@@ -1,4 +1,5 @@
 import { Type } from '@fastify/type-provider-typebox';
+import { sourceInUse } from '../../../data/read-model.ts';
 import type { AppDeps, HealthReport } from '../../context.ts';
 import { API_VERSION } from '../../plugins/openapi.ts';
 import { REQUEST_ID_HEADER } from '../../schemas.ts';
@@ -112,15 +113,7 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
   });
   const sources = storeUp ? await deps.store.listSources().catch(() => []) : [];
   const nowMs = deps.clock.now();
-  const live = datasets.find((d) => d.mode === 'live');
-  const liveRefreshedAt = live ? Date.parse(live.refreshedAt) : null;
-  // Behind the live data: the simulation over a sandbox; over real data, the sources of the last
-  // pass (as the answers' freshness counts them, src/data/read-model.ts).
-  const inUse = (s: { kind: string; refreshedAt: number | null }) =>
-    live === undefined ||
-    (live.kind === 'sandbox'
-      ? s.kind === 'simulation'
-      : s.kind !== 'simulation' && (s.refreshedAt === null || s.refreshedAt >= liveRefreshedAt!));
+  const live = deps.data.peek ? deps.data.peek('live') : deps.data.get('live');
   const limiterState = deps.admission.state?.() ?? 'up';
   return {
     status: storeUp && limiterState === 'up' ? 'ok' : 'degraded',
@@ -142,7 +135,7 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
       ),
       consecutiveFailures: s.consecutiveFailures,
       lastError: s.lastError,
-      inUse: inUse(s),
+      inUse: live === null || sourceInUse(live.dataset, s),
     })),
   };
 }
