@@ -221,6 +221,7 @@ export function chainSource(
 
       // Feeds: those of the file, and those the markets' oracles and the comets name.
       const feeds = new Map(chain.chainlink.map((f) => [f.address, f]));
+      const fileFeeds = new Set(feeds.keys());
       const named = [
         ...(morpho?.markets ?? []).flatMap((m) => m.oracleFeeds ?? []),
         ...(compound?.comets ?? []).flatMap((c) => [
@@ -238,7 +239,7 @@ export function chainSource(
       // Prices come from the file's feeds only: a feed an oracle names is anyone's contract
       // (Morpho Blue is permissionless); it serves that oracle's health, never a token's price.
       const usdOf = pricer(
-        readings.filter((r) => chain.chainlink.some((f) => f.address === r.feed.address)),
+        readings.filter((r) => fileFeeds.has(r.feed.address)),
         feedSymbolOf,
       );
 
@@ -247,9 +248,9 @@ export function chainSource(
       const priced = new Map<string, { record: MarketRecord; read: MorphoMarketRead }>();
       // A market that cannot be served this pass keeps what the last pass served of it.
       const kept = new Map<string, MarketRecord>();
+      const previousMarkets = new Map((previous?.markets ?? []).map((m) => [m.uniqueKey, m]));
       const keep = (id: string) => {
-        const key = morphoKey(chain.chainId, id);
-        const record = previous?.markets.find((m) => m.uniqueKey === key);
+        const record = previousMarkets.get(morphoKey(chain.chainId, id));
         if (!record || kept.has(id)) return;
         kept.set(id, record);
         markets.push(record);
@@ -340,6 +341,9 @@ export function chainSource(
       // Compound v3: a comet whose base token has a USD price is served; one that is not (or an
       // asset that cannot be read) keeps what the last pass served of it.
       const cometMarkets = new Map<string, MarketRecord>();
+      // The comets served this pass, and one market of each (its base price, for its absorbs).
+      const served = new Set<string>();
+      const marketOfComet = new Map<string, MarketRecord>();
       const keepCometMarkets = (prefix: string) => {
         const keptMarkets = (previous?.markets ?? []).filter(
           (m) => m.uniqueKey.startsWith(prefix) && !cometMarkets.has(m.uniqueKey),
@@ -364,6 +368,8 @@ export function chainSource(
           oracleRecord(feeds[0]!, feeds, byFeed, 'ChainlinkOracle'),
         );
         for (const m of out.markets) cometMarkets.set(m.uniqueKey, m);
+        if (out.markets[0]) marketOfComet.set(c.comet, out.markets[0]);
+        served.add(c.comet);
         markets.push(...out.markets);
         positions.push(...out.positions);
         items.push({ id: `compound:${c.comet}`, ok: true });
@@ -374,11 +380,6 @@ export function chainSource(
           // A comet as a whole (`0x…`); not an account or a check (`0x…:…`).
           if (!id.includes(':')) keepCometMarkets(`compound-${chain.chainId}-${id}_`);
         }
-      const served = new Set(
-        (compound?.comets ?? [])
-          .filter((c) => items.some((i) => i.ok && i.id === `compound:${c.comet}`))
-          .map((c) => c.comet),
-      );
       const absorbs = compound?.absorbs ?? [];
       const cometThen = await basePricesAtBlocks(rpc, chain.chainlink, absorbs, comets, feedSymbolOf);
       if (cometThen.unread.length > 0)
@@ -390,9 +391,7 @@ export function chainSource(
       for (const a of absorbs) {
         const config = comets.configs.get(a.comet);
         const base = config && comets.tokens.get(config.baseToken);
-        const anyMarket = [...cometMarkets.values()].find((m) =>
-          m.uniqueKey.startsWith(`compound-${chain.chainId}-${a.comet}_`),
-        );
+        const anyMarket = marketOfComet.get(a.comet);
         if (!config || !base || !anyMarket) continue;
         const then = cometThen.usd.get(`${a.block}:${a.comet}`);
         liquidations.push(
@@ -418,7 +417,11 @@ export function chainSource(
       // After a reorganization the rounds from the common ancestor's second on were dropped: they
       // are read again from the ancestor and the blocks before it that may share its second.
       const roundsFrom =
-        resume !== null && reorg ? (resume > SAME_SECOND_BLOCKS ? resume - SAME_SECOND_BLOCKS : 0n) : resume;
+        resume !== null && reorg
+          ? resume > SAME_SECOND_BLOCKS + 1n
+            ? resume - 1n - SAME_SECOND_BLOCKS
+            : 0n
+          : resume;
       const published =
         roundsFrom === null
           ? []
@@ -428,7 +431,7 @@ export function chainSource(
               [
                 ...readings,
                 ...[...lastReading.values()].filter((before) => {
-                  const now = readings.find((r) => r.feed.address === before.feed.address);
+                  const now = byFeed.get(before.feed.address);
                   return now === undefined || now.publisher.address !== before.publisher.address;
                 }),
               ],
@@ -439,13 +442,20 @@ export function chainSource(
       // Feeds no longer read (their market gone) are forgotten.
       for (const address of lastReading.keys()) if (!feeds.has(address)) lastReading.delete(address);
       publishers = new Set(
-        readings
-          .filter((r) => chain.chainlink.some((f) => f.address === r.feed.address))
-          .map((r) => r.publisher.address),
+        readings.filter((r) => fileFeeds.has(r.feed.address)).map((r) => r.publisher.address),
       );
       const rounds = [
         ...new Map([...published, ...latestRounds].map((r) => [`${r.feed}:${r.roundId}`, r])).values(),
       ];
+      const morphoPending = (morpho?.accounts ?? [])
+        .filter((a) => !priced.has(a.id))
+        .map((a) => `${a.id}:${a.user}`);
+      if (morphoPending.length > MAX_PENDING)
+        items.push({
+          id: 'morpho:pending',
+          ok: false,
+          error: `${morphoPending.length} accounts of markets not served: the first ${MAX_PENDING} are kept for when they are`,
+        });
       const cometPending = (compound?.holders ?? [])
         .filter((a) => !served.has(a.comet))
         .map((a) => `${a.comet}:${a.user}`);
@@ -481,10 +491,7 @@ export function chainSource(
           morpho: morphoConfig,
           markets: morpho?.marketIds ?? [],
           // Accounts of markets not served this pass: read once their market is.
-          pending: (morpho?.accounts ?? [])
-            .filter((a) => !priced.has(a.id))
-            .slice(0, MAX_PENDING)
-            .map((a) => `${a.id}:${a.user}`),
+          pending: morphoPending.slice(0, MAX_PENDING),
           // Holders of comets not served this pass (an unpriced base token's borrowers).
           cometPending: cometPending.slice(0, MAX_PENDING),
           // A comet never read whole (its configuration refused) is read from its start again.
@@ -724,9 +731,16 @@ async function pricesAtBlocks(
   feedSymbolOf: (t: Token) => string | null,
 ): Promise<Map<string, { loanUsd: number; collateralUsd: number }>> {
   const out = new Map<string, { loanUsd: number; collateralUsd: number }>();
-  const blocks = [...new Set(wanted.map((w) => w.block))].slice(0, MAX_PRICED_BLOCKS);
+  // By block, each market once; the newest MAX_PRICED_BLOCKS blocks (an RPC keeps recent state).
+  const byBlock = new Map<number, Map<string, MarketRecord>>();
+  for (const w of wanted) {
+    const at = byBlock.get(w.block) ?? new Map<string, MarketRecord>();
+    at.set(w.record.uniqueKey, w.record);
+    byBlock.set(w.block, at);
+  }
+  const blocks = [...byBlock.keys()].sort((a, b) => a - b).slice(-MAX_PRICED_BLOCKS);
   for (const block of blocks) {
-    const records = wanted.filter((w) => w.block === block).map((w) => w.record);
+    const records = [...byBlock.get(block)!.values()];
     try {
       const { readings } = await readFeeds(rpc, feeds, BigInt(block));
       const usdOf = pricer(readings, feedSymbolOf);
