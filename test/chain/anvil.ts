@@ -48,6 +48,7 @@ export function compileContracts(): Record<string, Artifact> {
     'TestAggregatorProxy.sol',
     'TestChainlinkOracle.sol',
     'TestComet.sol',
+    'TestGasBurner.sol',
   ])
     read(`own/${f}`, join(OWN_SRC, f));
   read('morpho/Morpho.sol', join(MORPHO_SRC, 'Morpho.sol'));

@@ -496,10 +496,27 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     );
   });
 
+  test("behavior: a market whose oracle burns all the gas it is given does not fail the chain's passes", async () => {
+    // Anyone may create a Morpho market naming any oracle: this one's price() never returns.
+    const burner = await deploy(anvil.client(0), art.TestGasBurner!);
+    const hostile = { loanToken: usdc, collateralToken: weth, oracle: burner, irm, lltv: LLTV };
+    await send(0, morpho, art.Morpho!.abi, 'createMarket', [hostile]);
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_870n * 10n ** 8n]);
+    const out = await pass();
+    assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+    // the other markets are read as ever, at the new price
+    assert.equal((await get(`/markets/morpho-31337-${marketId}`)).data.collateralPrice, 2870);
+    // and the next passes too
+    await anvil.client().mine({ blocks: 1 });
+    const next = await pass();
+    assert.equal(next.runs[0]!.ok, true, next.runs[0]!.error ?? '');
+  });
+
   test('behavior: an RPC whose head is behind the last block read fails the pass and keeps the data', async () => {
     const snapshot = await anvil.client().request({ method: 'evm_snapshot' as never });
     await anvil.client().mine({ blocks: 3 });
-    assert.equal((await pass()).runs[0]!.ok, true);
+    const first = await pass();
+    assert.equal(first.runs[0]!.ok, true, first.runs[0]!.error ?? '');
     const read = (await store.listSources())[0]!.lastBlock['31337']!;
     await anvil.client().request({ method: 'evm_revert' as never, params: [snapshot] as never });
     const behind = await pass();
@@ -509,7 +526,8 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     assert.ok((await store.datasetInfo())!.marketCount >= 1);
     // the chain moves past it again: read on (from the common ancestor if the blocks differ)
     await anvil.client().mine({ blocks: 5 });
-    assert.equal((await pass()).runs[0]!.ok, true);
+    const after = await pass();
+    assert.equal(after.runs[0]!.ok, true, after.runs[0]!.error ?? '');
   });
 
   test('behavior: a market not served (no USD price) keeps its borrowers for when it is', async () => {

@@ -78,6 +78,7 @@ function fakeRpc(max: bigint, logsAt: Set<bigint>) {
     client,
     requests: () => asked.length,
     multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
+    multicall: client.multicall,
   };
   return { rpc, asked };
 }
@@ -120,6 +121,7 @@ test('error: a getLogs failure that is not about the range is thrown, not retrie
     client,
     requests: () => 0,
     multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
+    multicall: client.multicall,
   };
   await assert.rejects(
     getLogsAdaptive(rpc, {

@@ -61,7 +61,7 @@ export async function readFeeds(
       { address, abi: aggregatorV3Abi, functionName: 'phaseId' } as const,
     ];
   });
-  const results = await rpc.client.multicall({
+  const results = await rpc.multicall({
     contracts: calls,
     blockNumber,
     allowFailure: true,

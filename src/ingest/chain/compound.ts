@@ -475,7 +475,7 @@ async function readState(
   // Configurations not known yet: the head, then the asset infos it announces.
   const unknown = addresses.filter((c) => !cache.configs.has(c)) as Hex[];
   if (unknown.length > 0) {
-    const heads = await rpc.client.multicall({ ...at, contracts: unknown.flatMap((c) => configCalls(c, 0)) });
+    const heads = await rpc.multicall({ ...at, contracts: unknown.flatMap((c) => configCalls(c, 0)) });
     throwIfUnread(heads);
     const counts = unknown.map((comet, i) => {
       const parsed = parseConfig(heads.slice(i * CONFIG_HEAD, (i + 1) * CONFIG_HEAD));
@@ -485,7 +485,7 @@ async function readState(
     const wanted = unknown.flatMap((comet, i) =>
       counts[i]! >= 0 ? [{ comet, n: Math.min(counts[i]!, 255) }] : [],
     );
-    const full = await rpc.client.multicall({
+    const full = await rpc.multicall({
       ...at,
       contracts: wanted.flatMap((w) => configCalls(w.comet, w.n)),
     });
@@ -518,7 +518,7 @@ async function readState(
     const comet = key.split(':')[0]!;
     return cache.configs.has(comet) && (touched.has(key) || cache.retry.has(key) || !cache.accounts.has(key));
   });
-  const reads = await rpc.client.multicall({
+  const reads = await rpc.multicall({
     ...at,
     contracts: [
       ...configured.flatMap((address) => {

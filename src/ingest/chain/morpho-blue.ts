@@ -208,7 +208,7 @@ export async function readMorphoBlue(
   // 1. Every market's state; the params of markets not seen before.
   const idList = [...ids].filter((id) => cache.params.get(id) !== null).sort() as Hex[];
   const newIds = idList.filter((id) => !cache.params.has(id));
-  const states = await rpc.client.multicall({
+  const states = await rpc.multicall({
     ...at,
     contracts: [
       ...idList.map((id) => ({ address: morpho, abi: blueAbi, functionName: 'market', args: [id] }) as const),
@@ -259,7 +259,7 @@ export async function readMorphoBlue(
   const newOracles = [...new Set(found.map((m) => m.params.oracle))].filter(
     (o) => !cache.oracleFeeds.has(o.toLowerCase()),
   );
-  const reads = await rpc.client.multicall({
+  const reads = await rpc.multicall({
     ...at,
     contracts: [
       ...found.flatMap(({ id, params, state }) => {
@@ -397,7 +397,7 @@ export async function readMorphoBlue(
   const pos =
     toRead.length === 0
       ? []
-      : await rpc.client.multicall({
+      : await rpc.multicall({
           ...at,
           contracts: toRead.map(
             ([, a]) =>

@@ -5,12 +5,14 @@
  * quiet). Adapters take this client; tests hand it a transport of their own (a local chain).
  */
 import {
+  type Abi,
   type AbiEvent,
   BaseError,
   ContractFunctionExecutionError,
   ContractFunctionRevertedError,
   ContractFunctionZeroDataError,
   createPublicClient,
+  ExecutionRevertedError,
   type GetLogsReturnType,
   http,
   type PublicClient,
@@ -28,6 +30,12 @@ export interface ChainRpc {
   requests(): number;
   /** Options for viem's multicall on this chain, resolved on first use. */
   multicallOptions(): Promise<MulticallOptions>;
+  /**
+   * viem's multicall, except that a batch that reverts as a whole (a call that burns all the gas
+   * it is given: anyone may deploy one and name it in a market) is split in halves until that
+   * call stands alone and fails as its own item; the others are answered.
+   */
+  multicall: PublicClient['multicall'];
 }
 
 /**
@@ -73,6 +81,8 @@ export function createChainRpc(chainId: number, rpcUrl: string, options: RpcOpti
     chainId,
     client,
     requests: () => sent,
+    multicall: ((args: Parameters<PublicClient['multicall']>[0]) =>
+      splittingMulticall(client, args)) as PublicClient['multicall'],
     multicallOptions() {
       mode ??= client.getCode({ address: MULTICALL3 }).then(
         (code): MulticallOptions =>
@@ -87,6 +97,47 @@ export function createChainRpc(chainId: number, rpcUrl: string, options: RpcOpti
       return mode;
     },
   };
+}
+
+type MulticallArgs = Parameters<PublicClient['multicall']>[0];
+type MulticallResult = { status: 'success' | 'failure'; result?: unknown; error?: Error };
+
+async function splittingMulticall(client: PublicClient, args: MulticallArgs): Promise<MulticallResult[]> {
+  const results = (await client.multicall(args)) as MulticallResult[];
+  if (args.allowFailure === false || !results.some((r) => r.status === 'failure' && isBatchRevert(r.error)))
+    return results;
+  const contracts = args.contracts;
+  if (contracts.length === 1) {
+    // The call alone reverts the batch: its own refusal.
+    const c = contracts[0] as {
+      abi: Abi;
+      functionName: string;
+      args?: readonly unknown[];
+      address: `0x${string}`;
+    };
+    const error = new ContractFunctionExecutionError(results[0]!.error as BaseError, {
+      abi: c.abi,
+      functionName: c.functionName,
+      args: c.args,
+      contractAddress: c.address,
+    });
+    return [{ status: 'failure', error }];
+  }
+  const half = Math.ceil(contracts.length / 2);
+  return [
+    ...(await splittingMulticall(client, { ...args, contracts: contracts.slice(0, half) })),
+    ...(await splittingMulticall(client, { ...args, contracts: contracts.slice(half) })),
+  ];
+}
+
+/** A multicall batch that reverted as a whole (the chain's answer; a failed request is the RPC's). */
+function isBatchRevert(err: Error | undefined): boolean {
+  return (
+    err instanceof ContractFunctionExecutionError &&
+    err.functionName === 'aggregate3' &&
+    err.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ExecutionRevertedError) !==
+      null
+  );
 }
 
 /** Blocks asked for in one `eth_getLogs` at first; halved on a range error, doubled when quiet. */

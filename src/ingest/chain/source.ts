@@ -744,7 +744,7 @@ async function pricesAtBlocks(
     try {
       const { readings } = await readFeeds(rpc, feeds, BigInt(block));
       const usdOf = pricer(readings, feedSymbolOf);
-      const oracles = await rpc.client.multicall({
+      const oracles = await rpc.multicall({
         blockNumber: BigInt(block),
         allowFailure: true,
         ...(await rpc.multicallOptions()),
