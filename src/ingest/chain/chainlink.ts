@@ -119,10 +119,7 @@ export async function readRounds(
 ): Promise<OracleRound[]> {
   if (readings.length === 0 || range.fromBlock > range.toBlock) return [];
   // One aggregator may publish for several feeds (a proxy, and the aggregator read directly).
-  const byPublisher = new Map<string, FeedReading[]>();
-  for (const r of readings)
-    byPublisher.set(r.publisher.address, [...(byPublisher.get(r.publisher.address) ?? []), r]);
-  const publishers = [...byPublisher.keys()] as `0x${string}`[];
+  const publishers = [...new Set(readings.map((r) => r.publisher.address))] as `0x${string}`[];
   const logs =
     sharedLogsOf<Awaited<ReturnType<typeof getLogsAdaptive<[typeof ANSWER_UPDATED]>>>[number]>(
       shared,

@@ -65,10 +65,9 @@ export function cometRecords(
       borrowByMarket.set(a.key, (borrowByMarket.get(a.key) ?? 0) + position.borrowUsd);
     }
   }
-  const served = assets;
-  const borrowed = served.reduce((s, a) => s + (borrowByMarket.get(a.key) ?? 0), 0);
+  const borrowed = assets.reduce((s, a) => s + (borrowByMarket.get(a.key) ?? 0), 0);
   const supplyUsd = scaled(read.totalSupply, baseDecimals) * baseUsd;
-  const markets = served.map((a): MarketRecord => {
+  const markets = assets.map((a): MarketRecord => {
     const borrow = borrowByMarket.get(a.key) ?? 0;
     return {
       uniqueKey: a.key,
@@ -85,7 +84,7 @@ export function cometRecords(
       loanDecimals: baseDecimals,
       collateralPrice: a.usd,
       loanPrice: baseUsd,
-      supply: borrowed > 0 ? (supplyUsd * borrow) / borrowed : supplyUsd / served.length,
+      supply: borrowed > 0 ? (supplyUsd * borrow) / borrowed : supplyUsd / assets.length,
       borrow,
       supplyApy: MarketUtils.rateToApy(read.supplyRate),
       borrowApy: MarketUtils.rateToApy(read.borrowRate),

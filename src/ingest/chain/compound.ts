@@ -435,7 +435,9 @@ export async function readCompound(
     accountsRead += state.accountsRead;
   }
   // The accounts of a comet whose configuration could not be read this pass: read once it is.
+  // (Those of comets no longer read are forgotten.)
   for (const key of touched) if (!cache.configs.has(key.split(':')[0]!)) cache.retry.add(key);
+  for (const key of cache.retry) if (!addresses.includes(key.split(':')[0]!)) cache.retry.delete(key);
   const holders: CompoundRead['holders'] = [];
   for (const key of accounts) {
     const account = cache.accounts.get(key);
@@ -482,9 +484,7 @@ async function readState(
       if ('problem' in parsed) failures.push({ id: comet, error: `comet ${comet}: ${parsed.problem}` });
       return 'more' in parsed ? parsed.more : 'problem' in parsed ? -1 : 0;
     });
-    const wanted = unknown.flatMap((comet, i) =>
-      counts[i]! >= 0 ? [{ comet, n: Math.min(counts[i]!, 255) }] : [],
-    );
+    const wanted = unknown.flatMap((comet, i) => (counts[i]! >= 0 ? [{ comet, n: counts[i]! }] : []));
     const full = await rpc.multicall({
       ...at,
       contracts: wanted.flatMap((w) => configCalls(w.comet, w.n)),
@@ -552,7 +552,7 @@ async function readState(
   throwIfUnread(reads);
   let k = 0;
   const again: string[] = [];
-  const states: { comet: Hex; config: CometConfig; totals: Totals | null; prices: (bigint | null)[] }[] = [];
+  const states: { comet: Hex; config: CometConfig; totals: Totals; prices: (bigint | null)[] }[] = [];
   for (const comet of configured) {
     const config = cache.configs.get(comet)!;
     const n = CONFIG_HEAD + config.assets.length;
@@ -563,18 +563,18 @@ async function readState(
       const r = reads[k++]!;
       return r.status === 'success' && (r.result as bigint) > 0n ? (r.result as bigint) : null;
     });
+    if ('more' in parsed && round === 1) {
+      // Upgraded with another asset count: read whole again, with its accounts.
+      cache.configs.delete(comet);
+      cache.forget(comet, false);
+      again.push(comet);
+      continue;
+    }
     if (!('baseToken' in parsed)) {
       // Refused or implausible now: not served this pass (kept), its configuration and accounts
       // as they were.
       const why = 'problem' in parsed ? parsed.problem : 'its asset count changed while it was read';
       failures.push({ id: comet, error: `comet ${comet}: ${why}` });
-      if ('more' in parsed && round === 1) {
-        // Upgraded with another asset count: read whole again, with its accounts.
-        failures.pop();
-        cache.configs.delete(comet);
-        cache.forget(comet, false);
-        again.push(comet);
-      }
       continue;
     }
     if (configText(parsed) !== configText(config)) {
@@ -622,7 +622,6 @@ async function readState(
   // Each comet at the block, by Comet's arithmetic.
   const out: CometRead[] = [];
   for (const { comet, config, totals, prices } of states) {
-    if (!totals) continue;
     const base = cache.tokens.get(config.baseToken);
     const [basePrice, ...assetPrices] = prices;
     const tokens = config.assets.map((a) => cache.tokens.get(a.asset) ?? null);
