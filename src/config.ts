@@ -46,6 +46,19 @@ export interface Settings {
   ingestIntervalMs?: number;
 }
 
+/** Pause between two ingestion passes when INGEST_INTERVAL_MS is not set, ms. */
+export const DEFAULT_INGEST_INTERVAL_MS = 12_000;
+
+/** The ingestion interval of settings (built without one: the default). */
+export function ingestInterval(settings: Pick<Settings, 'ingestIntervalMs'>): number {
+  return settings.ingestIntervalMs ?? DEFAULT_INGEST_INTERVAL_MS;
+}
+
+/** How long the ingestion lease lasts: three intervals, at least 30 s (renewed during a pass). */
+export function ingestLeaseMs(settings: Pick<Settings, 'ingestIntervalMs'>): number {
+  return Math.max(30_000, 3 * ingestInterval(settings));
+}
+
 export class SettingsError extends Error {
   override name = 'SettingsError';
 }
@@ -119,7 +132,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     );
   }
   const intervalText = env.INGEST_INTERVAL_MS?.trim();
-  const ingestIntervalMs = intervalText ? Number(intervalText) : 12_000;
+  const ingestIntervalMs = intervalText ? Number(intervalText) : DEFAULT_INGEST_INTERVAL_MS;
   if (!(Number.isInteger(ingestIntervalMs) && ingestIntervalMs >= 100 && ingestIntervalMs <= 3_600_000)) {
     problems.push(`INGEST_INTERVAL_MS: must be an integer 100-3600000 (ms), got '${env.INGEST_INTERVAL_MS}'`);
   }

@@ -6,7 +6,7 @@ import { Idempotency } from './access/idempotency.ts';
 import type { KeyEvents } from './access/key-events.ts';
 import { KeyService } from './access/keys.ts';
 import { loadTiers, type TierTable } from './access/tiers.ts';
-import type { Settings } from './config.ts';
+import { ingestInterval, ingestLeaseMs, type Settings } from './config.ts';
 import { RatingsJob } from './data/ratings-job.ts';
 import {
   applyPrices,
@@ -544,8 +544,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   // sandbox is seeded on first start.
   // (viem and the adapters are loaded only then.)
   const ingestHolder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const ingestLeaseMs = Math.max(30_000, 3 * (settings.ingestIntervalMs ?? 12_000));
-  const lease = { holder: ingestHolder, ms: ingestLeaseMs };
+  const lease = { holder: ingestHolder, ms: ingestLeaseMs(settings) };
   const live = settings.sourcesFile ? await import('./ingest/live.ts') : null;
   let sources: Source[] | null = null;
   if (settings.sourcesFile) {
@@ -789,7 +788,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     return ingesting;
   };
   if (sources && (options.writesHistory ?? true))
-    timers.push(setInterval(() => void ingestPass(), settings.ingestIntervalMs ?? 12_000));
+    timers.push(setInterval(() => void ingestPass(), ingestInterval(settings)));
   for (const t of timers) t.unref();
 
   return {

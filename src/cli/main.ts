@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import type { KeyService } from '../access/keys.ts';
 import { loadTiers, TIER_IDS, type TierId } from '../access/tiers.ts';
-import { loadSettings, type Settings } from '../config.ts';
+import { ingestInterval, ingestLeaseMs, loadSettings, type Settings } from '../config.ts';
 import { redactSecrets } from '../ingest/runner.ts';
 import type { Store } from '../store/types.ts';
 
@@ -457,7 +457,7 @@ function printPass(run: import('../ingest/live.ts').SourceRun): void {
         (failed.length > 0 ? `; ${failed.length} items not read:` : '') +
         '\n',
     );
-    for (const f of failed.slice(0, 20)) process.stderr.write(`  - ${f.ok ? '' : redactSecrets(f.error)}\n`);
+    for (const f of failed.slice(0, 20)) process.stderr.write(`  - ${f.ok ? '' : f.error}\n`);
     if (failed.length > 20) process.stderr.write(`  - and ${failed.length - 20} more\n`);
   } else {
     process.stderr.write(
@@ -478,7 +478,7 @@ async function ingest(settings: Settings, args: string[]): Promise<void> {
   // The store's ingestion lease: one ingester per store, this command or a server (D15).
   const lease = {
     holder: `lrds-ingest:${hostname()}:${process.pid}`,
-    ms: Math.max(30_000, 3 * (settings.ingestIntervalMs ?? 12_000)),
+    ms: ingestLeaseMs(settings),
   };
   const held =
     'another process holds the ingestion lease of this store (a server with SOURCES_FILE, or lrds ingest)';
@@ -521,8 +521,7 @@ async function ingest(settings: Settings, args: string[]): Promise<void> {
         );
         if (pass === null && !standing) process.stderr.write(`${held}: standing by\n`);
         standing = pass === null;
-        for (let waited = 0; waited < (settings.ingestIntervalMs ?? 12_000) && !stopping; waited += 100)
-          await sleep(100);
+        for (let waited = 0; waited < ingestInterval(settings) && !stopping; waited += 100) await sleep(100);
       }
     } finally {
       await store.releaseIngestion(lease.holder).catch(() => undefined);

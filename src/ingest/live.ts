@@ -127,7 +127,8 @@ export async function ingestLive(
         source: source.id,
         ok: true,
         error: null,
-        items: out.items,
+        // Credentials never reach a log line or the CLI's report (an RPC error may name the URL).
+        items: out.items.map((i) => (i.ok ? i : { ...i, error: redactSecrets(i.error) })),
         state,
         markets: records.markets.length,
         positions: records.positions.length,
