@@ -28,7 +28,7 @@ import { ingestLive } from '../src/ingest/live.ts';
 import { parseSources } from '../src/ingest/sources-file.ts';
 import { createService } from '../src/service.ts';
 import { openStore } from '../src/store/open.ts';
-import { compileContracts, deploy, localSources, startAnvil } from '../test/chain/anvil.ts';
+import { compileContracts, deploy, localSources, sendTx, startAnvil } from '../test/chain/anvil.ts';
 import { embeddedSettings, QUIET, tempDir } from '../test/helpers.ts';
 import { BENCH_DIR, fmt, log, machine, sig } from './lib.ts';
 
@@ -54,15 +54,8 @@ const anvil = await startAnvil();
 try {
   const c = anvil.client(0);
   const owner = c.account.address;
-  const send = async (
-    address: `0x${string}`,
-    abi: Abi,
-    functionName: string,
-    args: readonly unknown[] = [],
-  ) => {
-    const hash = await c.writeContract({ address, abi, functionName, args } as never);
-    return c.waitForTransactionReceipt({ hash });
-  };
+  const send = (address: `0x${string}`, abi: Abi, functionName: string, args: readonly unknown[] = []) =>
+    sendTx(anvil, 0, address, abi, functionName, args);
   log(`deploying Morpho Blue and opening ${N.toLocaleString('en-US')} positions on anvil`);
   const weth = await deploy(c, art.TestToken!, ['Wrapped Ether', 'WETH', 18]);
   const usdc = await deploy(c, art.TestToken!, ['USD Coin', 'USDC', 6]);

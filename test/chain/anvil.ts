@@ -179,6 +179,14 @@ export async function deploy(
   return receipt.contractAddress;
 }
 
+/**
+ * Gas given to every test transaction. Not estimated: an estimate is made on a block whose
+ * timestamp may be the latest one's, and a contract that accrues interest per second (the comet)
+ * then writes more storage when mined a second later than it did in the estimate — the
+ * transaction ran out of gas and reverted, now and then.
+ */
+const TX_GAS = 3_000_000n;
+
 /** Sends a transaction from ACCOUNTS[from]; resolves to its receipt, which must be a success. */
 export async function sendTx(
   anvil: Pick<Anvil, 'client'>,
@@ -189,7 +197,7 @@ export async function sendTx(
   args: readonly unknown[] = [],
 ) {
   const c = anvil.client(from);
-  const hash = await c.writeContract({ address, abi, functionName, args } as never);
+  const hash = await c.writeContract({ address, abi, functionName, args, gas: TX_GAS } as never);
   const receipt = await c.waitForTransactionReceipt({ hash });
   if (receipt.status !== 'success') throw new Error(`${functionName} reverted`);
   return receipt;
