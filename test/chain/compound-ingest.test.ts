@@ -11,6 +11,7 @@ import type { Abi } from 'viem';
 import { debtOf, readCompound } from '../../src/ingest/chain/compound.ts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import { createChainRpc, deploymentBlock } from '../../src/ingest/chain/rpc.ts';
+import { RECENT_BLOCKS } from '../../src/ingest/chain/source.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
 import type { Service } from '../../src/service.ts';
@@ -493,5 +494,47 @@ describe('Compound v3 on a local chain', () => {
     } finally {
       await lateStore.close();
     }
+  });
+
+  test('behavior: an account read empty is read again after a reorganization undoes it, and forgotten once none can', async () => {
+    const T = art.TestToken!.abi;
+    const C = art.TestComet!.abi;
+    const user = anvil.client(3).account.address.toLowerCase();
+    const held = async () => (await get(`/positions?address=${user}`)).data.length;
+    await send(3, weth, T, 'mint', [user, WAD]);
+    await send(3, weth, T, 'approve', [comet, WAD]);
+    await send(3, comet, C, 'supply', [weth, WAD]);
+    await pass();
+    assert.equal(await held(), 1);
+    const kept = sources[0]!.lastRun()!.accountsKept;
+    await send(3, comet, C, 'withdraw', [weth, WAD]);
+    await pass();
+    assert.equal(await held(), 0);
+    // still kept: a reorganization may undo the withdrawal
+    assert.equal(sources[0]!.lastRun()!.accountsKept, kept);
+    await anvil.client().request({ method: 'anvil_reorg' as never, params: [1, []] as never });
+    await pass();
+    assert.equal(await held(), 1, 'read again after the reorganization orphaned its withdrawal');
+    await send(3, comet, C, 'withdraw', [weth, WAD]);
+    await pass();
+    assert.equal(await held(), 0);
+    // Once no reorganization the checkpoint can follow reaches back to that read, the process
+    // keeps only the accounts that hold something.
+    for (let i = 0; i < RECENT_BLOCKS; i++) {
+      await anvil.client().mine({ blocks: 1 });
+      await pass();
+    }
+    let holders = 0;
+    for (const i of [0, 1, 2, 3]) {
+      const address = anvil.client(i).account.address.toLowerCase();
+      if ((await get(`/positions?address=${address}`)).data.length > 0) holders++;
+    }
+    assert.ok(holders >= 2, 'borrowers 1 and 2 hold collateral');
+    assert.equal(sources[0]!.lastRun()!.accountsKept, holders);
+    // A forgotten account is read again when a log names it.
+    await send(3, weth, T, 'approve', [comet, WAD]);
+    await send(3, comet, C, 'supply', [weth, WAD]);
+    await pass();
+    assert.equal(await held(), 1);
   });
 });

@@ -7,6 +7,7 @@ import {
   type PublicClient,
   toEventSelector,
 } from 'viem';
+import { AccountReads } from '../../src/ingest/chain/account-reads.ts';
 import {
   ANSWER_UPDATED,
   type FeedReading,
@@ -218,4 +219,41 @@ test("behavior: rounds from shared logs: a publisher's other events are not roun
     [],
   );
   assert.deepEqual(await readRounds(rpc, 1, [r], range, shared([answerUpdated(5n, 2n * 10n ** 8n)])), []);
+});
+
+test('behavior: accounts read empty are kept until no reorganization can undo them; positions stay', () => {
+  const reads = new AccountReads<{ debt: number }>();
+  reads.set('m1', '0xa', { debt: 5 }, 10);
+  reads.set('m1', '0xb', null, 10);
+  reads.set('m2', '0xb', null, 12);
+  reads.set('m2', '0xc', { debt: 1 }, 12);
+  assert.equal(reads.size, 4);
+  assert.deepEqual([...reads.keys()].sort(), ['m1:0xa', 'm1:0xb', 'm2:0xb', 'm2:0xc']);
+  assert.deepEqual([...reads.of('m2').keys()], ['0xb', '0xc']);
+  assert.equal(reads.of('m3').size, 0);
+  // The oldest block a reorganization can roll back to is 11: the empty read at 10 goes.
+  reads.settle(11);
+  assert.equal(reads.has('m1', '0xb'), false);
+  assert.equal(reads.get('m2', '0xb'), null);
+  assert.deepEqual(reads.get('m1', '0xa'), { debt: 5 });
+  // An account that holds something again is no longer empty: settling keeps it.
+  reads.set('m2', '0xb', { debt: 2 }, 13);
+  reads.settle(20);
+  assert.deepEqual(reads.get('m2', '0xb'), { debt: 2 });
+  assert.equal(reads.size, 3);
+  // Emptied again, then forgotten by a later settle only.
+  reads.set('m1', '0xa', null, 21);
+  reads.settle(20);
+  assert.equal(reads.get('m1', '0xa'), null);
+  reads.settle(21);
+  assert.equal(reads.get('m1', '0xa'), undefined);
+  assert.deepEqual([...reads.keys()].sort(), ['m2:0xb', 'm2:0xc']);
+  // forget: a group's accounts that a predicate selects; an emptied group leaves no trace.
+  reads.set('m2', '0xd', null, 30);
+  reads.forget('m2', (s) => s !== null);
+  assert.deepEqual([...reads.keys()], ['m2:0xd']);
+  reads.forget('m2');
+  assert.equal(reads.size, 0);
+  reads.settle(99);
+  assert.equal(reads.size, 0);
 });

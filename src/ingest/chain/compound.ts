@@ -13,6 +13,7 @@
  * keeps the others), and the debts equal `borrowBalanceOf`.
  */
 import { type AbiEvent, parseAbi, zeroAddress } from 'viem';
+import { AccountReads } from './account-reads.ts';
 import {
   type ChainRpc,
   getLogsAdaptive,
@@ -189,8 +190,11 @@ export interface CompoundRead {
 export class CometCache {
   readonly configs = new Map<string, CometConfig>();
   readonly tokens = new Map<string, TokenMeta>();
-  /** Per `${comet}:${user}`: the account as last read; null when it held nothing. */
-  readonly accounts = new Map<string, CometAccount | null>();
+  /**
+   * Per comet and user: the account as last read; null when it neither borrows nor holds
+   * collateral (a lender, or nothing: no position; it cannot borrow unseen without collateral).
+   */
+  readonly accounts = new AccountReads<CometAccount>();
   /** Accounts whose read failed or could not be made (their comet unreadable): read next pass. */
   readonly retry = new Set<string>();
   /**
@@ -209,8 +213,7 @@ export class CometCache {
 
   /** Forgets a comet's accounts (`holdersOnly`: those that held something), so that they are read again. */
   forget(comet: string, holdersOnly: boolean): void {
-    for (const [key, account] of this.accounts)
-      if (key.startsWith(`${comet}:`) && (account !== null || !holdersOnly)) this.accounts.delete(key);
+    this.accounts.forget(comet, (account) => account !== null || !holdersOnly);
   }
 }
 
@@ -440,13 +443,10 @@ export async function readCompound(
   for (const key of cache.retry) if (!addresses.includes(key.split(':')[0]!)) cache.retry.delete(key);
   const holders: CompoundRead['holders'] = [];
   for (const key of accounts) {
-    const account = cache.accounts.get(key);
+    const [comet, user] = key.split(':') as [string, string];
+    const account = cache.accounts.get(comet, user);
     // Holders, and accounts whose state is not known (their read failed): kept to be read.
-    const holds = account && (account.principal < 0n || account.collateral.some((c) => c > 0n));
-    if (holds || (account === undefined && cache.retry.has(key))) {
-      const [comet, user] = key.split(':') as [string, string];
-      holders.push({ comet, user });
-    }
+    if (account || (account === undefined && cache.retry.has(key))) holders.push({ comet, user });
   }
   return {
     comets: state.comets,
@@ -515,8 +515,11 @@ async function readState(
     ),
   ].filter((t) => !cache.tokens.has(t)) as Hex[];
   const toRead = [...accounts].filter((key) => {
-    const comet = key.split(':')[0]!;
-    return cache.configs.has(comet) && (touched.has(key) || cache.retry.has(key) || !cache.accounts.has(key));
+    const [comet, user] = key.split(':') as [string, string];
+    return (
+      cache.configs.has(comet) &&
+      (touched.has(key) || cache.retry.has(key) || !cache.accounts.has(comet, user))
+    );
   });
   const reads = await rpc.multicall({
     ...at,
@@ -615,8 +618,9 @@ async function readState(
     cache.retry.delete(key);
     const principal = (r[0]!.result as readonly unknown[])[0] as bigint;
     const collateral = r.slice(1).map((x) => x.result as bigint);
-    const empty = principal === 0n && collateral.every((c) => c === 0n);
-    cache.accounts.set(key, empty ? null : { principal, collateral });
+    const holds = principal < 0n || collateral.some((c) => c > 0n);
+    const [comet, user] = key.split(':') as [string, string];
+    cache.accounts.set(comet, user, holds ? { principal, collateral } : null, Number(at.blockNumber));
   }
 
   // Each comet at the block, by Comet's arithmetic.
@@ -648,8 +652,8 @@ async function readState(
     const { baseSupplyIndex, baseBorrowIndex, totalSupplyBase, totalBorrowBase } = totals;
     // The borrowers this pass knows owe what the comet says its borrowers owe, or some changed unseen.
     let owed = 0n;
-    for (const [key, account] of cache.accounts)
-      if (account && account.principal < 0n && key.startsWith(`${comet}:`)) owed -= account.principal;
+    for (const account of cache.accounts.of(comet).values())
+      if (account && account.principal < 0n) owed -= account.principal;
     const gap = owed - totalBorrowBase;
     if (gap === 0n) cache.gaps.delete(comet);
     else if (round === 1 && gap !== cache.gaps.get(comet)) {
@@ -676,11 +680,7 @@ async function readState(
     const supplyIndex = baseSupplyIndex + (baseSupplyIndex * supplyRate * elapsed) / FACTOR_SCALE;
     const borrowIndex = baseBorrowIndex + (baseBorrowIndex * borrowRate * elapsed) / FACTOR_SCALE;
     const held: CometRead['accounts'] = [];
-    for (const [key, account] of cache.accounts) {
-      if (!account || !key.startsWith(`${comet}:`)) continue;
-      if (account.principal < 0n || account.collateral.some((c) => c > 0n))
-        held.push({ user: key.slice(comet.length + 1), account });
-    }
+    for (const [user, account] of cache.accounts.of(comet)) if (account) held.push({ user, account });
     out.push({
       comet,
       config,

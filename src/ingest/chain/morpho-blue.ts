@@ -18,6 +18,7 @@
 import { Market, MarketParams, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { adaptiveCurveIrmAbi, blueAbi, blueOracleAbi } from '@morpho-org/blue-sdk-viem';
 import { getAbiItem, parseAbi, zeroAddress } from 'viem';
+import { AccountReads } from './account-reads.ts';
 import { type ChainRpc, getLogsAdaptive, type SharedLogs, sharedLogsOf, throwIfUnread } from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, type TokenMeta, tokenCalls } from './tokens.ts';
 
@@ -112,8 +113,8 @@ export class MorphoCache {
   readonly tokens = new Map<string, TokenMeta>();
   /** Per oracle address: its feeds, or null when it does not have the MorphoChainlinkOracleV2 shape. */
   readonly oracleFeeds = new Map<string, string[] | null>();
-  /** Per `${id}:${user}`: the position as last read; null when it was empty. */
-  readonly positions = new Map<string, MorphoPositionRead | null>();
+  /** Per market id and user: the position as last read; null when it was empty. */
+  readonly positions = new AccountReads<MorphoPositionRead>();
 
   clear(): void {
     this.params.clear();
@@ -392,7 +393,7 @@ export async function readMorphoBlue(
   // 3. The positions the logs touched, and those never read in this process.
   const served = new Set(markets.map((m) => m.id));
   const toRead = [...accounts.entries()].filter(
-    ([key, a]) => served.has(a.id) && (touched.has(key) || !cache.positions.has(key)),
+    ([key, a]) => served.has(a.id) && (touched.has(key) || !cache.positions.has(a.id, a.user)),
   );
   const pos =
     toRead.length === 0
@@ -419,14 +420,16 @@ export async function readMorphoBlue(
     const [supplyShares, borrowShares, collateral] = r.result as readonly [bigint, bigint, bigint];
     const empty = supplyShares === 0n && borrowShares === 0n && collateral === 0n;
     cache.positions.set(
-      key,
+      a.id,
+      a.user,
       empty ? null : { id: a.id, user: a.user, supplyShares, borrowShares, collateral },
+      Number(range.block),
     );
   });
   const positions: MorphoPositionRead[] = [];
-  for (const [key, a] of accounts) {
+  for (const a of accounts.values()) {
     if (!served.has(a.id)) continue;
-    const p = cache.positions.get(key);
+    const p = cache.positions.get(a.id, a.user);
     if (p) positions.push(p);
   }
   return {

@@ -41,6 +41,11 @@ export interface ChainRunStats {
   positions: number;
   /** Positions read from the chain (the others were known unchanged: no event touched them). */
   positionsRead: number;
+  /**
+   * Accounts the process keeps between passes: those holding a position, and those read empty
+   * while a reorganization could still undo it.
+   */
+  accountsKept: number;
 }
 
 export interface ChainSource extends Source {
@@ -465,17 +470,22 @@ export function chainSource(
           ok: false,
           error: `${cometPending.length} holders of comets not served: the first ${MAX_PENDING} are kept for when they are`,
         });
+      recent = [
+        ...recent.filter(([n]) => n < Number(target)),
+        [Number(target), block.hash!] as [number, string],
+      ].slice(-RECENT_BLOCKS);
+      // Accounts read empty at or before the oldest block a reorganization can roll back to are
+      // forgotten: what the process keeps grows with the positions, not with every account named.
+      cache.positions.settle(recent[0]![0]);
+      comets.accounts.settle(recent[0]![0]);
       last = {
         block: Number(target),
         rpcRequests: rpc.requests() - requests0,
         markets: markets.length,
         positions: positions.length,
         positionsRead: (morpho?.positionsRead ?? 0) + (compound?.accountsRead ?? 0),
+        accountsKept: cache.positions.size + comets.accounts.size,
       };
-      recent = [
-        ...recent.filter(([n]) => n < Number(target)),
-        [Number(target), block.hash!] as [number, string],
-      ];
       // Read again: what a reorganization left to read is read.
       rereadAfterReorg.morpho.clear();
       rereadAfterReorg.comets.clear();
@@ -487,7 +497,7 @@ export function chainSource(
         head: { [String(chain.chainId)]: Number(latest.number) },
         ...(reorg ? { reorg } : {}),
         cursor: JSON.stringify({
-          recent: recent.slice(-RECENT_BLOCKS),
+          recent,
           morpho: morphoConfig,
           markets: morpho?.marketIds ?? [],
           // Accounts of markets not served this pass: read once their market is.
