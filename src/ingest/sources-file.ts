@@ -8,8 +8,8 @@
  *         "morpho": { "blue": "0x…", "fromBlock": 18883124 },
  *         "chainlink": [{ "address": "0x…", "pair": "ETH/USD", "heartbeatSeconds": 3600 }] } ] }
  *
- * This version reads Morpho Blue, Compound v3 comets and Chainlink feeds. The other protocol
- * blocks of D15 (`aave`, `spark`, `euler`, `fluid`) and `morphoApi` are refused with a problem
+ * This version reads Morpho Blue, Compound v3 comets, Euler v2 and Chainlink feeds. The other
+ * protocol blocks of D15 (`aave`, `spark`, `fluid`) and `morphoApi` are refused with a problem
  * that says so, rather than accepted and silently not read.
  */
 import { readFileSync } from 'node:fs';
@@ -60,6 +60,10 @@ const ChainSchema = Type.Object(
         Type.Object({ comet: ADDRESS, fromBlock: Type.Optional(BLOCK) }, { additionalProperties: false }),
       ),
     ),
+    /** Euler v2: the chain's Ethereum Vault Connector (no address book ships it: required). */
+    euler: Type.Optional(
+      Type.Object({ evc: ADDRESS, fromBlock: Type.Optional(BLOCK) }, { additionalProperties: false }),
+    ),
     chainlink: Type.Optional(Type.Array(FeedSchema)),
   },
   { additionalProperties: false },
@@ -73,7 +77,7 @@ const FileSchema = Type.Object(
 type RawFile = Static<typeof FileSchema>;
 
 /** Blocks of D15 that this version does not read yet: named in the problem, never ignored. */
-const NOT_READ_YET = ['aave', 'spark', 'euler', 'fluid'];
+const NOT_READ_YET = ['aave', 'spark', 'fluid'];
 
 export interface FeedConfig {
   /** Lower-case. */
@@ -94,6 +98,8 @@ export interface ChainConfig {
   morpho: { blue: string; fromBlock: number } | null;
   /** Compound v3 comets read on this chain (addresses lower-case; fromBlock null: from its deployment). */
   compound: { comet: string; fromBlock: number | null }[];
+  /** Euler v2, when read on this chain (its EVC, lower-case; fromBlock null: from the EVC's deployment). */
+  euler: { evc: string; fromBlock: number | null } | null;
   chainlink: FeedConfig[];
 }
 
@@ -144,7 +150,7 @@ export function parseSources(
       for (const block of NOT_READ_YET)
         if (block in c)
           problems.push(
-            `chains[${i}].${block}: not read by this version (morpho, compound and chainlink only)`,
+            `chains[${i}].${block}: not read by this version (morpho, compound, euler and chainlink only)`,
           );
     });
   }
@@ -206,6 +212,7 @@ export function parseSources(
       confirmations: c.confirmations ?? 0,
       morpho,
       compound,
+      euler: c.euler ? { evc: c.euler.evc.toLowerCase(), fromBlock: c.euler.fromBlock ?? null } : null,
       chainlink,
     };
   });

@@ -50,6 +50,7 @@ export function compileContracts(): Record<string, Artifact> {
     'TestChainlinkOracle.sol',
     'TestComet.sol',
     'TestGasBurner.sol',
+    'TestEuler.sol',
   ])
     read(`own/${f}`, join(OWN_SRC, f));
   read('morpho/Morpho.sol', join(MORPHO_SRC, 'Morpho.sol'));

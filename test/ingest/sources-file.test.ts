@@ -53,6 +53,7 @@ test('default: a local chain with its addresses; feeds take heartbeats from the 
     confirmations: 0,
     morpho: { blue: A, fromBlock: 0 },
     compound: [],
+    euler: null,
     chainlink: [
       {
         address: B,
@@ -186,10 +187,31 @@ test('error: protocols this version does not read are refused by name, not ignor
     }),
     [
       'morphoApi: not read by this version (chains only)',
-      'chains[0].aave: not read by this version (morpho, compound and chainlink only)',
-      'chains[0].fluid: not read by this version (morpho, compound and chainlink only)',
+      'chains[0].aave: not read by this version (morpho, compound, euler and chainlink only)',
+      'chains[0].fluid: not read by this version (morpho, compound, euler and chainlink only)',
     ],
   );
+});
+
+test('behavior: Euler v2 is read where its EVC is given (from the EVC deployment unless fromBlock says)', () => {
+  const parsed = parseSources(
+    {
+      chains: [
+        { chainId: 7, rpcUrl: 'https://x', euler: { evc: A.toUpperCase().replace('0X', '0x') } },
+        { chainId: 8, rpcUrl: 'https://y', euler: { evc: A, fromBlock: 12 } },
+        { chainId: 9, rpcUrl: 'https://z' },
+      ],
+    },
+    'test',
+  );
+  assert.deepEqual(
+    parsed.chains.map((c) => c.euler),
+    [{ evc: A.toLowerCase(), fromBlock: null }, { evc: A.toLowerCase(), fromBlock: 12 }, null],
+  );
+  assert.deepEqual(problems({ chains: [{ chainId: 7, rpcUrl: 'https://x', euler: { vault: A } }] }), [
+    'chains[0].euler: must have required properties evc',
+    'chains[0].euler.vault: unknown field',
+  ]);
 });
 
 test('error: an unreadable or malformed file says so', () => {

@@ -19,6 +19,8 @@ import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '..
 import { ANSWER_UPDATED, type FeedReading, readFeeds, readRounds, scaled, usdPrices } from './chainlink.ts';
 import { COMET_EVENTS, type CometAbsorb, CometCache, readCompound } from './compound.ts';
 import { absorbLiquidations, cometRecords } from './compound-records.ts';
+import { EulerCache, EVAULT_EVENTS, EVC_EVENTS, eulerLogAddresses, readEuler } from './euler.ts';
+import { eulerKey, eulerLiquidation, eulerPrices, eulerRecords } from './euler-records.ts';
 import {
   healthFactor,
   MORPHO_EVENTS,
@@ -67,6 +69,7 @@ export function chainSource(
   let last: ChainRunStats | null = null;
   const cache = new MorphoCache();
   const comets = new CometCache();
+  const euler = new EulerCache();
   // On a chain the reference data lists tokens for, a token is priced by its feeds only when its
   // address is a listed one, under the listed symbol: a contract naming itself "WETH" is not WETH.
   const listed = new Map(
@@ -80,6 +83,8 @@ export function chainSource(
   // Each comet as the checkpoint names it: one not named there (added to the file, or given
   // another start block) is read from its start, the others from the last block read.
   const cometConfig = (c: ChainConfig['compound'][number]) => `${c.comet}:${c.fromBlock ?? 'deployment'}`;
+  // Euler as the checkpoint names it: another EVC or start block is read from its start.
+  const eulerConfig = chain.euler ? `${chain.euler.evc}:${chain.euler.fromBlock ?? 'deployment'}` : null;
   // The publishers of the file's feeds as the last pass found them (their logs go in the next
   // pass's shared read; feeds that markets' oracles name are anyone's: read apart, by topic).
   let publishers = new Set<string>();
@@ -87,7 +92,7 @@ export function chainSource(
   // has that range's rounds read from the publisher it had.
   const lastReading = new Map<string, FeedReading>();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
-  const rereadAfterReorg = { morpho: new Set<string>(), comets: new Set<string>() };
+  const rereadAfterReorg = { morpho: new Set<string>(), comets: new Set<string>(), euler: new Set<string>() };
   return {
     id: `chain:${chain.chainId}`,
     kind: 'chain',
@@ -145,20 +150,36 @@ export function chainSource(
         if (resume !== null) {
           for (const key of cache.positions.keys()) rereadAfterReorg.morpho.add(key);
           for (const key of [...comets.accounts.keys(), ...comets.retry]) rereadAfterReorg.comets.add(key);
+          for (const key of [...euler.accounts.keys(), ...euler.retry]) rereadAfterReorg.euler.add(key);
         }
         cache.clear();
         comets.clear();
+        euler.clear();
       }
 
       // After the first pass every reader resumes at the same block: the logs of Morpho, of the
       // comets already read and of the feeds' publishers (as the last pass found them) are read in
       // one eth_getLogs, which each reader takes its part of.
       const readComets = new Set(resume === null ? [] : (checkpoint.comets ?? []));
+      const eulerResumes = resume !== null && eulerConfig !== null && checkpoint.euler === eulerConfig;
+      const knownEuler = eulerResumes
+        ? {
+            controllers: [
+              ...(checkpoint.eulerVaults ?? []),
+              ...knownMarkets(`euler-${chain.chainId}-`, previous).map((k) => k.split('_')[0]!),
+            ],
+            accounts: knownHolders(`euler-${chain.chainId}-`, previous, [
+              ...(checkpoint.eulerPending ?? []),
+              ...rereadAfterReorg.euler,
+            ]).map(({ group, user }) => ({ vault: group, user })),
+          }
+        : { controllers: [], accounts: [] };
       let shared: SharedLogs | undefined;
       if (resume !== null && resume <= target) {
         const addresses = [
           ...(chain.morpho ? [chain.morpho.blue] : []),
           ...chain.compound.filter((c) => readComets.has(cometConfig(c))).map((c) => c.comet),
+          ...(chain.euler && eulerResumes ? eulerLogAddresses(chain.euler.evc, knownEuler, euler) : []),
           ...publishers,
         ].map((a) => a.toLowerCase());
         if (addresses.length > 0)
@@ -168,7 +189,7 @@ export function chainSource(
             addresses: new Set(addresses),
             logs: await getLogsAdaptive(rpc, {
               address: addresses as `0x${string}`[],
-              events: [...MORPHO_EVENTS, ...COMET_EVENTS, ANSWER_UPDATED],
+              events: [...MORPHO_EVENTS, ...COMET_EVENTS, ...EVC_EVENTS, ...EVAULT_EVENTS, ANSWER_UPDATED],
               fromBlock: resume,
               toBlock: target,
             }),
@@ -214,15 +235,35 @@ export function chainSource(
               { block: target, timestamp: block.timestamp },
               resume === null
                 ? []
-                : knownComets(chain.chainId, previous, [
+                : knownHolders(`compound-${chain.chainId}-`, previous, [
                     ...(checkpoint.cometPending ?? []),
                     ...rereadAfterReorg.comets,
-                  ]),
+                  ]).map(({ group, user }) => ({ comet: group, user })),
               comets,
               shared,
             );
       for (const f of compound?.failures ?? [])
         items.push({ id: `compound:${f.id}`, ok: false, error: f.error });
+
+      const eulerRead = chain.euler
+        ? await readEuler(
+            rpc,
+            chain.euler.evc,
+            {
+              fromBlock: eulerResumes
+                ? resume!
+                : chain.euler.fromBlock !== null
+                  ? BigInt(chain.euler.fromBlock)
+                  : await deploymentBlock(rpc, chain.euler.evc as `0x${string}`, target),
+              block: target,
+            },
+            knownEuler,
+            euler,
+            shared,
+          )
+        : null;
+      for (const f of eulerRead?.failures ?? [])
+        items.push({ id: `euler:${f.id}`, ok: false, error: f.error });
 
       // Feeds: those of the file, and those the markets' oracles and the comets name.
       const feeds = new Map(chain.chainlink.map((f) => [f.address, f]));
@@ -343,22 +384,24 @@ export function chainSource(
           badDebtUsd: badDebt * loanUsd,
         });
       }
+      // A pooled protocol's pool (a comet, an Euler vault) that cannot be served this pass keeps
+      // what the last pass served of its markets (`<protocol>-<chainId>-<pool>_…`), into `served`.
+      const keepPool = (prefix: string, served: Map<string, MarketRecord>) => {
+        const keptMarkets = (previous?.markets ?? []).filter(
+          (m) => m.uniqueKey.startsWith(prefix) && !served.has(m.uniqueKey),
+        );
+        if (keptMarkets.length === 0) return;
+        const keys = new Set(keptMarkets.map((m) => m.uniqueKey));
+        for (const m of keptMarkets) served.set(m.uniqueKey, m);
+        markets.push(...keptMarkets);
+        for (const p of previous?.positions ?? []) if (keys.has(p.marketKey)) positions.push(p);
+      };
       // Compound v3: a comet whose base token has a USD price is served; one that is not (or an
       // asset that cannot be read) keeps what the last pass served of it.
       const cometMarkets = new Map<string, MarketRecord>();
       // The comets served this pass, and one market of each (its base price, for its absorbs).
       const served = new Set<string>();
       const marketOfComet = new Map<string, MarketRecord>();
-      const keepCometMarkets = (prefix: string) => {
-        const keptMarkets = (previous?.markets ?? []).filter(
-          (m) => m.uniqueKey.startsWith(prefix) && !cometMarkets.has(m.uniqueKey),
-        );
-        if (keptMarkets.length === 0) return;
-        const keys = new Set(keptMarkets.map((m) => m.uniqueKey));
-        for (const m of keptMarkets) cometMarkets.set(m.uniqueKey, m);
-        markets.push(...keptMarkets);
-        for (const p of previous?.positions ?? []) if (keys.has(p.marketKey)) positions.push(p);
-      };
       for (const c of compound?.comets ?? []) {
         const baseUsd = usdOf(c.base);
         if (baseUsd === null) {
@@ -383,7 +426,7 @@ export function chainSource(
         if (!item.ok && item.id.startsWith('compound:')) {
           const id = item.id.slice('compound:'.length);
           // A comet as a whole (`0x…`); not an account or a check (`0x…:…`).
-          if (!id.includes(':')) keepCometMarkets(`compound-${chain.chainId}-${id}_`);
+          if (!id.includes(':')) keepPool(`compound-${chain.chainId}-${id}_`, cometMarkets);
         }
       const absorbs = compound?.absorbs ?? [];
       const cometThen = await basePricesAtBlocks(rpc, chain.chainlink, absorbs, comets, feedSymbolOf);
@@ -406,6 +449,60 @@ export function chainSource(
             { config, baseDecimals: base.decimals ?? 18 },
             cometMarkets,
             then ?? anyMarket.loanPrice,
+          ),
+        );
+      }
+
+      // Euler v2: a vault whose asset and collaterals have USD prices (the file's feeds, else its
+      // oracle's quotes in a unit of account that has one) is served; one that is not (or whose
+      // quotes cannot be read) keeps what the last pass served of it.
+      const eulerMarkets = new Map<string, MarketRecord>();
+      const eulerServed = new Set<string>();
+      for (const v of eulerRead?.vaults ?? []) {
+        const unitUsd = v.unit === null ? 1 : usdOf(v.unit);
+        const prices = eulerPrices(v, unitUsd, usdOf);
+        const unpriced = [
+          prices.loanUsd === null ? v.asset : null,
+          ...v.collaterals.map((c, i) => (prices.collateralUsd[i] === null ? c.asset : null)),
+        ].find((t) => t !== null);
+        if (prices.loanUsd === null || unpriced) {
+          items.push({
+            id: `euler:${v.vault}`,
+            ok: false,
+            error: `vault ${v.vault}: no USD price for ${unpriced!.symbol} ${unpriced!.address} (add its feed to the sources file${v.unit ? `, or ${v.unit.symbol}'s: the vault's unit of account` : ''})`,
+          });
+          continue;
+        }
+        const out = eulerRecords(
+          chain.chainId,
+          v,
+          { loanUsd: prices.loanUsd, collateralUsd: prices.collateralUsd as number[] },
+          eulerOracle(v.oracle),
+        );
+        for (const m of out.markets) eulerMarkets.set(m.uniqueKey, m);
+        eulerServed.add(v.vault);
+        markets.push(...out.markets);
+        positions.push(...out.positions);
+        items.push({ id: `euler:${v.vault}`, ok: true });
+      }
+      for (const item of items)
+        if (!item.ok && item.id.startsWith('euler:')) {
+          const id = item.id.slice('euler:'.length);
+          // A vault as a whole (`0x…`); not an account (`0x…:0x…`).
+          if (!id.includes(':')) keepPool(`euler-${chain.chainId}-${id}_`, eulerMarkets);
+        }
+      // Liquidations at the pass's prices, seized shares as assets at the pass's share price.
+      const eulerVaults = new Map((eulerRead?.vaults ?? []).map((v) => [v.vault, v]));
+      for (const l of eulerRead?.liquidations ?? []) {
+        const record = eulerMarkets.get(eulerKey(chain.chainId, l.vault, l.collateral));
+        if (!record) continue;
+        const c = eulerVaults.get(l.vault)?.collaterals.find((x) => x.vault === l.collateral);
+        liquidations.push(
+          eulerLiquidation(
+            chain.chainId,
+            l,
+            record,
+            c ? { perShare: c.assetsPerShare, shareDecimals: c.share.decimals ?? 18 } : null,
           ),
         );
       }
@@ -461,6 +558,15 @@ export function chainSource(
           ok: false,
           error: `${morphoPending.length} accounts of markets not served: the first ${MAX_PENDING} are kept for when they are`,
         });
+      const eulerPending = (eulerRead?.holders ?? [])
+        .filter((a) => !eulerServed.has(a.vault))
+        .map((a) => `${a.vault}:${a.user}`);
+      if (eulerPending.length > MAX_PENDING)
+        items.push({
+          id: 'euler:pending',
+          ok: false,
+          error: `${eulerPending.length} accounts of vaults not served: the first ${MAX_PENDING} are kept for when they are`,
+        });
       const cometPending = (compound?.holders ?? [])
         .filter((a) => !served.has(a.comet))
         .map((a) => `${a.comet}:${a.user}`);
@@ -478,17 +584,20 @@ export function chainSource(
       // forgotten: what the process keeps grows with the positions, not with every account named.
       cache.positions.settle(recent[0]![0]);
       comets.accounts.settle(recent[0]![0]);
+      euler.accounts.settle(recent[0]![0]);
       last = {
         block: Number(target),
         rpcRequests: rpc.requests() - requests0,
         markets: markets.length,
         positions: positions.length,
-        positionsRead: (morpho?.positionsRead ?? 0) + (compound?.accountsRead ?? 0),
-        accountsKept: cache.positions.size + comets.accounts.size,
+        positionsRead:
+          (morpho?.positionsRead ?? 0) + (compound?.accountsRead ?? 0) + (eulerRead?.accountsRead ?? 0),
+        accountsKept: cache.positions.size + comets.accounts.size + euler.accounts.size,
       };
       // Read again: what a reorganization left to read is read.
       rereadAfterReorg.morpho.clear();
       rereadAfterReorg.comets.clear();
+      rereadAfterReorg.euler.clear();
       return {
         records: { markets, positions },
         liquidations,
@@ -508,6 +617,9 @@ export function chainSource(
           comets: chain.compound
             .filter((c) => compound?.configured.includes(c.comet) || readComets.has(cometConfig(c)))
             .map(cometConfig),
+          euler: eulerRead ? eulerConfig : null,
+          eulerVaults: eulerRead?.controllers ?? [],
+          eulerPending: eulerPending.slice(0, MAX_PENDING),
         } satisfies Cursor),
         items,
       };
@@ -520,6 +632,7 @@ function firstBlock(chain: ChainConfig): number {
   const starts = [
     ...(chain.morpho ? [chain.morpho.fromBlock] : []),
     ...chain.compound.map((c) => c.fromBlock ?? 0),
+    ...(chain.euler ? [chain.euler.fromBlock ?? 0] : []),
   ];
   return starts.length === 0 ? 0 : Math.min(...starts);
 }
@@ -543,6 +656,10 @@ interface Cursor {
   cometPending?: string[];
   /** The comets read, as `${comet}:${fromBlock}` (`deployment` when found by the source). */
   comets?: string[];
+  /** Euler as read, `${evc}:${fromBlock}`; its controller vaults found; accounts of vaults not served. */
+  euler?: string | null;
+  eulerVaults?: string[];
+  eulerPending?: string[];
 }
 
 /** Accounts kept in the checkpoint for markets not served (an unpriced market's borrowers). */
@@ -564,12 +681,16 @@ function readCursor(cursor: string | null): Cursor {
       ? c.cometPending.filter((m) => typeof m === 'string')
       : [];
     const comets = Array.isArray(c.comets) ? c.comets.filter((m) => typeof m === 'string') : undefined;
+    const strings = (x: unknown) => (Array.isArray(x) ? x.filter((m) => typeof m === 'string') : []);
     return {
       recent,
       markets,
       pending,
       cometPending,
       ...(comets ? { comets } : {}),
+      euler: typeof c.euler === 'string' ? c.euler : null,
+      eulerVaults: strings(c.eulerVaults),
+      eulerPending: strings(c.eulerPending),
       ...(c.morpho !== undefined ? { morpho: c.morpho } : {}),
     };
   } catch {
@@ -629,24 +750,33 @@ function knownMorpho(
   return { marketIds, accounts };
 }
 
-/** The comet accounts the last run served on this chain, and those of comets it did not serve. */
-function knownComets(
-  chainId: number,
+/**
+ * The accounts of a pooled protocol's pools (`<prefix><pool>_…` markets: comets, Euler vaults)
+ * that the last run served, and those of pools it did not serve (`${pool}:${user}`).
+ */
+function knownHolders(
+  prefix: string,
   previous: PreviousRun | undefined,
   pending: readonly string[] = [],
-): { comet: string; user: string }[] {
-  const prefix = `compound-${chainId}-`;
-  const out = new Map<string, { comet: string; user: string }>();
+): { group: string; user: string }[] {
+  const out = new Map<string, { group: string; user: string }>();
   for (const p of previous?.positions ?? []) {
     if (!p.marketKey.startsWith(prefix)) continue;
-    const comet = p.marketKey.slice(prefix.length).split('_')[0]!;
-    out.set(`${comet}:${p.user}`, { comet, user: p.user });
+    const group = p.marketKey.slice(prefix.length).split('_')[0]!;
+    out.set(`${group}:${p.user}`, { group, user: p.user });
   }
   for (const key of pending) {
-    const [comet, user] = key.split(':') as [string, string];
-    out.set(key, { comet, user });
+    const [group, user] = key.split(':') as [string, string];
+    out.set(key, { group, user });
   }
   return [...out.values()];
+}
+
+/** The identifiers of the markets the last run served under `prefix` (`<protocol>-<chainId>-`). */
+function knownMarkets(prefix: string, previous: PreviousRun | undefined): string[] {
+  return (previous?.markets ?? []).flatMap((m) =>
+    m.uniqueKey.startsWith(prefix) ? [m.uniqueKey.slice(prefix.length)] : [],
+  );
 }
 
 /**
@@ -805,6 +935,23 @@ function collateralUsdFromOracle(
 ): number | null {
   if (price === undefined || price <= 0n) return null;
   return scaled(price, 36 + loanDecimals - collateralDecimals) * loanUsd;
+}
+
+/**
+ * An Euler vault's oracle (an EulerRouter): its quotes are what the vault values liquidity with;
+ * the adapters it routes to are not resolved.
+ */
+function eulerOracle(address: string): OracleRecord {
+  return {
+    address: address.toLowerCase(),
+    type: 'Custom',
+    provider: 'Unknown',
+    feeds: [],
+    isComposite: false,
+    warnings: [
+      'Euler price oracle router: prices are its mid-point quotes; the adapters behind it are not resolved',
+    ],
+  };
 }
 
 /**

@@ -1,0 +1,184 @@
+/**
+ * An Euler v2 controller vault as the service's records (the sandbox's model, D3): one market per
+ * collateral vault it accepts, `euler-<chainId>-<vault>_<collateral vault>`, whose loan is the
+ * vault's asset, whose collateral is the collateral vault's asset, and whose lltv is the
+ * collateral's liquidation LTV. Markets carry the vault's symbol, address and governor (D2).
+ *
+ * An account holding several collaterals has one position per collateral: its debt is shared
+ * among them by each collateral's value at its liquidation LTV, and every position carries the
+ * account's health as EVault judges it in liquidation mode (`accountLiquidity(account, true)`):
+ * the collaterals' values at their LTVs over the debt's value, all at the vault's oracle's
+ * mid-point quotes in its unit of account. A vault lends one pool to all its collaterals'
+ * borrowers: a market's borrow is the sum of its positions' shares of debt, its supply the
+ * vault's total assets in the same proportion (the markets of a vault sum to the vault).
+ */
+import type { MarketRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
+import type { LiquidationEvent } from '../../store/types.ts';
+import { scaled } from './chainlink.ts';
+import { CONFIG_SCALE, type EulerLiquidationRead, type EulerVaultRead } from './euler.ts';
+
+/** An Euler market's uniqueKey (D3). */
+export function eulerKey(chainId: number, vault: string, collateral: string): string {
+  return `euler-${chainId}-${vault.toLowerCase()}_${collateral.toLowerCase()}`;
+}
+
+/** EVault's year (365.2425 days) for its per-second rates. */
+const SECONDS_PER_YEAR = 31_556_952;
+const RAY = 1e27;
+
+/** A per-second rate (1e27) compounded over a year. */
+const apy = (perSecond: number) => Math.expm1((perSecond * SECONDS_PER_YEAR) / RAY);
+
+/**
+ * The vault's USD prices: its asset's and each collateral's asset's, from `usdOf` (the file's
+ * feeds) or else the vault's oracle (its quote in the unit of account × the unit's USD price,
+ * `unitUsd`: 1 for USD); null for a token neither prices.
+ */
+export function eulerPrices(
+  read: EulerVaultRead,
+  unitUsd: number | null,
+  usdOf: (token: EulerVaultRead['asset']) => number | null,
+): { loanUsd: number | null; collateralUsd: (number | null)[] } {
+  const unitDecimals = read.unit?.decimals ?? 18;
+  const quoted = (quote: bigint, per: number) =>
+    unitUsd === null || per <= 0 ? null : (scaled(quote, unitDecimals) * unitUsd) / per;
+  return {
+    loanUsd: usdOf(read.asset) ?? quoted(read.assetQuote, 1),
+    collateralUsd: read.collaterals.map(
+      (c) => usdOf(c.asset) ?? quoted(c.quote, scaled(c.assetsPerShare, c.asset.decimals ?? 18)),
+    ),
+  };
+}
+
+/** An account's health in liquidation mode, and each collateral's LTV-weighted value (unit of account). */
+export function eulerHealth(
+  read: Pick<EulerVaultRead, 'collaterals' | 'assetQuote' | 'asset'>,
+  account: { debt: bigint; balances: ReadonlyMap<string, bigint> },
+): { healthFactor: number; weighted: bigint[] } {
+  const weighted = read.collaterals.map((c) => {
+    const balance = account.balances.get(c.vault) ?? 0n;
+    if (balance === 0n) return 0n;
+    const value = (balance * c.quote) / 10n ** BigInt(c.share.decimals ?? 18);
+    return (value * c.liquidationLTV) / CONFIG_SCALE;
+  });
+  const liability = (account.debt * read.assetQuote) / 10n ** BigInt(read.asset.decimals ?? 18);
+  const total = weighted.reduce((s, w) => s + w, 0n);
+  // No debt, or a debt worth nothing in the unit of account: EVault sees no liability.
+  const healthFactor =
+    liability === 0n ? Number.POSITIVE_INFINITY : Number((total * 10n ** 18n) / liability) / 1e18;
+  return { healthFactor, weighted };
+}
+
+/** The vault's markets and positions at `loanUsd` and each collateral's USD price. */
+export function eulerRecords(
+  chainId: number,
+  read: EulerVaultRead,
+  prices: { loanUsd: number; collateralUsd: number[] },
+  oracle: OracleRecord,
+): { markets: MarketRecord[]; positions: PositionRecord[] } {
+  const loanDecimals = read.asset.decimals ?? 18;
+  const keys = read.collaterals.map((c) => eulerKey(chainId, read.vault, c.vault));
+  const positions: PositionRecord[] = [];
+  const borrowByMarket = new Map<string, number>();
+  for (const account of read.accounts) {
+    const { healthFactor, weighted } = eulerHealth(read, account);
+    const borrowUsd = scaled(account.debt, loanDecimals) * prices.loanUsd;
+    const held = read.collaterals.flatMap((c, i) => ((account.balances.get(c.vault) ?? 0n) > 0n ? [i] : []));
+    const total = held.reduce((s, i) => s + weighted[i]!, 0n);
+    for (const i of held) {
+      const c = read.collaterals[i]!;
+      const share = total > 0n ? Number((weighted[i]! * 10n ** 18n) / total) / 1e18 : 1 / held.length;
+      const shares = account.balances.get(c.vault)!;
+      const assets = (shares * c.assetsPerShare) / 10n ** BigInt(c.share.decimals ?? 18);
+      const position: PositionRecord = {
+        marketKey: keys[i]!,
+        user: account.user,
+        collateralUsd: scaled(assets, c.asset.decimals ?? 18) * prices.collateralUsd[i]!,
+        borrowUsd: borrowUsd * share,
+        supplyUsd: 0,
+        healthFactor,
+      };
+      positions.push(position);
+      borrowByMarket.set(
+        position.marketKey,
+        (borrowByMarket.get(position.marketKey) ?? 0) + position.borrowUsd,
+      );
+    }
+  }
+  const borrowed = [...borrowByMarket.values()].reduce((s, b) => s + b, 0);
+  const supplyUsd = scaled(read.totalAssets, loanDecimals) * prices.loanUsd;
+  const rate = Number(read.interestRate);
+  const utilization = read.totalAssets > 0n ? Number(read.totalBorrows) / Number(read.totalAssets) : 0;
+  const fee = Number(read.interestFee) / Number(CONFIG_SCALE);
+  const markets = read.collaterals.map((c, i): MarketRecord => {
+    const borrow = borrowByMarket.get(keys[i]!) ?? 0;
+    return {
+      uniqueKey: keys[i]!,
+      protocol: 'euler',
+      chainId,
+      label: null,
+      collateral: c.asset.symbol,
+      collateralName: c.asset.name,
+      collateralAddress: c.asset.address,
+      loan: read.asset.symbol,
+      loanName: read.asset.name,
+      loanAddress: read.asset.address,
+      collateralDecimals: c.asset.decimals,
+      loanDecimals,
+      collateralPrice: prices.collateralUsd[i]!,
+      loanPrice: prices.loanUsd,
+      supply: borrowed > 0 ? (supplyUsd * borrow) / borrowed : supplyUsd / read.collaterals.length,
+      borrow,
+      supplyApy: apy(rate * utilization * (1 - fee)),
+      borrowApy: apy(rate),
+      supplyRewardsApy: 0,
+      borrowRewardsApy: 0,
+      rewardTokens: [],
+      lltv: Number(c.liquidationLTV) / Number(CONFIG_SCALE),
+      vaultSymbol: read.share.symbol,
+      vaultAddress: read.vault,
+      governor: read.governorAdmin,
+      oracle,
+    };
+  });
+  return { markets, positions };
+}
+
+/**
+ * A liquidation as the service's record, in its market (the vault and the collateral seized):
+ * the debt the liquidator took over, the collateral shares it received as assets (at the share
+ * price of `read`), and the debt socialized in the same transaction as bad debt; USD at the
+ * market record's prices.
+ */
+export function eulerLiquidation(
+  chainId: number,
+  l: EulerLiquidationRead,
+  record: MarketRecord,
+  assetsPerShare: { perShare: bigint; shareDecimals: number } | null,
+): LiquidationEvent {
+  const collateralDecimals = record.collateralDecimals ?? 18;
+  const loanDecimals = record.loanDecimals ?? 18;
+  const seizedAssets = assetsPerShare
+    ? (l.yieldBalance * assetsPerShare.perShare) / 10n ** BigInt(assetsPerShare.shareDecimals)
+    : l.yieldBalance;
+  const seized = scaled(seizedAssets, collateralDecimals);
+  const repaid = scaled(l.repayAssets, loanDecimals);
+  const badDebt = scaled(l.socialized, loanDecimals);
+  return {
+    protocol: 'euler',
+    chainId,
+    txHash: l.txHash,
+    logIndex: l.logIndex,
+    block: l.block,
+    at: l.timestamp * 1000,
+    marketKey: record.uniqueKey,
+    borrower: l.violator,
+    liquidator: l.liquidator,
+    collateralSeized: seized,
+    collateralSeizedUsd: seized * record.collateralPrice,
+    debtRepaid: repaid,
+    debtRepaidUsd: repaid * record.loanPrice,
+    badDebt,
+    badDebtUsd: badDebt * record.loanPrice,
+  };
+}

@@ -1,0 +1,324 @@
+/**
+ * End to end on a local chain: Euler v2 (an EVC, vaults and an oracle router of our own that
+ * answer their functions with EVault's bookkeeping and emit their events) with a USDC vault that
+ * lends against WETH and WBTC vaults, accounts opened, ingestion passes, and the API answers with
+ * the chain's exact debts and EVault's own health (`accountLiquidity` in liquidation mode); a
+ * liquidation lands in the history with the debt it moved and the debt socialized.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Abi } from 'viem';
+import { chainSources } from '../../src/ingest/chain/index.ts';
+import { ingestLive } from '../../src/ingest/live.ts';
+import { parseSources } from '../../src/ingest/sources-file.ts';
+import type { Service } from '../../src/service.ts';
+import { openStore } from '../../src/store/open.ts';
+import type { Store } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
+import { liveService, tempDir } from '../helpers.ts';
+import { type Anvil, type Artifact, compileContracts, deploy, readAt, sendTx, startAnvil } from './anvil.ts';
+
+const WAD = 10n ** 18n;
+const USD = '0x0000000000000000000000000000000000000348';
+/** 5 % a year as EVault's per-second rate (1e27). */
+const RATE = BigInt(Math.round((0.05 * 1e27) / 31_556_952));
+
+let anvil: Anvil;
+let art: Record<string, Artifact>;
+let evc: `0x${string}`;
+let oracle: `0x${string}`;
+let usdc: `0x${string}`;
+let weth: `0x${string}`;
+let wbtc: `0x${string}`;
+let eUsdc: `0x${string}`;
+let eWeth: `0x${string}`;
+let eWbtc: `0x${string}`;
+let ethUsd: `0x${string}`;
+let usdcUsd: `0x${string}`;
+const users: `0x${string}`[] = [];
+
+const send = (from: number, address: `0x${string}`, abi: Abi, fn: string, args: readonly unknown[] = []) =>
+  sendTx(anvil, from, address, abi, fn, args);
+const V = () => art.TestEVault!.abi;
+const T = () => art.TestToken!.abi;
+/** Out units per 1e18 in units, for a price in USD per whole token of `decimals`. */
+const usdRate = (price: number, decimals: number) =>
+  (BigInt(Math.round(price * 1e6)) * 10n ** 30n) / 10n ** BigInt(decimals);
+
+/** Deposits `amount` of `token` into `vault` for user `i`, as collateral of its account when `collateral`. */
+async function depositInto(
+  i: number,
+  token: `0x${string}`,
+  vault: `0x${string}`,
+  amount: bigint,
+  collateral: boolean,
+) {
+  await send(i, token, T(), 'mint', [users[i], amount]);
+  await send(i, token, T(), 'approve', [vault, amount]);
+  await send(i, vault, V(), 'deposit', [amount, users[i]]);
+  if (collateral) await send(i, evc, art.TestEVC!.abi, 'enableCollateral', [users[i], vault]);
+}
+
+/** EVault's own health in liquidation mode at a block: collateral value at the LTVs over the liability value. */
+async function chainHealth(user: string, block?: bigint): Promise<{ hf: number; debt: bigint }> {
+  const [collateral, liability] = await readAt<[bigint, bigint]>(
+    anvil,
+    eUsdc,
+    V(),
+    'accountLiquidity',
+    [user, true],
+    block,
+  );
+  const debt = await readAt<bigint>(anvil, eUsdc, V(), 'debtOf', [user], block);
+  return { hf: Number((collateral * WAD) / liability) / 1e18, debt };
+}
+
+async function setEthPrice(price: number) {
+  await send(0, oracle, art.TestEulerOracle!.abi, 'setRate', [weth, USD, usdRate(price, 18)]);
+  await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [BigInt(price) * 10n ** 8n]);
+}
+
+before(async () => {
+  art = compileContracts();
+  anvil = await startAnvil();
+  for (const i of [0, 1, 2]) users.push(anvil.client(i).account.address.toLowerCase() as `0x${string}`);
+  const c = anvil.client(0);
+  usdc = await deploy(c, art.TestToken!, ['USD Coin', 'USDC', 6]);
+  weth = await deploy(c, art.TestToken!, ['Wrapped Ether', 'WETH', 18]);
+  wbtc = await deploy(c, art.TestToken!, ['Wrapped BTC', 'WBTC', 8]);
+  ethUsd = await deploy(c, art.TestAggregator!, [8, 'ETH / USD', 3000n * 10n ** 8n]);
+  usdcUsd = await deploy(c, art.TestAggregator!, [8, 'USDC / USD', 10n ** 8n]);
+  evc = await deploy(c, art.TestEVC!, []);
+  oracle = await deploy(c, art.TestEulerOracle!, []);
+  const vault = (asset: `0x${string}`, name: string, symbol: string) =>
+    deploy(c, art.TestEVault!, [evc, asset, oracle, USD, name, symbol]);
+  eUsdc = await vault(usdc, 'EVK Vault eUSDC-1', 'eUSDC-1');
+  eWeth = await vault(weth, 'EVK Vault eWETH-1', 'eWETH-1');
+  eWbtc = await vault(wbtc, 'EVK Vault eWBTC-1', 'eWBTC-1');
+  const O = art.TestEulerOracle!.abi;
+  await send(0, oracle, O, 'setRate', [usdc, USD, usdRate(1, 6)]);
+  await send(0, oracle, O, 'setRate', [weth, USD, usdRate(3000, 18)]);
+  await send(0, oracle, O, 'setRate', [wbtc, USD, usdRate(60_000, 8)]);
+  await send(0, oracle, O, 'govSetResolvedVault', [eWeth, true]);
+  await send(0, oracle, O, 'govSetResolvedVault', [eWbtc, true]);
+  await send(0, eUsdc, V(), 'setLTV', [eWeth, 8000, 8500]);
+  await send(0, eUsdc, V(), 'setLTV', [eWbtc, 7000, 7500]);
+  await send(0, eUsdc, V(), 'setInterestRate', [RATE]);
+  // A lender deposits 1,000,000 USDC; borrower 1 posts WETH and WBTC, borrower 2 WETH.
+  await depositInto(0, usdc, eUsdc, 1_000_000n * 10n ** 6n, false);
+  const open = async (i: number, collateral: [`0x${string}`, `0x${string}`, bigint][], borrow: bigint) => {
+    for (const [token, v, amount] of collateral) await depositInto(i, token, v, amount, true);
+    await send(i, evc, art.TestEVC!.abi, 'enableController', [users[i], eUsdc]);
+    await send(i, eUsdc, V(), 'borrow', [borrow, users[i]]);
+  };
+  await open(
+    1,
+    [
+      [weth, eWeth, 10n * WAD],
+      [wbtc, eWbtc, 50_000_000n],
+    ],
+    30_000n * 10n ** 6n,
+  );
+  await open(2, [[weth, eWeth, WAD]], 2_400n * 10n ** 6n);
+});
+
+after(async () => {
+  await anvil?.stop();
+});
+
+function sourcesJson() {
+  return {
+    chains: [
+      {
+        chainId: anvil.chainId,
+        rpcUrl: anvil.url,
+        compound: [],
+        euler: { evc },
+        // No BTC/USD here: WBTC is priced by the vault's oracle.
+        chainlink: [
+          { address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
+          { address: usdcUsd, pair: 'USDC/USD', heartbeatSeconds: 86400 },
+        ],
+      },
+    ],
+  };
+}
+
+describe('Euler v2 on a local chain', () => {
+  let store: Store;
+  let service: Service;
+  let key: string;
+  let dataDir: string;
+  const clock = new ManualClock(Date.now());
+  const get = async (url: string) => {
+    const res = await service.app.inject({
+      url: `/api/v1${url}`,
+      headers: { authorization: `Bearer ${key}` },
+    });
+    assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+    return res.json();
+  };
+  let sources: ReturnType<typeof chainSources>;
+  /** One ingestion pass at the head; resolves to the block it read. */
+  const pass = async () => {
+    const head = await anvil.client().getBlock();
+    clock.set(Number(head.timestamp) * 1000 + 1000);
+    const out = await ingestLive(sources, store, clock);
+    const failed = out.runs.flatMap((r) => r.items?.filter((i) => !i.ok) ?? []);
+    assert.deepEqual(failed, [], 'no item failed');
+    assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+    await service?.models.reloadIfChanged();
+    return head.number;
+  };
+  const key1 = (collateral: string) => `euler-31337-${eUsdc.toLowerCase()}_${collateral.toLowerCase()}`;
+  type Position = {
+    market: { uniqueKey: string };
+    healthFactor: number;
+    collateralPrice: number;
+    state: { collateralUsd: number; borrowAssetsUsd: number };
+  };
+
+  before(async () => {
+    dataDir = tempDir('lrds-euler-');
+    store = await openStore({ dataDir, databaseUrl: null }, clock);
+    sources = chainSources(parseSources(sourcesJson(), 'test'));
+    await pass();
+    ({ service, key } = await liveService(dataDir, clock));
+  });
+  after(async () => {
+    await service?.close();
+    await store?.close();
+  });
+
+  test("default: one market per collateral vault, with the chain's exact debts and EVault's own health", async () => {
+    const block = await pass();
+    const h1 = await chainHealth(users[1]!, block);
+    const mine = (await get(`/positions?address=${users[1]}`)).data as Position[];
+    assert.deepEqual(mine.map((p) => p.market.uniqueKey).sort(), [key1(eWeth), key1(eWbtc)].sort());
+    for (const p of mine)
+      assert.ok(Math.abs(p.healthFactor / h1.hf - 1) < 1e-8, `${p.healthFactor} vs ${h1.hf}`);
+    // the debt shared among the collaterals sums to debtOf at the block read (USDC at $1; USD
+    // amounts are served to the cent)
+    const debt = mine.reduce((s, p) => s + p.state.borrowAssetsUsd, 0);
+    assert.ok(Math.abs(debt - Number(h1.debt) / 1e6) < 0.02, `${debt} vs ${h1.debt}`);
+    // shares of debt by value at the liquidation LTV: WETH $30,000 × 0.85, WBTC $30,000 × 0.75
+    const byKey = new Map(mine.map((p) => [p.market.uniqueKey, p]));
+    const wethShare = byKey.get(key1(eWeth))!.state.borrowAssetsUsd / debt;
+    assert.ok(Math.abs(wethShare - 0.85 / (0.85 + 0.75)) < 1e-6, String(wethShare));
+    // WETH by its feed; WBTC (no feed in the file) by the vault's oracle
+    assert.equal(byKey.get(key1(eWeth))!.state.collateralUsd, 30_000);
+    assert.ok(Math.abs(byKey.get(key1(eWbtc))!.state.collateralUsd - 30_000) < 1e-6);
+    assert.ok(Math.abs(byKey.get(key1(eWbtc))!.collateralPrice - 60_000) < 1e-6);
+    const market = (await get(`/markets/${key1(eWeth)}`)).data;
+    assert.deepEqual(
+      [market.protocol, market.vaultAddress, market.vaultSymbol, market.lltv, market.loan, market.collateral],
+      ['euler', eUsdc.toLowerCase(), 'eUSDC-1', 0.85, 'USDC', 'WETH'],
+    );
+    assert.equal(market.governor, users[0]);
+    // the vault's markets sum to its total assets, each at the vault's utilization
+    const totalAssets = await readAt<bigint>(anvil, eUsdc, V(), 'totalAssets', [], block);
+    const wbtcMarket = (await get(`/markets/${key1(eWbtc)}`)).data;
+    assert.ok(Math.abs(market.supply + wbtcMarket.supply - Number(totalAssets) / 1e6) < 0.02);
+    assert.equal(market.utilization, wbtcMarket.utilization);
+    // 5 % a year as a per-second rate, compounded over EVault's year
+    assert.ok(Math.abs(market.borrowApy - Math.expm1(0.05)) < 1e-6, String(market.borrowApy));
+  });
+
+  test('behavior: a quiet pass reads no account; debts accrue as the vault accrues them; health follows the oracle', async () => {
+    await anvil.client().request({ method: 'evm_increaseTime' as never, params: [30 * 86_400] as never });
+    await anvil.client().request({ method: 'evm_mine' as never, params: [] as never });
+    let block = await pass();
+    assert.equal(sources[0]!.lastRun()!.positionsRead, 0);
+    const debt = (await get(`/positions?address=${users[1]}`)).data.reduce(
+      (s: number, p: Position) => s + p.state.borrowAssetsUsd,
+      0,
+    );
+    const h1 = await chainHealth(users[1]!, block);
+    // USD amounts are served to the cent (one per position)
+    assert.ok(Math.abs(debt - Number(h1.debt) / 1e6) < 0.02, `${debt} vs ${h1.debt}`);
+    // WETH falls: borrower 2 (1 WETH, 2,400 USDC) is liquidatable, read without reading its account
+    await setEthPrice(2600);
+    block = await pass();
+    assert.equal(sources[0]!.lastRun()!.positionsRead, 0);
+    const h2 = await chainHealth(users[2]!, block);
+    assert.ok(h2.hf < 1);
+    const p = (await get(`/positions?address=${users[2]}`)).data[0] as Position;
+    assert.ok(Math.abs(p.healthFactor / h2.hf - 1) < 1e-8, `${p.healthFactor} vs ${h2.hf}`);
+    const atRisk = await get('/risk/positions-at-risk?chainIds=31337');
+    assert.deepEqual(
+      atRisk.data.map((x: { user: { address: string } }) => x.user.address),
+      [users[2]],
+    );
+  });
+
+  test('behavior: a liquidation lands in the history with the debt moved and the debt socialized', async () => {
+    // The liquidator posts collateral of its own: it takes the debt over.
+    await depositInto(0, weth, eWeth, 10n * WAD, true);
+    await send(0, evc, art.TestEVC!.abi, 'enableController', [users[0], eUsdc]);
+    const receipt = await send(0, eUsdc, V(), 'liquidate', [users[2], eWeth, 2n ** 256n - 1n, 0n]);
+    const events = await anvil.client().getContractEvents({
+      address: eUsdc,
+      abi: V(),
+      fromBlock: receipt.blockNumber,
+      toBlock: receipt.blockNumber,
+    });
+    const args = (name: string) => events.find((e) => e.eventName === name)!.args as Record<string, bigint>;
+    await pass();
+    const list = (await get('/liquidations?chainIds=31337')).data;
+    assert.equal(list.length, 1);
+    const l = list[0];
+    assert.deepEqual(
+      [l.protocol, l.marketId, l.txHash, l.block, l.borrower, l.liquidator, l.collateralSeized],
+      ['euler', key1(eWeth), receipt.transactionHash, Number(receipt.blockNumber), users[2], users[0], 1],
+    );
+    assert.equal(l.collateralSeizedUsd, 2600);
+    // token amounts are served to 8 significant digits
+    const close = (a: number, b: bigint) => Math.abs(a / (Number(b) / 1e6) - 1) < 5e-8;
+    assert.ok(close(l.debtRepaid, args('Liquidate').repayAssets!), `${l.debtRepaid}`);
+    assert.ok(l.badDebt > 0 && close(l.badDebt, args('DebtSocialized').assets!), `${l.badDebt}`);
+    // borrower 2 holds nothing now; the liquidator carries the debt it took over
+    assert.equal((await get(`/positions?address=${users[2]}`)).data.length, 0);
+    const taken = (await get(`/positions?address=${users[0]}`)).data as Position[];
+    const h0 = await chainHealth(users[0]!);
+    assert.deepEqual(
+      taken.map((p) => p.market.uniqueKey),
+      [key1(eWeth)],
+    );
+    assert.ok(
+      Math.abs(taken[0]!.state.borrowAssetsUsd - Number(h0.debt) / 1e6) < 0.01,
+      `${taken[0]!.state.borrowAssetsUsd} vs ${h0.debt}`,
+    );
+  });
+
+  test('behavior: a reorganization that drops the liquidation rolls it back, and the positions with it', async () => {
+    const [l] = (await get('/liquidations?chainIds=31337')).data;
+    const head = await anvil.client().getBlockNumber({ cacheTime: 0 });
+    await anvil.client().request({
+      method: 'anvil_reorg' as never,
+      params: [Number(head) - l.block + 1, []] as never,
+    });
+    await pass();
+    assert.equal((await get('/liquidations?chainIds=31337')).data.length, 0);
+    const back = (await get(`/positions?address=${users[2]}`)).data as Position[];
+    assert.equal(back.length, 1);
+    assert.ok(back[0]!.healthFactor < 1);
+    // the liquidator's collateral backs no debt again
+    const mine = (await get(`/positions?address=${users[0]}`)).data as Position[];
+    assert.deepEqual(
+      mine.map((p) => p.state.borrowAssetsUsd),
+      [0],
+    );
+  });
+
+  test('behavior: a restarted process reads its accounts again from the stored positions', async () => {
+    const restarted = chainSources(parseSources(sourcesJson(), 'test'));
+    const out = await ingestLive(restarted, store, clock);
+    assert.equal(out.runs[0]!.ok, true);
+    // every holder read again at once (the process kept nothing): the lender-liquidator and both borrowers
+    assert.equal(restarted[0]!.lastRun()!.positionsRead, 3);
+    await service.models.reloadIfChanged();
+    const h1 = await chainHealth(users[1]!);
+    for (const p of (await get(`/positions?address=${users[1]}`)).data as Position[])
+      assert.ok(Math.abs(p.healthFactor / h1.hf - 1) < 1e-8);
+  });
+});
