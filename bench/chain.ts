@@ -36,6 +36,7 @@ const { values } = parseArgs({
   options: {
     positions: { type: 'string', default: '2000' },
     'comet-accounts': { type: 'string', default: '200' },
+    'euler-accounts': { type: 'string', default: '200' },
   },
 });
 const N = Number(values.positions);
@@ -44,6 +45,10 @@ if (!Number.isInteger(N) || N < 1)
 const K = Number(values['comet-accounts']);
 if (!Number.isInteger(K) || K < 0)
   throw new Error(`--comet-accounts must be a non-negative integer, got '${values['comet-accounts']}'`);
+
+const E = Number(values['euler-accounts']);
+if (!Number.isInteger(E) || E < 0)
+  throw new Error(`--euler-accounts must be a non-negative integer, got '${values['euler-accounts']}'`);
 
 const WAD = 10n ** 18n;
 const LLTV = 860_000_000_000_000_000n;
@@ -167,6 +172,60 @@ try {
       gas: 300_000n,
     }),
   );
+  // Euler: a USDC vault lending against a WETH vault; E borrowers, their WETH deposited for them
+  // by the owner, each enabling collateral and controller and borrowing itself.
+  const USD = '0x0000000000000000000000000000000000000348';
+  const V = art.TestEVault!.abi;
+  const EVC = art.TestEVC!.abi;
+  const evc = await deploy(c, art.TestEVC!, []);
+  const eulerBorrowers = borrowers.slice(0, E);
+  const router = await deploy(c, art.TestEulerOracle!, []);
+  const eUsdc = await deploy(c, art.TestEVault!, [evc, usdc, router, USD, 'EVK Vault eUSDC-1', 'eUSDC-1']);
+  const eWeth = await deploy(c, art.TestEVault!, [evc, weth, router, USD, 'EVK Vault eWETH-1', 'eWETH-1']);
+  if (E > 0) {
+    const O = art.TestEulerOracle!.abi;
+    await send(router, O, 'setRate', [usdc, USD, 10n ** 30n]);
+    await send(router, O, 'setRate', [weth, USD, 3000n * WAD]);
+    await send(router, O, 'govSetResolvedVault', [eWeth, true]);
+    await send(eUsdc, V, 'setLTV', [eWeth, 8000, 8500]);
+    await send(eUsdc, V, 'setInterestRate', [10n ** 18n]);
+    await send(usdc, T, 'mint', [owner, 10n ** 15n]);
+    await send(usdc, T, 'approve', [eUsdc, 2n ** 256n - 1n]);
+    await send(eUsdc, V, 'deposit', [10n ** 15n, owner]);
+    await send(weth, T, 'mint', [owner, BigInt(E) * WAD]);
+    await send(weth, T, 'approve', [eWeth, 2n ** 256n - 1n]);
+    nonce = await c.getTransactionCount({ address: owner, blockTag: 'pending' });
+    await batched(eulerBorrowers, (b) =>
+      c.writeContract({
+        address: eWeth,
+        abi: V,
+        functionName: 'deposit',
+        args: [WAD, b],
+        gas: 200_000n,
+        nonce: nonce++,
+      } as never),
+    );
+    const asBorrower = (
+      address: `0x${string}`,
+      abi: Abi,
+      functionName: string,
+      args: (b: `0x${string}`, i: number) => unknown[],
+    ) =>
+      batched(eulerBorrowers, (b, i) =>
+        wallet.writeContract({
+          account: b,
+          chain: null,
+          address,
+          abi,
+          functionName,
+          args: args(b, i),
+          gas: 500_000n,
+        } as never),
+      );
+    await asBorrower(evc, EVC, 'enableCollateral', (b) => [b, eWeth]);
+    await asBorrower(evc, EVC, 'enableController', (b) => [b, eUsdc]);
+    await asBorrower(eUsdc, V, 'borrow', (b, i) => [BigInt(1500 + (i % 900)) * 10n ** 6n, b]);
+  }
   log(
     `opened in ${fmt((performance.now() - t0) / 1000)} s; block ${await c.getBlockNumber({ cacheTime: 0 })}`,
   );
@@ -174,6 +233,8 @@ try {
   const sourcesJson = localSources(anvil, { morpho, ethUsd, usdcUsd });
   // The comet from its deployment block, found by the source (as on a real chain).
   if (K > 0) Object.assign(sourcesJson.chains[0]!, { compound: [{ comet }] });
+  // Euler from its EVC's deployment block, found by the source.
+  if (E > 0) Object.assign(sourcesJson.chains[0]!, { euler: { evc } });
   const dataDir = tempDir('lrds-bench-chain-');
   const store = await openStore({ dataDir, databaseUrl: null });
   const sources = chainSources(parseSources(sourcesJson, 'bench'));
@@ -200,6 +261,12 @@ try {
       ...cometBorrowers.flatMap((b) => [
         { address: comet, abi: C, functionName: 'userBasic', args: [b] } as const,
         { address: comet, abi: C, functionName: 'collateralBalanceOf', args: [b, weth] } as const,
+      ]),
+      ...eulerBorrowers.flatMap((b) => [
+        { address: eUsdc, abi: V, functionName: 'debtOfExact', args: [b] } as const,
+        { address: evc, abi: EVC, functionName: 'getCollaterals', args: [b] } as const,
+        { address: evc, abi: EVC, functionName: 'getControllers', args: [b] } as const,
+        { address: eWeth, abi: V, functionName: 'balanceOf', args: [b] } as const,
       ]),
     ],
     deployless: true,
@@ -255,6 +322,7 @@ try {
     positions,
     morphoPositions: N + 1,
     cometAccounts: K,
+    eulerAccounts: E,
     firstSync: {
       ms: sig(firstMs, 4),
       rpcRequests: first.rpcRequests,
@@ -281,7 +349,7 @@ try {
   writeFileSync(join(dir, 'chain-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(
     [
-      `| chain ingestion (anvil, ${positions.toLocaleString('en-US')} positions: 1 Morpho market, 1 comet of ${K} borrowers; 2 feeds) | figure |`,
+      `| chain ingestion (anvil, ${positions.toLocaleString('en-US')} positions: 1 Morpho market, 1 comet of ${K} borrowers, 1 Euler vault of ${E} borrowers; 2 feeds) | figure |`,
       '|---|---:|',
       `| first sync: positions read per second | ${fmt(results.firstSync.positionsPerSecond)} |`,
       `| first sync: pass time, s (baseline: the bare position reads, ${fmt(baselineMs / 1000)} s) | ${fmt(firstMs / 1000)} (${fmt(results.firstSync.ratioToBaseline)}x) |`,

@@ -75,6 +75,7 @@ const DEBT_SHIFT = 31n;
 export const CONFIG_SCALE = 10_000n;
 
 type Hex = `0x${string}`;
+type CallResult = { status: 'success' | 'failure'; result?: unknown; error?: Error };
 const first = (err: Error | undefined) => err?.message.split('\n')[0] ?? 'no answer';
 const BLOCKS_AT_ONCE = 100;
 
@@ -239,6 +240,15 @@ export async function readEuler(
   shared?: SharedLogs,
 ): Promise<EulerRead> {
   const at = { blockNumber: range.block, allowFailure: true, ...(await rpc.multicallOptions()) } as const;
+  // A multicall at the block; none sent for no calls.
+  const call = async (
+    contracts: readonly { address: Hex; abi: Abi; functionName: string; args?: readonly unknown[] }[],
+  ): Promise<CallResult[]> => {
+    if (contracts.length === 0) return [];
+    const results = (await rpc.multicall({ ...at, contracts: contracts as never })) as CallResult[];
+    throwIfUnread(results);
+    return results;
+  };
   const { controllers, pairs } = knownState(known, cache);
   const touched = new Set<string>();
   const failures: EulerRead['failures'] = [];
@@ -335,13 +345,11 @@ export async function readEuler(
 
   // 2. Every controller's head: asset, oracle, unit of account, totals, rate, accumulator, LTV list.
   const vaults = [...controllers].filter((v) => cache.vaults.get(v) !== null).sort() as Hex[];
-  const heads = await rpc.multicall({
-    ...at,
-    contracts: vaults.flatMap((address) =>
-      VAULT_FUNCTIONS.map((functionName) => ({ address, abi: vaultAbi, functionName }) as const),
+  const heads = await call(
+    vaults.flatMap((address) =>
+      VAULT_FUNCTIONS.map((functionName) => ({ address, abi: vaultAbi as Abi, functionName })),
     ),
-  });
-  throwIfUnread(heads);
+  );
   const head = new Map<string, Record<(typeof VAULT_FUNCTIONS)[number], unknown>>();
   vaults.forEach((vault, i) => {
     const r = heads.slice(i * VAULT_FUNCTIONS.length, (i + 1) * VAULT_FUNCTIONS.length);
@@ -371,11 +379,9 @@ export async function readEuler(
   const newCollaterals = [
     ...new Set(served.flatMap((v) => cache.vaults.get(v)!.collaterals).filter((c) => !cache.assetOf.has(c))),
   ] as Hex[];
-  const assets = await rpc.multicall({
-    ...at,
-    contracts: newCollaterals.map((address) => ({ address, abi: vaultAbi, functionName: 'asset' }) as const),
-  });
-  throwIfUnread(assets);
+  const assets = await call(
+    newCollaterals.map((address) => ({ address, abi: vaultAbi as Abi, functionName: 'asset' })),
+  );
   newCollaterals.forEach((c, i) => {
     const r = assets[i]!;
     if (r.status === 'success') cache.assetOf.set(c, String(r.result).toLowerCase());
@@ -402,52 +408,47 @@ export async function readEuler(
     return head.has(vault) && (touched.has(user) || cache.retry.has(key) || !cache.accounts.has(vault, user));
   });
   // Token metadata first: the quotes are of whole units (10^decimals).
-  const metas = await rpc.multicall({ ...at, contracts: tokenCalls(newTokens) });
-  throwIfUnread(metas);
+  const metas = await call(tokenCalls(newTokens));
   keepTokens(newTokens, metas, cache.tokens);
 
   const unit = (v: string) => 10n ** BigInt(cache.tokens.get(v)?.decimals ?? 18);
-  const reads = await rpc.multicall({
-    ...at,
-    contracts: [
-      ...served.flatMap((vault) => {
-        const h = head.get(vault)!;
-        const oracle = String(h.oracle) as Hex;
-        const uoa = String(h.unitOfAccount) as Hex;
-        const asset = String(h.asset) as Hex;
-        return [
-          {
-            address: oracle,
-            abi: oracleAbi,
-            functionName: 'getQuote',
-            args: [unit(asset.toLowerCase()), asset, uoa],
-          } as const,
-          ...cache.vaults.get(vault)!.collaterals.flatMap(
-            (c) =>
-              [
-                { address: vault, abi: vaultAbi, functionName: 'LTVLiquidation', args: [c as Hex] },
-                { address: oracle, abi: oracleAbi, functionName: 'getQuote', args: [unit(c), c as Hex, uoa] },
-                { address: c as Hex, abi: vaultAbi, functionName: 'convertToAssets', args: [unit(c)] },
-              ] as const,
+  const reads = await call([
+    ...served.flatMap((vault) => {
+      const h = head.get(vault)!;
+      const oracle = String(h.oracle) as Hex;
+      const uoa = String(h.unitOfAccount) as Hex;
+      const asset = String(h.asset) as Hex;
+      return [
+        {
+          address: oracle,
+          abi: oracleAbi,
+          functionName: 'getQuote',
+          args: [unit(asset.toLowerCase()), asset, uoa],
+        } as const,
+        ...cache.vaults.get(vault)!.collaterals.flatMap(
+          (c) =>
+            [
+              { address: vault, abi: vaultAbi, functionName: 'LTVLiquidation', args: [c as Hex] },
+              { address: oracle, abi: oracleAbi, functionName: 'getQuote', args: [unit(c), c as Hex, uoa] },
+              { address: c as Hex, abi: vaultAbi, functionName: 'convertToAssets', args: [unit(c)] },
+            ] as const,
+        ),
+      ];
+    }),
+    ...pairsToRead.flatMap((key) => {
+      const [vault, user] = key.split(':') as [Hex, Hex];
+      return [
+        { address: vault, abi: vaultAbi, functionName: 'debtOfExact', args: [user] } as const,
+        { address: evc as Hex, abi: evcAbi, functionName: 'getCollaterals', args: [user] } as const,
+        { address: evc as Hex, abi: evcAbi, functionName: 'getControllers', args: [user] } as const,
+        ...cache.vaults
+          .get(vault)!
+          .collaterals.map(
+            (c) => ({ address: c as Hex, abi: vaultAbi, functionName: 'balanceOf', args: [user] }) as const,
           ),
-        ];
-      }),
-      ...pairsToRead.flatMap((key) => {
-        const [vault, user] = key.split(':') as [Hex, Hex];
-        return [
-          { address: vault, abi: vaultAbi, functionName: 'debtOfExact', args: [user] } as const,
-          { address: evc as Hex, abi: evcAbi, functionName: 'getCollaterals', args: [user] } as const,
-          { address: evc as Hex, abi: evcAbi, functionName: 'getControllers', args: [user] } as const,
-          ...cache.vaults
-            .get(vault)!
-            .collaterals.map(
-              (c) => ({ address: c as Hex, abi: vaultAbi, functionName: 'balanceOf', args: [user] }) as const,
-            ),
-        ];
-      }),
-    ] as { address: Hex; abi: Abi; functionName: string; args?: readonly unknown[] }[],
-  });
-  throwIfUnread(reads);
+      ];
+    }),
+  ] as { address: Hex; abi: Abi; functionName: string; args?: readonly unknown[] }[]);
   let k = 0;
   const states = new Map<string, Omit<EulerVaultRead, 'accounts'>>();
   for (const vault of served) {

@@ -1,8 +1,9 @@
 /**
  * One chain as a source (`chain:<chainId>`): each run reads the chain at its head minus the
- * confirmations, Chainlink feeds and Morpho Blue, and hands ingestion the chain's markets and
- * positions as records (USD at the feeds' prices, health factors by Morpho's own math),
- * the liquidations and oracle rounds seen, and the block reached.
+ * confirmations, Chainlink feeds, Morpho Blue, Compound v3 comets and Euler v2, and hands
+ * ingestion the chain's markets and positions as records (USD at the feeds' prices, health
+ * factors by each protocol's own math), the liquidations and oracle rounds seen, and the block
+ * reached.
  *
  * Prices (D15): a token is priced by its feeds (`X/USD`, or `X/ETH` × `ETH/USD`; wrapped natives
  * by the native), else a market's collateral by its oracle (the oracle's price of collateral in
