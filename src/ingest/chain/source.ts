@@ -730,30 +730,15 @@ function knownMorpho(
   pending: readonly string[] = [],
 ) {
   const prefix = `morpho-${chainId}-`;
-  const idOf = (key: string) => (key.startsWith(prefix) ? key.slice(prefix.length) : null);
-  const marketIds = [
-    ...found,
-    ...(previous?.markets ?? []).flatMap((m) => {
-      const id = idOf(m.uniqueKey);
-      return id ? [id] : [];
-    }),
-  ];
-  const accounts = [
-    ...(previous?.positions ?? []).flatMap((p) => {
-      const id = idOf(p.marketKey);
-      return id ? [{ id, user: p.user }] : [];
-    }),
-    ...pending.map((key) => {
-      const [id, user] = key.split(':') as [string, string];
-      return { id, user };
-    }),
-  ];
-  return { marketIds, accounts };
+  return {
+    marketIds: [...found, ...knownMarkets(prefix, previous)],
+    accounts: knownHolders(prefix, previous, pending).map(({ group, user }) => ({ id: group, user })),
+  };
 }
 
 /**
- * The accounts of a pooled protocol's pools (`<prefix><pool>_…` markets: comets, Euler vaults)
- * that the last run served, and those of pools it did not serve (`${pool}:${user}`).
+ * The accounts of the markets or pools (`<prefix><id>` or `<prefix><pool>_…`: Morpho markets,
+ * comets, Euler vaults) that the last run served, and those it did not serve (`${id}:${user}`).
  */
 function knownHolders(
   prefix: string,
