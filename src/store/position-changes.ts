@@ -29,8 +29,8 @@ export function checkPositionChanges(changes: readonly PositionChange[]): void {
 
 /**
  * Refuses a batch of market records with any invalid one, before anything is written: no
- * uniqueKey, a price, balance or APY that is negative or not finite, an LLTV outside [0, 1], a
- * market named twice.
+ * uniqueKey, a price, balance or APY that is negative or not finite, an LLTV outside [0, 1) (at 1
+ * a market's leverage is unbounded), a market named twice.
  */
 export function checkMarketChanges(records: readonly MarketRecord[]): void {
   const seen = new Set<string>();
@@ -50,7 +50,7 @@ export function checkMarketChanges(records: readonly MarketRecord[]): void {
       if (!(Number.isFinite(m[f]) && m[f] >= 0))
         throw new RangeError(`${where}: ${f} must be finite and >= 0`);
     }
-    if (!(m.lltv >= 0 && m.lltv <= 1)) throw new RangeError(`${where}: lltv must be in [0, 1]`);
+    if (!(m.lltv >= 0 && m.lltv < 1)) throw new RangeError(`${where}: lltv must be in [0, 1)`);
     if (seen.has(m.uniqueKey)) throw new RangeError(`${where}: named twice in one batch`);
     seen.add(m.uniqueKey);
   }

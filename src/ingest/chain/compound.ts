@@ -15,7 +15,9 @@
 import { type AbiEvent, parseAbi, zeroAddress } from 'viem';
 import { AccountReads } from './account-reads.ts';
 import {
+  blockTimes,
   type ChainRpc,
+  firstLine,
   getLogsAdaptive,
   type MulticallOptions,
   type SharedLogs,
@@ -226,8 +228,6 @@ interface Totals {
   lastAccrualTime: number;
 }
 
-const first = (err: Error | undefined) => err?.message.split('\n')[0] ?? 'no answer';
-const BLOCKS_AT_ONCE = 100;
 const MAX_SCALE = 10n ** 36n;
 
 /** Comet's kinked curve at utilization `u` (1e18). */
@@ -269,7 +269,7 @@ type CallResult = { status: 'success' | 'failure'; result?: unknown; error?: Err
  */
 function parseConfig(results: readonly CallResult[]): CometConfig | { more: number } | { problem: string } {
   const bad = results.find((r) => r.status !== 'success');
-  if (bad) return { problem: first(bad.error) };
+  if (bad) return { problem: firstLine(bad.error) };
   const [base, feed, n, ...rest] = results.map((r) => r.result);
   const count = Number(n);
   const infos = rest.slice(RATE_GETTERS.length);
@@ -417,14 +417,10 @@ export async function readCompound(
     const at = debtLogOf.get(key);
     if (at !== undefined) a.surplus = surplusAt.get(`${a.txHash}:${at + 1}:${a.borrower}`) ?? 0n;
   }
-  // The absorptions' block times, asked together (one batched request per hundred blocks).
-  const blocks = [...new Set([...absorbs.values()].map((p) => BigInt(p.block)))];
-  const times = new Map<bigint, number>();
-  for (let i = 0; i < blocks.length; i += BLOCKS_AT_ONCE) {
-    const chunk = blocks.slice(i, i + BLOCKS_AT_ONCE);
-    const read = await Promise.all(chunk.map((blockNumber) => rpc.client.getBlock({ blockNumber })));
-    for (const [j, n] of chunk.entries()) times.set(n, Number(read[j]!.timestamp));
-  }
+  const times = await blockTimes(
+    rpc,
+    [...absorbs.values()].map((p) => BigInt(p.block)),
+  );
 
   // 2. The comets' state; a second round when a configuration changed or the borrowers do not
   // add up (the accounts concerned are read again).
@@ -596,7 +592,7 @@ async function readState(
       continue;
     }
     if (totals.status !== 'success') {
-      failures.push({ id: comet, error: `comet ${comet}: totalsBasic: ${first(totals.error)}` });
+      failures.push({ id: comet, error: `comet ${comet}: totalsBasic: ${firstLine(totals.error)}` });
       continue;
     }
     states.push({ comet, config, totals: totals.result as Totals, prices });
@@ -612,7 +608,7 @@ async function readState(
     if (bad) {
       // As last read meanwhile (its item named), and read again next pass.
       cache.retry.add(key);
-      failures.push({ id: key, error: `account ${key}: ${first(bad.error)}` });
+      failures.push({ id: key, error: `account ${key}: ${firstLine(bad.error)}` });
       continue;
     }
     cache.retry.delete(key);

@@ -30,23 +30,26 @@ const RAY = 1e27;
 const apy = (perSecond: number) => Math.expm1((perSecond * SECONDS_PER_YEAR) / RAY);
 
 /**
- * The vault's USD prices: its asset's and each collateral's asset's, from `usdOf` (the file's
- * feeds) or else the vault's oracle (its quote in the unit of account × the unit's USD price,
- * `unitUsd`: 1 for USD); null for a token neither prices.
+ * The vault's USD prices: its asset's from `usdOf` (the file's feeds) only, as a Morpho market's
+ * loan token (a vault's oracle is its creator's choice); each collateral's asset from `usdOf`, else
+ * from the vault's oracle: its quote of the collateral over its quote of the asset (both in the
+ * unit of account) × the asset's USD price. Null for a token neither prices.
  */
 export function eulerPrices(
   read: EulerVaultRead,
-  unitUsd: number | null,
   usdOf: (token: EulerVaultRead['asset']) => number | null,
 ): { loanUsd: number | null; collateralUsd: (number | null)[] } {
-  const unitDecimals = read.unit?.decimals ?? 18;
-  const quoted = (quote: bigint, per: number) =>
-    unitUsd === null || per <= 0 ? null : (scaled(quote, unitDecimals) * unitUsd) / per;
+  const loanUsd = usdOf(read.asset);
+  // The unit of account's value of one whole asset, and of one whole collateral asset.
+  const perAsset = Number(read.assetQuote);
   return {
-    loanUsd: usdOf(read.asset) ?? quoted(read.assetQuote, 1),
-    collateralUsd: read.collaterals.map(
-      (c) => usdOf(c.asset) ?? quoted(c.quote, scaled(c.assetsPerShare, c.asset.decimals ?? 18)),
-    ),
+    loanUsd,
+    collateralUsd: read.collaterals.map((c) => {
+      const own = usdOf(c.asset);
+      if (own !== null || loanUsd === null || perAsset <= 0) return own;
+      const assets = scaled(c.assetsPerShare, c.asset.decimals ?? 18);
+      return assets > 0 ? (Number(c.quote) / assets / perAsset) * loanUsd : null;
+    }),
   };
 }
 
@@ -129,7 +132,8 @@ export function eulerRecords(
       loanPrice: prices.loanUsd,
       supply: borrowed > 0 ? (supplyUsd * borrow) / borrowed : supplyUsd / read.collaterals.length,
       borrow,
-      supplyApy: apy(rate * utilization * (1 - fee)),
+      // As Euler's lens (UtilsLens.computeAPYs) states them: the lenders' share of the borrow APY.
+      supplyApy: apy(rate) * utilization * (1 - fee),
       borrowApy: apy(rate),
       supplyRewardsApy: 0,
       borrowRewardsApy: 0,

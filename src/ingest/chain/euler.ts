@@ -15,13 +15,25 @@
  * vault's state and quotes, and only the accounts those logs touched; the others' debts follow
  * from the vault's interest accumulator (EVault's `owed × accumulator now / accumulator then`).
  *
- * A vault that does not answer EVault's views is not an Euler vault (anyone can enable any
- * contract as a controller): it is never read again in the process. A vault whose quotes or
- * tokens cannot be read keeps its last records, named; a failed request fails the pass.
+ * Anyone can enable any contract as a controller, and list anything as a collateral: a contract
+ * that never answered EVault's views, or answers what no EVault would (an accumulator below 1e27,
+ * a fee above 100 %, an LTV of 100 % or more, a rate above 100 a year, more than 64 collaterals),
+ * is not an Euler vault and is not read again in the process; a collateral that does not answer
+ * `asset()` is not asked again. A vault served before that stops answering, or whose quotes or
+ * tokens cannot be read, keeps its last records, named; a failed request fails the pass. Only a
+ * vault served whole has its collateral vaults' logs read.
  */
 import { type Abi, parseAbi, zeroAddress } from 'viem';
 import { AccountReads } from './account-reads.ts';
-import { type ChainRpc, getLogsAdaptive, type SharedLogs, sharedLogsOf, throwIfUnread } from './rpc.ts';
+import {
+  blockTimes,
+  type ChainRpc,
+  firstLine,
+  getLogsAdaptive,
+  type SharedLogs,
+  sharedLogsOf,
+  throwIfUnread,
+} from './rpc.ts';
 import { keepTokens, type TokenMeta, tokenCalls } from './tokens.ts';
 
 /** The EVC's events that name an account and its controller or collaterals. */
@@ -76,10 +88,13 @@ export const CONFIG_SCALE = 10_000n;
 
 type Hex = `0x${string}`;
 type CallResult = { status: 'success' | 'failure'; result?: unknown; error?: Error };
-const first = (err: Error | undefined) => err?.message.split('\n')[0] ?? 'no answer';
-const BLOCKS_AT_ONCE = 100;
+const RAY = 10n ** 27n;
+/** The most collaterals a vault is read with (real vaults list a few dozen at most). */
+export const MAX_COLLATERALS = 64;
+/** The highest per-second rate (1e27) read as a rate: 100 a year (10,000 %, continuous). */
+const MAX_RATE = (100n * RAY) / 31_556_952n;
 
-/** What a vault's head calls return (VAULT_CALLS of them, in this order). */
+/** A vault's head: the views read first, in this order. */
 const VAULT_FUNCTIONS = [
   'asset',
   'oracle',
@@ -124,8 +139,6 @@ export interface EulerVaultRead {
   share: TokenMeta;
   asset: TokenMeta;
   unitOfAccount: string;
-  /** The unit of account's token (null for USD, or a unit that is not a token). */
-  unit: TokenMeta | null;
   governorAdmin: string;
   /** The vault's price oracle (an EulerRouter): quotes in the unit of account. */
   oracle: string;
@@ -138,7 +151,7 @@ export interface EulerVaultRead {
   /** The oracle's quote of one whole asset (10^decimals) in the unit of account. */
   assetQuote: bigint;
   collaterals: EulerCollateral[];
-  /** Accounts that borrow or hold an enabled collateral: debt (assets, rounded up as `debtOf`) and balances. */
+  /** Accounts the vault controls: debt (assets, rounded up as `debtOf`) and enabled collaterals' balances. */
   accounts: { user: string; debt: bigint; balances: Map<string, bigint> }[];
 }
 
@@ -154,7 +167,7 @@ export interface EulerLiquidationRead {
   repayAssets: bigint;
   /** Collateral shares that went to the liquidator. */
   yieldBalance: bigint;
-  /** Debt socialized in the same transaction (`DebtSocialized`): the lenders' loss. */
+  /** Debt socialized by this liquidation (its `DebtSocialized`, logged just before it): the lenders' loss. */
   socialized: bigint;
 }
 
@@ -164,26 +177,49 @@ export interface EulerRead {
   /** Items not served this pass (a vault as a whole: `0x…`; an account: `0x…:0x…`). */
   failures: { id: string; error: string }[];
   accountsRead: number;
-  /** Every controller vault known after this pass (for the checkpoint). */
+  /** Every controller vault known after this pass that may be an Euler vault (for the checkpoint). */
   controllers: string[];
-  /** Accounts that hold something, and those whose read failed (kept to be read). */
-  holders: { vault: string; user: string }[];
+  /**
+   * Accounts a vault controls, and those whose read failed (kept to be read); `position`: it
+   * holds an enabled collateral (a position is served).
+   */
+  holders: { vault: string; user: string; position: boolean }[];
+}
+
+/** A vault's head as validated. */
+interface Head {
+  asset: string;
+  oracle: string;
+  unitOfAccount: string;
+  governorAdmin: string;
+  interestFee: bigint;
+  totalAssets: bigint;
+  totalBorrows: bigint;
+  interestRate: bigint;
+  interestAccumulator: bigint;
+  collaterals: string[];
 }
 
 /** What a chain source keeps of Euler between passes in one process (see the module comment). */
 export class EulerCache {
-  /** Per vault: its asset and oracle's configuration, or null when it is not an Euler vault. */
-  readonly vaults = new Map<string, { asset: string; collaterals: string[] } | null>();
-  /** Per collateral vault: its asset. */
-  readonly assetOf = new Map<string, string>();
+  /**
+   * Per controller vault: its collateral vaults as last served whole (their logs are read), or
+   * `[]` before; null when it is not an Euler vault.
+   */
+  readonly vaults = new Map<string, string[] | null>();
+  /** Per controller vault: the collateral list its accounts were last read with (joined). */
+  readonly listed = new Map<string, string>();
+  /** Per collateral vault: its asset; null when it does not answer `asset()`. */
+  readonly assetOf = new Map<string, string | null>();
   readonly tokens = new Map<string, TokenMeta>();
-  /** Per controller vault and account: the account as last read; null when it holds nothing there. */
+  /** Per controller vault and account: the account as last read; null when the vault does not control it. */
   readonly accounts = new AccountReads<EulerAccount>();
   /** `${vault}:${user}` whose read failed, or whose vault could not be read: read next pass. */
   readonly retry = new Set<string>();
 
   clear(): void {
     this.vaults.clear();
+    this.listed.clear();
     this.assetOf.clear();
     this.tokens.clear();
     this.accounts.clear();
@@ -206,18 +242,18 @@ function knownState(known: Known, cache: EulerCache): { controllers: Set<string>
   const pairs = new Set<string>();
   for (const a of known.accounts) pairs.add(`${a.vault.toLowerCase()}:${a.user.toLowerCase()}`);
   for (const key of [...cache.accounts.keys(), ...cache.retry]) pairs.add(key);
-  for (const key of pairs) controllers.add(key.split(':')[0]!);
+  for (const key of pairs) controllers.add(key.slice(0, key.indexOf(':')));
   return { controllers, pairs };
 }
 
-/** The EVC and the vaults whose logs a pass reads: the controllers and their collateral vaults. */
+/** The EVC and the vaults whose logs a pass reads: the controllers and, once served whole, their collateral vaults. */
 function logAddresses(evc: string, controllers: Iterable<string>, cache: EulerCache): Set<string> {
   const out = new Set([evc.toLowerCase()]);
   for (const v of controllers) {
-    const config = cache.vaults.get(v);
-    if (config === null) continue;
+    const collaterals = cache.vaults.get(v);
+    if (collaterals === null) continue;
     out.add(v);
-    for (const c of config?.collaterals ?? []) out.add(c);
+    for (const c of collaterals ?? []) out.add(c);
   }
   return out;
 }
@@ -225,6 +261,37 @@ function logAddresses(evc: string, controllers: Iterable<string>, cache: EulerCa
 /** The addresses whose logs the next pass reads first (for a chain's one shared getLogs). */
 export function eulerLogAddresses(evc: string, known: Known, cache: EulerCache): string[] {
   return [...logAddresses(evc, knownState(known, cache).controllers, cache)];
+}
+
+/** A head's values, or what no EVault would answer. */
+function parseHead(results: readonly CallResult[]): Head | { problem: string } {
+  const bad = results.find((r) => r.status !== 'success');
+  if (bad) return { problem: firstLine(bad.error) };
+  const h = Object.fromEntries(VAULT_FUNCTIONS.map((f, i) => [f, results[i]!.result])) as Record<
+    (typeof VAULT_FUNCTIONS)[number],
+    unknown
+  >;
+  const collaterals = (h.LTVList as readonly string[]).map((c) => c.toLowerCase());
+  const head: Head = {
+    asset: String(h.asset).toLowerCase(),
+    oracle: String(h.oracle).toLowerCase(),
+    unitOfAccount: String(h.unitOfAccount).toLowerCase(),
+    governorAdmin: String(h.governorAdmin).toLowerCase(),
+    interestFee: BigInt(h.interestFee as number),
+    totalAssets: h.totalAssets as bigint,
+    totalBorrows: h.totalBorrows as bigint,
+    interestRate: h.interestRate as bigint,
+    interestAccumulator: h.interestAccumulator as bigint,
+    collaterals,
+  };
+  if (head.interestAccumulator < RAY) return { problem: 'its interest accumulator is below 1e27' };
+  if (head.interestFee > CONFIG_SCALE) return { problem: 'its interest fee is above 100 %' };
+  if (head.interestRate > MAX_RATE) return { problem: 'its interest rate is above 100 a year' };
+  if (collaterals.length > MAX_COLLATERALS)
+    return { problem: `it lists more than ${MAX_COLLATERALS} collaterals` };
+  if (new Set(collaterals).size !== collaterals.length) return { problem: 'a collateral is listed twice' };
+  if (head.asset === zeroAddress) return { problem: 'no asset' };
+  return head;
 }
 
 /**
@@ -249,13 +316,14 @@ export async function readEuler(
     throwIfUnread(results);
     return results;
   };
+  const evcAddress = evc.toLowerCase();
   const { controllers, pairs } = knownState(known, cache);
   const touched = new Set<string>();
   const failures: EulerRead['failures'] = [];
   const liquidations: Omit<EulerLiquidationRead, 'timestamp'>[] = [];
 
-  // 1. Logs: the EVC's and the known vaults' (controllers and their collaterals) in one read; the
-  // logs of controllers the EVC's logs name for the first time in a second.
+  // 1. Logs: the EVC's and the known vaults' in one read; the logs of controllers the EVC's logs
+  // name for the first time in a second.
   const readLogs = async (addresses: string[]) => {
     if (addresses.length === 0 || range.fromBlock > range.block) return [];
     const events = [...EVC_EVENTS, ...EVAULT_EVENTS];
@@ -275,73 +343,71 @@ export async function readEuler(
       }))
     );
   };
-  const seen = logAddresses(evc, controllers, cache);
-  const logs = await readLogs([...seen]);
+  const seen = logAddresses(evcAddress, controllers, cache);
+  // Debt a liquidation socializes is logged just before its Liquidate (same transaction, vault, violator).
   const socialized = new Map<string, bigint>();
-  const take = (batch: typeof logs) => {
-    for (const l of batch) {
+  const take = (logs: Awaited<ReturnType<typeof readLogs>>) => {
+    for (const l of logs) {
       const address = l.address.toLowerCase();
       const args = l.args as Record<string, unknown>;
       const addr = (field: string) => String(args[field]).toLowerCase();
+      const tx = l.transactionHash.toLowerCase();
       switch (l.eventName) {
         case 'AccountStatusCheck':
         case 'ControllerStatus': {
-          if (address !== evc.toLowerCase()) break;
+          // Only the EVC's status events make an account a vault's borrower.
+          if (address !== evcAddress) break;
           const vault = addr('controller');
+          if (cache.vaults.get(vault) === null) break;
           controllers.add(vault);
           pairs.add(`${vault}:${addr('account')}`);
           touched.add(addr('account'));
           break;
         }
         case 'CollateralStatus':
-          if (address === evc.toLowerCase()) touched.add(addr('account'));
+          if (address === evcAddress) touched.add(addr('account'));
           break;
         case 'Borrow':
         case 'Repay':
-        case 'DebtSocialized':
-          if (l.eventName === 'Borrow' && controllers.has(address))
-            pairs.add(`${address}:${addr('account')}`);
           touched.add(addr('account'));
-          if (l.eventName === 'DebtSocialized')
-            socialized.set(
-              `${l.transactionHash.toLowerCase()}:${address}:${addr('account')}`,
-              args['assets'] as bigint,
-            );
+          break;
+        case 'DebtSocialized':
+          touched.add(addr('account'));
+          socialized.set(`${tx}:${address}:${addr('account')}`, args['assets'] as bigint);
           break;
         case 'PullDebt':
         case 'Transfer':
           for (const field of ['from', 'to']) if (addr(field) !== zeroAddress) touched.add(addr(field));
           break;
-        case 'Liquidate':
+        case 'Liquidate': {
           touched.add(addr('violator'));
           touched.add(addr('liquidator'));
           if (!controllers.has(address)) break;
+          const key = `${tx}:${address}:${addr('violator')}`;
           liquidations.push({
             vault: address,
             collateral: addr('collateral'),
-            txHash: l.transactionHash.toLowerCase(),
+            txHash: tx,
             logIndex: l.logIndex,
             block: Number(l.blockNumber),
             liquidator: addr('liquidator'),
             violator: addr('violator'),
             repayAssets: args['repayAssets'] as bigint,
             yieldBalance: args['yieldBalance'] as bigint,
-            socialized: 0n,
+            socialized: socialized.get(key) ?? 0n,
           });
+          socialized.delete(key);
+        }
       }
     }
   };
-  take(logs);
-  const fresh = [...controllers].filter((v) => !seen.has(v) && cache.vaults.get(v) !== null);
+  take(await readLogs([...seen]));
+  const fresh = [...controllers].filter((v) => !seen.has(v));
   if (fresh.length > 0) take(await readLogs(fresh));
-  for (const l of liquidations) l.socialized = socialized.get(`${l.txHash}:${l.vault}:${l.violator}`) ?? 0n;
-  const blocks = [...new Set(liquidations.map((l) => BigInt(l.block)))];
-  const times = new Map<bigint, number>();
-  for (let i = 0; i < blocks.length; i += BLOCKS_AT_ONCE) {
-    const chunk = blocks.slice(i, i + BLOCKS_AT_ONCE);
-    const read = await Promise.all(chunk.map((blockNumber) => rpc.client.getBlock({ blockNumber })));
-    for (const [j, n] of chunk.entries()) times.set(n, Number(read[j]!.timestamp));
-  }
+  const times = await blockTimes(
+    rpc,
+    liquidations.map((l) => BigInt(l.block)),
+  );
 
   // 2. Every controller's head: asset, oracle, unit of account, totals, rate, accumulator, LTV list.
   const vaults = [...controllers].filter((v) => cache.vaults.get(v) !== null).sort() as Hex[];
@@ -350,82 +416,71 @@ export async function readEuler(
       VAULT_FUNCTIONS.map((functionName) => ({ address, abi: vaultAbi as Abi, functionName })),
     ),
   );
-  const head = new Map<string, Record<(typeof VAULT_FUNCTIONS)[number], unknown>>();
+  const head = new Map<string, Head>();
   vaults.forEach((vault, i) => {
-    const r = heads.slice(i * VAULT_FUNCTIONS.length, (i + 1) * VAULT_FUNCTIONS.length);
-    const bad = r.find((x) => x.status !== 'success');
-    if (bad) {
-      // Not an Euler vault (an account may enable any contract as its controller).
-      failures.push({ id: vault, error: `vault ${vault}: not an Euler vault (${first(bad.error)})` });
-      cache.vaults.set(vault, null);
+    const parsed = parseHead(heads.slice(i * VAULT_FUNCTIONS.length, (i + 1) * VAULT_FUNCTIONS.length));
+    if ('problem' in parsed) {
+      // Never served in this process: not an Euler vault. Served before: kept, named each pass.
+      if (!cache.vaults.has(vault)) cache.vaults.set(vault, null);
+      failures.push({ id: vault, error: `vault ${vault}: not read as an Euler vault (${parsed.problem})` });
       return;
     }
-    const h = Object.fromEntries(VAULT_FUNCTIONS.map((f, j) => [f, r[j]!.result])) as Record<
-      (typeof VAULT_FUNCTIONS)[number],
-      unknown
-    >;
-    const collaterals = (h.LTVList as readonly string[]).map((c) => c.toLowerCase());
-    if (new Set(collaterals).size !== collaterals.length) {
-      failures.push({ id: vault, error: `vault ${vault}: a collateral listed twice` });
-      return;
-    }
-    cache.vaults.set(vault, { asset: String(h.asset).toLowerCase(), collaterals });
-    head.set(vault, h);
+    head.set(vault, parsed);
   });
   const served = [...head.keys()] as Hex[];
 
-  // 3. Tokens not seen before (vault shares, assets, a unit of account that is a token) and the
-  // collateral vaults' assets; then quotes, LTVs, share prices and the accounts to read.
+  // 3. The collateral vaults' assets, and tokens not seen before (vault shares, assets); then
+  // quotes, LTVs, share prices and the accounts to read.
   const newCollaterals = [
-    ...new Set(served.flatMap((v) => cache.vaults.get(v)!.collaterals).filter((c) => !cache.assetOf.has(c))),
+    ...new Set(served.flatMap((v) => head.get(v)!.collaterals).filter((c) => !cache.assetOf.has(c))),
   ] as Hex[];
   const assets = await call(
     newCollaterals.map((address) => ({ address, abi: vaultAbi as Abi, functionName: 'asset' })),
   );
   newCollaterals.forEach((c, i) => {
     const r = assets[i]!;
-    if (r.status === 'success') cache.assetOf.set(c, String(r.result).toLowerCase());
+    cache.assetOf.set(c, r.status === 'success' ? String(r.result).toLowerCase() : null);
   });
   const newTokens = [
     ...new Set(
       served.flatMap((v) => {
-        const h = head.get(v)!;
-        const cs = cache.vaults.get(v)!.collaterals;
-        return [
-          v,
-          String(h.asset).toLowerCase(),
-          ...(String(h.unitOfAccount).toLowerCase() === USD_UNIT
-            ? []
-            : [String(h.unitOfAccount).toLowerCase()]),
-          ...cs,
-          ...cs.flatMap((c) => cache.assetOf.get(c) ?? []),
-        ];
+        const cs = head.get(v)!.collaterals;
+        return [v, head.get(v)!.asset, ...cs, ...cs.flatMap((c) => cache.assetOf.get(c) ?? [])];
       }),
     ),
   ].filter((t) => !cache.tokens.has(t)) as Hex[];
-  const pairsToRead = [...pairs].filter((key) => {
-    const [vault, user] = key.split(':') as [string, string];
-    return head.has(vault) && (touched.has(user) || cache.retry.has(key) || !cache.accounts.has(vault, user));
-  });
-  // Token metadata first: the quotes are of whole units (10^decimals).
-  const metas = await call(tokenCalls(newTokens));
-  keepTokens(newTokens, metas, cache.tokens);
+  keepTokens(newTokens, await call(tokenCalls(newTokens)), cache.tokens);
+  // A vault whose collateral list changed: every account it knows is read again (one may hold a
+  // newly listed collateral).
+  const relisted = new Set<string>(
+    served.filter((v) => cache.listed.get(v) !== head.get(v)!.collaterals.join()),
+  );
+  for (const v of served) cache.listed.set(v, head.get(v)!.collaterals.join());
+  const pairsToRead = [...pairs]
+    .map((key) => [key, key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)] as const)
+    .filter(
+      ([key, vault, user]) =>
+        head.has(vault) &&
+        (relisted.has(vault) ||
+          touched.has(user) ||
+          cache.retry.has(key) ||
+          !cache.accounts.has(vault, user)),
+    );
 
   const unit = (v: string) => 10n ** BigInt(cache.tokens.get(v)?.decimals ?? 18);
   const reads = await call([
     ...served.flatMap((vault) => {
       const h = head.get(vault)!;
-      const oracle = String(h.oracle) as Hex;
-      const uoa = String(h.unitOfAccount) as Hex;
-      const asset = String(h.asset) as Hex;
+      const oracle = h.oracle as Hex;
+      const uoa = h.unitOfAccount as Hex;
       return [
         {
           address: oracle,
           abi: oracleAbi,
           functionName: 'getQuote',
-          args: [unit(asset.toLowerCase()), asset, uoa],
+          args: [unit(h.asset), h.asset as Hex, uoa],
         } as const,
-        ...cache.vaults.get(vault)!.collaterals.flatMap(
+        ...h.collaterals.flatMap(
           (c) =>
             [
               { address: vault, abi: vaultAbi, functionName: 'LTVLiquidation', args: [c as Hex] },
@@ -435,93 +490,103 @@ export async function readEuler(
         ),
       ];
     }),
-    ...pairsToRead.flatMap((key) => {
-      const [vault, user] = key.split(':') as [Hex, Hex];
-      return [
-        { address: vault, abi: vaultAbi, functionName: 'debtOfExact', args: [user] } as const,
-        { address: evc as Hex, abi: evcAbi, functionName: 'getCollaterals', args: [user] } as const,
-        { address: evc as Hex, abi: evcAbi, functionName: 'getControllers', args: [user] } as const,
-        ...cache.vaults
-          .get(vault)!
-          .collaterals.map(
-            (c) => ({ address: c as Hex, abi: vaultAbi, functionName: 'balanceOf', args: [user] }) as const,
-          ),
-      ];
-    }),
+    ...pairsToRead.flatMap(([, vault, user]) => [
+      { address: vault as Hex, abi: vaultAbi, functionName: 'debtOfExact', args: [user as Hex] } as const,
+      {
+        address: evcAddress as Hex,
+        abi: evcAbi,
+        functionName: 'getCollaterals',
+        args: [user as Hex],
+      } as const,
+      {
+        address: evcAddress as Hex,
+        abi: evcAbi,
+        functionName: 'getControllers',
+        args: [user as Hex],
+      } as const,
+      ...head
+        .get(vault)!
+        .collaterals.map(
+          (c) =>
+            ({ address: c as Hex, abi: vaultAbi, functionName: 'balanceOf', args: [user as Hex] }) as const,
+        ),
+    ]),
   ] as { address: Hex; abi: Abi; functionName: string; args?: readonly unknown[] }[]);
   let k = 0;
   const states = new Map<string, Omit<EulerVaultRead, 'accounts'>>();
   for (const vault of served) {
     const h = head.get(vault)!;
-    const collaterals = cache.vaults.get(vault)!.collaterals;
     const assetQuote = reads[k++]!;
-    const parts = collaterals.map(() => [reads[k++]!, reads[k++]!, reads[k++]!] as const);
-    const asset = cache.tokens.get(String(h.asset).toLowerCase());
+    const parts = h.collaterals.map(() => [reads[k++]!, reads[k++]!, reads[k++]!] as const);
+    const asset = cache.tokens.get(h.asset);
     const share = cache.tokens.get(vault);
-    const uoa = String(h.unitOfAccount).toLowerCase();
-    const unitToken = uoa === USD_UNIT ? null : (cache.tokens.get(uoa) ?? null);
     // A vault whose asset is its unit of account values its debt as is (EVault asks no oracle).
-    const sameUnit = String(h.asset).toLowerCase() === uoa;
+    const sameUnit = h.asset === h.unitOfAccount;
+    const quoted = sameUnit
+      ? unit(h.asset)
+      : assetQuote.status === 'success'
+        ? (assetQuote.result as bigint)
+        : 0n;
     // Any part that cannot be read leaves the vault out (it keeps its last records): an account's
     // health needs every collateral's quote and decimals.
-    const problem = !asset
-      ? `asset ${String(h.asset)} does not answer decimals()`
+    let problem = !asset
+      ? `asset ${h.asset} does not answer decimals()`
       : !share
         ? 'its shares do not answer decimals()'
-        : uoa !== USD_UNIT && !unitToken
-          ? `unit of account ${uoa} is neither USD nor a token`
-          : !sameUnit && (assetQuote.status !== 'success' || (assetQuote.result as bigint) === 0n)
-            ? `its oracle does not quote its asset: ${first(assetQuote.error)}`
-            : null;
+        : quoted === 0n
+          ? `its oracle does not quote its asset: ${firstLine(assetQuote.error)}`
+          : null;
     const out: EulerCollateral[] = [];
-    let partProblem: string | null = null;
-    collaterals.forEach((c, i) => {
+    h.collaterals.forEach((c, i) => {
       const [ltv, quote, perShare] = parts[i]!;
+      // Not (or no longer) a collateral: an LTV of 0 (EVault values it at 0).
+      if (ltv.status !== 'success' || (ltv.result as number) === 0 || problem) return;
       const cAsset = cache.tokens.get(cache.assetOf.get(c) ?? '');
       const cShare = cache.tokens.get(c);
-      if (ltv.status !== 'success' || (ltv.result as number) === 0) return; // not (or no longer) a collateral
-      if (!cAsset || !cShare || quote.status !== 'success' || perShare.status !== 'success') {
-        partProblem ??= `collateral ${c}: ${!cAsset || !cShare ? 'its shares or asset do not answer decimals()' : first((quote.status !== 'success' ? quote : perShare).error)}`;
-        return;
-      }
-      out.push({
-        vault: c,
-        share: cShare,
-        asset: cAsset,
-        liquidationLTV: BigInt(ltv.result as number),
-        quote: quote.result as bigint,
-        assetsPerShare: perShare.result as bigint,
-      });
+      const ltvValue = BigInt(ltv.result as number);
+      if (ltvValue >= CONFIG_SCALE) problem = `collateral ${c}: a liquidation LTV of 100 % or more`;
+      else if (!cAsset || !cShare) problem = `collateral ${c}: its shares or asset do not answer decimals()`;
+      else if (quote.status !== 'success' || perShare.status !== 'success')
+        problem = `collateral ${c}: ${firstLine((quote.status !== 'success' ? quote : perShare).error)}`;
+      else
+        out.push({
+          vault: c,
+          share: cShare,
+          asset: cAsset,
+          liquidationLTV: ltvValue,
+          quote: quote.result as bigint,
+          assetsPerShare: perShare.result as bigint,
+        });
     });
-    if (problem || partProblem) {
-      failures.push({ id: vault, error: `vault ${vault}: ${problem ?? partProblem}` });
+    if (problem) {
+      failures.push({ id: vault, error: `vault ${vault}: ${problem}` });
       continue;
     }
+    // Served whole: its collateral vaults' logs are read from the next pass on.
+    cache.vaults.set(vault, h.collaterals);
     states.set(vault, {
       vault,
       share: share!,
       asset: asset!,
-      unitOfAccount: uoa,
-      unit: unitToken,
-      governorAdmin: String(h.governorAdmin).toLowerCase(),
-      interestFee: BigInt(h.interestFee as number),
-      totalAssets: h.totalAssets as bigint,
-      totalBorrows: h.totalBorrows as bigint,
-      interestRate: h.interestRate as bigint,
-      oracle: String(h.oracle).toLowerCase(),
-      assetQuote: sameUnit ? unit(uoa) : (assetQuote.result as bigint),
+      unitOfAccount: h.unitOfAccount,
+      governorAdmin: h.governorAdmin,
+      interestFee: h.interestFee,
+      totalAssets: h.totalAssets,
+      totalBorrows: h.totalBorrows,
+      interestRate: h.interestRate,
+      oracle: h.oracle,
+      assetQuote: quoted,
       collaterals: out,
     });
   }
-  for (const key of pairsToRead) {
-    const [vault, user] = key.split(':') as [string, string];
-    const listed = cache.vaults.get(vault)!.collaterals;
+  for (const [key, vault, user] of pairsToRead) {
+    const listed = head.get(vault)!.collaterals;
     const r = reads.slice(k, k + 3 + listed.length);
     k += 3 + listed.length;
     const bad = r.find((x) => x.status !== 'success');
     if (bad) {
       cache.retry.add(key);
-      failures.push({ id: key, error: `account ${key}: ${first(bad.error)}` });
+      failures.push({ id: key, error: `account ${key}: ${firstLine(bad.error)}` });
       continue;
     }
     cache.retry.delete(key);
@@ -532,24 +597,27 @@ export async function readEuler(
       const balance = r[3 + i]!.result as bigint;
       if (enabled.has(c) && balance > 0n) balances.set(c, balance);
     });
-    const owedExact = r[0]!.result as bigint;
-    // An account holds something in this vault while the vault controls it (its debt, and its
-    // enabled collaterals back that debt).
-    const holds = controlled && (owedExact > 0n || balances.size > 0);
+    // Kept while the vault controls the account (a controller is released only with no debt):
+    // it may deposit collateral or borrow again without a status check naming it.
     cache.accounts.set(
       vault,
       user,
-      holds ? { owedExact, accumulator: head.get(vault)!.interestAccumulator as bigint, balances } : null,
+      controlled
+        ? { owedExact: r[0]!.result as bigint, accumulator: head.get(vault)!.interestAccumulator, balances }
+        : null,
       Number(range.block),
     );
   }
-  // Accounts of a vault not read this pass (its head refused): read once it is.
-  for (const key of pairs)
-    if (!head.has(key.split(':')[0]!) && touched.has(key.split(':')[1]!)) cache.retry.add(key);
+  // Accounts of a vault not read this pass (its head refused, served before): read once it is.
+  for (const key of pairs) {
+    const vault = key.slice(0, key.indexOf(':'));
+    if (cache.vaults.get(vault) === null) cache.retry.delete(key);
+    else if (!head.has(vault) && touched.has(key.slice(vault.length + 1))) cache.retry.add(key);
+  }
 
   const out: EulerVaultRead[] = [];
   for (const [vault, state] of states) {
-    const accumulator = head.get(vault)!.interestAccumulator as bigint;
+    const accumulator = head.get(vault)!.interestAccumulator;
     const accounts: EulerVaultRead['accounts'] = [];
     for (const [user, account] of cache.accounts.of(vault))
       if (account) accounts.push({ user, debt: eulerDebt(account, accumulator), balances: account.balances });
@@ -557,9 +625,12 @@ export async function readEuler(
   }
   const holders: EulerRead['holders'] = [];
   for (const key of pairs) {
-    const [vault, user] = key.split(':') as [string, string];
+    const vault = key.slice(0, key.indexOf(':'));
+    if (cache.vaults.get(vault) === null) continue;
+    const user = key.slice(vault.length + 1);
     const account = cache.accounts.get(vault, user);
-    if (account || (account === undefined && cache.retry.has(key))) holders.push({ vault, user });
+    if (account || (account === undefined && cache.retry.has(key)))
+      holders.push({ vault, user, position: (account?.balances.size ?? 0) > 0 });
   }
   return {
     vaults: out,

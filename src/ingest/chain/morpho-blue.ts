@@ -19,7 +19,15 @@ import { Market, MarketParams, MarketUtils, MathLib } from '@morpho-org/blue-sdk
 import { adaptiveCurveIrmAbi, blueAbi, blueOracleAbi } from '@morpho-org/blue-sdk-viem';
 import { getAbiItem, parseAbi, zeroAddress } from 'viem';
 import { AccountReads } from './account-reads.ts';
-import { type ChainRpc, getLogsAdaptive, type SharedLogs, sharedLogsOf, throwIfUnread } from './rpc.ts';
+import {
+  blockTimes,
+  type ChainRpc,
+  firstLine,
+  getLogsAdaptive,
+  type SharedLogs,
+  sharedLogsOf,
+  throwIfUnread,
+} from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, type TokenMeta, tokenCalls } from './tokens.ts';
 
 export type { TokenMeta } from './tokens.ts';
@@ -125,9 +133,6 @@ export class MorphoCache {
 }
 
 type Hex = `0x${string}`;
-/** Blocks whose times are asked at once (one batched JSON-RPC request). */
-const BLOCKS_AT_ONCE = 100;
-const first = (err: Error | undefined) => err?.message.split('\n')[0] ?? 'no answer';
 
 const readLogs = (rpc: ChainRpc, morpho: Hex, fromBlock: bigint, toBlock: bigint) =>
   getLogsAdaptive(rpc, { address: morpho, events: MORPHO_EVENTS, fromBlock, toBlock });
@@ -165,16 +170,10 @@ export async function readMorphoBlue(
         range.fromBlock,
         range.block,
       ) ?? (await readLogs(rpc, morpho, range.fromBlock, range.block));
-    // The liquidations' block times, asked together (the transport batches them in one request).
-    const liquidationBlocks = [
-      ...new Set(logs.flatMap((l) => (l.eventName === 'Liquidate' ? [l.blockNumber] : []))),
-    ];
-    const times = new Map<bigint, number>();
-    for (let i = 0; i < liquidationBlocks.length; i += BLOCKS_AT_ONCE) {
-      const chunk = liquidationBlocks.slice(i, i + BLOCKS_AT_ONCE);
-      const blocks = await Promise.all(chunk.map((blockNumber) => rpc.client.getBlock({ blockNumber })));
-      for (const [j, n] of chunk.entries()) times.set(n, Number(blocks[j]!.timestamp));
-    }
+    const times = await blockTimes(
+      rpc,
+      logs.flatMap((l) => (l.eventName === 'Liquidate' ? [l.blockNumber] : [])),
+    );
     for (const l of logs) {
       const id = l.args.id.toLowerCase();
       // Any event names its market (one created before fromBlock is found by its later events).
@@ -246,7 +245,7 @@ export async function readMorphoBlue(
     const s = states[i]!;
     const params = cache.params.get(id);
     if (s.status !== 'success') {
-      failures.push({ id, error: `market ${id}: ${first(s.error)}` });
+      failures.push({ id, error: `market ${id}: ${firstLine(s.error)}` });
       return;
     }
     if (!params) return; // not created at this block, or idle
@@ -414,7 +413,7 @@ export async function readMorphoBlue(
   toRead.forEach(([key, a], i) => {
     const r = pos[i]!;
     if (r.status !== 'success') {
-      failures.push({ id: key, error: `position ${key}: ${first(r.error)}` });
+      failures.push({ id: key, error: `position ${key}: ${firstLine(r.error)}` });
       return;
     }
     const [supplyShares, borrowShares, collateral] = r.result as readonly [bigint, bigint, bigint];

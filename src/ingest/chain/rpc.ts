@@ -253,6 +253,24 @@ export function sharedLogsOf<T>(
   ) as T[];
 }
 
+/** The first line of a call's error (viem's messages run long), or 'no answer'. */
+export const firstLine = (err: Error | undefined) => err?.message.split('\n')[0] ?? 'no answer';
+
+/** Blocks whose times are asked at once (the transport batches them in one request). */
+const BLOCKS_AT_ONCE = 100;
+
+/** The timestamps (seconds) of `blocks`, a hundred per batched request. */
+export async function blockTimes(rpc: ChainRpc, blocks: Iterable<bigint>): Promise<Map<bigint, number>> {
+  const list = [...new Set(blocks)];
+  const times = new Map<bigint, number>();
+  for (let i = 0; i < list.length; i += BLOCKS_AT_ONCE) {
+    const chunk = list.slice(i, i + BLOCKS_AT_ONCE);
+    const read = await Promise.all(chunk.map((blockNumber) => rpc.client.getBlock({ blockNumber })));
+    for (const [j, n] of chunk.entries()) times.set(n, Number(read[j]!.timestamp));
+  }
+  return times;
+}
+
 /** Whether a getLogs failure is the provider's limit on the range or the result size. */
 export function isRangeError(err: unknown): boolean {
   const text =

@@ -13,6 +13,7 @@
 import { type Market, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { blueOracleAbi } from '@morpho-org/blue-sdk-viem';
 import type { MarketRecord, OracleFeedRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
+import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
 import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
@@ -108,7 +109,10 @@ export function chainSource(
       const items: ItemReport[] = [];
       const checkpoint = readCursor(previous?.state?.cursor ?? null);
       // A checkpoint of another Morpho address or start block is not this source's: read again.
-      const sameConfig = checkpoint.morpho === undefined || checkpoint.morpho === morphoConfig;
+      // Another Euler EVC or start block too (adding Euler, or leaving it out, is not a change).
+      const sameConfig =
+        (checkpoint.morpho === undefined || checkpoint.morpho === morphoConfig) &&
+        (!checkpoint.euler || eulerConfig === null || checkpoint.euler === eulerConfig);
       const lastBlock = sameConfig ? previous?.state?.lastBlock[String(chain.chainId)] : undefined;
       // Where the logs are read from: after the last block read, if it is still on the chain;
       // after the newest block read that is (the common ancestor) if the chain reorganized; from
@@ -397,6 +401,15 @@ export function chainSource(
         markets.push(...keptMarkets);
         for (const p of previous?.positions ?? []) if (keys.has(p.marketKey)) positions.push(p);
       };
+      // The pools named failed this pass (`<kind>:0x…`: a pool as a whole, not an account or a
+      // check, `0x…:…`) keep their last records.
+      const keepFailedPools = (kind: 'compound' | 'euler', served: Map<string, MarketRecord>) => {
+        for (const item of items)
+          if (!item.ok && item.id.startsWith(`${kind}:`)) {
+            const id = item.id.slice(kind.length + 1);
+            if (!id.includes(':')) keepPool(`${kind}-${chain.chainId}-${id}_`, served);
+          }
+      };
       // Compound v3: a comet whose base token has a USD price is served; one that is not (or an
       // asset that cannot be read) keeps what the last pass served of it.
       const cometMarkets = new Map<string, MarketRecord>();
@@ -416,6 +429,11 @@ export function chainSource(
         const out = cometRecords(chain.chainId, c, baseUsd, usdOf, (feeds) =>
           oracleRecord(feeds[0]!, feeds, byFeed, 'ChainlinkOracle'),
         );
+        const wrong = implausible(out);
+        if (wrong) {
+          items.push({ id: `compound:${c.comet}`, ok: false, error: `comet ${c.comet}: ${wrong}` });
+          continue;
+        }
         for (const m of out.markets) cometMarkets.set(m.uniqueKey, m);
         if (out.markets[0]) marketOfComet.set(c.comet, out.markets[0]);
         served.add(c.comet);
@@ -423,12 +441,7 @@ export function chainSource(
         positions.push(...out.positions);
         items.push({ id: `compound:${c.comet}`, ok: true });
       }
-      for (const item of items)
-        if (!item.ok && item.id.startsWith('compound:')) {
-          const id = item.id.slice('compound:'.length);
-          // A comet as a whole (`0x…`); not an account or a check (`0x…:…`).
-          if (!id.includes(':')) keepPool(`compound-${chain.chainId}-${id}_`, cometMarkets);
-        }
+      keepFailedPools('compound', cometMarkets);
       const absorbs = compound?.absorbs ?? [];
       const cometThen = await basePricesAtBlocks(rpc, chain.chainlink, absorbs, comets, feedSymbolOf);
       if (cometThen.unread.length > 0)
@@ -454,14 +467,13 @@ export function chainSource(
         );
       }
 
-      // Euler v2: a vault whose asset and collaterals have USD prices (the file's feeds, else its
-      // oracle's quotes in a unit of account that has one) is served; one that is not (or whose
-      // quotes cannot be read) keeps what the last pass served of it.
+      // Euler v2: a vault whose asset has a USD price (the file's feeds) and whose collaterals have
+      // one (the file's feeds, else the vault's oracle against the asset) is served; one that is
+      // not (or whose quotes cannot be read) keeps what the last pass served of it.
       const eulerMarkets = new Map<string, MarketRecord>();
       const eulerServed = new Set<string>();
       for (const v of eulerRead?.vaults ?? []) {
-        const unitUsd = v.unit === null ? 1 : usdOf(v.unit);
-        const prices = eulerPrices(v, unitUsd, usdOf);
+        const prices = eulerPrices(v, usdOf);
         const unpriced = [
           prices.loanUsd === null ? v.asset : null,
           ...v.collaterals.map((c, i) => (prices.collateralUsd[i] === null ? c.asset : null)),
@@ -470,7 +482,7 @@ export function chainSource(
           items.push({
             id: `euler:${v.vault}`,
             ok: false,
-            error: `vault ${v.vault}: no USD price for ${unpriced!.symbol} ${unpriced!.address} (add its feed to the sources file${v.unit ? `, or ${v.unit.symbol}'s: the vault's unit of account` : ''})`,
+            error: `vault ${v.vault}: no USD price for ${unpriced!.symbol} ${unpriced!.address} (${listed.size > 0 && !listed.has(unpriced!.address) ? 'not in the shipped token list of this chain' : `add its ${unpriced!.symbol}/USD feed to the sources file`})`,
           });
           continue;
         }
@@ -478,20 +490,24 @@ export function chainSource(
           chain.chainId,
           v,
           { loanUsd: prices.loanUsd, collateralUsd: prices.collateralUsd as number[] },
-          eulerOracle(v.oracle),
+          // An EulerRouter: its quotes are what the vault values liquidity with.
+          customOracle(
+            v.oracle,
+            'Euler price oracle router: prices are its mid-point quotes; the adapters behind it are not resolved',
+          ),
         );
+        const wrong = implausible(out);
+        if (wrong) {
+          items.push({ id: `euler:${v.vault}`, ok: false, error: `vault ${v.vault}: ${wrong}` });
+          continue;
+        }
         for (const m of out.markets) eulerMarkets.set(m.uniqueKey, m);
         eulerServed.add(v.vault);
         markets.push(...out.markets);
         positions.push(...out.positions);
         items.push({ id: `euler:${v.vault}`, ok: true });
       }
-      for (const item of items)
-        if (!item.ok && item.id.startsWith('euler:')) {
-          const id = item.id.slice('euler:'.length);
-          // A vault as a whole (`0x…`); not an account (`0x…:0x…`).
-          if (!id.includes(':')) keepPool(`euler-${chain.chainId}-${id}_`, eulerMarkets);
-        }
+      keepFailedPools('euler', eulerMarkets);
       // Liquidations at the pass's prices, seized shares as assets at the pass's share price.
       const eulerVaults = new Map((eulerRead?.vaults ?? []).map((v) => [v.vault, v]));
       for (const l of eulerRead?.liquidations ?? []) {
@@ -550,42 +566,46 @@ export function chainSource(
       const rounds = [
         ...new Map([...published, ...latestRounds].map((r) => [`${r.feed}:${r.roundId}`, r])).values(),
       ];
-      const morphoPending = (morpho?.accounts ?? [])
-        .filter((a) => !priced.has(a.id))
-        .map((a) => `${a.id}:${a.user}`);
-      if (morphoPending.length > MAX_PENDING)
-        items.push({
-          id: 'morpho:pending',
-          ok: false,
-          error: `${morphoPending.length} accounts of markets not served: the first ${MAX_PENDING} are kept for when they are`,
-        });
-      const eulerPending = (eulerRead?.holders ?? [])
-        .filter((a) => !eulerServed.has(a.vault))
-        .map((a) => `${a.vault}:${a.user}`);
-      if (eulerPending.length > MAX_PENDING)
-        items.push({
-          id: 'euler:pending',
-          ok: false,
-          error: `${eulerPending.length} accounts of vaults not served: the first ${MAX_PENDING} are kept for when they are`,
-        });
-      const cometPending = (compound?.holders ?? [])
-        .filter((a) => !served.has(a.comet))
-        .map((a) => `${a.comet}:${a.user}`);
-      if (cometPending.length > MAX_PENDING)
-        items.push({
-          id: 'compound:pending',
-          ok: false,
-          error: `${cometPending.length} holders of comets not served: the first ${MAX_PENDING} are kept for when they are`,
-        });
+      // Accounts kept in the checkpoint to be read when their market or vault is served: those of
+      // markets and pools not served this pass, and Euler accounts a vault controls without a
+      // position (they are named by no log when they deposit collateral).
+      const pending = (kind: string, what: string, keys: string[]) => {
+        if (keys.length > MAX_PENDING)
+          items.push({
+            id: `${kind}:pending`,
+            ok: false,
+            error: `${keys.length} ${what}: the first ${MAX_PENDING} are kept for when they are`,
+          });
+        return keys.slice(0, MAX_PENDING);
+      };
+      const morphoPending = pending(
+        'morpho',
+        'accounts of markets not served',
+        (morpho?.accounts ?? []).filter((a) => !priced.has(a.id)).map((a) => `${a.id}:${a.user}`),
+      );
+      const cometPending = pending(
+        'compound',
+        'holders of comets not served',
+        (compound?.holders ?? []).filter((a) => !served.has(a.comet)).map((a) => `${a.comet}:${a.user}`),
+      );
+      const eulerPending = pending(
+        'euler',
+        'accounts of vaults not served or without a position',
+        (eulerRead?.holders ?? [])
+          .filter((a) => !eulerServed.has(a.vault) || !a.position)
+          .map((a) => `${a.vault}:${a.user}`),
+      );
       recent = [
         ...recent.filter(([n]) => n < Number(target)),
         [Number(target), block.hash!] as [number, string],
       ].slice(-RECENT_BLOCKS);
       // Accounts read empty at or before the oldest block a reorganization can roll back to are
       // forgotten: what the process keeps grows with the positions, not with every account named.
-      cache.positions.settle(recent[0]![0]);
-      comets.accounts.settle(recent[0]![0]);
-      euler.accounts.settle(recent[0]![0]);
+      // (Not past the oldest block of the stored checkpoint: this pass may yet fail to be stored.)
+      const settled = Math.min(recent[0]![0], checkpoint.recent[0]?.[0] ?? Number.POSITIVE_INFINITY);
+      cache.positions.settle(settled);
+      comets.accounts.settle(settled);
+      euler.accounts.settle(settled);
       last = {
         block: Number(target),
         rpcRequests: rpc.requests() - requests0,
@@ -611,16 +631,16 @@ export function chainSource(
           morpho: morphoConfig,
           markets: morpho?.marketIds ?? [],
           // Accounts of markets not served this pass: read once their market is.
-          pending: morphoPending.slice(0, MAX_PENDING),
+          pending: morphoPending,
           // Holders of comets not served this pass (an unpriced base token's borrowers).
-          cometPending: cometPending.slice(0, MAX_PENDING),
+          cometPending,
           // A comet never read whole (its configuration refused) is read from its start again.
           comets: chain.compound
             .filter((c) => compound?.configured.includes(c.comet) || readComets.has(cometConfig(c)))
             .map(cometConfig),
           euler: eulerRead ? eulerConfig : null,
           eulerVaults: eulerRead?.controllers ?? [],
-          eulerPending: eulerPending.slice(0, MAX_PENDING),
+          eulerPending,
         } satisfies Cursor),
         items,
       };
@@ -676,13 +696,12 @@ function readCursor(cursor: string | null): Cursor {
             Array.isArray(r) && Number.isSafeInteger(r[0]) && typeof r[1] === 'string',
         )
       : [];
-    const markets = Array.isArray(c.markets) ? c.markets.filter((m) => typeof m === 'string') : [];
-    const pending = Array.isArray(c.pending) ? c.pending.filter((m) => typeof m === 'string') : [];
-    const cometPending = Array.isArray(c.cometPending)
-      ? c.cometPending.filter((m) => typeof m === 'string')
-      : [];
-    const comets = Array.isArray(c.comets) ? c.comets.filter((m) => typeof m === 'string') : undefined;
-    const strings = (x: unknown) => (Array.isArray(x) ? x.filter((m) => typeof m === 'string') : []);
+    const strings = (x: unknown): string[] =>
+      Array.isArray(x) ? x.filter((m) => typeof m === 'string') : [];
+    const markets = strings(c.markets);
+    const pending = strings(c.pending);
+    const cometPending = strings(c.cometPending);
+    const comets = Array.isArray(c.comets) ? strings(c.comets) : undefined;
     return {
       recent,
       markets,
@@ -924,19 +943,31 @@ function collateralUsdFromOracle(
 }
 
 /**
- * An Euler vault's oracle (an EulerRouter): its quotes are what the vault values liquidity with;
- * the adapters it routes to are not resolved.
+ * What no real pool's records hold (a figure not finite or negative, an lltv of 1 or more: a
+ * contract anyone deployed may answer anything), or null: its pool is then not served.
  */
-function eulerOracle(address: string): OracleRecord {
+function implausible(out: {
+  markets: readonly MarketRecord[];
+  positions: readonly PositionRecord[];
+}): string | null {
+  try {
+    checkMarketChanges(out.markets);
+    checkPositionChanges(out.positions);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** An oracle whose price sources are not resolved (`Custom`), with why. */
+function customOracle(address: string, warning: string): OracleRecord {
   return {
     address: address.toLowerCase(),
     type: 'Custom',
     provider: 'Unknown',
     feeds: [],
     isComposite: false,
-    warnings: [
-      'Euler price oracle router: prices are its mid-point quotes; the adapters behind it are not resolved',
-    ],
+    warnings: [warning],
   };
 }
 
@@ -951,14 +982,7 @@ function oracleRecord(
   type: 'ChainlinkOracleV2' | 'ChainlinkOracle',
 ): OracleRecord {
   if (feedAddresses === null)
-    return {
-      address: address.toLowerCase(),
-      type: 'Custom',
-      provider: 'Unknown',
-      feeds: [],
-      isComposite: false,
-      warnings: ['Price source not identified; check the oracle contract'],
-    };
+    return customOracle(address, 'Price source not identified; check the oracle contract');
   const feeds: OracleFeedRecord[] = [];
   const warnings: string[] = [];
   for (const feed of new Set(feedAddresses)) {

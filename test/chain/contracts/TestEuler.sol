@@ -454,3 +454,48 @@ contract TestEulerOracle {
         return (inAmount * r) / 1e18;
     }
 }
+
+/// A controller that answers EVault's views with what no EVault would (an accumulator below 1e27,
+/// a liquidation LTV of 100 %): anyone may deploy one and enable it for an account of their own.
+contract TestFakeVault {
+    address public immutable asset;
+    address public immutable oracle;
+    address public constant unitOfAccount = 0x0000000000000000000000000000000000000348;
+    address public immutable governorAdmin;
+    uint16 public constant interestFee = 0;
+    uint256 public constant totalAssets = 1e12;
+    uint256 public constant totalBorrows = 1e6;
+    uint256 public constant interestRate = 0;
+    uint256 public immutable interestAccumulator;
+    uint8 public constant decimals = 6;
+    string public constant name = "Fake vault";
+    string public constant symbol = "FAKE";
+    address internal immutable collateral;
+    uint16 internal immutable ltv;
+
+    constructor(address asset_, address oracle_, uint256 accumulator, address collateral_, uint16 ltv_) {
+        asset = asset_;
+        oracle = oracle_;
+        governorAdmin = msg.sender;
+        interestAccumulator = accumulator;
+        collateral = collateral_;
+        ltv = ltv_;
+    }
+
+    function LTVList() external view returns (address[] memory list) {
+        list = new address[](1);
+        list[0] = collateral;
+    }
+
+    function LTVLiquidation(address) external view returns (uint16) {
+        return ltv;
+    }
+
+    function debtOfExact(address) external pure returns (uint256) {
+        return 1 << 60;
+    }
+
+    function checkAccountStatus(address, address[] calldata) external pure returns (bytes4) {
+        return this.checkAccountStatus.selector;
+    }
+}
