@@ -60,9 +60,15 @@ const ChainSchema = Type.Object(
         Type.Object({ comet: ADDRESS, fromBlock: Type.Optional(BLOCK) }, { additionalProperties: false }),
       ),
     ),
-    /** Euler v2: the chain's Ethereum Vault Connector (no address book ships it: required). */
+    /**
+     * Euler v2: the chain's Ethereum Vault Connector (no address book ships it: required) and the
+     * vault factory whose vaults are read (left out: any contract answering EVault's views).
+     */
     euler: Type.Optional(
-      Type.Object({ evc: ADDRESS, fromBlock: Type.Optional(BLOCK) }, { additionalProperties: false }),
+      Type.Object(
+        { evc: ADDRESS, factory: Type.Optional(ADDRESS), fromBlock: Type.Optional(BLOCK) },
+        { additionalProperties: false },
+      ),
     ),
     chainlink: Type.Optional(Type.Array(FeedSchema)),
   },
@@ -98,8 +104,11 @@ export interface ChainConfig {
   morpho: { blue: string; fromBlock: number } | null;
   /** Compound v3 comets read on this chain (addresses lower-case; fromBlock null: from its deployment). */
   compound: { comet: string; fromBlock: number | null }[];
-  /** Euler v2, when read on this chain (its EVC, lower-case; fromBlock null: from the EVC's deployment). */
-  euler: { evc: string; fromBlock: number | null } | null;
+  /**
+   * Euler v2, when read on this chain: its EVC and vault factory (lower-case; factory null: not
+   * checked), fromBlock null: from the EVC's deployment.
+   */
+  euler: { evc: string; factory: string | null; fromBlock: number | null } | null;
   chainlink: FeedConfig[];
 }
 
@@ -212,7 +221,13 @@ export function parseSources(
       confirmations: c.confirmations ?? 0,
       morpho,
       compound,
-      euler: c.euler ? { evc: c.euler.evc.toLowerCase(), fromBlock: c.euler.fromBlock ?? null } : null,
+      euler: c.euler
+        ? {
+            evc: c.euler.evc.toLowerCase(),
+            factory: c.euler.factory?.toLowerCase() ?? null,
+            fromBlock: c.euler.fromBlock ?? null,
+          }
+        : null,
       chainlink,
     };
   });

@@ -18,7 +18,7 @@ const MORPHO_SRC = join(dirname(require.resolve('@morpho-org/morpho-blue/package
 const OWN_SRC = join(import.meta.dirname, 'contracts');
 const CACHE = join(ROOT, 'node_modules/.cache/lrds-contracts');
 
-/** anvil's first six default accounts (public test keys). */
+/** anvil's first seven default accounts (public test keys). */
 export const ACCOUNTS = [
   '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
   '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
@@ -26,6 +26,7 @@ export const ACCOUNTS = [
   '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
   '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a',
   '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba',
+  '0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e',
 ] as const;
 
 export type Artifact = { abi: Abi; bytecode: Hex };

@@ -26,6 +26,7 @@ const RATE = BigInt(Math.round((0.05 * 1e27) / 31_556_952));
 let anvil: Anvil;
 let art: Record<string, Artifact>;
 let evc: `0x${string}`;
+let factory: `0x${string}`;
 let oracle: `0x${string}`;
 let usdc: `0x${string}`;
 let weth: `0x${string}`;
@@ -81,7 +82,7 @@ async function setEthPrice(price: number) {
 before(async () => {
   art = compileContracts();
   anvil = await startAnvil();
-  for (const i of [0, 1, 2, 3, 4, 5])
+  for (const i of [0, 1, 2, 3, 4, 5, 6])
     users.push(anvil.client(i).account.address.toLowerCase() as `0x${string}`);
   const c = anvil.client(0);
   usdc = await deploy(c, art.TestToken!, ['USD Coin', 'USDC', 6]);
@@ -90,12 +91,14 @@ before(async () => {
   ethUsd = await deploy(c, art.TestAggregator!, [8, 'ETH / USD', 3000n * 10n ** 8n]);
   usdcUsd = await deploy(c, art.TestAggregator!, [8, 'USDC / USD', 10n ** 8n]);
   evc = await deploy(c, art.TestEVC!, []);
+  factory = await deploy(c, art.TestVaultFactory!, []);
   oracle = await deploy(c, art.TestEulerOracle!, []);
   const vault = (asset: `0x${string}`, name: string, symbol: string) =>
     deploy(c, art.TestEVault!, [evc, asset, oracle, USD, name, symbol]);
   eUsdc = await vault(usdc, 'EVK Vault eUSDC-1', 'eUSDC-1');
   eWeth = await vault(weth, 'EVK Vault eWETH-1', 'eWETH-1');
   eWbtc = await vault(wbtc, 'EVK Vault eWBTC-1', 'eWBTC-1');
+  for (const v of [eUsdc, eWeth, eWbtc]) await send(0, factory, art.TestVaultFactory!.abi, 'register', [v]);
   const O = art.TestEulerOracle!.abi;
   await send(0, oracle, O, 'setRate', [usdc, USD, usdRate(1, 6)]);
   await send(0, oracle, O, 'setRate', [weth, USD, usdRate(3000, 18)]);
@@ -134,7 +137,7 @@ function sourcesJson() {
         chainId: anvil.chainId,
         rpcUrl: anvil.url,
         compound: [],
-        euler: { evc },
+        euler: { evc, factory },
         // No BTC/USD here: WBTC is priced by the vault's oracle.
         chainlink: [
           { address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
@@ -372,33 +375,50 @@ describe('Euler v2 on a local chain', () => {
     assert.equal(mine.find((p) => p.market.uniqueKey === key1(eDai))!.collateralPrice, 1);
   });
 
-  test('behavior: a controller that answers what no Euler vault would is named, not served, and the pass goes on', async () => {
+  test('behavior: a controller the vault factory did not make is named once and not read; without the factory, one answering what no EVault would', async () => {
     const c = anvil.client(0);
     const EVC = art.TestEVC!.abi;
     // Anyone may deploy a contract answering EVault's views and enable it for an account of theirs.
+    const plausible = await deploy(c, art.TestFakeVault!, [usdc, oracle, 10n ** 27n, eWeth, 5000]);
     const noAccumulator = await deploy(c, art.TestFakeVault!, [usdc, oracle, 0n, eWeth, 5000]);
     const fullLtv = await deploy(c, art.TestFakeVault!, [usdc, oracle, 10n ** 27n, eWeth, 10_000]);
+    await send(6, evc, EVC, 'enableController', [users[6], plausible]);
     await send(4, evc, EVC, 'enableController', [users[4], noAccumulator]);
     await send(5, evc, EVC, 'enableController', [users[5], fullLtv]);
-    const named = async () => {
+    const named = async (over: typeof sources, into: Store) => {
       clock.set(Number((await anvil.client().getBlock()).timestamp) * 1000 + 1000);
-      const out = await ingestLive(sources, store, clock);
+      const out = await ingestLive(over, into, clock);
       assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
-      await service.models.reloadIfChanged();
-      return out.runs[0]!.items.filter((i) => !i.ok).map((i) => i.id);
+      return out.runs[0]!.items.filter((i) => !i.ok).map((i) => i.id.slice('euler:'.length));
     };
-    assert.deepEqual(
-      (await named()).sort(),
-      [`euler:${noAccumulator.toLowerCase()}`, `euler:${fullLtv.toLowerCase()}`].sort(),
-    );
+    // With the factory: none is its, each named once, then never read again.
+    const all = [plausible, noAccumulator, fullLtv].map((v) => v.toLowerCase());
+    assert.deepEqual((await named(sources, store)).sort(), [...all].sort());
+    await anvil.client().mine({ blocks: 1 });
+    assert.deepEqual(await named(sources, store), []);
+    await service.models.reloadIfChanged();
     const vaults = new Set(
       (await get('/markets?protocol=euler&chainIds=31337')).data.map(
         (m: { vaultAddress: string }) => m.vaultAddress,
       ),
     );
     assert.deepEqual([...vaults], [eUsdc.toLowerCase()]);
-    // The one that never answered as an Euler vault is not read again; the other is named each pass.
-    await anvil.client().mine({ blocks: 1 });
-    assert.deepEqual(await named(), [`euler:${fullLtv.toLowerCase()}`]);
+    // Without it: any contract answering EVault's views is read (the plausible one is served);
+    // what no EVault answers is named, once when it never answered, every pass when it answers
+    // but lists an LTV of 100 %.
+    const json = sourcesJson();
+    Object.assign(json.chains[0]!, { euler: { evc } });
+    const open = chainSources(parseSources(json, 'test'));
+    const apart = await openStore({ dataDir: tempDir('lrds-euler-open-'), databaseUrl: null }, clock);
+    try {
+      assert.deepEqual(
+        (await named(open, apart)).sort(),
+        [noAccumulator, fullLtv].map((v) => v.toLowerCase()).sort(),
+      );
+      await anvil.client().mine({ blocks: 1 });
+      assert.deepEqual(await named(open, apart), [fullLtv.toLowerCase()]);
+    } finally {
+      await apart.close();
+    }
   });
 });

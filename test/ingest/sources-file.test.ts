@@ -198,7 +198,7 @@ test('behavior: Euler v2 is read where its EVC is given (from the EVC deployment
     {
       chains: [
         { chainId: 7, rpcUrl: 'https://x', euler: { evc: A.toUpperCase().replace('0X', '0x') } },
-        { chainId: 8, rpcUrl: 'https://y', euler: { evc: A, fromBlock: 12 } },
+        { chainId: 8, rpcUrl: 'https://y', euler: { evc: A, factory: B, fromBlock: 12 } },
         { chainId: 9, rpcUrl: 'https://z' },
       ],
     },
@@ -206,7 +206,11 @@ test('behavior: Euler v2 is read where its EVC is given (from the EVC deployment
   );
   assert.deepEqual(
     parsed.chains.map((c) => c.euler),
-    [{ evc: A.toLowerCase(), fromBlock: null }, { evc: A.toLowerCase(), fromBlock: 12 }, null],
+    [
+      { evc: A.toLowerCase(), factory: null, fromBlock: null },
+      { evc: A.toLowerCase(), factory: B, fromBlock: 12 },
+      null,
+    ],
   );
   assert.deepEqual(problems({ chains: [{ chainId: 7, rpcUrl: 'https://x', euler: { vault: A } }] }), [
     'chains[0].euler: must have required properties evc',

@@ -15,13 +15,14 @@
  * vault's state and quotes, and only the accounts those logs touched; the others' debts follow
  * from the vault's interest accumulator (EVault's `owed × accumulator now / accumulator then`).
  *
- * Anyone can enable any contract as a controller, and list anything as a collateral: a contract
- * that never answered EVault's views, or answers what no EVault would (an accumulator below 1e27,
- * a fee above 100 %, an LTV of 100 % or more, a rate above 100 a year, more than 64 collaterals),
- * is not an Euler vault and is not read again in the process; a collateral that does not answer
- * `asset()` is not asked again. A vault served before that stops answering, or whose quotes or
- * tokens cannot be read, keeps its last records, named; a failed request fails the pass. Only a
- * vault served whole has its collateral vaults' logs read.
+ * Anyone can enable any contract as a controller. With the vault factory given, a controller is
+ * read only if the factory made it (`GenericFactory.isProxy`: EVault's code, so its figures are
+ * the contract's own). Without it, any contract that answers EVault's views is read; one that
+ * answers what no EVault would (an accumulator below 1e27, a fee above 100 %, a rate above 100 a
+ * year, more than 64 collaterals, a refused view) and was never served is not read again in the
+ * process, and a collateral that does not answer `asset()` is not asked again. A vault served
+ * before that stops answering, or whose quotes or tokens cannot be read, or that lists an LTV of
+ * 100 % or more, keeps its last records, named in every pass; a failed request fails the pass.
  */
 import { type Abi, parseAbi, zeroAddress } from 'viem';
 import { AccountReads } from './account-reads.ts';
@@ -52,6 +53,8 @@ export const EVAULT_EVENTS = parseAbi([
   'event DebtSocialized(address indexed account, uint256 assets)',
   'event Liquidate(address indexed liquidator, address indexed violator, address collateral, uint256 repayAssets, uint256 yieldBalance)',
 ]);
+
+const factoryAbi = parseAbi(['function isProxy(address proxy) view returns (bool)']);
 
 const evcAbi = parseAbi([
   'function getCollaterals(address account) view returns (address[])',
@@ -203,8 +206,8 @@ interface Head {
 /** What a chain source keeps of Euler between passes in one process (see the module comment). */
 export class EulerCache {
   /**
-   * Per controller vault: its collateral vaults as last served whole (their logs are read), or
-   * `[]` before; null when it is not an Euler vault.
+   * Per controller vault: its collateral vaults as its last head listed them (their logs are
+   * read); null when it is not an Euler vault; absent before it answered.
    */
   readonly vaults = new Map<string, string[] | null>();
   /** Per controller vault: the collateral list its accounts were last read with (joined). */
@@ -234,11 +237,16 @@ export function eulerDebt(account: EulerAccount, accumulatorNow: bigint): bigint
   return (owed + (1n << DEBT_SHIFT) - 1n) >> DEBT_SHIFT;
 }
 
-type Known = { controllers: readonly string[]; accounts: readonly { vault: string; user: string }[] };
+type Known = {
+  controllers: readonly string[];
+  accounts: readonly { vault: string; user: string }[];
+  /** Vaults the last run served (a restarted process does not take one refusal for "not a vault"). */
+  served?: readonly string[];
+};
 
 /** The controller vaults and the `${vault}:${user}` accounts known before a pass's logs. */
 function knownState(known: Known, cache: EulerCache): { controllers: Set<string>; pairs: Set<string> } {
-  const controllers = new Set(known.controllers.map((v) => v.toLowerCase()));
+  const controllers = new Set([...known.controllers, ...(known.served ?? [])].map((v) => v.toLowerCase()));
   const pairs = new Set<string>();
   for (const a of known.accounts) pairs.add(`${a.vault.toLowerCase()}:${a.user.toLowerCase()}`);
   for (const key of [...cache.accounts.keys(), ...cache.retry]) pairs.add(key);
@@ -305,6 +313,7 @@ export async function readEuler(
   known: Known,
   cache: EulerCache = new EulerCache(),
   shared?: SharedLogs,
+  factory: string | null = null,
 ): Promise<EulerRead> {
   const at = { blockNumber: range.block, allowFailure: true, ...(await rpc.multicallOptions()) } as const;
   // A multicall at the block; none sent for no calls.
@@ -402,14 +411,33 @@ export async function readEuler(
     }
   };
   take(await readLogs([...seen]));
-  const fresh = [...controllers].filter((v) => !seen.has(v));
+  const fresh = [...controllers].filter((v) => !seen.has(v) && cache.vaults.get(v) !== null);
   if (fresh.length > 0) take(await readLogs(fresh));
-  const times = await blockTimes(
-    rpc,
-    liquidations.map((l) => BigInt(l.block)),
-  );
 
-  // 2. Every controller's head: asset, oracle, unit of account, totals, rate, accumulator, LTV list.
+  // 2. Controllers met for the first time: made by the vault factory (when it is given)?
+  const servedBefore = new Set(known.served ?? []);
+  const notAVault = (vault: string, why: string) => {
+    cache.vaults.set(vault, null);
+    cache.accounts.forget(vault);
+    failures.push({ id: vault, error: `vault ${vault}: not read as an Euler vault (${why})` });
+  };
+  if (factory) {
+    const unknown = [...controllers].filter((v) => !cache.vaults.has(v) && !servedBefore.has(v)) as Hex[];
+    const made = await call(
+      unknown.map((v) => ({
+        address: factory as Hex,
+        abi: factoryAbi as Abi,
+        functionName: 'isProxy',
+        args: [v],
+      })),
+    );
+    unknown.forEach((v, i) => {
+      if (made[i]!.status !== 'success' || made[i]!.result !== true)
+        notAVault(v, 'not made by the vault factory');
+    });
+  }
+
+  // 3. Every controller's head: asset, oracle, unit of account, totals, rate, accumulator, LTV list.
   const vaults = [...controllers].filter((v) => cache.vaults.get(v) !== null).sort() as Hex[];
   const heads = await call(
     vaults.flatMap((address) =>
@@ -420,16 +448,24 @@ export async function readEuler(
   vaults.forEach((vault, i) => {
     const parsed = parseHead(heads.slice(i * VAULT_FUNCTIONS.length, (i + 1) * VAULT_FUNCTIONS.length));
     if ('problem' in parsed) {
-      // Never served in this process: not an Euler vault. Served before: kept, named each pass.
-      if (!cache.vaults.has(vault)) cache.vaults.set(vault, null);
-      failures.push({ id: vault, error: `vault ${vault}: not read as an Euler vault (${parsed.problem})` });
+      // Never answered: not an Euler vault. Answered before: kept, named each pass.
+      if (!cache.vaults.has(vault) && !servedBefore.has(vault)) notAVault(vault, parsed.problem);
+      else
+        failures.push({ id: vault, error: `vault ${vault}: not read as an Euler vault (${parsed.problem})` });
       return;
     }
     head.set(vault, parsed);
+    // Its collateral vaults' logs are read from the next pass on.
+    cache.vaults.set(vault, parsed.collaterals);
   });
   const served = [...head.keys()] as Hex[];
+  const liquidated = liquidations.filter((l) => cache.vaults.get(l.vault) !== null);
+  const times = await blockTimes(
+    rpc,
+    liquidated.map((l) => BigInt(l.block)),
+  );
 
-  // 3. The collateral vaults' assets, and tokens not seen before (vault shares, assets); then
+  // 4. The collateral vaults' assets, and tokens not seen before (vault shares, assets); then
   // quotes, LTVs, share prices and the accounts to read.
   const newCollaterals = [
     ...new Set(served.flatMap((v) => head.get(v)!.collaterals).filter((c) => !cache.assetOf.has(c))),
@@ -455,7 +491,6 @@ export async function readEuler(
   const relisted = new Set<string>(
     served.filter((v) => cache.listed.get(v) !== head.get(v)!.collaterals.join()),
   );
-  for (const v of served) cache.listed.set(v, head.get(v)!.collaterals.join());
   const pairsToRead = [...pairs]
     .map((key) => [key, key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)] as const)
     .filter(
@@ -545,6 +580,7 @@ export async function readEuler(
       const cShare = cache.tokens.get(c);
       const ltvValue = BigInt(ltv.result as number);
       if (ltvValue >= CONFIG_SCALE) problem = `collateral ${c}: a liquidation LTV of 100 % or more`;
+      else if (cache.assetOf.get(c) === null) problem = `collateral ${c}: it does not answer asset()`;
       else if (!cAsset || !cShare) problem = `collateral ${c}: its shares or asset do not answer decimals()`;
       else if (quote.status !== 'success' || perShare.status !== 'success')
         problem = `collateral ${c}: ${firstLine((quote.status !== 'success' ? quote : perShare).error)}`;
@@ -562,8 +598,6 @@ export async function readEuler(
       failures.push({ id: vault, error: `vault ${vault}: ${problem}` });
       continue;
     }
-    // Served whole: its collateral vaults' logs are read from the next pass on.
-    cache.vaults.set(vault, h.collaterals);
     states.set(vault, {
       vault,
       share: share!,
@@ -608,6 +642,8 @@ export async function readEuler(
       Number(range.block),
     );
   }
+  // Its accounts are read with this list now (a failed request above leaves it to the next pass).
+  for (const v of served) cache.listed.set(v, head.get(v)!.collaterals.join());
   // Accounts of a vault not read this pass (its head refused, served before): read once it is.
   for (const key of pairs) {
     const vault = key.slice(0, key.indexOf(':'));
@@ -629,12 +665,18 @@ export async function readEuler(
     if (cache.vaults.get(vault) === null) continue;
     const user = key.slice(vault.length + 1);
     const account = cache.accounts.get(vault, user);
-    if (account || (account === undefined && cache.retry.has(key)))
-      holders.push({ vault, user, position: (account?.balances.size ?? 0) > 0 });
+    // A position: a balance of a collateral the vault values (LTV above 0) this pass.
+    const valued = states.get(vault)?.collaterals ?? [];
+    if (account || cache.retry.has(key))
+      holders.push({
+        vault,
+        user,
+        position: valued.some((c) => (account?.balances.get(c.vault) ?? 0n) > 0n),
+      });
   }
   return {
     vaults: out,
-    liquidations: liquidations.map((l) => ({ ...l, timestamp: times.get(BigInt(l.block))! })),
+    liquidations: liquidated.map((l) => ({ ...l, timestamp: times.get(BigInt(l.block))! })),
     failures,
     accountsRead: pairsToRead.length,
     controllers: [...controllers].filter((v) => cache.vaults.get(v) !== null).sort(),

@@ -109,10 +109,11 @@ export function chainSource(
       const items: ItemReport[] = [];
       const checkpoint = readCursor(previous?.state?.cursor ?? null);
       // A checkpoint of another Morpho address or start block is not this source's: read again.
-      // Another Euler EVC or start block too (adding Euler, or leaving it out, is not a change).
+      // Another Euler EVC or start block too, than the last ever read (adding Euler, or leaving it
+      // out, is not a change; leaving it out and adding another is).
       const sameConfig =
         (checkpoint.morpho === undefined || checkpoint.morpho === morphoConfig) &&
-        (!checkpoint.euler || eulerConfig === null || checkpoint.euler === eulerConfig);
+        (!checkpoint.eulerWas || eulerConfig === null || checkpoint.eulerWas === eulerConfig);
       const lastBlock = sameConfig ? previous?.state?.lastBlock[String(chain.chainId)] : undefined;
       // Where the logs are read from: after the last block read, if it is still on the chain;
       // after the newest block read that is (the common ancestor) if the chain reorganized; from
@@ -169,10 +170,8 @@ export function chainSource(
       const eulerResumes = resume !== null && eulerConfig !== null && checkpoint.euler === eulerConfig;
       const knownEuler = eulerResumes
         ? {
-            controllers: [
-              ...(checkpoint.eulerVaults ?? []),
-              ...knownMarkets(`euler-${chain.chainId}-`, previous).map((k) => k.split('_')[0]!),
-            ],
+            controllers: checkpoint.eulerVaults ?? [],
+            served: knownMarkets(`euler-${chain.chainId}-`, previous).map((k) => k.split('_')[0]!),
             accounts: knownHolders(`euler-${chain.chainId}-`, previous, [
               ...(checkpoint.eulerPending ?? []),
               ...rereadAfterReorg.euler,
@@ -265,6 +264,7 @@ export function chainSource(
             knownEuler,
             euler,
             shared,
+            chain.euler.factory,
           )
         : null;
       for (const f of eulerRead?.failures ?? [])
@@ -392,8 +392,13 @@ export function chainSource(
       // A pooled protocol's pool (a comet, an Euler vault) that cannot be served this pass keeps
       // what the last pass served of its markets (`<protocol>-<chainId>-<pool>_…`), into `served`.
       const keepPool = (prefix: string, served: Map<string, MarketRecord>) => {
+        // (A kept record is checked again: one stored before the check existed may hold what no
+        // pool has.)
         const keptMarkets = (previous?.markets ?? []).filter(
-          (m) => m.uniqueKey.startsWith(prefix) && !served.has(m.uniqueKey),
+          (m) =>
+            m.uniqueKey.startsWith(prefix) &&
+            !served.has(m.uniqueKey) &&
+            implausible({ markets: [m], positions: [] }) === null,
         );
         if (keptMarkets.length === 0) return;
         const keys = new Set(keptMarkets.map((m) => m.uniqueKey));
@@ -639,6 +644,7 @@ export function chainSource(
             .filter((c) => compound?.configured.includes(c.comet) || readComets.has(cometConfig(c)))
             .map(cometConfig),
           euler: eulerRead ? eulerConfig : null,
+          eulerWas: eulerConfig ?? checkpoint.eulerWas ?? null,
           eulerVaults: eulerRead?.controllers ?? [],
           eulerPending,
         } satisfies Cursor),
@@ -679,6 +685,8 @@ interface Cursor {
   comets?: string[];
   /** Euler as read, `${evc}:${fromBlock}`; its controller vaults found; accounts of vaults not served. */
   euler?: string | null;
+  /** The last Euler configuration ever read on this chain (another one reads the chain again). */
+  eulerWas?: string | null;
   eulerVaults?: string[];
   eulerPending?: string[];
 }
@@ -709,6 +717,7 @@ function readCursor(cursor: string | null): Cursor {
       cometPending,
       ...(comets ? { comets } : {}),
       euler: typeof c.euler === 'string' ? c.euler : null,
+      eulerWas: typeof c.eulerWas === 'string' ? c.eulerWas : typeof c.euler === 'string' ? c.euler : null,
       eulerVaults: strings(c.eulerVaults),
       eulerPending: strings(c.eulerPending),
       ...(c.morpho !== undefined ? { morpho: c.morpho } : {}),

@@ -499,3 +499,12 @@ contract TestFakeVault {
         return this.checkAccountStatus.selector;
     }
 }
+
+/// Euler's vault factory (GenericFactory) as the reader asks it: whether it made a vault.
+contract TestVaultFactory {
+    mapping(address => bool) public isProxy;
+
+    function register(address vault) external {
+        isProxy[vault] = true;
+    }
+}
