@@ -178,11 +178,13 @@ try {
   const V = art.TestEVault!.abi;
   const EVC = art.TestEVC!.abi;
   const evc = await deploy(c, art.TestEVC!, []);
+  const vaultFactory = await deploy(c, art.TestVaultFactory!, []);
   const eulerBorrowers = borrowers.slice(0, E);
   const router = await deploy(c, art.TestEulerOracle!, []);
   const eUsdc = await deploy(c, art.TestEVault!, [evc, usdc, router, USD, 'EVK Vault eUSDC-1', 'eUSDC-1']);
   const eWeth = await deploy(c, art.TestEVault!, [evc, weth, router, USD, 'EVK Vault eWETH-1', 'eWETH-1']);
   if (E > 0) {
+    await send(vaultFactory, art.TestVaultFactory!.abi, 'register', [eUsdc]);
     const O = art.TestEulerOracle!.abi;
     await send(router, O, 'setRate', [usdc, USD, 10n ** 30n]);
     await send(router, O, 'setRate', [weth, USD, 3000n * WAD]);
@@ -234,7 +236,7 @@ try {
   // The comet from its deployment block, found by the source (as on a real chain).
   if (K > 0) Object.assign(sourcesJson.chains[0]!, { compound: [{ comet }] });
   // Euler from its EVC's deployment block, found by the source.
-  if (E > 0) Object.assign(sourcesJson.chains[0]!, { euler: { evc } });
+  if (E > 0) Object.assign(sourcesJson.chains[0]!, { euler: { evc, factory: vaultFactory } });
   const dataDir = tempDir('lrds-bench-chain-');
   const store = await openStore({ dataDir, databaseUrl: null });
   const sources = chainSources(parseSources(sourcesJson, 'bench'));
