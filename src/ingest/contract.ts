@@ -1,4 +1,4 @@
-import type { MarketRecord, PositionRecord } from '../domain/types.ts';
+import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.ts';
 import type { DatasetInput, LiquidationEvent, OracleRound, SourceState } from '../store/types.ts';
 
 /**
@@ -21,10 +21,10 @@ export interface SourceOutput {
    */
   snapshot?: DatasetInput;
   /**
-   * The source's own markets and positions now (chain sources): ingestion merges them with the
-   * other sources' into one dataset; a source that fails keeps its last ones.
+   * The source's own markets, positions and vaults now (chain sources): ingestion merges them
+   * with the other sources' into one dataset; a source that fails keeps its last ones.
    */
-  records?: { markets: MarketRecord[]; positions: PositionRecord[] };
+  records?: { markets: MarketRecord[]; positions: PositionRecord[]; vaults?: VaultRecord[] };
   /** Liquidations seen in this run (appended to the history; the same one twice is kept once). */
   liquidations?: LiquidationEvent[];
   /** Oracle rounds read in this run (appended to the history). */
@@ -61,4 +61,6 @@ export interface PreviousRun {
   state: SourceState | null;
   markets: readonly MarketRecord[];
   positions: readonly PositionRecord[];
+  /** The vaults lending into those markets (absent: none). */
+  vaults?: readonly VaultRecord[];
 }

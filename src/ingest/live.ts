@@ -9,7 +9,7 @@
 import { BaseError } from 'viem';
 import type { Clock } from '../domain/clock.ts';
 import { positionAt } from '../domain/position-columns.ts';
-import type { MarketRecord, PositionRecord } from '../domain/types.ts';
+import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.ts';
 import { ALL_HISTORY } from '../store/history.ts';
 import type { DatasetInfo, HistoryStore, MarketDataStore, SourceState, SourceStore } from '../store/types.ts';
 import type { ItemReport, Source, SourceOutput } from './contract.ts';
@@ -57,10 +57,10 @@ export function errorText(err: unknown): string {
 /** Profile name of a dataset written from the sources file. */
 export const LIVE_PROFILE = 'sources';
 
-/** The stored (live) dataset's markets and positions, as records. */
+/** The stored (live) dataset's markets, positions and vaults, as records. */
 async function storedRecords(
   store: LiveStore,
-): Promise<{ markets: MarketRecord[]; positions: PositionRecord[] }> {
+): Promise<{ markets: MarketRecord[]; positions: PositionRecord[]; vaults: VaultRecord[] }> {
   const markets = await store.loadMarkets();
   const positions: PositionRecord[] = [];
   await store.loadPositions((c) => {
@@ -69,7 +69,7 @@ async function storedRecords(
       positions.push({ marketKey: markets[marketIndex]!.uniqueKey, ...p });
     }
   });
-  return { markets, positions };
+  return { markets, positions, vaults: await store.loadVaults() };
 }
 
 /** Runs every source once and writes what they read (see the module comment). */
@@ -88,9 +88,10 @@ export async function ingestLive(
   // Over a sandbox (or an empty store), the sources start afresh: a checkpoint left from an
   // earlier live dataset would resume after blocks whose records are gone.
   const fresh = info?.kind !== 'live';
-  const stored = fresh ? { markets: [], positions: [] } : await storedRecords(store);
+  const stored = fresh ? { markets: [], positions: [], vaults: [] } : await storedRecords(store);
   const markets: MarketRecord[] = [];
   const positions: PositionRecord[] = [];
+  const vaults: VaultRecord[] = [];
   const runs: SourceRun[] = [];
   /** The successful runs' outputs, whose history is written once every source has run. */
   const outputs: SourceOutput[] = [];
@@ -101,15 +102,22 @@ export async function ingestLive(
     const mine = stored.markets.filter((m) => chains.has(m.chainId));
     const keys = new Set(mine.map((m) => m.uniqueKey));
     const minePositions = stored.positions.filter((p) => keys.has(p.marketKey));
+    const mineVaults = stored.vaults.filter((v) => chains.has(v.chainId));
     const previous = fresh ? null : (states.get(source.id) ?? null);
     const base: SourceState = previous ?? newSourceState(source);
     let run: SourceRun;
     try {
-      const out = await source.run(clock.now(), { state: previous, markets: mine, positions: minePositions });
+      const out = await source.run(clock.now(), {
+        state: previous,
+        markets: mine,
+        positions: minePositions,
+        vaults: mineVaults,
+      });
       outputs.push(out);
       const records = out.records ?? { markets: [], positions: [] };
       markets.push(...records.markets);
       positions.push(...records.positions);
+      vaults.push(...(records.vaults ?? []));
       const now = Math.floor(clock.now());
       const state: SourceState = {
         ...base,
@@ -137,6 +145,7 @@ export async function ingestLive(
       // The source keeps what it served last; its checkpoint counts the failure.
       markets.push(...mine);
       positions.push(...minePositions);
+      vaults.push(...mineVaults);
       const error = redactSecrets(errorText(err));
       const state: SourceState = {
         ...base,
@@ -180,6 +189,7 @@ export async function ingestLive(
       seed: null,
       refreshedAt,
       markets,
+      vaults,
       positions,
       positionCount: positions.length,
     });

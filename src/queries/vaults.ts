@@ -11,7 +11,10 @@ import type { Found } from './types.ts';
  * Vaults: Morpho vaults with their curator, Euler vaults with their governor. Every figure is
  * computed from the markets' current state when the answer is built: an allocation's USD is
  * the vault's share of its market's supply now; totalAssetsUsd their sum; apy the allocations'
- * supply APYs weighted by their USD, net of the vault's fee.
+ * supply APYs weighted by their USD, net of the vault's fee: a Morpho vault's performance fee is
+ * taken from what its markets pay it; an Euler vault's interest fee is already out of its markets'
+ * supply APY (EVault takes it from the interest before its depositors earn it), so it is not
+ * taken twice.
  */
 
 export interface AllocationView {
@@ -82,7 +85,7 @@ function vaultView(model: ReadModel, e: VaultEntry, nowSec: number): VaultView {
     governor: r.governor,
     fee: fraction(r.fee),
     totalAssetsUsd: usd(total),
-    apy: fraction(apy * (1 - r.fee)),
+    apy: fraction(r.protocol === 'euler' ? apy : apy * (1 - r.fee)),
     allocations,
   };
 }

@@ -225,6 +225,15 @@ describe('Euler v2 on a local chain', () => {
     const wbtcMarket = (await get(`/markets/${key1(eWbtc)}`)).data;
     assert.ok(Math.abs(market.supply + wbtcMarket.supply - Number(totalAssets) / 1e6) < 0.02);
     assert.equal(market.utilization, wbtcMarket.utilization);
+    // the vault itself: its governor and interest fee, lending all of its two markets' supply; its
+    // APY is its markets' supply APY (EVault takes the fee before its depositors earn interest)
+    const [vault] = (await get('/vaults?protocol=euler&chainIds=31337')).data;
+    assert.deepEqual(
+      [vault.address, vault.symbol, vault.asset.symbol, vault.governor, vault.fee, vault.allocations.length],
+      [eUsdc.toLowerCase(), 'eUSDC-1', 'USDC', users[0], 0.1, 2],
+    );
+    assert.ok(Math.abs(vault.totalAssetsUsd - Number(totalAssets) / 1e6) < 0.02);
+    assert.equal(vault.apy, market.supplyApy);
     // 5 % a year as a per-second rate, compounded over EVault's year
     assert.ok(Math.abs(market.borrowApy - Math.expm1(0.05)) < 1e-6, String(market.borrowApy));
   });

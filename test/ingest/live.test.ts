@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { MarketRecord, PositionRecord } from '../../src/domain/types.ts';
+import type { MarketRecord, PositionRecord, VaultRecord } from '../../src/domain/types.ts';
 import type { PreviousRun, Source, SourceOutput } from '../../src/ingest/contract.ts';
 import { ingestLive, ingestWithLease } from '../../src/ingest/live.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -24,18 +24,39 @@ function source(chainId: number, next: (previous?: PreviousRun) => SourceOutput 
   return { source: s, seen };
 }
 
-function records(markets: MarketRecord[], block: number): SourceOutput {
+function records(markets: MarketRecord[], block: number, vaults: VaultRecord[] = []): SourceOutput {
   const positions: PositionRecord[] = markets.map((m) => makePosition(m));
-  return { records: { markets, positions }, blocks: { [String(markets[0]!.chainId)]: block }, items: [] };
+  return {
+    records: { markets, positions, vaults },
+    blocks: { [String(markets[0]!.chainId)]: block },
+    items: [],
+  };
 }
 
-test('behavior: a failing source keeps its last records while the others move on; the dataset is as fresh as the stalest', async () => {
+/** A vault lending all of `market`'s supply. */
+function vaultOf(market: MarketRecord): VaultRecord {
+  return {
+    protocol: 'euler',
+    chainId: market.chainId,
+    address: `0x${'ee'.repeat(20)}`,
+    name: 'EVK Vault',
+    symbol: 'eUSDC-1',
+    assetAddress: market.loanAddress,
+    assetSymbol: market.loan,
+    curator: null,
+    governor: null,
+    fee: 0.1,
+    allocations: [{ marketKey: market.uniqueKey, supplyShare: 1, supplyCapUsd: null }],
+  };
+}
+
+test('behavior: a failing source keeps its last records (vaults too) while the others move on; the dataset is as fresh as the stalest', async () => {
   const store = await openStore({ dataDir: tempDir('lrds-live-'), databaseUrl: null });
   const clock = new ManualClock('2026-11-26T00:00:00Z');
   const a1 = makeMarket({ chainId: 1 });
   const b1 = makeMarket({ chainId: 10 });
   let aFails = false;
-  const a = source(1, () => (aFails ? new Error('RPC unreachable') : records([a1], 100)));
+  const a = source(1, () => (aFails ? new Error('RPC unreachable') : records([a1], 100, [vaultOf(a1)])));
   let bMarket = b1;
   const b = source(10, () => records([bMarket], 500));
   const first = await ingestLive([a.source, b.source], store, clock);
@@ -58,6 +79,8 @@ test('behavior: a failing source keeps its last records while the others move on
     a.seen[1]?.markets.map((m) => m.uniqueKey),
     [a1.uniqueKey],
   );
+  assert.deepEqual(a.seen[1]?.vaults, [vaultOf(a1)]);
+  assert.deepEqual(await store.loadVaults(), [vaultOf(a1)]);
   const markets = await store.loadMarkets();
   assert.deepEqual(
     markets.map((m) => [m.uniqueKey, m.supply]).sort(),

@@ -12,7 +12,7 @@
  * borrowers: a market's borrow is the sum of its positions' shares of debt, its supply the
  * vault's total assets in the same proportion (the markets of a vault sum to the vault).
  */
-import type { MarketRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
+import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import { CONFIG_SCALE, type EulerLiquidationRead, type EulerVaultRead } from './euler.ts';
@@ -72,13 +72,16 @@ export function eulerHealth(
   return { healthFactor, weighted };
 }
 
-/** The vault's markets and positions at `loanUsd` and each collateral's USD price. */
+/**
+ * The vault's markets and positions at `loanUsd` and each collateral's USD price, and the vault
+ * itself (`GET /vaults`): its governor, its interest fee, and all of each of its markets' supply.
+ */
 export function eulerRecords(
   chainId: number,
   read: EulerVaultRead,
   prices: { loanUsd: number; collateralUsd: number[] },
   oracle: OracleRecord,
-): { markets: MarketRecord[]; positions: PositionRecord[] } {
+): { markets: MarketRecord[]; positions: PositionRecord[]; vault: VaultRecord } {
   const loanDecimals = read.asset.decimals ?? 18;
   const keys = read.collaterals.map((c) => eulerKey(chainId, read.vault, c.vault));
   const positions: PositionRecord[] = [];
@@ -145,7 +148,20 @@ export function eulerRecords(
       oracle,
     };
   });
-  return { markets, positions };
+  const vault: VaultRecord = {
+    protocol: 'euler',
+    chainId,
+    address: read.vault,
+    name: read.share.name,
+    symbol: read.share.symbol,
+    assetAddress: read.asset.address,
+    assetSymbol: read.asset.symbol,
+    curator: null,
+    governor: read.governorAdmin,
+    fee: Number(read.interestFee) / Number(CONFIG_SCALE),
+    allocations: keys.map((marketKey) => ({ marketKey, supplyShare: 1, supplyCapUsd: null })),
+  };
+  return { markets, positions, vault };
 }
 
 /**

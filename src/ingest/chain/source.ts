@@ -12,7 +12,13 @@
  */
 import { type Market, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { blueOracleAbi } from '@morpho-org/blue-sdk-viem';
-import type { MarketRecord, OracleFeedRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
+import type {
+  MarketRecord,
+  OracleFeedRecord,
+  OracleRecord,
+  PositionRecord,
+  VaultRecord,
+} from '../../domain/types.ts';
 import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
 import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
@@ -389,6 +395,8 @@ export function chainSource(
           badDebtUsd: badDebt * loanUsd,
         });
       }
+      // The vaults lending into the markets (Euler's vaults: each lends to its collaterals' markets).
+      const vaults: VaultRecord[] = [];
       // A pooled protocol's pool (a comet, an Euler vault) that cannot be served this pass keeps
       // what the last pass served of its markets (`<protocol>-<chainId>-<pool>_…`), into `served`.
       const keepPool = (prefix: string, served: Map<string, MarketRecord>) => {
@@ -412,7 +420,12 @@ export function chainSource(
         for (const item of items)
           if (!item.ok && item.id.startsWith(`${kind}:`)) {
             const id = item.id.slice(kind.length + 1);
-            if (!id.includes(':')) keepPool(`${kind}-${chain.chainId}-${id}_`, served);
+            if (!id.includes(':')) {
+              keepPool(`${kind}-${chain.chainId}-${id}_`, served);
+              // An Euler vault's own record too, as the last pass served it.
+              for (const v of previous?.vaults ?? [])
+                if (v.address === id && v.protocol === kind) vaults.push(v);
+            }
           }
       };
       // Compound v3: a comet whose base token has a USD price is served; one that is not (or an
@@ -508,6 +521,7 @@ export function chainSource(
         }
         for (const m of out.markets) eulerMarkets.set(m.uniqueKey, m);
         eulerServed.add(v.vault);
+        vaults.push(out.vault);
         markets.push(...out.markets);
         positions.push(...out.positions);
         items.push({ id: `euler:${v.vault}`, ok: true });
@@ -625,7 +639,7 @@ export function chainSource(
       rereadAfterReorg.comets.clear();
       rereadAfterReorg.euler.clear();
       return {
-        records: { markets, positions },
+        records: { markets, positions, vaults },
         liquidations,
         rounds,
         blocks: { [String(chain.chainId)]: Number(target) },
