@@ -301,6 +301,21 @@ export interface TestAppOptions {
 export const QUIET = { pressure: false } as const;
 
 /**
+ * A GET of the API with a key that must answer 200, as JSON. The service and key are looked up at
+ * each call (a suite's `before` sets them); `key` may be given per call.
+ */
+export function apiGet(current: () => { service: Service | null; key: string }) {
+  return async (url: string, key = current().key) => {
+    const res = await current().service!.app.inject({
+      url: `/api/v1${url}`,
+      headers: { authorization: `Bearer ${key}` },
+    });
+    if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+    return res.json();
+  };
+}
+
+/**
  * A service over the store in `dataDir` (the sandbox simulation stopped: the data is what
  * ingestion writes) and an Enterprise live key of one account.
  */

@@ -18,7 +18,7 @@ import type { Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
-import { liveService, tempDir } from '../helpers.ts';
+import { apiGet, liveService, tempDir } from '../helpers.ts';
 import { type Anvil, type Artifact, compileContracts, deploy, readAt, sendTx, startAnvil } from './anvil.ts';
 
 const WAD = 10n ** 18n;
@@ -171,14 +171,7 @@ describe('Compound v3 on a local chain', () => {
   let service: Service;
   let key: string;
   const clock = new ManualClock(Date.now());
-  const get = async (url: string) => {
-    const res = await service.app.inject({
-      url: `/api/v1${url}`,
-      headers: { authorization: `Bearer ${key}` },
-    });
-    assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
-    return res.json();
-  };
+  const get = apiGet(() => ({ service, key }));
   let sources: ReturnType<typeof chainSources>;
   /** One ingestion pass at the head; resolves to the block it read (and the items that failed, when allowed). */
   const passWith = async (allowFailures: boolean) => {

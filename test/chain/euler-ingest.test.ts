@@ -15,7 +15,7 @@ import type { Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
-import { liveService, tempDir } from '../helpers.ts';
+import { apiGet, liveService, tempDir } from '../helpers.ts';
 import { type Anvil, type Artifact, compileContracts, deploy, readAt, sendTx, startAnvil } from './anvil.ts';
 
 const WAD = 10n ** 18n;
@@ -154,14 +154,7 @@ describe('Euler v2 on a local chain', () => {
   let key: string;
   let dataDir: string;
   const clock = new ManualClock(Date.now());
-  const get = async (url: string) => {
-    const res = await service.app.inject({
-      url: `/api/v1${url}`,
-      headers: { authorization: `Bearer ${key}` },
-    });
-    assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
-    return res.json();
-  };
+  const get = apiGet(() => ({ service, key }));
   let sources: ReturnType<typeof chainSources>;
   /** One ingestion pass at the head; resolves to the block it read. */
   const pass = async () => {

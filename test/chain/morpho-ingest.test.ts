@@ -19,7 +19,7 @@ import { createService, type Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
-import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
+import { apiGet, embeddedSettings, QUIET, tempDir } from '../helpers.ts';
 import {
   type Anvil,
   type Artifact,
@@ -126,14 +126,7 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
   let key: string;
   let testKey: string;
   const clock = new ManualClock(Date.now());
-  const get = async (url: string, k = key) => {
-    const res = await service!.app.inject({
-      url: `/api/v1${url}`,
-      headers: { authorization: `Bearer ${k}` },
-    });
-    assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
-    return res.json();
-  };
+  const get = apiGet(() => ({ service, key }));
   const syncClock = async () => {
     const block = await anvil.client().getBlock();
     clock.set(Number(block.timestamp) * 1000 + 1000);
