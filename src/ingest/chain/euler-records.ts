@@ -167,14 +167,18 @@ export function eulerRecords(
 /**
  * A liquidation as the service's record, in its market (the vault and the collateral seized):
  * the debt the liquidator took over, the collateral shares it received as assets (at the share
- * price of `read`), and the debt socialized in the same transaction as bad debt; USD at the
- * market record's prices.
+ * price given), and the debt socialized in the same transaction as bad debt; USD at `usd` (the
+ * liquidation block's prices), else the market record's.
  */
 export function eulerLiquidation(
   chainId: number,
   l: EulerLiquidationRead,
   record: MarketRecord,
   assetsPerShare: { perShare: bigint; shareDecimals: number } | null,
+  usd: { loanUsd: number; collateralUsd: number } = {
+    loanUsd: record.loanPrice,
+    collateralUsd: record.collateralPrice,
+  },
 ): LiquidationEvent {
   const collateralDecimals = record.collateralDecimals ?? 18;
   const loanDecimals = record.loanDecimals ?? 18;
@@ -195,10 +199,10 @@ export function eulerLiquidation(
     borrower: l.violator,
     liquidator: l.liquidator,
     collateralSeized: seized,
-    collateralSeizedUsd: seized * record.collateralPrice,
+    collateralSeizedUsd: seized * usd.collateralUsd,
     debtRepaid: repaid,
-    debtRepaidUsd: repaid * record.loanPrice,
+    debtRepaidUsd: repaid * usd.loanUsd,
     badDebt,
-    badDebtUsd: badDebt * record.loanPrice,
+    badDebtUsd: badDebt * usd.loanUsd,
   };
 }

@@ -230,6 +230,34 @@ export class EulerCache {
   }
 }
 
+/**
+ * The calls that value one collateral of a vault in its unit of account (as the pass reads them):
+ * the oracle's quote of one whole asset, of one whole collateral share, and that share's assets.
+ */
+export function collateralQuoteCalls(
+  vault: Pick<EulerVaultRead, 'oracle' | 'unitOfAccount' | 'asset'>,
+  c: EulerCollateral,
+) {
+  const uoa = vault.unitOfAccount as Hex;
+  const oneAsset = 10n ** BigInt(vault.asset.decimals ?? 18);
+  const oneShare = 10n ** BigInt(c.share.decimals ?? 18);
+  return [
+    {
+      address: vault.oracle as Hex,
+      abi: oracleAbi,
+      functionName: 'getQuote',
+      args: [oneAsset, vault.asset.address as Hex, uoa],
+    },
+    {
+      address: vault.oracle as Hex,
+      abi: oracleAbi,
+      functionName: 'getQuote',
+      args: [oneShare, c.vault as Hex, uoa],
+    },
+    { address: c.vault as Hex, abi: vaultAbi, functionName: 'convertToAssets', args: [oneShare] },
+  ] as const;
+}
+
 /** An account's debt now from the exact debt read at `accumulator`: EVault's `debtOf` (rounded up). */
 export function eulerDebt(account: EulerAccount, accumulatorNow: bigint): bigint {
   if (account.owedExact === 0n) return 0n;

@@ -27,7 +27,16 @@ import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '..
 import { ANSWER_UPDATED, type FeedReading, readFeeds, readRounds, scaled, usdPrices } from './chainlink.ts';
 import { COMET_EVENTS, type CometAbsorb, CometCache, readCompound } from './compound.ts';
 import { absorbLiquidations, cometRecords } from './compound-records.ts';
-import { EulerCache, EVAULT_EVENTS, EVC_EVENTS, eulerLogAddresses, readEuler } from './euler.ts';
+import {
+  collateralQuoteCalls,
+  EulerCache,
+  type EulerCollateral,
+  type EulerVaultRead,
+  EVAULT_EVENTS,
+  EVC_EVENTS,
+  eulerLogAddresses,
+  readEuler,
+} from './euler.ts';
 import { eulerKey, eulerLiquidation, eulerPrices, eulerRecords } from './euler-records.ts';
 import {
   healthFactor,
@@ -36,7 +45,14 @@ import {
   type MorphoMarketRead,
   readMorphoBlue,
 } from './morpho-blue.ts';
-import { type ChainRpc, deploymentBlock, getLogsAdaptive, type SharedLogs, throwIfUnread } from './rpc.ts';
+import {
+  type ChainRpc,
+  deploymentBlock,
+  firstLine,
+  getLogsAdaptive,
+  type SharedLogs,
+  throwIfUnread,
+} from './rpc.ts';
 
 /** A market's uniqueKey (D3) from its Morpho id. */
 export function morphoKey(chainId: number, id: string): string {
@@ -527,18 +543,37 @@ export function chainSource(
         items.push({ id: `euler:${v.vault}`, ok: true });
       }
       keepFailedPools('euler', eulerMarkets);
-      // Liquidations at the pass's prices, seized shares as assets at the pass's share price.
+      // Liquidations at their block's prices and share price (the newest MAX_PRICED_BLOCKS blocks
+      // of the pass; the others at the pass's, named).
       const eulerVaults = new Map((eulerRead?.vaults ?? []).map((v) => [v.vault, v]));
-      for (const l of eulerRead?.liquidations ?? []) {
+      const eulerFound = (eulerRead?.liquidations ?? []).flatMap((l) => {
         const record = eulerMarkets.get(eulerKey(chain.chainId, l.vault, l.collateral));
-        if (!record) continue;
-        const c = eulerVaults.get(l.vault)?.collaterals.find((x) => x.vault === l.collateral);
+        const vault = eulerVaults.get(l.vault);
+        const c = vault?.collaterals.find((x) => x.vault === l.collateral);
+        return record ? [{ l, record, vault, c }] : [];
+      });
+      const eulerThen = await eulerPricesAtBlocks(
+        rpc,
+        chain.chainlink,
+        eulerFound.flatMap(({ l, vault, c }) => (vault && c ? [{ block: l.block, vault, c }] : [])),
+        feedSymbolOf,
+      );
+      if (eulerThen.unread.length > 0)
+        items.push({
+          id: 'euler:prices-at-blocks',
+          ok: false,
+          error: `${eulerThen.unread.length} liquidation blocks (${eulerThen.unread[0]} to ${eulerThen.unread.at(-1)}) priced at this pass's prices${eulerThen.error ? `: ${eulerThen.error}` : ` (more than ${MAX_PRICED_BLOCKS} blocks)`}`,
+        });
+      for (const { l, record, c } of eulerFound) {
+        const then = c && eulerThen.at.get(`${l.block}:${l.vault}:${c.vault}`);
+        const perShare = then?.perShare ?? c?.assetsPerShare;
         liquidations.push(
           eulerLiquidation(
             chain.chainId,
             l,
             record,
-            c ? { perShare: c.assetsPerShare, shareDecimals: c.share.decimals ?? 18 } : null,
+            c && perShare !== undefined ? { perShare, shareDecimals: c.share.decimals ?? 18 } : null,
+            then ?? undefined,
           ),
         );
       }
@@ -840,6 +875,74 @@ async function basePricesAtBlocks(
     }
   }
   return { usd, unread, error };
+}
+
+/**
+ * For Euler liquidations: at each liquidation's block, the file's feeds and the vault's oracle
+ * and share price read there (one multicall per block), priced as the pass prices (`eulerPrices`),
+ * by `${block}:${vault}:${collateral}`; the newest MAX_PRICED_BLOCKS blocks. Blocks that cannot
+ * be read (a pruned node) are named: their liquidations are priced at the pass's prices.
+ */
+async function eulerPricesAtBlocks(
+  rpc: ChainRpc,
+  feeds: readonly FeedConfig[],
+  wanted: readonly { block: number; vault: EulerVaultRead; c: EulerCollateral }[],
+  feedSymbolOf: (t: Token) => string | null,
+): Promise<{
+  at: Map<string, { loanUsd: number; collateralUsd: number; perShare: bigint }>;
+  unread: number[];
+  error: string | null;
+}> {
+  const at = new Map<string, { loanUsd: number; collateralUsd: number; perShare: bigint }>();
+  const unread: number[] = [];
+  let error: string | null = null;
+  const blocks = [...new Set(wanted.map((w) => w.block))].sort((a, b) => a - b);
+  unread.push(...blocks.slice(0, Math.max(0, blocks.length - MAX_PRICED_BLOCKS)));
+  for (const block of blocks.slice(-MAX_PRICED_BLOCKS)) {
+    const here = [
+      ...new Map(
+        wanted.filter((w) => w.block === block).map((w) => [`${w.vault.vault}:${w.c.vault}`, w]),
+      ).values(),
+    ];
+    try {
+      const usdOf = pricer((await readFeeds(rpc, feeds, BigInt(block))).readings, feedSymbolOf);
+      const reads = await rpc.multicall({
+        blockNumber: BigInt(block),
+        allowFailure: true,
+        ...(await rpc.multicallOptions()),
+        contracts: here.flatMap(({ vault, c }) => collateralQuoteCalls(vault, c)),
+      });
+      throwIfUnread(reads);
+      here.forEach(({ vault, c }, i) => {
+        const [assetQuote, quote, perShare] = reads.slice(i * 3, i * 3 + 3);
+        if (quote?.status !== 'success' || perShare?.status !== 'success') return;
+        // A vault whose asset is its unit of account asks no quote of it.
+        const sameUnit = vault.asset.address === vault.unitOfAccount;
+        const then = {
+          ...vault,
+          assetQuote: sameUnit
+            ? vault.assetQuote
+            : assetQuote?.status === 'success'
+              ? (assetQuote.result as bigint)
+              : 0n,
+          collaterals: [{ ...c, quote: quote.result as bigint, assetsPerShare: perShare.result as bigint }],
+        };
+        const prices = eulerPrices(then, usdOf);
+        const collateralUsd = prices.collateralUsd[0];
+        if (prices.loanUsd !== null && collateralUsd != null)
+          at.set(`${block}:${vault.vault}:${c.vault}`, {
+            loanUsd: prices.loanUsd,
+            collateralUsd,
+            perShare: perShare.result as bigint,
+          });
+      });
+    } catch (err) {
+      // That block's state is gone (a pruned node): the pass's prices serve.
+      unread.push(block);
+      error ??= firstLine(err as Error);
+    }
+  }
+  return { at, unread, error };
 }
 
 /** A feed an oracle names that the file does not list: its heartbeat from the reference data. */
