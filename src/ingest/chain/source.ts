@@ -550,6 +550,14 @@ export function chainSource(
         const record = eulerMarkets.get(eulerKey(chain.chainId, l.vault, l.collateral));
         const vault = eulerVaults.get(l.vault);
         const c = vault?.collaterals.find((x) => x.vault === l.collateral);
+        if (!record)
+          // Its market is not served: a collateral the vault no longer values (LTV 0), or a vault
+          // not served. Named, not recorded (no market to record it in).
+          items.push({
+            id: `euler:${l.vault}:liquidation:${l.txHash}:${l.logIndex}`,
+            ok: false,
+            error: `liquidation in ${l.txHash} of collateral ${l.collateral} of vault ${l.vault} not recorded: no market of that vault and collateral is served`,
+          });
         return record ? [{ l, record, vault, c }] : [];
       });
       const eulerThen = await eulerPricesAtBlocks(
@@ -573,7 +581,7 @@ export function chainSource(
             l,
             record,
             c && perShare !== undefined ? { perShare, shareDecimals: c.share.decimals ?? 18 } : null,
-            then ?? undefined,
+            then?.usd ?? undefined,
           ),
         );
       }
@@ -877,6 +885,9 @@ async function basePricesAtBlocks(
   return { usd, unread, error };
 }
 
+/** A collateral at a liquidation's block: its share price, and the USD prices when they could be read. */
+type AtBlock = { perShare: bigint; usd: { loanUsd: number; collateralUsd: number } | null };
+
 /**
  * For Euler liquidations: at each liquidation's block, the file's feeds and the vault's oracle
  * and share price read there (one multicall per block), priced as the pass prices (`eulerPrices`),
@@ -889,11 +900,11 @@ async function eulerPricesAtBlocks(
   wanted: readonly { block: number; vault: EulerVaultRead; c: EulerCollateral }[],
   feedSymbolOf: (t: Token) => string | null,
 ): Promise<{
-  at: Map<string, { loanUsd: number; collateralUsd: number; perShare: bigint }>;
+  at: Map<string, AtBlock>;
   unread: number[];
   error: string | null;
 }> {
-  const at = new Map<string, { loanUsd: number; collateralUsd: number; perShare: bigint }>();
+  const at = new Map<string, AtBlock>();
   const unread: number[] = [];
   let error: string | null = null;
   const blocks = [...new Set(wanted.map((w) => w.block))].sort((a, b) => a - b);
@@ -915,9 +926,11 @@ async function eulerPricesAtBlocks(
       throwIfUnread(reads);
       here.forEach(({ vault, c }, i) => {
         const [assetQuote, quote, perShare] = reads.slice(i * 3, i * 3 + 3);
-        if (quote?.status !== 'success' || perShare?.status !== 'success') return;
+        if (perShare?.status !== 'success') return;
+        const assetsPerShare = perShare.result as bigint;
         // A vault whose asset is its unit of account asks no quote of it.
         const sameUnit = vault.asset.address === vault.unitOfAccount;
+        const quoted = quote?.status === 'success' ? (quote.result as bigint) : null;
         const then = {
           ...vault,
           assetQuote: sameUnit
@@ -925,16 +938,18 @@ async function eulerPricesAtBlocks(
             : assetQuote?.status === 'success'
               ? (assetQuote.result as bigint)
               : 0n,
-          collaterals: [{ ...c, quote: quote.result as bigint, assetsPerShare: perShare.result as bigint }],
+          collaterals: [{ ...c, quote: quoted ?? 0n, assetsPerShare }],
         };
         const prices = eulerPrices(then, usdOf);
-        const collateralUsd = prices.collateralUsd[0];
-        if (prices.loanUsd !== null && collateralUsd != null)
-          at.set(`${block}:${vault.vault}:${c.vault}`, {
-            loanUsd: prices.loanUsd,
-            collateralUsd,
-            perShare: perShare.result as bigint,
-          });
+        // Without the oracle's quote there, only a feed of the file prices the collateral.
+        const collateralUsd = quoted === null ? usdOf(c.asset) : prices.collateralUsd[0];
+        at.set(`${block}:${vault.vault}:${c.vault}`, {
+          perShare: assetsPerShare,
+          usd:
+            prices.loanUsd !== null && collateralUsd != null
+              ? { loanUsd: prices.loanUsd, collateralUsd }
+              : null,
+        });
       });
     } catch (err) {
       // That block's state is gone (a pruned node): the pass's prices serve.
