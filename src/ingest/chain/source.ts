@@ -478,12 +478,7 @@ export function chainSource(
       keepFailedPools('compound', cometMarkets);
       const absorbs = compound?.absorbs ?? [];
       const cometThen = await basePricesAtBlocks(rpc, chain.chainlink, absorbs, comets, feedSymbolOf);
-      if (cometThen.unread.length > 0)
-        items.push({
-          id: 'compound:prices-at-blocks',
-          ok: false,
-          error: `${cometThen.unread.length} absorb blocks (${cometThen.unread[0]} to ${cometThen.unread.at(-1)}) priced at this pass's prices${cometThen.error ? `: ${cometThen.error}` : ` (more than ${MAX_PRICED_BLOCKS} blocks)`}`,
-        });
+      items.push(...unpricedBlocks('compound', 'absorb', cometThen));
       for (const a of absorbs) {
         const config = comets.configs.get(a.comet);
         const base = config && comets.tokens.get(config.baseToken);
@@ -566,12 +561,7 @@ export function chainSource(
         eulerFound.flatMap(({ l, vault, c }) => (vault && c ? [{ block: l.block, vault, c }] : [])),
         feedSymbolOf,
       );
-      if (eulerThen.unread.length > 0)
-        items.push({
-          id: 'euler:prices-at-blocks',
-          ok: false,
-          error: `${eulerThen.unread.length} liquidation blocks (${eulerThen.unread[0]} to ${eulerThen.unread.at(-1)}) priced at this pass's prices${eulerThen.error ? `: ${eulerThen.error}` : ` (more than ${MAX_PRICED_BLOCKS} blocks)`}`,
-        });
+      items.push(...unpricedBlocks('euler', 'liquidation', eulerThen));
       for (const { l, record, c } of eulerFound) {
         const then = c && eulerThen.at.get(`${l.block}:${l.vault}:${c.vault}`);
         const perShare = then?.perShare ?? c?.assetsPerShare;
@@ -862,27 +852,16 @@ async function basePricesAtBlocks(
   absorbs: readonly CometAbsorb[],
   cache: CometCache,
   feedSymbolOf: (t: Token) => string | null,
-): Promise<{ usd: Map<string, number>; unread: number[]; error: string | null }> {
+): Promise<{ usd: Map<string, number> } & PricedBlocks> {
   const usd = new Map<string, number>();
-  const unread: number[] = [];
-  let error: string | null = null;
-  const blocks = [...new Set(absorbs.map((a) => a.block))].sort((a, b) => a - b);
-  unread.push(...blocks.slice(0, Math.max(0, blocks.length - MAX_PRICED_BLOCKS)));
-  for (const block of blocks.slice(-MAX_PRICED_BLOCKS)) {
-    try {
-      const usdOf = pricer((await readFeeds(rpc, feeds, BigInt(block))).readings, feedSymbolOf);
-      for (const a of absorbs) {
-        if (a.block !== block) continue;
-        const base = cache.tokens.get(cache.configs.get(a.comet)?.baseToken ?? '');
-        const price = base ? usdOf(base) : null;
-        if (price !== null) usd.set(`${block}:${a.comet}`, price);
-      }
-    } catch (err) {
-      unread.push(block);
-      error ??= (err as Error).message.split('\n')[0]!;
+  const walked = await atPricedBlocks(rpc, feeds, absorbs, feedSymbolOf, (block, here, usdOf) => {
+    for (const a of here) {
+      const base = cache.tokens.get(cache.configs.get(a.comet)?.baseToken ?? '');
+      const price = base ? usdOf(base) : null;
+      if (price !== null) usd.set(`${block}:${a.comet}`, price);
     }
-  }
-  return { usd, unread, error };
+  });
+  return { usd, ...walked };
 }
 
 /** A collateral at a liquidation's block: its share price, and the USD prices when they could be read. */
@@ -899,65 +878,47 @@ async function eulerPricesAtBlocks(
   feeds: readonly FeedConfig[],
   wanted: readonly { block: number; vault: EulerVaultRead; c: EulerCollateral }[],
   feedSymbolOf: (t: Token) => string | null,
-): Promise<{
-  at: Map<string, AtBlock>;
-  unread: number[];
-  error: string | null;
-}> {
+): Promise<{ at: Map<string, AtBlock> } & PricedBlocks> {
   const at = new Map<string, AtBlock>();
-  const unread: number[] = [];
-  let error: string | null = null;
-  const blocks = [...new Set(wanted.map((w) => w.block))].sort((a, b) => a - b);
-  unread.push(...blocks.slice(0, Math.max(0, blocks.length - MAX_PRICED_BLOCKS)));
-  for (const block of blocks.slice(-MAX_PRICED_BLOCKS)) {
-    const here = [
-      ...new Map(
-        wanted.filter((w) => w.block === block).map((w) => [`${w.vault.vault}:${w.c.vault}`, w]),
-      ).values(),
-    ];
-    try {
-      const usdOf = pricer((await readFeeds(rpc, feeds, BigInt(block))).readings, feedSymbolOf);
-      const reads = await rpc.multicall({
-        blockNumber: BigInt(block),
-        allowFailure: true,
-        ...(await rpc.multicallOptions()),
-        contracts: here.flatMap(({ vault, c }) => collateralQuoteCalls(vault, c)),
+  const walked = await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, async (block, all, usdOf) => {
+    // Each vault and collateral once.
+    const here = [...new Map(all.map((w) => [`${w.vault.vault}:${w.c.vault}`, w])).values()];
+    const reads = await rpc.multicall({
+      blockNumber: BigInt(block),
+      allowFailure: true,
+      ...(await rpc.multicallOptions()),
+      contracts: here.flatMap(({ vault, c }) => collateralQuoteCalls(vault, c)),
+    });
+    throwIfUnread(reads);
+    here.forEach(({ vault, c }, i) => {
+      const [assetQuote, quote, perShare] = reads.slice(i * 3, i * 3 + 3);
+      if (perShare?.status !== 'success') return;
+      const assetsPerShare = perShare.result as bigint;
+      // A vault whose asset is its unit of account asks no quote of it.
+      const sameUnit = vault.asset.address === vault.unitOfAccount;
+      const quoted = quote?.status === 'success' ? (quote.result as bigint) : null;
+      const then = {
+        ...vault,
+        assetQuote: sameUnit
+          ? vault.assetQuote
+          : assetQuote?.status === 'success'
+            ? (assetQuote.result as bigint)
+            : 0n,
+        collaterals: [{ ...c, quote: quoted ?? 0n, assetsPerShare }],
+      };
+      const prices = eulerPrices(then, usdOf);
+      // Without the oracle's quote there, only a feed of the file prices the collateral.
+      const collateralUsd = quoted === null ? usdOf(c.asset) : prices.collateralUsd[0];
+      at.set(`${block}:${vault.vault}:${c.vault}`, {
+        perShare: assetsPerShare,
+        usd:
+          prices.loanUsd !== null && collateralUsd != null
+            ? { loanUsd: prices.loanUsd, collateralUsd }
+            : null,
       });
-      throwIfUnread(reads);
-      here.forEach(({ vault, c }, i) => {
-        const [assetQuote, quote, perShare] = reads.slice(i * 3, i * 3 + 3);
-        if (perShare?.status !== 'success') return;
-        const assetsPerShare = perShare.result as bigint;
-        // A vault whose asset is its unit of account asks no quote of it.
-        const sameUnit = vault.asset.address === vault.unitOfAccount;
-        const quoted = quote?.status === 'success' ? (quote.result as bigint) : null;
-        const then = {
-          ...vault,
-          assetQuote: sameUnit
-            ? vault.assetQuote
-            : assetQuote?.status === 'success'
-              ? (assetQuote.result as bigint)
-              : 0n,
-          collaterals: [{ ...c, quote: quoted ?? 0n, assetsPerShare }],
-        };
-        const prices = eulerPrices(then, usdOf);
-        // Without the oracle's quote there, only a feed of the file prices the collateral.
-        const collateralUsd = quoted === null ? usdOf(c.asset) : prices.collateralUsd[0];
-        at.set(`${block}:${vault.vault}:${c.vault}`, {
-          perShare: assetsPerShare,
-          usd:
-            prices.loanUsd !== null && collateralUsd != null
-              ? { loanUsd: prices.loanUsd, collateralUsd }
-              : null,
-        });
-      });
-    } catch (err) {
-      // That block's state is gone (a pruned node): the pass's prices serve.
-      unread.push(block);
-      error ??= firstLine(err as Error);
-    }
-  }
-  return { at, unread, error };
+    });
+  });
+  return { at, ...walked };
 }
 
 /** A feed an oracle names that the file does not list: its heartbeat from the reference data. */
@@ -1017,52 +978,92 @@ async function pricesAtBlocks(
   feedSymbolOf: (t: Token) => string | null,
 ): Promise<Map<string, { loanUsd: number; collateralUsd: number }>> {
   const out = new Map<string, { loanUsd: number; collateralUsd: number }>();
-  // By block, each market once; the newest MAX_PRICED_BLOCKS blocks (an RPC keeps recent state).
-  const byBlock = new Map<number, Map<string, MarketRecord>>();
-  for (const w of wanted) {
-    const at = byBlock.get(w.block) ?? new Map<string, MarketRecord>();
-    at.set(w.record.uniqueKey, w.record);
-    byBlock.set(w.block, at);
+  await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, async (block, here, usdOf) => {
+    // Each market once.
+    const records = [...new Map(here.map((w) => [w.record.uniqueKey, w.record])).values()];
+    const oracles = await rpc.multicall({
+      blockNumber: BigInt(block),
+      allowFailure: true,
+      ...(await rpc.multicallOptions()),
+      contracts: records.map(
+        (r) =>
+          ({
+            address: r.oracle!.address as `0x${string}`,
+            abi: blueOracleAbi,
+            functionName: 'price',
+          }) as const,
+      ),
+    });
+    throwIfUnread(oracles);
+    records.forEach((r, i) => {
+      const loanUsd = usdOf({ address: r.loanAddress, symbol: r.loan });
+      if (loanUsd === null) return;
+      const o = oracles[i]!;
+      const collateralUsd =
+        usdOf({ address: r.collateralAddress, symbol: r.collateral }) ??
+        collateralUsdFromOracle(
+          o.status === 'success' ? (o.result as bigint) : undefined,
+          r.loanDecimals ?? 18,
+          r.collateralDecimals ?? 18,
+          loanUsd,
+        );
+      if (collateralUsd !== null) out.set(`${block}:${r.uniqueKey}`, { loanUsd, collateralUsd });
+    });
+  });
+  return out;
+}
+
+/** The blocks a walk over past blocks could not price: left out (more than MAX_PRICED_BLOCKS) or unreadable. */
+interface PricedBlocks {
+  unread: number[];
+  /** The first read's error (null: the unread blocks were only left out). */
+  error: string | null;
+}
+
+/**
+ * Walks the newest MAX_PRICED_BLOCKS distinct blocks of `items` (an RPC keeps recent state; older
+ * ones are left out), handing `read` each block's items and the USD prices of the file's feeds
+ * read at that block. A block whose read fails (a pruned node, a failed request) is left out: its
+ * items are priced at the pass's prices.
+ */
+async function atPricedBlocks<T extends { block: number }>(
+  rpc: ChainRpc,
+  feeds: readonly FeedConfig[],
+  items: readonly T[],
+  feedSymbolOf: (t: Token) => string | null,
+  read: (block: number, here: T[], usdOf: ReturnType<typeof pricer>) => void | Promise<void>,
+): Promise<PricedBlocks> {
+  const byBlock = new Map<number, T[]>();
+  for (const item of items) {
+    const here = byBlock.get(item.block);
+    if (here) here.push(item);
+    else byBlock.set(item.block, [item]);
   }
-  const blocks = [...byBlock.keys()].sort((a, b) => a - b).slice(-MAX_PRICED_BLOCKS);
-  for (const block of blocks) {
-    const records = [...byBlock.get(block)!.values()];
+  const blocks = [...byBlock.keys()].sort((a, b) => a - b);
+  const unread = blocks.slice(0, Math.max(0, blocks.length - MAX_PRICED_BLOCKS));
+  let error: string | null = null;
+  for (const block of blocks.slice(-MAX_PRICED_BLOCKS)) {
     try {
-      const { readings } = await readFeeds(rpc, feeds, BigInt(block));
-      const usdOf = pricer(readings, feedSymbolOf);
-      const oracles = await rpc.multicall({
-        blockNumber: BigInt(block),
-        allowFailure: true,
-        ...(await rpc.multicallOptions()),
-        contracts: records.map(
-          (r) =>
-            ({
-              address: r.oracle!.address as `0x${string}`,
-              abi: blueOracleAbi,
-              functionName: 'price',
-            }) as const,
-        ),
-      });
-      throwIfUnread(oracles);
-      records.forEach((r, i) => {
-        const loanUsd = usdOf({ address: r.loanAddress, symbol: r.loan });
-        if (loanUsd === null) return;
-        const o = oracles[i]!;
-        const collateralUsd =
-          usdOf({ address: r.collateralAddress, symbol: r.collateral }) ??
-          collateralUsdFromOracle(
-            o.status === 'success' ? (o.result as bigint) : undefined,
-            r.loanDecimals ?? 18,
-            r.collateralDecimals ?? 18,
-            loanUsd,
-          );
-        if (collateralUsd !== null) out.set(`${block}:${r.uniqueKey}`, { loanUsd, collateralUsd });
-      });
-    } catch {
-      // That block's state is gone (a pruned node): the pass's prices serve.
+      const usdOf = pricer((await readFeeds(rpc, feeds, BigInt(block))).readings, feedSymbolOf);
+      await read(block, byBlock.get(block)!, usdOf);
+    } catch (err) {
+      unread.push(block);
+      error ??= firstLine(err as Error);
     }
   }
-  return out;
+  return { unread, error };
+}
+
+/** The pass's item naming what a walk over past blocks could not price, or none. */
+function unpricedBlocks(kind: string, what: string, r: PricedBlocks): ItemReport[] {
+  if (r.unread.length === 0) return [];
+  return [
+    {
+      id: `${kind}:prices-at-blocks`,
+      ok: false,
+      error: `${r.unread.length} ${what} blocks (${r.unread[0]} to ${r.unread.at(-1)}) priced at this pass's prices${r.error ? `: ${r.error}` : ` (more than ${MAX_PRICED_BLOCKS} blocks)`}`,
+    },
+  ];
 }
 
 function oracleUsd(m: MorphoMarketRead, loanUsd: number): number | null {
