@@ -10,6 +10,8 @@
  * positions that exist, not with every account the logs ever named. A forgotten account is read
  * again when a log names it.
  */
+import { firstLine } from './rpc.ts';
+
 export class AccountReads<T> {
   private readonly groups = new Map<string, Map<string, T | null>>();
   /** `${group}:${user}` of the accounts that held nothing → the block they were read at. */
@@ -85,3 +87,24 @@ export class AccountReads<T> {
 }
 
 const EMPTY: ReadonlyMap<string, never> = new Map<string, never>();
+
+/**
+ * Whether an account's calls were all answered. One refused leaves the account as last read
+ * (its key into `retry`, read again next pass) and names it in `failures`; answered, it leaves
+ * `retry`.
+ */
+export function accountAnswered(
+  key: string,
+  results: readonly { status: 'success' | 'failure'; error?: Error | undefined }[],
+  retry: Set<string>,
+  failures: { id: string; error: string }[],
+): boolean {
+  const bad = results.find((x) => x.status !== 'success');
+  if (bad) {
+    retry.add(key);
+    failures.push({ id: key, error: `account ${key}: ${firstLine(bad.error)}` });
+    return false;
+  }
+  retry.delete(key);
+  return true;
+}

@@ -13,7 +13,7 @@
  * keeps the others), and the debts equal `borrowBalanceOf`.
  */
 import { type AbiEvent, parseAbi, zeroAddress } from 'viem';
-import { AccountReads } from './account-reads.ts';
+import { AccountReads, accountAnswered } from './account-reads.ts';
 import {
   blockTimes,
   type ChainRpc,
@@ -604,14 +604,8 @@ async function readState(
     if (n === undefined) continue;
     const r = reads.slice(k, k + 1 + n);
     k += 1 + n;
-    const bad = r.find((x) => x.status !== 'success');
-    if (bad) {
-      // As last read meanwhile (its item named), and read again next pass.
-      cache.retry.add(key);
-      failures.push({ id: key, error: `account ${key}: ${firstLine(bad.error)}` });
-      continue;
-    }
-    cache.retry.delete(key);
+    // Not answered: as last read meanwhile (its item named), and read again next pass.
+    if (!accountAnswered(key, r, cache.retry, failures)) continue;
     const principal = (r[0]!.result as readonly unknown[])[0] as bigint;
     const collateral = r.slice(1).map((x) => x.result as bigint);
     const holds = principal < 0n || collateral.some((c) => c > 0n);

@@ -25,7 +25,7 @@
  * 100 % or more, keeps its last records, named in every pass; a failed request fails the pass.
  */
 import { type Abi, parseAbi, zeroAddress } from 'viem';
-import { AccountReads } from './account-reads.ts';
+import { AccountReads, accountAnswered } from './account-reads.ts';
 import {
   blockTimes,
   type ChainRpc,
@@ -645,13 +645,7 @@ export async function readEuler(
     const listed = head.get(vault)!.collaterals;
     const r = reads.slice(k, k + 3 + listed.length);
     k += 3 + listed.length;
-    const bad = r.find((x) => x.status !== 'success');
-    if (bad) {
-      cache.retry.add(key);
-      failures.push({ id: key, error: `account ${key}: ${firstLine(bad.error)}` });
-      continue;
-    }
-    cache.retry.delete(key);
+    if (!accountAnswered(key, r, cache.retry, failures)) continue;
     const enabled = new Set((r[1]!.result as readonly string[]).map((c) => c.toLowerCase()));
     const controlled = (r[2]!.result as readonly string[]).some((c) => c.toLowerCase() === vault);
     const balances = new Map<string, bigint>();
