@@ -1,7 +1,10 @@
 /**
  * Chain ingestion on a local chain (anvil from npm): Morpho Blue with one market and
  * `--positions` borrowers (default 2,000), a Compound v3 comet (our test Comet) with
- * `--comet-accounts` borrowers (default 200), two Chainlink-shaped feeds.
+ * `--comet-accounts` borrowers (default 200), an Euler vault (our test EVault) with
+ * `--euler-accounts` borrowers (default 200), an Aave v3 pool (the real contracts, from
+ * `@aave/core-v3`'s artifacts) with `--aave-accounts` borrowers (default 200), two
+ * Chainlink-shaped feeds in the sources file.
  *
  * - First sync: one pass over an empty store, from block 0: positions read per second, RPC
  *   requests. Baseline, in the same run: the same position reads as bare viem multicalls.
@@ -12,7 +15,7 @@
  *   (service.ingest(): the pass the INGEST_INTERVAL_MS timer runs, so the wait for the timer,
  *   up to the interval, comes on top).
  *
- *   node bench/chain.ts [--positions N] [--comet-accounts M]
+ *   node bench/chain.ts [--positions N] [--comet-accounts M] [--euler-accounts E] [--aave-accounts A]
  *
  * Results: bench/results/chain-<date>.json and chain-latest.json.
  */
@@ -28,6 +31,7 @@ import { ingestLive } from '../src/ingest/live.ts';
 import { parseSources } from '../src/ingest/sources-file.ts';
 import { createService } from '../src/service.ts';
 import { openStore } from '../src/store/open.ts';
+import { deployAave } from '../test/chain/aave.ts';
 import { compileContracts, deploy, localSources, sendTx, startAnvil } from '../test/chain/anvil.ts';
 import { embeddedSettings, QUIET, tempDir } from '../test/helpers.ts';
 import { BENCH_DIR, fmt, log, machine, sig } from './lib.ts';
@@ -37,6 +41,7 @@ const { values } = parseArgs({
     positions: { type: 'string', default: '2000' },
     'comet-accounts': { type: 'string', default: '200' },
     'euler-accounts': { type: 'string', default: '200' },
+    'aave-accounts': { type: 'string', default: '200' },
   },
 });
 const N = Number(values.positions);
@@ -49,6 +54,10 @@ if (!Number.isInteger(K) || K < 0)
 const E = Number(values['euler-accounts']);
 if (!Number.isInteger(E) || E < 0)
   throw new Error(`--euler-accounts must be a non-negative integer, got '${values['euler-accounts']}'`);
+
+const A = Number(values['aave-accounts']);
+if (!Number.isInteger(A) || A < 0)
+  throw new Error(`--aave-accounts must be a non-negative integer, got '${values['aave-accounts']}'`);
 
 const WAD = 10n ** 18n;
 const LLTV = 860_000_000_000_000_000n;
@@ -228,6 +237,42 @@ try {
     await asBorrower(evc, EVC, 'enableController', (b) => [b, eUsdc]);
     await asBorrower(eUsdc, V, 'borrow', (b, i) => [BigInt(1500 + (i % 900)) * 10n ** 6n, b]);
   }
+  // Aave v3: USDC lent against WETH; A borrowers, their WETH supplied for them by the owner, each
+  // borrowing itself.
+  const aaveBorrowers = borrowers.slice(0, A);
+  const aave = A > 0 ? await deployAave(anvil) : null;
+  if (aave) {
+    const { WETH: aWeth, USDC: aUsdc } = aave.reserves;
+    const P = aave.poolAbi;
+    await send(aUsdc.asset, T, 'mint', [owner, 10n ** 15n]);
+    await send(aUsdc.asset, T, 'approve', [aave.pool, 2n ** 256n - 1n]);
+    await send(aave.pool, P, 'supply', [aUsdc.asset, 10n ** 15n, owner, 0]);
+    await send(aWeth.asset, T, 'mint', [owner, BigInt(A) * WAD]);
+    await send(aWeth.asset, T, 'approve', [aave.pool, 2n ** 256n - 1n]);
+    nonce = await c.getTransactionCount({ address: owner, blockTag: 'pending' });
+    await batched(aaveBorrowers, (b) =>
+      c.writeContract({
+        address: aave.pool,
+        abi: P,
+        functionName: 'supply',
+        args: [aWeth.asset, WAD, b, 0],
+        gas: 500_000n,
+        nonce: nonce++,
+      } as never),
+    );
+    // $800 to $1,400 against 1 WETH at $2,000 (LTV 80 %)
+    await batched(aaveBorrowers, (b, i) =>
+      wallet.writeContract({
+        account: b,
+        chain: null,
+        address: aave.pool,
+        abi: P,
+        functionName: 'borrow',
+        args: [aUsdc.asset, BigInt(800 + (i % 600)) * 10n ** 6n, 2, 0, b],
+        gas: 800_000n,
+      } as never),
+    );
+  }
   log(
     `opened in ${fmt((performance.now() - t0) / 1000)} s; block ${await c.getBlockNumber({ cacheTime: 0 })}`,
   );
@@ -237,6 +282,8 @@ try {
   if (K > 0) Object.assign(sourcesJson.chains[0]!, { compound: [{ comet }] });
   // Euler from its EVC's deployment block, found by the source.
   if (E > 0) Object.assign(sourcesJson.chains[0]!, { euler: { evc, factory: vaultFactory } });
+  // The Aave pool from its deployment block, found by the source.
+  if (aave) Object.assign(sourcesJson.chains[0]!, { aave: [{ pool: aave.pool }] });
   const dataDir = tempDir('lrds-bench-chain-');
   const store = await openStore({ dataDir, databaseUrl: null });
   const sources = chainSources(parseSources(sourcesJson, 'bench'));
@@ -270,6 +317,35 @@ try {
         { address: evc, abi: EVC, functionName: 'getControllers', args: [b] } as const,
         { address: eWeth, abi: V, functionName: 'balanceOf', args: [b] } as const,
       ]),
+      ...(aave
+        ? aaveBorrowers.flatMap((b) => [
+            {
+              address: aave.pool,
+              abi: aave.poolAbi,
+              functionName: 'getUserConfiguration',
+              args: [b],
+            } as const,
+            { address: aave.pool, abi: aave.poolAbi, functionName: 'getUserEMode', args: [b] } as const,
+            {
+              address: aave.reserves.WETH.aToken,
+              abi: aave.aTokenAbi,
+              functionName: 'scaledBalanceOf',
+              args: [b],
+            } as const,
+            {
+              address: aave.reserves.USDC.variableDebt,
+              abi: aave.variableDebtAbi,
+              functionName: 'scaledBalanceOf',
+              args: [b],
+            } as const,
+            {
+              address: aave.reserves.USDC.stableDebt,
+              abi: aave.stableDebtAbi,
+              functionName: 'balanceOf',
+              args: [b],
+            } as const,
+          ])
+        : []),
     ],
     deployless: true,
     batchSize: DEPLOYLESS_BATCH_BYTES,
@@ -325,6 +401,7 @@ try {
     morphoPositions: N + 1,
     cometAccounts: K,
     eulerAccounts: E,
+    aaveAccounts: A,
     firstSync: {
       ms: sig(firstMs, 4),
       rpcRequests: first.rpcRequests,
@@ -351,7 +428,7 @@ try {
   writeFileSync(join(dir, 'chain-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(
     [
-      `| chain ingestion (anvil, ${positions.toLocaleString('en-US')} positions: 1 Morpho market, 1 comet of ${K} borrowers, 1 Euler vault of ${E} borrowers; 2 feeds) | figure |`,
+      `| chain ingestion (anvil, ${positions.toLocaleString('en-US')} positions: 1 Morpho market, 1 comet of ${K} borrowers, 1 Euler vault of ${E} borrowers, 1 Aave pool of ${A} borrowers; 2 feeds) | figure |`,
       '|---|---:|',
       `| first sync: positions read per second | ${fmt(results.firstSync.positionsPerSecond)} |`,
       `| first sync: pass time, s (baseline: the bare position reads, ${fmt(baselineMs / 1000)} s) | ${fmt(firstMs / 1000)} (${fmt(results.firstSync.ratioToBaseline)}x) |`,

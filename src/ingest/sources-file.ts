@@ -8,9 +8,9 @@
  *         "morpho": { "blue": "0x…", "fromBlock": 18883124 },
  *         "chainlink": [{ "address": "0x…", "pair": "ETH/USD", "heartbeatSeconds": 3600 }] } ] }
  *
- * This version reads Morpho Blue, Compound v3 comets, Euler v2 and Chainlink feeds. The other
- * protocol blocks of D15 (`aave`, `spark`, `fluid`) and `morphoApi` are refused with a problem
- * that says so, rather than accepted and silently not read.
+ * This version reads Morpho Blue, Aave v3 and Spark pools, Compound v3 comets, Euler v2 and
+ * Chainlink feeds. The other blocks of D15 (`fluid`, `morphoApi`) are refused with a problem that
+ * says so, rather than accepted and silently not read.
  */
 import { readFileSync } from 'node:fs';
 import { deployments, getChainAddresses } from '@morpho-org/blue-sdk';
@@ -42,6 +42,11 @@ const FeedSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const PoolSchema = Type.Object(
+  { pool: ADDRESS, fromBlock: Type.Optional(BLOCK) },
+  { additionalProperties: false },
+);
+
 const ChainSchema = Type.Object(
   {
     chainId: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }),
@@ -54,6 +59,10 @@ const ChainSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** Aave v3 pools; left out on a known chain: the pools of the shipped reference data. */
+    aave: Type.Optional(Type.Array(PoolSchema)),
+    /** SparkLend pools (Aave v3's code); left out on Ethereum: SparkLend's pool. */
+    spark: Type.Optional(Type.Array(PoolSchema)),
     /** Compound v3 comets; left out on a known chain: the comets of the shipped reference data. */
     compound: Type.Optional(
       Type.Array(
@@ -83,7 +92,7 @@ const FileSchema = Type.Object(
 type RawFile = Static<typeof FileSchema>;
 
 /** Blocks of D15 that this version does not read yet: named in the problem, never ignored. */
-const NOT_READ_YET = ['aave', 'spark', 'fluid'];
+const NOT_READ_YET = ['fluid'];
 
 export interface FeedConfig {
   /** Lower-case. */
@@ -102,6 +111,8 @@ export interface ChainConfig {
   confirmations: number;
   /** Morpho Blue, when read on this chain. */
   morpho: { blue: string; fromBlock: number } | null;
+  /** Aave v3 and Spark pools read on this chain (addresses lower-case; fromBlock null: from its deployment). */
+  aave: { protocol: 'aave' | 'spark'; pool: string; fromBlock: number | null }[];
   /** Compound v3 comets read on this chain (addresses lower-case; fromBlock null: from its deployment). */
   compound: { comet: string; fromBlock: number | null }[];
   /**
@@ -148,6 +159,7 @@ export function parseSources(
   source: string,
   feeds: readonly RefChainlinkFeed[] = [],
   comets: readonly { chainId: number; comet: string }[] = [],
+  pools: readonly KnownPool[] = [],
 ): SourcesConfig {
   const problems: string[] = [];
   if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
@@ -159,7 +171,7 @@ export function parseSources(
       for (const block of NOT_READ_YET)
         if (block in c)
           problems.push(
-            `chains[${i}].${block}: not read by this version (morpho, compound, euler and chainlink only)`,
+            `chains[${i}].${block}: not read by this version (morpho, aave, spark, compound, euler and chainlink only)`,
           );
     });
   }
@@ -198,6 +210,18 @@ export function parseSources(
       if (compound.findIndex((y) => y.comet === x.comet) !== j)
         problems.push(`chains[${i}].compound[${j}].comet: duplicate ${x.comet}`);
     });
+    // Aave and Spark likewise, from the pools of the shipped reference data.
+    const aave = (['aave', 'spark'] as const).flatMap((protocol) =>
+      (c[protocol] ?? pools.filter((r) => r.chainId === c.chainId && r.protocol === protocol)).map((x) => ({
+        protocol,
+        pool: x.pool.toLowerCase(),
+        fromBlock: 'fromBlock' in x && typeof x.fromBlock === 'number' ? x.fromBlock : null,
+      })),
+    );
+    aave.forEach((x, j) => {
+      if (aave.findIndex((y) => y.pool === x.pool) !== j)
+        problems.push(`chains[${i}].${x.protocol}: duplicate pool ${x.pool}`);
+    });
     const addresses = new Set<string>();
     const chainlink = (c.chainlink ?? []).map((f, j): FeedConfig => {
       const address = f.address.toLowerCase();
@@ -220,6 +244,7 @@ export function parseSources(
       rpcUrl: c.rpcUrl,
       confirmations: c.confirmations ?? 0,
       morpho,
+      aave,
       compound,
       euler: c.euler
         ? {
@@ -261,11 +286,19 @@ function knownMorpho(chainId: number): { blue: string; fromBlock: number } | nul
   }
 }
 
+/** A pool of the shipped reference data, read on its chain when the file names none. */
+export interface KnownPool {
+  chainId: number;
+  protocol: 'aave' | 'spark';
+  pool: string;
+}
+
 /** Reads and validates the file named by SOURCES_FILE. */
 export function loadSources(
   file: string,
   feeds: readonly RefChainlinkFeed[] = [],
   comets: readonly { chainId: number; comet: string }[] = [],
+  pools: readonly KnownPool[] = [],
 ): SourcesConfig {
   let text: string;
   try {
@@ -279,5 +312,5 @@ export function loadSources(
   } catch (err) {
     throw new SourcesConfigError(file, [`not JSON: ${(err as Error).message}`]);
   }
-  return parseSources(json, file, feeds, comets);
+  return parseSources(json, file, feeds, comets, pools);
 }

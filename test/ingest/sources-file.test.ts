@@ -52,6 +52,7 @@ test('default: a local chain with its addresses; feeds take heartbeats from the 
     rpcUrl: 'http://127.0.0.1:8545',
     confirmations: 0,
     morpho: { blue: A, fromBlock: 0 },
+    aave: [],
     compound: [],
     euler: null,
     chainlink: [
@@ -187,9 +188,59 @@ test('error: protocols this version does not read are refused by name, not ignor
     }),
     [
       'morphoApi: not read by this version (chains only)',
-      'chains[0].aave: not read by this version (morpho, compound, euler and chainlink only)',
-      'chains[0].fluid: not read by this version (morpho, compound, euler and chainlink only)',
+      'chains[0].fluid: not read by this version (morpho, aave, spark, compound, euler and chainlink only)',
     ],
+  );
+});
+
+test('behavior: Aave and Spark pools are read as listed; left out on a chain the reference knows, its pools', () => {
+  const reference = [
+    { chainId: 1, protocol: 'aave' as const, pool: A },
+    { chainId: 1, protocol: 'spark' as const, pool: B },
+    { chainId: 8453, protocol: 'aave' as const, pool: '0xa238dd80c259a72e81d7e4664a9801593f98d1c5' },
+  ];
+  const listed = parseSources(
+    {
+      chains: [
+        {
+          chainId: 7,
+          rpcUrl: 'https://x',
+          aave: [{ pool: '0xABCDEF0000000000000000000000000000000001', fromBlock: 12 }],
+          spark: [{ pool: B }],
+        },
+      ],
+    },
+    't',
+    [],
+    [],
+    reference,
+  );
+  assert.deepEqual(listed.chains[0]!.aave, [
+    { protocol: 'aave', pool: '0xabcdef0000000000000000000000000000000001', fromBlock: 12 },
+    { protocol: 'spark', pool: B, fromBlock: null },
+  ]);
+  const known = parseSources({ chains: [{ chainId: 1, rpcUrl: 'https://x' }] }, 't', [], [], reference);
+  assert.deepEqual(known.chains[0]!.aave, [
+    { protocol: 'aave', pool: A, fromBlock: null },
+    { protocol: 'spark', pool: B, fromBlock: null },
+  ]);
+  const none = parseSources(
+    { chains: [{ chainId: 1, rpcUrl: 'https://x', aave: [], spark: [] }] },
+    't',
+    [],
+    [],
+    reference,
+  );
+  assert.deepEqual(none.chains[0]!.aave, []);
+  assert.deepEqual(
+    problems({
+      chains: [{ chainId: 7, rpcUrl: 'https://x', aave: [{ pool: A }], spark: [{ pool: A }, { pool: 'x' }] }],
+    }),
+    ['chains[0].spark[1].pool: must be a 0x address (40 hex digits)'],
+  );
+  assert.deepEqual(
+    problems({ chains: [{ chainId: 7, rpcUrl: 'https://x', aave: [{ pool: A }], spark: [{ pool: A }] }] }),
+    [`chains[0].spark: duplicate pool ${A}`],
   );
 });
 

@@ -1,7 +1,7 @@
 /** The chain sources of a sources file (D15): one `chain:<chainId>` source per chain. */
 import type { Transport } from 'viem';
-import { loadReference } from '../sandbox/reference.ts';
-import { loadSources, type SourcesConfig } from '../sources-file.ts';
+import { loadReference, type ReferenceData } from '../sandbox/reference.ts';
+import { type KnownPool, loadSources, type SourcesConfig } from '../sources-file.ts';
 import { createChainRpc } from './rpc.ts';
 import { type ChainSource, chainSource } from './source.ts';
 
@@ -24,8 +24,20 @@ export function chainSources(
   );
 }
 
+/** The Aave v3 and SparkLend pools of the shipped reference data (read on a chain whose file names none). */
+export function knownPools(reference: ReferenceData): KnownPool[] {
+  return [
+    ...reference.aaveMarkets.map((m) => ({ chainId: m.chainId, protocol: 'aave' as const, pool: m.pool })),
+    {
+      chainId: reference.spark.market.chainId,
+      protocol: 'spark' as const,
+      pool: reference.spark.market.pool,
+    },
+  ];
+}
+
 /** Reads and validates the sources file (every problem listed), with the reference feeds' heartbeats. */
 export function loadSourcesFile(file: string): SourcesConfig {
   const reference = loadReference();
-  return loadSources(file, reference.chainlinkFeeds, reference.comets);
+  return loadSources(file, reference.chainlinkFeeds, reference.comets, knownPools(reference));
 }

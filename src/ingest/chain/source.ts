@@ -1,6 +1,7 @@
 /**
  * One chain as a source (`chain:<chainId>`): each run reads the chain at its head minus the
- * confirmations, Chainlink feeds, Morpho Blue, Compound v3 comets and Euler v2, and hands
+ * confirmations, Chainlink feeds, Morpho Blue, Aave v3 and Spark pools, Compound v3 comets and
+ * Euler v2, and hands
  * ingestion the chain's markets and positions as records (USD at the feeds' prices, health
  * factors by each protocol's own math), the liquidations and oracle rounds seen, and the block
  * reached.
@@ -10,6 +11,7 @@
  * loan units × the loan token's USD price). A market whose loan token has no USD price is not
  * served (its amounts could not be stated in USD) and its item says why.
  */
+import { IAaveOracle_ABI } from '@aave-dao/aave-address-book/abis/IAaveOracle';
 import { type Market, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { blueOracleAbi } from '@morpho-org/blue-sdk-viem';
 import type {
@@ -24,6 +26,15 @@ import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
+import {
+  AAVE_EVENTS,
+  AaveCache,
+  type AavePoolRead,
+  ATOKEN_EVENTS,
+  aaveLogAddresses,
+  readAave,
+} from './aave.ts';
+import { aaveKey, aaveLiquidation, aavePrices, aaveRecords } from './aave-records.ts';
 import { ANSWER_UPDATED, type FeedReading, readFeeds, readRounds, scaled, usdPrices } from './chainlink.ts';
 import { COMET_EVENTS, type CometAbsorb, CometCache, readCompound } from './compound.ts';
 import { absorbLiquidations, cometRecords } from './compound-records.ts';
@@ -94,6 +105,7 @@ export function chainSource(
   const cache = new MorphoCache();
   const comets = new CometCache();
   const euler = new EulerCache();
+  const aave = new AaveCache();
   // On a chain the reference data lists tokens for, a token is priced by its feeds only when its
   // address is a listed one, under the listed symbol: a contract naming itself "WETH" is not WETH.
   const listed = new Map(
@@ -107,6 +119,10 @@ export function chainSource(
   // Each comet as the checkpoint names it: one not named there (added to the file, or given
   // another start block) is read from its start, the others from the last block read.
   const cometConfig = (c: ChainConfig['compound'][number]) => `${c.comet}:${c.fromBlock ?? 'deployment'}`;
+  // Each Aave or Spark pool likewise.
+  const aaveConfig = (p: ChainConfig['aave'][number]) =>
+    `${p.protocol}:${p.pool}:${p.fromBlock ?? 'deployment'}`;
+  const protocolOf = new Map(chain.aave.map((p) => [p.pool, p.protocol]));
   // Euler as the checkpoint names it: another EVC or start block is read from its start.
   const eulerConfig = chain.euler ? `${chain.euler.evc}:${chain.euler.fromBlock ?? 'deployment'}` : null;
   // The publishers of the file's feeds as the last pass found them (their logs go in the next
@@ -116,7 +132,12 @@ export function chainSource(
   // has that range's rounds read from the publisher it had.
   const lastReading = new Map<string, FeedReading>();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
-  const rereadAfterReorg = { morpho: new Set<string>(), comets: new Set<string>(), euler: new Set<string>() };
+  const rereadAfterReorg = {
+    morpho: new Set<string>(),
+    comets: new Set<string>(),
+    euler: new Set<string>(),
+    aave: new Set<string>(),
+  };
   return {
     id: `chain:${chain.chainId}`,
     kind: 'chain',
@@ -179,16 +200,20 @@ export function chainSource(
           for (const key of cache.positions.keys()) rereadAfterReorg.morpho.add(key);
           for (const key of [...comets.accounts.keys(), ...comets.retry]) rereadAfterReorg.comets.add(key);
           for (const key of [...euler.accounts.keys(), ...euler.retry]) rereadAfterReorg.euler.add(key);
+          for (const key of [...aave.accounts.keys(), ...aave.retry]) rereadAfterReorg.aave.add(key);
         }
         cache.clear();
         comets.clear();
         euler.clear();
+        aave.clear();
       }
 
       // After the first pass every reader resumes at the same block: the logs of Morpho, of the
       // comets already read and of the feeds' publishers (as the last pass found them) are read in
       // one eth_getLogs, which each reader takes its part of.
       const readComets = new Set(resume === null ? [] : (checkpoint.comets ?? []));
+      const readPools = new Set(resume === null ? [] : (checkpoint.aave ?? []));
+      const resumedPools = chain.aave.filter((p) => readPools.has(aaveConfig(p))).map((p) => p.pool);
       const eulerResumes = resume !== null && eulerConfig !== null && checkpoint.euler === eulerConfig;
       const knownEuler = eulerResumes
         ? {
@@ -205,6 +230,7 @@ export function chainSource(
         const addresses = [
           ...(chain.morpho ? [chain.morpho.blue] : []),
           ...chain.compound.filter((c) => readComets.has(cometConfig(c))).map((c) => c.comet),
+          ...aaveLogAddresses(resumedPools, aave),
           ...(chain.euler && eulerResumes ? eulerLogAddresses(chain.euler.evc, knownEuler, euler) : []),
           ...publishers,
         ].map((a) => a.toLowerCase());
@@ -215,7 +241,15 @@ export function chainSource(
             addresses: new Set(addresses),
             logs: await getLogsAdaptive(rpc, {
               address: addresses as `0x${string}`[],
-              events: [...MORPHO_EVENTS, ...COMET_EVENTS, ...EVC_EVENTS, ...EVAULT_EVENTS, ANSWER_UPDATED],
+              events: [
+                ...MORPHO_EVENTS,
+                ...COMET_EVENTS,
+                ...EVC_EVENTS,
+                ...EVAULT_EVENTS,
+                ...AAVE_EVENTS,
+                ...ATOKEN_EVENTS,
+                ANSWER_UPDATED,
+              ],
               fromBlock: resume,
               toBlock: target,
             }),
@@ -271,6 +305,39 @@ export function chainSource(
       for (const f of compound?.failures ?? [])
         items.push({ id: `compound:${f.id}`, ok: false, error: f.error });
 
+      const aaveRead =
+        chain.aave.length === 0
+          ? null
+          : await readAave(
+              rpc,
+              await Promise.all(
+                chain.aave.map(async (p) => ({
+                  pool: p.pool,
+                  from: resumedPools.includes(p.pool)
+                    ? resume!
+                    : p.fromBlock !== null
+                      ? BigInt(p.fromBlock)
+                      : await deploymentBlock(rpc, p.pool as `0x${string}`, target),
+                })),
+              ),
+              { block: target },
+              resume === null
+                ? []
+                : [
+                    ...knownHolders(`aave-${chain.chainId}-`, previous),
+                    ...knownHolders(`spark-${chain.chainId}-`, previous, [
+                      ...(checkpoint.aavePending ?? []),
+                      ...rereadAfterReorg.aave,
+                    ]),
+                  ].map(({ group, user }) => ({ pool: group, user })),
+              aave,
+              shared,
+            );
+      // A pool's items are named by its protocol (`aave:0x…`, `spark:0x…`).
+      const poolKind = (pool: string) => protocolOf.get(pool) ?? 'aave';
+      for (const f of aaveRead?.failures ?? [])
+        items.push({ id: `${poolKind(f.id.split(':')[0]!)}:${f.id}`, ok: false, error: f.error });
+
       const eulerRead = chain.euler
         ? await readEuler(
             rpc,
@@ -297,6 +364,7 @@ export function chainSource(
       const fileFeeds = new Set(feeds.keys());
       const named = [
         ...(morpho?.markets ?? []).flatMap((m) => m.oracleFeeds ?? []),
+        ...(aaveRead?.pools ?? []).flatMap((p) => p.reserves.flatMap((r) => (r.source ? [r.source] : []))),
         ...(compound?.comets ?? []).flatMap((c) => [
           c.config.baseTokenPriceFeed,
           ...c.config.assets.map((a) => a.priceFeed),
@@ -432,7 +500,10 @@ export function chainSource(
       };
       // The pools named failed this pass (`<kind>:0x…`: a pool as a whole, not an account or a
       // check, `0x…:…`) keep their last records.
-      const keepFailedPools = (kind: 'compound' | 'euler', served: Map<string, MarketRecord>) => {
+      const keepFailedPools = (
+        kind: 'compound' | 'euler' | 'aave' | 'spark',
+        served: Map<string, MarketRecord>,
+      ) => {
         for (const item of items)
           if (!item.ok && item.id.startsWith(`${kind}:`)) {
             const id = item.id.slice(kind.length + 1);
@@ -576,6 +647,73 @@ export function chainSource(
         );
       }
 
+      // Aave v3 and Spark: a pool whose every reserve has a USD price (the file's feeds, else the
+      // pool's oracle in USD) is served; one that is not keeps what the last pass served of it.
+      const aaveMarkets = new Map<string, MarketRecord>();
+      const aaveServed = new Set<string>();
+      for (const p of aaveRead?.pools ?? []) {
+        const kind = poolKind(p.pool);
+        const prices = aavePrices(p, usdOf);
+        const unpriced = p.reserves.find((r) => prices.get(r.asset) == null);
+        if (unpriced) {
+          items.push({
+            id: `${kind}:${p.pool}`,
+            ok: false,
+            error: `pool ${p.pool}: no USD price for ${unpriced.token.symbol} ${unpriced.asset} (its oracle's base currency is not USD: add its ${unpriced.token.symbol}/USD feed to the sources file)`,
+          });
+          continue;
+        }
+        const out = aaveRecords(kind, chain.chainId, p, prices as Map<string, number>, (c, d) => {
+          const sources = [c.source, d.source].filter((x) => x !== null);
+          return oracleRecord(p.oracle, sources.length > 0 ? sources : null, byFeed, 'ChainlinkOracle');
+        });
+        const wrong = implausible(out);
+        if (wrong) {
+          items.push({ id: `${kind}:${p.pool}`, ok: false, error: `pool ${p.pool}: ${wrong}` });
+          continue;
+        }
+        for (const m of out.markets) aaveMarkets.set(m.uniqueKey, m);
+        aaveServed.add(p.pool);
+        markets.push(...out.markets);
+        positions.push(...out.positions);
+        items.push({ id: `${kind}:${p.pool}`, ok: true });
+      }
+      keepFailedPools('aave', aaveMarkets);
+      keepFailedPools('spark', aaveMarkets);
+      // Liquidations in their pair's market at their block's prices (the newest MAX_PRICED_BLOCKS
+      // blocks of the pass; the others at the pass's, named).
+      const aavePools = new Map((aaveRead?.pools ?? []).map((p) => [p.pool, p]));
+      const aaveFound = (aaveRead?.liquidations ?? []).flatMap((l) => {
+        const kind = poolKind(l.pool);
+        const record = aaveMarkets.get(aaveKey(kind, chain.chainId, l.pool, l.collateral, l.debt));
+        if (!record)
+          items.push({
+            id: `${kind}:${l.pool}:liquidation:${l.txHash}:${l.logIndex}`,
+            ok: false,
+            error: `liquidation in ${l.txHash} of ${l.collateral} for ${l.debt} in pool ${l.pool} not recorded: that pair is not served`,
+          });
+        return record ? [{ l, record }] : [];
+      });
+      const aaveThen = await aavePricesAtBlocks(
+        rpc,
+        chain.chainlink,
+        aaveFound.flatMap(({ l }) => {
+          const read = aavePools.get(l.pool);
+          return read && BigInt(l.block) < target ? [{ block: l.block, read, l }] : [];
+        }),
+        feedSymbolOf,
+      );
+      items.push(...unpricedBlocks('aave', 'liquidation', aaveThen));
+      for (const { l, record } of aaveFound)
+        liquidations.push(
+          aaveLiquidation(
+            chain.chainId,
+            l,
+            record,
+            aaveThen.at.get(`${l.block}:${l.pool}:${l.collateral}:${l.debt}`),
+          ),
+        );
+
       // Each feed's latest round, and after the first pass every round published since the last
       // block read (a first sync reads the latest only: the history window is days, not years).
       const latestRounds: OracleRound[] = readings.map((r) => ({
@@ -647,6 +785,11 @@ export function chainSource(
           .filter((a) => !eulerServed.has(a.vault) || !a.position)
           .map((a) => `${a.vault}:${a.user}`),
       );
+      const aavePending = pending(
+        'aave',
+        'accounts of pools not served',
+        (aaveRead?.holders ?? []).filter((a) => !aaveServed.has(a.pool)).map((a) => `${a.pool}:${a.user}`),
+      );
       recent = [
         ...recent.filter(([n]) => n < Number(target)),
         [Number(target), block.hash!] as [number, string],
@@ -658,19 +801,24 @@ export function chainSource(
       cache.positions.settle(settled);
       comets.accounts.settle(settled);
       euler.accounts.settle(settled);
+      aave.accounts.settle(settled);
       last = {
         block: Number(target),
         rpcRequests: rpc.requests() - requests0,
         markets: markets.length,
         positions: positions.length,
         positionsRead:
-          (morpho?.positionsRead ?? 0) + (compound?.accountsRead ?? 0) + (eulerRead?.accountsRead ?? 0),
-        accountsKept: cache.positions.size + comets.accounts.size + euler.accounts.size,
+          (morpho?.positionsRead ?? 0) +
+          (compound?.accountsRead ?? 0) +
+          (eulerRead?.accountsRead ?? 0) +
+          (aaveRead?.accountsRead ?? 0),
+        accountsKept: cache.positions.size + comets.accounts.size + euler.accounts.size + aave.accounts.size,
       };
       // Read again: what a reorganization left to read is read.
       rereadAfterReorg.morpho.clear();
       rereadAfterReorg.comets.clear();
       rereadAfterReorg.euler.clear();
+      rereadAfterReorg.aave.clear();
       return {
         records: { markets, positions, vaults },
         liquidations,
@@ -694,6 +842,11 @@ export function chainSource(
           eulerWas: eulerConfig ?? checkpoint.eulerWas ?? null,
           eulerVaults: eulerRead?.controllers ?? [],
           eulerPending,
+          // A pool never listed (its reserves refused) is read from its start again.
+          aave: chain.aave
+            .filter((p) => aaveRead?.listed.includes(p.pool) || readPools.has(aaveConfig(p)))
+            .map(aaveConfig),
+          aavePending,
         } satisfies Cursor),
         items,
       };
@@ -707,6 +860,7 @@ function firstBlock(chain: ChainConfig): number {
     ...(chain.morpho ? [chain.morpho.fromBlock] : []),
     ...chain.compound.map((c) => c.fromBlock ?? 0),
     ...(chain.euler ? [chain.euler.fromBlock ?? 0] : []),
+    ...chain.aave.map((p) => p.fromBlock ?? 0),
   ];
   return starts.length === 0 ? 0 : Math.min(...starts);
 }
@@ -736,6 +890,9 @@ interface Cursor {
   eulerWas?: string | null;
   eulerVaults?: string[];
   eulerPending?: string[];
+  /** The Aave and Spark pools read, as `${protocol}:${pool}:${fromBlock}`; accounts of pools not served. */
+  aave?: string[];
+  aavePending?: string[];
 }
 
 /** Accounts kept in the checkpoint for markets not served (an unpriced market's borrowers). */
@@ -757,12 +914,15 @@ function readCursor(cursor: string | null): Cursor {
     const pending = strings(c.pending);
     const cometPending = strings(c.cometPending);
     const comets = Array.isArray(c.comets) ? strings(c.comets) : undefined;
+    const aave = Array.isArray(c.aave) ? strings(c.aave) : undefined;
     return {
       recent,
       markets,
       pending,
       cometPending,
       ...(comets ? { comets } : {}),
+      ...(aave ? { aave } : {}),
+      aavePending: strings(c.aavePending),
       euler: typeof c.euler === 'string' ? c.euler : null,
       eulerWas: typeof c.eulerWas === 'string' ? c.eulerWas : typeof c.euler === 'string' ? c.euler : null,
       eulerVaults: strings(c.eulerVaults),
@@ -916,6 +1076,61 @@ async function eulerPricesAtBlocks(
             ? { loanUsd: prices.loanUsd, collateralUsd }
             : null,
       });
+    });
+  });
+  return { at, ...walked };
+}
+
+/**
+ * For Aave and Spark liquidations: at each liquidation's block, the file's feeds and the pool's
+ * oracle (`getAssetPrice` of the collateral and the debt) read there, priced as the pass prices
+ * (`aavePrices`), by `${block}:${pool}:${collateral}:${debt}`; the newest MAX_PRICED_BLOCKS blocks.
+ */
+async function aavePricesAtBlocks(
+  rpc: ChainRpc,
+  feeds: readonly FeedConfig[],
+  wanted: readonly { block: number; read: AavePoolRead; l: { collateral: string; debt: string } }[],
+  feedSymbolOf: (t: Token) => string | null,
+): Promise<{ at: Map<string, { collateralUsd: number; loanUsd: number }> } & PricedBlocks> {
+  const at = new Map<string, { collateralUsd: number; loanUsd: number }>();
+  const walked = await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, async (block, all, usdOf) => {
+    // Each pool and pair once.
+    const here = [...new Map(all.map((w) => [`${w.read.pool}:${w.l.collateral}:${w.l.debt}`, w])).values()];
+    const reads = await rpc.multicall({
+      blockNumber: BigInt(block),
+      allowFailure: true,
+      ...(await rpc.multicallOptions()),
+      contracts: here.flatMap(({ read, l }) =>
+        [l.collateral, l.debt].map(
+          (asset) =>
+            ({
+              address: read.oracle as `0x${string}`,
+              abi: IAaveOracle_ABI,
+              functionName: 'getAssetPrice',
+              args: [asset as `0x${string}`],
+            }) as const,
+        ),
+      ),
+    });
+    throwIfUnread(reads);
+    here.forEach(({ read, l }, i) => {
+      // An asset at the block: by the file's feeds, else by the oracle's price read there.
+      const usdAt = (asset: string, j: number) => {
+        const reserve = read.reserves.find((r) => r.asset === asset);
+        const r = reads[i * 2 + j]!;
+        if (!reserve) return null;
+        const price = r.status === 'success' ? (r.result as bigint) : 0n;
+        return (
+          usdOf(reserve.token) ??
+          (price > 0n
+            ? (aavePrices({ ...read, reserves: [{ ...reserve, price }] }, usdOf).get(asset) ?? null)
+            : null)
+        );
+      };
+      const collateralUsd = usdAt(l.collateral, 0);
+      const loanUsd = usdAt(l.debt, 1);
+      if (collateralUsd !== null && loanUsd !== null)
+        at.set(`${block}:${read.pool}:${l.collateral}:${l.debt}`, { collateralUsd, loanUsd });
     });
   });
   return { at, ...walked };

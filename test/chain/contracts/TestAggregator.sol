@@ -36,4 +36,13 @@ contract TestAggregator {
     function latestRoundData() external view returns (uint80, int256, uint256, uint256, uint80) {
         return getRoundData(latestRound);
     }
+
+    /// The legacy AggregatorInterface getters, which Aave's AaveOracle reads.
+    function latestAnswer() external view returns (int256) {
+        return answers[latestRound];
+    }
+
+    function latestTimestamp() external view returns (uint256) {
+        return updatedAts[latestRound];
+    }
 }

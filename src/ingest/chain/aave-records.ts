@@ -1,0 +1,193 @@
+/**
+ * An Aave v3 pool (Aave's or Spark's) as the service's records (the sandbox's model, D3): one
+ * market per pair of a collateral reserve (liquidation threshold above 0) and a borrowable reserve,
+ * `<protocol>-<chainId>-<pool>_<collateral>_<loan>`, whose lltv is the collateral's liquidation
+ * threshold; a pair some account holds is a market even when the pool no longer allows it.
+ *
+ * An account borrowing several reserves against several collaterals has one position per pair:
+ * each debt is shared among its collaterals by their value at their liquidation thresholds, and
+ * each collateral among its debts by their value, so every position carries the account's own
+ * health factor (Aave's), and an account's positions sum to its collateral and its debt. A reserve
+ * lends one pool to every collateral: a pair's borrow is the sum of its positions' debt, and its
+ * supply the reserve's supply in the same proportion (the pairs of a loan reserve sum to it).
+ */
+import { calculateCompoundedRate } from '@aave/math-utils';
+import { zeroAddress } from 'viem';
+import type { MarketRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
+import type { LiquidationEvent } from '../../store/types.ts';
+import { type AaveLiquidation, type AavePoolRead, type AaveReserve, accountValues } from './aave.ts';
+import { scaled } from './chainlink.ts';
+import type { TokenMeta } from './tokens.ts';
+
+export type AaveProtocol = 'aave' | 'spark';
+
+/** A pair market's uniqueKey (D3). */
+export function aaveKey(
+  protocol: AaveProtocol,
+  chainId: number,
+  pool: string,
+  collateral: string,
+  loan: string,
+): string {
+  return `${protocol}-${chainId}-${pool.toLowerCase()}_${collateral.toLowerCase()}_${loan.toLowerCase()}`;
+}
+
+const SECONDS_PER_YEAR = 31_536_000;
+
+/** An APR (1e27) compounded every second for a year, as Aave states APYs (math-utils). */
+export function aaveApy(rate: bigint): number {
+  return (
+    Number(calculateCompoundedRate({ rate: rate.toString(), duration: SECONDS_PER_YEAR }).toString()) / 1e27
+  );
+}
+
+/**
+ * Each reserve's USD price: the file's feeds (`usdOf`), else the pool's oracle when its base
+ * currency is USD (`getAssetPrice` / `BASE_CURRENCY_UNIT`); null when neither prices it.
+ */
+export function aavePrices(
+  read: Pick<AavePoolRead, 'reserves' | 'baseCurrency' | 'baseUnit'>,
+  usdOf: (token: TokenMeta) => number | null,
+): Map<string, number | null> {
+  const usdBase = read.baseCurrency === zeroAddress && read.baseUnit > 0n;
+  return new Map(
+    read.reserves.map((r) => [
+      r.asset,
+      usdOf(r.token) ?? (usdBase ? Number(r.price) / Number(read.baseUnit) : null),
+    ]),
+  );
+}
+
+/** The pool's markets and positions at `usd` (every reserve priced). */
+export function aaveRecords(
+  protocol: AaveProtocol,
+  chainId: number,
+  read: AavePoolRead,
+  usd: ReadonlyMap<string, number>,
+  oracle: (collateral: AaveReserve, loan: AaveReserve) => OracleRecord,
+): { markets: MarketRecord[]; positions: PositionRecord[] } {
+  const reserves = new Map(read.reserves.map((r) => [r.asset, r]));
+  const key = (c: string, d: string) => aaveKey(protocol, chainId, read.pool, c, d);
+  const pairs = new Map<string, { c: AaveReserve; d: AaveReserve }>();
+  const usable = (r: AaveReserve) => r.config.active && !r.config.paused;
+  for (const c of read.reserves)
+    if (usable(c) && c.config.liquidationThreshold > 0n)
+      for (const d of read.reserves)
+        if (d !== c && usable(d) && d.config.borrowing) pairs.set(key(c.asset, d.asset), { c, d });
+  const amountUsd = (r: AaveReserve, amount: bigint) => scaled(amount, r.config.decimals) * usd.get(r.asset)!;
+
+  const positions: PositionRecord[] = [];
+  const borrowOf = new Map<string, number>();
+  for (const { user, account } of read.accounts) {
+    const v = accountValues(read, account);
+    if (v.healthFactor === null) continue;
+    const healthFactor = Number(v.healthFactor) / 1e18;
+    const collaterals = [...v.collateral].filter(([, x]) => x.amount > 0n);
+    const debts = [...v.debt].filter(([, x]) => x.amount > 0n);
+    const weighted = collaterals.reduce((s, [, x]) => s + x.weighted, 0n);
+    const debtValue = debts.reduce((s, [, x]) => s + x.value, 0n);
+    for (const [ca, cx] of collaterals) {
+      // This collateral's share of each debt: its value at its threshold over the account's.
+      const debtShare = weighted > 0n ? ratio(cx.weighted, weighted) : 1 / collaterals.length;
+      for (const [da, dx] of debts) {
+        const collateralShare = debtValue > 0n ? ratio(dx.value, debtValue) : 1 / debts.length;
+        const c = reserves.get(ca)!;
+        const d = reserves.get(da)!;
+        const k = key(ca, da);
+        if (!pairs.has(k)) pairs.set(k, { c, d });
+        const position: PositionRecord = {
+          marketKey: k,
+          user,
+          collateralUsd: amountUsd(c, cx.amount) * collateralShare,
+          borrowUsd: amountUsd(d, dx.amount) * debtShare,
+          supplyUsd: 0,
+          healthFactor,
+        };
+        positions.push(position);
+        borrowOf.set(k, (borrowOf.get(k) ?? 0) + position.borrowUsd);
+      }
+    }
+  }
+  // Each loan reserve's supply, shared among its pairs by their borrow (evenly with none).
+  const byLoan = new Map<string, { borrowed: number; pairs: number }>();
+  for (const [k, { d }] of pairs) {
+    const x = byLoan.get(d.asset) ?? { borrowed: 0, pairs: 0 };
+    x.borrowed += borrowOf.get(k) ?? 0;
+    x.pairs += 1;
+    byLoan.set(d.asset, x);
+  }
+  const markets = [...pairs].map(([k, { c, d }]): MarketRecord => {
+    const borrow = borrowOf.get(k) ?? 0;
+    const loan = byLoan.get(d.asset)!;
+    const supplyUsd = amountUsd(d, d.totalSupply);
+    return {
+      uniqueKey: k,
+      protocol,
+      chainId,
+      label: null,
+      collateral: c.token.symbol,
+      collateralName: c.token.name,
+      collateralAddress: c.asset,
+      loan: d.token.symbol,
+      loanName: d.token.name,
+      loanAddress: d.asset,
+      collateralDecimals: c.config.decimals,
+      loanDecimals: d.config.decimals,
+      collateralPrice: usd.get(c.asset)!,
+      loanPrice: usd.get(d.asset)!,
+      supply: loan.borrowed > 0 ? (supplyUsd * borrow) / loan.borrowed : supplyUsd / loan.pairs,
+      borrow,
+      supplyApy: aaveApy(d.liquidityRate),
+      borrowApy: aaveApy(d.variableBorrowRate),
+      supplyRewardsApy: 0,
+      borrowRewardsApy: 0,
+      rewardTokens: [],
+      lltv: Number(c.config.liquidationThreshold) / 10_000,
+      vaultSymbol: null,
+      vaultAddress: null,
+      governor: null,
+      oracle: oracle(c, d),
+    };
+  });
+  return { markets, positions };
+}
+
+/**
+ * A `LiquidationCall` in its pair's market: the collateral the liquidator received, the debt
+ * repaid, and the deficit it left (v3.3 on: `DeficitCreated`, Aave's bad debt), in token units and
+ * at `usd` (the liquidation block's prices; the market's when they could not be read).
+ */
+export function aaveLiquidation(
+  chainId: number,
+  l: AaveLiquidation,
+  record: MarketRecord,
+  usd: { collateralUsd: number; loanUsd: number } | undefined,
+): LiquidationEvent {
+  const collateralUsd = usd?.collateralUsd ?? record.collateralPrice;
+  const loanUsd = usd?.loanUsd ?? record.loanPrice;
+  const seized = scaled(l.seized, record.collateralDecimals ?? 18);
+  const repaid = scaled(l.repaid, record.loanDecimals ?? 18);
+  const badDebt = scaled(l.deficit, record.loanDecimals ?? 18);
+  return {
+    protocol: record.protocol,
+    chainId,
+    txHash: l.txHash,
+    logIndex: l.logIndex,
+    block: l.block,
+    at: l.timestamp * 1000,
+    marketKey: record.uniqueKey,
+    borrower: l.user,
+    liquidator: l.liquidator,
+    collateralSeized: seized,
+    collateralSeizedUsd: seized * collateralUsd,
+    debtRepaid: repaid,
+    debtRepaidUsd: repaid * loanUsd,
+    badDebt,
+    badDebtUsd: badDebt * loanUsd,
+  };
+}
+
+/** a / b as a number, exact to a double's precision whatever their size. */
+function ratio(a: bigint, b: bigint): number {
+  return Number((a * 10n ** 18n) / b) / 1e18;
+}

@@ -1,0 +1,366 @@
+/**
+ * End to end on a local chain: a real Aave v3 market (v3.0, deployed from the compiled artifacts
+ * `@aave/core-v3` ships) with WETH, WBTC, USDC and DAI, accounts opened (several collaterals and
+ * debts, one in e-mode), ingestion passes, and the API answers with the chain's exact debts and
+ * Aave's own health factor (`getUserAccountData`); a price move, an aToken transfer, a
+ * liquidation, a reorganization and a restart, and the answers follow.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { maxUint256 } from 'viem';
+import { accountValues, readAave, withDeficits } from '../../src/ingest/chain/aave.ts';
+import { aaveApy } from '../../src/ingest/chain/aave-records.ts';
+import { chainSources } from '../../src/ingest/chain/index.ts';
+import { createChainRpc } from '../../src/ingest/chain/rpc.ts';
+import { ingestLive } from '../../src/ingest/live.ts';
+import { parseSources } from '../../src/ingest/sources-file.ts';
+import type { Service } from '../../src/service.ts';
+import { openStore } from '../../src/store/open.ts';
+import type { Store } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
+import { apiGet, liveService, tempDir } from '../helpers.ts';
+import { type AaveMarket, type AaveSymbol, borrow, deployAave, liquidate, setPrice, supply } from './aave.ts';
+import { type Anvil, readAt, sendTx, startAnvil } from './anvil.ts';
+
+const WAD = 10n ** 18n;
+const USDC = 10n ** 6n;
+const SECONDS_PER_YEAR = 31_536_000;
+
+let anvil: Anvil;
+let aave: AaveMarket;
+const users: `0x${string}`[] = [];
+
+type Position = {
+  market: { uniqueKey: string };
+  healthFactor: number;
+  collateralPrice: number;
+  state: { collateralUsd: number; borrowAssetsUsd: number };
+};
+
+before(async () => {
+  anvil = await startAnvil();
+  for (const i of [0, 1, 2, 3, 4, 5])
+    users.push(anvil.client(i).account.address.toLowerCase() as `0x${string}`);
+  aave = await deployAave(anvil);
+  // Account 2 lends; account 1 posts WETH and WBTC and borrows USDC and DAI; account 4, in the
+  // stablecoin e-mode, posts DAI and borrows USDC; account 5 only supplies.
+  await supply(anvil, aave, 2, 'USDC', 500_000n * USDC);
+  await supply(anvil, aave, 2, 'DAI', 500_000n * WAD);
+  await supply(anvil, aave, 1, 'WETH', 10n * WAD);
+  await supply(anvil, aave, 1, 'WBTC', 50_000_000n);
+  await borrow(anvil, aave, 1, 'USDC', 15_000n * USDC);
+  await borrow(anvil, aave, 1, 'DAI', 5_000n * WAD);
+  await sendTx(anvil, 4, aave.pool, aave.poolAbi, 'setUserEMode', [1]);
+  await supply(anvil, aave, 4, 'DAI', 10_000n * WAD);
+  await borrow(anvil, aave, 4, 'USDC', 9_000n * USDC);
+  await supply(anvil, aave, 5, 'WETH', WAD);
+});
+
+after(async () => {
+  await anvil?.stop();
+});
+
+const reserve = (s: AaveSymbol) => aave.reserves[s];
+const keyOf = (c: AaveSymbol, d: AaveSymbol) =>
+  `aave-31337-${aave.pool.toLowerCase()}_${reserve(c).asset.toLowerCase()}_${reserve(d).asset.toLowerCase()}`;
+
+function sourcesJson() {
+  return {
+    chains: [
+      {
+        chainId: anvil.chainId,
+        rpcUrl: anvil.url,
+        aave: [{ pool: aave.pool }],
+        // No BTC/USD here: WBTC is priced by the pool's own oracle.
+        chainlink: [
+          { address: reserve('WETH').feed, pair: 'ETH/USD', heartbeatSeconds: 3600 },
+          { address: reserve('USDC').feed, pair: 'USDC/USD', heartbeatSeconds: 86400 },
+          { address: reserve('DAI').feed, pair: 'DAI/USD', heartbeatSeconds: 86400 },
+        ],
+      },
+    ],
+  };
+}
+
+/** Aave's own account data at a block (`getUserAccountData`: base currency 8 decimals, health 1e18). */
+async function accountData(user: string, block?: bigint) {
+  const [collateral, debt, , threshold, , hf] = await readAt<readonly bigint[]>(
+    anvil,
+    aave.pool,
+    aave.poolAbi,
+    'getUserAccountData',
+    [user],
+    block,
+  );
+  return { collateral: collateral!, debt: debt!, threshold: threshold!, hf: hf!, health: Number(hf!) / 1e18 };
+}
+
+describe('Aave v3 on a local chain', () => {
+  let store: Store;
+  let service: Service;
+  let key: string;
+  const clock = new ManualClock(Date.now());
+  const get = apiGet(() => ({ service, key }));
+  let sources: ReturnType<typeof chainSources>;
+  const run = async (list: ReturnType<typeof chainSources>) => {
+    const head = await anvil.client().getBlock();
+    clock.set(Number(head.timestamp) * 1000 + 1000);
+    const out = await ingestLive(list, store, clock);
+    assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+    assert.deepEqual(
+      out.runs.flatMap((r) => r.items?.filter((i) => !i.ok) ?? []),
+      [],
+      'no item failed',
+    );
+    await service?.models.reloadIfChanged();
+    return head.number;
+  };
+  const pass = () => run(sources);
+  const positionsOf = async (user: string) => (await get(`/positions?address=${user}`)).data as Position[];
+
+  before(async () => {
+    const dataDir = tempDir('lrds-aave-');
+    store = await openStore({ dataDir, databaseUrl: null }, clock);
+    sources = chainSources(parseSources(sourcesJson(), 'test'));
+    await pass();
+    ({ service, key } = await liveService(dataDir, clock));
+  });
+  after(async () => {
+    await service?.close();
+    await store?.close();
+  });
+
+  test("default: one market per pair, each position with the chain's exact amounts and Aave's own health factor", async () => {
+    const block = await pass();
+    const onChain = await accountData(users[1]!, block);
+    const mine = await positionsOf(users[1]!);
+    // two collaterals × two debts
+    assert.deepEqual(
+      mine.map((p) => p.market.uniqueKey).sort(),
+      [keyOf('WETH', 'USDC'), keyOf('WETH', 'DAI'), keyOf('WBTC', 'USDC'), keyOf('WBTC', 'DAI')].sort(),
+    );
+    for (const p of mine)
+      assert.ok(Math.abs(p.healthFactor / onChain.health - 1) < 5e-8, `${p.healthFactor}`);
+    // the positions sum to the account's collateral and debt (all prices $1 or feeds: USD = base)
+    const collateral = mine.reduce((s, p) => s + p.state.collateralUsd, 0);
+    const debt = mine.reduce((s, p) => s + p.state.borrowAssetsUsd, 0);
+    assert.ok(Math.abs(collateral - Number(onChain.collateral) / 1e8) < 0.05, `${collateral}`);
+    assert.ok(Math.abs(debt - Number(onChain.debt) / 1e8) < 0.05, `${debt}`);
+    // WBTC, without a feed in the file, by the pool's oracle: $60,000
+    assert.equal(mine.find((p) => p.market.uniqueKey === keyOf('WBTC', 'USDC'))!.collateralPrice, 60_000);
+    // the e-mode account: its category's 95 % threshold, not DAI's 78 %
+    const e = await accountData(users[4]!, block);
+    assert.equal(e.threshold, 9500n);
+    const [ep] = await positionsOf(users[4]!);
+    assert.equal(ep!.market.uniqueKey, keyOf('DAI', 'USDC'));
+    assert.ok(Math.abs(ep!.healthFactor / e.health - 1) < 5e-8, `${ep!.healthFactor} vs ${e.health}`);
+    // a supplier without debt holds no position
+    assert.equal((await positionsOf(users[5]!)).length, 0);
+
+    const market = (await get(`/markets/${keyOf('WETH', 'USDC')}`)).data;
+    assert.deepEqual(
+      [market.protocol, market.collateral, market.loan, market.lltv, market.oracle.type],
+      ['aave', 'WETH', 'USDC', 0.825, 'ChainlinkOracle'],
+    );
+    // the oracle's sources are the feeds behind the market
+    assert.deepEqual(
+      market.oracle.feeds.map((f: { address: string }) => f.address),
+      [reserve('WETH').feed.toLowerCase(), reserve('USDC').feed.toLowerCase()],
+    );
+    // the pairs lending USDC sum to the reserve's supply and its borrowers' debts
+    const usdcPairs = (await get('/markets?chainIds=31337&limit=100')).data.filter(
+      (m: { loanAddress: string }) => m.loanAddress === reserve('USDC').asset.toLowerCase(),
+    );
+    assert.equal(usdcPairs.length, 3); // WETH, WBTC, DAI as collateral
+    const supplied =
+      Number(await readAt<bigint>(anvil, reserve('USDC').aToken, aave.aTokenAbi, 'totalSupply', [], block)) /
+      1e6;
+    const borrowed =
+      Number(
+        await readAt<bigint>(
+          anvil,
+          reserve('USDC').variableDebt,
+          aave.variableDebtAbi,
+          'totalSupply',
+          [],
+          block,
+        ),
+      ) / 1e6;
+    const sum = (k: 'supply' | 'borrow') =>
+      usdcPairs.reduce((s: number, m: Record<string, number>) => s + m[k]!, 0);
+    assert.ok(Math.abs(sum('supply') - supplied) < 0.05, `${sum('supply')} vs ${supplied}`);
+    assert.ok(Math.abs(sum('borrow') - borrowed) < 0.05, `${sum('borrow')} vs ${borrowed}`);
+    // APYs: the reserve's rates compounded every second for a year, as Aave states them
+    const data = await readAt<{ currentLiquidityRate: bigint; currentVariableBorrowRate: bigint }>(
+      anvil,
+      aave.pool,
+      aave.poolAbi,
+      'getReserveData',
+      [reserve('USDC').asset],
+      block,
+    );
+    const apy = (rate: bigint) =>
+      Math.expm1(SECONDS_PER_YEAR * Math.log1p(Number(rate) / 1e27 / SECONDS_PER_YEAR));
+    assert.ok(Math.abs(market.borrowApy - apy(data.currentVariableBorrowRate)) < 1e-8);
+    assert.ok(Math.abs(market.supplyApy - apy(data.currentLiquidityRate)) < 1e-8);
+    assert.ok(market.borrowApy > 0 && market.supplyApy > 0);
+  });
+
+  test("behavior: the reader's health factors are getUserAccountData's to the unit", async () => {
+    const rpc = createChainRpc(anvil.chainId, anvil.url);
+    const head = await anvil.client().getBlockNumber({ cacheTime: 0 });
+    const out = await readAave(
+      rpc,
+      [{ pool: aave.pool.toLowerCase(), from: aave.deployBlock }],
+      { block: head },
+      [],
+    );
+    assert.deepEqual(out.failures, []);
+    const pool = out.pools[0]!;
+    assert.deepEqual(pool.accounts.map((a) => a.user).sort(), [users[1], users[4]].sort());
+    for (const { user, account } of pool.accounts) {
+      const v = accountValues(pool, account);
+      const onChain = await accountData(user, head);
+      assert.equal(v.healthFactor, onChain.hf, user);
+      const debt = [...v.debt.values()].reduce((s, d) => s + d.value, 0n);
+      assert.equal(debt, onChain.debt);
+    }
+    // the APY is math-utils' compounding of the APR
+    const exact = Math.expm1(SECONDS_PER_YEAR * Math.log1p(0.1 / SECONDS_PER_YEAR));
+    assert.ok(Math.abs(aaveApy(10n ** 26n) - exact) < 1e-12, `${aaveApy(10n ** 26n)} vs ${exact}`);
+  });
+
+  test('behavior: health follows the price without reading accounts; an aToken transfer moves collateral', async () => {
+    await setPrice(anvil, aave, 'WETH', 1_500n * 10n ** 8n);
+    const block = await pass();
+    assert.equal(sources[0]!.lastRun()!.positionsRead, 0);
+    const onChain = await accountData(users[1]!, block);
+    for (const p of await positionsOf(users[1]!))
+      assert.ok(
+        Math.abs(p.healthFactor / onChain.health - 1) < 5e-8,
+        `${p.healthFactor} vs ${onChain.health}`,
+      );
+    // Account 1 sends 2 aWETH to account 5: only the aToken's BalanceTransfer names it.
+    await sendTx(anvil, 1, reserve('WETH').aToken, aave.aTokenAbi, 'transfer', [users[5], 2n * WAD]);
+    const after = await pass();
+    assert.equal(sources[0]!.lastRun()!.positionsRead, 2);
+    const moved = await accountData(users[1]!, after);
+    assert.ok(moved.health < onChain.health);
+    for (const p of await positionsOf(users[1]!))
+      assert.ok(Math.abs(p.healthFactor / moved.health - 1) < 5e-8, `${p.healthFactor} vs ${moved.health}`);
+  });
+
+  test("behavior: a liquidation is recorded in its pair at its block's prices; a reorganization rolls it back", async () => {
+    // ETH at $1,100 and BTC at $20,000: account 1 is liquidatable.
+    await setPrice(anvil, aave, 'WETH', 1_100n * 10n ** 8n);
+    await setPrice(anvil, aave, 'WBTC', 20_000n * 10n ** 8n);
+    await pass();
+    const before = await accountData(users[1]!);
+    assert.ok(before.health < 1);
+    const atRisk = (await get('/risk/positions-at-risk?chainIds=31337&healthFactorThreshold=1')).data;
+    assert.deepEqual(
+      [...new Set(atRisk.map((x: { user: { address: string } }) => x.user.address))],
+      [users[1]],
+    );
+    // Account 3 repays 5,000 USDC and takes WETH at 5 % bonus; then ETH moves again before the pass.
+    const receipt = await liquidate(anvil, aave, 3, 'WETH', 'USDC', users[1]!, 5_000n * USDC);
+    await setPrice(anvil, aave, 'WETH', 1_000n * 10n ** 8n);
+    await pass();
+    const list = (await get('/liquidations?chainIds=31337')).data;
+    assert.equal(list.length, 1);
+    const l = list[0];
+    const seized = (5_000 / 1_100) * 1.05;
+    assert.deepEqual(
+      [l.protocol, l.marketId, l.txHash, l.block, l.borrower, l.liquidator, l.debtRepaid, l.badDebt],
+      [
+        'aave',
+        keyOf('WETH', 'USDC'),
+        receipt.transactionHash,
+        Number(receipt.blockNumber),
+        users[1],
+        users[3],
+        5000,
+        0,
+      ],
+    );
+    assert.ok(Math.abs(l.collateralSeized / seized - 1) < 5e-8, String(l.collateralSeized));
+    // at the liquidation block's $1,100, not the pass's $1,000
+    assert.ok(Math.abs(l.collateralSeizedUsd - seized * 1_100) < 0.01, String(l.collateralSeizedUsd));
+    const onChain = await accountData(users[1]!);
+    for (const p of await positionsOf(users[1]!))
+      assert.ok(Math.abs(p.healthFactor / onChain.health - 1) < 5e-8);
+
+    // The liquidation's blocks are orphaned: it goes, and the account is read again as it was.
+    const head = await anvil.client().getBlockNumber({ cacheTime: 0 });
+    await anvil.client().request({
+      method: 'anvil_reorg' as never,
+      params: [Number(head - receipt.blockNumber) + 1, []] as never,
+    });
+    await pass();
+    assert.equal((await get('/liquidations?chainIds=31337')).data.length, 0);
+    const back = await accountData(users[1]!);
+    assert.ok(back.debt > onChain.debt);
+    for (const p of await positionsOf(users[1]!))
+      assert.ok(Math.abs(p.healthFactor / back.health - 1) < 5e-8);
+  });
+
+  test('behavior: a restarted process reads its accounts again from the checkpoint and its positions', async () => {
+    const restarted = chainSources(parseSources(sourcesJson(), 'test'));
+    await run(restarted);
+    // both borrowers, and no one else (the supplier without debt is not kept)
+    assert.equal(restarted[0]!.lastRun()!.positionsRead, 2);
+    await borrow(anvil, aave, 4, 'USDC', 100n * USDC);
+    await run(restarted);
+    assert.equal(restarted[0]!.lastRun()!.positionsRead, 1);
+    const e = await accountData(users[4]!);
+    const [ep] = await positionsOf(users[4]!);
+    assert.ok(Math.abs(ep!.healthFactor / e.health - 1) < 5e-8);
+    // Account 4 repays everything: no position, and then nothing kept of it once settled.
+    await sendTx(anvil, 2, reserve('USDC').asset, aave.tokenAbi, 'mint', [users[4], 20_000n * USDC]);
+    await sendTx(anvil, 4, reserve('USDC').asset, aave.tokenAbi, 'approve', [aave.pool, maxUint256]);
+    await sendTx(anvil, 4, aave.pool, aave.poolAbi, 'repay', [
+      reserve('USDC').asset,
+      maxUint256,
+      2,
+      users[4],
+    ]);
+    await run(restarted);
+    assert.equal((await positionsOf(users[4]!)).length, 0);
+  });
+});
+
+test('behavior: deficits (v3.3) are the bad debt of their liquidation, or a liquidation of their own debt', () => {
+  const pool = '0xpool';
+  const l = {
+    pool,
+    txHash: '0xt',
+    logIndex: 5,
+    block: 10,
+    collateral: '0xc',
+    debt: '0xd',
+    user: '0xu',
+    liquidator: '0xl',
+    seized: 100n,
+    repaid: 50n,
+    deficit: 0n,
+  };
+  const deficit = (logIndex: number, debtAsset: string, amountCreated: bigint, user = '0xu') => ({
+    address: pool,
+    eventName: 'DeficitCreated',
+    transactionHash: '0xt',
+    logIndex,
+    args: { user, debtAsset, amountCreated },
+  });
+  const out = withDeficits(
+    [l],
+    [deficit(3, '0xd', 7n), deficit(4, '0xe', 9n), deficit(6, '0xd', 1n, '0xother')],
+    new Map([[pool, pool]]),
+  );
+  assert.deepEqual(
+    out.map((x) => [x.logIndex, x.debt, x.repaid, x.seized, x.deficit]),
+    [
+      [5, '0xd', 50n, 100n, 7n],
+      [4, '0xe', 0n, 0n, 9n],
+    ],
+  );
+});
