@@ -39,7 +39,7 @@ type Position = {
 
 before(async () => {
   anvil = await startAnvil();
-  for (const i of [0, 1, 2, 3, 4, 5])
+  for (const i of [0, 1, 2, 3, 4, 5, 6])
     users.push(anvil.client(i).account.address.toLowerCase() as `0x${string}`);
   aave = await deployAave(anvil);
   // Account 2 lends; account 1 posts WETH and WBTC and borrows USDC and DAI; account 4, in the
@@ -326,6 +326,38 @@ describe('Aave v3 on a local chain', () => {
     ]);
     await run(restarted);
     assert.equal((await positionsOf(users[4]!)).length, 0);
+  });
+
+  test("behavior: an e-mode category's price source prices its assets for its accounts (v3.0), read by a new process too", async () => {
+    // Stablecoins' category priced by USDC's price: DAI at $0.90 counts as $1 for account 6.
+    await sendTx(anvil, 0, aave.configurator, aave.configuratorAbi, 'setEModeCategory', [
+      1,
+      9300,
+      9500,
+      10100,
+      reserve('USDC').asset,
+      'Stablecoins',
+    ]);
+    await sendTx(anvil, 6, aave.pool, aave.poolAbi, 'setUserEMode', [1]);
+    await supply(anvil, aave, 6, 'DAI', 10_000n * WAD);
+    await borrow(anvil, aave, 6, 'USDC', 9_000n * USDC);
+    await setPrice(anvil, aave, 'DAI', 90_000_000n);
+    const block = await pass();
+    const onChain = await accountData(users[6]!, block);
+    assert.ok(Math.abs(onChain.health - (10_000 * 0.95) / 9_000) < 1e-4, String(onChain.health));
+    const [p] = await positionsOf(users[6]!);
+    assert.ok(
+      Math.abs(p!.healthFactor / onChain.health - 1) < 5e-8,
+      `${p!.healthFactor} vs ${onChain.health}`,
+    );
+    // A new process meets the category, then its price source, then reads its price: one pass.
+    const fresh = chainSources(parseSources(sourcesJson(), 'test'));
+    await run(fresh);
+    const [q] = await positionsOf(users[6]!);
+    assert.ok(
+      Math.abs(q!.healthFactor / onChain.health - 1) < 5e-8,
+      `${q!.healthFactor} vs ${onChain.health}`,
+    );
   });
 });
 

@@ -152,15 +152,46 @@ export function aaveRecords(
   return { markets, positions };
 }
 
+/** What a liquidation needs of its pair: its identity, decimals and prices. */
+export type AavePair = Pick<
+  MarketRecord,
+  'uniqueKey' | 'protocol' | 'collateralDecimals' | 'loanDecimals' | 'collateralPrice' | 'loanPrice'
+>;
+
+/**
+ * A pair that is not a market (its loan reserve no longer lends, and no account holds it: the
+ * liquidation closed the last position) as a liquidation needs it, from the pool's reserves.
+ */
+export function aavePair(
+  protocol: AaveProtocol,
+  chainId: number,
+  read: AavePoolRead,
+  usd: ReadonlyMap<string, number>,
+  collateral: string,
+  loan: string,
+): AavePair | null {
+  const c = read.reserves.find((r) => r.asset === collateral);
+  const d = read.reserves.find((r) => r.asset === loan);
+  if (!c || !d) return null;
+  return {
+    uniqueKey: aaveKey(protocol, chainId, read.pool, collateral, loan),
+    protocol,
+    collateralDecimals: c.config.decimals,
+    loanDecimals: d.config.decimals,
+    collateralPrice: usd.get(collateral)!,
+    loanPrice: usd.get(loan)!,
+  };
+}
+
 /**
  * A `LiquidationCall` in its pair's market: the collateral the liquidator received, the debt
  * repaid, and the deficit it left (v3.3 on: `DeficitCreated`, Aave's bad debt), in token units and
- * at `usd` (the liquidation block's prices; the market's when they could not be read).
+ * at `usd` (the liquidation block's prices; the pair's when they could not be read).
  */
 export function aaveLiquidation(
   chainId: number,
   l: AaveLiquidation,
-  record: MarketRecord,
+  record: AavePair,
   usd: { collateralUsd: number; loanUsd: number } | undefined,
 ): LiquidationEvent {
   const collateralUsd = usd?.collateralUsd ?? record.collateralPrice;

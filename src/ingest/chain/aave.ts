@@ -39,6 +39,7 @@ const extraAbi = parseAbi([
   'function scaledBalanceOf(address user) view returns (uint256)',
   'function balanceOf(address user) view returns (uint256)',
   'function totalSupply() view returns (uint256)',
+  'function POOL_REVISION() view returns (uint256)',
 ]);
 
 const poolEvent = (name: string) => {
@@ -90,6 +91,7 @@ const PERCENT = 10_000n;
 
 /** Aave's `rayMul`: half up. */
 export const rayMul = (a: bigint, b: bigint) => (a * b + RAY / 2n) / RAY;
+const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
 /** Aave's `percentMul`: half up. */
 const percentMul = (value: bigint, percent: bigint) => (value * percent + PERCENT / 2n) / PERCENT;
 /** Aave's `wadDiv`: half up. */
@@ -182,6 +184,7 @@ export interface AaveAccount {
 
 export interface AavePoolRead {
   pool: string;
+  code: PoolCode;
   oracle: string;
   /** The oracle's `BASE_CURRENCY` (zero: USD) and `BASE_CURRENCY_UNIT`. */
   baseCurrency: string;
@@ -223,18 +226,33 @@ export interface AaveRead {
 }
 
 /** What a chain source keeps of its Aave pools between passes in one process. */
+/**
+ * What a pool's code is: `bitmaps` (v3.2 on: an e-mode category's collateral is a bitmap of
+ * reserves; no stable debt) and `rounding` (v3.5 on, `POOL_REVISION` 9 or more: collateral rounded
+ * down, debt up, and the health factor from the unrounded weighted sum).
+ */
+export interface PoolCode {
+  bitmaps: boolean;
+  rounding: 'v3.0' | 'v3.5';
+}
+
+/** The pool revision of Aave v3.5, from which balances are rounded each its own way. */
+const V3_5_REVISION = 9n;
+
 export class AaveCache {
+  readonly code = new Map<string, PoolCode>();
   readonly providers = new Map<string, string>();
   readonly oracles = new Map<string, string>();
   readonly reserves = new Map<string, ReserveTokens[]>();
-  /** Per pool, the e-mode categories' price sources as last read. */
-  readonly eModeSources = new Map<string, Map<number, string>>();
+  /** Per pool, the e-mode categories' price sources as last read (null: not read yet). */
+  readonly eModeSources = new Map<string, Map<number, string | null>>();
   readonly tokens = new Map<string, TokenMeta>();
   /** Per pool and user: the account as last read; null without a debt (not a position; a Borrow names it). */
   readonly accounts = new AccountReads<AaveAccount>();
   readonly retry = new Set<string>();
 
   clear(): void {
+    this.code.clear();
     this.providers.clear();
     this.oracles.clear();
     this.reserves.clear();
@@ -249,6 +267,9 @@ export class AaveCache {
 export function aaveLogAddresses(pools: readonly string[], cache: AaveCache): string[] {
   return pools.flatMap((p) => [p, ...(cache.reserves.get(p) ?? []).map((r) => r.aToken)]);
 }
+
+/** Calldata bytes per deployless batch of Aave reads (about 14 reserves' data: ~9 KiB of results). */
+const AAVE_DEPLOYLESS_BATCH_BYTES = 512;
 
 type Results = readonly { status: 'success' | 'failure'; result?: unknown; error?: Error | undefined }[];
 type At = { blockNumber: bigint; allowFailure: true } & MulticallOptions;
@@ -266,7 +287,15 @@ export async function readAave(
   cache: AaveCache = new AaveCache(),
   shared?: SharedLogs,
 ): Promise<AaveRead> {
-  const at: At = { blockNumber: range.block, allowFailure: true, ...(await rpc.multicallOptions()) };
+  const options = await rpc.multicallOptions();
+  const at: At = {
+    blockNumber: range.block,
+    allowFailure: true,
+    ...options,
+    // Deployless, a batch's results must fit in 24 KiB: Aave's views answer much more than they
+    // are asked (a reserve's data, names), so its batches are smaller than the others'.
+    ...('deployless' in options ? { batchSize: AAVE_DEPLOYLESS_BATCH_BYTES } : {}),
+  };
   const addresses = pools.map((p) => p.pool);
   const failures: AaveRead['failures'] = [];
   // 1. The reserves of pools not read yet (their aTokens' logs name accounts too).
@@ -335,16 +364,17 @@ export async function readAave(
     liquidations.map((l) => BigInt(l.block)),
   );
 
-  // 3. Every listed pool's reserves, prices and e-modes, and the touched accounts; again once
-  // when a pool's list, oracle or an e-mode's price source changed (its accounts all read again).
+  // 3. Every listed pool's reserves, prices and e-modes, and the touched accounts; again (up to
+  // MAX_ROUNDS) when a pool's list or oracle changed, an account entered an e-mode category not
+  // read yet, or a category's price source is new (a pool whose reserves changed: its accounts too).
   const listedNow = () => addresses.filter((p) => cache.reserves.has(p));
-  let state = await readState(rpc, at, listedNow(), accounts, touched, cache, 1);
+  let state = await readState(rpc, at, listedNow(), accounts, touched, cache, false);
   let accountsRead = state.accountsRead;
-  if (state.again.length > 0) {
+  for (let round = 2; state.again.length > 0; round++) {
     const relisted = state.again.filter((a) => a.relisted).map((a) => a.pool);
     for (const p of relisted) for (const key of accounts) if (key.startsWith(`${p}:`)) touched.add(key);
     await listReserves(rpc, at, relisted, cache, failures);
-    state = await readState(rpc, at, listedNow(), accounts, touched, cache, 2);
+    state = await readState(rpc, at, listedNow(), accounts, touched, cache, round === MAX_ROUNDS);
     accountsRead += state.accountsRead;
   }
   failures.push(...state.failures);
@@ -415,18 +445,36 @@ async function listReserves(
     contracts: pools.flatMap((p) => [
       { address: p as Hex, abi: IPool_ABI, functionName: 'ADDRESSES_PROVIDER' } as const,
       { address: p as Hex, abi: IPool_ABI, functionName: 'getReservesList' } as const,
+      { address: p as Hex, abi: extraAbi, functionName: 'POOL_REVISION' } as const,
+      // Answered from v3.2 on (category 0: no reserve); refused before, where it does not exist.
+      {
+        address: p as Hex,
+        abi: IPool_ABI,
+        functionName: 'getEModeCategoryCollateralBitmap',
+        args: [0],
+      } as const,
     ]),
   });
   throwIfUnread(heads);
   const wanted: { pool: string; provider: string; assets: string[] }[] = [];
   pools.forEach((pool, i) => {
-    const [provider, list] = [heads[i * 2]!, heads[i * 2 + 1]!];
+    const [provider, list, revision, bitmap] = heads.slice(i * 4, i * 4 + 4) as [
+      Results[number],
+      Results[number],
+      Results[number],
+      Results[number],
+    ];
     if (provider.status !== 'success' || list.status !== 'success') {
       const bad = provider.status !== 'success' ? provider : list;
       failures.push({ id: pool, error: `pool ${pool}: not an Aave v3 pool (${firstLine(bad.error)})` });
       return;
     }
     const assets = (list.result as string[]).map((a) => a.toLowerCase());
+    cache.code.set(pool, {
+      bitmaps: bitmap.status === 'success',
+      rounding:
+        revision.status === 'success' && (revision.result as bigint) >= V3_5_REVISION ? 'v3.5' : 'v3.0',
+    });
     wanted.push({ pool, provider: String(provider.result).toLowerCase(), assets });
   });
   const reads = await rpc.multicall({
@@ -463,7 +511,7 @@ async function listReserves(
     cache.oracles.set(w.pool, String(oracle.result).toLowerCase());
     cache.reserves.set(
       w.pool,
-      w.assets.map((asset, i) => tokensOf(asset, data[i]!.result as ReserveData)),
+      w.assets.map((asset, i) => tokensOf(asset, data[i]!.result as ReserveData, cache.code.get(w.pool)!)),
     );
   }
 }
@@ -478,16 +526,20 @@ interface ReserveData {
   variableDebtTokenAddress: string;
 }
 
-const tokensOf = (asset: string, d: ReserveData): ReserveTokens => ({
+/** A reserve's tokens (from v3.2 on, the stable debt token it names is a placeholder: no stable debt). */
+const tokensOf = (asset: string, d: ReserveData, code: PoolCode): ReserveTokens => ({
   asset,
   id: Number(d.id),
   aToken: d.aTokenAddress.toLowerCase(),
   variableDebt: d.variableDebtTokenAddress.toLowerCase(),
-  stableDebt: d.stableDebtTokenAddress.toLowerCase(),
+  stableDebt: code.bitmaps ? zeroAddress : d.stableDebtTokenAddress.toLowerCase(),
 });
 
 const sameTokens = (a: readonly ReserveTokens[], b: readonly ReserveTokens[]) =>
   a.length === b.length && a.every((x, i) => JSON.stringify(x) === JSON.stringify(b[i]));
+
+/** Reads of a pass's state at most (one, and again after a change: a new category, then its price). */
+const MAX_ROUNDS = 3;
 
 /** A pool to read again in the same pass; `relisted`: its reserves changed (its accounts are read again). */
 type AaveAgain = { pool: string; relisted: boolean };
@@ -495,7 +547,7 @@ type AaveAgain = { pool: string; relisted: boolean };
 /** Calls per reserve in a pass's read. */
 const RESERVE_CALLS = 7;
 /** Calls per e-mode category. */
-const EMODE_CALLS = 3;
+const EMODE_CALLS = 2;
 
 /** Step 3 of a pass: every pool's reserves and e-modes, and the accounts to read, at the block. */
 async function readState(
@@ -505,7 +557,8 @@ async function readState(
   accounts: ReadonlySet<string>,
   touched: ReadonlySet<string>,
   cache: AaveCache,
-  round: 1 | 2,
+  /** The last round: a pool that changed again is named, not read again. */
+  final: boolean,
 ): Promise<{
   pools: AavePoolRead[];
   again: AaveAgain[];
@@ -584,20 +637,22 @@ async function readState(
             .map(
               (r) => ({ address: r.stableDebt as Hex, abi: extraAbi, functionName: 'totalSupply' }) as const,
             ),
+          // Each category's threshold, and its collateral bitmap (v3.2 on) or its price source's price.
           ...eModesOf(p).flatMap((id) => [
             { address: pool, abi: IPool_ABI, functionName: 'getEModeCategoryData', args: [id] } as const,
-            {
-              address: pool,
-              abi: IPool_ABI,
-              functionName: 'getEModeCategoryCollateralBitmap',
-              args: [id],
-            } as const,
-            {
-              address: oracle,
-              abi: IAaveOracle_ABI,
-              functionName: 'getAssetPrice',
-              args: [(sources?.get(id) ?? zeroAddress) as Hex],
-            } as const,
+            cache.code.get(p)!.bitmaps
+              ? ({
+                  address: pool,
+                  abi: IPool_ABI,
+                  functionName: 'getEModeCategoryCollateralBitmap',
+                  args: [id],
+                } as const)
+              : ({
+                  address: oracle,
+                  abi: IAaveOracle_ABI,
+                  functionName: 'getAssetPrice',
+                  args: [(sources?.get(id) ?? zeroAddress) as Hex],
+                } as const),
           ]),
         ];
       }),
@@ -637,7 +692,7 @@ async function readState(
       continue;
     }
     if ('changed' in out) {
-      if (round === 2) failures.push({ id: pool, error: `pool ${pool}: it changed while it was read` });
+      if (final) failures.push({ id: pool, error: `pool ${pool}: it changed while it was read` });
       else again.push({ pool, relisted: out.changed === 'reserves' });
       continue;
     }
@@ -666,56 +721,16 @@ async function readState(
     const borrowing = read.reserves.some((r) => isBorrowing(head.config, r.id));
     return [{ key, head, uses: borrowing ? read.reserves.filter((r) => uses(head.config, r.id)) : [] }];
   });
-  const balances = await rpc.multicall({
-    ...at,
-    contracts: wanted.flatMap(({ key, head, uses }) => {
-      const user = key.split(':')[1]! as Hex;
-      return uses.flatMap((r) => [
-        ...(isCollateral(head.config, r.id)
-          ? [
-              {
-                address: r.aToken as Hex,
-                abi: extraAbi,
-                functionName: 'scaledBalanceOf',
-                args: [user],
-              } as const,
-            ]
-          : []),
-        ...(isBorrowing(head.config, r.id)
-          ? [
-              {
-                address: r.variableDebt as Hex,
-                abi: extraAbi,
-                functionName: 'scaledBalanceOf',
-                args: [user],
-              } as const,
-              ...(r.stableDebt !== zeroAddress
-                ? [
-                    {
-                      address: r.stableDebt as Hex,
-                      abi: extraAbi,
-                      functionName: 'balanceOf',
-                      args: [user],
-                    } as const,
-                  ]
-                : []),
-            ]
-          : []),
-      ]);
-    }),
-  });
+  const calls = wanted.map(({ key, head, uses }) =>
+    balanceCalls(key.split(':')[1]! as Hex, head.config, uses),
+  );
+  const flat = calls.flat();
+  const balances = flat.length === 0 ? [] : await rpc.multicall({ ...at, contracts: flat });
   throwIfUnread(balances);
   k = 0;
-  for (const { key, head, uses } of wanted) {
-    const n = uses.reduce(
-      (s, r) =>
-        s +
-        (isCollateral(head.config, r.id) ? 1 : 0) +
-        (isBorrowing(head.config, r.id) ? (r.stableDebt !== zeroAddress ? 2 : 1) : 0),
-      0,
-    );
-    const r = balances.slice(k, k + n);
-    k += n;
+  for (const [i, { key, head, uses }] of wanted.entries()) {
+    const r = balances.slice(k, k + calls[i]!.length);
+    k += calls[i]!.length;
     if (!accountAnswered(key, r, cache.retry, failures)) continue;
     const account: AaveAccount = { config: head.config, eMode: head.eMode, balances: new Map() };
     let j = 0;
@@ -739,9 +754,14 @@ async function readState(
     const missing = [...cache.accounts.of(pool).values()].find(
       (a) => a && a.eMode !== 0 && !read.eModes.has(a.eMode),
     );
-    if (missing && round === 1) {
-      const sources = cache.eModeSources.get(pool) ?? new Map<number, string>();
-      sources.set(missing.eMode, zeroAddress);
+    if (missing && final) {
+      // (Not reachable in practice: a category is read in the round after an account enters it.)
+      failures.push({ id: pool, error: `pool ${pool}: e-mode category ${missing.eMode} could not be read` });
+      continue;
+    }
+    if (missing) {
+      const sources = cache.eModeSources.get(pool) ?? new Map<number, string | null>();
+      sources.set(missing.eMode, null);
       cache.eModeSources.set(pool, sources);
       again.push({ pool, relisted: false });
       continue;
@@ -751,6 +771,38 @@ async function readState(
     out.push({ ...read, accounts: held });
   }
   return { pools: out, again, accountsRead: toRead.length, failures };
+}
+
+/**
+ * An account's balance reads, in order: per reserve it uses, the aToken's scaled balance when a
+ * collateral, then the variable debt's scaled balance and the stable debt when borrowing.
+ */
+function balanceCalls(user: Hex, config: bigint, reserves: readonly ReserveTokens[]) {
+  return reserves.flatMap((r) => [
+    ...(isCollateral(config, r.id)
+      ? [{ address: r.aToken as Hex, abi: extraAbi, functionName: 'scaledBalanceOf', args: [user] } as const]
+      : []),
+    ...(isBorrowing(config, r.id)
+      ? [
+          {
+            address: r.variableDebt as Hex,
+            abi: extraAbi,
+            functionName: 'scaledBalanceOf',
+            args: [user],
+          } as const,
+          ...(r.stableDebt !== zeroAddress
+            ? [
+                {
+                  address: r.stableDebt as Hex,
+                  abi: extraAbi,
+                  functionName: 'balanceOf',
+                  args: [user],
+                } as const,
+              ]
+            : []),
+        ]
+      : []),
+  ]);
 }
 
 const isBorrowing = (config: bigint, id: number) => ((config >> BigInt(id * 2)) & 1n) === 1n;
@@ -783,7 +835,7 @@ function parsePool(
     if (data!.status !== 'success')
       return { problem: `getReserveData(${reserve.asset}): ${firstLine(data!.error)}` };
     const d = data!.result as ReserveData;
-    fresh.push(tokensOf(reserve.asset, d));
+    fresh.push(tokensOf(reserve.asset, d, cache.code.get(pool)!));
     const bad = [income, debtIndex, price, aSupply, vSupply].find((x) => x!.status !== 'success');
     if (bad) return { problem: `reserve ${reserve.asset}: ${firstLine(bad.error)}` };
     if ((price!.result as bigint) <= 0n)
@@ -816,22 +868,38 @@ function parsePool(
     cache.reserves.delete(pool);
     return { changed: 'reserves' };
   }
+  const code = cache.code.get(pool)!;
   const eModes = new Map<number, EModeCategory>();
-  const sources = new Map<number, string>();
+  const sources = new Map<number, string | null>();
   for (const id of eModeIds) {
-    const [data, bitmap, price] = r.slice(k, k + EMODE_CALLS);
+    const [data, second] = r.slice(k, k + EMODE_CALLS) as [Results[number], Results[number]];
     k += EMODE_CALLS;
-    if (data!.status !== 'success') return { problem: `e-mode ${id}: ${firstLine(data!.error)}` };
-    const c = data!.result as { liquidationThreshold: number; priceSource: string };
+    if (data.status !== 'success') return { problem: `e-mode ${id}: ${firstLine(data.error)}` };
+    const c = data.result as { liquidationThreshold: number; priceSource: string };
+    if (code.bitmaps) {
+      if (second.status !== 'success') return { problem: `e-mode ${id}: ${firstLine(second.error)}` };
+      sources.set(id, zeroAddress);
+      eModes.set(id, {
+        liquidationThreshold: BigInt(c.liquidationThreshold),
+        priceSource: zeroAddress,
+        collateralBitmap: second.result as bigint,
+        price: 0n,
+      });
+      continue;
+    }
+    // v3.0–3.1: each reserve's configuration names its category; a category's price source, when
+    // set, prices its assets (its price is read in the round after the source is first seen).
     const priceSource = c.priceSource.toLowerCase();
+    const before = cache.eModeSources.get(pool)?.get(id);
     sources.set(id, priceSource);
-    if (priceSource !== (cache.eModeSources.get(pool)?.get(id) ?? zeroAddress)) changed = 'prices';
+    if (priceSource !== (before ?? zeroAddress)) changed = 'prices';
+    if (priceSource !== zeroAddress && before === priceSource && second.status !== 'success')
+      return { problem: `e-mode ${id}: its price source ${priceSource}: ${firstLine(second.error)}` };
     eModes.set(id, {
       liquidationThreshold: BigInt(c.liquidationThreshold),
       priceSource,
-      // Refused before v3.2 (no bitmaps): each reserve's configuration names its category then.
-      collateralBitmap: bitmap!.status === 'success' ? (bitmap!.result as bigint) : null,
-      price: priceSource !== zeroAddress && price!.status === 'success' ? (price!.result as bigint) : 0n,
+      collateralBitmap: null,
+      price: priceSource !== zeroAddress && second.status === 'success' ? (second.result as bigint) : 0n,
     });
   }
   cache.eModeSources.set(pool, sources);
@@ -841,6 +909,7 @@ function parsePool(
   for (const x of out) x.token = cache.tokens.get(x.asset)!;
   return {
     pool,
+    code,
     oracle: cache.oracles.get(pool)!,
     baseCurrency: String(baseCurrency!.result).toLowerCase(),
     baseUnit: baseUnit!.result as bigint,
@@ -860,15 +929,20 @@ export interface AccountValues {
 
 /**
  * An account as GenericLogic's `calculateUserAccountData` values it at the pass's indices and
- * prices: each collateral (flag set, liquidation threshold not 0) at `scaled.rayMul(income) ×
- * price / unit`, each debt at `(scaled.rayMul(debtIndex) + stable) × price / unit`, the average
- * threshold Σ value × threshold / Σ value, and the health factor `percentMul(collateral, avg)
- * wadDiv debt` — each rounded as the contract rounds.
+ * prices, each rounded as the pool's code rounds:
+ * - v3.0 to v3.4: a collateral (flag set, liquidation threshold not 0) at `scaled.rayMul(income) ×
+ *   price / unit`, a debt at `(scaled.rayMul(debtIndex) + stable) × price / unit`, the average
+ *   threshold Σ value × threshold / Σ value (rounded down), and the health factor
+ *   `percentMul(Σ value, average).wadDiv(Σ debt)`;
+ * - v3.5 on: a collateral at `scaled.rayMulFloor(income) × price / unit`, a debt at
+ *   `scaled.rayMulCeil(debtIndex) × price / unit` rounded up, and the health factor
+ *   `(Σ value × threshold).wadDiv(Σ debt) / 10000`.
  */
 export function accountValues(
-  read: Pick<AavePoolRead, 'reserves' | 'eModes'>,
+  read: Pick<AavePoolRead, 'reserves' | 'eModes' | 'code'>,
   account: AaveAccount,
 ): AccountValues {
+  const modern = read.code.rounding === 'v3.5';
   const category = account.eMode === 0 ? undefined : read.eModes.get(account.eMode);
   const collateral: AccountValues['collateral'] = new Map();
   const debt: AccountValues['debt'] = new Map();
@@ -893,7 +967,7 @@ export function accountValues(
         ? category.price
         : r.price;
     if (r.config.liquidationThreshold !== 0n && isCollateral(account.config, r.id)) {
-      const amount = rayMul(b.collateral, r.income);
+      const amount = modern ? (b.collateral * r.income) / RAY : rayMul(b.collateral, r.income);
       const value = (amount * price) / unit;
       const threshold = inCategory ? category!.liquidationThreshold : r.config.liquidationThreshold;
       total += value;
@@ -901,13 +975,18 @@ export function accountValues(
       collateral.set(r.asset, { value, weighted: value * threshold, amount });
     }
     if (isBorrowing(account.config, r.id)) {
-      const amount = (b.variable === 0n ? 0n : rayMul(b.variable, r.debtIndex)) + b.stable;
-      const value = (amount * price) / unit;
+      const amount = modern
+        ? ceilDiv(b.variable * r.debtIndex, RAY)
+        : (b.variable === 0n ? 0n : rayMul(b.variable, r.debtIndex)) + b.stable;
+      const value = modern ? ceilDiv(amount * price, unit) : (amount * price) / unit;
       debtTotal += value;
       debt.set(r.asset, { value, amount });
     }
   }
-  const average = total === 0n ? 0n : weightedTotal / total;
-  const healthFactor = debtTotal === 0n ? null : wadDiv(percentMul(total, average), debtTotal);
+  let healthFactor: bigint | null = null;
+  if (debtTotal > 0n)
+    healthFactor = modern
+      ? wadDiv(weightedTotal, debtTotal) / PERCENT
+      : wadDiv(percentMul(total, total === 0n ? 0n : weightedTotal / total), debtTotal);
   return { collateral, debt, healthFactor };
 }

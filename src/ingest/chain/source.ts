@@ -34,7 +34,7 @@ import {
   aaveLogAddresses,
   readAave,
 } from './aave.ts';
-import { aaveKey, aaveLiquidation, aavePrices, aaveRecords } from './aave-records.ts';
+import { aaveKey, aaveLiquidation, aavePair, aavePrices, aaveRecords } from './aave-records.ts';
 import { ANSWER_UPDATED, type FeedReading, readFeeds, readRounds, scaled, usdPrices } from './chainlink.ts';
 import { COMET_EVENTS, type CometAbsorb, CometCache, readCompound } from './compound.ts';
 import { absorbLiquidations, cometRecords } from './compound-records.ts';
@@ -132,6 +132,16 @@ export function chainSource(
   // has that range's rounds read from the publisher it had.
   const lastReading = new Map<string, FeedReading>();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
+  // Deployment blocks found (searched once per process: a contract whose reads fail, a pool not
+  // listed, is read from its start again without searching again). None yet: searched again.
+  const deployments = new Map<string, bigint>();
+  const deployedAt = async (address: `0x${string}`, head: bigint) => {
+    const known = deployments.get(address);
+    if (known !== undefined) return known;
+    const block = await deploymentBlock(rpc, address, head);
+    if (block < head) deployments.set(address, block);
+    return block;
+  };
   const rereadAfterReorg = {
     morpho: new Set<string>(),
     comets: new Set<string>(),
@@ -206,6 +216,9 @@ export function chainSource(
         comets.clear();
         euler.clear();
         aave.clear();
+        // A chain read again from the start (reset, or reorganized past the checkpoint) may hold
+        // its contracts at other blocks.
+        if (resume === null) deployments.clear();
       }
 
       // After the first pass every reader resumes at the same block: the logs of Morpho, of the
@@ -289,7 +302,7 @@ export function chainSource(
                       ? resume
                       : c.fromBlock !== null
                         ? BigInt(c.fromBlock)
-                        : await deploymentBlock(rpc, c.comet as `0x${string}`, target),
+                        : await deployedAt(c.comet as `0x${string}`, target),
                 })),
               ),
               { block: target, timestamp: block.timestamp },
@@ -317,7 +330,7 @@ export function chainSource(
                     ? resume!
                     : p.fromBlock !== null
                       ? BigInt(p.fromBlock)
-                      : await deploymentBlock(rpc, p.pool as `0x${string}`, target),
+                      : await deployedAt(p.pool as `0x${string}`, target),
                 })),
               ),
               { block: target },
@@ -347,7 +360,7 @@ export function chainSource(
                 ? resume!
                 : chain.euler.fromBlock !== null
                   ? BigInt(chain.euler.fromBlock)
-                  : await deploymentBlock(rpc, chain.euler.evc as `0x${string}`, target),
+                  : await deployedAt(chain.euler.evc as `0x${string}`, target),
               block: target,
             },
             knownEuler,
@@ -650,7 +663,7 @@ export function chainSource(
       // Aave v3 and Spark: a pool whose every reserve has a USD price (the file's feeds, else the
       // pool's oracle in USD) is served; one that is not keeps what the last pass served of it.
       const aaveMarkets = new Map<string, MarketRecord>();
-      const aaveServed = new Set<string>();
+      const aaveServed = new Map<string, Map<string, number>>();
       for (const p of aaveRead?.pools ?? []) {
         const kind = poolKind(p.pool);
         const prices = aavePrices(p, usdOf);
@@ -673,7 +686,7 @@ export function chainSource(
           continue;
         }
         for (const m of out.markets) aaveMarkets.set(m.uniqueKey, m);
-        aaveServed.add(p.pool);
+        aaveServed.set(p.pool, prices as Map<string, number>);
         markets.push(...out.markets);
         positions.push(...out.positions);
         items.push({ id: `${kind}:${p.pool}`, ok: true });
@@ -685,12 +698,18 @@ export function chainSource(
       const aavePools = new Map((aaveRead?.pools ?? []).map((p) => [p.pool, p]));
       const aaveFound = (aaveRead?.liquidations ?? []).flatMap((l) => {
         const kind = poolKind(l.pool);
-        const record = aaveMarkets.get(aaveKey(kind, chain.chainId, l.pool, l.collateral, l.debt));
+        // Its pair's market; else (the pair lends no more and the liquidation closed its last
+        // position) the pair as the pool's reserves state it.
+        const read = aavePools.get(l.pool);
+        const prices = aaveServed.get(l.pool);
+        const record =
+          aaveMarkets.get(aaveKey(kind, chain.chainId, l.pool, l.collateral, l.debt)) ??
+          (read && prices ? aavePair(kind, chain.chainId, read, prices, l.collateral, l.debt) : null);
         if (!record)
           items.push({
             id: `${kind}:${l.pool}:liquidation:${l.txHash}:${l.logIndex}`,
             ok: false,
-            error: `liquidation in ${l.txHash} of ${l.collateral} for ${l.debt} in pool ${l.pool} not recorded: that pair is not served`,
+            error: `liquidation in ${l.txHash} of ${l.collateral} for ${l.debt} in pool ${l.pool} not recorded: the pool is not served`,
           });
         return record ? [{ l, record }] : [];
       });
@@ -842,10 +861,9 @@ export function chainSource(
           eulerWas: eulerConfig ?? checkpoint.eulerWas ?? null,
           eulerVaults: eulerRead?.controllers ?? [],
           eulerPending,
-          // A pool never listed (its reserves refused) is read from its start again.
-          aave: chain.aave
-            .filter((p) => aaveRead?.listed.includes(p.pool) || readPools.has(aaveConfig(p)))
-            .map(aaveConfig),
+          // A pool not listed this pass (its reserves refused) is read from its start again: its
+          // logs were not read.
+          aave: chain.aave.filter((p) => aaveRead?.listed.includes(p.pool)).map(aaveConfig),
           aavePending,
         } satisfies Cursor),
         items,
