@@ -17,6 +17,7 @@ import type { MarketRecord, OracleRecord, PositionRecord } from '../../domain/ty
 import type { LiquidationEvent } from '../../store/types.ts';
 import { type AaveLiquidation, type AavePoolRead, type AaveReserve, accountValues } from './aave.ts';
 import { scaled } from './chainlink.ts';
+import { liquidationRecord } from './liquidation.ts';
 import type { TokenMeta } from './tokens.ts';
 
 export type AaveProtocol = 'aave' | 'spark';
@@ -194,28 +195,12 @@ export function aaveLiquidation(
   record: AavePair,
   usd: { collateralUsd: number; loanUsd: number } | undefined,
 ): LiquidationEvent {
-  const collateralUsd = usd?.collateralUsd ?? record.collateralPrice;
-  const loanUsd = usd?.loanUsd ?? record.loanPrice;
-  const seized = scaled(l.seized, record.collateralDecimals ?? 18);
-  const repaid = scaled(l.repaid, record.loanDecimals ?? 18);
-  const badDebt = scaled(l.deficit, record.loanDecimals ?? 18);
-  return {
-    protocol: record.protocol,
-    chainId,
-    txHash: l.txHash,
-    logIndex: l.logIndex,
-    block: l.block,
-    at: l.timestamp * 1000,
-    marketKey: record.uniqueKey,
-    borrower: l.user,
-    liquidator: l.liquidator,
-    collateralSeized: seized,
-    collateralSeizedUsd: seized * collateralUsd,
-    debtRepaid: repaid,
-    debtRepaidUsd: repaid * loanUsd,
-    badDebt,
-    badDebtUsd: badDebt * loanUsd,
-  };
+  return liquidationRecord(
+    { ...l, protocol: record.protocol, chainId, borrower: l.user },
+    record,
+    { seized: l.seized, repaid: l.repaid, badDebt: l.deficit },
+    usd ?? { collateralUsd: record.collateralPrice, loanUsd: record.loanPrice },
+  );
 }
 
 /** a / b as a number, exact to a double's precision whatever their size. */

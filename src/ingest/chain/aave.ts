@@ -225,7 +225,6 @@ export interface AaveRead {
   listed: string[];
 }
 
-/** What a chain source keeps of its Aave pools between passes in one process. */
 /**
  * What a pool's code is: `bitmaps` (v3.2 on: an e-mode category's collateral is a bitmap of
  * reserves; no stable debt) and `rounding` (v3.5 on, `POOL_REVISION` 9 or more: collateral rounded
@@ -239,6 +238,7 @@ export interface PoolCode {
 /** The pool revision of Aave v3.5, from which balances are rounded each its own way. */
 const V3_5_REVISION = 9n;
 
+/** What a chain source keeps of its Aave pools between passes in one process. */
 export class AaveCache {
   readonly code = new Map<string, PoolCode>();
   readonly providers = new Map<string, string>();

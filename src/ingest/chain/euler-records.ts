@@ -16,6 +16,7 @@ import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '..
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import { CONFIG_SCALE, type EulerLiquidationRead, type EulerVaultRead } from './euler.ts';
+import { liquidationRecord } from './liquidation.ts';
 
 /** An Euler market's uniqueKey (D3). */
 export function eulerKey(chainId: number, vault: string, collateral: string): string {
@@ -180,29 +181,13 @@ export function eulerLiquidation(
     collateralUsd: record.collateralPrice,
   },
 ): LiquidationEvent {
-  const collateralDecimals = record.collateralDecimals ?? 18;
-  const loanDecimals = record.loanDecimals ?? 18;
-  const seizedAssets = assetsPerShare
+  const seized = assetsPerShare
     ? (l.yieldBalance * assetsPerShare.perShare) / 10n ** BigInt(assetsPerShare.shareDecimals)
     : l.yieldBalance;
-  const seized = scaled(seizedAssets, collateralDecimals);
-  const repaid = scaled(l.repayAssets, loanDecimals);
-  const badDebt = scaled(l.socialized, loanDecimals);
-  return {
-    protocol: 'euler',
-    chainId,
-    txHash: l.txHash,
-    logIndex: l.logIndex,
-    block: l.block,
-    at: l.timestamp * 1000,
-    marketKey: record.uniqueKey,
-    borrower: l.violator,
-    liquidator: l.liquidator,
-    collateralSeized: seized,
-    collateralSeizedUsd: seized * usd.collateralUsd,
-    debtRepaid: repaid,
-    debtRepaidUsd: repaid * usd.loanUsd,
-    badDebt,
-    badDebtUsd: badDebt * usd.loanUsd,
-  };
+  return liquidationRecord(
+    { ...l, protocol: 'euler', chainId, borrower: l.violator },
+    record,
+    { seized, repaid: l.repayAssets, badDebt: l.socialized },
+    usd,
+  );
 }

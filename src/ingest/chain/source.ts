@@ -49,6 +49,7 @@ import {
   readEuler,
 } from './euler.ts';
 import { eulerKey, eulerLiquidation, eulerPrices, eulerRecords } from './euler-records.ts';
+import { liquidationRecord } from './liquidation.ts';
 import {
   healthFactor,
   MORPHO_EVENTS,
@@ -469,28 +470,14 @@ export function chainSource(
       for (const { l, record } of found) {
         // At the prices of the liquidation's block where they could be read; else the pass's.
         const then = atBlock.get(`${l.block}:${record.uniqueKey}`);
-        const loanUsd = then?.loanUsd ?? record.loanPrice;
-        const collateralUsd = then?.collateralUsd ?? record.collateralPrice;
-        const seized = scaled(l.seizedAssets, record.collateralDecimals ?? 18);
-        const repaid = scaled(l.repaidAssets, record.loanDecimals ?? 18);
-        const badDebt = scaled(l.badDebtAssets, record.loanDecimals ?? 18);
-        liquidations.push({
-          protocol: 'morpho',
-          chainId: chain.chainId,
-          txHash: l.txHash,
-          logIndex: l.logIndex,
-          block: l.block,
-          at: l.timestamp * 1000,
-          marketKey: record.uniqueKey,
-          borrower: l.borrower,
-          liquidator: l.liquidator,
-          collateralSeized: seized,
-          collateralSeizedUsd: seized * collateralUsd,
-          debtRepaid: repaid,
-          debtRepaidUsd: repaid * loanUsd,
-          badDebt,
-          badDebtUsd: badDebt * loanUsd,
-        });
+        liquidations.push(
+          liquidationRecord(
+            { ...l, protocol: 'morpho', chainId: chain.chainId },
+            record,
+            { seized: l.seizedAssets, repaid: l.repaidAssets, badDebt: l.badDebtAssets },
+            then ?? { collateralUsd: record.collateralPrice, loanUsd: record.loanPrice },
+          ),
+        );
       }
       // The vaults lending into the markets (Euler's vaults: each lends to its collaterals' markets).
       const vaults: VaultRecord[] = [];

@@ -1,0 +1,43 @@
+/** A liquidation read from a chain as the store keeps it (Morpho's, Euler's, Aave's and Spark's). */
+import type { MarketRecord } from '../../domain/types.ts';
+import type { LiquidationEvent } from '../../store/types.ts';
+import { scaled } from './chainlink.ts';
+
+/**
+ * The liquidation `l` in `market`: the collateral seized, the debt repaid and the bad debt it
+ * left (`units`, in the smallest units of the market's tokens) as token amounts, and in USD at
+ * `usd` (the liquidation block's prices, or the market's).
+ */
+export function liquidationRecord(
+  l: Pick<
+    LiquidationEvent,
+    'protocol' | 'chainId' | 'txHash' | 'logIndex' | 'block' | 'borrower' | 'liquidator'
+  > & {
+    /** Unix seconds of the block. */
+    timestamp: number;
+  },
+  market: Pick<MarketRecord, 'uniqueKey' | 'collateralDecimals' | 'loanDecimals'>,
+  units: { seized: bigint; repaid: bigint; badDebt: bigint },
+  usd: { collateralUsd: number; loanUsd: number },
+): LiquidationEvent {
+  const seized = scaled(units.seized, market.collateralDecimals ?? 18);
+  const repaid = scaled(units.repaid, market.loanDecimals ?? 18);
+  const badDebt = scaled(units.badDebt, market.loanDecimals ?? 18);
+  return {
+    protocol: l.protocol,
+    chainId: l.chainId,
+    txHash: l.txHash,
+    logIndex: l.logIndex,
+    block: l.block,
+    at: l.timestamp * 1000,
+    marketKey: market.uniqueKey,
+    borrower: l.borrower,
+    liquidator: l.liquidator,
+    collateralSeized: seized,
+    collateralSeizedUsd: seized * usd.collateralUsd,
+    debtRepaid: repaid,
+    debtRepaidUsd: repaid * usd.loanUsd,
+    badDebt,
+    badDebtUsd: badDebt * usd.loanUsd,
+  };
+}
