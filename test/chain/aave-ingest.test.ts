@@ -19,8 +19,17 @@ import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import { apiGet, liveService, tempDir } from '../helpers.ts';
-import { type AaveMarket, type AaveSymbol, borrow, deployAave, liquidate, setPrice, supply } from './aave.ts';
-import { type Anvil, readAt, sendTx, startAnvil } from './anvil.ts';
+import {
+  type AaveMarket,
+  type AaveSymbol,
+  addRewards,
+  borrow,
+  deployAave,
+  liquidate,
+  setPrice,
+  supply,
+} from './aave.ts';
+import { type Anvil, compileContracts, deploy, readAt, sendTx, startAnvil } from './anvil.ts';
 
 const WAD = 10n ** 18n;
 const USDC = 10n ** 6n;
@@ -41,7 +50,8 @@ before(async () => {
   anvil = await startAnvil();
   for (const i of [0, 1, 2, 3, 4, 5, 6])
     users.push(anvil.client(i).account.address.toLowerCase() as `0x${string}`);
-  aave = await deployAave(anvil);
+  // Every token's incentives controller is a RewardsController (no reward configured until a test does).
+  aave = await deployAave(anvil, { rewards: true });
   // Account 2 lends; account 1 posts WETH and WBTC and borrows USDC and DAI; account 4, in the
   // stablecoin e-mode, posts DAI and borrows USDC; account 5 only supplies.
   await supply(anvil, aave, 2, 'USDC', 500_000n * USDC);
@@ -358,6 +368,74 @@ describe('Aave v3 on a local chain', () => {
       Math.abs(q!.healthFactor / onChain.health - 1) < 5e-8,
       `${q!.healthFactor} vs ${onChain.health}`,
     );
+  });
+
+  test("behavior: the incentives controller's rewards are the markets' reward APRs, priced by its reward oracle", async () => {
+    const art = compileContracts();
+    const c = anvil.client(0);
+    const rew = await deploy(c, art.TestToken!, ['Reward Token', 'REW', 18]);
+    const rewUsd = await deploy(c, art.TestAggregator!, [8, 'REW / USD', 2n * 10n ** 8n]);
+    const old = await deploy(c, art.TestToken!, ['Ended Reward', 'OLD', 18]);
+    const head = await anvil.client().getBlock();
+    const end = Number(head.timestamp) + 30 * 86_400;
+    // USDC suppliers: 0.01 REW a second; USDC borrowers: 0.002 REW a second; an emission that ended.
+    await addRewards(anvil, aave, {
+      symbol: 'USDC',
+      side: 'supply',
+      reward: rew,
+      oracle: rewUsd,
+      perSecond: 10n ** 16n,
+      end,
+    });
+    await addRewards(anvil, aave, {
+      symbol: 'USDC',
+      side: 'borrow',
+      reward: rew,
+      oracle: rewUsd,
+      perSecond: 2n * 10n ** 15n,
+      end,
+    });
+    await addRewards(anvil, aave, {
+      symbol: 'USDC',
+      side: 'supply',
+      reward: old,
+      oracle: rewUsd,
+      perSecond: 10n ** 18n,
+      end: Number(head.timestamp) - 1,
+    });
+    const block = await pass();
+    const supplied =
+      Number(await readAt<bigint>(anvil, reserve('USDC').aToken, aave.aTokenAbi, 'totalSupply', [], block)) /
+      1e6;
+    const borrowed =
+      Number(
+        await readAt<bigint>(
+          anvil,
+          reserve('USDC').variableDebt,
+          aave.variableDebtAbi,
+          'totalSupply',
+          [],
+          block,
+        ),
+      ) / 1e6;
+    const market = (await get(`/markets/${keyOf('WETH', 'USDC')}`)).data;
+    const year = 31_536_000;
+    assert.ok(
+      Math.abs(market.supplyRewardsApy - (0.01 * year * 2) / supplied) < 1e-8,
+      String(market.supplyRewardsApy),
+    );
+    assert.ok(
+      Math.abs(market.borrowRewardsApy - (0.002 * year * 2) / borrowed) < 1e-8,
+      String(market.borrowRewardsApy),
+    );
+    assert.deepEqual(market.rewardTokens, ['REW']);
+    // a pair lending another reserve earns none
+    const weth = (await get(`/markets/${keyOf('USDC', 'WETH')}`)).data;
+    assert.deepEqual([weth.supplyRewardsApy, weth.borrowRewardsApy, weth.rewardTokens], [0, 0, []]);
+    // a new process reads them in its first pass too (the lists, then the oracles and tokens)
+    await run(chainSources(parseSources(sourcesJson(), 'test')));
+    const again = (await get(`/markets/${keyOf('WETH', 'USDC')}`)).data;
+    assert.ok(Math.abs(again.supplyRewardsApy - market.supplyRewardsApy) < 1e-8);
   });
 });
 

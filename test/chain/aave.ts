@@ -1,7 +1,8 @@
 /**
  * A real Aave v3 market (v3.0.x) on the local chain, for the tests: deployed from the compiled
  * artifacts npm ships in @aave/core-v3 (BUSL: loaded from node_modules at test time, never
- * committed), with TestTokens as its reserves and TestAggregators as their price feeds.
+ * committed), with TestTokens as its reserves and TestAggregators as their price feeds; with
+ * `rewards`, its tokens' incentives controller is @aave/periphery-v3's RewardsController.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,7 +12,10 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { ACCOUNTS, type Anvil, type Artifact, compileContracts, deploy, readAt, sendTx } from './anvil.ts';
 
 const require = createRequire(import.meta.url);
-const ARTIFACTS = join(dirname(require.resolve('@aave/core-v3/package.json')), 'artifacts/contracts');
+const ARTIFACTS = [
+  join(dirname(require.resolve('@aave/core-v3/package.json')), 'artifacts/contracts'),
+  join(dirname(require.resolve('@aave/periphery-v3/package.json')), 'artifacts/contracts'),
+];
 
 type Address = `0x${string}`;
 /** Hardhat's link references: source unit → library name → byte ranges of the placeholders. */
@@ -20,15 +24,21 @@ export type AaveArtifact = Artifact & { linkReferences: LinkReferences };
 
 let index: Map<string, string[]> | undefined;
 
-/** The compiled artifact `<name>.json` of @aave/core-v3 (its abi, bytecode and link references). */
+/**
+ * The compiled artifact `<name>.json` of @aave/core-v3, else of @aave/periphery-v3 (its abi,
+ * bytecode and link references).
+ */
 export function aaveArtifact(name: string): AaveArtifact {
   if (!index) {
     index = new Map();
-    for (const file of readdirSync(ARTIFACTS, { recursive: true, encoding: 'utf8' })) {
-      if (!file.endsWith('.json') || file.endsWith('.dbg.json')) continue;
-      const base = basename(file, '.json');
-      index.set(base, [...(index.get(base) ?? []), join(ARTIFACTS, file)]);
-    }
+    for (const dir of ARTIFACTS)
+      for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+        if (!file.endsWith('.json') || file.endsWith('.dbg.json')) continue;
+        const base = basename(file, '.json');
+        // The core's artifact first: the periphery ships copies of some core interfaces.
+        if (!index.has(base)) index.set(base, [join(dir, file)]);
+        else if (dir === ARTIFACTS[0]) index.get(base)!.push(join(dir, file));
+      }
   }
   const paths = index.get(name) ?? [];
   if (paths.length !== 1) throw new Error(`${paths.length} artifacts named ${name} in @aave/core-v3`);
@@ -159,6 +169,8 @@ export interface AaveOptions {
    * LiquidationCall's collateral is the debt covered times the bonus exactly.
    */
   liquidationProtocolFee?: number;
+  /** Deploys a RewardsController (ACCOUNTS[0] its emission manager) as every token's incentives controller. */
+  rewards?: boolean;
 }
 
 export interface AaveReserve {
@@ -180,6 +192,9 @@ export interface AaveMarket {
   oracle: Address;
   dataProvider: Address;
   aclManager: Address;
+  /** The tokens' incentives controller (zero without `rewards`). */
+  rewardsController: Address;
+  rewardsAbi: Abi;
   /** The block of the PoolAddressesProvider's deployment: every Aave event is at or after it. */
   deployBlock: bigint;
   reserves: Record<AaveSymbol, AaveReserve>;
@@ -281,6 +296,9 @@ export async function deployAave(anvil: Anvil, opts: AaveOptions = {}): Promise<
       bpsRay(2000), // optimal stable to total debt
     ]);
 
+  const rewardsArt = aaveArtifact('RewardsController');
+  const rewardsController = opts.rewards ? await deploy(c, rewardsArt, []) : zero;
+  if (opts.rewards) await tx(rewardsController, rewardsArt.abi, 'initialize', [admin]);
   const configuratorArt = aaveArtifact('PoolConfigurator');
   const cfg = (fn: string, args: readonly unknown[]) => tx(configurator, configuratorArt.abi, fn, args);
   await sendBig(anvil, 0, configurator, configuratorArt.abi, 'initReserves', [
@@ -292,7 +310,7 @@ export async function deployAave(anvil: Anvil, opts: AaveOptions = {}): Promise<
       interestRateStrategyAddress: rateStrategies[s],
       underlyingAsset: assets[s],
       treasury,
-      incentivesController: zero,
+      incentivesController: rewardsController,
       aTokenName: `Aave Test ${s}`,
       aTokenSymbol: `aTest${s}`,
       variableDebtTokenName: `Aave Test Variable Debt ${s}`,
@@ -342,6 +360,8 @@ export async function deployAave(anvil: Anvil, opts: AaveOptions = {}): Promise<
   }
 
   return {
+    rewardsController,
+    rewardsAbi: rewardsArt.abi,
     admin,
     treasury,
     provider,
@@ -473,4 +493,42 @@ export async function liquidate(
     receiveAToken,
   ];
   return sendTx(anvil, from, aave.pool, aave.poolAbi, 'liquidationCall', args);
+}
+
+/**
+ * Rewards for suppliers (the reserve's aToken) or variable borrowers (its debt token) of `symbol`:
+ * `reward` emitted at `perSecond` until `end` (unix seconds), priced by `oracle` (a feed answering
+ * `latestAnswer`), paid from ACCOUNTS[0]'s balance (a pull strategy). Needs `rewards`.
+ */
+export async function addRewards(
+  anvil: Anvil,
+  aave: AaveMarket,
+  o: {
+    symbol: AaveSymbol;
+    side: 'supply' | 'borrow';
+    reward: Address;
+    oracle: Address;
+    perSecond: bigint;
+    end: number;
+  },
+): Promise<TransactionReceipt> {
+  const strategy = await deploy(anvil.client(0), aaveArtifact('PullRewardsTransferStrategy'), [
+    aave.rewardsController,
+    aave.admin,
+    aave.admin,
+  ]);
+  const r = aave.reserves[o.symbol];
+  return sendTx(anvil, 0, aave.rewardsController, aave.rewardsAbi, 'configureAssets', [
+    [
+      {
+        emissionPerSecond: o.perSecond,
+        totalSupply: 0n,
+        distributionEnd: o.end,
+        asset: o.side === 'supply' ? r.aToken : r.variableDebt,
+        reward: o.reward,
+        transferStrategy: strategy,
+        rewardOracle: o.oracle,
+      },
+    ],
+  ]);
 }

@@ -47,6 +47,8 @@ function reserve(id: number, over: Partial<AaveReserve> & { word: bigint }): Aav
     source: null,
     totalSupply: 0n,
     totalDebt: 0n,
+    incentives: { supply: null, borrow: null },
+    rewards: { supply: [], borrow: [] },
     ...over,
   };
 }

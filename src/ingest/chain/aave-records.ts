@@ -15,7 +15,13 @@ import { calculateCompoundedRate } from '@aave/math-utils';
 import { zeroAddress } from 'viem';
 import type { MarketRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
-import { type AaveLiquidation, type AavePoolRead, type AaveReserve, accountValues } from './aave.ts';
+import {
+  type AaveLiquidation,
+  type AavePoolRead,
+  type AaveReserve,
+  type AaveReward,
+  accountValues,
+} from './aave.ts';
 import { scaled } from './chainlink.ts';
 import { liquidationRecord } from './liquidation.ts';
 import type { TokenMeta } from './tokens.ts';
@@ -66,6 +72,7 @@ export function aaveRecords(
   read: AavePoolRead,
   usd: ReadonlyMap<string, number>,
   oracle: (collateral: AaveReserve, loan: AaveReserve) => OracleRecord,
+  rewards: { now: number; usdOf: (token: TokenMeta) => number | null } = { now: 0, usdOf: () => null },
 ): { markets: MarketRecord[]; positions: PositionRecord[] } {
   const reserves = new Map(read.reserves.map((r) => [r.asset, r]));
   const key = (c: string, d: string) => aaveKey(protocol, chainId, read.pool, c, d);
@@ -117,8 +124,12 @@ export function aaveRecords(
     x.pairs += 1;
     byLoan.set(d.asset, x);
   }
+  const incentives = new Map(
+    read.reserves.map((r) => [r.asset, rewardAprs(r, usd.get(r.asset)!, rewards.now, rewards.usdOf)]),
+  );
   const markets = [...pairs].map(([k, { c, d }]): MarketRecord => {
     const borrow = borrowOf.get(k) ?? 0;
+    const paid = incentives.get(d.asset)!;
     const loan = byLoan.get(d.asset)!;
     const supplyUsd = amountUsd(d, d.totalSupply);
     return {
@@ -140,9 +151,9 @@ export function aaveRecords(
       borrow,
       supplyApy: aaveApy(d.liquidityRate),
       borrowApy: aaveApy(d.variableBorrowRate),
-      supplyRewardsApy: 0,
-      borrowRewardsApy: 0,
-      rewardTokens: [],
+      supplyRewardsApy: paid.supply,
+      borrowRewardsApy: paid.borrow,
+      rewardTokens: paid.tokens,
       lltv: Number(c.config.liquidationThreshold) / 10_000,
       vaultSymbol: null,
       vaultAddress: null,
@@ -151,6 +162,36 @@ export function aaveRecords(
     };
   });
   return { markets, positions };
+}
+
+/**
+ * A reserve's reward APRs, as Aave's interface states them (not compounded): per reward still
+ * emitting at `now` (unix seconds), emission per second × a year × the reward's USD price (the
+ * file's feeds, else the controller's reward oracle) over the USD value of the token it rewards
+ * (the aToken's supply for suppliers, the debt for borrowers); the reward tokens' symbols.
+ */
+export function rewardAprs(
+  r: AaveReserve,
+  assetUsd: number,
+  now: number,
+  usdOf: (token: TokenMeta) => number | null,
+): { supply: number; borrow: number; tokens: string[] } {
+  const tokens = new Set<string>();
+  const apr = (list: readonly AaveReward[], total: bigint) => {
+    const base = scaled(total, r.config.decimals) * assetUsd;
+    let sum = 0;
+    for (const w of list) {
+      const price = usdOf(w.token) ?? w.oracleUsd;
+      if (w.emissionPerSecond === 0n || w.distributionEnd <= BigInt(now) || price === null || base <= 0)
+        continue;
+      sum += (scaled(w.emissionPerSecond, w.token.decimals ?? 18) * SECONDS_PER_YEAR * price) / base;
+      tokens.add(w.token.symbol);
+    }
+    return sum;
+  };
+  const supply = apr(r.rewards.supply, r.totalSupply);
+  const borrow = apr(r.rewards.borrow, r.totalDebt);
+  return { supply, borrow, tokens: [...tokens].sort() };
 }
 
 /** What a liquidation needs of its pair: its identity, decimals and prices. */

@@ -18,6 +18,7 @@ import { IAaveOracle_ABI } from '@aave-dao/aave-address-book/abis/IAaveOracle';
 import { IAToken_ABI } from '@aave-dao/aave-address-book/abis/IAToken';
 import { IPool_ABI } from '@aave-dao/aave-address-book/abis/IPool';
 import { IPoolAddressesProvider_ABI } from '@aave-dao/aave-address-book/abis/IPoolAddressesProvider';
+import { IRewardsController_ABI } from '@aave-dao/aave-address-book/abis/IRewardsController';
 import { type AbiEvent, parseAbi, zeroAddress } from 'viem';
 import { AccountReads, accountAnswered } from './account-reads.ts';
 import {
@@ -40,6 +41,8 @@ const extraAbi = parseAbi([
   'function balanceOf(address user) view returns (uint256)',
   'function totalSupply() view returns (uint256)',
   'function POOL_REVISION() view returns (uint256)',
+  'function getIncentivesController() view returns (address)',
+  'function latestAnswer() view returns (int256)',
 ]);
 
 const poolEvent = (name: string) => {
@@ -161,6 +164,21 @@ export interface AaveReserve extends ReserveTokens {
   /** Present totals at the block, token units. */
   totalSupply: bigint;
   totalDebt: bigint;
+  /** The incentives controllers of its aToken and variable debt token (null: none). */
+  incentives: { supply: string | null; borrow: string | null };
+  /** What each controller emits to its suppliers and variable borrowers (filled by `readRewards`). */
+  rewards: { supply: AaveReward[]; borrow: AaveReward[] };
+}
+
+/** A reward an incentives controller (RewardsController) emits to a token's holders. */
+export interface AaveReward {
+  token: TokenMeta;
+  /** Reward units per second, to all holders. */
+  emissionPerSecond: bigint;
+  /** Unix seconds: no emission after. */
+  distributionEnd: bigint;
+  /** The controller's reward oracle's `latestAnswer` (USD, 8 decimals); null when it has none. */
+  oracleUsd: number | null;
 }
 
 /** An e-mode category as the pool states it. */
@@ -246,6 +264,9 @@ export class AaveCache {
   readonly reserves = new Map<string, ReserveTokens[]>();
   /** Per pool, the e-mode categories' price sources as last read (null: not read yet). */
   readonly eModeSources = new Map<string, Map<number, string | null>>();
+  /** Per `${controller}:${token}`, its rewards; per `${controller}:${reward}`, its price oracle (as last read). */
+  readonly rewardLists = new Map<string, string[]>();
+  readonly rewardOracles = new Map<string, string>();
   readonly tokens = new Map<string, TokenMeta>();
   /** Per pool and user: the account as last read; null without a debt (not a position; a Borrow names it). */
   readonly accounts = new AccountReads<AaveAccount>();
@@ -257,6 +278,8 @@ export class AaveCache {
     this.oracles.clear();
     this.reserves.clear();
     this.eModeSources.clear();
+    this.rewardLists.clear();
+    this.rewardOracles.clear();
     this.tokens.clear();
     this.accounts.clear();
     this.retry.clear();
@@ -378,6 +401,7 @@ export async function readAave(
     accountsRead += state.accountsRead;
   }
   failures.push(...state.failures);
+  await readRewards(rpc, at, state.pools, cache, failures);
   for (const key of cache.retry) if (!addresses.includes(key.split(':')[0]!)) cache.retry.delete(key);
   const holders: AaveRead['holders'] = [];
   for (const key of accounts) {
@@ -545,7 +569,7 @@ const MAX_ROUNDS = 3;
 type AaveAgain = { pool: string; relisted: boolean };
 
 /** Calls per reserve in a pass's read. */
-const RESERVE_CALLS = 7;
+const RESERVE_CALLS = 9;
 /** Calls per e-mode category. */
 const EMODE_CALLS = 2;
 
@@ -628,6 +652,12 @@ async function readState(
               } as const,
               { address: r.aToken as Hex, abi: extraAbi, functionName: 'totalSupply' } as const,
               { address: r.variableDebt as Hex, abi: extraAbi, functionName: 'totalSupply' } as const,
+              { address: r.aToken as Hex, abi: extraAbi, functionName: 'getIncentivesController' } as const,
+              {
+                address: r.variableDebt as Hex,
+                abi: extraAbi,
+                functionName: 'getIncentivesController',
+              } as const,
             ];
           }),
           // Stable debt (v3.0–3.1; none on later pools, and disabled on every reserve since 2023).
@@ -830,7 +860,10 @@ function parsePool(
   const fresh: ReserveTokens[] = [];
   let k = 4;
   for (const reserve of reserves) {
-    const [data, income, debtIndex, price, source, aSupply, vSupply] = r.slice(k, k + RESERVE_CALLS);
+    const [data, income, debtIndex, price, source, aSupply, vSupply, aIncentives, vIncentives] = r.slice(
+      k,
+      k + RESERVE_CALLS,
+    );
     k += RESERVE_CALLS;
     if (data!.status !== 'success')
       return { problem: `getReserveData(${reserve.asset}): ${firstLine(data!.error)}` };
@@ -856,6 +889,8 @@ function parsePool(
           : null,
       totalSupply: aSupply!.result as bigint,
       totalDebt: vSupply!.result as bigint,
+      incentives: { supply: controllerOf(aIncentives!), borrow: controllerOf(vIncentives!) },
+      rewards: { supply: [], borrow: [] },
     });
   }
   for (const reserve of out.filter((x) => x.stableDebt !== zeroAddress)) {
@@ -916,6 +951,143 @@ function parsePool(
     reserves: out,
     eModes,
   };
+}
+
+/** An incentives controller's address from its token's answer (null: none, or not answered). */
+const controllerOf = (r: Results[number]): string | null =>
+  r.status === 'success' && String(r.result) !== zeroAddress ? String(r.result).toLowerCase() : null;
+
+/** Rounds of a pass's rewards read at most (a token's list, then its rewards' oracles and tokens). */
+const REWARD_ROUNDS = 3;
+
+/**
+ * The rewards of every pool's aTokens and variable debt tokens whose incentives controller is set
+ * (Aave's RewardsController): per token `getRewardsByAsset`, per reward `getRewardsData`,
+ * `getRewardOracle` and the oracle's `latestAnswer`, and the reward token's metadata. One multicall
+ * a pass, with the lists and oracles as last read; again (at most REWARD_ROUNDS) when they changed.
+ * A controller that does not answer leaves its tokens without rewards, named in `failures`.
+ */
+export async function readRewards(
+  rpc: ChainRpc,
+  at: { blockNumber: bigint; allowFailure: true } & MulticallOptions,
+  pools: readonly AavePoolRead[],
+  cache: AaveCache,
+  failures: { id: string; error: string }[],
+): Promise<void> {
+  const targets = pools.flatMap((p) =>
+    p.reserves.flatMap((r) =>
+      (['supply', 'borrow'] as const).flatMap((side) => {
+        const controller = r.incentives[side];
+        const token = side === 'supply' ? r.aToken : r.variableDebt;
+        return controller ? [{ pool: p.pool, reserve: r, side, controller, token }] : [];
+      }),
+    ),
+  );
+  if (targets.length === 0) return;
+  for (let round = 1; ; round++) {
+    const lists = targets.map((t) => cache.rewardLists.get(`${t.controller}:${t.token}`) ?? []);
+    const rewards = [...new Set(targets.flatMap((t, i) => lists[i]!.map((rw) => `${t.controller}:${rw}`)))];
+    const oracles = rewards.map((key) => cache.rewardOracles.get(key) ?? zeroAddress);
+    const newTokens = [...new Set(rewards.map((key) => key.split(':')[1]!))].filter(
+      (t) => !cache.tokens.has(t),
+    ) as Hex[];
+    const calls = [
+      ...targets.map(
+        (t) =>
+          ({
+            address: t.controller as Hex,
+            abi: IRewardsController_ABI,
+            functionName: 'getRewardsByAsset',
+            args: [t.token as Hex],
+          }) as const,
+      ),
+      ...targets.flatMap((t, i) =>
+        lists[i]!.map(
+          (rw) =>
+            ({
+              address: t.controller as Hex,
+              abi: IRewardsController_ABI,
+              functionName: 'getRewardsData',
+              args: [t.token as Hex, rw as Hex],
+            }) as const,
+        ),
+      ),
+      ...rewards.map((key) => {
+        const [controller, reward] = key.split(':') as [Hex, Hex];
+        return {
+          address: controller,
+          abi: IRewardsController_ABI,
+          functionName: 'getRewardOracle',
+          args: [reward],
+        } as const;
+      }),
+      ...oracles.map((o) => ({ address: o as Hex, abi: extraAbi, functionName: 'latestAnswer' }) as const),
+      ...tokenCalls(newTokens),
+    ];
+    const reads = await rpc.multicall({ ...at, contracts: calls });
+    throwIfUnread(reads);
+    let k = 0;
+    let changed = false;
+    const refused = new Set<string>();
+    targets.forEach((t, i) => {
+      const r = reads[k++]!;
+      const key = `${t.controller}:${t.token}`;
+      if (r.status !== 'success') {
+        if (!refused.has(t.controller))
+          failures.push({
+            id: `${t.pool}:rewards`,
+            error: `incentives controller ${t.controller}: ${firstLine(r.error)}`,
+          });
+        refused.add(t.controller);
+        cache.rewardLists.delete(key);
+        return;
+      }
+      const now = (r.result as string[]).map((a) => a.toLowerCase());
+      if (now.join() !== lists[i]!.join()) {
+        cache.rewardLists.set(key, now);
+        changed = true;
+      }
+    });
+    const data = targets.map((_, i) => lists[i]!.map(() => reads[k++]!));
+    rewards.forEach((key, j) => {
+      const r = reads[k++]!;
+      const oracle = r.status === 'success' ? String(r.result).toLowerCase() : zeroAddress;
+      if (oracle !== oracles[j]) {
+        cache.rewardOracles.set(key, oracle);
+        changed = true;
+      }
+    });
+    const prices = oracles.map(() => reads[k++]!);
+    keepTokens(newTokens, reads.slice(k), cache.tokens);
+    if (newTokens.some((t) => cache.tokens.has(t))) changed = true;
+    if (changed && round < REWARD_ROUNDS) continue;
+    if (changed) {
+      failures.push({
+        id: `${targets[0]!.pool}:rewards`,
+        error: 'the incentives changed while they were read',
+      });
+      return;
+    }
+    targets.forEach((t, i) => {
+      t.reserve.rewards[t.side] = lists[i]!.flatMap((reward, n) => {
+        const d = data[i]![n]!;
+        const token = cache.tokens.get(reward);
+        if (d.status !== 'success' || !token) return [];
+        const [, emissionPerSecond, , distributionEnd] = d.result as readonly bigint[];
+        const price = prices[rewards.indexOf(`${t.controller}:${reward}`)];
+        const answer = price?.status === 'success' ? (price.result as bigint) : 0n;
+        return [
+          {
+            token,
+            emissionPerSecond: emissionPerSecond!,
+            distributionEnd: distributionEnd!,
+            oracleUsd: answer > 0n ? Number(answer) / 1e8 : null,
+          },
+        ];
+      });
+    });
+    return;
+  }
 }
 
 /** An account's values in the pool's base currency, per reserve it uses, and its health factor. */

@@ -663,10 +663,17 @@ export function chainSource(
           });
           continue;
         }
-        const out = aaveRecords(kind, chain.chainId, p, prices as Map<string, number>, (c, d) => {
-          const sources = [c.source, d.source].filter((x) => x !== null);
-          return oracleRecord(p.oracle, sources.length > 0 ? sources : null, byFeed, 'ChainlinkOracle');
-        });
+        const out = aaveRecords(
+          kind,
+          chain.chainId,
+          p,
+          prices as Map<string, number>,
+          (c, d) => {
+            const sources = [c.source, d.source].filter((x) => x !== null);
+            return oracleRecord(p.oracle, sources.length > 0 ? sources : null, byFeed, 'ChainlinkOracle');
+          },
+          { now: Number(block.timestamp), usdOf },
+        );
         const wrong = implausible(out);
         if (wrong) {
           items.push({ id: `${kind}:${p.pool}`, ok: false, error: `pool ${p.pool}: ${wrong}` });
