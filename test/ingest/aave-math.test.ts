@@ -47,6 +47,7 @@ function reserve(id: number, over: Partial<AaveReserve> & { word: bigint }): Aav
     source: null,
     totalSupply: 0n,
     totalDebt: 0n,
+    variableDebtTotal: 0n,
     incentives: { supply: null, borrow: null },
     rewards: { supply: [], borrow: [] },
     ...over,
@@ -93,7 +94,7 @@ const pool = (
 });
 
 test("behavior: v3.0 rounds balances half up and the average threshold down (e-mode by the reserve's category)", () => {
-  const v = accountValues(pool({ bitmaps: false, rounding: 'v3.0' }, null), account);
+  const v = accountValues(pool({ bitmaps: false, rounding: 'v3.0', flagged: false }, null), account);
   assert.equal(v.collateral.get(collateral.asset)!.amount, 1_050_000_000_000_000_000_125n);
   assert.equal(v.collateral.get(collateral.asset)!.value, 104_989_500_000n);
   assert.equal(v.debt.get(loan.asset)!.amount, 880_000_003n);
@@ -102,7 +103,7 @@ test("behavior: v3.0 rounds balances half up and the average threshold down (e-m
 });
 
 test('behavior: v3.5 rounds collateral down and debt up, and divides the weighted sum once', () => {
-  const v = accountValues(pool({ bitmaps: true, rounding: 'v3.5' }, 1n), account);
+  const v = accountValues(pool({ bitmaps: true, rounding: 'v3.5', flagged: false }, 1n), account);
   assert.equal(v.collateral.get(collateral.asset)!.amount, 1_050_000_000_000_000_000_124n);
   assert.equal(v.debt.get(loan.asset)!.amount, 880_000_004n);
   assert.equal(v.debt.get(loan.asset)!.value, 88_000_000_400n);
@@ -111,9 +112,28 @@ test('behavior: v3.5 rounds collateral down and debt up, and divides the weighte
 
 test('behavior: from v3.2 a category counts the reserves of its bitmap, whatever their configuration names', () => {
   // Reserve 0's configuration still names category 1, but the bitmap leaves it out: its own 78 %.
-  const v = accountValues(pool({ bitmaps: true, rounding: 'v3.0' }, 0n), account);
+  const v = accountValues(pool({ bitmaps: true, rounding: 'v3.0', flagged: false }, 0n), account);
   assert.equal(v.healthFactor, 930_588_746_827_538_363n);
   // No debt: no health factor (Aave's type(uint256).max).
-  const none = accountValues(pool({ bitmaps: true, rounding: 'v3.0' }, 1n), { ...account, config: 1n << 1n });
+  const none = accountValues(pool({ bitmaps: true, rounding: 'v3.0', flagged: false }, 1n), {
+    ...account,
+    config: 1n << 1n,
+  });
   assert.equal(none.healthFactor, null);
+});
+
+test("behavior: from v3.6 a collateral whose own threshold is 0 counts at its e-mode category's", () => {
+  // Reserve 0 listed with a threshold of 0 (collateral only in e-mode), in the category's bitmap.
+  const eModeOnly = reserve(0, {
+    word: word({ lt: 0, decimals: 18, category: 1 }),
+    income: collateral.income,
+    price: collateral.price,
+  });
+  const read = (flagged: boolean) => ({
+    ...pool({ bitmaps: true, rounding: 'v3.5', flagged }, 1n),
+    reserves: [eModeOnly, loan],
+  });
+  assert.equal(accountValues(read(true), account).healthFactor, 1_133_409_369_848_139_227n);
+  // before v3.6 it counts for nothing: the debt stands alone
+  assert.equal(accountValues(read(false), account).healthFactor, 0n);
 });

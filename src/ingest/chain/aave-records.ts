@@ -168,7 +168,7 @@ export function aaveRecords(
  * A reserve's reward APRs, as Aave's interface states them (not compounded): per reward still
  * emitting at `now` (unix seconds), emission per second × a year × the reward's USD price (the
  * file's feeds, else the controller's reward oracle) over the USD value of the token it rewards
- * (the aToken's supply for suppliers, the debt for borrowers); the reward tokens' symbols.
+ * (the aToken's supply for suppliers, the variable debt for borrowers); the reward tokens' symbols.
  */
 export function rewardAprs(
   r: AaveReserve,
@@ -190,7 +190,7 @@ export function rewardAprs(
     return sum;
   };
   const supply = apr(r.rewards.supply, r.totalSupply);
-  const borrow = apr(r.rewards.borrow, r.totalDebt);
+  const borrow = apr(r.rewards.borrow, r.variableDebtTotal);
   return { supply, borrow, tokens: [...tokens].sort() };
 }
 

@@ -43,6 +43,7 @@ const extraAbi = parseAbi([
   'function POOL_REVISION() view returns (uint256)',
   'function getIncentivesController() view returns (address)',
   'function latestAnswer() view returns (int256)',
+  'function decimals() view returns (uint8)',
 ]);
 
 const poolEvent = (name: string) => {
@@ -163,7 +164,9 @@ export interface AaveReserve extends ReserveTokens {
   source: string | null;
   /** Present totals at the block, token units. */
   totalSupply: bigint;
+  /** Variable and stable debt; the variable debt token's supply alone (what its rewards are shared by). */
   totalDebt: bigint;
+  variableDebtTotal: bigint;
   /** The incentives controllers of its aToken and variable debt token (null: none). */
   incentives: { supply: string | null; borrow: string | null };
   /** What each controller emits to its suppliers and variable borrowers (filled by `readRewards`). */
@@ -245,16 +248,21 @@ export interface AaveRead {
 
 /**
  * What a pool's code is: `bitmaps` (v3.2 on: an e-mode category's collateral is a bitmap of
- * reserves; no stable debt) and `rounding` (v3.5 on, `POOL_REVISION` 9 or more: collateral rounded
- * down, debt up, and the health factor from the unrounded weighted sum).
+ * reserves; no stable debt), `rounding` (v3.5 on, `POOL_REVISION` 9 or more: collateral rounded
+ * down, debt up, and the health factor from the unrounded weighted sum) and `flagged` (v3.6 on,
+ * revision 10 or more: every collateral whose flag is set counts, at its e-mode category's
+ * threshold when the category's bitmap holds it, else at its own; before, only a reserve whose own
+ * threshold is above 0).
  */
 export interface PoolCode {
   bitmaps: boolean;
   rounding: 'v3.0' | 'v3.5';
+  flagged: boolean;
 }
 
-/** The pool revision of Aave v3.5, from which balances are rounded each its own way. */
+/** The pool revisions of Aave v3.5 (balances rounded each its own way) and v3.6 (e-mode-only collateral). */
 const V3_5_REVISION = 9n;
+const V3_6_REVISION = 10n;
 
 /** What a chain source keeps of its Aave pools between passes in one process. */
 export class AaveCache {
@@ -290,6 +298,10 @@ export class AaveCache {
 export function aaveLogAddresses(pools: readonly string[], cache: AaveCache): string[] {
   return pools.flatMap((p) => [p, ...(cache.reserves.get(p) ?? []).map((r) => r.aToken)]);
 }
+
+/** A pool's `POOL_REVISION` (0 when it does not answer). */
+const revisionOf = (r: { status: 'success' | 'failure'; result?: unknown }) =>
+  r.status === 'success' ? (r.result as bigint) : 0n;
 
 /** Calldata bytes per deployless batch of Aave reads (about 14 reserves' data: ~9 KiB of results). */
 const AAVE_DEPLOYLESS_BATCH_BYTES = 512;
@@ -496,8 +508,8 @@ async function listReserves(
     const assets = (list.result as string[]).map((a) => a.toLowerCase());
     cache.code.set(pool, {
       bitmaps: bitmap.status === 'success',
-      rounding:
-        revision.status === 'success' && (revision.result as bigint) >= V3_5_REVISION ? 'v3.5' : 'v3.0',
+      rounding: revisionOf(revision) >= V3_5_REVISION ? 'v3.5' : 'v3.0',
+      flagged: revisionOf(revision) >= V3_6_REVISION,
     });
     wanted.push({ pool, provider: String(provider.result).toLowerCase(), assets });
   });
@@ -889,6 +901,7 @@ function parsePool(
           : null,
       totalSupply: aSupply!.result as bigint,
       totalDebt: vSupply!.result as bigint,
+      variableDebtTotal: vSupply!.result as bigint,
       incentives: { supply: controllerOf(aIncentives!), borrow: controllerOf(vIncentives!) },
       rewards: { supply: [], borrow: [] },
     });
@@ -1021,25 +1034,25 @@ export async function readRewards(
           args: [reward],
         } as const;
       }),
-      ...oracles.map((o) => ({ address: o as Hex, abi: extraAbi, functionName: 'latestAnswer' }) as const),
+      ...oracles.flatMap((o) => [
+        { address: o as Hex, abi: extraAbi, functionName: 'latestAnswer' } as const,
+        { address: o as Hex, abi: extraAbi, functionName: 'decimals' } as const,
+      ]),
       ...tokenCalls(newTokens),
     ];
     const reads = await rpc.multicall({ ...at, contracts: calls });
     throwIfUnread(reads);
     let k = 0;
     let changed = false;
-    const refused = new Set<string>();
+    // A controller that refuses: its tokens have no rewards, named once per pool and controller.
+    const refused = new Map<string, string>();
     targets.forEach((t, i) => {
       const r = reads[k++]!;
       const key = `${t.controller}:${t.token}`;
       if (r.status !== 'success') {
-        if (!refused.has(t.controller))
-          failures.push({
-            id: `${t.pool}:rewards`,
-            error: `incentives controller ${t.controller}: ${firstLine(r.error)}`,
-          });
-        refused.add(t.controller);
+        refused.set(`${t.pool}:${t.controller}`, firstLine(r.error));
         cache.rewardLists.delete(key);
+        lists[i] = [];
         return;
       }
       const now = (r.result as string[]).map((a) => a.toLowerCase());
@@ -1057,15 +1070,17 @@ export async function readRewards(
         changed = true;
       }
     });
-    const prices = oracles.map(() => reads[k++]!);
+    const prices = oracles.map(() => [reads[k++]!, reads[k++]!] as const);
     keepTokens(newTokens, reads.slice(k), cache.tokens);
     if (newTokens.some((t) => cache.tokens.has(t))) changed = true;
     if (changed && round < REWARD_ROUNDS) continue;
+    for (const [key, error] of refused) {
+      const [pool, controller] = key.split(':') as [string, string];
+      failures.push({ id: `${pool}:rewards`, error: `incentives controller ${controller}: ${error}` });
+    }
     if (changed) {
-      failures.push({
-        id: `${targets[0]!.pool}:rewards`,
-        error: 'the incentives changed while they were read',
-      });
+      for (const pool of new Set(targets.map((t) => t.pool)))
+        failures.push({ id: `${pool}:rewards`, error: 'the incentives changed while they were read' });
       return;
     }
     targets.forEach((t, i) => {
@@ -1074,14 +1089,16 @@ export async function readRewards(
         const token = cache.tokens.get(reward);
         if (d.status !== 'success' || !token) return [];
         const [, emissionPerSecond, , distributionEnd] = d.result as readonly bigint[];
-        const price = prices[rewards.indexOf(`${t.controller}:${reward}`)];
-        const answer = price?.status === 'success' ? (price.result as bigint) : 0n;
+        const [answer, decimals] = prices[rewards.indexOf(`${t.controller}:${reward}`)] ?? [];
+        const usd = answer?.status === 'success' ? (answer.result as bigint) : 0n;
+        // The feed's decimals (8 when it does not say, as Aave's feeds have).
+        const places = decimals?.status === 'success' ? Number(decimals.result) : 8;
         return [
           {
             token,
             emissionPerSecond: emissionPerSecond!,
             distributionEnd: distributionEnd!,
-            oracleUsd: answer > 0n ? Number(answer) / 1e8 : null,
+            oracleUsd: usd > 0n ? Number(usd) / 10 ** places : null,
           },
         ];
       });
@@ -1138,10 +1155,13 @@ export function accountValues(
       r.config.eModeCategory === account.eMode
         ? category.price
         : r.price;
-    if (r.config.liquidationThreshold !== 0n && isCollateral(account.config, r.id)) {
+    const threshold = inCategory ? category!.liquidationThreshold : r.config.liquidationThreshold;
+    // Before v3.6 a reserve whose own threshold is 0 counts for nothing, in e-mode too; from v3.6
+    // at its category's threshold (a threshold of 0 adds 0: left out).
+    const counts = read.code.flagged ? threshold !== 0n : r.config.liquidationThreshold !== 0n;
+    if (counts && isCollateral(account.config, r.id)) {
       const amount = modern ? (b.collateral * r.income) / RAY : rayMul(b.collateral, r.income);
       const value = (amount * price) / unit;
-      const threshold = inCategory ? category!.liquidationThreshold : r.config.liquidationThreshold;
       total += value;
       weightedTotal += value * threshold;
       collateral.set(r.asset, { value, weighted: value * threshold, amount });

@@ -703,7 +703,7 @@ export function chainSource(
           items.push({
             id: `${kind}:${l.pool}:liquidation:${l.txHash}:${l.logIndex}`,
             ok: false,
-            error: `liquidation in ${l.txHash} of ${l.collateral} for ${l.debt} in pool ${l.pool} not recorded: the pool is not served`,
+            error: `liquidation in ${l.txHash} of ${l.collateral} for ${l.debt} in pool ${l.pool} not recorded: the pool is not served, or no longer lists one of them`,
           });
         return record ? [{ l, record }] : [];
       });
