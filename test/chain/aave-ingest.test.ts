@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { maxUint256 } from 'viem';
+import { custom, maxUint256 } from 'viem';
 import { accountValues, readAave, withDeficits } from '../../src/ingest/chain/aave.ts';
 import { aaveApy } from '../../src/ingest/chain/aave-records.ts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
@@ -436,6 +436,68 @@ describe('Aave v3 on a local chain', () => {
     await run(chainSources(parseSources(sourcesJson(), 'test')));
     const again = (await get(`/markets/${keyOf('WETH', 'USDC')}`)).data;
     assert.ok(Math.abs(again.supplyRewardsApy - market.supplyRewardsApy) < 1e-8);
+  });
+
+  test("behavior: a liquidation whose block the RPC no longer keeps is priced at the pass's prices, and the pass says so", async () => {
+    // A node that prunes state: any eth_call at or below `pruned` is refused as geth refuses it.
+    let pruned = -1n;
+    const refusedAt = new Set<bigint>();
+    const transport = custom({
+      async request({ method, params }: { method: string; params?: unknown }) {
+        const tag = Array.isArray(params) ? params[1] : undefined;
+        if (
+          method === 'eth_call' &&
+          typeof tag === 'string' &&
+          tag.startsWith('0x') &&
+          BigInt(tag) <= pruned
+        ) {
+          refusedAt.add(BigInt(tag));
+          throw new Error('missing trie node 1f2e (path ) state is not available');
+        }
+        const res = await fetch(anvil.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+        });
+        const body = (await res.json()) as { result?: unknown; error?: { code: number; message: string } };
+        if (body.error) throw Object.assign(new Error(body.error.message), body.error);
+        return body.result;
+      },
+    });
+    const pruning = chainSources(parseSources(sourcesJson(), 'test'), { transport: () => transport });
+    await run(pruning);
+    // ETH at $1,000, BTC at $20,000: account 1 is liquidatable again; liquidated, then ETH moves.
+    assert.ok((await accountData(users[1]!)).health < 1);
+    const earlier = await liquidate(anvil, aave, 3, 'WETH', 'USDC', users[1]!, 1_000n * USDC);
+    const receipt = await liquidate(anvil, aave, 3, 'WETH', 'USDC', users[1]!, 1_000n * USDC);
+    await setPrice(anvil, aave, 'WETH', 900n * 10n ** 8n);
+    pruned = receipt.blockNumber;
+    const head = await anvil.client().getBlock();
+    clock.set(Number(head.timestamp) * 1000 + 1000);
+    const out = await ingestLive(pruning, store, clock);
+    assert.equal(out.runs[0]!.ok, true);
+    const named = out.runs[0]!.items.filter((i) => !i.ok);
+    assert.deepEqual(
+      named.map((i) => i.id),
+      ['aave:prices-at-blocks'],
+    );
+    assert.match(
+      named[0]!.ok ? '' : named[0]!.error,
+      new RegExp(
+        `2 liquidation blocks \\(${earlier.blockNumber} to ${receipt.blockNumber}\\) .* missing trie node`,
+      ),
+    );
+    // newest first: the older block was not asked once the newer one's state was missing
+    assert.deepEqual([...refusedAt], [receipt.blockNumber]);
+    await service.models.reloadIfChanged();
+    const l = (await get('/liquidations?chainIds=31337')).data.find(
+      (x: { txHash: string }) => x.txHash === receipt.transactionHash,
+    );
+    // at the pass's $900 (the block's $1,000 could not be read)
+    assert.ok(
+      Math.abs(l.collateralSeizedUsd - l.collateralSeized * 900) < 0.01,
+      String(l.collateralSeizedUsd),
+    );
   });
 });
 

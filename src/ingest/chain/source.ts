@@ -62,6 +62,7 @@ import {
   deploymentBlock,
   firstLine,
   getLogsAdaptive,
+  isMissingState,
   type SharedLogs,
   throwIfUnread,
 } from './rpc.ts';
@@ -1269,15 +1270,25 @@ async function atPricedBlocks<T extends { block: number }>(
   const blocks = [...byBlock.keys()].sort((a, b) => a - b);
   const unread = blocks.slice(0, Math.max(0, blocks.length - MAX_PRICED_BLOCKS));
   let error: string | null = null;
-  for (const block of blocks.slice(-MAX_PRICED_BLOCKS)) {
+  // Newest first: a node that no longer keeps a block's state keeps none of the older blocks', so
+  // they are not asked (each refusal costs the transport's retries).
+  const walk = blocks.slice(-MAX_PRICED_BLOCKS).reverse();
+  for (const [i, block] of walk.entries()) {
     try {
       const usdOf = pricer((await readFeeds(rpc, feeds, BigInt(block))).readings, feedSymbolOf);
       await read(block, byBlock.get(block)!, usdOf);
     } catch (err) {
+      // viem's first line of an RPC's refusal is generic: its details say why (a pruned node).
+      const details = (err as { details?: unknown }).details;
+      error ??= `${firstLine(err as Error)}${typeof details === 'string' && details ? ` ${details.split('\n')[0]}` : ''}`;
+      if (isMissingState(err)) {
+        unread.push(...walk.slice(i));
+        break;
+      }
       unread.push(block);
-      error ??= firstLine(err as Error);
     }
   }
+  unread.sort((a, b) => a - b);
   return { unread, error };
 }
 
