@@ -66,7 +66,15 @@ const ChainSchema = Type.Object(
     /** Compound v3 comets; left out on a known chain: the comets of the shipped reference data. */
     compound: Type.Optional(
       Type.Array(
-        Type.Object({ comet: ADDRESS, fromBlock: Type.Optional(BLOCK) }, { additionalProperties: false }),
+        Type.Object(
+          {
+            comet: ADDRESS,
+            fromBlock: Type.Optional(BLOCK),
+            /** The CometRewards contract paying its rewards (left out: none read). */
+            rewards: Type.Optional(ADDRESS),
+          },
+          { additionalProperties: false },
+        ),
       ),
     ),
     /**
@@ -114,7 +122,7 @@ export interface ChainConfig {
   /** Aave v3 and Spark pools read on this chain (addresses lower-case; fromBlock null: from its deployment). */
   aave: { protocol: 'aave' | 'spark'; pool: string; fromBlock: number | null }[];
   /** Compound v3 comets read on this chain (addresses lower-case; fromBlock null: from its deployment). */
-  compound: { comet: string; fromBlock: number | null }[];
+  compound: { comet: string; fromBlock: number | null; rewards: string | null }[];
   /**
    * Euler v2, when read on this chain: its EVC and vault factory (lower-case; factory null: not
    * checked), fromBlock null: from the EVC's deployment.
@@ -158,7 +166,7 @@ export function parseSources(
   json: unknown,
   source: string,
   feeds: readonly RefChainlinkFeed[] = [],
-  comets: readonly { chainId: number; comet: string }[] = [],
+  comets: readonly KnownComet[] = [],
   pools: readonly KnownPool[] = [],
 ): SourcesConfig {
   const problems: string[] = [];
@@ -205,6 +213,7 @@ export function parseSources(
     const compound = (c.compound ?? comets.filter((r) => r.chainId === c.chainId)).map((x) => ({
       comet: x.comet.toLowerCase(),
       fromBlock: 'fromBlock' in x && typeof x.fromBlock === 'number' ? x.fromBlock : null,
+      rewards: typeof x.rewards === 'string' ? x.rewards.toLowerCase() : null,
     }));
     compound.forEach((x, j) => {
       if (compound.findIndex((y) => y.comet === x.comet) !== j)
@@ -286,6 +295,13 @@ function knownMorpho(chainId: number): { blue: string; fromBlock: number } | nul
   }
 }
 
+/** A comet of the shipped reference data (with its rewards contract), read on its chain when the file names none. */
+export interface KnownComet {
+  chainId: number;
+  comet: string;
+  rewards?: string | null;
+}
+
 /** A pool of the shipped reference data, read on its chain when the file names none. */
 export interface KnownPool {
   chainId: number;
@@ -297,7 +313,7 @@ export interface KnownPool {
 export function loadSources(
   file: string,
   feeds: readonly RefChainlinkFeed[] = [],
-  comets: readonly { chainId: number; comet: string }[] = [],
+  comets: readonly KnownComet[] = [],
   pools: readonly KnownPool[] = [],
 ): SourcesConfig {
   let text: string;

@@ -530,4 +530,52 @@ describe('Compound v3 on a local chain', () => {
     await pass();
     assert.equal(await held(), 1);
   });
+
+  test("behavior: the comet's rewards (CometRewards' token and rescaling, Comet's tracking speeds) are its markets' reward APRs", async () => {
+    const c = anvil.client(0);
+    const comp = await deploy(c, art.TestToken!, ['Compound', 'COMP', 18]);
+    const compUsd = await deploy(c, art.TestAggregator!, [8, 'COMP / USD', 50n * 10n ** 8n]);
+    const rewards = await deploy(c, art.TestCometRewards!, []);
+    // COMP has 18 decimals: tracking units (6) upscaled by 1e12. Suppliers: 0.01 COMP a second;
+    // borrowers: 0.004 (speeds in trackingIndexScale, 1e15, units).
+    await send(0, rewards, art.TestCometRewards!.abi, 'setRewardConfig', [comet, comp, 10n ** 12n, true]);
+    await send(0, comet, art.TestComet!.abi, 'setBaseTrackingSpeeds', [10n ** 13n, 4n * 10n ** 12n]);
+    const json = sourcesJson();
+    Object.assign(json.chains[0]!, { compound: [{ comet, rewards }] });
+    json.chains[0]!.chainlink.push({ address: compUsd, pair: 'COMP/USD', heartbeatSeconds: 3600 });
+    const rewarded = chainSources(parseSources(json, 'test'));
+    const head = await anvil.client().getBlock();
+    clock.set(Number(head.timestamp) * 1000 + 1000);
+    const out = await ingestLive(rewarded, store, clock);
+    assert.deepEqual(
+      out.runs[0]!.items.filter((i) => !i.ok),
+      [],
+    );
+    await service.models.reloadIfChanged();
+    const supplied = Number(await read<bigint>(comet, 'totalSupply', [], head.number)) / 1e6;
+    const borrowed = Number(await read<bigint>(comet, 'totalBorrow', [], head.number)) / 1e6;
+    const year = 31_536_000;
+    for (const key of [wethKey(), wbtcKey()]) {
+      const m = (await get(`/markets/${key}`)).data;
+      assert.ok(
+        Math.abs(m.supplyRewardsApy - (0.01 * year * 50) / supplied) < 1e-8,
+        String(m.supplyRewardsApy),
+      );
+      assert.ok(
+        Math.abs(m.borrowRewardsApy - (0.004 * year * 50) / borrowed) < 1e-8,
+        String(m.borrowRewardsApy),
+      );
+      assert.deepEqual(m.rewardTokens, ['COMP']);
+    }
+    // Without a COMP price the rewards are 0, and the pass says why.
+    json.chains[0]!.chainlink.pop();
+    const unpriced = await ingestLive(chainSources(parseSources(json, 'test')), store, clock);
+    assert.deepEqual(
+      unpriced.runs[0]!.items.filter((i) => !i.ok).map((i) => i.id),
+      [`compound:${comet.toLowerCase()}:rewards`],
+    );
+    await service.models.reloadIfChanged();
+    const m = (await get(`/markets/${wethKey()}`)).data;
+    assert.deepEqual([m.supplyRewardsApy, m.borrowRewardsApy, m.rewardTokens], [0, 0, []]);
+  });
 });

@@ -94,7 +94,7 @@ test('behavior: a known chain reads Morpho Blue from the address book, from its 
 test('behavior: comets are read as listed; left out on a chain the reference knows, its comets; [] reads none', () => {
   const C = '0xc3d688b66703497daa19211eedff47f25384cdc3';
   const reference = [
-    { chainId: 1, comet: C },
+    { chainId: 1, comet: C, rewards: '0x1b0e765f6224c21223aea2af16c1c46e38885a40' },
     { chainId: 8453, comet: '0xb125e6687d4313864e53df431d5425969c15eb2f' },
   ];
   const listed = parseSources(
@@ -103,7 +103,7 @@ test('behavior: comets are read as listed; left out on a chain the reference kno
         {
           chainId: 7,
           rpcUrl: 'https://x',
-          compound: [{ comet: '0xABCDEF0000000000000000000000000000000001', fromBlock: 12 }],
+          compound: [{ comet: '0xABCDEF0000000000000000000000000000000001', fromBlock: 12, rewards: B }],
         },
       ],
     },
@@ -112,10 +112,13 @@ test('behavior: comets are read as listed; left out on a chain the reference kno
     reference,
   );
   assert.deepEqual(listed.chains[0]!.compound, [
-    { comet: '0xabcdef0000000000000000000000000000000001', fromBlock: 12 },
+    { comet: '0xabcdef0000000000000000000000000000000001', fromBlock: 12, rewards: B },
   ]);
   const known = parseSources({ chains: [{ chainId: 1, rpcUrl: 'https://x' }] }, 't', [], reference);
-  assert.deepEqual(known.chains[0]!.compound, [{ comet: C, fromBlock: null }]);
+  // with its rewards contract from the reference data
+  assert.deepEqual(known.chains[0]!.compound, [
+    { comet: C, fromBlock: null, rewards: '0x1b0e765f6224c21223aea2af16c1c46e38885a40' },
+  ]);
   const none = parseSources(
     { chains: [{ chainId: 1, rpcUrl: 'https://x', compound: [] }] },
     't',

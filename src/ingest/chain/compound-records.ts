@@ -18,6 +18,8 @@ import { scaled } from './chainlink.ts';
 import { accountHealth, type CometAbsorb, type CometRead, FACTOR_SCALE } from './compound.ts';
 import type { TokenMeta } from './tokens.ts';
 
+const SECONDS_PER_YEAR = 31_536_000;
+
 /** A comet market's uniqueKey (D3). */
 export function cometKey(chainId: number, comet: string, asset: string): string {
   return `compound-${chainId}-${comet.toLowerCase()}_${asset.toLowerCase()}`;
@@ -67,6 +69,17 @@ export function cometRecords(
   }
   const borrowed = assets.reduce((s, a) => s + (borrowByMarket.get(a.key) ?? 0), 0);
   const supplyUsd = scaled(read.totalSupply, baseDecimals) * baseUsd;
+  // Rewards (CometRewards): whole tokens a second × a year × their USD price over the side's USD
+  // total, as Compound states them (an APR); 0 when the reward token has no USD price.
+  const rewardUsd = read.rewards ? usdOf(read.rewards.token) : null;
+  const apr = (perSecond: number, total: number) =>
+    rewardUsd !== null && total > 0 ? (perSecond * SECONDS_PER_YEAR * rewardUsd) / total : 0;
+  const supplyRewardsApy = apr(read.rewards?.supplyPerSecond ?? 0, supplyUsd);
+  const borrowRewardsApy = apr(
+    read.rewards?.borrowPerSecond ?? 0,
+    scaled(read.totalBorrow, baseDecimals) * baseUsd,
+  );
+  const rewardTokens = supplyRewardsApy > 0 || borrowRewardsApy > 0 ? [read.rewards!.token.symbol] : [];
   const markets = assets.map((a): MarketRecord => {
     const borrow = borrowByMarket.get(a.key) ?? 0;
     return {
@@ -88,9 +101,9 @@ export function cometRecords(
       borrow,
       supplyApy: MarketUtils.rateToApy(read.supplyRate),
       borrowApy: MarketUtils.rateToApy(read.borrowRate),
-      supplyRewardsApy: 0,
-      borrowRewardsApy: 0,
-      rewardTokens: [],
+      supplyRewardsApy,
+      borrowRewardsApy,
+      rewardTokens,
       lltv: scaled(a.info.liquidateCollateralFactor, 18),
       vaultSymbol: null,
       vaultAddress: null,

@@ -47,6 +47,9 @@ export const cometAbi = parseAbi([
   'function borrowPerSecondInterestRateSlopeLow() view returns (uint256)',
   'function borrowPerSecondInterestRateSlopeHigh() view returns (uint256)',
   'function borrowPerSecondInterestRateBase() view returns (uint256)',
+  'function baseTrackingSupplySpeed() view returns (uint256)',
+  'function baseTrackingBorrowSpeed() view returns (uint256)',
+  'function trackingIndexScale() view returns (uint256)',
   'event Supply(address indexed from, address indexed dst, uint256 amount)',
   'event Withdraw(address indexed src, address indexed to, uint256 amount)',
   'event Transfer(address indexed from, address indexed to, uint256 amount)',
@@ -55,6 +58,11 @@ export const cometAbi = parseAbi([
   'event WithdrawCollateral(address indexed src, address indexed to, address indexed asset, uint256 amount)',
   'event AbsorbDebt(address indexed absorber, address indexed borrower, uint256 basePaidOut, uint256 usdValue)',
   'event AbsorbCollateral(address indexed absorber, address indexed borrower, address indexed asset, uint256 collateralAbsorbed, uint256 usdValue)',
+]);
+
+/** CometRewards' configuration of a comet (compound-finance/comet's signature). */
+const cometRewardsAbi = parseAbi([
+  'function rewardConfig(address comet) view returns (address token, uint64 rescaleFactor, bool shouldUpscale)',
 ]);
 
 const eventsOf = (names: readonly string[]) =>
@@ -152,6 +160,15 @@ export interface CometRead {
   prices: bigint[];
   /** Accounts with collateral or a debt. */
   accounts: { user: string; account: CometAccount }[];
+  /** What its rewards contract pays, in whole reward tokens a second to all suppliers and all borrowers; null without. */
+  rewards: CometRewards | null;
+}
+
+/** A comet's reward token and its rates: whole tokens a second, to all its suppliers and all its borrowers. */
+export interface CometRewards {
+  token: TokenMeta;
+  supplyPerSecond: number;
+  borrowPerSecond: number;
 }
 
 /** One absorption (Comet's liquidation of an account): its debt event and its collateral events. */
@@ -332,7 +349,7 @@ const configText = (c: CometConfig) =>
  */
 export async function readCompound(
   rpc: ChainRpc,
-  comets: readonly { comet: string; from: bigint }[],
+  comets: readonly { comet: string; from: bigint; rewards?: string | null }[],
   range: { block: bigint; timestamp: bigint },
   known: readonly { comet: string; user: string }[],
   cache: CometCache = new CometCache(),
@@ -425,7 +442,20 @@ export async function readCompound(
   // 2. The comets' state; a second round when a configuration changed or the borrowers do not
   // add up (the accounts concerned are read again).
   const read = (round: 1 | 2) =>
-    readState(rpc, at, { addresses, accounts, touched, round }, cache, range.timestamp, failures);
+    readState(
+      rpc,
+      at,
+      {
+        addresses,
+        accounts,
+        touched,
+        round,
+        rewards: new Map(comets.map((c) => [c.comet, c.rewards ?? null])),
+      },
+      cache,
+      range.timestamp,
+      failures,
+    );
   let state = await read(1);
   let accountsRead = state.accountsRead;
   if (state.again.length > 0) {
@@ -460,6 +490,8 @@ async function readState(
   at: { blockNumber: bigint; allowFailure: true } & MulticallOptions,
   pass: {
     addresses: readonly string[];
+    /** Each comet's CometRewards contract (null: none read). */
+    rewards: ReadonlyMap<string, string | null>;
     accounts: ReadonlySet<string>;
     touched: ReadonlySet<string>;
     /** The second round reports what the first would have read again. */
@@ -528,6 +560,7 @@ async function readState(
           ...[config.baseTokenPriceFeed, ...config.assets.map((a) => a.priceFeed)].map(
             (feed) => ({ address, abi: cometAbi, functionName: 'getPrice', args: [feed as Hex] }) as const,
           ),
+          ...rewardCalls(address, pass.rewards.get(address) ?? null),
         ];
       }),
       ...tokenCalls(newTokens),
@@ -551,7 +584,13 @@ async function readState(
   throwIfUnread(reads);
   let k = 0;
   const again: string[] = [];
-  const states: { comet: Hex; config: CometConfig; totals: Totals; prices: (bigint | null)[] }[] = [];
+  const states: {
+    comet: Hex;
+    config: CometConfig;
+    totals: Totals;
+    prices: (bigint | null)[];
+    rewards: RewardsAnswer | null;
+  }[] = [];
   for (const comet of configured) {
     const config = cache.configs.get(comet)!;
     const n = CONFIG_HEAD + config.assets.length;
@@ -562,6 +601,10 @@ async function readState(
       const r = reads[k++]!;
       return r.status === 'success' && (r.result as bigint) > 0n ? (r.result as bigint) : null;
     });
+    const rewardsAt = pass.rewards.get(comet) ?? null;
+    const rewardsRead = rewardsAt ? REWARD_CALLS + 1 : 0;
+    const rewards = rewardsAnswer(reads.slice(k, k + rewardsRead));
+    k += rewardsRead;
     if ('more' in parsed && round === 1) {
       // Upgraded with another asset count: read whole again, with its accounts.
       cache.configs.delete(comet);
@@ -595,7 +638,7 @@ async function readState(
       failures.push({ id: comet, error: `comet ${comet}: totalsBasic: ${firstLine(totals.error)}` });
       continue;
     }
-    states.push({ comet, config, totals: totals.result as Totals, prices });
+    states.push({ comet, config, totals: totals.result as Totals, prices, rewards });
   }
   keepTokens(newTokens, reads.slice(k), cache.tokens);
   k += newTokens.length * TOKEN_CALLS;
@@ -613,9 +656,19 @@ async function readState(
     cache.accounts.set(comet, user, holds ? { principal, collateral } : null, Number(at.blockNumber));
   }
 
+  // Reward tokens not seen before (known once a comet's rewards contract has named them).
+  const rewardTokens = [...new Set(states.flatMap((x) => (x.rewards ? [x.rewards.token] : [])))].filter(
+    (t) => !cache.tokens.has(t),
+  ) as Hex[];
+  if (rewardTokens.length > 0) {
+    const meta = await rpc.multicall({ ...at, contracts: tokenCalls(rewardTokens) });
+    throwIfUnread(meta);
+    keepTokens(rewardTokens, meta, cache.tokens);
+  }
+
   // Each comet at the block, by Comet's arithmetic.
   const out: CometRead[] = [];
-  for (const { comet, config, totals, prices } of states) {
+  for (const { comet, config, totals, prices, rewards } of states) {
     const base = cache.tokens.get(config.baseToken);
     const [basePrice, ...assetPrices] = prices;
     const tokens = config.assets.map((a) => cache.tokens.get(a.asset) ?? null);
@@ -685,9 +738,67 @@ async function readState(
       basePrice,
       prices: assetPrices as bigint[],
       accounts: held,
+      rewards: cometRewards(rewards, cache.tokens),
     });
   }
   return { comets: out, again, accountsRead: toRead.length };
+}
+
+/** Calls per comet for its reward speeds, then its rewards contract's `rewardConfig` (none without one). */
+const REWARD_CALLS = 3;
+
+function rewardCalls(comet: Hex, rewards: string | null) {
+  if (!rewards) return [];
+  return [
+    { address: comet, abi: cometAbi, functionName: 'baseTrackingSupplySpeed' } as const,
+    { address: comet, abi: cometAbi, functionName: 'baseTrackingBorrowSpeed' } as const,
+    { address: comet, abi: cometAbi, functionName: 'trackingIndexScale' } as const,
+    { address: rewards as Hex, abi: cometRewardsAbi, functionName: 'rewardConfig', args: [comet] } as const,
+  ];
+}
+
+/** A comet's reward speeds and its rewards contract's configuration of it, as read. */
+interface RewardsAnswer {
+  supplySpeed: bigint;
+  borrowSpeed: bigint;
+  indexScale: bigint;
+  token: string;
+  rescaleFactor: bigint;
+  shouldUpscale: boolean;
+}
+
+/** The answers of `rewardCalls`; null without a rewards contract, a reward token, or an answer. */
+function rewardsAnswer(
+  r: readonly { status: 'success' | 'failure'; result?: unknown }[],
+): RewardsAnswer | null {
+  if (r.length <= REWARD_CALLS || r.some((x) => x.status !== 'success')) return null;
+  const [supplySpeed, borrowSpeed, indexScale] = r.slice(0, REWARD_CALLS).map((x) => x.result as bigint);
+  const [token, rescaleFactor, shouldUpscale] = r[REWARD_CALLS]!.result as readonly [string, bigint, boolean];
+  if (token === zeroAddress || !indexScale || rescaleFactor === 0n) return null;
+  return {
+    supplySpeed: supplySpeed!,
+    borrowSpeed: borrowSpeed!,
+    indexScale,
+    token: token.toLowerCase(),
+    rescaleFactor,
+    shouldUpscale,
+  };
+}
+
+/**
+ * Whole reward tokens a second to all suppliers and all borrowers: Comet accrues `speed ×
+ * 1e6 / trackingIndexScale` tracking units (6 decimals) a second across the side, which
+ * CometRewards rescales to the token's units (`× rescaleFactor` when it upscales, else `÷`).
+ */
+function cometRewards(a: RewardsAnswer | null, tokens: ReadonlyMap<string, TokenMeta>): CometRewards | null {
+  const token = a && tokens.get(a.token);
+  if (!a || !token || token.decimals === null) return null;
+  const whole = (speed: bigint) => {
+    const units = (Number(speed) * 1e6) / Number(a.indexScale);
+    const rescaled = a.shouldUpscale ? units * Number(a.rescaleFactor) : units / Number(a.rescaleFactor);
+    return rescaled / 10 ** token.decimals!;
+  };
+  return { token, supplyPerSecond: whole(a.supplySpeed), borrowPerSecond: whole(a.borrowSpeed) };
 }
 
 /**

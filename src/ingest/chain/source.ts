@@ -299,6 +299,7 @@ export function chainSource(
               await Promise.all(
                 chain.compound.map(async (c) => ({
                   comet: c.comet,
+                  rewards: c.rewards,
                   from:
                     resume !== null && readComets.has(cometConfig(c))
                       ? resume
@@ -535,6 +536,12 @@ export function chainSource(
         const out = cometRecords(chain.chainId, c, baseUsd, usdOf, (feeds) =>
           oracleRecord(feeds[0]!, feeds, byFeed, 'ChainlinkOracle'),
         );
+        if (c.rewards && usdOf(c.rewards.token) === null)
+          items.push({
+            id: `compound:${c.comet}:rewards`,
+            ok: false,
+            error: `comet ${c.comet}: no USD price for its reward token ${c.rewards.token.symbol} ${c.rewards.token.address} (add its ${c.rewards.token.symbol}/USD feed to the sources file): its reward APRs are served as 0`,
+          });
         const wrong = implausible(out);
         if (wrong) {
           items.push({ id: `compound:${c.comet}`, ok: false, error: `comet ${c.comet}: ${wrong}` });

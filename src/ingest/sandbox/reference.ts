@@ -105,6 +105,8 @@ export interface RefSpark {
 export interface RefComet {
   chainId: number;
   comet: string;
+  /** Its CometRewards contract, when it has one. */
+  rewards?: string | null;
   name: string;
   baseSymbol: string;
   baseToken: string;

@@ -83,6 +83,11 @@ contract TestComet {
     uint public immutable borrowPerSecondInterestRateSlopeHigh;
     uint public immutable borrowPerSecondInterestRateBase;
 
+    /// Reward tracking as Comet's: per second, to all suppliers or borrowers, in trackingIndexScale units.
+    uint64 public constant trackingIndexScale = 1e15;
+    uint64 public baseTrackingSupplySpeed;
+    uint64 public baseTrackingBorrowSpeed;
+
     AssetInfo[] internal assets;
     TotalsBasic internal totals;
     mapping(address => UserBasic) public userBasic;
@@ -118,6 +123,11 @@ contract TestComet {
         assets.push(
             AssetInfo(uint8(assets.length), asset, priceFeed, uint64(10 ** assetDecimals), borrowCF, liquidateCF, liquidationFactor, 0)
         );
+    }
+
+    function setBaseTrackingSpeeds(uint64 supplySpeed, uint64 borrowSpeed) external {
+        baseTrackingSupplySpeed = supplySpeed;
+        baseTrackingBorrowSpeed = borrowSpeed;
     }
 
     function numAssets() external view returns (uint8) {
@@ -339,5 +349,21 @@ contract TestComet {
             emit AbsorbDebt(absorber, account, paid, (paid * basePrice) / baseScale);
             if (newPrincipal > 0) emit Transfer(address(0), account, presentValue(newPrincipal) > 0 ? uint256(presentValue(newPrincipal)) : 0);
         }
+    }
+}
+
+/// CometRewards' configuration view, for the tests: per comet, the reward token and how its
+/// 6-decimal tracking units are rescaled to the token's.
+contract TestCometRewards {
+    struct RewardConfig {
+        address token;
+        uint64 rescaleFactor;
+        bool shouldUpscale;
+    }
+
+    mapping(address => RewardConfig) public rewardConfig;
+
+    function setRewardConfig(address comet, address token, uint64 rescaleFactor, bool shouldUpscale) external {
+        rewardConfig[comet] = RewardConfig(token, rescaleFactor, shouldUpscale);
     }
 }
