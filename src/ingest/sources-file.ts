@@ -213,7 +213,13 @@ export function parseSources(
     const compound = (c.compound ?? comets.filter((r) => r.chainId === c.chainId)).map((x) => ({
       comet: x.comet.toLowerCase(),
       fromBlock: 'fromBlock' in x && typeof x.fromBlock === 'number' ? x.fromBlock : null,
-      rewards: typeof x.rewards === 'string' ? x.rewards.toLowerCase() : null,
+      // A comet the reference data knows pays through its rewards contract unless the file names one.
+      rewards:
+        (typeof x.rewards === 'string'
+          ? x.rewards
+          : comets.find((r) => r.chainId === c.chainId && r.comet.toLowerCase() === x.comet.toLowerCase())
+              ?.rewards
+        )?.toLowerCase() ?? null,
     }));
     compound.forEach((x, j) => {
       if (compound.findIndex((y) => y.comet === x.comet) !== j)

@@ -539,7 +539,7 @@ describe('Compound v3 on a local chain', () => {
     // COMP has 18 decimals: tracking units (6) upscaled by 1e12. Suppliers: 0.01 COMP a second;
     // borrowers: 0.004 (speeds in trackingIndexScale, 1e15, units).
     await send(0, rewards, art.TestCometRewards!.abi, 'setRewardConfig', [comet, comp, 10n ** 12n, true]);
-    await send(0, comet, art.TestComet!.abi, 'setBaseTrackingSpeeds', [10n ** 13n, 4n * 10n ** 12n]);
+    await send(0, comet, art.TestComet!.abi, 'setBaseTrackingSpeeds', [10n ** 13n, 4n * 10n ** 12n, 0n]);
     const json = sourcesJson();
     Object.assign(json.chains[0]!, { compound: [{ comet, rewards }] });
     json.chains[0]!.chainlink.push({ address: compUsd, pair: 'COMP/USD', heartbeatSeconds: 3600 });
@@ -567,7 +567,28 @@ describe('Compound v3 on a local chain', () => {
       );
       assert.deepEqual(m.rewardTokens, ['COMP']);
     }
+    // A side whose base total is below baseMinForRewards accrues nothing: here the borrowers'
+    // (~33,000 USDC of principal), not the suppliers' (~1,000,000).
+    await send(0, comet, art.TestComet!.abi, 'setBaseTrackingSpeeds', [
+      10n ** 13n,
+      4n * 10n ** 12n,
+      10n ** 11n,
+    ]);
+    await ingestLive(rewarded, store, clock);
+    await service.models.reloadIfChanged();
+    const min = (await get(`/markets/${wethKey()}`)).data;
+    assert.equal(min.borrowRewardsApy, 0);
+    assert.ok(min.supplyRewardsApy > 0);
+    // A rewards contract that names no reward token for the comet: 0, and the pass says why.
+    const empty = await deploy(c, art.TestCometRewards!, []);
+    Object.assign(json.chains[0]!, { compound: [{ comet, rewards: empty }] });
+    const unnamed = await ingestLive(chainSources(parseSources(json, 'test')), store, clock);
+    assert.match(
+      JSON.stringify(unnamed.runs[0]!.items.find((i) => i.id === `compound:${comet.toLowerCase()}:rewards`)),
+      /names no reward token/,
+    );
     // Without a COMP price the rewards are 0, and the pass says why.
+    Object.assign(json.chains[0]!, { compound: [{ comet, rewards }] });
     json.chains[0]!.chainlink.pop();
     const unpriced = await ingestLive(chainSources(parseSources(json, 'test')), store, clock);
     assert.deepEqual(

@@ -119,6 +119,14 @@ test('behavior: comets are read as listed; left out on a chain the reference kno
   assert.deepEqual(known.chains[0]!.compound, [
     { comet: C, fromBlock: null, rewards: '0x1b0e765f6224c21223aea2af16c1c46e38885a40' },
   ]);
+  // listed without its rewards contract, a comet the reference knows takes the reference's
+  const named = parseSources(
+    { chains: [{ chainId: 1, rpcUrl: 'https://x', compound: [{ comet: C }] }] },
+    't',
+    [],
+    reference,
+  );
+  assert.equal(named.chains[0]!.compound[0]!.rewards, '0x1b0e765f6224c21223aea2af16c1c46e38885a40');
   const none = parseSources(
     { chains: [{ chainId: 1, rpcUrl: 'https://x', compound: [] }] },
     't',

@@ -71,15 +71,16 @@ export function cometRecords(
   const supplyUsd = scaled(read.totalSupply, baseDecimals) * baseUsd;
   // Rewards (CometRewards): whole tokens a second × a year × their USD price over the side's USD
   // total, as Compound states them (an APR); 0 when the reward token has no USD price.
-  const rewardUsd = read.rewards ? usdOf(read.rewards.token) : null;
+  const rewards = read.rewards && 'token' in read.rewards ? read.rewards : null;
+  const rewardUsd = rewards ? usdOf(rewards.token) : null;
   const apr = (perSecond: number, total: number) =>
     rewardUsd !== null && total > 0 ? (perSecond * SECONDS_PER_YEAR * rewardUsd) / total : 0;
-  const supplyRewardsApy = apr(read.rewards?.supplyPerSecond ?? 0, supplyUsd);
+  const supplyRewardsApy = apr(rewards?.supplyPerSecond ?? 0, supplyUsd);
   const borrowRewardsApy = apr(
-    read.rewards?.borrowPerSecond ?? 0,
+    rewards?.borrowPerSecond ?? 0,
     scaled(read.totalBorrow, baseDecimals) * baseUsd,
   );
-  const rewardTokens = supplyRewardsApy > 0 || borrowRewardsApy > 0 ? [read.rewards!.token.symbol] : [];
+  const rewardTokens = supplyRewardsApy > 0 || borrowRewardsApy > 0 ? [rewards!.token.symbol] : [];
   const markets = assets.map((a): MarketRecord => {
     const borrow = borrowByMarket.get(a.key) ?? 0;
     return {

@@ -50,6 +50,7 @@ export const cometAbi = parseAbi([
   'function baseTrackingSupplySpeed() view returns (uint256)',
   'function baseTrackingBorrowSpeed() view returns (uint256)',
   'function trackingIndexScale() view returns (uint256)',
+  'function baseMinForRewards() view returns (uint256)',
   'event Supply(address indexed from, address indexed dst, uint256 amount)',
   'event Withdraw(address indexed src, address indexed to, uint256 amount)',
   'event Transfer(address indexed from, address indexed to, uint256 amount)',
@@ -160,8 +161,11 @@ export interface CometRead {
   prices: bigint[];
   /** Accounts with collateral or a debt. */
   accounts: { user: string; account: CometAccount }[];
-  /** What its rewards contract pays, in whole reward tokens a second to all suppliers and all borrowers; null without. */
-  rewards: CometRewards | null;
+  /**
+   * What its rewards contract pays, in whole reward tokens a second to all suppliers and all
+   * borrowers; null without one; why not when it could not be read.
+   */
+  rewards: CometRewards | { problem: string } | null;
 }
 
 /** A comet's reward token and its rates: whole tokens a second, to all its suppliers and all its borrowers. */
@@ -549,6 +553,9 @@ async function readState(
       (touched.has(key) || cache.retry.has(key) || !cache.accounts.has(comet, user))
     );
   });
+  // Each account's calls, by its comet's asset count when they are made (a comet whose asset list
+  // changes in this read is forgotten and read again: its accounts' answers are skipped).
+  const assetCounts = toRead.map((key) => cache.configs.get(key.split(':')[0]!)!.assets.length);
   const reads = await rpc.multicall({
     ...at,
     contracts: [
@@ -589,7 +596,7 @@ async function readState(
     config: CometConfig;
     totals: Totals;
     prices: (bigint | null)[];
-    rewards: RewardsAnswer | null;
+    rewards: RewardsAnswer | { problem: string } | null;
   }[] = [];
   for (const comet of configured) {
     const config = cache.configs.get(comet)!;
@@ -642,11 +649,11 @@ async function readState(
   }
   keepTokens(newTokens, reads.slice(k), cache.tokens);
   k += newTokens.length * TOKEN_CALLS;
-  for (const key of toRead) {
-    const n = cache.configs.get(key.split(':')[0]!)?.assets.length;
-    if (n === undefined) continue;
+  for (const [i, key] of toRead.entries()) {
+    const n = assetCounts[i]!;
     const r = reads.slice(k, k + 1 + n);
     k += 1 + n;
+    if (cache.configs.get(key.split(':')[0]!)?.assets.length !== n) continue;
     // Not answered: as last read meanwhile (its item named), and read again next pass.
     if (!accountAnswered(key, r, cache.retry, failures)) continue;
     const principal = (r[0]!.result as readonly unknown[])[0] as bigint;
@@ -657,9 +664,9 @@ async function readState(
   }
 
   // Reward tokens not seen before (known once a comet's rewards contract has named them).
-  const rewardTokens = [...new Set(states.flatMap((x) => (x.rewards ? [x.rewards.token] : [])))].filter(
-    (t) => !cache.tokens.has(t),
-  ) as Hex[];
+  const rewardTokens = [
+    ...new Set(states.flatMap((x) => (x.rewards && 'token' in x.rewards ? [x.rewards.token] : []))),
+  ].filter((t) => !cache.tokens.has(t)) as Hex[];
   if (rewardTokens.length > 0) {
     const meta = await rpc.multicall({ ...at, contracts: tokenCalls(rewardTokens) });
     throwIfUnread(meta);
@@ -738,14 +745,14 @@ async function readState(
       basePrice,
       prices: assetPrices as bigint[],
       accounts: held,
-      rewards: cometRewards(rewards, cache.tokens),
+      rewards: cometRewards(rewards, cache.tokens, totals),
     });
   }
   return { comets: out, again, accountsRead: toRead.length };
 }
 
 /** Calls per comet for its reward speeds, then its rewards contract's `rewardConfig` (none without one). */
-const REWARD_CALLS = 3;
+const REWARD_CALLS = 4;
 
 function rewardCalls(comet: Hex, rewards: string | null) {
   if (!rewards) return [];
@@ -753,6 +760,7 @@ function rewardCalls(comet: Hex, rewards: string | null) {
     { address: comet, abi: cometAbi, functionName: 'baseTrackingSupplySpeed' } as const,
     { address: comet, abi: cometAbi, functionName: 'baseTrackingBorrowSpeed' } as const,
     { address: comet, abi: cometAbi, functionName: 'trackingIndexScale' } as const,
+    { address: comet, abi: cometAbi, functionName: 'baseMinForRewards' } as const,
     { address: rewards as Hex, abi: cometRewardsAbi, functionName: 'rewardConfig', args: [comet] } as const,
   ];
 }
@@ -762,23 +770,35 @@ interface RewardsAnswer {
   supplySpeed: bigint;
   borrowSpeed: bigint;
   indexScale: bigint;
+  /** Comet tracks a side only while its base total (principal) is at least this. */
+  minForRewards: bigint;
   token: string;
   rescaleFactor: bigint;
   shouldUpscale: boolean;
 }
 
-/** The answers of `rewardCalls`; null without a rewards contract, a reward token, or an answer. */
+/**
+ * The answers of `rewardCalls`: null without a rewards contract; why not, when it or the comet
+ * refused, or it names no reward token for the comet.
+ */
 function rewardsAnswer(
-  r: readonly { status: 'success' | 'failure'; result?: unknown }[],
-): RewardsAnswer | null {
-  if (r.length <= REWARD_CALLS || r.some((x) => x.status !== 'success')) return null;
-  const [supplySpeed, borrowSpeed, indexScale] = r.slice(0, REWARD_CALLS).map((x) => x.result as bigint);
+  r: readonly { status: 'success' | 'failure'; result?: unknown; error?: Error }[],
+): RewardsAnswer | { problem: string } | null {
+  if (r.length === 0) return null;
+  const refused = r.find((x) => x.status !== 'success');
+  if (refused) return { problem: firstLine(refused.error) };
+  const [supplySpeed, borrowSpeed, indexScale, minForRewards] = r
+    .slice(0, REWARD_CALLS)
+    .map((x) => x.result as bigint);
   const [token, rescaleFactor, shouldUpscale] = r[REWARD_CALLS]!.result as readonly [string, bigint, boolean];
-  if (token === zeroAddress || !indexScale || rescaleFactor === 0n) return null;
+  if (token === zeroAddress) return { problem: 'its rewards contract names no reward token for it' };
+  if (!indexScale || rescaleFactor === 0n)
+    return { problem: 'a tracking index scale or rescale factor of 0' };
   return {
     supplySpeed: supplySpeed!,
     borrowSpeed: borrowSpeed!,
     indexScale,
+    minForRewards: minForRewards!,
     token: token.toLowerCase(),
     rescaleFactor,
     shouldUpscale,
@@ -790,15 +810,27 @@ function rewardsAnswer(
  * 1e6 / trackingIndexScale` tracking units (6 decimals) a second across the side, which
  * CometRewards rescales to the token's units (`× rescaleFactor` when it upscales, else `÷`).
  */
-function cometRewards(a: RewardsAnswer | null, tokens: ReadonlyMap<string, TokenMeta>): CometRewards | null {
-  const token = a && tokens.get(a.token);
-  if (!a || !token || token.decimals === null) return null;
-  const whole = (speed: bigint) => {
+function cometRewards(
+  a: RewardsAnswer | { problem: string } | null,
+  tokens: ReadonlyMap<string, TokenMeta>,
+  totals: Pick<Totals, 'totalSupplyBase' | 'totalBorrowBase'>,
+): CometRewards | { problem: string } | null {
+  if (!a || 'problem' in a) return a;
+  const token = tokens.get(a.token);
+  if (!token || token.decimals === null)
+    return { problem: `reward token ${a.token} does not answer decimals()` };
+  // A side below baseMinForRewards accrues nothing (Comet does not move its tracking index).
+  const whole = (speed: bigint, base: bigint) => {
+    if (base < a.minForRewards) return 0;
     const units = (Number(speed) * 1e6) / Number(a.indexScale);
     const rescaled = a.shouldUpscale ? units * Number(a.rescaleFactor) : units / Number(a.rescaleFactor);
     return rescaled / 10 ** token.decimals!;
   };
-  return { token, supplyPerSecond: whole(a.supplySpeed), borrowPerSecond: whole(a.borrowSpeed) };
+  return {
+    token,
+    supplyPerSecond: whole(a.supplySpeed, BigInt(totals.totalSupplyBase)),
+    borrowPerSecond: whole(a.borrowSpeed, BigInt(totals.totalBorrowBase)),
+  };
 }
 
 /**

@@ -212,11 +212,15 @@ export async function deploymentBlock(rpc: ChainRpc, address: `0x${string}`, hea
 
 /** Whether a failure is a node's lack of old state (a pruned, non-archive node). */
 export function isMissingState(err: unknown): boolean {
+  // viem's message names the RPC's URL: only the node's own words are read (a host named
+  // "archive" is no answer about state).
   const text =
-    err instanceof Error ? `${err.message} ${(err as { details?: string }).details ?? ''}` : String(err);
-  return /missing trie node|header not found|state (is )?not available|historical state|pruned|archive/i.test(
-    text,
-  );
+    err instanceof BaseError
+      ? `${err.shortMessage} ${err.details ?? ''}`
+      : err instanceof Error
+        ? err.message
+        : String(err);
+  return /missing trie node|header not found|state (is )?not available|historical state|pruned/i.test(text);
 }
 
 /**

@@ -536,11 +536,19 @@ export function chainSource(
         const out = cometRecords(chain.chainId, c, baseUsd, usdOf, (feeds) =>
           oracleRecord(feeds[0]!, feeds, byFeed, 'ChainlinkOracle'),
         );
-        if (c.rewards && usdOf(c.rewards.token) === null)
+        // Rewards that could not be read or priced are served as 0, named (when they pay).
+        const paid = c.rewards;
+        if (paid && 'problem' in paid)
           items.push({
             id: `compound:${c.comet}:rewards`,
             ok: false,
-            error: `comet ${c.comet}: no USD price for its reward token ${c.rewards.token.symbol} ${c.rewards.token.address} (add its ${c.rewards.token.symbol}/USD feed to the sources file): its reward APRs are served as 0`,
+            error: `comet ${c.comet}: rewards not read (${paid.problem}): its reward APRs are served as 0`,
+          });
+        else if (paid && (paid.supplyPerSecond > 0 || paid.borrowPerSecond > 0) && usdOf(paid.token) === null)
+          items.push({
+            id: `compound:${c.comet}:rewards`,
+            ok: false,
+            error: `comet ${c.comet}: no USD price for its reward token ${paid.token.symbol} ${paid.token.address} (add its ${paid.token.symbol}/USD feed to the sources file): its reward APRs are served as 0`,
           });
         const wrong = implausible(out);
         if (wrong) {
@@ -1287,8 +1295,11 @@ async function atPricedBlocks<T extends { block: number }>(
     } catch (err) {
       // viem's first line of an RPC's refusal is generic: its details say why (a pruned node).
       const details = (err as { details?: unknown }).details;
-      error ??= `${firstLine(err as Error)}${typeof details === 'string' && details ? ` ${details.split('\n')[0]}` : ''}`;
+      const why = `${firstLine(err as Error)}${typeof details === 'string' && details ? ` ${details.split('\n')[0]}` : ''}`;
+      error ??= why;
       if (isMissingState(err)) {
+        // The reason for most of the blocks left: the node's missing state.
+        error = why;
         unread.push(...walk.slice(i));
         break;
       }

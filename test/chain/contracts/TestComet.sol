@@ -87,6 +87,7 @@ contract TestComet {
     uint64 public constant trackingIndexScale = 1e15;
     uint64 public baseTrackingSupplySpeed;
     uint64 public baseTrackingBorrowSpeed;
+    uint public baseMinForRewards;
 
     AssetInfo[] internal assets;
     TotalsBasic internal totals;
@@ -125,9 +126,10 @@ contract TestComet {
         );
     }
 
-    function setBaseTrackingSpeeds(uint64 supplySpeed, uint64 borrowSpeed) external {
+    function setBaseTrackingSpeeds(uint64 supplySpeed, uint64 borrowSpeed, uint minForRewards) external {
         baseTrackingSupplySpeed = supplySpeed;
         baseTrackingBorrowSpeed = borrowSpeed;
+        baseMinForRewards = minForRewards;
     }
 
     function numAssets() external view returns (uint8) {
