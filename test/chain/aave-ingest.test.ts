@@ -92,6 +92,16 @@ function sourcesJson() {
   };
 }
 
+/** The USDC reserve's supply and variable debt at a block, in USDC. */
+async function usdcTotals(block: bigint) {
+  const total = async (token: `0x${string}`, abi: AaveMarket['aTokenAbi']) =>
+    Number(await readAt<bigint>(anvil, token, abi, 'totalSupply', [], block)) / 1e6;
+  return {
+    supplied: await total(aave.reserves.USDC.aToken, aave.aTokenAbi),
+    borrowed: await total(aave.reserves.USDC.variableDebt, aave.variableDebtAbi),
+  };
+}
+
 /** Aave's own account data at a block (`getUserAccountData`: base currency 8 decimals, health 1e18). */
 async function accountData(user: string, block?: bigint) {
   const [collateral, debt, , threshold, , hf] = await readAt<readonly bigint[]>(
@@ -182,20 +192,7 @@ describe('Aave v3 on a local chain', () => {
       (m: { loanAddress: string }) => m.loanAddress === reserve('USDC').asset.toLowerCase(),
     );
     assert.equal(usdcPairs.length, 3); // WETH, WBTC, DAI as collateral
-    const supplied =
-      Number(await readAt<bigint>(anvil, reserve('USDC').aToken, aave.aTokenAbi, 'totalSupply', [], block)) /
-      1e6;
-    const borrowed =
-      Number(
-        await readAt<bigint>(
-          anvil,
-          reserve('USDC').variableDebt,
-          aave.variableDebtAbi,
-          'totalSupply',
-          [],
-          block,
-        ),
-      ) / 1e6;
+    const { supplied, borrowed } = await usdcTotals(block);
     const sum = (k: 'supply' | 'borrow') =>
       usdcPairs.reduce((s: number, m: Record<string, number>) => s + m[k]!, 0);
     assert.ok(Math.abs(sum('supply') - supplied) < 0.05, `${sum('supply')} vs ${supplied}`);
@@ -404,20 +401,7 @@ describe('Aave v3 on a local chain', () => {
       end: Number(head.timestamp) - 1,
     });
     const block = await pass();
-    const supplied =
-      Number(await readAt<bigint>(anvil, reserve('USDC').aToken, aave.aTokenAbi, 'totalSupply', [], block)) /
-      1e6;
-    const borrowed =
-      Number(
-        await readAt<bigint>(
-          anvil,
-          reserve('USDC').variableDebt,
-          aave.variableDebtAbi,
-          'totalSupply',
-          [],
-          block,
-        ),
-      ) / 1e6;
+    const { supplied, borrowed } = await usdcTotals(block);
     const market = (await get(`/markets/${keyOf('WETH', 'USDC')}`)).data;
     const year = 31_536_000;
     assert.ok(
