@@ -483,6 +483,27 @@ describe('Aave v3 on a local chain', () => {
       String(l.collateralSeizedUsd),
     );
   });
+
+  test('error: an address in `aave` that is no pool is named in the pass; the real pool is still served', async () => {
+    const json = sourcesJson();
+    // A token, and an account without code, listed as pools.
+    Object.assign(json.chains[0]!, {
+      aave: [{ pool: aave.pool }, { pool: reserve('USDC').asset }, { pool: users[5] }],
+    });
+    const mixed = chainSources(parseSources(json, 'test'));
+    const head = await anvil.client().getBlock();
+    clock.set(Number(head.timestamp) * 1000 + 1000);
+    const out = await ingestLive(mixed, store, clock);
+    assert.equal(out.runs[0]!.ok, true);
+    const named = out.runs[0]!.items.filter((i) => !i.ok);
+    assert.deepEqual(
+      named.map((i) => i.id).sort(),
+      [`aave:${reserve('USDC').asset.toLowerCase()}`, `aave:${users[5]}`].sort(),
+    );
+    for (const i of named) assert.match(i.ok ? '' : i.error, /not an Aave v3 pool/);
+    await service.models.reloadIfChanged();
+    assert.ok((await positionsOf(users[1]!)).length > 0);
+  });
 });
 
 test('behavior: deficits (v3.3) are the bad debt of their liquidation, or a liquidation of their own debt', () => {
