@@ -33,7 +33,7 @@ export interface LivePass {
   written: boolean;
 }
 
-type LiveStore = MarketDataStore &
+export type LiveStore = MarketDataStore &
   SourceStore &
   Pick<
     HistoryStore,

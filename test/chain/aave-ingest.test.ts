@@ -12,7 +12,6 @@ import { accountValues, readAave, withDeficits } from '../../src/ingest/chain/aa
 import { aaveApy } from '../../src/ingest/chain/aave-records.ts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import { createChainRpc } from '../../src/ingest/chain/rpc.ts';
-import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
 import type { Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -29,7 +28,7 @@ import {
   setPrice,
   supply,
 } from './aave.ts';
-import { type Anvil, compileContracts, deploy, readAt, sendTx, startAnvil } from './anvil.ts';
+import { type Anvil, compileContracts, deploy, passAtHead, readAt, sendTx, startAnvil } from './anvil.ts';
 
 const WAD = 10n ** 18n;
 const USDC = 10n ** 6n;
@@ -123,17 +122,10 @@ describe('Aave v3 on a local chain', () => {
   const get = apiGet(() => ({ service, key }));
   let sources: ReturnType<typeof chainSources>;
   const run = async (list: ReturnType<typeof chainSources>) => {
-    const head = await anvil.client().getBlock();
-    clock.set(Number(head.timestamp) * 1000 + 1000);
-    const out = await ingestLive(list, store, clock);
+    const { block, out, failed } = await passAtHead(anvil, list, store, clock, service);
     assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
-    assert.deepEqual(
-      out.runs.flatMap((r) => r.items?.filter((i) => !i.ok) ?? []),
-      [],
-      'no item failed',
-    );
-    await service?.models.reloadIfChanged();
-    return head.number;
+    assert.deepEqual(failed, [], 'no item failed');
+    return block;
   };
   const pass = () => run(sources);
   const positionsOf = async (user: string) => (await get(`/positions?address=${user}`)).data as Position[];
@@ -456,11 +448,8 @@ describe('Aave v3 on a local chain', () => {
     const receipt = await liquidate(anvil, aave, 3, 'WETH', 'USDC', users[1]!, 1_000n * USDC);
     await setPrice(anvil, aave, 'WETH', 900n * 10n ** 8n);
     pruned = receipt.blockNumber;
-    const head = await anvil.client().getBlock();
-    clock.set(Number(head.timestamp) * 1000 + 1000);
-    const out = await ingestLive(pruning, store, clock);
+    const { out, failed: named } = await passAtHead(anvil, pruning, store, clock, service);
     assert.equal(out.runs[0]!.ok, true);
-    const named = out.runs[0]!.items.filter((i) => !i.ok);
     assert.deepEqual(
       named.map((i) => i.id),
       ['aave:prices-at-blocks'],
@@ -473,7 +462,6 @@ describe('Aave v3 on a local chain', () => {
     );
     // newest first: the older block was not asked once the newer one's state was missing
     assert.deepEqual([...refusedAt], [receipt.blockNumber]);
-    await service.models.reloadIfChanged();
     const l = (await get('/liquidations?chainIds=31337')).data.find(
       (x: { txHash: string }) => x.txHash === receipt.transactionHash,
     );
@@ -491,17 +479,13 @@ describe('Aave v3 on a local chain', () => {
       aave: [{ pool: aave.pool }, { pool: reserve('USDC').asset }, { pool: users[5] }],
     });
     const mixed = chainSources(parseSources(json, 'test'));
-    const head = await anvil.client().getBlock();
-    clock.set(Number(head.timestamp) * 1000 + 1000);
-    const out = await ingestLive(mixed, store, clock);
+    const { out, failed: named } = await passAtHead(anvil, mixed, store, clock, service);
     assert.equal(out.runs[0]!.ok, true);
-    const named = out.runs[0]!.items.filter((i) => !i.ok);
     assert.deepEqual(
       named.map((i) => i.id).sort(),
       [`aave:${reserve('USDC').asset.toLowerCase()}`, `aave:${users[5]}`].sort(),
     );
     for (const i of named) assert.match(i.ok ? '' : i.error, /not an Aave v3 pool/);
-    await service.models.reloadIfChanged();
     assert.ok((await positionsOf(users[1]!)).length > 0);
   });
 });

@@ -10,6 +10,9 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { type Abi, createTestClient, defineChain, type Hex, http, publicActions, walletActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import type { Source } from '../../src/ingest/contract.ts';
+import { ingestLive, type LiveStore } from '../../src/ingest/live.ts';
+import type { ManualClock } from '../clock.ts';
 import { freePort } from '../net-helpers.ts';
 
 const require = createRequire(import.meta.url);
@@ -239,4 +242,24 @@ export function localSources(
       },
     ],
   };
+}
+
+/**
+ * One ingestion pass of `sources` at the chain's head, as the chain suites run it: the clock set a
+ * second after the head's time, the pass, then the service reloaded. Resolves to the block read,
+ * the pass, and the items it named as failed.
+ */
+export async function passAtHead(
+  anvil: Pick<Anvil, 'client'>,
+  sources: readonly Source[],
+  store: LiveStore,
+  clock: ManualClock,
+  service?: { models: { reloadIfChanged(): Promise<unknown> } } | null,
+) {
+  const head = await anvil.client().getBlock();
+  clock.set(Number(head.timestamp) * 1000 + 1000);
+  const out = await ingestLive(sources, store, clock);
+  const failed = out.runs.flatMap((r) => r.items?.filter((i) => !i.ok) ?? []);
+  await service?.models.reloadIfChanged();
+  return { block: head.number, out, failed };
 }

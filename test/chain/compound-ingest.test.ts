@@ -19,7 +19,16 @@ import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import { apiGet, liveService, tempDir } from '../helpers.ts';
-import { type Anvil, type Artifact, compileContracts, deploy, readAt, sendTx, startAnvil } from './anvil.ts';
+import {
+  type Anvil,
+  type Artifact,
+  compileContracts,
+  deploy,
+  passAtHead,
+  readAt,
+  sendTx,
+  startAnvil,
+} from './anvil.ts';
 
 const WAD = 10n ** 18n;
 const YEAR = 31_536_000n;
@@ -175,13 +184,9 @@ describe('Compound v3 on a local chain', () => {
   let sources: ReturnType<typeof chainSources>;
   /** One ingestion pass at the head; resolves to the block it read (and the items that failed, when allowed). */
   const passWith = async (allowFailures: boolean) => {
-    const head = await anvil.client().getBlock();
-    clock.set(Number(head.timestamp) * 1000 + 1000);
-    const out = await ingestLive(sources, store, clock);
-    const failed = out.runs.flatMap((r) => r.items?.filter((i) => !i.ok) ?? []);
+    const { block, failed } = await passAtHead(anvil, sources, store, clock, service);
     if (!allowFailures) assert.deepEqual(failed, [], 'no item failed');
-    await service?.models.reloadIfChanged();
-    return { block: head.number, failed };
+    return { block, failed };
   };
   const pass = async () => (await passWith(false)).block;
   const debtOfUser = async (user: string) =>
@@ -544,16 +549,10 @@ describe('Compound v3 on a local chain', () => {
     Object.assign(json.chains[0]!, { compound: [{ comet, rewards }] });
     json.chains[0]!.chainlink.push({ address: compUsd, pair: 'COMP/USD', heartbeatSeconds: 3600 });
     const rewarded = chainSources(parseSources(json, 'test'));
-    const head = await anvil.client().getBlock();
-    clock.set(Number(head.timestamp) * 1000 + 1000);
-    const out = await ingestLive(rewarded, store, clock);
-    assert.deepEqual(
-      out.runs[0]!.items.filter((i) => !i.ok),
-      [],
-    );
-    await service.models.reloadIfChanged();
-    const supplied = Number(await read<bigint>(comet, 'totalSupply', [], head.number)) / 1e6;
-    const borrowed = Number(await read<bigint>(comet, 'totalBorrow', [], head.number)) / 1e6;
+    const { block, failed } = await passAtHead(anvil, rewarded, store, clock, service);
+    assert.deepEqual(failed, []);
+    const supplied = Number(await read<bigint>(comet, 'totalSupply', [], block)) / 1e6;
+    const borrowed = Number(await read<bigint>(comet, 'totalBorrow', [], block)) / 1e6;
     const year = 31_536_000;
     for (const key of [wethKey(), wbtcKey()]) {
       const m = (await get(`/markets/${key}`)).data;

@@ -16,7 +16,16 @@ import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import { apiGet, liveService, tempDir } from '../helpers.ts';
-import { type Anvil, type Artifact, compileContracts, deploy, readAt, sendTx, startAnvil } from './anvil.ts';
+import {
+  type Anvil,
+  type Artifact,
+  compileContracts,
+  deploy,
+  passAtHead,
+  readAt,
+  sendTx,
+  startAnvil,
+} from './anvil.ts';
 
 const WAD = 10n ** 18n;
 const USD = '0x0000000000000000000000000000000000000348';
@@ -158,14 +167,10 @@ describe('Euler v2 on a local chain', () => {
   let sources: ReturnType<typeof chainSources>;
   /** One ingestion pass at the head; resolves to the block it read. */
   const pass = async () => {
-    const head = await anvil.client().getBlock();
-    clock.set(Number(head.timestamp) * 1000 + 1000);
-    const out = await ingestLive(sources, store, clock);
-    const failed = out.runs.flatMap((r) => r.items?.filter((i) => !i.ok) ?? []);
+    const { block, out, failed } = await passAtHead(anvil, sources, store, clock, service);
     assert.deepEqual(failed, [], 'no item failed');
     assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
-    await service?.models.reloadIfChanged();
-    return head.number;
+    return block;
   };
   const key1 = (collateral: string) => `euler-31337-${eUsdc.toLowerCase()}_${collateral.toLowerCase()}`;
   type Position = {
