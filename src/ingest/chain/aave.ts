@@ -303,9 +303,6 @@ export function aaveLogAddresses(pools: readonly string[], cache: AaveCache): st
 const revisionOf = (r: { status: 'success' | 'failure'; result?: unknown }) =>
   r.status === 'success' ? (r.result as bigint) : 0n;
 
-/** Calldata bytes per deployless batch of Aave reads (about 14 reserves' data: ~9 KiB of results). */
-const AAVE_DEPLOYLESS_BATCH_BYTES = 512;
-
 type Results = readonly { status: 'success' | 'failure'; result?: unknown; error?: Error | undefined }[];
 type At = { blockNumber: bigint; allowFailure: true } & MulticallOptions;
 
@@ -322,15 +319,8 @@ export async function readAave(
   cache: AaveCache = new AaveCache(),
   shared?: SharedLogs,
 ): Promise<AaveRead> {
-  const options = await rpc.multicallOptions();
-  const at: At = {
-    blockNumber: range.block,
-    allowFailure: true,
-    ...options,
-    // Deployless, a batch's results must fit in 24 KiB: Aave's views answer much more than they
-    // are asked (a reserve's data, names), so its batches are smaller than the others'.
-    ...('deployless' in options ? { batchSize: AAVE_DEPLOYLESS_BATCH_BYTES } : {}),
-  };
+  // Aave's views answer much more than they are asked (a reserve's data, names).
+  const at: At = { blockNumber: range.block, allowFailure: true, ...(await rpc.multicallOptions('large')) };
   const addresses = pools.map((p) => p.pool);
   const failures: AaveRead['failures'] = [];
   // 1. The reserves of pools not read yet (their aTokens' logs name accounts too).

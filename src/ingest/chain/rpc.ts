@@ -28,8 +28,11 @@ export interface ChainRpc {
   readonly client: PublicClient;
   /** JSON-RPC requests sent so far (HTTP requests: a batch counts once). */
   requests(): number;
-  /** Options for viem's multicall on this chain, resolved on first use. */
-  multicallOptions(): Promise<MulticallOptions>;
+  /**
+   * Options for viem's multicall on this chain, resolved on first use; `large` for reads that
+   * answer much more than they are asked (structs, strings: smaller batches when deployless).
+   */
+  multicallOptions(answers?: 'large'): Promise<MulticallOptions>;
   /**
    * viem's multicall, except that a batch that reverts as a whole (a call that burns all the gas
    * it is given: anyone may deploy one and name it in a market) is split in halves until that
@@ -51,6 +54,12 @@ export type MulticallOptions =
 /** About 500 position reads per request through Multicall3, 60 deployless. */
 export const MULTICALL3_BATCH_BYTES = 32 * 1024;
 export const DEPLOYLESS_BATCH_BYTES = 4 * 1024;
+/**
+ * Deployless, a batch's results must fit in 24 KiB: reads answering ~10x their calldata (Aave's
+ * reserve data) take batches of 512 bytes (about 14 reserves, ~9 KiB of results). Larger ones are
+ * refused (`CreateContractSizeLimit`) and split only after the transport's retries (3.6 s).
+ */
+export const DEPLOYLESS_LARGE_ANSWERS_BATCH_BYTES = 512;
 
 export interface RpcOptions {
   /** A transport of the caller's (tests); otherwise HTTP(S) to `rpcUrl`. */
@@ -83,7 +92,7 @@ export function createChainRpc(chainId: number, rpcUrl: string, options: RpcOpti
     requests: () => sent,
     multicall: ((args: Parameters<PublicClient['multicall']>[0]) =>
       splittingMulticall(client, args)) as PublicClient['multicall'],
-    multicallOptions() {
+    async multicallOptions(answers?: 'large') {
       mode ??= client.getCode({ address: MULTICALL3 }).then(
         (code): MulticallOptions =>
           code && code !== '0x'
@@ -94,7 +103,10 @@ export function createChainRpc(chainId: number, rpcUrl: string, options: RpcOpti
           throw err;
         },
       );
-      return mode;
+      const options = await mode;
+      return answers === 'large' && 'deployless' in options
+        ? { ...options, batchSize: DEPLOYLESS_LARGE_ANSWERS_BATCH_BYTES }
+        : options;
     },
   };
 }
