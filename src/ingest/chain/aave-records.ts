@@ -170,7 +170,7 @@ export function aaveRecords(
  * file's feeds, else the controller's reward oracle) over the USD value of the token it rewards
  * (the aToken's supply for suppliers, the variable debt for borrowers); the reward tokens' symbols.
  */
-export function rewardAprs(
+function rewardAprs(
   r: AaveReserve,
   assetUsd: number,
   now: number,

@@ -94,27 +94,21 @@ const WAD = 10n ** 18n;
 const PERCENT = 10_000n;
 
 /** Aave's `rayMul`: half up. */
-export const rayMul = (a: bigint, b: bigint) => (a * b + RAY / 2n) / RAY;
+const rayMul = (a: bigint, b: bigint) => (a * b + RAY / 2n) / RAY;
 const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
 /** Aave's `percentMul`: half up. */
 const percentMul = (value: bigint, percent: bigint) => (value * percent + PERCENT / 2n) / PERCENT;
 /** Aave's `wadDiv`: half up. */
 const wadDiv = (a: bigint, b: bigint) => (a * WAD + b / 2n) / b;
 
-/** A reserve configuration word's fields (ReserveConfiguration's bit layout, v3.0 on). */
+/** The fields read of a reserve configuration word (ReserveConfiguration's bit layout, v3.0 on). */
 export interface ReserveConfig {
   /** Basis points. */
-  ltv: bigint;
   liquidationThreshold: bigint;
-  /** 10000 + the bonus, basis points (10500: 5 %). */
-  liquidationBonus: bigint;
   decimals: number;
   active: boolean;
-  frozen: boolean;
   borrowing: boolean;
   paused: boolean;
-  /** Basis points. */
-  reserveFactor: bigint;
   /** The e-mode category of v3.0 and v3.1 (from v3.2 on, a category's collateral bitmap says). */
   eModeCategory: number;
 }
@@ -124,15 +118,11 @@ const bits = (word: bigint, from: number, width: number) =>
 
 export function reserveConfig(word: bigint): ReserveConfig {
   return {
-    ltv: bits(word, 0, 16),
     liquidationThreshold: bits(word, 16, 16),
-    liquidationBonus: bits(word, 32, 16),
     decimals: Number(bits(word, 48, 8)),
     active: bits(word, 56, 1) === 1n,
-    frozen: bits(word, 57, 1) === 1n,
     borrowing: bits(word, 58, 1) === 1n,
     paused: bits(word, 60, 1) === 1n,
-    reserveFactor: bits(word, 64, 16),
     eModeCategory: Number(bits(word, 168, 8)),
   };
 }
@@ -440,6 +430,12 @@ export function withDeficits(
   poolOf: ReadonlyMap<string, string>,
 ): Omit<AaveLiquidation, 'timestamp'>[] {
   const out = found.map((l) => ({ ...l }));
+  // The liquidations of each transaction and account (a first sync meets thousands of each).
+  const byAccount = new Map<string, Omit<AaveLiquidation, 'timestamp'>[]>();
+  for (const l of out) {
+    const key = `${l.pool}:${l.txHash}:${l.user}`;
+    byAccount.set(key, [...(byAccount.get(key) ?? []), l]);
+  }
   for (const d of logs) {
     if (d.eventName !== 'DeficitCreated') continue;
     const args = d.args as Record<string, unknown>;
@@ -448,7 +444,7 @@ export function withDeficits(
     const user = String(args['user']).toLowerCase();
     const debt = String(args['debtAsset']).toLowerCase();
     const amount = args['amountCreated'] as bigint;
-    const of = out.filter((l) => l.pool === pool && l.txHash === tx && l.user === user);
+    const of = byAccount.get(`${pool}:${tx}:${user}`) ?? [];
     const same = of.find((l) => l.debt === debt);
     if (same) same.deficit += amount;
     else if (of[0])
@@ -970,7 +966,7 @@ const REWARD_ROUNDS = 3;
  * a pass, with the lists and oracles as last read; again (at most REWARD_ROUNDS) when they changed.
  * A controller that does not answer leaves its tokens without rewards, named in `failures`.
  */
-export async function readRewards(
+async function readRewards(
   rpc: ChainRpc,
   at: { blockNumber: bigint; allowFailure: true } & MulticallOptions,
   pools: readonly AavePoolRead[],
