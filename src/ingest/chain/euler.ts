@@ -282,14 +282,19 @@ function knownState(known: Known, cache: EulerCache): { controllers: Set<string>
   return { controllers, pairs };
 }
 
-/** The EVC and the vaults whose logs a pass reads: the controllers and, once served whole, their collateral vaults. */
+/**
+ * The EVC and the vaults whose logs a pass reads: the controllers and, once served whole, their
+ * collateral vaults: those that answered `asset()` (read for served vaults only). A vault anyone
+ * creates may list any token as a collateral: a plain token's `Transfer` logs (USDC's: thousands a
+ * block) are never read.
+ */
 function logAddresses(evc: string, controllers: Iterable<string>, cache: EulerCache): Set<string> {
   const out = new Set([evc.toLowerCase()]);
   for (const v of controllers) {
     const collaterals = cache.vaults.get(v);
     if (collaterals === null) continue;
     out.add(v);
-    for (const c of collaterals ?? []) out.add(c);
+    for (const c of collaterals ?? []) if (typeof cache.assetOf.get(c) === 'string') out.add(c);
   }
   return out;
 }
