@@ -12,6 +12,7 @@ import { positionAt } from '../domain/position-columns.ts';
 import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.ts';
 import { ALL_HISTORY } from '../store/history.ts';
 import type { DatasetInfo, HistoryStore, MarketDataStore, SourceState, SourceStore } from '../store/types.ts';
+import { append } from './append.ts';
 import type { ItemReport, Source, SourceOutput } from './contract.ts';
 import { newSourceState, redactSecrets } from './runner.ts';
 
@@ -115,9 +116,9 @@ export async function ingestLive(
       });
       outputs.push(out);
       const records = out.records ?? { markets: [], positions: [] };
-      markets.push(...records.markets);
-      positions.push(...records.positions);
-      vaults.push(...(records.vaults ?? []));
+      append(markets, records.markets);
+      append(positions, records.positions);
+      append(vaults, records.vaults ?? []);
       const now = Math.floor(clock.now());
       const state: SourceState = {
         ...base,
@@ -143,9 +144,9 @@ export async function ingestLive(
       };
     } catch (err) {
       // The source keeps what it served last; its checkpoint counts the failure.
-      markets.push(...mine);
-      positions.push(...minePositions);
-      vaults.push(...mineVaults);
+      append(markets, mine);
+      append(positions, minePositions);
+      append(vaults, mineVaults);
       const error = redactSecrets(errorText(err));
       const state: SourceState = {
         ...base,

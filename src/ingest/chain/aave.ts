@@ -20,6 +20,7 @@ import { IPool_ABI } from '@aave-dao/aave-address-book/abis/IPool';
 import { IPoolAddressesProvider_ABI } from '@aave-dao/aave-address-book/abis/IPoolAddressesProvider';
 import { IRewardsController_ABI } from '@aave-dao/aave-address-book/abis/IRewardsController';
 import { type AbiEvent, parseAbi, zeroAddress } from 'viem';
+import { append } from '../append.ts';
 import { AccountReads, accountAnswered } from './account-reads.ts';
 import {
   blockTimes,
@@ -342,9 +343,10 @@ export async function readAave(
   for (const [fromBlock, group] of starts) {
     const address = aaveLogAddresses(group, cache) as Hex[];
     const events = [...AAVE_EVENTS, ...ATOKEN_EVENTS];
-    logs.push(
-      ...(sharedLogsOf<Log>(shared, events, address, fromBlock, range.block) ??
-        (await getLogsAdaptive(rpc, { address, events, fromBlock, toBlock: range.block }))),
+    append(
+      logs,
+      sharedLogsOf<Log>(shared, events, address, fromBlock, range.block) ??
+        (await getLogsAdaptive(rpc, { address, events, fromBlock, toBlock: range.block })),
     );
   }
   const found: Omit<AaveLiquidation, 'timestamp'>[] = [];
@@ -392,7 +394,7 @@ export async function readAave(
     state = await readState(rpc, at, listedNow(), accounts, touched, cache, round === MAX_ROUNDS);
     accountsRead += state.accountsRead;
   }
-  failures.push(...state.failures);
+  append(failures, state.failures);
   await readRewards(rpc, at, state.pools, cache, failures);
   for (const key of cache.retry) if (!addresses.includes(key.split(':')[0]!)) cache.retry.delete(key);
   const holders: AaveRead['holders'] = [];

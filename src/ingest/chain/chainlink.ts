@@ -6,6 +6,7 @@
 import { getAbiItem, parseAbi } from 'viem';
 import { feedSymbol } from '../../domain/asset-family.ts';
 import type { OracleRound } from '../../store/types.ts';
+import { append } from '../append.ts';
 import type { FeedConfig } from '../sources-file.ts';
 import { type ChainRpc, getLogsAdaptive, type SharedLogs, sharedLogsOf, throwIfUnread } from './rpc.ts';
 
@@ -146,7 +147,7 @@ export async function readRounds(
     const ids = new Set(rounds.map((x) => x.roundId));
     const latest = rounds.find((x) => x.roundId === r.roundId.toString());
     if (ids.size !== rounds.length || (latest && latest.answer !== r.answer)) continue;
-    out.push(...rounds);
+    append(out, rounds);
   }
   return out;
 }

@@ -13,6 +13,7 @@
  * keeps the others), and the debts equal `borrowBalanceOf`.
  */
 import { type AbiEvent, parseAbi, zeroAddress } from 'viem';
+import { append } from '../append.ts';
 import { AccountReads, accountAnswered } from './account-reads.ts';
 import {
   blockTimes,
@@ -376,16 +377,17 @@ export async function readCompound(
   const starts = new Map<bigint, Hex[]>();
   for (const c of comets)
     if (c.from <= range.block) starts.set(c.from, [...(starts.get(c.from) ?? []), c.comet as Hex]);
-  const logs = [];
+  const logs: Awaited<ReturnType<typeof getLogsAdaptive<typeof COMET_EVENTS>>> = [];
   for (const [fromBlock, address] of starts)
-    logs.push(
-      ...(sharedLogsOf<Awaited<ReturnType<typeof getLogsAdaptive<typeof COMET_EVENTS>>>[number]>(
+    append(
+      logs,
+      sharedLogsOf<Awaited<ReturnType<typeof getLogsAdaptive<typeof COMET_EVENTS>>>[number]>(
         shared,
         COMET_EVENTS,
         address,
         fromBlock,
         range.block,
-      ) ?? (await getLogsAdaptive(rpc, { address, events: COMET_EVENTS, fromBlock, toBlock: range.block }))),
+      ) ?? (await getLogsAdaptive(rpc, { address, events: COMET_EVENTS, fromBlock, toBlock: range.block })),
     );
   const surplusAt = new Map<string, bigint>();
   const debtLogOf = new Map<string, number>();

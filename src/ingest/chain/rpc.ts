@@ -19,6 +19,7 @@ import {
   type Transport,
   toEventSelector,
 } from 'viem';
+import { append } from '../append.ts';
 
 /** Multicall3's address, the same on every chain that has it. */
 export const MULTICALL3 = '0xca11bde05977b3631167028862be2a173976ca11';
@@ -189,7 +190,7 @@ export async function getLogsAdaptive<const E extends readonly AbiEvent[]>(
       }
       throw err;
     }
-    out.push(...logs);
+    append(out, logs);
     if (logs.length < QUIET_LOGS && range < MAX_LOG_RANGE) range *= 2n;
     from = to + 1n;
   }

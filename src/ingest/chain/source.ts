@@ -23,6 +23,7 @@ import type {
 } from '../../domain/types.ts';
 import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
 import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
+import { append } from '../append.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
@@ -497,7 +498,7 @@ export function chainSource(
         if (keptMarkets.length === 0) return;
         const keys = new Set(keptMarkets.map((m) => m.uniqueKey));
         for (const m of keptMarkets) served.set(m.uniqueKey, m);
-        markets.push(...keptMarkets);
+        append(markets, keptMarkets);
         for (const p of previous?.positions ?? []) if (keys.has(p.marketKey)) positions.push(p);
       };
       // The pools named failed this pass (`<kind>:0x…`: a pool as a whole, not an account or a
@@ -558,8 +559,8 @@ export function chainSource(
         for (const m of out.markets) cometMarkets.set(m.uniqueKey, m);
         if (out.markets[0]) marketOfComet.set(c.comet, out.markets[0]);
         served.add(c.comet);
-        markets.push(...out.markets);
-        positions.push(...out.positions);
+        append(markets, out.markets);
+        append(positions, out.positions);
         items.push({ id: `compound:${c.comet}`, ok: true });
       }
       keepFailedPools('compound', cometMarkets);
@@ -620,8 +621,8 @@ export function chainSource(
         for (const m of out.markets) eulerMarkets.set(m.uniqueKey, m);
         eulerServed.add(v.vault);
         vaults.push(out.vault);
-        markets.push(...out.markets);
-        positions.push(...out.positions);
+        append(markets, out.markets);
+        append(positions, out.positions);
         items.push({ id: `euler:${v.vault}`, ok: true });
       }
       keepFailedPools('euler', eulerMarkets);
@@ -697,8 +698,8 @@ export function chainSource(
         }
         for (const m of out.markets) aaveMarkets.set(m.uniqueKey, m);
         aaveServed.set(p.pool, prices as Map<string, number>);
-        markets.push(...out.markets);
-        positions.push(...out.positions);
+        append(markets, out.markets);
+        append(positions, out.positions);
         items.push({ id: `${kind}:${p.pool}`, ok: true });
       }
       keepFailedPools('aave', aaveMarkets);
