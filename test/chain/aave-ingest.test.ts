@@ -12,12 +12,8 @@ import { accountValues, readAave, withDeficits } from '../../src/ingest/chain/aa
 import { aaveApy } from '../../src/ingest/chain/aave-records.ts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import { createChainRpc } from '../../src/ingest/chain/rpc.ts';
+import type { ChainSource } from '../../src/ingest/chain/source.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
-import type { Service } from '../../src/service.ts';
-import { openStore } from '../../src/store/open.ts';
-import type { Store } from '../../src/store/types.ts';
-import { ManualClock } from '../clock.ts';
-import { apiGet, liveService, tempDir } from '../helpers.ts';
 import {
   type AaveMarket,
   type AaveSymbol,
@@ -28,7 +24,16 @@ import {
   setPrice,
   supply,
 } from './aave.ts';
-import { type Anvil, compileContracts, deploy, passAtHead, readAt, sendTx, startAnvil } from './anvil.ts';
+import {
+  type Anvil,
+  compileContracts,
+  deploy,
+  liveChainSuite,
+  passAtHead,
+  readAt,
+  sendTx,
+  startAnvil,
+} from './anvil.ts';
 
 const WAD = 10n ** 18n;
 const USDC = 10n ** 6n;
@@ -115,32 +120,11 @@ async function accountData(user: string, block?: bigint) {
 }
 
 describe('Aave v3 on a local chain', () => {
-  let store: Store;
-  let service: Service;
-  let key: string;
-  const clock = new ManualClock(Date.now());
-  const get = apiGet(() => ({ service, key }));
-  let sources: ReturnType<typeof chainSources>;
-  const run = async (list: ReturnType<typeof chainSources>) => {
-    const { block, out, failed } = await passAtHead(anvil, list, store, clock, service);
-    assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
-    assert.deepEqual(failed, [], 'no item failed');
-    return block;
-  };
-  const pass = () => run(sources);
+  const suite = liveChainSuite(() => anvil, 'lrds-aave-', sourcesJson);
+  const { get } = suite;
+  const run = (list: ChainSource[]) => suite.pass(list);
+  const pass = () => suite.pass();
   const positionsOf = async (user: string) => (await get(`/positions?address=${user}`)).data as Position[];
-
-  before(async () => {
-    const dataDir = tempDir('lrds-aave-');
-    store = await openStore({ dataDir, databaseUrl: null }, clock);
-    sources = chainSources(parseSources(sourcesJson(), 'test'));
-    await pass();
-    ({ service, key } = await liveService(dataDir, clock));
-  });
-  after(async () => {
-    await service?.close();
-    await store?.close();
-  });
 
   test("default: one market per pair, each position with the chain's exact amounts and Aave's own health factor", async () => {
     const block = await pass();
@@ -232,7 +216,7 @@ describe('Aave v3 on a local chain', () => {
   test('behavior: health follows the price without reading accounts; an aToken transfer moves collateral', async () => {
     await setPrice(anvil, aave, 'WETH', 1_500n * 10n ** 8n);
     const block = await pass();
-    assert.equal(sources[0]!.lastRun()!.positionsRead, 0);
+    assert.equal(suite.sources[0]!.lastRun()!.positionsRead, 0);
     const onChain = await accountData(users[1]!, block);
     for (const p of await positionsOf(users[1]!))
       assert.ok(
@@ -242,7 +226,7 @@ describe('Aave v3 on a local chain', () => {
     // Account 1 sends 2 aWETH to account 5: only the aToken's BalanceTransfer names it.
     await sendTx(anvil, 1, reserve('WETH').aToken, aave.aTokenAbi, 'transfer', [users[5], 2n * WAD]);
     const after = await pass();
-    assert.equal(sources[0]!.lastRun()!.positionsRead, 2);
+    assert.equal(suite.sources[0]!.lastRun()!.positionsRead, 2);
     const moved = await accountData(users[1]!, after);
     assert.ok(moved.health < onChain.health);
     for (const p of await positionsOf(users[1]!))
@@ -448,7 +432,7 @@ describe('Aave v3 on a local chain', () => {
     const receipt = await liquidate(anvil, aave, 3, 'WETH', 'USDC', users[1]!, 1_000n * USDC);
     await setPrice(anvil, aave, 'WETH', 900n * 10n ** 8n);
     pruned = receipt.blockNumber;
-    const { out, failed: named } = await passAtHead(anvil, pruning, store, clock, service);
+    const { out, failed: named } = await passAtHead(anvil, pruning, suite.store, suite.clock, suite.service);
     assert.equal(out.runs[0]!.ok, true);
     assert.deepEqual(
       named.map((i) => i.id),
@@ -479,7 +463,7 @@ describe('Aave v3 on a local chain', () => {
       aave: [{ pool: aave.pool }, { pool: reserve('USDC').asset }, { pool: users[5] }],
     });
     const mixed = chainSources(parseSources(json, 'test'));
-    const { out, failed: named } = await passAtHead(anvil, mixed, store, clock, service);
+    const { out, failed: named } = await passAtHead(anvil, mixed, suite.store, suite.clock, suite.service);
     assert.equal(out.runs[0]!.ok, true);
     assert.deepEqual(
       named.map((i) => i.id).sort(),

@@ -3,16 +3,26 @@
  * package), contracts compiled at test time with solc 0.8.19 from the sources npm ships
  * (Morpho Blue, BUSL: compiled here, never committed) and from test/chain/contracts.
  */
+
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
+import { after, before } from 'node:test';
 import { type Abi, createTestClient, defineChain, type Hex, http, publicActions, walletActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { chainSources } from '../../src/ingest/chain/index.ts';
+import type { ChainSource } from '../../src/ingest/chain/source.ts';
 import type { Source } from '../../src/ingest/contract.ts';
 import { ingestLive, type LiveStore } from '../../src/ingest/live.ts';
-import type { ManualClock } from '../clock.ts';
+import { parseSources } from '../../src/ingest/sources-file.ts';
+import type { Service } from '../../src/service.ts';
+import { openStore } from '../../src/store/open.ts';
+import type { Store } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
+import { apiGet, liveService, tempDir } from '../helpers.ts';
 import { freePort } from '../net-helpers.ts';
 
 const require = createRequire(import.meta.url);
@@ -262,4 +272,57 @@ export async function passAtHead(
   const failed = out.runs.flatMap((r) => r.items?.filter((i) => !i.ok) ?? []);
   await service?.models.reloadIfChanged();
   return { block: head.number, out, failed };
+}
+
+/**
+ * A chain suite's store and service (`describe` scope): its hooks open a store in a new directory,
+ * run a first pass of `sourcesJson()`'s sources and start a service over it with an Enterprise
+ * live key (closed after). `pass` runs one pass at the head (of `over`, by default the suite's
+ * `sources`, which a test may replace: a restarted process), checks that it succeeded and that the
+ * items it named as failed are `expectFailed` (ids), and resolves to the block it read.
+ */
+export interface LiveChainSuite {
+  clock: ManualClock;
+  dataDir: string;
+  store: Store;
+  service: Service;
+  key: string;
+  sources: ChainSource[];
+  get: ReturnType<typeof apiGet>;
+  pass(over?: readonly ChainSource[]): Promise<bigint>;
+}
+
+export function liveChainSuite(
+  chain: () => Pick<Anvil, 'client'>,
+  prefix: string,
+  sourcesJson: () => unknown,
+  expectFailed: readonly string[] = [],
+): LiveChainSuite {
+  const suite: LiveChainSuite = {
+    clock: new ManualClock(Date.now()),
+    dataDir: '',
+    store: null as unknown as Store,
+    service: null as unknown as Service,
+    key: '',
+    sources: [] as ChainSource[],
+    get: apiGet(() => ({ service: suite.service, key: suite.key })),
+    async pass(over = suite.sources) {
+      const { block, out, failed } = await passAtHead(chain(), over, suite.store, suite.clock, suite.service);
+      assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+      assert.deepEqual(failed.map((f) => f.id).sort(), [...expectFailed].sort(), JSON.stringify(failed));
+      return block;
+    },
+  };
+  before(async () => {
+    suite.dataDir = tempDir(prefix);
+    suite.store = await openStore({ dataDir: suite.dataDir, databaseUrl: null }, suite.clock);
+    suite.sources = chainSources(parseSources(sourcesJson(), 'test'));
+    await suite.pass();
+    ({ service: suite.service, key: suite.key } = await liveService(suite.dataDir, suite.clock));
+  });
+  after(async () => {
+    await suite.service?.close();
+    await suite.store?.close();
+  });
+  return suite;
 }

@@ -14,16 +14,14 @@ import { createChainRpc, deploymentBlock } from '../../src/ingest/chain/rpc.ts';
 import { RECENT_BLOCKS } from '../../src/ingest/chain/source.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
-import type { Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
-import type { Store } from '../../src/store/types.ts';
-import { ManualClock } from '../clock.ts';
-import { apiGet, liveService, tempDir } from '../helpers.ts';
+import { tempDir } from '../helpers.ts';
 import {
   type Anvil,
   type Artifact,
   compileContracts,
   deploy,
+  liveChainSuite,
   passAtHead,
   readAt,
   sendTx,
@@ -176,19 +174,15 @@ async function chainHealth(
 }
 
 describe('Compound v3 on a local chain', () => {
-  let store: Store;
-  let service: Service;
-  let key: string;
-  const clock = new ManualClock(Date.now());
-  const get = apiGet(() => ({ service, key }));
-  let sources: ReturnType<typeof chainSources>;
+  const suite = liveChainSuite(() => anvil, 'lrds-comet-', sourcesJson);
+  const { get } = suite;
   /** One ingestion pass at the head; resolves to the block it read (and the items that failed, when allowed). */
   const passWith = async (allowFailures: boolean) => {
-    const { block, failed } = await passAtHead(anvil, sources, store, clock, service);
-    if (!allowFailures) assert.deepEqual(failed, [], 'no item failed');
+    if (!allowFailures) return { block: await suite.pass(), failed: [] };
+    const { block, failed } = await passAtHead(anvil, suite.sources, suite.store, suite.clock, suite.service);
     return { block, failed };
   };
-  const pass = async () => (await passWith(false)).block;
+  const pass = () => suite.pass();
   const debtOfUser = async (user: string) =>
     (await get(`/positions?address=${user}`)).data.reduce(
       (s: number, p: { state: { borrowAssetsUsd: number } }) => s + p.state.borrowAssetsUsd,
@@ -196,18 +190,6 @@ describe('Compound v3 on a local chain', () => {
     );
   const wethKey = () => `compound-31337-${comet.toLowerCase()}_${weth.toLowerCase()}`;
   const wbtcKey = () => `compound-31337-${comet.toLowerCase()}_${wbtc.toLowerCase()}`;
-
-  before(async () => {
-    const dataDir = tempDir('lrds-comet-');
-    store = await openStore({ dataDir, databaseUrl: null }, clock);
-    sources = chainSources(parseSources(sourcesJson(), 'test'));
-    await pass();
-    ({ service, key } = await liveService(dataDir, clock));
-  });
-  after(async () => {
-    await service?.close();
-    await store?.close();
-  });
 
   test("default: one market per collateral, with the chain's exact debts and Comet's own health", async () => {
     const block = await pass();
@@ -296,7 +278,7 @@ describe('Compound v3 on a local chain', () => {
     const receipt = await send(0, comet, C, 'absorb', [users[0], [users[2]]]);
     const debtBefore = await read<bigint>(comet, 'borrowBalanceOf', [users[2]], receipt.blockNumber - 1n);
     await pass();
-    assert.equal(sources[0]!.lastRun()!.positionsRead, 1);
+    assert.equal(suite.sources[0]!.lastRun()!.positionsRead, 1);
     const list = (await get('/liquidations?chainIds=31337')).data;
     assert.equal(list.length, 1);
     const l = list[0];
@@ -359,9 +341,9 @@ describe('Compound v3 on a local chain', () => {
     const before = (await get(`/positions?address=${users[1]}`)).data.map(
       (p: { market: { uniqueKey: string }; healthFactor: number }) => [p.market.uniqueKey, p.healthFactor],
     );
-    sources = chainSources(parseSources(sourcesJson(), 'test'));
+    suite.sources = chainSources(parseSources(sourcesJson(), 'test'));
     await pass();
-    assert.equal(sources[0]!.lastRun()!.positionsRead, 1, 'borrower 1 (its three positions)');
+    assert.equal(suite.sources[0]!.lastRun()!.positionsRead, 1, 'borrower 1 (its three positions)');
     const after = (await get(`/positions?address=${users[1]}`)).data.map(
       (p: { market: { uniqueKey: string }; healthFactor: number }) => [p.market.uniqueKey, p.healthFactor],
     );
@@ -399,7 +381,7 @@ describe('Compound v3 on a local chain', () => {
     await anvil.client().request({ method: 'evm_increaseTime' as never, params: [30 * 86_400] as never });
     await anvil.client().request({ method: 'evm_mine' as never, params: [] as never });
     const block = await pass();
-    assert.equal(sources[0]!.lastRun()!.positionsRead, 0);
+    assert.equal(suite.sources[0]!.lastRun()!.positionsRead, 0);
     const h1 = await chainHealth(users[1]!, block);
     const debt = (await get(`/positions?address=${users[1]}`)).data.reduce(
       (s: number, p: { state: { borrowAssetsUsd: number } }) => s + p.state.borrowAssetsUsd,
@@ -472,11 +454,14 @@ describe('Compound v3 on a local chain', () => {
     const json = sourcesJson();
     Object.assign(json.chains[0]!, { compound: [{ comet, fromBlock: head + 1 }] });
     const late = chainSources(parseSources(json, 'test'));
-    const lateStore = await openStore({ dataDir: tempDir('lrds-comet-late-'), databaseUrl: null }, clock);
+    const lateStore = await openStore(
+      { dataDir: tempDir('lrds-comet-late-'), databaseUrl: null },
+      suite.clock,
+    );
     try {
       const runs = [];
       for (let i = 0; i < 2; i++) {
-        const out = await ingestLive(late, lateStore, clock);
+        const out = await ingestLive(late, lateStore, suite.clock);
         runs.push({
           read: late[0]!.lastRun()!.positionsRead,
           named: out.runs[0]!.items.some(
@@ -504,12 +489,12 @@ describe('Compound v3 on a local chain', () => {
     await send(3, comet, C, 'supply', [weth, WAD]);
     await pass();
     assert.equal(await held(), 1);
-    const kept = sources[0]!.lastRun()!.accountsKept;
+    const kept = suite.sources[0]!.lastRun()!.accountsKept;
     await send(3, comet, C, 'withdraw', [weth, WAD]);
     await pass();
     assert.equal(await held(), 0);
     // still kept: a reorganization may undo the withdrawal
-    assert.equal(sources[0]!.lastRun()!.accountsKept, kept);
+    assert.equal(suite.sources[0]!.lastRun()!.accountsKept, kept);
     await anvil.client().request({ method: 'anvil_reorg' as never, params: [1, []] as never });
     await pass();
     assert.equal(await held(), 1, 'read again after the reorganization orphaned its withdrawal');
@@ -528,7 +513,7 @@ describe('Compound v3 on a local chain', () => {
       if ((await get(`/positions?address=${address}`)).data.length > 0) holders++;
     }
     assert.ok(holders >= 2, 'borrowers 1 and 2 hold collateral');
-    assert.equal(sources[0]!.lastRun()!.accountsKept, holders);
+    assert.equal(suite.sources[0]!.lastRun()!.accountsKept, holders);
     // A forgotten account is read again when a log names it.
     await send(3, weth, T, 'approve', [comet, WAD]);
     await send(3, comet, C, 'supply', [weth, WAD]);
@@ -549,7 +534,7 @@ describe('Compound v3 on a local chain', () => {
     Object.assign(json.chains[0]!, { compound: [{ comet, rewards }] });
     json.chains[0]!.chainlink.push({ address: compUsd, pair: 'COMP/USD', heartbeatSeconds: 3600 });
     const rewarded = chainSources(parseSources(json, 'test'));
-    const { block, failed } = await passAtHead(anvil, rewarded, store, clock, service);
+    const { block, failed } = await passAtHead(anvil, rewarded, suite.store, suite.clock, suite.service);
     assert.deepEqual(failed, []);
     const supplied = Number(await read<bigint>(comet, 'totalSupply', [], block)) / 1e6;
     const borrowed = Number(await read<bigint>(comet, 'totalBorrow', [], block)) / 1e6;
@@ -573,15 +558,15 @@ describe('Compound v3 on a local chain', () => {
       4n * 10n ** 12n,
       10n ** 11n,
     ]);
-    await ingestLive(rewarded, store, clock);
-    await service.models.reloadIfChanged();
+    await ingestLive(rewarded, suite.store, suite.clock);
+    await suite.service.models.reloadIfChanged();
     const min = (await get(`/markets/${wethKey()}`)).data;
     assert.equal(min.borrowRewardsApy, 0);
     assert.ok(min.supplyRewardsApy > 0);
     // A rewards contract that names no reward token for the comet: 0, and the pass says why.
     const empty = await deploy(c, art.TestCometRewards!, []);
     Object.assign(json.chains[0]!, { compound: [{ comet, rewards: empty }] });
-    const unnamed = await ingestLive(chainSources(parseSources(json, 'test')), store, clock);
+    const unnamed = await ingestLive(chainSources(parseSources(json, 'test')), suite.store, suite.clock);
     assert.match(
       JSON.stringify(unnamed.runs[0]!.items.find((i) => i.id === `compound:${comet.toLowerCase()}:rewards`)),
       /names no reward token/,
@@ -589,12 +574,12 @@ describe('Compound v3 on a local chain', () => {
     // Without a COMP price the rewards are 0, and the pass says why.
     Object.assign(json.chains[0]!, { compound: [{ comet, rewards }] });
     json.chains[0]!.chainlink.pop();
-    const unpriced = await ingestLive(chainSources(parseSources(json, 'test')), store, clock);
+    const unpriced = await ingestLive(chainSources(parseSources(json, 'test')), suite.store, suite.clock);
     assert.deepEqual(
       unpriced.runs[0]!.items.filter((i) => !i.ok).map((i) => i.id),
       [`compound:${comet.toLowerCase()}:rewards`],
     );
-    await service.models.reloadIfChanged();
+    await suite.service.models.reloadIfChanged();
     const m = (await get(`/markets/${wethKey()}`)).data;
     assert.deepEqual([m.supplyRewardsApy, m.borrowRewardsApy, m.rewardTokens], [0, 0, []]);
   });

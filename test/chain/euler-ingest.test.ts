@@ -11,17 +11,15 @@ import type { Abi } from 'viem';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
-import type { Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
-import { ManualClock } from '../clock.ts';
-import { apiGet, liveService, tempDir } from '../helpers.ts';
+import { tempDir } from '../helpers.ts';
 import {
   type Anvil,
   type Artifact,
   compileContracts,
   deploy,
-  passAtHead,
+  liveChainSuite,
   readAt,
   sendTx,
   startAnvil,
@@ -158,20 +156,9 @@ function sourcesJson() {
 }
 
 describe('Euler v2 on a local chain', () => {
-  let store: Store;
-  let service: Service;
-  let key: string;
-  let dataDir: string;
-  const clock = new ManualClock(Date.now());
-  const get = apiGet(() => ({ service, key }));
-  let sources: ReturnType<typeof chainSources>;
-  /** One ingestion pass at the head; resolves to the block it read. */
-  const pass = async () => {
-    const { block, out, failed } = await passAtHead(anvil, sources, store, clock, service);
-    assert.deepEqual(failed, [], 'no item failed');
-    assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
-    return block;
-  };
+  const suite = liveChainSuite(() => anvil, 'lrds-euler-', sourcesJson);
+  const { get } = suite;
+  const pass = () => suite.pass();
   const key1 = (collateral: string) => `euler-31337-${eUsdc.toLowerCase()}_${collateral.toLowerCase()}`;
   type Position = {
     market: { uniqueKey: string };
@@ -179,18 +166,6 @@ describe('Euler v2 on a local chain', () => {
     collateralPrice: number;
     state: { collateralUsd: number; borrowAssetsUsd: number };
   };
-
-  before(async () => {
-    dataDir = tempDir('lrds-euler-');
-    store = await openStore({ dataDir, databaseUrl: null }, clock);
-    sources = chainSources(parseSources(sourcesJson(), 'test'));
-    await pass();
-    ({ service, key } = await liveService(dataDir, clock));
-  });
-  after(async () => {
-    await service?.close();
-    await store?.close();
-  });
 
   test("default: one market per collateral vault, with the chain's exact debts and EVault's own health", async () => {
     const block = await pass();
@@ -240,7 +215,7 @@ describe('Euler v2 on a local chain', () => {
     await anvil.client().request({ method: 'evm_increaseTime' as never, params: [30 * 86_400] as never });
     await anvil.client().request({ method: 'evm_mine' as never, params: [] as never });
     let block = await pass();
-    assert.equal(sources[0]!.lastRun()!.positionsRead, 0);
+    assert.equal(suite.sources[0]!.lastRun()!.positionsRead, 0);
     const debt = (await get(`/positions?address=${users[1]}`)).data.reduce(
       (s: number, p: Position) => s + p.state.borrowAssetsUsd,
       0,
@@ -251,7 +226,7 @@ describe('Euler v2 on a local chain', () => {
     // WETH falls: borrower 2 (1 WETH, 2,400 USDC) is liquidatable, read without reading its account
     await setEthPrice(2600);
     block = await pass();
-    assert.equal(sources[0]!.lastRun()!.positionsRead, 0);
+    assert.equal(suite.sources[0]!.lastRun()!.positionsRead, 0);
     const h2 = await chainHealth(users[2]!, block);
     assert.ok(h2.hf < 1);
     const p = (await get(`/positions?address=${users[2]}`)).data[0] as Position;
@@ -334,14 +309,14 @@ describe('Euler v2 on a local chain', () => {
     assert.equal((await get(`/positions?address=${users[3]}`)).data.length, 0);
     const restarted = chainSources(parseSources(sourcesJson(), 'test'));
     const run = async () => {
-      clock.set(Number((await anvil.client().getBlock()).timestamp) * 1000 + 1000);
-      const out = await ingestLive(restarted, store, clock);
+      suite.clock.set(Number((await anvil.client().getBlock()).timestamp) * 1000 + 1000);
+      const out = await ingestLive(restarted, suite.store, suite.clock);
       assert.equal(out.runs[0]!.ok, true);
       assert.deepEqual(
         out.runs[0]!.items.filter((i) => !i.ok),
         [],
       );
-      await service.models.reloadIfChanged();
+      await suite.service.models.reloadIfChanged();
       return restarted[0]!.lastRun()!.positionsRead;
     };
     // every account the vault controls read again at once (the process kept nothing): the
@@ -395,18 +370,18 @@ describe('Euler v2 on a local chain', () => {
     await send(6, evc, EVC, 'enableController', [users[6], plausible]);
     await send(4, evc, EVC, 'enableController', [users[4], noAccumulator]);
     await send(5, evc, EVC, 'enableController', [users[5], fullLtv]);
-    const named = async (over: typeof sources, into: Store) => {
-      clock.set(Number((await anvil.client().getBlock()).timestamp) * 1000 + 1000);
-      const out = await ingestLive(over, into, clock);
+    const named = async (over: typeof suite.sources, into: Store) => {
+      suite.clock.set(Number((await anvil.client().getBlock()).timestamp) * 1000 + 1000);
+      const out = await ingestLive(over, into, suite.clock);
       assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
       return out.runs[0]!.items.filter((i) => !i.ok).map((i) => i.id.slice('euler:'.length));
     };
     // With the factory: none is its, each named once, then never read again.
     const all = [plausible, noAccumulator, fullLtv].map((v) => v.toLowerCase());
-    assert.deepEqual((await named(sources, store)).sort(), [...all].sort());
+    assert.deepEqual((await named(suite.sources, suite.store)).sort(), [...all].sort());
     await anvil.client().mine({ blocks: 1 });
-    assert.deepEqual(await named(sources, store), []);
-    await service.models.reloadIfChanged();
+    assert.deepEqual(await named(suite.sources, suite.store), []);
+    await suite.service.models.reloadIfChanged();
     const vaults = new Set(
       (await get('/markets?protocol=euler&chainIds=31337')).data.map(
         (m: { vaultAddress: string }) => m.vaultAddress,
@@ -419,7 +394,7 @@ describe('Euler v2 on a local chain', () => {
     const json = sourcesJson();
     Object.assign(json.chains[0]!, { euler: { evc } });
     const open = chainSources(parseSources(json, 'test'));
-    const apart = await openStore({ dataDir: tempDir('lrds-euler-open-'), databaseUrl: null }, clock);
+    const apart = await openStore({ dataDir: tempDir('lrds-euler-open-'), databaseUrl: null }, suite.clock);
     try {
       assert.deepEqual(
         (await named(open, apart)).sort(),
