@@ -3,7 +3,8 @@
  * `--positions` borrowers (default 2,000), a Compound v3 comet (our test Comet) with
  * `--comet-accounts` borrowers (default 200), an Euler vault (our test EVault) with
  * `--euler-accounts` borrowers (default 200), an Aave v3 pool (the real contracts, from
- * `@aave/core-v3`'s artifacts) with `--aave-accounts` borrowers (default 200), two
+ * `@aave/core-v3`'s artifacts) with `--aave-accounts` borrowers (default 200), a Fluid T1 vault
+ * (our test vault and resolvers) with `--fluid-positions` positions (default 200), two
  * Chainlink-shaped feeds in the sources file.
  *
  * - First sync: one pass over an empty store, from block 0: positions read per second, RPC
@@ -16,6 +17,7 @@
  *   up to the interval, comes on top).
  *
  *   node bench/chain.ts [--positions N] [--comet-accounts M] [--euler-accounts E] [--aave-accounts A]
+ *                       [--fluid-positions F]
  *
  * Results: bench/results/chain-<date>.json and chain-latest.json.
  */
@@ -25,6 +27,7 @@ import { parseArgs } from 'node:util';
 import { blueAbi } from '@morpho-org/blue-sdk-viem';
 import { type Abi, createWalletClient, http } from 'viem';
 import { systemClock } from '../src/domain/clock.ts';
+import { NFTS_PER_CALL } from '../src/ingest/chain/fluid.ts';
 import { chainSources } from '../src/ingest/chain/index.ts';
 import { DEPLOYLESS_BATCH_BYTES } from '../src/ingest/chain/rpc.ts';
 import { ingestLive } from '../src/ingest/live.ts';
@@ -42,6 +45,7 @@ const { values } = parseArgs({
     'comet-accounts': { type: 'string', default: '200' },
     'euler-accounts': { type: 'string', default: '200' },
     'aave-accounts': { type: 'string', default: '200' },
+    'fluid-positions': { type: 'string', default: '200' },
   },
 });
 const N = Number(values.positions);
@@ -58,6 +62,9 @@ if (!Number.isInteger(E) || E < 0)
 const A = Number(values['aave-accounts']);
 if (!Number.isInteger(A) || A < 0)
   throw new Error(`--aave-accounts must be a non-negative integer, got '${values['aave-accounts']}'`);
+const F = Number(values['fluid-positions']);
+if (!Number.isInteger(F) || F < 0)
+  throw new Error(`--fluid-positions must be a non-negative integer, got '${values['fluid-positions']}'`);
 
 const WAD = 10n ** 18n;
 const LLTV = 860_000_000_000_000_000n;
@@ -273,6 +280,39 @@ try {
       } as never),
     );
   }
+  // Fluid: an ETH (the native placeholder) / USDC T1 vault; F borrowers each open a position.
+  const fluidBorrowers = borrowers.slice(0, F);
+  const fluidFactory = await deploy(c, art.TestFluidFactory!, []);
+  const liquidityResolver = await deploy(c, art.TestFluidLiquidityResolver!, []);
+  const vaultResolver = await deploy(c, art.TestFluidVaultResolver!, [liquidityResolver]);
+  const positionsResolver = await deploy(c, art.TestFluidPositionsResolver!, [fluidFactory]);
+  const FV = art.TestFluidVault!.abi;
+  const fluidVault = await deploy(c, art.TestFluidVault!, [
+    fluidFactory,
+    '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+    usdc,
+    1n,
+    10_000n,
+    owner,
+  ]);
+  if (F > 0) {
+    await send(vaultResolver, art.TestFluidVaultResolver!.abi, 'addVault', [fluidVault]);
+    // 1 ETH (1e18) is 3,000 USDC (3,000e6): debt per collateral × 1e27.
+    await send(fluidVault, FV, 'setPrice', [3000n * 10n ** 6n * 10n ** 9n]);
+    await send(fluidVault, FV, 'setRates', [300n, 550n, 10n ** 15n]);
+    await send(liquidityResolver, art.TestFluidLiquidityResolver!.abi, 'setRates', [usdc, 500n, 400n]);
+    await batched(fluidBorrowers, (b, i) =>
+      wallet.writeContract({
+        account: b,
+        chain: null,
+        address: fluidVault,
+        abi: FV,
+        functionName: 'operate',
+        args: [0n, WAD, BigInt(1500 + (i % 900)) * 10n ** 6n, b],
+        gas: 500_000n,
+      } as never),
+    );
+  }
   log(
     `opened in ${fmt((performance.now() - t0) / 1000)} s; block ${await c.getBlockNumber({ cacheTime: 0 })}`,
   );
@@ -284,6 +324,8 @@ try {
   if (E > 0) Object.assign(sourcesJson.chains[0]!, { euler: { evc, factory: vaultFactory } });
   // The Aave pool from its deployment block, found by the source.
   if (aave) Object.assign(sourcesJson.chains[0]!, { aave: [{ pool: aave.pool }] });
+  // Fluid from its vault factory's deployment block, found by the source.
+  if (F > 0) Object.assign(sourcesJson.chains[0]!, { fluid: { vaultResolver, positionsResolver } });
   const dataDir = tempDir('lrds-bench-chain-');
   const store = await openStore({ dataDir, databaseUrl: null });
   const sources = chainSources(parseSources(sourcesJson, 'bench'));
@@ -346,6 +388,18 @@ try {
             } as const,
           ])
         : []),
+      // Fluid: the positions resolver, NFTS_PER_CALL positions per call (as the source asks).
+      ...Array.from({ length: Math.ceil(F / NFTS_PER_CALL) }, (_, i) => ({
+        address: positionsResolver,
+        abi: art.TestFluidPositionsResolver!.abi,
+        functionName: 'getVaultPositionsForNftIds',
+        args: [
+          Array.from({ length: Math.min(NFTS_PER_CALL, F - i * NFTS_PER_CALL) }, (_, j) =>
+            BigInt(i * NFTS_PER_CALL + j + 1),
+          ),
+          fluidVault,
+        ],
+      })),
     ],
     deployless: true,
     batchSize: DEPLOYLESS_BATCH_BYTES,
@@ -402,6 +456,7 @@ try {
     cometAccounts: K,
     eulerAccounts: E,
     aaveAccounts: A,
+    fluidPositions: F,
     firstSync: {
       ms: sig(firstMs, 4),
       rpcRequests: first.rpcRequests,
@@ -428,7 +483,7 @@ try {
   writeFileSync(join(dir, 'chain-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(
     [
-      `| chain ingestion (anvil, ${positions.toLocaleString('en-US')} positions: 1 Morpho market, 1 comet of ${K} borrowers, 1 Euler vault of ${E} borrowers, 1 Aave pool of ${A} borrowers; 2 feeds) | figure |`,
+      `| chain ingestion (anvil, ${positions.toLocaleString('en-US')} positions: 1 Morpho market, 1 comet of ${K} borrowers, 1 Euler vault of ${E} borrowers, 1 Aave pool of ${A} borrowers, 1 Fluid vault of ${F} positions; 2 feeds) | figure |`,
       '|---|---:|',
       `| first sync: positions read per second | ${fmt(results.firstSync.positionsPerSecond)} |`,
       `| first sync: pass time, s (baseline: the bare position reads, ${fmt(baselineMs / 1000)} s) | ${fmt(firstMs / 1000)} (${fmt(results.firstSync.ratioToBaseline)}x) |`,

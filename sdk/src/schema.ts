@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 9fb915c9dce408086b668cef37cd40a69332dc72b4228f24fc1627216139e795) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 cac89c56f09886b7a202335fdf154e9780aba07f5d328c9b7c6bee7ffcda213f) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -828,7 +828,7 @@ export interface components {
             };
             /** @description Vault token symbol (euler markets only). */
             vaultSymbol: string | null;
-            /** @description Vault contract address (euler markets only). */
+            /** @description Vault contract address (Euler and Fluid markets; null on the others). */
             vaultAddress: string | null;
             /** @description Governor or curator name (euler markets only). */
             governor: string | null;

@@ -114,7 +114,10 @@ export const MarketSchema = Type.Object(
     strategyType: Type.String(),
     strategyInfo: StrategyInfoSchema,
     vaultSymbol: nullable<string>('string', 'Vault token symbol (euler markets only).'),
-    vaultAddress: nullable<string>('string', 'Vault contract address (euler markets only).'),
+    vaultAddress: nullable<string>(
+      'string',
+      'Vault contract address (Euler and Fluid markets; null on the others).',
+    ),
     governor: nullable<string>('string', 'Governor or curator name (euler markets only).'),
     oracle: OracleInfoSchema,
     oracleHealth: OracleHealthSchema,

@@ -8,9 +8,9 @@
  *         "morpho": { "blue": "0x…", "fromBlock": 18883124 },
  *         "chainlink": [{ "address": "0x…", "pair": "ETH/USD", "heartbeatSeconds": 3600 }] } ] }
  *
- * This version reads Morpho Blue, Aave v3 and Spark pools, Compound v3 comets, Euler v2 and
- * Chainlink feeds. The other blocks of D15 (`fluid`, `morphoApi`) are refused with a problem that
- * says so, rather than accepted and silently not read.
+ * This version reads Morpho Blue, Aave v3 and Spark pools, Compound v3 comets, Euler v2, Fluid
+ * and Chainlink feeds. The other block of D15 (`morphoApi`) is refused with a problem that says
+ * so, rather than accepted and silently not read.
  */
 import { readFileSync } from 'node:fs';
 import { deployments, getChainAddresses } from '@morpho-org/blue-sdk';
@@ -87,6 +87,23 @@ const ChainSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /**
+     * Fluid: its vault and positions resolvers (left out where Fluid is deployed: its own; null
+     * reads no Fluid), and the block its vaults' logs start at (left out: the vault factory's).
+     */
+    fluid: Type.Optional(
+      Type.Union([
+        Type.Object(
+          {
+            vaultResolver: Type.Optional(ADDRESS),
+            positionsResolver: Type.Optional(ADDRESS),
+            fromBlock: Type.Optional(BLOCK),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ]),
+    ),
     chainlink: Type.Optional(Type.Array(FeedSchema)),
   },
   { additionalProperties: false },
@@ -99,8 +116,23 @@ const FileSchema = Type.Object(
 
 type RawFile = Static<typeof FileSchema>;
 
-/** Blocks of D15 that this version does not read yet: named in the problem, never ignored. */
-const NOT_READ_YET = ['fluid'];
+/**
+ * Fluid's resolvers, at one address on every chain it is deployed on, and its vault factory's
+ * deployment block there (Instadapp/fluid-contracts-public, deployments/<network>/VaultResolver,
+ * VaultPositionsResolver and VaultFactory; Arbitrum's factory block is not recorded: searched).
+ */
+const FLUID_RESOLVERS = {
+  vaultResolver: '0xa5c3e16523eeeddcc34706b0e6be88b4c6ea95cc',
+  positionsResolver: '0xaa21a86030eaa16546a759d2d10fd3bf9d053bc7',
+};
+const FLUID_FACTORY_BLOCKS: Readonly<Record<number, number | null>> = {
+  1: 19_310_014,
+  56: 71_734_805,
+  137: 68_510_647,
+  8453: 17_391_489,
+  9745: 643_197,
+  42161: null,
+};
 
 export interface FeedConfig {
   /** Lower-case. */
@@ -128,6 +160,8 @@ export interface ChainConfig {
    * checked), fromBlock null: from the EVC's deployment.
    */
   euler: { evc: string; factory: string | null; fromBlock: number | null } | null;
+  /** Fluid, when read on this chain (addresses lower-case; fromBlock null: from the vault factory's deployment). */
+  fluid: { vaultResolver: string; positionsResolver: string; fromBlock: number | null } | null;
   chainlink: FeedConfig[];
 }
 
@@ -173,15 +207,6 @@ export function parseSources(
   if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
     const root = json as Record<string, unknown>;
     if ('morphoApi' in root) problems.push('morphoApi: not read by this version (chains only)');
-    const chains = Array.isArray(root['chains']) ? root['chains'] : [];
-    chains.forEach((c: unknown, i) => {
-      if (typeof c !== 'object' || c === null) return;
-      for (const block of NOT_READ_YET)
-        if (block in c)
-          problems.push(
-            `chains[${i}].${block}: not read by this version (morpho, aave, spark, compound, euler and chainlink only)`,
-          );
-    });
   }
   const stripped = stripNotReadYet(json);
   for (const e of Value.Errors(FileSchema, stripped)) {
@@ -237,6 +262,34 @@ export function parseSources(
       if (aave.findIndex((y) => y.pool === x.pool) !== j)
         problems.push(`chains[${i}].${x.protocol}: duplicate pool ${x.pool}`);
     });
+    // Fluid: on a chain it is deployed on, its resolvers unless the file names others (null: none).
+    let fluid: ChainConfig['fluid'] = null;
+    const fluidDeployed = c.chainId in FLUID_FACTORY_BLOCKS;
+    if (c.fluid !== null && (c.fluid !== undefined || fluidDeployed)) {
+      const vaultResolver =
+        c.fluid?.vaultResolver ?? (fluidDeployed ? FLUID_RESOLVERS.vaultResolver : undefined);
+      const positionsResolver =
+        c.fluid?.positionsResolver ?? (fluidDeployed ? FLUID_RESOLVERS.positionsResolver : undefined);
+      if (!vaultResolver)
+        problems.push(
+          `chains[${i}].fluid.vaultResolver: required on chain ${c.chainId} (Fluid's is not known there)`,
+        );
+      if (!positionsResolver)
+        problems.push(
+          `chains[${i}].fluid.positionsResolver: required on chain ${c.chainId} (Fluid's is not known there)`,
+        );
+      if (vaultResolver && positionsResolver)
+        fluid = {
+          vaultResolver: vaultResolver.toLowerCase(),
+          positionsResolver: positionsResolver.toLowerCase(),
+          // The factory block is Fluid's own: with other resolvers, their factory's is searched.
+          fromBlock:
+            c.fluid?.fromBlock ??
+            (vaultResolver.toLowerCase() === FLUID_RESOLVERS.vaultResolver
+              ? (FLUID_FACTORY_BLOCKS[c.chainId] ?? null)
+              : null),
+        };
+    }
     const addresses = new Set<string>();
     const chainlink = (c.chainlink ?? []).map((f, j): FeedConfig => {
       const address = f.address.toLowerCase();
@@ -268,6 +321,7 @@ export function parseSources(
             fromBlock: c.euler.fromBlock ?? null,
           }
         : null,
+      fluid,
       chainlink,
     };
   });
@@ -275,19 +329,11 @@ export function parseSources(
   return { chains };
 }
 
-/** The file without the blocks this version refuses (their problem is already listed). */
+/** The file without the block this version refuses (its problem is already listed). */
 function stripNotReadYet(json: unknown): unknown {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return json;
   const { morphoApi: _api, ...root } = json as Record<string, unknown>;
-  const chains = root['chains'];
-  if (!Array.isArray(chains)) return root;
-  return {
-    ...root,
-    chains: chains.map((c: unknown) => {
-      if (typeof c !== 'object' || c === null || Array.isArray(c)) return c;
-      return Object.fromEntries(Object.entries(c).filter(([k]) => !NOT_READ_YET.includes(k)));
-    }),
-  };
+  return root;
 }
 
 /** Morpho Blue's address on a chain its address book knows. */

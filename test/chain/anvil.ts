@@ -67,6 +67,7 @@ export function compileContracts(): Record<string, Artifact> {
     'TestComet.sol',
     'TestGasBurner.sol',
     'TestEuler.sol',
+    'TestFluid.sol',
   ])
     read(`own/${f}`, join(OWN_SRC, f));
   read('morpho/Morpho.sol', join(MORPHO_SRC, 'Morpho.sol'));

@@ -109,13 +109,13 @@ describe('lrds command line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lrds-cli-sources-'));
     try {
       const bad = join(dir, 'bad.json');
-      writeFileSync(bad, JSON.stringify({ chains: [{ chainId: 0, rpcUrl: 'ws://x', fluid: {} }] }));
+      writeFileSync(
+        bad,
+        JSON.stringify({ chains: [{ chainId: 0, rpcUrl: 'ws://x' }], morphoApi: { url: 'https://api' } }),
+      );
       const invalid = await lrds(['ingest', '--once'], { SOURCES_FILE: bad });
       assert.equal(invalid.code, 2);
-      assert.match(
-        invalid.stderr,
-        /invalid sources file:\n {2}- chains\[0\]\.fluid: not read by this version/,
-      );
+      assert.match(invalid.stderr, /invalid sources file:\n {2}- morphoApi: not read by this version/);
       assert.match(invalid.stderr, /chains\[0\]\.chainId: must be >= 1/);
       // a chain whose RPC does not answer, its key in the path: serve does not start, and says why
       const down = join(dir, 'down.json');

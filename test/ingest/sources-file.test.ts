@@ -55,6 +55,7 @@ test('default: a local chain with its addresses; feeds take heartbeats from the 
     aave: [],
     compound: [],
     euler: null,
+    fluid: null,
     chainlink: [
       {
         address: B,
@@ -191,16 +192,53 @@ test('error: every problem is listed at once, with its path', () => {
   );
 });
 
-test('error: protocols this version does not read are refused by name, not ignored', () => {
+test('error: the Morpho API, not read by this version, is refused by name, not ignored', () => {
   assert.deepEqual(
     problems({
-      chains: [{ chainId: 1, rpcUrl: 'https://x', aave: [{ pool: A }], fluid: {} }],
+      chains: [{ chainId: 1, rpcUrl: 'https://x', aave: [{ pool: A }] }],
       morphoApi: { url: 'https://api' },
     }),
-    [
-      'morphoApi: not read by this version (chains only)',
-      'chains[0].fluid: not read by this version (morpho, aave, spark, compound, euler and chainlink only)',
-    ],
+    ['morphoApi: not read by this version (chains only)'],
+  );
+});
+
+test('Fluid: its resolvers where it is deployed unless the file names others; null reads none; elsewhere both are required', () => {
+  const deployed = parseSources({ chains: [{ chainId: 8453, rpcUrl: 'https://x' }] }, 't');
+  assert.deepEqual(deployed.chains[0]!.fluid, {
+    vaultResolver: '0xa5c3e16523eeeddcc34706b0e6be88b4c6ea95cc',
+    positionsResolver: '0xaa21a86030eaa16546a759d2d10fd3bf9d053bc7',
+    fromBlock: 17_391_489,
+  });
+  const own = parseSources(
+    { chains: [{ chainId: 8453, rpcUrl: 'https://x', fluid: { vaultResolver: A, fromBlock: 5 } }] },
+    't',
+  );
+  assert.deepEqual(own.chains[0]!.fluid, {
+    vaultResolver: A,
+    positionsResolver: '0xaa21a86030eaa16546a759d2d10fd3bf9d053bc7',
+    fromBlock: 5,
+  });
+  // Other resolvers: their factory's block is searched by the source, as is Arbitrum's (not recorded).
+  assert.equal(
+    parseSources({ chains: [{ chainId: 8453, rpcUrl: 'https://x', fluid: { vaultResolver: A } }] }, 't')
+      .chains[0]!.fluid!.fromBlock,
+    null,
+  );
+  assert.equal(
+    parseSources({ chains: [{ chainId: 42161, rpcUrl: 'https://x' }] }, 't').chains[0]!.fluid!.fromBlock,
+    null,
+  );
+  assert.equal(
+    parseSources({ chains: [{ chainId: 1, rpcUrl: 'https://x', fluid: null }] }, 't').chains[0]!.fluid,
+    null,
+  );
+  assert.equal(
+    parseSources({ chains: [{ chainId: 31337, rpcUrl: 'https://x' }] }, 't').chains[0]!.fluid,
+    null,
+  );
+  assert.deepEqual(
+    problems({ chains: [{ chainId: 31337, rpcUrl: 'https://x', fluid: { vaultResolver: A } }] }),
+    ["chains[0].fluid.positionsResolver: required on chain 31337 (Fluid's is not known there)"],
   );
 });
 

@@ -1,7 +1,7 @@
 /**
  * One chain as a source (`chain:<chainId>`): each run reads the chain at its head minus the
- * confirmations, Chainlink feeds, Morpho Blue, Aave v3 and Spark pools, Compound v3 comets and
- * Euler v2, and hands
+ * confirmations, Chainlink feeds, Morpho Blue, Aave v3 and Spark pools, Compound v3 comets,
+ * Euler v2 and Fluid, and hands
  * ingestion the chain's markets and positions as records (USD at the feeds' prices, health
  * factors by each protocol's own math), the liquidations and oracle rounds seen, and the block
  * reached.
@@ -50,6 +50,8 @@ import {
   readEuler,
 } from './euler.ts';
 import { eulerKey, eulerLiquidation, eulerPrices, eulerRecords } from './euler-records.ts';
+import { FLUID_FACTORY_EVENTS, FLUID_NATIVE, FLUID_VAULT_EVENTS, FluidCache, readFluid } from './fluid.ts';
+import { fluidKey, fluidLiquidation, fluidPrices, fluidRecords } from './fluid-records.ts';
 import { liquidationRecord } from './liquidation.ts';
 import {
   healthFactor,
@@ -109,6 +111,7 @@ export function chainSource(
   const comets = new CometCache();
   const euler = new EulerCache();
   const aave = new AaveCache();
+  const fluid = new FluidCache();
   // On a chain the reference data lists tokens for, a token is priced by its feeds only when its
   // address is a listed one, under the listed symbol: a contract naming itself "WETH" is not WETH.
   const listed = new Map(
@@ -116,8 +119,9 @@ export function chainSource(
       .filter((t) => t.chainId === chain.chainId)
       .map((t) => [t.address.toLowerCase(), t.symbol]),
   );
+  // (Fluid's placeholder for the native asset is priced as the native: ETH by ETH/USD.)
   const feedSymbolOf = (token: { address: string; symbol: string }): string | null =>
-    listed.size === 0 ? token.symbol : (listed.get(token.address) ?? null);
+    listed.size === 0 || token.address === FLUID_NATIVE ? token.symbol : (listed.get(token.address) ?? null);
   const morphoConfig = chain.morpho ? `${chain.morpho.blue}:${chain.morpho.fromBlock}` : null;
   // Each comet as the checkpoint names it: one not named there (added to the file, or given
   // another start block) is read from its start, the others from the last block read.
@@ -128,6 +132,10 @@ export function chainSource(
   const protocolOf = new Map(chain.aave.map((p) => [p.pool, p.protocol]));
   // Euler as the checkpoint names it: another EVC or start block is read from its start.
   const eulerConfig = chain.euler ? `${chain.euler.evc}:${chain.euler.fromBlock ?? 'deployment'}` : null;
+  // Fluid likewise: other resolvers or another start block read its vaults from their start.
+  const fluidConfig = chain.fluid
+    ? `${chain.fluid.vaultResolver}:${chain.fluid.positionsResolver}:${chain.fluid.fromBlock ?? 'deployment'}`
+    : null;
   // The publishers of the file's feeds as the last pass found them (their logs go in the next
   // pass's shared read; feeds that markets' oracles name are anyone's: read apart, by topic).
   let publishers = new Set<string>();
@@ -150,6 +158,7 @@ export function chainSource(
     comets: new Set<string>(),
     euler: new Set<string>(),
     aave: new Set<string>(),
+    fluid: new Set<string>(),
   };
   return {
     id: `chain:${chain.chainId}`,
@@ -214,11 +223,13 @@ export function chainSource(
           for (const key of [...comets.accounts.keys(), ...comets.retry]) rereadAfterReorg.comets.add(key);
           for (const key of [...euler.accounts.keys(), ...euler.retry]) rereadAfterReorg.euler.add(key);
           for (const key of [...aave.accounts.keys(), ...aave.retry]) rereadAfterReorg.aave.add(key);
+          for (const key of [...fluid.positions.keys(), ...fluid.retry]) rereadAfterReorg.fluid.add(key);
         }
         cache.clear();
         comets.clear();
         euler.clear();
         aave.clear();
+        fluid.clear();
         // A chain read again from the start (reset, or reorganized past the checkpoint) may hold
         // its contracts at other blocks.
         if (resume === null) deployments.clear();
@@ -241,6 +252,8 @@ export function chainSource(
             ]).map(({ group, user }) => ({ vault: group, user })),
           }
         : { controllers: [], accounts: [] };
+      const fluidResumes = resume !== null && fluidConfig !== null && checkpoint.fluid === fluidConfig;
+      const fluidLogged = fluidResumes ? (checkpoint.fluidVaults ?? []) : [];
       let shared: SharedLogs | undefined;
       if (resume !== null && resume <= target) {
         const addresses = [
@@ -248,6 +261,7 @@ export function chainSource(
           ...chain.compound.filter((c) => readComets.has(cometConfig(c))).map((c) => c.comet),
           ...aaveLogAddresses(resumedPools, aave),
           ...(chain.euler && eulerResumes ? eulerLogAddresses(chain.euler.evc, knownEuler, euler) : []),
+          ...(fluidLogged.length > 0 ? [...fluidLogged, ...(checkpoint.fluidFactories ?? [])] : []),
           ...publishers,
         ].map((a) => a.toLowerCase());
         if (addresses.length > 0)
@@ -264,6 +278,8 @@ export function chainSource(
                 ...EVAULT_EVENTS,
                 ...AAVE_EVENTS,
                 ...ATOKEN_EVENTS,
+                ...FLUID_VAULT_EVENTS,
+                ...FLUID_FACTORY_EVENTS,
                 ANSWER_UPDATED,
               ],
               fromBlock: resume,
@@ -375,6 +391,37 @@ export function chainSource(
         : null;
       for (const f of eulerRead?.failures ?? [])
         items.push({ id: `euler:${f.id}`, ok: false, error: f.error });
+
+      const fluidConf = chain.fluid;
+      const fluidRead = fluidConf
+        ? await readFluid(
+            rpc,
+            fluidConf,
+            {
+              start: async (factory) =>
+                fluidConf.fromBlock !== null
+                  ? BigInt(fluidConf.fromBlock)
+                  : await deployedAt(factory as `0x${string}`, target),
+              resume: fluidResumes ? resume : null,
+              block: target,
+            },
+            {
+              logged: fluidLogged,
+              factories: fluidResumes ? (checkpoint.fluidFactories ?? []) : [],
+              positions: [
+                ...(fluidResumes ? (checkpoint.fluidHeld ?? []) : []),
+                ...rereadAfterReorg.fluid,
+              ].map((key) => {
+                const split = key.lastIndexOf(':');
+                return { vault: key.slice(0, split), nftId: key.slice(split + 1) };
+              }),
+            },
+            fluid,
+            shared,
+          )
+        : null;
+      for (const f of fluidRead?.failures ?? [])
+        items.push({ id: `fluid:${f.id}`, ok: false, error: f.error });
 
       // Feeds: those of the file, and those the markets' oracles and the comets name.
       const feeds = new Map(chain.chainlink.map((f) => [f.address, f]));
@@ -744,6 +791,88 @@ export function chainSource(
           ),
         );
 
+      // Fluid: a T1 vault whose borrow token has a USD price (the file's feeds) and whose supply
+      // token has one (the file's feeds, else the vault's oracle) is served; one that is not (or
+      // that cannot be read) keeps what the last pass served of it.
+      const fluidMarkets = new Map<string, MarketRecord>();
+      for (const v of fluidRead?.vaults ?? []) {
+        const prices = fluidPrices(v, usdOf);
+        const unpriced =
+          prices.loanUsd === null ? v.borrowToken : prices.collateralUsd === null ? v.supplyToken : null;
+        if (unpriced) {
+          items.push({
+            id: `fluid:${v.vault}`,
+            ok: false,
+            error: `vault ${v.vault}: no USD price for ${unpriced.symbol} ${unpriced.address} (${listed.size > 0 && unpriced.address !== FLUID_NATIVE && !listed.has(unpriced.address) ? 'not in the shipped token list of this chain' : `add its ${unpriced.symbol}/USD feed to the sources file`})`,
+          });
+          continue;
+        }
+        const out = fluidRecords(
+          chain.chainId,
+          v,
+          prices as { loanUsd: number; collateralUsd: number },
+          customOracle(
+            v.oracle,
+            'Fluid oracle: prices are its liquidation rate (getExchangeRateLiquidate); the sources behind it are not resolved',
+          ),
+        );
+        const wrong = implausible(out);
+        if (wrong) {
+          items.push({ id: `fluid:${v.vault}`, ok: false, error: `vault ${v.vault}: ${wrong}` });
+          continue;
+        }
+        for (const m of out.markets) fluidMarkets.set(m.uniqueKey, m);
+        append(markets, out.markets);
+        append(positions, out.positions);
+        items.push({ id: `fluid:${v.vault}`, ok: true });
+      }
+      // Vaults not served keep their last records: every one when the resolver did not answer.
+      const resolverFailed =
+        chain.fluid !== null && items.some((i) => !i.ok && i.id === `fluid:${chain.fluid!.vaultResolver}`);
+      const fluidFailed = new Set(
+        items.flatMap((i) =>
+          !i.ok && i.id.startsWith('fluid:0x') && !i.id.slice(6).includes(':')
+            ? [fluidKey(chain.chainId, i.id.slice(6))]
+            : [],
+        ),
+      );
+      const keptFluid = (previous?.markets ?? []).filter(
+        (m) =>
+          m.protocol === 'fluid' &&
+          !fluidMarkets.has(m.uniqueKey) &&
+          (resolverFailed || fluidFailed.has(m.uniqueKey)) &&
+          implausible({ markets: [m], positions: [] }) === null,
+      );
+      if (keptFluid.length > 0) {
+        const keys = new Set(keptFluid.map((m) => m.uniqueKey));
+        for (const m of keptFluid) fluidMarkets.set(m.uniqueKey, m);
+        append(markets, keptFluid);
+        for (const p of previous?.positions ?? []) if (keys.has(p.marketKey)) positions.push(p);
+      }
+      const fluidFound = (fluidRead?.liquidations ?? []).flatMap((l) => {
+        const record = fluidMarkets.get(fluidKey(chain.chainId, l.vault));
+        if (!record)
+          items.push({
+            id: `fluid:${l.vault}:liquidation:${l.txHash}:${l.logIndex}`,
+            ok: false,
+            error: `liquidation in ${l.txHash} of vault ${l.vault} not recorded: the vault is not served`,
+          });
+        return record ? [{ l, record }] : [];
+      });
+      const fluidThen = await feedPricesAtBlocks(
+        rpc,
+        chain.chainlink,
+        fluidFound
+          .filter(({ l }) => BigInt(l.block) < target)
+          .map(({ l, record }) => ({ block: l.block, record })),
+        feedSymbolOf,
+      );
+      items.push(...unpricedBlocks('fluid', 'liquidation', fluidThen));
+      for (const { l, record } of fluidFound)
+        liquidations.push(
+          fluidLiquidation(chain.chainId, l, record, fluidThen.at.get(`${l.block}:${record.uniqueKey}`)),
+        );
+
       // Each feed's latest round, and after the first pass every round published since the last
       // block read (a first sync reads the latest only: the history window is days, not years).
       const latestRounds: OracleRound[] = readings.map((r) => ({
@@ -815,6 +944,21 @@ export function chainSource(
           .filter((a) => !eulerServed.has(a.vault) || !a.position)
           .map((a) => `${a.vault}:${a.user}`),
       );
+      // Fluid's positions held, at most MAX_PENDING: the vaults of those left out are read from
+      // their start next pass (their logs name their positions again).
+      let fluidLoggedNow = fluidRead?.logged ?? [];
+      const fluidHeld = (fluidRead?.held ?? []).slice(0, MAX_PENDING);
+      if ((fluidRead?.held.length ?? 0) > MAX_PENDING) {
+        const dropped = new Set(
+          fluidRead!.held.slice(MAX_PENDING).map((key) => key.slice(0, key.lastIndexOf(':'))),
+        );
+        fluidLoggedNow = fluidLoggedNow.filter((vault) => !dropped.has(vault));
+        items.push({
+          id: 'fluid:held',
+          ok: false,
+          error: `${fluidRead!.held.length} positions held: the checkpoint names ${MAX_PENDING}; the ${dropped.size} vaults of the others are read from their start next pass`,
+        });
+      }
       const aavePending = pending(
         'aave',
         'accounts of pools not served',
@@ -832,6 +976,7 @@ export function chainSource(
       comets.accounts.settle(settled);
       euler.accounts.settle(settled);
       aave.accounts.settle(settled);
+      fluid.positions.settle(settled);
       last = {
         block: Number(target),
         rpcRequests: rpc.requests() - requests0,
@@ -841,14 +986,21 @@ export function chainSource(
           (morpho?.positionsRead ?? 0) +
           (compound?.accountsRead ?? 0) +
           (eulerRead?.accountsRead ?? 0) +
-          (aaveRead?.accountsRead ?? 0),
-        accountsKept: cache.positions.size + comets.accounts.size + euler.accounts.size + aave.accounts.size,
+          (aaveRead?.accountsRead ?? 0) +
+          (fluidRead?.accountsRead ?? 0),
+        accountsKept:
+          cache.positions.size +
+          comets.accounts.size +
+          euler.accounts.size +
+          aave.accounts.size +
+          fluid.positions.size,
       };
       // Read again: what a reorganization left to read is read.
       rereadAfterReorg.morpho.clear();
       rereadAfterReorg.comets.clear();
       rereadAfterReorg.euler.clear();
       rereadAfterReorg.aave.clear();
+      rereadAfterReorg.fluid.clear();
       return {
         records: { markets, positions, vaults },
         liquidations,
@@ -876,6 +1028,11 @@ export function chainSource(
           // logs were not read.
           aave: chain.aave.filter((p) => aaveRead?.listed.includes(p.pool)).map(aaveConfig),
           aavePending,
+          // Fluid as read: its T1 vaults whose logs are read, their factories, the positions held.
+          fluid: fluidRead ? fluidConfig : null,
+          fluidVaults: fluidLoggedNow,
+          fluidFactories: fluidRead?.factories ?? [],
+          fluidHeld,
         } satisfies Cursor),
         items,
       };
@@ -889,6 +1046,7 @@ function firstBlock(chain: ChainConfig): number {
     ...(chain.morpho ? [chain.morpho.fromBlock] : []),
     ...chain.compound.map((c) => c.fromBlock ?? 0),
     ...(chain.euler ? [chain.euler.fromBlock ?? 0] : []),
+    ...(chain.fluid ? [chain.fluid.fromBlock ?? 0] : []),
     ...chain.aave.map((p) => p.fromBlock ?? 0),
   ];
   return starts.length === 0 ? 0 : Math.min(...starts);
@@ -922,6 +1080,11 @@ interface Cursor {
   /** The Aave and Spark pools read, as `${protocol}:${pool}:${fromBlock}`; accounts of pools not served. */
   aave?: string[];
   aavePending?: string[];
+  /** Fluid as read, `${vaultResolver}:${positionsResolver}:${fromBlock}`; its T1 vaults whose logs are read; their factories; the positions held (`${vault}:${nftId}`). */
+  fluid?: string | null;
+  fluidVaults?: string[];
+  fluidFactories?: string[];
+  fluidHeld?: string[];
 }
 
 /** Accounts kept in the checkpoint for markets not served (an unpriced market's borrowers). */
@@ -956,6 +1119,10 @@ function readCursor(cursor: string | null): Cursor {
       eulerWas: typeof c.eulerWas === 'string' ? c.eulerWas : typeof c.euler === 'string' ? c.euler : null,
       eulerVaults: strings(c.eulerVaults),
       eulerPending: strings(c.eulerPending),
+      fluid: typeof c.fluid === 'string' ? c.fluid : null,
+      fluidVaults: strings(c.fluidVaults),
+      fluidFactories: strings(c.fluidFactories),
+      fluidHeld: strings(c.fluidHeld),
       ...(c.morpho !== undefined ? { morpho: c.morpho } : {}),
     };
   } catch {
@@ -1255,6 +1422,32 @@ async function pricesAtBlocks(
     });
   });
   return out;
+}
+
+/**
+ * The USD prices of markets' tokens at past blocks by the file's feeds alone, by
+ * `${block}:${uniqueKey}` (Fluid: its oracle is read at the pass only): a collateral no feed
+ * prices keeps its market's ratio to the loan token. A block whose loan token no feed prices is
+ * left out (the pass's prices serve).
+ */
+async function feedPricesAtBlocks(
+  rpc: ChainRpc,
+  feeds: readonly FeedConfig[],
+  wanted: readonly { block: number; record: MarketRecord }[],
+  feedSymbolOf: (t: Token) => string | null,
+): Promise<PricedBlocks & { at: Map<string, { loanUsd: number; collateralUsd: number }> }> {
+  const at = new Map<string, { loanUsd: number; collateralUsd: number }>();
+  const walked = await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, (block, here, usdOf) => {
+    for (const { record: r } of here) {
+      const loanUsd = usdOf({ address: r.loanAddress, symbol: r.loan });
+      if (loanUsd === null) continue;
+      const collateralUsd =
+        usdOf({ address: r.collateralAddress, symbol: r.collateral }) ??
+        (r.loanPrice > 0 ? (r.collateralPrice / r.loanPrice) * loanUsd : null);
+      if (collateralUsd !== null) at.set(`${block}:${r.uniqueKey}`, { loanUsd, collateralUsd });
+    }
+  });
+  return { ...walked, at };
 }
 
 /** The blocks a walk over past blocks could not price: left out (more than MAX_PRICED_BLOCKS) or unreadable. */

@@ -1,0 +1,146 @@
+/**
+ * A Fluid T1 vault as the service's records: one market, `fluid-<chainId>-<vault>`, whose
+ * collateral is the vault's supply token, whose loan is its borrow token, and whose lltv is its
+ * liquidation threshold.
+ *
+ * Health: Fluid liquidates a position when its debt over its collateral (valued at the vault
+ * oracle's liquidation price, debt per collateral) passes the liquidation threshold; the health
+ * factor is collateral × price × threshold / debt, from the resolver's amounts (the position's
+ * debt: Fluid files it at its tick, whose debt is rounded up by at most a tick, ~0.15 %). A
+ * position is an ERC-721 token: an owner's positions in one vault are served as one (amounts
+ * summed) whose health is the lowest of theirs (each is liquidated on its own).
+ *
+ * Balances: `borrow` is the vault's debt; `supply` its debt plus what it may still borrow from
+ * Fluid's Liquidity layer (its borrow limit and Liquidity's balance: the loan available to this
+ * vault). Rates are Fluid's yearly rates compounded continuously: `borrowApy` the vault's borrow
+ * rate, `supplyApy` the Liquidity layer's supply rate of the loan token (its lenders' rate).
+ */
+import type { MarketRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
+import type { LiquidationEvent } from '../../store/types.ts';
+import { scaled } from './chainlink.ts';
+import type { FluidLiquidationRead, FluidVaultRead } from './fluid.ts';
+import { liquidationRecord } from './liquidation.ts';
+
+/** A Fluid market's uniqueKey (D3). */
+export function fluidKey(chainId: number, vault: string): string {
+  return `fluid-${chainId}-${vault.toLowerCase()}`;
+}
+
+/** Fluid's oracle precision: debt per collateral in smallest units × 1e27. */
+const PRICE_SCALE = 10n ** 27n;
+const WAD = 10n ** 18n;
+
+/** A yearly rate compounded continuously. */
+const apy = (rate: number) => Math.expm1(rate);
+
+/**
+ * The vault's USD prices: its borrow token's from `usdOf` (the file's feeds) only; its supply
+ * token's from `usdOf`, else from the vault's oracle (its liquidation price × the borrow token's
+ * USD price). Null where neither prices.
+ */
+export function fluidPrices(
+  read: FluidVaultRead,
+  usdOf: (token: FluidVaultRead['supplyToken']) => number | null,
+): { loanUsd: number | null; collateralUsd: number | null } {
+  const loanUsd = usdOf(read.borrowToken);
+  const own = usdOf(read.supplyToken);
+  if (own !== null || loanUsd === null || read.priceLiquidate === 0n) return { loanUsd, collateralUsd: own };
+  // Debt units per whole collateral token, in whole debt tokens.
+  const perCollateral =
+    (Number(read.priceLiquidate) / 1e27) *
+    10 ** ((read.supplyToken.decimals ?? 18) - (read.borrowToken.decimals ?? 18));
+  return { loanUsd, collateralUsd: perCollateral * loanUsd };
+}
+
+/** A position's health: collateral × liquidation price × threshold over debt (Infinity without debt). */
+export function fluidHealth(
+  read: Pick<FluidVaultRead, 'priceLiquidate' | 'thresholdPercent'>,
+  position: { supply: bigint; borrow: bigint },
+): number {
+  if (position.borrow === 0n) return Number.POSITIVE_INFINITY;
+  const weighted =
+    (position.supply * read.priceLiquidate * read.thresholdPercent * WAD) / (PRICE_SCALE * 10_000n);
+  return Number(weighted / position.borrow) / 1e18;
+}
+
+/** The vault's market and positions at its tokens' USD prices. */
+export function fluidRecords(
+  chainId: number,
+  read: FluidVaultRead,
+  prices: { loanUsd: number; collateralUsd: number },
+  oracle: OracleRecord,
+): { markets: MarketRecord[]; positions: PositionRecord[] } {
+  const key = fluidKey(chainId, read.vault);
+  const collateralDecimals = read.supplyToken.decimals ?? 18;
+  const loanDecimals = read.borrowToken.decimals ?? 18;
+  const byOwner = new Map<string, { supply: bigint; borrow: bigint; health: number }>();
+  for (const p of read.positions) {
+    const health = fluidHealth(read, p);
+    const sum = byOwner.get(p.owner);
+    if (sum) {
+      sum.supply += p.supply;
+      sum.borrow += p.borrow;
+      sum.health = Math.min(sum.health, health);
+    } else byOwner.set(p.owner, { supply: p.supply, borrow: p.borrow, health });
+  }
+  const positions = [...byOwner].map(
+    ([user, p]): PositionRecord => ({
+      marketKey: key,
+      user,
+      collateralUsd: scaled(p.supply, collateralDecimals) * prices.collateralUsd,
+      borrowUsd: scaled(p.borrow, loanDecimals) * prices.loanUsd,
+      supplyUsd: 0,
+      healthFactor: p.health,
+    }),
+  );
+  const market: MarketRecord = {
+    uniqueKey: key,
+    protocol: 'fluid',
+    chainId,
+    label: null,
+    collateral: read.supplyToken.symbol,
+    collateralName: read.supplyToken.name,
+    collateralAddress: read.supplyToken.address,
+    loan: read.borrowToken.symbol,
+    loanName: read.borrowToken.name,
+    loanAddress: read.borrowToken.address,
+    collateralDecimals,
+    loanDecimals,
+    collateralPrice: prices.collateralUsd,
+    loanPrice: prices.loanUsd,
+    supply: scaled(read.totalBorrow + read.borrowable, loanDecimals) * prices.loanUsd,
+    borrow: scaled(read.totalBorrow, loanDecimals) * prices.loanUsd,
+    supplyApy: apy(read.lenderRate ?? 0),
+    borrowApy: apy(read.borrowRate),
+    supplyRewardsApy: 0,
+    borrowRewardsApy: 0,
+    rewardTokens: [],
+    lltv: read.liquidationThreshold,
+    vaultSymbol: null,
+    vaultAddress: read.vault,
+    governor: null,
+    oracle,
+  };
+  return { markets: [market], positions };
+}
+
+/** Fluid liquidates ticks, not accounts: its event names no borrower (the zero address stands for none). */
+const NO_BORROWER = '0x0000000000000000000000000000000000000000';
+
+/** A `LogLiquidate` as the service's record: the collateral taken and the debt repaid, at `usd`. */
+export function fluidLiquidation(
+  chainId: number,
+  l: FluidLiquidationRead,
+  record: MarketRecord,
+  usd: { loanUsd: number; collateralUsd: number } = {
+    loanUsd: record.loanPrice,
+    collateralUsd: record.collateralPrice,
+  },
+): LiquidationEvent {
+  return liquidationRecord(
+    { ...l, protocol: 'fluid', chainId, borrower: NO_BORROWER },
+    record,
+    { seized: l.collateral, repaid: l.debt, badDebt: 0n },
+    usd,
+  );
+}
