@@ -37,7 +37,8 @@ export interface ChainRpc {
   /**
    * viem's multicall, except that a batch that reverts as a whole (a call that burns all the gas
    * it is given: anyone may deploy one and name it in a market) is split in halves until that
-   * call stands alone and fails as its own item; the others are answered.
+   * call fails as its own item; the others are answered. The call is remembered: later
+   * multicalls send it alone, beside the rest.
    */
   multicall: PublicClient['multicall'];
 }
@@ -87,12 +88,13 @@ export function createChainRpc(chainId: number, rpcUrl: string, options: RpcOpti
     });
   const client = createPublicClient({ transport, batch: { multicall: false } }) as PublicClient;
   let mode: Promise<MulticallOptions> | null = null;
+  const burners = new Map<string, true>();
   return {
     chainId,
     client,
     requests: () => sent,
     multicall: ((args: Parameters<PublicClient['multicall']>[0]) =>
-      splittingMulticall(client, args)) as PublicClient['multicall'],
+      splittingMulticall(client, args, burners)) as PublicClient['multicall'],
     async multicallOptions(answers?: 'large') {
       mode ??= client.getCode({ address: MULTICALL3 }).then(
         (code): MulticallOptions =>
@@ -115,32 +117,99 @@ export function createChainRpc(chainId: number, rpcUrl: string, options: RpcOpti
 type MulticallArgs = Parameters<PublicClient['multicall']>[0];
 type MulticallResult = { status: 'success' | 'failure'; result?: unknown; error?: Error };
 
-async function splittingMulticall(client: PublicClient, args: MulticallArgs): Promise<MulticallResult[]> {
-  const results = (await client.multicall(args)) as MulticallResult[];
-  if (args.allowFailure === false || !results.some((r) => r.status === 'failure' && isBatchRevert(r.error)))
-    return results;
-  const contracts = args.contracts;
-  if (contracts.length === 1) {
-    // The call alone reverts the batch: its own refusal.
-    const c = contracts[0] as {
-      abi: Abi;
-      functionName: string;
-      args?: readonly unknown[];
-      address: `0x${string}`;
-    };
-    const error = new ContractFunctionExecutionError(results[0]!.error as BaseError, {
-      abi: c.abi,
-      functionName: c.functionName,
-      args: c.args,
-      contractAddress: c.address,
-    });
-    return [{ status: 'failure', error }];
+/** Calls remembered as reverting a whole batch (per RPC), at most this many. */
+const MAX_BURNERS = 1_000;
+
+/** A call's identity for the memory of batch-reverting calls: its contract and function. */
+function callKey(c: unknown): string {
+  const { address, functionName } = c as { address: string; functionName: string };
+  return `${address.toLowerCase()}:${functionName}`;
+}
+
+/**
+ * viem's multicall, splitting what a batch-reverting call brings down: the calls whose batch
+ * reverted as a whole are asked again in halves (the others keep their answers) until the call
+ * that reverts stands alone and fails as its own item. Such a call is remembered (`burners`, per
+ * RPC): later multicalls send it alone, beside the rest, so a hostile contract named in every pass
+ * costs one more call, not a walk of halves (it is forgotten once it answers).
+ */
+async function splittingMulticall(
+  client: PublicClient,
+  args: MulticallArgs,
+  burners: Map<string, true>,
+  split = false,
+): Promise<MulticallResult[]> {
+  const contracts = args.contracts as readonly unknown[];
+  if (args.allowFailure === false) return (await client.multicall(args)) as MulticallResult[];
+  const out: MulticallResult[] = new Array(contracts.length);
+  const alone: number[] = [];
+  const rest: number[] = [];
+  contracts.forEach((c, i) => {
+    (contracts.length > 1 && burners.has(callKey(c)) ? alone : rest).push(i);
+  });
+  const ask = (indices: number[]) =>
+    client.multicall({ ...args, contracts: indices.map((i) => contracts[i]) as never }) as Promise<
+      MulticallResult[]
+    >;
+  const [restResults, ...aloneResults] = await Promise.all([
+    rest.length > 0 ? ask(rest) : Promise.resolve([]),
+    ...alone.map((i) => ask([i])),
+  ]);
+  const reverted: number[] = [];
+  rest.forEach((i, k) => {
+    const r = restResults[k]!;
+    if (r.status === 'failure' && isBatchRevert(r.error)) reverted.push(i);
+    else out[i] = r;
+  });
+  alone.forEach((i, k) => {
+    const r = aloneResults[k]![0]!;
+    if (r.status === 'failure' && isBatchRevert(r.error)) out[i] = ownRefusal(contracts[i], r);
+    else {
+      burners.delete(callKey(contracts[i]));
+      out[i] = r;
+    }
+  });
+  const remember = (call: unknown) => {
+    const key = callKey(call);
+    burners.delete(key);
+    burners.set(key, true);
+    if (burners.size > MAX_BURNERS) burners.delete(burners.keys().next().value!);
+  };
+  // What a split came down to: in a part small enough to finish (the call that burns the gas
+  // it is given leaves the batch 1/64 of it), the calls that failed brought the larger batches
+  // down (a call that merely reverts there is remembered too: it costs one call of its own).
+  if (split) for (const i of rest) if (out[i]?.status === 'failure') remember(contracts[i]);
+  if (reverted.length === 1 && rest.length === 1) {
+    // The call alone reverts the batch: its own refusal, remembered.
+    remember(contracts[reverted[0]!]);
+    out[reverted[0]!] = ownRefusal(contracts[reverted[0]!], restResults[0]!);
+  } else if (reverted.length > 0) {
+    const half = Math.ceil(reverted.length / 2);
+    for (const part of [reverted.slice(0, half), reverted.slice(half)]) {
+      const answers = await splittingMulticall(
+        client,
+        { ...args, contracts: part.map((i) => contracts[i]) as never },
+        burners,
+        true,
+      );
+      part.forEach((i, k) => {
+        out[i] = answers[k]!;
+      });
+    }
   }
-  const half = Math.ceil(contracts.length / 2);
-  return [
-    ...(await splittingMulticall(client, { ...args, contracts: contracts.slice(0, half) })),
-    ...(await splittingMulticall(client, { ...args, contracts: contracts.slice(half) })),
-  ];
+  return out;
+}
+
+/** A batch-reverting call's failure as its own item (viem names the batch, `aggregate3`). */
+function ownRefusal(call: unknown, r: MulticallResult): MulticallResult {
+  const c = call as { abi: Abi; functionName: string; args?: readonly unknown[]; address: `0x${string}` };
+  const error = new ContractFunctionExecutionError(r.error as BaseError, {
+    abi: c.abi,
+    functionName: c.functionName,
+    args: c.args,
+    contractAddress: c.address,
+  });
+  return { status: 'failure', error };
 }
 
 /** A multicall batch that reverted as a whole (the chain's answer; a failed request is the RPC's). */
