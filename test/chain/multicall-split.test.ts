@@ -56,11 +56,14 @@ test('behavior: a batch-reverting call is split out once, then sent alone; the o
     holders.map(() => ['success', 0n]),
   );
   assert.ok(splitCalls > 2, `the first walk split the batch (${splitCalls} calls)`);
-  ethCalls = 0;
-  const second = await ask();
-  assert.equal(ethCalls, 2, 'the burner alone, and the rest');
-  assert.deepEqual(
-    second.map((r) => r.status),
-    first.map((r) => r.status),
-  );
+  // and every time after: it is not forgotten while it fails
+  for (const _ of [1, 2, 3]) {
+    ethCalls = 0;
+    const again = await ask();
+    assert.equal(ethCalls, 2, 'the burner alone, and the rest');
+    assert.deepEqual(
+      again.map((r) => r.status),
+      first.map((r) => r.status),
+    );
+  }
 });

@@ -120,84 +120,114 @@ type MulticallResult = { status: 'success' | 'failure'; result?: unknown; error?
 /** Calls remembered as reverting a whole batch (per RPC), at most this many. */
 const MAX_BURNERS = 1_000;
 
-/** A call's identity for the memory of batch-reverting calls: its contract and function. */
+/** A call's identity for the memory of batch-reverting calls: its contract, function and arguments. */
 function callKey(c: unknown): string {
-  const { address, functionName } = c as { address: string; functionName: string };
-  return `${address.toLowerCase()}:${functionName}`;
+  const { address, functionName, args } = c as { address: string; functionName: string; args?: unknown };
+  return `${address.toLowerCase()}:${functionName}:${args === undefined ? '' : String(args)}`;
 }
 
 /**
  * viem's multicall, splitting what a batch-reverting call brings down: the calls whose batch
  * reverted as a whole are asked again in halves (the others keep their answers) until the call
- * that reverts stands alone and fails as its own item. Such a call is remembered (`burners`, per
- * RPC): later multicalls send it alone, beside the rest, so a hostile contract named in every pass
- * costs one more call, not a walk of halves (it is forgotten once it answers).
+ * that reverts fails as its own item. Such a call is remembered (`burners`, per RPC): later
+ * multicalls send it alone, beside the rest, so a hostile contract named in every pass costs one
+ * more call, not a walk of halves; it is forgotten once it answers.
  */
 async function splittingMulticall(
   client: PublicClient,
   args: MulticallArgs,
   burners: Map<string, true>,
-  split = false,
 ): Promise<MulticallResult[]> {
   const contracts = args.contracts as readonly unknown[];
   if (args.allowFailure === false) return (await client.multicall(args)) as MulticallResult[];
-  const out: MulticallResult[] = new Array(contracts.length);
   const alone: number[] = [];
   const rest: number[] = [];
-  contracts.forEach((c, i) => {
-    (contracts.length > 1 && burners.has(callKey(c)) ? alone : rest).push(i);
-  });
-  const ask = (indices: number[]) =>
-    client.multicall({ ...args, contracts: indices.map((i) => contracts[i]) as never }) as Promise<
-      MulticallResult[]
-    >;
-  const [restResults, ...aloneResults] = await Promise.all([
-    rest.length > 0 ? ask(rest) : Promise.resolve([]),
-    ...alone.map((i) => ask([i])),
+  if (burners.size === 0 || contracts.length === 1) for (let i = 0; i < contracts.length; i++) rest.push(i);
+  else
+    contracts.forEach((c, i) => {
+      (burners.has(callKey(c)) ? alone : rest).push(i);
+    });
+  const out: MulticallResult[] = new Array(contracts.length);
+  const [settled, ...lone] = await Promise.all([
+    settle(client, args, contracts, rest, burners),
+    ...alone.map((i) => settle(client, args, contracts, [i], burners)),
   ]);
-  const reverted: number[] = [];
   rest.forEach((i, k) => {
-    const r = restResults[k]!;
-    if (r.status === 'failure' && isBatchRevert(r.error)) reverted.push(i);
-    else out[i] = r;
+    out[i] = settled!.out[k]!;
   });
   alone.forEach((i, k) => {
-    const r = aloneResults[k]![0]!;
-    if (r.status === 'failure' && isBatchRevert(r.error)) out[i] = ownRefusal(contracts[i], r);
-    else {
-      burners.delete(callKey(contracts[i]));
-      out[i] = r;
-    }
+    const r = lone[k]!.out[0]!;
+    // A remembered call that answers now is forgotten (one that still fails stays).
+    if (r.status === 'success') burners.delete(callKey(contracts[i]));
+    out[i] = r;
   });
+  return out;
+}
+
+/**
+ * The calls `indices` of `contracts` in one multicall; those of a batch that reverted as a whole
+ * asked again in halves. `reverted`: whether a batch of them did.
+ */
+async function settle(
+  client: PublicClient,
+  args: MulticallArgs,
+  contracts: readonly unknown[],
+  indices: readonly number[],
+  burners: Map<string, true>,
+): Promise<{ out: MulticallResult[]; reverted: boolean }> {
+  if (indices.length === 0) return { out: [], reverted: false };
+  const results = (await client.multicall({
+    ...args,
+    contracts: indices.map((i) => contracts[i]) as never,
+  })) as MulticallResult[];
+  const down = results.flatMap((r, k) => (r.status === 'failure' && isBatchRevert(r.error) ? [k] : []));
+  if (down.length === 0) return { out: results, reverted: false };
   const remember = (call: unknown) => {
     const key = callKey(call);
     burners.delete(key);
     burners.set(key, true);
     if (burners.size > MAX_BURNERS) burners.delete(burners.keys().next().value!);
   };
-  // What a split came down to: in a part small enough to finish (the call that burns the gas
-  // it is given leaves the batch 1/64 of it), the calls that failed brought the larger batches
-  // down (a call that merely reverts there is remembered too: it costs one call of its own).
-  if (split) for (const i of rest) if (out[i]?.status === 'failure') remember(contracts[i]);
-  if (reverted.length === 1 && rest.length === 1) {
-    // The call alone reverts the batch: its own refusal, remembered.
-    remember(contracts[reverted[0]!]);
-    out[reverted[0]!] = ownRefusal(contracts[reverted[0]!], restResults[0]!);
-  } else if (reverted.length > 0) {
-    const half = Math.ceil(reverted.length / 2);
-    for (const part of [reverted.slice(0, half), reverted.slice(half)]) {
-      const answers = await splittingMulticall(
-        client,
-        { ...args, contracts: part.map((i) => contracts[i]) as never },
-        burners,
-        true,
-      );
-      part.forEach((i, k) => {
-        out[i] = answers[k]!;
-      });
-    }
+  const out = [...results];
+  if (down.length === 1) {
+    const k = down[0]!;
+    const alone =
+      indices.length === 1
+        ? { out: results, reverted: true }
+        : await settle(client, args, contracts, [indices[k]!], burners);
+    // Alone, it still brings its batch down, or it fails as its own item (the gas a burner leaves
+    // finishes a batch of one): either way it is the one.
+    const r = alone.out[0]!;
+    if (r.status === 'failure') remember(contracts[indices[k]!]);
+    out[k] = alone.reverted ? ownRefusal(contracts[indices[k]!], r) : r;
+    return { out, reverted: true };
   }
-  return out;
+  const half = Math.ceil(down.length / 2);
+  const parts = [down.slice(0, half), down.slice(half)];
+  const answers: { out: MulticallResult[]; reverted: boolean }[] = [];
+  for (const part of parts)
+    answers.push(
+      await settle(
+        client,
+        args,
+        contracts,
+        part.map((k) => indices[k]!),
+        burners,
+      ),
+    );
+  parts.forEach((part, p) => {
+    part.forEach((k, m) => {
+      out[k] = answers[p]!.out[m]!;
+    });
+  });
+  // Both halves finished: the call that brought their batch down is among their failures.
+  if (!answers[0]!.reverted && !answers[1]!.reverted)
+    parts.forEach((part, p) => {
+      part.forEach((k, m) => {
+        if (answers[p]!.out[m]!.status === 'failure') remember(contracts[indices[k]!]);
+      });
+    });
+  return { out, reverted: true };
 }
 
 /** A batch-reverting call's failure as its own item (viem names the batch, `aggregate3`). */
