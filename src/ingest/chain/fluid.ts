@@ -15,7 +15,7 @@
  * `Transfer` a position's owner. Between reads, a position's amounts follow its vault's exchange
  * prices (Fluid's raw amounts × exchange price), so interest and prices need no position read.
  */
-import { parseAbi } from 'viem';
+import { BaseError, ContractFunctionRevertedError, parseAbi } from 'viem';
 import { AccountReads } from './account-reads.ts';
 import {
   blockTimes,
@@ -66,6 +66,7 @@ const LIQUIDITY_RESOLVER_ABI = parseAbi([
 ]);
 
 export const POSITIONS_RESOLVER_ABI = parseAbi([
+  'error FluidVaultPositionsResolver__InvalidParams()',
   'struct UserPosition { uint256 nftId; address owner; uint256 supply; uint256 borrow; }',
   'function getVaultPositionsForNftIds(uint256[] nftIds, address vault) view returns (UserPosition[])',
 ]);
@@ -170,6 +171,8 @@ export class FluidCache {
   debtTokens: string[] = [];
   /** Vaults with a DEX on a side (T2–T4: not read). */
   readonly smart = new Set<string>();
+  /** Whether this process has read Fluid since it started (or since the chain was read again). */
+  warm = false;
   readonly positions = new AccountReads<KeptPosition>();
   /** Position id → its vault, for the factory's transfers. */
   readonly vaultOf = new Map<string, string>();
@@ -181,6 +184,7 @@ export class FluidCache {
     this.liquidity = null;
     this.debtTokens = [];
     this.smart.clear();
+    this.warm = false;
     this.positions.clear();
     this.vaultOf.clear();
     this.retry.clear();
@@ -323,10 +327,16 @@ export async function readFluid(
   if (liquidity !== cache.liquidity) rates.clear();
   if (listed) {
     cache.listed = addresses;
-    // Positions left to read of vaults no longer listed are not read.
+    // Positions of vaults no longer listed are forgotten (not read, not held).
     const still = new Set(addresses);
     for (const key of cache.retry)
       if (!still.has(key.slice(0, key.lastIndexOf(':')))) cache.retry.delete(key);
+    const gone = new Set<string>();
+    for (const key of cache.positions.keys()) {
+      const vault = key.slice(0, key.lastIndexOf(':'));
+      if (!still.has(vault)) gone.add(vault);
+    }
+    for (const vault of gone) cache.positions.forget(vault);
   }
   cache.liquidity = liquidity;
   const unlisted = addresses.filter((vault) => !entire.has(vault) && !cache.smart.has(vault));
@@ -450,7 +460,7 @@ export async function readFluid(
   const touched = new Map<string, Set<string>>();
   const touch = (vault: string, nftId: string) => {
     if (!served.has(vault)) {
-      if (loggedBefore.has(vault) || addresses.includes(vault)) cache.retry.add(`${vault}:${nftId}`);
+      if (listed ? addresses.includes(vault) : loggedBefore.has(vault)) cache.retry.add(`${vault}:${nftId}`);
       return;
     }
     const ids = touched.get(vault) ?? new Set<string>();
@@ -535,11 +545,22 @@ export async function readFluid(
           return;
         }
         const key = `${c.vault}:${c.ids[0]}`;
-        cache.retry.delete(key);
-        cache.positions.set(c.vault, c.ids[0]!, null, Number(range.block));
+        // The resolver's own word that the id is not of the vault: no position there. Any other
+        // refusal (the vault's exchange prices not computed) leaves it to read again.
+        const notOfVault =
+          r.error instanceof BaseError &&
+          r.error.walk(
+            (e) =>
+              e instanceof ContractFunctionRevertedError &&
+              e.data?.errorName === 'FluidVaultPositionsResolver__InvalidParams',
+          ) !== null;
+        if (notOfVault) {
+          cache.retry.delete(key);
+          cache.positions.set(c.vault, c.ids[0]!, null, Number(range.block));
+        } else cache.retry.add(key);
         failures.push({
-          id: `${key}`,
-          error: `position ${c.ids[0]} of vault ${c.vault}: ${firstLine(r.error)} (not a position of the vault: none)`,
+          id: key,
+          error: `position ${c.ids[0]} of vault ${c.vault}: ${firstLine(r.error)}${notOfVault ? ' (not a position of the vault: none)' : ': read again next pass'}`,
         });
         return;
       }
@@ -625,6 +646,7 @@ export async function readFluid(
     rpc,
     liquidated.map((l) => BigInt(l.block)),
   );
+  cache.warm = true;
   return {
     vaults,
     liquidations: liquidated.map((l) => ({ ...l, timestamp: times.get(BigInt(l.block))! })),

@@ -253,7 +253,10 @@ export function chainSource(
           }
         : { controllers: [], accounts: [] };
       const fluidResumes = resume !== null && fluidConfig !== null && checkpoint.fluid === fluidConfig;
-      const fluidLogged = fluidResumes ? (checkpoint.fluidVaults ?? []) : [];
+      // Vaults whose positions did not all fit in the checkpoint are read from their start by a
+      // new process (this one holds them).
+      const truncated = new Set(fluid.warm ? [] : (checkpoint.fluidTruncated ?? []));
+      const fluidLogged = fluidResumes ? (checkpoint.fluidVaults ?? []).filter((v) => !truncated.has(v)) : [];
       let shared: SharedLogs | undefined;
       if (resume !== null && resume <= target) {
         const addresses = [
@@ -944,21 +947,20 @@ export function chainSource(
           .filter((a) => !eulerServed.has(a.vault) || !a.position)
           .map((a) => `${a.vault}:${a.user}`),
       );
-      // Fluid's positions held, at most MAX_PENDING: the vaults of those left out are read from
-      // their start next pass (their logs name their positions again).
-      let fluidLoggedNow = fluidRead?.logged ?? [];
+      // Fluid's positions held, at most MAX_PENDING in the checkpoint: the vaults of those left out
+      // are read from their start by a new process (their logs name their positions again).
       const fluidHeld = (fluidRead?.held ?? []).slice(0, MAX_PENDING);
-      if ((fluidRead?.held.length ?? 0) > MAX_PENDING) {
-        const dropped = new Set(
-          fluidRead!.held.slice(MAX_PENDING).map((key) => key.slice(0, key.lastIndexOf(':'))),
-        );
-        fluidLoggedNow = fluidLoggedNow.filter((vault) => !dropped.has(vault));
+      const fluidTruncated = [
+        ...new Set(
+          (fluidRead?.held ?? []).slice(MAX_PENDING).map((key) => key.slice(0, key.lastIndexOf(':'))),
+        ),
+      ];
+      if (fluidTruncated.length > 0)
         items.push({
           id: 'fluid:held',
           ok: false,
-          error: `${fluidRead!.held.length} positions held: the checkpoint names ${MAX_PENDING}; the ${dropped.size} vaults of the others are read from their start next pass`,
+          error: `${fluidRead!.held.length} positions held: the checkpoint names ${MAX_PENDING}; a new process reads the ${fluidTruncated.length} vaults of the others from their start`,
         });
-      }
       const aavePending = pending(
         'aave',
         'accounts of pools not served',
@@ -1030,7 +1032,8 @@ export function chainSource(
           aavePending,
           // Fluid as read: its T1 vaults whose logs are read, their factories, the positions held.
           fluid: fluidRead ? fluidConfig : null,
-          fluidVaults: fluidLoggedNow,
+          fluidVaults: fluidRead?.logged ?? [],
+          fluidTruncated,
           fluidFactories: fluidRead?.factories ?? [],
           fluidHeld,
         } satisfies Cursor),
@@ -1085,6 +1088,8 @@ interface Cursor {
   fluidVaults?: string[];
   fluidFactories?: string[];
   fluidHeld?: string[];
+  /** Vaults some of whose positions held the checkpoint could not name (read from their start by a new process). */
+  fluidTruncated?: string[];
 }
 
 /** Accounts kept in the checkpoint for markets not served (an unpriced market's borrowers). */
@@ -1123,6 +1128,7 @@ function readCursor(cursor: string | null): Cursor {
       fluidVaults: strings(c.fluidVaults),
       fluidFactories: strings(c.fluidFactories),
       fluidHeld: strings(c.fluidHeld),
+      fluidTruncated: strings(c.fluidTruncated),
       ...(c.morpho !== undefined ? { morpho: c.morpho } : {}),
     };
   } catch {

@@ -344,6 +344,8 @@ contract TestFluidVaultResolver {
 }
 
 contract TestFluidPositionsResolver {
+    error FluidVaultPositionsResolver__InvalidParams();
+
     struct UserPosition {
         uint256 nftId;
         address owner;
@@ -357,7 +359,7 @@ contract TestFluidPositionsResolver {
         FACTORY = factory;
     }
 
-    /// Reverts when an id is not of `vault`, as Fluid's does.
+    /// Reverts when an id is not of `vault`, with Fluid's error.
     function getVaultPositionsForNftIds(uint256[] memory nftIds, address vault)
         external
         view
@@ -366,7 +368,7 @@ contract TestFluidPositionsResolver {
         TestFluidVault v = TestFluidVault(vault);
         positions = new UserPosition[](nftIds.length);
         for (uint256 i; i < nftIds.length; ++i) {
-            require(FACTORY.vaultOf(nftIds[i]) == vault, "other vault");
+            if (FACTORY.vaultOf(nftIds[i]) != vault) revert FluidVaultPositionsResolver__InvalidParams();
             positions[i] = UserPosition({
                 nftId: nftIds[i],
                 owner: FACTORY.ownerOf(nftIds[i]),
