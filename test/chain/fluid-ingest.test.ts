@@ -305,6 +305,25 @@ describe('Fluid on a local chain', () => {
     assert.ok(Math.abs(p3!.state.borrowAssetsUsd - 100) < 0.01);
   });
 
+  test('behavior: positions the resolver refuses for another reason than their vault are read again next pass, their last reads served meanwhile', async () => {
+    const before = await positionsOf(users[3]!);
+    await send(0, btcVault, V(), 'setPricesRevert', [true]);
+    // User 3 (the last position opened, by the test before) borrows 50 more: touched, and refused.
+    const id = await readAt<bigint>(anvil, factory, art.TestFluidFactory!.abi, 'totalSupply');
+    await send(3, btcVault, V(), 'operate', [id, 0n, 50n * USDC, users[3]]);
+    const { out, failed } = await passAtHead(anvil, suite.sources, suite.store, clock, suite.service);
+    assert.equal(out.runs[0]!.ok, true);
+    assert.deepEqual(failed.map((f) => f.id).sort(), [
+      `fluid:${btcVault.toLowerCase()}:${id}`,
+      'fluid:smart-vaults',
+    ]);
+    assert.match(failed.find((f) => f.id !== 'fluid:smart-vaults')!.error, /read again next pass/);
+    assert.deepEqual(await positionsOf(users[3]!), before);
+    await send(0, btcVault, V(), 'setPricesRevert', [false]);
+    await pass();
+    assert.ok(Math.abs((await positionsOf(users[3]!))[0]!.state.borrowAssetsUsd - 150) < 0.01);
+  });
+
   test('behavior: a vault that cannot be read keeps its last records; positions its logs name meanwhile are read once it can be, by a new process too', async () => {
     const before = await positionsOf(users[2]!);
     await send(0, btcVault, V(), 'setBroken', [true]);

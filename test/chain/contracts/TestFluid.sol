@@ -64,6 +64,8 @@ contract TestFluidVault {
     uint256 public positions;
     /// A vault whose reads fail (its oracle reverting, say): the resolver refuses it.
     bool public broken;
+    /// A vault whose exchange prices cannot be computed: the positions resolver refuses its positions.
+    bool public pricesRevert;
 
     constructor(
         TestFluidFactory factory_,
@@ -83,6 +85,10 @@ contract TestFluidVault {
 
     function setBroken(bool broken_) external {
         broken = broken_;
+    }
+
+    function setPricesRevert(bool pricesRevert_) external {
+        pricesRevert = pricesRevert_;
     }
 
     function setPrice(uint256 price) external {
@@ -366,6 +372,7 @@ contract TestFluidPositionsResolver {
         returns (UserPosition[] memory positions)
     {
         TestFluidVault v = TestFluidVault(vault);
+        require(!v.pricesRevert(), "exchange prices");
         positions = new UserPosition[](nftIds.length);
         for (uint256 i; i < nftIds.length; ++i) {
             if (FACTORY.vaultOf(nftIds[i]) != vault) revert FluidVaultPositionsResolver__InvalidParams();
