@@ -122,6 +122,11 @@ export function chainSource(
   // (Fluid's placeholder for the native asset is priced as the native: ETH by ETH/USD.)
   const feedSymbolOf = (token: { address: string; symbol: string }): string | null =>
     listed.size === 0 || token.address === FLUID_NATIVE ? token.symbol : (listed.get(token.address) ?? null);
+  // Why a token has no USD price, in a pass's item: what the user can do about it.
+  const noPriceHint = (token: { address: string; symbol: string }): string =>
+    feedSymbolOf(token) === null
+      ? 'not in the shipped token list of this chain'
+      : `add its ${token.symbol}/USD feed to the sources file`;
   const morphoConfig = chain.morpho ? `${chain.morpho.blue}:${chain.morpho.fromBlock}` : null;
   // Each comet as the checkpoint names it: one not named there (added to the file, or given
   // another start block) is read from its start, the others from the last block read.
@@ -471,7 +476,7 @@ export function chainSource(
           items.push({
             id: `morpho:${m.id}`,
             ok: false,
-            error: `market ${key}: no USD price for its loan token ${m.loan.symbol} ${m.loan.address} (${listed.size > 0 && !listed.has(m.loan.address) ? 'not in the shipped token list of this chain' : `add its ${m.loan.symbol}/USD feed to the sources file`})`,
+            error: `market ${key}: no USD price for its loan token ${m.loan.symbol} ${m.loan.address} (${noPriceHint(m.loan)})`,
           });
           keep(m.id);
           continue;
@@ -580,7 +585,7 @@ export function chainSource(
           items.push({
             id: `compound:${c.comet}`,
             ok: false,
-            error: `comet ${c.comet}: no USD price for its base token ${c.base.symbol} ${c.base.address} (${listed.size > 0 && !listed.has(c.base.address) ? 'not in the shipped token list of this chain' : `add its ${c.base.symbol}/USD feed to the sources file`})`,
+            error: `comet ${c.comet}: no USD price for its base token ${c.base.symbol} ${c.base.address} (${noPriceHint(c.base)})`,
           });
           continue;
         }
@@ -649,7 +654,7 @@ export function chainSource(
           items.push({
             id: `euler:${v.vault}`,
             ok: false,
-            error: `vault ${v.vault}: no USD price for ${unpriced!.symbol} ${unpriced!.address} (${listed.size > 0 && !listed.has(unpriced!.address) ? 'not in the shipped token list of this chain' : `add its ${unpriced!.symbol}/USD feed to the sources file`})`,
+            error: `vault ${v.vault}: no USD price for ${unpriced!.symbol} ${unpriced!.address} (${noPriceHint(unpriced!)})`,
           });
           continue;
         }
@@ -806,7 +811,7 @@ export function chainSource(
           items.push({
             id: `fluid:${v.vault}`,
             ok: false,
-            error: `vault ${v.vault}: no USD price for ${unpriced.symbol} ${unpriced.address} (${listed.size > 0 && unpriced.address !== FLUID_NATIVE && !listed.has(unpriced.address) ? 'not in the shipped token list of this chain' : `add its ${unpriced.symbol}/USD feed to the sources file`})`,
+            error: `vault ${v.vault}: no USD price for ${unpriced.symbol} ${unpriced.address} (${noPriceHint(unpriced)})`,
           });
           continue;
         }
