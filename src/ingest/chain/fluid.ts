@@ -414,7 +414,8 @@ export async function readFluid(
   // this pass or not), the others from their start.
   const loggedBefore = new Set(range.resume === null ? [] : known.logged.map((v) => v.toLowerCase()));
   // Those still listed (all of them when the list failed: it may list them again).
-  const resumed = [...loggedBefore].filter((vault) => !listed || addresses.includes(vault));
+  const listedSet = new Set(addresses);
+  const resumed = [...loggedBefore].filter((vault) => !listed || listedSet.has(vault));
   const fresh = t1.filter(({ vault }) => !loggedBefore.has(vault));
   const factories = [
     ...new Set([
@@ -422,6 +423,7 @@ export async function readFluid(
       ...t1.map(({ d }) => d.constantVariables.factory.toLowerCase()),
     ]),
   ];
+  const factorySet = new Set(factories);
   const logs: Log[] = [];
   if (range.resume !== null && range.resume <= range.block && resumed.length > 0) {
     const events = [...FLUID_VAULT_EVENTS, ...FLUID_FACTORY_EVENTS];
@@ -460,7 +462,7 @@ export async function readFluid(
   const touched = new Map<string, Set<string>>();
   const touch = (vault: string, nftId: string) => {
     if (!served.has(vault)) {
-      if (listed ? addresses.includes(vault) : loggedBefore.has(vault)) cache.retry.add(`${vault}:${nftId}`);
+      if (listed ? listedSet.has(vault) : loggedBefore.has(vault)) cache.retry.add(`${vault}:${nftId}`);
       return;
     }
     const ids = touched.get(vault) ?? new Set<string>();
@@ -503,7 +505,7 @@ export async function readFluid(
         break;
       case 'Transfer': {
         const vault = cache.vaultOf.get(String(args.id));
-        if (vault && factories.includes(address)) touch(vault, String(args.id));
+        if (vault && factorySet.has(address)) touch(vault, String(args.id));
         break;
       }
     }
