@@ -549,7 +549,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   let sources: Source[] | null = null;
   if (settings.sourcesFile) {
     const chain = await import('./ingest/chain/index.ts');
-    sources = chain.chainSources(chain.loadSourcesFile(settings.sourcesFile));
+    sources = chain.configuredSources(chain.loadSourcesFile(settings.sourcesFile));
     // Until the sources' first dataset is in the store: read them, or wait for the server that
     // holds the lease (and take over if it stops).
     for (let waited = 0; (await store.datasetInfo())?.kind !== 'live'; waited += 500) {

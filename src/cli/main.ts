@@ -447,13 +447,14 @@ async function seed(settings: Settings, args: string[]): Promise<void> {
 
 /** One line per source of an ingestion pass, on stderr; the items that failed under it. */
 function printPass(run: import('../ingest/live.ts').SourceRun): void {
+  // (An API source reads no block.)
   const at = Object.entries(run.state.lastBlock)
-    .map(([, block]) => `block ${block}`)
-    .join(', ');
+    .map(([, block]) => ` at block ${block}`)
+    .join(',');
   if (run.ok) {
     const failed = run.items.filter((i) => !i.ok);
     process.stderr.write(
-      `${run.source}: ok at ${at}: ${run.markets} markets, ${run.positions} positions` +
+      `${run.source}: ok${at}: ${run.markets} markets, ${run.positions} positions` +
         (failed.length > 0 ? `; ${failed.length} items not read:` : '') +
         '\n',
     );
@@ -470,10 +471,10 @@ async function ingest(settings: Settings, args: string[]): Promise<void> {
   const { values } = parseCommand('ingest', args, { once: { type: 'boolean', default: false } });
   if (!settings.sourcesFile)
     fail('SOURCES_FILE is not set: name the sources file to read (see the README, "Real data")');
-  const { loadSourcesFile, chainSources } = await import('../ingest/chain/index.ts');
+  const { loadSourcesFile, configuredSources } = await import('../ingest/chain/index.ts');
   const { errorText, ingestWithLease } = await import('../ingest/live.ts');
   const { systemClock } = await import('../domain/clock.ts');
-  const sources = chainSources(loadSourcesFile(settings.sourcesFile));
+  const sources = configuredSources(loadSourcesFile(settings.sourcesFile));
   const clock = systemClock();
   // The store's ingestion lease: one ingester per store, this command or a server (D15).
   const lease = {

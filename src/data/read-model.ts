@@ -147,9 +147,12 @@ export function answerClock(
     const block = model.blocks?.[chain];
     if (block !== undefined) blocks[chain] = block;
   }
+  // (No block of these chains, as of an API source's: no `blocks` at all.)
+  const read = Object.keys(blocks).length > 0 ? blocks : null;
   // None of the chains has a source (nothing of them is served): the dataset's refresh.
-  if (refreshedAt === Number.POSITIVE_INFINITY) return { refreshedAt: model.dataset.refreshedAt, blocks };
-  return { refreshedAt, blocks };
+  if (refreshedAt === Number.POSITIVE_INFINITY)
+    return { refreshedAt: model.dataset.refreshedAt, blocks: read };
+  return { refreshedAt, blocks: read };
 }
 
 /** Position changes read from the store per query while following the change feed. */

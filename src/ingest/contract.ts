@@ -50,6 +50,13 @@ export interface Source {
   readonly kind: 'simulation' | 'chain' | 'api';
   readonly chainIds: readonly number[];
   /**
+   * Whether a stored market (with its positions) or vault is this source's: what it serves, and
+   * keeps when it fails. Two sources never own one record (a chain read on-chain and by the
+   * Morpho API: the chain's Morpho markets are the chain source's, its Morpho vaults the API's).
+   * Left out: every record of its chains.
+   */
+  owns?(record: { chainId: number; protocol: string }, kind: 'market' | 'vault'): boolean;
+  /**
    * One pass over the source. Throws only when nothing could be read at all (the source is
    * unreachable): the run then counts as failed and the data stays as it was.
    */

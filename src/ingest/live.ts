@@ -73,6 +73,13 @@ async function storedRecords(
   return { markets, positions, vaults: await store.loadVaults() };
 }
 
+/** Which stored records a source owns (Source.owns; left out: those of its chains). */
+function ownership(source: Source): NonNullable<Source['owns']> {
+  if (source.owns) return source.owns.bind(source);
+  const chains = new Set(source.chainIds);
+  return (r) => chains.has(r.chainId);
+}
+
 /** Runs every source once and writes what they read (see the module comment). */
 export async function ingestLive(
   sources: readonly Source[],
@@ -99,11 +106,11 @@ export async function ingestLive(
   let anyData = false;
   let refreshedAt = Number.POSITIVE_INFINITY;
   for (const source of sources) {
-    const chains = new Set(source.chainIds);
-    const mine = stored.markets.filter((m) => chains.has(m.chainId));
+    const owns = ownership(source);
+    const mine = stored.markets.filter((m) => owns(m, 'market'));
     const keys = new Set(mine.map((m) => m.uniqueKey));
     const minePositions = stored.positions.filter((p) => keys.has(p.marketKey));
-    const mineVaults = stored.vaults.filter((v) => chains.has(v.chainId));
+    const mineVaults = stored.vaults.filter((v) => owns(v, 'vault'));
     const previous = fresh ? null : (states.get(source.id) ?? null);
     const base: SourceState = previous ?? newSourceState(source);
     let run: SourceRun;

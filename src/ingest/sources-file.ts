@@ -6,11 +6,12 @@
  *   { "chains": [
  *       { "chainId": 1, "rpcUrl": "https://…", "confirmations": 2,
  *         "morpho": { "blue": "0x…", "fromBlock": 18883124 },
- *         "chainlink": [{ "address": "0x…", "pair": "ETH/USD", "heartbeatSeconds": 3600 }] } ] }
+ *         "chainlink": [{ "address": "0x…", "pair": "ETH/USD", "heartbeatSeconds": 3600 }] } ],
+ *     "morphoApi": { "url": "https://api.morpho.org/graphql", "chainIds": [1, 8453] } }
  *
- * This version reads Morpho Blue, Aave v3 and Spark pools, Compound v3 comets, Euler v2, Fluid
- * and Chainlink feeds. The other block of D15 (`morphoApi`) is refused with a problem that says
- * so, rather than accepted and silently not read.
+ * Chains read Morpho Blue, Aave v3 and Spark pools, Compound v3 comets, Euler v2, Fluid and
+ * Chainlink feeds; `morphoApi` reads Morpho's markets, positions, liquidations and vaults from
+ * its GraphQL API on the chains it names (src/ingest/api/morpho-api.ts says which it serves).
  */
 import { readFileSync } from 'node:fs';
 import { deployments, getChainAddresses } from '@morpho-org/blue-sdk';
@@ -109,8 +110,24 @@ const ChainSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const MorphoApiSchema = Type.Object(
+  {
+    /** The GraphQL endpoint (Morpho's: https://api.morpho.org/graphql). */
+    url: Type.String({ pattern: URL_PATTERN }),
+    /** The chains whose Morpho data it is read for. */
+    chainIds: Type.Array(Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }), { minItems: 1 }),
+    /** Items asked per request (halved when the API finds a query too complex). */
+    pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  },
+  { additionalProperties: false },
+);
+
 const FileSchema = Type.Object(
-  { chains: Type.Array(ChainSchema, { minItems: 1 }) },
+  {
+    /** Left out or empty only with `morphoApi` (something must be read). */
+    chains: Type.Optional(Type.Array(ChainSchema)),
+    morphoApi: Type.Optional(MorphoApiSchema),
+  },
   { additionalProperties: false },
 );
 
@@ -165,8 +182,20 @@ export interface ChainConfig {
   chainlink: FeedConfig[];
 }
 
+/** The Morpho API source (D15's `morphoApi`). */
+export interface MorphoApiConfig {
+  url: string;
+  chainIds: number[];
+  /** Items asked per request. */
+  pageSize: number;
+}
+
+/** Items the Morpho API is asked for per request unless the file says (its own maximum is 1,000). */
+export const MORPHO_API_PAGE_SIZE = 500;
+
 export interface SourcesConfig {
   chains: ChainConfig[];
+  morphoApi: MorphoApiConfig | null;
 }
 
 /** The sources file is unreadable or invalid; `problems` lists every problem. */
@@ -204,12 +233,7 @@ export function parseSources(
   pools: readonly KnownPool[] = [],
 ): SourcesConfig {
   const problems: string[] = [];
-  if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
-    const root = json as Record<string, unknown>;
-    if ('morphoApi' in root) problems.push('morphoApi: not read by this version (chains only)');
-  }
-  const stripped = stripNotReadYet(json);
-  for (const e of Value.Errors(FileSchema, stripped)) {
+  for (const e of Value.Errors(FileSchema, json)) {
     if (e.keyword === 'additionalProperties') continue;
     const where = path(e.instancePath);
     const pattern =
@@ -219,9 +243,11 @@ export function parseSources(
     problems.push(e.keyword === 'boolean' ? `${where}: unknown field` : `${where}: ${pattern ?? e.message}`);
   }
   if (problems.length > 0) throw new SourcesConfigError(source, problems);
-  const file = stripped as RawFile;
+  const file = json as RawFile;
+  if (!file.chains?.length && !file.morphoApi)
+    throw new SourcesConfigError(source, ['chains: at least one chain (or a morphoApi block) to read']);
   const seen = new Set<number>();
-  const chains = file.chains.map((c, i): ChainConfig => {
+  const chains = (file.chains ?? []).map((c, i): ChainConfig => {
     if (seen.has(c.chainId)) problems.push(`chains[${i}].chainId: duplicate ${c.chainId}`);
     seen.add(c.chainId);
     // Left out on a chain the address book knows, Morpho Blue is read from its deployment block.
@@ -325,15 +351,17 @@ export function parseSources(
       chainlink,
     };
   });
+  const api = file.morphoApi;
+  api?.chainIds.forEach((id, j) => {
+    if (api.chainIds.indexOf(id) !== j) problems.push(`morphoApi.chainIds[${j}]: duplicate ${id}`);
+  });
   if (problems.length > 0) throw new SourcesConfigError(source, problems);
-  return { chains };
-}
-
-/** The file without the block this version refuses (its problem is already listed). */
-function stripNotReadYet(json: unknown): unknown {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return json;
-  const { morphoApi: _api, ...root } = json as Record<string, unknown>;
-  return root;
+  return {
+    chains,
+    morphoApi: api
+      ? { url: api.url, chainIds: [...new Set(api.chainIds)], pageSize: api.pageSize ?? MORPHO_API_PAGE_SIZE }
+      : null,
+  };
 }
 
 /** Morpho Blue's address on a chain its address book knows. */

@@ -115,7 +115,8 @@ describe('lrds command line', () => {
       );
       const invalid = await lrds(['ingest', '--once'], { SOURCES_FILE: bad });
       assert.equal(invalid.code, 2);
-      assert.match(invalid.stderr, /invalid sources file:\n {2}- morphoApi: not read by this version/);
+      assert.match(invalid.stderr, /invalid sources file:\n/);
+      assert.match(invalid.stderr, /\n {2}- morphoApi: must have required properties chainIds\n/);
       assert.match(invalid.stderr, /chains\[0\]\.chainId: must be >= 1/);
       // a chain whose RPC does not answer, its key in the path: serve does not start, and says why
       const down = join(dir, 'down.json');

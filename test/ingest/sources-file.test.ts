@@ -169,7 +169,8 @@ test('error: every problem is listed at once, with its path', () => {
       'chains[1].chainlink[0].pair: must be BASE/QUOTE, e.g. ETH/USD',
     ].sort(),
   );
-  assert.deepEqual(problems({}), ['(root): must have required properties chains']);
+  assert.deepEqual(problems({}), ['chains: at least one chain (or a morphoApi block) to read']);
+  assert.deepEqual(problems({ chains: [] }), ['chains: at least one chain (or a morphoApi block) to read']);
   assert.deepEqual(
     problems({
       chains: [
@@ -192,14 +193,38 @@ test('error: every problem is listed at once, with its path', () => {
   );
 });
 
-test('error: the Morpho API, not read by this version, is refused by name, not ignored', () => {
+test('the Morpho API: its URL and chains (pages of 500 unless given); chains may be left out; problems listed with the others', () => {
+  const api = parseSources(
+    { morphoApi: { url: 'https://api.morpho.org/graphql', chainIds: [8453, 1] } },
+    't',
+  );
+  assert.deepEqual(api, {
+    chains: [],
+    morphoApi: { url: 'https://api.morpho.org/graphql', chainIds: [8453, 1], pageSize: 500 },
+  });
+  const both = parseSources(
+    {
+      chains: [{ chainId: 1, rpcUrl: 'https://x', aave: [] }],
+      morphoApi: { url: 'https://api', chainIds: [1], pageSize: 100 },
+    },
+    't',
+  );
+  assert.deepEqual([both.chains.length, both.morphoApi!.pageSize], [1, 100]);
   assert.deepEqual(
     problems({
-      chains: [{ chainId: 1, rpcUrl: 'https://x', aave: [{ pool: A }] }],
-      morphoApi: { url: 'https://api' },
-    }),
-    ['morphoApi: not read by this version (chains only)'],
+      chains: [{ chainId: 1, rpcUrl: 'https://x' }],
+      morphoApi: { url: 'ftp://api', chainIds: [], pageSize: 5000, key: 'x' },
+    }).sort(),
+    [
+      'morphoApi.chainIds: must not have fewer than 1 items',
+      'morphoApi.key: unknown field',
+      'morphoApi.pageSize: must be <= 1000',
+      'morphoApi.url: must be an http:// or https:// URL',
+    ],
   );
+  assert.deepEqual(problems({ morphoApi: { url: 'https://api', chainIds: [1, 1] } }), [
+    'morphoApi.chainIds[1]: duplicate 1',
+  ]);
 });
 
 test('Fluid: its resolvers where it is deployed unless the file names others; null reads none; elsewhere both are required', () => {

@@ -1,10 +1,13 @@
-/** The chain sources of a sources file (D15): one `chain:<chainId>` source per chain. */
+/** The sources of a sources file (D15): one `chain:<chainId>` source per chain, and the Morpho API's. */
 import type { Transport } from 'viem';
+import { type FetchFn, morphoApiSource } from '../api/morpho-api.ts';
+import type { Source } from '../contract.ts';
 import { loadReference, type ReferenceData } from '../sandbox/reference.ts';
 import { type KnownPool, loadSources, type SourcesConfig } from '../sources-file.ts';
 import { createChainRpc } from './rpc.ts';
 import { type ChainSource, chainSource } from './source.ts';
 
+/** The chain sources of a sources file: one `chain:<chainId>` source per chain. */
 export function chainSources(
   config: SourcesConfig,
   options: { transport?: (chainId: number) => Transport } = {},
@@ -22,6 +25,22 @@ export function chainSources(
       reference,
     ),
   );
+}
+
+/**
+ * Every source of a sources file (D15): its chains' (`chain:<chainId>`) and the Morpho API's
+ * (`morpho-api`), when it names one.
+ */
+export function configuredSources(
+  config: SourcesConfig,
+  options: { transport?: (chainId: number) => Transport; fetch?: FetchFn } = {},
+): Source[] {
+  const sources: Source[] = chainSources(config, options);
+  if (config.morphoApi) {
+    const onChainMorpho = new Set(config.chains.filter((c) => c.morpho !== null).map((c) => c.chainId));
+    sources.push(morphoApiSource(config.morphoApi, { onChainMorpho, fetch: options.fetch }));
+  }
+  return sources;
 }
 
 /** The Aave v3 and SparkLend pools of the shipped reference data (read on a chain whose file names none). */

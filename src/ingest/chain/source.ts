@@ -169,6 +169,11 @@ export function chainSource(
     id: `chain:${chain.chainId}`,
     kind: 'chain',
     chainIds: [chain.chainId],
+    // What it reads: its chain's records but Morpho's vaults, and Morpho's markets where it does
+    // not read Morpho Blue (the Morpho API's, when it names the chain).
+    owns: (r, kind) =>
+      r.chainId === chain.chainId &&
+      (r.protocol !== 'morpho' || (kind === 'market' && chain.morpho !== null)),
     lastRun: () => last,
     async run(_nowMs: number, previous?: PreviousRun): Promise<SourceOutput> {
       const requests0 = rpc.requests();

@@ -1,0 +1,584 @@
+/**
+ * The Morpho API (D15's `morphoApi`): Morpho Blue's markets, borrowers, liquidations and vaults
+ * (MetaMorpho) from Morpho's GraphQL API, for the chains the sources file names. One source,
+ * `morpho-api`, kind `api`.
+ *
+ * What it serves, so that no record has two sources: on a chain the file also reads on-chain
+ * with Morpho Blue, the chain's markets, positions and liquidations are the chain source's (exact
+ * and tied to a block) and the API serves that chain's vaults only (chains do not read
+ * MetaMorpho); on its other chains it serves all four.
+ *
+ * Every figure is the API's, converted as the chain sources convert theirs: token amounts from
+ * their integer units and the token's decimals; USD at the API's `priceUsd` of each token (the
+ * API is the price source of its markets: it reads no feed); APYs as the API states them
+ * (`supplyApy`, `borrowApy`: rewards excluded; the rewards' part is `netSupplyApy − supplyApy`
+ * and `borrowApy − netBorrowApy`); a borrower's health factor the API's own (Morpho's
+ * `collateral × oracle price × lltv / debt`), else `collateralUsd × lltv / borrowUsd`. Positions
+ * are the borrowers' (`borrowShares ≥ 1`): lenders' supply is served through the markets and
+ * vaults, not as positions.
+ *
+ * Lists are read in pages of `pageSize` items (`first`/`skip`); a page the API refuses as too
+ * complex is asked again at half the size. A request that fails (the network, an HTTP error, a
+ * GraphQL error) fails the whole pass: the source keeps its last data, which ages (D16). An item
+ * that cannot be served (a market without a USD price, an answer out of shape) is left out and
+ * named; a market left out keeps what the last pass served of it.
+ */
+import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '../../domain/types.ts';
+import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
+import type { LiquidationEvent } from '../../store/types.ts';
+import { scaled } from '../chain/chainlink.ts';
+import { morphoKey } from '../chain/source.ts';
+import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
+import type { MorphoApiConfig } from '../sources-file.ts';
+
+/** How far back a first pass reads liquidations (later passes: from the newest one seen). */
+export const LIQUIDATION_LOOKBACK_SECONDS = 30 * 86_400;
+/** Liquidations are asked again from this long before the newest seen (the API indexes late ones; appends are idempotent). */
+export const LIQUIDATION_OVERLAP_SECONDS = 3_600;
+/** A request that has not answered after this long fails the pass. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** A MetaMorpho supply cap this high is no cap (caps are uint184). */
+const NO_CAP = 2n ** 184n - 1n;
+/** The most pages one list is read in (a guard against an API that ignores `skip`). */
+const MAX_PAGES = 10_000;
+
+const MARKETS = `query Markets($first: Int!, $skip: Int!, $chainIds: [Int!]) {
+  markets(first: $first, skip: $skip, where: { chainId_in: $chainIds }) {
+    items {
+      uniqueKey lltv oracleAddress
+      morphoBlue { chain { id } }
+      oracle { type }
+      loanAsset { address symbol name decimals priceUsd }
+      collateralAsset { address symbol name decimals priceUsd }
+      state { supplyAssets borrowAssets supplyApy borrowApy netSupplyApy netBorrowApy rewards { asset { symbol } } }
+    }
+  }
+}`;
+
+const POSITIONS = `query Positions($first: Int!, $skip: Int!, $chainIds: [Int!]) {
+  marketPositions(first: $first, skip: $skip, where: { chainId_in: $chainIds, borrowShares_gte: "1" }) {
+    items { user { address } market { uniqueKey } healthFactor state { supplyAssets borrowAssets collateral } }
+  }
+}`;
+
+const LIQUIDATIONS = `query Liquidations($first: Int!, $skip: Int!, $chainIds: [Int!], $since: Int!) {
+  transactions(first: $first, skip: $skip, orderBy: Timestamp, orderDirection: Asc,
+    where: { chainId_in: $chainIds, type_in: [MarketLiquidation], timestamp_gte: $since }) {
+    items {
+      hash logIndex blockNumber timestamp chain { id } user { address }
+      data {
+        ... on MarketLiquidationTransactionData {
+          seizedAssets repaidAssets badDebtAssets seizedAssetsUsd repaidAssetsUsd badDebtAssetsUsd liquidator
+          market { uniqueKey loanAsset { decimals } collateralAsset { decimals } }
+        }
+      }
+    }
+  }
+}`;
+
+const VAULTS = `query Vaults($first: Int!, $skip: Int!, $chainIds: [Int!]) {
+  vaults(first: $first, skip: $skip, where: { chainId_in: $chainIds }) {
+    items {
+      address name symbol chain { id } asset { address symbol }
+      state { curator fee allocation { market { uniqueKey } supplyAssets supplyCap } }
+    }
+  }
+}`;
+
+/** The requests a source sends: `fetch`'s shape (tests pass recorded answers). */
+export type FetchFn = (
+  url: string,
+  init: { method: 'POST'; headers: Record<string, string>; body: string; signal: AbortSignal },
+) => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>;
+
+/** The API refused a request, or answered out of shape. */
+export class MorphoApiError extends Error {
+  override name = 'MorphoApiError';
+}
+
+/** The figures of the last successful pass, for the logs and tests. */
+export interface MorphoApiStats {
+  requests: number;
+  markets: number;
+  positions: number;
+  liquidations: number;
+  vaults: number;
+}
+
+export interface MorphoApiSource extends Source {
+  lastRun(): MorphoApiStats | null;
+}
+
+type Json = Record<string, unknown>;
+
+function obj(x: unknown, what: string): Json {
+  if (typeof x !== 'object' || x === null || Array.isArray(x))
+    throw new MorphoApiError(`${what}: not an object`);
+  return x as Json;
+}
+
+/** An integer amount (the API's BigInt: a string or a number). */
+function big(x: unknown, what: string): bigint {
+  if (typeof x === 'string' && /^-?\d+$/.test(x)) return BigInt(x);
+  if (typeof x === 'number' && Number.isSafeInteger(x)) return BigInt(x);
+  throw new MorphoApiError(`${what}: not an integer amount (${JSON.stringify(x)})`);
+}
+
+function num(x: unknown, what: string): number {
+  if (typeof x === 'number' && Number.isFinite(x)) return x;
+  throw new MorphoApiError(`${what}: not a number (${JSON.stringify(x)})`);
+}
+
+/** A number, or null when the API has none. */
+function numOrNull(x: unknown, what: string): number | null {
+  return x === null || x === undefined ? null : num(x, what);
+}
+
+function str(x: unknown, what: string): string {
+  if (typeof x === 'string') return x;
+  throw new MorphoApiError(`${what}: not a string`);
+}
+
+function address(x: unknown, what: string): string {
+  const s = str(x, what);
+  if (!/^0x[0-9a-fA-F]{40}$/.test(s)) throw new MorphoApiError(`${what}: not an address`);
+  return s.toLowerCase();
+}
+
+function decimals(x: unknown, what: string): number {
+  const d = num(x, what);
+  if (!Number.isInteger(d) || d < 0 || d > 36) throw new MorphoApiError(`${what}: not token decimals (${d})`);
+  return d;
+}
+
+/** A token's text as the chain sources serve it: whitespace collapsed, control characters dropped, capped. */
+function text(x: unknown, max: number): string {
+  return typeof x === 'string'
+    ? x
+        .replace(/\p{Cc}/gu, '')
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, max)
+    : '';
+}
+
+interface Token {
+  address: string;
+  symbol: string;
+  name: string;
+  decimals: number;
+  /** The API's USD price; null when it has none. */
+  usd: number | null;
+}
+
+function token(x: unknown, what: string): Token {
+  const t = obj(x, what);
+  const usd = numOrNull(t.priceUsd, `${what}.priceUsd`);
+  return {
+    address: address(t.address, `${what}.address`),
+    symbol: text(t.symbol, 32),
+    name: text(t.name, 64),
+    decimals: decimals(t.decimals, `${what}.decimals`),
+    usd: usd !== null && usd > 0 ? usd : null,
+  };
+}
+
+/** A market as read: its record's facts, and its supply in loan units (vault shares are of it). */
+interface ApiMarket {
+  key: string;
+  chainId: number;
+  loan: Token;
+  collateral: Token;
+  supplyAssets: bigint;
+  record: MarketRecord | null;
+}
+
+/** What the API says of a market's oracle: its address and kind (the feeds' update times are not in it). */
+function oracleRecord(addressOf: string, type: unknown): OracleRecord {
+  const chainlink = type === 'ChainlinkOracleV2' || type === 'ChainlinkOracle';
+  return {
+    address: addressOf,
+    type: chainlink ? type : 'Custom',
+    provider: chainlink ? 'Chainlink' : 'Unknown',
+    feeds: [],
+    isComposite: false,
+    warnings: [
+      "Feeds not read: the Morpho API does not state their last update; read the market's chain for its oracle health",
+    ],
+  };
+}
+
+/** A market item, or null for an idle market (no collateral token: never served). */
+function readMarket(item: unknown): { market: ApiMarket; unpriced: string | null } | null {
+  const m = obj(item, 'market');
+  const id = str(m.uniqueKey, 'market.uniqueKey');
+  if (!/^0x[0-9a-fA-F]{64}$/.test(id)) throw new MorphoApiError(`market ${id}: uniqueKey is not a market id`);
+  if (m.collateralAsset === null || m.collateralAsset === undefined) return null;
+  const chainId = num(
+    obj(obj(m.morphoBlue, 'market.morphoBlue').chain, 'market.morphoBlue.chain').id,
+    'chain id',
+  );
+  const key = morphoKey(chainId, id);
+  const loan = token(m.loanAsset, `market ${key}: loanAsset`);
+  const collateral = token(m.collateralAsset, `market ${key}: collateralAsset`);
+  const state = obj(m.state, `market ${key}: state`);
+  const supplyAssets = big(state.supplyAssets, `market ${key}: state.supplyAssets`);
+  const borrowAssets = big(state.borrowAssets, `market ${key}: state.borrowAssets`);
+  const market: ApiMarket = { key, chainId, loan, collateral, supplyAssets, record: null };
+  const unpricedToken = loan.usd === null ? loan : collateral.usd === null ? collateral : null;
+  if (unpricedToken)
+    return {
+      market,
+      unpriced: `market ${key}: the Morpho API has no USD price for its ${unpricedToken === loan ? 'loan token' : 'collateral'} ${unpricedToken.symbol} ${unpricedToken.address}`,
+    };
+  const supplyApy = num(state.supplyApy, `market ${key}: state.supplyApy`);
+  const borrowApy = num(state.borrowApy, `market ${key}: state.borrowApy`);
+  const netSupplyApy = numOrNull(state.netSupplyApy, `market ${key}: state.netSupplyApy`);
+  const netBorrowApy = numOrNull(state.netBorrowApy, `market ${key}: state.netBorrowApy`);
+  const rewards = Array.isArray(state.rewards) ? state.rewards : [];
+  const rewardTokens = [
+    ...new Set(
+      rewards.map((r) => text(obj(obj(r, 'reward').asset, 'reward.asset').symbol, 32)).filter(Boolean),
+    ),
+  ];
+  market.record = {
+    uniqueKey: key,
+    protocol: 'morpho',
+    chainId,
+    label: null,
+    collateral: collateral.symbol,
+    collateralName: collateral.name,
+    collateralAddress: collateral.address,
+    loan: loan.symbol,
+    loanName: loan.name,
+    loanAddress: loan.address,
+    collateralDecimals: collateral.decimals,
+    loanDecimals: loan.decimals,
+    collateralPrice: collateral.usd!,
+    loanPrice: loan.usd!,
+    supply: scaled(supplyAssets, loan.decimals) * loan.usd!,
+    borrow: scaled(borrowAssets, loan.decimals) * loan.usd!,
+    supplyApy,
+    borrowApy,
+    supplyRewardsApy: netSupplyApy === null ? 0 : Math.max(0, netSupplyApy - supplyApy),
+    borrowRewardsApy: netBorrowApy === null ? 0 : Math.max(0, borrowApy - netBorrowApy),
+    rewardTokens,
+    lltv: scaled(big(m.lltv, `market ${key}: lltv`), 18),
+    vaultSymbol: null,
+    vaultAddress: null,
+    governor: null,
+    oracle: oracleRecord(
+      address(m.oracleAddress, `market ${key}: oracleAddress`),
+      m.oracle === null || m.oracle === undefined ? null : obj(m.oracle, 'oracle').type,
+    ),
+  };
+  checkMarketChanges([market.record]);
+  return { market, unpriced: null };
+}
+
+function readPosition(item: unknown, markets: ReadonlyMap<string, ApiMarket>): PositionRecord | null {
+  const p = obj(item, 'position');
+  const chainless = str(
+    obj(p.market, 'position.market').uniqueKey,
+    'position.market.uniqueKey',
+  ).toLowerCase();
+  const user = address(obj(p.user, 'position.user').address, 'position.user.address');
+  const market = markets.get(chainless);
+  // A position of a market not served (idle, unpriced, left out) is not served either.
+  if (!market?.record) return null;
+  const r = market.record;
+  const state = obj(p.state, `position ${r.uniqueKey}:${user}: state`);
+  const what = `position ${r.uniqueKey}:${user}`;
+  const collateralUsd =
+    scaled(big(state.collateral, `${what}: collateral`), market.collateral.decimals) * r.collateralPrice;
+  const borrowUsd =
+    scaled(big(state.borrowAssets, `${what}: borrowAssets`), market.loan.decimals) * r.loanPrice;
+  const supplyUsd =
+    scaled(big(state.supplyAssets, `${what}: supplyAssets`), market.loan.decimals) * r.loanPrice;
+  const hf = numOrNull(p.healthFactor, `${what}: healthFactor`);
+  const record: PositionRecord = {
+    marketKey: r.uniqueKey,
+    user,
+    collateralUsd,
+    borrowUsd,
+    supplyUsd,
+    healthFactor: hf ?? (borrowUsd > 0 ? (collateralUsd * r.lltv) / borrowUsd : Number.POSITIVE_INFINITY),
+  };
+  checkPositionChanges([record]);
+  return record;
+}
+
+function readLiquidation(item: unknown, markets: ReadonlyMap<string, ApiMarket>): LiquidationEvent {
+  const t = obj(item, 'liquidation');
+  const txHash = str(t.hash, 'liquidation.hash').toLowerCase();
+  const what = `liquidation ${txHash}`;
+  const data = obj(t.data, `${what}: data`);
+  const m = obj(data.market, `${what}: market`);
+  const id = str(m.uniqueKey, `${what}: market.uniqueKey`).toLowerCase();
+  const chainId = num(obj(t.chain, `${what}: chain`).id, `${what}: chain.id`);
+  const loanDecimals = decimals(obj(m.loanAsset, `${what}: loanAsset`).decimals, `${what}: loan decimals`);
+  const collateralDecimals = decimals(
+    obj(m.collateralAsset, `${what}: collateralAsset`).decimals,
+    `${what}: collateral decimals`,
+  );
+  const market = markets.get(id)?.record ?? null;
+  const amount = (field: string, units: number) => scaled(big(data[field], `${what}: ${field}`), units);
+  const collateralSeized = amount('seizedAssets', collateralDecimals);
+  const debtRepaid = amount('repaidAssets', loanDecimals);
+  const badDebt = amount('badDebtAssets', loanDecimals);
+  // In USD as the API valued them at the liquidation, else at the market's price now.
+  const usd = (field: string, tokens: number, price: number | undefined) => {
+    const v = numOrNull(data[field], `${what}: ${field}`);
+    if (v !== null) return v;
+    if (tokens === 0) return 0;
+    if (price === undefined)
+      throw new MorphoApiError(`${what}: no USD value (${field}), and its market is not served`);
+    return tokens * price;
+  };
+  return {
+    protocol: 'morpho',
+    chainId,
+    txHash,
+    logIndex: num(t.logIndex, `${what}: logIndex`),
+    block: Number(big(t.blockNumber, `${what}: blockNumber`)),
+    at: Number(big(t.timestamp, `${what}: timestamp`)) * 1000,
+    marketKey: morphoKey(chainId, id),
+    borrower: address(obj(t.user, `${what}: user`).address, `${what}: user.address`),
+    liquidator: address(data.liquidator, `${what}: liquidator`),
+    collateralSeized,
+    collateralSeizedUsd: usd('seizedAssetsUsd', collateralSeized, market?.collateralPrice),
+    debtRepaid,
+    debtRepaidUsd: usd('repaidAssetsUsd', debtRepaid, market?.loanPrice),
+    badDebt,
+    badDebtUsd: usd('badDebtAssetsUsd', badDebt, market?.loanPrice),
+  };
+}
+
+function readVault(item: unknown, markets: ReadonlyMap<string, ApiMarket>): VaultRecord {
+  const v = obj(item, 'vault');
+  const vault = address(v.address, 'vault.address');
+  const chainId = num(obj(v.chain, `vault ${vault}: chain`).id, `vault ${vault}: chain.id`);
+  const asset = obj(v.asset, `vault ${vault}: asset`);
+  const state = obj(v.state, `vault ${vault}: state`);
+  const curator =
+    state.curator === null || state.curator === undefined ? null : address(state.curator, 'curator');
+  const fee = num(state.fee, `vault ${vault}: fee`);
+  if (fee < 0 || fee > 1) throw new MorphoApiError(`vault ${vault}: fee ${fee} is not 0 to 1`);
+  const allocations: VaultRecord['allocations'] = [];
+  for (const a of Array.isArray(state.allocation) ? state.allocation : []) {
+    const alloc = obj(a, `vault ${vault}: allocation`);
+    const id = str(
+      obj(alloc.market, `vault ${vault}: allocation.market`).uniqueKey,
+      'uniqueKey',
+    ).toLowerCase();
+    const market = markets.get(id);
+    // Allocations to markets the API does not serve (idle: no collateral) hold no borrower's risk.
+    if (!market || market.chainId !== chainId) continue;
+    const supplied = big(alloc.supplyAssets, `vault ${vault}: supplyAssets`);
+    const cap = big(alloc.supplyCap, `vault ${vault}: supplyCap`);
+    if (supplied === 0n && cap === 0n) continue;
+    const share =
+      market.supplyAssets > 0n
+        ? Math.min(1, Number((supplied * 10n ** 18n) / market.supplyAssets) / 1e18)
+        : 0;
+    allocations.push({
+      marketKey: market.key,
+      supplyShare: share,
+      supplyCapUsd:
+        cap >= NO_CAP || market.loan.usd === null
+          ? null
+          : scaled(cap, market.loan.decimals) * market.loan.usd,
+    });
+  }
+  return {
+    protocol: 'morpho',
+    chainId,
+    address: vault,
+    name: text(v.name, 64),
+    symbol: text(v.symbol, 32),
+    assetAddress: address(asset.address, `vault ${vault}: asset.address`),
+    assetSymbol: text(asset.symbol, 32),
+    curator: curator === '0x0000000000000000000000000000000000000000' ? null : curator,
+    governor: null,
+    fee,
+    allocations,
+  };
+}
+
+/** The checkpoint's cursor: the newest liquidation seen (unix seconds), from which the next pass reads. */
+function readCursor(cursor: string | null | undefined): { liquidationsSeen: number | null } {
+  try {
+    const c = JSON.parse(cursor ?? '{}') as { liquidationsSeen?: unknown };
+    return { liquidationsSeen: typeof c.liquidationsSeen === 'number' ? c.liquidationsSeen : null };
+  } catch {
+    return { liquidationsSeen: null };
+  }
+}
+
+/**
+ * The Morpho API source. `onChainMorpho`: the chains the sources file reads Morpho Blue on
+ * (their markets, positions and liquidations are theirs; see the module comment).
+ */
+export function morphoApiSource(
+  config: MorphoApiConfig,
+  options: { onChainMorpho?: ReadonlySet<number>; fetch?: FetchFn } = {},
+): MorphoApiSource {
+  const send: FetchFn = options.fetch ?? ((url, init) => fetch(url, init));
+  const onChain = options.onChainMorpho ?? new Set<number>();
+  const chains = new Set(config.chainIds);
+  const served = config.chainIds.filter((c) => !onChain.has(c));
+  let last: MorphoApiStats | null = null;
+  let requests = 0;
+
+  /** One GraphQL request; a `too complex` refusal resolves to null (the caller asks for less). */
+  async function request(query: string, variables: Json): Promise<Json | null> {
+    requests++;
+    const res = await send(config.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query, variables }),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    let body: Json;
+    try {
+      body = obj(await res.json(), 'answer');
+    } catch {
+      throw new MorphoApiError(`Morpho API: HTTP ${res.status}, not a GraphQL answer`);
+    }
+    const errors = Array.isArray(body.errors) ? body.errors : [];
+    if (errors.length > 0) {
+      const message = errors
+        .map((e) => (typeof e === 'object' && e !== null ? String((e as Json).message ?? '') : String(e)))
+        .join('; ');
+      if (/complex/i.test(message)) return null;
+      throw new MorphoApiError(`Morpho API: ${message || 'error'} (HTTP ${res.status})`);
+    }
+    if (!res.ok) throw new MorphoApiError(`Morpho API: HTTP ${res.status}`);
+    return obj(body.data, 'Morpho API answer: data');
+  }
+
+  /** Every item of a list, page by page (see the module comment). */
+  async function list(field: string, query: string, variables: Json): Promise<unknown[]> {
+    const items: unknown[] = [];
+    let first = config.pageSize;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const data = await request(query, { ...variables, first, skip: items.length });
+      if (data === null) {
+        if (first === 1) throw new MorphoApiError(`Morpho API: ${field} too complex even one at a time`);
+        first = Math.max(1, Math.floor(first / 2));
+        continue;
+      }
+      const got = obj(data[field], `Morpho API answer: ${field}`).items;
+      if (!Array.isArray(got)) throw new MorphoApiError(`Morpho API answer: ${field}.items is not a list`);
+      for (const item of got) items.push(item);
+      if (got.length < first) return items;
+    }
+    throw new MorphoApiError(`Morpho API: ${field} did not end after ${MAX_PAGES} pages`);
+  }
+
+  return {
+    id: 'morpho-api',
+    kind: 'api',
+    chainIds: [...config.chainIds],
+    owns: (r, kind) =>
+      r.protocol === 'morpho' && chains.has(r.chainId) && (kind === 'vault' || !onChain.has(r.chainId)),
+    lastRun: () => last,
+    async run(nowMs: number, previous?: PreviousRun): Promise<SourceOutput> {
+      const requests0 = requests;
+      const items: ItemReport[] = [];
+      const failed = (id: string, err: unknown) =>
+        items.push({ id, ok: false, error: err instanceof Error ? err.message : String(err) });
+      const cursor = readCursor(previous?.state?.cursor);
+      const since =
+        (cursor.liquidationsSeen ?? Math.floor(nowMs / 1000) - LIQUIDATION_LOOKBACK_SECONDS) -
+        LIQUIDATION_OVERLAP_SECONDS;
+
+      const chainIds = [...config.chainIds];
+      const marketItems = await list('markets', MARKETS, { chainIds });
+      const vaultItems = await list('vaults', VAULTS, { chainIds });
+      const positionItems =
+        served.length > 0 ? await list('marketPositions', POSITIONS, { chainIds: served }) : [];
+      const liquidationItems =
+        served.length > 0 ? await list('transactions', LIQUIDATIONS, { chainIds: served, since }) : [];
+
+      // Markets, by their chainless id (as positions and vaults name them).
+      const markets = new Map<string, ApiMarket>();
+      const previousMarkets = new Map((previous?.markets ?? []).map((m) => [m.uniqueKey, m]));
+      const kept = new Set<string>();
+      for (const item of marketItems) {
+        const id = typeof (item as Json)?.uniqueKey === 'string' ? ((item as Json).uniqueKey as string) : '?';
+        try {
+          const read = readMarket(item);
+          if (!read) continue;
+          markets.set(id.toLowerCase(), read.market);
+          if (read.unpriced && served.includes(read.market.chainId)) {
+            failed(`morpho-api:${read.market.key}`, new Error(read.unpriced));
+            kept.add(read.market.key);
+          }
+        } catch (err) {
+          failed(`morpho-api:${id}`, err);
+          for (const c of served) kept.add(morphoKey(c, id));
+        }
+      }
+      const outMarkets: MarketRecord[] = [];
+      for (const m of markets.values())
+        if (m.record && served.includes(m.chainId) && !kept.has(m.key)) outMarkets.push(m.record);
+      // A market not served this pass keeps what the last pass served of it, with its positions.
+      for (const key of kept) {
+        const record = previousMarkets.get(key);
+        if (record) outMarkets.push(record);
+      }
+
+      const positions: PositionRecord[] = [];
+      const seen = new Set<string>();
+      for (const item of positionItems) {
+        try {
+          const p = readPosition(item, markets);
+          if (!p || kept.has(p.marketKey) || seen.has(`${p.marketKey}:${p.user}`)) continue;
+          seen.add(`${p.marketKey}:${p.user}`);
+          positions.push(p);
+        } catch (err) {
+          failed('morpho-api:position', err);
+        }
+      }
+      for (const p of previous?.positions ?? []) if (kept.has(p.marketKey)) positions.push(p);
+
+      const liquidations: LiquidationEvent[] = [];
+      let newest = cursor.liquidationsSeen;
+      for (const item of liquidationItems) {
+        try {
+          const l = readLiquidation(item, markets);
+          if (!served.includes(l.chainId)) continue;
+          liquidations.push(l);
+          newest = Math.max(newest ?? 0, Math.floor(l.at / 1000));
+        } catch (err) {
+          failed('morpho-api:liquidation', err);
+        }
+      }
+
+      const vaults: VaultRecord[] = [];
+      for (const item of vaultItems) {
+        try {
+          const v = readVault(item, markets);
+          if (chains.has(v.chainId)) vaults.push(v);
+        } catch (err) {
+          failed('morpho-api:vault', err);
+        }
+      }
+
+      last = {
+        requests: requests - requests0,
+        markets: outMarkets.length,
+        positions: positions.length,
+        liquidations: liquidations.length,
+        vaults: vaults.length,
+      };
+      return {
+        records: { markets: outMarkets, positions, vaults },
+        liquidations,
+        cursor: JSON.stringify({ liquidationsSeen: newest }),
+        items,
+      };
+    },
+  };
+}

@@ -1,0 +1,363 @@
+/**
+ * The Morpho API source on answers in the API's shape (test/ingest/fixtures/morpho-api.json:
+ * composed, not recorded; see its `_source`), served by a fake endpoint that filters and pages
+ * as the API does. No network: the source's requests go through an injected fetch.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import type { MarketRecord } from '../../src/domain/types.ts';
+import {
+  type FetchFn,
+  LIQUIDATION_OVERLAP_SECONDS,
+  morphoApiSource,
+} from '../../src/ingest/api/morpho-api.ts';
+import { configuredSources } from '../../src/ingest/chain/index.ts';
+import type { Source } from '../../src/ingest/contract.ts';
+import { ingestLive } from '../../src/ingest/live.ts';
+import { parseSources } from '../../src/ingest/sources-file.ts';
+import type { Service } from '../../src/service.ts';
+import { openStore } from '../../src/store/open.ts';
+import type { Store } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
+import { apiGet, liveService, tempDir } from '../helpers.ts';
+
+type Doc = Record<'markets' | 'marketPositions' | 'transactions' | 'vaults', Record<string, any>[]>;
+const FIXTURE: Doc = JSON.parse(readFileSync(new URL('./fixtures/morpho-api.json', import.meta.url), 'utf8'));
+const URL_ = 'https://api.morpho.example/graphql';
+/** The fixture's liquidations are an hour or two before this (unix seconds). */
+const NOW_S = 1_795_000_000;
+const WBTC_USDC = '0x3a85e619751152991742810df6ec69ce473daef99e28a64ab2340d7b7ccfee49';
+const WSTETH_USDC = '0xb323495f7e4148be5643a4ea4a8221eef163e4bccfdedc2a6f4696baacbc86cc';
+const CBBTC_USDC = '0x9103c3b4e834476c9a62ea009ba2c884ee42e94e6e314a26f04d312434191836';
+const UNPRICED = '0x2ce8b29989e1bd924128fa5976ae6f135b11f3448fe287c5c88de946e97650a2';
+const A = '0x1111111111111111111111111111111111111111';
+const B = '0x2222222222222222222222222222222222222222';
+
+const FIELDS: Record<string, keyof Doc> = {
+  Markets: 'markets',
+  Positions: 'marketPositions',
+  Liquidations: 'transactions',
+  Vaults: 'vaults',
+};
+
+interface FakeApi {
+  fetch: FetchFn;
+  calls: { op: string; variables: Record<string, any> }[];
+  /** The doc served (a test may change it). */
+  doc: Doc;
+  /** Pages larger than this are refused as too complex. */
+  maxFirst: number;
+  /** Answer every request with this HTTP status (and no data), when set. */
+  down: number | null;
+}
+
+/** An endpoint that answers the four queries from `doc`, filtered by chain (and time) and paged as the API does. */
+function fakeApi(doc: Doc = structuredClone(FIXTURE)): FakeApi {
+  const api: FakeApi = {
+    calls: [],
+    doc,
+    maxFirst: Number.POSITIVE_INFINITY,
+    down: null,
+    fetch: async (url, init) => {
+      assert.equal(url, URL_);
+      const body = JSON.parse(init.body) as { query: string; variables: Record<string, any> };
+      const op = /query (\w+)/.exec(body.query)![1]!;
+      const v = body.variables;
+      api.calls.push({ op, variables: v });
+      const answer = (status: number, json: unknown) => ({
+        ok: status < 300,
+        status,
+        json: async () => json,
+      });
+      if (api.down !== null) return answer(api.down, { message: 'unavailable' });
+      if (v.first > api.maxFirst)
+        return answer(200, {
+          errors: [
+            { message: `Query complexity of ${v.first * 1000} exceeds the maximum allowed complexity` },
+          ],
+          data: null,
+        });
+      const field = FIELDS[op]!;
+      const chainOfMarket = new Map(api.doc.markets.map((m) => [m.uniqueKey, m.morphoBlue.chain.id]));
+      const chainOf = (x: Record<string, any>): number =>
+        field === 'markets'
+          ? x.morphoBlue.chain.id
+          : field === 'marketPositions'
+            ? chainOfMarket.get(x.market.uniqueKey)
+            : x.chain.id;
+      const all = api.doc[field].filter(
+        (x) => v.chainIds.includes(chainOf(x)) && (field !== 'transactions' || x.timestamp >= v.since),
+      );
+      return answer(200, { data: { [field]: { items: all.slice(v.skip, v.skip + v.first) } } });
+    },
+  };
+  return api;
+}
+
+const config = (chainIds = [1, 8453], pageSize = 2) => ({ url: URL_, chainIds, pageSize });
+const near = (a: number, b: number, what: string, tol = 0.005) =>
+  assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`);
+
+describe('the Morpho API source, end to end', () => {
+  const clock = new ManualClock(NOW_S * 1000);
+  const api = fakeApi();
+  const source = morphoApiSource(config(), { fetch: api.fetch });
+  let dataDir: string;
+  let store: Store;
+  let service: Service;
+  let key: string;
+  const get = apiGet(() => ({ service, key }));
+
+  before(async () => {
+    dataDir = tempDir('lrds-morpho-api-');
+    store = await openStore({ dataDir, databaseUrl: null }, clock);
+    const pass = await ingestLive([source], store, clock);
+    assert.equal(pass.runs[0]!.ok, true, pass.runs[0]!.error ?? '');
+    ({ service, key } = await liveService(dataDir, clock));
+  });
+  after(async () => {
+    await service?.close();
+    await store?.close();
+  });
+
+  test('default: markets in pages, as the API states them, priced at its USD prices; an unpriced market named, an idle one left out', async () => {
+    const first = await store.listSources();
+    assert.deepEqual(
+      first.map((s) => [s.id, s.kind, s.chainIds]),
+      [['morpho-api', 'api', [1, 8453]]],
+    );
+    const list = (await get('/markets?protocol=morpho')).data as { uniqueKey: string }[];
+    assert.deepEqual(
+      list.map((m) => m.uniqueKey).sort(),
+      [`morpho-1-${WBTC_USDC}`, `morpho-1-${WSTETH_USDC}`, `morpho-8453-${CBBTC_USDC}`].sort(),
+    );
+    const m = (await get(`/markets/morpho-1-${WBTC_USDC}`)).data;
+    assert.deepEqual(
+      [m.protocol, m.chainId, m.collateral, m.loan, m.lltv, m.collateralPrice, m.loanPrice],
+      ['morpho', 1, 'WBTC', 'USDC', 0.86, 90000.5, 0.9998],
+    );
+    near(m.supply, 150_000_000 * 0.9998, 'supply');
+    near(m.borrow, 120_000_000 * 0.9998, 'borrow');
+    assert.deepEqual([m.supplyApy, m.borrowApy], [0.041, 0.0535]);
+    // rewards: the net APYs' difference (the supply side's 1 %, the borrow side's 0.5 %)
+    near(m.supplyRewardsApy, 0.01, 'supply rewards', 1e-8);
+    near(m.borrowRewardsApy, 0.005, 'borrow rewards', 1e-8);
+    assert.equal(m.oracle.type, 'ChainlinkOracleV2');
+    assert.match(m.oracle.warnings[0], /Morpho API does not state/);
+    assert.equal((await get(`/markets/morpho-8453-${CBBTC_USDC}`)).data.oracle.type, 'Custom');
+    assert.equal((await get(`/markets/morpho-1-${WSTETH_USDC}`)).data.supplyRewardsApy, 0);
+    const run = source.lastRun()!;
+    // 5 markets in pages of 2 (3 requests), 2 vaults (2: a full page asks again), 5 positions (3), 2 liquidations (2)
+    assert.deepEqual(
+      [run.requests, run.markets, run.vaults, run.positions, run.liquidations],
+      [10, 3, 2, 3, 2],
+    );
+    const skips = api.calls
+      .filter((c) => c.op === 'Markets')
+      .map((c) => [c.variables.skip, c.variables.first]);
+    assert.deepEqual(skips, [
+      [0, 2],
+      [2, 2],
+      [4, 2],
+    ]);
+    const health = (await service.app.inject({ url: '/api/v1/health' })).json();
+    const s = health.sources.find((x: { id: string }) => x.id === 'morpho-api');
+    assert.deepEqual([s.kind, s.chains, s.consecutiveFailures, s.lastError], ['api', [1, 8453], 0, null]);
+    assert.equal((await get('/markets?protocol=morpho')).meta.freshness, 'live');
+    // no block behind an API's answer: no meta.blocks (not an empty one)
+    assert.equal((await get('/tokens?chainIds=8453')).meta.blocks, undefined);
+  });
+
+  test('default: borrowers with the API’s health factor (else collateral × lltv / debt); lenders are not positions; a duplicate across pages is kept once', async () => {
+    const mine = (await get(`/positions?address=${A}`)).data as {
+      market: { uniqueKey: string };
+      healthFactor: number;
+      state: { collateralUsd: number; borrowAssetsUsd: number };
+    }[];
+    assert.equal(mine.length, 2);
+    const wbtc = mine.find((p) => p.market.uniqueKey === `morpho-1-${WBTC_USDC}`)!;
+    assert.equal(wbtc.healthFactor, 1.1049);
+    near(wbtc.state.collateralUsd, 90000.5, 'collateral');
+    near(wbtc.state.borrowAssetsUsd, 70_000 * 0.9998, 'debt');
+    const [b] = (await get(`/positions?address=${B}`)).data;
+    near(b.healthFactor, (10 * 4200.25 * 0.86) / (35_000 * 0.9998), 'computed health', 1e-7);
+    const atRisk = (await get('/risk/positions-at-risk?chainIds=8453&healthFactorThreshold=1')).data;
+    assert.deepEqual(
+      atRisk.map((x: { user: { address: string }; healthFactor: number }) => [
+        x.user.address,
+        x.healthFactor,
+      ]),
+      [[A, 0.9781]],
+    );
+  });
+
+  test('default: liquidations at the API’s USD values, else at the market’s price; the next pass reads from the newest one seen', async () => {
+    const list = (await get('/liquidations?chainIds=1,8453')).data;
+    assert.equal(list.length, 2);
+    const base = list.find((l: { chainId: number }) => l.chainId === 8453);
+    assert.deepEqual(
+      [base.marketId, base.block, base.logIndex, base.collateralSeized, base.debtRepaid, base.debtRepaidUsd],
+      [`morpho-8453-${CBBTC_USDC}`, 38_000_000, 12, 0.1, 8500, 8499.5],
+    );
+    const eth = list.find((l: { chainId: number }) => l.chainId === 1);
+    near(eth.collateralSeizedUsd, 0.2 * 90000.5, 'seized USD');
+    near(eth.debtRepaidUsd, 15_000 * 0.9998, 'repaid USD');
+    near(eth.badDebtUsd, 1_000 * 0.9998, 'bad debt USD');
+    assert.equal(eth.borrower, B);
+    // a second pass asks from the newest liquidation less the overlap; the same ones are kept once
+    clock.advance(60_000);
+    api.calls.length = 0;
+    const pass = await ingestLive([source], store, clock);
+    assert.equal(pass.runs[0]!.ok, true);
+    const since = api.calls.find((c) => c.op === 'Liquidations')!.variables.since;
+    assert.equal(since, NOW_S - 3600 - LIQUIDATION_OVERLAP_SECONDS);
+    await service.models.reloadIfChanged();
+    assert.equal((await get('/liquidations?chainIds=1,8453')).data.length, 2);
+  });
+
+  test('default: vaults with their allocations as shares of the markets they supply; a cap of uint184’s maximum is no cap', async () => {
+    const v = (await get('/vaults/1/0xdd0f28e19c1780eb6396170735d45153d261490d')).data;
+    assert.deepEqual(
+      [v.protocol, v.name, v.symbol, v.asset.symbol, v.fee, v.curator],
+      ['morpho', 'Gauntlet USDC Prime', 'gtUSDC', 'USDC', 0.1, '0xc684c6587712e5e7bdf9fd64415f23bd2b05faec'],
+    );
+    // 30M of the market's 150M; the empty allocation and the idle market's are left out
+    assert.equal(v.allocations.length, 1);
+    near(v.allocations[0].supplyUsd, 30_000_000 * 0.9998, 'allocation');
+    near(v.allocations[0].supplyCapUsd, 50_000_000 * 0.9998, 'cap');
+    const base = (await get('/vaults/8453/0x586d8a1a7254607e79be7be81e0e17b83bb1af69')).data;
+    assert.deepEqual([base.curator, base.allocations[0].supplyCapUsd], [null, null]);
+    near(base.totalAssetsUsd, 5_000_000 * 0.9998, 'vault assets');
+  });
+
+  test('error: the API down fails the pass; every record is kept, and /health says why', async () => {
+    api.down = 503;
+    clock.advance(60_000);
+    const pass = await ingestLive([source], store, clock);
+    api.down = null;
+    assert.equal(pass.runs[0]!.ok, false);
+    assert.equal(pass.runs[0]!.error, 'Morpho API: HTTP 503');
+    await service.models.reloadIfChanged();
+    assert.equal((await get('/markets?protocol=morpho')).data.length, 3);
+    assert.equal((await get('/vaults?chainIds=1,8453')).data.length, 2);
+    assert.equal((await get(`/positions?address=${A}`)).data.length, 2);
+    const health = (await service.app.inject({ url: '/api/v1/health' })).json();
+    const s = health.sources.find((x: { id: string }) => x.id === 'morpho-api');
+    assert.deepEqual([s.consecutiveFailures, s.lastError], [1, 'Morpho API: HTTP 503']);
+  });
+});
+
+describe('the Morpho API source, by itself', () => {
+  const run = (source: Source, previous?: Parameters<Source['run']>[1]) => source.run(NOW_S * 1000, previous);
+
+  test('behavior: a page refused as too complex is asked again at half the size', async () => {
+    const api = fakeApi();
+    api.maxFirst = 1;
+    const source = morphoApiSource(config([1, 8453], 4), { fetch: api.fetch });
+    const out = await run(source);
+    assert.equal(out.records!.markets.length, 3);
+    assert.equal(out.records!.positions.length, 3);
+    const markets = api.calls.filter((c) => c.op === 'Markets').map((c) => c.variables.first);
+    // 4 refused, 2 refused, then 1 at a time: 5 items and the empty page after them
+    assert.deepEqual(markets, [4, 2, 1, 1, 1, 1, 1, 1]);
+  });
+
+  test('error: a GraphQL error fails the pass with its message; an item out of shape is left out and named, the others served', async () => {
+    const api = fakeApi();
+    api.fetch = async () => ({
+      ok: true,
+      status: 200,
+      json: async () => ({ errors: [{ message: 'Cannot query field "x"' }], data: null }),
+    });
+    await assert.rejects(
+      run(morphoApiSource(config(), { fetch: api.fetch })),
+      /Morpho API: Cannot query field "x"/,
+    );
+
+    const odd = fakeApi();
+    odd.doc.marketPositions[1]!.state.borrowAssets = '12.5';
+    odd.doc.vaults[0]!.state.fee = 3;
+    const out = await run(morphoApiSource(config(), { fetch: odd.fetch }));
+    assert.deepEqual(
+      out.items.filter((i) => !i.ok).map((i) => (i.ok ? '' : i.error)),
+      [
+        `market morpho-8453-${UNPRICED}: the Morpho API has no USD price for its collateral cbBTC 0xcbb7c0000ab88b473b1f5afd9ef808440eed33bf`,
+        `position morpho-1-${WSTETH_USDC}:${B}: borrowAssets: not an integer amount ("12.5")`,
+        'vault 0xdd0f28e19c1780eb6396170735d45153d261490d: fee 3 is not 0 to 1',
+      ],
+    );
+    assert.equal(out.records!.positions.length, 2);
+    assert.equal(out.records!.vaults!.length, 1);
+  });
+
+  test('behavior: a market it cannot price keeps what the last pass served of it, with its positions', async () => {
+    const api = fakeApi();
+    const source = morphoApiSource(config(), { fetch: api.fetch });
+    const first = await run(source);
+    api.doc.markets[0]!.collateralAsset.priceUsd = null;
+    const second = await run(source, {
+      state: null,
+      markets: first.records!.markets,
+      positions: first.records!.positions,
+    });
+    const key = `morpho-1-${WBTC_USDC}`;
+    assert.deepEqual(
+      second.records!.markets.find((m) => m.uniqueKey === key),
+      first.records!.markets.find((m) => m.uniqueKey === key),
+    );
+    assert.equal(second.records!.positions.filter((p) => p.marketKey === key).length, 1);
+    assert.ok(second.items.some((i) => i.id === `morpho-api:${key}` && !i.ok));
+  });
+
+  test('behavior: on a chain also read on-chain, only its vaults are the API’s; the chain’s Morpho markets are never doubled, failing or not', async () => {
+    const api = fakeApi();
+    const source = morphoApiSource(config(), { fetch: api.fetch, onChainMorpho: new Set([1]) });
+    const out = await run(source);
+    assert.deepEqual(
+      out.records!.markets.map((m) => m.uniqueKey),
+      [`morpho-8453-${CBBTC_USDC}`],
+    );
+    assert.equal(out.records!.vaults!.length, 2);
+    for (const op of ['Positions', 'Liquidations'])
+      assert.deepEqual(api.calls.find((c) => c.op === op)!.variables.chainIds, [8453]);
+    assert.ok(out.liquidations!.every((l) => l.chainId === 8453));
+
+    // With a chain source reading chain 1 (its Morpho market here), each record has one owner.
+    const chainMarket = {
+      ...(await run(morphoApiSource(config(), { fetch: fakeApi().fetch }))).records!.markets[0]!,
+    };
+    let chainUp = true;
+    const chain1: Source = {
+      id: 'chain:1',
+      kind: 'chain',
+      chainIds: [1],
+      owns: configuredSources(
+        parseSources({ chains: [{ chainId: 1, rpcUrl: 'http://127.0.0.1:1' }] }, 't'),
+      )[0]!.owns,
+      async run() {
+        if (!chainUp) throw new Error('RPC down');
+        return { records: { markets: [chainMarket as MarketRecord], positions: [] }, items: [] };
+      },
+    };
+    const clock = new ManualClock(NOW_S * 1000);
+    const store = await openStore({ dataDir: tempDir('lrds-morpho-api-own-'), databaseUrl: null }, clock);
+    try {
+      const keys = async () => (await store.loadMarkets()).map((m) => m.uniqueKey).sort();
+      await ingestLive([chain1, source], store, clock);
+      const served = await keys();
+      assert.deepEqual(served, [chainMarket.uniqueKey, `morpho-8453-${CBBTC_USDC}`].sort());
+      chainUp = false;
+      api.down = 500;
+      const failing = await ingestLive([chain1, source], store, clock);
+      assert.deepEqual(
+        failing.runs.map((r) => r.ok),
+        [false, false],
+      );
+      assert.deepEqual(await keys(), served);
+      assert.equal((await store.loadVaults()).length, 2);
+    } finally {
+      await store.close();
+    }
+  });
+});
