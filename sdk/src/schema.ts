@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 cac89c56f09886b7a202335fdf154e9780aba07f5d328c9b7c6bee7ffcda213f) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 febe06362579bf887f50bef29aff07b1d034f0f6ab9525e393678b050263fab6) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -1447,11 +1447,16 @@ export interface components {
             decimals: number | null;
             /** @description USD price in the largest market (by supply) that holds the token, 8 significant digits; null when unknown. */
             priceUsd: number | null;
-            /** @description Where the price comes from: the USD-quoted feed of the token (or of the asset it wraps) on its chain, else the oracle of its largest collateral market; null when neither exists. */
+            /** @description Where priceUsd comes from: the price source of the market priceUsd is taken from, as the data's source recorded it. Data that records none (the sandbox): the USD-quoted feed of the token (or of the asset it wraps) on its chain, else the oracle of its largest collateral market. null when none is known. */
             priceSource: {
-                /** @enum {string} */
-                kind: "feed" | "oracle";
-                address: string;
+                /**
+                 * @description 'feed': a Chainlink feed of the sources file; 'oracle': the market's own oracle (D15); 'api': an API's price (the Morpho API's priceUsd).
+                 * @enum {string}
+                 */
+                kind: "feed" | "oracle" | "api";
+                /** @description The feed's or the oracle's address; null for an API. */
+                address: string | null;
+                /** @description The feed's description (`X / ETH × ETH / USD` through ETH), the oracle's type and provider, or the API's field. */
                 description: string;
             } | null;
             /** @description Markets that take it as collateral. */
@@ -1480,11 +1485,16 @@ export interface components {
             decimals: number | null;
             /** @description USD price in the largest market (by supply) that holds the token, 8 significant digits; null when unknown. */
             priceUsd: number | null;
-            /** @description Where the price comes from: the USD-quoted feed of the token (or of the asset it wraps) on its chain, else the oracle of its largest collateral market; null when neither exists. */
+            /** @description Where priceUsd comes from: the price source of the market priceUsd is taken from, as the data's source recorded it. Data that records none (the sandbox): the USD-quoted feed of the token (or of the asset it wraps) on its chain, else the oracle of its largest collateral market. null when none is known. */
             priceSource: {
-                /** @enum {string} */
-                kind: "feed" | "oracle";
-                address: string;
+                /**
+                 * @description 'feed': a Chainlink feed of the sources file; 'oracle': the market's own oracle (D15); 'api': an API's price (the Morpho API's priceUsd).
+                 * @enum {string}
+                 */
+                kind: "feed" | "oracle" | "api";
+                /** @description The feed's or the oracle's address; null for an API. */
+                address: string | null;
+                /** @description The feed's description (`X / ETH × ETH / USD` through ETH), the oracle's type and provider, or the API's field. */
                 description: string;
             } | null;
             /** @description Markets that take it as collateral. */

@@ -247,6 +247,11 @@ export class Catalog {
     return this.byToken.get(`${chainId}:${token.toLowerCase()}`);
   }
 
+  /** A market's record as loaded (its snapshot's prices and amounts). */
+  baseRecord(ord: number): MarketRecord {
+    return this.entries[ord]!.base;
+  }
+
   /** The dataset's prices of a market's tokens (its positions' amounts are stated at them). */
   basePrices(ord: number): { collateral: number; loan: number } {
     return this.entries[ord]!.stated;

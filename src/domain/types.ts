@@ -48,6 +48,17 @@ export interface OracleHealth {
 }
 
 /**
+ * Where a market's price of a token comes from: a Chainlink feed of the sources file (its
+ * address; `X / ETH × ETH / USD` for a price through ETH), the market's own oracle, or an API
+ * (no address: the Morpho API's `priceUsd`).
+ */
+export interface PriceSourceRecord {
+  kind: 'feed' | 'oracle' | 'api';
+  address: string | null;
+  description: string;
+}
+
+/**
  * A lending market as stored: the primary facts. Derived fields of the API (available,
  * utilization, maxLeverage, strategy, oracle health) are computed from these by domain math.
  * USD amounts are plain numbers; APYs are decimals (0.042 = 4.2 %); lltv is 0 to 1.
@@ -80,6 +91,9 @@ export interface MarketRecord {
   vaultAddress: string | null;
   governor: string | null;
   oracle: OracleRecord | null;
+  /** Where its loan and collateral prices come from; absent when not recorded (sandbox data). */
+  loanPriceSource?: PriceSourceRecord | null;
+  collateralPriceSource?: PriceSourceRecord | null;
 }
 
 /**

@@ -178,20 +178,32 @@ export const FeedStatusSchema = Type.Object(
 );
 
 const PriceSourceSchema = Type.Unsafe<{
-  kind: 'feed' | 'oracle';
-  address: string;
+  kind: 'feed' | 'oracle' | 'api';
+  address: string | null;
   description: string;
 } | null>({
   type: ['object', 'null'],
   properties: {
-    kind: { type: 'string', enum: ['feed', 'oracle'] },
-    address: { type: 'string' },
-    description: { type: 'string' },
+    kind: {
+      type: 'string',
+      enum: ['feed', 'oracle', 'api'],
+      description:
+        "'feed': a Chainlink feed of the sources file; 'oracle': the market's own oracle (D15); 'api': an API's price (the Morpho API's priceUsd).",
+    },
+    address: {
+      type: ['string', 'null'],
+      description: "The feed's or the oracle's address; null for an API.",
+    },
+    description: {
+      type: 'string',
+      description:
+        "The feed's description (`X / ETH × ETH / USD` through ETH), the oracle's type and provider, or the API's field.",
+    },
   },
   required: ['kind', 'address', 'description'],
   additionalProperties: false,
   description:
-    'Where the price comes from: the USD-quoted feed of the token (or of the asset it wraps) on its chain, else the oracle of its largest collateral market; null when neither exists.',
+    "Where priceUsd comes from: the price source of the market priceUsd is taken from, as the data's source recorded it. Data that records none (the sandbox): the USD-quoted feed of the token (or of the asset it wraps) on its chain, else the oracle of its largest collateral market. null when none is known.",
 });
 
 const TokenProperties = {

@@ -34,8 +34,8 @@ export interface FeedView {
 }
 
 export interface PriceSource {
-  kind: 'feed' | 'oracle';
-  address: string;
+  kind: 'feed' | 'oracle' | 'api';
+  address: string | null;
   description: string;
 }
 
@@ -123,8 +123,10 @@ function protocolsOf(catalog: Catalog, ords: readonly number[]): Protocol[] {
 
 /**
  * A token as served. priceUsd: its USD price in the largest market (by supply now) that holds
- * it. priceSource: the USD-quoted feed on its chain whose base is the token (or the asset it
- * wraps), else the oracle of its largest collateral market, else null (D15's order).
+ * it. priceSource: where that market's price of it comes from, as its source recorded it (a
+ * feed, the market's oracle, an API); for data that records none (the sandbox), the USD-quoted
+ * feed on its chain whose base is the token (or the asset it wraps), else the oracle of its
+ * largest collateral market, else null (D15's order).
  * supplyUsd and borrowUsd: the sums over the markets that lend it.
  */
 function tokenView(model: ReadModel, t: TokenEntry, nowSec: number): TokenView {
@@ -146,6 +148,7 @@ function tokenView(model: ReadModel, t: TokenEntry, nowSec: number): TokenView {
     supplyUsd += v.supply;
     borrowUsd += v.borrow;
   }
+  const recorded = recordedSource(model, biggest);
   let priceUsd: number | null = null;
   if (biggest) {
     const v = catalog.recordAt(biggest.ord);
@@ -159,12 +162,24 @@ function tokenView(model: ReadModel, t: TokenEntry, nowSec: number): TokenView {
     name: t.name,
     decimals: t.decimals,
     priceUsd,
-    priceSource: priceSourceOf(model, t, nowSec),
+    priceSource: recorded !== undefined ? recorded : priceSourceOf(model, t, nowSec),
     collateralMarkets: t.collateralOrds.length,
     loanMarkets: t.loanOrds.length,
     supplyUsd: usd(supplyUsd),
     borrowUsd: usd(borrowUsd),
   };
+}
+
+/** The price source a market's record gives for one of its tokens; undefined when it records none. */
+function recordedSource(
+  model: ReadModel,
+  at: { ord: number; side: 'collateral' | 'loan' } | null,
+): PriceSource | null | undefined {
+  if (!at) return undefined;
+  const record = model.catalog.baseRecord(at.ord);
+  const source = at.side === 'loan' ? record.loanPriceSource : record.collateralPriceSource;
+  if (source === undefined || source === null) return source;
+  return { kind: source.kind, address: source.address, description: source.description };
 }
 
 function priceSourceOf(model: ReadModel, t: TokenEntry, nowSec: number): PriceSource | null {

@@ -182,6 +182,20 @@ describe('Fluid on a local chain', () => {
     assert.ok(Math.abs(p2!.state.collateralUsd - 30_000) < 0.01, String(p2!.state.collateralUsd));
     assert.ok(Math.abs(p2!.healthFactor / (await health(btcVault, nftC, block)) - 1) < 5e-8);
     assert.equal((await get(`/markets/${keyOf(btcVault)}`)).data.lltv, 0.8);
+    // where each token's price comes from: the file's feeds, else the vault's oracle
+    const tokens = (await get('/tokens?chainIds=31337')).data as {
+      symbol: string;
+      priceSource: { kind: string; address: string } | null;
+    }[];
+    const source = (symbol: string) => tokens.find((t) => t.symbol === symbol)!.priceSource;
+    assert.deepEqual(
+      [source('USDC'), source('ETH')].map((s) => [s!.kind, s!.address]),
+      [
+        ['feed', usdcUsd.toLowerCase()],
+        ['feed', ethUsd.toLowerCase()],
+      ],
+    );
+    assert.equal(source('WBTC')!.kind, 'oracle');
   });
 
   test('behavior: a quiet pass reads no position; interest and the oracle price are followed without reading one', async () => {

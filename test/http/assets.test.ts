@@ -53,8 +53,15 @@ const m3 = makeMarket({
   borrow: 1_500_000,
   oracle: stale,
 });
-// Base: WETH lent on another chain
-const m4 = makeMarket({ chainId: 8453, oracle: fresh });
+// Base: WETH lent on another chain, by a source that records where its prices come from (an API
+// for WETH; none known for wstETH)
+const API_PRICE = { kind: 'api', address: null, description: 'Morpho API priceUsd' } as const;
+const m4 = makeMarket({
+  chainId: 8453,
+  oracle: fresh,
+  loanPriceSource: API_PRICE,
+  collateralPriceSource: null,
+});
 
 let t: TestApp;
 let pro: string;
@@ -130,6 +137,14 @@ describe('GET /tokens', () => {
     );
     const base = (await t.get('/api/v1/tokens?chainIds=8453', pro)).json();
     assert.equal(base.meta.total, 2);
+    // a recorded price source is served as recorded (an API's; none), not guessed from feeds and oracles
+    assert.deepEqual(
+      base.data.map((x: { symbol: string; priceSource: unknown }) => [x.symbol, x.priceSource]),
+      [
+        ['wstETH', null],
+        ['WETH', API_PRICE],
+      ],
+    );
     const onFree = (await t.get('/api/v1/tokens', free)).json();
     assert.ok(onFree.data.every((x: { chainId: number }) => x.chainId === 1));
   });

@@ -55,9 +55,9 @@ test('behavior: USD prices from X/USD, X/ETH × ETH/USD, wrapped natives by the 
     reading('USDC/USD', 0.9998),
     reading('BAD/USD', 0),
   ]);
-  assert.deepEqual(priceOf('WETH'), { usd: 3000, feed: 'ETH/USD' });
-  assert.deepEqual(priceOf('wstETH'), { usd: 3600, feed: 'WSTETH/ETH' });
-  assert.deepEqual(priceOf('USDC.e'), { usd: 0.9998, feed: 'USDC/USD' });
+  assert.deepEqual(priceOf('WETH'), { usd: 3000, feed: 'ETH/USD', description: 'ETH/USD' });
+  assert.deepEqual(priceOf('wstETH'), { usd: 3600, feed: 'WSTETH/ETH', description: 'WSTETH/ETH × ETH/USD' });
+  assert.deepEqual(priceOf('USDC.e'), { usd: 0.9998, feed: 'USDC/USD', description: 'USDC/USD' });
   // a feed answering 0 prices nothing (never a price of 0); an unknown token has none
   assert.equal(priceOf('BAD'), null);
   assert.equal(priceOf('PEPE'), null);

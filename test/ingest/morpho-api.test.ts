@@ -165,8 +165,16 @@ describe('the Morpho API source, end to end', () => {
     const s = health.sources.find((x: { id: string }) => x.id === 'morpho-api');
     assert.deepEqual([s.kind, s.chains, s.consecutiveFailures, s.lastError], ['api', [1, 8453], 0, null]);
     assert.equal((await get('/markets?protocol=morpho')).meta.freshness, 'live');
-    // no block behind an API's answer: no meta.blocks (not an empty one)
-    assert.equal((await get('/tokens?chainIds=8453')).meta.blocks, undefined);
+    // no block behind an API's answer: no meta.blocks (not an empty one); its prices are the API's
+    const tokens = await get('/tokens?chainIds=8453');
+    assert.equal(tokens.meta.blocks, undefined);
+    assert.deepEqual(
+      tokens.data.map((x: { symbol: string; priceSource: unknown }) => [x.symbol, x.priceSource]),
+      [
+        ['USDC', { kind: 'api', address: null, description: 'Morpho API priceUsd' }],
+        ['cbBTC', { kind: 'api', address: null, description: 'Morpho API priceUsd' }],
+      ],
+    );
   });
 
   test('default: borrowers with the API’s health factor (else collateral × lltv / debt); lenders are not positions; a duplicate across pages is kept once', async () => {

@@ -151,6 +151,9 @@ function decimals(x: unknown, what: string): number {
   return d;
 }
 
+/** Where this source's prices come from. */
+const API_PRICE = { kind: 'api', address: null, description: 'Morpho API priceUsd' } as const;
+
 /** A token's text as the chain sources serve it: whitespace collapsed, control characters dropped, capped. */
 function text(x: unknown, max: number): string {
   return typeof x === 'string'
@@ -267,6 +270,8 @@ function readMarket(item: unknown): { market: ApiMarket; unpriced: string | null
     vaultSymbol: null,
     vaultAddress: null,
     governor: null,
+    loanPriceSource: API_PRICE,
+    collateralPriceSource: API_PRICE,
     oracle: oracleRecord(
       address(m.oracleAddress, `market ${key}: oracleAddress`),
       m.oracle === null || m.oracle === undefined ? null : obj(m.oracle, 'oracle').type,

@@ -164,25 +164,41 @@ export function scaled(value: bigint, decimals: number): number {
   return negative ? -n : n;
 }
 
+/** A token's USD price from feeds: the feed it is the base of, and what it multiplies (`X / ETH × ETH / USD`). */
+export interface FeedPrice {
+  usd: number;
+  feed: string;
+  description: string;
+}
+
 /**
  * USD prices by upper-case symbol, from the feeds (D15): `X/USD` directly, `X/ETH` times
  * `ETH/USD` (any quote that itself has a USD price). A symbol with two prices keeps the direct
  * USD one. Symbols are compared as feeds name them (feedSymbol: WETH is priced by ETH/USD).
  */
 export function usdPrices(readings: readonly FeedReading[]): {
-  prices: Map<string, { usd: number; feed: string }>;
-  priceOf(symbol: string): { usd: number; feed: string } | null;
+  prices: Map<string, FeedPrice>;
+  priceOf(symbol: string): FeedPrice | null;
 } {
-  const prices = new Map<string, { usd: number; feed: string }>();
+  const prices = new Map<string, FeedPrice>();
   // The first feed of a symbol wins (the sources file's order).
   for (const r of readings)
     if (r.feed.quote === 'USD' && r.answer > 0 && !prices.has(feedSymbol(r.feed.base)))
-      prices.set(feedSymbol(r.feed.base), { usd: r.answer, feed: r.feed.address });
+      prices.set(feedSymbol(r.feed.base), {
+        usd: r.answer,
+        feed: r.feed.address,
+        description: r.description,
+      });
   for (const r of readings) {
     const base = feedSymbol(r.feed.base);
     if (r.feed.quote === 'USD' || prices.has(base) || r.answer <= 0) continue;
     const quote = prices.get(feedSymbol(r.feed.quote));
-    if (quote) prices.set(base, { usd: r.answer * quote.usd, feed: r.feed.address });
+    if (quote)
+      prices.set(base, {
+        usd: r.answer * quote.usd,
+        feed: r.feed.address,
+        description: `${r.description} × ${quote.description}`,
+      });
   }
   const priceOf = (symbol: string) => prices.get(feedSymbol(symbol)) ?? null;
   return { prices, priceOf };

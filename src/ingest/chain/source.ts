@@ -19,6 +19,7 @@ import type {
   OracleFeedRecord,
   OracleRecord,
   PositionRecord,
+  PriceSourceRecord,
   VaultRecord,
 } from '../../domain/types.ts';
 import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
@@ -36,7 +37,15 @@ import {
   readAave,
 } from './aave.ts';
 import { aaveKey, aaveLiquidation, aavePair, aavePrices, aaveRecords } from './aave-records.ts';
-import { ANSWER_UPDATED, type FeedReading, readFeeds, readRounds, scaled, usdPrices } from './chainlink.ts';
+import {
+  ANSWER_UPDATED,
+  type FeedPrice,
+  type FeedReading,
+  readFeeds,
+  readRounds,
+  scaled,
+  usdPrices,
+} from './chainlink.ts';
 import { COMET_EVENTS, type CometAbsorb, CometCache, readCompound } from './compound.ts';
 import { absorbLiquidations, cometRecords } from './compound-records.ts';
 import {
@@ -456,10 +465,11 @@ export function chainSource(
       const byFeed = new Map(readings.map((r) => [r.feed.address, r]));
       // Prices come from the file's feeds only: a feed an oracle names is anyone's contract
       // (Morpho Blue is permissionless); it serves that oracle's health, never a token's price.
-      const usdOf = pricer(
+      const feedPriceOf = feedPricer(
         readings.filter((r) => fileFeeds.has(r.feed.address)),
         feedSymbolOf,
       );
+      const usdOf = (token: Token): number | null => feedPriceOf(token)?.usd ?? null;
 
       const markets: MarketRecord[] = [];
       const positions: PositionRecord[] = [];
@@ -1013,6 +1023,7 @@ export function chainSource(
       rereadAfterReorg.euler.clear();
       rereadAfterReorg.aave.clear();
       rereadAfterReorg.fluid.clear();
+      recordPriceSources(markets, new Set(previous?.markets ?? []), feedPriceOf);
       return {
         records: { markets, positions, vaults },
         liquidations,
@@ -1382,11 +1393,49 @@ type Token = { address: string; symbol: string };
 
 /** A token's USD price from feed readings (D15), by the symbol it is priced under (null: not priced by feeds). */
 function pricer(readings: readonly FeedReading[], feedSymbolOf: (t: Token) => string | null) {
+  const priceOf = feedPricer(readings, feedSymbolOf);
+  return (token: Token): number | null => priceOf(token)?.usd ?? null;
+}
+
+/** A token's feed price (D15) with the feed behind it; null: not priced by feeds. */
+function feedPricer(readings: readonly FeedReading[], feedSymbolOf: (t: Token) => string | null) {
   const { priceOf } = usdPrices(readings);
-  return (token: Token): number | null => {
+  return (token: Token): FeedPrice | null => {
     const symbol = feedSymbolOf(token);
-    return symbol === null ? null : (priceOf(symbol)?.usd ?? null);
+    return symbol === null ? null : priceOf(symbol);
   };
+}
+
+/**
+ * Records where each price of the markets read this pass comes from (D15's order): the feed that
+ * gives that price, else the market's oracle. A market kept from the last pass (one of
+ * `kept`) keeps its own.
+ */
+function recordPriceSources(
+  markets: MarketRecord[],
+  kept: ReadonlySet<MarketRecord>,
+  feedPriceOf: (token: Token) => FeedPrice | null,
+): void {
+  const sourceOf = (token: Token, usd: number, oracle: OracleRecord | null): PriceSourceRecord | null => {
+    const f = feedPriceOf(token);
+    if (f && f.usd === usd) return { kind: 'feed', address: f.feed, description: f.description };
+    return (
+      oracle && {
+        kind: 'oracle',
+        address: oracle.address,
+        description: `${oracle.type} (${oracle.provider})`,
+      }
+    );
+  };
+  for (const m of markets) {
+    if (kept.has(m)) continue;
+    m.loanPriceSource = sourceOf({ address: m.loanAddress, symbol: m.loan }, m.loanPrice, m.oracle);
+    m.collateralPriceSource = sourceOf(
+      { address: m.collateralAddress, symbol: m.collateral },
+      m.collateralPrice,
+      m.oracle,
+    );
+  }
 }
 
 /** Distinct blocks whose liquidations are priced at the block (more are priced at the pass's prices). */
