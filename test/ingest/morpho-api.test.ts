@@ -79,12 +79,11 @@ function fakeApi(doc: Doc = structuredClone(FIXTURE)): FakeApi {
           data: null,
         });
       const field = FIELDS[op]!;
-      const chainOfMarket = new Map(api.doc.markets.map((m) => [m.uniqueKey, m.morphoBlue.chain.id]));
       const chainOf = (x: Record<string, any>): number =>
         field === 'markets'
           ? x.morphoBlue.chain.id
           : field === 'marketPositions'
-            ? chainOfMarket.get(x.market.uniqueKey)
+            ? x.market.morphoBlue.chain.id
             : x.chain.id;
       const all = api.doc[field].filter(
         (x) => v.chainIds.includes(chainOf(x)) && (field !== 'transactions' || x.timestamp >= v.since),
@@ -218,8 +217,13 @@ describe('the Morpho API source, end to end', () => {
     api.calls.length = 0;
     const pass = await ingestLive([source], store, clock);
     assert.equal(pass.runs[0]!.ok, true);
-    const since = api.calls.find((c) => c.op === 'Liquidations')!.variables.since;
-    assert.equal(since, NOW_S - 3600 - LIQUIDATION_OVERLAP_SECONDS);
+    assert.deepEqual(
+      api.calls.filter((c) => c.op === 'Liquidations').map((c) => [c.variables.chainIds, c.variables.since]),
+      [
+        [[1], NOW_S - 3600 - LIQUIDATION_OVERLAP_SECONDS],
+        [[8453], NOW_S - 7200 - LIQUIDATION_OVERLAP_SECONDS],
+      ],
+    );
     await service.models.reloadIfChanged();
     assert.equal((await get('/liquidations?chainIds=1,8453')).data.length, 2);
   });
@@ -318,10 +322,19 @@ describe('the Morpho API source, by itself', () => {
     assert.ok(second.items.some((i) => i.id === `morpho-api:${key}` && !i.ok));
   });
 
-  test('behavior: on a chain also read on-chain, only its vaults are the API’s; the chain’s Morpho markets are never doubled, failing or not', async () => {
+  test('behavior: on a chain the file also reads on-chain, only its vaults are the API’s; each record has one owner whichever fails, and when the file changes', async () => {
     const api = fakeApi();
-    const source = morphoApiSource(config(), { fetch: api.fetch, onChainMorpho: new Set([1]) });
-    const out = await run(source);
+    const file = (onChain: boolean) =>
+      parseSources(
+        {
+          chains: onChain ? [{ chainId: 1, rpcUrl: 'http://127.0.0.1:1' }] : [],
+          morphoApi: { url: URL_, chainIds: [1, 8453], pageSize: 2 },
+        },
+        't',
+      );
+    // as the service builds them: chain 1 reads Morpho Blue (its address book's), so the API does not
+    const [chainSource, source] = configuredSources(file(true), { fetch: api.fetch });
+    const out = await run(source!);
     assert.deepEqual(
       out.records!.markets.map((m) => m.uniqueKey),
       [`morpho-8453-${CBBTC_USDC}`],
@@ -331,41 +344,132 @@ describe('the Morpho API source, by itself', () => {
       assert.deepEqual(api.calls.find((c) => c.op === op)!.variables.chainIds, [8453]);
     assert.ok(out.liquidations!.every((l) => l.chainId === 8453));
 
-    // With a chain source reading chain 1 (its Morpho market here), each record has one owner.
-    const chainMarket = {
+    // A stand-in for the chain source (its ownership, its own records: chain 1's WBTC market).
+    const chainMarket: MarketRecord = {
       ...(await run(morphoApiSource(config(), { fetch: fakeApi().fetch }))).records!.markets[0]!,
+      loanPrice: 1,
     };
     let chainUp = true;
     const chain1: Source = {
       id: 'chain:1',
       kind: 'chain',
       chainIds: [1],
-      owns: configuredSources(
-        parseSources({ chains: [{ chainId: 1, rpcUrl: 'http://127.0.0.1:1' }] }, 't'),
-      )[0]!.owns,
+      owns: chainSource!.owns,
       async run() {
         if (!chainUp) throw new Error('RPC down');
-        return { records: { markets: [chainMarket as MarketRecord], positions: [] }, items: [] };
+        return { records: { markets: [chainMarket], positions: [] }, items: [] };
       },
     };
     const clock = new ManualClock(NOW_S * 1000);
     const store = await openStore({ dataDir: tempDir('lrds-morpho-api-own-'), databaseUrl: null }, clock);
     try {
-      const keys = async () => (await store.loadMarkets()).map((m) => m.uniqueKey).sort();
-      await ingestLive([chain1, source], store, clock);
-      const served = await keys();
-      assert.deepEqual(served, [chainMarket.uniqueKey, `morpho-8453-${CBBTC_USDC}`].sort());
-      chainUp = false;
-      api.down = 500;
-      const failing = await ingestLive([chain1, source], store, clock);
-      assert.deepEqual(
-        failing.runs.map((r) => r.ok),
-        [false, false],
-      );
-      assert.deepEqual(await keys(), served);
-      assert.equal((await store.loadVaults()).length, 2);
+      const markets = async () =>
+        (await store.loadMarkets()).map((m) => `${m.uniqueKey}@${m.loanPrice}`).sort();
+      // the file reads the API only: chain 1's markets are the API's
+      await ingestLive([configuredSources(file(false), { fetch: api.fetch })[0]!], store, clock);
+      const fromApi = await markets();
+      assert.equal(fromApi.length, 3);
+      // chain 1 added to the file: its Morpho markets are the chain's from its first pass on
+      await ingestLive([chain1, source!], store, clock);
+      const served = [`${chainMarket.uniqueKey}@1`, `morpho-8453-${CBBTC_USDC}@0.9998`].sort();
+      assert.deepEqual(await markets(), served);
+      // either failing, or both: the same records, once each
+      for (const [chain, apiDown] of [
+        [false, null],
+        [true, 500],
+        [false, 500],
+      ] as const) {
+        chainUp = chain;
+        api.down = apiDown;
+        const pass = await ingestLive([chain1, source!], store, clock);
+        assert.deepEqual(
+          pass.runs.map((r) => r.ok),
+          [chain, apiDown === null],
+        );
+        assert.deepEqual(await markets(), served);
+        assert.equal((await store.loadVaults()).length, 2);
+      }
     } finally {
       await store.close();
     }
+  });
+
+  test('behavior: liquidations are read per chain from each one’s newest, held at one that could not be read', async () => {
+    const api = fakeApi();
+    // chain 1's indexing a day behind Base's: its liquidation is older
+    api.doc.transactions[1]!.timestamp = NOW_S - 86_400;
+    const source = morphoApiSource(config(), { fetch: api.fetch });
+    const first = await run(source);
+    assert.equal(first.liquidations!.length, 2);
+    const cursor = JSON.parse(first.cursor!);
+    assert.deepEqual(cursor, { liquidationsFrom: { '1': NOW_S - 86_400, '8453': NOW_S - 7200 } });
+    // the next pass: each chain from its own, less the overlap
+    api.calls.length = 0;
+    const state = { cursor: first.cursor! } as NonNullable<Parameters<Source['run']>[1]>['state'];
+    await run(source, { state, markets: [], positions: [] });
+    assert.deepEqual(
+      api.calls.filter((c) => c.op === 'Liquidations').map((c) => [c.variables.chainIds, c.variables.since]),
+      [
+        [[1], NOW_S - 86_400 - LIQUIDATION_OVERLAP_SECONDS],
+        [[8453], NOW_S - 7200 - LIQUIDATION_OVERLAP_SECONDS],
+      ],
+    );
+    // one that cannot be read (no USD value, its market not served) holds its chain's cursor there
+    const late = structuredClone(api.doc.transactions[0]!);
+    Object.assign(late, { hash: `0x${'ef'.repeat(32)}`, timestamp: NOW_S - 100 });
+    Object.assign(late.data, { repaidAssetsUsd: null, market: { ...late.data.market, uniqueKey: UNPRICED } });
+    api.doc.transactions.push(late);
+    const held = await run(source, { state, markets: [], positions: [] });
+    assert.ok(held.items.some((i) => !i.ok && /no USD value \(repaidAssetsUsd\)/.test(i.error)));
+    assert.equal(JSON.parse(held.cursor!).liquidationsFrom['8453'], NOW_S - 7200);
+  });
+
+  test('error: a vault whose market could not be read, or has no price for its cap, keeps its last record', async () => {
+    const api = fakeApi();
+    const source = morphoApiSource(config(), { fetch: api.fetch });
+    const first = await run(source);
+    const before = first.records!.vaults!.find((v) => v.chainId === 8453)!;
+    // its market unpriced: the cap is priced at the market's last served price
+    api.doc.markets[3]!.loanAsset.priceUsd = null;
+    api.doc.vaults[1]!.state.allocation[0].supplyCap = '10000000000000';
+    const previous = {
+      state: null,
+      markets: first.records!.markets,
+      positions: [],
+      vaults: first.records!.vaults,
+    };
+    const priced = await run(source, previous);
+    const capped = priced.records!.vaults!.find((v) => v.chainId === 8453)!;
+    near(capped.allocations[0]!.supplyCapUsd!, 10_000_000 * 0.9998, 'cap at the served price');
+    // never served: the vault is not read, and keeps its last record
+    const none = await run(source, { ...previous, markets: [] });
+    assert.deepEqual(
+      none.records!.vaults!.find((v) => v.chainId === 8453),
+      before,
+    );
+    assert.ok(none.items.some((i) => !i.ok && /has no USD price for its loan token/.test(i.error)));
+    // its market out of shape: likewise
+    api.doc.markets[3]!.loanAsset.priceUsd = 0.9998;
+    api.doc.markets[3]!.state.supplyAssets = 'many';
+    const odd = await run(source, previous);
+    assert.deepEqual(
+      odd.records!.vaults!.find((v) => v.chainId === 8453),
+      before,
+    );
+    assert.ok(odd.items.some((i) => !i.ok && /could not be read/.test(i.error)));
+  });
+
+  test('error: an API that ignores skip (the same page again) fails the pass rather than reading forever', async () => {
+    const api = fakeApi();
+    const inner = api.fetch;
+    api.fetch = (url, init) => {
+      const body = JSON.parse(init.body);
+      body.variables.skip = 0;
+      return inner(url, { ...init, body: JSON.stringify(body) });
+    };
+    await assert.rejects(
+      run(morphoApiSource(config(), { fetch: api.fetch })),
+      /markets answered the same page twice \(skip ignored\)/,
+    );
   });
 });

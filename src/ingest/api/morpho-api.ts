@@ -24,8 +24,10 @@
  * named; a market left out keeps what the last pass served of it.
  */
 import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '../../domain/types.ts';
+import { checkLiquidations } from '../../store/history.ts';
 import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
+import { append } from '../append.ts';
 import { scaled } from '../chain/chainlink.ts';
 import { morphoKey } from '../chain/source.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
@@ -39,15 +41,13 @@ export const LIQUIDATION_OVERLAP_SECONDS = 3_600;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** A MetaMorpho supply cap this high is no cap (caps are uint184). */
 const NO_CAP = 2n ** 184n - 1n;
-/** The most pages one list is read in (a guard against an API that ignores `skip`). */
-const MAX_PAGES = 10_000;
 
 const MARKETS = `query Markets($first: Int!, $skip: Int!, $chainIds: [Int!]) {
   markets(first: $first, skip: $skip, where: { chainId_in: $chainIds }) {
     items {
-      uniqueKey lltv oracleAddress
+      uniqueKey lltv
       morphoBlue { chain { id } }
-      oracle { type }
+      oracle { address type }
       loanAsset { address symbol name decimals priceUsd }
       collateralAsset { address symbol name decimals priceUsd }
       state { supplyAssets borrowAssets supplyApy borrowApy netSupplyApy netBorrowApy rewards { asset { symbol } } }
@@ -56,8 +56,12 @@ const MARKETS = `query Markets($first: Int!, $skip: Int!, $chainIds: [Int!]) {
 }`;
 
 const POSITIONS = `query Positions($first: Int!, $skip: Int!, $chainIds: [Int!]) {
-  marketPositions(first: $first, skip: $skip, where: { chainId_in: $chainIds, borrowShares_gte: "1" }) {
-    items { user { address } market { uniqueKey } healthFactor state { supplyAssets borrowAssets collateral } }
+  marketPositions(first: $first, skip: $skip, orderBy: BorrowShares, orderDirection: Desc,
+    where: { chainId_in: $chainIds, borrowShares_gte: "1" }) {
+    items {
+      user { address } market { uniqueKey morphoBlue { chain { id } } } healthFactor
+      state { supplyAssets borrowAssets collateral }
+    }
   }
 }`;
 
@@ -127,6 +131,13 @@ function big(x: unknown, what: string): bigint {
 function num(x: unknown, what: string): number {
   if (typeof x === 'number' && Number.isFinite(x)) return x;
   throw new MorphoApiError(`${what}: not a number (${JSON.stringify(x)})`);
+}
+
+/** A chain id (a positive integer). */
+function chainIdOf(x: unknown, what: string): number {
+  const id = num(x, what);
+  if (!Number.isSafeInteger(id) || id < 1) throw new MorphoApiError(`${what}: not a chain id (${id})`);
+  return id;
 }
 
 /** A number, or null when the API has none. */
@@ -211,15 +222,22 @@ function oracleRecord(addressOf: string, type: unknown): OracleRecord {
   };
 }
 
+/** The oracle the API names for a market (null: none named). */
+function oracleOf(x: unknown, key: string): OracleRecord | null {
+  if (x === null || x === undefined) return null;
+  const o = obj(x, `market ${key}: oracle`);
+  return oracleRecord(address(o.address, `market ${key}: oracle.address`), o.type);
+}
+
 /** A market item, or null for an idle market (no collateral token: never served). */
 function readMarket(item: unknown): { market: ApiMarket; unpriced: string | null } | null {
   const m = obj(item, 'market');
   const id = str(m.uniqueKey, 'market.uniqueKey');
   if (!/^0x[0-9a-fA-F]{64}$/.test(id)) throw new MorphoApiError(`market ${id}: uniqueKey is not a market id`);
   if (m.collateralAsset === null || m.collateralAsset === undefined) return null;
-  const chainId = num(
+  const chainId = chainIdOf(
     obj(obj(m.morphoBlue, 'market.morphoBlue').chain, 'market.morphoBlue.chain').id,
-    'chain id',
+    `market ${id}: chain id`,
   );
   const key = morphoKey(chainId, id);
   const loan = token(m.loanAsset, `market ${key}: loanAsset`);
@@ -272,10 +290,7 @@ function readMarket(item: unknown): { market: ApiMarket; unpriced: string | null
     governor: null,
     loanPriceSource: API_PRICE,
     collateralPriceSource: API_PRICE,
-    oracle: oracleRecord(
-      address(m.oracleAddress, `market ${key}: oracleAddress`),
-      m.oracle === null || m.oracle === undefined ? null : obj(m.oracle, 'oracle').type,
-    ),
+    oracle: oracleOf(m.oracle, key),
   };
   checkMarketChanges([market.record]);
   return { market, unpriced: null };
@@ -283,17 +298,19 @@ function readMarket(item: unknown): { market: ApiMarket; unpriced: string | null
 
 function readPosition(item: unknown, markets: ReadonlyMap<string, ApiMarket>): PositionRecord | null {
   const p = obj(item, 'position');
-  const chainless = str(
-    obj(p.market, 'position.market').uniqueKey,
-    'position.market.uniqueKey',
-  ).toLowerCase();
+  const m = obj(p.market, 'position.market');
+  const id = str(m.uniqueKey, 'position.market.uniqueKey');
+  const chainId = chainIdOf(
+    obj(obj(m.morphoBlue, 'position.market.morphoBlue').chain, 'position.market.morphoBlue.chain').id,
+    `position in ${id}: chain id`,
+  );
   const user = address(obj(p.user, 'position.user').address, 'position.user.address');
-  const market = markets.get(chainless);
+  const market = markets.get(morphoKey(chainId, id));
   // A position of a market not served (idle, unpriced, left out) is not served either.
   if (!market?.record) return null;
   const r = market.record;
-  const state = obj(p.state, `position ${r.uniqueKey}:${user}: state`);
   const what = `position ${r.uniqueKey}:${user}`;
+  const state = obj(p.state, `${what}: state`);
   const collateralUsd =
     scaled(big(state.collateral, `${what}: collateral`), market.collateral.decimals) * r.collateralPrice;
   const borrowUsd =
@@ -313,20 +330,29 @@ function readPosition(item: unknown, markets: ReadonlyMap<string, ApiMarket>): P
   return record;
 }
 
+/** The chain and unix second of a liquidation item, as far as they can be read (to hold its chain's cursor). */
+function liquidationTime(item: unknown): { chainId: number; at: number } | null {
+  const t = item as { chain?: { id?: unknown }; timestamp?: unknown } | null;
+  const chainId = Number(t?.chain?.id);
+  const at = Number(t?.timestamp);
+  return Number.isSafeInteger(chainId) && Number.isSafeInteger(at) ? { chainId, at } : null;
+}
+
 function readLiquidation(item: unknown, markets: ReadonlyMap<string, ApiMarket>): LiquidationEvent {
   const t = obj(item, 'liquidation');
   const txHash = str(t.hash, 'liquidation.hash').toLowerCase();
   const what = `liquidation ${txHash}`;
   const data = obj(t.data, `${what}: data`);
   const m = obj(data.market, `${what}: market`);
-  const id = str(m.uniqueKey, `${what}: market.uniqueKey`).toLowerCase();
-  const chainId = num(obj(t.chain, `${what}: chain`).id, `${what}: chain.id`);
+  const id = str(m.uniqueKey, `${what}: market.uniqueKey`);
+  const chainId = chainIdOf(obj(t.chain, `${what}: chain`).id, `${what}: chain.id`);
   const loanDecimals = decimals(obj(m.loanAsset, `${what}: loanAsset`).decimals, `${what}: loan decimals`);
   const collateralDecimals = decimals(
     obj(m.collateralAsset, `${what}: collateralAsset`).decimals,
     `${what}: collateral decimals`,
   );
-  const market = markets.get(id)?.record ?? null;
+  const marketKey = morphoKey(chainId, id);
+  const market = markets.get(marketKey)?.record ?? null;
   const amount = (field: string, units: number) => scaled(big(data[field], `${what}: ${field}`), units);
   const collateralSeized = amount('seizedAssets', collateralDecimals);
   const debtRepaid = amount('repaidAssets', loanDecimals);
@@ -340,14 +366,14 @@ function readLiquidation(item: unknown, markets: ReadonlyMap<string, ApiMarket>)
       throw new MorphoApiError(`${what}: no USD value (${field}), and its market is not served`);
     return tokens * price;
   };
-  return {
+  const event: LiquidationEvent = {
     protocol: 'morpho',
     chainId,
     txHash,
     logIndex: num(t.logIndex, `${what}: logIndex`),
     block: Number(big(t.blockNumber, `${what}: blockNumber`)),
     at: Number(big(t.timestamp, `${what}: timestamp`)) * 1000,
-    marketKey: morphoKey(chainId, id),
+    marketKey,
     borrower: address(obj(t.user, `${what}: user`).address, `${what}: user.address`),
     liquidator: address(data.liquidator, `${what}: liquidator`),
     collateralSeized,
@@ -357,12 +383,26 @@ function readLiquidation(item: unknown, markets: ReadonlyMap<string, ApiMarket>)
     badDebt,
     badDebtUsd: usd('badDebtAssetsUsd', badDebt, market?.loanPrice),
   };
+  // (What the history refuses, a fractional log index, fails this item, not the pass's writes.)
+  checkLiquidations([event]);
+  return event;
 }
 
-function readVault(item: unknown, markets: ReadonlyMap<string, ApiMarket>): VaultRecord {
+/**
+ * A vault item. An allocation to a market the API answered out of shape (`unread`) fails the
+ * vault (it keeps its last record); one to a market without a USD price has its cap priced at the
+ * market's last served price (`servedLoanUsd`), else fails it: a cap is never dropped or stated
+ * at 0.
+ */
+function readVault(
+  item: unknown,
+  markets: ReadonlyMap<string, ApiMarket>,
+  unread: ReadonlySet<string>,
+  servedLoanUsd: (key: string) => number | undefined,
+): VaultRecord {
   const v = obj(item, 'vault');
   const vault = address(v.address, 'vault.address');
-  const chainId = num(obj(v.chain, `vault ${vault}: chain`).id, `vault ${vault}: chain.id`);
+  const chainId = chainIdOf(obj(v.chain, `vault ${vault}: chain`).id, `vault ${vault}: chain.id`);
   const asset = obj(v.asset, `vault ${vault}: asset`);
   const state = obj(v.state, `vault ${vault}: state`);
   const curator =
@@ -372,27 +412,26 @@ function readVault(item: unknown, markets: ReadonlyMap<string, ApiMarket>): Vaul
   const allocations: VaultRecord['allocations'] = [];
   for (const a of Array.isArray(state.allocation) ? state.allocation : []) {
     const alloc = obj(a, `vault ${vault}: allocation`);
-    const id = str(
-      obj(alloc.market, `vault ${vault}: allocation.market`).uniqueKey,
-      'uniqueKey',
-    ).toLowerCase();
-    const market = markets.get(id);
+    const id = str(obj(alloc.market, `vault ${vault}: allocation.market`).uniqueKey, 'uniqueKey');
+    const key = morphoKey(chainId, id);
+    if (unread.has(key)) throw new MorphoApiError(`vault ${vault}: its market ${key} could not be read`);
+    const market = markets.get(key);
     // Allocations to markets the API does not serve (idle: no collateral) hold no borrower's risk.
-    if (!market || market.chainId !== chainId) continue;
+    if (!market) continue;
     const supplied = big(alloc.supplyAssets, `vault ${vault}: supplyAssets`);
     const cap = big(alloc.supplyCap, `vault ${vault}: supplyCap`);
     if (supplied === 0n && cap === 0n) continue;
+    const loanUsd = market.loan.usd ?? servedLoanUsd(key);
+    if (loanUsd === undefined)
+      throw new MorphoApiError(`vault ${vault}: its market ${key} has no USD price for its loan token`);
     const share =
       market.supplyAssets > 0n
         ? Math.min(1, Number((supplied * 10n ** 18n) / market.supplyAssets) / 1e18)
         : 0;
     allocations.push({
-      marketKey: market.key,
+      marketKey: key,
       supplyShare: share,
-      supplyCapUsd:
-        cap >= NO_CAP || market.loan.usd === null
-          ? null
-          : scaled(cap, market.loan.decimals) * market.loan.usd,
+      supplyCapUsd: cap >= NO_CAP ? null : scaled(cap, market.loan.decimals) * loanUsd,
     });
   }
   return {
@@ -410,14 +449,21 @@ function readVault(item: unknown, markets: ReadonlyMap<string, ApiMarket>): Vaul
   };
 }
 
-/** The checkpoint's cursor: the newest liquidation seen (unix seconds), from which the next pass reads. */
-function readCursor(cursor: string | null | undefined): { liquidationsSeen: number | null } {
+/**
+ * The checkpoint's cursor: per chain, the unix second its liquidations are read from next (the
+ * newest one seen, held at the oldest one that could not be read); a chain without one reads the
+ * lookback.
+ */
+function readCursor(cursor: string | null | undefined): Map<number, number> {
+  const out = new Map<number, number>();
   try {
-    const c = JSON.parse(cursor ?? '{}') as { liquidationsSeen?: unknown };
-    return { liquidationsSeen: typeof c.liquidationsSeen === 'number' ? c.liquidationsSeen : null };
+    const c = JSON.parse(cursor ?? '{}') as { liquidationsFrom?: Record<string, unknown> };
+    for (const [chain, at] of Object.entries(c.liquidationsFrom ?? {}))
+      if (typeof at === 'number' && Number.isSafeInteger(at)) out.set(Number(chain), at);
   } catch {
-    return { liquidationsSeen: null };
+    // An unreadable cursor reads the lookback again (a liquidation is appended once).
   }
+  return out;
 }
 
 /**
@@ -466,7 +512,8 @@ export function morphoApiSource(
   async function list(field: string, query: string, variables: Json): Promise<unknown[]> {
     const items: unknown[] = [];
     let first = config.pageSize;
-    for (let page = 0; page < MAX_PAGES; page++) {
+    let lastPage: string | null = null;
+    for (;;) {
       const data = await request(query, { ...variables, first, skip: items.length });
       if (data === null) {
         if (first === 1) throw new MorphoApiError(`Morpho API: ${field} too complex even one at a time`);
@@ -475,10 +522,14 @@ export function morphoApiSource(
       }
       const got = obj(data[field], `Morpho API answer: ${field}`).items;
       if (!Array.isArray(got)) throw new MorphoApiError(`Morpho API answer: ${field}.items is not a list`);
-      for (const item of got) items.push(item);
+      // The same full page as the last one: the API ignores `skip` (this would never end).
+      const page = got.length === first ? JSON.stringify(got) : null;
+      if (page !== null && page === lastPage)
+        throw new MorphoApiError(`Morpho API: ${field} answered the same page twice (skip ignored)`);
+      lastPage = page;
+      append(items, got);
       if (got.length < first) return items;
     }
-    throw new MorphoApiError(`Morpho API: ${field} did not end after ${MAX_PAGES} pages`);
   }
 
   return {
@@ -494,34 +545,45 @@ export function morphoApiSource(
       const failed = (id: string, err: unknown) =>
         items.push({ id, ok: false, error: err instanceof Error ? err.message : String(err) });
       const cursor = readCursor(previous?.state?.cursor);
-      const since =
-        (cursor.liquidationsSeen ?? Math.floor(nowMs / 1000) - LIQUIDATION_LOOKBACK_SECONDS) -
-        LIQUIDATION_OVERLAP_SECONDS;
+      const oldest = Math.floor(nowMs / 1000) - LIQUIDATION_LOOKBACK_SECONDS;
+      // Per chain: from its cursor less the overlap, never before the lookback.
+      const sinceOf = (chainId: number) =>
+        Math.max(oldest, (cursor.get(chainId) ?? oldest) - LIQUIDATION_OVERLAP_SECONDS);
 
       const chainIds = [...config.chainIds];
       const marketItems = await list('markets', MARKETS, { chainIds });
       const vaultItems = await list('vaults', VAULTS, { chainIds });
       const positionItems =
         served.length > 0 ? await list('marketPositions', POSITIONS, { chainIds: served }) : [];
-      const liquidationItems =
-        served.length > 0 ? await list('transactions', LIQUIDATIONS, { chainIds: served, since }) : [];
+      // One read per chain: each has its own cursor (the API indexes each chain at its own pace).
+      const liquidationItems: unknown[] = [];
+      for (const chainId of served)
+        append(
+          liquidationItems,
+          await list('transactions', LIQUIDATIONS, { chainIds: [chainId], since: sinceOf(chainId) }),
+        );
 
-      // Markets, by their chainless id (as positions and vaults name them).
+      // Markets by key (`morpho-<chainId>-<id>`: an id is a hash of the market's params, which two
+      // chains may share).
       const markets = new Map<string, ApiMarket>();
       const previousMarkets = new Map((previous?.markets ?? []).map((m) => [m.uniqueKey, m]));
+      /** Markets of its chains answered out of shape. */
+      const unread = new Set<string>();
+      /** Markets served as the last pass served them. */
       const kept = new Set<string>();
       for (const item of marketItems) {
         const id = typeof (item as Json)?.uniqueKey === 'string' ? ((item as Json).uniqueKey as string) : '?';
         try {
           const read = readMarket(item);
           if (!read) continue;
-          markets.set(id.toLowerCase(), read.market);
+          markets.set(read.market.key, read.market);
           if (read.unpriced && served.includes(read.market.chainId)) {
             failed(`morpho-api:${read.market.key}`, new Error(read.unpriced));
             kept.add(read.market.key);
           }
         } catch (err) {
           failed(`morpho-api:${id}`, err);
+          for (const c of chainIds) unread.add(morphoKey(c, id));
           for (const c of served) kept.add(morphoKey(c, id));
         }
       }
@@ -549,25 +611,45 @@ export function morphoApiSource(
       for (const p of previous?.positions ?? []) if (kept.has(p.marketKey)) positions.push(p);
 
       const liquidations: LiquidationEvent[] = [];
-      let newest = cursor.liquidationsSeen;
+      // Each chain's next cursor: its newest liquidation, held at the oldest one not read.
+      const newest = new Map(served.map((c) => [c, cursor.get(c) ?? null] as const));
+      const held = new Map<number, number>();
       for (const item of liquidationItems) {
         try {
           const l = readLiquidation(item, markets);
           if (!served.includes(l.chainId)) continue;
           liquidations.push(l);
-          newest = Math.max(newest ?? 0, Math.floor(l.at / 1000));
+          newest.set(l.chainId, Math.max(newest.get(l.chainId) ?? 0, Math.floor(l.at / 1000)));
         } catch (err) {
           failed('morpho-api:liquidation', err);
+          const when = liquidationTime(item);
+          if (when) held.set(when.chainId, Math.min(held.get(when.chainId) ?? when.at, when.at));
+          // A liquidation whose chain cannot be read holds every chain.
+          else for (const c of served) held.set(c, Math.min(held.get(c) ?? sinceOf(c), sinceOf(c)));
         }
+      }
+      const liquidationsFrom: Record<string, number> = {};
+      for (const [c, at] of newest) {
+        const hold = held.get(c);
+        const next = hold === undefined ? at : Math.min(at ?? hold, hold);
+        if (next !== null) liquidationsFrom[c] = next;
       }
 
       const vaults: VaultRecord[] = [];
+      const previousVaults = new Map((previous?.vaults ?? []).map((v) => [`${v.chainId}:${v.address}`, v]));
+      const servedLoanUsd = (key: string) => previousMarkets.get(key)?.loanPrice;
       for (const item of vaultItems) {
         try {
-          const v = readVault(item, markets);
+          const v = readVault(item, markets, unread, servedLoanUsd);
           if (chains.has(v.chainId)) vaults.push(v);
         } catch (err) {
           failed('morpho-api:vault', err);
+          // A vault that cannot be read this pass keeps its last record.
+          const address = typeof (item as Json)?.address === 'string' ? String((item as Json).address) : '';
+          for (const c of chainIds) {
+            const kept = previousVaults.get(`${c}:${address.toLowerCase()}`);
+            if (kept) vaults.push(kept);
+          }
         }
       }
 
@@ -581,7 +663,7 @@ export function morphoApiSource(
       return {
         records: { markets: outMarkets, positions, vaults },
         liquidations,
-        cursor: JSON.stringify({ liquidationsSeen: newest }),
+        cursor: JSON.stringify({ liquidationsFrom }),
         items,
       };
     },
