@@ -455,6 +455,8 @@ function printPass(run: import('../ingest/live.ts').SourceRun): void {
     const failed = run.items.filter((i) => !i.ok);
     process.stderr.write(
       `${run.source}: ok${at}: ${run.markets} markets, ${run.positions} positions` +
+        (run.vaults > 0 ? `, ${run.vaults} vaults` : '') +
+        (run.liquidations > 0 ? `, ${run.liquidations} liquidations` : '') +
         (failed.length > 0 ? `; ${failed.length} items not read:` : '') +
         '\n',
     );

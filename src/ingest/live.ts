@@ -24,6 +24,9 @@ export interface SourceRun {
   state: SourceState;
   markets: number;
   positions: number;
+  /** Vaults served, and liquidations read in this run (0 when it failed). */
+  vaults: number;
+  liquidations: number;
 }
 
 export interface LivePass {
@@ -148,6 +151,8 @@ export async function ingestLive(
         state,
         markets: records.markets.length,
         positions: records.positions.length,
+        vaults: records.vaults?.length ?? 0,
+        liquidations: out.liquidations?.length ?? 0,
       };
     } catch (err) {
       // The source keeps what it served last; its checkpoint counts the failure.
@@ -169,6 +174,8 @@ export async function ingestLive(
         state,
         markets: mine.length,
         positions: minePositions.length,
+        vaults: mineVaults.length,
+        liquidations: 0,
       };
     }
     if (run.state.refreshedAt !== null) {

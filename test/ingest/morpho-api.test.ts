@@ -113,6 +113,10 @@ describe('the Morpho API source, end to end', () => {
     store = await openStore({ dataDir, databaseUrl: null }, clock);
     const pass = await ingestLive([source], store, clock);
     assert.equal(pass.runs[0]!.ok, true, pass.runs[0]!.error ?? '');
+    assert.deepEqual(
+      [pass.runs[0]!.markets, pass.runs[0]!.positions, pass.runs[0]!.vaults, pass.runs[0]!.liquidations],
+      [3, 3, 2, 2],
+    );
     ({ service, key } = await liveService(dataDir, clock));
   });
   after(async () => {
