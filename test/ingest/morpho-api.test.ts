@@ -463,6 +463,20 @@ describe('the Morpho API source, by itself', () => {
     assert.ok(odd.items.some((i) => !i.ok && /could not be read/.test(i.error)));
   });
 
+  test('behavior: a vault answered twice (offset pages) is served once; a liquidation of a market kept at its last prices is priced at them', async () => {
+    const api = fakeApi();
+    api.doc.vaults.push(structuredClone(api.doc.vaults[0]!));
+    const source = morphoApiSource(config(), { fetch: api.fetch });
+    const first = await run(source);
+    assert.equal(first.records!.vaults!.length, 2);
+    // chain 1's WBTC market loses its prices; its liquidation has no USD value of its own
+    api.doc.markets[0]!.collateralAsset.priceUsd = null;
+    const second = await run(source, { state: null, markets: first.records!.markets, positions: [] });
+    const l = second.liquidations!.find((x) => x.chainId === 1)!;
+    near(l.debtRepaidUsd, 15_000 * 0.9998, 'repaid at the kept loan price');
+    near(l.collateralSeizedUsd, 0.2 * 90000.5, 'seized at the kept collateral price');
+  });
+
   test('error: an API that ignores skip (the same page again) fails the pass rather than reading forever', async () => {
     const api = fakeApi();
     const inner = api.fetch;

@@ -39,6 +39,8 @@ export const LIQUIDATION_LOOKBACK_SECONDS = 30 * 86_400;
 export const LIQUIDATION_OVERLAP_SECONDS = 3_600;
 /** A request that has not answered after this long fails the pass. */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** The most requests one list is read in (a guard against an API whose pages never end). */
+const MAX_PAGES = 20_000;
 /** A MetaMorpho supply cap this high is no cap (caps are uint184). */
 const NO_CAP = 2n ** 184n - 1n;
 
@@ -330,15 +332,19 @@ function readPosition(item: unknown, markets: ReadonlyMap<string, ApiMarket>): P
   return record;
 }
 
-/** The chain and unix second of a liquidation item, as far as they can be read (to hold its chain's cursor). */
-function liquidationTime(item: unknown): { chainId: number; at: number } | null {
-  const t = item as { chain?: { id?: unknown }; timestamp?: unknown } | null;
-  const chainId = Number(t?.chain?.id);
-  const at = Number(t?.timestamp);
-  return Number.isSafeInteger(chainId) && Number.isSafeInteger(at) ? { chainId, at } : null;
+/** The unix second of a liquidation item, when it can be read (to hold its chain's cursor there). */
+function liquidationTime(item: unknown): number | null {
+  const at = (item as { timestamp?: unknown } | null)?.timestamp;
+  if (typeof at === 'number' && Number.isSafeInteger(at) && at >= 0) return at;
+  if (typeof at === 'string' && /^\d+$/.test(at)) return Number(at);
+  return null;
 }
 
-function readLiquidation(item: unknown, markets: ReadonlyMap<string, ApiMarket>): LiquidationEvent {
+function readLiquidation(
+  item: unknown,
+  markets: ReadonlyMap<string, ApiMarket>,
+  served: (key: string) => MarketRecord | undefined,
+): LiquidationEvent {
   const t = obj(item, 'liquidation');
   const txHash = str(t.hash, 'liquidation.hash').toLowerCase();
   const what = `liquidation ${txHash}`;
@@ -352,7 +358,8 @@ function readLiquidation(item: unknown, markets: ReadonlyMap<string, ApiMarket>)
     `${what}: collateral decimals`,
   );
   const marketKey = morphoKey(chainId, id);
-  const market = markets.get(marketKey)?.record ?? null;
+  // (A market not priced this pass is served at its last prices: so is its liquidation.)
+  const market = markets.get(marketKey)?.record ?? served(marketKey) ?? null;
   const amount = (field: string, units: number) => scaled(big(data[field], `${what}: ${field}`), units);
   const collateralSeized = amount('seizedAssets', collateralDecimals);
   const debtRepaid = amount('repaidAssets', loanDecimals);
@@ -513,7 +520,9 @@ export function morphoApiSource(
     const items: unknown[] = [];
     let first = config.pageSize;
     let lastPage: string | null = null;
-    for (;;) {
+    for (let pages = 0; ; pages++) {
+      if (pages >= MAX_PAGES)
+        throw new MorphoApiError(`Morpho API: ${field} did not end after ${MAX_PAGES} pages`);
       const data = await request(query, { ...variables, first, skip: items.length });
       if (data === null) {
         if (first === 1) throw new MorphoApiError(`Morpho API: ${field} too complex even one at a time`);
@@ -523,7 +532,7 @@ export function morphoApiSource(
       const got = obj(data[field], `Morpho API answer: ${field}`).items;
       if (!Array.isArray(got)) throw new MorphoApiError(`Morpho API answer: ${field}.items is not a list`);
       // The same full page as the last one: the API ignores `skip` (this would never end).
-      const page = got.length === first ? JSON.stringify(got) : null;
+      const page = got.length >= first ? JSON.stringify(got) : null;
       if (page !== null && page === lastPage)
         throw new MorphoApiError(`Morpho API: ${field} answered the same page twice (skip ignored)`);
       lastPage = page;
@@ -556,12 +565,13 @@ export function morphoApiSource(
       const positionItems =
         served.length > 0 ? await list('marketPositions', POSITIONS, { chainIds: served }) : [];
       // One read per chain: each has its own cursor (the API indexes each chain at its own pace).
-      const liquidationItems: unknown[] = [];
+      const liquidationItems: { chainId: number; item: unknown }[] = [];
       for (const chainId of served)
-        append(
-          liquidationItems,
-          await list('transactions', LIQUIDATIONS, { chainIds: [chainId], since: sinceOf(chainId) }),
-        );
+        for (const item of await list('transactions', LIQUIDATIONS, {
+          chainIds: [chainId],
+          since: sinceOf(chainId),
+        }))
+          liquidationItems.push({ chainId, item });
 
       // Markets by key (`morpho-<chainId>-<id>`: an id is a hash of the market's params, which two
       // chains may share).
@@ -614,18 +624,19 @@ export function morphoApiSource(
       // Each chain's next cursor: its newest liquidation, held at the oldest one not read.
       const newest = new Map(served.map((c) => [c, cursor.get(c) ?? null] as const));
       const held = new Map<number, number>();
-      for (const item of liquidationItems) {
+      const servedMarket = (key: string) => previousMarkets.get(key);
+      for (const { chainId, item } of liquidationItems) {
         try {
-          const l = readLiquidation(item, markets);
-          if (!served.includes(l.chainId)) continue;
+          const l = readLiquidation(item, markets, servedMarket);
+          if (l.chainId !== chainId)
+            throw new MorphoApiError(`liquidation ${l.txHash}: of chain ${l.chainId}, asked for ${chainId}`);
           liquidations.push(l);
-          newest.set(l.chainId, Math.max(newest.get(l.chainId) ?? 0, Math.floor(l.at / 1000)));
+          newest.set(chainId, Math.max(newest.get(chainId) ?? 0, Math.floor(l.at / 1000)));
         } catch (err) {
           failed('morpho-api:liquidation', err);
-          const when = liquidationTime(item);
-          if (when) held.set(when.chainId, Math.min(held.get(when.chainId) ?? when.at, when.at));
-          // A liquidation whose chain cannot be read holds every chain.
-          else for (const c of served) held.set(c, Math.min(held.get(c) ?? sinceOf(c), sinceOf(c)));
+          // Its chain's cursor is held at it; at the old cursor when its time cannot be read.
+          const at = liquidationTime(item) ?? cursor.get(chainId) ?? sinceOf(chainId);
+          held.set(chainId, Math.min(held.get(chainId) ?? at, at));
         }
       }
       const liquidationsFrom: Record<string, number> = {};
@@ -635,23 +646,28 @@ export function morphoApiSource(
         if (next !== null) liquidationsFrom[c] = next;
       }
 
-      const vaults: VaultRecord[] = [];
+      // Vaults by chain and address: each once (offset pages may repeat one).
+      const vaultsByKey = new Map<string, VaultRecord>();
       const previousVaults = new Map((previous?.vaults ?? []).map((v) => [`${v.chainId}:${v.address}`, v]));
       const servedLoanUsd = (key: string) => previousMarkets.get(key)?.loanPrice;
       for (const item of vaultItems) {
         try {
           const v = readVault(item, markets, unread, servedLoanUsd);
-          if (chains.has(v.chainId)) vaults.push(v);
+          if (chains.has(v.chainId)) vaultsByKey.set(`${v.chainId}:${v.address}`, v);
         } catch (err) {
           failed('morpho-api:vault', err);
-          // A vault that cannot be read this pass keeps its last record.
-          const address = typeof (item as Json)?.address === 'string' ? String((item as Json).address) : '';
-          for (const c of chainIds) {
-            const kept = previousVaults.get(`${c}:${address.toLowerCase()}`);
-            if (kept) vaults.push(kept);
+          // A vault that cannot be read this pass keeps its last record (of its chain, when it says).
+          const i = item as { address?: unknown; chain?: { id?: unknown } } | null;
+          const address = typeof i?.address === 'string' ? i.address.toLowerCase() : '';
+          const chainOf = i?.chain?.id;
+          for (const c of typeof chainOf === 'number' ? [chainOf] : chainIds) {
+            const key = `${c}:${address}`;
+            const kept = previousVaults.get(key);
+            if (kept && !vaultsByKey.has(key)) vaultsByKey.set(key, kept);
           }
         }
       }
+      const vaults = [...vaultsByKey.values()];
 
       last = {
         requests: requests - requests0,
