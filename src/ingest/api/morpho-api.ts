@@ -30,6 +30,7 @@ import type { LiquidationEvent } from '../../store/types.ts';
 import { append } from '../append.ts';
 import { scaled } from '../chain/chainlink.ts';
 import { morphoKey } from '../chain/source.ts';
+import { tokenText } from '../chain/tokens.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { MorphoApiConfig } from '../sources-file.ts';
 
@@ -167,15 +168,9 @@ function decimals(x: unknown, what: string): number {
 /** Where this source's prices come from. */
 const API_PRICE = { kind: 'api', address: null, description: 'Morpho API priceUsd' } as const;
 
-/** A token's text as the chain sources serve it: whitespace collapsed, control characters dropped, capped. */
+/** A token's text as the chain sources serve it (tokenText), or '' when the API gives none. */
 function text(x: unknown, max: number): string {
-  return typeof x === 'string'
-    ? x
-        .replace(/\p{Cc}/gu, '')
-        .replace(/\s+/g, ' ')
-        .trim()
-        .slice(0, max)
-    : '';
+  return typeof x === 'string' ? tokenText(x, max) : '';
 }
 
 interface Token {
