@@ -154,7 +154,13 @@ function replicate(markets: readonly MarketRecord[], total: number): MarketRecor
     for (const m of markets) {
       if (out.length >= total) break;
       const f = 0.5 + rand();
-      out.push({ ...m, uniqueKey: `${m.uniqueKey}-r${copy}`, supply: m.supply * f, borrow: m.borrow * f });
+      const scaled = (x: number | null) => (x === null ? null : x * f);
+      out.push({
+        ...m,
+        uniqueKey: `${m.uniqueKey}-r${copy}`,
+        supply: scaled(m.supply),
+        borrow: scaled(m.borrow),
+      });
     }
   }
   return out;
@@ -328,6 +334,7 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
       [m.collateralAddress, m.collateralPrice],
       [m.loanAddress, m.loanPrice],
     ] as const) {
+      if (price === null) continue;
       const key = `${m.chainId}:${token.toLowerCase()}`;
       const h = holders.get(key) ?? { token: { chainId: m.chainId, token }, price, markets: 0 };
       h.markets++;

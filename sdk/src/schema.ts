@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 febe06362579bf887f50bef29aff07b1d034f0f6ab9525e393678b050263fab6) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 86bc46b906d8d27a046a1d7b5da4a1cd0190d1276f79d7e13f2e57772a68d5e4) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -469,7 +469,7 @@ export interface paths {
         };
         /**
          * A market in brief, for agents
-         * @description A market in one sentence, its key figures, flags with their reasons (LIQUIDATABLE_POSITIONS, HIGH_UTILIZATION at 95 % or more, STALE_ORACLE, NO_ORACLE, CONCENTRATED_BORROWERS at a Herfindahl index of 0.25 or more, BAD_DEBT_UNDER_STRESS when a 20 % collateral fall leaves bad debt, THIN_LIQUIDITY when a 10 % fall would repay more than the market holds) and its 10 and 20 % collateral stress. The figures are those of GET /risk/markets/{marketId}.
+         * @description A market in one sentence, its key figures, flags with their reasons (LIQUIDATABLE_POSITIONS, HIGH_UTILIZATION at 95 % or more, STALE_ORACLE, NO_ORACLE, CONCENTRATED_BORROWERS at a Herfindahl index of 0.25 or more, BAD_DEBT_UNDER_STRESS when a 20 % collateral fall leaves bad debt, THIN_LIQUIDITY when a 10 % fall would repay more than the market holds, NO_USD_PRICE when a token has no USD price: USD figures null, no position served) and its 10 and 20 % collateral stress. The figures are those of GET /risk/markets/{marketId}.
          */
         get: operations["agentMarketBrief"];
         put?: never;
@@ -788,17 +788,21 @@ export interface components {
             /** @example 0x7f39c581f595b53c5cb19bd0b3f8da6c935e2ca0 */
             collateralAddress: string;
             loanAddress: string;
-            /** @description USD. */
-            collateralPrice: number;
-            /** @description USD. */
-            loanPrice: number;
-            /** @description Total supplied, USD. */
-            supply: number;
-            /** @description Total borrowed, USD. */
-            borrow: number;
-            /** @description supply - borrow, USD. */
-            available: number;
-            /** @description borrow / supply, 0 to 1. */
+            /** @description USD; null when no source states one (never 0: the market is served with what is known, D15). */
+            collateralPrice: number | null;
+            /** @description USD; null when no source states one (then supply, borrow and available are null too). */
+            loanPrice: number | null;
+            /** @description Total supplied, USD; null without a loan price (supplyAssets holds the amount). */
+            supply: number | null;
+            /** @description Total borrowed, USD; null without a loan price. */
+            borrow: number | null;
+            /** @description supply - borrow, USD; null without a loan price. */
+            available: number | null;
+            /** @description Total supplied in loan-token units: as the source read it, else supply / loanPrice; null when neither is known. */
+            supplyAssets: number | null;
+            /** @description Total borrowed in loan-token units (as supplyAssets). */
+            borrowAssets: number | null;
+            /** @description borrow / supply, 0 to 1 (in loan-token units when there is no USD price). */
             utilization: number;
             /** @description Decimal APY (0.042 = 4.2 %). */
             supplyApy: number;
@@ -1054,21 +1058,23 @@ export interface components {
             chainId: number;
             collateralAsset: {
                 symbol: string;
-                priceUsd: number;
+                /** @description USD; null when unknown (D15). */
+                priceUsd: number | null;
             };
             loanAsset: {
                 symbol: string;
-                priceUsd: number;
+                /** @description USD; null when unknown (D15). */
+                priceUsd: number | null;
             };
             lltv: number;
             /** @description Paid to liquidators over the debt they repay (0.05 = 5 %): Morpho's min(1.15, 1 / (0.3 x lltv + 0.7)) - 1, 5 % for the pooled protocols. */
             liquidationBonus: number;
-            /** @description Supplied, USD (to the cent). */
-            supplyUsd: number;
-            /** @description Borrowed, USD (to the cent). */
-            borrowUsd: number;
-            /** @description Loan assets available (supply - borrow, at least 0), USD (to the cent). */
-            availableLiquidityUsd: number;
+            /** @description Supplied, USD; null without a loan price. */
+            supplyUsd: number | null;
+            /** @description Borrowed, USD; null without a loan price. */
+            borrowUsd: number | null;
+            /** @description Loan assets available (supply - borrow, at least 0), USD; null without a loan price. */
+            availableLiquidityUsd: number | null;
             utilization: number;
             /** @description Positions with debt. */
             borrowPositions: number;
@@ -1204,6 +1210,8 @@ export interface components {
             atRiskHealthFactor: number;
             totals: {
                 markets: number;
+                /** @description Markets counted whose loan token has no USD price (D15): their supply and borrow are not in supplyUsd and borrowUsd. */
+                unpricedMarkets: number;
                 /** @description Supplied, USD (to the cent). */
                 supplyUsd: number;
                 /** @description Borrowed, USD (to the cent). */
@@ -1229,6 +1237,8 @@ export interface components {
                  */
                 protocol: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
                 markets: number;
+                /** @description Markets counted whose loan token has no USD price (D15): their supply and borrow are not in supplyUsd and borrowUsd. */
+                unpricedMarkets: number;
                 /** @description Supplied, USD (to the cent). */
                 supplyUsd: number;
                 /** @description Borrowed, USD (to the cent). */
@@ -1250,6 +1260,8 @@ export interface components {
             byChain: {
                 chainId: number;
                 markets: number;
+                /** @description Markets counted whose loan token has no USD price (D15): their supply and borrow are not in supplyUsd and borrowUsd. */
+                unpricedMarkets: number;
                 /** @description Supplied, USD (to the cent). */
                 supplyUsd: number;
                 /** @description Borrowed, USD (to the cent). */
@@ -1373,15 +1385,15 @@ export interface components {
             /** @description One sentence: the market, its size and use, its most severe flag. */
             summary: string;
             keyFigures: {
-                /** @description Supplied, USD (to the cent). */
-                supplyUsd: number;
-                /** @description Borrowed, USD (to the cent). */
-                borrowUsd: number;
+                /** @description Supplied, USD; null without a USD price of the loan token (flag NO_USD_PRICE). */
+                supplyUsd: number | null;
+                /** @description Borrowed, USD; null without a USD price of the loan token. */
+                borrowUsd: number | null;
                 utilization: number;
                 supplyApy: number;
                 borrowApy: number;
-                /** @description Available to withdraw or borrow, USD (to the cent). */
-                availableLiquidityUsd: number;
+                /** @description Available to withdraw or borrow, USD; null without a USD price of the loan token. */
+                availableLiquidityUsd: number | null;
                 lltv: number;
                 borrowPositions: number;
                 liquidatablePositions: number;
@@ -1463,10 +1475,10 @@ export interface components {
             collateralMarkets: number;
             /** @description Markets that lend it. */
             loanMarkets: number;
-            /** @description Supplied over the markets that lend it, USD (to the cent). */
-            supplyUsd: number;
-            /** @description Borrowed over the markets that lend it, USD (to the cent). */
-            borrowUsd: number;
+            /** @description Supplied over the markets that lend it, USD (to the cent); null when one of them has no USD price (D15). */
+            supplyUsd: number | null;
+            /** @description Borrowed over the markets that lend it, USD (to the cent); null when one of them has no USD price (D15). */
+            borrowUsd: number | null;
         };
         /** TokenDetail */
         TokenDetail: {
@@ -1501,10 +1513,10 @@ export interface components {
             collateralMarkets: number;
             /** @description Markets that lend it. */
             loanMarkets: number;
-            /** @description Supplied over the markets that lend it, USD (to the cent). */
-            supplyUsd: number;
-            /** @description Borrowed over the markets that lend it, USD (to the cent). */
-            borrowUsd: number;
+            /** @description Supplied over the markets that lend it, USD (to the cent); null when one of them has no USD price (D15). */
+            supplyUsd: number | null;
+            /** @description Borrowed over the markets that lend it, USD (to the cent); null when one of them has no USD price (D15). */
+            borrowUsd: number | null;
             /** @description Feeds on its chain that price it (USD-quoted first). */
             feeds: {
                 /** @description Lower-case 0x address. */
@@ -1528,7 +1540,7 @@ export interface components {
                 /** @description secondsSinceUpdate / heartbeatSeconds. */
                 stalenessRatio: number;
             }[];
-            /** @description Every market holding it, largest supply first. */
+            /** @description Every market holding it, largest supply first (those without one last). */
             markets: {
                 uniqueKey: string;
                 /**
@@ -1538,10 +1550,10 @@ export interface components {
                 protocol: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
                 /** @enum {string} */
                 role: "collateral" | "loan";
-                /** @description Market supply, USD (to the cent). */
-                supply: number;
-                /** @description Market borrow, USD (to the cent). */
-                borrow: number;
+                /** @description Market supply, USD (to the cent); null when the market has no USD price (D15). */
+                supply: number | null;
+                /** @description Market borrow, USD (to the cent); null when the market has no USD price (D15). */
+                borrow: number | null;
             }[];
         };
         /** Oracle */
@@ -1594,10 +1606,10 @@ export interface components {
             }[];
             /** @description Markets priced by the oracle. */
             marketCount: number;
-            /** @description Supply of the markets it prices, USD (to the cent). */
-            supplyAtStakeUsd: number;
-            /** @description Borrow of the markets it prices, USD (to the cent). */
-            borrowAtStakeUsd: number;
+            /** @description Supply of the markets it prices, USD (to the cent); null when one of them has no USD price (D15). */
+            supplyAtStakeUsd: number | null;
+            /** @description Borrow of the markets it prices, USD (to the cent); null when one of them has no USD price (D15). */
+            borrowAtStakeUsd: number | null;
         };
         /** OracleDetail */
         OracleDetail: {
@@ -1649,11 +1661,11 @@ export interface components {
             }[];
             /** @description Markets priced by the oracle. */
             marketCount: number;
-            /** @description Supply of the markets it prices, USD (to the cent). */
-            supplyAtStakeUsd: number;
-            /** @description Borrow of the markets it prices, USD (to the cent). */
-            borrowAtStakeUsd: number;
-            /** @description The markets it prices, largest supply first. */
+            /** @description Supply of the markets it prices, USD (to the cent); null when one of them has no USD price (D15). */
+            supplyAtStakeUsd: number | null;
+            /** @description Borrow of the markets it prices, USD (to the cent); null when one of them has no USD price (D15). */
+            borrowAtStakeUsd: number | null;
+            /** @description The markets it prices, largest supply first (those without one last). */
             markets: {
                 uniqueKey: string;
                 /**
@@ -1663,10 +1675,10 @@ export interface components {
                 protocol: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
                 collateral: string;
                 loan: string;
-                /** @description Market supply, USD (to the cent). */
-                supply: number;
-                /** @description Market borrow, USD (to the cent). */
-                borrow: number;
+                /** @description Market supply, USD (to the cent); null when the market has no USD price (D15). */
+                supply: number | null;
+                /** @description Market borrow, USD (to the cent); null when the market has no USD price (D15). */
+                borrow: number | null;
             }[];
         };
         /**
@@ -1802,9 +1814,9 @@ export interface components {
             governor: string | null;
             /** @description Fee on the interest earned (Morpho performance fee, Euler interest fee), 0 to 1. */
             fee: number;
-            /** @description Sum of the allocations: the vault's share of each market's supply now, USD (to the cent). */
-            totalAssetsUsd: number;
-            /** @description Supply APY of the allocations weighted by their USD, net of the fee (rewards excluded), decimal. */
+            /** @description Sum of the allocations: the vault's share of each market's supply now, USD; null when a market it supplies has no USD price of its asset (D15). */
+            totalAssetsUsd: number | null;
+            /** @description Supply APY of the allocations weighted by their USD (by their amounts of the asset when one has no USD price), net of the fee (rewards excluded), decimal. */
             apy: number;
             /** @description Largest first. */
             allocations: {
@@ -1814,8 +1826,8 @@ export interface components {
                 collateral: string | null;
                 /** @description Loan symbol; null when the market is not served. */
                 loan: string | null;
-                /** @description What the vault supplies to the market, USD (to the cent). */
-                supplyUsd: number;
+                /** @description What the vault supplies to the market, USD; null when the market has no USD price of the asset. */
+                supplyUsd: number | null;
                 /** @description The allocation's part of the vault's assets, 0 to 1. */
                 share: number;
                 /** @description The most the vault may supply to the market, USD; null: no cap. */
@@ -1993,8 +2005,8 @@ export interface components {
                 bufferCoverage: number | null;
                 /** @description borrow / supply when rated, 0 to 1. */
                 utilization: number;
-                /** @description supply - borrow when rated, USD. */
-                availableUsd: number;
+                /** @description supply - borrow when rated, USD; null when the loan token has no USD price. */
+                availableUsd: number | null;
                 /** @description Borrowers with debt known. */
                 borrowers: number;
                 /** @description Share of the debt owed by the 10 largest borrowers, 0 to 1. */

@@ -462,6 +462,10 @@ function printPass(run: import('../ingest/live.ts').SourceRun): void {
     );
     for (const f of failed.slice(0, 20)) process.stderr.write(`  - ${f.ok ? '' : f.error}\n`);
     if (failed.length > 20) process.stderr.write(`  - and ${failed.length - 20} more\n`);
+    const noted = run.items.flatMap((i) => (i.ok && i.note ? [i.note] : []));
+    if (noted.length > 0) process.stderr.write(`  ${noted.length} served in part:\n`);
+    for (const n of noted.slice(0, 20)) process.stderr.write(`  - ${n}\n`);
+    if (noted.length > 20) process.stderr.write(`  - and ${noted.length - 20} more\n`);
   } else {
     process.stderr.write(
       `${run.source}: FAILED (${run.state.consecutiveFailures} in a row): ${run.error}; its last data (${run.markets} markets) is kept\n`,

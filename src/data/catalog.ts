@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Protocol } from '../domain/enums.ts';
 import { available, maxLeverage, utilization } from '../domain/metrics.ts';
 import { oracleHealth } from '../domain/oracle.ts';
-import { fraction, significant, usd } from '../domain/precision.ts';
+import { fraction, significant, significantOrNull, usd } from '../domain/precision.ts';
 import { classifyStrategy } from '../domain/strategy.ts';
 import type {
   FeedUpdate,
@@ -26,11 +26,14 @@ export interface MarketView {
   loan: string;
   collateralAddress: string;
   loanAddress: string;
-  collateralPrice: number;
-  loanPrice: number;
-  supply: number;
-  borrow: number;
-  available: number;
+  collateralPrice: number | null;
+  loanPrice: number | null;
+  supply: number | null;
+  borrow: number | null;
+  available: number | null;
+  /** Loan-token units: recorded by the source, else supply and borrow over the loan price. */
+  supplyAssets: number | null;
+  borrowAssets: number | null;
   utilization: number;
   supplyApy: number;
   borrowApy: number;
@@ -62,7 +65,7 @@ interface Entry {
    */
   base: MarketRecord;
   /** The dataset's prices of the market's tokens, which its positions' USD amounts are stated at. */
-  stated: { collateral: number; loan: number };
+  stated: { collateral: number | null; loan: number | null };
 }
 
 /** Oracle health as served: the staleness ratio to 8 significant digits (isStale stays exact). */
@@ -71,8 +74,22 @@ function servedHealth(oracle: OracleRecord | null, nowSec: number): OracleHealth
   return h && { ...h, stalenessRatio: significant(h.stalenessRatio) };
 }
 
+/** A market's supplied and borrowed loan-token units: as recorded, else its USD amounts over the loan price. */
+export function marketAssets(m: MarketRecord): { supply: number | null; borrow: number | null } {
+  const over = (x: number | null) =>
+    x !== null && m.loanPrice !== null && m.loanPrice > 0 ? x / m.loanPrice : null;
+  return { supply: m.supplyAssets ?? over(m.supply), borrow: m.borrowAssets ?? over(m.borrow) };
+}
+
+/** What a market's place by supply goes by: its USD supply, below every priced market without one. */
+export function supplyRank(m: MarketRecord): number {
+  return m.supply ?? -1;
+}
+
 export function toMarketView(m: MarketRecord, nowSec: number): MarketView {
   const strategy = classifyStrategy(m.collateral, m.loan);
+  const assets = marketAssets(m);
+  const usdOrNull = (x: number | null) => (x === null ? null : usd(x));
   return {
     uniqueKey: m.uniqueKey,
     protocol: m.protocol,
@@ -83,12 +100,19 @@ export function toMarketView(m: MarketRecord, nowSec: number): MarketView {
     collateralAddress: m.collateralAddress,
     loanAddress: m.loanAddress,
     // Served figures are rounded once, here (src/domain/precision.ts).
-    collateralPrice: significant(m.collateralPrice),
-    loanPrice: significant(m.loanPrice),
-    supply: usd(m.supply),
-    borrow: usd(m.borrow),
-    available: usd(available(m.supply, m.borrow)),
-    utilization: fraction(utilization(m.supply, m.borrow)),
+    collateralPrice: significantOrNull(m.collateralPrice),
+    loanPrice: significantOrNull(m.loanPrice),
+    supply: usdOrNull(m.supply),
+    borrow: usdOrNull(m.borrow),
+    available: m.supply === null || m.borrow === null ? null : usd(available(m.supply, m.borrow)),
+    supplyAssets: significantOrNull(assets.supply),
+    borrowAssets: significantOrNull(assets.borrow),
+    // The same ratio in USD or in loan-token units (one price).
+    utilization: fraction(
+      m.supply !== null && m.borrow !== null
+        ? utilization(m.supply, m.borrow)
+        : utilization(assets.supply ?? 0, assets.borrow ?? 0),
+    ),
     supplyApy: fraction(m.supplyApy),
     borrowApy: fraction(m.borrowApy),
     supplyRewardsApy: fraction(m.supplyRewardsApy),
@@ -183,7 +207,9 @@ export class Catalog {
   private rankStale = false;
 
   constructor(records: readonly MarketRecord[], nowSec: number) {
-    const sorted = [...records].sort((a, b) => b.supply - a.supply || (a.uniqueKey < b.uniqueKey ? -1 : 1));
+    const sorted = [...records].sort(
+      (a, b) => supplyRank(b) - supplyRank(a) || (a.uniqueKey < b.uniqueKey ? -1 : 1),
+    );
     this.entries = sorted.map((m) => ({
       view: toMarketView(m, nowSec),
       healthAtSec: nowSec,
@@ -253,7 +279,7 @@ export class Catalog {
   }
 
   /** The dataset's prices of a market's tokens (its positions' amounts are stated at them). */
-  basePrices(ord: number): { collateral: number; loan: number } {
+  basePrices(ord: number): { collateral: number | null; loan: number | null } {
     return this.entries[ord]!.stated;
   }
 
@@ -271,18 +297,20 @@ export class Catalog {
       if (!t || !(ch.ratio > 0) || !Number.isFinite(ch.ratio)) continue;
       for (const ord of t.c) {
         const e = this.entries[ord]!;
-        if (!(e.base.collateralPrice > 0)) continue;
-        e.view.collateralPrice = significant(e.base.collateralPrice * ch.ratio);
+        const p = e.base.collateralPrice;
+        if (p === null || !(p > 0)) continue;
+        e.view.collateralPrice = significant(p * ch.ratio);
         e.json = null;
         touched++;
       }
       for (const ord of t.l) {
         const e = this.entries[ord]!;
-        if (!(e.base.loanPrice > 0)) continue;
+        const b = e.base;
+        if (b.loanPrice === null || !(b.loanPrice > 0) || b.supply === null || b.borrow === null) continue;
         const f = ch.ratio;
-        const supply = e.base.supply * f;
-        const borrow = e.base.borrow * f;
-        e.view.loanPrice = significant(e.base.loanPrice * f);
+        const supply = b.supply * f;
+        const borrow = b.borrow * f;
+        e.view.loanPrice = significant(b.loanPrice * f);
         e.view.supply = usd(supply);
         e.view.borrow = usd(borrow);
         e.view.available = usd(available(supply, borrow));
@@ -331,7 +359,8 @@ export class Catalog {
       e.healthAtSec = Number.NaN;
       e.json = null;
       this.loanFactor[ord] = 1;
-      const ratio = (now: number, stated: number) => (stated > 0 && now > 0 ? now / stated : 1);
+      const ratio = (now: number | null, stated: number | null) =>
+        now !== null && stated !== null && stated > 0 && now > 0 ? now / stated : 1;
       out.push({
         ord,
         collateral: ratio(next.collateralPrice, e.stated.collateral),
@@ -360,6 +389,8 @@ export class Catalog {
       if (!figures.every((x) => Number.isFinite(x) && x >= 0)) continue;
       const e = this.entries[ord]!;
       const b = e.base;
+      // States are in USD at the record's prices: a market without them has none.
+      if (b.loanPrice === null) continue;
       if (
         b.supply === st.supply &&
         b.borrow === st.borrow &&
@@ -372,9 +403,15 @@ export class Catalog {
         ...b,
         supply: st.supply,
         borrow: st.borrow,
+        // Recorded token amounts would be of the balances replaced: derived from the new ones.
+        supplyAssets: undefined,
+        borrowAssets: undefined,
         supplyApy: st.supplyApy,
         borrowApy: st.borrowApy,
       };
+      const assets = marketAssets(e.base);
+      e.view.supplyAssets = significantOrNull(assets.supply);
+      e.view.borrowAssets = significantOrNull(assets.borrow);
       const f = this.loanFactor[ord]!;
       const supply = st.supply * f;
       const borrow = st.borrow * f;
@@ -466,7 +503,10 @@ export class Catalog {
   private rerank(): void {
     const n = this.entries.length;
     const supply = new Float64Array(n);
-    for (let ord = 0; ord < n; ord++) supply[ord] = this.entries[ord]!.base.supply * this.loanFactor[ord]!;
+    for (let ord = 0; ord < n; ord++) {
+      const s = this.entries[ord]!.base.supply;
+      supply[ord] = s === null ? -1 : s * this.loanFactor[ord]!;
+    }
     const order = Int32Array.from(this.idAt).sort(
       (a, b) =>
         supply[b]! - supply[a]! ||

@@ -64,7 +64,7 @@ export interface MarketRatingView {
     /** (1 - lltv) / stressMove; null when the move is 0. */
     bufferCoverage: number | null;
     utilization: number;
-    availableUsd: number;
+    availableUsd: number | null;
     borrowers: number;
     top10Share: number;
     herfindahl: number;
@@ -194,7 +194,7 @@ export function rateMarket(
       stressMove: fraction(buffer.move),
       bufferCoverage: Number.isFinite(buffer.coverage) ? significant(buffer.coverage) : null,
       utilization: fraction(m.utilization),
-      availableUsd: usd(m.available),
+      availableUsd: m.available === null ? null : usd(m.available),
       borrowers: debts.borrowers,
       top10Share: fraction(debts.top10Share),
       herfindahl: fraction(debts.herfindahl),
@@ -218,7 +218,7 @@ export function rateVault(
     const ord = e.ords[i];
     const m = ord === undefined ? undefined : model.catalog.viewAt(ord, nowSec);
     const rating = markets.get(a.marketKey);
-    return { marketId: a.marketKey, usd: m ? m.supply * a.supplyShare : 0, rating };
+    return { marketId: a.marketKey, usd: m?.supply != null ? m.supply * a.supplyShare : 0, rating };
   });
   const scores = vaultScores(parts.map((p) => ({ usd: p.usd, score: p.rating?.score ?? null })));
   const components = {

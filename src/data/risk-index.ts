@@ -425,11 +425,12 @@ export class RiskIndex {
       if (!t || !(ch.ratio > 0) || !Number.isFinite(ch.ratio)) continue;
       for (const ord of t.c) {
         const p0 = this.catalog.basePrices(ord).collateral;
-        if (p0 > 0) touched += this.setFactors(ord, ch.ratio, this.loanFactor[ord]!, version);
+        if (p0 !== null && p0 > 0) touched += this.setFactors(ord, ch.ratio, this.loanFactor[ord]!, version);
       }
       for (const ord of t.l) {
         const p0 = this.catalog.basePrices(ord).loan;
-        if (p0 > 0) touched += this.setFactors(ord, this.collateralFactor[ord]!, ch.ratio, version);
+        if (p0 !== null && p0 > 0)
+          touched += this.setFactors(ord, this.collateralFactor[ord]!, ch.ratio, version);
       }
     }
     if (touched > 0) this.priceVersion = version;

@@ -370,9 +370,14 @@ export const LIQUIDITY = Object.freeze({
  * linearly to 0 at 100 %, and A = 100 x (log10(available) - 4) / 3, clamped (USD 10,000 of
  * available liquidity scores 0, USD 10,000,000 scores 100).
  */
-export function liquidityScore(utilization: number, availableUsd: number): ComponentScore {
+export function liquidityScore(utilization: number, availableUsd: number | null): ComponentScore {
   const L = LIQUIDITY;
   const u = 100 * (1 - ramp(utilization, L.fullUtilization, 1));
+  if (availableUsd === null)
+    return {
+      score: L.utilizationWeight * u + L.depthWeight * UNKNOWN_SCORE,
+      explanation: `Utilization ${pct(utilization)}; the depth is scored as unknown (no USD price of the loan token).`,
+    };
   const depth =
     availableUsd > 0
       ? 100 * ramp(Math.log10(availableUsd), Math.log10(L.depthZeroUsd), Math.log10(L.depthFullUsd))
@@ -390,8 +395,13 @@ export function liquidityScore(utilization: number, availableUsd: number): Compo
  * (top10Share + herfindahl) / 2). No borrower with debt: 100 when the market has no borrow,
  * UNKNOWN_SCORE when it has borrow but none of its borrowers is known.
  */
-export function concentrationScore(c: Concentration, marketBorrowUsd: number): ComponentScore {
+export function concentrationScore(c: Concentration, marketBorrowUsd: number | null): ComponentScore {
   if (c.borrowers === 0) {
+    if (marketBorrowUsd === null)
+      return {
+        score: UNKNOWN_SCORE,
+        explanation: 'No borrower position served without a USD price of both tokens: scored as unknown.',
+      };
     return marketBorrowUsd > 0
       ? {
           score: UNKNOWN_SCORE,
@@ -432,14 +442,20 @@ export const LIQUIDATION_PENALTIES = Object.freeze({
  * 0.25) and 70 x min(1, (bad debt / borrow) / 0.01). Null record (no stored history for the
  * dataset): UNKNOWN_SCORE.
  */
-export function liquidationScore(h: LiquidationRecord | null, borrowUsd: number): ComponentScore {
+export function liquidationScore(h: LiquidationRecord | null, borrowUsd: number | null): ComponentScore {
   if (h === null)
     return {
       score: UNKNOWN_SCORE,
       explanation: `No stored liquidation history for this dataset: scored as unknown.`,
     };
+  if (borrowUsd === null && h.count > 0)
+    return {
+      score: UNKNOWN_SCORE,
+      explanation: `${h.count} liquidation${h.count === 1 ? '' : 's'} in the last ${RATING_WINDOW_DAYS} days, against a borrow of no known USD amount: scored as unknown.`,
+    };
   const P = LIQUIDATION_PENALTIES;
-  const share = (x: number) => (x <= 0 ? 0 : borrowUsd > 0 ? x / borrowUsd : Number.POSITIVE_INFINITY);
+  const share = (x: number) =>
+    x <= 0 ? 0 : borrowUsd !== null && borrowUsd > 0 ? x / borrowUsd : Number.POSITIVE_INFINITY;
   const repaid = share(h.repaidUsd);
   const bad = share(h.badDebtUsd);
   const score =

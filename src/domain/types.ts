@@ -62,6 +62,10 @@ export interface PriceSourceRecord {
  * A lending market as stored: the primary facts. Derived fields of the API (available,
  * utilization, maxLeverage, strategy, oracle health) are computed from these by domain math.
  * USD amounts are plain numbers; APYs are decimals (0.042 = 4.2 %); lltv is 0 to 1.
+ *
+ * A price no source could state is null, never 0 (D15): a null `loanPrice` makes `supply` and
+ * `borrow` null too (no USD amount of the loan token can be stated; `supplyAssets` and
+ * `borrowAssets` say how much there is). A market with a null price has no positions served.
  */
 export interface MarketRecord {
   uniqueKey: string;
@@ -77,10 +81,16 @@ export interface MarketRecord {
   /** The tokens' decimals (ERC-20 `decimals()`); null or absent when unknown. */
   collateralDecimals?: number | null;
   loanDecimals?: number | null;
-  collateralPrice: number;
-  loanPrice: number;
-  supply: number;
-  borrow: number;
+  collateralPrice: number | null;
+  loanPrice: number | null;
+  supply: number | null;
+  borrow: number | null;
+  /**
+   * Supplied and borrowed amounts in loan-token units, as the source read them; absent when
+   * not recorded (then they are supply and borrow over the loan price, when it is known).
+   */
+  supplyAssets?: number | null;
+  borrowAssets?: number | null;
   supplyApy: number;
   borrowApy: number;
   supplyRewardsApy: number;
@@ -176,4 +186,19 @@ export interface VaultRecord {
   /** Fee on the interest earned (Morpho performance fee, Euler interest fee), 0 to 1. */
   fee: number;
   allocations: VaultAllocation[];
+}
+
+/** A market record whose tokens both have a USD price (every sandbox market; most live ones). */
+export type PricedMarketRecord = MarketRecord & {
+  collateralPrice: number;
+  loanPrice: number;
+  supply: number;
+  borrow: number;
+};
+
+/** Whether both of a market's tokens have a USD price (then its USD amounts are known too). */
+export function isPriced<T extends { collateralPrice: number | null; loanPrice: number | null }>(
+  m: T,
+): m is T & { collateralPrice: number; loanPrice: number; supply: number; borrow: number } {
+  return m.collateralPrice !== null && m.loanPrice !== null;
 }

@@ -80,7 +80,10 @@ export const MarketRatingSchema = Type.Object(
         }),
         bufferCoverage: nullable<number>('number', '(1 - lltv) / stressMove; null when the move is 0.'),
         utilization: Type.Number({ description: 'borrow / supply when rated, 0 to 1.' }),
-        availableUsd: Type.Number({ description: 'supply - borrow when rated, USD.' }),
+        availableUsd: nullable<number>(
+          'number',
+          'supply - borrow when rated, USD; null when the loan token has no USD price.',
+        ),
         borrowers: Type.Integer({ description: 'Borrowers with debt known.' }),
         top10Share: Type.Number({
           description: 'Share of the debt owed by the 10 largest borrowers, 0 to 1.',

@@ -98,12 +98,28 @@ export const MarketSchema = Type.Object(
     loan: Type.String({ description: 'Loan token symbol.', examples: ['WETH'] }),
     collateralAddress: Type.String({ examples: [ADDRESS_EXAMPLE] }),
     loanAddress: Type.String(),
-    collateralPrice: Type.Number({ description: 'USD.' }),
-    loanPrice: Type.Number({ description: 'USD.' }),
-    supply: Type.Number({ description: 'Total supplied, USD.' }),
-    borrow: Type.Number({ description: 'Total borrowed, USD.' }),
-    available: Type.Number({ description: 'supply - borrow, USD.' }),
-    utilization: Type.Number({ description: 'borrow / supply, 0 to 1.' }),
+    collateralPrice: nullable<number>(
+      'number',
+      'USD; null when no source states one (never 0: the market is served with what is known, D15).',
+    ),
+    loanPrice: nullable<number>(
+      'number',
+      'USD; null when no source states one (then supply, borrow and available are null too).',
+    ),
+    supply: nullable<number>(
+      'number',
+      'Total supplied, USD; null without a loan price (supplyAssets holds the amount).',
+    ),
+    borrow: nullable<number>('number', 'Total borrowed, USD; null without a loan price.'),
+    available: nullable<number>('number', 'supply - borrow, USD; null without a loan price.'),
+    supplyAssets: nullable<number>(
+      'number',
+      'Total supplied in loan-token units: as the source read it, else supply / loanPrice; null when neither is known.',
+    ),
+    borrowAssets: nullable<number>('number', 'Total borrowed in loan-token units (as supplyAssets).'),
+    utilization: Type.Number({
+      description: 'borrow / supply, 0 to 1 (in loan-token units when there is no USD price).',
+    }),
     supplyApy: Type.Number({ description: 'Decimal APY (0.042 = 4.2 %).' }),
     borrowApy: Type.Number({ description: 'Decimal APY.' }),
     supplyRewardsApy: Type.Number({ description: 'Additional rewards APY, decimal.' }),
@@ -156,6 +172,12 @@ export const PositionAtRiskSchema = Type.Object({
 
 const ADDRESS = Type.String({ pattern: '^0x[0-9a-f]{40}$', description: 'Lower-case 0x address.' });
 const USD = (description: string) => Type.Number({ description: `${description}, USD (to the cent).` });
+/** A USD amount some market may not have (no USD price of its loan token, D15): null, never 0. */
+const UsdOrNull = (description: string, whenNull: string) =>
+  nullable<number>(
+    'number',
+    `${description}, USD (to the cent); null when ${whenNull} has no USD price (D15).`,
+  );
 
 /** A price feed with its promises and its freshness now (DECISIONS D14). */
 export const FeedStatusSchema = Type.Object(
@@ -219,8 +241,8 @@ const TokenProperties = {
   priceSource: PriceSourceSchema,
   collateralMarkets: Type.Integer({ description: 'Markets that take it as collateral.' }),
   loanMarkets: Type.Integer({ description: 'Markets that lend it.' }),
-  supplyUsd: USD('Supplied over the markets that lend it'),
-  borrowUsd: USD('Borrowed over the markets that lend it'),
+  supplyUsd: UsdOrNull('Supplied over the markets that lend it', 'one of them'),
+  borrowUsd: UsdOrNull('Borrowed over the markets that lend it', 'one of them'),
 };
 
 export const TokenSchema = Type.Object(TokenProperties, {
@@ -258,12 +280,12 @@ export const TokenDetailSchema = Type.Object(
           uniqueKey: Type.String(),
           protocol: ProtocolSchema,
           role: Type.Unsafe<'collateral' | 'loan'>({ type: 'string', enum: ['collateral', 'loan'] }),
-          supply: USD('Market supply'),
-          borrow: USD('Market borrow'),
+          supply: UsdOrNull('Market supply', 'the market'),
+          borrow: UsdOrNull('Market borrow', 'the market'),
         },
         { additionalProperties: false },
       ),
-      { description: 'Every market holding it, largest supply first.' },
+      { description: 'Every market holding it, largest supply first (those without one last).' },
     ),
   },
   { additionalProperties: false },
@@ -279,8 +301,8 @@ const OracleProperties = {
   health: OracleHealthSchema,
   feeds: Type.Array(FeedStatusSchema),
   marketCount: Type.Integer({ description: 'Markets priced by the oracle.' }),
-  supplyAtStakeUsd: USD('Supply of the markets it prices'),
-  borrowAtStakeUsd: USD('Borrow of the markets it prices'),
+  supplyAtStakeUsd: UsdOrNull('Supply of the markets it prices', 'one of them'),
+  borrowAtStakeUsd: UsdOrNull('Borrow of the markets it prices', 'one of them'),
 };
 
 export const OracleSchema = Type.Object(OracleProperties, { additionalProperties: false });
@@ -295,12 +317,12 @@ export const OracleDetailSchema = Type.Object(
           protocol: ProtocolSchema,
           collateral: Type.String(),
           loan: Type.String(),
-          supply: USD('Market supply'),
-          borrow: USD('Market borrow'),
+          supply: UsdOrNull('Market supply', 'the market'),
+          borrow: UsdOrNull('Market borrow', 'the market'),
         },
         { additionalProperties: false },
       ),
-      { description: 'The markets it prices, largest supply first.' },
+      { description: 'The markets it prices, largest supply first (those without one last).' },
     ),
   },
   { additionalProperties: false },
@@ -527,11 +549,11 @@ export const MarketRiskSchema = Type.Object(
     protocol: ProtocolSchema,
     chainId: Type.Integer(),
     collateralAsset: Type.Object(
-      { symbol: Type.String(), priceUsd: Type.Number() },
+      { symbol: Type.String(), priceUsd: nullable<number>('number', 'USD; null when unknown (D15).') },
       { additionalProperties: false },
     ),
     loanAsset: Type.Object(
-      { symbol: Type.String(), priceUsd: Type.Number() },
+      { symbol: Type.String(), priceUsd: nullable<number>('number', 'USD; null when unknown (D15).') },
       { additionalProperties: false },
     ),
     lltv: Type.Number(),
@@ -539,9 +561,12 @@ export const MarketRiskSchema = Type.Object(
       description:
         "Paid to liquidators over the debt they repay (0.05 = 5 %): Morpho's min(1.15, 1 / (0.3 x lltv + 0.7)) - 1, 5 % for the pooled protocols.",
     }),
-    supplyUsd: USD('Supplied'),
-    borrowUsd: USD('Borrowed'),
-    availableLiquidityUsd: USD('Loan assets available (supply - borrow, at least 0)'),
+    supplyUsd: nullable<number>('number', 'Supplied, USD; null without a loan price.'),
+    borrowUsd: nullable<number>('number', 'Borrowed, USD; null without a loan price.'),
+    availableLiquidityUsd: nullable<number>(
+      'number',
+      'Loan assets available (supply - borrow, at least 0), USD; null without a loan price.',
+    ),
     utilization: Type.Number(),
     borrowPositions: Type.Integer({ description: 'Positions with debt.' }),
     collateralUsd: USD('Collateral of the positions with debt'),
@@ -628,6 +653,10 @@ export const StressSchema = Type.Object(
 
 const AnalyticsTotalsProperties = {
   markets: Type.Integer(),
+  unpricedMarkets: Type.Integer({
+    description:
+      'Markets counted whose loan token has no USD price (D15): their supply and borrow are not in supplyUsd and borrowUsd.',
+  }),
   supplyUsd: USD('Supplied'),
   borrowUsd: USD('Borrowed'),
   utilization: Type.Number({ description: 'borrowUsd / supplyUsd (0 when nothing is supplied).' }),
@@ -781,12 +810,16 @@ export const MarketBriefSchema = Type.Object(
     }),
     keyFigures: Type.Object(
       {
-        supplyUsd: USD('Supplied'),
-        borrowUsd: USD('Borrowed'),
+        supplyUsd: NullableNumber(
+          'Supplied, USD; null without a USD price of the loan token (flag NO_USD_PRICE).',
+        ),
+        borrowUsd: NullableNumber('Borrowed, USD; null without a USD price of the loan token.'),
         utilization: Type.Number(),
         supplyApy: Type.Number(),
         borrowApy: Type.Number(),
-        availableLiquidityUsd: USD('Available to withdraw or borrow'),
+        availableLiquidityUsd: NullableNumber(
+          'Available to withdraw or borrow, USD; null without a USD price of the loan token.',
+        ),
         lltv: Type.Number(),
         borrowPositions: Type.Integer(),
         liquidatablePositions: Type.Integer(),
@@ -833,10 +866,13 @@ export const VaultSchema = Type.Object(
     fee: Type.Number({
       description: 'Fee on the interest earned (Morpho performance fee, Euler interest fee), 0 to 1.',
     }),
-    totalAssetsUsd: USD("Sum of the allocations: the vault's share of each market's supply now"),
+    totalAssetsUsd: nullable<number>(
+      'number',
+      "Sum of the allocations: the vault's share of each market's supply now, USD; null when a market it supplies has no USD price of its asset (D15).",
+    ),
     apy: Type.Number({
       description:
-        'Supply APY of the allocations weighted by their USD, net of the fee (rewards excluded), decimal.',
+        'Supply APY of the allocations weighted by their USD (by their amounts of the asset when one has no USD price), net of the fee (rewards excluded), decimal.',
     }),
     allocations: Type.Array(
       Type.Object(
@@ -844,7 +880,10 @@ export const VaultSchema = Type.Object(
           marketId: Type.String({ description: 'Market uniqueKey.' }),
           collateral: nullable<string>('string', 'Collateral symbol; null when the market is not served.'),
           loan: nullable<string>('string', 'Loan symbol; null when the market is not served.'),
-          supplyUsd: USD('What the vault supplies to the market'),
+          supplyUsd: nullable<number>(
+            'number',
+            'What the vault supplies to the market, USD; null when the market has no USD price of the asset.',
+          ),
           share: Type.Number({ description: "The allocation's part of the vault's assets, 0 to 1." }),
           supplyCapUsd: nullable<number>(
             'number',

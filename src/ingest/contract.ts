@@ -11,7 +11,11 @@ import type { DatasetInput, LiquidationEvent, OracleRound, SourceState } from '.
  */
 
 /** How one item of a run went (a market, a feed, a block range). */
-export type ItemReport = { id: string; ok: true } | { id: string; ok: false; error: string };
+/**
+ * One item of a run (a market, a feed, a vault…): read, read with a note (what is served of it
+ * falls short, e.g. a market without a USD price, D15), or not read (why).
+ */
+export type ItemReport = { id: string; ok: true; note?: string } | { id: string; ok: false; error: string };
 
 /** What a source hands to ingestion in one run. */
 export interface SourceOutput {

@@ -146,19 +146,19 @@ export function walletRisk(
       chainId: m.chainId,
       collateral: {
         symbol: m.collateral,
-        priceUsd: m.collateralPrice,
-        liquidationPriceUsd: significantOrNull(liquidationPrice(m.collateralPrice, hf, 'collateral')),
+        priceUsd: h.collateralPrice,
+        liquidationPriceUsd: significantOrNull(liquidationPrice(h.collateralPrice, hf, 'collateral')),
       },
-      loan: { symbol: m.loan, priceUsd: m.loanPrice },
+      loan: { symbol: m.loan, priceUsd: h.loanPrice },
       collateralUsd: usd(h.collateralUsd),
       debtUsd: usd(h.borrowUsd),
       healthFactor: significant(hf),
       toTarget: {
         repayUsd: usd(repay),
-        repayAmount: m.loanPrice > 0 ? significant(repay / m.loanPrice) : 0,
+        repayAmount: h.loanPrice > 0 ? significant(repay / h.loanPrice) : 0,
         addCollateralUsd: add === null ? null : usd(add),
         addCollateralAmount:
-          add === null || !(m.collateralPrice > 0) ? null : significant(add / m.collateralPrice),
+          add === null || !(h.collateralPrice > 0) ? null : significant(add / h.collateralPrice),
       },
     };
   });
@@ -190,12 +190,12 @@ export interface MarketBriefView {
   /** One sentence: the market, its size and use, and its most severe flag. */
   summary: string;
   keyFigures: {
-    supplyUsd: number;
-    borrowUsd: number;
+    supplyUsd: number | null;
+    borrowUsd: number | null;
     utilization: number;
     supplyApy: number;
     borrowApy: number;
-    availableLiquidityUsd: number;
+    availableLiquidityUsd: number | null;
     lltv: number;
     borrowPositions: number;
     liquidatablePositions: number;
@@ -217,7 +217,8 @@ export interface MarketBriefView {
  * A market in a few figures and flags: LIQUIDATABLE_POSITIONS, HIGH_UTILIZATION (>= 95 %),
  * STALE_ORACLE, NO_ORACLE, CONCENTRATED_BORROWERS (Herfindahl >= 0.25), BAD_DEBT_UNDER_STRESS (a
  * 20 % collateral fall leaves bad debt), THIN_LIQUIDITY (a 10 % fall's liquidations would repay
- * more than the market holds). From marketRisk: the same figures as GET /risk/markets/{id}.
+ * more than the market holds), NO_USD_PRICE (a token without a USD price: the USD figures are null,
+ * amounts are told in loan-token units, no position is served). From marketRisk: the same figures as GET /risk/markets/{id}.
  */
 export function marketBrief(model: ReadModel, key: string, nowSec: number): Found<MarketBriefView> {
   const found = marketRisk(model, key, nowSec);
@@ -226,7 +227,23 @@ export function marketBrief(model: ReadModel, key: string, nowSec: number): Foun
   if (ord === undefined) throw QueryError.marketNotFound(key);
   const m = model.catalog.viewAt(ord, nowSec);
   const pair = `${r.collateralAsset.symbol}/${r.loanAsset.symbol}`;
+  // An amount of the loan token: in USD, else in its units, else unknown.
+  const amount = (usdAmount: number | null, units: number | null) =>
+    usdAmount !== null ? money(usdAmount) : units !== null ? `${num(units)} ${m.loan}` : 'an unknown amount';
+  const availableUnits =
+    m.supplyAssets !== null && m.borrowAssets !== null ? Math.max(0, m.supplyAssets - m.borrowAssets) : null;
   const flags: Omit<Flag, 'marketId'>[] = [];
+  const unpriced = [
+    ...(r.collateralAsset.priceUsd === null ? [r.collateralAsset.symbol] : []),
+    ...(r.loanAsset.priceUsd === null ? [r.loanAsset.symbol] : []),
+  ];
+  if (unpriced.length > 0) {
+    flags.push({
+      code: 'NO_USD_PRICE',
+      severity: 'warning',
+      reason: `No USD price is known for ${unpriced.join(' and ')}: the market's USD figures are null and its positions are not served until one is.`,
+    });
+  }
   const now = r.liquidatableNow;
   if (now.liquidatablePositions > 0) {
     flags.push({
@@ -239,7 +256,7 @@ export function marketBrief(model: ReadModel, key: string, nowSec: number): Foun
     flags.push({
       code: 'HIGH_UTILIZATION',
       severity: 'warning',
-      reason: `Utilization is ${pct(r.utilization)}: only ${money(r.availableLiquidityUsd)} can be withdrawn or borrowed, and borrow rates sit at the top of the curve.`,
+      reason: `Utilization is ${pct(r.utilization)}: only ${amount(r.availableLiquidityUsd, availableUnits)} can be withdrawn or borrowed, and borrow rates sit at the top of the curve.`,
     });
   }
   if (r.oracleHealth === null) {
@@ -275,14 +292,14 @@ export function marketBrief(model: ReadModel, key: string, nowSec: number): Foun
     flags.push({
       code: 'THIN_LIQUIDITY',
       severity: 'info',
-      reason: `A 10 % fall of ${r.collateralAsset.symbol} would have liquidators repay ${money(m10.debtRepaidUsd)}, more than the ${money(r.availableLiquidityUsd)} the market holds.`,
+      reason: `A 10 % fall of ${r.collateralAsset.symbol} would have liquidators repay ${money(m10.debtRepaidUsd)}, more than the ${amount(r.availableLiquidityUsd, availableUnits)} the market holds.`,
     });
   }
   const order: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
   flags.sort((a, b) => order[a.severity] - order[b.severity]);
   const top = flags[0];
   const summary =
-    `${pair} on ${r.protocol} (chain ${r.chainId}): ${money(r.supplyUsd)} supplied, ${pct(r.utilization)} borrowed by ${r.borrowPositions} position(s), LLTV ${pct(r.lltv)}` +
+    `${pair} on ${r.protocol} (chain ${r.chainId}): ${amount(r.supplyUsd, m.supplyAssets)} supplied, ${pct(r.utilization)} borrowed by ${r.borrowPositions} position(s), LLTV ${pct(r.lltv)}` +
     (top ? `; ${top.code.toLowerCase().replaceAll('_', ' ')}.` : '; no flags.');
   const view: MarketBriefView = {
     marketId: r.marketId,

@@ -26,6 +26,8 @@ export const AT_RISK_HEALTH_FACTOR = 1.1;
 
 interface Totals {
   markets: number;
+  /** Markets counted whose loan token has no USD price: their supply and borrow are not in the sums (D15). */
+  unpricedMarkets: number;
   supplyUsd: number;
   borrowUsd: number;
   utilization: number;
@@ -51,6 +53,7 @@ export interface OverviewView {
 function emptyTotals(): Totals {
   return {
     markets: 0,
+    unpricedMarkets: 0,
     supplyUsd: 0,
     borrowUsd: 0,
     utilization: 0,
@@ -86,8 +89,9 @@ export function overview(model: ReadModel, scope: Scope): Found<OverviewView> {
     const m = catalog.recordAt(ord);
     const atRisk = risk.below(ord, 1, AT_RISK_HEALTH_FACTOR);
     const add = {
-      supplyUsd: m.supply,
-      borrowUsd: m.borrow,
+      unpriced: m.supply === null || m.borrow === null ? 1 : 0,
+      supplyUsd: m.supply ?? 0,
+      borrowUsd: m.borrow ?? 0,
       positions: risk.positionsIn(ord),
       borrowPositions: risk.withDebt(ord).positions,
       positionsAtRisk: atRisk.positions,
@@ -106,6 +110,7 @@ export function overview(model: ReadModel, scope: Scope): Found<OverviewView> {
     }
     for (const t of [total, p, c]) {
       t.markets++;
+      t.unpricedMarkets += add.unpriced;
       t.supplyUsd += add.supplyUsd;
       t.borrowUsd += add.borrowUsd;
       t.positions += add.positions;

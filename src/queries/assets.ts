@@ -49,16 +49,17 @@ export interface TokenView {
   priceSource: PriceSource | null;
   collateralMarkets: number;
   loanMarkets: number;
-  supplyUsd: number;
-  borrowUsd: number;
+  /** Null when a market lending it has no USD price of it (D15). */
+  supplyUsd: number | null;
+  borrowUsd: number | null;
 }
 
 export interface TokenMarketView {
   uniqueKey: string;
   protocol: Protocol;
   role: 'collateral' | 'loan';
-  supply: number;
-  borrow: number;
+  supply: number | null;
+  borrow: number | null;
 }
 
 export interface TokenDetailView extends TokenView {
@@ -76,8 +77,9 @@ export interface OracleView {
   health: OracleHealth | null;
   feeds: FeedView[];
   marketCount: number;
-  supplyAtStakeUsd: number;
-  borrowAtStakeUsd: number;
+  /** Null when a market it prices has no USD amounts (D15). */
+  supplyAtStakeUsd: number | null;
+  borrowAtStakeUsd: number | null;
 }
 
 export interface OracleMarketView {
@@ -85,12 +87,36 @@ export interface OracleMarketView {
   protocol: Protocol;
   collateral: string;
   loan: string;
-  supply: number;
-  borrow: number;
+  supply: number | null;
+  borrow: number | null;
 }
 
 export interface OracleDetailView extends OracleView {
   markets: OracleMarketView[];
+}
+
+/**
+ * The USD supply and borrow summed over markets, each rounded to the cent; null when one of the
+ * markets has none (no USD price of its loan token: a sum without it would understate, D15).
+ */
+function sumUsd(catalog: Catalog, ords: readonly number[]): { supply: number | null; borrow: number | null } {
+  let supply = 0;
+  let borrow = 0;
+  for (const ord of ords) {
+    const v = catalog.recordAt(ord);
+    if (v.supply === null || v.borrow === null) return { supply: null, borrow: null };
+    supply += v.supply;
+    borrow += v.borrow;
+  }
+  return { supply: usd(supply), borrow: usd(borrow) };
+}
+
+/** Largest USD supply first, markets without one last, then by key. */
+function bySupply(
+  a: { supply: number | null; uniqueKey: string },
+  b: { supply: number | null; uniqueKey: string },
+) {
+  return (b.supply ?? -1) - (a.supply ?? -1) || (a.uniqueKey < b.uniqueKey ? -1 : 1);
 }
 
 /** A list's page: its items, what meta needs, and the cursor of the next page (none on the last). */
@@ -131,30 +157,23 @@ function protocolsOf(catalog: Catalog, ords: readonly number[]): Protocol[] {
  */
 function tokenView(model: ReadModel, t: TokenEntry, nowSec: number): TokenView {
   const { catalog } = model;
-  let biggest: { ord: number; supply: number; side: 'collateral' | 'loan' } | null = null;
+  // The largest market with a price of the token (a market without one states none).
+  let biggest: { ord: number; supply: number; side: 'collateral' | 'loan'; price: number } | null = null;
   for (const [side, ords] of [
     ['loan', t.loanOrds],
     ['collateral', t.collateralOrds],
   ] as const) {
     for (const ord of ords) {
-      const supply = catalog.recordAt(ord).supply;
-      if (!biggest || supply > biggest.supply) biggest = { ord, supply, side };
+      const v = catalog.recordAt(ord);
+      const price = side === 'loan' ? v.loanPrice : v.collateralPrice;
+      if (price === null || !(price > 0)) continue;
+      const supply = v.supply ?? -1;
+      if (!biggest || supply > biggest.supply) biggest = { ord, supply, side, price };
     }
   }
-  let supplyUsd = 0;
-  let borrowUsd = 0;
-  for (const ord of t.loanOrds) {
-    const v = catalog.recordAt(ord);
-    supplyUsd += v.supply;
-    borrowUsd += v.borrow;
-  }
+  const sums = sumUsd(catalog, t.loanOrds);
   const recorded = recordedSource(model, biggest);
-  let priceUsd: number | null = null;
-  if (biggest) {
-    const v = catalog.recordAt(biggest.ord);
-    const p = biggest.side === 'loan' ? v.loanPrice : v.collateralPrice;
-    priceUsd = p > 0 ? significant(p) : null;
-  }
+  const priceUsd = biggest ? significant(biggest.price) : null;
   return {
     chainId: t.chainId,
     address: t.address,
@@ -162,11 +181,13 @@ function tokenView(model: ReadModel, t: TokenEntry, nowSec: number): TokenView {
     name: t.name,
     decimals: t.decimals,
     priceUsd,
-    priceSource: recorded !== undefined ? recorded : priceSourceOf(model, t, nowSec),
+    // No market states a price of it: no source to name either.
+    priceSource:
+      biggest === null ? null : recorded !== undefined ? recorded : priceSourceOf(model, t, nowSec),
     collateralMarkets: t.collateralOrds.length,
     loanMarkets: t.loanOrds.length,
-    supplyUsd: usd(supplyUsd),
-    borrowUsd: usd(borrowUsd),
+    supplyUsd: sums.supply,
+    borrowUsd: sums.borrow,
   };
 }
 
@@ -193,7 +214,8 @@ function priceSourceOf(model: ReadModel, t: TokenEntry, nowSec: number): PriceSo
   let best: number | null = null;
   for (const ord of t.collateralOrds) {
     const v = model.catalog.recordAt(ord);
-    if (v.oracle && (best === null || v.supply > model.catalog.recordAt(best).supply)) best = ord;
+    if (v.oracle && (best === null || (v.supply ?? -1) > (model.catalog.recordAt(best).supply ?? -1)))
+      best = ord;
   }
   if (best === null) return null;
   const oracle = model.catalog.recordAt(best).oracle!;
@@ -267,7 +289,7 @@ export function getToken(
       });
     }
   }
-  markets.sort((a, b) => b.supply - a.supply || (a.uniqueKey < b.uniqueKey ? -1 : 1));
+  markets.sort(bySupply);
   const feeds: FeedView[] = [];
   for (const f of index.feedsOf(t)) {
     const record = feedRecord(catalog, f, nowSec);
@@ -286,13 +308,7 @@ export function getToken(
 function oracleView(model: ReadModel, o: OracleEntry, nowSec: number): OracleView {
   const { catalog } = model;
   const oracle = currentOracle(catalog, o, nowSec);
-  let supply = 0;
-  let borrow = 0;
-  for (const ord of o.ords) {
-    const v = catalog.recordAt(ord);
-    supply += v.supply;
-    borrow += v.borrow;
-  }
+  const sums = sumUsd(catalog, o.ords);
   const health = oracleHealth(oracle, nowSec);
   return {
     chainId: o.chainId,
@@ -304,8 +320,8 @@ function oracleView(model: ReadModel, o: OracleEntry, nowSec: number): OracleVie
     health: health && { ...health, stalenessRatio: significant(health.stalenessRatio) },
     feeds: oracle.feeds.map((f) => feedView(f, nowSec)),
     marketCount: o.ords.length,
-    supplyAtStakeUsd: usd(supply),
-    borrowAtStakeUsd: usd(borrow),
+    supplyAtStakeUsd: sums.supply,
+    borrowAtStakeUsd: sums.borrow,
   };
 }
 
@@ -371,7 +387,7 @@ export function getOracle(
         borrow: v.borrow,
       };
     })
-    .sort((a, b) => b.supply - a.supply || (a.uniqueKey < b.uniqueKey ? -1 : 1));
+    .sort(bySupply);
   const protocols = protocolsOf(catalog, o.ords);
   return {
     items: [{ ...oracleView(model, o, nowSec), markets }],

@@ -1,6 +1,6 @@
 import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
-import { available, utilization } from '../domain/metrics.ts';
+import { available } from '../domain/metrics.ts';
 import { fraction, significant, usd } from '../domain/precision.ts';
 import {
   type Concentration,
@@ -84,13 +84,14 @@ export interface MarketRiskView {
   marketId: string;
   protocol: Protocol;
   chainId: number;
-  collateralAsset: { symbol: string; priceUsd: number };
-  loanAsset: { symbol: string; priceUsd: number };
+  collateralAsset: { symbol: string; priceUsd: number | null };
+  loanAsset: { symbol: string; priceUsd: number | null };
   lltv: number;
   liquidationBonus: number;
-  supplyUsd: number;
-  borrowUsd: number;
-  availableLiquidityUsd: number;
+  /** Null without a USD price of the loan token (then no position is served either). */
+  supplyUsd: number | null;
+  borrowUsd: number | null;
+  availableLiquidityUsd: number | null;
   utilization: number;
   /** Positions with debt, their collateral and debt now. */
   borrowPositions: number;
@@ -114,7 +115,8 @@ export function marketRisk(model: ReadModel, key: string, nowSec: number): Found
   const base = model.catalog.baseRecords()[ord]!;
   const now = moveMarket(model, ord, 0, 0);
   const all = model.risk.withDebt(ord);
-  const availableUsd = Math.max(0, available(m.supply, m.borrow));
+  const availableUsd =
+    m.supply === null || m.borrow === null ? null : Math.max(0, available(m.supply, m.borrow));
   const view: MarketRiskView = {
     marketId: m.uniqueKey,
     protocol: m.protocol,
@@ -125,8 +127,8 @@ export function marketRisk(model: ReadModel, key: string, nowSec: number): Found
     liquidationBonus: fraction(liquidationBonus(base.protocol, base.lltv)),
     supplyUsd: m.supply,
     borrowUsd: m.borrow,
-    availableLiquidityUsd: usd(availableUsd),
-    utilization: fraction(utilization(m.supply, m.borrow)),
+    availableLiquidityUsd: availableUsd === null ? null : usd(availableUsd),
+    utilization: m.utilization,
     borrowPositions: all.positions,
     collateralUsd: usd(all.collateralUsd),
     debtUsd: usd(all.debtUsd),
@@ -137,7 +139,9 @@ export function marketRisk(model: ReadModel, key: string, nowSec: number): Found
         collateralPriceChange: change,
         ...scenarioView(x),
         liquidityCoverage:
-          x.totals.debtRepaidUsd > 0 ? significant(availableUsd / x.totals.debtRepaidUsd) : null,
+          availableUsd !== null && x.totals.debtRepaidUsd > 0
+            ? significant(availableUsd / x.totals.debtRepaidUsd)
+            : null,
       };
     }),
     concentration: roundedConcentration(concentration(model.risk.debtsOf(ord))),

@@ -21,7 +21,8 @@ export interface AllocationView {
   marketId: string;
   collateral: string | null;
   loan: string | null;
-  supplyUsd: number;
+  /** Null when the market has no USD price of the vault's asset (D15). */
+  supplyUsd: number | null;
   /** The allocation's part of the vault's assets, 0 to 1. */
   share: number;
   supplyCapUsd: number | null;
@@ -43,7 +44,8 @@ export interface VaultView {
   curator: string | null;
   governor: string | null;
   fee: number;
-  totalAssetsUsd: number;
+  /** Null when a market it supplies has no USD price of its asset (D15). */
+  totalAssetsUsd: number | null;
   apy: number;
   allocations: AllocationView[];
 }
@@ -54,26 +56,41 @@ function vaultView(model: ReadModel, e: VaultEntry, nowSec: number): VaultView {
   const parts = r.allocations.map((a, i) => {
     const ord = e.ords[i];
     const m = ord === undefined ? undefined : catalog.viewAt(ord, nowSec);
-    return { a, m, usd: m ? m.supply * a.supplyShare : 0 };
+    // A market not served supplies nothing the vault can be seen to hold; one without a USD
+    // price holds an amount of the asset (every allocation is of the vault's one asset).
+    const value = !m ? 0 : m.supply === null ? null : m.supply * a.supplyShare;
+    const units = !m ? 0 : m.supplyAssets === null ? null : m.supplyAssets * a.supplyShare;
+    return { a, m, usd: value, units };
   });
-  const total = parts.reduce((s, p) => s + p.usd, 0);
+  const priced = parts.every((p) => p.usd !== null);
+  // Shares and the APY weigh the allocations by USD, else by amounts of the asset.
+  const weights = parts.map((p) => (priced ? p.usd : p.units) ?? 0);
+  const total = priced ? parts.reduce((s, p) => s + p.usd!, 0) : null;
+  const weightTotal = weights.reduce((s, w) => s + w, 0);
   let apy = 0;
-  for (const p of parts) if (p.m && total > 0) apy += (p.usd / total) * p.m.supplyApy;
+  parts.forEach((p, i) => {
+    if (p.m && weightTotal > 0) apy += (weights[i]! / weightTotal) * p.m.supplyApy;
+  });
   const allocations = parts
-    .map(({ a, m, usd: value }) => ({
+    .map(({ a, m, usd: value }, i) => ({
+      weight: weights[i]!,
       marketId: a.marketKey,
       collateral: m?.collateral ?? null,
       loan: m?.loan ?? null,
-      supplyUsd: usd(value),
-      share: total > 0 ? fraction(value / total) : 0,
+      supplyUsd: value === null ? null : usd(value),
+      share: weightTotal > 0 ? fraction(weights[i]! / weightTotal) : 0,
       supplyCapUsd: a.supplyCapUsd === null ? null : usd(a.supplyCapUsd),
-      capUsage: a.supplyCapUsd !== null && a.supplyCapUsd > 0 ? fraction(value / a.supplyCapUsd) : null,
+      capUsage:
+        value !== null && a.supplyCapUsd !== null && a.supplyCapUsd > 0
+          ? fraction(value / a.supplyCapUsd)
+          : null,
       supplyApy: m ? m.supplyApy : null,
       strategyType: m ? m.strategyType : null,
       riskLevel: m ? m.strategyInfo.riskLevel : null,
       oracleHealth: m ? m.oracleHealth : null,
     }))
-    .sort((x, y) => y.supplyUsd - x.supplyUsd || (x.marketId < y.marketId ? -1 : 1));
+    .sort((x, y) => y.weight - x.weight || (x.marketId < y.marketId ? -1 : 1))
+    .map(({ weight: _, ...view }) => view);
   return {
     protocol: r.protocol,
     chainId: r.chainId,
@@ -84,7 +101,7 @@ function vaultView(model: ReadModel, e: VaultEntry, nowSec: number): VaultView {
     curator: r.curator,
     governor: r.governor,
     fee: fraction(r.fee),
-    totalAssetsUsd: usd(total),
+    totalAssetsUsd: total === null ? null : usd(total),
     apy: fraction(r.protocol === 'euler' ? apy : apy * (1 - r.fee)),
     allocations,
   };

@@ -33,13 +33,20 @@ export interface WalletPositionView extends Omit<PositionAtRiskView, 'healthFact
 export interface Held {
   i: number;
   ord: number;
+  /** Its market's USD prices now (a market without both serves no position: D15). */
+  collateralPrice: number;
+  loanPrice: number;
   collateralUsd: number;
   borrowUsd: number;
   supplyUsd: number;
   healthFactor: number;
 }
 
-/** The wallet's positions in scope that hold anything (closed ones, all zero, are left out). */
+/**
+ * The wallet's positions in scope that hold anything (closed ones, all zero, are left out), in
+ * markets with a USD price of both tokens (the sources serve no other; a position's USD amounts
+ * are stated at them).
+ */
 export function held(model: ReadModel, address: string, scope: Scope): Held[] {
   const { catalog, risk } = model;
   const out: Held[] = [];
@@ -49,7 +56,8 @@ export function held(model: ReadModel, address: string, scope: Scope): Held[] {
     const m = catalog.recordAt(a.ord);
     if (scope.protocol !== undefined && m.protocol !== scope.protocol) continue;
     if (scope.chainIds !== undefined && !scope.chainIds.includes(m.chainId)) continue;
-    out.push({ i, ...a });
+    if (m.collateralPrice === null || m.loanPrice === null) continue;
+    out.push({ i, ...a, collateralPrice: m.collateralPrice, loanPrice: m.loanPrice });
   }
   return out;
 }
@@ -58,10 +66,10 @@ export function held(model: ReadModel, address: string, scope: Scope): Held[] {
  * The liquidation price of a position: of `asset` (lower-case address) when given, else of its
  * collateral; null when the position does not hold the asset (or has no debt).
  */
-function liquidationPriceOf(m: MarketView, hf: number, asset: string | undefined): number | null {
+function liquidationPriceOf(m: MarketView, h: Held, asset: string | undefined): number | null {
   if (asset === undefined || asset === m.collateralAddress.toLowerCase())
-    return liquidationPrice(m.collateralPrice, hf, 'collateral');
-  if (asset === m.loanAddress.toLowerCase()) return liquidationPrice(m.loanPrice, hf, 'debt');
+    return liquidationPrice(h.collateralPrice, h.healthFactor, 'collateral');
+  if (asset === m.loanAddress.toLowerCase()) return liquidationPrice(h.loanPrice, h.healthFactor, 'debt');
   return null;
 }
 
@@ -86,8 +94,8 @@ function positionView(model: ReadModel, address: string, h: Held, asset?: string
     },
     leverage: significantOrNull(leverage(h.collateralUsd, h.borrowUsd)),
     distanceToLiq: hasDebt ? fraction(distanceToLiq(h.healthFactor)) : null,
-    collateralPrice: m.collateralPrice,
-    liquidationPrice: significantOrNull(liquidationPriceOf(m, h.healthFactor, asset)),
+    collateralPrice: h.collateralPrice,
+    liquidationPrice: significantOrNull(liquidationPriceOf(m, h, asset)),
   };
 }
 
@@ -214,8 +222,8 @@ export function portfolio(model: ReadModel, address: string, scope: Scope): Foun
     if (!(h.borrowUsd > 0)) continue;
     const m = catalog.recordAt(h.ord);
     const legs = [
-      ['collateral', m.collateralAddress, m.collateral, m.collateralPrice, h.collateralUsd],
-      ['debt', m.loanAddress, m.loan, m.loanPrice, h.borrowUsd],
+      ['collateral', m.collateralAddress, m.collateral, h.collateralPrice, h.collateralUsd],
+      ['debt', m.loanAddress, m.loan, h.loanPrice, h.borrowUsd],
     ] as const;
     for (const [side, token, symbol, price, exposure] of legs) {
       const raw = moveToLiquidation(h.healthFactor, side);

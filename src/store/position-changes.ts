@@ -29,8 +29,9 @@ export function checkPositionChanges(changes: readonly PositionChange[]): void {
 
 /**
  * Refuses a batch of market records with any invalid one, before anything is written: no
- * uniqueKey, a price, balance or APY that is negative or not finite, an LLTV outside [0, 1) (at 1
- * a market's leverage is unbounded), a market named twice.
+ * uniqueKey, a price, balance or APY that is negative or not finite (a price may be null: unknown;
+ * then USD balances of its loan token are null with it, D15), an LLTV outside [0, 1) (at 1 a
+ * market's leverage is unbounded), a market named twice.
  */
 export function checkMarketChanges(records: readonly MarketRecord[]): void {
   const seen = new Set<string>();
@@ -42,11 +43,18 @@ export function checkMarketChanges(records: readonly MarketRecord[]): void {
       'loanPrice',
       'supply',
       'borrow',
-      'supplyApy',
-      'borrowApy',
-      'supplyRewardsApy',
-      'borrowRewardsApy',
+      'supplyAssets',
+      'borrowAssets',
     ] as const) {
+      const x = m[f];
+      // The two token amounts may be left out; every other figure is a number or null.
+      if (x === null || (x === undefined && (f === 'supplyAssets' || f === 'borrowAssets'))) continue;
+      if (!(typeof x === 'number' && Number.isFinite(x) && x >= 0))
+        throw new RangeError(`${where}: ${f} must be finite and >= 0, or null`);
+    }
+    if ((m.supply === null || m.borrow === null) !== (m.loanPrice === null))
+      throw new RangeError(`${where}: supply and borrow are null exactly when loanPrice is`);
+    for (const f of ['supplyApy', 'borrowApy', 'supplyRewardsApy', 'borrowRewardsApy'] as const) {
       if (!(Number.isFinite(m[f]) && m[f] >= 0))
         throw new RangeError(`${where}: ${f} must be finite and >= 0`);
     }

@@ -528,7 +528,7 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     assert.equal(after.runs[0]!.ok, true, after.runs[0]!.error ?? '');
   });
 
-  test('behavior: a market not served (no USD price) keeps its borrowers for when it is', async () => {
+  test('behavior: a market without a USD price is served with what is known (D15), its borrowers kept for when it is priced', async () => {
     const c = anvil.client(0);
     const dai = await deploy(c, art.TestToken!, ['Dai Stablecoin', 'DAI', 18]);
     const daiUsd = await deploy(c, art.TestAggregator!, [8, 'DAI / USD', 10n ** 8n]);
@@ -545,10 +545,43 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     await send(1, weth, T, 'approve', [morpho, WAD]);
     await send(1, morpho, art.Morpho!.abi, 'supplyCollateral', [daiMarket, WAD, users[1], '0x']);
     await send(1, morpho, art.Morpho!.abi, 'borrow', [daiMarket, 1_000n * WAD, 0n, users[1], users[1]]);
-    // the file has no DAI feed: the market is not served, and the pass says why
+    // the file has no DAI feed: the market is served without USD figures, and the pass says why
     const unpriced = await pass();
-    const item = unpriced.runs[0]!.items.find((i) => !i.ok && i.error.includes(key));
-    assert.match(item && !item.ok ? item.error : '', /no USD price for its loan token DAI/);
+    assert.equal(unpriced.runs[0]!.ok, true);
+    const item = unpriced.runs[0]!.items.find((i) => i.id.endsWith(created.logs[0]!.topics[1]!));
+    assert.ok(item?.ok, 'served, not failed');
+    assert.match(
+      item.note ?? '',
+      /no USD price for its loan token DAI .*served with its USD figures null and no position/,
+    );
+    const m = (await get(`/markets/${key}`)).data;
+    // never 0: null where a USD amount would need DAI's price; the token amounts as read
+    assert.deepEqual(
+      [m.loanPrice, m.supply, m.borrow, m.available, m.supplyAssets],
+      [null, null, null, null, 100_000],
+    );
+    assert.ok(m.collateralPrice > 0, 'WETH is priced by ETH/USD');
+    assert.ok(m.borrowAssets >= 1_000 && m.borrowAssets < 1_000.01, `borrowAssets ${m.borrowAssets}`);
+    // utilization in the loan token's units: the same ratio, no price needed
+    assert.ok(Math.abs(m.utilization - m.borrowAssets / 100_000) < 1e-7, `utilization ${m.utilization}`);
+    // last of the chain's markets (no USD supply to rank it by)
+    const listed = (await get('/markets?chainIds=31337&limit=100')).data as { uniqueKey: string }[];
+    assert.equal(listed.at(-1)!.uniqueKey, key);
+    const dai_ = (await get(`/tokens/31337/${dai}`)).data;
+    assert.deepEqual(
+      [dai_.priceUsd, dai_.priceSource, dai_.supplyUsd, dai_.borrowUsd],
+      [null, null, null, null],
+    );
+    const risk = (await get(`/risk/markets/${key}`)).data;
+    assert.deepEqual(
+      [risk.loanAsset.priceUsd, risk.supplyUsd, risk.availableLiquidityUsd, risk.borrowPositions],
+      [null, null, null, 0],
+    );
+    const brief = (await get(`/agent/market-brief/${key}`)).data;
+    assert.ok(brief.flags.some((f: { code: string }) => f.code === 'NO_USD_PRICE'));
+    assert.match(brief.summary, /100000 DAI supplied/);
+    const overview = (await get('/analytics/overview?chainIds=31337')).data;
+    assert.equal(overview.totals.unpricedMarkets, 1);
     const wallet = async () =>
       (await get(`/positions?address=${users[1]}`)).data.map(
         (p: { market: { uniqueKey: string } }) => p.market.uniqueKey,
@@ -562,6 +595,9 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     assert.equal(priced.runs[0]!.ok, true);
     await service!.models.reloadIfChanged();
     assert.ok((await wallet()).includes(key), 'the borrower read while the market was not served');
+    const pricedMarket = (await get(`/markets/${key}`)).data;
+    assert.equal(pricedMarket.loanPrice, 1);
+    assert.equal(pricedMarket.supply, 100_000);
   });
 
   test('behavior: a chain that stops answering keeps its last data, aging to cached then snapshot', async () => {

@@ -186,7 +186,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         positions: [p],
         positionCount: 1,
       });
-      const a1 = { ...a, supply: a.supply * 2, collateralPrice: a.collateralPrice * 0.9, borrowApy: 0.07 };
+      const a1 = { ...a, supply: a.supply! * 2, collateralPrice: a.collateralPrice! * 0.9, borrowApy: 0.07 };
       assert.equal(await store.applyMarketChanges('chain-1', [a1]), 1);
       assert.equal((await store.applyPositionChanges('chain-1', [{ ...p, borrowUsd: 7 }])).changeSeq, 2);
       const b1 = { ...b, borrow: 0 };
@@ -214,6 +214,20 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await assert.rejects(store.applyMarketChanges('x', [{ ...a, supply: -1 }]), RangeError);
       await assert.rejects(store.applyMarketChanges('x', [{ ...a, lltv: Number.NaN }]), RangeError);
       await assert.rejects(store.applyMarketChanges('x', [a, a]), RangeError);
+      // A price unknown is null (D15), and the loan token's USD amounts with it, never one alone.
+      await assert.rejects(store.applyMarketChanges('x', [{ ...a, supply: null }]), /exactly when loanPrice/);
+      await assert.rejects(
+        store.applyMarketChanges('x', [{ ...a, loanPrice: null }]),
+        /exactly when loanPrice/,
+      );
+      await assert.rejects(store.applyMarketChanges('x', [{ ...a, supplyAssets: -1 }]), RangeError);
+      const a3 = { ...a2, loanPrice: null, supply: null, borrow: null, supplyAssets: 5, borrowAssets: 1 };
+      assert.equal(await store.applyMarketChanges('x', [a3]), 5);
+      assert.deepEqual(
+        (await store.marketChangesSince(4, 10)).map((c) => c.record),
+        [a3],
+      );
+      // (upserted: a's change replaces its last one)
       assert.equal((await store.marketChangesSince(0, 10)).length, 2);
       await store.replaceDataset({
         kind: 'sandbox',

@@ -74,7 +74,7 @@ function naiveSearch(
   query: string,
   filter: MarketFilter,
   limit: number,
-  supplyOf: (m: MarketRecord) => number = (m) => m.supply,
+  supplyOf: (m: MarketRecord) => number = (m) => m.supply ?? -1,
 ): string[] {
   const terms = [...new Set(norm(query).split(/\s+/).filter(Boolean))];
   if (terms.length === 0) return [];
@@ -271,7 +271,7 @@ describe('Catalog while prices move', () => {
           });
           const supplyOf = (m: MarketRecord) => {
             const p = price.get(`${m.chainId}:${m.loanAddress.toLowerCase()}`);
-            return p === undefined || !(m.loanPrice > 0) ? m.supply : m.supply * p;
+            return p === undefined || !(m.loanPrice! > 0) ? m.supply! : m.supply! * p;
           };
           const keys = (ords: number[]) => ords.map((o) => moved.recordAt(o).uniqueKey);
           const want = markets

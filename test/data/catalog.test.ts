@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Catalog } from '../../src/data/catalog.ts';
 import { PROTOCOLS } from '../../src/domain/enums.ts';
+import { significant } from '../../src/domain/precision.ts';
 import { makeMarket } from '../helpers.ts';
 
 const m = (collateral: string, loan: string, supply: number, extra = {}) =>
@@ -91,7 +92,7 @@ describe('Catalog.search', () => {
             }));
           const got = cat.search(terms.join(' '), {}, limit).map((o) => cat.recordAt(o).uniqueKey);
           const want = expected
-            .sort((a, b) => b.score - a.score || b.supply - a.supply || (a.key < b.key ? -1 : 1))
+            .sort((a, b) => b.score - a.score || b.supply! - a.supply! || (a.key < b.key ? -1 : 1))
             .slice(0, limit)
             .map((e) => e.key);
           assert.deepEqual(got, want);
@@ -110,6 +111,53 @@ describe('Catalog.list', () => {
     assert.deepEqual(page, [400, 200]);
     assert.equal(catalog.count({ chainIds: [1, 10] }), 4);
     assert.equal(catalog.count({ protocol: 'aave' }), 0);
+  });
+});
+
+describe('Catalog: a market without a USD price (D15)', () => {
+  const priced = makeMarket({ supply: 10 });
+  const empty = makeMarket({ supply: 0, borrow: 0 });
+  const unpriced = makeMarket({
+    loanPrice: null,
+    supply: null,
+    borrow: null,
+    supplyAssets: 500,
+    borrowAssets: 125,
+  });
+  const noCollateralPrice = makeMarket({ collateralPrice: null, supply: 2_000, borrow: 1_000 });
+  const catalog = new Catalog([unpriced, empty, priced, noCollateralPrice], 0);
+  const view = (k: string) => catalog.viewAt(catalog.ordOf(k)!, 0);
+
+  test('behavior: served with what is known: USD figures null (never 0), the token amounts, utilization in them', () => {
+    const v = view(unpriced.uniqueKey);
+    assert.deepEqual(
+      [v.loanPrice, v.collateralPrice, v.supply, v.borrow, v.available],
+      [null, 4000, null, null, null],
+    );
+    assert.deepEqual([v.supplyAssets, v.borrowAssets, v.utilization], [500, 125, 0.25]);
+    // a collateral without a price: the loan side's USD figures stand
+    const c = view(noCollateralPrice.uniqueKey);
+    assert.deepEqual([c.collateralPrice, c.supply, c.available, c.utilization], [null, 2_000, 1_000, 0.5]);
+    // token amounts derived from USD at the loan price when a source recorded none
+    assert.deepEqual(
+      [c.supplyAssets, c.borrowAssets],
+      [significant(2_000 / 3300), significant(1_000 / 3300)],
+    );
+  });
+
+  test('behavior: ranked after every market with a USD supply, an empty one included; prices moving leave it be', () => {
+    const order = () => catalog.list({}, 0, 10).map((o) => catalog.recordAt(o).uniqueKey);
+    assert.deepEqual(order(), [
+      noCollateralPrice.uniqueKey,
+      priced.uniqueKey,
+      empty.uniqueKey,
+      unpriced.uniqueKey,
+    ]);
+    const touched = catalog.applyPrices([{ chainId: 1, token: unpriced.loanAddress, ratio: 2 }]);
+    // the three priced markets lending WETH move; the unpriced one has no price to scale
+    assert.equal(touched, 3);
+    assert.equal(view(unpriced.uniqueKey).loanPrice, null);
+    assert.equal(order().at(-1), unpriced.uniqueKey);
   });
 });
 

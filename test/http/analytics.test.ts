@@ -73,6 +73,7 @@ describe('GET /analytics/overview', () => {
     assert.equal(d.atRiskHealthFactor, 1.1);
     assert.deepEqual(d.totals, {
       markets: 3,
+      unpricedMarkets: 0,
       supplyUsd: 1_700_000,
       borrowUsd: 1_050_000,
       utilization: 0.61764706, // 1.05 M / 1.7 M

@@ -121,7 +121,9 @@ describe('GET /markets/:marketId', () => {
     assert.equal(meta.freshness, 'snapshot');
     assert.equal(meta.source, 'morpho');
     assert.equal(typeof meta.latencyMs, 'number');
-    assert.equal(Object.keys(data).length, 28);
+    // the spec's 28, and the balances in loan-token units (supply / loanPrice here)
+    assert.equal(Object.keys(data).length, 30);
+    assert.equal(data.supplyAssets, Number((data.supply / data.loanPrice).toPrecision(8)));
   });
 
   test('behavior: composite oracle reports its stalest feed', async () => {

@@ -65,7 +65,7 @@ test('behavior: a failing source keeps its last records (vaults too) while the o
 
   clock.advance(60_000);
   aFails = true;
-  bMarket = { ...b1, supply: b1.supply * 2 };
+  bMarket = { ...b1, supply: b1.supply! * 2 };
   const second = await ingestLive([a.source, b.source], store, clock);
   assert.deepEqual(
     second.runs.map((r) => [r.source, r.ok, r.markets]),
@@ -86,7 +86,7 @@ test('behavior: a failing source keeps its last records (vaults too) while the o
     markets.map((m) => [m.uniqueKey, m.supply]).sort(),
     [
       [a1.uniqueKey, a1.supply],
-      [b1.uniqueKey, b1.supply * 2],
+      [b1.uniqueKey, b1.supply! * 2],
     ].sort(),
   );
   // as fresh as a, which last succeeded a minute ago; a's checkpoint counts the failure

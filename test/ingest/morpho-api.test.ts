@@ -13,7 +13,7 @@ import {
   morphoApiSource,
 } from '../../src/ingest/api/morpho-api.ts';
 import { configuredSources } from '../../src/ingest/chain/index.ts';
-import type { Source } from '../../src/ingest/contract.ts';
+import type { ItemReport, Source } from '../../src/ingest/contract.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
 import type { Service } from '../../src/service.ts';
@@ -106,16 +106,18 @@ describe('the Morpho API source, end to end', () => {
   let store: Store;
   let service: Service;
   let key: string;
+  let firstItems: ItemReport[] = [];
   const get = apiGet(() => ({ service, key }));
 
   before(async () => {
     dataDir = tempDir('lrds-morpho-api-');
     store = await openStore({ dataDir, databaseUrl: null }, clock);
     const pass = await ingestLive([source], store, clock);
+    firstItems = pass.runs[0]!.items;
     assert.equal(pass.runs[0]!.ok, true, pass.runs[0]!.error ?? '');
     assert.deepEqual(
       [pass.runs[0]!.markets, pass.runs[0]!.positions, pass.runs[0]!.vaults, pass.runs[0]!.liquidations],
-      [3, 3, 2, 2],
+      [4, 3, 2, 2],
     );
     ({ service, key } = await liveService(dataDir, clock));
   });
@@ -124,7 +126,7 @@ describe('the Morpho API source, end to end', () => {
     await store?.close();
   });
 
-  test('default: markets in pages, as the API states them, priced at its USD prices; an unpriced market named, an idle one left out', async () => {
+  test('default: markets in pages, as the API states them, priced at its USD prices; an unpriced market served with what is known and named, an idle one left out', async () => {
     const first = await store.listSources();
     assert.deepEqual(
       first.map((s) => [s.id, s.kind, s.chainIds]),
@@ -133,7 +135,24 @@ describe('the Morpho API source, end to end', () => {
     const list = (await get('/markets?protocol=morpho')).data as { uniqueKey: string }[];
     assert.deepEqual(
       list.map((m) => m.uniqueKey).sort(),
-      [`morpho-1-${WBTC_USDC}`, `morpho-1-${WSTETH_USDC}`, `morpho-8453-${CBBTC_USDC}`].sort(),
+      [
+        `morpho-1-${WBTC_USDC}`,
+        `morpho-1-${WSTETH_USDC}`,
+        `morpho-8453-${CBBTC_USDC}`,
+        `morpho-8453-${UNPRICED}`,
+      ].sort(),
+    );
+    // no USD price of its collateral (D15): that price null, never 0; its loan side as stated
+    const u = (await get(`/markets/morpho-8453-${UNPRICED}`)).data;
+    assert.equal(u.collateralPrice, null);
+    assert.equal(u.loanPrice, 0.9998);
+    assert.ok(u.supply > 0 && u.supplyAssets > 0);
+    near(u.supply, u.supplyAssets * 0.9998, 'supply at the loan price');
+    assert.deepEqual(
+      firstItems.filter((i) => i.ok && i.note).map((i) => (i.ok ? i.note : '')),
+      [
+        `market morpho-8453-${UNPRICED}: the Morpho API has no USD price for its collateral cbBTC 0xcbb7c0000ab88b473b1f5afd9ef808440eed33bf: served with its USD figures null and no position`,
+      ],
     );
     const m = (await get(`/markets/morpho-1-${WBTC_USDC}`)).data;
     assert.deepEqual(
@@ -154,7 +173,7 @@ describe('the Morpho API source, end to end', () => {
     // 5 markets in pages of 2 (3 requests), 2 vaults (2: a full page asks again), 5 positions (3), 2 liquidations (2)
     assert.deepEqual(
       [run.requests, run.markets, run.vaults, run.positions, run.liquidations],
-      [10, 3, 2, 3, 2],
+      [10, 4, 2, 3, 2],
     );
     const skips = api.calls
       .filter((c) => c.op === 'Markets')
@@ -255,7 +274,7 @@ describe('the Morpho API source, end to end', () => {
     assert.equal(pass.runs[0]!.ok, false);
     assert.equal(pass.runs[0]!.error, 'Morpho API: HTTP 503');
     await service.models.reloadIfChanged();
-    assert.equal((await get('/markets?protocol=morpho')).data.length, 3);
+    assert.equal((await get('/markets?protocol=morpho')).data.length, 4);
     assert.equal((await get('/vaults?chainIds=1,8453')).data.length, 2);
     assert.equal((await get(`/positions?address=${A}`)).data.length, 2);
     const health = (await service.app.inject({ url: '/api/v1/health' })).json();
@@ -272,7 +291,7 @@ describe('the Morpho API source, by itself', () => {
     api.maxFirst = 1;
     const source = morphoApiSource(config([1, 8453], 4), { fetch: api.fetch });
     const out = await run(source);
-    assert.equal(out.records!.markets.length, 3);
+    assert.equal(out.records!.markets.length, 4);
     assert.equal(out.records!.positions.length, 3);
     const markets = api.calls.filter((c) => c.op === 'Markets').map((c) => c.variables.first);
     // 4 refused, 2 refused, then 1 at a time: 5 items and the empty page after them
@@ -298,7 +317,6 @@ describe('the Morpho API source, by itself', () => {
     assert.deepEqual(
       out.items.filter((i) => !i.ok).map((i) => (i.ok ? '' : i.error)),
       [
-        `market morpho-8453-${UNPRICED}: the Morpho API has no USD price for its collateral cbBTC 0xcbb7c0000ab88b473b1f5afd9ef808440eed33bf`,
         `position morpho-1-${WSTETH_USDC}:${B}: borrowAssets: not an integer amount ("12.5")`,
         'vault 0xdd0f28e19c1780eb6396170735d45153d261490d: fee 3 is not 0 to 1',
       ],
@@ -341,7 +359,7 @@ describe('the Morpho API source, by itself', () => {
     const out = await run(source!);
     assert.deepEqual(
       out.records!.markets.map((m) => m.uniqueKey),
-      [`morpho-8453-${CBBTC_USDC}`],
+      [`morpho-8453-${CBBTC_USDC}`, `morpho-8453-${UNPRICED}`],
     );
     assert.equal(out.records!.vaults!.length, 2);
     for (const op of ['Positions', 'Liquidations'])
@@ -372,10 +390,14 @@ describe('the Morpho API source, by itself', () => {
       // the file reads the API only: chain 1's markets are the API's
       await ingestLive([configuredSources(file(false), { fetch: api.fetch })[0]!], store, clock);
       const fromApi = await markets();
-      assert.equal(fromApi.length, 3);
+      assert.equal(fromApi.length, 4);
       // chain 1 added to the file: its Morpho markets are the chain's from its first pass on
       await ingestLive([chain1, source!], store, clock);
-      const served = [`${chainMarket.uniqueKey}@1`, `morpho-8453-${CBBTC_USDC}@0.9998`].sort();
+      const served = [
+        `${chainMarket.uniqueKey}@1`,
+        `morpho-8453-${CBBTC_USDC}@0.9998`,
+        `morpho-8453-${UNPRICED}@0.9998`,
+      ].sort();
       assert.deepEqual(await markets(), served);
       // either failing, or both: the same records, once each
       for (const [chain, apiDown] of [
@@ -418,13 +440,14 @@ describe('the Morpho API source, by itself', () => {
         [[8453], NOW_S - 7200 - LIQUIDATION_OVERLAP_SECONDS],
       ],
     );
-    // one that cannot be read (no USD value, its market not served) holds its chain's cursor there
+    // one that cannot be read (no USD value, its market without a price of its collateral) holds
+    // its chain's cursor there
     const late = structuredClone(api.doc.transactions[0]!);
     Object.assign(late, { hash: `0x${'ef'.repeat(32)}`, timestamp: NOW_S - 100 });
-    Object.assign(late.data, { repaidAssetsUsd: null, market: { ...late.data.market, uniqueKey: UNPRICED } });
+    Object.assign(late.data, { seizedAssetsUsd: null, market: { ...late.data.market, uniqueKey: UNPRICED } });
     api.doc.transactions.push(late);
     const held = await run(source, { state, markets: [], positions: [] });
-    assert.ok(held.items.some((i) => !i.ok && /no USD value \(repaidAssetsUsd\)/.test(i.error)));
+    assert.ok(held.items.some((i) => !i.ok && /no USD value \(seizedAssetsUsd\)/.test(i.error)));
     assert.equal(JSON.parse(held.cursor!).liquidationsFrom['8453'], NOW_S - 7200);
   });
 
@@ -461,6 +484,22 @@ describe('the Morpho API source, by itself', () => {
       before,
     );
     assert.ok(odd.items.some((i) => !i.ok && /could not be read/.test(i.error)));
+  });
+
+  test('behavior: a market never priced whose loan token has no USD price: served with its amounts in tokens and its USD figures null, without positions', async () => {
+    const api = fakeApi();
+    api.doc.markets[0]!.loanAsset.priceUsd = null;
+    const out = await run(morphoApiSource(config(), { fetch: api.fetch }));
+    const key = `morpho-1-${WBTC_USDC}`;
+    const m = out.records!.markets.find((x) => x.uniqueKey === key)!;
+    assert.deepEqual(
+      [m.loanPrice, m.supply, m.borrow, m.supplyAssets, m.borrowAssets, m.loanPriceSource, m.collateralPrice],
+      [null, null, null, 150_000_000, 120_000_000, null, 90000.5],
+    );
+    assert.equal(out.records!.positions.filter((p) => p.marketKey === key).length, 0);
+    assert.ok(
+      out.items.some((i) => i.ok && i.id === `morpho-api:${key}` && /loan token USDC/.test(i.note ?? '')),
+    );
   });
 
   test('behavior: a vault answered twice (offset pages) is served once; a liquidation of a market kept at its last prices is priced at them', async () => {

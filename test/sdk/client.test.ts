@@ -119,7 +119,7 @@ describe('LrdsClient against a running server', () => {
     const supplies = list.data.map((m: Market) => m.supply);
     assert.deepEqual(
       supplies,
-      [...supplies].sort((a, b) => b - a),
+      [...supplies].sort((a, b) => b! - a!),
     );
 
     const found = await c.searchMarkets({ query: 'WBTC', limit: 50 });

@@ -23,7 +23,13 @@
  * that cannot be served (a market without a USD price, an answer out of shape) is left out and
  * named; a market left out keeps what the last pass served of it.
  */
-import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '../../domain/types.ts';
+import {
+  isPriced,
+  type MarketRecord,
+  type OracleRecord,
+  type PositionRecord,
+  type VaultRecord,
+} from '../../domain/types.ts';
 import { checkLiquidations } from '../../store/history.ts';
 import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
@@ -244,11 +250,6 @@ function readMarket(item: unknown): { market: ApiMarket; unpriced: string | null
   const borrowAssets = big(state.borrowAssets, `market ${key}: state.borrowAssets`);
   const market: ApiMarket = { key, chainId, loan, collateral, supplyAssets, record: null };
   const unpricedToken = loan.usd === null ? loan : collateral.usd === null ? collateral : null;
-  if (unpricedToken)
-    return {
-      market,
-      unpriced: `market ${key}: the Morpho API has no USD price for its ${unpricedToken === loan ? 'loan token' : 'collateral'} ${unpricedToken.symbol} ${unpricedToken.address}`,
-    };
   const supplyApy = num(state.supplyApy, `market ${key}: state.supplyApy`);
   const borrowApy = num(state.borrowApy, `market ${key}: state.borrowApy`);
   const netSupplyApy = numOrNull(state.netSupplyApy, `market ${key}: state.netSupplyApy`);
@@ -272,10 +273,13 @@ function readMarket(item: unknown): { market: ApiMarket; unpriced: string | null
     loanAddress: loan.address,
     collateralDecimals: collateral.decimals,
     loanDecimals: loan.decimals,
-    collateralPrice: collateral.usd!,
-    loanPrice: loan.usd!,
-    supply: scaled(supplyAssets, loan.decimals) * loan.usd!,
-    borrow: scaled(borrowAssets, loan.decimals) * loan.usd!,
+    // A price the API does not state is null, and the USD amounts of the loan token with it (D15).
+    collateralPrice: collateral.usd,
+    loanPrice: loan.usd,
+    supply: loan.usd === null ? null : scaled(supplyAssets, loan.decimals) * loan.usd,
+    borrow: loan.usd === null ? null : scaled(borrowAssets, loan.decimals) * loan.usd,
+    supplyAssets: scaled(supplyAssets, loan.decimals),
+    borrowAssets: scaled(borrowAssets, loan.decimals),
     supplyApy,
     borrowApy,
     supplyRewardsApy: netSupplyApy === null ? 0 : Math.max(0, netSupplyApy - supplyApy),
@@ -285,12 +289,17 @@ function readMarket(item: unknown): { market: ApiMarket; unpriced: string | null
     vaultSymbol: null,
     vaultAddress: null,
     governor: null,
-    loanPriceSource: API_PRICE,
-    collateralPriceSource: API_PRICE,
+    loanPriceSource: loan.usd === null ? null : API_PRICE,
+    collateralPriceSource: collateral.usd === null ? null : API_PRICE,
     oracle: oracleOf(m.oracle, key),
   };
   checkMarketChanges([market.record]);
-  return { market, unpriced: null };
+  return {
+    market,
+    unpriced: unpricedToken
+      ? `market ${key}: the Morpho API has no USD price for its ${unpricedToken === loan ? 'loan token' : 'collateral'} ${unpricedToken.symbol} ${unpricedToken.address}`
+      : null,
+  };
 }
 
 function readPosition(item: unknown, markets: ReadonlyMap<string, ApiMarket>): PositionRecord | null {
@@ -303,8 +312,8 @@ function readPosition(item: unknown, markets: ReadonlyMap<string, ApiMarket>): P
   );
   const user = address(obj(p.user, 'position.user').address, 'position.user.address');
   const market = markets.get(morphoKey(chainId, id));
-  // A position of a market not served (idle, unpriced, left out) is not served either.
-  if (!market?.record) return null;
+  // A position of a market not served (idle, left out) or without a USD price is not served either.
+  if (!market?.record || !isPriced(market.record)) return null;
   const r = market.record;
   const what = `position ${r.uniqueKey}:${user}`;
   const state = obj(p.state, `${what}: state`);
@@ -353,8 +362,10 @@ function readLiquidation(
     `${what}: collateral decimals`,
   );
   const marketKey = morphoKey(chainId, id);
-  // (A market not priced this pass is served at its last prices: so is its liquidation.)
-  const market = markets.get(marketKey)?.record ?? served(marketKey) ?? null;
+  // (A market not priced this pass is served at its last prices: so is its liquidation. One never
+  // priced states what it can.)
+  const fresh = markets.get(marketKey)?.record ?? null;
+  const market = fresh && isPriced(fresh) ? fresh : (served(marketKey) ?? fresh);
   const amount = (field: string, units: number) => scaled(big(data[field], `${what}: ${field}`), units);
   const collateralSeized = amount('seizedAssets', collateralDecimals);
   const debtRepaid = amount('repaidAssets', loanDecimals);
@@ -365,7 +376,7 @@ function readLiquidation(
     if (v !== null) return v;
     if (tokens === 0) return 0;
     if (price === undefined)
-      throw new MorphoApiError(`${what}: no USD value (${field}), and its market is not served`);
+      throw new MorphoApiError(`${what}: no USD value (${field}), and its market has no USD price`);
     return tokens * price;
   };
   const event: LiquidationEvent = {
@@ -379,11 +390,11 @@ function readLiquidation(
     borrower: address(obj(t.user, `${what}: user`).address, `${what}: user.address`),
     liquidator: address(data.liquidator, `${what}: liquidator`),
     collateralSeized,
-    collateralSeizedUsd: usd('seizedAssetsUsd', collateralSeized, market?.collateralPrice),
+    collateralSeizedUsd: usd('seizedAssetsUsd', collateralSeized, market?.collateralPrice ?? undefined),
     debtRepaid,
-    debtRepaidUsd: usd('repaidAssetsUsd', debtRepaid, market?.loanPrice),
+    debtRepaidUsd: usd('repaidAssetsUsd', debtRepaid, market?.loanPrice ?? undefined),
     badDebt,
-    badDebtUsd: usd('badDebtAssetsUsd', badDebt, market?.loanPrice),
+    badDebtUsd: usd('badDebtAssetsUsd', badDebt, market?.loanPrice ?? undefined),
   };
   // (What the history refuses, a fractional log index, fails this item, not the pass's writes.)
   checkLiquidations([event]);
@@ -583,8 +594,19 @@ export function morphoApiSource(
           if (!read) continue;
           markets.set(read.market.key, read.market);
           if (read.unpriced && served.includes(read.market.chainId)) {
-            failed(`morpho-api:${read.market.key}`, new Error(read.unpriced));
-            kept.add(read.market.key);
+            const last = previousMarkets.get(read.market.key);
+            if (last && isPriced(last)) {
+              // Once priced, a market keeps its last priced records (which age) until it is again.
+              failed(`morpho-api:${read.market.key}`, new Error(read.unpriced));
+              kept.add(read.market.key);
+            } else {
+              // Never priced: served with what is known (D15).
+              items.push({
+                id: `morpho-api:${read.market.key}`,
+                ok: true,
+                note: `${read.unpriced}: served with its USD figures null and no position`,
+              });
+            }
           }
         } catch (err) {
           failed(`morpho-api:${id}`, err);
@@ -644,7 +666,7 @@ export function morphoApiSource(
       // Vaults by chain and address: each once (offset pages may repeat one).
       const vaultsByKey = new Map<string, VaultRecord>();
       const previousVaults = new Map((previous?.vaults ?? []).map((v) => [`${v.chainId}:${v.address}`, v]));
-      const servedLoanUsd = (key: string) => previousMarkets.get(key)?.loanPrice;
+      const servedLoanUsd = (key: string) => previousMarkets.get(key)?.loanPrice ?? undefined;
       for (const item of vaultItems) {
         try {
           const v = readVault(item, markets, unread, servedLoanUsd);

@@ -13,7 +13,7 @@
  */
 import { calculateCompoundedRate } from '@aave/math-utils';
 import { zeroAddress } from 'viem';
-import type { MarketRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
+import type { OracleRecord, PositionRecord, PricedMarketRecord } from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import {
   type AaveLiquidation,
@@ -73,7 +73,7 @@ export function aaveRecords(
   usd: ReadonlyMap<string, number>,
   oracle: (collateral: AaveReserve, loan: AaveReserve) => OracleRecord,
   rewards: { now: number; usdOf: (token: TokenMeta) => number | null } = { now: 0, usdOf: () => null },
-): { markets: MarketRecord[]; positions: PositionRecord[] } {
+): { markets: PricedMarketRecord[]; positions: PositionRecord[] } {
   const reserves = new Map(read.reserves.map((r) => [r.asset, r]));
   const key = (c: string, d: string) => aaveKey(protocol, chainId, read.pool, c, d);
   const pairs = new Map<string, { c: AaveReserve; d: AaveReserve }>();
@@ -127,7 +127,7 @@ export function aaveRecords(
   const incentives = new Map(
     read.reserves.map((r) => [r.asset, rewardAprs(r, usd.get(r.asset)!, rewards.now, rewards.usdOf)]),
   );
-  const markets = [...pairs].map(([k, { c, d }]): MarketRecord => {
+  const markets = [...pairs].map(([k, { c, d }]): PricedMarketRecord => {
     const borrow = borrowOf.get(k) ?? 0;
     const paid = incentives.get(d.asset)!;
     const loan = byLoan.get(d.asset)!;
@@ -196,7 +196,7 @@ function rewardAprs(
 
 /** What a liquidation needs of its pair: its identity, decimals and prices. */
 export type AavePair = Pick<
-  MarketRecord,
+  PricedMarketRecord,
   'uniqueKey' | 'protocol' | 'collateralDecimals' | 'loanDecimals' | 'collateralPrice' | 'loanPrice'
 >;
 

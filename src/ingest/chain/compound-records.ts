@@ -12,7 +12,7 @@
  * lenders are not positions (they lend to the comet, not to one collateral's market).
  */
 import { MarketUtils } from '@morpho-org/blue-sdk';
-import type { MarketRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
+import type { OracleRecord, PositionRecord, PricedMarketRecord } from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import { accountHealth, type CometAbsorb, type CometRead, FACTOR_SCALE } from './compound.ts';
@@ -36,7 +36,7 @@ export function cometRecords(
   baseUsd: number,
   usdOf: (token: TokenMeta) => number | null,
   oracle: (feeds: string[]) => OracleRecord,
-): { markets: MarketRecord[]; positions: PositionRecord[] } {
+): { markets: PricedMarketRecord[]; positions: PositionRecord[] } {
   const baseDecimals = read.base.decimals ?? 18;
   const baseScale = 10n ** BigInt(baseDecimals);
   const assets = read.config.assets.map((a, i) => {
@@ -81,7 +81,7 @@ export function cometRecords(
     scaled(read.totalBorrow, baseDecimals) * baseUsd,
   );
   const rewardTokens = supplyRewardsApy > 0 || borrowRewardsApy > 0 ? [rewards!.token.symbol] : [];
-  const markets = assets.map((a): MarketRecord => {
+  const markets = assets.map((a): PricedMarketRecord => {
     const borrow = borrowByMarket.get(a.key) ?? 0;
     return {
       uniqueKey: a.key,
@@ -127,7 +127,7 @@ export function absorbLiquidations(
   chainId: number,
   absorb: CometAbsorb,
   read: Pick<CometRead, 'config'> & { baseDecimals: number },
-  records: ReadonlyMap<string, MarketRecord>,
+  records: ReadonlyMap<string, PricedMarketRecord>,
   baseUsd: number,
 ): LiquidationEvent[] {
   const { config, baseDecimals } = read;

@@ -12,7 +12,7 @@
  * borrowers: a market's borrow is the sum of its positions' shares of debt, its supply the
  * vault's total assets in the same proportion (the markets of a vault sum to the vault).
  */
-import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '../../domain/types.ts';
+import type { OracleRecord, PositionRecord, PricedMarketRecord, VaultRecord } from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import { CONFIG_SCALE, type EulerLiquidationRead, type EulerVaultRead } from './euler.ts';
@@ -82,7 +82,7 @@ export function eulerRecords(
   read: EulerVaultRead,
   prices: { loanUsd: number; collateralUsd: number[] },
   oracle: OracleRecord,
-): { markets: MarketRecord[]; positions: PositionRecord[]; vault: VaultRecord } {
+): { markets: PricedMarketRecord[]; positions: PositionRecord[]; vault: VaultRecord } {
   const loanDecimals = read.asset.decimals ?? 18;
   const keys = read.collaterals.map((c) => eulerKey(chainId, read.vault, c.vault));
   const positions: PositionRecord[] = [];
@@ -117,7 +117,7 @@ export function eulerRecords(
   const rate = Number(read.interestRate);
   const utilization = read.totalAssets > 0n ? Number(read.totalBorrows) / Number(read.totalAssets) : 0;
   const fee = Number(read.interestFee) / Number(CONFIG_SCALE);
-  const markets = read.collaterals.map((c, i): MarketRecord => {
+  const markets = read.collaterals.map((c, i): PricedMarketRecord => {
     const borrow = borrowByMarket.get(keys[i]!) ?? 0;
     return {
       uniqueKey: keys[i]!,
@@ -174,7 +174,7 @@ export function eulerRecords(
 export function eulerLiquidation(
   chainId: number,
   l: EulerLiquidationRead,
-  record: MarketRecord,
+  record: PricedMarketRecord,
   assetsPerShare: { perShare: bigint; shareDecimals: number } | null,
   usd: { loanUsd: number; collateralUsd: number } = {
     loanUsd: record.loanPrice,

@@ -15,7 +15,7 @@
  * vault). Rates are Fluid's yearly rates compounded continuously: `borrowApy` the vault's borrow
  * rate, `supplyApy` the Liquidity layer's supply rate of the loan token (its lenders' rate).
  */
-import type { MarketRecord, OracleRecord, PositionRecord } from '../../domain/types.ts';
+import type { OracleRecord, PositionRecord, PricedMarketRecord } from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import type { FluidLiquidationRead, FluidVaultRead } from './fluid.ts';
@@ -69,7 +69,7 @@ export function fluidRecords(
   read: FluidVaultRead,
   prices: { loanUsd: number; collateralUsd: number },
   oracle: OracleRecord,
-): { markets: MarketRecord[]; positions: PositionRecord[] } {
+): { markets: PricedMarketRecord[]; positions: PositionRecord[] } {
   const key = fluidKey(chainId, read.vault);
   const collateralDecimals = read.supplyToken.decimals ?? 18;
   const loanDecimals = read.borrowToken.decimals ?? 18;
@@ -93,7 +93,7 @@ export function fluidRecords(
       healthFactor: p.health,
     }),
   );
-  const market: MarketRecord = {
+  const market: PricedMarketRecord = {
     uniqueKey: key,
     protocol: 'fluid',
     chainId,
@@ -131,7 +131,7 @@ const NO_BORROWER = '0x0000000000000000000000000000000000000000';
 export function fluidLiquidation(
   chainId: number,
   l: FluidLiquidationRead,
-  record: MarketRecord,
+  record: PricedMarketRecord,
   usd: { loanUsd: number; collateralUsd: number } = {
     loanUsd: record.loanPrice,
     collateralUsd: record.collateralPrice,

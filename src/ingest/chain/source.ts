@@ -8,19 +8,23 @@
  *
  * Prices (D15): a token is priced by its feeds (`X/USD`, or `X/ETH` × `ETH/USD`; wrapped natives
  * by the native), else a market's collateral by its oracle (the oracle's price of collateral in
- * loan units × the loan token's USD price). A market whose loan token has no USD price is not
- * served (its amounts could not be stated in USD) and its item says why.
+ * loan units × the loan token's USD price). A Morpho market without a USD price of a token is
+ * served with what is known (its USD figures null, no position) and its item says why; a pool's
+ * (comet, Aave pool, Euler or Fluid vault) is not served. Once priced, a market without a price
+ * keeps its last records.
  */
 import { IAaveOracle_ABI } from '@aave-dao/aave-address-book/abis/IAaveOracle';
 import { type Market, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { blueOracleAbi } from '@morpho-org/blue-sdk-viem';
-import type {
-  MarketRecord,
-  OracleFeedRecord,
-  OracleRecord,
-  PositionRecord,
-  PriceSourceRecord,
-  VaultRecord,
+import {
+  isPriced,
+  type MarketRecord,
+  type OracleFeedRecord,
+  type OracleRecord,
+  type PositionRecord,
+  type PricedMarketRecord,
+  type PriceSourceRecord,
+  type VaultRecord,
 } from '../../domain/types.ts';
 import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
 import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
@@ -473,7 +477,7 @@ export function chainSource(
 
       const markets: MarketRecord[] = [];
       const positions: PositionRecord[] = [];
-      const priced = new Map<string, { record: MarketRecord; read: MorphoMarketRead }>();
+      const priced = new Map<string, { record: PricedMarketRecord; read: MorphoMarketRead }>();
       // A market that cannot be served this pass keeps what the last pass served of it.
       const kept = new Map<string, MarketRecord>();
       const previousMarkets = new Map((previous?.markets ?? []).map((m) => [m.uniqueKey, m]));
@@ -487,25 +491,7 @@ export function chainSource(
       for (const m of morpho?.markets ?? []) {
         const key = morphoKey(chain.chainId, m.id);
         const loanUsd = usdOf(m.loan);
-        if (loanUsd === null) {
-          items.push({
-            id: `morpho:${m.id}`,
-            ok: false,
-            error: `market ${key}: no USD price for its loan token ${m.loan.symbol} ${m.loan.address} (${noPriceHint(m.loan)})`,
-          });
-          keep(m.id);
-          continue;
-        }
-        const collateralUsd = usdOf(m.collateral) ?? oracleUsd(m, loanUsd);
-        if (collateralUsd === null) {
-          items.push({
-            id: `morpho:${m.id}`,
-            ok: false,
-            error: `market ${key}: no USD price for its collateral ${m.collateral.symbol} (no feed, and the oracle did not answer)`,
-          });
-          keep(m.id);
-          continue;
-        }
+        const collateralUsd = usdOf(m.collateral) ?? (loanUsd === null ? null : oracleUsd(m, loanUsd));
         const record = marketRecord(
           chain.chainId,
           m,
@@ -513,9 +499,30 @@ export function chainSource(
           collateralUsd,
           oracleRecord(m.params.oracle, m.oracleFeeds, byFeed, 'ChainlinkOracleV2'),
         );
+        if (isPriced(record)) {
+          markets.push(record);
+          priced.set(m.id, { record, read: m });
+          items.push({ id: `morpho:${m.id}`, ok: true });
+          continue;
+        }
+        const why =
+          loanUsd === null
+            ? `no USD price for its loan token ${m.loan.symbol} ${m.loan.address} (${noPriceHint(m.loan)})`
+            : `no USD price for its collateral ${m.collateral.symbol} (no feed, and the oracle did not answer)`;
+        const last = previousMarkets.get(key);
+        if (last && isPriced(last)) {
+          // Once priced, a market keeps its last priced records (which age) until it is again.
+          items.push({ id: `morpho:${m.id}`, ok: false, error: `market ${key}: ${why}` });
+          keep(m.id);
+          continue;
+        }
+        // Never priced: served with what is known (D15), its borrowers kept for when it is.
         markets.push(record);
-        priced.set(m.id, { record, read: m });
-        items.push({ id: `morpho:${m.id}`, ok: true });
+        items.push({
+          id: `morpho:${m.id}`,
+          ok: true,
+          note: `market ${key}: ${why}: served with its USD figures null and no position`,
+        });
       }
       for (const p of morpho?.positions ?? []) {
         const market = priced.get(p.id);
@@ -528,9 +535,10 @@ export function chainSource(
       }
       const liquidations: LiquidationEvent[] = [];
       const found = (morpho?.liquidations ?? []).flatMap((l) => {
-        // A kept market's liquidations are priced at its kept prices; an unserved one's are not recorded.
+        // A kept market's liquidations are priced at its kept prices; an unserved one's (or one
+        // without a USD price) are not recorded.
         const record = priced.get(l.id)?.record ?? kept.get(l.id);
-        return record ? [{ l, record }] : [];
+        return record && isPriced(record) ? [{ l, record }] : [];
       });
       const atBlock = await pricesAtBlocks(
         rpc,
@@ -556,11 +564,12 @@ export function chainSource(
       const vaults: VaultRecord[] = [];
       // A pooled protocol's pool (a comet, an Euler vault) that cannot be served this pass keeps
       // what the last pass served of its markets (`<protocol>-<chainId>-<pool>_…`), into `served`.
-      const keepPool = (prefix: string, served: Map<string, MarketRecord>) => {
+      const keepPool = (prefix: string, served: Map<string, PricedMarketRecord>) => {
         // (A kept record is checked again: one stored before the check existed may hold what no
-        // pool has.)
+        // pool has. A pool's markets are served priced or not at all.)
         const keptMarkets = (previous?.markets ?? []).filter(
-          (m) =>
+          (m): m is PricedMarketRecord =>
+            isPriced(m) &&
             m.uniqueKey.startsWith(prefix) &&
             !served.has(m.uniqueKey) &&
             implausible({ markets: [m], positions: [] }) === null,
@@ -575,7 +584,7 @@ export function chainSource(
       // check, `0x…:…`) keep their last records.
       const keepFailedPools = (
         kind: 'compound' | 'euler' | 'aave' | 'spark',
-        served: Map<string, MarketRecord>,
+        served: Map<string, PricedMarketRecord>,
       ) => {
         for (const item of items)
           if (!item.ok && item.id.startsWith(`${kind}:`)) {
@@ -590,10 +599,10 @@ export function chainSource(
       };
       // Compound v3: a comet whose base token has a USD price is served; one that is not (or an
       // asset that cannot be read) keeps what the last pass served of it.
-      const cometMarkets = new Map<string, MarketRecord>();
+      const cometMarkets = new Map<string, PricedMarketRecord>();
       // The comets served this pass, and one market of each (its base price, for its absorbs).
       const served = new Set<string>();
-      const marketOfComet = new Map<string, MarketRecord>();
+      const marketOfComet = new Map<string, PricedMarketRecord>();
       for (const c of compound?.comets ?? []) {
         const baseUsd = usdOf(c.base);
         if (baseUsd === null) {
@@ -657,7 +666,7 @@ export function chainSource(
       // Euler v2: a vault whose asset has a USD price (the file's feeds) and whose collaterals have
       // one (the file's feeds, else the vault's oracle against the asset) is served; one that is
       // not (or whose quotes cannot be read) keeps what the last pass served of it.
-      const eulerMarkets = new Map<string, MarketRecord>();
+      const eulerMarkets = new Map<string, PricedMarketRecord>();
       const eulerServed = new Set<string>();
       for (const v of eulerRead?.vaults ?? []) {
         const prices = eulerPrices(v, usdOf);
@@ -736,7 +745,7 @@ export function chainSource(
 
       // Aave v3 and Spark: a pool whose every reserve has a USD price (the file's feeds, else the
       // pool's oracle in USD) is served; one that is not keeps what the last pass served of it.
-      const aaveMarkets = new Map<string, MarketRecord>();
+      const aaveMarkets = new Map<string, PricedMarketRecord>();
       const aaveServed = new Map<string, Map<string, number>>();
       for (const p of aaveRead?.pools ?? []) {
         const kind = poolKind(p.pool);
@@ -817,7 +826,7 @@ export function chainSource(
       // Fluid: a T1 vault whose borrow token has a USD price (the file's feeds) and whose supply
       // token has one (the file's feeds, else the vault's oracle) is served; one that is not (or
       // that cannot be read) keeps what the last pass served of it.
-      const fluidMarkets = new Map<string, MarketRecord>();
+      const fluidMarkets = new Map<string, PricedMarketRecord>();
       for (const v of fluidRead?.vaults ?? []) {
         const prices = fluidPrices(v, usdOf);
         const unpriced =
@@ -860,7 +869,8 @@ export function chainSource(
         ),
       );
       const keptFluid = (previous?.markets ?? []).filter(
-        (m) =>
+        (m): m is PricedMarketRecord =>
+          isPriced(m) &&
           m.protocol === 'fluid' &&
           !fluidMarkets.has(m.uniqueKey) &&
           (resolverFailed || fluidFailed.has(m.uniqueKey)) &&
@@ -1416,7 +1426,12 @@ function recordPriceSources(
   kept: ReadonlySet<MarketRecord>,
   feedPriceOf: (token: Token) => FeedPrice | null,
 ): void {
-  const sourceOf = (token: Token, usd: number, oracle: OracleRecord | null): PriceSourceRecord | null => {
+  const sourceOf = (
+    token: Token,
+    usd: number | null,
+    oracle: OracleRecord | null,
+  ): PriceSourceRecord | null => {
+    if (usd === null) return null;
     const f = feedPriceOf(token);
     if (f && f.usd === usd) return { kind: 'feed', address: f.feed, description: f.description };
     return (
@@ -1498,7 +1513,7 @@ async function pricesAtBlocks(
 async function feedPricesAtBlocks(
   rpc: ChainRpc,
   feeds: readonly FeedConfig[],
-  wanted: readonly { block: number; record: MarketRecord }[],
+  wanted: readonly { block: number; record: PricedMarketRecord }[],
   feedSymbolOf: (t: Token) => string | null,
 ): Promise<PricedBlocks & { at: Map<string, { loanUsd: number; collateralUsd: number }> }> {
   const at = new Map<string, { loanUsd: number; collateralUsd: number }>();
@@ -1668,15 +1683,18 @@ function oracleRecord(
   };
 }
 
+/** A Morpho market's record; a price that is null (none known) leaves its USD amounts null (D15). */
 function marketRecord(
   chainId: number,
   m: MorphoMarketRead,
-  loanUsd: number,
-  collateralUsd: number,
+  loanUsd: number | null,
+  collateralUsd: number | null,
   oracle: OracleRecord,
 ): MarketRecord {
   const market = m.market;
   const loanDecimals = m.loan.decimals ?? 18;
+  const supplyAssets = scaled(market.totalSupplyAssets, loanDecimals);
+  const borrowAssets = scaled(market.totalBorrowAssets, loanDecimals);
   const supplyRate = MathLib.wMulUp(
     MathLib.wMulDown(m.borrowRate, market.utilization),
     MathLib.WAD - market.fee,
@@ -1696,8 +1714,10 @@ function marketRecord(
     loanDecimals,
     collateralPrice: collateralUsd,
     loanPrice: loanUsd,
-    supply: scaled(market.totalSupplyAssets, loanDecimals) * loanUsd,
-    borrow: scaled(market.totalBorrowAssets, loanDecimals) * loanUsd,
+    supply: loanUsd === null ? null : supplyAssets * loanUsd,
+    borrow: loanUsd === null ? null : borrowAssets * loanUsd,
+    supplyAssets,
+    borrowAssets,
     supplyApy: MarketUtils.rateToApy(supplyRate),
     borrowApy: MarketUtils.rateToApy(m.borrowRate),
     supplyRewardsApy: 0,
@@ -1712,7 +1732,7 @@ function marketRecord(
 }
 
 function positionRecord(
-  record: MarketRecord,
+  record: PricedMarketRecord,
   market: Market,
   p: { user: string; supplyShares: bigint; borrowShares: bigint; collateral: bigint },
 ): PositionRecord {

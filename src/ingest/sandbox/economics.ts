@@ -8,7 +8,7 @@ import { assetFamily } from '../../domain/asset-family.ts';
 import type { Protocol } from '../../domain/enums.ts';
 import { borrowRate, type RateCurve, rateToApy, supplyRate } from '../../domain/rates.ts';
 import { liquidationBonus } from '../../domain/stress.ts';
-import type { MarketRecord } from '../../domain/types.ts';
+import type { PricedMarketRecord } from '../../domain/types.ts';
 import { type MarketDraft, uniqueKeyOf } from './markets/draft.ts';
 import { familyCurve, familyReserveFactor, type PriceBook } from './prices.ts';
 import { floorTo, rngFor, roundTo, unitHash } from './rng.ts';
@@ -103,7 +103,7 @@ export function marketTerms(draft: MarketDraft): MarketTerms {
   };
 }
 
-export function finalizeMarket(draft: MarketDraft, seed: number, prices: PriceBook): MarketRecord {
+export function finalizeMarket(draft: MarketDraft, seed: number, prices: PriceBook): PricedMarketRecord {
   const key = uniqueKeyOf(draft);
   const rng = rngFor(seed, `market|${key}`);
   const size = SIZE[draft.protocol];

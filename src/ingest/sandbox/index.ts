@@ -4,7 +4,7 @@
  * positions drawn from a seeded PRNG. Same profile and seed give byte-identical output.
  */
 import { PROTOCOLS, type Protocol } from '../../domain/enums.ts';
-import type { MarketRecord, PositionRecord, VaultRecord } from '../../domain/types.ts';
+import type { PositionRecord, PricedMarketRecord, VaultRecord } from '../../domain/types.ts';
 import { finalizeMarket, type MarketTerms, marketTerms } from './economics.ts';
 import { compoundDrafts } from './markets/compound.ts';
 import {
@@ -53,7 +53,7 @@ export interface SandboxDataset {
   seed: number;
   /** Unix seconds; oracle clocks are simulated relative to it. */
   asOf: number;
-  markets: MarketRecord[];
+  markets: PricedMarketRecord[];
   /** The vaults lending into the markets. */
   vaults: VaultRecord[];
   /** Each market's rate and liquidation terms, aligned with `markets`. */
@@ -131,7 +131,7 @@ export function buildSandbox(opts: SandboxOptions): SandboxDataset {
   };
   const prices = new PriceBook(seed);
 
-  const markets: MarketRecord[] = [];
+  const markets: PricedMarketRecord[] = [];
   const terms: MarketTerms[] = [];
   const seen = new Set<string>();
   for (const draft of candidates(ctx)) {

@@ -59,8 +59,10 @@ export class SandboxLiquidator {
       const p = risk.stateOf(i);
       const m = catalog.recordAt(p.ord);
       const terms = this.#terms.get(m.uniqueKey);
-      const base = catalog.basePrices(p.ord);
-      if (!terms || !(base.collateral > 0) || !(base.loan > 0)) continue;
+      const stated = catalog.basePrices(p.ord);
+      if (!terms || stated.collateral === null || stated.loan === null) continue;
+      const base = { collateral: stated.collateral, loan: stated.loan };
+      if (!(base.collateral > 0) || !(base.loan > 0)) continue;
       const collateral = p.collateralUsd / base.collateral;
       // Debt with the interest accrued since it was stated (the market's borrow index).
       const debt = (p.borrowUsd * p.debtIndex) / base.loan;

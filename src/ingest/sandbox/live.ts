@@ -32,8 +32,8 @@ export function sandboxPriceBasis(markets: readonly MarketRecord[], seed: number
   // One reference price per symbol (the first market's), one entry per token.
   const symbols = new Map<string, number>();
   const tokens = new Map<string, SandboxToken>();
-  const note = (chainId: number, address: string, symbol: string, price: number) => {
-    if (!(price > 0) || !Number.isFinite(price)) return;
+  const note = (chainId: number, address: string, symbol: string, price: number | null) => {
+    if (price === null || !(price > 0) || !Number.isFinite(price)) return;
     if (!symbols.has(symbol)) symbols.set(symbol, price);
     const key = `${chainId}:${address.toLowerCase()}`;
     if (!tokens.has(key)) tokens.set(key, { chainId, token: address.toLowerCase(), symbol, base: price });

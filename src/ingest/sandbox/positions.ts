@@ -13,7 +13,7 @@
  *   within a market a stride permutation of the pool keeps (market, user) unique.
  */
 import { healthFactor } from '../../domain/metrics.ts';
-import type { MarketRecord, PositionRecord } from '../../domain/types.ts';
+import type { PositionRecord, PricedMarketRecord } from '../../domain/types.ts';
 import { floorTo, mix32, type Rng, rngFor, roundTo } from './rng.ts';
 
 const MIN_MARKET_BORROW = 10_000;
@@ -22,7 +22,7 @@ const SUPPLYING_SHARE = 0.12;
 
 interface PositionPlan {
   seed: number;
-  markets: readonly MarketRecord[];
+  markets: readonly PricedMarketRecord[];
   /** Positions per market, aligned with `markets`. */
   counts: Uint32Array;
   total: number;
@@ -30,7 +30,11 @@ interface PositionPlan {
 }
 
 /** Splits `total` positions over markets in proportion to their borrow. */
-export function planPositions(seed: number, markets: readonly MarketRecord[], total: number): PositionPlan {
+export function planPositions(
+  seed: number,
+  markets: readonly PricedMarketRecord[],
+  total: number,
+): PositionPlan {
   const counts = new Uint32Array(markets.length);
   let weightSum = 0;
   for (const m of markets) if (m.borrow >= MIN_MARKET_BORROW) weightSum += m.borrow;

@@ -4,7 +4,7 @@
  * borrowable vaults of the dataset with their collateral pairs. Allocations, caps and fees are
  * drawn from seeded streams; the same dataset and seed give the same vaults.
  */
-import type { MarketRecord, VaultAllocation, VaultRecord } from '../../domain/types.ts';
+import type { PricedMarketRecord, VaultAllocation, VaultRecord } from '../../domain/types.ts';
 import type { ReferenceData } from './reference.ts';
 import { rngFor, roundTo, unitHash } from './rng.ts';
 
@@ -22,12 +22,12 @@ export function curatorOf(name: string): string | null {
 
 export function sandboxVaults(
   ref: ReferenceData,
-  markets: readonly MarketRecord[],
+  markets: readonly PricedMarketRecord[],
   seed: number,
   profile: 'default' | 'large',
 ): VaultRecord[] {
   // Morpho markets by chain and loan token; what is left of each market's supply to allocate.
-  const lending = new Map<string, MarketRecord[]>();
+  const lending = new Map<string, PricedMarketRecord[]>();
   for (const m of markets) {
     if (m.protocol !== 'morpho' || !(m.supply > 0)) continue;
     const key = `${m.chainId}:${m.loanAddress.toLowerCase()}`;

@@ -38,7 +38,7 @@
 import { FULL_CLOSE_HF, liquidate } from '../../../domain/liquidation.ts';
 import { fraction, significant, usd } from '../../../domain/precision.ts';
 import { borrowRate, rateToApy, supplyRate } from '../../../domain/rates.ts';
-import type { MarketRecord } from '../../../domain/types.ts';
+import type { PricedMarketRecord } from '../../../domain/types.ts';
 import type { LiquidationEvent, MarketSnapshot, SnapshotGranularity } from '../../../store/types.ts';
 import type { MarketTerms } from '../economics.ts';
 import type { SandboxPriceBasis } from '../live.ts';
@@ -203,7 +203,7 @@ export interface MarketHistoryInput {
   seed: number;
   asOfMs: number;
   basis: SandboxPriceBasis;
-  markets: readonly MarketRecord[];
+  markets: readonly PricedMarketRecord[];
   terms: readonly MarketTerms[];
   /** Current positions per market, aligned with `markets`. */
   positionCounts: ArrayLike<number>;
@@ -253,7 +253,7 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
 
   /** The constants of a market's balance path: its noise streams and their values at the snapshot. */
   const dynamicsOf = (index: number): Dynamics => {
-    const m = markets[index] as MarketRecord;
+    const m = markets[index] as PricedMarketRecord;
     const key = m.uniqueKey;
     const su1 = streamId(seed, `util-slow|${key}`);
     const su2 = streamId(seed, `util-fast|${key}`);
@@ -287,7 +287,7 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     FLOW_SWING * (flowNoise - d.atF) + (d.growth * (tMs - asOfMs)) / YEAR_MS;
 
   const pathOf = (index: number, fromMs: number, toMs: number): MarketPath => {
-    const m = markets[index] as MarketRecord;
+    const m = markets[index] as PricedMarketRecord;
     const d = dynamicsOf(index);
     // Balances depend on the interest earned between t and the snapshot: the path covers asOf.
     fromMs = Math.min(fromMs, asOfMs);
@@ -389,7 +389,7 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     times: readonly number[],
     granularity: SnapshotGranularity,
   ): MarketSnapshot[] => {
-    const m = markets[index] as MarketRecord;
+    const m = markets[index] as PricedMarketRecord;
     return times.map((at) => {
       const i = Math.round((at - path.fromMs) / HOUR_MS);
       const s = path.supplyTokens[i] as number;
@@ -416,7 +416,7 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
 
   /** Borrowers of market `index` opening in [fromMs, lastHour] (on whole hours), in opening order. */
   const borrowersOf = (index: number, fromMs: number, lastHour: number): Borrower[] => {
-    const m = markets[index] as MarketRecord;
+    const m = markets[index] as PricedMarketRecord;
     const count = positionCounts[index] ?? 0;
     const out: Borrower[] = [];
     if (count === 0 || !(m.borrow > 0)) return out;
@@ -453,7 +453,7 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     fromMs: number,
     toMs: number,
   ): LiquidationEvent[] => {
-    const m = markets[index] as MarketRecord;
+    const m = markets[index] as PricedMarketRecord;
     const t = terms[index] as MarketTerms;
     const count = positionCounts[index] ?? 0;
     const events: LiquidationEvent[] = [];
