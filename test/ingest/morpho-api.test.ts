@@ -151,7 +151,7 @@ describe('the Morpho API source, end to end', () => {
     assert.deepEqual(
       firstItems.filter((i) => i.ok && i.note).map((i) => (i.ok ? i.note : '')),
       [
-        `market morpho-8453-${UNPRICED}: the Morpho API has no USD price for its collateral cbBTC 0xcbb7c0000ab88b473b1f5afd9ef808440eed33bf: served with its USD figures null and no position`,
+        `market morpho-8453-${UNPRICED}: the Morpho API has no USD price for its collateral cbBTC 0xcbb7c0000ab88b473b1f5afd9ef808440eed33bf: served with its collateral price null and no position`,
       ],
     );
     const m = (await get(`/markets/morpho-1-${WBTC_USDC}`)).data;

@@ -35,7 +35,7 @@ import { checkMarketChanges, checkPositionChanges } from '../../store/position-c
 import type { LiquidationEvent } from '../../store/types.ts';
 import { append } from '../append.ts';
 import { scaled } from '../chain/chainlink.ts';
-import { morphoKey } from '../chain/source.ts';
+import { morphoKey, UNPRICED_NOTE } from '../chain/source.ts';
 import { tokenText } from '../chain/tokens.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { MorphoApiConfig } from '../sources-file.ts';
@@ -604,7 +604,7 @@ export function morphoApiSource(
               items.push({
                 id: `morpho-api:${read.market.key}`,
                 ok: true,
-                note: `${read.unpriced}: served with its USD figures null and no position`,
+                note: `${read.unpriced}: ${UNPRICED_NOTE[read.market.record?.loanPrice === null ? 'loan' : 'collateral']}`,
               });
             }
           }

@@ -521,7 +521,7 @@ export function chainSource(
         items.push({
           id: `morpho:${m.id}`,
           ok: true,
-          note: `market ${key}: ${why}: served with its USD figures null and no position`,
+          note: `market ${key}: ${why}: ${UNPRICED_NOTE[loanUsd === null ? 'loan' : 'collateral']}`,
         });
       }
       for (const p of morpho?.positions ?? []) {
@@ -1122,6 +1122,12 @@ interface Cursor {
   /** Vaults some of whose positions held the checkpoint could not name (read from their start by a new process). */
   fluidTruncated?: string[];
 }
+
+/** How a market without a USD price of its loan token, or of its collateral, is served (D15). */
+export const UNPRICED_NOTE = {
+  loan: 'served with its USD figures null and no position',
+  collateral: 'served with its collateral price null and no position',
+} as const;
 
 /** Accounts kept in the checkpoint for markets not served (an unpriced market's borrowers). */
 const MAX_PENDING = 50_000;
