@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 86bc46b906d8d27a046a1d7b5da4a1cd0190d1276f79d7e13f2e57772a68d5e4) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 9e53d749582e7c82d7933d23e1f0325e9a879784fb333beb54f97359413c2729) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -469,7 +469,7 @@ export interface paths {
         };
         /**
          * A market in brief, for agents
-         * @description A market in one sentence, its key figures, flags with their reasons (LIQUIDATABLE_POSITIONS, HIGH_UTILIZATION at 95 % or more, STALE_ORACLE, NO_ORACLE, CONCENTRATED_BORROWERS at a Herfindahl index of 0.25 or more, BAD_DEBT_UNDER_STRESS when a 20 % collateral fall leaves bad debt, THIN_LIQUIDITY when a 10 % fall would repay more than the market holds, NO_USD_PRICE when a token has no USD price: USD figures null, no position served) and its 10 and 20 % collateral stress. The figures are those of GET /risk/markets/{marketId}.
+         * @description A market in one sentence, its key figures, flags with their reasons (LIQUIDATABLE_POSITIONS, HIGH_UTILIZATION at 95 % or more, STALE_ORACLE, NO_ORACLE, CONCENTRATED_BORROWERS at a Herfindahl index of 0.25 or more, BAD_DEBT_UNDER_STRESS when a 20 % collateral fall leaves bad debt, THIN_LIQUIDITY when a 10 % fall would repay more than the market holds, NO_USD_PRICE when a token has no USD price: its price null and, for the loan token, the USD figures; no position served) and its 10 and 20 % collateral stress. The figures are those of GET /risk/markets/{marketId}.
          */
         get: operations["agentMarketBrief"];
         put?: never;
@@ -2112,8 +2112,8 @@ export interface components {
                 };
             };
             metrics: {
-                /** @description The vault's supply over its markets when rated, USD. */
-                totalAssetsUsd: number;
+                /** @description The vault's supply over its markets when rated, USD; null when one of them has no USD price of the asset (then allocations weigh by amounts of the asset). */
+                totalAssetsUsd: number | null;
                 /** @description Markets allocated to. */
                 allocations: number;
                 /** @description Of them, markets rated (served now). */

@@ -24,7 +24,7 @@ import {
 } from '../domain/rating.ts';
 import { concentration } from '../domain/stress.ts';
 import type { ReadModel } from './read-model.ts';
-import type { VaultEntry } from './vaults.ts';
+import { allocationValues, type VaultEntry } from './vaults.ts';
 
 /**
  * The ratings of a read model (src/domain/rating.ts), as served: every market and every vault
@@ -87,7 +87,7 @@ export interface VaultRatingView {
   ratedAt: string;
   components: Record<VaultComponent, RatingComponentView>;
   metrics: {
-    totalAssetsUsd: number;
+    totalAssetsUsd: number | null;
     allocations: number;
     ratedAllocations: number;
     herfindahl: number;
@@ -161,7 +161,8 @@ export function rateMarket(
     oracle: oracleScore(oracle),
     lltvBuffer: buffer,
     liquidity: liquidityScore(m.utilization, m.available),
-    concentration: concentrationScore(debts, m.borrow),
+    // (No debt at all is known without a price: none to be concentrated.)
+    concentration: concentrationScore(debts, m.borrow ?? (m.borrowAssets === 0 ? 0 : null)),
     liquidations: liquidationScore(record, m.borrow),
   };
   const components = Object.fromEntries(
@@ -214,13 +215,14 @@ export function rateVault(
 ): VaultRatingView {
   const nowSec = Math.floor(nowMs / 1000);
   const r = e.record;
-  const parts = r.allocations.map((a, i) => {
-    const ord = e.ords[i];
-    const m = ord === undefined ? undefined : model.catalog.viewAt(ord, nowSec);
-    const rating = markets.get(a.marketKey);
-    return { marketId: a.marketKey, usd: m?.supply != null ? m.supply * a.supplyShare : 0, rating };
-  });
-  const scores = vaultScores(parts.map((p) => ({ usd: p.usd, score: p.rating?.score ?? null })));
+  // Weighed as GET /vaults weighs them: by USD, else by amounts of the asset (D15).
+  const values = allocationValues(model.catalog, e, nowSec);
+  const parts = values.parts.map((p) => ({
+    marketId: p.a.marketKey,
+    weight: p.weight,
+    rating: markets.get(p.a.marketKey),
+  }));
+  const scores = vaultScores(parts.map((p) => ({ usd: p.weight, score: p.rating?.score ?? null })));
   const components = {
     markets: view(scores.markets, VAULT_WEIGHTS.markets),
     diversification: view(scores.diversification, VAULT_WEIGHTS.diversification),
@@ -229,7 +231,7 @@ export function rateVault(
     { markets: components.markets.score, diversification: components.diversification.score },
     VAULT_WEIGHTS,
   );
-  const total = parts.reduce((s, p) => s + p.usd, 0);
+  const total = values.totalWeight;
   return {
     protocol: r.protocol,
     chainId: r.chainId,
@@ -242,7 +244,7 @@ export function rateVault(
     ratedAt: new Date(nowMs).toISOString(),
     components,
     metrics: {
-      totalAssetsUsd: usd(total),
+      totalAssetsUsd: values.totalUsd === null ? null : usd(values.totalUsd),
       allocations: parts.length,
       ratedAllocations: scores.rated,
       herfindahl: fraction(scores.herfindahl),
@@ -251,7 +253,7 @@ export function rateVault(
     allocations: parts
       .map((p) => ({
         marketId: p.marketId,
-        share: total > 0 ? fraction(p.usd / total) : 0,
+        share: total > 0 ? fraction(p.weight / total) : 0,
         grade: p.rating?.grade ?? null,
         score: p.rating?.score ?? null,
       }))

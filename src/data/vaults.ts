@@ -1,11 +1,48 @@
-import type { VaultRecord } from '../domain/types.ts';
-import type { Catalog } from './catalog.ts';
+import type { VaultAllocation, VaultRecord } from '../domain/types.ts';
+import type { Catalog, MarketView } from './catalog.ts';
 
 /** A vault with its allocations resolved to the catalog's markets. */
 export interface VaultEntry {
   record: VaultRecord;
   /** Per allocation (same order): the market's ord, or undefined when the catalog lacks it. */
   ords: (number | undefined)[];
+}
+
+/** One allocation valued now. */
+export interface AllocationValue {
+  a: VaultAllocation;
+  /** Its market as served; undefined when the catalog lacks it (it supplies nothing seen). */
+  m: MarketView | undefined;
+  /** What the vault supplies to it, USD; null when the market has no USD price of the asset (D15). */
+  usd: number | null;
+  /** What shares and APYs weigh it by: its USD, or its amount of the asset when one allocation has no USD. */
+  weight: number;
+}
+
+/**
+ * A vault's allocations at the markets' state now, their USD total (null when one has no USD
+ * price: a sum without it would understate, D15) and the sum of their weights: USD when every
+ * allocation has it, else amounts of the asset (every allocation lends the vault's one asset).
+ */
+export function allocationValues(
+  catalog: Catalog,
+  e: VaultEntry,
+  nowSec: number,
+): { parts: AllocationValue[]; totalUsd: number | null; totalWeight: number } {
+  const raw = e.record.allocations.map((a, i) => {
+    const ord = e.ords[i];
+    const m = ord === undefined ? undefined : catalog.viewAt(ord, nowSec);
+    const usd = !m ? 0 : m.supply === null ? null : m.supply * a.supplyShare;
+    const units = !m ? 0 : m.supplyAssets === null ? null : m.supplyAssets * a.supplyShare;
+    return { a, m, usd, units };
+  });
+  const priced = raw.every((p) => p.usd !== null);
+  const parts = raw.map(({ a, m, usd, units }) => ({ a, m, usd, weight: (priced ? usd : units) ?? 0 }));
+  return {
+    parts,
+    totalUsd: priced ? parts.reduce((s, p) => s + p.usd!, 0) : null,
+    totalWeight: parts.reduce((s, p) => s + p.weight, 0),
+  };
 }
 
 /**

@@ -182,7 +182,10 @@ export const VaultRatingSchema = Type.Object(
     ),
     metrics: Type.Object(
       {
-        totalAssetsUsd: Type.Number({ description: "The vault's supply over its markets when rated, USD." }),
+        totalAssetsUsd: nullable<number>(
+          'number',
+          "The vault's supply over its markets when rated, USD; null when one of them has no USD price of the asset (then allocations weigh by amounts of the asset).",
+        ),
         allocations: Type.Integer({ description: 'Markets allocated to.' }),
         ratedAllocations: Type.Integer({ description: 'Of them, markets rated (served now).' }),
         herfindahl: Type.Number({ description: 'Herfindahl index of the allocation shares, 0 to 1.' }),

@@ -9,7 +9,7 @@
 import { BaseError } from 'viem';
 import type { Clock } from '../domain/clock.ts';
 import { positionAt } from '../domain/position-columns.ts';
-import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.ts';
+import { isPriced, type MarketRecord, type PositionRecord, type VaultRecord } from '../domain/types.ts';
 import { ALL_HISTORY } from '../store/history.ts';
 import type { DatasetInfo, HistoryStore, MarketDataStore, SourceState, SourceStore } from '../store/types.ts';
 import { append } from './append.ts';
@@ -198,6 +198,10 @@ export async function ingestLive(
     if (out.rounds?.length) await store.appendOracleRounds(out.rounds);
   }
   if (anyData) {
+    // A position's USD amounts are stated at its market's prices: a market without both serves
+    // none (D15; the sources hand none, this holds it whatever a source or old data holds).
+    const unpriced = new Set(markets.filter((m) => !isPriced(m)).map((m) => m.uniqueKey));
+    const served = unpriced.size === 0 ? positions : positions.filter((p) => !unpriced.has(p.marketKey));
     dataset = await store.replaceDataset({
       kind: 'live',
       profile: LIVE_PROFILE,
@@ -205,8 +209,8 @@ export async function ingestLive(
       refreshedAt,
       markets,
       vaults,
-      positions,
-      positionCount: positions.length,
+      positions: served,
+      positionCount: served.length,
     });
   }
   // Checkpoints after the data: a crash in between reads the same blocks again (idempotent).

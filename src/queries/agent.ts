@@ -217,8 +217,8 @@ export interface MarketBriefView {
  * A market in a few figures and flags: LIQUIDATABLE_POSITIONS, HIGH_UTILIZATION (>= 95 %),
  * STALE_ORACLE, NO_ORACLE, CONCENTRATED_BORROWERS (Herfindahl >= 0.25), BAD_DEBT_UNDER_STRESS (a
  * 20 % collateral fall leaves bad debt), THIN_LIQUIDITY (a 10 % fall's liquidations would repay
- * more than the market holds), NO_USD_PRICE (a token without a USD price: the USD figures are null,
- * amounts are told in loan-token units, no position is served). From marketRisk: the same figures as GET /risk/markets/{id}.
+ * more than the market holds), NO_USD_PRICE (a token without a USD price: its price is null and,
+ * for the loan token, the USD figures too, told in loan-token units; no position is served). From marketRisk: the same figures as GET /risk/markets/{id}.
  */
 export function marketBrief(model: ReadModel, key: string, nowSec: number): Found<MarketBriefView> {
   const found = marketRisk(model, key, nowSec);
@@ -241,7 +241,12 @@ export function marketBrief(model: ReadModel, key: string, nowSec: number): Foun
     flags.push({
       code: 'NO_USD_PRICE',
       severity: 'warning',
-      reason: `No USD price is known for ${unpriced.join(' and ')}: the market's USD figures are null and its positions are not served until one is.`,
+      reason:
+        `No USD price is known for ${unpriced.join(' and ')}: ` +
+        (r.loanAsset.priceUsd === null
+          ? "the market's USD figures are null (amounts are in loan-token units)"
+          : 'its price is null (the loan side is in USD)') +
+        ', and its positions are not served until it has one.',
     });
   }
   const now = r.liquidatableNow;

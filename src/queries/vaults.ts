@@ -1,5 +1,5 @@
 import type { ReadModel } from '../data/read-model.ts';
-import type { VaultEntry } from '../data/vaults.ts';
+import { allocationValues, type VaultEntry } from '../data/vaults.ts';
 import type { RiskLevel } from '../domain/enums.ts';
 import { fraction, usd } from '../domain/precision.ts';
 import type { OracleHealth } from '../domain/types.ts';
@@ -53,32 +53,18 @@ export interface VaultView {
 function vaultView(model: ReadModel, e: VaultEntry, nowSec: number): VaultView {
   const { catalog } = model;
   const r = e.record;
-  const parts = r.allocations.map((a, i) => {
-    const ord = e.ords[i];
-    const m = ord === undefined ? undefined : catalog.viewAt(ord, nowSec);
-    // A market not served supplies nothing the vault can be seen to hold; one without a USD
-    // price holds an amount of the asset (every allocation is of the vault's one asset).
-    const value = !m ? 0 : m.supply === null ? null : m.supply * a.supplyShare;
-    const units = !m ? 0 : m.supplyAssets === null ? null : m.supplyAssets * a.supplyShare;
-    return { a, m, usd: value, units };
-  });
-  const priced = parts.every((p) => p.usd !== null);
   // Shares and the APY weigh the allocations by USD, else by amounts of the asset.
-  const weights = parts.map((p) => (priced ? p.usd : p.units) ?? 0);
-  const total = priced ? parts.reduce((s, p) => s + p.usd!, 0) : null;
-  const weightTotal = weights.reduce((s, w) => s + w, 0);
+  const { parts, totalUsd: total, totalWeight: weightTotal } = allocationValues(catalog, e, nowSec);
   let apy = 0;
-  parts.forEach((p, i) => {
-    if (p.m && weightTotal > 0) apy += (weights[i]! / weightTotal) * p.m.supplyApy;
-  });
+  for (const p of parts) if (p.m && weightTotal > 0) apy += (p.weight / weightTotal) * p.m.supplyApy;
   const allocations = parts
-    .map(({ a, m, usd: value }, i) => ({
-      weight: weights[i]!,
+    .map(({ a, m, usd: value, weight }) => ({
+      weight,
       marketId: a.marketKey,
       collateral: m?.collateral ?? null,
       loan: m?.loan ?? null,
       supplyUsd: value === null ? null : usd(value),
-      share: weightTotal > 0 ? fraction(weights[i]! / weightTotal) : 0,
+      share: weightTotal > 0 ? fraction(weight / weightTotal) : 0,
       supplyCapUsd: a.supplyCapUsd === null ? null : usd(a.supplyCapUsd),
       capUsage:
         value !== null && a.supplyCapUsd !== null && a.supplyCapUsd > 0

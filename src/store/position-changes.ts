@@ -52,7 +52,8 @@ export function checkMarketChanges(records: readonly MarketRecord[]): void {
       if (!(typeof x === 'number' && Number.isFinite(x) && x >= 0))
         throw new RangeError(`${where}: ${f} must be finite and >= 0, or null`);
     }
-    if ((m.supply === null || m.borrow === null) !== (m.loanPrice === null))
+    // Both USD amounts of the loan token, or neither: exactly when its price is known.
+    if ((m.supply === null) !== (m.loanPrice === null) || (m.borrow === null) !== (m.loanPrice === null))
       throw new RangeError(`${where}: supply and borrow are null exactly when loanPrice is`);
     for (const f of ['supplyApy', 'borrowApy', 'supplyRewardsApy', 'borrowRewardsApy'] as const) {
       if (!(Number.isFinite(m[f]) && m[f] >= 0))

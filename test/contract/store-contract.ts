@@ -220,6 +220,10 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         store.applyMarketChanges('x', [{ ...a, loanPrice: null }]),
         /exactly when loanPrice/,
       );
+      await assert.rejects(
+        store.applyMarketChanges('x', [{ ...a, loanPrice: null, borrow: null }]),
+        /exactly when loanPrice/,
+      );
       await assert.rejects(store.applyMarketChanges('x', [{ ...a, supplyAssets: -1 }]), RangeError);
       const a3 = { ...a2, loanPrice: null, supply: null, borrow: null, supplyAssets: 5, borrowAssets: 1 };
       assert.equal(await store.applyMarketChanges('x', [a3]), 5);

@@ -126,4 +126,19 @@ describe('a market without a USD price (D15)', () => {
     assert.match(b.flags[0].reason, /No USD price is known for DAI/);
     assert.match(b.summary, /2000 DAI supplied/);
   });
+
+  test('behavior: its rating scores the depth as unknown; a vault supplying it is rated by amounts of the asset, its USD total null', async () => {
+    const m = await get(`/ratings/markets/${unpriced.uniqueKey}`);
+    assert.equal(m.metrics.availableUsd, null);
+    assert.match(m.components.liquidity.explanation, /depth is scored as unknown/);
+    const v = await get(`/ratings/vaults/1/${vault.address}`);
+    assert.equal(v.metrics.totalAssetsUsd, null);
+    assert.deepEqual(
+      v.allocations.map((a: { marketId: string; share: number }) => [a.marketId, a.share]),
+      [
+        [unpriced.uniqueKey, Number((1_000 / 1_050).toFixed(8))],
+        [daiPriced.uniqueKey, Number((50 / 1_050).toFixed(8))],
+      ],
+    );
+  });
 });

@@ -177,3 +177,17 @@ test('behavior: a pass writes only while its server holds the ingestion lease; t
   assert.equal(standBy.seen.length, 0, 'not even read');
   await store.close();
 });
+
+test('behavior: a market without both USD prices is written without positions, whatever a source hands (D15)', async () => {
+  const store = await openStore({ dataDir: tempDir('lrds-live-unpriced-'), databaseUrl: null });
+  const clock = new ManualClock('2026-11-26T00:00:00Z');
+  const priced = makeMarket({ chainId: 1 });
+  const unpriced = makeMarket({ chainId: 1, loanPrice: null, supply: null, borrow: null, supplyAssets: 10 });
+  const s = source(1, () => records([priced, unpriced], 100));
+  const pass = await ingestLive([s.source], store, clock);
+  assert.equal(pass.dataset?.marketCount, 2);
+  // the source handed one position per market: the unpriced market's is not written
+  assert.equal(pass.dataset?.positionCount, 1);
+  assert.equal((await store.loadMarkets()).find((m) => m.uniqueKey === unpriced.uniqueKey)?.loanPrice, null);
+  await store.close();
+});

@@ -20,8 +20,9 @@
  * Lists are read in pages of `pageSize` items (`first`/`skip`); a page the API refuses as too
  * complex is asked again at half the size. A request that fails (the network, an HTTP error, a
  * GraphQL error) fails the whole pass: the source keeps its last data, which ages (D16). An item
- * that cannot be served (a market without a USD price, an answer out of shape) is left out and
- * named; a market left out keeps what the last pass served of it.
+ * answered out of shape is left out and named; a market left out keeps what the last pass served
+ * of it. A market without a USD price of a token is served with what is known (D15, no
+ * position), named; one served priced before keeps its last priced records instead.
  */
 import {
   isPriced,

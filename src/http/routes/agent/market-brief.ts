@@ -22,7 +22,7 @@ export function registerMarketBrief(app: Api, deps: RouteDeps): void {
           'A market in one sentence, its key figures, flags with their reasons (LIQUIDATABLE_POSITIONS, HIGH_UTILIZATION at ' +
           '95 % or more, STALE_ORACLE, NO_ORACLE, CONCENTRATED_BORROWERS at a Herfindahl index of 0.25 or more, ' +
           'BAD_DEBT_UNDER_STRESS when a 20 % collateral fall leaves bad debt, THIN_LIQUIDITY when a 10 % fall would repay ' +
-          'more than the market holds, NO_USD_PRICE when a token has no USD price: USD figures null, no position served) and its 10 and 20 % collateral stress. The figures are those of ' +
+          'more than the market holds, NO_USD_PRICE when a token has no USD price: its price null and, for the loan token, the USD figures; no position served) and its 10 and 20 % collateral stress. The figures are those of ' +
           'GET /risk/markets/{marketId}.',
         security: [{ bearerAuth: [] }],
         params: Type.Object({ marketId: MarketIdPath }),
