@@ -15,7 +15,7 @@
  * vault). Rates are Fluid's yearly rates compounded continuously: `borrowApy` the vault's borrow
  * rate, `supplyApy` the Liquidity layer's supply rate of the loan token (its lenders' rate).
  */
-import type { OracleRecord, PositionRecord, PricedMarketRecord } from '../../domain/types.ts';
+import type { MarketRecord, OracleRecord, PositionRecord, PricedMarketRecord } from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import type { FluidLiquidationRead, FluidVaultRead } from './fluid.ts';
@@ -63,13 +63,16 @@ export function fluidHealth(
   return Number(weighted / position.borrow) / 1e18;
 }
 
-/** The vault's market and positions at its tokens' USD prices. */
+/**
+ * The vault's market and positions at its tokens' USD prices; a price null (none known) leaves
+ * the market's USD figures of that token null and serves no position (D15).
+ */
 export function fluidRecords(
   chainId: number,
   read: FluidVaultRead,
-  prices: { loanUsd: number; collateralUsd: number },
+  prices: { loanUsd: number | null; collateralUsd: number | null },
   oracle: OracleRecord,
-): { markets: PricedMarketRecord[]; positions: PositionRecord[] } {
+): { markets: MarketRecord[]; positions: PositionRecord[] } {
   const key = fluidKey(chainId, read.vault);
   const collateralDecimals = read.supplyToken.decimals ?? 18;
   const loanDecimals = read.borrowToken.decimals ?? 18;
@@ -83,17 +86,23 @@ export function fluidRecords(
       sum.health = Math.min(sum.health, health);
     } else byOwner.set(p.owner, { supply: p.supply, borrow: p.borrow, health });
   }
-  const positions = [...byOwner].map(
-    ([user, p]): PositionRecord => ({
-      marketKey: key,
-      user,
-      collateralUsd: scaled(p.supply, collateralDecimals) * prices.collateralUsd,
-      borrowUsd: scaled(p.borrow, loanDecimals) * prices.loanUsd,
-      supplyUsd: 0,
-      healthFactor: p.health,
-    }),
-  );
-  const market: PricedMarketRecord = {
+  const { loanUsd, collateralUsd } = prices;
+  const positions =
+    loanUsd === null || collateralUsd === null
+      ? []
+      : [...byOwner].map(
+          ([user, p]): PositionRecord => ({
+            marketKey: key,
+            user,
+            collateralUsd: scaled(p.supply, collateralDecimals) * collateralUsd,
+            borrowUsd: scaled(p.borrow, loanDecimals) * loanUsd,
+            supplyUsd: 0,
+            healthFactor: p.health,
+          }),
+        );
+  const supplyAssets = scaled(read.totalBorrow + read.borrowable, loanDecimals);
+  const borrowAssets = scaled(read.totalBorrow, loanDecimals);
+  const market: MarketRecord = {
     uniqueKey: key,
     protocol: 'fluid',
     chainId,
@@ -106,10 +115,12 @@ export function fluidRecords(
     loanAddress: read.borrowToken.address,
     collateralDecimals,
     loanDecimals,
-    collateralPrice: prices.collateralUsd,
-    loanPrice: prices.loanUsd,
-    supply: scaled(read.totalBorrow + read.borrowable, loanDecimals) * prices.loanUsd,
-    borrow: scaled(read.totalBorrow, loanDecimals) * prices.loanUsd,
+    collateralPrice: collateralUsd,
+    loanPrice: loanUsd,
+    supply: loanUsd === null ? null : supplyAssets * loanUsd,
+    borrow: loanUsd === null ? null : borrowAssets * loanUsd,
+    supplyAssets,
+    borrowAssets,
     supplyApy: apy(read.lenderRate ?? 0),
     borrowApy: apy(read.borrowRate),
     supplyRewardsApy: 0,

@@ -823,26 +823,27 @@ export function chainSource(
           ),
         );
 
-      // Fluid: a T1 vault whose borrow token has a USD price (the file's feeds) and whose supply
-      // token has one (the file's feeds, else the vault's oracle) is served; one that is not (or
-      // that cannot be read) keeps what the last pass served of it.
+      // Fluid: a T1 vault is served at its borrow token's USD price (the file's feeds) and its
+      // supply token's (the file's feeds, else the vault's oracle); one never priced without
+      // them is served with what is known (D15: no position); one priced before, or that cannot
+      // be read, keeps what the last pass served of it.
       const fluidMarkets = new Map<string, PricedMarketRecord>();
+      const previousMarketsByKey = new Map((previous?.markets ?? []).map((m) => [m.uniqueKey, m]));
       for (const v of fluidRead?.vaults ?? []) {
         const prices = fluidPrices(v, usdOf);
         const unpriced =
           prices.loanUsd === null ? v.borrowToken : prices.collateralUsd === null ? v.supplyToken : null;
-        if (unpriced) {
-          items.push({
-            id: `fluid:${v.vault}`,
-            ok: false,
-            error: `vault ${v.vault}: no USD price for ${unpriced.symbol} ${unpriced.address} (${noPriceHint(unpriced)})`,
-          });
+        const why =
+          unpriced && `no USD price for ${unpriced.symbol} ${unpriced.address} (${noPriceHint(unpriced)})`;
+        const last = previousMarketsByKey.get(fluidKey(chain.chainId, v.vault));
+        if (why && last && isPriced(last)) {
+          items.push({ id: `fluid:${v.vault}`, ok: false, error: `vault ${v.vault}: ${why}` });
           continue;
         }
         const out = fluidRecords(
           chain.chainId,
           v,
-          prices as { loanUsd: number; collateralUsd: number },
+          prices,
           customOracle(
             v.oracle,
             'Fluid oracle: prices are its liquidation rate (getExchangeRateLiquidate); the sources behind it are not resolved',
@@ -853,10 +854,18 @@ export function chainSource(
           items.push({ id: `fluid:${v.vault}`, ok: false, error: `vault ${v.vault}: ${wrong}` });
           continue;
         }
-        for (const m of out.markets) fluidMarkets.set(m.uniqueKey, m);
+        for (const m of out.markets) if (isPriced(m)) fluidMarkets.set(m.uniqueKey, m);
         append(markets, out.markets);
         append(positions, out.positions);
-        items.push({ id: `fluid:${v.vault}`, ok: true });
+        items.push(
+          why
+            ? {
+                id: `fluid:${v.vault}`,
+                ok: true,
+                note: `vault ${v.vault}: ${why}: ${UNPRICED_NOTE[prices.loanUsd === null ? 'loan' : 'collateral']}`,
+              }
+            : { id: `fluid:${v.vault}`, ok: true },
+        );
       }
       // Vaults not served keep their last records: every one when the resolver did not answer.
       const resolverFailed =
