@@ -473,7 +473,7 @@ export function chainSource(
         readings.filter((r) => fileFeeds.has(r.feed.address)),
         feedSymbolOf,
       );
-      const usdOf = (token: Token): number | null => feedPriceOf(token)?.usd ?? null;
+      const usdOf = usdOnly(feedPriceOf);
 
       const markets: MarketRecord[] = [];
       const positions: PositionRecord[] = [];
@@ -1413,13 +1413,17 @@ function withPairFromDescription(r: FeedReading): FeedReading {
   };
 }
 
-/** The collateral's USD price from the market's oracle (collateral in loan units × the loan's USD). */
+/** A token as prices are looked up: its address and the symbol it is priced under. */
 type Token = { address: string; symbol: string };
+
+/** The USD price alone of a feed pricer's answer (null: not priced by feeds). */
+function usdOnly(priceOf: (token: Token) => FeedPrice | null) {
+  return (token: Token): number | null => priceOf(token)?.usd ?? null;
+}
 
 /** A token's USD price from feed readings (D15), by the symbol it is priced under (null: not priced by feeds). */
 function pricer(readings: readonly FeedReading[], feedSymbolOf: (t: Token) => string | null) {
-  const priceOf = feedPricer(readings, feedSymbolOf);
-  return (token: Token): number | null => priceOf(token)?.usd ?? null;
+  return usdOnly(feedPricer(readings, feedSymbolOf));
 }
 
 /** A token's feed price (D15) with the feed behind it; null: not priced by feeds. */
