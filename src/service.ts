@@ -751,6 +751,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   let ingesting: Promise<void> | null = null;
   const failing = new Set<string>();
   const itemsNotRead = new Map<string, string>();
+  const itemsInPart = new Map<string, string>();
   const ingestPass = (): Promise<void> => {
     if (!sources || closing) return Promise.resolve();
     ingesting ??= live!
@@ -774,6 +775,17 @@ export async function createService(settings: Settings, options: ServiceOptions 
               app.log.warn(
                 { source: run.source, count: notRead.length, first: notRead.slice(0, 5) },
                 'items not read',
+              );
+          }
+          // Items served in part (a market without a USD price, D15): likewise.
+          const inPart = run.items.flatMap((i) => (i.ok && i.note ? [i.note] : []));
+          const noted = inPart.join('\n');
+          if (run.ok && noted !== (itemsInPart.get(run.source) ?? '')) {
+            itemsInPart.set(run.source, noted);
+            if (inPart.length > 0)
+              app.log.warn(
+                { source: run.source, count: inPart.length, first: inPart.slice(0, 5) },
+                'items served in part',
               );
           }
         },
