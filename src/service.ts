@@ -765,29 +765,26 @@ export async function createService(settings: Settings, options: ServiceOptions 
           if (run.ok && failing.has(run.source)) app.log.info({ source: run.source }, 'source read again');
           if (run.ok) failing.delete(run.source);
           else failing.add(run.source);
-          // Items a pass could not read or price (served from their last data, or not at all):
-          // logged when they change.
-          const notRead = run.items.flatMap((i) => (i.ok ? [] : [i.error]));
-          const key = notRead.join('\n');
-          if (run.ok && key !== (itemsNotRead.get(run.source) ?? '')) {
-            itemsNotRead.set(run.source, key);
-            if (notRead.length > 0)
-              app.log.warn(
-                { source: run.source, count: notRead.length, first: notRead.slice(0, 5) },
-                'items not read',
-              );
-          }
-          // Items served in part (a market without a USD price, D15): likewise.
-          const inPart = run.items.flatMap((i) => (i.ok && i.note ? [i.note] : []));
-          const noted = inPart.join('\n');
-          if (run.ok && noted !== (itemsInPart.get(run.source) ?? '')) {
-            itemsInPart.set(run.source, noted);
-            if (inPart.length > 0)
-              app.log.warn(
-                { source: run.source, count: inPart.length, first: inPart.slice(0, 5) },
-                'items served in part',
-              );
-          }
+          if (!run.ok) return;
+          // Items a pass could not read or price (served from their last data, or not at all),
+          // and items served in part (a market without a USD price, D15): logged when they change.
+          const logChanged = (seen: Map<string, string>, lines: string[], msg: string) => {
+            const key = lines.join('\n');
+            if (key === (seen.get(run.source) ?? '')) return;
+            seen.set(run.source, key);
+            if (lines.length > 0)
+              app.log.warn({ source: run.source, count: lines.length, first: lines.slice(0, 5) }, msg);
+          };
+          logChanged(
+            itemsNotRead,
+            run.items.flatMap((i) => (i.ok ? [] : [i.error])),
+            'items not read',
+          );
+          logChanged(
+            itemsInPart,
+            run.items.flatMap((i) => (i.ok && i.note ? [i.note] : [])),
+            'items served in part',
+          );
         },
       })
       .then(

@@ -202,3 +202,20 @@ export function isPriced<T extends { collateralPrice: number | null; loanPrice: 
 ): m is T & { collateralPrice: number; loanPrice: number; supply: number; borrow: number } {
   return m.collateralPrice !== null && m.loanPrice !== null;
 }
+
+/**
+ * A market's balances as its record holds them: in loan-token units as read, and in USD at the
+ * loan token's price, null when that price is unknown (D15: never stated at 0).
+ */
+export function loanBalances(
+  supplyAssets: number,
+  borrowAssets: number,
+  loanUsd: number | null,
+): Pick<MarketRecord, 'supply' | 'borrow' | 'supplyAssets' | 'borrowAssets'> {
+  return {
+    supply: loanUsd === null ? null : supplyAssets * loanUsd,
+    borrow: loanUsd === null ? null : borrowAssets * loanUsd,
+    supplyAssets,
+    borrowAssets,
+  };
+}

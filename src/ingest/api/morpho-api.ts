@@ -26,6 +26,7 @@
  */
 import {
   isPriced,
+  loanBalances,
   type MarketRecord,
   type OracleRecord,
   type PositionRecord,
@@ -277,10 +278,7 @@ function readMarket(item: unknown): { market: ApiMarket; unpriced: string | null
     // A price the API does not state is null, and the USD amounts of the loan token with it (D15).
     collateralPrice: collateral.usd,
     loanPrice: loan.usd,
-    supply: loan.usd === null ? null : scaled(supplyAssets, loan.decimals) * loan.usd,
-    borrow: loan.usd === null ? null : scaled(borrowAssets, loan.decimals) * loan.usd,
-    supplyAssets: scaled(supplyAssets, loan.decimals),
-    borrowAssets: scaled(borrowAssets, loan.decimals),
+    ...loanBalances(scaled(supplyAssets, loan.decimals), scaled(borrowAssets, loan.decimals), loan.usd),
     supplyApy,
     borrowApy,
     supplyRewardsApy: netSupplyApy === null ? 0 : Math.max(0, netSupplyApy - supplyApy),

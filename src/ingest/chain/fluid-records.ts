@@ -15,7 +15,13 @@
  * vault). Rates are Fluid's yearly rates compounded continuously: `borrowApy` the vault's borrow
  * rate, `supplyApy` the Liquidity layer's supply rate of the loan token (its lenders' rate).
  */
-import type { MarketRecord, OracleRecord, PositionRecord, PricedMarketRecord } from '../../domain/types.ts';
+import {
+  loanBalances,
+  type MarketRecord,
+  type OracleRecord,
+  type PositionRecord,
+  type PricedMarketRecord,
+} from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import type { FluidLiquidationRead, FluidVaultRead } from './fluid.ts';
@@ -100,8 +106,6 @@ export function fluidRecords(
             healthFactor: p.health,
           }),
         );
-  const supplyAssets = scaled(read.totalBorrow + read.borrowable, loanDecimals);
-  const borrowAssets = scaled(read.totalBorrow, loanDecimals);
   const market: MarketRecord = {
     uniqueKey: key,
     protocol: 'fluid',
@@ -117,10 +121,11 @@ export function fluidRecords(
     loanDecimals,
     collateralPrice: collateralUsd,
     loanPrice: loanUsd,
-    supply: loanUsd === null ? null : supplyAssets * loanUsd,
-    borrow: loanUsd === null ? null : borrowAssets * loanUsd,
-    supplyAssets,
-    borrowAssets,
+    ...loanBalances(
+      scaled(read.totalBorrow + read.borrowable, loanDecimals),
+      scaled(read.totalBorrow, loanDecimals),
+      loanUsd,
+    ),
     supplyApy: apy(read.lenderRate ?? 0),
     borrowApy: apy(read.borrowRate),
     supplyRewardsApy: 0,

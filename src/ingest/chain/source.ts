@@ -18,6 +18,7 @@ import { type Market, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { blueOracleAbi } from '@morpho-org/blue-sdk-viem';
 import {
   isPriced,
+  loanBalances,
   type MarketRecord,
   type OracleFeedRecord,
   type OracleRecord,
@@ -1712,8 +1713,6 @@ function marketRecord(
 ): MarketRecord {
   const market = m.market;
   const loanDecimals = m.loan.decimals ?? 18;
-  const supplyAssets = scaled(market.totalSupplyAssets, loanDecimals);
-  const borrowAssets = scaled(market.totalBorrowAssets, loanDecimals);
   const supplyRate = MathLib.wMulUp(
     MathLib.wMulDown(m.borrowRate, market.utilization),
     MathLib.WAD - market.fee,
@@ -1733,10 +1732,11 @@ function marketRecord(
     loanDecimals,
     collateralPrice: collateralUsd,
     loanPrice: loanUsd,
-    supply: loanUsd === null ? null : supplyAssets * loanUsd,
-    borrow: loanUsd === null ? null : borrowAssets * loanUsd,
-    supplyAssets,
-    borrowAssets,
+    ...loanBalances(
+      scaled(market.totalSupplyAssets, loanDecimals),
+      scaled(market.totalBorrowAssets, loanDecimals),
+      loanUsd,
+    ),
     supplyApy: MarketUtils.rateToApy(supplyRate),
     borrowApy: MarketUtils.rateToApy(m.borrowRate),
     supplyRewardsApy: 0,
