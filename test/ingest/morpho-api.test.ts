@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { MarketRecord } from '../../src/domain/types.ts';
 import {
@@ -514,6 +516,28 @@ describe('the Morpho API source, by itself', () => {
     const l = second.liquidations!.find((x) => x.chainId === 1)!;
     near(l.debtRepaidUsd, 15_000 * 0.9998, 'repaid at the kept loan price');
     near(l.collateralSeizedUsd, 0.2 * 90000.5, 'seized at the kept collateral price');
+  });
+
+  test('error: an API that does not answer in time, or cannot be reached, fails the pass with that said plainly (no URL)', async () => {
+    // A real socket: a server that takes requests and never answers, then a port nobody listens on.
+    const silent = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const cfg = { ...config(), url: `http://127.0.0.1:${port}/graphql?key=secret` };
+      await assert.rejects(run(morphoApiSource(cfg, { timeoutMs: 200 })), (err: Error) => {
+        assert.equal(err.message, 'Morpho API: no answer within 0.2 s');
+        return true;
+      });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((r) => silent.close(r));
+    }
+    const cfg = { ...config(), url: `http://127.0.0.1:${port}/graphql?key=secret` };
+    await assert.rejects(run(morphoApiSource(cfg, { timeoutMs: 2000 })), (err: Error) => {
+      assert.equal(err.message, 'Morpho API: request failed (ECONNREFUSED)');
+      return true;
+    });
   });
 
   test('error: an API that ignores skip (the same page again) fails the pass rather than reading forever', async () => {

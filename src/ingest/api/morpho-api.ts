@@ -484,9 +484,10 @@ function readCursor(cursor: string | null | undefined): Map<number, number> {
  */
 export function morphoApiSource(
   config: MorphoApiConfig,
-  options: { onChainMorpho?: ReadonlySet<number>; fetch?: FetchFn } = {},
+  options: { onChainMorpho?: ReadonlySet<number>; fetch?: FetchFn; timeoutMs?: number } = {},
 ): MorphoApiSource {
   const send: FetchFn = options.fetch ?? ((url, init) => fetch(url, init));
+  const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
   const onChain = options.onChainMorpho ?? new Set<number>();
   const chains = new Set(config.chainIds);
   const served = config.chainIds.filter((c) => !onChain.has(c));
@@ -496,16 +497,28 @@ export function morphoApiSource(
   /** One GraphQL request; a `too complex` refusal resolves to null (the caller asks for less). */
   async function request(query: string, variables: Json): Promise<Json | null> {
     requests++;
-    const res = await send(config.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ query, variables }),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
+    let res: Awaited<ReturnType<FetchFn>>;
+    try {
+      res = await send(config.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ query, variables }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      // The pass fails with what happened, said plainly (no URL: it may carry a key).
+      const e = err as Error & { cause?: { code?: unknown } };
+      if (e.name === 'TimeoutError' || e.name === 'AbortError')
+        throw new MorphoApiError(`Morpho API: no answer within ${timeoutMs / 1000} s`);
+      const code = typeof e.cause?.code === 'string' ? ` (${e.cause.code})` : '';
+      throw new MorphoApiError(`Morpho API: request failed${code}`);
+    }
     let body: Json;
     try {
       body = obj(await res.json(), 'answer');
-    } catch {
+    } catch (err) {
+      if ((err as Error).name === 'TimeoutError')
+        throw new MorphoApiError(`Morpho API: no answer within ${timeoutMs / 1000} s`);
       throw new MorphoApiError(`Morpho API: HTTP ${res.status}, not a GraphQL answer`);
     }
     const errors = Array.isArray(body.errors) ? body.errors : [];
