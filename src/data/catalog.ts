@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Protocol } from '../domain/enums.ts';
 import { available, maxLeverage, utilization } from '../domain/metrics.ts';
 import { oracleHealth } from '../domain/oracle.ts';
-import { fraction, significant, significantOrNull, usd } from '../domain/precision.ts';
+import { fraction, significant, significantOrNull, usd, usdOrNull } from '../domain/precision.ts';
 import { classifyStrategy } from '../domain/strategy.ts';
 import type {
   FeedUpdate,
@@ -89,7 +89,6 @@ export function supplyRank(m: MarketRecord): number {
 export function toMarketView(m: MarketRecord, nowSec: number): MarketView {
   const strategy = classifyStrategy(m.collateral, m.loan);
   const assets = marketAssets(m);
-  const usdOrNull = (x: number | null) => (x === null ? null : usd(x));
   return {
     uniqueKey: m.uniqueKey,
     protocol: m.protocol,

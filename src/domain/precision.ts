@@ -20,6 +20,11 @@ export function usd(x: number): number {
   return Math.round(x * 100) / 100 || 0;
 }
 
+/** To the cent; null stays null (an amount whose USD value may be unknown). */
+export function usdOrNull(x: number | null): number | null {
+  return x === null ? null : usd(x);
+}
+
 /** To `digits` significant digits (default 8). */
 export function significant(x: number, digits = 8): number {
   if (!Number.isFinite(x) || x === 0) return x;

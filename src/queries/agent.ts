@@ -1,7 +1,7 @@
 import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
 import { collateralToHealthFactor, liquidationPrice, repayToHealthFactor } from '../domain/metrics.ts';
-import { fraction, significant, significantOrNull, usd } from '../domain/precision.ts';
+import { fraction, significant, significantOrNull, usd, usdOrNull } from '../domain/precision.ts';
 import { QueryError } from './errors.ts';
 import { type MarketRiskView, marketRisk } from './stress.ts';
 import type { Found, Scope } from './types.ts';
@@ -156,7 +156,7 @@ export function walletRisk(
       toTarget: {
         repayUsd: usd(repay),
         repayAmount: h.loanPrice > 0 ? significant(repay / h.loanPrice) : 0,
-        addCollateralUsd: add === null ? null : usd(add),
+        addCollateralUsd: usdOrNull(add),
         addCollateralAmount:
           add === null || !(h.collateralPrice > 0) ? null : significant(add / h.collateralPrice),
       },

@@ -1,7 +1,7 @@
 import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
 import { available } from '../domain/metrics.ts';
-import { fraction, significant, usd } from '../domain/precision.ts';
+import { fraction, significant, usd, usdOrNull } from '../domain/precision.ts';
 import {
   type Concentration,
   concentration,
@@ -127,7 +127,7 @@ export function marketRisk(model: ReadModel, key: string, nowSec: number): Found
     liquidationBonus: fraction(liquidationBonus(base.protocol, base.lltv)),
     supplyUsd: m.supply,
     borrowUsd: m.borrow,
-    availableLiquidityUsd: availableUsd === null ? null : usd(availableUsd),
+    availableLiquidityUsd: usdOrNull(availableUsd),
     utilization: m.utilization,
     borrowPositions: all.positions,
     collateralUsd: usd(all.collateralUsd),

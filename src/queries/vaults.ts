@@ -1,7 +1,7 @@
 import type { ReadModel } from '../data/read-model.ts';
 import { allocationValues, type VaultEntry } from '../data/vaults.ts';
 import type { RiskLevel } from '../domain/enums.ts';
-import { fraction, usd } from '../domain/precision.ts';
+import { fraction, usdOrNull } from '../domain/precision.ts';
 import type { OracleHealth } from '../domain/types.ts';
 import { chainAddressPage } from './cursor.ts';
 import { QueryError } from './errors.ts';
@@ -63,9 +63,9 @@ function vaultView(model: ReadModel, e: VaultEntry, nowSec: number): VaultView {
       marketId: a.marketKey,
       collateral: m?.collateral ?? null,
       loan: m?.loan ?? null,
-      supplyUsd: value === null ? null : usd(value),
+      supplyUsd: usdOrNull(value),
       share: weightTotal > 0 ? fraction(weight / weightTotal) : 0,
-      supplyCapUsd: a.supplyCapUsd === null ? null : usd(a.supplyCapUsd),
+      supplyCapUsd: usdOrNull(a.supplyCapUsd),
       capUsage:
         value !== null && a.supplyCapUsd !== null && a.supplyCapUsd > 0
           ? fraction(value / a.supplyCapUsd)
@@ -87,7 +87,7 @@ function vaultView(model: ReadModel, e: VaultEntry, nowSec: number): VaultView {
     curator: r.curator,
     governor: r.governor,
     fee: fraction(r.fee),
-    totalAssetsUsd: total === null ? null : usd(total),
+    totalAssetsUsd: usdOrNull(total),
     apy: fraction(r.protocol === 'euler' ? apy : apy * (1 - r.fee)),
     allocations,
   };
