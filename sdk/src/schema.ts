@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 9e53d749582e7c82d7933d23e1f0325e9a879784fb333beb54f97359413c2729) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 3e803252237e28994ee235375d76de157873a0982cca64318f62e97465bc0f81) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -1301,11 +1301,13 @@ export interface components {
             utilization: number;
             /** @description Liquidations that day. */
             liquidations: number;
-            /** @description Debt they repaid, USD (to the cent). */
+            /** @description Liquidations that day with an amount of no known USD value (its token had no USD price): counted in liquidations, that amount left out of the USD sums. */
+            unpricedLiquidations: number;
+            /** @description Debt they repaid (the known USD values), USD (to the cent). */
             liquidatedDebtUsd: number;
-            /** @description Collateral they seized, USD (to the cent). */
+            /** @description Collateral they seized (the known USD values), USD (to the cent). */
             collateralSeizedUsd: number;
-            /** @description Bad debt they left, USD (to the cent). */
+            /** @description Bad debt they left (the known USD values), USD (to the cent). */
             badDebtUsd: number;
         };
         /** WalletRisk */
@@ -1781,16 +1783,16 @@ export interface components {
             liquidator: string;
             /** @description Collateral seized, token units. */
             collateralSeized: number;
-            /** @description Collateral seized, USD (to the cent). */
-            collateralSeizedUsd: number;
+            /** @description Collateral seized, at the prices of the liquidation's block where they could be read, else its market's, USD (to the cent); null when the collateral has no USD price (D15). */
+            collateralSeizedUsd: number | null;
             /** @description Debt repaid, token units. */
             debtRepaid: number;
-            /** @description Debt repaid, USD (to the cent). */
-            debtRepaidUsd: number;
+            /** @description Debt repaid, USD (to the cent); null when the loan token has no USD price (D15). */
+            debtRepaidUsd: number | null;
             /** @description Debt left unbacked by collateral, token units. */
             badDebt: number;
-            /** @description Bad debt, USD (to the cent). */
-            badDebtUsd: number;
+            /** @description Bad debt (0 when there is none, priced or not), USD (to the cent); null when the loan token has no USD price (D15). */
+            badDebtUsd: number | null;
         };
         /** Vault */
         Vault: {
@@ -2015,9 +2017,9 @@ export interface components {
                 herfindahl: number;
                 /** @description Liquidations in the last 90 days; null without stored history. */
                 liquidations: number | null;
-                /** @description Debt they repaid, USD; null without stored history. */
+                /** @description Debt they repaid, USD; null without stored history, or when one of them has no known USD value (its market had no USD price). */
                 liquidatedUsd: number | null;
-                /** @description Bad debt they left, USD; null without stored history. */
+                /** @description Bad debt they left, USD; null as liquidatedUsd is. */
                 badDebtUsd: number | null;
             };
         };
@@ -2458,9 +2460,11 @@ export interface components {
                 /** @description Supply over the day before's, minus 1; null without a day before. */
                 supplyChange: number | null;
                 liquidations: number;
-                /** @description Debt the liquidations repaid, USD (to the cent). */
+                /** @description Liquidations with an amount of no known USD value (its token had no USD price), left out of the USD sums; absent from reports of version 1.0.0. */
+                unpricedLiquidations?: number;
+                /** @description Debt the liquidations repaid (the known USD values), USD (to the cent). */
                 liquidatedDebtUsd: number;
-                /** @description Bad debt they left, USD (to the cent). */
+                /** @description Bad debt they left (the known USD values), USD (to the cent). */
                 badDebtUsd: number;
                 /** @description Markets of the chain with a utilization spike (every one; the list shows the 10 largest). */
                 utilizationSpikes: number;
@@ -2476,7 +2480,7 @@ export interface components {
                 previousUtilization: number;
                 change: number;
             }[];
-            /** @description The largest liquidations of the day by debt repaid (10 at most). */
+            /** @description The largest liquidations of the day by debt repaid, those of no known USD value last (10 at most). */
             notableLiquidations: {
                 chainId: number;
                 marketId: string;
@@ -2485,12 +2489,12 @@ export interface components {
                 at: string;
                 /** @description Lower-case 0x address. */
                 borrower: string;
-                /** @description Debt repaid, USD (to the cent). */
-                debtRepaidUsd: number;
-                /** @description Collateral seized, USD (to the cent). */
-                collateralSeizedUsd: number;
-                /** @description Bad debt, USD (to the cent). */
-                badDebtUsd: number;
+                /** @description Debt repaid, USD (to the cent); null when its token had no USD price. */
+                debtRepaidUsd: number | null;
+                /** @description Collateral seized, USD (to the cent); null when its token had no USD price. */
+                collateralSeizedUsd: number | null;
+                /** @description Bad debt, USD (to the cent); null when its token had no USD price. */
+                badDebtUsd: number | null;
             }[];
             /** @description Rating changes of the protocol's markets recorded that day, largest score move first. */
             ratingChanges: {

@@ -228,8 +228,9 @@ export class RatingsJob {
       for (const l of page) {
         const r = liquidations.get(l.marketKey) ?? { count: 0, repaidUsd: 0, badDebtUsd: 0 };
         r.count++;
-        r.repaidUsd += l.debtRepaidUsd;
-        r.badDebtUsd += l.badDebtUsd;
+        // A sum with a term of no known USD value (a market without a price then) is unknown.
+        r.repaidUsd = r.repaidUsd === null || l.debtRepaidUsd === null ? null : r.repaidUsd + l.debtRepaidUsd;
+        r.badDebtUsd = r.badDebtUsd === null || l.badDebtUsd === null ? null : r.badDebtUsd + l.badDebtUsd;
         liquidations.set(l.marketKey, r);
       }
       if (page.length < LIQUIDATION_PAGE) break;

@@ -1,5 +1,5 @@
 import { assetFamily } from '../domain/asset-family.ts';
-import { fraction, points, significant, usd } from '../domain/precision.ts';
+import { fraction, points, significant, usdOrNull } from '../domain/precision.ts';
 import {
   type ComponentScore,
   concentrationScore,
@@ -195,13 +195,13 @@ export function rateMarket(
       stressMove: fraction(buffer.move),
       bufferCoverage: Number.isFinite(buffer.coverage) ? significant(buffer.coverage) : null,
       utilization: fraction(m.utilization),
-      availableUsd: m.available === null ? null : usd(m.available),
+      availableUsd: usdOrNull(m.available),
       borrowers: debts.borrowers,
       top10Share: fraction(debts.top10Share),
       herfindahl: fraction(debts.herfindahl),
       liquidations: record?.count ?? null,
-      liquidatedUsd: record ? usd(record.repaidUsd) : null,
-      badDebtUsd: record ? usd(record.badDebtUsd) : null,
+      liquidatedUsd: record ? usdOrNull(record.repaidUsd) : null,
+      badDebtUsd: record ? usdOrNull(record.badDebtUsd) : null,
     },
   };
 }
@@ -244,7 +244,7 @@ export function rateVault(
     ratedAt: new Date(nowMs).toISOString(),
     components,
     metrics: {
-      totalAssetsUsd: values.totalUsd === null ? null : usd(values.totalUsd),
+      totalAssetsUsd: usdOrNull(values.totalUsd),
       allocations: parts.length,
       ratedAllocations: scores.rated,
       herfindahl: fraction(scores.herfindahl),

@@ -423,9 +423,9 @@ export function concentrationScore(c: Concentration, marketBorrowUsd: number | n
 /** A market's liquidations over the window. */
 export interface LiquidationRecord {
   count: number;
-  /** Debt repaid by liquidators, USD. */
-  repaidUsd: number;
-  badDebtUsd: number;
+  /** Debt repaid by liquidators, USD; null when one of them has no known USD value (D15). */
+  repaidUsd: number | null;
+  badDebtUsd: number | null;
 }
 
 export const LIQUIDATION_PENALTIES = Object.freeze({
@@ -440,7 +440,7 @@ export const LIQUIDATION_PENALTIES = Object.freeze({
 /**
  * Liquidation and bad-debt record over the window: 100, less 30 x min(1, (repaid / borrow) /
  * 0.25) and 70 x min(1, (bad debt / borrow) / 0.01). Null record (no stored history for the
- * dataset): UNKNOWN_SCORE.
+ * dataset), or liquidations against a borrow or of amounts of no known USD value: UNKNOWN_SCORE.
  */
 export function liquidationScore(h: LiquidationRecord | null, borrowUsd: number | null): ComponentScore {
   if (h === null)
@@ -452,6 +452,11 @@ export function liquidationScore(h: LiquidationRecord | null, borrowUsd: number 
     return {
       score: UNKNOWN_SCORE,
       explanation: `${h.count} liquidation${h.count === 1 ? '' : 's'} in the last ${RATING_WINDOW_DAYS} days, against a borrow of no known USD amount: scored as unknown.`,
+    };
+  if (h.repaidUsd === null || h.badDebtUsd === null)
+    return {
+      score: UNKNOWN_SCORE,
+      explanation: `${h.count} liquidation${h.count === 1 ? '' : 's'} in the last ${RATING_WINDOW_DAYS} days, some of no known USD value (the market had no USD price): scored as unknown.`,
     };
   const P = LIQUIDATION_PENALTIES;
   const share = (x: number) =>

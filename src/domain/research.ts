@@ -6,8 +6,11 @@
  * given; the same inputs give the same report, Markdown included.
  */
 
-/** Version of the digest's method; stored with each report. */
-export const DIGEST_VERSION = '1.0.0';
+/**
+ * Version of the digest's method; stored with each report. 1.1.0: liquidations of no known USD
+ * value (a market without a USD price) are counted (`unpricedLiquidations`), left out of the sums.
+ */
+export const DIGEST_VERSION = '1.1.0';
 /** A market's utilization rising by at least this much (absolute) over the day is a spike. */
 export const SPIKE_RISE = 0.1;
 /** Reaching this utilization from below is a spike too. */
@@ -31,9 +34,10 @@ export interface DigestLiquidation {
   txHash: string;
   at: number;
   borrower: string;
-  debtRepaidUsd: number;
-  collateralSeizedUsd: number;
-  badDebtUsd: number;
+  /** Null when the token had no USD price (a market served without one). */
+  debtRepaidUsd: number | null;
+  collateralSeizedUsd: number | null;
+  badDebtUsd: number | null;
 }
 
 export interface DigestRatingChange {
@@ -95,6 +99,12 @@ export interface ChainSection {
   /** Supply over the day before's, minus 1; null without a day before. */
   supplyChange: number | null;
   liquidations: number;
+  /**
+   * Liquidations with an amount of no known USD value, left out of the sums (absent from reports
+   * of version 1.0.0).
+   */
+  unpricedLiquidations?: number;
+  /** Sums of the known USD values. */
   liquidatedDebtUsd: number;
   badDebtUsd: number;
   /** Markets of the chain with a utilization spike (all of them; the list shows the largest). */
@@ -135,8 +145,11 @@ export interface ResearchReport {
 const iso = (ms: number) => new Date(ms).toISOString();
 const usdText = (x: number) =>
   `$${x.toLocaleString('en-US', { minimumFractionDigits: 0, maximumFractionDigits: 0 })}`;
+/** An amount of no known USD value: a dash. */
+const usdOrDash = (x: number | null) => (x === null ? '–' : usdText(x));
 const pctText = (x: number) => `${(x * 100).toFixed(1)} %`;
 const round2 = (x: number) => Math.round(x * 100) / 100 || 0;
+const round2OrNull = (x: number | null) => (x === null ? null : round2(x));
 const round8 = (x: number) => Math.round(x * 1e8) / 1e8 || 0;
 
 export function reportId(day: number, protocol: string): string {
@@ -179,6 +192,7 @@ export function buildDigest(x: DigestInputs): ResearchReport {
         utilization: 0,
         supplyChange: null,
         liquidations: 0,
+        unpricedLiquidations: 0,
         liquidatedDebtUsd: 0,
         badDebtUsd: 0,
         utilizationSpikes: 0,
@@ -204,8 +218,10 @@ export function buildDigest(x: DigestInputs): ResearchReport {
   for (const l of x.liquidations) {
     const c = chainOf(l.chainId);
     c.liquidations++;
-    c.liquidatedDebtUsd += l.debtRepaidUsd;
-    c.badDebtUsd += l.badDebtUsd;
+    if (l.debtRepaidUsd === null || l.collateralSeizedUsd === null || l.badDebtUsd === null)
+      c.unpricedLiquidations = (c.unpricedLiquidations ?? 0) + 1;
+    c.liquidatedDebtUsd += l.debtRepaidUsd ?? 0;
+    c.badDebtUsd += l.badDebtUsd ?? 0;
   }
   const spikes: UtilizationSpike[] = [];
   for (const s of x.snapshots) {
@@ -243,16 +259,18 @@ export function buildDigest(x: DigestInputs): ResearchReport {
 
   spikes.sort((a, b) => b.change - a.change || (a.marketId < b.marketId ? -1 : 1));
 
+  // Largest repayment first; those of no known USD value last.
   const liquidations = [...x.liquidations].sort(
-    (a, b) => b.debtRepaidUsd - a.debtRepaidUsd || a.at - b.at || (a.txHash < b.txHash ? -1 : 1),
+    (a, b) =>
+      (b.debtRepaidUsd ?? -1) - (a.debtRepaidUsd ?? -1) || a.at - b.at || (a.txHash < b.txHash ? -1 : 1),
   );
   const notable = perChain(liquidations).map(({ marketKey, at, ...l }) => ({
     ...l,
     marketId: marketKey,
     at: iso(at),
-    debtRepaidUsd: round2(l.debtRepaidUsd),
-    collateralSeizedUsd: round2(l.collateralSeizedUsd),
-    badDebtUsd: round2(l.badDebtUsd),
+    debtRepaidUsd: round2OrNull(l.debtRepaidUsd),
+    collateralSeizedUsd: round2OrNull(l.collateralSeizedUsd),
+    badDebtUsd: round2OrNull(l.badDebtUsd),
   }));
   const ratingChanges = [...x.ratingChanges].sort(
     (a, b) =>
@@ -302,12 +320,16 @@ export function highlightsOf(r: ResearchReport): string[] {
   const bad = r.chains.reduce((s, c) => s + c.badDebtUsd, 0);
   const liquidated = r.chains.reduce((s, c) => s + c.liquidatedDebtUsd, 0);
   const count = r.chains.reduce((s, c) => s + c.liquidations, 0);
+  const unpriced = r.chains.reduce((s, c) => s + (c.unpricedLiquidations ?? 0), 0);
   if (bad > 0) out.push(`Liquidations left ${usdText(bad)} of bad debt.`);
   if (count > 0) {
     const top = r.notableLiquidations[0];
     out.push(
       `${count} liquidation(s) repaid ${usdText(liquidated)} of debt` +
-        (top ? `; the largest repaid ${usdText(top.debtRepaidUsd)} on chain ${top.chainId}.` : '.'),
+        (unpriced > 0 ? ` (${unpriced} of no known USD value not included)` : '') +
+        (top && top.debtRepaidUsd !== null
+          ? `; the largest repaid ${usdText(top.debtRepaidUsd)} on chain ${top.chainId}.`
+          : '.'),
     );
   }
   const spike = r.utilizationSpikes[0];
@@ -410,9 +432,9 @@ export function reportMarkdown(r: ResearchReport): string {
       String(l.chainId),
       `\`${l.marketId}\``,
       `\`${l.txHash}\``,
-      usdText(l.debtRepaidUsd),
-      usdText(l.collateralSeizedUsd),
-      usdText(l.badDebtUsd),
+      usdOrDash(l.debtRepaidUsd),
+      usdOrDash(l.collateralSeizedUsd),
+      usdOrDash(l.badDebtUsd),
     ]),
   );
   table(

@@ -93,8 +93,11 @@ export const MarketRatingSchema = Type.Object(
           'integer',
           'Liquidations in the last 90 days; null without stored history.',
         ),
-        liquidatedUsd: nullable<number>('number', 'Debt they repaid, USD; null without stored history.'),
-        badDebtUsd: nullable<number>('number', 'Bad debt they left, USD; null without stored history.'),
+        liquidatedUsd: nullable<number>(
+          'number',
+          'Debt they repaid, USD; null without stored history, or when one of them has no known USD value (its market had no USD price).',
+        ),
+        badDebtUsd: nullable<number>('number', 'Bad debt they left, USD; null as liquidatedUsd is.'),
       },
       { additionalProperties: false, description: 'The figures the components were computed from.' },
     ),

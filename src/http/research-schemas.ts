@@ -3,6 +3,10 @@ import { Type } from '@fastify/type-provider-typebox';
 /** The research routes' schemas (src/domain/research.ts has the method). */
 
 const usd = (description: string) => Type.Number({ description: `${description}, USD (to the cent).` });
+const usdOrNull = (description: string) =>
+  Type.Union([Type.Number(), Type.Null()], {
+    description: `${description}, USD (to the cent); null when its token had no USD price.`,
+  });
 const ADDRESS = Type.String({ description: 'Lower-case 0x address.' });
 const nullableArray = <T extends import('typebox').TSchema>(item: T, description: string) =>
   Type.Union([Type.Array(item), Type.Null()], { description });
@@ -45,8 +49,14 @@ export const ResearchReportSchema = Type.Object(
             description: "Supply over the day before's, minus 1; null without a day before.",
           }),
           liquidations: Type.Integer(),
-          liquidatedDebtUsd: usd('Debt the liquidations repaid'),
-          badDebtUsd: usd('Bad debt they left'),
+          unpricedLiquidations: Type.Optional(
+            Type.Integer({
+              description:
+                'Liquidations with an amount of no known USD value (its token had no USD price), left out of the USD sums; absent from reports of version 1.0.0.',
+            }),
+          ),
+          liquidatedDebtUsd: usd('Debt the liquidations repaid (the known USD values)'),
+          badDebtUsd: usd('Bad debt they left (the known USD values)'),
           utilizationSpikes: Type.Integer({
             description:
               'Markets of the chain with a utilization spike (every one; the list shows the 10 largest).',
@@ -85,13 +95,16 @@ export const ResearchReportSchema = Type.Object(
           txHash: Type.String(),
           at: Type.String({ format: 'date-time' }),
           borrower: ADDRESS,
-          debtRepaidUsd: usd('Debt repaid'),
-          collateralSeizedUsd: usd('Collateral seized'),
-          badDebtUsd: usd('Bad debt'),
+          debtRepaidUsd: usdOrNull('Debt repaid'),
+          collateralSeizedUsd: usdOrNull('Collateral seized'),
+          badDebtUsd: usdOrNull('Bad debt'),
         },
         { additionalProperties: false },
       ),
-      { description: 'The largest liquidations of the day by debt repaid (10 at most).' },
+      {
+        description:
+          'The largest liquidations of the day by debt repaid, those of no known USD value last (10 at most).',
+      },
     ),
     ratingChanges: Type.Array(
       Type.Object(

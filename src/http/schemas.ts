@@ -397,11 +397,14 @@ export const LiquidationSchema = Type.Object(
     borrower: ADDRESS,
     liquidator: ADDRESS,
     collateralSeized: Type.Number({ description: 'Collateral seized, token units.' }),
-    collateralSeizedUsd: USD('Collateral seized'),
+    collateralSeizedUsd: UsdOrNull(
+      "Collateral seized, at the prices of the liquidation's block where they could be read, else its market's",
+      'the collateral',
+    ),
     debtRepaid: Type.Number({ description: 'Debt repaid, token units.' }),
-    debtRepaidUsd: USD('Debt repaid'),
+    debtRepaidUsd: UsdOrNull('Debt repaid', 'the loan token'),
     badDebt: Type.Number({ description: 'Debt left unbacked by collateral, token units.' }),
-    badDebtUsd: USD('Bad debt'),
+    badDebtUsd: UsdOrNull('Bad debt (0 when there is none, priced or not)', 'the loan token'),
   },
   {
     additionalProperties: false,
@@ -710,9 +713,13 @@ export const TimeseriesPointSchema = Type.Object(
     borrowUsd: USD("Sum of the markets' borrow"),
     utilization: Type.Number({ description: 'borrowUsd / supplyUsd.' }),
     liquidations: Type.Integer({ description: 'Liquidations that day.' }),
-    liquidatedDebtUsd: USD('Debt they repaid'),
-    collateralSeizedUsd: USD('Collateral they seized'),
-    badDebtUsd: USD('Bad debt they left'),
+    unpricedLiquidations: Type.Integer({
+      description:
+        'Liquidations that day with an amount of no known USD value (its token had no USD price): counted in liquidations, that amount left out of the USD sums.',
+    }),
+    liquidatedDebtUsd: USD('Debt they repaid (the known USD values)'),
+    collateralSeizedUsd: USD('Collateral they seized (the known USD values)'),
+    badDebtUsd: USD('Bad debt they left (the known USD values)'),
   },
   { additionalProperties: false },
 );

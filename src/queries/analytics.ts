@@ -153,6 +153,9 @@ export interface TimeseriesPoint {
   borrowUsd: number;
   utilization: number;
   liquidations: number;
+  /** Liquidations with an amount of no known USD value (a market without a USD price, D15). */
+  unpricedLiquidations: number;
+  /** Sums of the known USD values. */
   liquidatedDebtUsd: number;
   collateralSeizedUsd: number;
   badDebtUsd: number;
@@ -327,6 +330,7 @@ export async function timeseries(
             borrowUsd: 0,
             utilization: 0,
             liquidations: 0,
+            unpricedLiquidations: 0,
             liquidatedDebtUsd: 0,
             collateralSeizedUsd: 0,
             badDebtUsd: 0,
@@ -353,6 +357,7 @@ export async function timeseries(
       if (!inScope(l.protocol, l.chainId)) continue;
       const g = groupOf(l.protocol, l.chainId);
       g.point.liquidations += l.liquidations;
+      g.point.unpricedLiquidations += l.unpricedLiquidations;
       g.repaid += l.debtRepaidUsd;
       g.seized += l.collateralSeizedUsd;
       g.bad += l.badDebtUsd;

@@ -1,6 +1,6 @@
 import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
-import { fraction, significant, significantOrNull, usd } from '../domain/precision.ts';
+import { fraction, significant, significantOrNull, usd, usdOrNull } from '../domain/precision.ts';
 import type {
   LiquidationCursor,
   LiquidationEvent,
@@ -105,11 +105,12 @@ export interface LiquidationView {
   borrower: string;
   liquidator: string;
   collateralSeized: number;
-  collateralSeizedUsd: number;
+  /** Null when the token had no USD price (a market served without one). */
+  collateralSeizedUsd: number | null;
   debtRepaid: number;
-  debtRepaidUsd: number;
+  debtRepaidUsd: number | null;
   badDebt: number;
-  badDebtUsd: number;
+  badDebtUsd: number | null;
 }
 
 export interface LiquidationsParams extends Scope {
@@ -149,11 +150,11 @@ export function liquidationView(model: ReadModel, l: LiquidationEvent): Liquidat
     borrower: l.borrower,
     liquidator: l.liquidator,
     collateralSeized: significant(l.collateralSeized),
-    collateralSeizedUsd: usd(l.collateralSeizedUsd),
+    collateralSeizedUsd: usdOrNull(l.collateralSeizedUsd),
     debtRepaid: significant(l.debtRepaid),
-    debtRepaidUsd: usd(l.debtRepaidUsd),
+    debtRepaidUsd: usdOrNull(l.debtRepaidUsd),
     badDebt: significant(l.badDebt),
-    badDebtUsd: usd(l.badDebtUsd),
+    badDebtUsd: usdOrNull(l.badDebtUsd),
   };
 }
 
@@ -204,7 +205,8 @@ async function* readLiquidations(
   const matches = (l: LiquidationEvent) =>
     (chains === undefined || chains.includes(l.chainId)) &&
     (p.protocol === undefined || l.protocol === p.protocol) &&
-    (p.minRepaidUsd === undefined || l.debtRepaidUsd >= p.minRepaidUsd);
+    // (A repayment of no known USD value is not known to reach the amount: not matched.)
+    (p.minRepaidUsd === undefined || (l.debtRepaidUsd !== null && l.debtRepaidUsd >= p.minRepaidUsd));
   const keyOf = (l: LiquidationEvent): LiquidationCursor => ({
     at: l.at,
     chainId: l.chainId,

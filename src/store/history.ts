@@ -156,14 +156,8 @@ export function checkLiquidations(rows: readonly LiquidationEvent[]): void {
     if (!isText(r.marketKey)) refuse(what, i, 'marketKey must be a non-empty string');
     if (!isLowerText(r.borrower)) refuse(what, i, 'borrower must be a lower-case address');
     if (!isLowerText(r.liquidator)) refuse(what, i, 'liquidator must be a lower-case address');
-    checkNumbers(what, i, r, [
-      'collateralSeized',
-      'collateralSeizedUsd',
-      'debtRepaid',
-      'debtRepaidUsd',
-      'badDebt',
-      'badDebtUsd',
-    ]);
+    checkNumbers(what, i, r, ['collateralSeized', 'debtRepaid', 'badDebt']);
+    checkNumbers(what, i, r, ['collateralSeizedUsd', 'debtRepaidUsd', 'badDebtUsd'], true);
   });
 }
 
@@ -310,11 +304,11 @@ export function toLiquidation(r: Row): LiquidationEvent {
     borrower: r.borrower as string,
     liquidator: r.liquidator as string,
     collateralSeized: num(r.collateral_seized),
-    collateralSeizedUsd: num(r.collateral_seized_usd),
+    collateralSeizedUsd: numOrNull(r.collateral_seized_usd),
     debtRepaid: num(r.debt_repaid),
-    debtRepaidUsd: num(r.debt_repaid_usd),
+    debtRepaidUsd: numOrNull(r.debt_repaid_usd),
     badDebt: num(r.bad_debt),
-    badDebtUsd: num(r.bad_debt_usd),
+    badDebtUsd: numOrNull(r.bad_debt_usd),
   };
 }
 
@@ -335,11 +329,11 @@ export function toLiquidationFromArray(r: readonly unknown[]): LiquidationEvent 
     borrower: r[7] as string,
     liquidator: r[8] as string,
     collateralSeized: num(r[9]),
-    collateralSeizedUsd: num(r[10]),
+    collateralSeizedUsd: numOrNull(r[10]),
     debtRepaid: num(r[11]),
-    debtRepaidUsd: num(r[12]),
+    debtRepaidUsd: numOrNull(r[12]),
     badDebt: num(r[13]),
-    badDebtUsd: num(r[14]),
+    badDebtUsd: numOrNull(r[14]),
   };
 }
 
@@ -417,6 +411,7 @@ export function toDailyLiquidationTotal(r: Record<string, unknown>): DailyLiquid
     protocol: String(r.protocol),
     chainId: Number(r.chain_id),
     liquidations: Number(r.liquidations),
+    unpricedLiquidations: Number(r.unpriced_liquidations),
     debtRepaidUsd: Number(r.debt_repaid_usd),
     collateralSeizedUsd: Number(r.collateral_seized_usd),
     badDebtUsd: Number(r.bad_debt_usd),

@@ -353,12 +353,24 @@ export interface LiquidationEvent {
   liquidator: string;
   /** Token units (not wei), as are debtRepaid and badDebt. */
   collateralSeized: number;
-  collateralSeizedUsd: number;
+  /**
+   * USD at the liquidation's block's prices (else its market's when read); null when its token
+   * has no USD price (a market served without one, D15). An amount of 0 is $0, priced or not.
+   */
+  collateralSeizedUsd: number | null;
   debtRepaid: number;
-  debtRepaidUsd: number;
+  /** As collateralSeizedUsd, at the loan token's price; so is badDebtUsd. */
+  debtRepaidUsd: number | null;
   badDebt: number;
-  badDebtUsd: number;
+  badDebtUsd: number | null;
 }
+
+/** A liquidation whose amounts all have a USD value (the sandbox's, whose markets are all priced). */
+export type PricedLiquidationEvent = LiquidationEvent & {
+  collateralSeizedUsd: number;
+  debtRepaidUsd: number;
+  badDebtUsd: number;
+};
 
 /** What a rating is of: a market (by uniqueKey) or a vault (by `<chainId>:<address>`). */
 export type RatingSubjectKind = 'market' | 'vault';
@@ -585,6 +597,9 @@ export interface DailyLiquidationTotal {
   protocol: string;
   chainId: number;
   liquidations: number;
+  /** Liquidations with an amount of no known USD value: counted, their unknown amounts not summed. */
+  unpricedLiquidations: number;
+  /** Sums of the USD values that are known. */
   debtRepaidUsd: number;
   collateralSeizedUsd: number;
   badDebtUsd: number;

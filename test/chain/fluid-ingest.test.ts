@@ -393,6 +393,22 @@ describe('Fluid on a local chain', () => {
     const m = (await get(`/markets/${keyOf(daiVault)}`)).data;
     assert.deepEqual([m.loanPrice, m.supply, m.borrow, m.borrowAssets], [null, null, null, 0]);
     assert.ok(m.collateralPrice > 0, 'ETH by ETH/USD');
+    // a liquidation there is recorded: the DAI it repaid of no USD value, the ETH it took at ETH's
+    const daiId = await open(6, daiVault, WAD, 1_000n * WAD);
+    const liquidated = await send(6, daiVault, V(), 'liquidate', [daiId, WAD / 2n, 400n * WAD, users[6]]);
+    assert.equal(
+      (await passAtHead(anvil, suite.sources, suite.store, clock, suite.service)).out.runs[0]!.ok,
+      true,
+    );
+    const [l] = (await get(`/liquidations?marketId=${keyOf(daiVault)}`)).data;
+    assert.deepEqual(
+      [l.txHash, l.collateralSeized, l.debtRepaid, l.debtRepaidUsd, l.badDebtUsd],
+      [liquidated.transactionHash, 0.5, 400, null, 0],
+    );
+    assert.ok(
+      Math.abs(l.collateralSeizedUsd - 0.5 * m.collateralPrice) < 0.01,
+      String(l.collateralSeizedUsd),
+    );
     const [p] = await positionsOf(users[5]!);
     assert.equal(p!.market.uniqueKey, keyOf(late));
     assert.ok(Math.abs(p!.healthFactor / (await health(late, id, block)) - 1) < 5e-8);

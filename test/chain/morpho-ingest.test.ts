@@ -587,6 +587,34 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
         (p: { market: { uniqueKey: string } }) => p.market.uniqueKey,
       );
     assert.ok(!(await wallet()).includes(key));
+    // DAI rises to $5 on its oracle: the borrower is liquidated. The liquidation is recorded,
+    // the debt it repaid in DAI with no USD value, the WETH it seized at ETH's price.
+    await send(0, daiUsd, art.TestAggregator!.abi, 'updateAnswer', [5n * 10n ** 8n]);
+    await send(0, dai, T, 'mint', [users[0], 10_000n * WAD]);
+    const liquidated = await send(0, morpho, art.Morpho!.abi, 'liquidate', [
+      daiMarket,
+      users[1],
+      WAD / 2n,
+      0n,
+      '0x',
+    ]);
+    await send(0, daiUsd, art.TestAggregator!.abi, 'updateAnswer', [10n ** 8n]);
+    assert.equal((await pass()).runs[0]!.ok, true);
+    const recorded = (await get(`/liquidations?marketId=${key}`)).data;
+    assert.equal(recorded.length, 1);
+    const repaidDai = Number(BigInt(liquidated.logs.at(-1)!.data.slice(0, 66))) / 1e18;
+    const ethNow = (await get(`/markets/${key}`)).data.collateralPrice;
+    assert.deepEqual(
+      [
+        recorded[0].txHash,
+        recorded[0].collateralSeized,
+        recorded[0].collateralSeizedUsd,
+        recorded[0].debtRepaid,
+        recorded[0].debtRepaidUsd,
+        recorded[0].badDebtUsd,
+      ],
+      [liquidated.transactionHash, 0.5, 0.5 * ethNow, Number(repaidDai.toPrecision(8)), null, 0],
+    );
     // the feed is added to the file: the market is served with the borrower it had
     const json = sourcesJson();
     json.chains[0]!.chainlink.push({ address: daiUsd, pair: 'DAI/USD', heartbeatSeconds: 86400 });

@@ -419,6 +419,11 @@ export function historyContract(
           badDebtUsd: x,
         }),
       );
+      // A market without a USD price: its amounts' USD values are unknown, each on its own.
+      liquidations.push(
+        liquidation(odd.length, { collateralSeizedUsd: null, debtRepaidUsd: null, badDebtUsd: null }),
+        liquidation(odd.length + 1, { collateralSeizedUsd: null, debtRepaidUsd: 2.5, badDebtUsd: 0 }),
+      );
       await store.appendLiquidations(liquidations);
       assert.deepEqual(await store.liquidations({}, 100), newestFirst(liquidations));
       // -0 comes back as 0 (SQLite keeps no sign on zero; both stores agree)
@@ -624,6 +629,9 @@ export function historyContract(
           badDebtUsd: 0,
         }),
         liquidation(5, { at: T0 + 2 * D, debtRepaidUsd: 1e9 }),
+        // Amounts of no known USD value: counted, not summed.
+        liquidation(6, { at: T0 + D + 6, debtRepaidUsd: null, collateralSeizedUsd: null, badDebtUsd: null }),
+        liquidation(7, { at: T0 + D + 7, debtRepaidUsd: 4, collateralSeizedUsd: null, badDebtUsd: 0 }),
       ]);
       assert.deepEqual(await store.dailyLiquidationTotals(T0, T0 + 2 * D), [
         {
@@ -631,6 +639,7 @@ export function historyContract(
           protocol: 'aave',
           chainId: 8453,
           liquidations: 1,
+          unpricedLiquidations: 0,
           debtRepaidUsd: 5,
           collateralSeizedUsd: 6,
           badDebtUsd: 0,
@@ -640,6 +649,7 @@ export function historyContract(
           protocol: 'morpho',
           chainId: 1,
           liquidations: 2,
+          unpricedLiquidations: 0,
           debtRepaidUsd: 30,
           collateralSeizedUsd: 32,
           badDebtUsd: 1.5,
@@ -648,8 +658,9 @@ export function historyContract(
           at: T0 + D,
           protocol: 'morpho',
           chainId: 1,
-          liquidations: 1,
-          debtRepaidUsd: 30,
+          liquidations: 3,
+          unpricedLiquidations: 2,
+          debtRepaidUsd: 34,
           collateralSeizedUsd: 31,
           badDebtUsd: 0,
         },

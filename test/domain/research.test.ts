@@ -62,6 +62,7 @@ describe('buildDigest', () => {
         utilization: 0.84666667,
         supplyChange: 0.07142857, // 3,000 / 2,800 - 1
         liquidations: 2,
+        unpricedLiquidations: 0,
         liquidatedDebtUsd: 400,
         badDebtUsd: 12.5,
         utilizationSpikes: 2,
@@ -75,6 +76,7 @@ describe('buildDigest', () => {
         utilization: 0.2,
         supplyChange: 0,
         liquidations: 1,
+        unpricedLiquidations: 0,
         liquidatedDebtUsd: 50,
         badDebtUsd: 0,
         utilizationSpikes: 0,
@@ -108,6 +110,42 @@ describe('buildDigest', () => {
     assert.equal(r.highlights[3], '1 rating(s) were lowered.');
     assert.equal(r.positionsAtRisk, null);
     assert.equal(r.staleOracles, null);
+  });
+  test('a liquidation of no known USD value: counted apart, left out of the sums, listed last with its USD values null', () => {
+    const unpriced = {
+      ...liq(4, 1, 0),
+      debtRepaidUsd: null,
+      collateralSeizedUsd: null,
+      badDebtUsd: null,
+    };
+    const u = buildDigest({ ...inputs, liquidations: [...inputs.liquidations, unpriced] });
+    assert.deepEqual(
+      u.chains.map((c) => [
+        c.chainId,
+        c.liquidations,
+        c.unpricedLiquidations,
+        c.liquidatedDebtUsd,
+        c.badDebtUsd,
+      ]),
+      [
+        [1, 3, 1, 400, 12.5],
+        [8453, 1, 0, 50, 0],
+      ],
+    );
+    assert.deepEqual(
+      u.notableLiquidations.map((l) => l.debtRepaidUsd),
+      [300, 100, 50, null],
+    );
+    assert.equal(
+      u.highlights[1],
+      '4 liquidation(s) repaid $450 of debt (1 of no known USD value not included); the largest repaid $300 on chain 1.',
+    );
+    assert.match(reportMarkdown(u), /\| `0x0{63}4` \| – \| – \| – \|/);
+    // narrowed to a chain: its own count
+    assert.equal(
+      reportForChains(u, [1]).highlights[1],
+      '3 liquidation(s) repaid $400 of debt (1 of no known USD value not included); the largest repaid $300 on chain 1.',
+    );
   });
   test('narrowed to a chain: sections, items and highlights of it only', () => {
     const base = reportForChains(r, [8453]);

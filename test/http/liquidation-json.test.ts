@@ -18,6 +18,8 @@ const amount = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true, min: 0, max: 1e15 }),
   fc.constantFrom(0, 1e-9, 123456789.12345679, 2 ** 53, 1e21, 5e-324),
 );
+/** A USD value: unknown (null) where its token had no USD price. */
+const usdAmount = fc.option(amount, { nil: null });
 const text = fc.oneof(
   fc.string(),
   fc.string({ unit: 'binary' }),
@@ -34,11 +36,11 @@ const event: fc.Arbitrary<LiquidationEvent> = fc.record({
   borrower: text,
   liquidator: text,
   collateralSeized: amount,
-  collateralSeizedUsd: amount,
+  collateralSeizedUsd: usdAmount,
   debtRepaid: amount,
-  debtRepaidUsd: amount,
+  debtRepaidUsd: usdAmount,
   badDebt: amount,
-  badDebtUsd: amount,
+  badDebtUsd: usdAmount,
 });
 
 test("behavior: a streamed liquidation is the schema serializer's JSON, byte for byte", () => {

@@ -174,6 +174,7 @@ describe('GET /research/reports/{id}', () => {
       utilization: 0.7,
       supplyChange: 0,
       liquidations: 1,
+      unpricedLiquidations: 0,
       liquidatedDebtUsd: 400,
       badDebtUsd: 10,
       utilizationSpikes: 1,
@@ -197,6 +198,45 @@ describe('GET /research/reports/{id}', () => {
     assert.equal(r.positionsAtRisk.length, 1);
     assert.equal(r.positionsAtRisk[0].healthFactor, 1.04);
     assert.deepEqual(r.staleOracles, []);
+  });
+
+  test('a report written by digest version 1.0.0 (no unpricedLiquidations) is served as stored', async () => {
+    const day = Date.parse('2026-11-18T00:00:00Z');
+    const report = buildDigest({
+      day,
+      protocol: 'aave',
+      snapshots: [],
+      previous: [],
+      liquidations: [
+        {
+          chainId: 1,
+          marketKey: a.uniqueKey,
+          txHash: `0x${'77'.repeat(32)}`,
+          at: day + 1_000,
+          borrower: `0x${'b0'.repeat(20)}`,
+          debtRepaidUsd: 5,
+          collateralSeizedUsd: 6,
+          badDebtUsd: 0,
+        },
+      ],
+      ratingChanges: [],
+      live: null,
+      generatedAt: day + DAY,
+    });
+    const old = {
+      ...report,
+      version: '1.0.0',
+      chains: report.chains.map(({ unpricedLiquidations: _, ...c }) => c),
+    };
+    await t.store.appendResearchReports([
+      { id: old.id, day, protocol: 'aave', generatedAt: day + DAY, body: JSON.stringify(old) },
+    ]);
+    const res = await t.get(`/api/v1/research/reports/${old.id}`, pro);
+    assert.equal(res.statusCode, 200, res.body);
+    const served = res.json().data;
+    assert.equal(served.version, '1.0.0');
+    assert.equal('unpricedLiquidations' in served.chains[0], false);
+    assert.equal(served.chains[0].liquidatedDebtUsd, 5);
   });
 
   test("a day before the tier's history window is not found by id either; Enterprise reads it", async () => {

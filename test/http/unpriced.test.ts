@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import type { LiquidationEvent } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import {
   createTestApp,
@@ -44,15 +46,43 @@ const vault = makeVault([daiPriced, unpriced], {
   ],
 });
 
+// Liquidations: one in the market without a loan price (its debt of no known USD value, its
+// collateral priced), one in the DAI market from before DAI had a price, one fully priced.
+const HOUR = 3_600_000;
+const liquidation = (n: number, over: Partial<LiquidationEvent>): LiquidationEvent => ({
+  protocol: 'morpho',
+  chainId: 1,
+  txHash: `0x${n.toString(16).padStart(64, '0')}`,
+  logIndex: 0,
+  block: 1_000 + n,
+  at: clock.now() - n * HOUR,
+  marketKey: priced.uniqueKey,
+  borrower: `0x${'b0'.repeat(20)}`,
+  liquidator: `0x${'1a'.repeat(20)}`,
+  collateralSeized: 0.5,
+  collateralSeizedUsd: 2_000,
+  debtRepaid: 1_500,
+  debtRepaidUsd: 1_500,
+  badDebt: 0,
+  badDebtUsd: 0,
+  ...over,
+});
+const liquidations = [
+  liquidation(1, { marketKey: unpriced.uniqueKey, debtRepaidUsd: null, badDebt: 10, badDebtUsd: null }),
+  liquidation(2, { marketKey: daiPriced.uniqueKey, collateralSeizedUsd: null, debtRepaidUsd: null }),
+  liquidation(3, {}),
+];
+
 let t: TestApp;
 let key: string;
 
 before(async () => {
-  t = await createTestApp({
-    clock,
-    tiers: GENEROUS_TIERS,
-    live: modelOf([priced, unpriced, daiPriced], [makePosition(priced)], clock, [vault]),
-  });
+  const live = modelOf([priced, unpriced, daiPriced], [makePosition(priced)], clock, [vault]);
+  live.stored = true;
+  const store = new SqliteStore(':memory:');
+  await store.migrate();
+  await store.appendLiquidations(liquidations);
+  t = await createTestApp({ clock, tiers: GENEROUS_TIERS, live, store });
   key = await t.key('enterprise');
 });
 after(() => t.close());
@@ -140,5 +170,60 @@ describe('a market without a USD price (D15)', () => {
         [daiPriced.uniqueKey, Number((50 / 1_050).toFixed(8))],
       ],
     );
+  });
+
+  test('behavior: a liquidation in it states its amounts in tokens, their unknown USD values null; minRepaidUsd leaves it out', async () => {
+    const list = await get('/liquidations');
+    assert.deepEqual(
+      list.map((l: Record<string, unknown>) => [
+        l.marketId,
+        l.collateralSeized,
+        l.collateralSeizedUsd,
+        l.debtRepaid,
+        l.debtRepaidUsd,
+        l.badDebt,
+        l.badDebtUsd,
+      ]),
+      [
+        [unpriced.uniqueKey, 0.5, 2_000, 1_500, null, 10, null],
+        [daiPriced.uniqueKey, 0.5, null, 1_500, null, 0, 0],
+        [priced.uniqueKey, 0.5, 2_000, 1_500, 1_500, 0, 0],
+      ],
+    );
+    // as NDJSON too (the streamed lines are the schema's JSON)
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/liquidations',
+      headers: { authorization: `Bearer ${key}`, accept: 'application/x-ndjson' },
+    });
+    assert.equal(JSON.parse(res.body.split('\n')[0]!).debtRepaidUsd, null);
+    // a repayment of no known USD value is not known to reach any amount
+    const min = await get('/liquidations?minRepaidUsd=0');
+    assert.deepEqual(
+      min.map((l: { marketId: string }) => l.marketId),
+      [priced.uniqueKey],
+    );
+  });
+
+  test('behavior: the daily timeseries counts its liquidations apart and sums the USD values that are known', async () => {
+    const [day] = await get('/analytics/timeseries?groupBy=chain');
+    assert.deepEqual(
+      [
+        day.liquidations,
+        day.unpricedLiquidations,
+        day.liquidatedDebtUsd,
+        day.collateralSeizedUsd,
+        day.badDebtUsd,
+      ],
+      [3, 2, 1_500, 4_000, 0],
+    );
+  });
+
+  test('behavior: a market whose window holds a liquidation of no known USD value has its liquidation record scored as unknown', async () => {
+    const r = await get(`/ratings/markets/${daiPriced.uniqueKey}`);
+    assert.deepEqual([r.metrics.liquidations, r.metrics.liquidatedUsd, r.metrics.badDebtUsd], [1, null, 0]);
+    assert.match(r.components.liquidations.explanation, /no known USD value.*scored as unknown/);
+    const p = await get(`/ratings/markets/${priced.uniqueKey}`);
+    assert.deepEqual([p.metrics.liquidations, p.metrics.liquidatedUsd], [1, 1_500]);
   });
 });

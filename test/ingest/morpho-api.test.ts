@@ -442,15 +442,55 @@ describe('the Morpho API source, by itself', () => {
         [[8453], NOW_S - 7200 - LIQUIDATION_OVERLAP_SECONDS],
       ],
     );
-    // one that cannot be read (no USD value, its market without a price of its collateral) holds
-    // its chain's cursor there
+    // one that cannot be read (an amount out of shape) holds its chain's cursor there
+    const late = structuredClone(api.doc.transactions[0]!);
+    Object.assign(late, { hash: `0x${'ef'.repeat(32)}`, timestamp: NOW_S - 100 });
+    Object.assign(late.data, { seizedAssets: 'lots' });
+    api.doc.transactions.push(late);
+    const held = await run(source, { state, markets: [], positions: [] });
+    assert.ok(held.items.some((i) => !i.ok && /seizedAssets/.test(i.error)));
+    assert.equal(JSON.parse(held.cursor!).liquidationsFrom['8453'], NOW_S - 7200);
+  });
+
+  test('behavior: a liquidation in a market without a USD price is recorded, its amounts in tokens and their unknown USD values null; the cursor moves past it', async () => {
+    const api = fakeApi();
+    // chain 1's WBTC/USDC market: no USD price of its loan token (so none of its collateral)
+    api.doc.markets[0]!.loanAsset.priceUsd = null;
+    api.doc.markets[0]!.collateralAsset.priceUsd = null;
+    // Base's market whose collateral has no USD price: a liquidation there, its collateral's
+    // value not stated by the API, its repayment stated
     const late = structuredClone(api.doc.transactions[0]!);
     Object.assign(late, { hash: `0x${'ef'.repeat(32)}`, timestamp: NOW_S - 100 });
     Object.assign(late.data, { seizedAssetsUsd: null, market: { ...late.data.market, uniqueKey: UNPRICED } });
     api.doc.transactions.push(late);
-    const held = await run(source, { state, markets: [], positions: [] });
-    assert.ok(held.items.some((i) => !i.ok && /no USD value \(seizedAssetsUsd\)/.test(i.error)));
-    assert.equal(JSON.parse(held.cursor!).liquidationsFrom['8453'], NOW_S - 7200);
+    const eth = api.doc.transactions.find((t) => t.chain.id === 1)!;
+    Object.assign(eth.data, { seizedAssetsUsd: null, repaidAssetsUsd: null, badDebtAssetsUsd: null });
+    const out = await run(morphoApiSource(config(), { fetch: api.fetch }));
+    // (A vault capped on the loan-unpriced market fails: its cap has no USD value.)
+    assert.deepEqual(
+      out.items.filter((i) => !i.ok && !i.id.startsWith('morpho-api:vault')).map((i) => i.id),
+      [],
+    );
+    const byHash = new Map(out.liquidations!.map((l) => [l.txHash, l]));
+    const onBase = byHash.get(`0x${'ef'.repeat(32)}`)!;
+    assert.equal(onBase.marketKey, `morpho-8453-${UNPRICED}`);
+    assert.equal(onBase.collateralSeizedUsd, null);
+    assert.ok(onBase.collateralSeized > 0);
+    assert.equal(onBase.debtRepaidUsd, late.data.repaidAssetsUsd);
+    const onEth = byHash.get(eth.hash)!;
+    assert.deepEqual(
+      [
+        onEth.collateralSeized,
+        onEth.collateralSeizedUsd,
+        onEth.debtRepaid,
+        onEth.debtRepaidUsd,
+        onEth.badDebt,
+        onEth.badDebtUsd,
+      ],
+      [0.2, null, 15_000, null, 1_000, null],
+    );
+    // recorded: each chain's cursor is its newest liquidation
+    assert.equal(JSON.parse(out.cursor!).liquidationsFrom['8453'], NOW_S - 100);
   });
 
   test('error: a vault whose market could not be read, or has no price for its cap, keeps its last record', async () => {
@@ -514,8 +554,8 @@ describe('the Morpho API source, by itself', () => {
     api.doc.markets[0]!.collateralAsset.priceUsd = null;
     const second = await run(source, { state: null, markets: first.records!.markets, positions: [] });
     const l = second.liquidations!.find((x) => x.chainId === 1)!;
-    near(l.debtRepaidUsd, 15_000 * 0.9998, 'repaid at the kept loan price');
-    near(l.collateralSeizedUsd, 0.2 * 90000.5, 'seized at the kept collateral price');
+    near(l.debtRepaidUsd!, 15_000 * 0.9998, 'repaid at the kept loan price');
+    near(l.collateralSeizedUsd!, 0.2 * 90000.5, 'seized at the kept collateral price');
   });
 
   test('error: an API that does not answer in time, or cannot be reached, fails the pass with that said plainly (no URL)', async () => {

@@ -37,6 +37,7 @@ import { checkMarketChanges, checkPositionChanges } from '../../store/position-c
 import type { LiquidationEvent } from '../../store/types.ts';
 import { append } from '../append.ts';
 import { scaled } from '../chain/chainlink.ts';
+import { usdValue } from '../chain/liquidation.ts';
 import { morphoKey, UNPRICED_NOTE } from '../chain/source.ts';
 import { tokenText } from '../chain/tokens.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
@@ -362,22 +363,16 @@ function readLiquidation(
   );
   const marketKey = morphoKey(chainId, id);
   // (A market not priced this pass is served at its last prices: so is its liquidation. One never
-  // priced states what it can.)
+  // priced states its amounts in tokens, their USD values unknown.)
   const fresh = markets.get(marketKey)?.record ?? null;
   const market = fresh && isPriced(fresh) ? fresh : (served(marketKey) ?? fresh);
   const amount = (field: string, units: number) => scaled(big(data[field], `${what}: ${field}`), units);
   const collateralSeized = amount('seizedAssets', collateralDecimals);
   const debtRepaid = amount('repaidAssets', loanDecimals);
   const badDebt = amount('badDebtAssets', loanDecimals);
-  // In USD as the API valued them at the liquidation, else at the market's price now.
-  const usd = (field: string, tokens: number, price: number | undefined) => {
-    const v = numOrNull(data[field], `${what}: ${field}`);
-    if (v !== null) return v;
-    if (tokens === 0) return 0;
-    if (price === undefined)
-      throw new MorphoApiError(`${what}: no USD value (${field}), and its market has no USD price`);
-    return tokens * price;
-  };
+  // In USD as the API valued them at the liquidation, else at the market's price now, else unknown.
+  const usd = (field: string, tokens: number, price: number | null | undefined) =>
+    numOrNull(data[field], `${what}: ${field}`) ?? usdValue(tokens, price ?? null);
   const event: LiquidationEvent = {
     protocol: 'morpho',
     chainId,
@@ -389,11 +384,11 @@ function readLiquidation(
     borrower: address(obj(t.user, `${what}: user`).address, `${what}: user.address`),
     liquidator: address(data.liquidator, `${what}: liquidator`),
     collateralSeized,
-    collateralSeizedUsd: usd('seizedAssetsUsd', collateralSeized, market?.collateralPrice ?? undefined),
+    collateralSeizedUsd: usd('seizedAssetsUsd', collateralSeized, market?.collateralPrice),
     debtRepaid,
-    debtRepaidUsd: usd('repaidAssetsUsd', debtRepaid, market?.loanPrice ?? undefined),
+    debtRepaidUsd: usd('repaidAssetsUsd', debtRepaid, market?.loanPrice),
     badDebt,
-    badDebtUsd: usd('badDebtAssetsUsd', badDebt, market?.loanPrice ?? undefined),
+    badDebtUsd: usd('badDebtAssetsUsd', badDebt, market?.loanPrice),
   };
   // (What the history refuses, a fractional log index, fails this item, not the pass's writes.)
   checkLiquidations([event]);

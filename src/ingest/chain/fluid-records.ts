@@ -20,7 +20,6 @@ import {
   type MarketRecord,
   type OracleRecord,
   type PositionRecord,
-  type PricedMarketRecord,
 } from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
@@ -147,8 +146,8 @@ const NO_BORROWER = '0x0000000000000000000000000000000000000000';
 export function fluidLiquidation(
   chainId: number,
   l: FluidLiquidationRead,
-  record: PricedMarketRecord,
-  usd: { loanUsd: number; collateralUsd: number } = {
+  record: MarketRecord,
+  usd: { loanUsd: number | null; collateralUsd: number | null } = {
     loanUsd: record.loanPrice,
     collateralUsd: record.collateralPrice,
   },

@@ -6,7 +6,8 @@ import { scaled } from './chainlink.ts';
 /**
  * The liquidation `l` in `market`: the collateral seized, the debt repaid and the bad debt it
  * left (`units`, in the smallest units of the market's tokens) as token amounts, and in USD at
- * `usd` (the liquidation block's prices, or the market's).
+ * `usd` (the liquidation block's prices, or the market's): null where its token has no USD price
+ * (a market served without one, D15), 0 where the amount is 0.
  */
 export function liquidationRecord(
   l: Pick<
@@ -18,7 +19,7 @@ export function liquidationRecord(
   },
   market: Pick<MarketRecord, 'uniqueKey' | 'collateralDecimals' | 'loanDecimals'>,
   units: { seized: bigint; repaid: bigint; badDebt: bigint },
-  usd: { collateralUsd: number; loanUsd: number },
+  usd: { collateralUsd: number | null; loanUsd: number | null },
 ): LiquidationEvent {
   const seized = scaled(units.seized, market.collateralDecimals ?? 18);
   const repaid = scaled(units.repaid, market.loanDecimals ?? 18);
@@ -34,10 +35,16 @@ export function liquidationRecord(
     borrower: l.borrower,
     liquidator: l.liquidator,
     collateralSeized: seized,
-    collateralSeizedUsd: seized * usd.collateralUsd,
+    collateralSeizedUsd: usdValue(seized, usd.collateralUsd),
     debtRepaid: repaid,
-    debtRepaidUsd: repaid * usd.loanUsd,
+    debtRepaidUsd: usdValue(repaid, usd.loanUsd),
     badDebt,
-    badDebtUsd: badDebt * usd.loanUsd,
+    badDebtUsd: usdValue(badDebt, usd.loanUsd),
   };
+}
+
+/** `tokens` at `price` USD: 0 for none, priced or not; null for some without a price. */
+export function usdValue(tokens: number, price: number | null): number | null {
+  if (tokens === 0) return 0;
+  return price === null ? null : tokens * price;
 }

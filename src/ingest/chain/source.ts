@@ -481,6 +481,8 @@ export function chainSource(
       const priced = new Map<string, { record: PricedMarketRecord; read: MorphoMarketRead }>();
       // A market that cannot be served this pass keeps what the last pass served of it.
       const kept = new Map<string, MarketRecord>();
+      // Markets never priced, served with what is known (D15).
+      const unpricedMarkets = new Map<string, MarketRecord>();
       const previousMarkets = new Map((previous?.markets ?? []).map((m) => [m.uniqueKey, m]));
       const keep = (id: string) => {
         const record = previousMarkets.get(morphoKey(chain.chainId, id));
@@ -519,6 +521,7 @@ export function chainSource(
         }
         // Never priced: served with what is known (D15), its borrowers kept for when it is.
         markets.push(record);
+        unpricedMarkets.set(m.id, record);
         items.push({
           id: `morpho:${m.id}`,
           ok: true,
@@ -536,16 +539,16 @@ export function chainSource(
       }
       const liquidations: LiquidationEvent[] = [];
       const found = (morpho?.liquidations ?? []).flatMap((l) => {
-        // A kept market's liquidations are priced at its kept prices; an unserved one's (or one
-        // without a USD price) are not recorded.
-        const record = priced.get(l.id)?.record ?? kept.get(l.id);
-        return record && isPriced(record) ? [{ l, record }] : [];
+        // A kept market's liquidations are priced at its kept prices, a never-priced one's
+        // amounts have no USD value; an unserved one's are not recorded.
+        const record = priced.get(l.id)?.record ?? kept.get(l.id) ?? unpricedMarkets.get(l.id);
+        return record ? [{ l, record }] : [];
       });
       const atBlock = await pricesAtBlocks(
         rpc,
         chain.chainlink,
         found
-          .filter(({ l }) => BigInt(l.block) < target)
+          .filter(({ l, record }) => BigInt(l.block) < target && isPriced(record))
           .map(({ l, record }) => ({ block: l.block, record })),
         feedSymbolOf,
       );
@@ -829,6 +832,7 @@ export function chainSource(
       // them is served with what is known (D15: no position); one priced before, or that cannot
       // be read, keeps what the last pass served of it.
       const fluidMarkets = new Map<string, PricedMarketRecord>();
+      const fluidUnpriced = new Map<string, MarketRecord>();
       const previousMarketsByKey = new Map((previous?.markets ?? []).map((m) => [m.uniqueKey, m]));
       for (const v of fluidRead?.vaults ?? []) {
         const prices = fluidPrices(v, usdOf);
@@ -855,7 +859,9 @@ export function chainSource(
           items.push({ id: `fluid:${v.vault}`, ok: false, error: `vault ${v.vault}: ${wrong}` });
           continue;
         }
-        for (const m of out.markets) if (isPriced(m)) fluidMarkets.set(m.uniqueKey, m);
+        for (const m of out.markets)
+          if (isPriced(m)) fluidMarkets.set(m.uniqueKey, m);
+          else fluidUnpriced.set(m.uniqueKey, m);
         append(markets, out.markets);
         append(positions, out.positions);
         items.push(
@@ -893,7 +899,8 @@ export function chainSource(
         for (const p of previous?.positions ?? []) if (keys.has(p.marketKey)) positions.push(p);
       }
       const fluidFound = (fluidRead?.liquidations ?? []).flatMap((l) => {
-        const record = fluidMarkets.get(fluidKey(chain.chainId, l.vault));
+        const key = fluidKey(chain.chainId, l.vault);
+        const record = fluidMarkets.get(key) ?? fluidUnpriced.get(key);
         if (!record)
           items.push({
             id: `fluid:${l.vault}:liquidation:${l.txHash}:${l.logIndex}`,
@@ -905,9 +912,9 @@ export function chainSource(
       const fluidThen = await feedPricesAtBlocks(
         rpc,
         chain.chainlink,
-        fluidFound
-          .filter(({ l }) => BigInt(l.block) < target)
-          .map(({ l, record }) => ({ block: l.block, record })),
+        fluidFound.flatMap(({ l, record }) =>
+          BigInt(l.block) < target && isPriced(record) ? [{ block: l.block, record }] : [],
+        ),
         feedSymbolOf,
       );
       items.push(...unpricedBlocks('fluid', 'liquidation', fluidThen));

@@ -15,7 +15,12 @@
 import type { ReadModel } from '../../data/read-model.ts';
 import { liquidate } from '../../domain/liquidation.ts';
 import { significant, usd } from '../../domain/precision.ts';
-import type { HistoryStore, LiquidationEvent, MarketDataStore, PositionChange } from '../../store/types.ts';
+import type {
+  HistoryStore,
+  MarketDataStore,
+  PositionChange,
+  PricedLiquidationEvent,
+} from '../../store/types.ts';
 import type { MarketTerms } from './economics.ts';
 import { generateSandbox, type SandboxProfile } from './index.ts';
 import { blockAt, hexOf, liquidatorAddress } from './simulation/market-history.ts';
@@ -28,7 +33,7 @@ export const MAX_LIQUIDATIONS_PER_STEP = 500;
 
 export interface LiquidationStep {
   /** The liquidations recorded (appended to the history). */
-  events: LiquidationEvent[];
+  events: PricedLiquidationEvent[];
   /** Position changes the store took (others were already changed by another process). */
   applied: number;
 }
@@ -50,9 +55,9 @@ export class SandboxLiquidator {
   }
 
   /** The liquidations the prices of `model` now call for (pure: nothing written). */
-  plan(model: ReadModel, atMs: number): { events: LiquidationEvent[]; changes: PositionChange[] } {
+  plan(model: ReadModel, atMs: number): { events: PricedLiquidationEvent[]; changes: PositionChange[] } {
     const { risk, catalog } = model;
-    const events: LiquidationEvent[] = [];
+    const events: PricedLiquidationEvent[] = [];
     const changes: PositionChange[] = [];
     const due = risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: this.#maxPerStep });
     for (const i of due) {

@@ -457,4 +457,10 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     name: 'the ingestion lease',
     sql: `CREATE TABLE ingest_lease (id integer PRIMARY KEY CHECK (id = 1), holder text NOT NULL, expires_at bigint NOT NULL);`,
   },
+  {
+    version: 16,
+    name: 'liquidations of markets without a USD price (their USD amounts unknown)',
+    sql: `ALTER TABLE liquidations ALTER COLUMN collateral_seized_usd DROP NOT NULL,
+            ALTER COLUMN debt_repaid_usd DROP NOT NULL, ALTER COLUMN bad_debt_usd DROP NOT NULL;`,
+  },
 ];

@@ -1322,6 +1322,8 @@ export class PostgresStore implements Store {
     const rows = await this.serve(
       (sql) => sql`
       SELECT (at / ${DAY_MS}) * ${DAY_MS} AS at, protocol, chain_id, COUNT(*) AS liquidations,
+             COUNT(*) FILTER (WHERE collateral_seized_usd IS NULL OR debt_repaid_usd IS NULL OR bad_debt_usd IS NULL)
+               AS unpriced_liquidations,
              SUM(debt_repaid_usd) AS debt_repaid_usd, SUM(collateral_seized_usd) AS collateral_seized_usd,
              SUM(bad_debt_usd) AS bad_debt_usd
         FROM liquidations WHERE at >= ${fromMs} AND at < ${toMs} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,

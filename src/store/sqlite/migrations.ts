@@ -453,4 +453,41 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: 'the ingestion lease',
     sql: `CREATE TABLE ingest_lease (id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL, expires_at INTEGER NOT NULL);`,
   },
+  {
+    version: 16,
+    name: 'liquidations of markets without a USD price (their USD amounts unknown)',
+    sql: `
+      -- SQLite cannot drop a NOT NULL: the table is written anew, rows and rowids as they were.
+      CREATE TABLE liquidations_v16 (
+        chain_id INTEGER NOT NULL,
+        tx_hash TEXT NOT NULL,
+        log_index INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        block INTEGER NOT NULL,
+        market_id INTEGER NOT NULL,
+        protocol TEXT NOT NULL,
+        borrower TEXT NOT NULL,
+        liquidator TEXT NOT NULL,
+        collateral_seized REAL NOT NULL,
+        collateral_seized_usd REAL,
+        debt_repaid REAL NOT NULL,
+        debt_repaid_usd REAL,
+        bad_debt REAL NOT NULL,
+        bad_debt_usd REAL
+      );
+      INSERT INTO liquidations_v16 (rowid, chain_id, tx_hash, log_index, at, block, market_id, protocol, borrower,
+          liquidator, collateral_seized, collateral_seized_usd, debt_repaid, debt_repaid_usd, bad_debt, bad_debt_usd)
+        SELECT rowid, chain_id, tx_hash, log_index, at, block, market_id, protocol, borrower, liquidator,
+               collateral_seized, collateral_seized_usd, debt_repaid, debt_repaid_usd, bad_debt, bad_debt_usd
+          FROM liquidations ORDER BY rowid;
+      DROP TABLE liquidations;
+      ALTER TABLE liquidations_v16 RENAME TO liquidations;
+      CREATE UNIQUE INDEX liquidations_key ON liquidations(chain_id, tx_hash, log_index);
+      CREATE INDEX liquidations_at ON liquidations(at DESC);
+      CREATE INDEX liquidations_chain ON liquidations(chain_id, at DESC);
+      CREATE INDEX liquidations_market ON liquidations(market_id, at DESC);
+      CREATE INDEX liquidations_borrower ON liquidations(borrower, at DESC);
+      CREATE INDEX liquidations_liquidator ON liquidations(liquidator, at DESC);
+    `,
+  },
 ];

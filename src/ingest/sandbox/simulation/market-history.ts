@@ -39,7 +39,7 @@ import { FULL_CLOSE_HF, liquidate } from '../../../domain/liquidation.ts';
 import { fraction, significant, usd } from '../../../domain/precision.ts';
 import { borrowRate, rateToApy, supplyRate } from '../../../domain/rates.ts';
 import type { PricedMarketRecord } from '../../../domain/types.ts';
-import type { LiquidationEvent, MarketSnapshot, SnapshotGranularity } from '../../../store/types.ts';
+import type { MarketSnapshot, PricedLiquidationEvent, SnapshotGranularity } from '../../../store/types.ts';
 import type { MarketTerms } from '../economics.ts';
 import type { SandboxPriceBasis } from '../live.ts';
 import {
@@ -215,7 +215,7 @@ export interface MarketHistory {
   /** Snapshots of market `index` at the given whole hours (ascending, >= startMs). */
   snapshots(index: number, times: readonly number[], granularity: SnapshotGranularity): MarketSnapshot[];
   /** Liquidations of market `index` with fromMs <= at < toMs, in time order. */
-  liquidations(index: number, fromMs: number, toMs: number): LiquidationEvent[];
+  liquidations(index: number, fromMs: number, toMs: number): PricedLiquidationEvent[];
   /** Borrowers of market `index` opening in [fromMs, toMs), in opening order. */
   borrowers(index: number, fromMs: number, toMs: number): Borrower[];
   /**
@@ -230,7 +230,7 @@ export interface MarketHistory {
     granularity: SnapshotGranularity,
     fromMs: number,
     toMs: number,
-  ): { snapshots: MarketSnapshot[]; liquidations: LiquidationEvent[] };
+  ): { snapshots: MarketSnapshot[]; liquidations: PricedLiquidationEvent[] };
 }
 
 const floorHour = (t: number) => Math.floor(t / HOUR_MS) * HOUR_MS;
@@ -452,11 +452,11 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     path: MarketPath,
     fromMs: number,
     toMs: number,
-  ): LiquidationEvent[] => {
+  ): PricedLiquidationEvent[] => {
     const m = markets[index] as PricedMarketRecord;
     const t = terms[index] as MarketTerms;
     const count = positionCounts[index] ?? 0;
-    const events: LiquidationEvent[] = [];
+    const events: PricedLiquidationEvent[] = [];
     if (count === 0 || !(m.lltv > 0) || !(m.borrow > 0) || !(m.collateralPrice > 0) || !(m.loanPrice > 0))
       return events;
     const lastHour = floorHour(toMs - 1);
