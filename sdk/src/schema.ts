@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 3e803252237e28994ee235375d76de157873a0982cca64318f62e97465bc0f81) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 98312dece16edfbad6fcb51e801f2ad2bd1e69a93b0d66f5025e2ff60dad7790) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -1832,9 +1832,11 @@ export interface components {
                 supplyUsd: number | null;
                 /** @description The allocation's part of the vault's assets, 0 to 1. */
                 share: number;
-                /** @description The most the vault may supply to the market, USD; null: no cap. */
+                /** @description The most the vault may supply to the market, USD at the market's price now; null: no cap, or no USD price of the asset (supplyCap says which). */
                 supplyCapUsd: number | null;
-                /** @description supplyUsd / supplyCapUsd; null without a cap. */
+                /** @description The same cap in units of the asset (8 significant digits); null: no cap. */
+                supplyCap: number | null;
+                /** @description What the vault supplies to the market over its cap, in units of the asset (else USD); null without a cap. */
                 capUsage: number | null;
                 /** @description The market's supply APY, decimal. */
                 supplyApy: number | null;

@@ -15,6 +15,10 @@ export interface AllocationValue {
   m: MarketView | undefined;
   /** What the vault supplies to it, USD; null when the market has no USD price of the asset (D15). */
   usd: number | null;
+  /** The same in units of the asset; null when the market's supply in them is unknown. */
+  assets: number | null;
+  /** Its cap in USD (null: no cap, or no USD price of the asset) and in units of the asset (null: no cap, or unknown). */
+  cap: { usd: number | null; assets: number | null } | null;
   /** What shares and APYs weigh it by: its USD, or its amount of the asset when one allocation has no USD. */
   weight: number;
 }
@@ -37,12 +41,33 @@ export function allocationValues(
     return { a, m, usd, units };
   });
   const priced = raw.every((p) => p.usd !== null);
-  const parts = raw.map(({ a, m, usd, units }) => ({ a, m, usd, weight: (priced ? usd : units) ?? 0 }));
+  const parts = raw.map(({ a, m, usd, units }) => ({
+    a,
+    m,
+    usd,
+    assets: units,
+    cap: capOf(a, m),
+    weight: (priced ? usd : units) ?? 0,
+  }));
   return {
     parts,
     totalUsd: priced ? parts.reduce((s, p) => s + p.usd!, 0) : null,
     totalWeight: parts.reduce((s, p) => s + p.weight, 0),
   };
+}
+
+/**
+ * An allocation's cap (null: none): read in units of the asset (valued at the market's price
+ * now), else in USD (in units at the market's price now).
+ */
+function capOf(a: VaultAllocation, m: MarketView | undefined): AllocationValue['cap'] {
+  const price = m?.loanPrice ?? null;
+  if (a.supplyCap !== undefined)
+    return a.supplyCap === null
+      ? null
+      : { assets: a.supplyCap, usd: price === null ? null : a.supplyCap * price };
+  if (a.supplyCapUsd === null) return null;
+  return { usd: a.supplyCapUsd, assets: price ? a.supplyCapUsd / price : null };
 }
 
 /**

@@ -162,8 +162,17 @@ export interface VaultAllocation {
   marketKey: string;
   /** The fraction of the market's supply that is the vault's (0 to 1): its USD follows the market. */
   supplyShare: number;
-  /** The most the vault may supply to the market, USD at the dataset's prices; null: no cap. */
+  /**
+   * The most the vault may supply to the market, USD at the prices when read; null: no cap (or,
+   * where supplyCap is set, no USD price of the asset then).
+   */
   supplyCapUsd: number | null;
+  /**
+   * The same cap in units of the vault's asset, as the source read it; null: no cap. Where set,
+   * it is the cap (valued at the market's price now); absent (the sandbox's, records of before),
+   * supplyCapUsd is.
+   */
+  supplyCap?: number | null;
 }
 
 /**

@@ -894,9 +894,16 @@ export const VaultSchema = Type.Object(
           share: Type.Number({ description: "The allocation's part of the vault's assets, 0 to 1." }),
           supplyCapUsd: nullable<number>(
             'number',
-            'The most the vault may supply to the market, USD; null: no cap.',
+            "The most the vault may supply to the market, USD at the market's price now; null: no cap, or no USD price of the asset (supplyCap says which).",
           ),
-          capUsage: nullable<number>('number', 'supplyUsd / supplyCapUsd; null without a cap.'),
+          supplyCap: nullable<number>(
+            'number',
+            'The same cap in units of the asset (8 significant digits); null: no cap.',
+          ),
+          capUsage: nullable<number>(
+            'number',
+            'What the vault supplies to the market over its cap, in units of the asset (else USD); null without a cap.',
+          ),
           supplyApy: nullable<number>('number', "The market's supply APY, decimal."),
           strategyType: nullable<string>('string', "The market's strategy type."),
           riskLevel: Type.Unsafe<(typeof RISK_LEVELS)[number] | null>({

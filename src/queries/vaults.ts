@@ -1,7 +1,7 @@
 import type { ReadModel } from '../data/read-model.ts';
-import { allocationValues, type VaultEntry } from '../data/vaults.ts';
+import { type AllocationValue, allocationValues, type VaultEntry } from '../data/vaults.ts';
 import type { RiskLevel } from '../domain/enums.ts';
-import { fraction, usdOrNull } from '../domain/precision.ts';
+import { fraction, significantOrNull, usdOrNull } from '../domain/precision.ts';
 import type { OracleHealth } from '../domain/types.ts';
 import { chainAddressPage } from './cursor.ts';
 import { QueryError } from './errors.ts';
@@ -25,8 +25,11 @@ export interface AllocationView {
   supplyUsd: number | null;
   /** The allocation's part of the vault's assets, 0 to 1. */
   share: number;
+  /** Null without a cap, or when the market has no USD price of the asset (supplyCap says which). */
   supplyCapUsd: number | null;
-  /** supplyUsd / supplyCapUsd; null without a cap. */
+  /** The cap in units of the asset; null without one. */
+  supplyCap: number | null;
+  /** What the vault supplies over its cap (in units of the asset, else USD); null without a cap. */
   capUsage: number | null;
   supplyApy: number | null;
   strategyType: string | null;
@@ -58,18 +61,16 @@ function vaultView(model: ReadModel, e: VaultEntry, nowSec: number): VaultView {
   let apy = 0;
   for (const p of parts) if (p.m && weightTotal > 0) apy += (p.weight / weightTotal) * p.m.supplyApy;
   const allocations = parts
-    .map(({ a, m, usd: value, weight }) => ({
+    .map(({ a, m, usd: value, assets, cap, weight }) => ({
       weight,
       marketId: a.marketKey,
       collateral: m?.collateral ?? null,
       loan: m?.loan ?? null,
       supplyUsd: usdOrNull(value),
       share: weightTotal > 0 ? fraction(weight / weightTotal) : 0,
-      supplyCapUsd: usdOrNull(a.supplyCapUsd),
-      capUsage:
-        value !== null && a.supplyCapUsd !== null && a.supplyCapUsd > 0
-          ? fraction(value / a.supplyCapUsd)
-          : null,
+      supplyCapUsd: usdOrNull(cap?.usd ?? null),
+      supplyCap: significantOrNull(cap?.assets ?? null),
+      capUsage: capUsage(value, assets, cap),
       supplyApy: m ? m.supplyApy : null,
       strategyType: m ? m.strategyType : null,
       riskLevel: m ? m.strategyInfo.riskLevel : null,
@@ -91,6 +92,13 @@ function vaultView(model: ReadModel, e: VaultEntry, nowSec: number): VaultView {
     apy: fraction(r.protocol === 'euler' ? apy : apy * (1 - r.fee)),
     allocations,
   };
+}
+
+/** Supply over cap: in units of the asset where both are known, else in USD; null without a cap. */
+function capUsage(usd: number | null, assets: number | null, cap: AllocationValue['cap']): number | null {
+  if (cap === null) return null;
+  if (assets !== null && cap.assets !== null) return cap.assets > 0 ? fraction(assets / cap.assets) : null;
+  return usd !== null && cap.usd !== null && cap.usd > 0 ? fraction(usd / cap.usd) : null;
 }
 
 export interface VaultListParams {

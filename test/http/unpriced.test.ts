@@ -42,7 +42,8 @@ const vault = makeVault([daiPriced, unpriced], {
   assetSymbol: 'DAI',
   allocations: [
     { marketKey: daiPriced.uniqueKey, supplyShare: 0.5, supplyCapUsd: null },
-    { marketKey: unpriced.uniqueKey, supplyShare: 0.5, supplyCapUsd: 1_000 },
+    // a cap read in DAI: stated in DAI, its USD unknown
+    { marketKey: unpriced.uniqueKey, supplyShare: 0.5, supplyCapUsd: null, supplyCap: 4_000 },
   ],
 });
 
@@ -125,19 +126,19 @@ describe('a market without a USD price (D15)', () => {
     assert.deepEqual([o.supplyAtStakeUsd, o.borrowAtStakeUsd], [null, null]);
     const v = await get(`/vaults/1/${vault.address}`);
     assert.equal(v.totalAssetsUsd, null);
-    // weighed by amounts of DAI: 50 priced, 1,000 unpriced
+    // weighed by amounts of DAI: 50 priced, 1,000 unpriced (of a 4,000 DAI cap)
     assert.deepEqual(
-      v.allocations.map(
-        (a: { marketId: string; supplyUsd: number | null; share: number; capUsage: number | null }) => [
-          a.marketId,
-          a.supplyUsd,
-          a.share,
-          a.capUsage,
-        ],
-      ),
+      v.allocations.map((a: Record<string, unknown>) => [
+        a.marketId,
+        a.supplyUsd,
+        a.share,
+        a.supplyCap,
+        a.supplyCapUsd,
+        a.capUsage,
+      ]),
       [
-        [unpriced.uniqueKey, null, Number((1_000 / 1_050).toFixed(8)), null],
-        [daiPriced.uniqueKey, 50, Number((50 / 1_050).toFixed(8)), null],
+        [unpriced.uniqueKey, null, Number((1_000 / 1_050).toFixed(8)), 4_000, null, 0.25],
+        [daiPriced.uniqueKey, 50, Number((50 / 1_050).toFixed(8)), null, null, null],
       ],
     );
   });

@@ -65,6 +65,8 @@ describe('GET /vaults', () => {
       supplyUsd: 300_000,
       share: 0.6,
       supplyCapUsd: 600_000,
+      // a cap recorded in USD: in WETH at its price now
+      supplyCap: Number((600_000 / 3300).toPrecision(8)),
       capUsage: 0.5,
       supplyApy: 0.02,
       strategyType: v.allocations[0].strategyType,
@@ -79,7 +81,32 @@ describe('GET /vaults', () => {
     });
     assert.equal(v.allocations[0].strategyType, 'eth-lst-loop');
     assert.equal(v.allocations[1].oracleHealth, null);
-    assert.equal(v.allocations[1].capUsage, null);
+    assert.deepEqual(
+      [v.allocations[1].capUsage, v.allocations[1].supplyCap, v.allocations[1].supplyCapUsd],
+      [null, null, null],
+    );
+  });
+
+  test('behavior: a cap read in units of the asset is valued at the market price now; capUsage is in units', async () => {
+    // 100 WETH of cap; the vault supplies 0.3 x (1,000,000 / 3,300) WETH
+    const capped = makeVault([m1], {
+      address: `0x${'c'.repeat(40)}`,
+      allocations: [{ marketKey: m1.uniqueKey, supplyShare: 0.3, supplyCapUsd: 1, supplyCap: 100 }],
+    });
+    const app = await createTestApp({
+      clock,
+      tiers: GENEROUS_TIERS,
+      live: modelOf([m1], [], clock, [capped]),
+    });
+    try {
+      const key = await app.key('pro');
+      const [a] = (await app.get(`/api/v1/vaults/1/${capped.address}`, key)).json().data.allocations;
+      assert.deepEqual([a.supplyCap, a.supplyCapUsd], [100, 330_000]);
+      // (from the market's served supply in WETH, to 8 significant digits)
+      assert.ok(Math.abs(a.capUsage - (0.3 * 1_000_000) / 3300 / 100) < 1e-7, String(a.capUsage));
+    } finally {
+      await app.close();
+    }
   });
 
   test('behavior: by chain and address; filters; Free sees Ethereum; cursor', async () => {

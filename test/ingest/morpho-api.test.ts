@@ -263,6 +263,8 @@ describe('the Morpho API source, end to end', () => {
     assert.equal(v.allocations.length, 1);
     near(v.allocations[0].supplyUsd, 30_000_000 * 0.9998, 'allocation');
     near(v.allocations[0].supplyCapUsd, 50_000_000 * 0.9998, 'cap');
+    assert.equal(v.allocations[0].supplyCap, 50_000_000);
+    assert.equal(v.allocations[0].capUsage, 0.6);
     const base = (await get('/vaults/8453/0x586d8a1a7254607e79be7be81e0e17b83bb1af69')).data;
     assert.deepEqual([base.curator, base.allocations[0].supplyCapUsd], [null, null]);
     near(base.totalAssetsUsd, 5_000_000 * 0.9998, 'vault assets');
@@ -466,9 +468,8 @@ describe('the Morpho API source, by itself', () => {
     const eth = api.doc.transactions.find((t) => t.chain.id === 1)!;
     Object.assign(eth.data, { seizedAssetsUsd: null, repaidAssetsUsd: null, badDebtAssetsUsd: null });
     const out = await run(morphoApiSource(config(), { fetch: api.fetch }));
-    // (A vault capped on the loan-unpriced market fails: its cap has no USD value.)
     assert.deepEqual(
-      out.items.filter((i) => !i.ok && !i.id.startsWith('morpho-api:vault')).map((i) => i.id),
+      out.items.filter((i) => !i.ok).map((i) => i.id),
       [],
     );
     const byHash = new Map(out.liquidations!.map((l) => [l.txHash, l]));
@@ -493,12 +494,13 @@ describe('the Morpho API source, by itself', () => {
     assert.equal(JSON.parse(out.cursor!).liquidationsFrom['8453'], NOW_S - 100);
   });
 
-  test('error: a vault whose market could not be read, or has no price for its cap, keeps its last record', async () => {
+  test('error: a vault whose market could not be read keeps its last record; a cap on a market without a USD price is kept in units of the asset', async () => {
     const api = fakeApi();
     const source = morphoApiSource(config(), { fetch: api.fetch });
     const first = await run(source);
     const before = first.records!.vaults!.find((v) => v.chainId === 8453)!;
-    // its market unpriced: the cap is priced at the market's last served price
+    // its market unpriced: the cap is kept in USDC, its USD unknown to the API (the market is
+    // served at its last price: the view values the cap at it)
     api.doc.markets[3]!.loanAsset.priceUsd = null;
     api.doc.vaults[1]!.state.allocation[0].supplyCap = '10000000000000';
     const previous = {
@@ -509,14 +511,23 @@ describe('the Morpho API source, by itself', () => {
     };
     const priced = await run(source, previous);
     const capped = priced.records!.vaults!.find((v) => v.chainId === 8453)!;
-    near(capped.allocations[0]!.supplyCapUsd!, 10_000_000 * 0.9998, 'cap at the served price');
-    // never served: the vault is not read, and keeps its last record
-    const none = await run(source, { ...previous, markets: [] });
     assert.deepEqual(
-      none.records!.vaults!.find((v) => v.chainId === 8453),
-      before,
+      [capped.allocations[0]!.supplyCap, capped.allocations[0]!.supplyCapUsd],
+      [10_000_000, null],
     );
-    assert.ok(none.items.some((i) => !i.ok && /has no USD price for its loan token/.test(i.error)));
+    assert.ok(
+      priced.records!.markets.some(
+        (m) => m.uniqueKey === capped.allocations[0]!.marketKey && m.loanPrice === 0.9998,
+      ),
+    );
+    // never served priced: the vault is served all the same, its cap in USDC
+    const none = await run(source, { ...previous, markets: [] });
+    const unpricedCap = none.records!.vaults!.find((v) => v.chainId === 8453)!;
+    assert.deepEqual(
+      [unpricedCap.allocations[0]!.supplyCap, unpricedCap.allocations[0]!.supplyCapUsd],
+      [10_000_000, null],
+    );
+    assert.ok(!none.items.some((i) => !i.ok && i.id === 'morpho-api:vault'));
     // its market out of shape: likewise
     api.doc.markets[3]!.loanAsset.priceUsd = 0.9998;
     api.doc.markets[3]!.state.supplyAssets = 'many';

@@ -397,15 +397,13 @@ function readLiquidation(
 
 /**
  * A vault item. An allocation to a market the API answered out of shape (`unread`) fails the
- * vault (it keeps its last record); one to a market without a USD price has its cap priced at the
- * market's last served price (`servedLoanUsd`), else fails it: a cap is never dropped or stated
- * at 0.
+ * vault (it keeps its last record). A cap is kept in units of the asset: one to a market without
+ * a USD price is served in them, its USD value null, never dropped or stated at 0.
  */
 function readVault(
   item: unknown,
   markets: ReadonlyMap<string, ApiMarket>,
   unread: ReadonlySet<string>,
-  servedLoanUsd: (key: string) => number | undefined,
 ): VaultRecord {
   const v = obj(item, 'vault');
   const vault = address(v.address, 'vault.address');
@@ -428,9 +426,6 @@ function readVault(
     const supplied = big(alloc.supplyAssets, `vault ${vault}: supplyAssets`);
     const cap = big(alloc.supplyCap, `vault ${vault}: supplyCap`);
     if (supplied === 0n && cap === 0n) continue;
-    const loanUsd = market.loan.usd ?? servedLoanUsd(key);
-    if (loanUsd === undefined)
-      throw new MorphoApiError(`vault ${vault}: its market ${key} has no USD price for its loan token`);
     const share =
       market.supplyAssets > 0n
         ? Math.min(1, Number((supplied * 10n ** 18n) / market.supplyAssets) / 1e18)
@@ -438,7 +433,12 @@ function readVault(
     allocations.push({
       marketKey: key,
       supplyShare: share,
-      supplyCapUsd: cap >= NO_CAP ? null : scaled(cap, market.loan.decimals) * loanUsd,
+      // In units of the asset (valued at the market's price when served); in USD at the API's now.
+      supplyCap: cap >= NO_CAP ? null : scaled(cap, market.loan.decimals),
+      supplyCapUsd:
+        cap >= NO_CAP || market.loan.usd === null
+          ? null
+          : scaled(cap, market.loan.decimals) * market.loan.usd,
     });
   }
   return {
@@ -673,10 +673,9 @@ export function morphoApiSource(
       // Vaults by chain and address: each once (offset pages may repeat one).
       const vaultsByKey = new Map<string, VaultRecord>();
       const previousVaults = new Map((previous?.vaults ?? []).map((v) => [`${v.chainId}:${v.address}`, v]));
-      const servedLoanUsd = (key: string) => previousMarkets.get(key)?.loanPrice ?? undefined;
       for (const item of vaultItems) {
         try {
-          const v = readVault(item, markets, unread, servedLoanUsd);
+          const v = readVault(item, markets, unread);
           if (chains.has(v.chainId)) vaultsByKey.set(`${v.chainId}:${v.address}`, v);
         } catch (err) {
           failed('morpho-api:vault', err);
