@@ -29,9 +29,9 @@ export function checkPositionChanges(changes: readonly PositionChange[]): void {
 
 /**
  * Refuses a batch of market records with any invalid one, before anything is written: no
- * uniqueKey, a price, balance or APY that is negative or not finite (a price may be null: unknown;
- * then USD balances of its loan token are null with it, D15), an LLTV outside [0, 1) (at 1 a
- * market's leverage is unbounded), a market named twice.
+ * uniqueKey, a balance or APY that is negative or not finite, a price that is not positive and
+ * finite (it may be null: unknown, then USD balances of its loan token are null with it; never
+ * 0, D15), an LLTV outside [0, 1) (at 1 a market's leverage is unbounded), a market named twice.
  */
 export function checkMarketChanges(records: readonly MarketRecord[]): void {
   const seen = new Set<string>();
@@ -49,7 +49,10 @@ export function checkMarketChanges(records: readonly MarketRecord[]): void {
       const x = m[f];
       // The two token amounts may be left out; every other figure is a number or null.
       if (x === null || (x === undefined && (f === 'supplyAssets' || f === 'borrowAssets'))) continue;
-      if (!(typeof x === 'number' && Number.isFinite(x) && x >= 0))
+      if (f === 'collateralPrice' || f === 'loanPrice') {
+        if (!(typeof x === 'number' && Number.isFinite(x) && x > 0))
+          throw new RangeError(`${where}: ${f} must be finite and > 0, or null (unknown, never 0)`);
+      } else if (!(typeof x === 'number' && Number.isFinite(x) && x >= 0))
         throw new RangeError(`${where}: ${f} must be finite and >= 0, or null`);
     }
     // Both USD amounts of the loan token, or neither: exactly when its price is known.

@@ -225,6 +225,12 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         /exactly when loanPrice/,
       );
       await assert.rejects(store.applyMarketChanges('x', [{ ...a, supplyAssets: -1 }]), RangeError);
+      // a price is unknown (null), never 0
+      await assert.rejects(
+        store.applyMarketChanges('x', [{ ...a, loanPrice: 0, supply: 0, borrow: 0 }]),
+        /loanPrice must be finite and > 0, or null/,
+      );
+      await assert.rejects(store.applyMarketChanges('x', [{ ...a, collateralPrice: 0 }]), /collateralPrice/);
       const a3 = { ...a2, loanPrice: null, supply: null, borrow: null, supplyAssets: 5, borrowAssets: 1 };
       assert.equal(await store.applyMarketChanges('x', [a3]), 5);
       assert.deepEqual(
