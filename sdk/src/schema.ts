@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 98312dece16edfbad6fcb51e801f2ad2bd1e69a93b0d66f5025e2ff60dad7790) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 13936f88db73e42697905cc40dd8e1b769989321ba5aa477fce26bc5fc9af23f) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -269,7 +269,7 @@ export interface paths {
         };
         /**
          * Liquidations
-         * @description Liquidations, newest first (time, then chain, tx hash, log index), with the collateral seized, the debt repaid and any bad debt, in token units and USD. Streamed: the body is written as it is read, whatever `limit` (up to 500,000), so memory stays flat on both sides; send `Accept: application/x-ndjson` for one JSON object per line (the items, then a last line `{"meta": …}`). `startDate` is raised to your tier's history window. Page with `cursor`. A streamed answer carries no ETag (it is not known before the body is written).
+         * @description Liquidations, newest first (time, then chain, tx hash, log index), with the collateral seized, the debt repaid and any bad debt, in token units and USD (null where the token has no USD price, D15). Streamed: the body is written as it is read, whatever `limit` (up to 500,000), so memory stays flat on both sides; send `Accept: application/x-ndjson` for one JSON object per line (the items, then a last line `{"meta": …}`). `startDate` is raised to your tier's history window. Page with `cursor`. A streamed answer carries no ETag (it is not known before the body is written).
          */
         get: operations["listLiquidations"];
         put?: never;
@@ -389,7 +389,7 @@ export interface paths {
         };
         /**
          * Daily totals over time
-         * @description Per UTC day and protocol (or chain, `groupBy=chain`), from the stored history: the sum of the markets' supply and borrow in their daily snapshots, utilization of the sums, and the liquidations of the day (count, debt repaid, collateral seized, bad debt). Date ascending, then protocol name or chain id. `startDate` is raised to your tier's history window (meta.clamped); `endDate` defaults to now. Page with `cursor`.
+         * @description Per UTC day and protocol (or chain, `groupBy=chain`), from the stored history: the sum of the markets' supply and borrow in their daily snapshots, utilization of the sums, and the liquidations of the day (count, debt repaid, collateral seized, bad debt; those with an amount of no known USD value counted apart, that amount left out of the sums). Date ascending, then protocol name or chain id. `startDate` is raised to your tier's history window (meta.clamped); `endDate` defaults to now. Page with `cursor`.
          */
         get: operations["analyticsTimeseries"];
         put?: never;
@@ -2462,7 +2462,7 @@ export interface components {
                 /** @description Supply over the day before's, minus 1; null without a day before. */
                 supplyChange: number | null;
                 liquidations: number;
-                /** @description Liquidations with an amount of no known USD value (its token had no USD price), left out of the USD sums; absent from reports of version 1.0.0. */
+                /** @description Liquidations whose debt has no known USD value (the loan token had no USD price), left out of the USD sums; absent from reports of version 1.0.0. */
                 unpricedLiquidations?: number;
                 /** @description Debt the liquidations repaid (the known USD values), USD (to the cent). */
                 liquidatedDebtUsd: number;
@@ -6089,7 +6089,7 @@ export interface operations {
                  * @example 0x7f39c581f595b53c5cb19bd0b3f8da6c935e2ca0
                  */
                 liquidator?: string;
-                /** @description Only liquidations that repaid at least this much, USD. */
+                /** @description Only liquidations that repaid at least this much, USD (one whose repayment has no known USD value never matches). */
                 minRepaidUsd?: number;
                 /**
                  * @description Maximum results (default 50). Values above min(500000, the tier's result cap) are lowered silently and reported in meta.clamped.

@@ -456,7 +456,7 @@ export function liquidationScore(h: LiquidationRecord | null, borrowUsd: number 
   if (h.repaidUsd === null || h.badDebtUsd === null)
     return {
       score: UNKNOWN_SCORE,
-      explanation: `${h.count} liquidation${h.count === 1 ? '' : 's'} in the last ${RATING_WINDOW_DAYS} days, some of no known USD value (the market had no USD price): scored as unknown.`,
+      explanation: `${h.count} liquidation${h.count === 1 ? '' : 's'} in the last ${RATING_WINDOW_DAYS} days, some whose debt has no known USD value (the loan token had no USD price): scored as unknown.`,
     };
   const P = LIQUIDATION_PENALTIES;
   const share = (x: number) =>

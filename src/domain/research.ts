@@ -100,8 +100,8 @@ export interface ChainSection {
   supplyChange: number | null;
   liquidations: number;
   /**
-   * Liquidations with an amount of no known USD value, left out of the sums (absent from reports
-   * of version 1.0.0).
+   * Liquidations whose debt repaid or bad debt has no known USD value (a loan token without a
+   * price), left out of the sums (absent from reports of version 1.0.0).
    */
   unpricedLiquidations?: number;
   /** Sums of the known USD values. */
@@ -218,7 +218,8 @@ export function buildDigest(x: DigestInputs): ResearchReport {
   for (const l of x.liquidations) {
     const c = chainOf(l.chainId);
     c.liquidations++;
-    if (l.debtRepaidUsd === null || l.collateralSeizedUsd === null || l.badDebtUsd === null)
+    // (The sections sum debt: a liquidation counts apart when its debt has no USD value.)
+    if (l.debtRepaidUsd === null || l.badDebtUsd === null)
       c.unpricedLiquidations = (c.unpricedLiquidations ?? 0) + 1;
     c.liquidatedDebtUsd += l.debtRepaidUsd ?? 0;
     c.badDebtUsd += l.badDebtUsd ?? 0;

@@ -52,7 +52,7 @@ export const ResearchReportSchema = Type.Object(
           unpricedLiquidations: Type.Optional(
             Type.Integer({
               description:
-                'Liquidations with an amount of no known USD value (its token had no USD price), left out of the USD sums; absent from reports of version 1.0.0.',
+                'Liquidations whose debt has no known USD value (the loan token had no USD price), left out of the USD sums; absent from reports of version 1.0.0.',
             }),
           ),
           liquidatedDebtUsd: usd('Debt the liquidations repaid (the known USD values)'),

@@ -584,3 +584,112 @@ describe('Compound v3 on a local chain', () => {
     assert.deepEqual([m.supplyRewardsApy, m.borrowRewardsApy, m.rewardTokens], [0, 0, []]);
   });
 });
+
+describe('a comet whose base token has no USD price (D15)', () => {
+  let daiComet: `0x${string}`;
+  let dai: `0x${string}`;
+  let daiUsd: `0x${string}`;
+  const borrowers: `0x${string}`[] = [];
+  before(async () => {
+    const c = anvil.client(0);
+    const C = art.TestComet!.abi;
+    const T = art.TestToken!.abi;
+    dai = await deploy(c, art.TestToken!, ['Dai Stablecoin', 'DAI', 18]);
+    daiUsd = await deploy(c, art.TestAggregator!, [8, 'DAI / USD', 10n ** 8n]);
+    daiComet = await deploy(c, art.TestComet!, [
+      dai,
+      18,
+      daiUsd,
+      [
+        (WAD * 8n) / 10n,
+        perSecond(0.03),
+        perSecond(0.4),
+        0n,
+        (WAD * 8n) / 10n,
+        perSecond(0.035),
+        perSecond(0.25),
+        perSecond(0.015),
+      ],
+    ]);
+    await send(0, daiComet, C, 'addAsset', [
+      weth,
+      ethUsd,
+      18,
+      (WAD * 825n) / 1000n,
+      (WAD * 895n) / 1000n,
+      (WAD * 95n) / 100n,
+    ]);
+    await send(0, dai, T, 'mint', [users[0], 100_000n * WAD]);
+    await send(0, dai, T, 'approve', [daiComet, 2n ** 256n - 1n]);
+    await send(0, daiComet, C, 'supply', [dai, 100_000n * WAD]);
+    // Borrower 3 owes 500 DAI against 1 WETH; borrower 4, 100 DAI against 10 WETH.
+    for (const [i, collateral, borrow] of [
+      [3, WAD, 500n * WAD],
+      [4, 10n * WAD, 100n * WAD],
+    ] as const) {
+      borrowers.push(anvil.client(i).account.address.toLowerCase() as `0x${string}`);
+      await send(i, weth, T, 'mint', [borrowers.at(-1)!, collateral]);
+      await send(i, weth, T, 'approve', [daiComet, collateral]);
+      await send(i, daiComet, C, 'supply', [weth, collateral]);
+      await send(i, daiComet, C, 'withdraw', [dai, borrow]);
+    }
+  });
+  // The file has ETH/USD, not DAI/USD.
+  const json = () => ({
+    chains: [
+      {
+        chainId: anvil.chainId,
+        rpcUrl: anvil.url,
+        compound: [{ comet: daiComet }],
+        chainlink: [{ address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 }],
+      },
+    ],
+  });
+  const suite = liveChainSuite(() => anvil, 'lrds-comet-unpriced-', json);
+  const { get } = suite;
+  const key = () => `compound-31337-${daiComet.toLowerCase()}_${weth.toLowerCase()}`;
+
+  test('behavior: its markets are served with what is known, its borrowers followed; an absorb is recorded, its DAI of no USD value', async () => {
+    const { out } = await passAtHead(anvil, suite.sources, suite.store, suite.clock, suite.service);
+    const item = out.runs[0]!.items.find((i) => i.id === `compound:${daiComet.toLowerCase()}`);
+    assert.ok(item?.ok, 'served, not failed');
+    assert.match(
+      item.note ?? '',
+      /no USD price for its base token DAI .*served with its USD figures null and no position/,
+    );
+    const m = (await get(`/markets/${key()}`)).data;
+    assert.deepEqual(
+      [m.loanPrice, m.supply, m.borrow, m.available, m.supplyAssets],
+      [null, null, null, null, 100_000],
+    );
+    // the comet's own debts, to the unit of interest accrued since
+    assert.ok(m.borrowAssets >= 600 && m.borrowAssets < 600.01, `borrowAssets ${m.borrowAssets}`);
+    const eth = Number(await read<bigint>(ethUsd, 'latestAnswer')) / 1e8;
+    assert.equal(m.collateralPrice, eth, 'WETH by the file’s ETH/USD');
+    for (const b of borrowers) assert.deepEqual((await get(`/positions?address=${b}`)).data, []);
+
+    // DAI is worth $100 to the comet: borrower 3 is absorbed.
+    await send(0, daiUsd, art.TestAggregator!.abi, 'updateAnswer', [100n * 10n ** 8n]);
+    const receipt = await send(0, daiComet, art.TestComet!.abi, 'absorb', [users[0], [borrowers[0]]]);
+    await send(0, daiUsd, art.TestAggregator!.abi, 'updateAnswer', [10n ** 8n]);
+    await suite.pass();
+    const [l] = (await get(`/liquidations?marketId=${key()}`)).data;
+    assert.deepEqual(
+      [l.txHash, l.borrower, l.collateralSeized, l.collateralSeizedUsd, l.debtRepaidUsd],
+      [receipt.transactionHash, borrowers[0], 1, eth, null],
+    );
+    assert.ok(l.debtRepaid >= 500 && l.debtRepaid < 500.01, `debtRepaid ${l.debtRepaid}`);
+    assert.ok(l.badDebt > 0 && l.badDebtUsd === null, `bad debt ${l.badDebt} ${l.badDebtUsd}`);
+
+    // DAI/USD added to the file: the comet is priced, with the borrower it followed meanwhile.
+    const priced = json();
+    priced.chains[0]!.chainlink.push({ address: daiUsd, pair: 'DAI/USD', heartbeatSeconds: 86400 });
+    suite.sources = chainSources(parseSources(priced, 'test'));
+    await suite.pass();
+    const now = (await get(`/markets/${key()}`)).data;
+    assert.deepEqual([now.loanPrice, now.supply], [1, now.supplyAssets]);
+    const [p] = (await get(`/positions?address=${borrowers[1]}`)).data;
+    assert.equal(p.market.uniqueKey, key());
+    assert.ok(Math.abs(p.state.borrowAssetsUsd - 100) < 0.01, String(p.state.borrowAssetsUsd));
+  });
+});

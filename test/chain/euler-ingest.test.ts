@@ -11,15 +11,18 @@ import type { Abi } from 'viem';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
+import type { Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
-import { tempDir } from '../helpers.ts';
+import { ManualClock } from '../clock.ts';
+import { apiGet, liveService, tempDir } from '../helpers.ts';
 import {
   type Anvil,
   type Artifact,
   compileContracts,
   deploy,
   liveChainSuite,
+  passAtHead,
   readAt,
   sendTx,
   startAnvil,
@@ -405,5 +408,85 @@ describe('Euler v2 on a local chain', () => {
     } finally {
       await apart.close();
     }
+  });
+});
+
+describe('an Euler vault whose asset has no USD price (D15)', () => {
+  const clock = new ManualClock(Date.now());
+  let dataDir: string;
+  let store: Store;
+  let service: Service;
+  let key: string;
+  const get = apiGet(() => ({ service, key }));
+  // The file without USDC/USD: the USDC vault's asset has no USD price.
+  const json = () => {
+    const j = sourcesJson();
+    j.chains[0]!.chainlink = j.chains[0]!.chainlink.filter((f) => f.pair !== 'USDC/USD');
+    return j;
+  };
+  const marketKey = (collateral: string) => `euler-31337-${eUsdc.toLowerCase()}_${collateral.toLowerCase()}`;
+  before(async () => {
+    dataDir = tempDir('lrds-euler-unpriced-');
+    store = await openStore({ dataDir, databaseUrl: null }, clock);
+  });
+  after(async () => {
+    await service?.close();
+    await store?.close();
+  });
+
+  test('behavior: its markets are served with what is known, its accounts followed; a liquidation is recorded, its USDC of no USD value', async () => {
+    const { out } = await passAtHead(anvil, chainSources(parseSources(json(), 'test')), store, clock);
+    assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+    const item = out.runs[0]!.items.find((i) => i.id === `euler:${eUsdc.toLowerCase()}`);
+    assert.ok(item?.ok, 'served, not failed');
+    assert.match(item.note ?? '', /no USD price for USDC .*served with its USD figures null and no position/);
+    ({ service, key } = await liveService(dataDir, clock));
+    const m = (await get(`/markets/${marketKey(eWeth)}`)).data;
+    assert.deepEqual([m.loanPrice, m.supply, m.borrow], [null, null, null]);
+    const supplied = Number(await readAt<bigint>(anvil, eUsdc, V(), 'totalAssets')) / 1e6;
+    const wbtcMarket = (await get(`/markets/${marketKey(eWbtc)}`)).data;
+    // the vault's assets, split among its markets; WETH priced by the file's ETH/USD
+    const ofVault = (
+      (await get('/markets?protocol=euler&chainIds=31337')).data as {
+        vaultAddress: string;
+        supplyAssets: number;
+      }[]
+    ).filter((x) => x.vaultAddress === eUsdc.toLowerCase());
+    const sum = ofVault.reduce((s, x) => s + x.supplyAssets, 0);
+    assert.ok(Math.abs(sum / supplied - 1) < 1e-7, `${sum} vs ${supplied}`);
+    assert.equal(
+      m.collateralPrice,
+      Number(await readAt<bigint>(anvil, ethUsd, art.TestAggregator!.abi, 'latestAnswer')) / 1e8,
+    );
+    assert.equal(wbtcMarket.collateralPrice, null, 'WBTC: no feed, and the oracle quotes it in USDC terms');
+    assert.deepEqual((await get(`/positions?address=${users[1]}`)).data, []);
+    assert.equal((await get(`/vaults/31337/${eUsdc}`)).data.totalAssetsUsd, null);
+
+    // ETH falls to $100 and BTC to $30,000: borrower 1 is liquidated by a holder of WBTC.
+    await setEthPrice(100);
+    await send(0, oracle, art.TestEulerOracle!.abi, 'setRate', [wbtc, USD, usdRate(30_000, 8)]);
+    await depositInto(3, wbtc, eWbtc, 10n ** 9n, true);
+    await send(3, evc, art.TestEVC!.abi, 'enableController', [users[3], eUsdc]);
+    const receipt = await send(3, eUsdc, V(), 'liquidate', [users[1], eWeth, 2n ** 256n - 1n, 0n]);
+    await passAtHead(anvil, chainSources(parseSources(json(), 'test')), store, clock, service);
+    const [l] = (await get(`/liquidations?marketId=${marketKey(eWeth)}`)).data;
+    assert.deepEqual(
+      [l.txHash, l.borrower, l.liquidator, l.debtRepaidUsd],
+      [receipt.transactionHash, users[1], users[3], null],
+    );
+    assert.ok(l.debtRepaid > 0 && l.collateralSeized > 0);
+    assert.ok(
+      Math.abs(l.collateralSeizedUsd - l.collateralSeized * 100) < 0.01,
+      String(l.collateralSeizedUsd),
+    );
+
+    // USDC/USD added: the vault is priced, with the accounts it followed meanwhile.
+    await passAtHead(anvil, chainSources(parseSources(sourcesJson(), 'test')), store, clock, service);
+    assert.equal((await get(`/markets/${marketKey(eWeth)}`)).data.loanPrice, 1);
+    const held = (await get(`/positions?address=${users[1]}`)).data as { market: { uniqueKey: string } }[];
+    assert.ok(
+      held.some((p) => p.market.uniqueKey === marketKey(eWbtc)),
+      JSON.stringify(held.map((p) => p.market.uniqueKey)),
+    );
   });
 });

@@ -409,6 +409,26 @@ describe('Fluid on a local chain', () => {
       Math.abs(l.collateralSeizedUsd - 0.5 * m.collateralPrice) < 0.01,
       String(l.collateralSeizedUsd),
     );
+    // the vault cannot be read: it keeps its last records (served without a price), and a
+    // liquidation meanwhile is recorded in it
+    await send(0, daiVault, V(), 'setBroken', [true]);
+    const meanwhile = await send(6, daiVault, V(), 'liquidate', [daiId, WAD / 4n, 100n * WAD, users[6]]);
+    const brokenPass = await passAtHead(anvil, suite.sources, suite.store, clock, suite.service);
+    assert.ok(brokenPass.failed.some((f) => f.id === `fluid:${daiVault.toLowerCase()}`));
+    assert.equal((await get(`/markets/${keyOf(daiVault)}`)).data.loanPrice, null);
+    const both = (await get(`/liquidations?marketId=${keyOf(daiVault)}`)).data;
+    assert.deepEqual(
+      both.map((x: { txHash: string; debtRepaid: number; debtRepaidUsd: number | null }) => [
+        x.txHash,
+        x.debtRepaid,
+        x.debtRepaidUsd,
+      ]),
+      [
+        [meanwhile.transactionHash, 100, null],
+        [liquidated.transactionHash, 400, null],
+      ],
+    );
+    await send(0, daiVault, V(), 'setBroken', [false]);
     const [p] = await positionsOf(users[5]!);
     assert.equal(p!.market.uniqueKey, keyOf(late));
     assert.ok(Math.abs(p!.healthFactor / (await health(late, id, block)) - 1) < 5e-8);

@@ -599,11 +599,17 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
       '0x',
     ]);
     await send(0, daiUsd, art.TestAggregator!.abi, 'updateAnswer', [10n ** 8n]);
+    // ETH moves before the pass reads it: the WETH seized is valued at its block's ETH price
+    const ethThen = (await get(`/markets/${key}`)).data.collateralPrice;
+    const A = art.TestAggregator!.abi;
+    const answer = await readAt<bigint>(anvil, ethUsd, A, 'latestAnswer');
+    await send(0, ethUsd, A, 'updateAnswer', [answer + 100n * 10n ** 8n]);
     assert.equal((await pass()).runs[0]!.ok, true);
+    await send(0, ethUsd, A, 'updateAnswer', [answer]);
     const recorded = (await get(`/liquidations?marketId=${key}`)).data;
     assert.equal(recorded.length, 1);
     const repaidDai = Number(BigInt(liquidated.logs.at(-1)!.data.slice(0, 66))) / 1e18;
-    const ethNow = (await get(`/markets/${key}`)).data.collateralPrice;
+    assert.equal((await get(`/markets/${key}`)).data.collateralPrice, ethThen + 100);
     assert.deepEqual(
       [
         recorded[0].txHash,
@@ -613,7 +619,7 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
         recorded[0].debtRepaidUsd,
         recorded[0].badDebtUsd,
       ],
-      [liquidated.transactionHash, 0.5, 0.5 * ethNow, Number(repaidDai.toPrecision(8)), null, 0],
+      [liquidated.transactionHash, 0.5, 0.5 * ethThen, Number(repaidDai.toPrecision(8)), null, 0],
     );
     // the feed is added to the file: the market is served with the borrower it had
     const json = sourcesJson();

@@ -141,6 +141,16 @@ describe('buildDigest', () => {
       '4 liquidation(s) repaid $450 of debt (1 of no known USD value not included); the largest repaid $300 on chain 1.',
     );
     assert.match(reportMarkdown(u), /\| `0x0{63}4` \| – \| – \| – \|/);
+    // only its collateral of no known USD value: its debt is summed, and it is not counted apart
+    const seizedOnly = { ...liq(5, 8453, 20), collateralSeizedUsd: null };
+    const s = buildDigest({ ...inputs, liquidations: [...inputs.liquidations, seizedOnly] });
+    assert.deepEqual(
+      s.chains.map((c) => [c.chainId, c.liquidations, c.unpricedLiquidations, c.liquidatedDebtUsd]),
+      [
+        [1, 2, 0, 400],
+        [8453, 2, 0, 70],
+      ],
+    );
     // narrowed to a chain: its own count
     assert.equal(
       reportForChains(u, [1]).highlights[1],

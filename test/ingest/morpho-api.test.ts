@@ -452,6 +452,19 @@ describe('the Morpho API source, by itself', () => {
     const held = await run(source, { state, markets: [], positions: [] });
     assert.ok(held.items.some((i) => !i.ok && /seizedAssets/.test(i.error)));
     assert.equal(JSON.parse(held.cursor!).liquidationsFrom['8453'], NOW_S - 7200);
+    // so does one without a USD value in a market not served (its price may be known once it is)
+    late.data.seizedAssets = api.doc.transactions[0]!.data.seizedAssets;
+    Object.assign(late.data, {
+      seizedAssetsUsd: null,
+      market: { ...late.data.market, uniqueKey: `0x${'99'.repeat(32)}` },
+    });
+    const unserved = await run(source, { state, markets: [], positions: [] });
+    assert.ok(
+      unserved.items.some(
+        (i) => !i.ok && /no USD value \(seizedAssetsUsd\), and its market .* is not served/.test(i.error),
+      ),
+    );
+    assert.equal(JSON.parse(unserved.cursor!).liquidationsFrom['8453'], NOW_S - 7200);
   });
 
   test('behavior: a liquidation in a market without a USD price is recorded, its amounts in tokens and their unknown USD values null; the cursor moves past it', async () => {

@@ -370,9 +370,16 @@ function readLiquidation(
   const collateralSeized = amount('seizedAssets', collateralDecimals);
   const debtRepaid = amount('repaidAssets', loanDecimals);
   const badDebt = amount('badDebtAssets', loanDecimals);
-  // In USD as the API valued them at the liquidation, else at the market's price now, else unknown.
-  const usd = (field: string, tokens: number, price: number | null | undefined) =>
-    numOrNull(data[field], `${what}: ${field}`) ?? usdValue(tokens, price ?? null);
+  // In USD as the API valued them at the liquidation, else at the market's price now, else (a
+  // market served without that price) unknown. Of a market not served (answered out of shape,
+  // not listed), it is read again next pass: it holds its chain's cursor.
+  const usd = (field: string, tokens: number, price: number | null | undefined) => {
+    const v = numOrNull(data[field], `${what}: ${field}`);
+    if (v !== null) return v;
+    if (!market && tokens !== 0)
+      throw new MorphoApiError(`${what}: no USD value (${field}), and its market ${marketKey} is not served`);
+    return usdValue(tokens, price ?? null);
+  };
   const event: LiquidationEvent = {
     protocol: 'morpho',
     chainId,

@@ -12,10 +12,16 @@
  * lenders are not positions (they lend to the comet, not to one collateral's market).
  */
 import { MarketUtils } from '@morpho-org/blue-sdk';
-import type { OracleRecord, PositionRecord, PricedMarketRecord } from '../../domain/types.ts';
+import {
+  loanBalances,
+  type MarketRecord,
+  type OracleRecord,
+  type PositionRecord,
+} from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import { accountHealth, type CometAbsorb, type CometRead, FACTOR_SCALE } from './compound.ts';
+import { usdValue } from './liquidation.ts';
 import type { TokenMeta } from './tokens.ts';
 
 const SECONDS_PER_YEAR = 31_536_000;
@@ -28,60 +34,63 @@ export function cometKey(chainId: number, comet: string, asset: string): string 
 /**
  * The comet's markets and positions at USD prices: `baseUsd` for its base token, and for each
  * collateral its own USD price (`usdOf`, the file's feeds) or else the comet's price of it in
- * base (its `getPrice` of the asset over that of the base) × `baseUsd`.
+ * base (its `getPrice` of the asset over that of the base) × `baseUsd`. Balances are split among
+ * the markets in base units, so a comet whose base token has no USD price (`baseUsd` null, D15)
+ * has the same markets, their USD figures null, and no position.
  */
 export function cometRecords(
   chainId: number,
   read: CometRead,
-  baseUsd: number,
+  baseUsd: number | null,
   usdOf: (token: TokenMeta) => number | null,
   oracle: (feeds: string[]) => OracleRecord,
-): { markets: PricedMarketRecord[]; positions: PositionRecord[] } {
+): { markets: MarketRecord[]; positions: PositionRecord[] } {
   const baseDecimals = read.base.decimals ?? 18;
   const baseScale = 10n ** BigInt(baseDecimals);
   const assets = read.config.assets.map((a, i) => {
     const token = read.tokens[i]!;
-    const usd = usdOf(token) ?? (Number(read.prices[i]!) / Number(read.basePrice)) * baseUsd;
+    const inBase = Number(read.prices[i]!) / Number(read.basePrice);
+    const usd = usdOf(token) ?? (baseUsd === null ? null : inBase * baseUsd);
     return { info: a, token, usd, key: cometKey(chainId, read.comet, a.asset) };
   });
   const positions: PositionRecord[] = [];
+  // Each market's borrow, in base: its borrowers' shares of debt.
   const borrowByMarket = new Map<string, number>();
   for (const { user, account } of read.accounts) {
     const { healthFactor, weighted, debt } = accountHealth({ ...read, baseScale }, account);
-    const borrowUsd = scaled(debt, baseDecimals) * baseUsd;
+    const owed = scaled(debt, baseDecimals);
     const held = assets.flatMap((_, i) => ((account.collateral[i] ?? 0n) > 0n ? [i] : []));
     const total = held.reduce((s, i) => s + weighted[i]!, 0n);
     for (const i of held) {
       const a = assets[i]!;
       // The debt's share of this collateral: its value at the liquidation factor over the account's.
       const share = total > 0n ? Number((weighted[i]! * FACTOR_SCALE) / total) / 1e18 : 1 / held.length;
-      const position: PositionRecord = {
+      borrowByMarket.set(a.key, (borrowByMarket.get(a.key) ?? 0) + owed * share);
+      if (baseUsd === null || a.usd === null) continue;
+      positions.push({
         marketKey: a.key,
         user,
         collateralUsd: scaled(account.collateral[i]!, a.token.decimals ?? 18) * a.usd,
-        borrowUsd: borrowUsd * share,
+        borrowUsd: owed * share * baseUsd,
         supplyUsd: 0,
         healthFactor,
-      };
-      positions.push(position);
-      borrowByMarket.set(a.key, (borrowByMarket.get(a.key) ?? 0) + position.borrowUsd);
+      });
     }
   }
   const borrowed = assets.reduce((s, a) => s + (borrowByMarket.get(a.key) ?? 0), 0);
-  const supplyUsd = scaled(read.totalSupply, baseDecimals) * baseUsd;
+  const supplied = scaled(read.totalSupply, baseDecimals);
   // Rewards (CometRewards): whole tokens a second × a year × their USD price over the side's USD
-  // total, as Compound states them (an APR); 0 when the reward token has no USD price.
+  // total, as Compound states them (an APR); 0 when the reward token or the base has no USD price.
   const rewards = read.rewards && 'token' in read.rewards ? read.rewards : null;
   const rewardUsd = rewards ? usdOf(rewards.token) : null;
-  const apr = (perSecond: number, total: number) =>
-    rewardUsd !== null && total > 0 ? (perSecond * SECONDS_PER_YEAR * rewardUsd) / total : 0;
-  const supplyRewardsApy = apr(rewards?.supplyPerSecond ?? 0, supplyUsd);
-  const borrowRewardsApy = apr(
-    rewards?.borrowPerSecond ?? 0,
-    scaled(read.totalBorrow, baseDecimals) * baseUsd,
-  );
+  const apr = (perSecond: number, total: bigint) =>
+    rewardUsd !== null && baseUsd !== null && total > 0n
+      ? (perSecond * SECONDS_PER_YEAR * rewardUsd) / (scaled(total, baseDecimals) * baseUsd)
+      : 0;
+  const supplyRewardsApy = apr(rewards?.supplyPerSecond ?? 0, read.totalSupply);
+  const borrowRewardsApy = apr(rewards?.borrowPerSecond ?? 0, read.totalBorrow);
   const rewardTokens = supplyRewardsApy > 0 || borrowRewardsApy > 0 ? [rewards!.token.symbol] : [];
-  const markets = assets.map((a): PricedMarketRecord => {
+  const markets = assets.map((a): MarketRecord => {
     const borrow = borrowByMarket.get(a.key) ?? 0;
     return {
       uniqueKey: a.key,
@@ -98,8 +107,11 @@ export function cometRecords(
       loanDecimals: baseDecimals,
       collateralPrice: a.usd,
       loanPrice: baseUsd,
-      supply: borrowed > 0 ? (supplyUsd * borrow) / borrowed : supplyUsd / assets.length,
-      borrow,
+      ...loanBalances(
+        borrowed > 0 ? (supplied * borrow) / borrowed : supplied / assets.length,
+        borrow,
+        baseUsd,
+      ),
       supplyApy: MarketUtils.rateToApy(read.supplyRate),
       borrowApy: MarketUtils.rateToApy(read.borrowRate),
       supplyRewardsApy,
@@ -127,8 +139,8 @@ export function absorbLiquidations(
   chainId: number,
   absorb: CometAbsorb,
   read: Pick<CometRead, 'config'> & { baseDecimals: number },
-  records: ReadonlyMap<string, PricedMarketRecord>,
-  baseUsd: number,
+  records: ReadonlyMap<string, MarketRecord>,
+  baseUsd: number | null,
 ): LiquidationEvent[] {
   const { config, baseDecimals } = read;
   const factorOf = (asset: string) =>
@@ -150,7 +162,8 @@ export function absorbLiquidations(
       creditedValue > 0n ? Number(credited[i]!) / Number(creditedValue) : 1 / absorb.collateral.length;
     const seized = scaled(c.amount, record.collateralDecimals ?? 18);
     const unitPrice = seized > 0 && basePrice ? Number(c.value) / seized / basePrice : null;
-    const collateralUsd = unitPrice === null ? record.collateralPrice : unitPrice * baseUsd;
+    const collateralUsd =
+      unitPrice === null || baseUsd === null ? record.collateralPrice : unitPrice * baseUsd;
     return [
       {
         protocol: 'compound',
@@ -163,11 +176,11 @@ export function absorbLiquidations(
         borrower: absorb.borrower,
         liquidator: absorb.absorber,
         collateralSeized: seized,
-        collateralSeizedUsd: seized * collateralUsd,
+        collateralSeizedUsd: usdValue(seized, collateralUsd),
         debtRepaid: repaid * share,
-        debtRepaidUsd: repaid * share * baseUsd,
+        debtRepaidUsd: usdValue(repaid * share, baseUsd),
         badDebt: badDebt * share,
-        badDebtUsd: badDebt * share * baseUsd,
+        badDebtUsd: usdValue(badDebt * share, baseUsd),
       },
     ];
   });

@@ -12,7 +12,13 @@
  * borrowers: a market's borrow is the sum of its positions' shares of debt, its supply the
  * vault's total assets in the same proportion (the markets of a vault sum to the vault).
  */
-import type { OracleRecord, PositionRecord, PricedMarketRecord, VaultRecord } from '../../domain/types.ts';
+import {
+  loanBalances,
+  type MarketRecord,
+  type OracleRecord,
+  type PositionRecord,
+  type VaultRecord,
+} from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import { CONFIG_SCALE, type EulerLiquidationRead, type EulerVaultRead } from './euler.ts';
@@ -76,48 +82,49 @@ export function eulerHealth(
 /**
  * The vault's markets and positions at `loanUsd` and each collateral's USD price, and the vault
  * itself (`GET /vaults`): its governor, its interest fee, and all of each of its markets' supply.
+ * Balances are split among the markets in units of the asset, so a vault whose asset has no USD
+ * price (`loanUsd` null, D15) has the same markets, their USD figures null, and no position.
  */
 export function eulerRecords(
   chainId: number,
   read: EulerVaultRead,
-  prices: { loanUsd: number; collateralUsd: number[] },
+  prices: { loanUsd: number | null; collateralUsd: (number | null)[] },
   oracle: OracleRecord,
-): { markets: PricedMarketRecord[]; positions: PositionRecord[]; vault: VaultRecord } {
+): { markets: MarketRecord[]; positions: PositionRecord[]; vault: VaultRecord } {
   const loanDecimals = read.asset.decimals ?? 18;
   const keys = read.collaterals.map((c) => eulerKey(chainId, read.vault, c.vault));
   const positions: PositionRecord[] = [];
+  // Each market's borrow, in units of the asset: its borrowers' shares of debt.
   const borrowByMarket = new Map<string, number>();
   for (const account of read.accounts) {
     const { healthFactor, weighted } = eulerHealth(read, account);
-    const borrowUsd = scaled(account.debt, loanDecimals) * prices.loanUsd;
+    const owed = scaled(account.debt, loanDecimals);
     const held = read.collaterals.flatMap((c, i) => ((account.balances.get(c.vault) ?? 0n) > 0n ? [i] : []));
     const total = held.reduce((s, i) => s + weighted[i]!, 0n);
     for (const i of held) {
       const c = read.collaterals[i]!;
       const share = total > 0n ? Number((weighted[i]! * 10n ** 18n) / total) / 1e18 : 1 / held.length;
+      borrowByMarket.set(keys[i]!, (borrowByMarket.get(keys[i]!) ?? 0) + owed * share);
+      const collateralUsd = prices.collateralUsd[i] ?? null;
+      if (prices.loanUsd === null || collateralUsd === null) continue;
       const shares = account.balances.get(c.vault)!;
       const assets = (shares * c.assetsPerShare) / 10n ** BigInt(c.share.decimals ?? 18);
-      const position: PositionRecord = {
+      positions.push({
         marketKey: keys[i]!,
         user: account.user,
-        collateralUsd: scaled(assets, c.asset.decimals ?? 18) * prices.collateralUsd[i]!,
-        borrowUsd: borrowUsd * share,
+        collateralUsd: scaled(assets, c.asset.decimals ?? 18) * collateralUsd,
+        borrowUsd: owed * share * prices.loanUsd,
         supplyUsd: 0,
         healthFactor,
-      };
-      positions.push(position);
-      borrowByMarket.set(
-        position.marketKey,
-        (borrowByMarket.get(position.marketKey) ?? 0) + position.borrowUsd,
-      );
+      });
     }
   }
   const borrowed = [...borrowByMarket.values()].reduce((s, b) => s + b, 0);
-  const supplyUsd = scaled(read.totalAssets, loanDecimals) * prices.loanUsd;
+  const supplied = scaled(read.totalAssets, loanDecimals);
   const rate = Number(read.interestRate);
   const utilization = read.totalAssets > 0n ? Number(read.totalBorrows) / Number(read.totalAssets) : 0;
   const fee = Number(read.interestFee) / Number(CONFIG_SCALE);
-  const markets = read.collaterals.map((c, i): PricedMarketRecord => {
+  const markets = read.collaterals.map((c, i): MarketRecord => {
     const borrow = borrowByMarket.get(keys[i]!) ?? 0;
     return {
       uniqueKey: keys[i]!,
@@ -132,10 +139,13 @@ export function eulerRecords(
       loanAddress: read.asset.address,
       collateralDecimals: c.asset.decimals,
       loanDecimals,
-      collateralPrice: prices.collateralUsd[i]!,
+      collateralPrice: prices.collateralUsd[i] ?? null,
       loanPrice: prices.loanUsd,
-      supply: borrowed > 0 ? (supplyUsd * borrow) / borrowed : supplyUsd / read.collaterals.length,
-      borrow,
+      ...loanBalances(
+        borrowed > 0 ? (supplied * borrow) / borrowed : supplied / read.collaterals.length,
+        borrow,
+        prices.loanUsd,
+      ),
       // As Euler's lens (UtilsLens.computeAPYs) states them: the lenders' share of the borrow APY.
       supplyApy: apy(rate) * utilization * (1 - fee),
       borrowApy: apy(rate),
@@ -174,9 +184,9 @@ export function eulerRecords(
 export function eulerLiquidation(
   chainId: number,
   l: EulerLiquidationRead,
-  record: PricedMarketRecord,
+  record: MarketRecord,
   assetsPerShare: { perShare: bigint; shareDecimals: number } | null,
-  usd: { loanUsd: number; collateralUsd: number } = {
+  usd: { loanUsd: number | null; collateralUsd: number | null } = {
     loanUsd: record.loanPrice,
     collateralUsd: record.collateralPrice,
   },

@@ -540,15 +540,21 @@ export function chainSource(
       const liquidations: LiquidationEvent[] = [];
       const found = (morpho?.liquidations ?? []).flatMap((l) => {
         // A kept market's liquidations are priced at its kept prices, a never-priced one's
-        // amounts have no USD value; an unserved one's are not recorded.
+        // amounts have no USD value; an unserved one's are not recorded (named).
         const record = priced.get(l.id)?.record ?? kept.get(l.id) ?? unpricedMarkets.get(l.id);
+        if (!record)
+          items.push({
+            id: `morpho:${l.id}:liquidation:${l.txHash}:${l.logIndex}`,
+            ok: false,
+            error: `liquidation in ${l.txHash} of market ${morphoKey(chain.chainId, l.id)} not recorded: the market is not served`,
+          });
         return record ? [{ l, record }] : [];
       });
       const atBlock = await pricesAtBlocks(
         rpc,
         chain.chainlink,
         found
-          .filter(({ l, record }) => BigInt(l.block) < target && isPriced(record))
+          .filter(({ l }) => BigInt(l.block) < target)
           .map(({ l, record }) => ({ block: l.block, record })),
         feedSymbolOf,
       );
@@ -568,12 +574,18 @@ export function chainSource(
       const vaults: VaultRecord[] = [];
       // A pooled protocol's pool (a comet, an Euler vault) that cannot be served this pass keeps
       // what the last pass served of its markets (`<protocol>-<chainId>-<pool>_…`), into `served`.
-      const keepPool = (prefix: string, served: Map<string, PricedMarketRecord>) => {
+      // (A comet is served without a USD price of its base token when it never had one; the other
+      // pools are served priced or not at all.)
+      const keepPool = <T extends MarketRecord>(
+        prefix: string,
+        served: Map<string, T>,
+        accept: (m: MarketRecord) => m is T,
+      ) => {
         // (A kept record is checked again: one stored before the check existed may hold what no
-        // pool has. A pool's markets are served priced or not at all.)
+        // pool has.)
         const keptMarkets = (previous?.markets ?? []).filter(
-          (m): m is PricedMarketRecord =>
-            isPriced(m) &&
+          (m): m is T =>
+            accept(m) &&
             m.uniqueKey.startsWith(prefix) &&
             !served.has(m.uniqueKey) &&
             implausible({ markets: [m], positions: [] }) === null,
@@ -586,35 +598,39 @@ export function chainSource(
       };
       // The pools named failed this pass (`<kind>:0x…`: a pool as a whole, not an account or a
       // check, `0x…:…`) keep their last records.
-      const keepFailedPools = (
+      const keepFailedPools = <T extends MarketRecord>(
         kind: 'compound' | 'euler' | 'aave' | 'spark',
-        served: Map<string, PricedMarketRecord>,
+        served: Map<string, T>,
+        accept: (m: MarketRecord) => m is T,
       ) => {
         for (const item of items)
           if (!item.ok && item.id.startsWith(`${kind}:`)) {
             const id = item.id.slice(kind.length + 1);
             if (!id.includes(':')) {
-              keepPool(`${kind}-${chain.chainId}-${id}_`, served);
+              keepPool(`${kind}-${chain.chainId}-${id}_`, served, accept);
               // An Euler vault's own record too, as the last pass served it.
               for (const v of previous?.vaults ?? [])
                 if (v.address === id && v.protocol === kind) vaults.push(v);
             }
           }
       };
-      // Compound v3: a comet whose base token has a USD price is served; one that is not (or an
-      // asset that cannot be read) keeps what the last pass served of it.
-      const cometMarkets = new Map<string, PricedMarketRecord>();
-      // The comets served this pass, and one market of each (its base price, for its absorbs).
+      // Compound v3: a comet whose base token has a USD price is served; one never priced is
+      // served with what is known (D15: no position, its holders followed); one priced before
+      // that no longer is (or an asset that cannot be read) keeps what the last pass served of it.
+      const cometMarkets = new Map<string, MarketRecord>();
+      // The comets served with their positions this pass, and one market of each comet served
+      // (its base price, for its absorbs).
       const served = new Set<string>();
-      const marketOfComet = new Map<string, PricedMarketRecord>();
+      const marketOfComet = new Map<string, MarketRecord>();
       for (const c of compound?.comets ?? []) {
         const baseUsd = usdOf(c.base);
-        if (baseUsd === null) {
-          items.push({
-            id: `compound:${c.comet}`,
-            ok: false,
-            error: `comet ${c.comet}: no USD price for its base token ${c.base.symbol} ${c.base.address} (${noPriceHint(c.base)})`,
-          });
+        const why =
+          baseUsd === null
+            ? `no USD price for its base token ${c.base.symbol} ${c.base.address} (${noPriceHint(c.base)})`
+            : null;
+        const prefix = `compound-${chain.chainId}-${c.comet.toLowerCase()}_`;
+        if (why && (previous?.markets ?? []).some((m) => m.uniqueKey.startsWith(prefix) && isPriced(m))) {
+          items.push({ id: `compound:${c.comet}`, ok: false, error: `comet ${c.comet}: ${why}` });
           continue;
         }
         const out = cometRecords(chain.chainId, c, baseUsd, usdOf, (feeds) =>
@@ -641,20 +657,35 @@ export function chainSource(
         }
         for (const m of out.markets) cometMarkets.set(m.uniqueKey, m);
         if (out.markets[0]) marketOfComet.set(c.comet, out.markets[0]);
-        served.add(c.comet);
+        if (!why) served.add(c.comet);
         append(markets, out.markets);
         append(positions, out.positions);
-        items.push({ id: `compound:${c.comet}`, ok: true });
+        items.push(
+          why
+            ? { id: `compound:${c.comet}`, ok: true, note: `comet ${c.comet}: ${why}: ${UNPRICED_NOTE.loan}` }
+            : { id: `compound:${c.comet}`, ok: true },
+        );
       }
-      keepFailedPools('compound', cometMarkets);
+      keepFailedPools('compound', cometMarkets, (m): m is MarketRecord => true);
       const absorbs = compound?.absorbs ?? [];
       const cometThen = await basePricesAtBlocks(rpc, chain.chainlink, absorbs, comets, feedSymbolOf);
       items.push(...unpricedBlocks('compound', 'absorb', cometThen));
       for (const a of absorbs) {
         const config = comets.configs.get(a.comet);
         const base = config && comets.tokens.get(config.baseToken);
-        const anyMarket = marketOfComet.get(a.comet);
-        if (!config || !base || !anyMarket) continue;
+        // A comet kept at its last records: its absorbs at their block's prices, else its kept ones.
+        const prefix = `compound-${chain.chainId}-${a.comet.toLowerCase()}_`;
+        const anyMarket =
+          marketOfComet.get(a.comet) ??
+          [...cometMarkets.values()].find((m) => m.uniqueKey.startsWith(prefix));
+        if (!config || !base || !anyMarket) {
+          items.push({
+            id: `compound:${a.comet}:absorb:${a.txHash}`,
+            ok: false,
+            error: `absorb in ${a.txHash} of comet ${a.comet} not recorded: the comet is not served`,
+          });
+          continue;
+        }
         const then = cometThen.usd.get(`${a.block}:${a.comet}`);
         liquidations.push(
           ...absorbLiquidations(
@@ -668,9 +699,12 @@ export function chainSource(
       }
 
       // Euler v2: a vault whose asset has a USD price (the file's feeds) and whose collaterals have
-      // one (the file's feeds, else the vault's oracle against the asset) is served; one that is
-      // not (or whose quotes cannot be read) keeps what the last pass served of it.
-      const eulerMarkets = new Map<string, PricedMarketRecord>();
+      // one (the file's feeds, else the vault's oracle against the asset) is served; one whose
+      // asset never had one is served with what is known (D15: no position, its accounts
+      // followed); one priced before, or whose collateral the oracle cannot price against its
+      // asset (or whose quotes cannot be read), keeps what the last pass served of it.
+      const eulerMarkets = new Map<string, MarketRecord>();
+      // The vaults served with their positions.
       const eulerServed = new Set<string>();
       for (const v of eulerRead?.vaults ?? []) {
         const prices = eulerPrices(v, usdOf);
@@ -678,18 +712,21 @@ export function chainSource(
           prices.loanUsd === null ? v.asset : null,
           ...v.collaterals.map((c, i) => (prices.collateralUsd[i] === null ? c.asset : null)),
         ].find((t) => t !== null);
-        if (prices.loanUsd === null || unpriced) {
-          items.push({
-            id: `euler:${v.vault}`,
-            ok: false,
-            error: `vault ${v.vault}: no USD price for ${unpriced!.symbol} ${unpriced!.address} (${noPriceHint(unpriced!)})`,
-          });
+        const why =
+          unpriced && `no USD price for ${unpriced.symbol} ${unpriced.address} (${noPriceHint(unpriced)})`;
+        const prefix = `euler-${chain.chainId}-${v.vault.toLowerCase()}_`;
+        if (
+          why &&
+          (prices.loanUsd !== null ||
+            (previous?.markets ?? []).some((m) => m.uniqueKey.startsWith(prefix) && isPriced(m)))
+        ) {
+          items.push({ id: `euler:${v.vault}`, ok: false, error: `vault ${v.vault}: ${why}` });
           continue;
         }
         const out = eulerRecords(
           chain.chainId,
           v,
-          { loanUsd: prices.loanUsd, collateralUsd: prices.collateralUsd as number[] },
+          prices,
           // An EulerRouter: its quotes are what the vault values liquidity with.
           customOracle(
             v.oracle,
@@ -702,13 +739,17 @@ export function chainSource(
           continue;
         }
         for (const m of out.markets) eulerMarkets.set(m.uniqueKey, m);
-        eulerServed.add(v.vault);
+        if (!why) eulerServed.add(v.vault);
         vaults.push(out.vault);
         append(markets, out.markets);
         append(positions, out.positions);
-        items.push({ id: `euler:${v.vault}`, ok: true });
+        items.push(
+          why
+            ? { id: `euler:${v.vault}`, ok: true, note: `vault ${v.vault}: ${why}: ${UNPRICED_NOTE.loan}` }
+            : { id: `euler:${v.vault}`, ok: true },
+        );
       }
-      keepFailedPools('euler', eulerMarkets);
+      keepFailedPools('euler', eulerMarkets, (m): m is MarketRecord => true);
       // Liquidations at their block's prices and share price (the newest MAX_PRICED_BLOCKS blocks
       // of the pass; the others at the pass's, named).
       const eulerVaults = new Map((eulerRead?.vaults ?? []).map((v) => [v.vault, v]));
@@ -736,13 +777,18 @@ export function chainSource(
       for (const { l, record, c } of eulerFound) {
         const then = c && eulerThen.at.get(`${l.block}:${l.vault}:${c.vault}`);
         const perShare = then?.perShare ?? c?.assetsPerShare;
+        // A market priced now takes its block's prices when both were read there; one served
+        // without a price, what was read (D15).
+        const at = then?.usd;
+        const usd =
+          at && (!isPriced(record) || (at.loanUsd !== null && at.collateralUsd !== null)) ? at : undefined;
         liquidations.push(
           eulerLiquidation(
             chain.chainId,
             l,
             record,
             c && perShare !== undefined ? { perShare, shareDecimals: c.share.decimals ?? 18 } : null,
-            then?.usd ?? undefined,
+            usd,
           ),
         );
       }
@@ -785,8 +831,8 @@ export function chainSource(
         append(positions, out.positions);
         items.push({ id: `${kind}:${p.pool}`, ok: true });
       }
-      keepFailedPools('aave', aaveMarkets);
-      keepFailedPools('spark', aaveMarkets);
+      keepFailedPools('aave', aaveMarkets, isPriced);
+      keepFailedPools('spark', aaveMarkets, isPriced);
       // Liquidations in their pair's market at their block's prices (the newest MAX_PRICED_BLOCKS
       // blocks of the pass; the others at the pass's, named).
       const aavePools = new Map((aaveRead?.pools ?? []).map((p) => [p.pool, p]));
@@ -884,17 +930,20 @@ export function chainSource(
             : [],
         ),
       );
+      // (Priced or served without a price, as the last pass served it.)
       const keptFluid = (previous?.markets ?? []).filter(
-        (m): m is PricedMarketRecord =>
-          isPriced(m) &&
+        (m) =>
           m.protocol === 'fluid' &&
           !fluidMarkets.has(m.uniqueKey) &&
+          !fluidUnpriced.has(m.uniqueKey) &&
           (resolverFailed || fluidFailed.has(m.uniqueKey)) &&
           implausible({ markets: [m], positions: [] }) === null,
       );
       if (keptFluid.length > 0) {
         const keys = new Set(keptFluid.map((m) => m.uniqueKey));
-        for (const m of keptFluid) fluidMarkets.set(m.uniqueKey, m);
+        for (const m of keptFluid)
+          if (isPriced(m)) fluidMarkets.set(m.uniqueKey, m);
+          else fluidUnpriced.set(m.uniqueKey, m);
         append(markets, keptFluid);
         for (const p of previous?.positions ?? []) if (keys.has(p.marketKey)) positions.push(p);
       }
@@ -912,9 +961,9 @@ export function chainSource(
       const fluidThen = await feedPricesAtBlocks(
         rpc,
         chain.chainlink,
-        fluidFound.flatMap(({ l, record }) =>
-          BigInt(l.block) < target && isPriced(record) ? [{ block: l.block, record }] : [],
-        ),
+        fluidFound
+          .filter(({ l }) => BigInt(l.block) < target)
+          .map(({ l, record }) => ({ block: l.block, record })),
         feedSymbolOf,
       );
       items.push(...unpricedBlocks('fluid', 'liquidation', fluidThen));
@@ -1281,7 +1330,7 @@ async function basePricesAtBlocks(
 }
 
 /** A collateral at a liquidation's block: its share price, and the USD prices when they could be read. */
-type AtBlock = { perShare: bigint; usd: { loanUsd: number; collateralUsd: number } | null };
+type AtBlock = { perShare: bigint; usd: BlockPrices };
 
 /**
  * For Euler liquidations: at each liquidation's block, the file's feeds and the vault's oracle
@@ -1327,10 +1376,7 @@ async function eulerPricesAtBlocks(
       const collateralUsd = quoted === null ? usdOf(c.asset) : prices.collateralUsd[0];
       at.set(`${block}:${vault.vault}:${c.vault}`, {
         perShare: assetsPerShare,
-        usd:
-          prices.loanUsd !== null && collateralUsd != null
-            ? { loanUsd: prices.loanUsd, collateralUsd }
-            : null,
+        usd: { loanUsd: prices.loanUsd, collateralUsd: collateralUsd ?? null },
       });
     });
   });
@@ -1494,8 +1540,8 @@ async function pricesAtBlocks(
   feeds: readonly FeedConfig[],
   wanted: readonly { block: number; record: MarketRecord }[],
   feedSymbolOf: (t: Token) => string | null,
-): Promise<Map<string, { loanUsd: number; collateralUsd: number }>> {
-  const out = new Map<string, { loanUsd: number; collateralUsd: number }>();
+): Promise<Map<string, BlockPrices>> {
+  const out = new Map<string, BlockPrices>();
   await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, async (block, here, usdOf) => {
     // Each market once.
     const records = [...new Map(here.map((w) => [w.record.uniqueKey, w.record])).values()];
@@ -1515,17 +1561,18 @@ async function pricesAtBlocks(
     throwIfUnread(oracles);
     records.forEach((r, i) => {
       const loanUsd = usdOf({ address: r.loanAddress, symbol: r.loan });
-      if (loanUsd === null) return;
       const o = oracles[i]!;
       const collateralUsd =
         usdOf({ address: r.collateralAddress, symbol: r.collateral }) ??
-        collateralUsdFromOracle(
-          o.status === 'success' ? (o.result as bigint) : undefined,
-          r.loanDecimals ?? 18,
-          r.collateralDecimals ?? 18,
-          loanUsd,
-        );
-      if (collateralUsd !== null) out.set(`${block}:${r.uniqueKey}`, { loanUsd, collateralUsd });
+        (loanUsd === null
+          ? null
+          : collateralUsdFromOracle(
+              o.status === 'success' ? (o.result as bigint) : undefined,
+              r.loanDecimals ?? 18,
+              r.collateralDecimals ?? 18,
+              loanUsd,
+            ));
+      setKnown(out, `${block}:${r.uniqueKey}`, r, { loanUsd, collateralUsd });
     });
   });
   return out;
@@ -1540,21 +1587,33 @@ async function pricesAtBlocks(
 async function feedPricesAtBlocks(
   rpc: ChainRpc,
   feeds: readonly FeedConfig[],
-  wanted: readonly { block: number; record: PricedMarketRecord }[],
+  wanted: readonly { block: number; record: MarketRecord }[],
   feedSymbolOf: (t: Token) => string | null,
-): Promise<PricedBlocks & { at: Map<string, { loanUsd: number; collateralUsd: number }> }> {
-  const at = new Map<string, { loanUsd: number; collateralUsd: number }>();
+): Promise<PricedBlocks & { at: Map<string, BlockPrices> }> {
+  const at = new Map<string, BlockPrices>();
   const walked = await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, (block, here, usdOf) => {
     for (const { record: r } of here) {
       const loanUsd = usdOf({ address: r.loanAddress, symbol: r.loan });
-      if (loanUsd === null) continue;
       const collateralUsd =
         usdOf({ address: r.collateralAddress, symbol: r.collateral }) ??
-        (r.loanPrice > 0 ? (r.collateralPrice / r.loanPrice) * loanUsd : null);
-      if (collateralUsd !== null) at.set(`${block}:${r.uniqueKey}`, { loanUsd, collateralUsd });
+        (loanUsd !== null && r.loanPrice !== null && r.collateralPrice !== null && r.loanPrice > 0
+          ? (r.collateralPrice / r.loanPrice) * loanUsd
+          : null);
+      setKnown(at, `${block}:${r.uniqueKey}`, r, { loanUsd, collateralUsd });
     }
   });
   return { ...walked, at };
+}
+
+/** A market's tokens' USD prices at a block; null where unknown. */
+type BlockPrices = { loanUsd: number | null; collateralUsd: number | null };
+
+/**
+ * Sets what a block's prices say of `r`: a market priced now, only when both are known there (else
+ * its liquidation takes the pass's); one served without a price, what is known (D15).
+ */
+function setKnown(into: Map<string, BlockPrices>, key: string, r: MarketRecord, p: BlockPrices): void {
+  if (!isPriced(r) || (p.loanUsd !== null && p.collateralUsd !== null)) into.set(key, p);
 }
 
 /** The blocks a walk over past blocks could not price: left out (more than MAX_PRICED_BLOCKS) or unreadable. */

@@ -38,7 +38,8 @@ export function registerAnalyticsTimeseries(app: Api, deps: RouteDeps): void {
         description:
           "Per UTC day and protocol (or chain, `groupBy=chain`), from the stored history: the sum of the markets' supply and " +
           'borrow in their daily snapshots, utilization of the sums, and the liquidations of the day (count, debt repaid, ' +
-          'collateral seized, bad debt). Date ascending, then protocol name or chain id. `startDate` is raised to your ' +
+          'collateral seized, bad debt; those with an amount of no known USD value counted apart, that amount left out of ' +
+          'the sums). Date ascending, then protocol name or chain id. `startDate` is raised to your ' +
           "tier's history window (meta.clamped); `endDate` defaults to now. Page with `cursor`.",
         security: [{ bearerAuth: [] }],
         querystring: Type.Object(

@@ -55,7 +55,7 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
         summary: 'Liquidations',
         description:
           'Liquidations, newest first (time, then chain, tx hash, log index), with the collateral seized, the debt repaid and ' +
-          'any bad debt, in token units and USD. Streamed: the body is written as it is read, whatever `limit` (up to ' +
+          'any bad debt, in token units and USD (null where the token has no USD price, D15). Streamed: the body is written as it is read, whatever `limit` (up to ' +
           '500,000), so memory stays flat on both sides; send `Accept: application/x-ndjson` for one JSON object per line ' +
           '(the items, then a last line `{"meta": …}`). `startDate` is raised to your tier\'s history window. Page with ' +
           '`cursor`. A streamed answer carries no ETag (it is not known before the body is written).',
@@ -79,7 +79,8 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
               Type.Number({
                 minimum: 0,
                 maximum: 1e15,
-                description: 'Only liquidations that repaid at least this much, USD.',
+                description:
+                  'Only liquidations that repaid at least this much, USD (one whose repayment has no known USD value never matches).',
               }),
             ),
             limit: Type.Optional(LimitParam(ACCESS.limitMax)),
