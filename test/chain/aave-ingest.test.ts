@@ -509,3 +509,72 @@ test('behavior: deficits (v3.3) are the bad debt of their liquidation, or a liqu
     ],
   );
 });
+
+describe('an Aave pool whose oracle does not price in USD (D15)', () => {
+  // A second pool whose oracle's base currency is WETH (unit 1e18): its reserves' feeds are
+  // read as prices in WETH. The file has ETH/USD (WETH's USD price) and no USDC/USD.
+  let eth: AaveMarket;
+  let usdcUsd: `0x${string}`;
+  before(async () => {
+    eth = await deployAave(anvil, { baseCurrency: 'WETH' });
+    usdcUsd = await deploy(anvil.client(0), compileContracts().TestAggregator!, [8, 'USDC / USD', 10n ** 8n]);
+    await supply(anvil, eth, 2, 'USDC', 100_000n * USDC);
+    await supply(anvil, eth, 3, 'WETH', WAD);
+    await borrow(anvil, eth, 3, 'USDC', 1_000n * USDC);
+    await supply(anvil, eth, 5, 'WETH', 10n * WAD);
+    await borrow(anvil, eth, 5, 'USDC', 100n * USDC);
+  });
+  const json = (withUsdc: boolean) => ({
+    chains: [
+      {
+        chainId: anvil.chainId,
+        rpcUrl: anvil.url,
+        aave: [{ pool: eth.pool }],
+        chainlink: [
+          { address: eth.reserves.WETH.feed, pair: 'ETH/USD', heartbeatSeconds: 3600 },
+          ...(withUsdc ? [{ address: usdcUsd, pair: 'USDC/USD', heartbeatSeconds: 86400 }] : []),
+        ],
+      },
+    ],
+  });
+  const suite = liveChainSuite(
+    () => anvil,
+    'lrds-aave-eth-',
+    () => json(false),
+  );
+  const { get } = suite;
+  const pair = (c: AaveSymbol, d: AaveSymbol) =>
+    `aave-31337-${eth.pool.toLowerCase()}_${eth.reserves[c].asset.toLowerCase()}_${eth.reserves[d].asset.toLowerCase()}`;
+
+  test('behavior: its markets are served with what is known, its accounts followed; a liquidation is recorded, its USDC of no USD value', async () => {
+    const m = (await get(`/markets/${pair('WETH', 'USDC')}`)).data;
+    assert.deepEqual([m.collateralPrice, m.loanPrice, m.supply, m.borrow], [2000, null, null, null]);
+    // the reserve's supply, split among its pairs by their borrow: this pair holds all of it
+    assert.ok(
+      Math.abs(m.supplyAssets - 100_000) < 0.01 && Math.abs(m.borrowAssets - 1_100) < 0.01,
+      JSON.stringify(m),
+    );
+    const usdLoan = (await get(`/markets/${pair('USDC', 'WETH')}`)).data;
+    assert.deepEqual([usdLoan.collateralPrice, usdLoan.loanPrice], [null, 2000]);
+    for (const u of [users[3], users[5]]) assert.deepEqual((await get(`/positions?address=${u}`)).data, []);
+
+    // USDC is worth 0.001 WETH to the pool: borrower 3 (1 WETH against 1,000 USDC) is liquidated.
+    await setPrice(anvil, eth, 'USDC', 10n ** 15n);
+    const receipt = await liquidate(anvil, eth, 4, 'WETH', 'USDC', users[3]!, maxUint256);
+    await suite.pass();
+    const [l] = (await get(`/liquidations?marketId=${pair('WETH', 'USDC')}`)).data;
+    assert.deepEqual([l.txHash, l.borrower, l.debtRepaidUsd], [receipt.transactionHash, users[3], null]);
+    assert.ok(l.debtRepaid > 0 && l.collateralSeized > 0, JSON.stringify(l));
+    assert.ok(Math.abs(l.collateralSeizedUsd - l.collateralSeized * 2000) < 0.01, JSON.stringify(l));
+
+    // USDC/USD added: the pool is priced whole, with the borrower it followed meanwhile.
+    await setPrice(anvil, eth, 'USDC', 10n ** 8n);
+    suite.sources = chainSources(parseSources(json(true), 'test'));
+    await suite.pass();
+    const priced = (await get(`/markets/${pair('WETH', 'USDC')}`)).data;
+    assert.deepEqual([priced.loanPrice, priced.collateralPrice], [1, 2000]);
+    const [p] = (await get(`/positions?address=${users[5]}`)).data;
+    assert.equal(p.market.uniqueKey, pair('WETH', 'USDC'));
+    assert.ok(p.state.borrowAssetsUsd > 0, JSON.stringify(p.state));
+  });
+});

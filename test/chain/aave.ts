@@ -171,6 +171,11 @@ export interface AaveOptions {
   liquidationProtocolFee?: number;
   /** Deploys a RewardsController (ACCOUNTS[0] its emission manager) as every token's incentives controller. */
   rewards?: boolean;
+  /**
+   * A reserve as the oracle's base currency (unit 1e18; the others' feeds are then read as
+   * prices in it), rather than USD (8 decimals).
+   */
+  baseCurrency?: AaveSymbol;
 }
 
 export interface AaveReserve {
@@ -264,8 +269,8 @@ export async function deployAave(anvil: Anvil, opts: AaveOptions = {}): Promise<
     AAVE_SYMBOLS.map((s) => assets[s]),
     AAVE_SYMBOLS.map((s) => feeds[s]),
     zero,
-    zero,
-    10n ** 8n,
+    opts.baseCurrency ? assets[opts.baseCurrency] : zero,
+    opts.baseCurrency ? 10n ** 18n : 10n ** 8n,
   ]);
   await tx(provider, providerArt.abi, 'setPriceOracle', [oracle]);
   const dataProviderArt = aaveArtifact('AaveProtocolDataProvider');

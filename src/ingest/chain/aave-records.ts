@@ -13,7 +13,12 @@
  */
 import { calculateCompoundedRate } from '@aave/math-utils';
 import { zeroAddress } from 'viem';
-import type { OracleRecord, PositionRecord, PricedMarketRecord } from '../../domain/types.ts';
+import {
+  loanBalances,
+  type MarketRecord,
+  type OracleRecord,
+  type PositionRecord,
+} from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import {
   type AaveLiquidation,
@@ -50,7 +55,8 @@ export function aaveApy(rate: bigint): number {
 
 /**
  * Each reserve's USD price: the file's feeds (`usdOf`), else the pool's oracle when its base
- * currency is USD (`getAssetPrice` / `BASE_CURRENCY_UNIT`); null when neither prices it.
+ * currency is USD (`getAssetPrice` / `BASE_CURRENCY_UNIT`, when positive); null when neither
+ * prices it.
  */
 export function aavePrices(
   read: Pick<AavePoolRead, 'reserves' | 'baseCurrency' | 'baseUnit'>,
@@ -60,20 +66,25 @@ export function aavePrices(
   return new Map(
     read.reserves.map((r) => [
       r.asset,
-      usdOf(r.token) ?? (usdBase ? Number(r.price) / Number(read.baseUnit) : null),
+      usdOf(r.token) ?? (usdBase && r.price > 0n ? Number(r.price) / Number(read.baseUnit) : null),
     ]),
   );
 }
 
-/** The pool's markets and positions at `usd` (every reserve priced). */
+/**
+ * The pool's markets and positions at `usd`. Balances are split among the pairs in units of the
+ * loan reserve (by the pool's own valuations), so a reserve without a USD price (null, D15)
+ * leaves its pairs' markets with that price and, for a loan reserve, the USD figures null, and
+ * their positions unserved.
+ */
 export function aaveRecords(
   protocol: AaveProtocol,
   chainId: number,
   read: AavePoolRead,
-  usd: ReadonlyMap<string, number>,
+  usd: ReadonlyMap<string, number | null>,
   oracle: (collateral: AaveReserve, loan: AaveReserve) => OracleRecord,
   rewards: { now: number; usdOf: (token: TokenMeta) => number | null } = { now: 0, usdOf: () => null },
-): { markets: PricedMarketRecord[]; positions: PositionRecord[] } {
+): { markets: MarketRecord[]; positions: PositionRecord[] } {
   const reserves = new Map(read.reserves.map((r) => [r.asset, r]));
   const key = (c: string, d: string) => aaveKey(protocol, chainId, read.pool, c, d);
   const pairs = new Map<string, { c: AaveReserve; d: AaveReserve }>();
@@ -82,9 +93,11 @@ export function aaveRecords(
     if (usable(c) && c.config.liquidationThreshold > 0n)
       for (const d of read.reserves)
         if (d !== c && usable(d) && d.config.borrowing) pairs.set(key(c.asset, d.asset), { c, d });
-  const amountUsd = (r: AaveReserve, amount: bigint) => scaled(amount, r.config.decimals) * usd.get(r.asset)!;
+  const tokens = (r: AaveReserve, amount: bigint) => scaled(amount, r.config.decimals);
+  const priceOf = (r: AaveReserve) => usd.get(r.asset) ?? null;
 
   const positions: PositionRecord[] = [];
+  // Each pair's borrow, in units of its loan reserve.
   const borrowOf = new Map<string, number>();
   for (const { user, account } of read.accounts) {
     const v = accountValues(read, account);
@@ -103,16 +116,19 @@ export function aaveRecords(
         const d = reserves.get(da)!;
         const k = key(ca, da);
         if (!pairs.has(k)) pairs.set(k, { c, d });
-        const position: PositionRecord = {
+        const owed = tokens(d, dx.amount) * debtShare;
+        borrowOf.set(k, (borrowOf.get(k) ?? 0) + owed);
+        const cUsd = priceOf(c);
+        const dUsd = priceOf(d);
+        if (cUsd === null || dUsd === null) continue;
+        positions.push({
           marketKey: k,
           user,
-          collateralUsd: amountUsd(c, cx.amount) * collateralShare,
-          borrowUsd: amountUsd(d, dx.amount) * debtShare,
+          collateralUsd: tokens(c, cx.amount) * cUsd * collateralShare,
+          borrowUsd: owed * dUsd,
           supplyUsd: 0,
           healthFactor,
-        };
-        positions.push(position);
-        borrowOf.set(k, (borrowOf.get(k) ?? 0) + position.borrowUsd);
+        });
       }
     }
   }
@@ -125,13 +141,13 @@ export function aaveRecords(
     byLoan.set(d.asset, x);
   }
   const incentives = new Map(
-    read.reserves.map((r) => [r.asset, rewardAprs(r, usd.get(r.asset)!, rewards.now, rewards.usdOf)]),
+    read.reserves.map((r) => [r.asset, rewardAprs(r, priceOf(r), rewards.now, rewards.usdOf)]),
   );
-  const markets = [...pairs].map(([k, { c, d }]): PricedMarketRecord => {
+  const markets = [...pairs].map(([k, { c, d }]): MarketRecord => {
     const borrow = borrowOf.get(k) ?? 0;
     const paid = incentives.get(d.asset)!;
     const loan = byLoan.get(d.asset)!;
-    const supplyUsd = amountUsd(d, d.totalSupply);
+    const supplied = tokens(d, d.totalSupply);
     return {
       uniqueKey: k,
       protocol,
@@ -145,10 +161,13 @@ export function aaveRecords(
       loanAddress: d.asset,
       collateralDecimals: c.config.decimals,
       loanDecimals: d.config.decimals,
-      collateralPrice: usd.get(c.asset)!,
-      loanPrice: usd.get(d.asset)!,
-      supply: loan.borrowed > 0 ? (supplyUsd * borrow) / loan.borrowed : supplyUsd / loan.pairs,
-      borrow,
+      collateralPrice: priceOf(c),
+      loanPrice: priceOf(d),
+      ...loanBalances(
+        loan.borrowed > 0 ? (supplied * borrow) / loan.borrowed : supplied / loan.pairs,
+        borrow,
+        priceOf(d),
+      ),
       supplyApy: aaveApy(d.liquidityRate),
       borrowApy: aaveApy(d.variableBorrowRate),
       supplyRewardsApy: paid.supply,
@@ -169,13 +188,15 @@ export function aaveRecords(
  * emitting at `now` (unix seconds), emission per second × a year × the reward's USD price (the
  * file's feeds, else the controller's reward oracle) over the USD value of the token it rewards
  * (the aToken's supply for suppliers, the variable debt for borrowers); the reward tokens' symbols.
+ * None for a reserve without a USD price.
  */
 function rewardAprs(
   r: AaveReserve,
-  assetUsd: number,
+  assetUsd: number | null,
   now: number,
   usdOf: (token: TokenMeta) => number | null,
 ): { supply: number; borrow: number; tokens: string[] } {
+  if (assetUsd === null) return { supply: 0, borrow: 0, tokens: [] };
   const tokens = new Set<string>();
   const apr = (list: readonly AaveReward[], total: bigint) => {
     const base = scaled(total, r.config.decimals) * assetUsd;
@@ -196,7 +217,7 @@ function rewardAprs(
 
 /** What a liquidation needs of its pair: its identity, decimals and prices. */
 export type AavePair = Pick<
-  PricedMarketRecord,
+  MarketRecord,
   'uniqueKey' | 'protocol' | 'collateralDecimals' | 'loanDecimals' | 'collateralPrice' | 'loanPrice'
 >;
 
@@ -208,7 +229,7 @@ export function aavePair(
   protocol: AaveProtocol,
   chainId: number,
   read: AavePoolRead,
-  usd: ReadonlyMap<string, number>,
+  usd: ReadonlyMap<string, number | null>,
   collateral: string,
   loan: string,
 ): AavePair | null {
@@ -220,8 +241,8 @@ export function aavePair(
     protocol,
     collateralDecimals: c.config.decimals,
     loanDecimals: d.config.decimals,
-    collateralPrice: usd.get(collateral)!,
-    loanPrice: usd.get(loan)!,
+    collateralPrice: usd.get(collateral) ?? null,
+    loanPrice: usd.get(loan) ?? null,
   };
 }
 
@@ -234,7 +255,7 @@ export function aaveLiquidation(
   chainId: number,
   l: AaveLiquidation,
   record: AavePair,
-  usd: { collateralUsd: number; loanUsd: number } | undefined,
+  usd: { collateralUsd: number | null; loanUsd: number | null } | undefined,
 ): LiquidationEvent {
   return liquidationRecord(
     { ...l, protocol: record.protocol, chainId, borrower: l.user },

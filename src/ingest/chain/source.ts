@@ -794,26 +794,30 @@ export function chainSource(
       }
 
       // Aave v3 and Spark: a pool whose every reserve has a USD price (the file's feeds, else the
-      // pool's oracle in USD) is served; one that is not keeps what the last pass served of it.
-      const aaveMarkets = new Map<string, PricedMarketRecord>();
-      const aaveServed = new Map<string, Map<string, number>>();
+      // pool's oracle in USD) is served; one never priced whole is served with what is known (D15:
+      // the markets of an unpriced reserve without its USD figures, and their positions unserved,
+      // its accounts followed); one priced before keeps what the last pass served of it.
+      const aaveMarkets = new Map<string, MarketRecord>();
+      // Each pool served, its reserves' prices; `whole` when every reserve has one.
+      const aaveServed = new Map<string, { prices: Map<string, number | null>; whole: boolean }>();
       for (const p of aaveRead?.pools ?? []) {
         const kind = poolKind(p.pool);
         const prices = aavePrices(p, usdOf);
-        const unpriced = p.reserves.find((r) => prices.get(r.asset) == null);
-        if (unpriced) {
-          items.push({
-            id: `${kind}:${p.pool}`,
-            ok: false,
-            error: `pool ${p.pool}: no USD price for ${unpriced.token.symbol} ${unpriced.asset} (its oracle's base currency is not USD: add its ${unpriced.token.symbol}/USD feed to the sources file)`,
-          });
+        const unpriced = p.reserves.filter((r) => prices.get(r.asset) == null);
+        const why =
+          unpriced.length > 0
+            ? `no USD price for ${unpriced.map((r) => `${r.token.symbol} ${r.asset}`).join(', ')} (its oracle's base currency is not USD: add ${unpriced.map((r) => `${r.token.symbol}/USD`).join(', ')} to the sources file)`
+            : null;
+        const prefix = `${kind}-${chain.chainId}-${p.pool.toLowerCase()}_`;
+        if (why && (previous?.markets ?? []).some((m) => m.uniqueKey.startsWith(prefix) && isPriced(m))) {
+          items.push({ id: `${kind}:${p.pool}`, ok: false, error: `pool ${p.pool}: ${why}` });
           continue;
         }
         const out = aaveRecords(
           kind,
           chain.chainId,
           p,
-          prices as Map<string, number>,
+          prices,
           (c, d) => {
             const sources = [c.source, d.source].filter((x) => x !== null);
             return oracleRecord(p.oracle, sources.length > 0 ? sources : null, byFeed, 'ChainlinkOracle');
@@ -826,13 +830,21 @@ export function chainSource(
           continue;
         }
         for (const m of out.markets) aaveMarkets.set(m.uniqueKey, m);
-        aaveServed.set(p.pool, prices as Map<string, number>);
+        aaveServed.set(p.pool, { prices, whole: !why });
         append(markets, out.markets);
         append(positions, out.positions);
-        items.push({ id: `${kind}:${p.pool}`, ok: true });
+        items.push(
+          why
+            ? {
+                id: `${kind}:${p.pool}`,
+                ok: true,
+                note: `pool ${p.pool}: ${why}: its markets of them served without their USD price and no position`,
+              }
+            : { id: `${kind}:${p.pool}`, ok: true },
+        );
       }
-      keepFailedPools('aave', aaveMarkets, isPriced);
-      keepFailedPools('spark', aaveMarkets, isPriced);
+      keepFailedPools('aave', aaveMarkets, (m): m is MarketRecord => true);
+      keepFailedPools('spark', aaveMarkets, (m): m is MarketRecord => true);
       // Liquidations in their pair's market at their block's prices (the newest MAX_PRICED_BLOCKS
       // blocks of the pass; the others at the pass's, named).
       const aavePools = new Map((aaveRead?.pools ?? []).map((p) => [p.pool, p]));
@@ -841,7 +853,7 @@ export function chainSource(
         // Its pair's market; else (the pair lends no more and the liquidation closed its last
         // position) the pair as the pool's reserves state it.
         const read = aavePools.get(l.pool);
-        const prices = aaveServed.get(l.pool);
+        const prices = aaveServed.get(l.pool)?.prices;
         const record =
           aaveMarkets.get(aaveKey(kind, chain.chainId, l.pool, l.collateral, l.debt)) ??
           (read && prices ? aavePair(kind, chain.chainId, read, prices, l.collateral, l.debt) : null);
@@ -863,15 +875,15 @@ export function chainSource(
         feedSymbolOf,
       );
       items.push(...unpricedBlocks('aave', 'liquidation', aaveThen));
-      for (const { l, record } of aaveFound)
-        liquidations.push(
-          aaveLiquidation(
-            chain.chainId,
-            l,
-            record,
-            aaveThen.at.get(`${l.block}:${l.pool}:${l.collateral}:${l.debt}`),
-          ),
-        );
+      for (const { l, record } of aaveFound) {
+        // A pair priced now takes its block's prices when both were read there; one without a
+        // price, what was read (D15).
+        const at = aaveThen.at.get(`${l.block}:${l.pool}:${l.collateral}:${l.debt}`);
+        const unpricedPair = record.loanPrice === null || record.collateralPrice === null;
+        const usd =
+          at && (unpricedPair || (at.loanUsd !== null && at.collateralUsd !== null)) ? at : undefined;
+        liquidations.push(aaveLiquidation(chain.chainId, l, record, usd));
+      }
 
       // Fluid: a T1 vault is served at its borrow token's USD price (the file's feeds) and its
       // supply token's (the file's feeds, else the vault's oracle); one never priced without
@@ -1059,8 +1071,10 @@ export function chainSource(
         });
       const aavePending = pending(
         'aave',
-        'accounts of pools not served',
-        (aaveRead?.holders ?? []).filter((a) => !aaveServed.has(a.pool)).map((a) => `${a.pool}:${a.user}`),
+        'accounts of pools not served, or served without every price',
+        (aaveRead?.holders ?? [])
+          .filter((a) => !aaveServed.get(a.pool)?.whole)
+          .map((a) => `${a.pool}:${a.user}`),
       );
       recent = [
         ...recent.filter(([n]) => n < Number(target)),
@@ -1393,8 +1407,8 @@ async function aavePricesAtBlocks(
   feeds: readonly FeedConfig[],
   wanted: readonly { block: number; read: AavePoolRead; l: { collateral: string; debt: string } }[],
   feedSymbolOf: (t: Token) => string | null,
-): Promise<{ at: Map<string, { collateralUsd: number; loanUsd: number }> } & PricedBlocks> {
-  const at = new Map<string, { collateralUsd: number; loanUsd: number }>();
+): Promise<{ at: Map<string, BlockPrices> } & PricedBlocks> {
+  const at = new Map<string, BlockPrices>();
   const walked = await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, async (block, all, usdOf) => {
     // Each pool and pair once.
     const here = [...new Map(all.map((w) => [`${w.read.pool}:${w.l.collateral}:${w.l.debt}`, w])).values()];
@@ -1429,10 +1443,10 @@ async function aavePricesAtBlocks(
             : null)
         );
       };
-      const collateralUsd = usdAt(l.collateral, 0);
-      const loanUsd = usdAt(l.debt, 1);
-      if (collateralUsd !== null && loanUsd !== null)
-        at.set(`${block}:${read.pool}:${l.collateral}:${l.debt}`, { collateralUsd, loanUsd });
+      at.set(`${block}:${read.pool}:${l.collateral}:${l.debt}`, {
+        collateralUsd: usdAt(l.collateral, 0),
+        loanUsd: usdAt(l.debt, 1),
+      });
     });
   });
   return { at, ...walked };
