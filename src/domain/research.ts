@@ -7,8 +7,9 @@
  */
 
 /**
- * Version of the digest's method; stored with each report. 1.1.0: liquidations of no known USD
- * value (a market without a USD price) are counted (`unpricedLiquidations`), left out of the sums.
+ * Version of the digest's method; stored with each report. 1.1.0: liquidations whose debt has no
+ * known USD value (a loan token without a USD price) are counted apart (`unpricedLiquidations`),
+ * their debt left out of the sums.
  */
 export const DIGEST_VERSION = '1.1.0';
 /** A market's utilization rising by at least this much (absolute) over the day is a spike. */

@@ -452,19 +452,28 @@ describe('the Morpho API source, by itself', () => {
     const held = await run(source, { state, markets: [], positions: [] });
     assert.ok(held.items.some((i) => !i.ok && /seizedAssets/.test(i.error)));
     assert.equal(JSON.parse(held.cursor!).liquidationsFrom['8453'], NOW_S - 7200);
-    // so does one without a USD value in a market not served (its price may be known once it is)
+    // so does one without a USD value in a market the API answered out of shape this pass (its
+    // price is read again next pass); one in a market it does not list is recorded, USD unknown
     late.data.seizedAssets = api.doc.transactions[0]!.data.seizedAssets;
-    Object.assign(late.data, {
-      seizedAssetsUsd: null,
-      market: { ...late.data.market, uniqueKey: `0x${'99'.repeat(32)}` },
-    });
+    const odd = api.doc.markets.find((m) => m.uniqueKey === late.data.market.uniqueKey)!;
+    odd.state.supplyAssets = 'many';
+    Object.assign(late.data, { seizedAssetsUsd: null });
     const unserved = await run(source, { state, markets: [], positions: [] });
     assert.ok(
       unserved.items.some(
-        (i) => !i.ok && /no USD value \(seizedAssetsUsd\), and its market .* is not served/.test(i.error),
+        (i) => !i.ok && /no USD value \(seizedAssetsUsd\), and its market .* could not be read/.test(i.error),
       ),
     );
     assert.equal(JSON.parse(unserved.cursor!).liquidationsFrom['8453'], NOW_S - 7200);
+    odd.state.supplyAssets = '1000';
+    late.data.market = { ...late.data.market, uniqueKey: `0x${'99'.repeat(32)}` };
+    const unlisted = await run(source, { state, markets: [], positions: [] });
+    const recorded = unlisted.liquidations!.find((l) => l.txHash === late.hash)!;
+    assert.deepEqual(
+      [recorded.marketKey, recorded.collateralSeizedUsd],
+      [`morpho-8453-0x${'99'.repeat(32)}`, null],
+    );
+    assert.equal(JSON.parse(unlisted.cursor!).liquidationsFrom['8453'], NOW_S - 100);
   });
 
   test('behavior: a liquidation in a market without a USD price is recorded, its amounts in tokens and their unknown USD values null; the cursor moves past it', async () => {

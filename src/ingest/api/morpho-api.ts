@@ -347,6 +347,7 @@ function liquidationTime(item: unknown): number | null {
 function readLiquidation(
   item: unknown,
   markets: ReadonlyMap<string, ApiMarket>,
+  unread: ReadonlySet<string>,
   served: (key: string) => MarketRecord | undefined,
 ): LiquidationEvent {
   const t = obj(item, 'liquidation');
@@ -370,14 +371,16 @@ function readLiquidation(
   const collateralSeized = amount('seizedAssets', collateralDecimals);
   const debtRepaid = amount('repaidAssets', loanDecimals);
   const badDebt = amount('badDebtAssets', loanDecimals);
-  // In USD as the API valued them at the liquidation, else at the market's price now, else (a
-  // market served without that price) unknown. Of a market not served (answered out of shape,
-  // not listed), it is read again next pass: it holds its chain's cursor.
+  // In USD as the API valued them at the liquidation, else at the market's price now, else
+  // unknown (D15). Of a market the API answered out of shape this pass (its price unread), it is
+  // read again next pass: it holds its chain's cursor.
   const usd = (field: string, tokens: number, price: number | null | undefined) => {
     const v = numOrNull(data[field], `${what}: ${field}`);
     if (v !== null) return v;
-    if (!market && tokens !== 0)
-      throw new MorphoApiError(`${what}: no USD value (${field}), and its market ${marketKey} is not served`);
+    if (!market && unread.has(marketKey) && tokens !== 0)
+      throw new MorphoApiError(
+        `${what}: no USD value (${field}), and its market ${marketKey} could not be read`,
+      );
     return usdValue(tokens, price ?? null);
   };
   const event: LiquidationEvent = {
@@ -658,7 +661,7 @@ export function morphoApiSource(
       const servedMarket = (key: string) => previousMarkets.get(key);
       for (const { chainId, item } of liquidationItems) {
         try {
-          const l = readLiquidation(item, markets, servedMarket);
+          const l = readLiquidation(item, markets, unread, servedMarket);
           if (l.chainId !== chainId)
             throw new MorphoApiError(`liquidation ${l.txHash}: of chain ${l.chainId}, asked for ${chainId}`);
           liquidations.push(l);

@@ -560,13 +560,12 @@ export function chainSource(
       );
       for (const { l, record } of found) {
         // At the prices of the liquidation's block where they could be read; else the pass's.
-        const then = atBlock.get(`${l.block}:${record.uniqueKey}`);
         liquidations.push(
           liquidationRecord(
             { ...l, protocol: 'morpho', chainId: chain.chainId },
             record,
             { seized: l.seizedAssets, repaid: l.repaidAssets, badDebt: l.badDebtAssets },
-            then ?? { collateralUsd: record.collateralPrice, loanUsd: record.loanPrice },
+            pricesAt(atBlock.get(`${l.block}:${record.uniqueKey}`), record),
           ),
         );
       }
@@ -680,7 +679,7 @@ export function chainSource(
           [...cometMarkets.values()].find((m) => m.uniqueKey.startsWith(prefix));
         if (!config || !base || !anyMarket) {
           items.push({
-            id: `compound:${a.comet}:absorb:${a.txHash}`,
+            id: `compound:${a.comet}:absorb:${a.txHash}:${a.borrower}`,
             ok: false,
             error: `absorb in ${a.txHash} of comet ${a.comet} not recorded: the comet is not served`,
           });
@@ -777,11 +776,7 @@ export function chainSource(
       for (const { l, record, c } of eulerFound) {
         const then = c && eulerThen.at.get(`${l.block}:${l.vault}:${c.vault}`);
         const perShare = then?.perShare ?? c?.assetsPerShare;
-        // A market priced now takes its block's prices when both were read there; one served
-        // without a price, what was read (D15).
-        const at = then?.usd;
-        const usd =
-          at && (!isPriced(record) || (at.loanUsd !== null && at.collateralUsd !== null)) ? at : undefined;
+        const usd = pricesAt(then?.usd, record);
         liquidations.push(
           eulerLiquidation(
             chain.chainId,
@@ -876,13 +871,8 @@ export function chainSource(
       );
       items.push(...unpricedBlocks('aave', 'liquidation', aaveThen));
       for (const { l, record } of aaveFound) {
-        // A pair priced now takes its block's prices when both were read there; one without a
-        // price, what was read (D15).
         const at = aaveThen.at.get(`${l.block}:${l.pool}:${l.collateral}:${l.debt}`);
-        const unpricedPair = record.loanPrice === null || record.collateralPrice === null;
-        const usd =
-          at && (unpricedPair || (at.loanUsd !== null && at.collateralUsd !== null)) ? at : undefined;
-        liquidations.push(aaveLiquidation(chain.chainId, l, record, usd));
+        liquidations.push(aaveLiquidation(chain.chainId, l, record, pricesAt(at, record)));
       }
 
       // Fluid: a T1 vault is served at its borrow token's USD price (the file's feeds) and its
@@ -981,7 +971,12 @@ export function chainSource(
       items.push(...unpricedBlocks('fluid', 'liquidation', fluidThen));
       for (const { l, record } of fluidFound)
         liquidations.push(
-          fluidLiquidation(chain.chainId, l, record, fluidThen.at.get(`${l.block}:${record.uniqueKey}`)),
+          fluidLiquidation(
+            chain.chainId,
+            l,
+            record,
+            pricesAt(fluidThen.at.get(`${l.block}:${record.uniqueKey}`), record),
+          ),
         );
 
       // Each feed's latest round, and after the first pass every round published since the last
@@ -1586,7 +1581,7 @@ async function pricesAtBlocks(
               r.collateralDecimals ?? 18,
               loanUsd,
             ));
-      setKnown(out, `${block}:${r.uniqueKey}`, r, { loanUsd, collateralUsd });
+      out.set(`${block}:${r.uniqueKey}`, { loanUsd, collateralUsd });
     });
   });
   return out;
@@ -1613,7 +1608,7 @@ async function feedPricesAtBlocks(
         (loanUsd !== null && r.loanPrice !== null && r.collateralPrice !== null && r.loanPrice > 0
           ? (r.collateralPrice / r.loanPrice) * loanUsd
           : null);
-      setKnown(at, `${block}:${r.uniqueKey}`, r, { loanUsd, collateralUsd });
+      at.set(`${block}:${r.uniqueKey}`, { loanUsd, collateralUsd });
     }
   });
   return { ...walked, at };
@@ -1623,11 +1618,16 @@ async function feedPricesAtBlocks(
 type BlockPrices = { loanUsd: number | null; collateralUsd: number | null };
 
 /**
- * Sets what a block's prices say of `r`: a market priced now, only when both are known there (else
- * its liquidation takes the pass's); one served without a price, what is known (D15).
+ * The prices a liquidation in `r` is valued at: its block's (`at`) when both were read there, else
+ * the market's; for a market without a price (D15), each token's at the block where read there,
+ * else the market's (null where it has none).
  */
-function setKnown(into: Map<string, BlockPrices>, key: string, r: MarketRecord, p: BlockPrices): void {
-  if (!isPriced(r) || (p.loanUsd !== null && p.collateralUsd !== null)) into.set(key, p);
+function pricesAt(
+  at: BlockPrices | null | undefined,
+  r: Pick<MarketRecord, 'loanPrice' | 'collateralPrice'>,
+): BlockPrices {
+  if (at && at.loanUsd !== null && at.collateralUsd !== null) return at;
+  return { loanUsd: at?.loanUsd ?? r.loanPrice, collateralUsd: at?.collateralUsd ?? r.collateralPrice };
 }
 
 /** The blocks a walk over past blocks could not price: left out (more than MAX_PRICED_BLOCKS) or unreadable. */
