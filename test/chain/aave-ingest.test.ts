@@ -512,7 +512,8 @@ test('behavior: deficits (v3.3) are the bad debt of their liquidation, or a liqu
 
 describe('an Aave pool whose oracle does not price in USD (D15)', () => {
   // A second pool whose oracle's base currency is WETH (unit 1e18): its reserves' feeds are
-  // read as prices in WETH. The file has ETH/USD (WETH's USD price) and no USDC/USD.
+  // read as prices in WETH. The file has ETH/USD and DAI/USD, and no USDC/USD: the pairs of
+  // WETH and DAI are priced, those of USDC not.
   let eth: AaveMarket;
   let usdcUsd: `0x${string}`;
   before(async () => {
@@ -532,6 +533,7 @@ describe('an Aave pool whose oracle does not price in USD (D15)', () => {
         aave: [{ pool: eth.pool }],
         chainlink: [
           { address: eth.reserves.WETH.feed, pair: 'ETH/USD', heartbeatSeconds: 3600 },
+          { address: eth.reserves.DAI.feed, pair: 'DAI/USD', heartbeatSeconds: 86400 },
           ...(withUsdc ? [{ address: usdcUsd, pair: 'USDC/USD', heartbeatSeconds: 86400 }] : []),
         ],
       },
@@ -556,6 +558,8 @@ describe('an Aave pool whose oracle does not price in USD (D15)', () => {
     );
     const usdLoan = (await get(`/markets/${pair('USDC', 'WETH')}`)).data;
     assert.deepEqual([usdLoan.collateralPrice, usdLoan.loanPrice], [null, 2000]);
+    const dai = (await get(`/markets/${pair('WETH', 'DAI')}`)).data;
+    assert.deepEqual([dai.collateralPrice, dai.loanPrice], [2000, 1]);
     for (const u of [users[3], users[5]]) assert.deepEqual((await get(`/positions?address=${u}`)).data, []);
 
     // USDC is worth 0.001 WETH to the pool: borrower 3 (1 WETH against 1,000 USDC) is liquidated.

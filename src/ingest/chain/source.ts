@@ -573,8 +573,13 @@ export function chainSource(
       const vaults: VaultRecord[] = [];
       // A pooled protocol's pool (a comet, an Euler vault) that cannot be served this pass keeps
       // what the last pass served of its markets (`<protocol>-<chainId>-<pool>_…`), into `served`.
-      // (A comet is served without a USD price of its base token when it never had one; the other
-      // pools are served priced or not at all.)
+      // Whether a pool's fresh records leave a market unpriced that the last pass served priced:
+      // the pool then keeps its last records (a market once priced is not served without it, D15).
+      const lostPrice = (fresh: readonly MarketRecord[]) =>
+        fresh.some((m) => {
+          const last = previousMarkets.get(m.uniqueKey);
+          return !isPriced(m) && last !== undefined && isPriced(last);
+        });
       const keepPool = <T extends MarketRecord>(
         prefix: string,
         served: Map<string, T>,
@@ -627,14 +632,13 @@ export function chainSource(
           baseUsd === null
             ? `no USD price for its base token ${c.base.symbol} ${c.base.address} (${noPriceHint(c.base)})`
             : null;
-        const prefix = `compound-${chain.chainId}-${c.comet.toLowerCase()}_`;
-        if (why && (previous?.markets ?? []).some((m) => m.uniqueKey.startsWith(prefix) && isPriced(m))) {
-          items.push({ id: `compound:${c.comet}`, ok: false, error: `comet ${c.comet}: ${why}` });
-          continue;
-        }
         const out = cometRecords(chain.chainId, c, baseUsd, usdOf, (feeds) =>
           oracleRecord(feeds[0]!, feeds, byFeed, 'ChainlinkOracle'),
         );
+        if (why && lostPrice(out.markets)) {
+          items.push({ id: `compound:${c.comet}`, ok: false, error: `comet ${c.comet}: ${why}` });
+          continue;
+        }
         // Rewards that could not be read or priced are served as 0, named (when they pay).
         const paid = c.rewards;
         if (paid && 'problem' in paid)
@@ -713,12 +717,8 @@ export function chainSource(
         ].find((t) => t !== null);
         const why =
           unpriced && `no USD price for ${unpriced.symbol} ${unpriced.address} (${noPriceHint(unpriced)})`;
-        const prefix = `euler-${chain.chainId}-${v.vault.toLowerCase()}_`;
-        if (
-          why &&
-          (prices.loanUsd !== null ||
-            (previous?.markets ?? []).some((m) => m.uniqueKey.startsWith(prefix) && isPriced(m)))
-        ) {
+        // (A collateral the oracle cannot price against a priced asset: the vault is not served.)
+        if (why && prices.loanUsd !== null) {
           items.push({ id: `euler:${v.vault}`, ok: false, error: `vault ${v.vault}: ${why}` });
           continue;
         }
@@ -732,7 +732,7 @@ export function chainSource(
             'Euler price oracle router: prices are its mid-point quotes; the adapters behind it are not resolved',
           ),
         );
-        const wrong = implausible(out);
+        const wrong = why && lostPrice(out.markets) ? why : implausible(out);
         if (wrong) {
           items.push({ id: `euler:${v.vault}`, ok: false, error: `vault ${v.vault}: ${wrong}` });
           continue;
@@ -803,11 +803,6 @@ export function chainSource(
           unpriced.length > 0
             ? `no USD price for ${unpriced.map((r) => `${r.token.symbol} ${r.asset}`).join(', ')} (its oracle's base currency is not USD: add ${unpriced.map((r) => `${r.token.symbol}/USD`).join(', ')} to the sources file)`
             : null;
-        const prefix = `${kind}-${chain.chainId}-${p.pool.toLowerCase()}_`;
-        if (why && (previous?.markets ?? []).some((m) => m.uniqueKey.startsWith(prefix) && isPriced(m))) {
-          items.push({ id: `${kind}:${p.pool}`, ok: false, error: `pool ${p.pool}: ${why}` });
-          continue;
-        }
         const out = aaveRecords(
           kind,
           chain.chainId,
@@ -819,7 +814,7 @@ export function chainSource(
           },
           { now: Number(block.timestamp), usdOf },
         );
-        const wrong = implausible(out);
+        const wrong = why && lostPrice(out.markets) ? why : implausible(out);
         if (wrong) {
           items.push({ id: `${kind}:${p.pool}`, ok: false, error: `pool ${p.pool}: ${wrong}` });
           continue;
