@@ -524,6 +524,10 @@ describe('an Aave pool whose oracle does not price in USD (D15)', () => {
     await borrow(anvil, eth, 3, 'USDC', 1_000n * USDC);
     await supply(anvil, eth, 5, 'WETH', 10n * WAD);
     await borrow(anvil, eth, 5, 'USDC', 100n * USDC);
+    // borrower 6 owes DAI against WETH: a pair with both prices
+    await supply(anvil, eth, 2, 'DAI', 100_000n * WAD);
+    await supply(anvil, eth, 6, 'WETH', WAD);
+    await borrow(anvil, eth, 6, 'DAI', 500n * WAD);
   });
   const json = (withUsdc: boolean) => ({
     chains: [
@@ -560,6 +564,10 @@ describe('an Aave pool whose oracle does not price in USD (D15)', () => {
     assert.deepEqual([usdLoan.collateralPrice, usdLoan.loanPrice], [null, 2000]);
     const dai = (await get(`/markets/${pair('WETH', 'DAI')}`)).data;
     assert.deepEqual([dai.collateralPrice, dai.loanPrice], [2000, 1]);
+    // a position on a pair with both prices is served, in a pool served in part
+    const [p6] = (await get(`/positions?address=${users[6]}`)).data;
+    assert.equal(p6.market.uniqueKey, pair('WETH', 'DAI'));
+    assert.ok(Math.abs(p6.state.borrowAssetsUsd - 500) < 0.01, JSON.stringify(p6.state));
     for (const u of [users[3], users[5]]) assert.deepEqual((await get(`/positions?address=${u}`)).data, []);
 
     // USDC is worth 0.001 WETH to the pool: borrower 3 (1 WETH against 1,000 USDC) is liquidated.

@@ -828,7 +828,7 @@ export function chainSource(
             ? {
                 id: `${kind}:${p.pool}`,
                 ok: true,
-                note: `pool ${p.pool}: ${why}: its markets of them served without their USD price and no position`,
+                note: `pool ${p.pool}: ${why}: the markets of those tokens served without their USD price and without positions`,
               }
             : { id: `${kind}:${p.pool}`, ok: true },
         );
@@ -1613,15 +1613,13 @@ async function feedPricesAtBlocks(
 type BlockPrices = { loanUsd: number | null; collateralUsd: number | null };
 
 /**
- * The prices a liquidation in `r` is valued at: its block's (`at`) when both were read there, else
- * the market's; for a market without a price (D15), each token's at the block where read there,
- * else the market's (null where it has none).
+ * The prices a liquidation in `r` is valued at, token by token: its block's (`at`) where read
+ * there, else the market's (null where it has none, D15).
  */
 function pricesAt(
   at: BlockPrices | null | undefined,
   r: Pick<MarketRecord, 'loanPrice' | 'collateralPrice'>,
 ): BlockPrices {
-  if (at && at.loanUsd !== null && at.collateralUsd !== null) return at;
   return { loanUsd: at?.loanUsd ?? r.loanPrice, collateralUsd: at?.collateralUsd ?? r.collateralPrice };
 }
 
