@@ -375,6 +375,21 @@ describe('Compound v3 on a local chain', () => {
     assert.ok((await get(`/positions?address=${users[1]}`)).data.length > 0);
     await send(0, usdcUsd, art.TestAggregator!.abi, 'updateAnswer', [10n ** 8n]);
     await pass();
+    // USDC/USD leaves the file: the comet served priced is not served without its base price, it
+    // keeps its last records (D15), named
+    const json = sourcesJson();
+    json.chains[0]!.chainlink = json.chains[0]!.chainlink.filter((f) => f.pair !== 'USDC/USD');
+    suite.clock.set(Number((await anvil.client().getBlock()).timestamp) * 1000 + 1000);
+    const lost = await ingestLive(chainSources(parseSources(json, 'test')), suite.store, suite.clock);
+    assert.match(
+      JSON.stringify(lost.runs[0]!.items.find((i) => i.id === `compound:${comet.toLowerCase()}`)),
+      /"ok":false.*no USD price for its base token USDC/,
+    );
+    await suite.service.models.reloadIfChanged();
+    const kept = (await get(`/markets/${wethKey()}`)).data;
+    assert.equal(kept.loanPrice, 1);
+    assert.ok((await get(`/positions?address=${users[1]}`)).data.length > 0);
+    await pass();
   });
 
   test('behavior: a quiet pass reads no account, and debts accrue as Comet accrues them', async () => {
