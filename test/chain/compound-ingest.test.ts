@@ -687,7 +687,11 @@ describe('a comet whose base token has no USD price (D15)', () => {
     await send(0, daiUsd, art.TestAggregator!.abi, 'updateAnswer', [100n * 10n ** 8n]);
     const receipt = await send(0, daiComet, art.TestComet!.abi, 'absorb', [users[0], [borrowers[0]]]);
     await send(0, daiUsd, art.TestAggregator!.abi, 'updateAnswer', [10n ** 8n]);
+    // ETH moves before the pass reads the absorb: the WETH it took is valued at its block's price
+    const answer = await read<bigint>(ethUsd, 'latestAnswer');
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [answer + 100n * 10n ** 8n]);
     await suite.pass();
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [answer]);
     const [l] = (await get(`/liquidations?marketId=${key()}`)).data;
     assert.deepEqual(
       [l.txHash, l.borrower, l.collateralSeized, l.collateralSeizedUsd, l.debtRepaidUsd],

@@ -141,6 +141,8 @@ export function absorbLiquidations(
   read: Pick<CometRead, 'config'> & { baseDecimals: number },
   records: ReadonlyMap<string, MarketRecord>,
   baseUsd: number | null,
+  /** A collateral's USD price by the file's feeds at the absorb's block, when read there. */
+  collateralUsdAt: (asset: string) => number | null = () => null,
 ): LiquidationEvent[] {
   const { config, baseDecimals } = read;
   const factorOf = (asset: string) =>
@@ -162,8 +164,12 @@ export function absorbLiquidations(
       creditedValue > 0n ? Number(credited[i]!) / Number(creditedValue) : 1 / absorb.collateral.length;
     const seized = scaled(c.amount, record.collateralDecimals ?? 18);
     const unitPrice = seized > 0 && basePrice ? Number(c.value) / seized / basePrice : null;
+    // The comet's own valuation × the base's USD price; without either, the collateral's feed at
+    // the block, else the market's price.
     const collateralUsd =
-      unitPrice === null || baseUsd === null ? record.collateralPrice : unitPrice * baseUsd;
+      unitPrice !== null && baseUsd !== null
+        ? unitPrice * baseUsd
+        : (collateralUsdAt(c.asset) ?? record.collateralPrice);
     return [
       {
         protocol: 'compound',

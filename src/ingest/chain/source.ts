@@ -697,6 +697,7 @@ export function chainSource(
             { config, baseDecimals: base.decimals ?? 18 },
             cometMarkets,
             then ?? anyMarket.loanPrice,
+            (asset) => cometThen.usd.get(`${a.block}:${a.comet}:${asset}`) ?? null,
           ),
         );
       }
@@ -1311,9 +1312,10 @@ function knownMarkets(prefix: string, previous: PreviousRun | undefined): string
 
 /**
  * For absorptions: the base token's USD price at each absorb's block (the file's feeds read at
- * the block), by `${block}:${comet}`; the newest MAX_PRICED_BLOCKS blocks of the pass. The
- * blocks that could not be read (a pruned node, a failed request) are named: their absorbs are
- * priced at the pass's prices.
+ * the block), by `${block}:${comet}`, and its collaterals' by the file's feeds, by
+ * `${block}:${comet}:${asset}`; the newest MAX_PRICED_BLOCKS blocks of the pass. The blocks that
+ * could not be read (a pruned node, a failed request) are named: their absorbs are priced at the
+ * pass's prices.
  */
 async function basePricesAtBlocks(
   rpc: ChainRpc,
@@ -1328,6 +1330,11 @@ async function basePricesAtBlocks(
       const base = cache.tokens.get(cache.configs.get(a.comet)?.baseToken ?? '');
       const price = base ? usdOf(base) : null;
       if (price !== null) usd.set(`${block}:${a.comet}`, price);
+      for (const c of a.collateral) {
+        const token = cache.tokens.get(c.asset);
+        const own = token ? usdOf(token) : null;
+        if (own !== null) usd.set(`${block}:${a.comet}:${c.asset}`, own);
+      }
     }
   });
   return { usd, ...walked };
