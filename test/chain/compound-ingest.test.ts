@@ -32,6 +32,17 @@ const WAD = 10n ** 18n;
 const YEAR = 31_536_000n;
 /** Yearly rates (1e18) as Comet's per-second ones. */
 const perSecond = (yearly: number) => BigInt(Math.round(yearly * 1e18)) / YEAR;
+/** A test comet's interest rate model: kinks at 80 %, these slopes below and above them. */
+const RATE_MODEL = [
+  (WAD * 8n) / 10n,
+  perSecond(0.0325),
+  perSecond(0.4),
+  0n,
+  (WAD * 8n) / 10n,
+  perSecond(0.035),
+  perSecond(0.25),
+  perSecond(0.015),
+];
 
 let anvil: Anvil;
 let art: Record<string, Artifact>;
@@ -71,21 +82,7 @@ before(async () => {
   ethUsd = await deploy(c, art.TestAggregator!, [8, 'ETH / USD', 3000n * 10n ** 8n]);
   btcUsd = await deploy(c, art.TestAggregator!, [8, 'BTC / USD', 60_000n * 10n ** 8n]);
   usdcUsd = await deploy(c, art.TestAggregator!, [8, 'USDC / USD', 10n ** 8n]);
-  comet = await deploy(c, art.TestComet!, [
-    usdc,
-    6,
-    usdcUsd,
-    [
-      (WAD * 8n) / 10n,
-      perSecond(0.0325),
-      perSecond(0.4),
-      0n,
-      (WAD * 8n) / 10n,
-      perSecond(0.035),
-      perSecond(0.25),
-      perSecond(0.015),
-    ],
-  ]);
+  comet = await deploy(c, art.TestComet!, [usdc, 6, usdcUsd, RATE_MODEL]);
   cometBlock = await anvil.client().getBlockNumber();
   const C = art.TestComet!.abi;
   const T = art.TestToken!.abi;
@@ -611,21 +608,7 @@ describe('a comet whose base token has no USD price (D15)', () => {
     const T = art.TestToken!.abi;
     dai = await deploy(c, art.TestToken!, ['Dai Stablecoin', 'DAI', 18]);
     daiUsd = await deploy(c, art.TestAggregator!, [8, 'DAI / USD', 10n ** 8n]);
-    daiComet = await deploy(c, art.TestComet!, [
-      dai,
-      18,
-      daiUsd,
-      [
-        (WAD * 8n) / 10n,
-        perSecond(0.03),
-        perSecond(0.4),
-        0n,
-        (WAD * 8n) / 10n,
-        perSecond(0.035),
-        perSecond(0.25),
-        perSecond(0.015),
-      ],
-    ]);
+    daiComet = await deploy(c, art.TestComet!, [dai, 18, daiUsd, RATE_MODEL]);
     await send(0, daiComet, C, 'addAsset', [
       weth,
       ethUsd,
