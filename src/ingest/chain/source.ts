@@ -522,11 +522,12 @@ export function chainSource(
         // Never priced: served with what is known (D15), its borrowers kept for when it is.
         markets.push(record);
         unpricedMarkets.set(m.id, record);
-        items.push({
-          id: `morpho:${m.id}`,
-          ok: true,
-          note: `market ${key}: ${why}: ${UNPRICED_NOTE[loanUsd === null ? 'loan' : 'collateral']}`,
-        });
+        items.push(
+          servedItem(
+            `morpho:${m.id}`,
+            `market ${key}: ${why}: ${UNPRICED_NOTE[loanUsd === null ? 'loan' : 'collateral']}`,
+          ),
+        );
       }
       for (const p of morpho?.positions ?? []) {
         const market = priced.get(p.id);
@@ -580,6 +581,12 @@ export function chainSource(
           const last = previousMarkets.get(m.uniqueKey);
           return !isPriced(m) && last !== undefined && isPriced(last);
         });
+      // Why a pool's fresh records are not served (`why` it lacks a price, when that loses one),
+      // or null.
+      const refusal = (
+        out: { markets: readonly MarketRecord[]; positions: readonly PositionRecord[] },
+        why: string | null,
+      ) => (why && lostPrice(out.markets) ? why : implausible(out));
       const keepPool = <T extends MarketRecord>(
         prefix: string,
         served: Map<string, T>,
@@ -635,8 +642,9 @@ export function chainSource(
         const out = cometRecords(chain.chainId, c, baseUsd, usdOf, (feeds) =>
           oracleRecord(feeds[0]!, feeds, byFeed, 'ChainlinkOracle'),
         );
-        if (why && lostPrice(out.markets)) {
-          items.push({ id: `compound:${c.comet}`, ok: false, error: `comet ${c.comet}: ${why}` });
+        const wrong = refusal(out, why);
+        if (wrong) {
+          items.push({ id: `compound:${c.comet}`, ok: false, error: `comet ${c.comet}: ${wrong}` });
           continue;
         }
         // Rewards that could not be read or priced are served as 0, named (when they pay).
@@ -653,34 +661,28 @@ export function chainSource(
             ok: false,
             error: `comet ${c.comet}: no USD price for its reward token ${paid.token.symbol} ${paid.token.address} (add its ${paid.token.symbol}/USD feed to the sources file): its reward APRs are served as 0`,
           });
-        const wrong = implausible(out);
-        if (wrong) {
-          items.push({ id: `compound:${c.comet}`, ok: false, error: `comet ${c.comet}: ${wrong}` });
-          continue;
-        }
         for (const m of out.markets) cometMarkets.set(m.uniqueKey, m);
         if (out.markets[0]) marketOfComet.set(c.comet, out.markets[0]);
         if (!why) served.add(c.comet);
         append(markets, out.markets);
         append(positions, out.positions);
         items.push(
-          why
-            ? { id: `compound:${c.comet}`, ok: true, note: `comet ${c.comet}: ${why}: ${UNPRICED_NOTE.loan}` }
-            : { id: `compound:${c.comet}`, ok: true },
+          servedItem(`compound:${c.comet}`, why && `comet ${c.comet}: ${why}: ${UNPRICED_NOTE.loan}`),
         );
       }
       keepFailedPools('compound', cometMarkets, (m): m is MarketRecord => true);
+      // A comet kept at its last records: one of its markets too (its absorbs' base price).
+      for (const m of cometMarkets.values()) {
+        const comet = m.uniqueKey.slice(`compound-${chain.chainId}-`.length).split('_')[0]!;
+        if (!marketOfComet.has(comet)) marketOfComet.set(comet, m);
+      }
       const absorbs = compound?.absorbs ?? [];
       const cometThen = await basePricesAtBlocks(rpc, chain.chainlink, absorbs, comets, feedSymbolOf);
       items.push(...unpricedBlocks('compound', 'absorb', cometThen));
       for (const a of absorbs) {
         const config = comets.configs.get(a.comet);
         const base = config && comets.tokens.get(config.baseToken);
-        // A comet kept at its last records: its absorbs at their block's prices, else its kept ones.
-        const prefix = `compound-${chain.chainId}-${a.comet.toLowerCase()}_`;
-        const anyMarket =
-          marketOfComet.get(a.comet) ??
-          [...cometMarkets.values()].find((m) => m.uniqueKey.startsWith(prefix));
+        const anyMarket = marketOfComet.get(a.comet);
         if (!config || !base || !anyMarket) {
           items.push({
             id: `compound:${a.comet}:absorb:${a.txHash}:${a.borrower}`,
@@ -716,8 +718,9 @@ export function chainSource(
           prices.loanUsd === null ? v.asset : null,
           ...v.collaterals.map((c, i) => (prices.collateralUsd[i] === null ? c.asset : null)),
         ].find((t) => t !== null);
-        const why =
-          unpriced && `no USD price for ${unpriced.symbol} ${unpriced.address} (${noPriceHint(unpriced)})`;
+        const why = unpriced
+          ? `no USD price for ${unpriced.symbol} ${unpriced.address} (${noPriceHint(unpriced)})`
+          : null;
         // (A collateral the oracle cannot price against a priced asset: the vault is not served.)
         if (why && prices.loanUsd !== null) {
           items.push({ id: `euler:${v.vault}`, ok: false, error: `vault ${v.vault}: ${why}` });
@@ -733,7 +736,7 @@ export function chainSource(
             'Euler price oracle router: prices are its mid-point quotes; the adapters behind it are not resolved',
           ),
         );
-        const wrong = why && lostPrice(out.markets) ? why : implausible(out);
+        const wrong = refusal(out, why);
         if (wrong) {
           items.push({ id: `euler:${v.vault}`, ok: false, error: `vault ${v.vault}: ${wrong}` });
           continue;
@@ -743,11 +746,7 @@ export function chainSource(
         vaults.push(out.vault);
         append(markets, out.markets);
         append(positions, out.positions);
-        items.push(
-          why
-            ? { id: `euler:${v.vault}`, ok: true, note: `vault ${v.vault}: ${why}: ${UNPRICED_NOTE.loan}` }
-            : { id: `euler:${v.vault}`, ok: true },
-        );
+        items.push(servedItem(`euler:${v.vault}`, why && `vault ${v.vault}: ${why}: ${UNPRICED_NOTE.loan}`));
       }
       keepFailedPools('euler', eulerMarkets, (m): m is MarketRecord => true);
       // Liquidations at their block's prices and share price (the newest MAX_PRICED_BLOCKS blocks
@@ -815,7 +814,7 @@ export function chainSource(
           },
           { now: Number(block.timestamp), usdOf },
         );
-        const wrong = why && lostPrice(out.markets) ? why : implausible(out);
+        const wrong = refusal(out, why);
         if (wrong) {
           items.push({ id: `${kind}:${p.pool}`, ok: false, error: `pool ${p.pool}: ${wrong}` });
           continue;
@@ -825,13 +824,11 @@ export function chainSource(
         append(markets, out.markets);
         append(positions, out.positions);
         items.push(
-          why
-            ? {
-                id: `${kind}:${p.pool}`,
-                ok: true,
-                note: `pool ${p.pool}: ${why}: the markets of those tokens served without their USD price and without positions`,
-              }
-            : { id: `${kind}:${p.pool}`, ok: true },
+          servedItem(
+            `${kind}:${p.pool}`,
+            why &&
+              `pool ${p.pool}: ${why}: the markets of those tokens served without their USD price and without positions`,
+          ),
         );
       }
       keepFailedPools('aave', aaveMarkets, (m): m is MarketRecord => true);
@@ -909,13 +906,11 @@ export function chainSource(
         append(markets, out.markets);
         append(positions, out.positions);
         items.push(
-          why
-            ? {
-                id: `fluid:${v.vault}`,
-                ok: true,
-                note: `vault ${v.vault}: ${why}: ${UNPRICED_NOTE[prices.loanUsd === null ? 'loan' : 'collateral']}`,
-              }
-            : { id: `fluid:${v.vault}`, ok: true },
+          servedItem(
+            `fluid:${v.vault}`,
+            why &&
+              `vault ${v.vault}: ${why}: ${UNPRICED_NOTE[prices.loanUsd === null ? 'loan' : 'collateral']}`,
+          ),
         );
       }
       // Vaults not served keep their last records: every one when the resolver did not answer.
@@ -1199,6 +1194,11 @@ export const UNPRICED_NOTE = {
   loan: 'served with its USD figures null and no position',
   collateral: 'served with its collateral price null and no position',
 } as const;
+
+/** An item served: whole, or in part with what `note` says (D15). */
+function servedItem(id: string, note: string | null): ItemReport {
+  return note ? { id, ok: true, note } : { id, ok: true };
+}
 
 /** Accounts kept in the checkpoint for markets not served (an unpriced market's borrowers). */
 const MAX_PENDING = 50_000;
