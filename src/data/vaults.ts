@@ -66,7 +66,7 @@ function capOf(a: VaultAllocation, m: MarketView | undefined): AllocationValue['
     return a.supplyCap === null
       ? null
       : { assets: a.supplyCap, usd: price === null ? null : a.supplyCap * price };
-  if (a.supplyCapUsd === null) return null;
+  if (a.supplyCapUsd === null || a.supplyCapUsd === undefined) return null;
   return { usd: a.supplyCapUsd, assets: price ? a.supplyCapUsd / price : null };
 }
 

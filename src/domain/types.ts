@@ -163,16 +163,15 @@ export interface VaultAllocation {
   /** The fraction of the market's supply that is the vault's (0 to 1): its USD follows the market. */
   supplyShare: number;
   /**
-   * The most the vault may supply to the market, USD at the prices when read; null: no cap (or,
-   * where supplyCap is set, no USD price of the asset then).
-   */
-  supplyCapUsd: number | null;
-  /**
-   * The same cap in units of the vault's asset, as the source read it; null: no cap. Where set,
-   * it is the cap (valued at the market's price now); absent (the sandbox's, records of before),
-   * supplyCapUsd is.
+   * The most the vault may supply to the market, in units of the vault's asset as its source read
+   * it (valued at the market's price now); null: no cap.
    */
   supplyCap?: number | null;
+  /**
+   * Where the cap was written in USD instead (the sandbox's, records of before): USD at the
+   * prices then; null or absent: no cap.
+   */
+  supplyCapUsd?: number | null;
 }
 
 /**

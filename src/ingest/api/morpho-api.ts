@@ -443,12 +443,8 @@ function readVault(
     allocations.push({
       marketKey: key,
       supplyShare: share,
-      // In units of the asset (valued at the market's price when served); in USD at the API's now.
+      // In units of the asset: valued at the market's price as served.
       supplyCap: cap >= NO_CAP ? null : scaled(cap, market.loan.decimals),
-      supplyCapUsd:
-        cap >= NO_CAP || market.loan.usd === null
-          ? null
-          : scaled(cap, market.loan.decimals) * market.loan.usd,
     });
   }
   return {

@@ -170,7 +170,7 @@ export function eulerRecords(
     curator: null,
     governor: read.governorAdmin,
     fee: Number(read.interestFee) / Number(CONFIG_SCALE),
-    allocations: keys.map((marketKey) => ({ marketKey, supplyShare: 1, supplyCapUsd: null })),
+    allocations: keys.map((marketKey) => ({ marketKey, supplyShare: 1, supplyCap: null })),
   };
   return { markets, positions, vault };
 }
