@@ -28,7 +28,7 @@ import {
   accountValues,
 } from './aave.ts';
 import { scaled } from './chainlink.ts';
-import { liquidationRecord } from './liquidation.ts';
+import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
 import type { TokenMeta } from './tokens.ts';
 
 export type AaveProtocol = 'aave' | 'spark';
@@ -249,19 +249,19 @@ export function aavePair(
 /**
  * A `LiquidationCall` in its pair's market: the collateral the liquidator received, the debt
  * repaid, and the deficit it left (v3.3 on: `DeficitCreated`, Aave's bad debt), in token units and
- * at `usd` (the liquidation block's prices; the pair's when they could not be read).
+ * at `usd`.
  */
 export function aaveLiquidation(
   chainId: number,
   l: AaveLiquidation,
   record: AavePair,
-  usd: { collateralUsd: number | null; loanUsd: number | null } | undefined,
+  usd: LiquidationPrices,
 ): LiquidationEvent {
   return liquidationRecord(
     { ...l, protocol: record.protocol, chainId, borrower: l.user },
     record,
     { seized: l.seized, repaid: l.repaid, badDebt: l.deficit },
-    usd ?? { collateralUsd: record.collateralPrice, loanUsd: record.loanPrice },
+    usd,
   );
 }
 

@@ -22,7 +22,7 @@ import {
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import { CONFIG_SCALE, type EulerLiquidationRead, type EulerVaultRead } from './euler.ts';
-import { liquidationRecord } from './liquidation.ts';
+import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
 
 /** An Euler market's uniqueKey (D3). */
 export function eulerKey(chainId: number, vault: string, collateral: string): string {
@@ -178,18 +178,14 @@ export function eulerRecords(
 /**
  * A liquidation as the service's record, in its market (the vault and the collateral seized):
  * the debt the liquidator took over, the collateral shares it received as assets (at the share
- * price given), and the debt socialized in the same transaction as bad debt; USD at `usd` (the
- * liquidation block's prices), else the market record's.
+ * price given), and the debt socialized in the same transaction as bad debt; USD at `usd`.
  */
 export function eulerLiquidation(
   chainId: number,
   l: EulerLiquidationRead,
   record: MarketRecord,
   assetsPerShare: { perShare: bigint; shareDecimals: number } | null,
-  usd: { loanUsd: number | null; collateralUsd: number | null } = {
-    loanUsd: record.loanPrice,
-    collateralUsd: record.collateralPrice,
-  },
+  usd: LiquidationPrices,
 ): LiquidationEvent {
   const seized = assetsPerShare
     ? (l.yieldBalance * assetsPerShare.perShare) / 10n ** BigInt(assetsPerShare.shareDecimals)

@@ -24,7 +24,7 @@ import {
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import type { FluidLiquidationRead, FluidVaultRead } from './fluid.ts';
-import { liquidationRecord } from './liquidation.ts';
+import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
 
 /** A Fluid market's uniqueKey (D3). */
 export function fluidKey(chainId: number, vault: string): string {
@@ -147,10 +147,7 @@ export function fluidLiquidation(
   chainId: number,
   l: FluidLiquidationRead,
   record: MarketRecord,
-  usd: { loanUsd: number | null; collateralUsd: number | null } = {
-    loanUsd: record.loanPrice,
-    collateralUsd: record.collateralPrice,
-  },
+  usd: LiquidationPrices,
 ): LiquidationEvent {
   return liquidationRecord(
     { ...l, protocol: 'fluid', chainId, borrower: NO_BORROWER },

@@ -3,6 +3,9 @@ import type { MarketRecord } from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 
+/** A market's tokens' USD prices a liquidation is valued at; null where unknown (D15). */
+export type LiquidationPrices = { loanUsd: number | null; collateralUsd: number | null };
+
 /**
  * The liquidation `l` in `market`: the collateral seized, the debt repaid and the bad debt it
  * left (`units`, in the smallest units of the market's tokens) as token amounts, and in USD at
@@ -19,7 +22,7 @@ export function liquidationRecord(
   },
   market: Pick<MarketRecord, 'uniqueKey' | 'collateralDecimals' | 'loanDecimals'>,
   units: { seized: bigint; repaid: bigint; badDebt: bigint },
-  usd: { collateralUsd: number | null; loanUsd: number | null },
+  usd: LiquidationPrices,
 ): LiquidationEvent {
   const seized = scaled(units.seized, market.collateralDecimals ?? 18);
   const repaid = scaled(units.repaid, market.loanDecimals ?? 18);

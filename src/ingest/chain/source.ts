@@ -66,7 +66,7 @@ import {
 import { eulerKey, eulerLiquidation, eulerPrices, eulerRecords } from './euler-records.ts';
 import { FLUID_FACTORY_EVENTS, FLUID_NATIVE, FLUID_VAULT_EVENTS, FluidCache, readFluid } from './fluid.ts';
 import { fluidKey, fluidLiquidation, fluidPrices, fluidRecords } from './fluid-records.ts';
-import { liquidationRecord } from './liquidation.ts';
+import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
 import {
   healthFactor,
   MORPHO_EVENTS,
@@ -1341,7 +1341,7 @@ async function basePricesAtBlocks(
 }
 
 /** A collateral at a liquidation's block: its share price, and the USD prices when they could be read. */
-type AtBlock = { perShare: bigint; usd: BlockPrices };
+type AtBlock = { perShare: bigint; usd: LiquidationPrices };
 
 /**
  * For Euler liquidations: at each liquidation's block, the file's feeds and the vault's oracle
@@ -1404,8 +1404,8 @@ async function aavePricesAtBlocks(
   feeds: readonly FeedConfig[],
   wanted: readonly { block: number; read: AavePoolRead; l: { collateral: string; debt: string } }[],
   feedSymbolOf: (t: Token) => string | null,
-): Promise<{ at: Map<string, BlockPrices> } & PricedBlocks> {
-  const at = new Map<string, BlockPrices>();
+): Promise<{ at: Map<string, LiquidationPrices> } & PricedBlocks> {
+  const at = new Map<string, LiquidationPrices>();
   const walked = await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, async (block, all, usdOf) => {
     // Each pool and pair once.
     const here = [...new Map(all.map((w) => [`${w.read.pool}:${w.l.collateral}:${w.l.debt}`, w])).values()];
@@ -1551,8 +1551,8 @@ async function pricesAtBlocks(
   feeds: readonly FeedConfig[],
   wanted: readonly { block: number; record: MarketRecord }[],
   feedSymbolOf: (t: Token) => string | null,
-): Promise<Map<string, BlockPrices>> {
-  const out = new Map<string, BlockPrices>();
+): Promise<Map<string, LiquidationPrices>> {
+  const out = new Map<string, LiquidationPrices>();
   await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, async (block, here, usdOf) => {
     // Each market once.
     const records = [...new Map(here.map((w) => [w.record.uniqueKey, w.record])).values()];
@@ -1600,8 +1600,8 @@ async function feedPricesAtBlocks(
   feeds: readonly FeedConfig[],
   wanted: readonly { block: number; record: MarketRecord }[],
   feedSymbolOf: (t: Token) => string | null,
-): Promise<PricedBlocks & { at: Map<string, BlockPrices> }> {
-  const at = new Map<string, BlockPrices>();
+): Promise<PricedBlocks & { at: Map<string, LiquidationPrices> }> {
+  const at = new Map<string, LiquidationPrices>();
   const walked = await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, (block, here, usdOf) => {
     for (const { record: r } of here) {
       const loanUsd = usdOf({ address: r.loanAddress, symbol: r.loan });
@@ -1616,17 +1616,14 @@ async function feedPricesAtBlocks(
   return { ...walked, at };
 }
 
-/** A market's tokens' USD prices at a block; null where unknown. */
-type BlockPrices = { loanUsd: number | null; collateralUsd: number | null };
-
 /**
  * The prices a liquidation in `r` is valued at, token by token: its block's (`at`) where read
  * there, else the market's (null where it has none, D15).
  */
 function pricesAt(
-  at: BlockPrices | null | undefined,
+  at: LiquidationPrices | null | undefined,
   r: Pick<MarketRecord, 'loanPrice' | 'collateralPrice'>,
-): BlockPrices {
+): LiquidationPrices {
   return { loanUsd: at?.loanUsd ?? r.loanPrice, collateralUsd: at?.collateralUsd ?? r.collateralPrice };
 }
 
