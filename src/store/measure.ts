@@ -1,61 +1,80 @@
 import { storeCall, timed } from '../metrics.ts';
 import type { Store } from './types.ts';
 
-/** The methods of the store's ports: every call a consumer can make (life cycle included). */
-const PORT_METHODS = [
-  'ping',
-  'migrate',
-  'datasetInfo',
-  'replaceDataset',
-  'loadMarkets',
-  'loadPositions',
-  'createAccount',
-  'findAccountByName',
-  'getAccount',
-  'createKey',
-  'createKeyWithin',
-  'findKeyByHash',
-  'getKey',
-  'listKeys',
-  'revokeKey',
-  'setKeyTier',
-  'keysVersion',
-  'keyChangesSince',
-  'recordUsage',
-  'usageTotals',
-  'reserveUsage',
-  'usageByDay',
-  'appendMarketSnapshots',
-  'appendAssetPrices',
-  'appendOracleRounds',
-  'appendLiquidations',
-  'marketSnapshots',
-  'latestMarketSnapshot',
-  'assetPrices',
-  'oracleRounds',
-  'liquidations',
-  'pruneHistory',
-  'dropLiquidationsFrom',
-  'dropOracleRoundsFrom',
-  'historyCounts',
-  'appendRatingChanges',
-  'ratingChanges',
-  'latestRatingChanges',
-  'ratingChangesBetween',
-  'dailyMarketTotals',
-  'dailyLiquidationTotals',
-  'daySnapshots',
-  'appendResearchReports',
-  'researchReports',
-  'researchReport',
-  'lastResearchDay',
-  'saveSource',
-  'listSources',
-  'claimIngestion',
-  'releaseIngestion',
-  'claimIdempotencyKey',
-  'releaseIdempotencyKey',
-] as const satisfies readonly (keyof Store)[];
+/** The store's methods: every port method, by name; `close` ends the store and is not a call. */
+type StoreMethod = Exclude<
+  {
+    [K in keyof Store]-?: NonNullable<Store[K]> extends (...args: never[]) => unknown ? K : never;
+  }[keyof Store],
+  'close'
+>;
+
+/**
+ * Every method of the store's ports, named once. The type makes the list complete: a method
+ * added to a port and not named here fails the type check, so no call goes untimed.
+ */
+const MEASURED: { readonly [K in StoreMethod]: true } = {
+  ping: true,
+  migrate: true,
+  datasetInfo: true,
+  replaceDataset: true,
+  loadMarkets: true,
+  loadVaults: true,
+  loadPositions: true,
+  applyPositionChanges: true,
+  positionChangesSince: true,
+  applyMarketChanges: true,
+  marketChangesSince: true,
+  createAccount: true,
+  findAccountByName: true,
+  getAccount: true,
+  createKey: true,
+  createKeyWithin: true,
+  findKeyByHash: true,
+  getKey: true,
+  listKeys: true,
+  revokeKey: true,
+  setKeyTier: true,
+  keysVersion: true,
+  keyChangesSince: true,
+  recordUsage: true,
+  usageTotals: true,
+  reserveUsage: true,
+  usageByDay: true,
+  appendMarketSnapshots: true,
+  appendAssetPrices: true,
+  appendOracleRounds: true,
+  appendLiquidations: true,
+  marketSnapshots: true,
+  latestMarketSnapshot: true,
+  assetPrices: true,
+  oracleRounds: true,
+  liquidations: true,
+  pruneHistory: true,
+  dropLiquidationsFrom: true,
+  dropOracleRoundsFrom: true,
+  historyCounts: true,
+  appendRatingChanges: true,
+  ratingChanges: true,
+  latestRatingChanges: true,
+  ratingChangesBetween: true,
+  dailyMarketTotals: true,
+  dailyLiquidationTotals: true,
+  daySnapshots: true,
+  appendResearchReports: true,
+  researchReports: true,
+  researchReport: true,
+  lastResearchDay: true,
+  saveSource: true,
+  listSources: true,
+  claimIngestion: true,
+  releaseIngestion: true,
+  claimIdempotencyKey: true,
+  releaseIdempotencyKey: true,
+};
+
+/** The measured methods' names (exported for the test that checks every one is wrapped). */
+export const MEASURED_METHODS = Object.keys(MEASURED) as StoreMethod[];
 
 type PortMethod = (this: Store, ...args: unknown[]) => Promise<unknown>;
 
@@ -69,8 +88,8 @@ type PortMethod = (this: Store, ...args: unknown[]) => Promise<unknown>;
  * datasetInfo) is counted as well, in its own series.
  */
 export function measureStoreCalls(cls: { prototype: Store }, backend: Store['kind']): void {
-  const proto = cls.prototype as unknown as Record<(typeof PORT_METHODS)[number], PortMethod>;
-  for (const op of PORT_METHODS) {
+  const proto = cls.prototype as unknown as Record<StoreMethod, PortMethod>;
+  for (const op of MEASURED_METHODS) {
     const call = proto[op];
     // Resolved on first use: importing a store creates no metrics.
     let series: ReturnType<typeof storeCall> | null = null;
