@@ -1,9 +1,12 @@
 import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../domain/periods.ts';
+import { BackendUnavailableError } from '../domain/unavailable.ts';
 import type { UsageEvent, UsageStore } from '../store/types.ts';
 import { newUsageBatchId } from '../store/usage.ts';
 import { QuotaCounters, type QuotaUsage } from './quota.ts';
 import { type RateState, SlidingWindowLimiter } from './sliding-window.ts';
 import type { Tier } from './tiers.ts';
+
+export { BackendUnavailableError };
 
 export interface AdmissionRequest {
   keyId: string;
@@ -72,11 +75,6 @@ export function quotaStatus(u: QuotaUsage, rate: RateState, nowMs: number): Quot
     monthResetAt: nextUtcMonthStart(nowMs),
     rate,
   };
-}
-
-/** A backend the answer depends on is unreachable: the request gets 503, never a guess. */
-export class BackendUnavailableError extends Error {
-  override name = 'BackendUnavailableError';
 }
 
 /**

@@ -1,6 +1,6 @@
-import { BackendUnavailableError } from '../access/admission.ts';
 import type { PositionColumns } from '../domain/position-columns.ts';
 import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.ts';
+import { BackendUnavailableError } from '../domain/unavailable.ts';
 
 /**
  * The store could not be reached, or did not answer in time: nothing was read, and whether a
