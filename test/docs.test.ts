@@ -103,6 +103,24 @@ describe('README and docs', () => {
     }
   });
 
+  test('behavior: lrds ingest --help names every kind of source the sources file takes', () => {
+    const help = execFileSync(process.execPath, [join(ROOT, 'src/cli/main.ts'), 'ingest', '--help'], {
+      encoding: 'utf8',
+    });
+    for (const name of [
+      'Morpho Blue',
+      'Aave',
+      'Spark',
+      'Compound',
+      'Euler',
+      'Fluid',
+      'Chainlink',
+      "Morpho's GraphQL API",
+    ]) {
+      assert.ok(help.includes(name), name);
+    }
+  });
+
   test('behavior: relative links in the README and docs lead to files that exist', () => {
     for (const file of PUBLIC_DOCS) {
       for (const [, target] of read(file).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {

@@ -34,7 +34,8 @@ Replaces the dataset with a generated sandbox, with a progress bar.
   --seed N    the generator's seed (same seed, same data)`,
   ingest: `Usage: lrds ingest [--once]
 
-Reads the sources of SOURCES_FILE (chains: Chainlink feeds, Morpho Blue, Compound v3, Euler v2) into the store.
+Reads the sources of SOURCES_FILE into the store: on each chain, Morpho Blue, Aave v3, Spark,
+Compound v3, Euler v2, Fluid and Chainlink feeds; and Morpho's GraphQL API.
   --once   one pass over every source, then exit: 0 when every source succeeded, 1 otherwise
            (each failed source named); without it, a pass every INGEST_INTERVAL_MS until stopped`,
   keys: `Usage: lrds keys <command>
