@@ -88,10 +88,18 @@ Usage:
 'lrds <command> --help' describes one command.
 ${SETTINGS_LINE}`;
 
+/** The command was written wrong (an unknown option, a missing value): exit 2. */
 class UsageError extends Error {}
+
+/** The command was right but cannot be done (a key that does not exist): one line, exit 1. */
+class CommandError extends Error {}
 
 function fail(message: string): never {
   throw new UsageError(message);
+}
+
+function cannot(message: string): never {
+  throw new CommandError(message);
 }
 
 /** Prints a command's help and exits 0. */
@@ -644,7 +652,7 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
       case 'revoke': {
         const id = positionals[0]!;
         const key = await store.getKey(id);
-        if (!key) fail(`no key with id '${id}'`);
+        if (!key) cannot(`no key with id '${id}'`);
         if (key.revokedAt) {
           process.stderr.write(`Key ${id} was already revoked at ${key.revokedAt}.\n`);
           return;
@@ -655,7 +663,7 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
       }
       case 'set-tier': {
         const [id, tier] = positionals as [string, TierId];
-        if (!(await service.setTier(id, tier))) fail(`no key with id '${id}'`);
+        if (!(await service.setTier(id, tier))) cannot(`no key with id '${id}'`);
         process.stderr.write(`Key ${id} is now on the ${tier} tier.\n`);
         return;
       }
@@ -712,7 +720,10 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.exit(2);
   }
   const problem =
-    err instanceof Error && err.name === 'SourcesUnavailableError' ? err.message : environmentProblem(err);
+    err instanceof CommandError ||
+    (err instanceof Error && ['SourcesUnavailableError', 'StoreUnavailableError'].includes(err.name))
+      ? (err as Error).message
+      : environmentProblem(err);
   if (problem) {
     process.stderr.write(`lrds: ${problem}\n`);
     process.exit(1);

@@ -102,6 +102,27 @@ describe('lrds command line', () => {
     }
   });
 
+  test('error: a key that does not exist and an unreachable PostgreSQL are one line and exit 1', async () => {
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as net.AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const cases: [string[], NodeJS.ProcessEnv, RegExp][] = [
+      [['keys', 'revoke', 'key_doesnotexist'], {}, /^lrds: no key with id 'key_doesnotexist'\n$/],
+      [['keys', 'set-tier', 'key_doesnotexist', 'pro'], {}, /^lrds: no key with id 'key_doesnotexist'\n$/],
+      [
+        ['keys', 'list'],
+        { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/test` },
+        /^lrds: PostgreSQL unavailable: connect ECONNREFUSED 127\.0\.0\.1:\d+\n$/,
+      ],
+    ];
+    for (const [args, env, expected] of cases) {
+      const r = await lrds(args, env);
+      assert.equal(r.code, 1, `${args.join(' ')}: exit ${r.code}`);
+      assert.match(r.stderr, expected, args.join(' '));
+    }
+  });
+
   test('error: sources that cannot be used are one clear line: none set, an invalid file, no source readable', async () => {
     const unset = await lrds(['ingest', '--once']);
     assert.equal(unset.code, 2);
