@@ -13,6 +13,7 @@ import { loadTiers, TIER_IDS, type TierId } from '../access/tiers.ts';
 import { ingestInterval, ingestLeaseMs, loadSettings, type Settings } from '../config.ts';
 import { redactSecrets } from '../ingest/runner.ts';
 import type { Store } from '../store/types.ts';
+import { readyText } from './ready.ts';
 
 // The service's modules (Fastify, the stores, the generator) are loaded by the commands that
 // need them, so that help, version and usage mistakes answer at once.
@@ -361,6 +362,9 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
   if (workers > 1 && cluster.isPrimary) return servePrimary(settings, workers);
   const bar = progressBar('Seeding the sandbox dataset (first start)');
   const started = performance.now();
+  const human = process.stderr.isTTY && !process.env.LRDS_WORKER_SLOT;
+  if (human)
+    process.stderr.write(`lrds: starting on ${settings.databaseUrl ? 'PostgreSQL' : settings.dataDir}…\n`);
   const { createService } = await loadService();
   const service = await createService(settings, {
     workers,
@@ -392,6 +396,7 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
     },
     'ready',
   );
+  if (human) process.stderr.write(`${readyText(settings, live, performance.now() - started)}\n`);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
