@@ -13,10 +13,12 @@
  * Chainlink feeds; `morphoApi` reads Morpho's markets, positions, liquidations and vaults from
  * its GraphQL API on the chains it names (src/ingest/api/morpho-api.ts says which it serves).
  */
+
 import { readFileSync } from 'node:fs';
 import { deployments, getChainAddresses } from '@morpho-org/blue-sdk';
 import { type Static, Type } from 'typebox';
 import Value from 'typebox/value';
+import type { ProviderLimits } from './chain/transport.ts';
 import type { RefChainlinkFeed } from './sandbox/reference.ts';
 
 const ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
@@ -52,6 +54,24 @@ const ChainSchema = Type.Object(
   {
     chainId: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }),
     rpcUrl: Type.String({ pattern: URL_PATTERN }),
+    /** Other URLs of the same chain, tried in order when `rpcUrl` fails (after its retries). */
+    fallbackRpcUrls: Type.Optional(Type.Array(Type.String({ pattern: URL_PATTERN }), { maxItems: 10 })),
+    /** The provider's limits; each left out takes the default of the README's real-data page. */
+    rpcLimits: Type.Optional(
+      Type.Object(
+        {
+          batchCalls: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+          batchBytes: Type.Optional(Type.Integer({ minimum: 1_024, maximum: 100_000_000 })),
+          responseBytes: Type.Optional(Type.Integer({ minimum: 1_024, maximum: 1_000_000_000 })),
+          requestsPerSecond: Type.Optional(
+            Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 100_000 }), Type.Null()]),
+          ),
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+          retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /** Blocks behind the head that ingestion reads up to (0: the head itself). */
     confirmations: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
     morpho: Type.Optional(
@@ -165,6 +185,10 @@ export interface FeedConfig {
 export interface ChainConfig {
   chainId: number;
   rpcUrl: string;
+  /** `rpcUrl`, then its fallbacks, in the order they are tried. */
+  rpcUrls: string[];
+  /** The provider's limits given in the file (the rest take their defaults). */
+  rpcLimits: Partial<ProviderLimits>;
   confirmations: number;
   /** Morpho Blue, when read on this chain. */
   morpho: { blue: string; fromBlock: number } | null;
@@ -336,6 +360,8 @@ export function parseSources(
     return {
       chainId: c.chainId,
       rpcUrl: c.rpcUrl,
+      rpcUrls: [c.rpcUrl, ...(c.fallbackRpcUrls ?? [])],
+      rpcLimits: c.rpcLimits ?? {},
       confirmations: c.confirmations ?? 0,
       morpho,
       aave,

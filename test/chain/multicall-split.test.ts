@@ -67,3 +67,18 @@ test('behavior: a batch-reverting call is split out once, then sent alone; the o
     );
   }
 });
+
+test('behavior: requests made together never exceed the node’s request size (anvil refuses bodies over 2 MiB)', async () => {
+  // Sixty 40 KB calls sent at once: 2.4 MB in one batch, which anvil refuses whole, as plain
+  // batching sends them; within the provider limits they go in batches of at most 1 MB.
+  const data = `0x${'ab'.repeat(40_000)}` as const;
+  const to = `0x${'11'.repeat(20)}` as const;
+  const plain = createChainRpc(anvil.chainId, anvil.url, {
+    transport: http(anvil.url, { batch: { batchSize: 100, wait: 0 }, retryCount: 0 }),
+  });
+  await assert.rejects(Promise.all(Array.from({ length: 60 }, () => plain.client.call({ to, data }))));
+  const rpc = createChainRpc(anvil.chainId, anvil.url);
+  const answers = await Promise.all(Array.from({ length: 60 }, () => rpc.client.call({ to, data })));
+  assert.equal(answers.length, 60);
+  assert.ok(rpc.requests() >= 3, `${rpc.requests()} HTTP requests`);
+});

@@ -50,6 +50,8 @@ test('default: a local chain with its addresses; feeds take heartbeats from the 
   assert.deepEqual(config.chains[0], {
     chainId: 31337,
     rpcUrl: 'http://127.0.0.1:8545',
+    rpcUrls: ['http://127.0.0.1:8545'],
+    rpcLimits: {},
     confirmations: 0,
     morpho: { blue: A, fromBlock: 0 },
     aave: [],
@@ -349,4 +351,48 @@ test('error: an unreadable or malformed file says so', () => {
   const file = join(dir, 'bad.json');
   writeFileSync(file, '{ "chains": [');
   assert.throws(() => loadSources(file), /not JSON/);
+});
+
+test('behavior: fallback RPC URLs follow rpcUrl in order; the provider limits given are kept, bad ones listed', () => {
+  const config = parseSources(
+    {
+      chains: [
+        {
+          chainId: 31337,
+          rpcUrl: 'https://a.example',
+          fallbackRpcUrls: ['https://b.example', 'https://c.example'],
+          rpcLimits: { batchCalls: 20, requestsPerSecond: 25, timeoutMs: 5000 },
+        },
+      ],
+    },
+    'test',
+  );
+  assert.deepEqual(config.chains[0]?.rpcUrls, [
+    'https://a.example',
+    'https://b.example',
+    'https://c.example',
+  ]);
+  assert.deepEqual(config.chains[0]?.rpcLimits, { batchCalls: 20, requestsPerSecond: 25, timeoutMs: 5000 });
+  const wrong = problems({
+    chains: [
+      {
+        chainId: 1,
+        rpcUrl: 'https://a',
+        fallbackRpcUrls: ['ftp://b'],
+        rpcLimits: { batchCalls: 0, burst: 3 },
+      },
+    ],
+  });
+  assert.ok(
+    wrong.some((p) => p.includes('fallbackRpcUrls')),
+    wrong.join('\n'),
+  );
+  assert.ok(
+    wrong.some((p) => p.includes('batchCalls')),
+    wrong.join('\n'),
+  );
+  assert.ok(
+    wrong.some((p) => p.includes('burst')),
+    wrong.join('\n'),
+  );
 });

@@ -19,8 +19,8 @@ export function chainSources(
       chain,
       createChainRpc(
         chain.chainId,
-        chain.rpcUrl,
-        options.transport ? { transport: options.transport(chain.chainId) } : {},
+        chain.rpcUrls,
+        options.transport ? { transport: options.transport(chain.chainId) } : { limits: chain.rpcLimits },
       ),
       reference,
     ),

@@ -14,12 +14,12 @@ import {
   createPublicClient,
   ExecutionRevertedError,
   type GetLogsReturnType,
-  http,
   type PublicClient,
   type Transport,
   toEventSelector,
 } from 'viem';
 import { append } from '../append.ts';
+import { DEFAULT_PROVIDER_LIMITS, type ProviderLimits, providerTransport } from './transport.ts';
 
 /** Multicall3's address, the same on every chain that has it. */
 export const MULTICALL3 = '0xca11bde05977b3631167028862be2a173976ca11';
@@ -64,28 +64,29 @@ export const DEPLOYLESS_BATCH_BYTES = 4 * 1024;
 export const DEPLOYLESS_LARGE_ANSWERS_BATCH_BYTES = 512;
 
 export interface RpcOptions {
-  /** A transport of the caller's (tests); otherwise HTTP(S) to `rpcUrl`. */
+  /** A transport of the caller's (tests); otherwise HTTP(S) to the URLs, within `limits`. */
   transport?: Transport;
-  /** Retries of a failed request, with exponential backoff from 250 ms. */
-  retries?: number;
-  /** Per-request timeout, ms. */
-  timeoutMs?: number;
+  /** The provider's limits (batches, bytes, budget, timeout, retries); defaults otherwise. */
+  limits?: Partial<ProviderLimits>;
 }
 
-export function createChainRpc(chainId: number, rpcUrl: string, options: RpcOptions = {}): ChainRpc {
+export function createChainRpc(
+  chainId: number,
+  rpcUrls: string | readonly string[],
+  options: RpcOptions = {},
+): ChainRpc {
   let sent = 0;
   const transport =
     options.transport ??
-    http(rpcUrl, {
-      // Requests made together go in one JSON-RPC batch (the block times of a range's liquidations).
-      batch: { batchSize: 100, wait: 0 },
-      retryCount: options.retries ?? 3,
-      retryDelay: 250,
-      timeout: options.timeoutMs ?? 15_000,
-      onFetchRequest: () => {
-        sent++;
+    providerTransport(
+      typeof rpcUrls === 'string' ? [rpcUrls] : rpcUrls,
+      { ...DEFAULT_PROVIDER_LIMITS, ...options.limits },
+      {
+        onRequest: () => {
+          sent++;
+        },
       },
-    });
+    );
   const client = createPublicClient({ transport, batch: { multicall: false } }) as PublicClient;
   let mode: Promise<MulticallOptions> | null = null;
   const burners = new Map<string, true>();
