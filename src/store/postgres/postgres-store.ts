@@ -51,6 +51,7 @@ import {
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
+  AccountScope,
   AppliedPositionChanges,
   AssetPrice,
   AssetPriceCursor,
@@ -75,6 +76,7 @@ import type {
   OracleRoundCursor,
   PositionChange,
   ProgressFn,
+  QuotaCaps,
   RatingChange,
   RatingChangeCursor,
   RatingSubjectKind,
@@ -841,6 +843,17 @@ export class PostgresStore implements Store {
     );
   }
 
+  async moveKey(id: string, accountId: string): Promise<boolean> {
+    return this.serve((sql) =>
+      sql.begin(async (tx) => {
+        const r = await tx`UPDATE api_keys SET account_id = ${accountId} WHERE id = ${id}`;
+        if (r.count === 0) return false;
+        await this.keyChanged(tx, id);
+        return true;
+      }),
+    );
+  }
+
   async keysVersion(): Promise<number> {
     const [row] = await this.serve((sql) => sql`SELECT value FROM counters WHERE name = 'keys_version'`);
     return Number(row?.value);
@@ -908,6 +921,23 @@ export class PostgresStore implements Store {
       SELECT COALESCE(SUM(CASE WHEN day = ${day} THEN requests ELSE 0 END), 0)::bigint AS day_used,
              COALESCE(SUM(monthly), 0)::bigint AS month_used
         FROM usage WHERE key_id = ${keyId} AND day >= ${`${month}-01`} AND day <= ${`${month}-31`}`,
+    );
+    return { dayUsed: Number(row?.day_used), monthUsed: Number(row?.month_used) };
+  }
+
+  async accountUsageTotals(scope: AccountScope, day: string, keyQuotas: QuotaCaps): Promise<UsageTotals> {
+    const month = day.slice(0, 7);
+    const daily = keyQuotas.daily ?? Number.MAX_SAFE_INTEGER;
+    const monthly = keyQuotas.monthly ?? Number.MAX_SAFE_INTEGER;
+    const [row] = await this.serve(
+      (sql) => sql`
+      SELECT COALESCE(SUM(LEAST(d, ${daily}::bigint)), 0)::bigint AS day_used,
+             COALESCE(SUM(LEAST(m, ${monthly}::bigint)), 0)::bigint AS month_used
+        FROM (SELECT SUM(CASE WHEN u.day = ${day} THEN u.requests ELSE 0 END) AS d, SUM(u.monthly) AS m
+                FROM api_keys k JOIN usage u ON u.key_id = k.id
+               WHERE k.account_id = ${scope.accountId} AND k.tier = ${scope.tier}
+                 AND u.day >= ${`${month}-01`} AND u.day <= ${`${month}-31`}
+               GROUP BY k.id) per_key`,
     );
     return { dayUsed: Number(row?.day_used), monthUsed: Number(row?.month_used) };
   }

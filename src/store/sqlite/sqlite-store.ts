@@ -48,6 +48,7 @@ import {
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
+  AccountScope,
   AppliedPositionChanges,
   AssetPrice,
   AssetPriceCursor,
@@ -72,6 +73,7 @@ import type {
   OracleRoundCursor,
   PositionChange,
   ProgressFn,
+  QuotaCaps,
   RatingChange,
   RatingChangeCursor,
   RatingSubjectKind,
@@ -596,6 +598,15 @@ export class SqliteStore implements Store {
     });
   }
 
+  async moveKey(id: string, accountId: string): Promise<boolean> {
+    return this.transaction(() => {
+      const r = this.stmt('UPDATE api_keys SET account_id = ? WHERE id = ?').run(accountId, id);
+      if (r.changes === 0) return false;
+      this.keyChanged(id);
+      return true;
+    });
+  }
+
   async keysVersion(): Promise<number> {
     const row = this.stmt("SELECT value FROM counters WHERE name = 'keys_version'").get() as {
       value: number;
@@ -644,6 +655,26 @@ export class SqliteStore implements Store {
 
   async usageTotals(keyId: string, day: string): Promise<UsageTotals> {
     return this.totalsOf(keyId, day);
+  }
+
+  async accountUsageTotals(scope: AccountScope, day: string, keyQuotas: QuotaCaps): Promise<UsageTotals> {
+    const month = day.slice(0, 7);
+    const row = this.stmt(
+      `SELECT COALESCE(SUM(MIN(d, ?)), 0) AS day_used, COALESCE(SUM(MIN(m, ?)), 0) AS month_used
+         FROM (SELECT SUM(CASE WHEN u.day = ? THEN u.requests ELSE 0 END) AS d, SUM(u.monthly) AS m
+                 FROM api_keys k JOIN usage u ON u.key_id = k.id
+                WHERE k.account_id = ? AND k.tier = ? AND u.day >= ? AND u.day <= ?
+                GROUP BY k.id)`,
+    ).get(
+      keyQuotas.daily ?? Number.MAX_SAFE_INTEGER,
+      keyQuotas.monthly ?? Number.MAX_SAFE_INTEGER,
+      day,
+      scope.accountId,
+      scope.tier,
+      `${month}-01`,
+      `${month}-31`,
+    ) as { day_used: number; month_used: number };
+    return { dayUsed: row.day_used, monthUsed: row.month_used };
   }
 
   /**
