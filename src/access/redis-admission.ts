@@ -9,6 +9,7 @@ import {
   type Admission,
   type AdmissionRequest,
   type AdmissionResult,
+  accountQuotaOf,
   type QuotaStatus,
   quotaStatus,
 } from './admission.ts';
@@ -97,6 +98,7 @@ interface ScriptedRedis {
     quota: string,
     leases: string,
     inStore: string,
+    account: string,
     nowUs: string,
     rate: number,
     counted: string,
@@ -109,6 +111,8 @@ interface ScriptedRedis {
     inStoreTtlMs: number,
     mayWait: string,
     storeAfterRedisMs: number,
+    accountDaily: string,
+    accountMonthly: number,
   ): Promise<unknown[]>;
   lrdsMerge(
     quota: string,
@@ -242,6 +246,12 @@ const dayOfNumber = (d: number) => utcDay(d * DAY_MS);
  *       to `rate` entries on every admit; PEXPIREs 1 s after the last admit.
  *   `<prefix>q:{<keyId>}` HASH { g: generation, d: UTC day number, du: day count, mu: month count };
  *       rolled over inside the script at 00:00 UTC and on the 1st; PEXPIREs 1 h after the end of its month.
+ * per account bound (an account's keys of one tier; see QuotaCounters.consume):
+ *   `<prefix>a:{account:<accountId>:<tier>}` HASH { g, d, du, mu }, rolled over and expiring like a
+ *       key's; decided in the same admit script as the key's quotas, seeded from the store's
+ *       account totals (Store.accountUsageTotals) when missing (NEEDS_ACCOUNT_SEED). Requests
+ *       whose quotas the store decides (Redis unreachable, or an instance handing over, below)
+ *       are held to their key's quotas only.
  * and one for the deployment: `<prefix>instances` ZSET of instance leases (with N > 1; read by
  * every admit, so the scripts need one Redis, not a cluster).
  *
@@ -405,6 +415,8 @@ export class RedisAdmission implements Admission {
   #reconciling = false;
   readonly #known = new Map<string, Known>();
   readonly #seeding = new Map<string, Promise<void>>();
+  /** The keys this instance counted for each account bound (their unflushed events join its seed). */
+  readonly #accountKeys = new Map<string, Set<string>>();
   #outage = new Map<string, Map<string, OutageDelta>>();
   /**
    * Tokens of quota decisions in the store (see #admitInStore) that this instance may have left
@@ -448,7 +460,7 @@ export class RedisAdmission implements Admission {
       // Reconnects soon after Redis is back (a refused connection costs nothing to retry).
       retryStrategy: (times) => Math.min(50 * times, 200),
     });
-    this.#redis.defineCommand('lrdsAdmit', { numberOfKeys: 4, lua: ADMIT_LUA });
+    this.#redis.defineCommand('lrdsAdmit', { numberOfKeys: 5, lua: ADMIT_LUA });
     this.#redis.defineCommand('lrdsMerge', { numberOfKeys: 1, lua: MERGE_LUA });
     this.#redis.defineCommand('lrdsStatus', { numberOfKeys: 3, lua: STATUS_LUA });
     this.#redis.defineCommand('lrdsLease', { numberOfKeys: 1, lua: LEASE_LUA });
@@ -563,6 +575,18 @@ export class RedisAdmission implements Admission {
   async #admitRedis(req: AdmissionRequest): Promise<AdmissionResult> {
     const { keyId, tier } = req;
     const { w, q, s } = this.#keys(keyId);
+    // The account bound: decided in the same script, on the account's own hash.
+    const account = req.counted ? accountQuotaOf(req) : undefined;
+    const a = account ? `${this.#prefix}a:{${account.id}}` : `${this.#prefix}a:{}`;
+    if (account) {
+      let keys = this.#accountKeys.get(account.id);
+      if (!keys) {
+        if (this.#accountKeys.size >= KNOWN_MAX) this.#accountKeys.clear();
+        keys = new Set();
+        this.#accountKeys.set(account.id, keys);
+      }
+      keys.add(keyId);
+    }
     const token = `${this.#id}.${++this.#tokens}`;
     const waitUntil = performance.now() + SETTLING_WAIT_MS;
     for (let seeds = 0; ; ) {
@@ -580,6 +604,7 @@ export class RedisAdmission implements Admission {
             q,
             this.#leasesKey,
             s,
+            a,
             this.#nowArg(),
             tier.ratePerSecond,
             req.counted ? '1' : '0',
@@ -592,6 +617,8 @@ export class RedisAdmission implements Admission {
             this.#clock ? 60_000 : IN_STORE_MS + IN_STORE_AFTER_REDIS_MS + 1000,
             performance.now() < waitUntil ? '1' : '0',
             IN_STORE_AFTER_REDIS_MS,
+            account ? String(account.limits.daily ?? -1) : '',
+            account?.limits.monthly ?? -1,
           ),
         ).catch((err: unknown) => {
           // Its token may have joined the key's decisions under way: removed once back.
@@ -606,6 +633,11 @@ export class RedisAdmission implements Admission {
       if (status === STATUS.NEEDS_SEED) {
         if (++seeds >= SEED_ATTEMPTS) throw new Error(`quota counters of ${keyId} could not be seeded`);
         await this.#seed(keyId, Number(r[5]));
+        continue;
+      }
+      if (status === STATUS.NEEDS_ACCOUNT_SEED && account) {
+        if (++seeds >= SEED_ATTEMPTS) throw new Error(`quota counters of ${account.id} could not be seeded`);
+        await this.#seedAccount(req.accountId!, tier, account.id, a, Number(r[5]));
         continue;
       }
       if (status === STATUS.SETTLING) {
@@ -631,13 +663,15 @@ export class RedisAdmission implements Admission {
       const mu = Number(r[7]);
       this.#remember(keyId, { g: String(r[8]), d, du, mu });
       this.#record(keyId, dayOfNumber(d), req.endpoint, status !== STATUS.DAILY_QUOTA);
+      const byAccount = String(r[9]) === 'a' && account !== undefined;
       if (status === STATUS.DAILY_QUOTA) {
         return {
           ok: false,
           reason: 'DAILY_QUOTA',
+          ...(byAccount ? { scope: 'account' as const } : {}),
           rate,
-          limit: tier.dailyQuota!,
-          used: du,
+          limit: byAccount ? account.limits.daily! : tier.dailyQuota!,
+          used: byAccount ? Number(r[10]) : du,
           counts: { dayUsed: du, monthUsed: mu },
         };
       }
@@ -645,9 +679,10 @@ export class RedisAdmission implements Admission {
         return {
           ok: false,
           reason: 'MONTHLY_QUOTA',
+          ...(byAccount ? { scope: 'account' as const } : {}),
           rate,
-          limit: tier.monthlyQuota!,
-          used: mu,
+          limit: byAccount ? account.limits.monthly! : tier.monthlyQuota!,
+          used: byAccount ? Number(r[11]) : mu,
           counts: { dayUsed: du, monthUsed: mu },
         };
       }
@@ -764,6 +799,50 @@ export class RedisAdmission implements Admission {
       })();
       this.#seeding.set(keyId, pending);
       pending.finally(() => this.#seeding.delete(keyId)).catch(() => {});
+    }
+    return pending;
+  }
+
+  /**
+   * Builds an account bound's missing hash (one seed at a time per account): the store's totals
+   * of the account's keys of the tier, plus this instance's unflushed events of the keys it saw
+   * in the account (read with no flush in between), merged as floors (by maximum, so concurrent
+   * seeds never add up). The unflushed events of a key past its own quota do not belong to the
+   * account's count; adding them errs toward refusing, and only until they are flushed.
+   */
+  #seedAccount(accountId: string, tier: Tier, id: string, hashKey: string, dayNum: number): Promise<void> {
+    let pending = this.#seeding.get(id);
+    if (!pending) {
+      pending = (async () => {
+        const day = dayOfNumber(dayNum);
+        const floors = await this.#exclusive(async () => {
+          const stored = await this.#store.accountUsageTotals({ accountId, tier: tier.id }, day, {
+            daily: tier.dailyQuota,
+            monthly: tier.monthlyQuota,
+          });
+          let { dayUsed: du, monthUsed: mu } = stored;
+          for (const keyId of this.#accountKeys.get(id) ?? []) {
+            const own = this.#pendingFor(keyId, day);
+            du += own.n;
+            mu += own.m;
+          }
+          return { du, mu };
+        });
+        await this.#scripts.lrdsMerge(
+          hashKey,
+          this.#nowArg(),
+          dayNum,
+          floors.du,
+          floors.mu,
+          newGeneration(),
+          '',
+          0,
+          0,
+          0,
+        );
+      })();
+      this.#seeding.set(id, pending);
+      pending.finally(() => this.#seeding.delete(id)).catch(() => {});
     }
     return pending;
   }
