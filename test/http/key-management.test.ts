@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { TIER_IDS, type TierId } from '../../src/access/tiers.ts';
 import type { KeyMode } from '../../src/store/types.ts';
-import { createTestApp, GENEROUS_TIERS } from '../helpers.ts';
+import { ManualClock } from '../clock.ts';
+import { createTestApp, GENEROUS_TIERS, tiersWith } from '../helpers.ts';
 
 const MODES: readonly KeyMode[] = ['live', 'test'];
 const KINDS = TIER_IDS.flatMap((tier) => MODES.map((mode) => ({ tier, mode })));
@@ -128,6 +129,85 @@ describe('which keys of its account a key manages', () => {
       const [, tier] = account!.name.split('-') as [string, TierId];
       assert.equal(k.tier, tier, `${account!.name}: ${k.tier}`);
     }
+    await t.close();
+  });
+});
+
+describe('the quota of an account', () => {
+  test('behavior: revoking a spent key and creating another regains nothing beyond the account bound', async () => {
+    const tiers = tiersWith((all) => {
+      for (const t of Object.values(all)) t.ratePerSecond = 1_000_000;
+      Object.assign(all.free!, {
+        dailyQuota: 3,
+        monthlyQuota: 1000,
+        maxKeysPerAccount: 2,
+        keyCreationsPerDay: 5,
+      });
+    });
+    const clock = new ManualClock('2027-01-31T20:00:00.000Z');
+    const t = await createTestApp({ tiers, clock });
+    // The account may hold 2 live and 2 test Free keys: 4 x 3 = 12 requests a day together.
+    let key = await t.key('free', 'live', 'churner');
+    const markets = (k: string) => t.get('/api/v1/markets?limit=1', k);
+    for (let round = 0; round < 4; round++) {
+      for (let i = 0; i < 3; i++) assert.equal((await markets(key)).statusCode, 200, `round ${round}`);
+      const spent = await markets(key);
+      assert.equal(spent.statusCode, 429);
+      assert.equal(spent.json().error, 'DAILY_QUOTA_EXCEEDED');
+      assert.equal(spent.json().limit, 3, "the key's own quota first");
+      // a fresh key, and the spent one revoked
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/client/api-keys',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload: {},
+      });
+      assert.equal(created.statusCode, 201);
+      const selfId = (await t.get('/api/v1/client/profile', key)).json().data.key.id;
+      const revoked = await t.app.inject({
+        method: 'DELETE',
+        url: `/api/v1/client/api-keys/${selfId}`,
+        headers: { authorization: `Bearer ${key}` },
+      });
+      assert.equal(revoked.statusCode, 200);
+      key = created.json().data.key;
+    }
+    const refused = await markets(key);
+    assert.equal(refused.statusCode, 429);
+    const body = refused.json();
+    assert.equal(body.error, 'DAILY_QUOTA_EXCEEDED');
+    assert.equal(body.limit, 12);
+    assert.equal(body.used, 13);
+    assert.match(body.message, /^Your account's daily quota of 12 requests \(all its Free keys together/);
+    assert.equal(refused.headers['retry-after'], String(4 * 3600));
+    // a key of another customer (an account of its own) is not touched
+    assert.equal((await markets(await t.key('free', 'live', 'neighbour'))).statusCode, 200);
+    // the next day, 00:00 UTC
+    clock.set('2027-02-01T00:00:00.000Z');
+    assert.equal((await markets(key)).statusCode, 200);
+    await t.close();
+  });
+
+  test('behavior: the key-creation budget is per account: another customer keeps its own', async () => {
+    const tiers = tiersWith((all) => {
+      for (const t of Object.values(all)) t.ratePerSecond = 1_000_000;
+      Object.assign(all.free!, { maxKeysPerAccount: 10, keyCreationsPerDay: 2 });
+    });
+    const t = await createTestApp({ tiers });
+    const post = (key: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/client/api-keys',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload: {},
+      });
+    // two customers, each given a key in an account of its own (as lrds keys create does)
+    const [a, b] = [await t.keys.newAccount(), await t.keys.newAccount()];
+    const keyA = (await t.keys.create({ accountId: a.id, tier: 'free', mode: 'live' })).key;
+    const keyB = (await t.keys.create({ accountId: b.id, tier: 'free', mode: 'live' })).key;
+    assert.equal((await post(keyA)).statusCode, 201);
+    assert.equal((await post(keyA)).statusCode, 429, "A's budget: its first key and one more");
+    assert.equal((await post(keyB)).statusCode, 201, "B's budget is its own");
     await t.close();
   });
 });
