@@ -172,6 +172,8 @@ type LocalQuota = (
   | {
       ok: false;
       reason: 'DAILY_QUOTA' | 'MONTHLY_QUOTA';
+      /** The account bound refused it (limit and used are the account's). */
+      byAccount?: true;
       limit: number;
       used: number;
       day: string;
@@ -251,7 +253,8 @@ const dayOfNumber = (d: number) => utcDay(d * DAY_MS);
  *       key's; decided in the same admit script as the key's quotas, seeded from the store's
  *       account totals (Store.accountUsageTotals) when missing (NEEDS_ACCOUNT_SEED). Requests
  *       whose quotas the store decides (Redis unreachable, or an instance handing over, below)
- *       are held to their key's quotas only.
+ *       are held to the bound there (Store.reserveUsage, with the account's totals); their counts
+ *       join the account hash only when it is next rebuilt from the store.
  * and one for the deployment: `<prefix>instances` ZSET of instance leases (with N > 1; read by
  * every admit, so the scripts need one Redis, not a cluster).
  *
@@ -744,7 +747,8 @@ export class RedisAdmission implements Admission {
     const counts = { dayUsed: q.after.du, monthUsed: q.after.mu };
     if (q.ok) return { ok: true, rate, counts };
     const after = { ...rate, remaining: rate.remaining + 1 };
-    return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used, counts };
+    const scope = q.byAccount ? { scope: 'account' as const } : {};
+    return { ok: false, reason: q.reason, ...scope, rate: after, limit: q.limit, used: q.used, counts };
   }
 
   /** Waits `ms` of real time; with an injected clock, until it has advanced by `ms` (tests move it). */
@@ -1236,7 +1240,8 @@ export class RedisAdmission implements Admission {
       // Refused with 429: the request takes no slot of the window (D7).
       this.#own.remove(keyId, at);
       const after = this.#own.peek(keyId, share, now);
-      return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used, counts };
+      const scope = q.byAccount ? { scope: 'account' as const } : {};
+      return { ok: false, reason: q.reason, ...scope, rate: after, limit: q.limit, used: q.used, counts };
     } finally {
       if (--this.#inFlight === 0) for (const wake of this.#settled.splice(0)) wake();
     }
@@ -1251,7 +1256,24 @@ export class RedisAdmission implements Admission {
     const day = dayOfNumber(Math.floor(nowMs / DAY_MS));
     const local = this.#localState();
     let u: ReservedUsage;
-    const r = { keyId, day, endpoint: req.endpoint, daily: tier.dailyQuota, monthly: tier.monthlyQuota };
+    const account = accountQuotaOf(req);
+    const r: UsageReservation = {
+      keyId,
+      day,
+      endpoint: req.endpoint,
+      daily: tier.dailyQuota,
+      monthly: tier.monthlyQuota,
+      ...(account
+        ? {
+            account: {
+              accountId: req.accountId!,
+              tier: tier.id,
+              daily: account.limits.daily,
+              monthly: account.limits.monthly,
+            },
+          }
+        : {}),
+    };
     try {
       u = await this.#reserve(r);
     } catch (err) {
@@ -1279,6 +1301,18 @@ export class RedisAdmission implements Admission {
     const after = { du: u.dayUsed, mu: u.monthUsed };
     // load() keeps the larger counts: what the dashboard shows meanwhile.
     local.quotas.load(keyId, { day, dayUsed: u.dayUsed, month: monthOfDay(day), monthUsed: u.monthUsed });
+    if (u.byAccount) {
+      return {
+        ok: false,
+        reason: u.byAccount.reason,
+        byAccount: true,
+        limit: u.byAccount.limit,
+        used: u.byAccount.used,
+        day,
+        countedMonthly: u.countedMonthly,
+        after,
+      };
+    }
     if (!u.countedMonthly) {
       return {
         ok: false,

@@ -170,6 +170,14 @@ export interface UsageReservation extends Omit<UsageEvent, 'countedMonthly'> {
   /** Daily and monthly quotas of the key's tier; null = unlimited. */
   daily: number | null;
   monthly: number | null;
+  /** The account bound the request is also decided against (see accountUsageTotals), if any. */
+  account?: AccountBound;
+}
+
+/** An account bound: the keys of `scope` together, within `daily` and `monthly` (null = unlimited). */
+export interface AccountBound extends AccountScope {
+  daily: number | null;
+  monthly: number | null;
 }
 
 /** The counts after a reservation: the request included (in the month only if countedMonthly). */
@@ -178,6 +186,8 @@ export interface ReservedUsage {
   monthUsed: number;
   /** False when the daily quota refused it (DECISIONS D7: the month is then not counted). */
   countedMonthly: boolean;
+  /** Set when the account bound refused it: which, and the account's count with it. */
+  byAccount?: { reason: 'DAILY_QUOTA' | 'MONTHLY_QUOTA'; limit: number; used: number };
 }
 
 export interface UsageRow {

@@ -638,6 +638,44 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         dayUsed: 14,
         monthUsed: 16,
       });
+      // reserveUsage decides against the account bound too: the account is at 14 that day
+      const bound = { accountId: 'acct_u', tier: 'free', daily: 15, monthly: 1000 };
+      const reserve = (keyId: string) => ({
+        keyId,
+        day: '2026-11-22',
+        endpoint: 'GET /a',
+        daily: null,
+        monthly: null,
+        account: bound,
+      });
+      assert.deepEqual(
+        await store.reserveUsage([reserve('ku1'), reserve('ku2'), reserve('ku1')], newUsageBatchId()),
+        [
+          { dayUsed: 6, monthUsed: 8, countedMonthly: true },
+          {
+            dayUsed: 3,
+            monthUsed: 2,
+            countedMonthly: false,
+            byAccount: { reason: 'DAILY_QUOTA', limit: 15, used: 16 },
+          },
+          {
+            dayUsed: 7,
+            monthUsed: 8,
+            countedMonthly: false,
+            byAccount: { reason: 'DAILY_QUOTA', limit: 15, used: 17 },
+          },
+        ],
+      );
+      // the refused requests were counted in their keys' day (not their month)
+      assert.deepEqual(await store.usageTotals('ku1', '2026-11-22'), { dayUsed: 7, monthUsed: 8 });
+      // the month: 17 used of a bound of 18: one more, then refused
+      const monthly = { accountId: 'acct_u', tier: 'free', daily: null, monthly: 18 };
+      const next = (keyId: string) => ({ ...reserve(keyId), account: monthly, day: '2026-11-23' });
+      const r = await store.reserveUsage([next('ku1'), next('ku1')], newUsageBatchId());
+      assert.deepEqual(
+        r.map((x) => x.byAccount ?? 'ok'),
+        ['ok', { reason: 'MONTHLY_QUOTA', limit: 18, used: 19 }],
+      );
       await store.close();
     });
 

@@ -96,9 +96,11 @@ import type {
 } from '../types.ts';
 import { StoreUnavailableError } from '../types.ts';
 import {
+  accountDayId,
   aggregateUsage,
   decideReservations,
   replayedReservations,
+  reservationAccountDays,
   reservationDays,
   USAGE_BATCH_PRUNE_PER_WRITE,
   USAGE_BATCH_RETENTION_MS,
@@ -926,19 +928,26 @@ export class PostgresStore implements Store {
   }
 
   async accountUsageTotals(scope: AccountScope, day: string, keyQuotas: QuotaCaps): Promise<UsageTotals> {
+    return this.serve((sql) => this.#accountTotals(sql, scope, day, keyQuotas));
+  }
+
+  async #accountTotals(
+    sql: Sql | TransactionSql,
+    scope: AccountScope,
+    day: string,
+    keyQuotas: QuotaCaps,
+  ): Promise<UsageTotals> {
     const month = day.slice(0, 7);
     const daily = keyQuotas.daily ?? Number.MAX_SAFE_INTEGER;
     const monthly = keyQuotas.monthly ?? Number.MAX_SAFE_INTEGER;
-    const [row] = await this.serve(
-      (sql) => sql`
+    const [row] = await sql`
       SELECT COALESCE(SUM(LEAST(d, ${daily}::bigint)), 0)::bigint AS day_used,
              COALESCE(SUM(LEAST(m, ${monthly}::bigint)), 0)::bigint AS month_used
         FROM (SELECT SUM(CASE WHEN u.day = ${day} THEN u.requests ELSE 0 END) AS d, SUM(u.monthly) AS m
                 FROM api_keys k JOIN usage u ON u.key_id = k.id
                WHERE k.account_id = ${scope.accountId} AND k.tier = ${scope.tier}
                  AND u.day >= ${`${month}-01`} AND u.day <= ${`${month}-31`}
-               GROUP BY k.id) per_key`,
-    );
+               GROUP BY k.id) per_key`;
     return { dayUsed: Number(row?.day_used), monthUsed: Number(row?.month_used) };
   }
 
@@ -954,7 +963,14 @@ export class PostgresStore implements Store {
     const days = reservationDays(requests);
     // Locks are taken in the order of their ids (hashes of the key ids, distinct): two batches
     // whose keys' hashes collide still lock in one order, so they cannot deadlock.
-    const keys = [...new Set(days.map((d) => d.keyId))];
+    const accountDays = reservationAccountDays(requests);
+    // The account bounds are locked too (their reservations from any key serialize), in the same order.
+    const keys = [
+      ...new Set([
+        ...days.map((d) => d.keyId),
+        ...accountDays.map((a) => `account:${a.scope.accountId}:${a.scope.tier}`),
+      ]),
+    ];
     const results = await this.serve(
       (sql) =>
         sql.begin(async (tx) => {
@@ -981,7 +997,11 @@ export class PostgresStore implements Store {
             });
           }
           if (claimed.length === 0) return replayedReservations(requests, totals);
-          const { results, events } = decideReservations(requests, totals);
+          const accountTotals = new Map<string, UsageTotals>();
+          for (const a of accountDays) {
+            accountTotals.set(accountDayId(a.scope, a.day), await this.#accountTotals(tx, a.scope, a.day, a));
+          }
+          const { results, events } = decideReservations(requests, totals, accountTotals);
           const inc = aggregateUsage(events).sort(
             (a, b) => compare(a.keyId, b.keyId) || compare(a.day, b.day) || compare(a.endpoint, b.endpoint),
           );

@@ -92,9 +92,11 @@ import type {
   UsageTotals,
 } from '../types.ts';
 import {
+  accountDayId,
   aggregateUsage,
   decideReservations,
   replayedReservations,
+  reservationAccountDays,
   reservationDays,
   SQLITE_USAGE_BATCH_RETENTION_MS,
   USAGE_BATCH_PRUNE_PER_WRITE,
@@ -658,6 +660,10 @@ export class SqliteStore implements Store {
   }
 
   async accountUsageTotals(scope: AccountScope, day: string, keyQuotas: QuotaCaps): Promise<UsageTotals> {
+    return this.accountTotalsOf(scope, day, keyQuotas);
+  }
+
+  private accountTotalsOf(scope: AccountScope, day: string, keyQuotas: QuotaCaps): UsageTotals {
     const month = day.slice(0, 7);
     const row = this.stmt(
       `SELECT COALESCE(SUM(MIN(d, ?)), 0) AS day_used, COALESCE(SUM(MIN(m, ?)), 0) AS month_used
@@ -696,7 +702,11 @@ export class SqliteStore implements Store {
         totals.set(`${keyId}\u0000${day}`, this.totalsOf(keyId, day));
       }
       if (!fresh) return replayedReservations(requests, totals);
-      const { results, events } = decideReservations(requests, totals);
+      const accountTotals = new Map<string, UsageTotals>();
+      for (const a of reservationAccountDays(requests)) {
+        accountTotals.set(accountDayId(a.scope, a.day), this.accountTotalsOf(a.scope, a.day, a));
+      }
+      const { results, events } = decideReservations(requests, totals, accountTotals);
       for (const r of aggregateUsage(events)) upsert.run(r.keyId, r.day, r.endpoint, r.requests, r.monthly);
       return results;
     });
