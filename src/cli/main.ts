@@ -54,8 +54,8 @@ Reads the sources of SOURCES_FILE (chains: Chainlink feeds, Morpho Blue, Compoun
   'keys create': `Usage: lrds keys create --tier free|pro|enterprise [--test] [--account NAME] [--name LABEL]
 
 Creates an API key and prints it alone on stdout: the only time it is shown (only its hash is kept).
-An account is one customer: its keys list and revoke each other and share its key-creation budget
-and its quota bound. Without --account the key gets a new account of its own, named after its id
+An account is one customer: its keys list and revoke each other (a key those of its tier and below),
+and share its key-creation budget and its quota bound. Without --account the key gets a new account of its own, named after its id
 (acct_...), so keys handed to different customers are never put together; give the same
 --account NAME to every key of one customer.
   --tier      the key's tier (required)
