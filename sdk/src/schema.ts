@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 13936f88db73e42697905cc40dd8e1b769989321ba5aa477fce26bc5fc9af23f) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 a61716703dceedf34b951abf329f19b8ecc49e370493ec7b4ae35db1d11173bb) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -675,7 +675,7 @@ export interface paths {
         };
         /**
          * Your account's API keys
-         * @description Active and revoked keys of the account (a test key sees only test keys). The whole key is never shown again after creation.
+         * @description The active and revoked keys of your account that the calling key manages: itself, and the keys of its tier or a lower one (Free < Pro < Enterprise); a test key manages only test keys. Other keys of the account are not listed. The whole key is never shown again after creation.
          */
         get: operations["listApiKeys"];
         put?: never;
@@ -704,7 +704,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description The key is refused from its next request. Revoking the calling key itself is allowed. A test key can revoke only test keys: a live key of the account is 404 to it.
+         * @description The key is refused from its next request. A key may always revoke itself, and otherwise the keys it manages: those of your account of its tier or a lower one (Free < Pro < Enterprise), and for a test key only test keys. Any other key, of your account or not, is 404 `KEY_NOT_FOUND`, as a key that does not exist.
          */
         delete: operations["revokeApiKey"];
         options?: never;

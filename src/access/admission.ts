@@ -2,7 +2,7 @@ import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../domain/
 import { BackendUnavailableError } from '../domain/unavailable.ts';
 import type { UsageEvent, UsageStore } from '../store/types.ts';
 import { newUsageBatchId } from '../store/usage.ts';
-import { QuotaCounters, type QuotaUsage } from './quota.ts';
+import { type AccountQuota, accountQuotas, QuotaCounters, type QuotaUsage } from './quota.ts';
 import { type RateState, SlidingWindowLimiter } from './sliding-window.ts';
 import type { Tier } from './tiers.ts';
 
@@ -10,6 +10,11 @@ export { BackendUnavailableError };
 
 export interface AdmissionRequest {
   keyId: string;
+  /**
+   * The key's account: counted requests are also held to the account's quota bound (its keys
+   * of the tier together; see accountQuotas()). Without it, only the key's own quotas apply.
+   */
+  accountId?: string;
   tier: Tier;
   /** Route pattern, for per-endpoint usage. */
   endpoint: string;
@@ -34,6 +39,8 @@ export type AdmissionResult =
   | {
       ok: false;
       reason: 'DAILY_QUOTA' | 'MONTHLY_QUOTA';
+      /** Present when the account's bound refused it: limit and used are then the account's. */
+      scope?: 'account';
       rate: RateState;
       limit: number;
       used: number;
@@ -75,6 +82,22 @@ export function quotaStatus(u: QuotaUsage, rate: RateState, nowMs: number): Quot
     monthResetAt: nextUtcMonthStart(nowMs),
     rate,
   };
+}
+
+/**
+ * The account bound a counted request is decided against, if it has one: the counters of the
+ * account's keys of the request's tier (live and test together), with the tier's limits.
+ */
+export function accountQuotaOf(req: Pick<AdmissionRequest, 'accountId' | 'tier'>): AccountQuota | undefined {
+  if (req.accountId === undefined) return undefined;
+  const limits = accountQuotas(req.tier);
+  if (limits.daily === null && limits.monthly === null) return undefined;
+  return { id: accountCountersId(req.accountId, req.tier.id), limits };
+}
+
+/** The id of an account bound's counters: never a key id (those start with `key_`). */
+export function accountCountersId(accountId: string, tier: string): string {
+  return `account:${accountId}:${tier}`;
 }
 
 /**
@@ -206,16 +229,42 @@ export class LocalAdmission implements Admission {
     return this.usage.durable ? 'up' : 'down';
   }
 
+  /** Seeds the counters of an account bound from the store (its keys' counts), once. */
+  private async ensureAccountLoaded(
+    accountId: string,
+    tier: Tier,
+    account: AccountQuota,
+    nowMs: number,
+  ): Promise<void> {
+    const day = utcDay(nowMs);
+    await this.loadOnce(account.id, nowMs, () =>
+      this.store.accountUsageTotals({ accountId, tier: tier.id }, day, {
+        daily: tier.dailyQuota,
+        monthly: tier.monthlyQuota,
+      }),
+    );
+  }
+
   private async ensureLoaded(keyId: string, nowMs: number): Promise<void> {
     const day = utcDay(nowMs);
     if (day !== this.lastSweepDay) {
       this.quotas.evictExpired(nowMs);
       this.lastSweepDay = day;
     }
+    await this.loadOnce(keyId, nowMs, () => this.store.usageTotals(keyId, day));
+  }
+
+  /** Seeds counters `id` with what `read` gets from the store, unless they are held already. */
+  private async loadOnce(
+    keyId: string,
+    nowMs: number,
+    read: () => Promise<{ dayUsed: number; monthUsed: number }>,
+  ): Promise<void> {
+    const day = utcDay(nowMs);
     if (this.quotas.has(keyId)) return;
     let pending = this.loading.get(keyId);
     if (!pending) {
-      pending = this.store.usageTotals(keyId, day).then(
+      pending = read().then(
         (totals) => {
           if (this.quotas.has(keyId)) return;
           this.quotas.load(keyId, {
@@ -238,12 +287,19 @@ export class LocalAdmission implements Admission {
 
   async admit(req: AdmissionRequest): Promise<AdmissionResult> {
     const { keyId, tier, nowMs } = req;
+    const account = req.counted ? accountQuotaOf(req) : undefined;
     if (req.counted) await this.ensureLoaded(keyId, nowMs);
+    if (account) await this.ensureAccountLoaded(req.accountId!, tier, account, nowMs);
     const rate = this.limiter.hit(keyId, tier.ratePerSecond, nowMs);
     const state: RateState = { limit: rate.limit, remaining: rate.remaining, resetAt: rate.resetAt };
     if (!rate.ok) return { ok: false, reason: 'RATE_LIMITED', rate: state, retryAfterMs: rate.retryAfterMs };
     if (!req.counted) return { ok: true, rate: state };
-    const q = this.quotas.consume(keyId, { daily: tier.dailyQuota, monthly: tier.monthlyQuota }, nowMs);
+    const q = this.quotas.consume(
+      keyId,
+      { daily: tier.dailyQuota, monthly: tier.monthlyQuota },
+      nowMs,
+      account,
+    );
     const u = this.quotas.usage(keyId, nowMs);
     const counts = { dayUsed: u.dayUsed, monthUsed: u.monthUsed };
     await this.usage.record({ keyId, day: q.day, endpoint: req.endpoint, countedMonthly: q.countedMonthly });
@@ -251,7 +307,15 @@ export class LocalAdmission implements Admission {
     // Refused with 429: the request takes no slot of the window (D7).
     this.limiter.release(keyId);
     const after = this.limiter.peek(keyId, tier.ratePerSecond, nowMs);
-    return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used, counts };
+    return {
+      ok: false,
+      reason: q.reason,
+      ...(q.scope ? { scope: q.scope } : {}),
+      rate: after,
+      limit: q.limit,
+      used: q.used,
+      counts,
+    };
   }
 
   async status(keyId: string, tier: Tier, nowMs: number): Promise<QuotaStatus> {

@@ -199,6 +199,22 @@ export class KeyService {
     }
   }
 
+  /**
+   * Creates an account of its own for one customer: named after its id (`acct_…`), since no
+   * name was given. What `lrds keys create` and `lrds keys move` do without `--account`.
+   */
+  async newAccount(): Promise<AccountRecord> {
+    const id = newId('acct');
+    const account: AccountRecord = {
+      id,
+      name: id,
+      email: null,
+      createdAt: new Date(this.clock.now()).toISOString(),
+    };
+    await this.store.createAccount(account);
+    return account;
+  }
+
   /** Creates a key and returns it with its record: the only time the whole key exists. */
   async create(input: KeyInput): Promise<{ key: string; record: KeyRecord }> {
     const { key, record } = this.newKey(input);
@@ -268,9 +284,49 @@ export class KeyService {
     return done;
   }
 
+  /** Moves the key to another account: applies to its next requests, on every instance. */
+  async move(id: string, accountId: string): Promise<boolean> {
+    const key = await this.store.getKey(id);
+    if (!key) return false;
+    const done = await this.store.moveKey(id, accountId);
+    if (done) await this.changed(key.hash);
+    return done;
+  }
+
   /** Drops the key from this instance's cache and tells the others (they drop it at once). */
   private async changed(hash: string): Promise<void> {
     this.invalidate([hash]);
     await this.events?.publish([hash]);
   }
+}
+
+/** The account `lrds keys create` put every key in when no `--account` was given, before it gave each its own. */
+export const SHARED_DEFAULT_ACCOUNT = 'default';
+
+/**
+ * The warning for a store whose account `default` looks shared by several customers: it holds
+ * more than one active key of one mode (one customer's live key and test key are not enough).
+ * Such keys list and revoke each other and share one quota bound and one creation budget.
+ * Null when there is nothing to warn of.
+ */
+export async function crowdedDefaultWarning(
+  store: Pick<KeyStore, 'findAccountByName' | 'listKeys'>,
+): Promise<{ account: string; keys: number; message: string } | null> {
+  const account = await store.findAccountByName(SHARED_DEFAULT_ACCOUNT);
+  if (!account) return null;
+  const active = (await store.listKeys(account.id)).filter((k) => k.revokedAt === null);
+  const live = active.filter((k) => k.mode === 'live').length;
+  const test = active.length - live;
+  if (live <= 1 && test <= 1) return null;
+  return {
+    account: SHARED_DEFAULT_ACCOUNT,
+    keys: active.length,
+    message:
+      `account '${SHARED_DEFAULT_ACCOUNT}' holds ${active.length} active keys (${live} live, ${test} test): ` +
+      'keys created without --account by earlier versions all went there, and if they belong to several ' +
+      "customers, each of them can list and revoke the others' keys, and they share one quota bound. " +
+      `Give each customer's keys an account of their own: for every key but one of 'lrds keys list --account ${SHARED_DEFAULT_ACCOUNT}', ` +
+      "run 'lrds keys move KEY_ID' (a new account of its own) or 'lrds keys move KEY_ID --account CUSTOMER' " +
+      '(the same CUSTOMER for keys of one customer).',
+  };
 }

@@ -33,6 +33,32 @@ export interface QuotaLimits {
   monthly: number | null;
 }
 
+/**
+ * The quota bound of an account (docs/keys-and-accounts.md): its keys of one tier, both modes,
+ * revoked ones included, get together at most the tier's quota times the keys the account may
+ * hold at once: `maxKeysPerAccount` live plus as many test keys. Null (unlimited) when the
+ * quota or `maxKeysPerAccount` is. So revoking a spent key and creating another regains nothing
+ * beyond what the keys the account may hold would have had.
+ */
+export function accountQuotas(tier: {
+  dailyQuota: number | null;
+  monthlyQuota: number | null;
+  maxKeysPerAccount: number | null;
+}): QuotaLimits {
+  const keys = tier.maxKeysPerAccount === null ? null : tier.maxKeysPerAccount * 2;
+  return {
+    daily: tier.dailyQuota === null || keys === null ? null : tier.dailyQuota * keys,
+    monthly: tier.monthlyQuota === null || keys === null ? null : tier.monthlyQuota * keys,
+  };
+}
+
+/** The counters of an account bound a request is also decided against (see consume()). */
+export interface AccountQuota {
+  /** The counters' id (e.g. `account:<accountId>:<tier>`), distinct from every key id. */
+  id: string;
+  limits: QuotaLimits;
+}
+
 /** One quota period after an admitted request. */
 export interface QuotaPeriodState {
   /** Requests counted in the period, this one included. */
@@ -55,6 +81,8 @@ export type QuotaResult =
   | {
       ok: false;
       reason: 'DAILY_QUOTA';
+      /** Present when the account's bound refused it (limit and used are then the account's). */
+      scope?: 'account';
       limit: number;
       /** Daily count including this request; always > limit. */
       used: number;
@@ -66,6 +94,7 @@ export type QuotaResult =
   | {
       ok: false;
       reason: 'MONTHLY_QUOTA';
+      scope?: 'account';
       limit: number;
       /** Monthly count including this request; always > limit. */
       used: number;
@@ -196,33 +225,39 @@ export class QuotaCounters {
    * Counts one request of `keyId` at `nowMs` and decides it against `limits` (D7 order:
    * daily, then monthly). O(1); a new UTC day additionally triggers one sweep of keys whose
    * counters have all expired.
+   *
+   * With `account`, the request is also decided against the account's bound, held in these
+   * counters under `account.id` (seed it with load() like a key). Order: the key's day; the
+   * account's day (only a request within its key's daily quota counts there); the key's month
+   * (only a request within both daily bounds); the account's month (only a request within its
+   * key's monthly quota). So the account's counts are, per period, the sum over its keys of
+   * each key's count capped at the key's quota: what Store.accountUsageTotals reads back.
    */
-  consume(keyId: string, limits: QuotaLimits, nowMs: number): QuotaResult {
+  consume(keyId: string, limits: QuotaLimits, nowMs: number, account?: AccountQuota): QuotaResult {
     const c = this.#current(keyId, nowMs);
+    const a = account && this.#current(account.id, nowMs);
 
     c.dayUsed++;
     if (limits.daily !== null && c.dayUsed > limits.daily) {
-      return {
-        ok: false,
-        reason: 'DAILY_QUOTA',
-        limit: limits.daily,
-        used: c.dayUsed,
-        resetAt: c.dayEnd,
-        day: c.day,
-        countedMonthly: false,
-      };
+      return this.#refused('DAILY_QUOTA', 'key', limits.daily, c.dayUsed, c.dayEnd, c.day);
+    }
+    if (a) {
+      a.dayUsed++;
+      const daily = account.limits.daily;
+      if (daily !== null && a.dayUsed > daily) {
+        return this.#refused('DAILY_QUOTA', 'account', daily, a.dayUsed, c.dayEnd, c.day);
+      }
     }
     c.monthUsed++;
     if (limits.monthly !== null && c.monthUsed > limits.monthly) {
-      return {
-        ok: false,
-        reason: 'MONTHLY_QUOTA',
-        limit: limits.monthly,
-        used: c.monthUsed,
-        resetAt: c.monthEnd,
-        day: c.day,
-        countedMonthly: true,
-      };
+      return this.#refused('MONTHLY_QUOTA', 'key', limits.monthly, c.monthUsed, c.monthEnd, c.day);
+    }
+    if (a) {
+      a.monthUsed++;
+      const monthly = account.limits.monthly;
+      if (monthly !== null && a.monthUsed > monthly) {
+        return this.#refused('MONTHLY_QUOTA', 'account', monthly, a.monthUsed, c.monthEnd, c.day);
+      }
     }
     return {
       ok: true,
@@ -231,6 +266,20 @@ export class QuotaCounters {
       daily: { used: c.dayUsed, limit: limits.daily, resetAt: c.dayEnd },
       monthly: { used: c.monthUsed, limit: limits.monthly, resetAt: c.monthEnd },
     };
+  }
+
+  #refused(
+    reason: 'DAILY_QUOTA' | 'MONTHLY_QUOTA',
+    scope: 'key' | 'account',
+    limit: number,
+    used: number,
+    resetAt: number,
+    day: string,
+  ): QuotaResult {
+    const whose = scope === 'account' ? { scope } : {};
+    return reason === 'DAILY_QUOTA'
+      ? { ok: false, reason, ...whose, limit, used, resetAt, day, countedMonthly: false }
+      : { ok: false, reason, ...whose, limit, used, resetAt, day, countedMonthly: true };
   }
 
   /** The key's counts in the periods current at `nowMs`, without counting anything. */

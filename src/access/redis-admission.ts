@@ -9,6 +9,7 @@ import {
   type Admission,
   type AdmissionRequest,
   type AdmissionResult,
+  accountQuotaOf,
   type QuotaStatus,
   quotaStatus,
 } from './admission.ts';
@@ -97,6 +98,7 @@ interface ScriptedRedis {
     quota: string,
     leases: string,
     inStore: string,
+    account: string,
     nowUs: string,
     rate: number,
     counted: string,
@@ -109,6 +111,8 @@ interface ScriptedRedis {
     inStoreTtlMs: number,
     mayWait: string,
     storeAfterRedisMs: number,
+    accountDaily: string,
+    accountMonthly: number,
   ): Promise<unknown[]>;
   lrdsMerge(
     quota: string,
@@ -168,6 +172,8 @@ type LocalQuota = (
   | {
       ok: false;
       reason: 'DAILY_QUOTA' | 'MONTHLY_QUOTA';
+      /** The account bound refused it (limit and used are the account's). */
+      byAccount?: true;
       limit: number;
       used: number;
       day: string;
@@ -242,6 +248,13 @@ const dayOfNumber = (d: number) => utcDay(d * DAY_MS);
  *       to `rate` entries on every admit; PEXPIREs 1 s after the last admit.
  *   `<prefix>q:{<keyId>}` HASH { g: generation, d: UTC day number, du: day count, mu: month count };
  *       rolled over inside the script at 00:00 UTC and on the 1st; PEXPIREs 1 h after the end of its month.
+ * per account bound (an account's keys of one tier; see QuotaCounters.consume):
+ *   `<prefix>a:{account:<accountId>:<tier>}` HASH { g, d, du, mu }, rolled over and expiring like a
+ *       key's; decided in the same admit script as the key's quotas, seeded from the store's
+ *       account totals (Store.accountUsageTotals) when missing (NEEDS_ACCOUNT_SEED). Requests
+ *       whose quotas the store decides (Redis unreachable, or an instance handing over, below)
+ *       are held to the bound there (Store.reserveUsage, with the account's totals); their counts
+ *       join the account hash only when it is next rebuilt from the store.
  * and one for the deployment: `<prefix>instances` ZSET of instance leases (with N > 1; read by
  * every admit, so the scripts need one Redis, not a cluster).
  *
@@ -405,6 +418,8 @@ export class RedisAdmission implements Admission {
   #reconciling = false;
   readonly #known = new Map<string, Known>();
   readonly #seeding = new Map<string, Promise<void>>();
+  /** The keys this instance counted for each account bound (their unflushed events join its seed). */
+  readonly #accountKeys = new Map<string, Set<string>>();
   #outage = new Map<string, Map<string, OutageDelta>>();
   /**
    * Tokens of quota decisions in the store (see #admitInStore) that this instance may have left
@@ -448,7 +463,7 @@ export class RedisAdmission implements Admission {
       // Reconnects soon after Redis is back (a refused connection costs nothing to retry).
       retryStrategy: (times) => Math.min(50 * times, 200),
     });
-    this.#redis.defineCommand('lrdsAdmit', { numberOfKeys: 4, lua: ADMIT_LUA });
+    this.#redis.defineCommand('lrdsAdmit', { numberOfKeys: 5, lua: ADMIT_LUA });
     this.#redis.defineCommand('lrdsMerge', { numberOfKeys: 1, lua: MERGE_LUA });
     this.#redis.defineCommand('lrdsStatus', { numberOfKeys: 3, lua: STATUS_LUA });
     this.#redis.defineCommand('lrdsLease', { numberOfKeys: 1, lua: LEASE_LUA });
@@ -563,6 +578,18 @@ export class RedisAdmission implements Admission {
   async #admitRedis(req: AdmissionRequest): Promise<AdmissionResult> {
     const { keyId, tier } = req;
     const { w, q, s } = this.#keys(keyId);
+    // The account bound: decided in the same script, on the account's own hash.
+    const account = req.counted ? accountQuotaOf(req) : undefined;
+    const a = account ? `${this.#prefix}a:{${account.id}}` : `${this.#prefix}a:{}`;
+    if (account) {
+      let keys = this.#accountKeys.get(account.id);
+      if (!keys) {
+        if (this.#accountKeys.size >= KNOWN_MAX) this.#accountKeys.clear();
+        keys = new Set();
+        this.#accountKeys.set(account.id, keys);
+      }
+      keys.add(keyId);
+    }
     const token = `${this.#id}.${++this.#tokens}`;
     const waitUntil = performance.now() + SETTLING_WAIT_MS;
     for (let seeds = 0; ; ) {
@@ -580,6 +607,7 @@ export class RedisAdmission implements Admission {
             q,
             this.#leasesKey,
             s,
+            a,
             this.#nowArg(),
             tier.ratePerSecond,
             req.counted ? '1' : '0',
@@ -592,6 +620,8 @@ export class RedisAdmission implements Admission {
             this.#clock ? 60_000 : IN_STORE_MS + IN_STORE_AFTER_REDIS_MS + 1000,
             performance.now() < waitUntil ? '1' : '0',
             IN_STORE_AFTER_REDIS_MS,
+            account ? String(account.limits.daily ?? -1) : '',
+            account?.limits.monthly ?? -1,
           ),
         ).catch((err: unknown) => {
           // Its token may have joined the key's decisions under way: removed once back.
@@ -606,6 +636,11 @@ export class RedisAdmission implements Admission {
       if (status === STATUS.NEEDS_SEED) {
         if (++seeds >= SEED_ATTEMPTS) throw new Error(`quota counters of ${keyId} could not be seeded`);
         await this.#seed(keyId, Number(r[5]));
+        continue;
+      }
+      if (status === STATUS.NEEDS_ACCOUNT_SEED && account) {
+        if (++seeds >= SEED_ATTEMPTS) throw new Error(`quota counters of ${account.id} could not be seeded`);
+        await this.#seedAccount(req.accountId!, tier, account.id, a, Number(r[5]));
         continue;
       }
       if (status === STATUS.SETTLING) {
@@ -631,13 +666,15 @@ export class RedisAdmission implements Admission {
       const mu = Number(r[7]);
       this.#remember(keyId, { g: String(r[8]), d, du, mu });
       this.#record(keyId, dayOfNumber(d), req.endpoint, status !== STATUS.DAILY_QUOTA);
+      const byAccount = String(r[9]) === 'a' && account !== undefined;
       if (status === STATUS.DAILY_QUOTA) {
         return {
           ok: false,
           reason: 'DAILY_QUOTA',
+          ...(byAccount ? { scope: 'account' as const } : {}),
           rate,
-          limit: tier.dailyQuota!,
-          used: du,
+          limit: byAccount ? account.limits.daily! : tier.dailyQuota!,
+          used: byAccount ? Number(r[10]) : du,
           counts: { dayUsed: du, monthUsed: mu },
         };
       }
@@ -645,9 +682,10 @@ export class RedisAdmission implements Admission {
         return {
           ok: false,
           reason: 'MONTHLY_QUOTA',
+          ...(byAccount ? { scope: 'account' as const } : {}),
           rate,
-          limit: tier.monthlyQuota!,
-          used: mu,
+          limit: byAccount ? account.limits.monthly! : tier.monthlyQuota!,
+          used: byAccount ? Number(r[11]) : mu,
           counts: { dayUsed: du, monthUsed: mu },
         };
       }
@@ -709,7 +747,8 @@ export class RedisAdmission implements Admission {
     const counts = { dayUsed: q.after.du, monthUsed: q.after.mu };
     if (q.ok) return { ok: true, rate, counts };
     const after = { ...rate, remaining: rate.remaining + 1 };
-    return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used, counts };
+    const scope = q.byAccount ? { scope: 'account' as const } : {};
+    return { ok: false, reason: q.reason, ...scope, rate: after, limit: q.limit, used: q.used, counts };
   }
 
   /** Waits `ms` of real time; with an injected clock, until it has advanced by `ms` (tests move it). */
@@ -764,6 +803,50 @@ export class RedisAdmission implements Admission {
       })();
       this.#seeding.set(keyId, pending);
       pending.finally(() => this.#seeding.delete(keyId)).catch(() => {});
+    }
+    return pending;
+  }
+
+  /**
+   * Builds an account bound's missing hash (one seed at a time per account): the store's totals
+   * of the account's keys of the tier, plus this instance's unflushed events of the keys it saw
+   * in the account (read with no flush in between), merged as floors (by maximum, so concurrent
+   * seeds never add up). The unflushed events of a key past its own quota do not belong to the
+   * account's count; adding them errs toward refusing, and only until they are flushed.
+   */
+  #seedAccount(accountId: string, tier: Tier, id: string, hashKey: string, dayNum: number): Promise<void> {
+    let pending = this.#seeding.get(id);
+    if (!pending) {
+      pending = (async () => {
+        const day = dayOfNumber(dayNum);
+        const floors = await this.#exclusive(async () => {
+          const stored = await this.#store.accountUsageTotals({ accountId, tier: tier.id }, day, {
+            daily: tier.dailyQuota,
+            monthly: tier.monthlyQuota,
+          });
+          let { dayUsed: du, monthUsed: mu } = stored;
+          for (const keyId of this.#accountKeys.get(id) ?? []) {
+            const own = this.#pendingFor(keyId, day);
+            du += own.n;
+            mu += own.m;
+          }
+          return { du, mu };
+        });
+        await this.#scripts.lrdsMerge(
+          hashKey,
+          this.#nowArg(),
+          dayNum,
+          floors.du,
+          floors.mu,
+          newGeneration(),
+          '',
+          0,
+          0,
+          0,
+        );
+      })();
+      this.#seeding.set(id, pending);
+      pending.finally(() => this.#seeding.delete(id)).catch(() => {});
     }
     return pending;
   }
@@ -1157,7 +1240,8 @@ export class RedisAdmission implements Admission {
       // Refused with 429: the request takes no slot of the window (D7).
       this.#own.remove(keyId, at);
       const after = this.#own.peek(keyId, share, now);
-      return { ok: false, reason: q.reason, rate: after, limit: q.limit, used: q.used, counts };
+      const scope = q.byAccount ? { scope: 'account' as const } : {};
+      return { ok: false, reason: q.reason, ...scope, rate: after, limit: q.limit, used: q.used, counts };
     } finally {
       if (--this.#inFlight === 0) for (const wake of this.#settled.splice(0)) wake();
     }
@@ -1172,7 +1256,24 @@ export class RedisAdmission implements Admission {
     const day = dayOfNumber(Math.floor(nowMs / DAY_MS));
     const local = this.#localState();
     let u: ReservedUsage;
-    const r = { keyId, day, endpoint: req.endpoint, daily: tier.dailyQuota, monthly: tier.monthlyQuota };
+    const account = accountQuotaOf(req);
+    const r: UsageReservation = {
+      keyId,
+      day,
+      endpoint: req.endpoint,
+      daily: tier.dailyQuota,
+      monthly: tier.monthlyQuota,
+      ...(account
+        ? {
+            account: {
+              accountId: req.accountId!,
+              tier: tier.id,
+              daily: account.limits.daily,
+              monthly: account.limits.monthly,
+            },
+          }
+        : {}),
+    };
     try {
       u = await this.#reserve(r);
     } catch (err) {
@@ -1200,6 +1301,18 @@ export class RedisAdmission implements Admission {
     const after = { du: u.dayUsed, mu: u.monthUsed };
     // load() keeps the larger counts: what the dashboard shows meanwhile.
     local.quotas.load(keyId, { day, dayUsed: u.dayUsed, month: monthOfDay(day), monthUsed: u.monthUsed });
+    if (u.byAccount) {
+      return {
+        ok: false,
+        reason: u.byAccount.reason,
+        byAccount: true,
+        limit: u.byAccount.limit,
+        used: u.byAccount.used,
+        day,
+        countedMonthly: u.countedMonthly,
+        after,
+      };
+    }
     if (!u.countedMonthly) {
       return {
         ok: false,

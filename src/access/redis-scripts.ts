@@ -27,6 +27,8 @@ export const STATUS = {
    * here: nothing changed; ask again in a moment (or without waiting: IN_STORE).
    */
   SETTLING: 6,
+  /** The account bound's hash is missing: seed it from the store (as NEEDS_SEED does the key's). */
+  NEEDS_ACCOUNT_SEED: 7,
 } as const;
 
 /** Extra time a quota hash lives after the end of its month, in ms. */
@@ -143,10 +145,13 @@ end
  *         rt = when Redis last decided a counted request of the key, us }
  * KEYS[3] instance leases ZSET (see LEASE_LUA)
  * KEYS[4] quota decisions under way in the store ZSET (member = token, score = deadline in us)
+ * KEYS[5] the account bound's quota HASH { g, d, du, mu } (the key's account and tier; see
+ *         QuotaCounters.consume for what it counts), used only when ARGV[13] is not ''
  * ARGV: now us ('' = Redis TIME), rate, counted '1'|'0', daily quota (-1 = unlimited),
  *       monthly quota (-1 = unlimited), window key TTL in ms, instances N, token of this
  *       request, how long a token counts (ms), KEYS[4] TTL in ms, '1' = may wait (SETTLING),
- *       how long after Redis's last decision (rt) the store may decide (ms)
+ *       how long after Redis's last decision (rt) the store may decide (ms), the account's
+ *       daily bound ('' = no account bound, -1 = unlimited), its monthly bound (-1 = unlimited)
  * With N > 1, every instance without a live lease may be admitting on its own, up to
  * floor(rate / N) per window: that much of the window is kept free for each of them
  * (capacity = rate - floor(rate / N) * (N - live leases)). Such an instance decides quotas in
@@ -156,8 +161,11 @@ end
  * key's quotas only when no other place can be deciding them. With every lease live and only
  * tokens left, a caller that may wait gets SETTLING instead, so that a busy key's decisions in
  * the store run out rather than follow each other forever.
- * Reply: { status, remaining, resetAt us, retryAfter us, now us, d, du, mu, g, member, rt }
- *   NEEDS_SEED comes before anything is changed; its d is the day of `now`; so does SETTLING
+ * Reply: { status, remaining, resetAt us, retryAfter us, now us, d, du, mu, g, member, rt }, and
+ *   when Redis decided the quotas: { status, remaining, resetAt us, 0, now us, d, du, mu, g,
+ *   scope ('k' = the key's quota, 'a' = the account's bound refused it), account du, account mu }
+ *   NEEDS_SEED and NEEDS_ACCOUNT_SEED come before anything is changed; their d is the day of
+ *   `now`; so does SETTLING
  *   (after a rate refusal, which comes first). IN_STORE: the
  *   hash's counts and generation, untouched, the window member (removed by SETTLE_LUA if
  *   the store refuses the request), and rt: the counts Redis decided until then reach the store
@@ -176,6 +184,13 @@ if counted then
   local h = redis.call('HMGET', KEYS[2], 'g', 'd', 'du', 'mu', 'rt')
   if not h[1] then return {4, 0, 0, 0, now, math.floor(now / DAY), 0, 0, ''} end
   g = h[1]; d = tonumber(h[2]); du = tonumber(h[3]); mu = tonumber(h[4]); rt = h[5] or '0'
+end
+local acct = counted and ARGV[13] ~= ''
+local ad, adu, amu
+if acct then
+  local ah = redis.call('HMGET', KEYS[5], 'g', 'd', 'du', 'mu')
+  if not ah[1] then return {7, 0, 0, 0, now, math.floor(now / DAY), 0, 0, ''} end
+  ad = tonumber(ah[2]); adu = tonumber(ah[3]); amu = tonumber(ah[4])
 end
 
 -- Per key, time never runs backwards: an instant before the newest admitted one counts as it.
@@ -240,24 +255,50 @@ if day > d then
   d = day
   du = 0
 end
+if acct and day > ad then
+  if monthIndex(day) > monthIndex(ad) then amu = 0 end
+  ad = day
+  adu = 0
+end
+-- The key's day, the account's day (a request within its key's daily quota), the key's month
+-- (within both daily bounds), the account's month (within its key's monthly quota).
 du = du + 1
 local status = 0
+local scope = 'k'
 local daily = tonumber(ARGV[4])
 local monthly = tonumber(ARGV[5])
 if daily >= 0 and du > daily then
   status = 2
 else
-  mu = mu + 1
-  if monthly >= 0 and mu > monthly then status = 3 end
+  if acct then adu = adu + 1 end
+  if acct and tonumber(ARGV[13]) >= 0 and adu > tonumber(ARGV[13]) then
+    status = 2
+    scope = 'a'
+  else
+    mu = mu + 1
+    if monthly >= 0 and mu > monthly then
+      status = 3
+    else
+      if acct then amu = amu + 1 end
+      if acct and tonumber(ARGV[14]) >= 0 and amu > tonumber(ARGV[14]) then
+        status = 3
+        scope = 'a'
+      end
+    end
+  end
 end
 redis.call('HSET', KEYS[2], 'd', fmt(d), 'du', fmt(du), 'mu', fmt(mu), 'rt', fmt(now))
 redis.call('PEXPIRE', KEYS[2], fmt(quotaTtlMs(d, now)))
+if acct then
+  redis.call('HSET', KEYS[5], 'd', fmt(ad), 'du', fmt(adu), 'mu', fmt(amu))
+  redis.call('PEXPIRE', KEYS[5], fmt(quotaTtlMs(ad, now)))
+end
 -- A request refused with 429 takes no slot of the window (D7): give it back.
 if status ~= 0 then
   redis.call('ZREM', KEYS[1], member)
   remaining = cap - n
 end
-return {status, remaining, resetAt, 0, now, d, du, mu, g}
+return {status, remaining, resetAt, 0, now, d, du, mu, g, scope, adu or 0, amu or 0}
 `;
 
 /**

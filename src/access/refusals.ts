@@ -40,17 +40,24 @@ export function admissionRefusal(
       retryAfterSeconds: wholeSeconds(result.retryAfterMs),
     };
   }
+  // A refusal by the account's bound says so (docs/keys-and-accounts.md); limit and used are the account's.
   if (result.reason === 'DAILY_QUOTA') {
     return {
       code: 'DAILY_QUOTA_EXCEEDED',
-      message: `Daily quota of ${result.limit} requests exceeded; it resets at 00:00 UTC.`,
+      message:
+        result.scope === 'account'
+          ? `Your account's daily quota of ${result.limit} requests (all its ${tier.name} keys together, revoked ones included) exceeded; it resets at 00:00 UTC.`
+          : `Daily quota of ${result.limit} requests exceeded; it resets at 00:00 UTC.`,
       extra: { limit: result.limit, used: result.used },
       retryAfterSeconds: wholeSeconds(nextUtcMidnight(nowMs) - nowMs),
     };
   }
   return {
     code: 'MONTHLY_QUOTA_EXCEEDED',
-    message: `Monthly quota of ${result.limit} requests exceeded; it resets on the 1st at 00:00 UTC.`,
+    message:
+      result.scope === 'account'
+        ? `Your account's monthly quota of ${result.limit} requests (all its ${tier.name} keys together, revoked ones included) exceeded; it resets on the 1st at 00:00 UTC.`
+        : `Monthly quota of ${result.limit} requests exceeded; it resets on the 1st at 00:00 UTC.`,
     extra: { limit: result.limit, used: result.used },
     retryAfterSeconds: wholeSeconds(nextUtcMonthStart(nowMs) - nowMs),
   };

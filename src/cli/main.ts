@@ -42,24 +42,31 @@ Compound v3, Euler v2, Fluid and Chainlink feeds; and Morpho's GraphQL API.
   keys: `Usage: lrds keys <command>
 
   create --tier free|pro|enterprise [--test] [--account NAME] [--name LABEL]
-                          create an API key; prints the key alone on stdout
+                          create an API key (in a new account of its own unless --account
+                          names one); prints the key alone on stdout
   list [--account NAME] [--json]
-                          list keys (prefix and id; never the whole key)
+                          list keys and their accounts (prefix and id; never the whole key)
   revoke ID               revoke a key; refused from its next request
   set-tier ID free|pro|enterprise
                           change a key's tier
+  move ID [--account NAME]
+                          move a key to another account (a new one of its own without --account)
 
 'lrds keys <command> --help' describes one command.`,
   'keys create': `Usage: lrds keys create --tier free|pro|enterprise [--test] [--account NAME] [--name LABEL]
 
 Creates an API key and prints it alone on stdout: the only time it is shown (only its hash is kept).
+An account is one customer: its keys list and revoke each other (a key those of its tier and below),
+and share its key-creation budget and its quota bound. Without --account the key gets a new account of its own, named after its id
+(acct_...), so keys handed to different customers are never put together; give the same
+--account NAME to every key of one customer.
   --tier      the key's tier (required)
   --test      a test key (served the fixed sandbox, never live data)
-  --account   the account it belongs to (created if new; default "default")
+  --account   the account it belongs to (created if new; default: a new account of its own)
   --name      a label shown in listings`,
   'keys list': `Usage: lrds keys list [--account NAME] [--json]
 
-Lists keys as a table: id, first 14 characters, mode, tier, status, creation time.
+Lists keys as a table: account, id, first 14 characters, mode, tier, status, creation time, name.
   --account   only this account's keys
   --json      one JSON array instead of the table, for scripts`,
   'keys revoke': `Usage: lrds keys revoke ID
@@ -68,6 +75,12 @@ Revokes the key with this id (see 'lrds keys list'): refused from its next reque
   'keys set-tier': `Usage: lrds keys set-tier ID free|pro|enterprise
 
 Moves the key with this id to another tier: applies to its next requests.`,
+  'keys move': `Usage: lrds keys move ID [--account NAME]
+
+Moves the key with this id to another account: applies to its next requests. The key keeps its
+tier, mode and usage; from then on it lists, revokes and is limited with the keys of the account
+it joined, and its usage counts toward that account's quota bound.
+  --account   the account to move it to (created if new; default: a new account of its own)`,
 } as const;
 
 const USAGE = `lrds: Lending Risk Data Service
@@ -80,10 +93,12 @@ Usage:
   lrds ingest [--once]                         read the sources of SOURCES_FILE into the store
                                                (--once: one pass, exit 1 if a source failed)
   lrds keys create --tier free|pro|enterprise [--test] [--account NAME] [--name LABEL]
-                                               create an API key; prints the key alone on stdout
-  lrds keys list [--account NAME] [--json]     list keys (prefix and id; never the whole key)
+                                               create an API key (a new account of its own unless
+                                               --account names one); prints the key alone on stdout
+  lrds keys list [--account NAME] [--json]     list keys and accounts (never the whole key)
   lrds keys revoke ID                          revoke a key; refused from its next request
   lrds keys set-tier ID free|pro|enterprise    change a key's tier
+  lrds keys move ID [--account NAME]           move a key to another account (a new one without --account)
   lrds --version                               print the version
 
 'lrds <command> --help' describes one command.
@@ -385,6 +400,12 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
   // seconds after the server is up, so health checks and the first requests are not held
   // behind it (it blocks for about a second; a test-key request before then builds it itself).
   setTimeout(() => service.models.warm(), 3000).unref();
+  // Once per start (the first worker only): keys of several customers may share `default`.
+  if ((process.env.LRDS_WORKER_SLOT ?? '0') === '0') {
+    const { crowdedDefaultWarning } = await import('../access/keys.ts');
+    const crowded = await crowdedDefaultWarning(service.store).catch(() => null);
+    if (crowded) app.log.warn({ account: crowded.account, keys: crowded.keys }, crowded.message);
+  }
   const live = service.models.get('live').dataset;
   app.log.info(
     {
@@ -574,6 +595,7 @@ const KEY_COMMANDS = {
   list: { options: { account: { type: 'string' }, json: { type: 'boolean' } }, positionals: 0 },
   revoke: { options: {}, positionals: 1 },
   'set-tier': { options: {}, positionals: 2 },
+  move: { options: { account: { type: 'string' } }, positionals: 1 },
 } as const satisfies Record<string, { options: OptionSpec; positionals: number }>;
 
 async function keys(settings: Settings, args: string[]): Promise<void> {
@@ -594,6 +616,11 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
   if (command === 'create' && !isTier(str(values.tier)))
     fail(`--tier must be one of ${TIER_IDS.join(', ')}\n\n${HELP['keys create']}`);
   if (command === 'revoke' && positionals.length !== 1) fail(HELP['keys revoke']);
+  if (command === 'move' && positionals.length !== 1) fail(HELP['keys move']);
+  if (command === 'move' && values.account !== undefined && str(values.account)!.trim() === '')
+    fail('--account must name an account');
+  if (command === 'create' && values.account !== undefined && str(values.account)!.trim() === '')
+    fail('--account must name an account');
   if (command === 'set-tier' && (positionals.length !== 2 || !isTier(positionals[1])))
     fail(`usage: lrds keys set-tier ID ${TIER_IDS.join('|')}`);
   await withStore(settings, async (store) => {
@@ -613,7 +640,10 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
   async function keyCommand(store: Store, service: KeyService): Promise<void> {
     switch (command) {
       case 'create': {
-        const account = await service.ensureAccount(str(values.account) ?? 'default');
+        const accountName = str(values.account);
+        // One customer per account: without a name, the key gets an account of its own.
+        const account =
+          accountName === undefined ? await service.newAccount() : await service.ensureAccount(accountName);
         const { key } = await service.create({
           accountId: account.id,
           tier: tiers[str(values.tier) as TierId].id,
@@ -628,8 +658,14 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
         const account = accountName === undefined ? null : await store.findAccountByName(accountName);
         if (accountName !== undefined && !account) fail(`no account named '${accountName}'`);
         const list = await store.listKeys(account?.id);
+        const names = new Map<string, string>();
+        for (const k of list) {
+          if (!names.has(k.accountId))
+            names.set(k.accountId, (await store.getAccount(k.accountId))?.name ?? '?');
+        }
         if (values.json === true) {
           const json = list.map((k) => ({
+            account: names.get(k.accountId),
             id: k.id,
             prefix: k.prefix,
             mode: k.mode,
@@ -643,6 +679,7 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
           return;
         }
         const rows = list.map((k) => [
+          names.get(k.accountId)!,
           k.id,
           k.prefix,
           k.mode,
@@ -651,7 +688,9 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
           k.createdAt,
           k.name ?? '',
         ]);
-        process.stdout.write(table(['ID', 'PREFIX', 'MODE', 'TIER', 'STATUS', 'CREATED', 'NAME'], rows));
+        process.stdout.write(
+          table(['ACCOUNT', 'ID', 'PREFIX', 'MODE', 'TIER', 'STATUS', 'CREATED', 'NAME'], rows),
+        );
         return;
       }
       case 'revoke': {
@@ -670,6 +709,21 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
         const [id, tier] = positionals as [string, TierId];
         if (!(await service.setTier(id, tier))) cannot(`no key with id '${id}'`);
         process.stderr.write(`Key ${id} is now on the ${tier} tier.\n`);
+        return;
+      }
+      case 'move': {
+        const id = positionals[0]!;
+        const key = await store.getKey(id);
+        if (!key) fail(`no key with id '${id}'`);
+        const accountName = str(values.account);
+        const account =
+          accountName === undefined ? await service.newAccount() : await service.ensureAccount(accountName);
+        if (account.id === key.accountId) {
+          process.stderr.write(`Key ${id} is already in account ${account.name}.\n`);
+          return;
+        }
+        await service.move(id, account.id);
+        process.stderr.write(`Key ${id} is now in account ${account.name}.\n`);
         return;
       }
     }

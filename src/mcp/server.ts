@@ -58,6 +58,8 @@ export interface McpDeps {
 export interface McpCall {
   /** The authenticated key: its id (for counting), mode and tier. */
   keyId: string;
+  /** The key's account: its counted calls are held to the account's quota bound too. */
+  accountId?: string;
   mode: KeyMode;
   tier: Tier;
   render: Rendering;
@@ -135,6 +137,7 @@ export function mcpEndpoint(deps: McpDeps, tools: readonly McpTool[] = TOOLS) {
         pre?.result ??
         (await deps.admission.admit({
           keyId: call.keyId,
+          ...(call.accountId === undefined ? {} : { accountId: call.accountId }),
           tier,
           endpoint: `MCP ${tool.name}`,
           counted: true,

@@ -31,6 +31,8 @@ const MEASURED: { readonly [K in StoreMethod]: true } = {
   createKey: true,
   createKeyWithin: true,
   findKeyByHash: true,
+  moveKey: true,
+  accountUsageTotals: true,
   getKey: true,
   listKeys: true,
   revokeKey: true,

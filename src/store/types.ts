@@ -148,6 +148,18 @@ export interface UsageEvent {
   countedMonthly: boolean;
 }
 
+/** The keys that share one account quota bound: an account's keys of one tier, both modes. */
+export interface AccountScope {
+  accountId: string;
+  tier: string;
+}
+
+/** Daily and monthly quotas of a key's tier, in requests; null = unlimited. */
+export interface QuotaCaps {
+  daily: number | null;
+  monthly: number | null;
+}
+
 export interface UsageTotals {
   dayUsed: number;
   monthUsed: number;
@@ -158,6 +170,14 @@ export interface UsageReservation extends Omit<UsageEvent, 'countedMonthly'> {
   /** Daily and monthly quotas of the key's tier; null = unlimited. */
   daily: number | null;
   monthly: number | null;
+  /** The account bound the request is also decided against (see accountUsageTotals), if any. */
+  account?: AccountBound;
+}
+
+/** An account bound: the keys of `scope` together, within `daily` and `monthly` (null = unlimited). */
+export interface AccountBound extends AccountScope {
+  daily: number | null;
+  monthly: number | null;
 }
 
 /** The counts after a reservation: the request included (in the month only if countedMonthly). */
@@ -166,6 +186,8 @@ export interface ReservedUsage {
   monthUsed: number;
   /** False when the daily quota refused it (DECISIONS D7: the month is then not counted). */
   countedMonthly: boolean;
+  /** Set when the account bound refused it: which, and the account's count with it. */
+  byAccount?: { reason: 'DAILY_QUOTA' | 'MONTHLY_QUOTA'; limit: number; used: number };
 }
 
 export interface UsageRow {
@@ -255,6 +277,12 @@ export interface KeyStore {
   /** Returns false when the key does not exist or was already revoked. */
   revokeKey(id: string, at: string): Promise<boolean>;
   setKeyTier(id: string, tier: string): Promise<boolean>;
+  /**
+   * Moves the key to account `accountId` (which must exist). Its usage goes with it: the
+   * account totals (UsageStore.accountUsageTotals) are read from the keys an account holds.
+   * Returns false when the key does not exist.
+   */
+  moveKey(id: string, accountId: string): Promise<boolean>;
   /** A number that grows whenever any key is created, revoked or changed. */
   keysVersion(): Promise<number>;
   /**
@@ -277,6 +305,14 @@ export interface UsageStore {
    */
   recordUsage(events: readonly UsageEvent[], batchId: string): Promise<void>;
   usageTotals(keyId: string, day: string): Promise<UsageTotals>;
+  /**
+   * The counts of an account's quota bound (docs/keys-and-accounts.md) for the UTC day `day`
+   * and its month: over the keys of `scope.tier` the account holds, revoked ones included, of
+   * both modes, the sum per key of its day count capped at `keyQuotas.daily`, and of its month
+   * count capped at `keyQuotas.monthly` (null = uncapped). A request refused by its key's own
+   * quota never reached the account's count, and that is exactly what the caps leave out.
+   */
+  accountUsageTotals(scope: AccountScope, day: string, keyQuotas: QuotaCaps): Promise<UsageTotals>;
   /**
    * Counts each request in order and decides it against its quotas as DECISIONS D7 does
    * (daily first; refused daily, the month is not counted), atomically per key with respect

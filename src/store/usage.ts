@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ReservedUsage, UsageEvent, UsageReservation, UsageTotals } from './types.ts';
+import type { AccountScope, ReservedUsage, UsageEvent, UsageReservation, UsageTotals } from './types.ts';
 
 /** 16 random bytes per process: what makes batch ids unique across processes and restarts. */
 const BATCH_PREFIX = randomBytes(16).toString('base64url');
@@ -64,6 +64,34 @@ export function reservationDays(requests: readonly UsageReservation[]): { keyId:
   return [...seen.values()];
 }
 
+/** The id of an account bound's totals of a day in the maps below. */
+export function accountDayId(scope: AccountScope, day: string): string {
+  return `${scope.accountId}\u0000${scope.tier}\u0000${day}`;
+}
+
+/** The (account bound, day) pairs of a batch of reservations, each once, with the key quotas that cap them. */
+export function reservationAccountDays(
+  requests: readonly UsageReservation[],
+): { scope: AccountScope; day: string; daily: number | null; monthly: number | null }[] {
+  const seen = new Map<
+    string,
+    { scope: AccountScope; day: string; daily: number | null; monthly: number | null }
+  >();
+  for (const r of requests) {
+    if (!r.account) continue;
+    const id = accountDayId(r.account, r.day);
+    if (!seen.has(id)) {
+      seen.set(id, {
+        scope: { accountId: r.account.accountId, tier: r.account.tier },
+        day: r.day,
+        daily: r.daily,
+        monthly: r.monthly,
+      });
+    }
+  }
+  return [...seen.values()];
+}
+
 /**
  * The answers to a reservation batch already applied (its id recorded): nothing is counted
  * again; each request gets its key's stored totals of its day (`totals`, as reservationDays()
@@ -91,6 +119,7 @@ export function replayedReservations(
 export function decideReservations(
   requests: readonly UsageReservation[],
   totals: ReadonlyMap<string, UsageTotals>,
+  accountTotals: ReadonlyMap<string, UsageTotals> = new Map(),
 ): { results: ReservedUsage[]; events: UsageEvent[] } {
   const days = new Map<string, number>();
   const months = new Map<string, number>();
@@ -103,10 +132,34 @@ export function decideReservations(
     const dayUsed = (days.get(dayId) ?? stored.dayUsed) + 1;
     days.set(dayId, dayUsed);
     let monthUsed = months.get(monthId) ?? stored.monthUsed;
-    const countedMonthly = r.daily === null || dayUsed <= r.daily;
-    if (countedMonthly) monthUsed++;
+    // The order of QuotaCounters.consume: key day, account day, key month, account month.
+    let countedMonthly = r.daily === null || dayUsed <= r.daily;
+    let byAccount: ReservedUsage['byAccount'];
+    const a = r.account;
+    const aDayId = a && `\u0001${accountDayId(a, r.day)}`;
+    const aMonthId = a && `\u0001${accountDayId(a, r.day.slice(0, 7))}`;
+    const aStored = (a && accountTotals.get(accountDayId(a, r.day))) ?? { dayUsed: 0, monthUsed: 0 };
+    if (a && aDayId && countedMonthly) {
+      const used = (days.get(aDayId) ?? aStored.dayUsed) + 1;
+      days.set(aDayId, used);
+      if (a.daily !== null && used > a.daily) {
+        countedMonthly = false;
+        byAccount = { reason: 'DAILY_QUOTA', limit: a.daily, used };
+      }
+    }
+    if (countedMonthly) {
+      monthUsed++;
+      if (a && aMonthId && (r.monthly === null || monthUsed <= r.monthly)) {
+        const used = (months.get(aMonthId) ?? aStored.monthUsed) + 1;
+        months.set(aMonthId, used);
+        if (a.monthly !== null && used > a.monthly)
+          byAccount = { reason: 'MONTHLY_QUOTA', limit: a.monthly, used };
+      }
+    }
     months.set(monthId, monthUsed);
-    results.push({ dayUsed, monthUsed, countedMonthly });
+    results.push(
+      byAccount ? { dayUsed, monthUsed, countedMonthly, byAccount } : { dayUsed, monthUsed, countedMonthly },
+    );
     events.push({ keyId: r.keyId, day: r.day, endpoint: r.endpoint, countedMonthly });
   }
   return { results, events };

@@ -175,4 +175,51 @@ describe('RedisAdmission', { skip: skip ?? false }, () => {
     await b.close();
     await store.close();
   });
+
+  test('behavior: an account bound lost from Redis is rebuilt from the store and the unflushed counts', async () => {
+    const store = await memoryStore();
+    const clock = new ManualClock('2026-11-22T12:00:00.000Z');
+    const prefix = `${PREFIX}acct-${randomUUID()}:`;
+    // Hours between flushes: what is unflushed stays so until the test flushes.
+    const adm = await open({ store, clock, prefix, flushIntervalMs: 3_600_000 });
+    const t = { ...tier(1000, 3, null), id: 'free' as const, maxKeysPerAccount: 1 };
+    const accountId = `acct_${randomUUID()}`;
+    await store.createAccount({
+      id: accountId,
+      name: accountId,
+      email: null,
+      createdAt: '2026-11-01T00:00:00.000Z',
+    });
+    const keys: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const id = `key_${randomUUID()}`;
+      keys.push(id);
+      await store.createKey({
+        id,
+        accountId,
+        hash: `h_${id}`,
+        prefix: 'lrds_live_AbCd',
+        mode: 'live',
+        tier: 'free',
+        name: null,
+        createdAt: '2026-11-01T00:00:00.000Z',
+        revokedAt: null,
+      });
+    }
+    const admit = (keyId: string) => adm.admit({ ...req(keyId, t), accountId, nowMs: clock.now() });
+    // 3 (k0) flushed to the store, then 2 (k1) unflushed: the account is at 5 of its 6
+    for (let i = 0; i < 3; i++) assert.ok((await admit(keys[0]!)).ok);
+    await adm.flush();
+    for (let i = 0; i < 2; i++) assert.ok((await admit(keys[1]!)).ok);
+    // Redis loses every count (restarted empty, flushed): rebuilt from the store plus the buffer
+    await deleteKeys(REDIS_URL, prefix);
+    assert.ok((await admit(keys[2]!)).ok);
+    const refused = await admit(keys[2]!);
+    assert.ok(!refused.ok && refused.reason === 'DAILY_QUOTA');
+    assert.equal(refused.scope, 'account');
+    assert.equal(refused.limit, 6);
+    assert.equal(refused.used, 7);
+    await adm.close();
+    await store.close();
+  });
 });

@@ -474,4 +474,68 @@ describe('RedisAdmission with Redis unreachable from the start', () => {
     assert.deepEqual(await store.usageTotals('k', utcDay(clock.now())), { dayUsed: 16, monthUsed: 10 });
     await store.close();
   });
+
+  test('behavior: with Redis unreachable the store holds an account to its bound', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const addr = s.address();
+        s.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+      });
+    });
+    const store = await memoryStore();
+    const clock = new ManualClock('2026-11-22T12:00:00.000Z');
+    const adm = track(
+      new RedisAdmission({
+        url: `redis://127.0.0.1:${port}`,
+        store,
+        clock,
+        instances: 2,
+        logger: silentLogger,
+      }),
+    );
+    // 3 a day per key, 1 key per mode: the account's Free keys get 6 a day together
+    const t = { ...tier(1000, 3, null), id: 'free' as const, maxKeysPerAccount: 1 };
+    const accountId = `acct_${randomUUID()}`;
+    await store.createAccount({
+      id: accountId,
+      name: accountId,
+      email: null,
+      createdAt: '2026-11-01T00:00:00.000Z',
+    });
+    const keys = ['k1', 'k2', 'k3'];
+    for (const id of keys) {
+      await store.createKey({
+        id,
+        accountId,
+        hash: `h_${id}`,
+        prefix: 'lrds_live_AbCd',
+        mode: 'live',
+        tier: 'free',
+        name: null,
+        createdAt: '2026-11-01T00:00:00.000Z',
+        revokedAt: null,
+      });
+    }
+    clock.advance(1500);
+    const outcome = (r: AdmissionResult) =>
+      r.ok
+        ? 'ok'
+        : r.reason === 'RATE_LIMITED'
+          ? r.reason
+          : `${r.reason}:${r.scope ?? 'key'}:${r.used}/${r.limit}`;
+    const run = async (keyId: string, n: number) => {
+      const out: string[] = [];
+      for (let i = 0; i < n; i++)
+        out.push(outcome(await adm.admit({ ...request(keyId, t, clock.now()), accountId })));
+      return out;
+    };
+    assert.equal(adm.state(), 'down');
+    assert.deepEqual(await run('k1', 4), ['ok', 'ok', 'ok', 'DAILY_QUOTA:key:4/3']);
+    assert.deepEqual(await run('k2', 3), ['ok', 'ok', 'ok']);
+    assert.deepEqual(await run('k3', 2), ['DAILY_QUOTA:account:7/6', 'DAILY_QUOTA:account:8/6']);
+    await adm.close();
+    assert.deepEqual(await store.usageTotals('k3', '2026-11-22'), { dayUsed: 2, monthUsed: 0 });
+    await store.close();
+  });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -47,6 +47,7 @@ describe('lrds command line', () => {
       ['keys', 'list', '-h'],
       ['keys', 'revoke', '--help'],
       ['keys', 'set-tier', '--help'],
+      ['keys', 'move', '--help'],
       ['ingest', '--help'],
     ];
     const runs = all.map((args) => lrds(args));
@@ -73,6 +74,8 @@ describe('lrds command line', () => {
       [['keys', 'revoke', 'a', 'b'], /^lrds: unexpected argument 'b'\n/],
       [['keys', 'set-tier', 'key_x', 'gold'], /^lrds: usage: lrds keys set-tier ID/],
       [['keys', 'frob'], /^lrds: unknown keys command 'frob'\n/],
+      [['keys', 'move'], /^lrds: Usage: lrds keys move ID/],
+      [['keys', 'move', 'key_x', '--account', ' '], /^lrds: --account must name an account\n/],
       [['seed', 'extra'], /^lrds: unexpected argument 'extra'\n/],
       [['seed', '--profile', 'huge'], /^lrds: --profile must be default or large/],
       [['serve', '--workers'], /^lrds: Option '--workers <value>' argument missing\n/],
@@ -188,7 +191,8 @@ describe('lrds command line', () => {
     const table = await lrds(['keys', 'list', '--account', 'fund-a']);
     assert.equal(table.code, 0);
     const [header, row] = table.stdout.trimEnd().split('\n');
-    assert.match(header!, /^ID\s+PREFIX\s+MODE\s+TIER\s+STATUS\s+CREATED\s+NAME$/);
+    assert.match(header!, /^ACCOUNT\s+ID\s+PREFIX\s+MODE\s+TIER\s+STATUS\s+CREATED\s+NAME$/);
+    assert.match(row!, /^fund-a\s+key_/);
     assert.equal(header!.indexOf('PREFIX'), row!.indexOf(key.slice(0, 14)), 'columns aligned');
     assert.match(row!, /live\s+pro\s+active\s+\S+\s+risk bot$/);
     const json = await lrds(['keys', 'list', '--account', 'fund-a', '--json']);
@@ -196,6 +200,100 @@ describe('lrds command line', () => {
     assert.equal(list.length, 1);
     assert.equal(list[0].prefix, key.slice(0, 14));
     assert.equal(list[0].name, 'risk bot');
+    assert.equal(list[0].account, 'fund-a');
     assert.ok(!json.stdout.includes(key.slice(14)), 'never the whole key');
+  });
+
+  test('behavior: keys create without --account gives each key an account of its own; keys move regroups them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lrds-cli-accounts-'));
+    const env = { DATA_DIR: dir };
+    try {
+      const a = await lrds(['keys', 'create', '--tier', 'free'], env);
+      const b = await lrds(['keys', 'create', '--tier', 'enterprise'], env);
+      assert.equal(a.code, 0, a.stderr);
+      assert.equal(b.code, 0, b.stderr);
+      const list = async () =>
+        JSON.parse((await lrds(['keys', 'list', '--json'], env)).stdout) as {
+          id: string;
+          account: string;
+          accountId: string;
+          prefix: string;
+        }[];
+      const [ka, kb] = await list();
+      assert.equal(ka!.prefix, a.stdout.trim().slice(0, 14));
+      assert.notEqual(ka!.accountId, kb!.accountId, 'two customers, two accounts');
+      assert.equal(ka!.account, ka!.accountId, 'named after its id');
+      assert.match(ka!.account, /^acct_[0-9A-Za-z]{20}$/);
+      // one customer's keys are put together by naming the account
+      const moved = await lrds(['keys', 'move', kb!.id, '--account', ka!.account], env);
+      assert.equal(moved.code, 0, moved.stderr);
+      assert.match(moved.stderr, new RegExp(`Key ${kb!.id} is now in account ${ka!.account}`));
+      assert.equal((await list())[1]!.accountId, ka!.accountId);
+      // and split again into an account of its own
+      await lrds(['keys', 'move', kb!.id], env);
+      const split = (await list())[1]!;
+      assert.notEqual(split.accountId, ka!.accountId);
+      assert.match(split.account, /^acct_/);
+      const missing = await lrds(['keys', 'move', 'key_nope'], env);
+      assert.equal(missing.code, 2);
+      assert.match(missing.stderr, /^lrds: no key with id 'key_nope'\n/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('behavior: serve warns once of an account default holding several live keys, with the command to split it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lrds-cli-default-'));
+    const env = { DATA_DIR: dir };
+    try {
+      const startLog = async () => {
+        const child = spawn(process.execPath, [MAIN, 'serve'], {
+          env: {
+            ...process.env,
+            ...env,
+            PORT: '0',
+            HOST: '127.0.0.1',
+            LOG_LEVEL: 'info',
+            SANDBOX_HISTORY_DAYS: '0',
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout.setEncoding('utf8');
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no 'ready' in 60 s:\n${out}`)), 60_000);
+          child.stdout.on('data', (chunk: string) => {
+            out += chunk;
+            if (out.includes('"msg":"ready"')) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+        });
+        child.kill('SIGTERM');
+        await new Promise((resolve) => child.once('exit', resolve));
+        return out
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { level: number; msg: string; account?: string; keys?: number });
+      };
+      // one customer's live and test key in `default`: nothing to warn of
+      await lrds(['keys', 'create', '--tier', 'free', '--account', 'default'], env);
+      await lrds(['keys', 'create', '--tier', 'free', '--test', '--account', 'default'], env);
+      assert.deepEqual(
+        (await startLog()).filter((l) => l.level === 40 && l.account === 'default'),
+        [],
+      );
+      // a second live key: the store may hold several customers in one account
+      await lrds(['keys', 'create', '--tier', 'pro', '--account', 'default'], env);
+      const warnings = (await startLog()).filter((l) => l.level === 40 && l.account === 'default');
+      assert.equal(warnings.length, 1);
+      assert.equal(warnings[0]!.keys, 3);
+      assert.match(warnings[0]!.msg, /account 'default' holds 3 active keys \(2 live, 1 test\)/);
+      assert.match(warnings[0]!.msg, /'lrds keys move KEY_ID'/);
+      assert.match(warnings[0]!.msg, /'lrds keys list --account default'/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -370,5 +370,118 @@ export function admissionContract(name: string, make: MakeAdmission, options: { 
         );
       });
     });
+
+    test('behavior: an account bound: revoked and re-created keys regain nothing, across days, months and a restart', async () => {
+      await withAdmission('2027-01-31T22:00:00.000Z', async ({ clock, store, adm }) => {
+        // Free-like: 3 a day and 10 a month per key; 1 key per mode, so the account's keys of
+        // the tier get 3 x 2 = 6 a day and 10 x 2 = 20 a month together.
+        const t = { ...tier(1000, 3, 10), id: 'free' as const, maxKeysPerAccount: 1 };
+        const accountId = `acct_${randomUUID()}`;
+        const other = `acct_${randomUUID()}`;
+        for (const id of [accountId, other]) {
+          await store.createAccount({ id, name: id, email: null, createdAt: '2027-01-01T00:00:00.000Z' });
+        }
+        let n = 0;
+        const newKey = async (mode: 'live' | 'test' = 'live', account = accountId, tierId = 'free') => {
+          const id = `key_${randomUUID()}`;
+          await store.createKey({
+            id,
+            accountId: account,
+            hash: `h_${id}`,
+            prefix: `lrds_${mode}_${String(n++).padStart(4, '0')}`,
+            mode,
+            tier: tierId,
+            name: null,
+            createdAt: new Date(clock.now()).toISOString(),
+            revokedAt: null,
+          });
+          return id;
+        };
+        let current = adm;
+        const admit = (keyId: string, account = accountId, tt: Tier = t) =>
+          current.admit({
+            keyId,
+            accountId: account,
+            tier: tt,
+            endpoint: 'GET /api/v1/markets',
+            counted: true,
+            nowMs: clock.now(),
+          });
+        const run = async (keyId: string, count: number, account = accountId) => {
+          const out: AdmissionResult[] = [];
+          for (let i = 0; i < count; i++) out.push(await admit(keyId, account));
+          return out;
+        };
+        const refusal = (r: AdmissionResult) =>
+          r.ok
+            ? 'ok'
+            : r.reason === 'RATE_LIMITED'
+              ? r.reason
+              : `${r.reason}:${r.scope ?? 'key'}:${r.used}/${r.limit}`;
+
+        // Jan 31: a spent key is refused by its own quota (that refusal is not the account's)
+        const k1 = await newKey();
+        assert.deepEqual((await run(k1, 5)).map(refusal), [
+          'ok',
+          'ok',
+          'ok',
+          'DAILY_QUOTA:key:4/3',
+          'DAILY_QUOTA:key:5/3',
+        ]);
+        await store.revokeKey(k1, new Date(clock.now()).toISOString());
+        // a new key gets 3 more: the account is at 6, its bound
+        const k2 = await newKey();
+        assert.deepEqual((await run(k2, 3)).map(refusal), ['ok', 'ok', 'ok']);
+        // a third key (and a test key: counted with the live ones) gets nothing more that day
+        const k3 = await newKey();
+        assert.deepEqual((await run(k3, 2)).map(refusal), [
+          'DAILY_QUOTA:account:7/6',
+          'DAILY_QUOTA:account:8/6',
+        ]);
+        const k3t = await newKey('test');
+        assert.equal(refusal(await admit(k3t)), 'DAILY_QUOTA:account:9/6');
+        // another account, and another tier of the same account, are not touched
+        const stranger = await newKey('live', other);
+        assert.equal(refusal(await admit(stranger, other)), 'ok');
+        const proTier = { ...tier(1000, 3, 10), id: 'pro' as const, maxKeysPerAccount: 1 };
+        const pro = await newKey('live', accountId, 'pro');
+        assert.equal(refusal(await admit(pro, accountId, proTier)), 'ok');
+
+        // a restart: the account's count comes back from the store
+        await current.close();
+        current = await make({ clock, store });
+        try {
+          const k4 = await newKey();
+          assert.equal(refusal(await admit(k4)), 'DAILY_QUOTA:account:10/6');
+
+          // Feb 1, 00:00 UTC: a new day and a new month; refused requests never reached the month
+          clock.set('2027-02-01T00:00:00.000Z');
+          assert.deepEqual((await run(k4, 3)).map(refusal), ['ok', 'ok', 'ok']);
+          assert.deepEqual((await run(k3, 3)).map(refusal), ['ok', 'ok', 'ok']);
+          assert.equal(refusal(await admit(await newKey('test'))), 'DAILY_QUOTA:account:7/6');
+          // the month: 6 on each of Feb 1, 2 and 3 reach 18, then 2 more on Feb 4, then the bound
+          clock.set('2027-02-02T10:00:00.000Z');
+          const [k5, k6] = [await newKey(), await newKey('test')];
+          assert.deepEqual([...(await run(k5, 3)), ...(await run(k6, 3))].map(refusal), Array(6).fill('ok'));
+          clock.set('2027-02-03T10:00:00.000Z');
+          const [k7, k8] = [await newKey(), await newKey()];
+          assert.deepEqual([...(await run(k7, 3)), ...(await run(k8, 3))].map(refusal), Array(6).fill('ok'));
+          clock.set('2027-02-04T10:00:00.000Z');
+          const k9 = await newKey();
+          assert.deepEqual((await run(k9, 3)).map(refusal), ['ok', 'ok', 'MONTHLY_QUOTA:account:21/20']);
+          // still the month's bound on another day of it, for a brand-new key
+          clock.set('2027-02-28T23:59:59.999Z');
+          assert.equal(refusal(await admit(await newKey())), 'MONTHLY_QUOTA:account:22/20');
+          // March 1: all is allowed again
+          clock.set('2027-03-01T00:00:00.000Z');
+          assert.equal(refusal(await admit(k9)), 'ok');
+        } finally {
+          await current.close();
+        }
+        // every request of every key reached the store, the refused ones included
+        assert.deepEqual(await store.usageTotals(k1, '2027-01-31'), { dayUsed: 5, monthUsed: 3 });
+        assert.deepEqual(await store.usageTotals(k3, '2027-01-31'), { dayUsed: 2, monthUsed: 0 });
+      });
+    });
   });
 }

@@ -547,6 +547,138 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
+    test('behavior: moveKey moves a key to another account and names it as changed', async () => {
+      const store = await open();
+      for (const id of ['acct_m1', 'acct_m2']) {
+        await store.createAccount({ id, name: id, email: null, createdAt: '2026-11-22T00:00:00.000Z' });
+      }
+      const key = {
+        id: 'key_m',
+        accountId: 'acct_m1',
+        hash: 'hm',
+        prefix: 'lrds_live_AbCd',
+        mode: 'live' as const,
+        tier: 'free',
+        name: null,
+        createdAt: '2026-11-22T00:00:00.000Z',
+        revokedAt: null,
+      };
+      await store.createKey(key);
+      const before = await store.keysVersion();
+      assert.equal(await store.moveKey('key_m', 'acct_m2'), true);
+      assert.equal(await store.moveKey('key_x', 'acct_m2'), false);
+      assert.equal((await store.getKey('key_m'))?.accountId, 'acct_m2');
+      assert.deepEqual(await store.listKeys('acct_m1'), []);
+      assert.deepEqual((await store.keyChangesSince(before)).hashes, ['hm']);
+      await store.close();
+    });
+
+    test('behavior: accountUsageTotals sums the keys of an account and tier, each capped at its quota', async () => {
+      const store = await open();
+      for (const id of ['acct_u', 'acct_v']) {
+        await store.createAccount({ id, name: id, email: null, createdAt: '2026-11-01T00:00:00.000Z' });
+      }
+      const key = (id: string, tier: string, mode: 'live' | 'test', accountId = 'acct_u') => ({
+        id,
+        accountId,
+        hash: `h_${id}`,
+        prefix: 'lrds_live_AbCd',
+        mode,
+        tier,
+        name: null,
+        createdAt: '2026-11-01T00:00:00.000Z',
+        revokedAt: null,
+      });
+      await store.createKey(key('ku1', 'free', 'live'));
+      await store.createKey(key('ku2', 'free', 'test'));
+      await store.createKey(key('ku3', 'pro', 'live'));
+      await store.createKey(key('kv1', 'free', 'live', 'acct_v'));
+      const events = (keyId: string, day: string, n: number, countedMonthly = true) =>
+        Array.from({ length: n }, () => ({ keyId, day, endpoint: 'GET /a', countedMonthly }));
+      await store.recordUsage(
+        [
+          // ku1: 5 on the 22nd (3 within its daily quota of 3), 4 on the 21st
+          ...events('ku1', '2026-11-22', 3),
+          ...events('ku1', '2026-11-22', 2, false),
+          ...events('ku1', '2026-11-21', 4),
+          // ku2 (test, same tier): 2 on the 22nd
+          ...events('ku2', '2026-11-22', 2),
+          // of another tier, another account, another month: not counted
+          ...events('ku3', '2026-11-22', 7),
+          ...events('kv1', '2026-11-22', 7),
+          ...events('ku1', '2026-10-31', 9),
+        ],
+        newUsageBatchId(),
+      );
+      await store.revokeKey('ku2', '2026-11-22T12:00:00.000Z'); // revoked keys' use stays counted
+      const scope = { accountId: 'acct_u', tier: 'free' };
+      assert.deepEqual(await store.accountUsageTotals(scope, '2026-11-22', { daily: null, monthly: null }), {
+        dayUsed: 7,
+        monthUsed: 9,
+      });
+      // per key: min(5, 3) + min(2, 3) = 5 that day; min(7, 5) + min(2, 5) = 7 that month
+      assert.deepEqual(await store.accountUsageTotals(scope, '2026-11-22', { daily: 3, monthly: 5 }), {
+        dayUsed: 5,
+        monthUsed: 7,
+      });
+      assert.deepEqual(await store.accountUsageTotals(scope, '2026-12-01', { daily: 3, monthly: 5 }), {
+        dayUsed: 0,
+        monthUsed: 0,
+      });
+      assert.deepEqual(
+        await store.accountUsageTotals({ accountId: 'acct_none', tier: 'free' }, '2026-11-22', {
+          daily: 3,
+          monthly: 5,
+        }),
+        { dayUsed: 0, monthUsed: 0 },
+      );
+      // a key moved to another account takes its usage with it
+      await store.moveKey('kv1', 'acct_u');
+      assert.deepEqual(await store.accountUsageTotals(scope, '2026-11-22', { daily: null, monthly: null }), {
+        dayUsed: 14,
+        monthUsed: 16,
+      });
+      // reserveUsage decides against the account bound too: the account is at 14 that day
+      const bound = { accountId: 'acct_u', tier: 'free', daily: 15, monthly: 1000 };
+      const reserve = (keyId: string) => ({
+        keyId,
+        day: '2026-11-22',
+        endpoint: 'GET /a',
+        daily: null,
+        monthly: null,
+        account: bound,
+      });
+      assert.deepEqual(
+        await store.reserveUsage([reserve('ku1'), reserve('ku2'), reserve('ku1')], newUsageBatchId()),
+        [
+          { dayUsed: 6, monthUsed: 8, countedMonthly: true },
+          {
+            dayUsed: 3,
+            monthUsed: 2,
+            countedMonthly: false,
+            byAccount: { reason: 'DAILY_QUOTA', limit: 15, used: 16 },
+          },
+          {
+            dayUsed: 7,
+            monthUsed: 8,
+            countedMonthly: false,
+            byAccount: { reason: 'DAILY_QUOTA', limit: 15, used: 17 },
+          },
+        ],
+      );
+      // the refused requests were counted in their keys' day (not their month)
+      assert.deepEqual(await store.usageTotals('ku1', '2026-11-22'), { dayUsed: 7, monthUsed: 8 });
+      // the month: 17 used of a bound of 18: one more, then refused
+      const monthly = { accountId: 'acct_u', tier: 'free', daily: null, monthly: 18 };
+      const next = (keyId: string) => ({ ...reserve(keyId), account: monthly, day: '2026-11-23' });
+      const r = await store.reserveUsage([next('ku1'), next('ku1')], newUsageBatchId());
+      assert.deepEqual(
+        r.map((x) => x.byAccount ?? 'ok'),
+        ['ok', { reason: 'MONTHLY_QUOTA', limit: 18, used: 19 }],
+      );
+      await store.close();
+    });
+
     test('behavior: reserveUsage decides each request in order against its quotas (D7) and records it', async () => {
       const store = await open();
       const r = (day: string, daily: number | null, monthly: number | null, keyId = 'k') => ({

@@ -128,6 +128,7 @@ export async function admitRequest(
   const nowMs = deps.clock.now();
   const result = await deps.admission.admit({
     keyId: key.id,
+    accountId: key.accountId,
     tier,
     endpoint: how.endpoint,
     counted: how.counted,

@@ -73,7 +73,10 @@ authentication says where you stand:
 | \`Retry-After\` | on a 429, the seconds to wait |
 
 A refusal is 429 \`RATE_LIMIT_EXCEEDED\`, \`DAILY_QUOTA_EXCEEDED\` (the day resets at 00:00 UTC) or
-\`MONTHLY_QUOTA_EXCEEDED\` (the month resets on the 1st at 00:00 UTC). \`GET /client/quota\`, \`GET /client/usage\` and
+\`MONTHLY_QUOTA_EXCEEDED\` (the month resets on the 1st at 00:00 UTC). Besides each key's own quotas, the keys of one
+tier in an account share a bound: the tier's quota times the keys the account may hold at once (\`maxKeysPerAccount\`
+live keys and as many test keys), revoked keys' use included; a refusal by that bound has the same code, and its
+message, \`limit\` and \`used\` are the account's. \`GET /client/quota\`, \`GET /client/usage\` and
 the [quota dashboard](/dashboard) show usage, what is left and when it resets.`;
 
 /**

@@ -51,6 +51,7 @@ import {
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
+  AccountScope,
   AppliedPositionChanges,
   AssetPrice,
   AssetPriceCursor,
@@ -75,6 +76,7 @@ import type {
   OracleRoundCursor,
   PositionChange,
   ProgressFn,
+  QuotaCaps,
   RatingChange,
   RatingChangeCursor,
   RatingSubjectKind,
@@ -94,9 +96,11 @@ import type {
 } from '../types.ts';
 import { StoreUnavailableError } from '../types.ts';
 import {
+  accountDayId,
   aggregateUsage,
   decideReservations,
   replayedReservations,
+  reservationAccountDays,
   reservationDays,
   USAGE_BATCH_PRUNE_PER_WRITE,
   USAGE_BATCH_RETENTION_MS,
@@ -841,6 +845,17 @@ export class PostgresStore implements Store {
     );
   }
 
+  async moveKey(id: string, accountId: string): Promise<boolean> {
+    return this.serve((sql) =>
+      sql.begin(async (tx) => {
+        const r = await tx`UPDATE api_keys SET account_id = ${accountId} WHERE id = ${id}`;
+        if (r.count === 0) return false;
+        await this.keyChanged(tx, id);
+        return true;
+      }),
+    );
+  }
+
   async keysVersion(): Promise<number> {
     const [row] = await this.serve((sql) => sql`SELECT value FROM counters WHERE name = 'keys_version'`);
     return Number(row?.value);
@@ -912,6 +927,30 @@ export class PostgresStore implements Store {
     return { dayUsed: Number(row?.day_used), monthUsed: Number(row?.month_used) };
   }
 
+  async accountUsageTotals(scope: AccountScope, day: string, keyQuotas: QuotaCaps): Promise<UsageTotals> {
+    return this.serve((sql) => this.#accountTotals(sql, scope, day, keyQuotas));
+  }
+
+  async #accountTotals(
+    sql: Sql | TransactionSql,
+    scope: AccountScope,
+    day: string,
+    keyQuotas: QuotaCaps,
+  ): Promise<UsageTotals> {
+    const month = day.slice(0, 7);
+    const daily = keyQuotas.daily ?? Number.MAX_SAFE_INTEGER;
+    const monthly = keyQuotas.monthly ?? Number.MAX_SAFE_INTEGER;
+    const [row] = await sql`
+      SELECT COALESCE(SUM(LEAST(d, ${daily}::bigint)), 0)::bigint AS day_used,
+             COALESCE(SUM(LEAST(m, ${monthly}::bigint)), 0)::bigint AS month_used
+        FROM (SELECT SUM(CASE WHEN u.day = ${day} THEN u.requests ELSE 0 END) AS d, SUM(u.monthly) AS m
+                FROM api_keys k JOIN usage u ON u.key_id = k.id
+               WHERE k.account_id = ${scope.accountId} AND k.tier = ${scope.tier}
+                 AND u.day >= ${`${month}-01`} AND u.day <= ${`${month}-31`}
+               GROUP BY k.id) per_key`;
+    return { dayUsed: Number(row?.day_used), monthUsed: Number(row?.month_used) };
+  }
+
   /**
    * One transaction: per-key advisory locks (taken in key order, so two batches cannot
    * deadlock), the batch id claimed (a batch already applied only reads), the totals of every
@@ -924,7 +963,14 @@ export class PostgresStore implements Store {
     const days = reservationDays(requests);
     // Locks are taken in the order of their ids (hashes of the key ids, distinct): two batches
     // whose keys' hashes collide still lock in one order, so they cannot deadlock.
-    const keys = [...new Set(days.map((d) => d.keyId))];
+    const accountDays = reservationAccountDays(requests);
+    // The account bounds are locked too (their reservations from any key serialize), in the same order.
+    const keys = [
+      ...new Set([
+        ...days.map((d) => d.keyId),
+        ...accountDays.map((a) => `account:${a.scope.accountId}:${a.scope.tier}`),
+      ]),
+    ];
     const results = await this.serve(
       (sql) =>
         sql.begin(async (tx) => {
@@ -951,7 +997,11 @@ export class PostgresStore implements Store {
             });
           }
           if (claimed.length === 0) return replayedReservations(requests, totals);
-          const { results, events } = decideReservations(requests, totals);
+          const accountTotals = new Map<string, UsageTotals>();
+          for (const a of accountDays) {
+            accountTotals.set(accountDayId(a.scope, a.day), await this.#accountTotals(tx, a.scope, a.day, a));
+          }
+          const { results, events } = decideReservations(requests, totals, accountTotals);
           const inc = aggregateUsage(events).sort(
             (a, b) => compare(a.keyId, b.keyId) || compare(a.day, b.day) || compare(a.endpoint, b.endpoint),
           );

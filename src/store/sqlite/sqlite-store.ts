@@ -48,6 +48,7 @@ import {
 import { type KeyRow, toKey } from '../rows.ts';
 import type {
   AccountRecord,
+  AccountScope,
   AppliedPositionChanges,
   AssetPrice,
   AssetPriceCursor,
@@ -72,6 +73,7 @@ import type {
   OracleRoundCursor,
   PositionChange,
   ProgressFn,
+  QuotaCaps,
   RatingChange,
   RatingChangeCursor,
   RatingSubjectKind,
@@ -90,9 +92,11 @@ import type {
   UsageTotals,
 } from '../types.ts';
 import {
+  accountDayId,
   aggregateUsage,
   decideReservations,
   replayedReservations,
+  reservationAccountDays,
   reservationDays,
   SQLITE_USAGE_BATCH_RETENTION_MS,
   USAGE_BATCH_PRUNE_PER_WRITE,
@@ -596,6 +600,15 @@ export class SqliteStore implements Store {
     });
   }
 
+  async moveKey(id: string, accountId: string): Promise<boolean> {
+    return this.transaction(() => {
+      const r = this.stmt('UPDATE api_keys SET account_id = ? WHERE id = ?').run(accountId, id);
+      if (r.changes === 0) return false;
+      this.keyChanged(id);
+      return true;
+    });
+  }
+
   async keysVersion(): Promise<number> {
     const row = this.stmt("SELECT value FROM counters WHERE name = 'keys_version'").get() as {
       value: number;
@@ -646,6 +659,30 @@ export class SqliteStore implements Store {
     return this.totalsOf(keyId, day);
   }
 
+  async accountUsageTotals(scope: AccountScope, day: string, keyQuotas: QuotaCaps): Promise<UsageTotals> {
+    return this.accountTotalsOf(scope, day, keyQuotas);
+  }
+
+  private accountTotalsOf(scope: AccountScope, day: string, keyQuotas: QuotaCaps): UsageTotals {
+    const month = day.slice(0, 7);
+    const row = this.stmt(
+      `SELECT COALESCE(SUM(MIN(d, ?)), 0) AS day_used, COALESCE(SUM(MIN(m, ?)), 0) AS month_used
+         FROM (SELECT SUM(CASE WHEN u.day = ? THEN u.requests ELSE 0 END) AS d, SUM(u.monthly) AS m
+                 FROM api_keys k JOIN usage u ON u.key_id = k.id
+                WHERE k.account_id = ? AND k.tier = ? AND u.day >= ? AND u.day <= ?
+                GROUP BY k.id)`,
+    ).get(
+      keyQuotas.daily ?? Number.MAX_SAFE_INTEGER,
+      keyQuotas.monthly ?? Number.MAX_SAFE_INTEGER,
+      day,
+      scope.accountId,
+      scope.tier,
+      `${month}-01`,
+      `${month}-31`,
+    ) as { day_used: number; month_used: number };
+    return { dayUsed: row.day_used, monthUsed: row.month_used };
+  }
+
   /**
    * One transaction under the write lock (BEGIN IMMEDIATE): the totals read and the counts
    * written cannot interleave with another reservation, from this process or another one
@@ -665,7 +702,11 @@ export class SqliteStore implements Store {
         totals.set(`${keyId}\u0000${day}`, this.totalsOf(keyId, day));
       }
       if (!fresh) return replayedReservations(requests, totals);
-      const { results, events } = decideReservations(requests, totals);
+      const accountTotals = new Map<string, UsageTotals>();
+      for (const a of reservationAccountDays(requests)) {
+        accountTotals.set(accountDayId(a.scope, a.day), this.accountTotalsOf(a.scope, a.day, a));
+      }
+      const { results, events } = decideReservations(requests, totals, accountTotals);
       for (const r of aggregateUsage(events)) upsert.run(r.keyId, r.day, r.endpoint, r.requests, r.monthly);
       return results;
     });

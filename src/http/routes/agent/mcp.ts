@@ -278,6 +278,7 @@ function mcpRoute(app: Api, deps: RouteDeps): void {
         request.body,
         {
           keyId: caller.key.id,
+          accountId: caller.key.accountId,
           mode: caller.key.mode,
           tier: caller.tier,
           render: rendering(request),

@@ -15,7 +15,9 @@ export function registerListKeys(app: Api, deps: AppDeps): void {
         tags: ['Client'],
         summary: "Your account's API keys",
         description:
-          'Active and revoked keys of the account (a test key sees only test keys). The whole key is never shown again after creation.',
+          'The active and revoked keys of your account that the calling key manages: itself, and the keys of its tier ' +
+          'or a lower one (Free < Pro < Enterprise); a test key manages only test keys. Other keys of the account are ' +
+          'not listed. The whole key is never shown again after creation.',
         security: SECURITY,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {

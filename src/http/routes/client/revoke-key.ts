@@ -16,8 +16,9 @@ export function registerRevokeKey(app: Api, deps: AppDeps): void {
         tags: ['Client'],
         summary: 'Revoke an API key',
         description:
-          'The key is refused from its next request. Revoking the calling key itself is allowed. ' +
-          'A test key can revoke only test keys: a live key of the account is 404 to it.',
+          'The key is refused from its next request. A key may always revoke itself, and otherwise the keys it ' +
+          'manages: those of your account of its tier or a lower one (Free < Pro < Enterprise), and for a test key ' +
+          'only test keys. Any other key, of your account or not, is 404 `KEY_NOT_FOUND`, as a key that does not exist.',
         security: SECURITY,
         params: Type.Object({
           keyId: Type.String({
