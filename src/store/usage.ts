@@ -96,7 +96,8 @@ export function reservationAccountDays(
  * The answers to a reservation batch already applied (its id recorded): nothing is counted
  * again; each request gets its key's stored totals of its day (`totals`, as reservationDays()
  * lists them), which include it, and countedMonthly says whether that day is within its
- * daily quota.
+ * daily quota. An account bound is not decided again: a replayed request the bound refused
+ * is answered as its key's counts say.
  */
 export function replayedReservations(
   requests: readonly UsageReservation[],
