@@ -60,10 +60,15 @@ const JSON_ENTRY_OVERHEAD_BYTES = 100;
 
 /** The accounts of the pooled protocols' positions, and their figures at one price version. */
 interface Accounts {
-  /** Pool key (the market's uniqueKey up to its first `_`) and user, to account id. */
-  ids: Map<string, number>;
+  /** A 30-bit hash of the pool's number and the user's 20 bytes, to the first account of that hash. */
+  ids: Map<number, number>;
+  /** Per account: the next account of the same hash (-1: none). */
+  nextSameHash: number[];
   /** Per account: its positions. */
   members: number[][];
+  /** The same flattened (account by account; `start[id]` to `start[id + 1]`), rebuilt after a join. */
+  flat: Int32Array | null;
+  start: Int32Array;
   protocol: Protocol[];
   chainId: number[];
   /** Per position: its account, -1 for an isolated one (grows with the columns). */
@@ -160,6 +165,10 @@ export class RiskIndex {
   private readonly prefixes = new WeakMap<Uint32Array, { collateral: Float64Array; debt: Float64Array }>();
   /** Per market (by ord): 1 when its positions belong to accounts (pooled protocols). */
   private readonly pooled: Uint8Array;
+  /** Per market (by ord): the number of its pool (comet, Euler controller vault), -1 for isolated markets. */
+  private readonly poolOf: Int32Array;
+  /** Per market (by ord): its lltv (what a debt-free position's collateral counts at). */
+  private readonly lltvOf: Float64Array;
   /** The accounts, built on first use (see ensureAccounts). */
   private accounts: Accounts | null = null;
   /** Per Euler owner group (first 19 bytes): its Euler positions; built with byUser. */
@@ -214,9 +223,22 @@ export class RiskIndex {
     this.changedAt = new Int32Array(size);
     this.heads = new Float64Array(size);
     this.pooled = new Uint8Array(size);
+    this.poolOf = new Int32Array(size).fill(-1);
+    this.lltvOf = new Float64Array(size);
+    const pools = new Map<string, number>();
     for (let ord = 0; ord < size; ord++) {
       const m = catalog.recordAt(ord);
-      if (accountPoolOf(m.protocol, m.uniqueKey) !== null) this.pooled[ord] = 1;
+      this.lltvOf[ord] = m.lltv;
+      const pool = accountPoolOf(m.protocol, m.uniqueKey);
+      if (pool === null) continue;
+      this.pooled[ord] = 1;
+      const key = `${m.protocol}-${m.chainId}-${pool}`;
+      let id = pools.get(key);
+      if (id === undefined) {
+        id = pools.size;
+        pools.set(key, id);
+      }
+      this.poolOf[ord] = id;
     }
     this.buildScopes();
   }
@@ -471,7 +493,10 @@ export class RiskIndex {
     if (!a) {
       a = {
         ids: new Map(),
+        nextSameHash: [],
         members: [],
+        flat: null,
+        start: new Int32Array(1),
         protocol: [],
         chainId: [],
         of: new Int32Array(Math.max(16, this.cols.marketIndex.length)).fill(-1),
@@ -495,12 +520,26 @@ export class RiskIndex {
       of.set(a.of);
       a.of = of;
     }
-    const m = this.catalog.recordAt(this.cols.marketIndex[i]!);
-    const key = `${m.uniqueKey.slice(0, m.uniqueKey.indexOf('_'))}|${addressAt(this.cols.users, i)}`;
-    let id = a.ids.get(key);
-    if (id === undefined) {
+    const { marketIndex: mi, users: u } = this.cols;
+    const ord = mi[i]!;
+    const pool = this.poolOf[ord]!;
+    // FNV-1a over the pool's number and the owner's 20 bytes; equal hashes are told apart by
+    // comparing with the account's first position.
+    let h = Math.imul(0x811c9dc5 ^ pool, 0x01000193);
+    for (let b = i * ADDRESS_BYTES, end = b + ADDRESS_BYTES; b < end; b++)
+      h = Math.imul(h ^ u[b]!, 0x01000193);
+    h &= 0x3fffffff; // a small integer key (fast in a Map)
+    let id = a.ids.get(h) ?? -1;
+    while (id >= 0) {
+      const j = a.members[id]![0]!;
+      if (this.poolOf[mi[j]!] === pool && this.sameUser(i, j)) break;
+      id = a.nextSameHash[id]!;
+    }
+    if (id < 0) {
+      const m = this.catalog.recordAt(ord);
       id = a.members.length;
-      a.ids.set(key, id);
+      a.nextSameHash.push(a.ids.get(h) ?? -1);
+      a.ids.set(h, id);
       a.members.push([]);
       a.protocol.push(m.protocol);
       a.chainId.push(m.chainId);
@@ -508,6 +547,7 @@ export class RiskIndex {
     a.members[id]!.push(i);
     a.of[i] = id;
     a.version = -1;
+    a.flat = null;
   }
 
   /**
@@ -520,29 +560,61 @@ export class RiskIndex {
     const hf = c.healthFactor[i]!;
     const debt = c.borrowUsd[i]!;
     if (debt > 0 && Number.isFinite(hf)) return hf * debt;
-    return c.collateralUsd[i]! * this.catalog.recordAt(ord).lltv;
+    return c.collateralUsd[i]! * this.lltvOf[ord]!;
   }
 
-  /** Every account's totals and health factor at the current prices (one pass). */
+  /** Whether positions i and j have the same owner. */
+  private sameUser(i: number, j: number): boolean {
+    const u = this.cols.users;
+    const x = i * ADDRESS_BYTES;
+    const y = j * ADDRESS_BYTES;
+    for (let b = 0; b < ADDRESS_BYTES; b++) if (u[x + b] !== u[y + b]) return false;
+    return true;
+  }
+
+  /** Every account's totals and health factor at the current prices (one pass over flat arrays). */
   private computeAccounts(a: Accounts): void {
     const n = a.members.length;
+    if (!a.flat) {
+      let total = 0;
+      for (const m of a.members) total += m.length;
+      const flat = new Int32Array(total);
+      const start = new Int32Array(n + 1);
+      let k = 0;
+      for (let id = 0; id < n; id++) {
+        start[id] = k;
+        for (const i of a.members[id]!) flat[k++] = i;
+      }
+      start[n] = k;
+      a.flat = flat;
+      a.start = start;
+    }
     if (a.hf.length < n) {
       a.collateral = new Float64Array(n);
       a.weighted = new Float64Array(n);
       a.debt = new Float64Array(n);
       a.hf = new Float64Array(n);
     }
-    const c = this.cols;
+    const { marketIndex: mi, collateralUsd: cu, borrowUsd: bu, healthFactor: hf0 } = this.cols;
+    const cf = this.collateralFactor;
+    const df = this.debtFactor;
+    const lt = this.lltvOf;
+    const { flat, start } = a;
     for (let id = 0; id < n; id++) {
       let collateral = 0;
       let weighted = 0;
       let debt = 0;
-      for (const i of a.members[id]!) {
-        const ord = c.marketIndex[i]!;
-        const cf = this.collateralFactor[ord]!;
-        collateral += c.collateralUsd[i]! * cf;
-        weighted += this.statedWeighted(i, ord) * cf;
-        debt += c.borrowUsd[i]! * this.debtFactor[ord]!;
+      for (let k = start[id]!, end = start[id + 1]!; k < end; k++) {
+        const i = flat[k]!;
+        const ord = mi[i]!;
+        const f = cf[ord]!;
+        const c = cu[i]!;
+        const b = bu[i]!;
+        const h = hf0[i]!;
+        collateral += c * f;
+        // As statedWeighted: hf x debt, or collateral x lltv without debt.
+        weighted += (b > 0 && h < Number.POSITIVE_INFINITY ? h * b : c * lt[ord]!) * f;
+        debt += b * df[ord]!;
       }
       a.collateral[id] = collateral;
       a.weighted[id] = weighted;
@@ -996,7 +1068,27 @@ export class RiskIndex {
   below(ord: number, scale: number, bound: number): PositionSums {
     const list = this.byMarket[ord];
     if (!list || !(scale > 0)) return NO_POSITIONS;
-    if (this.pooled[ord]) return this.belowMoved(ord, () => ({ c: scale - 1, l: 0 }), bound);
+    if (this.pooled[ord]) {
+      if (scale !== 1) return this.belowMoved(ord, () => ({ c: scale - 1, l: 0 }), bound);
+      // At current prices: each position by its account's health factor (computed once per move).
+      const a = this.ensureAccounts();
+      const c = this.cols;
+      let positions = 0;
+      let collateralUsd = 0;
+      let debtUsd = 0;
+      for (const i of list) {
+        if (!(a.hf[a.of[i]!]! < bound)) continue;
+        positions++;
+        collateralUsd += c.collateralUsd[i]!;
+        debtUsd += c.borrowUsd[i]!;
+      }
+      if (positions === 0) return NO_POSITIONS;
+      return {
+        positions,
+        collateralUsd: collateralUsd * this.collateralFactor[ord]!,
+        debtUsd: debtUsd * this.debtFactor[ord]!,
+      };
+    }
     // hf0 x hfFactor x scale < bound  <=>  hf0 < bound / (hfFactor x scale)
     const limit = bound / (this.hfFactor[ord]! * scale);
     const hf0 = this.cols.healthFactor;
