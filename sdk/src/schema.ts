@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 86a54ea81f4cd1bfd0e4e95a6392525c2a92481598bb89a37bd3deeb06ddc72c) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 7b604857bd3d4ebc66756c17b460bbcb12434232ae70cad45c16eae3f91e37c7) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -913,7 +913,7 @@ export interface components {
                 /** @description Lower-case 0x address. */
                 address: string;
             };
-            /** @description collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; for pooled protocols the account's (sum(collateralUsd x lltv) / sum(borrowAssetsUsd) of the wallet's positions in the pool, comet or Euler controller vault); null without debt. */
+            /** @description collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; for pooled protocols the account's (sum(collateralUsd x lltv) / sum(borrowAssetsUsd) of the wallet's positions in the pool, comet or Euler controller vault), shown on each of its positions, debt-free ones too; null when the position (for pooled protocols, its account) has no debt. */
             healthFactor: number | null;
             state: {
                 collateralUsd: number;
@@ -1002,7 +1002,7 @@ export interface components {
                     /** @description Lower-case 0x address. */
                     address: string;
                 };
-                /** @description collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; for pooled protocols the account's (sum(collateralUsd x lltv) / sum(borrowAssetsUsd) of the wallet's positions in the pool, comet or Euler controller vault); null without debt. */
+                /** @description collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; for pooled protocols the account's (sum(collateralUsd x lltv) / sum(borrowAssetsUsd) of the wallet's positions in the pool, comet or Euler controller vault), shown on each of its positions, debt-free ones too; null when the position (for pooled protocols, its account) has no debt. */
                 healthFactor: number | null;
                 state: {
                     collateralUsd: number;

@@ -444,7 +444,7 @@ export const PositionSchema = Type.Object(
     chainId: Type.Integer(),
     user: Type.Object({ address: ADDRESS }, { additionalProperties: false }),
     healthFactor: NullableNumber(
-      "collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; for pooled protocols the account's (sum(collateralUsd x lltv) / sum(borrowAssetsUsd) of the wallet's positions in the pool, comet or Euler controller vault); null without debt.",
+      "collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; for pooled protocols the account's (sum(collateralUsd x lltv) / sum(borrowAssetsUsd) of the wallet's positions in the pool, comet or Euler controller vault), shown on each of its positions, debt-free ones too; null when the position (for pooled protocols, its account) has no debt.",
     ),
     state: Type.Object(
       {
