@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 a61716703dceedf34b951abf329f19b8ecc49e370493ec7b4ae35db1d11173bb) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 f41c85dca81de018d78982bda8466e049a089a007a97c13ef4277a4c563438cf) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -249,7 +249,7 @@ export interface paths {
         };
         /**
          * A wallet's positions
-         * @description Every position of a wallet in scope (borrowing or only lending), by market uniqueKey (page with `cursor`): the PositionAtRisk shape plus the collateral price now and the `liquidationPrice` at which its health factor reaches 1 (collateralPrice / healthFactor, all else fixed), or of the token named by `asset` (for a pooled account, the asset whose price you want: its debt price x healthFactor when it is the debt). `meta.total`: positions in scope.
+         * @description Every position of a wallet in scope (borrowing or only lending; for Euler, those of its EVC sub-accounts too, each naming its sub-account), by market uniqueKey (page with `cursor`): the PositionAtRisk shape plus the collateral price now and the `liquidationPrice`: the price of the position's collateral token at which its health factor (for pooled protocols the account's) reaches 1, every other price fixed, or of the token named by `asset`. `meta.total`: positions in scope.
          */
         get: operations["listPositions"];
         put?: never;
@@ -289,7 +289,7 @@ export interface paths {
         };
         /**
          * A wallet's portfolio
-         * @description A wallet across protocols and chains in scope: collateral, debt, supplied and net value in USD, the weakest health factor, per protocol and per chain breakdowns, every position with its liquidation price (weakest first), and for each asset backing or owed by a borrow position the price move (all other prices fixed) that makes its first position liquidatable. A wallet with no position answers zeros.
+         * @description A wallet across protocols and chains in scope (for Euler, with the positions of its EVC sub-accounts, the addresses sharing its first 19 bytes): collateral, debt, supplied and net value in USD, the weakest health factor, per protocol and per chain breakdowns, every position with its liquidation price (weakest first), and for each asset backing or owed by a borrow position the price move (all other prices fixed) that makes its first position liquidatable. Positions of an account in a pooled protocol (Aave, Spark per pool, Compound per comet, Euler per controller vault) show the account's health factor. A wallet with no position answers zeros.
          */
         get: operations["getPortfolio"];
         put?: never;
@@ -349,7 +349,7 @@ export interface paths {
         };
         /**
          * Stress test
-         * @description Moves asset prices and reports, per market and in total, the positions newly liquidatable, the debt at risk, the collateral liquidators would seize and the estimated bad debt, liquidating every liquidatable position in full at its market's liquidation bonus. Correlated assets move with their base unless shocked themselves: ETH staking and restaking tokens (wstETH, weETH, rETH, cbETH, rsETH, ezETH...) with ETH or WETH, BTC wrappers (cbBTC, tBTC, LBTC...) with BTC or WBTC. A market moves by (1 + collateral move) / (1 + loan move) in health factor. `meta.total` counts the moved markets with liquidatable positions.
+         * @description Moves asset prices and reports, per market and in total, the positions newly liquidatable, the debt at risk, the collateral liquidators would seize and the estimated bad debt, liquidating every liquidatable position in full at its market's liquidation bonus. Correlated assets move with their base unless shocked themselves: ETH staking and restaking tokens (wstETH, weETH, rETH, cbETH, rsETH, ezETH...) with ETH or WETH, BTC wrappers (cbBTC, tBTC, LBTC...) with BTC or WBTC. An isolated market moves by (1 + collateral move) / (1 + loan move) in health factor; a position of an account (Aave, Spark, Compound, Euler) is liquidatable when its account is, every token of the account moved. `meta.total` counts the moved markets with liquidatable positions.
          */
         get: operations["stressTest"];
         put?: never;
@@ -876,10 +876,10 @@ export interface components {
             protocol: "morpho" | "aave" | "spark" | "compound" | "euler" | "fluid";
             chainId: number;
             user: {
-                /** @description Wallet address of the position owner. */
+                /** @description Wallet address of the position owner (for Euler, the EVC sub-account). */
                 address: string;
             };
-            /** @description collateralUsd x lltv / borrowAssetsUsd (account-level for pooled protocols); below 1 = liquidatable. */
+            /** @description collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable. For Aave, Spark (per pool), Compound (per comet) and Euler (per controller vault) the account's: sum(collateralUsd x lltv) / sum(borrowAssetsUsd) over the wallet's positions in that pool, the same on each of them. */
             healthFactor: number;
             state: {
                 collateralUsd: number;
@@ -896,9 +896,9 @@ export interface components {
                 };
                 lltv: number;
             };
-            /** @description collateralUsd / (collateralUsd - borrowAssetsUsd); null when collateral does not exceed debt. */
+            /** @description collateralUsd / (collateralUsd - borrowAssetsUsd), of the account's totals for pooled protocols; null when collateral does not exceed debt. */
             leverage: number | null;
-            /** @description 1 - 1 / healthFactor: fraction the collateral price can fall before liquidation; <= 0 = liquidatable. */
+            /** @description 1 - 1 / healthFactor: fraction the collateral price (all of an account's collateral) can fall before liquidation; <= 0 = liquidatable. */
             distanceToLiq: number;
         };
         /** Position */
@@ -913,7 +913,7 @@ export interface components {
                 /** @description Lower-case 0x address. */
                 address: string;
             };
-            /** @description collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; null without debt. */
+            /** @description collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; for pooled protocols the account's (sum(collateralUsd x lltv) / sum(borrowAssetsUsd) of the wallet's positions in the pool, comet or Euler controller vault), shown on each of its positions, debt-free ones too; null when the position (for pooled protocols, its account) has no debt. */
             healthFactor: number | null;
             state: {
                 collateralUsd: number;
@@ -930,13 +930,13 @@ export interface components {
                 };
                 lltv: number;
             };
-            /** @description collateralUsd / (collateralUsd - borrowAssetsUsd); null when collateral does not exceed debt. */
+            /** @description collateralUsd / (collateralUsd - borrowAssetsUsd), of the account's totals for pooled protocols; null when collateral does not exceed debt. */
             leverage: number | null;
             /** @description 1 - 1 / healthFactor; null without debt. */
             distanceToLiq: number | null;
             /** @description The collateral USD price now. */
             collateralPrice: number;
-            /** @description The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); with `asset`, that asset's price (its debt: loan price x healthFactor); null without debt or when the position does not hold the asset. */
+            /** @description The USD price of this position's collateral token at which the health factor (for pooled protocols the account's) reaches 1, every other price fixed (collateralPrice / healthFactor for an isolated position); with `asset`, that asset's price (its debt: the price whose rise liquidates); null without debt, when the position does not hold the asset, or when no price of it liquidates the account (its other collateral covers the debt). */
             liquidationPrice: number | null;
         };
         /** Portfolio */
@@ -1002,7 +1002,7 @@ export interface components {
                     /** @description Lower-case 0x address. */
                     address: string;
                 };
-                /** @description collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; null without debt. */
+                /** @description collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; for pooled protocols the account's (sum(collateralUsd x lltv) / sum(borrowAssetsUsd) of the wallet's positions in the pool, comet or Euler controller vault), shown on each of its positions, debt-free ones too; null when the position (for pooled protocols, its account) has no debt. */
                 healthFactor: number | null;
                 state: {
                     collateralUsd: number;
@@ -1019,13 +1019,13 @@ export interface components {
                     };
                     lltv: number;
                 };
-                /** @description collateralUsd / (collateralUsd - borrowAssetsUsd); null when collateral does not exceed debt. */
+                /** @description collateralUsd / (collateralUsd - borrowAssetsUsd), of the account's totals for pooled protocols; null when collateral does not exceed debt. */
                 leverage: number | null;
                 /** @description 1 - 1 / healthFactor; null without debt. */
                 distanceToLiq: number | null;
                 /** @description The collateral USD price now. */
                 collateralPrice: number;
-                /** @description The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); with `asset`, that asset's price (its debt: loan price x healthFactor); null without debt or when the position does not hold the asset. */
+                /** @description The USD price of this position's collateral token at which the health factor (for pooled protocols the account's) reaches 1, every other price fixed (collateralPrice / healthFactor for an isolated position); with `asset`, that asset's price (its debt: the price whose rise liquidates); null without debt, when the position does not hold the asset, or when no price of it liquidates the account (its other collateral covers the debt). */
                 liquidationPrice: number | null;
             }[];
             /** @description Per asset backing or owed by a borrow position, closest to liquidation first. */
@@ -1039,7 +1039,7 @@ export interface components {
                 /** @description Value held of it on that side, USD (to the cent). */
                 exposureUsd: number;
                 priceUsd: number;
-                /** @description Relative price move, all other prices fixed, that brings the first position to health factor 1: a fall for collateral (<= 0), a rise for debt (>= 0); 0 when one is liquidatable already. */
+                /** @description Relative price move, all other prices fixed, that brings the first position (for pooled protocols, its account, every position of the account in the token moving) to health factor 1: a fall for collateral (<= 0), a rise for debt (>= 0); 0 when one is liquidatable already. */
                 move: number;
                 /** @description priceUsd x (1 + move). */
                 priceAtLiquidation: number;
@@ -1351,7 +1351,7 @@ export interface components {
                 collateral: {
                     symbol: string;
                     priceUsd: number;
-                    /** @description The collateral price at which the health factor reaches 1, all else fixed. */
+                    /** @description The collateral price at which the health factor (the account's, for pooled protocols) reaches 1, all else fixed. */
                     liquidationPriceUsd: number | null;
                 };
                 loan: {
@@ -1364,11 +1364,11 @@ export interface components {
                 debtUsd: number;
                 healthFactor: number;
                 toTarget: {
-                    /** @description Debt to repay to reach the target: debt x (1 - healthFactor / target); 0 when at or above it, USD (to the cent). */
+                    /** @description Debt to repay to reach the target: debt x (1 - healthFactor / target), the account's debt for pooled protocols; 0 when at or above it, USD (to the cent). */
                     repayUsd: number;
                     /** @description The same in loan tokens at their price now. */
                     repayAmount: number;
-                    /** @description Collateral to add instead, USD: collateral x (target / healthFactor - 1); 0 when at or above it; null without collateral. */
+                    /** @description Collateral to add instead, USD: collateral x (target / healthFactor - 1); for pooled protocols, of this market's collateral at its lltv toward the account: (target x debt - sum(collateral x lltv)) / lltv; 0 when at or above it; null without collateral. */
                     addCollateralUsd: number | null;
                     /** @description The same in collateral tokens at their price now. */
                     addCollateralAmount: number | null;

@@ -1,4 +1,11 @@
 import { LRUCache } from 'lru-cache';
+import {
+  type AccountTotals,
+  accountHealth,
+  accountPoolOf,
+  evcOwnerPrefix,
+  type TokenExposure,
+} from '../domain/accounts.ts';
 import type { Protocol } from '../domain/enums.ts';
 import { distanceToLiq, leverage } from '../domain/metrics.ts';
 import {
@@ -51,6 +58,38 @@ export const JSON_CACHE_ENTRIES = 20_000;
 export const JSON_CACHE_BYTES = 16 * 1024 * 1024;
 const JSON_ENTRY_OVERHEAD_BYTES = 100;
 
+/** The accounts of the pooled protocols' positions, and their figures at one price version. */
+interface Accounts {
+  /** A 30-bit hash of the pool's number and the user's 20 bytes, to the first account of that hash. */
+  ids: Map<number, number>;
+  /** Per account: the next account of the same hash (-1: none). */
+  nextSameHash: number[];
+  /** Per account: its positions. */
+  members: number[][];
+  /** The same flattened (account by account; `start[id]` to `start[id + 1]`), rebuilt after a join. */
+  flat: Int32Array | null;
+  start: Int32Array;
+  protocol: Protocol[];
+  chainId: number[];
+  /** Per position: its account, -1 for an isolated one (grows with the columns). */
+  of: Int32Array;
+  /** The price version the figures below are at (-1: never computed). */
+  version: number;
+  /** Per account, USD now: collateral, collateral at its thresholds, debt; and the health factor. */
+  collateral: Float64Array;
+  weighted: Float64Array;
+  debt: Float64Array;
+  hf: Float64Array;
+}
+
+/** A position's account: its positions and totals now (USD). */
+export interface AccountView {
+  id: number;
+  members: readonly number[];
+  totals: AccountTotals;
+  healthFactor: number;
+}
+
 /** Scope arrays of market ords, kept sorted by each market's current lowest health factor. */
 interface ScopeMarkets {
   ords: Uint32Array;
@@ -77,6 +116,16 @@ interface ScopeMarkets {
  * merges the open ones with a small heap: O((k + m) log m) for k answers from m markets, with
  * nothing that grows with the number of positions but the binary search of a single-market
  * query. Storage: the columns (56 bytes a position) plus one list per market (4 bytes).
+ *
+ * Markets of the pooled protocols (Aave, Spark, Compound, Euler: src/domain/accounts.ts) are not
+ * isolated: a wallet's positions in one pool (comet, Euler controller vault) form an account,
+ * and every one of them shows the account's health factor, sum(collateral_i x threshold_i) /
+ * sum(debt_i) at current prices, which no single market's factor scales. Their positions are
+ * grouped into accounts (built on first use); the accounts' health factors are recomputed in one
+ * pass after a price or position change (O(positions of accounts)), and a query takes the
+ * accounts below its threshold, sorted, merged with the isolated markets' answers. A position's
+ * collateral counts at the threshold its source stated it at: its stored health factor x its
+ * debt (the source's own account health, e-mode included) or, without debt, its market's lltv.
  */
 export class RiskIndex {
   /** The positions; replaced by a larger copy when a change adds positions past its room. */
@@ -114,6 +163,18 @@ export class RiskIndex {
    * replaced (never edited) when a position enters or leaves, so a replaced list's sums go with it.
    */
   private readonly prefixes = new WeakMap<Uint32Array, { collateral: Float64Array; debt: Float64Array }>();
+  /** Per market (by ord): 1 when its positions belong to accounts (pooled protocols). */
+  private readonly pooled: Uint8Array;
+  /** Per market (by ord): the number of its pool (comet, Euler controller vault), -1 for isolated markets. */
+  private readonly poolOf: Int32Array;
+  /** Per market (by ord): its lltv (what a debt-free position's collateral counts at). */
+  private readonly lltvOf: Float64Array;
+  /** The accounts, built on first use (see ensureAccounts). */
+  private accounts: Accounts | null = null;
+  /** Per Euler owner group (first 19 bytes): its Euler positions; built with byUser. */
+  private byOwner: Map<string, number[]> | null = null;
+  /** Accounts below a threshold, sorted, for the price version they were computed at. */
+  private accountsBelow: { version: number; threshold: number; ids: Uint32Array } | null = null;
   private readonly jsonCache = new LRUCache<number, { version: number; json: Uint8Array }>({
     max: JSON_CACHE_ENTRIES,
     maxSize: JSON_CACHE_BYTES,
@@ -161,10 +222,28 @@ export class RiskIndex {
     this.marketVersion = new Uint32Array(size);
     this.changedAt = new Int32Array(size);
     this.heads = new Float64Array(size);
+    this.pooled = new Uint8Array(size);
+    this.poolOf = new Int32Array(size).fill(-1);
+    this.lltvOf = new Float64Array(size);
+    const pools = new Map<string, number>();
+    for (let ord = 0; ord < size; ord++) {
+      const m = catalog.recordAt(ord);
+      this.lltvOf[ord] = m.lltv;
+      const pool = accountPoolOf(m.protocol, m.uniqueKey);
+      if (pool === null) continue;
+      this.pooled[ord] = 1;
+      const key = `${m.protocol}-${m.chainId}-${pool}`;
+      let id = pools.get(key);
+      if (id === undefined) {
+        id = pools.size;
+        pools.set(key, id);
+      }
+      this.poolOf[ord] = id;
+    }
     this.buildScopes();
   }
 
-  /** Each scope's markets with debt (ordered on their first query). */
+  /** Each scope's isolated markets with debt (ordered on their first query; accounts are queried apart). */
   private buildScopes(): void {
     const members = new Map<string, number[]>();
     const join = (k: string, ord: number) => {
@@ -174,7 +253,7 @@ export class RiskIndex {
     };
     for (let ord = 0; ord < this.catalog.size; ord++) {
       const m = this.catalog.recordAt(ord);
-      if (!this.byMarket[ord]) continue;
+      if (!this.byMarket[ord] || this.pooled[ord]) continue;
       join('all', ord);
       join(`p:${m.protocol}`, ord);
       join(`c:${m.chainId}`, ord);
@@ -211,6 +290,7 @@ export class RiskIndex {
         i = this.addPosition(ord, key);
         list.push(i);
         members.set(ord, list);
+        if (this.accounts && this.pooled[ord]) this.join(this.accounts, i);
       }
       const c = this.cols;
       c.collateralUsd[i] = ch.collateralUsd;
@@ -336,6 +416,7 @@ export class RiskIndex {
       const list = this.byUser.get(user);
       if (list) list.push(i);
       else this.byUser.set(user, [i]);
+      this.noteOwner(i, user);
     }
     return i;
   }
@@ -347,16 +428,38 @@ export class RiskIndex {
   positionsOf(address: string): readonly number[] {
     if (!this.byUser) {
       const byUser = new Map<string, number[]>();
+      this.byOwner = new Map();
       const c = this.cols;
       for (let i = 0; i < c.count; i++) {
         const user = addressAt(c.users, i);
         const list = byUser.get(user);
         if (list) list.push(i);
         else byUser.set(user, [i]);
+        this.noteOwner(i, user);
       }
       this.byUser = byUser;
     }
-    return this.byUser.get(address.toLowerCase()) ?? [];
+    const a = address.toLowerCase();
+    const own = this.byUser.get(a) ?? [];
+    // Euler: the positions of the address's EVC sub-accounts (the addresses sharing its first
+    // 19 bytes) are its own too; each still names its sub-account.
+    const group = this.byOwner!.get(evcOwnerPrefix(a));
+    if (!group) return own;
+    const linked = group.filter((i) => !this.userIsAddress(i, a));
+    return linked.length === 0 ? own : [...own, ...linked];
+  }
+
+  /** Files an Euler position under its owner group. */
+  private noteOwner(i: number, user: string): void {
+    if (!this.byOwner || this.catalog.recordAt(this.cols.marketIndex[i]!).protocol !== 'euler') return;
+    const k = evcOwnerPrefix(user);
+    const l = this.byOwner.get(k);
+    if (l) l.push(i);
+    else this.byOwner.set(k, [i]);
+  }
+
+  private userIsAddress(i: number, address: string): boolean {
+    return addressAt(this.cols.users, i) === address;
   }
 
   /**
@@ -378,8 +481,319 @@ export class RiskIndex {
       collateralUsd: c.collateralUsd[i]! * this.collateralFactor[ord]!,
       borrowUsd,
       supplyUsd: c.supplyUsd[i]! * this.loanFactor[ord]!,
-      healthFactor: borrowUsd > 0 ? this.hfOf(i, ord) : Number.POSITIVE_INFINITY,
+      healthFactor: this.healthOf(i, ord),
     };
+  }
+
+  // ---- accounts (pooled protocols) ---------------------------------------------------------
+
+  /** The accounts, built on first use and brought to the current price version. */
+  private ensureAccounts(): Accounts {
+    let a = this.accounts;
+    if (!a) {
+      a = {
+        ids: new Map(),
+        nextSameHash: [],
+        members: [],
+        flat: null,
+        start: new Int32Array(1),
+        protocol: [],
+        chainId: [],
+        of: new Int32Array(Math.max(16, this.cols.marketIndex.length)).fill(-1),
+        version: -1,
+        collateral: new Float64Array(0),
+        weighted: new Float64Array(0),
+        debt: new Float64Array(0),
+        hf: new Float64Array(0),
+      };
+      this.accounts = a;
+      for (let i = 0; i < this.cols.count; i++) if (this.pooled[this.cols.marketIndex[i]!]) this.join(a, i);
+    }
+    if (a.version !== this.priceVersion) this.computeAccounts(a);
+    return a;
+  }
+
+  /** Puts position i (of a pooled market) into its account, creating the account if new. */
+  private join(a: Accounts, i: number): void {
+    if (i >= a.of.length) {
+      const of = new Int32Array(Math.max(i + 1, a.of.length * 2)).fill(-1);
+      of.set(a.of);
+      a.of = of;
+    }
+    const { marketIndex: mi, users: u } = this.cols;
+    const ord = mi[i]!;
+    const pool = this.poolOf[ord]!;
+    // FNV-1a over the pool's number and the owner's 20 bytes; equal hashes are told apart by
+    // comparing with the account's first position.
+    let h = Math.imul(0x811c9dc5 ^ pool, 0x01000193);
+    for (let b = i * ADDRESS_BYTES, end = b + ADDRESS_BYTES; b < end; b++)
+      h = Math.imul(h ^ u[b]!, 0x01000193);
+    h &= 0x3fffffff; // a small integer key (fast in a Map)
+    let id = a.ids.get(h) ?? -1;
+    while (id >= 0) {
+      const j = a.members[id]![0]!;
+      if (this.poolOf[mi[j]!] === pool && this.sameUser(i, j)) break;
+      id = a.nextSameHash[id]!;
+    }
+    if (id < 0) {
+      const m = this.catalog.recordAt(ord);
+      id = a.members.length;
+      a.nextSameHash.push(a.ids.get(h) ?? -1);
+      a.ids.set(h, id);
+      a.members.push([]);
+      a.protocol.push(m.protocol);
+      a.chainId.push(m.chainId);
+    }
+    a.members[id]!.push(i);
+    a.of[i] = id;
+    a.version = -1;
+    a.flat = null;
+  }
+
+  /**
+   * Position i's collateral at its liquidation threshold, in the USD its amounts are stated in:
+   * its stored health factor x its debt (the threshold its source stated the position at), or
+   * without debt its collateral x its market's lltv.
+   */
+  private statedWeighted(i: number, ord: number): number {
+    const c = this.cols;
+    const hf = c.healthFactor[i]!;
+    const debt = c.borrowUsd[i]!;
+    if (debt > 0 && Number.isFinite(hf)) return hf * debt;
+    return c.collateralUsd[i]! * this.lltvOf[ord]!;
+  }
+
+  /** Whether positions i and j have the same owner. */
+  private sameUser(i: number, j: number): boolean {
+    const u = this.cols.users;
+    const x = i * ADDRESS_BYTES;
+    const y = j * ADDRESS_BYTES;
+    for (let b = 0; b < ADDRESS_BYTES; b++) if (u[x + b] !== u[y + b]) return false;
+    return true;
+  }
+
+  /** Every account's totals and health factor at the current prices (one pass over flat arrays). */
+  private computeAccounts(a: Accounts): void {
+    const n = a.members.length;
+    if (!a.flat) {
+      let total = 0;
+      for (const m of a.members) total += m.length;
+      const flat = new Int32Array(total);
+      const start = new Int32Array(n + 1);
+      let k = 0;
+      for (let id = 0; id < n; id++) {
+        start[id] = k;
+        for (const i of a.members[id]!) flat[k++] = i;
+      }
+      start[n] = k;
+      a.flat = flat;
+      a.start = start;
+    }
+    if (a.hf.length < n) {
+      a.collateral = new Float64Array(n);
+      a.weighted = new Float64Array(n);
+      a.debt = new Float64Array(n);
+      a.hf = new Float64Array(n);
+    }
+    const { marketIndex: mi, collateralUsd: cu, borrowUsd: bu, healthFactor: hf0 } = this.cols;
+    const cf = this.collateralFactor;
+    const df = this.debtFactor;
+    const lt = this.lltvOf;
+    const { flat, start } = a;
+    for (let id = 0; id < n; id++) {
+      let collateral = 0;
+      let weighted = 0;
+      let debt = 0;
+      for (let k = start[id]!, end = start[id + 1]!; k < end; k++) {
+        const i = flat[k]!;
+        const ord = mi[i]!;
+        const f = cf[ord]!;
+        const c = cu[i]!;
+        const b = bu[i]!;
+        const h = hf0[i]!;
+        collateral += c * f;
+        // As statedWeighted: hf x debt, or collateral x lltv without debt.
+        weighted += (b > 0 && h < Number.POSITIVE_INFINITY ? h * b : c * lt[ord]!) * f;
+        debt += b * df[ord]!;
+      }
+      a.collateral[id] = collateral;
+      a.weighted[id] = weighted;
+      a.debt[id] = debt;
+      a.hf[id] = debt > 0 ? weighted / debt : Number.POSITIVE_INFINITY;
+    }
+    a.version = this.priceVersion;
+  }
+
+  /** The health factor position i shows now: its account's (pooled), else its own; Infinity without debt. */
+  private healthOf(i: number, ord: number): number {
+    if (this.pooled[ord]) {
+      const a = this.ensureAccounts();
+      return a.hf[a.of[i]!]!;
+    }
+    return this.cols.borrowUsd[i]! > 0 ? this.hfOf(i, ord) : Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * The account of position i at current prices: its positions, totals and health factor; null
+   * for a position of an isolated market (Morpho, Fluid: the position is the account).
+   */
+  accountOf(i: number): AccountView | null {
+    if (!this.pooled[this.cols.marketIndex[i]!]) return null;
+    const a = this.ensureAccounts();
+    const id = a.of[i]!;
+    return {
+      id,
+      members: a.members[id]!,
+      totals: {
+        collateralUsd: a.collateral[id]!,
+        weightedCollateralUsd: a.weighted[id]!,
+        debtUsd: a.debt[id]!,
+      },
+      healthFactor: a.hf[id]!,
+    };
+  }
+
+  /**
+   * What the account of position i holds of a token (its chain's lower-case address) at current
+   * prices: the collateral in it at its thresholds and the debt in it. For an isolated position,
+   * its own collateral or debt when it is that token.
+   */
+  exposureOf(i: number, token: string): TokenExposure {
+    const account = this.accountOf(i);
+    const members = account ? account.members : [i];
+    let weightedCollateralUsd = 0;
+    let debtUsd = 0;
+    const c = this.cols;
+    for (const j of members) {
+      const ord = c.marketIndex[j]!;
+      const m = this.catalog.recordAt(ord);
+      if (m.collateralAddress.toLowerCase() === token)
+        weightedCollateralUsd += this.statedWeighted(j, ord) * this.collateralFactor[ord]!;
+      if (m.loanAddress.toLowerCase() === token) debtUsd += c.borrowUsd[j]! * this.debtFactor[ord]!;
+    }
+    return { weightedCollateralUsd, debtUsd };
+  }
+
+  /** Accounts with debt below `threshold` now, by health factor ascending (then id). */
+  private accountIdsBelow(threshold: number): Uint32Array {
+    const a = this.ensureAccounts();
+    const cached = this.accountsBelow;
+    let ids: Uint32Array;
+    if (cached && cached.version === this.priceVersion && cached.threshold >= threshold) ids = cached.ids;
+    else {
+      const found: number[] = [];
+      for (let id = 0; id < a.members.length; id++) if (a.hf[id]! < threshold) found.push(id);
+      ids = Uint32Array.from(found);
+      ids.sort((x, y) => a.hf[x]! - a.hf[y]! || x - y);
+      this.accountsBelow = { version: this.priceVersion, threshold, ids };
+    }
+    let lo = 0;
+    let hi = ids.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (a.hf[ids[mid]!]! < threshold) lo = mid + 1;
+      else hi = mid;
+    }
+    return ids.subarray(0, lo);
+  }
+
+  /** Positions of accounts matching the query, in risk order (account health factor, then debt desc). */
+  private queryAccounts(q: RiskQuery): number[] {
+    const out: number[] = [];
+    const a = this.ensureAccounts();
+    const c = this.cols;
+    const chains = q.chainIds === undefined ? null : new Set(q.chainIds);
+    for (const id of this.accountIdsBelow(q.healthFactorThreshold)) {
+      if (q.protocol !== undefined && a.protocol[id] !== q.protocol) continue;
+      if (chains && !chains.has(a.chainId[id]!)) continue;
+      const picked = a.members[id]!.filter(
+        (i) => this.isIndexed(i) && c.borrowUsd[i]! * this.debtFactor[c.marketIndex[i]!]! >= q.minBorrowUsd,
+      );
+      picked.sort((x, y) => this.riskBefore(x, y));
+      for (const i of picked) {
+        out.push(i);
+        if (out.length >= q.limit) return out;
+      }
+    }
+    return out;
+  }
+
+  /** Risk order at current prices: health factor shown ascending, debt descending, position number. */
+  private riskBefore(x: number, y: number): number {
+    const c = this.cols;
+    const ox = c.marketIndex[x]!;
+    const oy = c.marketIndex[y]!;
+    return (
+      this.healthOf(x, ox) - this.healthOf(y, oy) ||
+      c.borrowUsd[y]! * this.debtFactor[oy]! - c.borrowUsd[x]! * this.debtFactor[ox]! ||
+      x - y
+    );
+  }
+
+  /** One pooled market: its positions whose account is below the threshold, in risk order. */
+  private queryPooledMarket(q: RiskQuery, ord: number): number[] {
+    const list = this.byMarket[ord];
+    if (!list) return [];
+    const m = this.catalog.recordAt(ord);
+    if (q.protocol !== undefined && m.protocol !== q.protocol) return [];
+    if (q.chainIds !== undefined && !q.chainIds.includes(m.chainId)) return [];
+    const df = this.debtFactor[ord]!;
+    const found: number[] = [];
+    for (const i of list)
+      if (this.healthOf(i, ord) < q.healthFactorThreshold && this.cols.borrowUsd[i]! * df >= q.minBorrowUsd)
+        found.push(i);
+    found.sort((x, y) => this.riskBefore(x, y));
+    return found.slice(0, q.limit);
+  }
+
+  /**
+   * Positions with debt in market ord that are liquidatable below `bound` after token prices
+   * move, with their collateral and debt in USD now (before the moves): `moveOf(ord)` gives the
+   * relative moves of a market's collateral and loan tokens. Isolated markets: below() with the
+   * market's scale. Pooled markets: each position's account health factor after the moves of
+   * every token it holds (its other positions' tokens included), O(positions x account size).
+   */
+  belowMoved(ord: number, moveOf: (ord: number) => { c: number; l: number }, bound: number): PositionSums {
+    const own = moveOf(ord);
+    if (!this.pooled[ord]) return this.below(ord, (1 + own.c) / (1 + own.l), bound);
+    const list = this.byMarket[ord];
+    if (!list) return NO_POSITIONS;
+    const a = this.ensureAccounts();
+    const c = this.cols;
+    const after = new Map<number, number>();
+    const moves = new Map<number, { c: number; l: number }>();
+    const moveAt = (o: number) => {
+      let mv = moves.get(o);
+      if (!mv) {
+        mv = moveOf(o);
+        moves.set(o, mv);
+      }
+      return mv;
+    };
+    let positions = 0;
+    let collateralUsd = 0;
+    let debtUsd = 0;
+    for (const i of list) {
+      const id = a.of[i]!;
+      let hf = after.get(id);
+      if (hf === undefined) {
+        let w = 0;
+        let d = 0;
+        for (const j of a.members[id]!) {
+          const o = c.marketIndex[j]!;
+          const mv = moveAt(o);
+          w += this.statedWeighted(j, o) * this.collateralFactor[o]! * (1 + mv.c);
+          d += c.borrowUsd[j]! * this.debtFactor[o]! * (1 + mv.l);
+        }
+        hf = d > 0 ? w / d : Number.POSITIVE_INFINITY;
+        after.set(id, hf);
+      }
+      if (!(hf < bound)) continue;
+      positions++;
+      collateralUsd += c.collateralUsd[i]! * this.collateralFactor[ord]!;
+      debtUsd += c.borrowUsd[i]! * this.debtFactor[ord]!;
+    }
+    return positions === 0 ? NO_POSITIONS : { positions, collateralUsd, debtUsd };
   }
 
   /** Positions held, debt-free ones included. */
@@ -543,11 +957,34 @@ export class RiskIndex {
     );
   }
 
-  /** Position numbers matching the query, in (healthFactor asc, borrowUsd desc) order, at current prices. */
+  /**
+   * Position numbers matching the query, in (healthFactor asc, borrowUsd desc) order, at current
+   * prices: the isolated markets' positions and the accounts' positions, merged.
+   */
   query(q: RiskQuery): number[] {
+    if (q.limit <= 0) return [];
+    if (q.marketOrd !== undefined)
+      return this.pooled[q.marketOrd]
+        ? this.queryPooledMarket(q, q.marketOrd)
+        : this.queryMarket(q, q.marketOrd);
+    const isolated = this.queryIsolated(q);
+    const pooled = this.queryAccounts(q);
+    if (pooled.length === 0) return isolated;
+    if (isolated.length === 0) return pooled;
     const out: number[] = [];
-    if (q.limit <= 0) return out;
-    if (q.marketOrd !== undefined) return this.queryMarket(q, q.marketOrd);
+    let x = 0;
+    let y = 0;
+    while (out.length < q.limit && (x < isolated.length || y < pooled.length)) {
+      if (y >= pooled.length || (x < isolated.length && this.riskBefore(isolated[x]!, pooled[y]!) < 0))
+        out.push(isolated[x++]!);
+      else out.push(pooled[y++]!);
+    }
+    return out;
+  }
+
+  /** The isolated markets' positions matching the query, merged from their ordered lists. */
+  private queryIsolated(q: RiskQuery): number[] {
+    const out: number[] = [];
     const borrow0 = this.cols.borrowUsd;
     const debtFactor = this.debtFactor;
     const T = q.healthFactorThreshold;
@@ -631,6 +1068,27 @@ export class RiskIndex {
   below(ord: number, scale: number, bound: number): PositionSums {
     const list = this.byMarket[ord];
     if (!list || !(scale > 0)) return NO_POSITIONS;
+    if (this.pooled[ord]) {
+      if (scale !== 1) return this.belowMoved(ord, () => ({ c: scale - 1, l: 0 }), bound);
+      // At current prices: each position by its account's health factor (computed once per move).
+      const a = this.ensureAccounts();
+      const c = this.cols;
+      let positions = 0;
+      let collateralUsd = 0;
+      let debtUsd = 0;
+      for (const i of list) {
+        if (!(a.hf[a.of[i]!]! < bound)) continue;
+        positions++;
+        collateralUsd += c.collateralUsd[i]!;
+        debtUsd += c.borrowUsd[i]!;
+      }
+      if (positions === 0) return NO_POSITIONS;
+      return {
+        positions,
+        collateralUsd: collateralUsd * this.collateralFactor[ord]!,
+        debtUsd: debtUsd * this.debtFactor[ord]!,
+      };
+    }
     // hf0 x hfFactor x scale < bound  <=>  hf0 < bound / (hfFactor x scale)
     const limit = bound / (this.hfFactor[ord]! * scale);
     const hf0 = this.cols.healthFactor;
@@ -697,7 +1155,9 @@ export class RiskIndex {
    * answers mostly come from the few positions nearest liquidation.
    */
   json<T extends Uint8Array>(i: number, serialize: (view: PositionAtRiskView) => T): T {
-    const version = this.marketVersion[this.cols.marketIndex[i]!]!;
+    // A pooled position moves with every market of its account: any change may move it.
+    const ord = this.cols.marketIndex[i]!;
+    const version = this.pooled[ord] ? this.priceVersion : this.marketVersion[ord]!;
     const hit = this.jsonCache.get(i);
     if (hit && hit.version === version) return hit.json as T;
     const json = serialize(this.view(i));
@@ -715,9 +1175,14 @@ export class RiskIndex {
     const c = this.cols;
     const ord = c.marketIndex[i]!;
     const m: MarketView = this.catalog.recordAt(ord);
-    const hf = this.hfOf(i, ord);
     const collateralUsd = c.collateralUsd[i]! * this.collateralFactor[ord]!;
     const borrowUsd = c.borrowUsd[i]! * this.debtFactor[ord]!;
+    const account = this.accountOf(i);
+    // A pooled position shows its account's health, leverage and distance (the account's totals).
+    const health = account
+      ? accountHealth(account.totals)
+      : { healthFactor: this.hfOf(i, ord), leverage: leverage(collateralUsd, borrowUsd) };
+    const hf = health.healthFactor;
     // Served figures are rounded once, here (src/domain/precision.ts); the index orders on the
     // unrounded ones.
     return {
@@ -736,7 +1201,7 @@ export class RiskIndex {
         loanAsset: { symbol: m.loan },
         lltv: m.lltv,
       },
-      leverage: significantOrNull(leverage(collateralUsd, borrowUsd)),
+      leverage: significantOrNull(health.leverage),
       distanceToLiq: fraction(distanceToLiq(hf)),
     };
   }

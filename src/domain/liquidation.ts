@@ -49,3 +49,75 @@ export function liquidate(
   const debtLeft = badDebt > 0 ? 0 : Math.max(0, debt - repaid);
   return { repaid, seized, badDebt, collateralLeft: Math.max(0, collateral - seized), debtLeft };
 }
+
+/**
+ * One leg of an account being liquidated: a position (one collateral token, one debt token),
+ * token amounts at USD prices, with the share of its debt the liquidation may repay and the bonus
+ * paid on it (the collateral's: Aave's per-reserve liquidation bonus, Euler's discount as a bonus).
+ */
+export interface AccountLiquidationLeg {
+  collateral: number;
+  debt: number;
+  collateralPrice: number;
+  loanPrice: number;
+  closeFactor: number;
+  liquidationBonus: number;
+}
+
+/**
+ * A liquidation of an account (Aave, Spark, Euler): each leg's debt is repaid up to its close
+ * factor and its collateral seized at its bonus (liquidate(), the leg's close factor taken as
+ * given). Debt is bad debt only when the account has no collateral left at all (Aave v3.3's
+ * deficit, Euler's socialization): while any collateral remains, what a leg's collateral could
+ * not cover stays owed.
+ */
+export function liquidateAccount(legs: readonly AccountLiquidationLeg[]): LiquidationOutcome[] {
+  const out = legs.map((l) =>
+    l.debt > 0
+      ? liquidate(l.collateral, l.debt, Number.POSITIVE_INFINITY, l.collateralPrice, l.loanPrice, {
+          closeFactor: l.closeFactor,
+          liquidationBonus: l.liquidationBonus,
+        })
+      : { repaid: 0, seized: 0, badDebt: 0, collateralLeft: l.collateral, debtLeft: 0 },
+  );
+  const collateralLeft = out.reduce((s, o) => s + o.collateralLeft, 0);
+  if (collateralLeft > 0)
+    for (const o of out)
+      if (o.badDebt > 0) {
+        o.debtLeft = o.badDebt;
+        o.badDebt = 0;
+      }
+  return out;
+}
+
+/**
+ * Compound v3's absorb of an account: every collateral is taken, valued at its liquidation
+ * factor (value x (1 - bonus), the sandbox stating Compound's liquidationFactor as a bonus of
+ * 1 - factor), and the whole debt is absorbed: `repaid` is the debt that collateral covers (at
+ * most the debt), `badDebt` the rest of the debt absorbed (repaid + badDebt = debt); what the
+ * collateral is worth over the debt is credited to the account as supply of the base token
+ * (`surplus`, in loan tokens). Per leg, repaid and bad debt are shared by the collateral's value
+ * at its liquidation factor (evenly without any).
+ */
+export function absorbAccount(legs: readonly AccountLiquidationLeg[]): {
+  legs: LiquidationOutcome[];
+  surplus: number;
+} {
+  const credited = legs.map((l) => l.collateral * l.collateralPrice * (1 - l.liquidationBonus));
+  const creditedUsd = credited.reduce((s, v) => s + v, 0);
+  const debtUsd = legs.reduce((s, l) => s + l.debt * l.loanPrice, 0);
+  const repaidUsd = Math.min(debtUsd, creditedUsd);
+  const badDebtUsd = debtUsd - repaidUsd;
+  const loanPrice = legs.find((l) => l.loanPrice > 0)?.loanPrice ?? 1;
+  const out = legs.map((l, i) => {
+    const share = creditedUsd > 0 ? credited[i]! / creditedUsd : 1 / legs.length;
+    return {
+      repaid: (repaidUsd * share) / l.loanPrice,
+      seized: l.collateral,
+      badDebt: (badDebtUsd * share) / l.loanPrice,
+      collateralLeft: 0,
+      debtLeft: 0,
+    };
+  });
+  return { legs: out, surplus: Math.max(0, creditedUsd - debtUsd) / loanPrice };
+}

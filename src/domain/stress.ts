@@ -1,10 +1,12 @@
 /**
  * Stress and concentration math. Pure functions: USD amounts and fractions in, numbers out.
  *
- * Every position here is isolated (one collateral token, one loan token): its health factor is
- * collateral x lltv / debt, so a price move scales it by one number per market,
- * k = (1 + collateral move) / (1 + loan move), and the positions a move makes liquidatable are
- * the ones whose health factor is below 1 / k. Liquidation is full (the liquidator repays the
+ * An isolated position (one collateral token, one loan token) has health factor collateral x
+ * lltv / debt, so a price move scales it by one number per market, k = (1 + collateral move) /
+ * (1 + loan move), and the positions a move makes liquidatable are the ones whose health factor
+ * is below 1 / k. A position of an account (src/domain/accounts.ts) is liquidatable when its
+ * account is, every token of the account moved (the risk index's belowMoved); the totals below
+ * then apply to those positions alike. Liquidation is full (the liquidator repays the
  * whole debt and seizes that value times 1 + the bonus in collateral, as src/domain/liquidation.ts
  * does below FULL_CLOSE_HF); where the collateral does not cover that, it is all seized and the
  * debt it does not cover is bad debt.

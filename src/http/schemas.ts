@@ -144,10 +144,14 @@ export const MarketSchema = Type.Object(
 export const PositionAtRiskSchema = Type.Object({
   protocol: ProtocolSchema,
   chainId: Type.Integer(),
-  user: Type.Object({ address: Type.String({ description: 'Wallet address of the position owner.' }) }),
+  user: Type.Object({
+    address: Type.String({
+      description: 'Wallet address of the position owner (for Euler, the EVC sub-account).',
+    }),
+  }),
   healthFactor: Type.Number({
     description:
-      'collateralUsd x lltv / borrowAssetsUsd (account-level for pooled protocols); below 1 = liquidatable.',
+      "collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable. For Aave, Spark (per pool), Compound (per comet) and Euler (per controller vault) the account's: sum(collateralUsd x lltv) / sum(borrowAssetsUsd) over the wallet's positions in that pool, the same on each of them.",
   }),
   state: Type.Object({
     collateralUsd: Type.Number(),
@@ -162,11 +166,11 @@ export const PositionAtRiskSchema = Type.Object({
   }),
   leverage: nullable<number>(
     'number',
-    'collateralUsd / (collateralUsd - borrowAssetsUsd); null when collateral does not exceed debt.',
+    "collateralUsd / (collateralUsd - borrowAssetsUsd), of the account's totals for pooled protocols; null when collateral does not exceed debt.",
   ),
   distanceToLiq: Type.Number({
     description:
-      '1 - 1 / healthFactor: fraction the collateral price can fall before liquidation; <= 0 = liquidatable.',
+      "1 - 1 / healthFactor: fraction the collateral price (all of an account's collateral) can fall before liquidation; <= 0 = liquidatable.",
   }),
 });
 
@@ -440,7 +444,7 @@ export const PositionSchema = Type.Object(
     chainId: Type.Integer(),
     user: Type.Object({ address: ADDRESS }, { additionalProperties: false }),
     healthFactor: NullableNumber(
-      'collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; null without debt.',
+      "collateralUsd x lltv / borrowAssetsUsd; below 1 = liquidatable; for pooled protocols the account's (sum(collateralUsd x lltv) / sum(borrowAssetsUsd) of the wallet's positions in the pool, comet or Euler controller vault), shown on each of its positions, debt-free ones too; null when the position (for pooled protocols, its account) has no debt.",
     ),
     state: Type.Object(
       {
@@ -460,13 +464,15 @@ export const PositionSchema = Type.Object(
       { additionalProperties: false },
     ),
     leverage: NullableNumber(
-      'collateralUsd / (collateralUsd - borrowAssetsUsd); null when collateral does not exceed debt.',
+      "collateralUsd / (collateralUsd - borrowAssetsUsd), of the account's totals for pooled protocols; null when collateral does not exceed debt.",
     ),
     distanceToLiq: NullableNumber('1 - 1 / healthFactor; null without debt.'),
     collateralPrice: Type.Number({ description: 'The collateral USD price now.' }),
     liquidationPrice: NullableNumber(
-      'The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); with `asset`, that ' +
-        "asset's price (its debt: loan price x healthFactor); null without debt or when the position does not hold the asset.",
+      "The USD price of this position's collateral token at which the health factor (for pooled protocols the account's) reaches 1, " +
+        "every other price fixed (collateralPrice / healthFactor for an isolated position); with `asset`, that asset's price (its debt: " +
+        'the price whose rise liquidates); null without debt, when the position does not hold the asset, or when no price of it liquidates ' +
+        'the account (its other collateral covers the debt).',
     ),
   },
   { additionalProperties: false },
@@ -508,7 +514,7 @@ export const PortfolioSchema = Type.Object(
           priceUsd: Type.Number(),
           move: Type.Number({
             description:
-              'Relative price move, all other prices fixed, that brings the first position to health factor 1: a fall for collateral (<= 0), a rise for debt (>= 0); 0 when one is liquidatable already.',
+              'Relative price move, all other prices fixed, that brings the first position (for pooled protocols, its account, every position of the account in the token moving) to health factor 1: a fall for collateral (<= 0), a rise for debt (>= 0); 0 when one is liquidatable already.',
           }),
           priceAtLiquidation: Type.Number({ description: 'priceUsd x (1 + move).' }),
           marketId: Type.String({ description: 'The market of the position it liquidates first.' }),
@@ -773,7 +779,7 @@ export const WalletRiskSchema = Type.Object(
               symbol: Type.String(),
               priceUsd: Type.Number(),
               liquidationPriceUsd: NullableNumber(
-                'The collateral price at which the health factor reaches 1, all else fixed.',
+                "The collateral price at which the health factor (the account's, for pooled protocols) reaches 1, all else fixed.",
               ),
             },
             { additionalProperties: false },
@@ -788,11 +794,11 @@ export const WalletRiskSchema = Type.Object(
           toTarget: Type.Object(
             {
               repayUsd: USD(
-                'Debt to repay to reach the target: debt x (1 - healthFactor / target); 0 when at or above it',
+                "Debt to repay to reach the target: debt x (1 - healthFactor / target), the account's debt for pooled protocols; 0 when at or above it",
               ),
               repayAmount: Type.Number({ description: 'The same in loan tokens at their price now.' }),
               addCollateralUsd: NullableNumber(
-                'Collateral to add instead, USD: collateral x (target / healthFactor - 1); 0 when at or above it; null without collateral.',
+                "Collateral to add instead, USD: collateral x (target / healthFactor - 1); for pooled protocols, of this market's collateral at its lltv toward the account: (target x debt - sum(collateral x lltv)) / lltv; 0 when at or above it; null without collateral.",
               ),
               addCollateralAmount: NullableNumber('The same in collateral tokens at their price now.'),
             },

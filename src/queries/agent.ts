@@ -1,11 +1,11 @@
 import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
-import { collateralToHealthFactor, liquidationPrice, repayToHealthFactor } from '../domain/metrics.ts';
+import { collateralToHealthFactor, repayToHealthFactor } from '../domain/metrics.ts';
 import { fraction, significant, significantOrNull, usd, usdOrNull } from '../domain/precision.ts';
 import { QueryError } from './errors.ts';
 import { type MarketRiskView, marketRisk } from './stress.ts';
 import type { Found, Scope } from './types.ts';
-import { held } from './wallets.ts';
+import { held, tokenLiquidationPrice } from './wallets.ts';
 
 /**
  * The agent API: compact, deterministic answers for AI agents, from the same read model and
@@ -106,30 +106,39 @@ export function walletRisk(
     collateral += h.collateralUsd;
     debt += h.borrowUsd;
     const hf = h.healthFactor;
-    const repay = repayToHealthFactor(h.borrowUsd, hf, target);
-    const add = collateralToHealthFactor(h.collateralUsd, hf, target);
+    // A position of an account: the account's debt is what repaying reduces, and collateral
+    // added counts at this market's threshold toward the account's health factor.
+    const repay = repayToHealthFactor(h.account ? h.account.totals.debtUsd : h.borrowUsd, hf, target);
+    const add = h.account
+      ? hf < target && m.lltv > 0
+        ? (target * h.account.totals.debtUsd - h.account.totals.weightedCollateralUsd) / m.lltv
+        : hf < target
+          ? null
+          : 0
+      : collateralToHealthFactor(h.collateralUsd, hf, target);
     const where = `${m.collateral}/${m.loan} on ${m.protocol} (chain ${m.chainId})`;
+    const whose = h.account ? `${where} position's account` : `${where} position`;
     const fix = `repay ${money(repay)} of ${m.loan}${add === null ? '' : ` or add ${money(add)} of ${m.collateral}`} to reach ${num(target)}`;
     if (hf < 1) {
       flags.push({
         code: 'LIQUIDATABLE',
         severity: 'critical',
         marketId: m.uniqueKey,
-        reason: `The ${where} position has health factor ${num(hf)}, below 1: it can be liquidated now; ${fix}.`,
+        reason: `The ${whose} has health factor ${num(hf)}, below 1: it can be liquidated now; ${fix}.`,
       });
     } else if (hf < NEAR_LIQUIDATION_HF) {
       flags.push({
         code: 'NEAR_LIQUIDATION',
         severity: 'warning',
         marketId: m.uniqueKey,
-        reason: `The ${where} position has health factor ${num(hf)}: a ${pct(1 - 1 / hf)} fall of ${m.collateral} against ${m.loan} liquidates it; ${fix}.`,
+        reason: `The ${whose} has health factor ${num(hf)}: a ${pct(1 - 1 / hf)} fall of ${h.account ? 'its collateral' : m.collateral} against ${h.account ? 'its debt' : m.loan} liquidates it; ${fix}.`,
       });
     } else if (hf < target) {
       flags.push({
         code: 'BELOW_TARGET',
         severity: 'info',
         marketId: m.uniqueKey,
-        reason: `The ${where} position has health factor ${num(hf)}, below the target ${num(target)}; ${fix}.`,
+        reason: `The ${whose} has health factor ${num(hf)}, below the target ${num(target)}; ${fix}.`,
       });
     }
     if (m.oracleHealth?.isStale) {
@@ -147,7 +156,7 @@ export function walletRisk(
       collateral: {
         symbol: m.collateral,
         priceUsd: h.collateralPrice,
-        liquidationPriceUsd: significantOrNull(liquidationPrice(h.collateralPrice, hf, 'collateral')),
+        liquidationPriceUsd: significantOrNull(tokenLiquidationPrice(model, h, 'collateral')),
       },
       loan: { symbol: m.loan, priceUsd: h.loanPrice },
       collateralUsd: usd(h.collateralUsd),

@@ -46,26 +46,46 @@ interface Moved {
   totals: LiquidationTotals;
 }
 
+/** Relative moves of a market's collateral (`c`) and loan (`l`) tokens, by market ord. */
+type MoveOf = (ord: number) => { c: number; l: number };
+
 /**
- * Market ord after its collateral moves by `c` and its loan asset by `l` (relative): the
- * positions then liquidatable and underwater (at current amounts, valued after the move), and
- * what liquidating them in full repays, seizes and leaves as bad debt.
+ * Market ord after token prices move (`moveOf`): the positions then liquidatable and underwater
+ * (at current amounts, valued after the move), and what liquidating them in full repays, seizes
+ * and leaves as bad debt. A position of an account (Aave, Spark, Compound, Euler) is liquidatable
+ * when its account's health factor is, every token of the account moved by `moveOf`.
  */
-function moveMarket(model: ReadModel, ord: number, c: number, l: number): Moved {
+function moveMarket(model: ReadModel, ord: number, moveOf: MoveOf): Moved {
   const m = model.catalog.recordAt(ord);
-  const k = healthFactorScale(c, l);
+  const { c, l } = moveOf(ord);
   const bonus = liquidationBonus(m.protocol, m.lltv);
   const after = (s: PositionSums): PositionSums => ({
     positions: s.positions,
     collateralUsd: s.collateralUsd * (1 + c),
     debtUsd: s.debtUsd * (1 + l),
   });
-  const liquidatable = after(model.risk.below(ord, k, 1));
-  const underwater = after(model.risk.below(ord, k, Math.min(1, underwaterHealthFactor(m.lltv, bonus))));
+  const liquidatable = after(model.risk.belowMoved(ord, moveOf, 1));
+  const underwater = after(
+    model.risk.belowMoved(ord, moveOf, Math.min(1, underwaterHealthFactor(m.lltv, bonus))),
+  );
   return {
     liquidatable,
     before: model.risk.below(ord, 1, 1),
     totals: liquidationTotals(liquidatable, underwater, bonus),
+  };
+}
+
+/** A move of market ord's collateral token by `change`, wherever an account holds it. */
+function tokenMove(model: ReadModel, ord: number, change: number): MoveOf {
+  const m = model.catalog.recordAt(ord);
+  const token = m.collateralAddress.toLowerCase();
+  return (o) => {
+    const x = model.catalog.recordAt(o);
+    if (x.chainId !== m.chainId) return { c: 0, l: 0 };
+    return {
+      c: x.collateralAddress.toLowerCase() === token ? change : 0,
+      l: x.loanAddress.toLowerCase() === token ? change : 0,
+    };
   };
 }
 
@@ -113,7 +133,7 @@ export function marketRisk(model: ReadModel, key: string, nowSec: number): Found
   if (ord === undefined) throw QueryError.marketNotFound(key);
   const m = model.catalog.viewAt(ord, nowSec);
   const base = model.catalog.baseRecords()[ord]!;
-  const now = moveMarket(model, ord, 0, 0);
+  const now = moveMarket(model, ord, () => ({ c: 0, l: 0 }));
   const all = model.risk.withDebt(ord);
   const availableUsd =
     m.supply === null || m.borrow === null ? null : Math.max(0, available(m.supply, m.borrow));
@@ -134,7 +154,7 @@ export function marketRisk(model: ReadModel, key: string, nowSec: number): Found
     debtUsd: usd(all.debtUsd),
     liquidatableNow: scenarioView(now),
     scenarios: MARKET_SCENARIOS.map((change) => {
-      const x = moveMarket(model, ord, change, 0);
+      const x = moveMarket(model, ord, tokenMove(model, ord, change));
       return {
         collateralPriceChange: change,
         ...scenarioView(x),
@@ -252,7 +272,10 @@ export function stressTest(model: ReadModel, p: StressParams): Found<StressView>
     const c = moveOf(m.collateral);
     const l = moveOf(m.loan);
     if (c.change === 0 && l.change === 0) continue;
-    const x = moveMarket(model, ord, c.change, l.change);
+    const x = moveMarket(model, ord, (o) => {
+      const mo = catalog.recordAt(o);
+      return { c: moveOf(mo.collateral).change, l: moveOf(mo.loan).change };
+    });
     // The newly liquidatable: a contiguous range of the market's order above the ones before.
     const newly = Math.max(0, x.liquidatable.positions - x.before.positions);
     const k = healthFactorScale(c.change, l.change);

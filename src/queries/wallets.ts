@@ -1,8 +1,9 @@
 import type { MarketView } from '../data/catalog.ts';
 import type { ReadModel } from '../data/read-model.ts';
-import type { PositionAtRiskView } from '../data/risk-index.ts';
+import type { AccountView, PositionAtRiskView } from '../data/risk-index.ts';
+import { accountLiquidationPrice, liquidationRatio } from '../domain/accounts.ts';
 import type { Protocol } from '../domain/enums.ts';
-import { distanceToLiq, leverage, liquidationPrice, moveToLiquidation } from '../domain/metrics.ts';
+import { distanceToLiq, leverage, liquidationPrice } from '../domain/metrics.ts';
 import { fraction, significant, significantOrNull, usd } from '../domain/precision.ts';
 import type { Page } from './assets.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
@@ -10,9 +11,11 @@ import type { Found, Scope } from './types.ts';
 
 /**
  * A wallet's positions and its portfolio across protocols and chains, from the risk index's
- * wallet lookup (every position of the address, at current prices). Positions are per market:
- * pooled protocols' accounts are held as one position per collateral and loan pair, each with
- * its own health factor.
+ * wallet lookup (every position of the address, at current prices; for Euler also those of its
+ * EVC sub-accounts). Positions are per market: pooled protocols' accounts (src/domain/accounts.ts)
+ * are held as one position per collateral and loan pair, and every position of an account shows
+ * the account's health factor, leverage and distance to liquidation; its liquidation price is
+ * the price of its collateral at which the account's health factor reaches 1.
  */
 
 /** A position as served: the PositionAtRisk shape, debt-free positions included, plus prices. */
@@ -33,6 +36,10 @@ export interface WalletPositionView extends Omit<PositionAtRiskView, 'healthFact
 export interface Held {
   i: number;
   ord: number;
+  /** The position's own address (for Euler, the sub-account, which may differ from the wallet asked). */
+  user: string;
+  /** Its account (pooled protocols); null for an isolated position. */
+  account: AccountView | null;
   /** Its market's USD prices now (a market without both serves no position: D15). */
   collateralPrice: number;
   loanPrice: number;
@@ -57,29 +64,62 @@ export function held(model: ReadModel, address: string, scope: Scope): Held[] {
     if (scope.protocol !== undefined && m.protocol !== scope.protocol) continue;
     if (scope.chainIds !== undefined && !scope.chainIds.includes(m.chainId)) continue;
     if (m.collateralPrice === null || m.loanPrice === null) continue;
-    out.push({ i, ...a, collateralPrice: m.collateralPrice, loanPrice: m.loanPrice });
+    out.push({
+      i,
+      ...a,
+      user: risk.stateOf(i).user,
+      account: risk.accountOf(i),
+      collateralPrice: m.collateralPrice,
+      loanPrice: m.loanPrice,
+    });
   }
   return out;
+}
+
+/**
+ * The USD price of one of a position's tokens (`side`) at which its health factor reaches 1,
+ * every other price fixed: for a position of an account, the account's (all its positions in
+ * that token move together; src/domain/accounts.ts); for an isolated one, price / hf for its
+ * collateral and price x hf for its debt. Null without debt, or when no price of the token does.
+ */
+export function tokenLiquidationPrice(model: ReadModel, h: Held, side: 'collateral' | 'debt'): number | null {
+  const m = model.catalog.recordAt(h.ord);
+  const price = side === 'collateral' ? h.collateralPrice : h.loanPrice;
+  if (!h.account) return liquidationPrice(price, h.healthFactor, side);
+  const token = (side === 'collateral' ? m.collateralAddress : m.loanAddress).toLowerCase();
+  return accountLiquidationPrice(price, h.account.totals, model.risk.exposureOf(h.i, token));
 }
 
 /**
  * The liquidation price of a position: of `asset` (lower-case address) when given, else of its
  * collateral; null when the position does not hold the asset (or has no debt).
  */
-function liquidationPriceOf(m: MarketView, h: Held, asset: string | undefined): number | null {
+function liquidationPriceOf(
+  model: ReadModel,
+  m: MarketView,
+  h: Held,
+  asset: string | undefined,
+): number | null {
   if (asset === undefined || asset === m.collateralAddress.toLowerCase())
-    return liquidationPrice(h.collateralPrice, h.healthFactor, 'collateral');
-  if (asset === m.loanAddress.toLowerCase()) return liquidationPrice(h.loanPrice, h.healthFactor, 'debt');
+    return tokenLiquidationPrice(model, h, 'collateral');
+  if (asset === m.loanAddress.toLowerCase()) return tokenLiquidationPrice(model, h, 'debt');
   return null;
 }
 
-function positionView(model: ReadModel, address: string, h: Held, asset?: string): WalletPositionView {
+/** A position's leverage: its account's (collateral / equity of the account's totals), else its own. */
+function leverageOf(h: Held): number | null {
+  return h.account
+    ? leverage(h.account.totals.collateralUsd, h.account.totals.debtUsd)
+    : leverage(h.collateralUsd, h.borrowUsd);
+}
+
+function positionView(model: ReadModel, h: Held, asset?: string): WalletPositionView {
   const m = model.catalog.recordAt(h.ord);
-  const hasDebt = h.borrowUsd > 0;
+  const hasDebt = Number.isFinite(h.healthFactor);
   return {
     protocol: m.protocol,
     chainId: m.chainId,
-    user: { address },
+    user: { address: h.user },
     healthFactor: hasDebt ? significant(h.healthFactor) : null,
     state: {
       collateralUsd: usd(h.collateralUsd),
@@ -92,10 +132,10 @@ function positionView(model: ReadModel, address: string, h: Held, asset?: string
       loanAsset: { symbol: m.loan },
       lltv: m.lltv,
     },
-    leverage: significantOrNull(leverage(h.collateralUsd, h.borrowUsd)),
+    leverage: significantOrNull(leverageOf(h)),
     distanceToLiq: hasDebt ? fraction(distanceToLiq(h.healthFactor)) : null,
     collateralPrice: h.collateralPrice,
-    liquidationPrice: significantOrNull(liquidationPriceOf(m, h, asset)),
+    liquidationPrice: significantOrNull(liquidationPriceOf(model, m, h, asset)),
   };
 }
 
@@ -118,7 +158,7 @@ export function walletPositions(model: ReadModel, p: WalletPositionsParams): Pag
   const page = rest.slice(0, p.limit);
   const last = page.at(-1);
   return {
-    items: page.map((h) => positionView(model, p.address, h, p.asset)),
+    items: page.map((h) => positionView(model, h, p.asset)),
     itemProtocols: page.map((h) => model.catalog.recordAt(h.ord).protocol),
     scopeProtocols: model.catalog.protocolsIn(p),
     total: all.length,
@@ -172,7 +212,7 @@ function totalsOf(list: readonly Held[]): Totals {
     collateral += h.collateralUsd;
     debt += h.borrowUsd;
     supply += h.supplyUsd;
-    if (h.borrowUsd > 0) weakest = Math.min(weakest, h.healthFactor);
+    weakest = Math.min(weakest, h.healthFactor);
   }
   return {
     collateralUsd: usd(collateral),
@@ -206,7 +246,7 @@ export function portfolio(model: ReadModel, address: string, scope: Scope): Foun
   list.sort(
     (a, b) => a.healthFactor - b.healthFactor || b.borrowUsd - a.borrowUsd || (a.ord < b.ord ? -1 : 1),
   );
-  const weakest = list.find((h) => h.borrowUsd > 0);
+  const weakest = list.find((h) => Number.isFinite(h.healthFactor));
   const byProtocol = [...groupBy(list, (h) => catalog.recordAt(h.ord).protocol)]
     .map(([protocol, l]) => ({ protocol, ...totalsOf(l) }))
     .sort(
@@ -219,15 +259,30 @@ export function portfolio(model: ReadModel, address: string, scope: Scope): Foun
   // Per asset and side: the move reaching health factor 1 first, over the positions holding it.
   const moves = new Map<string, LiquidationMove>();
   for (const h of list) {
-    if (!(h.borrowUsd > 0)) continue;
+    if (!Number.isFinite(h.healthFactor)) continue;
     const m = catalog.recordAt(h.ord);
     const legs = [
       ['collateral', m.collateralAddress, m.collateral, h.collateralPrice, h.collateralUsd],
       ['debt', m.loanAddress, m.loan, h.loanPrice, h.borrowUsd],
     ] as const;
     for (const [side, token, symbol, price, exposure] of legs) {
-      const raw = moveToLiquidation(h.healthFactor, side);
-      if (raw === null) continue;
+      if (!(exposure > 0)) continue;
+      // The account's (or the isolated position's) price ratio reaching health factor 1.
+      const ratio = h.account
+        ? liquidationRatio(h.account.totals, model.risk.exposureOf(h.i, token.toLowerCase()))
+        : h.healthFactor > 0
+          ? side === 'collateral'
+            ? 1 / h.healthFactor
+            : h.healthFactor
+          : null;
+      if (ratio === null) continue;
+      const raw = ratio - 1;
+      // A collateral reaches it falling, a debt rising; the other way it never does.
+      if (
+        (side === 'collateral' && raw > 0 && h.healthFactor >= 1) ||
+        (side === 'debt' && raw < 0 && h.healthFactor >= 1)
+      )
+        continue;
       // Collateral falls (raw <= 0), debt rises (raw >= 0): the smallest change reaches first.
       const move = side === 'collateral' ? Math.min(0, raw) : Math.max(0, raw);
       const key = `${side}:${m.chainId}:${token.toLowerCase()}`;
@@ -242,8 +297,8 @@ export function portfolio(model: ReadModel, address: string, scope: Scope): Foun
           exposureUsd,
           priceUsd: price,
           move,
-          // (price / hf or price x hf, not price x (1 + move), which loses digits for a large hf)
-          priceAtLiquidation: move === 0 ? price : liquidationPrice(price, h.healthFactor, side)!,
+          // (price x ratio, not price x (1 + move), which loses digits for a large hf)
+          priceAtLiquidation: move === 0 ? price : price * ratio,
           marketId: m.uniqueKey,
         });
       } else prev.exposureUsd = exposureUsd;
@@ -266,7 +321,7 @@ export function portfolio(model: ReadModel, address: string, scope: Scope): Foun
         weakestPosition: weakest ? catalog.recordAt(weakest.ord).uniqueKey : null,
         byProtocol,
         byChain,
-        positions: list.map((h) => positionView(model, address, h)),
+        positions: list.map((h) => positionView(model, h)),
         liquidationMoves,
       },
     ],

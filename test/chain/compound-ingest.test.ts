@@ -403,7 +403,7 @@ describe('Compound v3 on a local chain', () => {
     assert.ok(Math.abs(debt - Number(h1.debt) / 1e6) < 0.02, `${debt} vs ${h1.debt}`);
   });
 
-  test('behavior: an absorb the collateral does not cover records the bad debt, shared among the collaterals', async () => {
+  test('behavior: an absorb the collateral does not cover records what it covers as repaid and the rest as bad debt, shared among the collaterals', async () => {
     // ETH at $1,000, BTC at $20,000, LINK at $2: 10 WETH + 0.5 WBTC + 500 LINK are worth $21,000,
     // $9,500 + $9,000 + $900 = $19,400 at their liquidation factors, against a debt of ~$31,000.
     await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [1_000n * 10n ** 8n]);
@@ -418,17 +418,28 @@ describe('Compound v3 on a local chain', () => {
     );
     assert.equal(mine.length, 3);
     const sum = (f: string) => mine.reduce((s: number, l: Record<string, number>) => s + l[f]!, 0);
-    assert.ok(Math.abs(sum('debtRepaid') - debtBefore) < 1e-3, `${sum('debtRepaid')} vs ${debtBefore}`);
+    // The debt absorbed is repaid as far as the collateral at its liquidation factors covers it
+    // ($19,400), the rest is bad debt: the two add up to the debt absorbed, never counted twice.
+    assert.ok(Math.abs(sum('debtRepaid') - 19_400) < 1e-3, `${sum('debtRepaid')} vs 19,400`);
     assert.ok(
       Math.abs(sum('badDebt') - (debtBefore - 19_400)) < 1e-3,
       `${sum('badDebt')} vs ${debtBefore - 19_400}`,
     );
+    assert.ok(
+      Math.abs(sum('debtRepaid') + sum('badDebt') - debtBefore) < 1e-3,
+      `${sum('debtRepaid')} + ${sum('badDebt')} vs ${debtBefore}`,
+    );
+    assert.ok(Math.abs(sum('debtRepaidUsd') + sum('badDebtUsd') - debtBefore) < 0.05);
     assert.ok(Math.abs(sum('collateralSeizedUsd') - 21_000) < 1e-6);
-    // the debt splits as the collaterals' values at their liquidation factors
+    // repaid and bad debt split as the collaterals' values at their liquidation factors
     const shareOf = { [wethKey()]: 9_500 / 19_400, [wbtcKey()]: 9_000 / 19_400 };
-    for (const l of mine as { marketId: string; debtRepaid: number }[]) {
+    for (const l of mine as { marketId: string; debtRepaid: number; badDebt: number }[]) {
       const share = shareOf[l.marketId] ?? 900 / 19_400;
-      assert.ok(Math.abs(l.debtRepaid - debtBefore * share) < 1e-3, `${l.marketId}: ${l.debtRepaid}`);
+      assert.ok(Math.abs(l.debtRepaid - 19_400 * share) < 1e-3, `${l.marketId}: ${l.debtRepaid}`);
+      assert.ok(
+        Math.abs(l.badDebt - (debtBefore - 19_400) * share) < 1e-3,
+        `${l.marketId}: bad debt ${l.badDebt}`,
+      );
     }
   });
 
@@ -680,7 +691,14 @@ describe('a comet whose base token has no USD price (D15)', () => {
       [l.txHash, l.borrower, l.collateralSeized, l.collateralSeizedUsd, l.debtRepaidUsd],
       [receipt.transactionHash, borrowers[0], 1, eth, null],
     );
-    assert.ok(l.debtRepaid >= 500 && l.debtRepaid < 500.01, `debtRepaid ${l.debtRepaid}`);
+    // 1 WETH at its liquidation factor (0.95) at $100 a DAI covers part of the 500 DAI absorbed;
+    // the rest is bad debt, and the two add up to the debt absorbed.
+    const covered = ((Number(answer) / 1e8) * 0.95) / 100;
+    assert.ok(Math.abs(l.debtRepaid / covered - 1) < 1e-6, `debtRepaid ${l.debtRepaid} vs ${covered}`);
+    assert.ok(
+      l.debtRepaid + l.badDebt >= 500 && l.debtRepaid + l.badDebt < 500.01,
+      `debt absorbed ${l.debtRepaid} + ${l.badDebt}`,
+    );
     assert.ok(l.badDebt > 0 && l.badDebtUsd === null, `bad debt ${l.badDebt} ${l.badDebtUsd}`);
 
     // DAI/USD added to the file: the comet is priced, with the borrower it followed meanwhile.

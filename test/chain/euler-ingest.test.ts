@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Abi } from 'viem';
+import { type Abi, encodeFunctionData } from 'viem';
+import { evcSubAccount } from '../../src/domain/accounts.ts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
@@ -408,6 +409,56 @@ describe('Euler v2 on a local chain', () => {
     } finally {
       await apart.close();
     }
+  });
+
+  test('behavior: a wallet borrowing through an EVC sub-account sees it under its own address, named by the sub-account', async () => {
+    // Borrower 2 (its own account borrows against WETH) borrows again through sub-account 1, as
+    // the Euler app does: 0.5 WBTC deposited for the sub-account, 10,000 USDC through EVC.call.
+    const owner = users[2]!;
+    const sub = evcSubAccount(owner, 1) as `0x${string}`;
+    await send(2, wbtc, T(), 'mint', [owner, 50_000_000n]);
+    await send(2, wbtc, T(), 'approve', [eWbtc, 50_000_000n]);
+    await send(2, eWbtc, V(), 'deposit', [50_000_000n, sub]);
+    await send(2, evc, art.TestEVC!.abi, 'enableCollateral', [sub, eWbtc]);
+    await send(2, evc, art.TestEVC!.abi, 'enableController', [sub, eUsdc]);
+    const data = encodeFunctionData({ abi: V(), functionName: 'borrow', args: [10_000n * 10n ** 6n, owner] });
+    await send(2, evc, art.TestEVC!.abi, 'call', [eUsdc, sub, data]);
+    const block = await pass();
+    const mine = (await get(`/positions?address=${owner}`)).data as (Position & {
+      user: { address: string };
+    })[];
+    const bySub = mine.filter((p) => p.user.address === sub);
+    assert.deepEqual(
+      bySub.map((p) => p.market.uniqueKey),
+      [key1(eWbtc)],
+    );
+    assert.ok(mine.some((p) => p.user.address === owner && p.market.uniqueKey === key1(eWeth)));
+    // The sub-account is an account of its own: EVault's health of the sub-account, not the owner's.
+    const hSub = await chainHealth(sub, block);
+    const hOwner = await chainHealth(owner, block);
+    assert.ok(
+      Math.abs(bySub[0]!.healthFactor / hSub.hf - 1) < 5e-8,
+      `${bySub[0]!.healthFactor} vs ${hSub.hf}`,
+    );
+    const own = mine.find((p) => p.user.address === owner)!;
+    assert.ok(Math.abs(own.healthFactor / hOwner.hf - 1) < 5e-8, `${own.healthFactor} vs ${hOwner.hf}`);
+    assert.ok(Math.abs(bySub[0]!.state.borrowAssetsUsd - 10_000) < 0.02);
+    // The portfolio too; the sub-account's own address sees its owner's group, another wallet none of it.
+    const folio = (await get(`/portfolios/${owner}`)).data;
+    assert.ok(
+      folio.positions.some((p: { user: { address: string } }) => p.user.address === sub),
+      'the portfolio holds the sub-account',
+    );
+    assert.ok(
+      ((await get(`/positions?address=${sub}`)).data as { user: { address: string } }[]).some(
+        (p) => p.user.address === sub,
+      ),
+    );
+    assert.ok(
+      ((await get(`/positions?address=${users[1]}`)).data as { user: { address: string } }[]).every(
+        (p) => p.user.address === users[1],
+      ),
+    );
   });
 });
 

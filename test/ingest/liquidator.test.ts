@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { catchUpChanges, loadReadModel } from '../../src/data/read-model.ts';
+import { eulerLiquidationBonus } from '../../src/domain/accounts.ts';
 import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
 import { SandboxLiquidator } from '../../src/ingest/sandbox/liquidator.ts';
 import { seededStores } from './seeded.ts';
@@ -23,48 +24,100 @@ function atRisk(model: NonNullable<Awaited<ReturnType<typeof loadReadModel>>>, t
 }
 
 describe('sandbox liquidations', () => {
-  test('behavior: each position below 1 is liquidated by its close factor and bonus; bad debt when the collateral falls short', async () => {
+  test('behavior: each account below 1 is liquidated whole by its protocol: close factor, bonus, absorb, discount; bad debt only when no collateral is left', async () => {
     const store = await seeded('plan');
     const model = (await loadReadModel(store, AT))!;
     const due = model.risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: 1_000_000 });
     assert.ok(due.length > 100, `the snapshot holds positions below 1 (${due.length})`);
     const liquidator = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 10_000);
     const { events, changes } = liquidator.plan(model, AT);
-    assert.equal(events.length, due.length);
     const ds = generateSandbox({ profile: 'default', seed: DEFAULT_SEED });
     const terms = new Map(ds.markets.map((m, i) => [m.uniqueKey, ds.terms[i]!]));
+    // Every position of an account due is liquidated with it, and no other.
+    const members = new Set<number>();
+    for (const i of due) for (const j of model.risk.accountOf(i)?.members ?? [i]) members.add(j);
+    const byKey = new Map(
+      [...members].map((j) => [
+        `${model.risk.view(j).market.uniqueKey}/${model.risk.view(j).user.address}`,
+        j,
+      ]),
+    );
+    assert.equal(
+      events.length,
+      [...members].filter((j) => model.risk.view(j).state.collateralUsd > 0).length,
+    );
+    const changeOf = new Map(changes.map((c) => [`${c.marketKey}/${c.user}`, c]));
     let partial = 0;
     let bad = 0;
-    events.forEach((e, k) => {
+    let absorbed = 0;
+    const compound = new Map<string, { debt: number; repaid: number; bad: number }>();
+    for (const e of events) {
+      const key = `${e.marketKey}/${e.borrower}`;
+      const j = byKey.get(key);
+      assert.ok(j !== undefined, `${key} is a position of an account due`);
       const t = terms.get(e.marketKey)!;
-      const before = model.risk.view(due[k]!);
-      const left = changes[k]!;
-      assert.equal(e.borrower, before.user.address);
+      const before = model.risk.view(j);
+      const account = model.risk.accountOf(j);
+      const left = changeOf.get(key)!;
       assert.equal(left.basedOn, 0);
-      if (e.badDebt > 0) {
-        bad++;
-        // All the collateral taken, the rest of the debt written off.
+      assert.ok(before.healthFactor < 1);
+      if (before.protocol === 'compound') {
+        // Absorbed: all collateral taken, no debt left; repaid + bad debt = the debt absorbed.
+        absorbed++;
         assert.equal(left.collateralUsd, 0);
         assert.equal(left.borrowUsd, 0);
-        assert.ok(Math.abs(e.debtRepaidUsd + e.badDebtUsd - before.state.borrowAssetsUsd) <= 0.05);
-      } else {
-        // Seized value = repaid x (1 + bonus), to the cent of rounding.
-        const expected = e.debtRepaidUsd * (1 + t.liquidationBonus);
-        assert.ok(Math.abs(e.collateralSeizedUsd - expected) <= 0.02 + 1e-9 * expected, `${e.txHash}`);
-        const share = e.debtRepaidUsd / before.state.borrowAssetsUsd;
-        if (share < 0.99) {
-          partial++;
-          assert.ok(
-            t.closeFactor < 1 && before.healthFactor >= 0.95,
-            'only a partial-close protocol above 0.95',
-          );
-          assert.ok(Math.abs(share - t.closeFactor) < 1e-3);
-          assert.ok(left.borrowUsd > 0);
-        } else assert.equal(left.borrowUsd, 0);
+        const acc = compound.get(`${account!.id}`) ?? { debt: account!.totals.debtUsd, repaid: 0, bad: 0 };
+        acc.repaid += e.debtRepaidUsd;
+        acc.bad += e.badDebtUsd;
+        compound.set(`${account!.id}`, acc);
+        continue;
       }
-    });
+      if (e.badDebt > 0) {
+        bad++;
+        // Bad debt only once the account has no collateral left anywhere.
+        for (const m of account?.members ?? [j]) {
+          const v = model.risk.view(m);
+          assert.equal(changeOf.get(`${v.market.uniqueKey}/${v.user.address}`)!.collateralUsd, 0);
+        }
+        assert.equal(left.borrowUsd, 0);
+        assert.ok(Math.abs(e.debtRepaidUsd + e.badDebtUsd - before.state.borrowAssetsUsd) <= 0.05);
+        continue;
+      }
+      const hf = account ? account.healthFactor : before.healthFactor;
+      const bonus =
+        before.protocol === 'euler'
+          ? eulerLiquidationBonus(hf, 1 - 1 / (1 + t.liquidationBonus))
+          : t.liquidationBonus;
+      if (left.collateralUsd > 0) {
+        // Seized value = repaid x (1 + bonus), to the cent of rounding.
+        const expected = e.debtRepaidUsd * (1 + bonus);
+        assert.ok(Math.abs(e.collateralSeizedUsd - expected) <= 0.02 + 1e-9 * expected, `${e.txHash}`);
+      }
+      const share = e.debtRepaidUsd / before.state.borrowAssetsUsd;
+      if (share < 0.99 && left.collateralUsd > 0) {
+        partial++;
+        assert.ok(
+          before.protocol === 'aave' || before.protocol === 'spark',
+          'only Aave and Spark close in part',
+        );
+        assert.ok(hf >= 0.95, 'only above health factor 0.95');
+        if (before.protocol === 'aave')
+          assert.ok(
+            before.state.borrowAssetsUsd >= 2_000 && before.state.collateralUsd >= 2_000,
+            'Aave closes small legs whole',
+          );
+        assert.ok(Math.abs(share - 0.5) < 1e-3);
+        assert.ok(left.borrowUsd > 0);
+      }
+    }
+    for (const [id, c] of compound)
+      assert.ok(
+        Math.abs(c.repaid + c.bad - c.debt) <= 0.05 * 4,
+        `comet account ${id}: ${c.repaid} + ${c.bad} vs ${c.debt}`,
+      );
     assert.ok(bad > 0, 'some bad debt');
     assert.ok(partial > 0, 'some partial liquidations (Aave, Spark)');
+    assert.ok(absorbed > 0, 'some absorbs (Compound)');
   });
 
   test('behavior: a step writes the events and the positions left; the read model follows the change feed, a reload gives the same answers', async () => {
@@ -76,19 +129,20 @@ describe('sandbox liquidations', () => {
     const planned = liquidator.plan(model, AT);
     const first = await liquidator.step(model, AT);
     assert.deepEqual(first.events, planned.events);
-    assert.equal(first.events.length, 200);
-    assert.equal(first.applied, 200);
-    assert.equal((await store.historyCounts()).liquidations, 200);
+    // 200 positions due, with every other position of their accounts.
+    const n = planned.changes.length;
+    assert.ok(n >= 200 && first.events.length >= 200, `${n} changes, ${first.events.length} events`);
+    assert.equal(first.applied, n);
+    assert.equal((await store.historyCounts()).liquidations, first.events.length);
     const info = (await store.datasetInfo())!;
-    assert.equal(info.changeSeq, 200);
-    assert.equal(await catchUpChanges(store, model, info.changeSeq), 200);
-    assert.equal(model.changeSeq, 200);
-    // At the snapshot's prices (no move yet) a position's health factor is its stored one.
-    const stillBelow = planned.changes.filter((c) => c.borrowUsd > 0 && c.healthFactor < 1).length;
-    assert.equal(atRisk(model, 1).length, before - 200 + stillBelow);
+    assert.equal(info.changeSeq, n);
+    assert.equal(await catchUpChanges(store, model, info.changeSeq), n);
+    assert.equal(model.changeSeq, n);
+    const after = atRisk(model, 1).length;
+    assert.ok(after < before, `${after} below 1 after, ${before} before`);
     // Another process's model, loaded now, serves the same positions.
     const reloaded = (await loadReadModel(store, AT))!;
-    assert.equal(reloaded.changeSeq, 200);
+    assert.equal(reloaded.changeSeq, n);
     assert.deepEqual(atRisk(reloaded, 1.2), atRisk(model, 1.2));
     // A second writer working from the model before the step: the same events (same hashes,
     // stored once), and no position written twice.
@@ -98,12 +152,11 @@ describe('sandbox liquidations', () => {
       first.events.map((e) => e.txHash),
     );
     assert.equal(late.applied, 0);
-    assert.equal((await store.historyCounts()).liquidations, 200);
+    assert.equal((await store.historyCounts()).liquidations, first.events.length);
     // The next step goes on with the positions still below 1.
     const second = await liquidator.step(model, AT);
-    assert.equal(second.events.length, Math.min(200, before - 200 + stillBelow));
-    assert.equal(second.applied, second.events.length);
-    assert.equal((await store.historyCounts()).liquidations, 200 + second.events.length);
-    assert.equal(model.changeSeq, 200, 'the model moves only with the feed');
+    assert.ok(second.events.length > 0);
+    assert.equal((await store.historyCounts()).liquidations, first.events.length + second.events.length);
+    assert.equal(model.changeSeq, n, 'the model moves only with the feed');
   });
 });

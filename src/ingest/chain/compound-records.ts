@@ -128,12 +128,19 @@ export function cometRecords(
 }
 
 /**
- * An absorption as liquidations, one per collateral seized (in its market). The debt cleared is
- * basePaidOut less the surplus Comet credited to the account as supply (its `Transfer` right
- * after `AbsorbDebt`); what the collateral at its liquidation factors (as configured when read)
- * did not cover is bad debt. Both are shared among the collaterals by their value at the
- * liquidation factor. USD: the collateral at the comet's own valuation in the logs (its
- * `usdValue` over the base's) × the base's USD price (`baseUsd`); the debt at `baseUsd`.
+ * An absorption as liquidations, one per collateral seized (in its market). Comet takes every
+ * collateral of the account and clears its whole debt; the figures:
+ * - the debt absorbed: basePaidOut less the surplus Comet credited to the account as supply (its
+ *   `Transfer` right after `AbsorbDebt`), that is the account's debt at the absorb;
+ * - `debtRepaid`: the part of it the collateral covers, valued as Comet credits it (each
+ *   collateral's `usdValue` in the logs at its liquidation factor as configured when read, over
+ *   the base's price at the absorb), at most the debt absorbed;
+ * - `badDebt`: the rest of the debt absorbed, which the collateral at its liquidation factor does
+ *   not cover (0 when Comet credited a surplus). It is measured at the liquidation factor, not at
+ *   what the protocol's reserves later lose or gain selling the collateral.
+ * So debtRepaid + badDebt = the debt absorbed. Both are shared among the collaterals by their
+ * value at the liquidation factor. USD: the collateral at the comet's own valuation in the logs
+ * (its `usdValue` over the base's) × the base's USD price (`baseUsd`); the debt at `baseUsd`.
  */
 export function absorbLiquidations(
   chainId: number,
@@ -153,10 +160,11 @@ export function absorbLiquidations(
   // The comet's base price at the absorb (8 decimals), from the debt event's own valuation.
   const basePrice = paid > 0 && absorb.baseValue > 0n ? Number(absorb.baseValue) / paid : null;
   const cleared = absorb.basePaidOut > absorb.surplus ? absorb.basePaidOut - absorb.surplus : 0n;
-  const repaid = scaled(cleared, baseDecimals);
+  const absorbed = scaled(cleared, baseDecimals);
   // The debt the collateral covered, in base: its credited value over the base's price.
-  const covered = basePrice ? Number(creditedValue) / basePrice : repaid;
-  const badDebt = absorb.surplus > 0n ? 0 : Math.max(0, repaid - covered);
+  const covered = basePrice ? Number(creditedValue) / basePrice : absorbed;
+  const badDebt = absorb.surplus > 0n ? 0 : Math.max(0, absorbed - covered);
+  const repaid = absorbed - badDebt;
   return absorb.collateral.flatMap((c, i) => {
     const record = records.get(cometKey(chainId, absorb.comet, c.asset));
     if (!record) return [];

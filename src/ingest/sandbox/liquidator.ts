@@ -1,8 +1,10 @@
 /**
  * Liquidations in the running sandbox: at each simulation step, every served position whose
- * health factor the prices of that instant put below 1 is liquidated by the rules the history
- * uses (domain/liquidation.ts: the protocol's close factor and bonus, bad debt when the
- * collateral no longer covers the debt). The liquidation is appended to the history and the
+ * health factor the prices of that instant put below 1 is liquidated: an isolated position
+ * (Morpho, Fluid) by itself, a position of an account (Aave, Spark, Compound, Euler) with its
+ * whole account, by the protocol's rules (src/domain/accounts.ts, src/domain/liquidation.ts:
+ * close factor, bonus per reserve, Aave's full liquidation of small positions, Compound's absorb,
+ * Euler's discount; bad debt when no collateral is left to cover the debt). The liquidation is appended to the history and the
  * position, as it is left, is written to the store as a change of this source; every process
  * serving the dataset (this one included) applies it from the store's change feed.
  *
@@ -13,7 +15,14 @@
  */
 
 import type { ReadModel } from '../../data/read-model.ts';
-import { liquidate } from '../../domain/liquidation.ts';
+import { closeFactorOf, eulerLiquidationBonus } from '../../domain/accounts.ts';
+import type { Protocol } from '../../domain/enums.ts';
+import {
+  absorbAccount,
+  FULL_CLOSE_HF,
+  type LiquidationOutcome,
+  liquidateAccount,
+} from '../../domain/liquidation.ts';
 import { significant, usd } from '../../domain/precision.ts';
 import type {
   HistoryStore,
@@ -54,67 +63,143 @@ export class SandboxLiquidator {
     this.#maxPerStep = maxPerStep;
   }
 
-  /** The liquidations the prices of `model` now call for (pure: nothing written). */
+  /**
+   * The liquidations the prices of `model` now call for (pure: nothing written): each
+   * liquidatable isolated position, and each liquidatable account once, all its positions
+   * together by its protocol's rules (see liquidateAccount, absorbAccount, closeFactorOf).
+   */
   plan(model: ReadModel, atMs: number): { events: PricedLiquidationEvent[]; changes: PositionChange[] } {
     const { risk, catalog } = model;
     const events: PricedLiquidationEvent[] = [];
     const changes: PositionChange[] = [];
     const due = risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: this.#maxPerStep });
+    const doneAccounts = new Set<number>();
     for (const i of due) {
-      const p = risk.stateOf(i);
-      const m = catalog.recordAt(p.ord);
-      const terms = this.#terms.get(m.uniqueKey);
-      const stated = catalog.basePrices(p.ord);
-      if (!terms || stated.collateral === null || stated.loan === null) continue;
-      const base = { collateral: stated.collateral, loan: stated.loan };
-      if (!(base.collateral > 0) || !(base.loan > 0)) continue;
-      const collateral = p.collateralUsd / base.collateral;
-      // Debt with the interest accrued since it was stated (the market's borrow index).
-      const debt = (p.borrowUsd * p.debtIndex) / base.loan;
-      const cp = base.collateral * p.collateralFactor;
-      const lp = base.loan * p.loanFactor;
-      const hf = (p.healthFactor * p.collateralFactor) / (p.loanFactor * p.debtIndex);
-      const out = liquidate(collateral, debt, hf, cp, lp, terms);
-      // The health factor left, by the position's own definition (its stored ratio scaled).
-      const hfLeft =
-        out.debtLeft > 0 && collateral > 0
-          ? (p.healthFactor * (out.collateralLeft / collateral)) / (out.debtLeft / debt)
-          : out.debtLeft > 0
-            ? 0
-            : Number.POSITIVE_INFINITY;
-      changes.push({
-        marketKey: m.uniqueKey,
-        user: p.user,
-        collateralUsd: out.collateralLeft * base.collateral,
-        // Stated at the loaded borrow index, like every position of the model.
-        borrowUsd: (out.debtLeft * base.loan) / p.debtIndex,
-        supplyUsd: p.supplyUsd,
-        healthFactor: hfLeft,
-        basedOn: p.seq,
+      const account = risk.accountOf(i);
+      if (account) {
+        if (doneAccounts.has(account.id)) continue;
+        doneAccounts.add(account.id);
+      }
+      const legs = (account ? account.members : [i]).flatMap((j) => {
+        const leg = this.#legOf(model, j);
+        return leg ? [leg] : [];
       });
-      const stream = streamId(this.#seed, `live-liq|${m.uniqueKey}|${p.user}`);
-      events.push({
-        protocol: m.protocol,
-        chainId: m.chainId,
-        txHash: hexOf(stream, p.seq, 0, 8),
-        logIndex: hashAt(stream, p.seq, 1) % 400,
-        block: blockAt(m.chainId, atMs),
-        at: atMs,
-        marketKey: m.uniqueKey,
-        borrower: p.user,
-        liquidator: liquidatorAddress(
-          streamId(this.#seed, `liquidators|${m.chainId}`),
-          hashAt(stream, p.seq, 2),
-        ),
-        collateralSeized: significant(out.seized),
-        collateralSeizedUsd: usd(out.seized * cp),
-        debtRepaid: significant(out.repaid),
-        debtRepaidUsd: usd(out.repaid * lp),
-        badDebt: significant(out.badDebt),
-        badDebtUsd: usd(out.badDebt * lp),
+      if (legs.length === 0) continue;
+      const hf = account ? account.healthFactor : legs[0]!.hfNow;
+      const protocol = catalog.recordAt(legs[0]!.p.ord).protocol;
+      const outcome = this.#liquidate(protocol, hf, legs);
+      legs.forEach((leg, k) => {
+        const out = outcome.legs[k]!;
+        if (!(out.repaid > 0 || out.seized > 0 || out.badDebt > 0) && !(outcome.surplus > 0)) return;
+        const { p, m, base, collateral, debt, cp, lp } = leg;
+        // The stored ratio scaled (the threshold the position is stated at is kept).
+        const hfLeft =
+          out.debtLeft > 0 && collateral > 0
+            ? (p.healthFactor * (out.collateralLeft / collateral)) / (out.debtLeft / debt)
+            : out.debtLeft > 0
+              ? 0
+              : Number.POSITIVE_INFINITY;
+        // Compound credits what the collateral was worth over the debt as supply (on the first
+        // leg), stated like every amount at the market record's price.
+        const credit = k === 0 ? outcome.surplus * base.loan : 0;
+        changes.push({
+          marketKey: m.uniqueKey,
+          user: p.user,
+          collateralUsd: out.collateralLeft * base.collateral,
+          // Stated at the loaded borrow index, like every position of the model.
+          borrowUsd: (out.debtLeft * base.loan) / p.debtIndex,
+          supplyUsd: p.supplyUsd + credit,
+          healthFactor: hfLeft,
+          basedOn: p.seq,
+        });
+        if (!(out.repaid > 0 || out.seized > 0 || out.badDebt > 0)) return;
+        const stream = streamId(this.#seed, `live-liq|${m.uniqueKey}|${p.user}`);
+        events.push({
+          protocol: m.protocol,
+          chainId: m.chainId,
+          txHash: hexOf(stream, p.seq, 0, 8),
+          logIndex: hashAt(stream, p.seq, 1) % 400,
+          block: blockAt(m.chainId, atMs),
+          at: atMs,
+          marketKey: m.uniqueKey,
+          borrower: p.user,
+          liquidator: liquidatorAddress(
+            streamId(this.#seed, `liquidators|${m.chainId}`),
+            hashAt(stream, p.seq, 2),
+          ),
+          collateralSeized: significant(out.seized),
+          collateralSeizedUsd: usd(out.seized * cp),
+          debtRepaid: significant(out.repaid),
+          debtRepaidUsd: usd(out.repaid * lp),
+          badDebt: significant(out.badDebt),
+          badDebtUsd: usd(out.badDebt * lp),
+        });
       });
     }
     return { events, changes };
+  }
+
+  /** Position j in tokens at the model's prices now; null without its market's terms or prices. */
+  #legOf(model: ReadModel, j: number) {
+    const { risk, catalog } = model;
+    const p = risk.stateOf(j);
+    const m = catalog.recordAt(p.ord);
+    const terms = this.#terms.get(m.uniqueKey);
+    const stated = catalog.basePrices(p.ord);
+    if (!terms || stated.collateral === null || stated.loan === null) return null;
+    const base = { collateral: stated.collateral, loan: stated.loan };
+    if (!(base.collateral > 0) || !(base.loan > 0)) return null;
+    return {
+      p,
+      m,
+      terms,
+      base,
+      collateral: p.collateralUsd / base.collateral,
+      // Debt with the interest accrued since it was stated (the market's borrow index).
+      debt: (p.borrowUsd * p.debtIndex) / base.loan,
+      cp: base.collateral * p.collateralFactor,
+      lp: base.loan * p.loanFactor,
+      hfNow: (p.healthFactor * p.collateralFactor) / (p.loanFactor * p.debtIndex),
+    };
+  }
+
+  /**
+   * The protocol's liquidation of an account (or an isolated position, a one-leg account) at
+   * health factor `hf`: Compound absorbs it whole; Aave and Spark repay each debt up to the close
+   * factor (closeFactorOf: half, all below 0.95 or, on Aave, for a leg under $2,000) at the
+   * collateral's bonus; Euler repays it whole at its discount (1 - hf, at most the vault's
+   * maximum, here the market's bonus as a discount); Morpho and Fluid whole at their bonus.
+   */
+  #liquidate(
+    protocol: Protocol,
+    hf: number,
+    legs: readonly { collateral: number; debt: number; cp: number; lp: number; terms: MarketTerms }[],
+  ): { legs: LiquidationOutcome[]; surplus: number } {
+    const toLeg = (l: (typeof legs)[number], closeFactor: number, liquidationBonus: number) => ({
+      collateral: l.collateral,
+      debt: l.debt,
+      collateralPrice: l.cp,
+      loanPrice: l.lp,
+      closeFactor,
+      liquidationBonus,
+    });
+    if (protocol === 'compound') return absorbAccount(legs.map((l) => toLeg(l, 1, l.terms.liquidationBonus)));
+    const out = liquidateAccount(
+      legs.map((l) => {
+        if (protocol === 'euler') {
+          const maxDiscount = 1 - 1 / (1 + l.terms.liquidationBonus);
+          return toLeg(l, 1, eulerLiquidationBonus(hf, maxDiscount));
+        }
+        const closeFactor =
+          protocol === 'aave' || protocol === 'spark'
+            ? closeFactorOf(protocol, hf, l.debt * l.lp, l.collateral * l.cp)
+            : hf < FULL_CLOSE_HF
+              ? 1
+              : l.terms.closeFactor;
+        return toLeg(l, closeFactor, l.terms.liquidationBonus);
+      }),
+    );
+    return { legs: out, surplus: 0 };
   }
 
   /**

@@ -11,10 +11,18 @@
  *   healthFactor is recomputed with domain healthFactor() from the rounded amounts.
  * - Users come from a pool of about 0.4 per position, so most users hold several positions;
  *   within a market a stride permutation of the pool keeps (market, user) unique.
+ * - Accounts (Aave and Spark per pool, Compound per comet, Euler per controller vault: see
+ *   src/domain/accounts.ts): a wallet's positions in one pool are one account, so its health
+ *   factor is drawn once per account (a stream keyed by the pool and the wallet) and every
+ *   position of the account is sized to it: the account's health factor at the snapshot is the
+ *   one drawn. On Euler a wallet borrows from each controller vault through its own EVC
+ *   sub-account (its address with the last byte XOR a number 1 to 255 of the vault), as the
+ *   Euler app does.
  */
+import { accountPoolOf, evcSubAccount } from '../../domain/accounts.ts';
 import { healthFactor } from '../../domain/metrics.ts';
 import type { PositionRecord, PricedMarketRecord } from '../../domain/types.ts';
-import { floorTo, mix32, type Rng, rngFor, roundTo } from './rng.ts';
+import { floorTo, hash32, mix32, type Rng, rngFor, roundTo } from './rng.ts';
 
 const MIN_MARKET_BORROW = 10_000;
 const USERS_PER_POSITION = 0.4;
@@ -119,13 +127,22 @@ export function* iteratePositions(plan: PositionPlan): Generator<PositionRecord>
     const start = rng.int(0, userPool - 1);
     let step = rng.int(1, userPool);
     while (gcd(step, userPool) !== 1) step++;
+    const pool = accountPoolOf(market.protocol, market.uniqueKey);
+    // Euler: the sub-account this controller vault is borrowed from (1 to 255).
+    const subAccount = market.protocol === 'euler' && pool !== null ? 1 + (hash32(`evc|${pool}`) % 255) : 0;
     for (let k = 0; k < n; k++) {
       const borrowUsd = Math.max(0.01, floorTo((attributed * (weights[k] ?? 0)) / sum, 2));
-      const collateralUsd = roundTo((drawHealthFactor(rng) * borrowUsd) / market.lltv, 2);
+      const wallet = userAddress(seed, (start + k * step) % userPool);
+      const user = subAccount > 0 ? evcSubAccount(wallet, subAccount) : wallet;
+      const drawn = drawHealthFactor(rng);
+      // One health factor per account: drawn from the account's own stream.
+      const hf =
+        pool === null ? drawn : drawHealthFactor(rngFor(seed, `account|${market.chainId}|${pool}|${user}`));
+      const collateralUsd = roundTo((hf * borrowUsd) / market.lltv, 2);
       const supplyUsd = rng.chance(SUPPLYING_SHARE) ? roundTo(borrowUsd * rng.float(0.05, 1.5), 2) : 0;
       yield {
         marketKey: market.uniqueKey,
-        user: userAddress(seed, (start + k * step) % userPool),
+        user,
         collateralUsd,
         borrowUsd,
         supplyUsd,

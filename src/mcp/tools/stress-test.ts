@@ -13,7 +13,8 @@ export const stressTestTool = defineTool({
     'Moves asset prices and reports, per market and in total, the positions newly liquidatable, the debt at risk, the ' +
     'collateral liquidators would seize and the estimated bad debt (every liquidatable position liquidated in full at ' +
     "its market's liquidation bonus), as GET /risk/stress does. Correlated assets follow their base unless shocked " +
-    'themselves: ETH staking and restaking tokens with ETH or WETH, BTC wrappers with BTC or WBTC.',
+    'themselves: ETH staking and restaking tokens with ETH or WETH, BTC wrappers with BTC or WBTC. A position of an ' +
+    'account (Aave, Spark, Compound, Euler) is liquidatable when its account is, every token of the account moved.',
   category: 'risk',
   limitMax: LIMIT_MAX,
   input: {

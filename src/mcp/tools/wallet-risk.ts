@@ -10,7 +10,8 @@ export const walletRiskTool = defineTool({
   description:
     "A wallet's borrow positions, weakest first, with a risk level, flags with their reasons (LIQUIDATABLE, " +
     'NEAR_LIQUIDATION, BELOW_TARGET, STALE_ORACLE) and, for each position, the debt to repay or the collateral to add ' +
-    'that brings it to the target health factor, as GET /agent/wallet-risk/{address} serves it.',
+    'that brings it to the target health factor, as GET /agent/wallet-risk/{address} serves it. Positions of an account ' +
+    "(Aave, Spark, Compound, Euler; Euler's EVC sub-accounts with their owner) show the account's health factor.",
   category: 'agent',
   input: {
     address: z

@@ -20,7 +20,9 @@ interface IOracleLike {
 /// An Ethereum Vault Connector for the local-chain tests, written for them: accounts enable
 /// collateral vaults and one controller vault; a vault asks for an account's status check, which
 /// the connector runs on the account's controller and announces with the EVC's events
-/// (AccountStatusCheck, CollateralStatus, ControllerStatus). No batches, no deferral, no operators.
+/// (AccountStatusCheck, CollateralStatus, ControllerStatus). An owner acts for its sub-accounts
+/// (the addresses sharing its first 19 bytes): it enables their collaterals and controller, and
+/// `call`s a vault on behalf of one, as the EVC's `call` does. No batches, no deferral, no operators.
 contract TestEVC {
     event CollateralStatus(address indexed account, address indexed collateral, bool enabled);
     event ControllerStatus(address indexed account, address indexed controller, bool enabled);
@@ -28,6 +30,26 @@ contract TestEVC {
 
     mapping(address => address[]) internal collaterals;
     mapping(address => address) internal controllerOf;
+    /// The account a vault is called on behalf of, during `call` (else zero).
+    address public currentOnBehalfOf;
+
+    function haveCommonOwner(address a, address b) public pure returns (bool) {
+        return (uint160(a) ^ uint160(b)) < 0x100;
+    }
+
+    /// Calls `target` on behalf of `account`, a sub-account of the caller's owner.
+    function call(address target, address account, bytes calldata data) external returns (bytes memory) {
+        require(haveCommonOwner(msg.sender, account), "not the owner");
+        currentOnBehalfOf = account;
+        (bool ok, bytes memory result) = target.call(data);
+        currentOnBehalfOf = address(0);
+        if (!ok) {
+            assembly {
+                revert(add(result, 32), mload(result))
+            }
+        }
+        return result;
+    }
 
     function getCollaterals(address account) external view returns (address[] memory) {
         return collaterals[account];
@@ -50,7 +72,7 @@ contract TestEVC {
     }
 
     function enableCollateral(address account, address vault) external {
-        require(msg.sender == account, "not the account");
+        require(haveCommonOwner(msg.sender, account), "not the account");
         if (isCollateralEnabled(account, vault)) return;
         collaterals[account].push(vault);
         emit CollateralStatus(account, vault, true);
@@ -70,7 +92,7 @@ contract TestEVC {
     }
 
     function enableController(address account, address vault) external {
-        require(msg.sender == account, "not the account");
+        require(haveCommonOwner(msg.sender, account), "not the account");
         require(controllerOf[account] == address(0) || controllerOf[account] == vault, "one controller");
         if (controllerOf[account] == vault) return;
         controllerOf[account] = vault;
@@ -322,12 +344,14 @@ contract TestEVault {
 
     function borrow(uint256 assets, address receiver) external {
         accrue();
-        require(evc.isControllerEnabled(msg.sender, address(this)), "controller not enabled");
-        setOwed(msg.sender, currentOwed(msg.sender) + (assets << SHIFT));
+        // Through the connector's `call`, the sub-account it acts for.
+        address account = msg.sender == address(evc) ? evc.currentOnBehalfOf() : msg.sender;
+        require(evc.isControllerEnabled(account, address(this)), "controller not enabled");
+        setOwed(account, currentOwed(account) + (assets << SHIFT));
         cash -= assets;
-        emit Borrow(msg.sender, assets);
+        emit Borrow(account, assets);
         require(IERC20Like(asset).transfer(receiver, assets), "transfer out");
-        evc.requireAccountStatusCheck(msg.sender);
+        evc.requireAccountStatusCheck(account);
     }
 
     function repay(uint256 assets, address receiver) external {

@@ -19,10 +19,12 @@ export function registerPortfolio(app: Api, deps: AppDeps): void {
         tags: ['Portfolios'],
         summary: "A wallet's portfolio",
         description:
-          'A wallet across protocols and chains in scope: collateral, debt, supplied and net value in USD, the weakest ' +
+          'A wallet across protocols and chains in scope (for Euler, with the positions of its EVC sub-accounts, the addresses ' +
+          'sharing its first 19 bytes): collateral, debt, supplied and net value in USD, the weakest ' +
           'health factor, per protocol and per chain breakdowns, every position with its liquidation price (weakest first), ' +
           'and for each asset backing or owed by a borrow position the price move (all other prices fixed) that makes its ' +
-          'first position liquidatable. A wallet with no position answers zeros.',
+          'first position liquidatable. Positions of an account in a pooled protocol (Aave, Spark per pool, Compound per ' +
+          "comet, Euler per controller vault) show the account's health factor. A wallet with no position answers zeros.",
         security: [{ bearerAuth: [] }],
         params: Type.Object({ address: AddressParam('Wallet address.') }),
         querystring: Type.Object({ chainIds: Type.Optional(ChainIdsParam) }, { additionalProperties: false }),

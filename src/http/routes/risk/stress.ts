@@ -25,7 +25,8 @@ export function registerStressTest(app: Api, deps: RouteDeps): void {
           'collateral liquidators would seize and the estimated bad debt, liquidating every liquidatable position in full at ' +
           "its market's liquidation bonus. Correlated assets move with their base unless shocked themselves: ETH staking " +
           'and restaking tokens (wstETH, weETH, rETH, cbETH, rsETH, ezETH...) with ETH or WETH, BTC wrappers (cbBTC, tBTC, ' +
-          'LBTC...) with BTC or WBTC. A market moves by (1 + collateral move) / (1 + loan move) in health factor. ' +
+          'LBTC...) with BTC or WBTC. An isolated market moves by (1 + collateral move) / (1 + loan move) in health factor; ' +
+          'a position of an account (Aave, Spark, Compound, Euler) is liquidatable when its account is, every token of the account moved. ' +
           '`meta.total` counts the moved markets with liquidatable positions.',
         security: [{ bearerAuth: [] }],
         querystring: Type.Object(
