@@ -216,6 +216,8 @@ export class LocalAdmission implements Admission {
   private readonly limiter = new SlidingWindowLimiter();
   private readonly quotas = new QuotaCounters();
   private readonly loading = new Map<string, Promise<void>>();
+  /** The account counters each key last counted toward (see admit: a moved key). */
+  private readonly keyAccount = new Map<string, string>();
   private readonly usage: GroupCommit;
   private lastSweepDay = '';
 
@@ -289,7 +291,20 @@ export class LocalAdmission implements Admission {
     const { keyId, tier, nowMs } = req;
     const account = req.counted ? accountQuotaOf(req) : undefined;
     if (req.counted) await this.ensureLoaded(keyId, nowMs);
-    if (account) await this.ensureAccountLoaded(req.accountId!, tier, account, nowMs);
+    if (account) {
+      // A key moved to another account or tier: both accounts' counters are read again from the
+      // store, which states the move (its use leaves the old account and joins the new one).
+      const before = this.keyAccount.get(keyId);
+      if (before !== account.id) {
+        if (this.keyAccount.size >= 100_000) this.keyAccount.clear();
+        this.keyAccount.set(keyId, account.id);
+        if (before !== undefined) {
+          this.quotas.forget(before);
+          this.quotas.forget(account.id);
+        }
+      }
+      await this.ensureAccountLoaded(req.accountId!, tier, account, nowMs);
+    }
     const rate = this.limiter.hit(keyId, tier.ratePerSecond, nowMs);
     const state: RateState = { limit: rate.limit, remaining: rate.remaining, resetAt: rate.resetAt };
     if (!rate.ok) return { ok: false, reason: 'RATE_LIMITED', rate: state, retryAfterMs: rate.retryAfterMs };

@@ -173,6 +173,11 @@ export class QuotaCounters {
     return this.#keys.size;
   }
 
+  /** Drops a key's counters: the next use seeds them again from persisted usage. */
+  forget(keyId: string): void {
+    this.#keys.delete(keyId);
+  }
+
   /** Whether counters are held for the key (if not, seed them with load() before consume()). */
   has(keyId: string): boolean {
     return this.#keys.has(keyId);

@@ -420,6 +420,14 @@ export class RedisAdmission implements Admission {
   readonly #seeding = new Map<string, Promise<void>>();
   /** The keys this instance counted for each account bound (their unflushed events join its seed). */
   readonly #accountKeys = new Map<string, Set<string>>();
+  /**
+   * The account counters each key last counted toward: a key moved to another account, or to
+   * another tier, makes both counters be rebuilt from the store (which states the move), so its
+   * use leaves the old account and joins the new one.
+   */
+  readonly #keyAccount = new Map<string, string>();
+  /** Account counters whose requests the store decided (an outage): raised to the store's once back. */
+  readonly #decidedInStore = new Map<string, { accountId: string; tier: Tier; hash: string }>();
   #outage = new Map<string, Map<string, OutageDelta>>();
   /**
    * Tokens of quota decisions in the store (see #admitInStore) that this instance may have left
@@ -589,6 +597,15 @@ export class RedisAdmission implements Admission {
         this.#accountKeys.set(account.id, keys);
       }
       keys.add(keyId);
+      const before = this.#keyAccount.get(keyId);
+      if (before !== account.id) {
+        if (this.#keyAccount.size >= KNOWN_MAX) this.#keyAccount.clear();
+        this.#keyAccount.set(keyId, account.id);
+        if (before !== undefined) {
+          this.#accountKeys.get(before)?.delete(keyId);
+          await this.#redis.del(`${this.#prefix}a:{${before}}`, a);
+        }
+      }
     }
     const token = `${this.#id}.${++this.#tokens}`;
     const waitUntil = performance.now() + SETTLING_WAIT_MS;
@@ -718,6 +735,13 @@ export class RedisAdmission implements Admission {
     );
     if (waitMs > 0) await this.#waitFor(waitMs);
     const q = await this.#quotaLocal(req, Number(r[4]) / 1000);
+    const account = req.counted ? accountQuotaOf(req) : undefined;
+    if (account && req.accountId !== undefined)
+      this.#decidedInStore.set(account.id, {
+        accountId: req.accountId,
+        tier: req.tier,
+        hash: `${this.#prefix}a:{${account.id}}`,
+      });
     try {
       const settled = await timed(
         redisCall('settle'),
@@ -849,6 +873,23 @@ export class RedisAdmission implements Admission {
       pending.finally(() => this.#seeding.delete(id)).catch(() => {});
     }
     return pending;
+  }
+
+  /**
+   * The account counters whose requests the store decided while Redis could not: raised to the
+   * store's counts (and this instance's unflushed ones) as floors, so what was admitted meanwhile
+   * counts toward the account in Redis too. A failure leaves them for the next return.
+   */
+  async #raiseDecidedInStore(): Promise<void> {
+    const day = dayNumber(utcDay(this.#time.now()));
+    for (const [id, { accountId, tier, hash }] of [...this.#decidedInStore]) {
+      try {
+        await this.#seedAccount(accountId, tier, id, hash, day);
+        this.#decidedInStore.delete(id);
+      } catch {
+        return; // kept for the next return to Redis
+      }
+    }
   }
 
   /**
@@ -1010,6 +1051,7 @@ export class RedisAdmission implements Admission {
         if (this.#checkedConnection !== this.#connections) throw new Error('reconnected during the switch');
         this.#mode = 'redis';
         this.#local = null;
+        await this.#raiseDecidedInStore();
         // The first connection at start-up is not a recovery: only an outage is worth a warning.
         if (this.#wentDown) {
           this.#wentDown = false;

@@ -714,7 +714,7 @@ async function keys(settings: Settings, args: string[]): Promise<void> {
       case 'move': {
         const id = positionals[0]!;
         const key = await store.getKey(id);
-        if (!key) fail(`no key with id '${id}'`);
+        if (!key) cannot(`no key with id '${id}'`);
         const accountName = str(values.account);
         const account =
           accountName === undefined ? await service.newAccount() : await service.ensureAccount(accountName);

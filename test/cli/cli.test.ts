@@ -235,7 +235,7 @@ describe('lrds command line', () => {
       assert.notEqual(split.accountId, ka!.accountId);
       assert.match(split.account, /^acct_/);
       const missing = await lrds(['keys', 'move', 'key_nope'], env);
-      assert.equal(missing.code, 2);
+      assert.equal(missing.code, 1);
       assert.match(missing.stderr, /^lrds: no key with id 'key_nope'\n/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -483,5 +483,57 @@ export function admissionContract(name: string, make: MakeAdmission, options: { 
         assert.deepEqual(await store.usageTotals(k3, '2027-01-31'), { dayUsed: 2, monthUsed: 0 });
       });
     });
+
+    test('behavior: a key moved to another account takes its use along; the account it left gets its room back', async () => {
+      await withAdmission('2027-01-20T12:00:00.000Z', async ({ clock, store, adm }) => {
+        const t = { ...tier(1000, 3, 100), id: 'free' as const, maxKeysPerAccount: 1 };
+        const [a, b] = [`acct_${randomUUID()}`, `acct_${randomUUID()}`];
+        for (const id of [a, b]) {
+          await store.createAccount({ id, name: id, email: null, createdAt: '2027-01-01T00:00:00.000Z' });
+        }
+        const newKey = async (account: string, mode: 'live' | 'test' = 'live') => {
+          const id = `key_${randomUUID()}`;
+          await store.createKey({
+            id,
+            accountId: account,
+            hash: `h_${id}`,
+            prefix: `lrds_${mode}_${id.slice(4, 12)}`,
+            mode,
+            tier: 'free',
+            name: null,
+            createdAt: new Date(clock.now()).toISOString(),
+            revokedAt: null,
+          });
+          return id;
+        };
+        const admit = (keyId: string, accountId: string) =>
+          adm.admit({
+            keyId,
+            accountId,
+            tier: t,
+            endpoint: 'GET /api/v1/markets',
+            counted: true,
+            nowMs: clock.now(),
+          });
+        const ok = async (keyId: string, accountId: string, n: number) => {
+          const out: boolean[] = [];
+          for (let i = 0; i < n; i++) out.push((await admit(keyId, accountId)).ok);
+          return out;
+        };
+        // Two customers' keys in one account: together at its bound of 6 a day.
+        const [k1, k2] = [await newKey(a), await newKey(a, 'test')];
+        assert.deepEqual([...(await ok(k1, a, 3)), ...(await ok(k2, a, 3))], Array(6).fill(true));
+        const k3 = await newKey(a);
+        assert.equal((await admit(k3, a)).ok, false);
+        // k1 moves to an account of its own: its next request counts there, with its 3 of today
+        // (each key counts toward its account up to its own quota).
+        await store.moveKey(k1, b);
+        assert.deepEqual(await ok(k1, b, 2), [false, false]); // its own daily quota, spent
+        assert.deepEqual(await ok(await newKey(b, 'test'), b, 4), [true, true, true, false]);
+        // The account it left holds k2's 3 and k3's refused request (refused by the account's
+        // bound, it still counts toward k3's own day): 4 of 6, so k3 gets 2 more.
+        assert.deepEqual(await ok(k3, a, 3), [true, true, false]);
+      });
+    });
   });
 }

@@ -189,6 +189,40 @@ describe('JSON-RPC within provider limits', () => {
     assert.equal(now, 3000);
   });
 
+  test('behavior: a pause asked for while a request waits for the budget holds that request too', async () => {
+    let now = 0;
+    let paused = false;
+    const budget: RequestBudget = new RequestBudget(
+      4,
+      () => now,
+      async (ms) => {
+        now += ms;
+        // A 429 with Retry-After arrives while this request waits its turn.
+        if (!paused) {
+          paused = true;
+          budget.pause(5000);
+        }
+      },
+    );
+    await budget.take(); // at 0
+    await budget.take(); // its turn at 250, then the pause asked for at 250: it starts at 5,250
+    assert.equal(now, 5250);
+  });
+
+  test('behavior: a Retry-After longer than a minute fails the request (a fallback URL is tried)', async () => {
+    const p = await provider();
+    servers.push(p);
+    p.throttle(1, '3600');
+    const slow = clientOf([p.url], { retries: 3 });
+    await assert.rejects(slow.getChainId(), /asks to wait 3600 s/);
+    const q = await provider();
+    servers.push(q);
+    q.throttle(1, '3600');
+    const p2 = await provider();
+    servers.push(p2);
+    assert.equal(await clientOf([q.url, p2.url], { retries: 3 }).getChainId(), 1);
+  });
+
   test('behavior: with several URLs, one that cannot be reached is passed over', async () => {
     const p = await provider();
     servers.push(p);

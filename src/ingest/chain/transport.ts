@@ -81,12 +81,18 @@ export class RequestBudget {
     this.#sleep = sleep;
   }
 
-  /** Resolves when the next request may start. */
+  /** Resolves when the next request may start (after any pause asked for meanwhile, too). */
   async take(): Promise<void> {
-    const now = this.#now();
-    const at = Math.max(now, this.#next, this.#pausedUntil);
-    this.#next = at + this.#gapMs;
-    if (at > now) await this.#sleep(at - now);
+    for (;;) {
+      const now = this.#now();
+      const at = Math.max(now, this.#next, this.#pausedUntil);
+      if (at <= now) {
+        this.#next = now + this.#gapMs;
+        return;
+      }
+      this.#next = Math.max(this.#next, at);
+      await this.#sleep(at - now);
+    }
   }
 
   /** A provider asked for a pause (429 with `Retry-After`): no request starts before it ends. */
@@ -102,6 +108,9 @@ export function retryAfterMs(value: string | null, nowMs: number): number | null
   const at = Date.parse(value);
   return Number.isFinite(at) ? Math.max(0, at - nowMs) : null;
 }
+
+/** The longest `Retry-After` waited for; a provider asking for more fails the request (fallback). */
+export const MAX_PAUSE_MS = 60_000;
 
 /** A JSON-RPC refusal of a whole batch for its size or count (the provider's words). */
 const BATCH_REFUSED =
@@ -165,7 +174,7 @@ export function limitedHttp(url: string, limits: ProviderLimits, hooks: Transpor
         err instanceof AnswerTooLarge
           ? new RpcRequestError({
               body: batch[0]!.body,
-              error: { code: -32603, message: `response size exceeded ${limits.responseBytes} bytes` },
+              error: { code: -32000, message: `response size exceeded ${limits.responseBytes} bytes` },
               url,
             })
           : err;
@@ -201,10 +210,19 @@ export function limitedHttp(url: string, limits: ProviderLimits, hooks: Transpor
     }
     if (!res.ok) {
       const details = await readCapped(res, 4096).catch(() => '');
-      if (res.status === 429) {
-        const wait = retryAfterMs(res.headers.get('retry-after'), now());
-        if (wait !== null) budget.pause(wait);
-      }
+      // A provider's Retry-After (on a 429 or a 503) holds back every request to this URL, up to
+      // MAX_PAUSE_MS: a longer one fails the request instead, so a fallback URL is tried.
+      const wait = retryAfterMs(res.headers.get('retry-after'), now());
+      if (wait !== null && wait <= MAX_PAUSE_MS) budget.pause(wait);
+      if (wait !== null && wait > MAX_PAUSE_MS)
+        throw new RpcRequestError({
+          body: body as never,
+          error: {
+            code: -32000,
+            message: `the provider asks to wait ${Math.round(wait / 1000)} s (Retry-After)`,
+          },
+          url,
+        });
       throw new HttpRequestError({
         body: body as never,
         details: details.slice(0, 200) || res.statusText,
