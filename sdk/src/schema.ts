@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 13936f88db73e42697905cc40dd8e1b769989321ba5aa477fce26bc5fc9af23f) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 066fc695cd87fd571742d001ea2309413bc92be549bc70e8c0a5b9f72a735328) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -309,7 +309,7 @@ export interface paths {
         };
         /**
          * Positions at risk
-         * @description Borrow positions whose health factor is below the threshold (liquidatable ones, below 1, included), ordered by health factor ascending, then borrowed USD descending. Positions without debt are never at risk.
+         * @description Borrow positions whose health factor is below the threshold (liquidatable ones, below 1, included), ordered by health factor ascending, then borrowed USD descending. Positions without debt are never at risk. The whole set pages with `cursor`: the first page takes the set and its order as of its `meta.asOf`, and the pages of its `meta.nextCursor` come from that set (no position twice, none skipped, the figures as of that instant) for 10 minutes; after that the cursor is refused (400 INVALID_PARAMETER naming the time it expired). `meta.total` is the size of the set on every page; `limit` (capped by your tier's result cap) bounds each page, not the set.
          */
         get: operations["positionsAtRisk"];
         put?: never;
@@ -6597,6 +6597,8 @@ export interface operations {
                  * @example 50
                  */
                 limit?: number;
+                /** @description Opaque cursor from `meta.nextCursor` of the previous page (the other parameters unchanged). */
+                cursor?: string;
             };
             header?: never;
             path?: never;
