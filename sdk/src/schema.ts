@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 066fc695cd87fd571742d001ea2309413bc92be549bc70e8c0a5b9f72a735328) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 42a7bd0c105be8d65061d803064e7ee8f71405b52e9e8c57c5f20d692a3fb825) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -249,7 +249,7 @@ export interface paths {
         };
         /**
          * A wallet's positions
-         * @description Every position of a wallet in scope (borrowing or only lending), by market uniqueKey (page with `cursor`): the PositionAtRisk shape plus the collateral price now and the `liquidationPrice` at which its health factor reaches 1 (collateralPrice / healthFactor, all else fixed), or of the token named by `asset` (for a pooled account, the asset whose price you want: its debt price x healthFactor when it is the debt). `meta.total`: positions in scope.
+         * @description Every position of a wallet in scope (borrowing or only lending), by market uniqueKey (page with `cursor`): the PositionAtRisk shape plus the collateral price now and the `liquidationPrice` at which its health factor reaches 1, named by `liquidationPriceToken`: its collateral token (collateralPrice / healthFactor, all else fixed), or the token named by `asset` (for a pooled account, the asset whose price you want: its debt price x healthFactor when it is the debt). `meta.total`: positions in scope.
          */
         get: operations["listPositions"];
         put?: never;
@@ -936,8 +936,14 @@ export interface components {
             distanceToLiq: number | null;
             /** @description The collateral USD price now. */
             collateralPrice: number;
-            /** @description The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); with `asset`, that asset's price (its debt: loan price x healthFactor); null without debt or when the position does not hold the asset. */
+            /** @description The USD price of the token named by `liquidationPriceToken` at which the health factor reaches 1, all else fixed: by default the position's collateral token (collateralPrice / healthFactor); with `asset`, that asset's price (when it is the debt: loan price x healthFactor); null without debt or when the position does not hold the asset. */
             liquidationPrice: number | null;
+            /** @description The token whose USD price `liquidationPrice` is; null when `liquidationPrice` is null. */
+            liquidationPriceToken: {
+                /** @description Lower-case 0x address. */
+                address: string;
+                symbol: string;
+            } | null;
         };
         /** Portfolio */
         Portfolio: {
@@ -1025,8 +1031,14 @@ export interface components {
                 distanceToLiq: number | null;
                 /** @description The collateral USD price now. */
                 collateralPrice: number;
-                /** @description The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); with `asset`, that asset's price (its debt: loan price x healthFactor); null without debt or when the position does not hold the asset. */
+                /** @description The USD price of the token named by `liquidationPriceToken` at which the health factor reaches 1, all else fixed: by default the position's collateral token (collateralPrice / healthFactor); with `asset`, that asset's price (when it is the debt: loan price x healthFactor); null without debt or when the position does not hold the asset. */
                 liquidationPrice: number | null;
+                /** @description The token whose USD price `liquidationPrice` is; null when `liquidationPrice` is null. */
+                liquidationPriceToken: {
+                    /** @description Lower-case 0x address. */
+                    address: string;
+                    symbol: string;
+                } | null;
             }[];
             /** @description Per asset backing or owed by a borrow position, closest to liquidation first. */
             liquidationMoves: {

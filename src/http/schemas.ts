@@ -465,8 +465,18 @@ export const PositionSchema = Type.Object(
     distanceToLiq: NullableNumber('1 - 1 / healthFactor; null without debt.'),
     collateralPrice: Type.Number({ description: 'The collateral USD price now.' }),
     liquidationPrice: NullableNumber(
-      'The collateral USD price at which the health factor reaches 1, all else fixed (collateralPrice / healthFactor); with `asset`, that ' +
-        "asset's price (its debt: loan price x healthFactor); null without debt or when the position does not hold the asset.",
+      'The USD price of the token named by `liquidationPriceToken` at which the health factor reaches 1, all else fixed: ' +
+        "by default the position's collateral token (collateralPrice / healthFactor); with `asset`, that asset's price " +
+        '(when it is the debt: loan price x healthFactor); null without debt or when the position does not hold the asset.',
+    ),
+    liquidationPriceToken: Type.Union(
+      [
+        Type.Object({ address: ADDRESS, symbol: Type.String() }, { additionalProperties: false }),
+        Type.Null(),
+      ],
+      {
+        description: 'The token whose USD price `liquidationPrice` is; null when `liquidationPrice` is null.',
+      },
     ),
   },
   { additionalProperties: false },

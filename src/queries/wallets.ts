@@ -28,6 +28,8 @@ export interface WalletPositionView extends Omit<PositionAtRiskView, 'healthFact
    * reaches 1, all else fixed; null without debt, or when the position does not hold the asset.
    */
   liquidationPrice: number | null;
+  /** The token whose USD price `liquidationPrice` is; null with it. */
+  liquidationPriceToken: { address: string; symbol: string } | null;
 }
 
 export interface Held {
@@ -66,11 +68,23 @@ export function held(model: ReadModel, address: string, scope: Scope): Held[] {
  * The liquidation price of a position: of `asset` (lower-case address) when given, else of its
  * collateral; null when the position does not hold the asset (or has no debt).
  */
-function liquidationPriceOf(m: MarketView, h: Held, asset: string | undefined): number | null {
-  if (asset === undefined || asset === m.collateralAddress.toLowerCase())
-    return liquidationPrice(h.collateralPrice, h.healthFactor, 'collateral');
-  if (asset === m.loanAddress.toLowerCase()) return liquidationPrice(h.loanPrice, h.healthFactor, 'debt');
-  return null;
+function liquidationPriceOf(
+  m: MarketView,
+  h: Held,
+  asset: string | undefined,
+): Pick<WalletPositionView, 'liquidationPrice' | 'liquidationPriceToken'> {
+  let price: number | null = null;
+  let token: WalletPositionView['liquidationPriceToken'] = null;
+  if (asset === undefined || asset === m.collateralAddress.toLowerCase()) {
+    price = liquidationPrice(h.collateralPrice, h.healthFactor, 'collateral');
+    token = { address: m.collateralAddress.toLowerCase(), symbol: m.collateral };
+  } else if (asset === m.loanAddress.toLowerCase()) {
+    price = liquidationPrice(h.loanPrice, h.healthFactor, 'debt');
+    token = { address: m.loanAddress.toLowerCase(), symbol: m.loan };
+  }
+  return price === null
+    ? { liquidationPrice: null, liquidationPriceToken: null }
+    : { liquidationPrice: significant(price), liquidationPriceToken: token };
 }
 
 function positionView(model: ReadModel, address: string, h: Held, asset?: string): WalletPositionView {
@@ -95,7 +109,7 @@ function positionView(model: ReadModel, address: string, h: Held, asset?: string
     leverage: significantOrNull(leverage(h.collateralUsd, h.borrowUsd)),
     distanceToLiq: hasDebt ? fraction(distanceToLiq(h.healthFactor)) : null,
     collateralPrice: h.collateralPrice,
-    liquidationPrice: significantOrNull(liquidationPriceOf(m, h, asset)),
+    ...liquidationPriceOf(m, h, asset),
   };
 }
 

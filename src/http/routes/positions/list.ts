@@ -21,8 +21,8 @@ export function registerWalletPositions(app: Api, deps: AppDeps): void {
         summary: "A wallet's positions",
         description:
           'Every position of a wallet in scope (borrowing or only lending), by market uniqueKey (page with `cursor`): the ' +
-          'PositionAtRisk shape plus the collateral price now and the `liquidationPrice` at which its health factor reaches 1 ' +
-          '(collateralPrice / healthFactor, all else fixed), or of the token named by `asset` (for a pooled account, the asset whose ' +
+          'PositionAtRisk shape plus the collateral price now and the `liquidationPrice` at which its health factor reaches 1, ' +
+          'named by `liquidationPriceToken`: its collateral token (collateralPrice / healthFactor, all else fixed), or the token named by `asset` (for a pooled account, the asset whose ' +
           'price you want: its debt price x healthFactor when it is the debt). `meta.total`: positions in scope.',
         security: [{ bearerAuth: [] }],
         querystring: Type.Object(
