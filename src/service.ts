@@ -621,6 +621,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     store,
     clock,
     writes: options.writesHistory ?? true,
+    ...(settings.ratingSizeFloorUsd !== undefined ? { sizeFloorUsd: settings.ratingSizeFloorUsd } : {}),
     onError: (err) => log.warn({ err }, 'ratings run failed: retried in a minute'),
     onRated: (info) => appLog?.info(info, 'ratings computed'),
   });

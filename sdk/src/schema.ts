@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 42a7bd0c105be8d65061d803064e7ee8f71405b52e9e8c57c5f20d692a3fb825) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 e88b016e49ff0e017f84d23c681a2376ec35694752a2fb60defbb586d8017b6e) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -1883,34 +1883,50 @@ export interface components {
          *       "collateral": "wstETH",
          *       "loan": "WETH",
          *       "grade": "AA",
-         *       "score": 87.04,
-         *       "methodologyVersion": "1.0.0",
+         *       "score": 85.7,
+         *       "reason": null,
+         *       "methodologyVersion": "2.0.0",
          *       "ratedAt": "2026-11-22T00:00:00.000Z",
          *       "components": {
          *         "oracle": {
          *           "score": 85,
-         *           "weight": 0.25,
+         *           "weight": 0.2,
          *           "explanation": "Chainlink ChainlinkOracle (2 feeds, composite), no warning; stalest feed at 0.42 of its heartbeat."
          *         },
          *         "lltvBuffer": {
          *           "score": 100,
-         *           "weight": 0.25,
+         *           "weight": 0.2,
          *           "explanation": "LLTV 94.5 %: buffer 5.5 % against a 3-sigma 1-day move of 0.94 % (volatility 6.0 %/yr, no stored price history: eth-lst/eth family default); coverage 5.84x."
          *         },
          *         "liquidity": {
          *           "score": 80,
-         *           "weight": 0.2,
+         *           "weight": 0.15,
          *           "explanation": "Utilization 90.0 %, $10,000,000 available to withdraw."
          *         },
          *         "concentration": {
          *           "score": 65.45,
-         *           "weight": 0.15,
+         *           "weight": 0.1,
          *           "explanation": "40 borrowers: the largest 10 owe 62.0 % of the debt, Herfindahl index 0.071."
          *         },
          *         "liquidations": {
          *           "score": 99.84,
-         *           "weight": 0.15,
+         *           "weight": 0.1,
          *           "explanation": "2 liquidations in the last 90 days repaid $120,000 (0.13 % of borrow); bad debt $0 (0.00 % of borrow)."
+         *         },
+         *         "size": {
+         *           "score": 75,
+         *           "weight": 0.1,
+         *           "explanation": "$100,000,000 supplied (the floor of $100,000 scores 0, $1,000,000,000 scores 100)."
+         *         },
+         *         "usage": {
+         *           "score": 53.4,
+         *           "weight": 0.05,
+         *           "explanation": "40 borrowers with debt (1,000 score 100)."
+         *         },
+         *         "history": {
+         *           "score": 100,
+         *           "weight": 0.1,
+         *           "explanation": "90 days of stored prices of both tokens in the last 90."
          *         }
          *       },
          *       "metrics": {
@@ -1922,8 +1938,10 @@ export interface components {
          *         "stressMove": 0.00942163,
          *         "bufferCoverage": 5.8376307,
          *         "utilization": 0.9,
+         *         "supplyUsd": 100000000,
          *         "availableUsd": 10000000,
          *         "borrowers": 40,
+         *         "historyDays": 90,
          *         "top10Share": 0.62,
          *         "herfindahl": 0.071,
          *         "liquidations": 2,
@@ -1944,12 +1962,14 @@ export interface components {
             /** @description Loan token symbol. */
             loan: string;
             /**
-             * @description Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10).
+             * @description Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10); NR: not graded (below the size floor, or a component without the data it needs; `reason` says which).
              * @enum {string}
              */
-            grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D";
-            /** @description Overall score, 0 to 100: the weighted sum of the component scores (2 decimals). */
-            score: number;
+            grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR";
+            /** @description Overall score, 0 to 100: the weighted sum of the component scores (2 decimals); null when not graded (NR). */
+            score: number | null;
+            /** @description Why it is not graded (grade NR), with the figures; null when graded. */
+            reason: string | null;
             /**
              * @description Version of the methodology (GET /ratings/methodology).
              * @example 1.0.0
@@ -1957,7 +1977,7 @@ export interface components {
             methodologyVersion: string;
             /** @description ISO 8601 UTC instant the rating was computed at (ratings are computed daily at 00:00 UTC). */
             ratedAt: string;
-            /** @description The five component scores, their weights and why. */
+            /** @description The eight component scores, their weights and why. */
             components: {
                 oracle: {
                     /** @description The component score, 0 to 100 (2 decimals). */
@@ -1999,6 +2019,30 @@ export interface components {
                     /** @description How the score was reached, in one line. */
                     explanation: string;
                 };
+                size: {
+                    /** @description The component score, 0 to 100 (2 decimals). */
+                    score: number;
+                    /** @description The component's weight in the overall score. */
+                    weight: number;
+                    /** @description How the score was reached, in one line. */
+                    explanation: string;
+                };
+                usage: {
+                    /** @description The component score, 0 to 100 (2 decimals). */
+                    score: number;
+                    /** @description The component's weight in the overall score. */
+                    weight: number;
+                    /** @description How the score was reached, in one line. */
+                    explanation: string;
+                };
+                history: {
+                    /** @description The component score, 0 to 100 (2 decimals). */
+                    score: number;
+                    /** @description The component's weight in the overall score. */
+                    weight: number;
+                    /** @description How the score was reached, in one line. */
+                    explanation: string;
+                };
             };
             /** @description The figures the components were computed from. */
             metrics: {
@@ -2021,10 +2065,14 @@ export interface components {
                 bufferCoverage: number | null;
                 /** @description borrow / supply when rated, 0 to 1. */
                 utilization: number;
+                /** @description Supply when rated, USD; null when the loan token has no USD price. */
+                supplyUsd: number | null;
                 /** @description supply - borrow when rated, USD; null when the loan token has no USD price. */
                 availableUsd: number | null;
                 /** @description Borrowers with debt known. */
                 borrowers: number;
+                /** @description UTC days of the last 90 with a stored price of both tokens; null without stored history. */
+                historyDays: number | null;
                 /** @description Share of the debt owed by the 10 largest borrowers, 0 to 1. */
                 top10Share: number;
                 /** @description Herfindahl index of the borrowers' debt, 0 to 1. */
@@ -2045,20 +2093,26 @@ export interface components {
          *       "address": "0xbeef01735c132ada46aa9aa4c54623caa92a64cb",
          *       "name": "Steakhouse USDC",
          *       "asset": "USDC",
-         *       "grade": "A",
-         *       "score": 73.2,
-         *       "methodologyVersion": "1.0.0",
+         *       "grade": "BBB",
+         *       "score": 67.68,
+         *       "reason": null,
+         *       "methodologyVersion": "2.0.0",
          *       "ratedAt": "2026-11-22T00:00:00.000Z",
          *       "components": {
          *         "markets": {
          *           "score": 79,
-         *           "weight": 0.8,
-         *           "explanation": "Supply-weighted score of its 2 rated markets: 79.00."
+         *           "weight": 0.7,
+         *           "explanation": "Supply-weighted score of its 2 graded markets ($2,000,000 allocated): 79.00."
          *         },
          *         "diversification": {
          *           "score": 50,
-         *           "weight": 0.2,
+         *           "weight": 0.15,
          *           "explanation": "Largest allocation 50.0 % of assets; Herfindahl index 0.500 (2.0 markets' worth of diversification)."
+         *         },
+         *         "size": {
+         *           "score": 32.53,
+         *           "weight": 0.15,
+         *           "explanation": "$2,000,000 held (the floor of $100,000 scores 0, $1,000,000,000 scores 100)."
          *         }
          *       },
          *       "metrics": {
@@ -2095,12 +2149,14 @@ export interface components {
             /** @description Symbol of the asset the vault lends. */
             asset: string;
             /**
-             * @description Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10).
+             * @description Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10); NR: not graded (below the size floor, or a component without the data it needs; `reason` says which).
              * @enum {string}
              */
-            grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D";
-            /** @description Overall score, 0 to 100: 0.8 x markets + 0.2 x diversification (2 decimals). */
-            score: number;
+            grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR";
+            /** @description Overall score, 0 to 100: 0.7 x markets + 0.15 x diversification + 0.15 x size (2 decimals); null when not graded (NR). */
+            score: number | null;
+            /** @description Why it is not graded (grade NR), with the figures; null when graded. */
+            reason: string | null;
             /**
              * @description Version of the methodology (GET /ratings/methodology).
              * @example 1.0.0
@@ -2108,7 +2164,7 @@ export interface components {
             methodologyVersion: string;
             /** @description ISO 8601 UTC instant the rating was computed at (ratings are computed daily at 00:00 UTC). */
             ratedAt: string;
-            /** @description The two component scores, their weights and why. */
+            /** @description The three component scores, their weights and why. */
             components: {
                 markets: {
                     /** @description The component score, 0 to 100 (2 decimals). */
@@ -2119,6 +2175,14 @@ export interface components {
                     explanation: string;
                 };
                 diversification: {
+                    /** @description The component score, 0 to 100 (2 decimals). */
+                    score: number;
+                    /** @description The component's weight in the overall score. */
+                    weight: number;
+                    /** @description How the score was reached, in one line. */
+                    explanation: string;
+                };
+                size: {
                     /** @description The component score, 0 to 100 (2 decimals). */
                     score: number;
                     /** @description The component's weight in the overall score. */
@@ -2146,11 +2210,11 @@ export interface components {
                 /** @description The allocation's part of the vault's assets, 0 to 1. */
                 share: number;
                 /**
-                 * @description The market's grade; null when the market is not served.
+                 * @description The market's grade (NR: not graded); null when the market is not served.
                  * @enum {string|null}
                  */
-                grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | null;
-                /** @description The market's score; null when the market is not served. */
+                grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR" | null;
+                /** @description The market's score; null when the market is not served or not graded. */
                 score: number | null;
             }[];
         };
@@ -2194,7 +2258,7 @@ export interface components {
              * @example 1.0.0
              */
             methodologyVersion: string;
-            /** @description Each component's score by name (markets: oracle, lltvBuffer, liquidity, concentration, liquidations; vaults: markets, diversification). */
+            /** @description Each component's score by name (markets: oracle, lltvBuffer, liquidity, concentration, liquidations, size, usage, history; vaults: markets, diversification, size). */
             components: {
                 [key: string]: number;
             };
@@ -2202,7 +2266,7 @@ export interface components {
         /**
          * RatingMethodology
          * @example {
-         *       "version": "1.0.0",
+         *       "version": "2.0.0",
          *       "scale": {
          *         "min": 0,
          *         "max": 100,
@@ -2263,7 +2327,7 @@ export interface components {
          *       "markets": [
          *         {
          *           "name": "oracle",
-         *           "weight": 0.25,
+         *           "weight": 0.2,
          *           "formula": "The provider's base score (provider.*), less customType for a Custom oracle, composite for a price composed from several feeds, perWarning per warning (at most maxWarnings), noFeedData when no feed is listed, and, when the stalest feed is past its heartbeat (stalenessRatio s > 1, DECISIONS D14), staleMin + (staleMax - staleMin) x min(1, s - 1). No oracle: 0. Clamped to 0-100.",
          *           "parameters": {
          *             "provider.Chainlink": 90,
@@ -2285,7 +2349,7 @@ export interface components {
          *         },
          *         {
          *           "name": "lltvBuffer",
-         *           "weight": 0.25,
+         *           "weight": 0.2,
          *           "formula": "Volatility sigma of the collateral/loan price ratio: the sample standard deviation of its daily log returns over the last 90 days (last stored hourly price of each UTC day, consecutive days only) times sqrt(365), when there are at least minReturns; else the default of the two asset families: the peg's (peggedVolatility.*) when both share one, else the larger familyVolatility.*. move = kSigma x sigma / sqrt(365) x sqrt(horizonDays); coverage = (1 - lltv) / move; score = 100 x (coverage - coverageZero) / (coverageFull - coverageZero), clamped to 0-100.",
          *           "parameters": {
          *             "kSigma": 3,
@@ -2312,7 +2376,7 @@ export interface components {
          *         },
          *         {
          *           "name": "liquidity",
-         *           "weight": 0.2,
+         *           "weight": 0.15,
          *           "formula": "utilizationWeight x U + depthWeight x A. U = 100 up to fullUtilization, falling linearly to 0 at 100 % utilization. A = 100 x (log10(available USD) - log10(depthZeroUsd)) / (log10(depthFullUsd) - log10(depthZeroUsd)), clamped to 0-100.",
          *           "parameters": {
          *             "fullUtilization": 0.85,
@@ -2324,16 +2388,16 @@ export interface components {
          *         },
          *         {
          *           "name": "concentration",
-         *           "weight": 0.15,
-         *           "formula": "Over the borrowers' debts now: 100 x (1 - (top10Share + herfindahl) / 2), top10Share the share of the debt owed by the 10 largest borrowers, herfindahl the sum of squared shares. No debt: 100; borrow but no borrower known: unknownScore.",
+         *           "weight": 0.1,
+         *           "formula": "Over the borrowers' debts now: 100 x (1 - (top10Share + herfindahl) / 2), top10Share the share of the debt owed by the 10 largest borrowers, herfindahl the sum of squared shares. No debt: 100; borrow but no borrower known: not graded.",
          *           "parameters": {
          *             "unknownScore": 50
          *           }
          *         },
          *         {
          *           "name": "liquidations",
-         *           "weight": 0.15,
-         *           "formula": "Over the liquidations of the last 90 days: 100 - repaidMax x min(1, (repaid USD / borrow) / repaidShareFull) - badDebtMax x min(1, (bad debt USD / borrow) / badDebtShareFull), clamped to 0-100. No stored history for the dataset: unknownScore.",
+         *           "weight": 0.1,
+         *           "formula": "Over the liquidations of the last 90 days: 100 - repaidMax x min(1, (repaid USD / borrow) / repaidShareFull) - badDebtMax x min(1, (bad debt USD / borrow) / badDebtShareFull), clamped to 0-100. No stored history for the dataset: not graded.",
          *           "parameters": {
          *             "repaidShareFull": 0.25,
          *             "repaidMax": 30,
@@ -2342,25 +2406,61 @@ export interface components {
          *             "windowDays": 90,
          *             "unknownScore": 50
          *           }
+         *         },
+         *         {
+         *           "name": "size",
+         *           "weight": 0.1,
+         *           "formula": "100 x (log10(supply USD) - log10(sizeFloorUsd)) / (log10(sizeFullUsd) - log10(sizeFloorUsd)), clamped to 0-100. Supply below sizeFloorUsd, or of no USD value: not graded.",
+         *           "parameters": {
+         *             "sizeFloorUsd": 100000,
+         *             "sizeFullUsd": 1000000000
+         *           }
+         *         },
+         *         {
+         *           "name": "usage",
+         *           "weight": 0.05,
+         *           "formula": "100 x log10(borrowers with debt) / log10(usageFullBorrowers), clamped to 0-100 (none: 0).",
+         *           "parameters": {
+         *             "usageFullBorrowers": 1000
+         *           }
+         *         },
+         *         {
+         *           "name": "history",
+         *           "weight": 0.1,
+         *           "formula": "100 x min(1, days / historyFullDays), days = the UTC days of the last 90 with a stored price of both tokens. No stored history for the dataset: not graded.",
+         *           "parameters": {
+         *             "historyFullDays": 90
+         *           }
          *         }
          *       ],
          *       "vaults": [
          *         {
          *           "name": "markets",
-         *           "weight": 0.8,
-         *           "formula": "Sum over the vault's allocations to rated markets of share x market score, share = the allocation's USD now over the sum of them (equal shares when that sum is 0). No rated allocation: 0.",
+         *           "weight": 0.7,
+         *           "formula": "Sum over the vault's allocations to graded markets of share x market score, share = the allocation's USD now over the sum of them (equal shares when that sum is 0). No allocation to a graded market: not graded.",
          *           "parameters": {}
          *         },
          *         {
          *           "name": "diversification",
-         *           "weight": 0.2,
-         *           "formula": "100 x (1 - the sum of the allocations' squared shares). No rated allocation: 0.",
+         *           "weight": 0.15,
+         *           "formula": "100 x (1 - the sum of the graded allocations' squared shares).",
          *           "parameters": {}
+         *         },
+         *         {
+         *           "name": "size",
+         *           "weight": 0.15,
+         *           "formula": "100 x (log10(total assets USD) - log10(sizeFloorUsd)) / (log10(sizeFullUsd) - log10(sizeFloorUsd)), clamped to 0-100. Below sizeFloorUsd: not graded.",
+         *           "parameters": {
+         *             "sizeFloorUsd": 100000,
+         *             "sizeFullUsd": 1000000000
+         *           }
          *         }
          *       ],
          *       "windowDays": 90,
          *       "changeTolerance": 2,
          *       "unknownScore": 50,
+         *       "sizeFloorUsd": 100000,
+         *       "notRated": "Grade NR, score null, with the reason: a market supplying less than sizeFloorUsd (or of no USD value), or one of whose components has no data to be computed from (no stored history, borrow without a known borrower, amounts of no USD value); a vault holding less than sizeFloorUsd, or with no allocation to a graded market. Such a component is shown with unknownScore, and no grade rests on it.",
          *       "schedule": "Computed at start-up, daily at 00:00 UTC and when the dataset is replaced; a new rating is recorded in the history when its grade changes, its score moves by changeTolerance points or more, or the version changes."
          *     }
          */
@@ -2413,8 +2513,12 @@ export interface components {
             windowDays: number;
             /** @description Score move (points) that records a new rating in the history. */
             changeTolerance: number;
-            /** @description Score of a component whose data is unknown. */
+            /** @description Score a component whose data is unknown is shown with (its market or vault is then not graded). */
             unknownScore: number;
+            /** @description Assets (USD) below which a market or vault is not graded (NR). */
+            sizeFloorUsd: number;
+            /** @description When a market or vault is not graded (NR). */
+            notRated: string;
             /** @description When ratings are computed and recorded. */
             schedule: string;
         };
@@ -9013,8 +9117,8 @@ export interface operations {
                  * @example 70
                  */
                 minScore?: number;
-                /** @description Only ratings of this grade. */
-                grade?: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D";
+                /** @description Only ratings of this grade (NR: those not graded). */
+                grade?: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR";
                 /** @description By score: `desc` (default) best first, `asc` worst first; ties by id. Page with `cursor`. */
                 order?: "desc" | "asc";
                 /**
@@ -9844,8 +9948,8 @@ export interface operations {
                  * @example 70
                  */
                 minScore?: number;
-                /** @description Only ratings of this grade. */
-                grade?: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D";
+                /** @description Only ratings of this grade (NR: those not graded). */
+                grade?: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR";
                 /** @description By score: `desc` (default) best first, `asc` worst first; ties by id. Page with `cursor`. */
                 order?: "desc" | "asc";
                 /**
