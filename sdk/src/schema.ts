@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 e88b016e49ff0e017f84d23c681a2376ec35694752a2fb60defbb586d8017b6e) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 f2f1a67607ba935f2af1291ffd00224e1a8cd3d0010b8050b1014839453df2f9) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -2542,8 +2542,18 @@ export interface components {
             generatedAt: string;
             /** @description The chains it has a section for, in your scope. */
             chainIds: number[];
-            /** @description True when it lists positions at risk and stale oracles (written right after its day). */
+            /** @description True when it lists positions at risk and stale oracles of market data (written right after its day); always false for sandbox data. */
             live: boolean;
+            /** @description The data the report rests on. */
+            data: {
+                /**
+                 * @description `sandbox`: simulated data (test keys); `market`: data read from the sources.
+                 * @enum {string}
+                 */
+                kind: "sandbox" | "market";
+                /** @description What the data is, in a sentence. */
+                description: string;
+            };
         };
         /** ResearchReport */
         ResearchReport: {
@@ -2565,6 +2575,16 @@ export interface components {
             generatedAt: string;
             /** @description Version of the digest method. */
             version: string;
+            /** @description The data the report rests on. */
+            data: {
+                /**
+                 * @description `sandbox`: simulated data (test keys); `market`: data read from the sources.
+                 * @enum {string}
+                 */
+                kind: "sandbox" | "market";
+                /** @description What the data is, in a sentence. */
+                description: string;
+            };
             /** @description One section per chain, largest supply first. */
             chains: {
                 chainId: number;
