@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { BackendUnavailableError } from '../access/admission.ts';
 import { redisCall, timed } from '../metrics.ts';
 import {
   chunkSpan,
@@ -17,6 +18,15 @@ import {
  * by less than this all see the same snapshot until it expires.
  */
 const EXPIRY_SLACK_MS = 60_000;
+
+/** Redis unreachable or failing: the answer is 503 SERVICE_UNAVAILABLE (retry shortly), not a 500. */
+async function unavailableOnError<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    throw new BackendUnavailableError(`page snapshots unavailable: ${(err as Error).message}`);
+  }
+}
 
 export interface RedisPageSnapshotsOptions {
   /** Prefix of every key (default `lrds:`). */
@@ -45,6 +55,18 @@ export class RedisPageSnapshots implements PageSnapshots {
   }
 
   async put(id: string, header: PageSnapshotHeader, items: readonly SnapshotItem[]): Promise<void> {
+    return unavailableOnError(this.#put(id, header, items));
+  }
+
+  async header(id: string): Promise<PageSnapshotHeader | null> {
+    return unavailableOnError(this.#header(id));
+  }
+
+  async items(id: string, offset: number, count: number): Promise<SnapshotItem[] | null> {
+    return unavailableOnError(this.#items(id, offset, count));
+  }
+
+  async #put(id: string, header: PageSnapshotHeader, items: readonly SnapshotItem[]): Promise<void> {
     const ttl = PAGE_SNAPSHOT_TTL_MS + EXPIRY_SLACK_MS;
     const m = this.#redis.multi();
     for (let c = 0; c * PAGE_SNAPSHOT_CHUNK < items.length; c++) {
@@ -57,7 +79,7 @@ export class RedisPageSnapshots implements PageSnapshots {
     if (!done || failed) throw failed?.[0] ?? new Error('snapshot not written');
   }
 
-  async header(id: string): Promise<PageSnapshotHeader | null> {
+  async #header(id: string): Promise<PageSnapshotHeader | null> {
     const raw = await timed(
       redisCall('snapshot_get'),
       performance.now(),
@@ -66,8 +88,8 @@ export class RedisPageSnapshots implements PageSnapshots {
     return raw === null ? null : (JSON.parse(raw) as PageSnapshotHeader);
   }
 
-  async items(id: string, offset: number, count: number): Promise<SnapshotItem[] | null> {
-    const h = await this.header(id);
+  async #items(id: string, offset: number, count: number): Promise<SnapshotItem[] | null> {
+    const h = await this.#header(id);
     if (!h) return null;
     const span = chunkSpan(offset, count, h.total);
     if (!span) return [];

@@ -107,7 +107,7 @@ export async function positionsAtRiskPage(
       ...(next < header.total ? { nextCursor: encodeCursor(LIST, [id, next, expiresAtMs]) } : {}),
     };
   }
-  const expiresAtMs = paging.nowMs + PAGE_SNAPSHOT_TTL_MS;
+  const expiresAtMs = Math.ceil(paging.nowMs) + PAGE_SNAPSHOT_TTL_MS;
   const taken = await takeSet(model, p, paging, scope);
   const items = taken.set.slice(0, p.limit);
   return {
@@ -174,7 +174,7 @@ async function takeSet(
   };
   if (set.length > p.limit) {
     const id = randomBytes(12).toString('base64url');
-    const expiresAtMs = paging.nowMs + PAGE_SNAPSHOT_TTL_MS + REUSE_MS;
+    const expiresAtMs = Math.ceil(paging.nowMs) + PAGE_SNAPSHOT_TTL_MS + REUSE_MS;
     await paging.snapshots.put(id, { scope, asOfMs: taken.asOfMs, expiresAtMs, total: set.length }, set);
     taken.id = id;
   }

@@ -257,3 +257,29 @@ describe('GET /risk/positions-at-risk: pages served by two instances (Redis)', a
     assert.match(res.json().message, /expired at/);
   });
 });
+
+describe('GET /risk/positions-at-risk: the snapshot store unreachable', () => {
+  test('error: a page that needs the shared snapshots answers 503, a page that fits answers', async () => {
+    const clock = new ManualClock('2026-11-22T12:00:00Z');
+    // Nothing listens on port 1.
+    const snaps = new RedisPageSnapshots('redis://127.0.0.1:1', { prefix: 'lrds-test-down:' });
+    const t = await createTestApp({
+      clock,
+      tiers: GENEROUS_TIERS,
+      live: modelOf([m1, m2], all, clock),
+      pageSnapshots: snaps,
+    });
+    try {
+      const key = await t.key('pro');
+      const res = await t.get('/api/v1/risk/positions-at-risk?limit=10', key);
+      assert.equal(res.statusCode, 503, res.body);
+      assert.equal(res.json().error, 'SERVICE_UNAVAILABLE');
+      const whole = await t.get('/api/v1/risk/positions-at-risk?limit=200', key);
+      assert.equal(whole.statusCode, 200);
+      assert.equal(whole.json().meta.total, 60);
+    } finally {
+      await t.close();
+      await snaps.close();
+    }
+  });
+});
