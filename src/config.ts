@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { DEFAULT_RATING_SIZE_FLOOR_USD } from './domain/rating.ts';
 
 /** Service settings (DECISIONS D13), read once from the environment, validated, then frozen. */
 export interface Settings {
@@ -27,6 +28,11 @@ export interface Settings {
    * liquidations), 0 to 365; 0: none. From SANDBOX_HISTORY_DAYS, default 365. Omitted: 0.
    */
   sandboxHistoryDays?: number;
+  /**
+   * Assets (USD) below which a market or vault is not graded (grade NR). From
+   * RATING_SIZE_FLOOR_USD, default 100000. Omitted: 100000.
+   */
+  ratingSizeFloorUsd?: number;
   /**
    * Days back the sandbox history's hourly rows (market snapshots, token prices, oracle rounds)
    * are backfilled, 0 to 365. From SANDBOX_HOURLY_HISTORY_DAYS, default 30. Omitted: 30.
@@ -108,6 +114,13 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
   if (!(Number.isInteger(sandboxHistoryDays) && sandboxHistoryDays >= 0 && sandboxHistoryDays <= 365)) {
     problems.push(`SANDBOX_HISTORY_DAYS: must be an integer 0-365, got '${env.SANDBOX_HISTORY_DAYS}'`);
   }
+  const floorText = env.RATING_SIZE_FLOOR_USD?.trim();
+  const ratingSizeFloorUsd = floorText ? Number(floorText) : DEFAULT_RATING_SIZE_FLOOR_USD;
+  if (!(Number.isFinite(ratingSizeFloorUsd) && ratingSizeFloorUsd > 0)) {
+    problems.push(
+      `RATING_SIZE_FLOOR_USD: must be a positive number of USD, got '${env.RATING_SIZE_FLOOR_USD}'`,
+    );
+  }
   const hourlyText = env.SANDBOX_HOURLY_HISTORY_DAYS?.trim();
   const sandboxHourlyHistoryDays = hourlyText ? Number(hourlyText) : 30;
   if (
@@ -149,6 +162,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     simulationTickMs,
     metricsPort,
     sandboxHistoryDays,
+    ratingSizeFloorUsd,
     sandboxHourlyHistoryDays,
     historyRetentionDays,
     sourcesFile: env.SOURCES_FILE ? resolve(env.SOURCES_FILE) : null,

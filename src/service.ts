@@ -16,6 +16,7 @@ import {
   type ReadModel,
   setSourceClocks,
 } from './data/read-model.ts';
+import { RedisPageSnapshots } from './data/redis-page-snapshots.ts';
 import { ResearchJob } from './data/research-job.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
@@ -604,6 +605,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
     changed: (hashes) => keys.invalidate(hashes),
     missed: () => void refreshKeys(),
   });
+  // Instances sharing the traffic share the sets paged lists took (a later page may reach any of them).
+  const pageSnapshots = settings.redisUrl === null ? null : new RedisPageSnapshots(settings.redisUrl);
   const admission = createAdmission({
     redisUrl: settings.redisUrl,
     store,
@@ -618,6 +621,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     store,
     clock,
     writes: options.writesHistory ?? true,
+    ...(settings.ratingSizeFloorUsd !== undefined ? { sizeFloorUsd: settings.ratingSizeFloorUsd } : {}),
     onError: (err) => log.warn({ err }, 'ratings run failed: retried in a minute'),
     onRated: (info) => appLog?.info(info, 'ratings computed'),
   });
@@ -628,6 +632,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     admission,
     idempotency: new Idempotency(store, clock),
     data: models,
+    ...(pageSnapshots ? { pageSnapshots } : {}),
     history: store,
     ratings,
     clock,
@@ -826,6 +831,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       await research?.stop();
       await app.close();
       await keyEvents.close();
+      await pageSnapshots?.close();
       // after the app (no more requests), before the store: flushes counts still buffered
       await admission.close();
       await store.close();

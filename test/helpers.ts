@@ -291,6 +291,8 @@ export interface TestAppOptions {
   history?: AppDeps['history'];
   /** The ratings job; defaults to one over the store and the models, run once before the app is handed out. */
   ratings?: (store: SqliteStore, clock: ManualClock) => RatingsJob;
+  /** Where paged lists keep their sets; this app's memory by default. */
+  pageSnapshots?: AppDeps['pageSnapshots'];
 }
 
 /**
@@ -364,6 +366,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ratings,
     clock,
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.pageSnapshots ? { pageSnapshots: options.pageSnapshots } : {}),
     server: { ...QUIET, ...options.server },
   });
   await app.ready();

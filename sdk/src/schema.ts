@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 f41c85dca81de018d78982bda8466e049a089a007a97c13ef4277a4c563438cf) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 8417d12eefa1a4b369ac50df1570719bbd215988c13d55e8ec893a6e8cf2d8df) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -249,7 +249,7 @@ export interface paths {
         };
         /**
          * A wallet's positions
-         * @description Every position of a wallet in scope (borrowing or only lending; for Euler, those of its EVC sub-accounts too, each naming its sub-account), by market uniqueKey (page with `cursor`): the PositionAtRisk shape plus the collateral price now and the `liquidationPrice`: the price of the position's collateral token at which its health factor (for pooled protocols the account's) reaches 1, every other price fixed, or of the token named by `asset`. `meta.total`: positions in scope.
+         * @description Every position of a wallet in scope (borrowing or only lending; for Euler, those of its EVC sub-accounts too, each naming its sub-account), by market uniqueKey (page with `cursor`): the PositionAtRisk shape plus the collateral price now and the `liquidationPrice`, named by `liquidationPriceToken`: the price of the position's collateral token at which its health factor (for pooled protocols the account's) reaches 1, every other price fixed, or of the token named by `asset`. `meta.total`: positions in scope.
          */
         get: operations["listPositions"];
         put?: never;
@@ -309,7 +309,7 @@ export interface paths {
         };
         /**
          * Positions at risk
-         * @description Borrow positions whose health factor is below the threshold (liquidatable ones, below 1, included), ordered by health factor ascending, then borrowed USD descending. Positions without debt are never at risk.
+         * @description Borrow positions whose health factor is below the threshold (liquidatable ones, below 1, included), ordered by health factor ascending, then borrowed USD descending. Positions without debt are never at risk. The whole set pages with `cursor`: the first page takes the set and its order as of its `meta.asOf`, and the pages of its `meta.nextCursor` come from that set (no position twice, none skipped, the figures as of that instant) for 10 minutes; after that the cursor is refused (400 INVALID_PARAMETER naming the time it expired). `meta.total` is the size of the set on every page; `limit` (capped by your tier's result cap) bounds each page, not the set.
          */
         get: operations["positionsAtRisk"];
         put?: never;
@@ -936,8 +936,14 @@ export interface components {
             distanceToLiq: number | null;
             /** @description The collateral USD price now. */
             collateralPrice: number;
-            /** @description The USD price of this position's collateral token at which the health factor (for pooled protocols the account's) reaches 1, every other price fixed (collateralPrice / healthFactor for an isolated position); with `asset`, that asset's price (its debt: the price whose rise liquidates); null without debt, when the position does not hold the asset, or when no price of it liquidates the account (its other collateral covers the debt). */
+            /** @description The USD price of the token named by `liquidationPriceToken` at which the health factor (for pooled protocols the account's) reaches 1, every other price fixed: by default the position's collateral token (collateralPrice / healthFactor for an isolated position); with `asset`, that asset's price (its debt: the price whose rise liquidates); null without debt, when the position does not hold the asset, or when no price of it liquidates the account (its other collateral covers the debt). */
             liquidationPrice: number | null;
+            /** @description The token whose USD price `liquidationPrice` is; null when `liquidationPrice` is null. */
+            liquidationPriceToken: {
+                /** @description Lower-case 0x address. */
+                address: string;
+                symbol: string;
+            } | null;
         };
         /** Portfolio */
         Portfolio: {
@@ -1025,8 +1031,14 @@ export interface components {
                 distanceToLiq: number | null;
                 /** @description The collateral USD price now. */
                 collateralPrice: number;
-                /** @description The USD price of this position's collateral token at which the health factor (for pooled protocols the account's) reaches 1, every other price fixed (collateralPrice / healthFactor for an isolated position); with `asset`, that asset's price (its debt: the price whose rise liquidates); null without debt, when the position does not hold the asset, or when no price of it liquidates the account (its other collateral covers the debt). */
+                /** @description The USD price of the token named by `liquidationPriceToken` at which the health factor (for pooled protocols the account's) reaches 1, every other price fixed: by default the position's collateral token (collateralPrice / healthFactor for an isolated position); with `asset`, that asset's price (its debt: the price whose rise liquidates); null without debt, when the position does not hold the asset, or when no price of it liquidates the account (its other collateral covers the debt). */
                 liquidationPrice: number | null;
+                /** @description The token whose USD price `liquidationPrice` is; null when `liquidationPrice` is null. */
+                liquidationPriceToken: {
+                    /** @description Lower-case 0x address. */
+                    address: string;
+                    symbol: string;
+                } | null;
             }[];
             /** @description Per asset backing or owed by a borrow position, closest to liquidation first. */
             liquidationMoves: {
@@ -1871,34 +1883,50 @@ export interface components {
          *       "collateral": "wstETH",
          *       "loan": "WETH",
          *       "grade": "AA",
-         *       "score": 87.04,
-         *       "methodologyVersion": "1.0.0",
+         *       "score": 85.7,
+         *       "reason": null,
+         *       "methodologyVersion": "2.0.0",
          *       "ratedAt": "2026-11-22T00:00:00.000Z",
          *       "components": {
          *         "oracle": {
          *           "score": 85,
-         *           "weight": 0.25,
+         *           "weight": 0.2,
          *           "explanation": "Chainlink ChainlinkOracle (2 feeds, composite), no warning; stalest feed at 0.42 of its heartbeat."
          *         },
          *         "lltvBuffer": {
          *           "score": 100,
-         *           "weight": 0.25,
+         *           "weight": 0.2,
          *           "explanation": "LLTV 94.5 %: buffer 5.5 % against a 3-sigma 1-day move of 0.94 % (volatility 6.0 %/yr, no stored price history: eth-lst/eth family default); coverage 5.84x."
          *         },
          *         "liquidity": {
          *           "score": 80,
-         *           "weight": 0.2,
+         *           "weight": 0.15,
          *           "explanation": "Utilization 90.0 %, $10,000,000 available to withdraw."
          *         },
          *         "concentration": {
          *           "score": 65.45,
-         *           "weight": 0.15,
+         *           "weight": 0.1,
          *           "explanation": "40 borrowers: the largest 10 owe 62.0 % of the debt, Herfindahl index 0.071."
          *         },
          *         "liquidations": {
          *           "score": 99.84,
-         *           "weight": 0.15,
+         *           "weight": 0.1,
          *           "explanation": "2 liquidations in the last 90 days repaid $120,000 (0.13 % of borrow); bad debt $0 (0.00 % of borrow)."
+         *         },
+         *         "size": {
+         *           "score": 75,
+         *           "weight": 0.1,
+         *           "explanation": "$100,000,000 supplied (the floor of $100,000 scores 0, $1,000,000,000 scores 100)."
+         *         },
+         *         "usage": {
+         *           "score": 53.4,
+         *           "weight": 0.05,
+         *           "explanation": "40 borrowers with debt (1,000 score 100)."
+         *         },
+         *         "history": {
+         *           "score": 100,
+         *           "weight": 0.1,
+         *           "explanation": "90 days of stored prices of both tokens in the last 90."
          *         }
          *       },
          *       "metrics": {
@@ -1910,8 +1938,10 @@ export interface components {
          *         "stressMove": 0.00942163,
          *         "bufferCoverage": 5.8376307,
          *         "utilization": 0.9,
+         *         "supplyUsd": 100000000,
          *         "availableUsd": 10000000,
          *         "borrowers": 40,
+         *         "historyDays": 90,
          *         "top10Share": 0.62,
          *         "herfindahl": 0.071,
          *         "liquidations": 2,
@@ -1932,12 +1962,14 @@ export interface components {
             /** @description Loan token symbol. */
             loan: string;
             /**
-             * @description Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10).
+             * @description Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10); NR: not graded (below the size floor, or a component without the data it needs; `reason` says which).
              * @enum {string}
              */
-            grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D";
-            /** @description Overall score, 0 to 100: the weighted sum of the component scores (2 decimals). */
-            score: number;
+            grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR";
+            /** @description Overall score, 0 to 100: the weighted sum of the component scores (2 decimals); null when not graded (NR). */
+            score: number | null;
+            /** @description Why it is not graded (grade NR), with the figures; null when graded. */
+            reason: string | null;
             /**
              * @description Version of the methodology (GET /ratings/methodology).
              * @example 1.0.0
@@ -1945,7 +1977,7 @@ export interface components {
             methodologyVersion: string;
             /** @description ISO 8601 UTC instant the rating was computed at (ratings are computed daily at 00:00 UTC). */
             ratedAt: string;
-            /** @description The five component scores, their weights and why. */
+            /** @description The eight component scores, their weights and why. */
             components: {
                 oracle: {
                     /** @description The component score, 0 to 100 (2 decimals). */
@@ -1987,6 +2019,30 @@ export interface components {
                     /** @description How the score was reached, in one line. */
                     explanation: string;
                 };
+                size: {
+                    /** @description The component score, 0 to 100 (2 decimals). */
+                    score: number;
+                    /** @description The component's weight in the overall score. */
+                    weight: number;
+                    /** @description How the score was reached, in one line. */
+                    explanation: string;
+                };
+                usage: {
+                    /** @description The component score, 0 to 100 (2 decimals). */
+                    score: number;
+                    /** @description The component's weight in the overall score. */
+                    weight: number;
+                    /** @description How the score was reached, in one line. */
+                    explanation: string;
+                };
+                history: {
+                    /** @description The component score, 0 to 100 (2 decimals). */
+                    score: number;
+                    /** @description The component's weight in the overall score. */
+                    weight: number;
+                    /** @description How the score was reached, in one line. */
+                    explanation: string;
+                };
             };
             /** @description The figures the components were computed from. */
             metrics: {
@@ -2009,10 +2065,14 @@ export interface components {
                 bufferCoverage: number | null;
                 /** @description borrow / supply when rated, 0 to 1. */
                 utilization: number;
+                /** @description Supply when rated, USD; null when the loan token has no USD price. */
+                supplyUsd: number | null;
                 /** @description supply - borrow when rated, USD; null when the loan token has no USD price. */
                 availableUsd: number | null;
                 /** @description Borrowers with debt known. */
                 borrowers: number;
+                /** @description UTC days of the last 90 with a stored price of both tokens; null without stored history. */
+                historyDays: number | null;
                 /** @description Share of the debt owed by the 10 largest borrowers, 0 to 1. */
                 top10Share: number;
                 /** @description Herfindahl index of the borrowers' debt, 0 to 1. */
@@ -2033,20 +2093,26 @@ export interface components {
          *       "address": "0xbeef01735c132ada46aa9aa4c54623caa92a64cb",
          *       "name": "Steakhouse USDC",
          *       "asset": "USDC",
-         *       "grade": "A",
-         *       "score": 73.2,
-         *       "methodologyVersion": "1.0.0",
+         *       "grade": "BBB",
+         *       "score": 67.68,
+         *       "reason": null,
+         *       "methodologyVersion": "2.0.0",
          *       "ratedAt": "2026-11-22T00:00:00.000Z",
          *       "components": {
          *         "markets": {
          *           "score": 79,
-         *           "weight": 0.8,
-         *           "explanation": "Supply-weighted score of its 2 rated markets: 79.00."
+         *           "weight": 0.7,
+         *           "explanation": "Supply-weighted score of its 2 graded markets ($2,000,000 allocated): 79.00."
          *         },
          *         "diversification": {
          *           "score": 50,
-         *           "weight": 0.2,
+         *           "weight": 0.15,
          *           "explanation": "Largest allocation 50.0 % of assets; Herfindahl index 0.500 (2.0 markets' worth of diversification)."
+         *         },
+         *         "size": {
+         *           "score": 32.53,
+         *           "weight": 0.15,
+         *           "explanation": "$2,000,000 held (the floor of $100,000 scores 0, $1,000,000,000 scores 100)."
          *         }
          *       },
          *       "metrics": {
@@ -2083,12 +2149,14 @@ export interface components {
             /** @description Symbol of the asset the vault lends. */
             asset: string;
             /**
-             * @description Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10).
+             * @description Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10); NR: not graded (below the size floor, or a component without the data it needs; `reason` says which).
              * @enum {string}
              */
-            grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D";
-            /** @description Overall score, 0 to 100: 0.8 x markets + 0.2 x diversification (2 decimals). */
-            score: number;
+            grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR";
+            /** @description Overall score, 0 to 100: 0.7 x markets + 0.15 x diversification + 0.15 x size (2 decimals); null when not graded (NR). */
+            score: number | null;
+            /** @description Why it is not graded (grade NR), with the figures; null when graded. */
+            reason: string | null;
             /**
              * @description Version of the methodology (GET /ratings/methodology).
              * @example 1.0.0
@@ -2096,7 +2164,7 @@ export interface components {
             methodologyVersion: string;
             /** @description ISO 8601 UTC instant the rating was computed at (ratings are computed daily at 00:00 UTC). */
             ratedAt: string;
-            /** @description The two component scores, their weights and why. */
+            /** @description The three component scores, their weights and why. */
             components: {
                 markets: {
                     /** @description The component score, 0 to 100 (2 decimals). */
@@ -2107,6 +2175,14 @@ export interface components {
                     explanation: string;
                 };
                 diversification: {
+                    /** @description The component score, 0 to 100 (2 decimals). */
+                    score: number;
+                    /** @description The component's weight in the overall score. */
+                    weight: number;
+                    /** @description How the score was reached, in one line. */
+                    explanation: string;
+                };
+                size: {
                     /** @description The component score, 0 to 100 (2 decimals). */
                     score: number;
                     /** @description The component's weight in the overall score. */
@@ -2134,11 +2210,11 @@ export interface components {
                 /** @description The allocation's part of the vault's assets, 0 to 1. */
                 share: number;
                 /**
-                 * @description The market's grade; null when the market is not served.
+                 * @description The market's grade (NR: not graded); null when the market is not served.
                  * @enum {string|null}
                  */
-                grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | null;
-                /** @description The market's score; null when the market is not served. */
+                grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR" | null;
+                /** @description The market's score; null when the market is not served or not graded. */
                 score: number | null;
             }[];
         };
@@ -2182,7 +2258,7 @@ export interface components {
              * @example 1.0.0
              */
             methodologyVersion: string;
-            /** @description Each component's score by name (markets: oracle, lltvBuffer, liquidity, concentration, liquidations; vaults: markets, diversification). */
+            /** @description Each component's score by name (markets: oracle, lltvBuffer, liquidity, concentration, liquidations, size, usage, history; vaults: markets, diversification, size). */
             components: {
                 [key: string]: number;
             };
@@ -2190,7 +2266,7 @@ export interface components {
         /**
          * RatingMethodology
          * @example {
-         *       "version": "1.0.0",
+         *       "version": "2.0.0",
          *       "scale": {
          *         "min": 0,
          *         "max": 100,
@@ -2251,7 +2327,7 @@ export interface components {
          *       "markets": [
          *         {
          *           "name": "oracle",
-         *           "weight": 0.25,
+         *           "weight": 0.2,
          *           "formula": "The provider's base score (provider.*), less customType for a Custom oracle, composite for a price composed from several feeds, perWarning per warning (at most maxWarnings), noFeedData when no feed is listed, and, when the stalest feed is past its heartbeat (stalenessRatio s > 1, DECISIONS D14), staleMin + (staleMax - staleMin) x min(1, s - 1). No oracle: 0. Clamped to 0-100.",
          *           "parameters": {
          *             "provider.Chainlink": 90,
@@ -2273,7 +2349,7 @@ export interface components {
          *         },
          *         {
          *           "name": "lltvBuffer",
-         *           "weight": 0.25,
+         *           "weight": 0.2,
          *           "formula": "Volatility sigma of the collateral/loan price ratio: the sample standard deviation of its daily log returns over the last 90 days (last stored hourly price of each UTC day, consecutive days only) times sqrt(365), when there are at least minReturns; else the default of the two asset families: the peg's (peggedVolatility.*) when both share one, else the larger familyVolatility.*. move = kSigma x sigma / sqrt(365) x sqrt(horizonDays); coverage = (1 - lltv) / move; score = 100 x (coverage - coverageZero) / (coverageFull - coverageZero), clamped to 0-100.",
          *           "parameters": {
          *             "kSigma": 3,
@@ -2300,7 +2376,7 @@ export interface components {
          *         },
          *         {
          *           "name": "liquidity",
-         *           "weight": 0.2,
+         *           "weight": 0.15,
          *           "formula": "utilizationWeight x U + depthWeight x A. U = 100 up to fullUtilization, falling linearly to 0 at 100 % utilization. A = 100 x (log10(available USD) - log10(depthZeroUsd)) / (log10(depthFullUsd) - log10(depthZeroUsd)), clamped to 0-100.",
          *           "parameters": {
          *             "fullUtilization": 0.85,
@@ -2312,16 +2388,16 @@ export interface components {
          *         },
          *         {
          *           "name": "concentration",
-         *           "weight": 0.15,
-         *           "formula": "Over the borrowers' debts now: 100 x (1 - (top10Share + herfindahl) / 2), top10Share the share of the debt owed by the 10 largest borrowers, herfindahl the sum of squared shares. No debt: 100; borrow but no borrower known: unknownScore.",
+         *           "weight": 0.1,
+         *           "formula": "Over the borrowers' debts now: 100 x (1 - (top10Share + herfindahl) / 2), top10Share the share of the debt owed by the 10 largest borrowers, herfindahl the sum of squared shares. No debt: 100; borrow but no borrower known: not graded.",
          *           "parameters": {
          *             "unknownScore": 50
          *           }
          *         },
          *         {
          *           "name": "liquidations",
-         *           "weight": 0.15,
-         *           "formula": "Over the liquidations of the last 90 days: 100 - repaidMax x min(1, (repaid USD / borrow) / repaidShareFull) - badDebtMax x min(1, (bad debt USD / borrow) / badDebtShareFull), clamped to 0-100. No stored history for the dataset: unknownScore.",
+         *           "weight": 0.1,
+         *           "formula": "Over the liquidations of the last 90 days: 100 - repaidMax x min(1, (repaid USD / borrow) / repaidShareFull) - badDebtMax x min(1, (bad debt USD / borrow) / badDebtShareFull), clamped to 0-100. No stored history for the dataset: not graded.",
          *           "parameters": {
          *             "repaidShareFull": 0.25,
          *             "repaidMax": 30,
@@ -2330,25 +2406,61 @@ export interface components {
          *             "windowDays": 90,
          *             "unknownScore": 50
          *           }
+         *         },
+         *         {
+         *           "name": "size",
+         *           "weight": 0.1,
+         *           "formula": "100 x (log10(supply USD) - log10(sizeFloorUsd)) / (log10(sizeFullUsd) - log10(sizeFloorUsd)), clamped to 0-100. Supply below sizeFloorUsd, or of no USD value: not graded.",
+         *           "parameters": {
+         *             "sizeFloorUsd": 100000,
+         *             "sizeFullUsd": 1000000000
+         *           }
+         *         },
+         *         {
+         *           "name": "usage",
+         *           "weight": 0.05,
+         *           "formula": "100 x log10(borrowers with debt) / log10(usageFullBorrowers), clamped to 0-100 (none: 0).",
+         *           "parameters": {
+         *             "usageFullBorrowers": 1000
+         *           }
+         *         },
+         *         {
+         *           "name": "history",
+         *           "weight": 0.1,
+         *           "formula": "100 x min(1, days / historyFullDays), days = the UTC days of the last 90 with a stored price of both tokens. No stored history for the dataset: not graded.",
+         *           "parameters": {
+         *             "historyFullDays": 90
+         *           }
          *         }
          *       ],
          *       "vaults": [
          *         {
          *           "name": "markets",
-         *           "weight": 0.8,
-         *           "formula": "Sum over the vault's allocations to rated markets of share x market score, share = the allocation's USD now over the sum of them (equal shares when that sum is 0). No rated allocation: 0.",
+         *           "weight": 0.7,
+         *           "formula": "Sum over the vault's allocations to graded markets of share x market score, share = the allocation's USD now over the sum of them (equal shares when that sum is 0). No allocation to a graded market: not graded.",
          *           "parameters": {}
          *         },
          *         {
          *           "name": "diversification",
-         *           "weight": 0.2,
-         *           "formula": "100 x (1 - the sum of the allocations' squared shares). No rated allocation: 0.",
+         *           "weight": 0.15,
+         *           "formula": "100 x (1 - the sum of the graded allocations' squared shares).",
          *           "parameters": {}
+         *         },
+         *         {
+         *           "name": "size",
+         *           "weight": 0.15,
+         *           "formula": "100 x (log10(total assets USD) - log10(sizeFloorUsd)) / (log10(sizeFullUsd) - log10(sizeFloorUsd)), clamped to 0-100. Below sizeFloorUsd: not graded.",
+         *           "parameters": {
+         *             "sizeFloorUsd": 100000,
+         *             "sizeFullUsd": 1000000000
+         *           }
          *         }
          *       ],
          *       "windowDays": 90,
          *       "changeTolerance": 2,
          *       "unknownScore": 50,
+         *       "sizeFloorUsd": 100000,
+         *       "notRated": "Grade NR, score null, with the reason: a market supplying less than sizeFloorUsd (or of no USD value), or one of whose components has no data to be computed from (no stored history, borrow without a known borrower, amounts of no USD value); a vault holding less than sizeFloorUsd, or with no allocation to a graded market. Such a component is shown with unknownScore, and no grade rests on it.",
          *       "schedule": "Computed at start-up, daily at 00:00 UTC and when the dataset is replaced; a new rating is recorded in the history when its grade changes, its score moves by changeTolerance points or more, or the version changes."
          *     }
          */
@@ -2401,8 +2513,12 @@ export interface components {
             windowDays: number;
             /** @description Score move (points) that records a new rating in the history. */
             changeTolerance: number;
-            /** @description Score of a component whose data is unknown. */
+            /** @description Score a component whose data is unknown is shown with (its market or vault is then not graded). */
             unknownScore: number;
+            /** @description Assets (USD) below which a market or vault is not graded (NR). */
+            sizeFloorUsd: number;
+            /** @description When a market or vault is not graded (NR). */
+            notRated: string;
             /** @description When ratings are computed and recorded. */
             schedule: string;
         };
@@ -2426,8 +2542,18 @@ export interface components {
             generatedAt: string;
             /** @description The chains it has a section for, in your scope. */
             chainIds: number[];
-            /** @description True when it lists positions at risk and stale oracles (written right after its day). */
+            /** @description True when it lists positions at risk and stale oracles of market data (written right after its day); always false for sandbox data. */
             live: boolean;
+            /** @description The data the report rests on. */
+            data: {
+                /**
+                 * @description `sandbox`: simulated data (test keys); `market`: data read from the sources.
+                 * @enum {string}
+                 */
+                kind: "sandbox" | "market";
+                /** @description What the data is, in a sentence. */
+                description: string;
+            };
         };
         /** ResearchReport */
         ResearchReport: {
@@ -2449,6 +2575,16 @@ export interface components {
             generatedAt: string;
             /** @description Version of the digest method. */
             version: string;
+            /** @description The data the report rests on. */
+            data: {
+                /**
+                 * @description `sandbox`: simulated data (test keys); `market`: data read from the sources.
+                 * @enum {string}
+                 */
+                kind: "sandbox" | "market";
+                /** @description What the data is, in a sentence. */
+                description: string;
+            };
             /** @description One section per chain, largest supply first. */
             chains: {
                 chainId: number;
@@ -6597,6 +6733,8 @@ export interface operations {
                  * @example 50
                  */
                 limit?: number;
+                /** @description Opaque cursor from `meta.nextCursor` of the previous page (the other parameters unchanged). */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -8999,8 +9137,8 @@ export interface operations {
                  * @example 70
                  */
                 minScore?: number;
-                /** @description Only ratings of this grade. */
-                grade?: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D";
+                /** @description Only ratings of this grade (NR: those not graded). */
+                grade?: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR";
                 /** @description By score: `desc` (default) best first, `asc` worst first; ties by id. Page with `cursor`. */
                 order?: "desc" | "asc";
                 /**
@@ -9830,8 +9968,8 @@ export interface operations {
                  * @example 70
                  */
                 minScore?: number;
-                /** @description Only ratings of this grade. */
-                grade?: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D";
+                /** @description Only ratings of this grade (NR: those not graded). */
+                grade?: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR";
                 /** @description By score: `desc` (default) best first, `asc` worst first; ties by id. Page with `cursor`. */
                 order?: "desc" | "asc";
                 /**

@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import type { Protocol } from '../domain/enums.ts';
-import { available, maxLeverage, utilization } from '../domain/metrics.ts';
+import { maxLeverage, utilization } from '../domain/metrics.ts';
 import { oracleHealth } from '../domain/oracle.ts';
-import { fraction, significant, significantOrNull, usd, usdOrNull } from '../domain/precision.ts';
+import { fraction, servedBalances, significant, significantOrNull, usdOrNull } from '../domain/precision.ts';
 import { classifyStrategy } from '../domain/strategy.ts';
 import type {
   FeedUpdate,
@@ -89,6 +89,8 @@ export function supplyRank(m: MarketRecord): number {
 export function toMarketView(m: MarketRecord, nowSec: number): MarketView {
   const strategy = classifyStrategy(m.collateral, m.loan);
   const assets = marketAssets(m);
+  // available and utilization from the served supply and borrow (servedBalances).
+  const served = m.supply === null || m.borrow === null ? null : servedBalances(m.supply, m.borrow);
   return {
     uniqueKey: m.uniqueKey,
     protocol: m.protocol,
@@ -101,17 +103,13 @@ export function toMarketView(m: MarketRecord, nowSec: number): MarketView {
     // Served figures are rounded once, here (src/domain/precision.ts).
     collateralPrice: significantOrNull(m.collateralPrice),
     loanPrice: significantOrNull(m.loanPrice),
-    supply: usdOrNull(m.supply),
-    borrow: usdOrNull(m.borrow),
-    available: m.supply === null || m.borrow === null ? null : usd(available(m.supply, m.borrow)),
+    supply: served?.supply ?? usdOrNull(m.supply),
+    borrow: served?.borrow ?? usdOrNull(m.borrow),
+    available: served?.available ?? null,
     supplyAssets: significantOrNull(assets.supply),
     borrowAssets: significantOrNull(assets.borrow),
     // The same ratio in USD or in loan-token units (one price).
-    utilization: fraction(
-      m.supply !== null && m.borrow !== null
-        ? utilization(m.supply, m.borrow)
-        : utilization(assets.supply ?? 0, assets.borrow ?? 0),
-    ),
+    utilization: served?.utilization ?? fraction(utilization(assets.supply ?? 0, assets.borrow ?? 0)),
     supplyApy: fraction(m.supplyApy),
     borrowApy: fraction(m.borrowApy),
     supplyRewardsApy: fraction(m.supplyRewardsApy),
@@ -307,12 +305,13 @@ export class Catalog {
         const b = e.base;
         if (b.loanPrice === null || !(b.loanPrice > 0) || b.supply === null || b.borrow === null) continue;
         const f = ch.ratio;
-        const supply = b.supply * f;
-        const borrow = b.borrow * f;
         e.view.loanPrice = significant(b.loanPrice * f);
-        e.view.supply = usd(supply);
-        e.view.borrow = usd(borrow);
-        e.view.available = usd(available(supply, borrow));
+        const served = servedBalances(b.supply * f, b.borrow * f);
+        e.view.supply = served.supply;
+        e.view.borrow = served.borrow;
+        e.view.available = served.available;
+        // Derived from the served amounts, as available is.
+        e.view.utilization = served.utilization;
         e.json = null;
         if (this.loanFactor[ord] !== f) reorder = true;
         this.loanFactor[ord] = f;
@@ -412,12 +411,11 @@ export class Catalog {
       e.view.supplyAssets = significantOrNull(assets.supply);
       e.view.borrowAssets = significantOrNull(assets.borrow);
       const f = this.loanFactor[ord]!;
-      const supply = st.supply * f;
-      const borrow = st.borrow * f;
-      e.view.supply = usd(supply);
-      e.view.borrow = usd(borrow);
-      e.view.available = usd(available(supply, borrow));
-      e.view.utilization = fraction(utilization(supply, borrow));
+      const served = servedBalances(st.supply * f, st.borrow * f);
+      e.view.supply = served.supply;
+      e.view.borrow = served.borrow;
+      e.view.available = served.available;
+      e.view.utilization = served.utilization;
       e.view.supplyApy = fraction(st.supplyApy);
       e.view.borrowApy = fraction(st.borrowApy);
       e.json = null;

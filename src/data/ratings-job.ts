@@ -2,6 +2,7 @@ import type { Clock } from '../domain/clock.ts';
 import { DAY_MS, dayStartMs } from '../domain/periods.ts';
 import {
   type DailyClose,
+  DEFAULT_RATING_SIZE_FLOOR_USD,
   dailyCloses,
   type LiquidationRecord,
   RATING_WINDOW_DAYS,
@@ -42,6 +43,8 @@ export interface RatingsJobOptions {
    * several processes rating one dataset would record each change several times).
    */
   writes: boolean;
+  /** Assets (USD) below which a market or vault is not graded; DEFAULT_RATING_SIZE_FLOOR_USD when not given. */
+  sizeFloorUsd?: number;
   /** Called with a run's failure (the run is retried RETRY_MS later). */
   onError?: (err: unknown) => void;
   /** Called after each model is rated. */
@@ -237,7 +240,16 @@ export class RatingsJob {
       after = page.at(-1);
       await slice.pause();
     }
-    return { closes, liquidations };
+    return {
+      closes,
+      liquidations,
+      ...(this.#o.sizeFloorUsd !== undefined ? { sizeFloorUsd: this.#o.sizeFloorUsd } : {}),
+    };
+  }
+
+  /** Assets (USD) below which a market or vault is not graded. */
+  get sizeFloorUsd(): number {
+    return this.#o.sizeFloorUsd ?? DEFAULT_RATING_SIZE_FLOOR_USD;
   }
 
   /** Appends the ratings of `set` that changed beyond the tolerance since the last recorded one. */
@@ -252,8 +264,11 @@ export class RatingsJob {
       chainId: number,
       r: MarketRatingView | VaultRatingView,
     ) => {
+      // The history records grades: a rating not graded (NR, no score) is not recorded.
+      if (r.score === null) return;
       const prev = last.get(subject);
-      if (prev && !ratingChanged(prev, { ...r, methodology: r.methodologyVersion })) return;
+      if (prev && !ratingChanged(prev, { grade: r.grade, score: r.score, methodology: r.methodologyVersion }))
+        return;
       rows.push({
         kind,
         subject,

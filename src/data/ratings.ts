@@ -4,20 +4,25 @@ import {
   type ComponentScore,
   concentrationScore,
   type DailyClose,
+  DEFAULT_RATING_SIZE_FLOOR_USD,
   estimateVolatility,
-  type Grade,
   gradeOf,
+  historyScore,
   type LiquidationRecord,
   liquidationScore,
   liquidityScore,
   lltvBufferScore,
   MARKET_WEIGHTS,
   type MarketComponent,
+  NOT_RATED,
   type OracleFacts,
   oracleScore,
   overallScore,
   RATING_METHODOLOGY_VERSION,
+  type RatedGrade,
   ratioLogReturns,
+  sizeScore,
+  usageScore,
   VAULT_WEIGHTS,
   type VaultComponent,
   vaultScores,
@@ -46,8 +51,12 @@ export interface MarketRatingView {
   chainId: number;
   collateral: string;
   loan: string;
-  grade: Grade;
-  score: number;
+  /** NR: not graded (`reason` says why). */
+  grade: RatedGrade;
+  /** Null when not graded. */
+  score: number | null;
+  /** Why the market is not graded; null when it is. */
+  reason: string | null;
   methodologyVersion: string;
   /** ISO 8601 UTC instant the rating was computed at. */
   ratedAt: string;
@@ -64,8 +73,11 @@ export interface MarketRatingView {
     /** (1 - lltv) / stressMove; null when the move is 0. */
     bufferCoverage: number | null;
     utilization: number;
+    supplyUsd: number | null;
     availableUsd: number | null;
     borrowers: number;
+    /** UTC days of the window with a stored price of both tokens; null without stored history. */
+    historyDays: number | null;
     top10Share: number;
     herfindahl: number;
     /** Null when the dataset has no stored history. */
@@ -81,8 +93,9 @@ export interface VaultRatingView {
   address: string;
   name: string;
   asset: string;
-  grade: Grade;
-  score: number;
+  grade: RatedGrade;
+  score: number | null;
+  reason: string | null;
   methodologyVersion: string;
   ratedAt: string;
   components: Record<VaultComponent, RatingComponentView>;
@@ -97,7 +110,7 @@ export interface VaultRatingView {
   allocations: {
     marketId: string;
     share: number;
-    grade: Grade | null;
+    grade: RatedGrade | null;
     score: number | null;
   }[];
 }
@@ -120,6 +133,8 @@ export interface RatingSet {
 
 /** What the job read from the store for a model: null where the dataset has no stored history. */
 export interface RatingInputs {
+  /** Assets (USD) below which a market or vault is not graded (default DEFAULT_RATING_SIZE_FLOOR_USD). */
+  sizeFloorUsd?: number;
   /** Each token's daily closes over the window, by `<chainId>:<lower-case address>`. */
   closes: ReadonlyMap<string, readonly DailyClose[]> | null;
   /** Each market's liquidations over the window, by uniqueKey (markets without any absent). */
@@ -133,6 +148,50 @@ const NO_RECORD: LiquidationRecord = Object.freeze({ count: 0, repaidUsd: 0, bad
 
 function view(c: ComponentScore, weight: number): RatingComponentView {
   return { score: points(c.score), weight, explanation: c.explanation };
+}
+
+/**
+ * The grade, score and reason of components (as served) with their weights: NR with the
+ * reasons when `floorReason` is set or a component could not be computed from data; else the
+ * weighted score and its grade.
+ */
+function graded<K extends string>(
+  parts: Readonly<Record<K, ComponentScore>>,
+  components: Readonly<Record<K, RatingComponentView>>,
+  weights: Readonly<Record<K, number>>,
+  floorReason: string | null,
+): { grade: RatedGrade; score: number | null; reason: string | null } {
+  const reasons = [
+    ...(floorReason ? [floorReason] : []),
+    ...(Object.keys(weights) as K[]).flatMap((k) => (parts[k].unknown ? [`${k}: ${parts[k].unknown}`] : [])),
+  ];
+  if (reasons.length > 0)
+    return { grade: NOT_RATED, score: null, reason: `Not graded: ${reasons.join('; ')}.` };
+  const score = overallScore(
+    Object.fromEntries((Object.keys(weights) as K[]).map((k) => [k, components[k].score])) as Record<
+      K,
+      number
+    >,
+    weights,
+  );
+  return { grade: gradeOf(score), score, reason: null };
+}
+
+/** Whole dollars with thousands separators. */
+const dollars = (x: number) => `$${String(Math.round(x)).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
+
+/** Why assets of `usd` (null: no USD value) are below the floor; null when they reach it. */
+function belowFloor(usd: number | null, floor: number, what: string): string | null {
+  if (usd === null) return `its ${what} has no USD value (the size floor is ${dollars(floor)})`;
+  return usd < floor ? `${dollars(usd)} ${what}, below the size floor of ${dollars(floor)}` : null;
+}
+
+/** UTC days with a close of both tokens. */
+function daysWithBoth(c: readonly DailyClose[], l: readonly DailyClose[]): number {
+  const days = new Set(l.map((x) => x.day));
+  let n = 0;
+  for (const x of c) if (days.has(x.day)) n++;
+  return n;
 }
 
 /** One market of `model` (by ord) rated at `nowMs`. */
@@ -157,32 +216,30 @@ export function rateMarket(
   const buffer = lltvBufferScore(m.lltv, vol);
   const debts = concentration(model.risk.debtsOf(ord));
   const record = inputs.liquidations === null ? null : (inputs.liquidations.get(m.uniqueKey) ?? NO_RECORD);
+  const floor = inputs.sizeFloorUsd ?? DEFAULT_RATING_SIZE_FLOOR_USD;
+  const historyDays =
+    inputs.closes === null ? null : daysWithBoth(closes(m.collateralAddress), closes(m.loanAddress));
   const parts: Record<MarketComponent, ComponentScore> = {
     oracle: oracleScore(oracle),
     lltvBuffer: buffer,
     liquidity: liquidityScore(m.utilization, m.available),
-    // (No debt at all is known without a price: none to be concentrated.)
     concentration: concentrationScore(debts, m.borrow ?? (m.borrowAssets === 0 ? 0 : null)),
     liquidations: liquidationScore(record, m.borrow),
+    size: sizeScore(m.supply ?? 0, floor, 'supplied'),
+    usage: usageScore(debts.borrowers),
+    history: historyScore(historyDays),
   };
   const components = Object.fromEntries(
     (Object.keys(MARKET_WEIGHTS) as MarketComponent[]).map((k) => [k, view(parts[k], MARKET_WEIGHTS[k])]),
   ) as Record<MarketComponent, RatingComponentView>;
-  const score = overallScore(
-    Object.fromEntries(Object.entries(components).map(([k, c]) => [k, c.score])) as Record<
-      MarketComponent,
-      number
-    >,
-    MARKET_WEIGHTS,
-  );
+  const rated = graded(parts, components, MARKET_WEIGHTS, belowFloor(m.supply, floor, 'supplied'));
   return {
     marketId: m.uniqueKey,
     protocol: m.protocol,
     chainId: m.chainId,
     collateral: m.collateral,
     loan: m.loan,
-    grade: gradeOf(score),
-    score,
+    ...rated,
     methodologyVersion: RATING_METHODOLOGY_VERSION,
     ratedAt: new Date(nowMs).toISOString(),
     components,
@@ -195,8 +252,10 @@ export function rateMarket(
       stressMove: fraction(buffer.move),
       bufferCoverage: Number.isFinite(buffer.coverage) ? significant(buffer.coverage) : null,
       utilization: fraction(m.utilization),
+      supplyUsd: usdOrNull(m.supply),
       availableUsd: usdOrNull(m.available),
       borrowers: debts.borrowers,
+      historyDays,
       top10Share: fraction(debts.top10Share),
       herfindahl: fraction(debts.herfindahl),
       liquidations: record?.count ?? null,
@@ -212,6 +271,7 @@ export function rateVault(
   e: VaultEntry,
   markets: ReadonlyMap<string, MarketRatingView>,
   nowMs: number,
+  sizeFloorUsd = DEFAULT_RATING_SIZE_FLOOR_USD,
 ): VaultRatingView {
   const nowSec = Math.floor(nowMs / 1000);
   const r = e.record;
@@ -223,14 +283,24 @@ export function rateVault(
     rating: markets.get(p.a.marketKey),
   }));
   const scores = vaultScores(parts.map((p) => ({ usd: p.weight, score: p.rating?.score ?? null })));
-  const components = {
-    markets: view(scores.markets, VAULT_WEIGHTS.markets),
-    diversification: view(scores.diversification, VAULT_WEIGHTS.diversification),
+  if (values.totalUsd === null || values.totalUsd < sizeFloorUsd) {
+    const nothing = { score: 0, explanation: 'Not scored: the vault holds less than the size floor.' };
+    scores.markets = nothing;
+    scores.diversification = nothing;
+  }
+  const vaultParts: Record<VaultComponent, ComponentScore> = {
+    markets: scores.markets,
+    diversification: scores.diversification,
+    size: sizeScore(values.totalUsd ?? 0, sizeFloorUsd, 'held'),
   };
-  const score = overallScore(
-    { markets: components.markets.score, diversification: components.diversification.score },
-    VAULT_WEIGHTS,
-  );
+  const components = {
+    markets: view(vaultParts.markets, VAULT_WEIGHTS.markets),
+    diversification: view(vaultParts.diversification, VAULT_WEIGHTS.diversification),
+    size: view(vaultParts.size, VAULT_WEIGHTS.size),
+  };
+  // Below the floor, nothing else is said of an empty vault's allocations.
+  const floorReason = belowFloor(values.totalUsd, sizeFloorUsd, 'held');
+  const rated = graded(vaultParts, components, VAULT_WEIGHTS, floorReason);
   const total = values.totalWeight;
   return {
     protocol: r.protocol,
@@ -238,8 +308,7 @@ export function rateVault(
     address: r.address,
     name: r.name,
     asset: r.assetSymbol,
-    grade: gradeOf(score),
-    score,
+    ...rated,
     methodologyVersion: RATING_METHODOLOGY_VERSION,
     ratedAt: new Date(nowMs).toISOString(),
     components,
@@ -266,14 +335,11 @@ function byScore<T>(key: (x: T) => string, score: (x: T) => number) {
   return (a: T, b: T) => score(b) - score(a) || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
 }
 
-export const marketOrder = byScore<MarketRatingView>(
-  (x) => x.marketId,
-  (x) => x.score,
-);
-export const vaultOrder = byScore<VaultRatingView>(
-  (x) => vaultKey(x.chainId, x.address),
-  (x) => x.score,
-);
+/** The score a list orders by: not graded (null) after every graded one. */
+export const orderScore = (x: { score: number | null }): number => x.score ?? -1;
+
+export const marketOrder = byScore<MarketRatingView>((x) => x.marketId, orderScore);
+export const vaultOrder = byScore<VaultRatingView>((x) => vaultKey(x.chainId, x.address), orderScore);
 
 /**
  * Work done per turn of the event loop, in ms: a large catalog is rated in slices, so requests
@@ -325,7 +391,11 @@ export async function rateModel(
   const markets = await sliced(model.catalog.size, (ord) => rateMarket(model, ord, inputs, nowMs), signal);
   const byKey = new Map(markets.map((m) => [m.marketId, m]));
   const entries = model.vaults.entries;
-  const vaults = await sliced(entries.length, (i) => rateVault(model, entries[i]!, byKey, nowMs), signal);
+  const vaults = await sliced(
+    entries.length,
+    (i) => rateVault(model, entries[i]!, byKey, nowMs, inputs.sizeFloorUsd),
+    signal,
+  );
   markets.sort(marketOrder);
   vaults.sort(vaultOrder);
   return {

@@ -3,6 +3,7 @@ import type { Protocol } from '../domain/enums.ts';
 import { DAY_MS, dayStartMs } from '../domain/periods.ts';
 import {
   buildDigest,
+  type DigestData,
   type DigestLiquidation,
   type DigestPositionAtRisk,
   type DigestRatingChange,
@@ -208,6 +209,7 @@ export class ResearchJob {
             previousScore: c.previousScore,
           }),
         ),
+        data: digestData(model),
         live: live ? liveView(model, protocol as Protocol, nowMs) : null,
         generatedAt: nowMs,
       });
@@ -263,4 +265,12 @@ function liveView(
     }
   }
   return { at: nowMs, positionsAtRisk, staleOracles };
+}
+
+/** The data of a model's digests: its sandbox's profile and seed, or market data. */
+export function digestData(model: ReadModel): DigestData {
+  const d = model.dataset;
+  return d.kind === 'sandbox'
+    ? { kind: 'sandbox', profile: d.profile, seed: d.seed }
+    : { kind: 'market', profile: null, seed: null };
 }

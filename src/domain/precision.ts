@@ -1,3 +1,5 @@
+import { utilization } from './metrics.ts';
+
 /**
  * The precision of the figures the API serves. Figures are computed from the data at full
  * double precision and rounded once, when the answer is built, so no answer shows binary
@@ -10,6 +12,9 @@
  *   places (0.000001 %).
  * - Multiples (healthFactor, leverage, maxLeverage, stalenessRatio): 8 significant digits.
  * - Rating scores (0 to 100): 2 decimal places.
+ * Figures the API serves side by side that are defined from each other are derived from the
+ * served (rounded) ones, so the identity holds in what a client reads: a market's `available`
+ * is its served supply minus its served borrow, its `utilization` their ratio (servedBalances).
  * Flags derived from a figure (isStale, a position being below a threshold) are decided on the
  * unrounded value. Infinity and NaN pass through unchanged.
  */
@@ -46,4 +51,24 @@ export function points(x: number): number {
 export function fraction(x: number): number {
   if (!Number.isFinite(x)) return x;
   return Math.round(x * 1e8) / 1e8 || 0;
+}
+
+/**
+ * A market's balances as served: supply and borrow to the cent, then `available` = supply -
+ * borrow (exact to the cent: both are whole cents) and `utilization` = borrow / supply (to 8
+ * decimal places, clamped to [0, 1] as `utilization` is) computed from those served amounts,
+ * not each rounded on its own.
+ */
+export function servedBalances(
+  supplyUsd: number,
+  borrowUsd: number,
+): { supply: number; borrow: number; available: number; utilization: number } {
+  const supply = usd(supplyUsd);
+  const borrow = usd(borrowUsd);
+  return {
+    supply,
+    borrow,
+    available: usd(supply - borrow),
+    utilization: fraction(utilization(supply, borrow)),
+  };
 }

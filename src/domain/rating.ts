@@ -27,7 +27,13 @@ import { points } from './precision.ts';
 import type { Concentration } from './stress.ts';
 
 /** Version of the methodology: a change of any formula, weight or threshold is a new version. */
-export const RATING_METHODOLOGY_VERSION = '1.0.0';
+export const RATING_METHODOLOGY_VERSION = '2.0.0';
+
+/**
+ * Default size floor (USD): a market supplying less, or a vault holding less, is not graded
+ * (grade NR). A setting (RATING_SIZE_FLOOR_USD).
+ */
+export const DEFAULT_RATING_SIZE_FLOOR_USD = 100_000;
 
 /** Days of history the volatility and the liquidation record are read over. */
 export const RATING_WINDOW_DAYS = 90;
@@ -54,8 +60,15 @@ export function ratingChanged(
   );
 }
 
-/** Score given to a component whose data is unknown (no borrower positions known, no stored history). */
+/**
+ * Score a component whose data is unknown (no borrower positions known, no stored history) is
+ * shown with; a market with such a component is not graded (NR), so no grade rests on it.
+ */
 export const UNKNOWN_SCORE = 50;
+
+/** The grade of what is not graded: below the size floor, or a component without its data. */
+export const NOT_RATED = 'NR';
+export type RatedGrade = Grade | typeof NOT_RATED;
 
 // ---- grades ---------------------------------------------------------------------------------
 
@@ -86,6 +99,8 @@ export function gradeOf(score: number): Grade {
 export interface ComponentScore {
   score: number;
   explanation: string;
+  /** Set when the component could not be computed from data (its score is then UNKNOWN_SCORE): why. */
+  unknown?: string;
 }
 
 const clamp01 = (x: number) => (x <= 0 ? 0 : x >= 1 ? 1 : x);
@@ -377,6 +392,7 @@ export function liquidityScore(utilization: number, availableUsd: number | null)
     return {
       score: L.utilizationWeight * u + L.depthWeight * UNKNOWN_SCORE,
       explanation: `Utilization ${pct(utilization)}; the depth is scored as unknown (no USD price of the loan token).`,
+      unknown: 'the liquidity available has no USD value (no USD price of the loan token)',
     };
   const depth =
     availableUsd > 0
@@ -401,11 +417,13 @@ export function concentrationScore(c: Concentration, marketBorrowUsd: number | n
       return {
         score: UNKNOWN_SCORE,
         explanation: 'No borrower position served without a USD price of both tokens: scored as unknown.',
+        unknown: 'no borrower position is served without a USD price of both tokens',
       };
     return marketBorrowUsd > 0
       ? {
           score: UNKNOWN_SCORE,
           explanation: `No borrower position known for ${dollars(marketBorrowUsd)} of borrow: scored as unknown.`,
+          unknown: `no borrower position is known for its ${dollars(marketBorrowUsd)} of borrow`,
         }
       : { score: 100, explanation: 'No debt: no borrower to be concentrated.' };
   }
@@ -447,16 +465,19 @@ export function liquidationScore(h: LiquidationRecord | null, borrowUsd: number 
     return {
       score: UNKNOWN_SCORE,
       explanation: `No stored liquidation history for this dataset: scored as unknown.`,
+      unknown: 'the dataset has no stored liquidation history',
     };
   if (borrowUsd === null && h.count > 0)
     return {
       score: UNKNOWN_SCORE,
       explanation: `${h.count} liquidation${h.count === 1 ? '' : 's'} in the last ${RATING_WINDOW_DAYS} days, against a borrow of no known USD amount: scored as unknown.`,
+      unknown: 'its borrow has no USD value to set its liquidations against',
     };
   if (h.repaidUsd === null || h.badDebtUsd === null)
     return {
       score: UNKNOWN_SCORE,
       explanation: `${h.count} liquidation${h.count === 1 ? '' : 's'} in the last ${RATING_WINDOW_DAYS} days, some whose debt has no known USD value (the loan token had no USD price): scored as unknown.`,
+      unknown: 'some of its liquidations have no USD value',
     };
   const P = LIQUIDATION_PENALTIES;
   const share = (x: number) =>
@@ -478,18 +499,74 @@ export function liquidationScore(h: LiquidationRecord | null, borrowUsd: number 
   };
 }
 
+// ---- 6-8. size, usage, history ---------------------------------------------------------------------
+
+export const TRACK_RECORD = Object.freeze({
+  /** Assets (USD) scoring 100 on the size scale (the size floor scores 0, log10 between). */
+  sizeFullUsd: 1_000_000_000,
+  /** Borrowers with debt scoring 100 (one scores 0, log10 between). */
+  usageFullBorrowers: 1000,
+  /** Days of stored price history of the pair scoring 100 (linear from 0). */
+  historyFullDays: RATING_WINDOW_DAYS,
+});
+
+/**
+ * Size: 100 x (log10(assets) - log10(floor)) / (log10(sizeFullUsd) - log10(floor)), clamped:
+ * the size floor scores 0, USD 1,000,000,000 scores 100. `what` names the amount ("supplied",
+ * "held").
+ */
+export function sizeScore(assetsUsd: number, floorUsd: number, what: string): ComponentScore {
+  const T = TRACK_RECORD;
+  const score =
+    assetsUsd > 0 ? 100 * ramp(Math.log10(assetsUsd), Math.log10(floorUsd), Math.log10(T.sizeFullUsd)) : 0;
+  return {
+    score,
+    explanation: `${dollars(assetsUsd)} ${what} (the floor of ${dollars(floorUsd)} scores 0, ${dollars(T.sizeFullUsd)} scores 100).`,
+  };
+}
+
+/** Usage: 100 x log10(borrowers) / log10(usageFullBorrowers), clamped: one borrower scores 0, 1,000 score 100. */
+export function usageScore(borrowers: number): ComponentScore {
+  const score =
+    borrowers > 0 ? 100 * ramp(Math.log10(borrowers), 0, Math.log10(TRACK_RECORD.usageFullBorrowers)) : 0;
+  return {
+    score,
+    explanation: `${borrowers} borrower${borrowers === 1 ? '' : 's'} with debt (1,000 score 100).`,
+  };
+}
+
+/**
+ * History: 100 x min(1, days / historyFullDays), days = the UTC days of the window with a stored
+ * price of both tokens. Null `days` (the dataset has no stored history): unknown.
+ */
+export function historyScore(days: number | null): ComponentScore {
+  if (days === null)
+    return {
+      score: UNKNOWN_SCORE,
+      explanation: 'No stored price history for this dataset: scored as unknown.',
+      unknown: 'the dataset has no stored price history',
+    };
+  return {
+    score: 100 * clamp01(days / TRACK_RECORD.historyFullDays),
+    explanation: `${days} day${days === 1 ? '' : 's'} of stored prices of both tokens in the last ${RATING_WINDOW_DAYS}.`,
+  };
+}
+
 // ---- the market and the vault ------------------------------------------------------------------
 
 export const MARKET_WEIGHTS = Object.freeze({
-  oracle: 0.25,
-  lltvBuffer: 0.25,
-  liquidity: 0.2,
-  concentration: 0.15,
-  liquidations: 0.15,
+  oracle: 0.2,
+  lltvBuffer: 0.2,
+  liquidity: 0.15,
+  concentration: 0.1,
+  liquidations: 0.1,
+  size: 0.1,
+  usage: 0.05,
+  history: 0.1,
 });
 export type MarketComponent = keyof typeof MARKET_WEIGHTS;
 
-export const VAULT_WEIGHTS = Object.freeze({ markets: 0.8, diversification: 0.2 });
+export const VAULT_WEIGHTS = Object.freeze({ markets: 0.7, diversification: 0.15, size: 0.15 });
 export type VaultComponent = keyof typeof VAULT_WEIGHTS;
 
 /**
@@ -530,7 +607,11 @@ export interface VaultScores {
 export function vaultScores(allocations: readonly VaultAllocationFacts[]): VaultScores {
   const rated = allocations.filter((a): a is { usd: number; score: number } => a.score !== null);
   if (rated.length === 0) {
-    const none = { score: 0, explanation: 'No allocation to a rated market.' };
+    const none = {
+      score: 0,
+      explanation: 'No allocation to a graded market.',
+      unknown: 'it has no allocation to a graded market',
+    };
     return { markets: none, diversification: none, herfindahl: 0, largestShare: 0, rated: 0 };
   }
   const total = rated.reduce((s, a) => s + Math.max(0, a.usd), 0);
@@ -548,7 +629,7 @@ export function vaultScores(allocations: readonly VaultAllocationFacts[]): Vault
   return {
     markets: {
       score: clamp100(markets),
-      explanation: `Supply-weighted score of its ${rated.length} rated market${rated.length === 1 ? '' : 's'}: ${markets.toFixed(2)}.`,
+      explanation: `Supply-weighted score of its ${rated.length} graded market${rated.length === 1 ? '' : 's'} (${dollars(total)} allocated): ${markets.toFixed(2)}.`,
     },
     diversification: {
       score: clamp100(100 * (1 - hhi)),
@@ -580,11 +661,14 @@ export interface RatingMethodology {
   windowDays: number;
   changeTolerance: number;
   unknownScore: number;
+  /** Assets (USD) below which a market or vault is not graded. */
+  sizeFloorUsd: number;
+  notRated: string;
   schedule: string;
 }
 
 /** The methodology as the API serves it, from the very constants the formulas use. */
-export function ratingMethodology(): RatingMethodology {
+export function ratingMethodology(sizeFloorUsd = DEFAULT_RATING_SIZE_FLOOR_USD): RatingMethodology {
   const familyParameters = Object.fromEntries(
     Object.entries(FAMILY_VOLATILITY).map(([f, v]) => [`familyVolatility.${f}`, v]),
   );
@@ -636,7 +720,7 @@ export function ratingMethodology(): RatingMethodology {
         formula:
           "Over the borrowers' debts now: 100 x (1 - (top10Share + herfindahl) / 2), top10Share the share of the " +
           'debt owed by the 10 largest borrowers, herfindahl the sum of squared shares. No debt: 100; borrow but ' +
-          'no borrower known: unknownScore.',
+          'no borrower known: not graded.',
         parameters: { unknownScore: UNKNOWN_SCORE },
       },
       {
@@ -645,8 +729,30 @@ export function ratingMethodology(): RatingMethodology {
         formula:
           `Over the liquidations of the last ${RATING_WINDOW_DAYS} days: 100 - repaidMax x min(1, (repaid USD / borrow) / ` +
           'repaidShareFull) - badDebtMax x min(1, (bad debt USD / borrow) / badDebtShareFull), clamped to 0-100. ' +
-          'No stored history for the dataset: unknownScore.',
+          'No stored history for the dataset: not graded.',
         parameters: { ...LIQUIDATION_PENALTIES, windowDays: RATING_WINDOW_DAYS, unknownScore: UNKNOWN_SCORE },
+      },
+      {
+        name: 'size',
+        weight: MARKET_WEIGHTS.size,
+        formula:
+          '100 x (log10(supply USD) - log10(sizeFloorUsd)) / (log10(sizeFullUsd) - log10(sizeFloorUsd)), clamped to ' +
+          '0-100. Supply below sizeFloorUsd, or of no USD value: not graded.',
+        parameters: { sizeFloorUsd, sizeFullUsd: TRACK_RECORD.sizeFullUsd },
+      },
+      {
+        name: 'usage',
+        weight: MARKET_WEIGHTS.usage,
+        formula: '100 x log10(borrowers with debt) / log10(usageFullBorrowers), clamped to 0-100 (none: 0).',
+        parameters: { usageFullBorrowers: TRACK_RECORD.usageFullBorrowers },
+      },
+      {
+        name: 'history',
+        weight: MARKET_WEIGHTS.history,
+        formula:
+          `100 x min(1, days / historyFullDays), days = the UTC days of the last ${RATING_WINDOW_DAYS} with a stored ` +
+          'price of both tokens. No stored history for the dataset: not graded.',
+        parameters: { historyFullDays: TRACK_RECORD.historyFullDays },
       },
     ],
     vaults: [
@@ -654,20 +760,34 @@ export function ratingMethodology(): RatingMethodology {
         name: 'markets',
         weight: VAULT_WEIGHTS.markets,
         formula:
-          "Sum over the vault's allocations to rated markets of share x market score, share = the allocation's USD " +
-          'now over the sum of them (equal shares when that sum is 0). No rated allocation: 0.',
+          "Sum over the vault's allocations to graded markets of share x market score, share = the allocation's USD " +
+          'now over the sum of them (equal shares when that sum is 0). No allocation to a graded market: not graded.',
         parameters: {},
       },
       {
         name: 'diversification',
         weight: VAULT_WEIGHTS.diversification,
-        formula: "100 x (1 - the sum of the allocations' squared shares). No rated allocation: 0.",
+        formula: "100 x (1 - the sum of the graded allocations' squared shares).",
         parameters: {},
+      },
+      {
+        name: 'size',
+        weight: VAULT_WEIGHTS.size,
+        formula:
+          '100 x (log10(total assets USD) - log10(sizeFloorUsd)) / (log10(sizeFullUsd) - log10(sizeFloorUsd)), ' +
+          'clamped to 0-100. Below sizeFloorUsd: not graded.',
+        parameters: { sizeFloorUsd, sizeFullUsd: TRACK_RECORD.sizeFullUsd },
       },
     ],
     windowDays: RATING_WINDOW_DAYS,
     changeTolerance: RATING_CHANGE_TOLERANCE,
     unknownScore: UNKNOWN_SCORE,
+    sizeFloorUsd,
+    notRated:
+      'Grade NR, score null, with the reason: a market supplying less than sizeFloorUsd (or of no USD value), or ' +
+      'one of whose components has no data to be computed from (no stored history, borrow without a known ' +
+      'borrower, amounts of no USD value); a vault holding less than sizeFloorUsd, or with no allocation to a ' +
+      'graded market. Such a component is shown with unknownScore, and no grade rests on it.',
     schedule:
       'Computed at start-up, daily at 00:00 UTC and when the dataset is replaced; a new rating is recorded in the ' +
       'history when its grade changes, its score moves by changeTolerance points or more, or the version changes.',

@@ -5,13 +5,16 @@
  * written (positions at risk and stale oracles are not kept as history). Pure: every input is
  * given; the same inputs give the same report, Markdown included.
  */
+import { CHAINS } from './enums.ts';
 
 /**
  * Version of the digest's method; stored with each report. 1.1.0: liquidations whose debt has no
  * known USD value (a loan token without a USD price) are counted apart (`unpricedLiquidations`),
- * their debt left out of the sums.
+ * their debt left out of the sums. 1.2.0: a report states the data it rests on (`data`: simulated
+ * sandbox data or market data read from its sources); highlights in plain English: counts with
+ * their plural, chain names, ratios as multiples to 2 significant digits.
  */
-export const DIGEST_VERSION = '1.1.0';
+export const DIGEST_VERSION = '1.2.0';
 /** A market's utilization rising by at least this much (absolute) over the day is a spike. */
 export const SPIKE_RISE = 0.1;
 /** Reaching this utilization from below is a spike too. */
@@ -67,10 +70,20 @@ export interface DigestStaleOracle {
   stalenessRatio: number;
 }
 
+/** The data a digest rests on: the sandbox's simulation, or market data read from the sources. */
+export interface DigestData {
+  kind: 'sandbox' | 'market';
+  /** The sandbox's profile and seed; null for market data. */
+  profile: string | null;
+  seed: number | null;
+}
+
 export interface DigestInputs {
   /** The day, epoch ms at 00:00 UTC. */
   day: number;
   protocol: string;
+  /** What the figures are: simulated or market data (absent: market data). */
+  data?: DigestData;
   /** The protocol's markets' daily snapshots of the day, and of the day before. */
   snapshots: readonly DigestSnapshot[];
   previous: readonly DigestSnapshot[];
@@ -131,6 +144,11 @@ export interface ResearchReport {
   version: string;
   generatedAt: string;
   title: string;
+  /**
+   * The data it rests on, in a sentence (`kind`: `sandbox` for the simulation, `market` for data
+   * read from the sources). Absent from reports before version 1.2.0.
+   */
+  data?: { kind: 'sandbox' | 'market'; description: string };
   /** Plain sentences, most severe first. */
   highlights: string[];
   chains: ChainSection[];
@@ -152,6 +170,38 @@ const pctText = (x: number) => `${(x * 100).toFixed(1)} %`;
 const round2 = (x: number) => Math.round(x * 100) / 100 || 0;
 const round2OrNull = (x: number | null) => (x === null ? null : round2(x));
 const round8 = (x: number) => Math.round(x * 1e8) / 1e8 || 0;
+
+/** `n` and the noun, singular for one: "1 liquidation", "4 liquidations". */
+export function counted(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? noun : plural}`;
+}
+
+/** A chain by its name (its id when the service does not know it). */
+export function chainText(chainId: number): string {
+  return CHAINS[chainId] ?? `chain ${chainId}`;
+}
+
+/** A ratio as a multiple to 2 significant digits: "2.0x", "0.51x", "2,000x". */
+export function multipleText(x: number): string {
+  if (!Number.isFinite(x)) return `${x}x`;
+  const r = Number(x.toPrecision(2));
+  return `${Math.abs(r) >= 10 ? r.toLocaleString('en-US') : r.toPrecision(2)}x`;
+}
+
+/** The sentence that says what data a report rests on. */
+export function dataDescription(d: DigestData | undefined): {
+  kind: 'sandbox' | 'market';
+  description: string;
+} {
+  if (d?.kind === 'sandbox')
+    return {
+      kind: 'sandbox',
+      description:
+        `Simulated sandbox data (profile ${d.profile ?? 'default'}${d.seed === null ? '' : `, seed ${d.seed}`}): ` +
+        'generated markets, positions and liquidations, not market data.',
+    };
+  return { kind: 'market', description: "Market data read from the service's sources (chains and APIs)." };
+}
 
 export function reportId(day: number, protocol: string): string {
   return `${iso(day).slice(0, 10)}-${protocol}`;
@@ -298,7 +348,8 @@ export function buildDigest(x: DigestInputs): ResearchReport {
     protocol: x.protocol,
     version: DIGEST_VERSION,
     generatedAt: iso(x.generatedAt),
-    title: `${x.protocol} daily risk digest, ${date}`,
+    title: `${x.protocol} daily risk digest, ${date}${x.data?.kind === 'sandbox' ? ' (sandbox)' : ''}`,
+    data: dataDescription(x.data),
     highlights: [],
     chains: sections,
     utilizationSpikes: perChain(spikes),
@@ -327,10 +378,10 @@ export function highlightsOf(r: ResearchReport): string[] {
   if (count > 0) {
     const top = r.notableLiquidations[0];
     out.push(
-      `${count} liquidation(s) repaid ${usdText(liquidated)} of debt` +
+      `${counted(count, 'liquidation')} repaid ${usdText(liquidated)} of debt` +
         (unpriced > 0 ? ` (${unpriced} of no known USD value not included)` : '') +
         (top && top.debtRepaidUsd !== null
-          ? `; the largest repaid ${usdText(top.debtRepaidUsd)} on chain ${top.chainId}.`
+          ? `; the largest repaid ${usdText(top.debtRepaidUsd)} on ${chainText(top.chainId)}.`
           : '.'),
     );
   }
@@ -338,24 +389,30 @@ export function highlightsOf(r: ResearchReport): string[] {
   const spikes = r.chains.reduce((n, c) => n + c.utilizationSpikes, 0);
   if (spike) {
     out.push(
-      `${spikes} market(s) saw utilization spike; the largest, ${spike.pair} on chain ${spike.chainId}, went from ${pctText(spike.previousUtilization)} to ${pctText(spike.utilization)}.`,
+      `${counted(spikes, 'market')} saw utilization spike; the largest, ${spike.pair} on ${chainText(spike.chainId)}, went from ${pctText(spike.previousUtilization)} to ${pctText(spike.utilization)}.`,
     );
   }
   if (r.staleOracles && r.staleOracles.length > 0) {
     const o = r.staleOracles[0]!;
     const stale = r.chains.reduce((n, c) => n + (c.staleOracles ?? 0), 0);
     out.push(
-      `${stale} market(s) had a stale oracle; the stalest at ${o.stalenessRatio} times its heartbeat.`,
+      `${counted(stale, 'market')} had a stale oracle; the stalest, on ${chainText(o.chainId)}, was last updated ${multipleText(o.stalenessRatio)} its heartbeat ago.`,
     );
   }
   if (r.positionsAtRisk && r.positionsAtRisk.length > 0) {
     const debt = r.positionsAtRisk.reduce((s, p) => s + p.debtUsd, 0);
-    out.push(`The ${r.positionsAtRisk.length} largest positions near liquidation owe ${usdText(debt)}.`);
+    const n = r.positionsAtRisk.length;
+    out.push(
+      n === 1
+        ? `The largest position near liquidation owes ${usdText(debt)}.`
+        : `The ${n} largest positions near liquidation owe ${usdText(debt)}.`,
+    );
   }
   const downgrades = r.ratingChanges.filter(
     (c) => c.previousScore !== null && c.score < c.previousScore,
   ).length;
-  if (downgrades > 0) out.push(`${downgrades} rating(s) were lowered.`);
+  if (downgrades > 0)
+    out.push(`${counted(downgrades, 'rating')} ${downgrades === 1 ? 'was' : 'were'} lowered.`);
   if (out.length === 0) out.push('A quiet day: no liquidation, no utilization spike.');
   return out;
 }
@@ -380,7 +437,9 @@ export function reportForChains(r: ResearchReport, chains: readonly number[] | u
 
 /** The report as Markdown: its title, highlights, then a table per section. */
 export function reportMarkdown(r: ResearchReport): string {
-  const lines: string[] = [`# ${r.title}`, '', ...r.highlights.map((h) => `- ${h}`), ''];
+  const lines: string[] = [`# ${r.title}`, ''];
+  if (r.data) lines.push(`_${r.data.description}_`, '');
+  lines.push(...r.highlights.map((h) => `- ${h}`), '');
   const table = (title: string, head: string[], rows: string[][]) => {
     lines.push(`## ${title}`, '');
     if (rows.length === 0) {
@@ -405,7 +464,7 @@ export function reportMarkdown(r: ResearchReport): string {
       'bad debt',
     ],
     r.chains.map((c) => [
-      String(c.chainId),
+      chainText(c.chainId),
       String(c.markets),
       usdText(c.supplyUsd),
       usdText(c.borrowUsd),
@@ -420,7 +479,7 @@ export function reportMarkdown(r: ResearchReport): string {
     'Utilization spikes',
     ['chain', 'market', 'pair', 'from', 'to'],
     r.utilizationSpikes.map((s) => [
-      String(s.chainId),
+      chainText(s.chainId),
       `\`${s.marketId}\``,
       s.pair,
       pctText(s.previousUtilization),
@@ -431,7 +490,7 @@ export function reportMarkdown(r: ResearchReport): string {
     'Notable liquidations',
     ['chain', 'market', 'tx', 'debt repaid', 'collateral seized', 'bad debt'],
     r.notableLiquidations.map((l) => [
-      String(l.chainId),
+      chainText(l.chainId),
       `\`${l.marketId}\``,
       `\`${l.txHash}\``,
       usdOrDash(l.debtRepaidUsd),
@@ -443,7 +502,7 @@ export function reportMarkdown(r: ResearchReport): string {
     'Rating changes',
     ['chain', 'subject', 'from', 'to'],
     r.ratingChanges.map((c) => [
-      String(c.chainId),
+      chainText(c.chainId),
       `\`${c.subject}\``,
       c.previousGrade === null ? '–' : `${c.previousGrade} (${c.previousScore})`,
       `${c.grade} (${c.score})`,
@@ -461,7 +520,7 @@ export function reportMarkdown(r: ResearchReport): string {
       `Largest positions near liquidation (as of ${r.liveAsOf})`,
       ['chain', 'market', 'wallet', 'health factor', 'debt'],
       r.positionsAtRisk.map((p) => [
-        String(p.chainId),
+        chainText(p.chainId),
         `\`${p.marketId}\``,
         `\`${p.user}\``,
         String(p.healthFactor),
@@ -472,11 +531,11 @@ export function reportMarkdown(r: ResearchReport): string {
       `Stale oracles (as of ${r.liveAsOf})`,
       ['chain', 'market', 'oracle', 'seconds since update', 'staleness ratio'],
       r.staleOracles.map((o) => [
-        String(o.chainId),
+        chainText(o.chainId),
         `\`${o.marketId}\``,
         `\`${o.oracle}\``,
         String(o.secondsSinceUpdate),
-        String(o.stalenessRatio),
+        multipleText(o.stalenessRatio),
       ]),
     );
   }

@@ -3,6 +3,7 @@ import type { Admission } from '../access/admission.ts';
 import type { Idempotency } from '../access/idempotency.ts';
 import type { KeyService } from '../access/keys.ts';
 import type { Category, Tier, TierTable } from '../access/tiers.ts';
+import type { PageSnapshots } from '../data/page-snapshots.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { RatingsReader } from '../queries/ratings.ts';
@@ -91,10 +92,15 @@ export interface AppDeps {
   server?: ServerOptions;
   /** Whole answers of the polled routes; one of ANSWER_CACHE_BYTES per app when not given. */
   answers?: AnswerCache;
+  /**
+   * Where paged lists keep the set their first page fixed (positions at risk): shared by every
+   * instance (Redis) when they share the traffic; this process's memory when not given.
+   */
+  pageSnapshots?: PageSnapshots;
 }
 
-/** What routes are registered with: the app's dependencies, the answer cache made. */
-export type RouteDeps = AppDeps & { answers: AnswerCache };
+/** What routes are registered with: the app's dependencies, the answer cache and snapshot store made. */
+export type RouteDeps = AppDeps & { answers: AnswerCache; pageSnapshots: PageSnapshots };
 
 /** Protection against slow, greedy and overwhelming clients. All optional; times in ms. */
 export interface ServerOptions {

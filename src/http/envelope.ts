@@ -50,7 +50,10 @@ export function dataMeta(
   request: FastifyRequest,
   model: ReadModel,
   nowMs: number,
-  found: Pick<Found<unknown>, 'itemProtocols' | 'scopeProtocols' | 'chains' | 'total' | 'nextCursor'>,
+  found: Pick<
+    Found<unknown>,
+    'itemProtocols' | 'scopeProtocols' | 'chains' | 'total' | 'nextCursor' | 'asOfMs'
+  >,
   clamped: Clamped | undefined,
 ): Meta {
   const protocols = new Set(found.itemProtocols);
@@ -66,10 +69,10 @@ export function dataMeta(
   if (found.total !== undefined) meta.total = found.total;
   if (found.nextCursor !== undefined) meta.nextCursor = found.nextCursor;
   // A sandbox's asOf is its last tick; real data's the refresh of the stalest source behind it.
-  meta.asOf = asOfOf(
-    model,
-    model.dataset.kind === 'sandbox' || chains === null ? model.asOf : clock.refreshedAt,
-  );
+  meta.asOf =
+    found.asOfMs !== undefined
+      ? new Date(found.asOfMs).toISOString()
+      : asOfOf(model, model.dataset.kind === 'sandbox' || chains === null ? model.asOf : clock.refreshedAt);
   if (clock.blocks) meta.blocks = clock.blocks;
   meta.latencyMs = latencyMs(request);
   return meta;

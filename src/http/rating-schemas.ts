@@ -1,6 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { PROTOCOLS } from '../domain/enums.ts';
-import { GRADES, type Grade, ratingMethodology } from '../domain/rating.ts';
+import { GRADES, type Grade, NOT_RATED, type RatedGrade, ratingMethodology } from '../domain/rating.ts';
 
 /**
  * Response schemas of the ratings area (GET /ratings/...): named in the OpenAPI document
@@ -19,7 +19,22 @@ const GradeSchema = Type.Unsafe<Grade>({
     'Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10).',
 });
 
+const RatedGradeSchema = Type.Unsafe<RatedGrade>({
+  type: 'string',
+  enum: [...GRADES, NOT_RATED],
+  description:
+    'Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below ' +
+    '10); NR: not graded (below the size floor, or a component without the data it needs; `reason` says which).',
+});
+
+const REASON = nullable<string>(
+  'string',
+  'Why it is not graded (grade NR), with the figures; null when graded.',
+);
+
 const Score = (description: string) => Type.Number({ minimum: 0, maximum: 100, description });
+const NullableScore = (description: string) =>
+  Type.Unsafe<number | null>({ type: ['number', 'null'], minimum: 0, maximum: 100, description });
 
 const ComponentSchema = Type.Object(
   {
@@ -45,8 +60,11 @@ export const MarketRatingSchema = Type.Object(
     chainId: Type.Integer({ examples: [1] }),
     collateral: Type.String({ description: 'Collateral token symbol.' }),
     loan: Type.String({ description: 'Loan token symbol.' }),
-    grade: GradeSchema,
-    score: Score('Overall score, 0 to 100: the weighted sum of the component scores (2 decimals).'),
+    grade: RatedGradeSchema,
+    score: NullableScore(
+      'Overall score, 0 to 100: the weighted sum of the component scores (2 decimals); null when not graded (NR).',
+    ),
+    reason: REASON,
     methodologyVersion: VERSION,
     ratedAt: RATED_AT,
     components: Type.Object(
@@ -56,8 +74,11 @@ export const MarketRatingSchema = Type.Object(
         liquidity: ComponentSchema,
         concentration: ComponentSchema,
         liquidations: ComponentSchema,
+        size: ComponentSchema,
+        usage: ComponentSchema,
+        history: ComponentSchema,
       },
-      { additionalProperties: false, description: 'The five component scores, their weights and why.' },
+      { additionalProperties: false, description: 'The eight component scores, their weights and why.' },
     ),
     metrics: Type.Object(
       {
@@ -80,11 +101,19 @@ export const MarketRatingSchema = Type.Object(
         }),
         bufferCoverage: nullable<number>('number', '(1 - lltv) / stressMove; null when the move is 0.'),
         utilization: Type.Number({ description: 'borrow / supply when rated, 0 to 1.' }),
+        supplyUsd: nullable<number>(
+          'number',
+          'Supply when rated, USD; null when the loan token has no USD price.',
+        ),
         availableUsd: nullable<number>(
           'number',
           'supply - borrow when rated, USD; null when the loan token has no USD price.',
         ),
         borrowers: Type.Integer({ description: 'Borrowers with debt known.' }),
+        historyDays: nullable<number>(
+          'integer',
+          'UTC days of the last 90 with a stored price of both tokens; null without stored history.',
+        ),
         top10Share: Type.Number({
           description: 'Share of the debt owed by the 10 largest borrowers, 0 to 1.',
         }),
@@ -112,38 +141,54 @@ export const MarketRatingSchema = Type.Object(
         collateral: 'wstETH',
         loan: 'WETH',
         grade: 'AA',
-        score: 87.04,
-        methodologyVersion: '1.0.0',
+        score: 85.7,
+        reason: null,
+        methodologyVersion: '2.0.0',
         ratedAt: '2026-11-22T00:00:00.000Z',
         components: {
           oracle: {
             score: 85,
-            weight: 0.25,
+            weight: 0.2,
             explanation:
               'Chainlink ChainlinkOracle (2 feeds, composite), no warning; stalest feed at 0.42 of its heartbeat.',
           },
           lltvBuffer: {
             score: 100,
-            weight: 0.25,
+            weight: 0.2,
             explanation:
               'LLTV 94.5 %: buffer 5.5 % against a 3-sigma 1-day move of 0.94 % (volatility 6.0 %/yr, no stored price ' +
               'history: eth-lst/eth family default); coverage 5.84x.',
           },
           liquidity: {
             score: 80,
-            weight: 0.2,
+            weight: 0.15,
             explanation: 'Utilization 90.0 %, $10,000,000 available to withdraw.',
           },
           concentration: {
             score: 65.45,
-            weight: 0.15,
+            weight: 0.1,
             explanation: '40 borrowers: the largest 10 owe 62.0 % of the debt, Herfindahl index 0.071.',
           },
           liquidations: {
             score: 99.84,
-            weight: 0.15,
+            weight: 0.1,
             explanation:
               '2 liquidations in the last 90 days repaid $120,000 (0.13 % of borrow); bad debt $0 (0.00 % of borrow).',
+          },
+          size: {
+            score: 75,
+            weight: 0.1,
+            explanation: '$100,000,000 supplied (the floor of $100,000 scores 0, $1,000,000,000 scores 100).',
+          },
+          usage: {
+            score: 53.4,
+            weight: 0.05,
+            explanation: '40 borrowers with debt (1,000 score 100).',
+          },
+          history: {
+            score: 100,
+            weight: 0.1,
+            explanation: '90 days of stored prices of both tokens in the last 90.',
           },
         },
         metrics: {
@@ -155,8 +200,10 @@ export const MarketRatingSchema = Type.Object(
           stressMove: 0.00942163,
           bufferCoverage: 5.8376307,
           utilization: 0.9,
+          supplyUsd: 100_000_000,
           availableUsd: 10_000_000,
           borrowers: 40,
+          historyDays: 90,
           top10Share: 0.62,
           herfindahl: 0.071,
           liquidations: 2,
@@ -175,13 +222,16 @@ export const VaultRatingSchema = Type.Object(
     address: Type.String({ pattern: '^0x[0-9a-f]{40}$', description: 'Lower-case vault address.' }),
     name: Type.String(),
     asset: Type.String({ description: 'Symbol of the asset the vault lends.' }),
-    grade: GradeSchema,
-    score: Score('Overall score, 0 to 100: 0.8 x markets + 0.2 x diversification (2 decimals).'),
+    grade: RatedGradeSchema,
+    score: NullableScore(
+      'Overall score, 0 to 100: 0.7 x markets + 0.15 x diversification + 0.15 x size (2 decimals); null when not graded (NR).',
+    ),
+    reason: REASON,
     methodologyVersion: VERSION,
     ratedAt: RATED_AT,
     components: Type.Object(
-      { markets: ComponentSchema, diversification: ComponentSchema },
-      { additionalProperties: false, description: 'The two component scores, their weights and why.' },
+      { markets: ComponentSchema, diversification: ComponentSchema, size: ComponentSchema },
+      { additionalProperties: false, description: 'The three component scores, their weights and why.' },
     ),
     metrics: Type.Object(
       {
@@ -201,12 +251,15 @@ export const VaultRatingSchema = Type.Object(
         {
           marketId: Type.String({ description: 'Market uniqueKey.' }),
           share: Type.Number({ description: "The allocation's part of the vault's assets, 0 to 1." }),
-          grade: Type.Unsafe<Grade | null>({
+          grade: Type.Unsafe<RatedGrade | null>({
             type: ['string', 'null'],
-            enum: [...GRADES, null],
-            description: "The market's grade; null when the market is not served.",
+            enum: [...GRADES, NOT_RATED, null],
+            description: "The market's grade (NR: not graded); null when the market is not served.",
           }),
-          score: nullable<number>('number', "The market's score; null when the market is not served."),
+          score: nullable<number>(
+            'number',
+            "The market's score; null when the market is not served or not graded.",
+          ),
         },
         { additionalProperties: false },
       ),
@@ -222,21 +275,27 @@ export const VaultRatingSchema = Type.Object(
         address: '0xbeef01735c132ada46aa9aa4c54623caa92a64cb',
         name: 'Steakhouse USDC',
         asset: 'USDC',
-        grade: 'A',
-        score: 73.2,
-        methodologyVersion: '1.0.0',
+        grade: 'BBB',
+        score: 67.68,
+        reason: null,
+        methodologyVersion: '2.0.0',
         ratedAt: '2026-11-22T00:00:00.000Z',
         components: {
           markets: {
             score: 79,
-            weight: 0.8,
-            explanation: 'Supply-weighted score of its 2 rated markets: 79.00.',
+            weight: 0.7,
+            explanation: 'Supply-weighted score of its 2 graded markets ($2,000,000 allocated): 79.00.',
           },
           diversification: {
             score: 50,
-            weight: 0.2,
+            weight: 0.15,
             explanation:
               "Largest allocation 50.0 % of assets; Herfindahl index 0.500 (2.0 markets' worth of diversification).",
+          },
+          size: {
+            score: 32.53,
+            weight: 0.15,
+            explanation: '$2,000,000 held (the floor of $100,000 scores 0, $1,000,000,000 scores 100).',
           },
         },
         metrics: {
@@ -282,7 +341,7 @@ export const RatingChangeSchema = Type.Object(
     methodologyVersion: VERSION,
     components: Type.Record(Type.String(), Score('A component score.'), {
       description:
-        "Each component's score by name (markets: oracle, lltvBuffer, liquidity, concentration, liquidations; vaults: markets, diversification).",
+        "Each component's score by name (markets: oracle, lltvBuffer, liquidity, concentration, liquidations, size, usage, history; vaults: markets, diversification, size).",
     }),
   },
   {
@@ -349,7 +408,14 @@ export const RatingMethodologySchema = Type.Object(
     changeTolerance: Type.Number({
       description: 'Score move (points) that records a new rating in the history.',
     }),
-    unknownScore: Type.Number({ description: 'Score of a component whose data is unknown.' }),
+    unknownScore: Type.Number({
+      description:
+        'Score a component whose data is unknown is shown with (its market or vault is then not graded).',
+    }),
+    sizeFloorUsd: Type.Number({
+      description: 'Assets (USD) below which a market or vault is not graded (NR).',
+    }),
+    notRated: Type.String({ description: 'When a market or vault is not graded (NR).' }),
     schedule: Type.String({ description: 'When ratings are computed and recorded.' }),
   },
   { additionalProperties: false, examples: [ratingMethodology()] },

@@ -22,13 +22,28 @@ const ReportBase = {
   generatedAt: Type.String({ format: 'date-time' }),
 };
 
+const DataSchema = Type.Object(
+  {
+    kind: Type.Unsafe<'sandbox' | 'market'>({
+      type: 'string',
+      enum: ['sandbox', 'market'],
+      description: '`sandbox`: simulated data (test keys); `market`: data read from the sources.',
+    }),
+    description: Type.String({ description: 'What the data is, in a sentence.' }),
+  },
+  { additionalProperties: false, description: 'The data the report rests on.' },
+);
+
 export const ResearchReportSummarySchema = Type.Object(
   {
     ...ReportBase,
     chainIds: Type.Array(Type.Integer(), { description: 'The chains it has a section for, in your scope.' }),
     live: Type.Boolean({
-      description: 'True when it lists positions at risk and stale oracles (written right after its day).',
+      description:
+        'True when it lists positions at risk and stale oracles of market data (written right after its day); ' +
+        'always false for sandbox data.',
     }),
+    data: DataSchema,
   },
   { additionalProperties: false },
 );
@@ -37,6 +52,7 @@ export const ResearchReportSchema = Type.Object(
   {
     ...ReportBase,
     version: Type.String({ description: 'Version of the digest method.' }),
+    data: DataSchema,
     chains: Type.Array(
       Type.Object(
         {

@@ -469,10 +469,20 @@ export const PositionSchema = Type.Object(
     distanceToLiq: NullableNumber('1 - 1 / healthFactor; null without debt.'),
     collateralPrice: Type.Number({ description: 'The collateral USD price now.' }),
     liquidationPrice: NullableNumber(
-      "The USD price of this position's collateral token at which the health factor (for pooled protocols the account's) reaches 1, " +
-        "every other price fixed (collateralPrice / healthFactor for an isolated position); with `asset`, that asset's price (its debt: " +
-        'the price whose rise liquidates); null without debt, when the position does not hold the asset, or when no price of it liquidates ' +
-        'the account (its other collateral covers the debt).',
+      'The USD price of the token named by `liquidationPriceToken` at which the health factor (for pooled protocols the ' +
+        "account's) reaches 1, every other price fixed: by default the position's collateral token (collateralPrice / " +
+        "healthFactor for an isolated position); with `asset`, that asset's price (its debt: the price whose rise liquidates); " +
+        'null without debt, when the position does not hold the asset, or when no price of it liquidates the account (its ' +
+        'other collateral covers the debt).',
+    ),
+    liquidationPriceToken: Type.Union(
+      [
+        Type.Object({ address: ADDRESS, symbol: Type.String() }, { additionalProperties: false }),
+        Type.Null(),
+      ],
+      {
+        description: 'The token whose USD price `liquidationPrice` is; null when `liquidationPrice` is null.',
+      },
     ),
   },
   { additionalProperties: false },

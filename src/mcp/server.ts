@@ -14,6 +14,7 @@ import { type Admission, type AdmissionResult, BackendUnavailableError } from '.
 import { clampScope, DEFAULT_LIMIT } from '../access/clamp.ts';
 import { admissionRefusal, chainForbidden, tierForbidden } from '../access/refusals.ts';
 import { type Tier, tierAllowsCategory, tierAllowsChain } from '../access/tiers.ts';
+import type { PageSnapshots } from '../data/page-snapshots.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
 import { processMetrics } from '../metrics.ts';
@@ -50,6 +51,8 @@ export interface McpDeps {
   /** Read models by key mode: test keys get the sandbox (D10). */
   data: { get(mode: KeyMode): ReadModel };
   clock: Clock;
+  /** Where paged lists keep the set their first page fixed (as the HTTP routes do). */
+  pageSnapshots: PageSnapshots;
   /** Name and version the server gives in `initialize`. */
   serverInfo: { name: string; version: string };
 }
@@ -168,6 +171,8 @@ export function mcpEndpoint(deps: McpDeps, tools: readonly McpTool[] = TOOLS) {
       model,
       tier,
       nowMs,
+      mode: call.mode,
+      pageSnapshots: deps.pageSnapshots,
       clamp: (q) => {
         const clamped = clampScope(q, tool.limitMax ?? DEFAULT_LIMIT, tier, nowMs);
         scoped = clamped.chainIds;

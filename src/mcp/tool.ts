@@ -2,8 +2,10 @@ import { z } from 'zod';
 import type { Clamped, ClampedScope, ScopeRequest } from '../access/clamp.ts';
 import type { Refusal } from '../access/refusals.ts';
 import type { Category, Tier } from '../access/tiers.ts';
+import type { PageSnapshots } from '../data/page-snapshots.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Found } from '../queries/types.ts';
+import type { KeyMode } from '../store/types.ts';
 
 /**
  * An MCP tool: a thin adapter around a query function, as an HTTP route is. It declares what a
@@ -20,7 +22,7 @@ export type JsonObject = Record<string, unknown>;
 /** The facts of a query's result the answer's meta is made of (D11). */
 export type MetaFacts = Pick<
   Found<unknown>,
-  'itemProtocols' | 'scopeProtocols' | 'chains' | 'total' | 'nextCursor'
+  'itemProtocols' | 'scopeProtocols' | 'chains' | 'total' | 'nextCursor' | 'asOfMs'
 >;
 
 /**
@@ -44,6 +46,10 @@ export interface ToolContext {
   readonly tier: Tier;
   /** The instant the answer reflects, epoch ms (the one the call was admitted at). */
   readonly nowMs: number;
+  /** The caller's key mode (whose data `model` is). */
+  readonly mode: KeyMode;
+  /** Where paged lists keep the set their first page fixed, shared with the HTTP routes. */
+  readonly pageSnapshots: PageSnapshots;
   /**
    * The clamps of D9 on the arguments, as an HTTP route's: `limit` lowered to min(the tool's
    * `limitMax`, the tier's result cap), `chainIds` filtered to the tier's chains, `startDate`

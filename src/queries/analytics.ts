@@ -2,7 +2,7 @@ import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
 import { utilization } from '../domain/metrics.ts';
 import { dayStartMs, utcDay } from '../domain/periods.ts';
-import { fraction, usd } from '../domain/precision.ts';
+import { fraction, servedBalances, usd } from '../domain/precision.ts';
 import type { DailyLiquidationTotal, DailyMarketTotal, HistoryStore } from '../store/types.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import type { Found, Scope } from './types.ts';
@@ -68,9 +68,10 @@ function emptyTotals(): Totals {
 function rounded<T extends Totals>(t: T): T {
   return {
     ...t,
+    // utilization from the served amounts, as a market's (servedBalances).
     supplyUsd: usd(t.supplyUsd),
     borrowUsd: usd(t.borrowUsd),
-    utilization: fraction(utilization(t.supplyUsd, t.borrowUsd)),
+    utilization: servedBalances(t.supplyUsd, t.borrowUsd).utilization,
     debtAtRiskUsd: usd(t.debtAtRiskUsd),
   };
 }

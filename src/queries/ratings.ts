@@ -1,8 +1,8 @@
 import type { MarketRatingView, RatingSet, VaultRatingView } from '../data/ratings.ts';
-import { vaultKey } from '../data/ratings.ts';
+import { orderScore, vaultKey } from '../data/ratings.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import { points } from '../domain/precision.ts';
-import type { Grade } from '../domain/rating.ts';
+import type { RatedGrade } from '../domain/rating.ts';
 import type { RatingChange, RatingChangeCursor, RatingSubjectKind } from '../store/types.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { QueryError } from './errors.ts';
@@ -16,6 +16,8 @@ import type { Found, Scope } from './types.ts';
 
 /** What the ratings queries read: the latest ratings of a model, and the recorded changes (no writes). */
 export interface RatingsReader {
+  /** Assets (USD) below which a market or vault is not graded (the methodology's sizeFloorUsd). */
+  readonly sizeFloorUsd?: number;
   /** The latest ratings of `model`; null until the job has rated it. */
   ratingsOf(model: ReadModel): RatingSet | null;
   ratingChanges(
@@ -34,7 +36,7 @@ export interface RatingFilter {
   chainIds?: readonly number[] | undefined;
   /** Only ratings with at least this score. */
   minScore?: number | undefined;
-  grade?: Grade | undefined;
+  grade?: RatedGrade | undefined;
   /** `desc` (default): best first; `asc`: worst first. */
   order?: RatingOrder | undefined;
   cursor?: string | undefined;
@@ -90,9 +92,9 @@ function scorePage<T>(
 }
 
 function scoreFilter(p: RatingFilter) {
-  return (x: { score: number; grade: Grade; chainId: number }) =>
+  return (x: { score: number | null; grade: RatedGrade; chainId: number }) =>
     (p.chainIds === undefined || p.chainIds.includes(x.chainId)) &&
-    (p.minScore === undefined || x.score >= p.minScore) &&
+    (p.minScore === undefined || (x.score !== null && x.score >= p.minScore)) &&
     (p.grade === undefined || x.grade === p.grade);
 }
 
@@ -108,7 +110,7 @@ export function listMarketRatings(
     set.markets,
     (m) => (p.protocol === undefined || m.protocol === p.protocol) && inScope(m),
     (m) => m.marketId,
-    (m) => m.score,
+    orderScore,
     p.order ?? 'desc',
     p.cursor,
     p.limit,
@@ -146,7 +148,7 @@ export function listVaultRatings(
       (asset === undefined || v.asset.toUpperCase() === asset) &&
       inScope(v),
     (v) => vaultKey(v.chainId, v.address),
-    (v) => v.score,
+    orderScore,
     p.order ?? 'desc',
     p.cursor,
     p.limit,

@@ -1,5 +1,6 @@
 import type { ReadModel } from '../data/read-model.ts';
-import { type ResearchReport, reportForChains } from '../domain/research.ts';
+import { digestData } from '../data/research-job.ts';
+import { dataDescription, type ResearchReport, reportForChains } from '../domain/research.ts';
 import type { HistoryStore, ResearchReportRow } from '../store/types.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { QueryError } from './errors.ts';
@@ -23,8 +24,13 @@ export interface ReportSummary {
   /** The chains it has a section for (in scope). */
   chainIds: number[];
   generatedAt: string;
-  /** Whether it lists positions at risk and stale oracles (written right after its day). */
+  /**
+   * Whether it lists positions at risk and stale oracles of market data (written right after
+   * its day); never for sandbox data.
+   */
   live: boolean;
+  /** The data it rests on: `sandbox` (simulated) or `market`, in a sentence. */
+  data: { kind: 'sandbox' | 'market'; description: string };
 }
 
 /** Rows read per store query while filling a page (reports out of scope are skipped). */
@@ -32,8 +38,15 @@ const READ_PAGE = 200;
 /** Most stored reports one request reads (two years of one protocol, or about four months of all six). */
 export const SCAN_LIMIT = 1_000;
 
-function parsed(row: ResearchReportRow, chains: readonly number[] | undefined): ResearchReport | null {
+function parsed(
+  model: ReadModel,
+  row: ResearchReportRow,
+  chains: readonly number[] | undefined,
+): ResearchReport | null {
   const report = reportForChains(JSON.parse(row.body) as ResearchReport, chains);
+  // Reports written before they stated their data rest on the model's (served only when the
+  // model is the store's dataset).
+  report.data ??= dataDescription(digestData(model));
   return report.chains.length > 0 || chains === undefined ? report : null;
 }
 
@@ -72,7 +85,7 @@ export async function listReports(
         read,
       );
       for (const row of rows) {
-        const r = parsed(row, p.chainIds);
+        const r = parsed(model, row, p.chainIds);
         if (r) {
           if (items.length === p.limit) {
             more = true;
@@ -86,7 +99,8 @@ export async function listReports(
             highlights: r.highlights,
             chainIds: r.chains.map((c) => c.chainId),
             generatedAt: r.generatedAt,
-            live: r.liveAsOf !== null,
+            live: r.liveAsOf !== null && r.data?.kind !== 'sandbox',
+            data: r.data ?? dataDescription(digestData(model)),
           });
         }
         read = { day: row.day, id: row.id };
@@ -117,7 +131,7 @@ export async function getReport(
   const row = model.stored && id.length <= 64 ? await reader.researchReport(id) : null;
   // A report of a day before the caller's history window is not theirs to read, as in lists.
   const inWindow = row !== null && (windowStartMs === undefined || row.day >= windowStartMs);
-  const report = inWindow && parsed(row, chains);
+  const report = inWindow && parsed(model, row, chains);
   if (!report) throw QueryError.reportNotFound(id);
   return { items: [report], itemProtocols: [report.protocol], scopeProtocols: [report.protocol] };
 }

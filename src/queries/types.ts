@@ -28,6 +28,11 @@ export interface Found<T> {
   total?: number;
   /** Lists paged by cursor (D17): the cursor of the next page; absent on the last. */
   nextCursor?: string;
+  /**
+   * A later page of a list whose first page fixed its set: the instant the set was taken at
+   * (the first page's meta.asOf), which every page of it reports.
+   */
+  asOfMs?: number;
 }
 
 /** What history queries read: market snapshots, oracle rounds, liquidations and their daily sums (no writes). */

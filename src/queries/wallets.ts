@@ -31,6 +31,8 @@ export interface WalletPositionView extends Omit<PositionAtRiskView, 'healthFact
    * reaches 1, all else fixed; null without debt, or when the position does not hold the asset.
    */
   liquidationPrice: number | null;
+  /** The token whose USD price `liquidationPrice` is; null with it. */
+  liquidationPriceToken: { address: string; symbol: string } | null;
 }
 
 export interface Held {
@@ -99,11 +101,19 @@ function liquidationPriceOf(
   m: MarketView,
   h: Held,
   asset: string | undefined,
-): number | null {
-  if (asset === undefined || asset === m.collateralAddress.toLowerCase())
-    return tokenLiquidationPrice(model, h, 'collateral');
-  if (asset === m.loanAddress.toLowerCase()) return tokenLiquidationPrice(model, h, 'debt');
-  return null;
+): Pick<WalletPositionView, 'liquidationPrice' | 'liquidationPriceToken'> {
+  let price: number | null = null;
+  let token: WalletPositionView['liquidationPriceToken'] = null;
+  if (asset === undefined || asset === m.collateralAddress.toLowerCase()) {
+    price = tokenLiquidationPrice(model, h, 'collateral');
+    token = { address: m.collateralAddress.toLowerCase(), symbol: m.collateral };
+  } else if (asset === m.loanAddress.toLowerCase()) {
+    price = tokenLiquidationPrice(model, h, 'debt');
+    token = { address: m.loanAddress.toLowerCase(), symbol: m.loan };
+  }
+  return price === null
+    ? { liquidationPrice: null, liquidationPriceToken: null }
+    : { liquidationPrice: significant(price), liquidationPriceToken: token };
 }
 
 /** A position's leverage: its account's (collateral / equity of the account's totals), else its own. */
@@ -135,7 +145,7 @@ function positionView(model: ReadModel, h: Held, asset?: string): WalletPosition
     leverage: significantOrNull(leverageOf(h)),
     distanceToLiq: hasDebt ? fraction(distanceToLiq(h.healthFactor)) : null,
     collateralPrice: h.collateralPrice,
-    liquidationPrice: significantOrNull(liquidationPriceOf(model, m, h, asset)),
+    ...liquidationPriceOf(model, m, h, asset),
   };
 }
 

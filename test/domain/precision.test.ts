@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Catalog } from '../../src/data/catalog.ts';
-import { fraction, significant, usd } from '../../src/domain/precision.ts';
+import { fraction, servedBalances, significant, usd } from '../../src/domain/precision.ts';
 import { generateSandbox, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
 
 test('default: served figures without float noise, to the documented precision', () => {
@@ -40,4 +40,32 @@ test('behavior: every USD amount of every sandbox market prints to the cent', ()
       assert.ok((String(v[f]).split('.')[1] ?? '').length <= 8, `${v.uniqueKey} ${f} ${v[f]}`);
     }
   }
+});
+
+describe('servedBalances', () => {
+  test('default: available and utilization from the served supply and borrow', () => {
+    // Each rounded on its own, available would be usd(1000.005 - 0.004) = 1000.00; supply and
+    // borrow serve as 1000.01 and 0, so available is 1000.01.
+    assert.deepEqual(servedBalances(1000.005, 0.004), {
+      supply: 1000.01,
+      borrow: 0,
+      available: 1000.01,
+      utilization: 0,
+    });
+    assert.deepEqual(servedBalances(3, 1), { supply: 3, borrow: 1, available: 2, utilization: 0.33333333 });
+  });
+
+  test('behavior: supply - borrow = available to the cent, borrow / supply = utilization to 8 places', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0, max: 1e11, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (s, r) => {
+          const b = servedBalances(s, s * r);
+          assert.equal(Math.round((b.supply - b.borrow) * 100), Math.round(b.available * 100));
+          if (b.supply > 0) assert.ok(Math.abs(Math.min(1, b.borrow / b.supply) - b.utilization) <= 5e-9);
+        },
+      ),
+    );
+  });
 });

@@ -9,6 +9,7 @@ import {
   familyVolatility,
   GRADES,
   gradeOf,
+  historyScore,
   liquidationScore,
   liquidityScore,
   lltvBufferScore,
@@ -19,7 +20,9 @@ import {
   ratingChanged,
   ratingMethodology,
   ratioLogReturns,
+  sizeScore,
   UNKNOWN_SCORE,
+  usageScore,
   VAULT_WEIGHTS,
   type VolatilityEstimate,
   vaultScores,
@@ -285,25 +288,58 @@ describe('liquidationScore', () => {
     );
   });
 
-  test('behavior: without stored history the record is unknown', () => {
-    assert.equal(liquidationScore(null, 1e6).score, UNKNOWN_SCORE);
+  test('behavior: without stored history the record is unknown, and says why', () => {
+    const c = liquidationScore(null, 1e6);
+    assert.equal(c.score, UNKNOWN_SCORE);
+    assert.match(c.unknown ?? '', /no stored liquidation history/);
+    assert.equal(liquidationScore({ count: 0, repaidUsd: 0, badDebtUsd: 0 }, 1e6).unknown, undefined);
+  });
+});
+
+describe('size, usage and history', () => {
+  test('default: size on a log scale from the floor to $1B, stating the figures', () => {
+    assert.equal(sizeScore(100_000, 100_000, 'supplied').score, 0);
+    assert.ok(close(sizeScore(10_000_000, 100_000, 'supplied').score, 50)); // (7 - 5) / (9 - 5)
+    assert.equal(sizeScore(5e9, 100_000, 'supplied').score, 100);
+    assert.equal(sizeScore(0, 100_000, 'held').score, 0);
+    assert.match(sizeScore(10_000_000, 100_000, 'supplied').explanation, /\$10,000,000 supplied/);
+  });
+
+  test('default: usage by borrowers, history by days of stored prices', () => {
+    assert.equal(usageScore(1).score, 0);
+    assert.ok(close(usageScore(10).score, 100 / 3));
+    assert.equal(usageScore(5000).score, 100);
+    assert.equal(usageScore(0).score, 0);
+    assert.ok(close(historyScore(45).score, 50));
+    assert.equal(historyScore(120).score, 100);
+    assert.match(historyScore(1).explanation, /^1 day of stored prices/);
+    assert.ok(historyScore(null).unknown);
   });
 });
 
 describe('overallScore and vaultScores', () => {
   test('default: the weighted sum of the components, to 2 decimals', () => {
-    // 0.25 x 85 + 0.25 x 100 + 0.2 x 80 + 0.15 x 65.45 + 0.15 x 99.84 = 87.0435
+    // 0.2 x 85 + 0.2 x 100 + 0.15 x 80 + 0.1 x 65.45 + 0.1 x 99.84 + 0.1 x 75 + 0.05 x 53.4 + 0.1 x 100 = 85.699
     const s = overallScore(
-      { oracle: 85, lltvBuffer: 100, liquidity: 80, concentration: 65.45, liquidations: 99.84 },
+      {
+        oracle: 85,
+        lltvBuffer: 100,
+        liquidity: 80,
+        concentration: 65.45,
+        liquidations: 99.84,
+        size: 75,
+        usage: 53.4,
+        history: 100,
+      },
       MARKET_WEIGHTS,
     );
-    assert.equal(s, 87.04);
+    assert.equal(s, 85.7);
     assert.equal(gradeOf(s), 'AA');
     const weights = Object.values(MARKET_WEIGHTS).reduce((a, b) => a + b, 0);
     assert.ok(close(weights, 1));
   });
 
-  test('default: a vault is 0.8 x its supply-weighted markets + 0.2 x its diversification', () => {
+  test('default: a vault is 0.7 x its supply-weighted markets + 0.15 x its diversification + 0.15 x its size', () => {
     // shares 0.6 / 0.4: markets 0.6 x 80 + 0.4 x 60 = 72; HHI 0.36 + 0.16 = 0.52: diversification 48
     const v = vaultScores([
       { usd: 600, score: 80 },
@@ -315,8 +351,8 @@ describe('overallScore and vaultScores', () => {
     assert.ok(close(v.herfindahl, 0.52));
     assert.equal(v.largestShare, 0.6);
     assert.equal(v.rated, 2);
-    // 0.8 x 72 + 0.2 x 48 = 67.2
-    assert.equal(overallScore({ markets: 72, diversification: 48 }, VAULT_WEIGHTS), 67.2);
+    // 0.7 x 72 + 0.15 x 48 + 0.15 x 40 = 63.6
+    assert.equal(overallScore({ markets: 72, diversification: 48, size: 40 }, VAULT_WEIGHTS), 63.6);
     // no USD at all: equal shares
     const idle = vaultScores([
       { usd: 0, score: 80 },
@@ -327,6 +363,7 @@ describe('overallScore and vaultScores', () => {
     const none = vaultScores([{ usd: 10, score: null }]);
     assert.equal(none.markets.score, 0);
     assert.equal(none.diversification.score, 0);
+    assert.match(none.markets.unknown ?? '', /no allocation to a graded market/);
   });
 });
 
@@ -346,7 +383,9 @@ describe('ratingChanged', () => {
 describe('ratingMethodology', () => {
   test('default: the version, the grades and the weights the formulas use', () => {
     const m = ratingMethodology();
-    assert.equal(m.version, '1.0.0');
+    assert.equal(m.version, '2.0.0');
+    assert.equal(m.sizeFloorUsd, 100_000);
+    assert.equal(ratingMethodology(250_000).sizeFloorUsd, 250_000);
     assert.deepEqual(
       m.grades.map((g) => g.grade),
       [...GRADES],
@@ -423,7 +462,7 @@ describe('properties', () => {
     const names = Object.keys(MARKET_WEIGHTS) as (keyof typeof MARKET_WEIGHTS)[];
     fc.assert(
       fc.property(
-        fc.tuple(score, score, score, score, score),
+        fc.array(score, { minLength: 8, maxLength: 8 }),
         fc.constantFrom(...names),
         score,
         (parts, which, bump) => {

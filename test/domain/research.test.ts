@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   buildDigest,
+  chainText,
+  counted,
   type DigestInputs,
+  multipleText,
   reportForChains,
   reportMarkdown,
 } from '../../src/domain/research.ts';
@@ -99,15 +102,12 @@ describe('buildDigest', () => {
       [300, 100, 50],
     );
     assert.equal(r.highlights[0], 'Liquidations left $13 of bad debt.');
-    assert.equal(
-      r.highlights[1],
-      '3 liquidation(s) repaid $450 of debt; the largest repaid $300 on chain 1.',
-    );
+    assert.equal(r.highlights[1], '3 liquidations repaid $450 of debt; the largest repaid $300 on Ethereum.');
     assert.match(
       r.highlights[2]!,
-      /^2 market\(s\) saw utilization spike; the largest, WETH\/USDC on chain 1, went from 50\.0 % to 62\.0 %\.$/,
+      /^2 markets saw utilization spike; the largest, WETH\/USDC on Ethereum, went from 50\.0 % to 62\.0 %\.$/,
     );
-    assert.equal(r.highlights[3], '1 rating(s) were lowered.');
+    assert.equal(r.highlights[3], '1 rating was lowered.');
     assert.equal(r.positionsAtRisk, null);
     assert.equal(r.staleOracles, null);
   });
@@ -138,7 +138,7 @@ describe('buildDigest', () => {
     );
     assert.equal(
       u.highlights[1],
-      '4 liquidation(s) repaid $450 of debt (1 of no known USD value not included); the largest repaid $300 on chain 1.',
+      '4 liquidations repaid $450 of debt (1 of no known USD value not included); the largest repaid $300 on Ethereum.',
     );
     assert.match(reportMarkdown(u), /\| `0x0{63}4` \| – \| – \| – \|/);
     // only its collateral of no known USD value: its debt is summed, and it is not counted apart
@@ -154,7 +154,7 @@ describe('buildDigest', () => {
     // narrowed to a chain: its own count
     assert.equal(
       reportForChains(u, [1]).highlights[1],
-      '3 liquidation(s) repaid $400 of debt (1 of no known USD value not included); the largest repaid $300 on chain 1.',
+      '3 liquidations repaid $400 of debt (1 of no known USD value not included); the largest repaid $300 on Ethereum.',
     );
   });
   test('narrowed to a chain: sections, items and highlights of it only', () => {
@@ -164,16 +164,40 @@ describe('buildDigest', () => {
       [8453],
     );
     assert.deepEqual(base.utilizationSpikes, []);
-    assert.deepEqual(base.highlights, [
-      '1 liquidation(s) repaid $50 of debt; the largest repaid $50 on chain 8453.',
-    ]);
+    assert.deepEqual(base.highlights, ['1 liquidation repaid $50 of debt; the largest repaid $50 on Base.']);
   });
   test('Markdown: title, highlights, a table per section; the same inputs give the same text', () => {
     const md = reportMarkdown(r);
-    assert.match(md, /^# morpho daily risk digest, 2026-11-24\n\n- Liquidations left \$13 of bad debt\./);
-    assert.match(md, /\| 1 \| 2 \| \$3,000 \| \$2,540 \| 84\.7 % \| 7\.1 % \| 2 \| \$400 \| \$13 \|/);
+    assert.match(
+      md,
+      /^# morpho daily risk digest, 2026-11-24\n\n_Market data read from the service's sources \(chains and APIs\)\._\n\n- Liquidations left \$13 of bad debt\./,
+    );
+    assert.match(md, /\| Ethereum \| 2 \| \$3,000 \| \$2,540 \| 84\.7 % \| 7\.1 % \| 2 \| \$400 \| \$13 \|/);
     assert.match(md, /positions and oracle states are not kept as history/);
     assert.equal(reportMarkdown(buildDigest(inputs)), md);
+  });
+  test('a report says what data it rests on: sandbox data is named so, in the title too', () => {
+    assert.equal(r.data?.kind, 'market');
+    const sandbox = buildDigest({ ...inputs, data: { kind: 'sandbox', profile: 'default', seed: 42 } });
+    assert.deepEqual(sandbox.data, {
+      kind: 'sandbox',
+      description:
+        'Simulated sandbox data (profile default, seed 42): generated markets, positions and liquidations, not market data.',
+    });
+    assert.match(sandbox.title, /\(sandbox\)$/);
+    assert.match(reportMarkdown(sandbox), /_Simulated sandbox data \(profile default, seed 42\)/);
+  });
+  test('plain English: plurals, chain names, multiples to 2 significant digits', () => {
+    assert.equal(counted(1, 'liquidation'), '1 liquidation');
+    assert.equal(counted(4, 'liquidation'), '4 liquidations');
+    assert.equal(counted(1648, 'liquidation'), '1,648 liquidations');
+    assert.equal(chainText(42161), 'Arbitrum');
+    assert.equal(chainText(999_999), 'chain 999999');
+    assert.equal(multipleText(1970.6942), '2,000x');
+    assert.equal(multipleText(2), '2.0x');
+    assert.equal(multipleText(1.04), '1.0x');
+    assert.equal(multipleText(0.5123), '0.51x');
+    assert.equal(multipleText(13), '13x');
   });
   test('a quiet day says so; a live report lists positions at risk and stale oracles', () => {
     const quiet = buildDigest({ ...inputs, liquidations: [], ratingChanges: [], snapshots: inputs.previous });
@@ -191,7 +215,9 @@ describe('buildDigest', () => {
     assert.equal(live.liveAsOf, '2026-11-25T00:00:00.000Z');
     assert.equal(live.positionsAtRisk![0]!.marketId, 'a');
     assert.ok(
-      live.highlights.includes('1 market(s) had a stale oracle; the stalest at 2 times its heartbeat.'),
+      live.highlights.includes(
+        '1 market had a stale oracle; the stalest, on Ethereum, was last updated 2.0x its heartbeat ago.',
+      ),
     );
     assert.match(reportMarkdown(live), /## Stale oracles \(as of 2026-11-25T00:00:00\.000Z\)/);
   });
@@ -211,7 +237,9 @@ describe('buildDigest', () => {
     assert.equal(r.staleOracles![0]!.stalenessRatio, 13);
     assert.equal(r.chains[0]!.staleOracles, 12);
     assert.ok(
-      r.highlights.includes('12 market(s) had a stale oracle; the stalest at 13 times its heartbeat.'),
+      r.highlights.includes(
+        '12 markets had a stale oracle; the stalest, on Ethereum, was last updated 13x its heartbeat ago.',
+      ),
     );
   });
   test('narrowing keeps the largest items of the chains in scope, beyond the 10 largest overall', () => {
@@ -223,9 +251,6 @@ describe('buildDigest', () => {
       base.notableLiquidations.map((l) => l.debtRepaidUsd),
       [5],
     );
-    assert.equal(
-      base.highlights[0],
-      '1 liquidation(s) repaid $5 of debt; the largest repaid $5 on chain 8453.',
-    );
+    assert.equal(base.highlights[0], '1 liquidation repaid $5 of debt; the largest repaid $5 on Base.');
   });
 });

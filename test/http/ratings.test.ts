@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { RatingsJob } from '../../src/data/ratings-job.ts';
 import { points } from '../../src/domain/precision.ts';
-import { ratingMethodology } from '../../src/domain/rating.ts';
+import { gradeOf, ratingMethodology } from '../../src/domain/rating.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { AssetPrice, LiquidationEvent } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
@@ -54,9 +54,14 @@ const vault = makeVault([a, c], {
   ],
 });
 const baseVault = makeVault([b]);
-const positions = [4_000_000, 2_000_000, 2_000_000].map((debt) =>
-  makePosition(a, { collateralUsd: debt * 1.5, borrowUsd: debt }),
-);
+const positions = [
+  ...[4_000_000, 2_000_000, 2_000_000].map((debt) =>
+    makePosition(a, { collateralUsd: debt * 1.5, borrowUsd: debt }),
+  ),
+  // B and C: one borrower owing the whole borrow each
+  makePosition(b, { collateralUsd: 1_200_000, borrowUsd: 800_000 }),
+  makePosition(c, { collateralUsd: 1_200_000, borrowUsd: 800_000 }),
+];
 
 /** 9 daily closes of WETH alternating 3000 and 3000 x e^0.01 (USDC at 1): returns +-0.01. */
 function prices(): AssetPrice[] {
@@ -140,20 +145,35 @@ const concentrationA = 31.25;
 // liquidations (2 in 90 days): repaid 250k = 3.125 % of 8M: 30 x 0.125 = 3.75;
 // bad debt 5k = 0.0625 %: 70 x 0.0625 = 4.375; 100 - 8.125
 const liquidationsA = 91.88;
+// size: 10M supplied: 100 x (7 - 5) / (9 - 5) = 50; usage: 3 borrowers: 100 x log10(3) / 3;
+// history: 9 days with a price of both tokens: 100 x 9 / 90 = 10
+const usageA = points((100 * Math.log10(3)) / 3);
 const scoreA = points(
-  0.25 * 90 + 0.25 * bufferA + 0.2 * liquidityA + 0.15 * concentrationA + 0.15 * liquidationsA,
+  0.2 * 90 +
+    0.2 * bufferA +
+    0.15 * liquidityA +
+    0.1 * concentrationA +
+    0.1 * liquidationsA +
+    0.1 * 50 +
+    0.05 * usageA +
+    0.1 * 10,
 );
 // C. no oracle: 0; wstETH/WETH without history: the eth peg's 6 %/yr, coverage 0.14 / (3 x 0.06 /
 // sqrt(365)) = 14.9: 100; 200k available: 0.6 x 100 + 0.4 x 100 x (log10(2e5) - 4) / 3;
-// no borrower known for 800k of borrow: 50; one liquidation repaid 20k = 2.5 %: 100 - 3
+// one borrower owes all: 0; one liquidation repaid 20k = 2.5 %: 100 - 3; 1M supplied: size 25;
+// one borrower: usage 0; no day with a price of wstETH: history 0
 const liquidityC = points(60 + (0.4 * 100 * (Math.log10(2e5) - 4)) / 3);
-const scoreC = points(0.25 * 0 + 0.25 * 100 + 0.2 * liquidityC + 0.15 * 50 + 0.15 * 97);
+const scoreC = points(0.2 * 0 + 0.2 * 100 + 0.15 * liquidityC + 0.1 * 0 + 0.1 * 97 + 0.1 * 25);
 // B. as C but with its fresh Chainlink oracle (90) and no liquidation (100).
-const scoreB = points(0.25 * 90 + 0.25 * 100 + 0.2 * liquidityC + 0.15 * 50 + 0.15 * 100);
-// The vault: 1M in A, 500k in C: markets 2/3 x A + 1/3 x C; HHI 4/9 + 1/9: diversification 100 x 4/9
+const scoreB = points(0.2 * 90 + 0.2 * 100 + 0.15 * liquidityC + 0.1 * 0 + 0.1 * 100 + 0.1 * 25);
+// The vault: 1M in A, 500k in C: markets 2/3 x A + 1/3 x C; HHI 4/9 + 1/9: diversification 100 x 4/9;
+// 1.5M held: size 100 x (log10(1.5e6) - 5) / 4
 const vaultMarkets = points((2 / 3) * scoreA + (1 / 3) * scoreC);
 const vaultDiversification = points((100 * 4) / 9);
-const vaultScore = points(0.8 * vaultMarkets + 0.2 * vaultDiversification);
+const vaultSize = points((100 * (Math.log10(1.5e6) - 5)) / 4);
+const vaultScore = points(0.7 * vaultMarkets + 0.15 * vaultDiversification + 0.15 * vaultSize);
+// The Base vault: 500k in B alone: diversification 0, size 100 x (log10(5e5) - 5) / 4
+const baseVaultScore = points(0.7 * scoreB + 0.15 * points((100 * (Math.log10(5e5) - 5)) / 4));
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -217,17 +237,30 @@ describe('GET /ratings/markets/{marketId}', () => {
         liquidity: liquidityA,
         concentration: concentrationA,
         liquidations: liquidationsA,
+        size: 50,
+        usage: usageA,
+        history: 10,
       },
     );
     assert.equal(bufferA, 52.95);
     assert.equal(data.score, scoreA);
-    assert.equal(data.score, 72.34);
-    assert.equal(data.grade, 'A');
-    assert.equal(data.methodologyVersion, '1.0.0');
+    assert.equal(data.score, 61.3);
+    assert.equal(data.grade, 'BBB');
+    assert.equal(data.reason, null);
+    assert.equal(data.methodologyVersion, '2.0.0');
     assert.equal(data.ratedAt, NOW);
     assert.deepEqual(
       Object.values<{ weight: number }>(data.components).map((x) => x.weight),
-      [0.25, 0.25, 0.2, 0.15, 0.15],
+      [0.2, 0.2, 0.15, 0.1, 0.1, 0.1, 0.05, 0.1],
+    );
+    assert.equal(
+      data.components.size.explanation,
+      '$10,000,000 supplied (the floor of $100,000 scores 0, $1,000,000,000 scores 100).',
+    );
+    assert.equal(data.components.usage.explanation, '3 borrowers with debt (1,000 score 100).');
+    assert.equal(
+      data.components.history.explanation,
+      '9 days of stored prices of both tokens in the last 90.',
     );
     assert.deepEqual(data.metrics, {
       oracleStalenessRatio: 0,
@@ -238,8 +271,10 @@ describe('GET /ratings/markets/{marketId}', () => {
       stressMove: Number((3 * sigmaA).toFixed(8)),
       bufferCoverage: Number((0.05 / (3 * sigmaA)).toPrecision(8)),
       utilization: 0.8,
+      supplyUsd: 10_000_000,
       availableUsd: 2_000_000,
       borrowers: 3,
+      historyDays: 9,
       top10Share: 1,
       herfindahl: 0.375,
       liquidations: 2,
@@ -273,10 +308,11 @@ describe('GET /ratings/markets/{marketId}', () => {
       data.components.lltvBuffer.explanation,
       /no stored price history: eth-lst\/eth family default/,
     );
-    assert.equal(data.components.concentration.score, 50);
+    assert.equal(data.components.concentration.score, 0);
     assert.equal(data.components.liquidations.score, 97);
+    assert.equal(data.components.history.score, 0);
     assert.equal(data.score, scoreC);
-    assert.equal(data.grade, 'BBB');
+    assert.equal(data.grade, gradeOf(scoreC));
   });
 
   test('error: unknown market 404, malformed id 400', async () => {
@@ -315,7 +351,7 @@ describe('GET /ratings/markets', () => {
       return { ids: body.data.map((m: { marketId: string }) => m.marketId), meta: body.meta };
     };
     assert.deepEqual((await ids(`minScore=${scoreA}`)).ids, [b.uniqueKey, a.uniqueKey]);
-    assert.deepEqual((await ids('grade=BBB')).ids, [c.uniqueKey]);
+    assert.deepEqual((await ids(`grade=${gradeOf(scoreC)}`)).ids, [c.uniqueKey]);
     assert.deepEqual((await ids('chainIds=8453')).ids, [b.uniqueKey]);
     assert.deepEqual((await ids('chainIds=1&order=asc')).ids, [c.uniqueKey, a.uniqueKey]);
     const none = await ids('protocol=aave');
@@ -363,15 +399,17 @@ describe('GET /ratings/markets', () => {
 });
 
 describe('GET /ratings/vaults', () => {
-  test('default: 0.8 x the supply-weighted markets + 0.2 x diversification, by hand', async () => {
+  test('default: 0.7 x the supply-weighted markets + 0.15 x diversification + 0.15 x size, by hand', async () => {
     const { data } = (
       await t.get(`/api/v1/ratings/vaults/1/${vault.address.toUpperCase().replace('0X', '0x')}`, pro)
     ).json();
     assert.equal(data.components.markets.score, vaultMarkets);
     assert.equal(data.components.diversification.score, vaultDiversification);
     assert.equal(data.components.diversification.score, 44.44);
+    assert.equal(data.components.size.score, vaultSize);
     assert.equal(data.score, vaultScore);
-    assert.equal(data.grade, 'BBB');
+    assert.equal(data.grade, gradeOf(vaultScore));
+    assert.equal(data.reason, null);
     assert.deepEqual(data.metrics, {
       totalAssetsUsd: 1_500_000,
       allocations: 2,
@@ -380,8 +418,8 @@ describe('GET /ratings/vaults', () => {
       largestShare: 0.66666667,
     });
     assert.deepEqual(data.allocations, [
-      { marketId: a.uniqueKey, share: 0.66666667, grade: 'A', score: scoreA },
-      { marketId: c.uniqueKey, share: 0.33333333, grade: 'BBB', score: scoreC },
+      { marketId: a.uniqueKey, share: 0.66666667, grade: gradeOf(scoreA), score: scoreA },
+      { marketId: c.uniqueKey, share: 0.33333333, grade: gradeOf(scoreC), score: scoreC },
     ]);
   });
 
@@ -390,13 +428,10 @@ describe('GET /ratings/vaults', () => {
     assert.equal(meta.total, 2);
     assert.deepEqual(
       data.map((v: { address: string }) => v.address),
-      // the Base vault: one market (B), diversification 0: 0.8 x B
-      points(0.8 * scoreB) > vaultScore
-        ? [baseVault.address, vault.address]
-        : [vault.address, baseVault.address],
+      baseVaultScore > vaultScore ? [baseVault.address, vault.address] : [vault.address, baseVault.address],
     );
     const base = data.find((v: { address: string }) => v.address === baseVault.address);
-    assert.equal(base.score, points(0.8 * scoreB));
+    assert.equal(base.score, baseVaultScore);
     const onOne = (await t.get('/api/v1/ratings/vaults?chainIds=1&asset=weth', pro)).json();
     assert.deepEqual(
       onOne.data.map((v: { address: string }) => v.address),
@@ -414,11 +449,75 @@ describe('GET /ratings/vaults', () => {
   });
 });
 
+describe('ratings: not graded (NR)', () => {
+  test('behavior: below the size floor, or without a known borrower, not graded; an empty vault says so', async () => {
+    const own = new ManualClock(NOW);
+    // tiny: 50k supplied; unknown: 800k borrowed, no borrower known; both with a month of prices
+    const tiny = makeMarket({
+      collateral: 'WETH',
+      collateralAddress: WETH,
+      loan: 'USDC',
+      loanAddress: USDC,
+      collateralPrice: 3000,
+      loanPrice: 1,
+      supply: 50_000,
+      borrow: 10_000,
+    });
+    const unknown = makeMarket({
+      collateral: 'WETH',
+      collateralAddress: WETH,
+      loan: 'USDC',
+      loanAddress: USDC,
+      collateralPrice: 3000,
+      loanPrice: 1,
+    });
+    const empty = makeVault([tiny], {
+      allocations: [{ marketKey: tiny.uniqueKey, supplyShare: 0, supplyCapUsd: null }],
+    });
+    const model = modelOf([tiny, unknown], [makePosition(tiny, { borrowUsd: 10_000 })], own, [empty]);
+    model.stored = true;
+    const app = await createTestApp({
+      clock: own,
+      tiers: GENEROUS_TIERS,
+      live: model,
+      store: await storeWithHistory(),
+    });
+    try {
+      const key = await app.key('pro');
+      const get = async (path: string) => (await app.get(`/api/v1/ratings/${path}`, key)).json().data;
+      const small = await get(`markets/${tiny.uniqueKey}`);
+      assert.equal(small.grade, 'NR');
+      assert.equal(small.score, null);
+      assert.equal(small.reason, 'Not graded: $50,000 supplied, below the size floor of $100,000.');
+      const blind = await get(`markets/${unknown.uniqueKey}`);
+      assert.equal(blind.grade, 'NR');
+      assert.equal(
+        blind.reason,
+        'Not graded: concentration: no borrower position is known for its $800,000 of borrow.',
+      );
+      const v = await get(`vaults/1/${empty.address}`);
+      assert.equal(v.grade, 'NR');
+      assert.equal(v.score, null);
+      assert.equal(v.reason, 'Not graded: $0 held, below the size floor of $100,000.');
+      for (const c of Object.values<{ explanation: string }>(v.components))
+        assert.doesNotMatch(c.explanation, /allocation \d/);
+      // graded first in the lists; minScore leaves the not graded out
+      const list = (await app.get('/api/v1/ratings/markets?minScore=0', key)).json();
+      assert.equal(list.meta.total, 0);
+      const nr = (await app.get('/api/v1/ratings/markets?grade=NR', key)).json();
+      assert.equal(nr.meta.total, 2);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('GET /ratings/methodology', () => {
   test('default: the versioned methodology, as the formulas use it', async () => {
     const { data, meta } = (await t.get('/api/v1/ratings/methodology', pro)).json();
     assert.deepEqual(data, ratingMethodology());
-    assert.equal(data.version, '1.0.0');
+    assert.equal(data.version, '2.0.0');
+    assert.equal(data.sizeFloorUsd, 100_000);
     assert.equal(meta.source, 'morpho');
   });
 });
@@ -482,17 +581,20 @@ describe('ratings: the job', () => {
       assert.deepEqual(first.data, [
         {
           at: NOW,
-          grade: 'A',
+          grade: gradeOf(scoreA),
           score: scoreA,
           previousGrade: null,
           previousScore: null,
-          methodologyVersion: '1.0.0',
+          methodologyVersion: '2.0.0',
           components: {
             oracle: 90,
             lltvBuffer: bufferA,
             liquidity: liquidityA,
             concentration: concentrationA,
             liquidations: liquidationsA,
+            size: 50,
+            usage: usageA,
+            history: 10,
           },
         },
       ]);
@@ -517,7 +619,14 @@ describe('ratings: the job', () => {
       assert.equal(await app.ratings.runDue(), 1);
       // 100 - 3.75 - 70 = 26.25
       const dropped = points(
-        0.25 * 90 + 0.25 * bufferA + 0.2 * liquidityA + 0.15 * concentrationA + 0.15 * 26.25,
+        0.2 * 90 +
+          0.2 * bufferA +
+          0.15 * liquidityA +
+          0.1 * concentrationA +
+          0.1 * 26.25 +
+          0.1 * 50 +
+          0.05 * usageA +
+          0.1 * 10,
       );
       const after = await history(`markets/${a.uniqueKey}`);
       assert.deepEqual(
@@ -531,8 +640,8 @@ describe('ratings: the job', () => {
           ['2026-11-24T00:00:00.000Z', dropped, scoreA],
         ],
       );
-      assert.equal(after.data[1].previousGrade, 'A');
-      assert.equal(after.data[1].grade, 'BBB');
+      assert.equal(after.data[1].previousGrade, gradeOf(scoreA));
+      assert.equal(after.data[1].grade, gradeOf(dropped));
       // the vault follows its market
       assert.equal((await history(`vaults/1/${vault.address}`)).data.length, 2);
       // B and C did not move: one record each
@@ -644,9 +753,14 @@ describe('ratings: the job', () => {
     await store.close();
   });
 
-  test("behavior: a dataset that is not the store's is rated without history, and records nothing", async () => {
+  test("behavior: a dataset that is not the store's is not graded (no history), and records nothing", async () => {
     const own = new ManualClock(NOW);
-    const sandbox = modelOf([a, c], positions, own, [vault]);
+    const sandbox = modelOf(
+      [a, c],
+      positions.filter((p) => p.marketKey !== b.uniqueKey),
+      own,
+      [vault],
+    );
     const store = await storeWithHistory();
     const app = await createTestApp({
       clock: own,
@@ -665,6 +779,18 @@ describe('ratings: the job', () => {
       );
       assert.equal(data.metrics.volatilitySource, 'family');
       assert.equal(data.metrics.liquidations, null);
+      assert.equal(data.metrics.historyDays, null);
+      assert.equal(data.grade, 'NR');
+      assert.equal(data.score, null);
+      assert.equal(
+        data.reason,
+        'Not graded: liquidations: the dataset has no stored liquidation history; history: the dataset has no stored price history.',
+      );
+      // the vault rests on no graded market: not graded either, and listed after the graded
+      const v = (await app.get(`/api/v1/ratings/vaults/1/${vault.address}`, key)).json().data;
+      assert.equal(v.grade, 'NR');
+      assert.equal(v.score, null);
+      assert.match(v.reason, /markets: it has no allocation to a graded market/);
       assert.deepEqual(
         (await app.get(`/api/v1/ratings/markets/${a.uniqueKey}/history`, key)).json().data,
         [],

@@ -186,10 +186,15 @@ describe('GET /research/reports/{id}', () => {
     );
     assert.deepEqual(r.highlights.slice(0, 2), [
       'Liquidations left $10 of bad debt.',
-      '1 liquidation(s) repaid $400 of debt; the largest repaid $400 on chain 1.',
+      '1 liquidation repaid $400 of debt; the largest repaid $400 on Ethereum.',
     ]);
     assert.equal(r.positionsAtRisk, null);
-    assert.match(r.markdown, /^# morpho daily risk digest, 2026-11-20\n/);
+    // the models of these tests are sandbox datasets: the report says so
+    assert.match(
+      r.markdown,
+      /^# morpho daily risk digest, 2026-11-20 \(sandbox\)\n\n_Simulated sandbox data/,
+    );
+    assert.equal(r.data.kind, 'sandbox');
     assert.doesNotMatch(r.markdown, /8453/);
   });
 
@@ -198,6 +203,11 @@ describe('GET /research/reports/{id}', () => {
     assert.equal(r.positionsAtRisk.length, 1);
     assert.equal(r.positionsAtRisk[0].healthFactor, 1.04);
     assert.deepEqual(r.staleOracles, []);
+    // listed: its positions are of sandbox data, never `live`
+    const listed = (await t.get('/api/v1/research/reports', pro)).json().data;
+    const summary = listed.find((x: { id: string }) => x.id === '2026-11-21-morpho');
+    assert.equal(summary.live, false);
+    assert.equal(summary.data.kind, 'sandbox');
   });
 
   test('a report written by digest version 1.0.0 (no unpricedLiquidations) is served as stored', async () => {

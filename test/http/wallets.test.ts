@@ -98,10 +98,12 @@ describe('GET /positions', () => {
       distanceToLiq: 0.06976744, // 1 - 1 / 1.075
       collateralPrice: 4000,
       liquidationPrice: 3720.9302, // 4000 / 1.075, 8 significant digits
+      liquidationPriceToken: { address: eth.collateralAddress, symbol: 'wstETH' },
     });
     const l = body.data.find((p: { market: { uniqueKey: string } }) => p.market.uniqueKey === lend.uniqueKey);
     assert.equal(l.healthFactor, null);
     assert.equal(l.liquidationPrice, null);
+    assert.equal(l.liquidationPriceToken, null);
     assert.equal(l.distanceToLiq, null);
     assert.equal(l.state.supplyAssetsUsd, 5_000);
   });
@@ -125,6 +127,11 @@ describe('GET /positions', () => {
     );
     // WBTC, the Base position's collateral: 90,000 / 2
     assert.deepEqual(new Map(await get(base.collateralAddress)).get(base.uniqueKey), 45_000);
+    // The answer names the token whose price it is: the debt's here.
+    const named = (await t.get(`/api/v1/positions?address=${WALLET}&asset=${eth.loanAddress}`, pro))
+      .json()
+      .data.find((p: { market: { uniqueKey: string } }) => p.market.uniqueKey === eth.uniqueKey);
+    assert.deepEqual(named.liquidationPriceToken, { address: eth.loanAddress, symbol: 'WETH' });
   });
 
   test('behavior: pages by cursor, none repeated or skipped, no cursor on the last page', async () => {

@@ -85,6 +85,7 @@ describe('MCP tools', () => {
     const risk = byName.get('positions_at_risk')!.inputSchema;
     assert.deepEqual(Object.keys(risk.properties ?? {}).sort(), [
       'chainIds',
+      'cursor',
       'healthFactorThreshold',
       'limit',
       'marketId',

@@ -170,6 +170,24 @@ describe('LrdsClient against a running server', () => {
     );
   });
 
+  test('behavior: paginate walks the whole set of positions at risk by its cursor', async () => {
+    const c = client();
+    const query = { healthFactorThreshold: 10, limit: 7 };
+    const first = await c.positionsAtRisk(query);
+    assert.equal(first.data.length, 7);
+    assert.equal(first.meta.total, 60);
+    assert.ok(first.meta.nextCursor);
+    const items: PositionAtRisk[] = [];
+    for await (const p of c.paginate('positionsAtRisk', query)) items.push(p);
+    assert.equal(items.length, 60);
+    assert.equal(new Set(items.map((p) => `${p.market.uniqueKey}/${p.user.address}`)).size, 60);
+    const whole = (await c.positionsAtRisk({ healthFactorThreshold: 10, limit: 200 })).data;
+    assert.deepEqual(
+      items.map((p) => [p.user.address, p.market.uniqueKey]),
+      whole.map((p) => [p.user.address, p.market.uniqueKey]),
+    );
+  });
+
   test('behavior: self-service key routes', async () => {
     const c = client(await keyOf('pro', 'sdk-keys'));
     const created = await c.createApiKey({ name: 'from the sdk' });

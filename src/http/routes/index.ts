@@ -1,4 +1,5 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
+import { MemoryPageSnapshots } from '../../data/page-snapshots.ts';
 import { AnswerCache } from '../answer-cache.ts';
 import type { AppDeps, RouteDeps } from '../context.ts';
 import { CLIENT_HEADERS } from '../schemas.ts';
@@ -41,7 +42,11 @@ export async function registerRoutes(
   appDeps: AppDeps,
   access: onRequestAsyncHookHandler,
 ): Promise<void> {
-  const deps: RouteDeps = { ...appDeps, answers: appDeps.answers ?? new AnswerCache() };
+  const deps: RouteDeps = {
+    ...appDeps,
+    answers: appDeps.answers ?? new AnswerCache(),
+    pageSnapshots: appDeps.pageSnapshots ?? new MemoryPageSnapshots(appDeps.clock),
+  };
   // Service
   registerHealth(v1, deps);
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { positionsAtRisk } from '../../queries/risk.ts';
+import { positionsAtRiskPage } from '../../queries/risk.ts';
 import { chainIdsArg, limitArg, marketIdArg, protocolArg } from '../args.ts';
 import { marketIdOf } from '../ids.ts';
 import { defineTool } from '../tool.ts';
@@ -13,7 +13,9 @@ export const positionsAtRiskTool = defineTool({
   description:
     'Borrow positions whose health factor is below a threshold (liquidatable ones, below 1, included), ordered by ' +
     'health factor ascending, then borrowed USD descending, as GET /risk/positions-at-risk serves them: wallet, ' +
-    'market, collateral and debt in USD, health factor, leverage and distance to liquidation.',
+    'market, collateral and debt in USD, health factor, leverage and distance to liquidation. meta.total counts the ' +
+    'whole set; pass meta.nextCursor as `cursor` (the other arguments unchanged) for the next page: the pages of a ' +
+    'cursor come from the set its first page took (as of its meta.asOf), for 10 minutes.',
   category: 'risk',
   limitMax: LIMIT_MAX,
   input: {
@@ -28,18 +30,34 @@ export const positionsAtRiskTool = defineTool({
     marketId: marketIdArg('Only positions in this market (uniqueKey).').optional(),
     minBorrowUsd: z.number().min(0).max(1e15).optional().describe('Minimum borrowed USD (default 0).'),
     limit: limitArg(LIMIT_MAX),
+    cursor: z
+      .string()
+      .max(1024)
+      .optional()
+      .describe('meta.nextCursor of the previous page (the other arguments unchanged).'),
   },
-  run(ctx, args) {
+  async run(ctx, args) {
     const market = args.marketId === undefined ? undefined : marketIdOf(args.marketId, 'marketId');
     const { limit, chainIds, clamped } = ctx.clamp(args);
-    const found = positionsAtRisk(ctx.model, {
-      healthFactorThreshold: args.healthFactorThreshold ?? 1.1,
-      protocol: args.protocol,
-      chainIds,
-      market,
-      minBorrowUsd: args.minBorrowUsd ?? 0,
-      limit,
-    });
-    return { data: found.items.map((i) => ctx.positionAtRisk(i)), found, clamped };
+    const found = await positionsAtRiskPage(
+      ctx.model,
+      {
+        healthFactorThreshold: args.healthFactorThreshold ?? 1.1,
+        protocol: args.protocol,
+        chainIds,
+        market,
+        minBorrowUsd: args.minBorrowUsd ?? 0,
+        limit,
+      },
+      {
+        snapshots: ctx.pageSnapshots,
+        nowMs: ctx.nowMs,
+        cursor: args.cursor,
+        caller: ctx.mode,
+        json: (i) => Buffer.from(JSON.stringify(ctx.positionAtRisk(i))),
+      },
+    );
+    const data = found.items.map((i) => JSON.parse(Buffer.from(i.json).toString('utf8')) as unknown);
+    return { data, found, clamped };
   },
 });

@@ -216,6 +216,7 @@ function mcpRoute(app: Api, deps: RouteDeps): void {
     admission: deps.admission,
     data: deps.data,
     clock: deps.clock,
+    pageSnapshots: deps.pageSnapshots,
     serverInfo: { name: 'lending-risk-data-service', version: API_VERSION },
   });
   app.post(

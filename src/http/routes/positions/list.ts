@@ -22,8 +22,9 @@ export function registerWalletPositions(app: Api, deps: AppDeps): void {
         description:
           'Every position of a wallet in scope (borrowing or only lending; for Euler, those of its EVC sub-accounts too, each naming ' +
           'its sub-account), by market uniqueKey (page with `cursor`): the PositionAtRisk shape plus the collateral price now and ' +
-          "the `liquidationPrice`: the price of the position's collateral token at which its health factor (for pooled protocols " +
-          "the account's) reaches 1, every other price fixed, or of the token named by `asset`. `meta.total`: positions in scope.",
+          "the `liquidationPrice`, named by `liquidationPriceToken`: the price of the position's collateral token at which its " +
+          "health factor (for pooled protocols the account's) reaches 1, every other price fixed, or of the token named by `asset`. " +
+          '`meta.total`: positions in scope.',
         security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {

@@ -7,10 +7,11 @@ import { envelope, errorResponses, NOT_MODIFIED, RatingMethodologyRef } from '..
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
-/** The methodology never changes while the process runs: serialized once. */
-const METHODOLOGY = itemSerializer<RatingMethodology>(RatingMethodologySchema)(ratingMethodology());
-
 export function registerRatingMethodology(app: Api, deps: AppDeps): void {
+  // The methodology never changes while the process runs: serialized once, with the size floor set.
+  const METHODOLOGY = itemSerializer<RatingMethodology>(RatingMethodologySchema)(
+    ratingMethodology(deps.ratings.sizeFloorUsd),
+  );
   app.get(
     '/ratings/methodology',
     {

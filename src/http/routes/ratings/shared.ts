@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clamped } from '../../../access/clamp.ts';
 import type { MarketRatingView, RatingSet, VaultRatingView } from '../../../data/ratings.ts';
 import { freshness, type ReadModel } from '../../../data/read-model.ts';
-import { GRADES, type Grade } from '../../../domain/rating.ts';
+import { GRADES, NOT_RATED, type RatedGrade } from '../../../domain/rating.ts';
 import type { RatingChangeView, RatingOrder } from '../../../queries/ratings.ts';
 import type { Found } from '../../../queries/types.ts';
 import type { AppDeps } from '../../context.ts';
@@ -21,10 +21,10 @@ export const MinScoreParam = Type.Number({
   examples: [70],
 });
 
-export const GradeParam = Type.Unsafe<Grade>({
+export const GradeParam = Type.Unsafe<RatedGrade>({
   type: 'string',
-  enum: [...GRADES],
-  description: 'Only ratings of this grade.',
+  enum: [...GRADES, NOT_RATED],
+  description: 'Only ratings of this grade (NR: those not graded).',
 });
 
 export const OrderParam = Type.Unsafe<RatingOrder>({

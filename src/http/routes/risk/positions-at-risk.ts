@@ -1,10 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
-import { positionsAtRisk } from '../../../queries/risk.ts';
-import type { RouteDeps } from '../../context.ts';
+import { positionsAtRiskPage } from '../../../queries/risk.ts';
+import { callerOf, type RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
-import { ChainIdsParam, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
+import { ChainIdsParam, CursorParam, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
 import { envelope, errorResponses, NOT_MODIFIED, PositionAtRiskRef } from '../../schemas.ts';
-import { positionJson, sendAssembled } from '../../serialize.ts';
+import { positionJson, sendData } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
 
@@ -21,7 +21,12 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
         summary: 'Positions at risk',
         description:
           'Borrow positions whose health factor is below the threshold (liquidatable ones, below 1, included), ' +
-          'ordered by health factor ascending, then borrowed USD descending. Positions without debt are never at risk.',
+          'ordered by health factor ascending, then borrowed USD descending. Positions without debt are never at risk. ' +
+          'The whole set pages with `cursor`: the first page takes the set and its order as of its `meta.asOf`, and ' +
+          'the pages of its `meta.nextCursor` come from that set (no position twice, none skipped, the figures as of ' +
+          'that instant) for 10 minutes; after that the cursor is refused (400 INVALID_PARAMETER naming the time it ' +
+          "expired). `meta.total` is the size of the set on every page; `limit` (capped by your tier's result cap) " +
+          'bounds each page, not the set.',
         security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
@@ -47,6 +52,7 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
               }),
             ),
             limit: Type.Optional(LimitParam(ACCESS.limitMax)),
+            cursor: Type.Optional(CursorParam),
           },
           { additionalProperties: false },
         ),
@@ -61,22 +67,29 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
       const q = request.query;
       const market = q.marketId === undefined ? undefined : requireMarketId(q.marketId, 'marketId');
       const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
-      return sendAssembled(
-        request,
-        reply,
-        deps.answers.answer(request, model, nowMs, () => {
-          const found = positionsAtRisk(model, {
-            healthFactorThreshold: q.healthFactorThreshold ?? 1.1,
-            protocol: q.protocol,
-            chainIds,
-            market,
-            minBorrowUsd: q.minBorrowUsd ?? 0,
-            limit,
-          });
-          const items = found.items.map((i) => model.risk.json(i, positionJson));
-          return { items, list: true, meta: dataMeta(request, model, nowMs, found, clamped) };
-        }),
+      const found = await positionsAtRiskPage(
+        model,
+        {
+          healthFactorThreshold: q.healthFactorThreshold ?? 1.1,
+          protocol: q.protocol,
+          chainIds,
+          market,
+          minBorrowUsd: q.minBorrowUsd ?? 0,
+          limit,
+        },
+        {
+          snapshots: deps.pageSnapshots,
+          nowMs,
+          cursor: q.cursor,
+          caller: callerOf(request).key.mode,
+          json: (i) => model.risk.json(i, positionJson),
+        },
       );
+      return sendData(request, reply, {
+        items: found.items.map((i) => i.json),
+        list: true,
+        meta: dataMeta(request, model, nowMs, found, clamped),
+      });
     },
   );
 }
