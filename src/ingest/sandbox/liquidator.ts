@@ -136,6 +136,14 @@ export class SandboxLiquidator {
           }),
         );
       }
+      // Those below 1 now first (lowest first), so the served list clears fastest.
+      const hfNow = (i: number) => {
+        const p = risk.stateOf(i);
+        return (p.healthFactor * p.collateralFactor) / (p.loanFactor * p.debtIndex);
+      };
+      const keyed = due.map((i) => ({ i, hf: hfNow(i) }));
+      keyed.sort((a, b) => a.hf - b.hf || a.i - b.i);
+      due = keyed.map((x) => x.i);
       if (due.length > this.#maxPerStep) {
         due = due.slice(0, this.#maxPerStep);
         complete = false;
