@@ -571,7 +571,9 @@ export async function createService(settings: Settings, options: ServiceOptions 
     // A process that does not run the passes (a worker other than the first) lets the lease go.
     if (!(options.writesHistory ?? true)) await store.releaseIngestion(ingestHolder);
   } else if (!(await store.datasetInfo()))
-    await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true, clock, historyDays);
+    // The dataset only: its history (a year of daily snapshots and liquidations, then the
+    // hourly backfill) is written by the history feed in the background, after start.
+    await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true, clock, 0);
   else await recordSandboxSource(store, clock);
   const models = await ReadModels.load(store, clock);
   const logger = options.logger ?? false;

@@ -907,6 +907,11 @@ export class RiskIndex {
     return 1;
   }
 
+  /** What market ord's positions' stated health factors are multiplied by now (prices and borrow index). */
+  hfFactorOf(ord: number): number {
+    return this.hfFactor[ord]!;
+  }
+
   /** Current health factor of position `i` (market `ord`). */
   private hfOf(i: number, ord: number): number {
     return this.cols.healthFactor[i]! * this.hfFactor[ord]!;

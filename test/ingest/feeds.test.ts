@@ -7,6 +7,7 @@ import {
   feedClock,
   oracleRoundRows,
   pairSides,
+  RESUME_HOURS,
   referenceDeviations,
   type SandboxFeed,
   sandboxFeeds,
@@ -159,9 +160,18 @@ describe('sandboxFeeds', () => {
     assert.equal(byPair('wstETH/ETH').spec.heartbeatSec, 86_400);
   });
 
-  test('behavior: a feed the dataset shows as stopped stops at its last update', () => {
-    assert.equal(byPair('USDT/USD').stoppedAtMs, (SANDBOX_AS_OF - 9000) * 1000);
-    assert.equal(byPair('ETH/USD').stoppedAtMs, null);
+  test('behavior: a feed the dataset shows as stopped stops at its last update and resumes hours after the snapshot', () => {
+    const stop = byPair('USDT/USD').stop!;
+    assert.equal(stop.startMs, (SANDBOX_AS_OF - 9000) * 1000 + 1);
+    assert.ok(stop.endMs >= AS_OF + RESUME_HOURS[0] * HOUR && stop.endMs <= AS_OF + RESUME_HOURS[1] * HOUR);
+    assert.deepEqual(byPair('USDT/USD').spec.stop, stop);
+    assert.equal(byPair('ETH/USD').stop, null);
+    // Nothing posted while stopped, a recovery round once it resumes.
+    const sim = createOracleSimulator(model);
+    const spec = byPair('USDT/USD').spec;
+    assert.ok(sim.latestRound(spec, stop.endMs - 1)!.updatedAtMs < stop.startMs);
+    const back = sim.latestRound(spec, stop.endMs + MINUTE)!;
+    assert.ok(back.updatedAtMs >= stop.endMs && back.reason === 'recovery');
   });
 
   test('behavior: the reference thresholds are fractions, implausible ones left out', () => {
@@ -224,25 +234,29 @@ describe('oracleRoundRows', () => {
   test("behavior: each feed's rows are the simulator's rounds, exactly; a stopped feed has none after it stopped", () => {
     const sim = createOracleSimulator(model);
     for (const f of feeds) {
-      const expected = sim
-        .rounds(f.spec, from, to - 1)
-        .filter((r) => f.stoppedAtMs === null || r.updatedAtMs <= f.stoppedAtMs)
-        .map((r) => ({
-          chainId: f.chainId,
-          feed: f.address,
-          roundId: r.roundId.toString(),
-          answer: r.answer,
-          updatedAt: r.updatedAtMs,
-        }));
+      const expected = sim.rounds(f.spec, from, to - 1).map((r) => ({
+        chainId: f.chainId,
+        feed: f.address,
+        roundId: r.roundId.toString(),
+        answer: r.answer,
+        updatedAt: r.updatedAtMs,
+      }));
       assert.deepEqual(
         rows.filter((r) => r.chainId === f.chainId && r.feed === f.address),
         expected,
         f.pair,
       );
     }
-    const stopped = feeds.find((f) => f.stoppedAtMs !== null)!;
+    const stopped = feeds.find((f) => f.stop !== null)!;
     assert.ok(rows.some((r) => r.feed === stopped.address));
-    assert.ok(rows.every((r) => r.feed !== stopped.address || r.updatedAt <= stopped.stoppedAtMs!));
+    assert.ok(
+      rows.every(
+        (r) =>
+          r.feed !== stopped.address ||
+          r.updatedAt < stopped.stop!.startMs ||
+          r.updatedAt >= stopped.stop!.endMs,
+      ),
+    );
   });
 
   test('behavior: the same rows whatever the windows, and on every run (deterministic)', () => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import {
   HISTORY_SOURCE_ID,
+  historyScope,
   SandboxHistoryFeed,
   sandboxSimulation,
 } from '../../src/ingest/sandbox/history.ts';
@@ -44,7 +45,8 @@ async function openStore(name: string, seed = DEFAULT_SEED): Promise<SqliteStore
 }
 
 const sim = sandboxSimulation('default', DEFAULT_SEED);
-const NOW = Date.parse('2026-11-22T12:34:56Z');
+// Before the snapshot instant: the history's own borrowers are liquidated then (after it, the served positions are, by the live liquidator).
+const NOW = Date.parse('2026-10-22T12:34:56Z');
 const HOUR = Math.floor(NOW / HOUR_MS) * HOUR_MS;
 const DAYS = 2;
 
@@ -56,8 +58,13 @@ describe('sandbox history feed', () => {
     const base = await feed.advance(NOW, { baseOnly: true });
     assert.equal(backfills, 0);
     const markets = sim.dataset.markets.length;
+    // Daily rows for every market with money, hourly ones for the large markets (historyScope).
+    const scope = historyScope(sim);
+    const daily = sim.dataset.markets.filter((_, i) => scope.daily(i)).length;
+    const hourly = sim.dataset.markets.filter((_, i) => scope.hourly(i)).length;
+    assert.ok(hourly > 500 && hourly < daily && daily < markets, `${hourly} hourly, ${daily} daily`);
     // whole days in [HOUR - 2 days, HOUR): 00:00 of the two days after the start hour
-    assert.equal(base.dailySnapshots, markets * DAYS);
+    assert.equal(base.dailySnapshots, daily * DAYS);
     assert.equal(base.hourlySnapshots, 0);
     let expectedLiquidations = 0;
     for (let i = 0; i < markets; i++)
@@ -67,12 +74,13 @@ describe('sandbox history feed', () => {
 
     const backfill = await feed.advance(NOW);
     assert.equal(backfills, 1, 'told once the hourly backfill is written');
-    assert.equal(backfill.hourlySnapshots, markets * DAYS * 24);
+    assert.equal(backfill.hourlySnapshots, hourly * DAYS * 24);
     assert.equal(backfill.assetPrices, sim.basis.tokens.length * DAYS * 24);
     assert.equal(backfill.liquidations, 0);
     // Every feed posts at least one round a heartbeat (a day at most), bar outages.
-    assert.ok(backfill.oracleRounds >= sim.feeds().length, `${backfill.oracleRounds} rounds`);
-    const oracle = sim.feeds()[0]!;
+    assert.ok(backfill.oracleRounds >= scope.feeds.length, `${backfill.oracleRounds} rounds`);
+    assert.ok(scope.feeds.length > 100 && scope.feeds.length < sim.feeds().length);
+    const oracle = sim.feeds()[scope.feeds[0]!]!;
     const stored = await store.oracleRounds(oracle.chainId, oracle.address, HOUR - DAYS * DAY_MS, HOUR, 1000);
     assert.ok(stored.length > 0);
     const counts = await store.historyCounts();
@@ -92,10 +100,10 @@ describe('sandbox history feed', () => {
     // A restart two hours later: a new feed on the same store writes the two hours that ended.
     const later = NOW + 2 * HOUR_MS;
     const again = await new SandboxHistoryFeed(store, sim, { days: DAYS }).advance(later);
-    assert.equal(again.hourlySnapshots, markets * 2);
+    assert.equal(again.hourlySnapshots, hourly * 2);
     assert.equal(again.assetPrices, sim.basis.tokens.length * 2);
     const after2 = await store.historyCounts();
-    assert.equal(after2.hourlySnapshots, counts.hourlySnapshots + markets * 2);
+    assert.equal(after2.hourlySnapshots, counts.hourlySnapshots + hourly * 2);
 
     const source = (await store.listSources()).find((s) => s.id === HISTORY_SOURCE_ID);
     assert.ok(source);
@@ -116,13 +124,25 @@ describe('sandbox history feed', () => {
       const expected = t.base * sim.basis.ratioAt(t.symbol, r.at);
       assert.ok(Math.abs(r.priceUsd - expected) <= 1e-7 * expected, `${r.priceUsd} vs ${expected}`);
     }
-    const m = sim.dataset.markets[0]!;
+    const scope = historyScope(sim);
+    const big = sim.dataset.markets.findIndex((_, i) => scope.hourly(i));
+    const m = sim.dataset.markets[big]!;
     const snaps = await store.marketSnapshots(m.uniqueKey, 'hour', HOUR - 3 * HOUR_MS, HOUR, 10);
     assert.equal(snaps.length, 3);
+    // A small market has daily rows only; an empty one none.
+    const small = sim.dataset.markets.findIndex((_, i) => scope.daily(i) && !scope.hourly(i));
+    const key = sim.dataset.markets[small]!.uniqueKey;
+    assert.equal((await store.marketSnapshots(key, 'hour', 0, HOUR, 10)).length, 0);
+    assert.equal((await store.marketSnapshots(key, 'day', 0, HOUR, 10)).length, 1);
+    const empty = sim.dataset.markets.findIndex((_, i) => !scope.daily(i));
+    assert.equal(
+      (await store.marketSnapshots(sim.dataset.markets[empty]!.uniqueKey, 'day', 0, HOUR, 10)).length,
+      0,
+    );
     assert.deepEqual(
       snaps,
       sim.history.snapshots(
-        0,
+        big,
         snaps.map((s) => s.at),
         'hour',
       ),
@@ -140,11 +160,16 @@ describe('sandbox history feed', () => {
     // Once the store holds the other seed, its feed starts the history over.
     await holdSandbox(store, 7);
     await new SandboxHistoryFeed(store, other, { days: 1 }).advance(NOW, { baseOnly: true });
-    assert.equal((await store.historyCounts()).dailySnapshots, other.dataset.markets.length);
-    const m = other.dataset.markets[0]!;
+    const otherScope = historyScope(other);
+    assert.equal(
+      (await store.historyCounts()).dailySnapshots,
+      other.dataset.markets.filter((_, i) => otherScope.daily(i)).length,
+    );
+    const big = other.dataset.markets.findIndex((_, i) => otherScope.hourly(i));
+    const m = other.dataset.markets[big]!;
     const [stored] = await store.marketSnapshots(m.uniqueKey, 'day', 0, NOW, 1);
     assert.ok(stored);
-    assert.deepEqual(stored, other.history.snapshots(0, [stored.at], 'day')[0]);
+    assert.deepEqual(stored, other.history.snapshots(big, [stored.at], 'day')[0]);
 
     const kept = new SandboxHistoryFeed(store, other, { days: 1, retentionDays: 1 });
     await kept.advance(NOW + 3 * DAY_MS);
@@ -170,22 +195,32 @@ describe('sandbox history feed', () => {
     const redone = await feed.advance(NOW, { baseOnly: true });
     assert.ok(redone.liquidations > 0);
     // Rows written before the failure are kept, and not written twice.
-    assert.equal((await store.historyCounts()).dailySnapshots, sim.dataset.markets.length);
+    const scope = historyScope(sim);
+    assert.equal(
+      (await store.historyCounts()).dailySnapshots,
+      sim.dataset.markets.filter((_, i) => scope.daily(i)).length,
+    );
     const ok = (await store.listSources()).find((s) => s.id === HISTORY_SOURCE_ID);
     assert.equal(ok?.consecutiveFailures, 0);
     assert.equal(ok?.lastError, null);
     assert.ok(ok?.cursor);
   });
 
-  test('behavior: a service on an empty store seeds the history and lists its source in /health', async () => {
+  test('behavior: a service on an empty store seeds the dataset, writes the history after start and lists its source in /health', async () => {
     const clock = new ManualClock(NOW);
     const service = await createService(
       { ...embeddedSettings(tempDir('lrds-history-svc-')), sandboxHistoryDays: 1 },
       { clock, server: QUIET },
     );
     try {
+      // The seed writes the dataset; the history follows in the background, right after start.
+      const written = async () =>
+        (await service.store.listSources()).some((x) => x.id === HISTORY_SOURCE_ID && x.cursor !== null);
+      for (let i = 0; i < 6000 && !(await written()); i++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       const counts = await service.store.historyCounts();
-      assert.equal(counts.dailySnapshots, sim.dataset.markets.length);
+      const scope = historyScope(sim);
+      assert.equal(counts.dailySnapshots, sim.dataset.markets.filter((_, i) => scope.daily(i)).length);
       const health = await service.app.inject({ url: '/api/v1/health' });
       const sources = health.json().sources as { id: string }[];
       assert.ok(

@@ -1,22 +1,34 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { catchUpChanges, loadReadModel } from '../../src/data/read-model.ts';
+import { applyPrices, catchUpChanges, loadReadModel, type ReadModel } from '../../src/data/read-model.ts';
 import { eulerLiquidationBonus } from '../../src/domain/accounts.ts';
+import { sandboxMarketClock, sandboxSimulation } from '../../src/ingest/sandbox/history.ts';
 import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
 import { SandboxLiquidator } from '../../src/ingest/sandbox/liquidator.ts';
+import { sandboxPricer } from '../../src/ingest/sandbox/live.ts';
+import { DAY_MS, HOUR_MS } from '../../src/ingest/sandbox/simulation/noise.ts';
 import { seededStores } from './seeded.ts';
 
 /**
  * Live liquidations of the sandbox: positions the prices put below health factor 1 are
- * liquidated by the protocol's rules, the events go into the history, the positions left are
- * written as changes that every read model applies from the store's feed.
+ * liquidated by the protocol's rules, at the hour the prices put them there; the events go
+ * into the history, the positions left are written as changes that every read model applies
+ * from the store's change feed.
  */
 
 const seeded = seededStores('lrds-liquidator-');
 const AT = SANDBOX_AS_OF * 1000;
+const sim = sandboxSimulation('default', DEFAULT_SEED);
+
+/** Prices a model at tMs as the running server does (prices, markets' states and borrow index). */
+function priceAt(model: ReadModel, tMs: number): void {
+  const records = model.catalog.baseRecords();
+  const pricer = sandboxPricer(records, DEFAULT_SEED);
+  applyPrices(model, pricer.pricesAt(tMs), tMs, [], sandboxMarketClock(sim).statesAt(tMs));
+}
 
 /** The served view of every position under `threshold`, by user and market. */
-function atRisk(model: NonNullable<Awaited<ReturnType<typeof loadReadModel>>>, threshold: number) {
+function atRisk(model: ReadModel, threshold: number) {
   return model.risk
     .query({ healthFactorThreshold: threshold, minBorrowUsd: 0, limit: 1_000_000 })
     .map((i) => model.risk.view(i))
@@ -24,13 +36,23 @@ function atRisk(model: NonNullable<Awaited<ReturnType<typeof loadReadModel>>>, t
 }
 
 describe('sandbox liquidations', () => {
+  test('invariant: no position of the snapshot is below health factor 1 (nothing to liquidate at the first start)', async () => {
+    const store = await seeded('snapshot');
+    const model = (await loadReadModel(store, AT))!;
+    assert.equal(model.risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: 10 }).length, 0);
+    const { events } = new SandboxLiquidator(store, 'default', DEFAULT_SEED).plan(model, AT);
+    assert.equal(events.length, 0);
+  });
+
   test('behavior: each account below 1 is liquidated whole by its protocol: close factor, bonus, absorb, discount; bad debt only when no collateral is left', async () => {
     const store = await seeded('plan');
     const model = (await loadReadModel(store, AT))!;
+    const now = AT + 14 * DAY_MS + 1234;
+    priceAt(model, now);
     const due = model.risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: 1_000_000 });
-    assert.ok(due.length > 100, `the snapshot holds positions below 1 (${due.length})`);
+    assert.ok(due.length > 20, `positions below 1 two weeks on (${due.length})`);
     const liquidator = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 10_000);
-    const { events, changes } = liquidator.plan(model, AT);
+    const { events, changes } = liquidator.plan(model, now);
     const ds = generateSandbox({ profile: 'default', seed: DEFAULT_SEED });
     const terms = new Map(ds.markets.map((m, i) => [m.uniqueKey, ds.terms[i]!]));
     // Every position of an account due is liquidated with it, and no other.
@@ -120,43 +142,96 @@ describe('sandbox liquidations', () => {
     assert.ok(absorbed > 0, 'some absorbs (Compound)');
   });
 
+  test('behavior: catching up from the snapshot liquidates at the hours prices crossed, at the rate of the history, with no burst at the start', async () => {
+    const store = await seeded('catch-up');
+    const model = (await loadReadModel(store, AT))!;
+    const days = 20;
+    const now = AT + days * DAY_MS + 17 * 60_000;
+    priceAt(model, now);
+    const liquidator = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 100_000);
+    // The first step after the start: no activity checkpoint, so it catches up from the snapshot.
+    const step = await liquidator.step(model, now);
+    const events = step.events;
+    assert.ok(events.length > 100, `${events.length} liquidations over ${days} days`);
+    for (const e of events) assert.ok(e.at > AT && e.at <= now);
+    // Stamped when the prices crossed: few at the instant of the catch-up, none in its minute
+    // beyond what a minute of the history holds.
+    const atStart = events.filter((e) => e.at > now - 60_000).length;
+    assert.ok(
+      atStart <= Math.max(5, (events.length / (days * 24 * 60)) * 20),
+      `${atStart} in the last minute`,
+    );
+    // Day by day, in line with the history's days before the snapshot (same markets, same rules).
+    const perDay = new Array<number>(days).fill(0);
+    for (const e of events) perDay[Math.min(days - 1, Math.floor((e.at - AT) / DAY_MS))]! += 1;
+    const before = new Array<number>(days).fill(0);
+    for (let i = 0; i < sim.dataset.markets.length; i++)
+      for (const e of sim.history.liquidations(i, AT - days * DAY_MS, AT))
+        before[Math.floor((e.at - (AT - days * DAY_MS)) / DAY_MS)]! += 1;
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+    const ratio = median(perDay) / median(before);
+    assert.ok(ratio > 0.25 && ratio < 4, `median day after ${median(perDay)}, before ${median(before)}`);
+    assert.ok(
+      perDay[0]! < 4 * median(before) + 20,
+      `first day ${perDay[0]}, history's median ${median(before)}`,
+    );
+    // The positions left: nothing below 1 once the changes are applied.
+    await catchUpChanges(store, model, (await store.datasetInfo())!.changeSeq);
+    assert.deepEqual(atRisk(model, 1), []);
+    // The next step, a second later, has nothing to catch up.
+    assert.equal((await liquidator.step(model, now + 1000)).events.length, 0);
+  });
+
+  test('behavior: a position that dipped below 1 and recovered while the server was down is liquidated at the dip', async () => {
+    const store = await seeded('dip');
+    const model = (await loadReadModel(store, AT))!;
+    const now = AT + 20 * DAY_MS;
+    priceAt(model, now);
+    const { events, complete } = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 100_000).plan(
+      model,
+      now,
+      AT,
+    );
+    assert.ok(complete);
+    const below = new Set(atRisk(model, 1).map((k) => k.split('/').slice(0, 2).join('/')));
+    const recovered = events.filter((e) => !below.has(`${e.marketKey}/${e.borrower}`));
+    assert.ok(recovered.length > 0, 'some liquidated positions are back above 1 now');
+    // Each event is in the hour before a whole hour of the window.
+    for (const e of events) if (e.at !== now) assert.ok(Math.ceil(e.at / HOUR_MS) * HOUR_MS < now);
+  });
+
   test('behavior: a step writes the events and the positions left; the read model follows the change feed, a reload gives the same answers', async () => {
     const store = await seeded('step');
     const model = (await loadReadModel(store, AT))!;
     const stale = (await loadReadModel(store, AT))!;
+    const now = AT + 14 * DAY_MS + 1234;
+    priceAt(model, now);
+    priceAt(stale, now);
     const before = atRisk(model, 1).length;
-    const liquidator = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 200);
-    const planned = liquidator.plan(model, AT);
-    const first = await liquidator.step(model, AT);
-    assert.deepEqual(first.events, planned.events);
-    // 200 positions due, with every other position of their accounts.
-    const n = planned.changes.length;
-    assert.ok(n >= 200 && first.events.length >= 200, `${n} changes, ${first.events.length} events`);
-    assert.equal(first.applied, n);
-    assert.equal((await store.historyCounts()).liquidations, first.events.length);
+    assert.ok(before > 40);
+    const liquidator = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 20);
+    // The first step catches up from the snapshot, 20 positions at a time.
+    const first = await liquidator.step(model, now);
+    assert.equal(first.applied, 20);
+    const n = first.events.length;
+    assert.ok(n >= 20);
+    assert.equal((await store.historyCounts()).liquidations, n);
     const info = (await store.datasetInfo())!;
-    assert.equal(info.changeSeq, n);
-    assert.equal(await catchUpChanges(store, model, info.changeSeq), n);
-    assert.equal(model.changeSeq, n);
-    const after = atRisk(model, 1).length;
-    assert.ok(after < before, `${after} below 1 after, ${before} before`);
-    // Another process's model, loaded now, serves the same positions.
+    assert.equal(info.changeSeq, 20);
+    assert.equal(await catchUpChanges(store, model, info.changeSeq), 20);
+    // Another process's model, loaded and priced now, serves the same positions.
     const reloaded = (await loadReadModel(store, AT))!;
-    assert.equal(reloaded.changeSeq, n);
+    priceAt(reloaded, now);
+    assert.equal(reloaded.changeSeq, 20);
     assert.deepEqual(atRisk(reloaded, 1.2), atRisk(model, 1.2));
-    // A second writer working from the model before the step: the same events (same hashes,
-    // stored once), and no position written twice.
-    const late = await new SandboxLiquidator(store, 'default', DEFAULT_SEED, 200).step(stale, AT);
+    // A second writer working from the model before the step: the same events, stored once,
+    // and no position written twice.
+    const late = await new SandboxLiquidator(store, 'default', DEFAULT_SEED, 20).step(stale, now);
     assert.deepEqual(
       late.events.map((e) => e.txHash),
       first.events.map((e) => e.txHash),
     );
     assert.equal(late.applied, 0);
-    assert.equal((await store.historyCounts()).liquidations, first.events.length);
-    // The next step goes on with the positions still below 1.
-    const second = await liquidator.step(model, AT);
-    assert.ok(second.events.length > 0);
-    assert.equal((await store.historyCounts()).liquidations, first.events.length + second.events.length);
-    assert.equal(model.changeSeq, n, 'the model moves only with the feed');
+    assert.equal((await store.historyCounts()).liquidations, n);
   });
 });

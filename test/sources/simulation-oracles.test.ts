@@ -62,7 +62,7 @@ function singleFeedMarkets(heartbeatSec: number): { market: MarketRecord; feed: 
   return records.flatMap((market) => {
     const only = market.oracle?.feeds.length === 1 ? market.oracle.feeds[0] : undefined;
     const feed = only && byKey.get(`${market.chainId}:${only.address.toLowerCase()}`);
-    return feed && feed.stoppedAtMs === null && feed.heartbeatSec === heartbeatSec ? [{ market, feed }] : [];
+    return feed && feed.stop === null && feed.heartbeatSec === heartbeatSec ? [{ market, feed }] : [];
   });
 }
 

@@ -8,8 +8,8 @@
  * - Rate: OPENINGS_PER_POSITION x positions / 365 days, per minute; the count of a minute is
  *   the whole part plus one with the probability of the fraction. Closings: the same count.
  * - An opening draws a held position with debt and opens beside it, in its market: a new
- *   borrower (a synthetic address), a debt of that position's times e^(1.2 z - 0.72) (mean 1),
- *   and a health factor at the current prices of 1.04 plus an exponential of mean HF_SPREAD
+ *   borrower (a synthetic address), a debt of that position's times e^(1.2 z - 0.72) (mean 1)
+ *   times riskWeight of its health factor (smaller close to 1), and a health factor at the current prices of 1.04 plus an exponential of mean HF_SPREAD
  *   (the history's borrowers, simulation/market-history.ts), so markets with more positions
  *   get more openings and new positions look like the market's.
  * - A closing draws a held position with debt and repays it whole: the position is written with
@@ -20,7 +20,7 @@
 import type { ReadModel } from '../../data/read-model.ts';
 import { healthFactor } from '../../domain/metrics.ts';
 import type { PositionChange } from '../../store/types.ts';
-import { HF_SPREAD, hexOf, OPENINGS_PER_POSITION } from './simulation/market-history.ts';
+import { HF_SPREAD, hexOf, OPENINGS_PER_POSITION, riskWeight } from './simulation/market-history.ts';
 import { MINUTE_MS, normalAt, streamId, unitAt } from './simulation/noise.ts';
 
 /** The source id of the changes it writes (in /health with the others). */
@@ -80,8 +80,9 @@ export class SandboxActivity {
         // Current debt and health factor, then stated at the record's prices and the loaded
         // borrow index like every position (RiskIndex): debt / (loan x index), collateral / price.
         const debtFactor = o.loanFactor * o.debtIndex;
-        const debtNow = o.borrowUsd * debtFactor * Math.exp(1.2 * normalAt(stream, k, 4) - 0.72);
         const hfNow = 1.04 - Math.log(unitAt(stream, k, 5)) * HF_SPREAD;
+        const debtNow =
+          o.borrowUsd * debtFactor * riskWeight(hfNow) * Math.exp(1.2 * normalAt(stream, k, 4) - 0.72);
         const borrowUsd = debtNow / debtFactor;
         const collateralUsd = (hfNow * debtNow) / m.lltv / o.collateralFactor;
         changes.push({

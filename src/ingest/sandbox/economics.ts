@@ -12,6 +12,8 @@ import type { PricedMarketRecord } from '../../domain/types.ts';
 import { type MarketDraft, uniqueKeyOf } from './markets/draft.ts';
 import { familyCurve, familyReserveFactor, type PriceBook } from './prices.ts';
 import { floorTo, rngFor, roundTo, unitHash } from './rng.ts';
+import { ABOVE_KINK, aboveKink } from './simulation/market-history.ts';
+import { maturityFromSymbol } from './simulation/price-model.ts';
 
 /** Median supply (USD) of a protocol's market and the log-normal sigma around it. */
 const SIZE: Readonly<Record<Protocol, { median: number; sigma: number }>> = {
@@ -45,12 +47,17 @@ const PROTOCOL_REWARD: Readonly<Record<Protocol, string>> = {
 const CHAIN_REWARD: Readonly<Record<number, string>> = { 10: 'OP', 42161: 'ARB' };
 
 /**
- * Utilization: 85 % of markets between 0.4 and 0.95, 10 % below 0.4, 5 % between 0.95 and 1.
+ * Utilization, relative to the curve's kink k (its optimal utilization; Morpho's target 0.9):
+ * Morpho markets, whose adaptive curve moves its rate until utilization sits at the target,
+ * 85 % in [0.8k, k], 10 % below; the others 85 % in [0.5k, k], 10 % below 0.5k; 5 % of each
+ * above the kink, by at most a third of the way aboveKink allows (on chain, the steep slope
+ * above the kink brings suppliers and repayments within days).
  */
-function drawUtilization(r: number, u: number): number {
-  if (r < 0.85) return 0.4 + 0.55 * u;
-  if (r < 0.95) return 0.4 * u;
-  return 0.95 + 0.05 * u;
+function drawUtilization(protocol: Protocol, kink: number, r: number, u: number): number {
+  const low = protocol === 'morpho' ? 0.8 : 0.5;
+  if (r < 0.85) return kink * (low + (1 - low) * u);
+  if (r < 0.95) return kink * low * u;
+  return aboveKink(kink + (ABOVE_KINK * (1 - kink) * u) / 3, kink);
 }
 
 function rewardTokens(protocol: Protocol, chainId: number, loan: string, u: number): string[] {
@@ -103,7 +110,38 @@ export function marketTerms(draft: MarketDraft): MarketTerms {
   };
 }
 
-export function finalizeMarket(draft: MarketDraft, seed: number, prices: PriceBook): PricedMarketRecord {
+/** Days after a PT's maturity over which its markets wind down (linearly) to empty. */
+export const PT_WIND_DOWN_DAYS = 30;
+
+/**
+ * The share of its size a market keeps at `asOfMs`: 0 for a market lending a token against
+ * itself, or against a token of the same symbol (listed as it exists on chain, with no money
+ * in it: nobody borrows a token against itself), 0 for a PT market more than PT_WIND_DOWN_DAYS past its maturity (lenders and
+ * borrowers leave a matured PT: it is redeemed at par), a linear share in between, else 1.
+ */
+export function listingShare(draft: MarketDraft, asOfMs: number): number {
+  const { collateral, loan } = draft;
+  if (
+    collateral.address.toLowerCase() === loan.address.toLowerCase() ||
+    collateral.symbol.toLowerCase() === loan.symbol.toLowerCase()
+  )
+    return 0;
+  let share = 1;
+  for (const symbol of [draft.collateral.symbol, draft.loan.symbol]) {
+    if (assetFamily(symbol) !== 'pt') continue;
+    const maturity = maturityFromSymbol(symbol);
+    if (maturity === null || maturity > asOfMs) continue;
+    share = Math.min(share, Math.max(0, 1 - (asOfMs - maturity) / (PT_WIND_DOWN_DAYS * 86_400_000)));
+  }
+  return share;
+}
+
+export function finalizeMarket(
+  draft: MarketDraft,
+  seed: number,
+  prices: PriceBook,
+  asOfMs: number,
+): PricedMarketRecord {
   const key = uniqueKeyOf(draft);
   const rng = rngFor(seed, `market|${key}`);
   const size = SIZE[draft.protocol];
@@ -111,17 +149,18 @@ export function finalizeMarket(draft: MarketDraft, seed: number, prices: PriceBo
   let supply = 0;
   let borrow = 0;
   let utilization = 0;
-  const empty = rng.chance(draft.emptyChance);
-  const rawSupply = size.median * draft.sizeScale * Math.exp(size.sigma * rng.normal());
+  const share = listingShare(draft, asOfMs);
+  const empty = rng.chance(draft.emptyChance) || share === 0;
+  const rawSupply = size.median * draft.sizeScale * share * Math.exp(size.sigma * rng.normal());
   const r = rng.next();
   const ru = rng.next();
+  const { curve, reserveFactor } = marketTerms(draft);
   if (!empty) {
     supply = roundTo(Math.min(MAX_SUPPLY, Math.max(MIN_SUPPLY, rawSupply)), 2);
-    borrow = floorTo(supply * drawUtilization(r, ru), 2);
+    borrow = floorTo(supply * drawUtilization(draft.protocol, curve.kink, r, ru), 2);
     utilization = supply > 0 ? Math.min(1, borrow / supply) : 0;
   }
 
-  const { curve, reserveFactor } = marketTerms(draft);
   const borrowRateValue = borrowRate(utilization, curve);
   const borrowApy = roundTo(rateToApy(borrowRateValue), 6);
   const supplyApy = roundTo(rateToApy(supplyRate(borrowRateValue, utilization, reserveFactor)), 6);

@@ -8,10 +8,11 @@
 import { type AssetFamily, assetFamily, feedSymbol } from '../../domain/asset-family.ts';
 import type { FeedUpdate, MarketRecord } from '../../domain/types.ts';
 import type { OracleRound as OracleRoundRow } from '../../store/types.ts';
+import { SANDBOX_AS_OF } from './index.ts';
 import { sandboxPriceBasis } from './live.ts';
 import { loadReference, type RefChainlinkFeed, type ReferenceData } from './reference.ts';
 import type { PriceModel } from './simulation/index.ts';
-import { DAY_MS, MINUTE_MS } from './simulation/noise.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, streamId, unitAt } from './simulation/noise.ts';
 import {
   type CheckPrices,
   createOracleSimulator,
@@ -19,7 +20,11 @@ import {
   type OracleRound,
   type RoundCursor,
   type RoundPrices,
+  type StaleWindow,
 } from './simulation/oracle-rounds.ts';
+
+/** A feed the dataset shows as stopped at the snapshot resumes this many hours after it (uniform, by feed). */
+export const RESUME_HOURS: readonly [number, number] = [1, 12];
 
 /** A feed of the sandbox and the simulator's view of it. */
 export interface SandboxFeed {
@@ -35,9 +40,10 @@ export interface SandboxFeed {
   deviationSource: 'reference' | 'default';
   /**
    * A feed the dataset shows as stopped (updateIntervalSeconds null): it posts nothing after
-   * its last update (ms). Null for a feed that keeps posting.
+   * its last update until it resumes, RESUME_HOURS after the snapshot (then a recovery round),
+   * as a real feed's outage ends. Null for a feed that keeps posting.
    */
-  stoppedAtMs: number | null;
+  stop: StaleWindow | null;
 }
 
 /**
@@ -188,6 +194,20 @@ export function sandboxFeeds(
       const deviation = fromRef ?? defaultDeviation(familyOf(base), familyOf(quote));
       const spec: FeedSpec = { key, asset: base.key, deviation, heartbeatSec: f.heartbeatSeconds };
       if (quote !== 'usd') spec.quote = quote.key;
+      const stop =
+        f.updateIntervalSeconds === null
+          ? {
+              startMs: f.lastUpdateTimestamp * 1000 + 1,
+              endMs:
+                SANDBOX_AS_OF * 1000 +
+                Math.round(
+                  RESUME_HOURS[0] +
+                    unitAt(streamId(model.seed, `resume|${key}`), 0) * (RESUME_HOURS[1] - RESUME_HOURS[0]),
+                ) *
+                  HOUR_MS,
+            }
+          : null;
+      if (stop) spec.stop = stop;
       out.push({
         chainId: m.chainId,
         address,
@@ -195,7 +215,7 @@ export function sandboxFeeds(
         heartbeatSec: f.heartbeatSeconds,
         spec,
         deviationSource: fromRef === undefined ? 'default' : 'reference',
-        stoppedAtMs: f.updateIntervalSeconds === null ? f.lastUpdateTimestamp * 1000 : null,
+        stop,
       });
     }
   }
@@ -210,7 +230,7 @@ const SEEK_BATCH = 32;
  * window of `windowMs` (a day by default), every feed's rounds of the window in each. Rows are
  * those of the simulator over `model` (OracleSimulator.rounds), exactly: each feed is followed
  * by a cursor (every check made once), and within a window each asset's price is computed once
- * per minute for all the feeds that read it. A stopped feed has no rows after it stopped.
+ * per minute for all the feeds that read it. A stopped feed has no rows while it is stopped.
  * Nothing before the model's start. First come empty batches, one per SEEK_BATCH feeds whose
  * current heartbeat cell is replayed up to fromMs (about half a second for the default
  * sandbox in all), so a caller pausing between batches is never held long.
@@ -239,7 +259,7 @@ export function* oracleRoundRows(
     const rows: OracleRoundRow[] = [];
     for (let i = 0; i < feeds.length; i++) {
       const f = feeds[i]!;
-      const until = Math.min(end - 1, f.stoppedAtMs ?? Number.POSITIVE_INFINITY);
+      const until = end - 1;
       const c = cursors[i]!;
       if (!(until > c.at)) continue;
       rounds.length = 0;
@@ -329,10 +349,7 @@ export function feedClock(feeds: readonly SandboxFeed[], model: RoundPrices): Sa
   const sim = createOracleSimulator(model);
   const cursors: RoundCursor[] = feeds.map((f) => sim.cursor(f.spec));
   const sent = new Float64Array(feeds.length).fill(Number.NaN);
-  const latestAt = (i: number, tMs: number) => {
-    const stopped = feeds[i]!.stoppedAtMs;
-    return cursors[i]!.latestAt(stopped === null ? tMs : Math.min(tMs, stopped));
-  };
+  const latestAt = (i: number, tMs: number) => cursors[i]!.latestAt(tMs);
   return {
     feeds,
     async warm(tMs) {

@@ -129,7 +129,7 @@ export function buildSandbox(opts: SandboxOptions): SandboxDataset {
     tokens: new TokenRegistry(ref),
     oracles: new OracleFactory(ref, seed, SANDBOX_AS_OF),
   };
-  const prices = new PriceBook(seed);
+  const prices = new PriceBook(seed, SANDBOX_AS_OF * 1000);
 
   const markets: PricedMarketRecord[] = [];
   const terms: MarketTerms[] = [];
@@ -139,7 +139,7 @@ export function buildSandbox(opts: SandboxOptions): SandboxDataset {
     const key = uniqueKeyOf(draft);
     if (seen.has(key) || !isValidIdentifier(draft.identifier)) continue;
     seen.add(key);
-    markets.push(finalizeMarket(draft, seed, prices));
+    markets.push(finalizeMarket(draft, seed, prices, SANDBOX_AS_OF * 1000));
     terms.push(marketTerms(draft));
   }
 

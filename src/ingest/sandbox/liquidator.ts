@@ -1,6 +1,7 @@
 /**
  * Liquidations in the running sandbox: at each simulation step, every served position whose
- * health factor the prices of that instant put below 1 is liquidated: an isolated position
+ * health factor went below 1 since the last complete step is liquidated, at the first whole hour
+ * it was below 1 (at that hour's prices), or now if it went below 1 only now: an isolated position
  * (Morpho, Fluid) by itself, a position of an account (Aave, Spark, Compound, Euler) with its
  * whole account, by the protocol's rules (src/domain/accounts.ts, src/domain/liquidation.ts:
  * close factor, bonus per reserve, Aave's full liquidation of small positions, Compound's absorb,
@@ -29,11 +30,15 @@ import type {
   MarketDataStore,
   PositionChange,
   PricedLiquidationEvent,
+  SourceStore,
 } from '../../store/types.ts';
+import { ACTIVITY_SOURCE_ID } from './activity.ts';
+import { CrossingWindow } from './crossings.ts';
 import type { MarketTerms } from './economics.ts';
-import { generateSandbox, type SandboxProfile } from './index.ts';
+import { type SandboxSimulation, sandboxSimulation } from './history.ts';
+import { generateSandbox, SANDBOX_AS_OF, type SandboxProfile } from './index.ts';
 import { blockAt, hexOf, liquidatorAddress } from './simulation/market-history.ts';
-import { hashAt, streamId } from './simulation/noise.ts';
+import { HOUR_MS, hashAt, MINUTE_MS, streamId, unitAt } from './simulation/noise.ts';
 
 /** The source id of the changes it writes (in /health with the others). */
 export const LIQUIDATIONS_SOURCE_ID = 'sandbox-liquidations';
@@ -47,32 +52,134 @@ export interface LiquidationStep {
   applied: number;
 }
 
-type Store = Pick<MarketDataStore, 'applyPositionChanges'> & Pick<HistoryStore, 'appendLiquidations'>;
+type Store = Pick<MarketDataStore, 'applyPositionChanges'> &
+  Pick<HistoryStore, 'appendLiquidations'> &
+  Partial<Pick<SourceStore, 'listSources'>>;
+
+/** What a plan computed: the events, the positions left, and whether every position due was taken. */
+export interface LiquidationPlan {
+  events: PricedLiquidationEvent[];
+  changes: PositionChange[];
+  /** False when MAX per step cut the list: the next step goes on from the same instant. */
+  complete: boolean;
+}
+
+/** A position in tokens at a set of prices (now, or an hour of the catch-up window). */
+interface Leg {
+  p: ReturnType<ReadModel['risk']['stateOf']>;
+  m: ReturnType<ReadModel['catalog']['recordAt']>;
+  terms: MarketTerms;
+  base: { collateral: number; loan: number };
+  collateral: number;
+  debt: number;
+  cp: number;
+  lp: number;
+  /** The borrow index the debt is at. */
+  index: number;
+}
 
 export class SandboxLiquidator {
   readonly #store: Store;
   readonly #seed: number;
+  readonly #profile: SandboxProfile;
   readonly #terms: ReadonlyMap<string, MarketTerms>;
+  readonly #index: ReadonlyMap<string, number>;
   readonly #maxPerStep: number;
+  #sim: SandboxSimulation | null = null;
+  /** The window of the last plan (its factors are kept while the next steps work through it). */
+  #window: CrossingWindow | null = null;
+  /**
+   * The instant every liquidation before which is done, and for which dataset version: the
+   * last complete step, else the activity's checkpoint (written after every step), else the
+   * snapshot instant.
+   */
+  #from: { version: number; ms: number } | null = null;
 
   constructor(store: Store, profile: SandboxProfile, seed: number, maxPerStep = MAX_LIQUIDATIONS_PER_STEP) {
     this.#store = store;
     this.#seed = seed;
+    this.#profile = profile;
     const ds = generateSandbox({ profile, seed });
     this.#terms = new Map(ds.markets.map((m, i) => [m.uniqueKey, ds.terms[i]!]));
+    this.#index = new Map(ds.markets.map((m, i) => [m.uniqueKey, i]));
     this.#maxPerStep = maxPerStep;
   }
 
+  /** The instant the next step catches up from (see #from). */
+  async #fromFor(version: number): Promise<number> {
+    if (this.#from?.version === version) return this.#from.ms;
+    let ms = SANDBOX_AS_OF * 1000;
+    const cursor = (await this.#store.listSources?.())?.find((x) => x.id === ACTIVITY_SOURCE_ID)?.cursor;
+    const [v, minute] = (cursor ?? '').split(':').map(Number);
+    if (v === version && Number.isSafeInteger(minute)) ms = Math.max(ms, minute! * MINUTE_MS);
+    this.#from = { version, ms };
+    return ms;
+  }
+
+  /** The crossing window (fromMs, atMs), reused while it is the same. */
+  #windowOf(fromMs: number, atMs: number): CrossingWindow {
+    const w = this.#window;
+    if (w && w.fromMs === fromMs && w.toMs === atMs) return w;
+    this.#sim ??= sandboxSimulation(this.#profile, this.#seed);
+    this.#window = new CrossingWindow(this.#sim, fromMs, atMs);
+    return this.#window;
+  }
+
   /**
-   * The liquidations the prices of `model` now call for (pure: nothing written): each
-   * liquidatable isolated position, and each liquidatable account once, all its positions
-   * together by its protocol's rules (see liquidateAccount, absorbAccount, closeFactorOf).
+   * The liquidations due between `fromMs` and `atMs` on the positions of `model` (pure: nothing
+   * written): each isolated position, and each account once with all its positions together, by
+   * its protocol's rules (see liquidateAccount, absorbAccount, closeFactorOf). One whose health
+   * factor (its account's) went below 1 at a whole hour inside the window is liquidated at the
+   * first such hour, at that hour's prices and borrow index; one below 1 at `atMs` only, at
+   * `atMs`. Default `fromMs`: `atMs` (only what is below 1 now).
    */
-  plan(model: ReadModel, atMs: number): { events: PricedLiquidationEvent[]; changes: PositionChange[] } {
+  plan(model: ReadModel, atMs: number, fromMs = atMs): LiquidationPlan {
     const { risk, catalog } = model;
     const events: PricedLiquidationEvent[] = [];
     const changes: PositionChange[] = [];
-    const due = risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: this.#maxPerStep });
+    const window = fromMs < atMs ? this.#windowOf(fromMs, atMs) : null;
+    const hours = window?.hours.length ?? 0;
+    // The positions due: below 1 now, and (over a window of whole hours) those whose market's
+    // lowest factor in the window would have put them below 1.
+    let due: number[];
+    let complete = true;
+    if (window && hours > 0) {
+      due = [];
+      for (let ord = 0; ord < catalog.size; ord++) {
+        const i = this.#index.get(catalog.recordAt(ord).uniqueKey);
+        if (i === undefined || risk.positionsIn(ord) === 0) continue;
+        const f = window.factors(i);
+        const now = risk.hfFactorOf(ord);
+        // stated hf x min f < 1  <=>  hf now < f now / min f
+        const threshold = Math.max(1, f.min > 0 ? now / f.min : 1) * (1 + 1e-12);
+        due.push(
+          ...risk.query({
+            healthFactorThreshold: threshold,
+            minBorrowUsd: 0,
+            limit: Number.MAX_SAFE_INTEGER,
+            marketOrd: ord,
+          }),
+        );
+      }
+      // Those below 1 now first (lowest first), so the served list clears fastest.
+      const hfNow = (i: number) => {
+        const p = risk.stateOf(i);
+        return (p.healthFactor * p.collateralFactor) / (p.loanFactor * p.debtIndex);
+      };
+      const keyed = due.map((i) => ({ i, hf: hfNow(i) }));
+      keyed.sort((a, b) => a.hf - b.hf || a.i - b.i);
+      due = keyed.map((x) => x.i);
+      if (due.length > this.#maxPerStep) {
+        due = due.slice(0, this.#maxPerStep);
+        complete = false;
+      }
+    } else {
+      due = risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: this.#maxPerStep + 1 });
+      if (due.length > this.#maxPerStep) {
+        due.length = this.#maxPerStep;
+        complete = false;
+      }
+    }
     const doneAccounts = new Set<number>();
     for (const i of due) {
       const account = risk.accountOf(i);
@@ -85,62 +192,146 @@ export class SandboxLiquidator {
         return leg ? [leg] : [];
       });
       if (legs.length === 0) continue;
-      const hf = account ? account.healthFactor : legs[0]!.hfNow;
       const protocol = catalog.recordAt(legs[0]!.p.ord).protocol;
-      const outcome = this.#liquidate(protocol, hf, legs);
-      legs.forEach((leg, k) => {
-        const out = outcome.legs[k]!;
-        if (!(out.repaid > 0 || out.seized > 0 || out.badDebt > 0) && !(outcome.surplus > 0)) return;
-        const { p, m, base, collateral, debt, cp, lp } = leg;
-        // The stored ratio scaled (the threshold the position is stated at is kept).
-        const hfLeft =
-          out.debtLeft > 0 && collateral > 0
-            ? (p.healthFactor * (out.collateralLeft / collateral)) / (out.debtLeft / debt)
-            : out.debtLeft > 0
-              ? 0
-              : Number.POSITIVE_INFINITY;
-        // Compound credits what the collateral was worth over the debt as supply (on the first
-        // leg), stated like every amount at the market record's price.
-        const credit = k === 0 ? outcome.surplus * base.loan : 0;
-        changes.push({
-          marketKey: m.uniqueKey,
-          user: p.user,
-          collateralUsd: out.collateralLeft * base.collateral,
-          // Stated at the loaded borrow index, like every position of the model.
-          borrowUsd: (out.debtLeft * base.loan) / p.debtIndex,
-          supplyUsd: p.supplyUsd + credit,
-          healthFactor: hfLeft,
-          basedOn: p.seq,
+      // Each leg's state as it evolves through the liquidations of this step, stated like the
+      // model's (collateral at the record's price, debt at borrow index 1).
+      const state = legs.map((l) => ({
+        collateralUsd: l.p.collateralUsd,
+        borrowUsd: l.p.borrowUsd,
+        hfStated: l.p.healthFactor,
+        supplyUsd: l.p.supplyUsd,
+        k: 0,
+      }));
+      const fs =
+        window && hours > 0
+          ? legs.map((l) => {
+              const mi = this.#index.get(l.m.uniqueKey);
+              return mi === undefined ? null : window.factors(mi);
+            })
+          : [];
+      const byHour = fs.length > 0 && fs.every((f) => f !== null);
+      // The health factor (the account's: its legs' debt-weighted) at ratios `at(k)` to the records.
+      const healthAt = (ratios: (k: number) => { c: number; l: number; index: number }) => {
+        let weighted = 0;
+        let debt = 0;
+        state.forEach((s, k) => {
+          const r = ratios(k);
+          const debtUsd = s.borrowUsd * r.l * r.index;
+          debt += debtUsd;
+          weighted += s.hfStated * (r.c / (r.l * r.index)) * debtUsd;
         });
-        if (!(out.repaid > 0 || out.seized > 0 || out.badDebt > 0)) return;
-        const stream = streamId(this.#seed, `live-liq|${m.uniqueKey}|${p.user}`);
-        events.push({
-          protocol: m.protocol,
-          chainId: m.chainId,
-          txHash: hexOf(stream, p.seq, 0, 8),
-          logIndex: hashAt(stream, p.seq, 1) % 400,
-          block: blockAt(m.chainId, atMs),
-          at: atMs,
-          marketKey: m.uniqueKey,
-          borrower: p.user,
-          liquidator: liquidatorAddress(
-            streamId(this.#seed, `liquidators|${m.chainId}`),
-            hashAt(stream, p.seq, 2),
-          ),
-          collateralSeized: significant(out.seized),
-          collateralSeizedUsd: usd(out.seized * cp),
-          debtRepaid: significant(out.repaid),
-          debtRepaidUsd: usd(out.repaid * lp),
-          badDebt: significant(out.badDebt),
-          badDebtUsd: usd(out.badDebt * lp),
+        return debt > 0 ? weighted / debt : Number.POSITIVE_INFINITY;
+      };
+      const liquidateAt = (
+        at: number,
+        hf: number,
+        ratios: (k: number) => { c: number; l: number; index: number },
+      ) => {
+        const at_ = legs.map((l, k) => {
+          const r = ratios(k);
+          const s = state[k]!;
+          return {
+            ...l,
+            collateral: s.collateralUsd / l.base.collateral,
+            debt: (s.borrowUsd * r.index) / l.base.loan,
+            cp: l.base.collateral * r.c,
+            lp: l.base.loan * r.l,
+            index: r.index,
+          };
+        });
+        const outcome = this.#liquidate(protocol, hf, at_);
+        let open = false;
+        at_.forEach((leg, k) => {
+          const out = outcome.legs[k]!;
+          const s = state[k]!;
+          const credit = k === 0 ? outcome.surplus * leg.base.loan : 0;
+          if (out.repaid > 0 || out.seized > 0 || out.badDebt > 0 || credit > 0) {
+            // The stored ratio scaled (the threshold the position is stated at is kept).
+            s.hfStated =
+              out.debtLeft > 0 && leg.collateral > 0
+                ? (s.hfStated * (out.collateralLeft / leg.collateral)) / (out.debtLeft / leg.debt)
+                : out.debtLeft > 0
+                  ? 0
+                  : Number.POSITIVE_INFINITY;
+            s.collateralUsd = out.collateralLeft * leg.base.collateral;
+            s.borrowUsd = (out.debtLeft * leg.base.loan) / leg.index;
+            // Compound credits what the collateral was worth over the debt as supply.
+            s.supplyUsd += credit;
+            s.k = Math.max(s.k, 1);
+          }
+          if (out.badDebt === 0 && out.debtLeft > 0 && out.collateralLeft > 0) open = true;
+          if (!(out.repaid > 0 || out.seized > 0 || out.badDebt > 0)) return;
+          const { p, m } = leg;
+          const n = s.k++ - 1;
+          const stream = streamId(this.#seed, `live-liq|${m.uniqueKey}|${p.user}`);
+          events.push({
+            protocol: m.protocol,
+            chainId: m.chainId,
+            txHash: hexOf(stream, p.seq, n, 8),
+            logIndex: hashAt(stream, p.seq, 1 + 16 * n) % 400,
+            block: blockAt(m.chainId, at),
+            at,
+            marketKey: m.uniqueKey,
+            borrower: p.user,
+            liquidator: liquidatorAddress(
+              streamId(this.#seed, `liquidators|${m.chainId}`),
+              hashAt(stream, p.seq, 2 + 16 * n),
+            ),
+            collateralSeized: significant(out.seized),
+            collateralSeizedUsd: usd(out.seized * leg.cp),
+            debtRepaid: significant(out.repaid),
+            debtRepaidUsd: usd(out.repaid * leg.lp),
+            badDebt: significant(out.badDebt),
+            badDebtUsd: usd(out.badDebt * leg.lp),
+          });
+        });
+        return open;
+      };
+      let open = true;
+      if (byHour) {
+        // Each whole hour of the window at which it was below 1: liquidated there, at that hour's
+        // prices (again at a later hour if a partial liquidation left it below 1).
+        const first = legs[0]!;
+        const stream = streamId(this.#seed, `live-liq|${first.m.uniqueKey}|${first.p.user}`);
+        for (let h = 0; h < hours && open; h++) {
+          const ratios = (k: number) => {
+            const f = fs[k]!;
+            return { c: f.collateral[h]!, l: f.loan[h]!, index: f.index[h]! };
+          };
+          const hf = healthAt(ratios);
+          if (!(hf < 1)) continue;
+          const hourMs = fs[0]!.hours[h]!;
+          const lo = Math.max(fromMs + 1, hourMs - HOUR_MS);
+          const at = Math.floor(lo + unitAt(stream, first.p.seq, 3 + 16 * h) * (hourMs - lo));
+          open = liquidateAt(at, hf, ratios);
+        }
+      }
+      // Now, at the model's prices.
+      const nowRatios = (k: number) => {
+        const p = legs[k]!.p;
+        return { c: p.collateralFactor, l: p.loanFactor, index: p.debtIndex };
+      };
+      const hfNow = healthAt(nowRatios);
+      if (open && hfNow < 1) liquidateAt(atMs, hfNow, nowRatios);
+      legs.forEach((leg, k) => {
+        const s = state[k]!;
+        if (s.k === 0) return;
+        changes.push({
+          marketKey: leg.m.uniqueKey,
+          user: leg.p.user,
+          collateralUsd: s.collateralUsd,
+          borrowUsd: s.borrowUsd,
+          supplyUsd: s.supplyUsd,
+          healthFactor: s.hfStated,
+          basedOn: leg.p.seq,
         });
       });
     }
-    return { events, changes };
+    return { events, changes, complete };
   }
 
   /** Position j in tokens at the model's prices now; null without its market's terms or prices. */
-  #legOf(model: ReadModel, j: number) {
+  #legOf(model: ReadModel, j: number): Leg | null {
     const { risk, catalog } = model;
     const p = risk.stateOf(j);
     const m = catalog.recordAt(p.ord);
@@ -159,7 +350,7 @@ export class SandboxLiquidator {
       debt: (p.borrowUsd * p.debtIndex) / base.loan,
       cp: base.collateral * p.collateralFactor,
       lp: base.loan * p.loanFactor,
-      hfNow: (p.healthFactor * p.collateralFactor) / (p.loanFactor * p.debtIndex),
+      index: p.debtIndex,
     };
   }
 
@@ -203,19 +394,21 @@ export class SandboxLiquidator {
   }
 
   /**
-   * Liquidates what the model's prices at `atMs` call for: the events are appended first
-   * (idempotent), then the positions written, so a failure between the two loses nothing (the
-   * next step computes the same event again, under the same transaction hash).
+   * Liquidates what happened since the last complete step, up to `atMs`: the events are appended
+   * first (idempotent), then the positions written, so a failure between the two loses nothing
+   * (the next step computes the same event again, under the same transaction hash).
    */
   async step(model: ReadModel, atMs: number): Promise<LiquidationStep> {
-    const { events, changes } = this.plan(model, atMs);
-    if (changes.length === 0) return { events: [], applied: 0 };
-    await this.#store.appendLiquidations(events);
-    const { applied } = await this.#store.applyPositionChanges(
-      LIQUIDATIONS_SOURCE_ID,
-      changes,
-      model.dataset.version,
-    );
-    return { events, applied: applied.length };
+    const version = model.dataset.version;
+    const fromMs = Math.min(atMs, await this.#fromFor(version));
+    const { events, changes, complete } = this.plan(model, atMs, fromMs);
+    if (changes.length > 0) {
+      await this.#store.appendLiquidations(events);
+      const { applied } = await this.#store.applyPositionChanges(LIQUIDATIONS_SOURCE_ID, changes, version);
+      if (complete) this.#from = { version, ms: atMs };
+      return { events, applied: applied.length };
+    }
+    if (complete) this.#from = { version, ms: atMs };
+    return { events: [], applied: 0 };
   }
 }

@@ -31,8 +31,11 @@ export interface FeedInfo {
 /** Heartbeats picked (by a hash of chain and address) for feeds whose source gives none. */
 const HEARTBEAT_CHOICES = [3600, 86400, 1200] as const;
 
-/** Share of feeds that stopped updating (updateIntervalSeconds null, stale at asOf). */
-const STUCK_FEED_SHARE = 0.04;
+/**
+ * Share of feeds caught in an outage at asOf (updateIntervalSeconds null, stale then; the
+ * simulation resumes them within hours: feeds.ts).
+ */
+const STUCK_FEED_SHARE = 0.01;
 
 const WARNING_LONG_HEARTBEAT = 'Feed heartbeat exceeds 24h';
 const WARNING_CUSTOM = 'Price source not identified; check the oracle contract';
@@ -279,7 +282,7 @@ export class OracleFactory {
   /**
    * The feed's simulated clock at asOf. Most feeds update every 5 to 100 % of their heartbeat
    * and were last updated less than one interval ago (fresh); STUCK_FEED_SHARE of them stopped
-   * (interval null) 1.1 to 6 heartbeats ago (stale).
+   * (interval null) 1.1 to 2 heartbeats ago (stale, until they resume after asOf).
    */
   feedRecord(feed: FeedInfo): OracleFeedRecord {
     const key = `${feed.chainId}:${feed.address}`;
@@ -288,7 +291,7 @@ export class OracleFactory {
     if (!clock) {
       const rng = rngFor(this.#seed, `feed|${key}`);
       if (rng.chance(STUCK_FEED_SHARE)) {
-        clock = { last: this.#asOf - Math.round(heartbeatSeconds * rng.float(1.1, 6)), interval: null };
+        clock = { last: this.#asOf - Math.round(heartbeatSeconds * rng.float(1.1, 2)), interval: null };
       } else {
         const interval = Math.max(1, Math.round(heartbeatSeconds * rng.float(0.05, 1)));
         clock = { last: this.#asOf - Math.floor(rng.next() * interval), interval };

@@ -2,13 +2,15 @@
  * Synthetic borrower positions, streamed: only per-market counts are kept in memory; each
  * market's positions are drawn from a stream keyed by its uniqueKey when iterated.
  *
- * - Positions go to markets with at least MIN_MARKET_BORROW borrowed, in proportion to their
- *   borrow (largest-remainder rounding, so the total is exact).
- * - A market's positions share 60 to 95 % of its borrow (log-normal weights), so their sum
- *   never exceeds the market's borrow.
- * - Health factors: about 2 % liquidatable (0.8 to 1), 3.5 % in [1, 1.1), 7.5 % in [1.1, 1.2),
- *   80 % in [1.2, 3), 7 % in [3, 8]. collateralUsd = hf x borrowUsd / lltv, then the stored
- *   healthFactor is recomputed with domain healthFactor() from the rounded amounts.
+ * - Every market with debt holds at least one position; the rest go to markets in proportion
+ *   to their borrow (largest-remainder rounding, so the total is exact).
+ * - A market's positions are its borrowers: their debts add up to its borrow to the cent
+ *   (log-normal weights, floored to cents, the cents left to the largest).
+ * - Health factors at the snapshot: none below 1 (a liquidatable position is liquidated within
+ *   blocks on chain), 5.5 % in [1, 1.1), 7.5 % in [1.1, 1.2), 80 % in [1.2, 3), 7 % in [3, 8].
+ *   Positions closer to 1 weigh less in the debt split (riskWeight). collateralUsd = hf x borrowUsd /
+ *   lltv, then the stored healthFactor is recomputed with domain healthFactor() from the
+ *   rounded amounts.
  * - Users come from a pool of about 0.4 per position, so most users hold several positions;
  *   within a market a stride permutation of the pool keeps (market, user) unique.
  * - Accounts (Aave and Spark per pool, Compound per comet, Euler per controller vault: see
@@ -22,9 +24,9 @@
 import { accountPoolOf, evcSubAccount } from '../../domain/accounts.ts';
 import { healthFactor } from '../../domain/metrics.ts';
 import type { PositionRecord, PricedMarketRecord } from '../../domain/types.ts';
-import { floorTo, hash32, mix32, type Rng, rngFor, roundTo } from './rng.ts';
+import { hash32, mix32, type Rng, rngFor, roundTo } from './rng.ts';
+import { riskWeight } from './simulation/market-history.ts';
 
-const MIN_MARKET_BORROW = 10_000;
 const USERS_PER_POSITION = 0.4;
 const SUPPLYING_SHARE = 0.12;
 
@@ -37,7 +39,7 @@ interface PositionPlan {
   userPool: number;
 }
 
-/** Splits `total` positions over markets in proportion to their borrow. */
+/** Splits `total` positions over markets: one to each market with debt, the rest in proportion to borrow. */
 export function planPositions(
   seed: number,
   markets: readonly PricedMarketRecord[],
@@ -45,17 +47,25 @@ export function planPositions(
 ): PositionPlan {
   const counts = new Uint32Array(markets.length);
   let weightSum = 0;
-  for (const m of markets) if (m.borrow >= MIN_MARKET_BORROW) weightSum += m.borrow;
+  let withDebt = 0;
+  for (const m of markets)
+    if (m.borrow > 0) {
+      weightSum += m.borrow;
+      withDebt++;
+    }
   if (total > 0 && weightSum === 0) throw new RangeError('no market has enough borrow to hold positions');
+  // One position per market with debt first (when the total allows), the rest by borrow.
+  const floor = total >= withDebt ? 1 : 0;
+  const spread = total - floor * withDebt;
   const fractions: { i: number; frac: number }[] = [];
   let assigned = 0;
   markets.forEach((m, i) => {
-    if (m.borrow < MIN_MARKET_BORROW || weightSum === 0) return;
-    const quota = (total * m.borrow) / weightSum;
-    const base = Math.floor(quota);
+    if (!(m.borrow > 0) || weightSum === 0) return;
+    const quota = (spread * m.borrow) / weightSum;
+    const base = Math.floor(quota) + floor;
     counts[i] = base;
     assigned += base;
-    fractions.push({ i, frac: quota - base });
+    fractions.push({ i, frac: quota - Math.floor(quota) });
   });
   fractions.sort((a, b) => b.frac - a.frac || a.i - b.i);
   for (let k = 0; assigned < total; k = (k + 1) % fractions.length) {
@@ -101,8 +111,8 @@ function gcd(a: number, b: number): number {
 
 function drawHealthFactor(rng: Rng): number {
   const r = rng.next();
-  if (r < 0.02) return rng.float(0.8, 1);
-  if (r < 0.055) return rng.float(1, 1.1);
+  // Density rising from 0 at 1 (a position reaching 1 is liquidated, so few sit just above it).
+  if (r < 0.055) return 1 + 0.1 * Math.sqrt(rng.next());
   if (r < 0.13) return rng.float(1.1, 1.2);
   if (r < 0.93) return 1.2 + 1.8 * rng.next() ** 1.3;
   return rng.float(3, 8);
@@ -116,33 +126,53 @@ export function* iteratePositions(plan: PositionPlan): Generator<PositionRecord>
     const market = markets[i];
     if (n === 0 || !market) continue;
     const rng = rngFor(seed, `positions|${market.uniqueKey}`);
-    const attributed = market.borrow * rng.float(0.6, 0.95);
-    const weights = new Float64Array(n);
-    let sum = 0;
-    for (let k = 0; k < n; k++) {
-      const w = Math.exp(1.5 * rng.normal());
-      weights[k] = w;
-      sum += w;
-    }
-    const start = rng.int(0, userPool - 1);
-    let step = rng.int(1, userPool);
+    // The market's borrowers: a stride permutation of the user pool (a stream of its own).
+    const users = rngFor(seed, `borrowers|${market.uniqueKey}`);
+    const start = users.int(0, userPool - 1);
+    let step = users.int(1, userPool);
     while (gcd(step, userPool) !== 1) step++;
     const pool = accountPoolOf(market.protocol, market.uniqueKey);
     // Euler: the sub-account this controller vault is borrowed from (1 to 255).
     const subAccount = market.protocol === 'euler' && pool !== null ? 1 + (hash32(`evc|${pool}`) % 255) : 0;
+    const owners: string[] = new Array(n);
+    const weights = new Float64Array(n);
+    const hfs = new Float64Array(n);
+    const supplied = new Float64Array(n);
+    let sum = 0;
     for (let k = 0; k < n; k++) {
-      const borrowUsd = Math.max(0.01, floorTo((attributed * (weights[k] ?? 0)) / sum, 2));
       const wallet = userAddress(seed, (start + k * step) % userPool);
       const user = subAccount > 0 ? evcSubAccount(wallet, subAccount) : wallet;
+      owners[k] = user;
       const drawn = drawHealthFactor(rng);
       // One health factor per account: drawn from the account's own stream.
-      const hf =
+      hfs[k] =
         pool === null ? drawn : drawHealthFactor(rngFor(seed, `account|${market.chainId}|${pool}|${user}`));
-      const collateralUsd = roundTo((hf * borrowUsd) / market.lltv, 2);
-      const supplyUsd = rng.chance(SUPPLYING_SHARE) ? roundTo(borrowUsd * rng.float(0.05, 1.5), 2) : 0;
+      supplied[k] = rng.chance(SUPPLYING_SHARE) ? rng.float(0.05, 1.5) : 0;
+      const w = Math.exp(1.5 * rng.normal()) * riskWeight(hfs[k] as number);
+      weights[k] = w;
+      sum += w;
+    }
+    // Debts in cents adding up to the market's borrow: a cent each, floors of the weighted
+    // rest, then the cents left to the largest.
+    const cents = Math.round(market.borrow * 100);
+    const each = cents >= n ? 1 : 0;
+    const debts = new Float64Array(n);
+    let given = 0;
+    let largest = 0;
+    for (let k = 0; k < n; k++) {
+      debts[k] = each + Math.floor(((cents - each * n) * (weights[k] as number)) / sum);
+      given += debts[k] as number;
+      if ((debts[k] as number) > (debts[largest] as number)) largest = k;
+    }
+    debts[largest] = (debts[largest] as number) + (cents - given);
+    for (let k = 0; k < n; k++) {
+      const borrowUsd = (debts[k] as number) / 100;
+      const collateralUsd = roundTo(((hfs[k] as number) * borrowUsd) / market.lltv, 2);
+      const share = supplied[k] as number;
+      const supplyUsd = share > 0 ? roundTo(borrowUsd * share, 2) : 0;
       yield {
         marketKey: market.uniqueKey,
-        user,
+        user: owners[k] as string,
         collateralUsd,
         borrowUsd,
         supplyUsd,

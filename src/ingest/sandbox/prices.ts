@@ -7,6 +7,7 @@
 import { type AssetFamily, assetFamily, type MajorSymbol } from '../../domain/asset-family.ts';
 import type { RateCurve } from '../../domain/rates.ts';
 import { createRng, hash32, type Rng, roundSignificant, unitHash } from './rng.ts';
+import { maturityFromSymbol } from './simulation/price-model.ts';
 
 /** USD price ranges of well-known non-pegged tokens (chain natives, governance tokens). */
 const MAJORS: Readonly<Record<MajorSymbol, readonly [number, number]>> = {
@@ -55,6 +56,31 @@ const MAJORS: Readonly<Record<MajorSymbol, readonly [number, number]>> = {
   SPK: [0.03, 0.12],
 };
 
+/**
+ * ETH per token of the widely held liquid staking and restaking tokens: their on-chain
+ * exchange rates as of late 2025, rounded to 0.01 (the reference folder lists these tokens and
+ * their exchange-rate feeds, not the rates). Tokens not listed here, mostly young restaking
+ * and vault tokens, get 1.00 to 1.05 by a hash of the symbol.
+ */
+export const LST_ETH_RATIOS: Readonly<Record<string, number>> = Object.freeze({
+  stETH: 1,
+  wstETH: 1.22,
+  rETH: 1.14,
+  cbETH: 1.12,
+  weETH: 1.08,
+  ezETH: 1.06,
+  rsETH: 1.05,
+  wrsETH: 1.05,
+  osETH: 1.05,
+  ETHx: 1.07,
+  pufETH: 1.06,
+  mETH: 1.07,
+  LsETH: 1.07,
+  sfrxETH: 1.15,
+  OETH: 1,
+  WOETH: 1.09,
+});
+
 /** The underlying symbol of a Pendle PT symbol: PT-sUSDE-27MAR2025 gives sUSDE (and PT_USDe_25SEP2025, USDe). */
 export function ptUnderlying(symbol: string): string {
   const parts = symbol.split(/[-_]/).slice(1);
@@ -74,9 +100,10 @@ function samePeg(a: AssetFamily, b: AssetFamily): boolean {
 /**
  * One USD price per symbol, memoized. Families: stables about 1 (within 0.3 %), yield-bearing
  * stables 1.0 to 1.2, EUR stables at one EUR/USD rate, ETH and WETH at one ETH price
- * (3,000 to 3,500), LSTs/LRTs at ETH x 1.0 to 1.2, the BTC family near one BTC price
- * (90,000 to 100,000), gold 2,600 to 4,000, PTs at a 0.5 to 12 % discount to their
- * underlying, known majors within a range, others log-normal by a hash of the symbol.
+ * (3,000 to 3,500), LSTs/LRTs at ETH x their exchange rate (LST_ETH_RATIOS), the BTC family near one BTC price
+ * (90,000 to 100,000), gold 2,600 to 4,000, PTs at their underlying's price discounted to
+ * their maturity at an implied rate of 5 to 20 % a year (par once matured; a 0.5 to 12 %
+ * discount when the symbol has no date), known majors within a range, others log-normal by a hash of the symbol.
  */
 export class PriceBook {
   readonly #seed: number;
@@ -86,8 +113,12 @@ export class PriceBook {
   readonly eur: number;
   readonly gold: number;
 
-  constructor(seed: number) {
+  readonly #asOfMs: number | null;
+
+  /** `asOfMs`: the snapshot instant PTs are priced at (their discount runs to their maturity). */
+  constructor(seed: number, asOfMs: number | null = null) {
     this.#seed = seed;
+    this.#asOfMs = asOfMs;
     const rng = createRng(hash32(`${seed}|anchors`));
     this.eth = roundSignificant(rng.float(3000, 3500), 8);
     this.btc = roundSignificant(rng.float(90_000, 100_000), 8);
@@ -122,7 +153,7 @@ export class PriceBook {
       case 'eth':
         return this.eth;
       case 'eth-lst':
-        return this.eth * (1 + 0.2 * u);
+        return this.eth * (LST_ETH_RATIOS[symbol] ?? 1 + 0.05 * u);
       case 'btc':
         return this.btc * (0.985 + 0.02 * u);
       case 'gold':
@@ -130,6 +161,12 @@ export class PriceBook {
       case 'pt': {
         const underlying = ptUnderlying(symbol);
         if (underlying === symbol || assetFamily(underlying) === 'pt') return this.#logNormal(symbol);
+        const maturity = maturityFromSymbol(symbol);
+        if (maturity !== null && this.#asOfMs !== null) {
+          // Par from maturity on; before it, a discount at an implied rate of 5 to 20 % a year.
+          const years = Math.max(0, maturity - this.#asOfMs) / (365.25 * 86_400_000);
+          return this.price(underlying) * Math.exp(-(0.05 + 0.15 * u) * years);
+        }
         return this.price(underlying) * (0.88 + 0.115 * u);
       }
       case 'major': {
@@ -170,8 +207,9 @@ export function defaultLltv(collateral: string, loan: string, u: number): number
 
 /**
  * A pooled-protocol borrow curve for a loan asset's family, in Aave's terms (optimal
- * utilization, slope1 reached there, slope2 added up to full utilization): stables 90 %,
- * 6.5 %, 60 %; ETH 90 %, 2.7 %, 80 %; BTC 80 %, 4 %, 60 %; others 80 %, 7 %, 100 %.
+ * utilization, slope1 reached there, slope2 added up to full utilization), as Aave v3's rate
+ * strategies set them: stables 92 %, 6.5 %, 60 %; ETH and its LSTs 90 %, 2.7 %, 80 %; BTC 80 %,
+ * 4 %, 300 %; others (volatile and long-tail tokens) 45 %, 7 %, 300 %.
  * Each slope is scaled by `jitter` (about 0.8 to 1.2).
  */
 export function familyCurve(loan: string, jitter: number): RateCurve {
@@ -179,10 +217,10 @@ export function familyCurve(loan: string, jitter: number): RateCurve {
   let optimal: number;
   let slope1: number;
   let slope2: number;
-  if (f === 'usd' || f === 'usd-yield' || f === 'eur') [optimal, slope1, slope2] = [0.9, 0.065, 0.6];
+  if (f === 'usd' || f === 'usd-yield' || f === 'eur') [optimal, slope1, slope2] = [0.92, 0.065, 0.6];
   else if (f === 'eth' || f === 'eth-lst') [optimal, slope1, slope2] = [0.9, 0.027, 0.8];
-  else if (f === 'btc') [optimal, slope1, slope2] = [0.8, 0.04, 0.6];
-  else [optimal, slope1, slope2] = [0.8, 0.07, 1];
+  else if (f === 'btc') [optimal, slope1, slope2] = [0.8, 0.04, 3];
+  else [optimal, slope1, slope2] = [0.45, 0.07, 3];
   return {
     base: 0,
     slopeLow: (slope1 / optimal) * jitter,
@@ -191,16 +229,27 @@ export function familyCurve(loan: string, jitter: number): RateCurve {
   };
 }
 
+/** Morpho's AdaptiveCurveIrm constants (its ConstantsLib): target utilization, curve steepness, bounds of the rate at target (yearly). */
+export const MORPHO_IRM = Object.freeze({
+  targetUtilization: 0.9,
+  curveSteepness: 4,
+  minRateAtTarget: 0.001,
+  maxRateAtTarget: 2,
+});
+
 /**
- * Morpho's AdaptiveCurveIrm at a rate at target `r`: r/4 at 0 utilization, r at the 90 %
- * target, 4r at full utilization.
+ * Morpho's AdaptiveCurveIrm at a rate at target `r` (held within its bounds): r / 4 at 0
+ * utilization, r at the 90 % target, 4r at full utilization, linear in between (the curve's
+ * error is (u - 0.9) / 0.9 below the target and (u - 0.9) / 0.1 above it).
  */
 export function adaptiveCurve(rateAtTarget: number): RateCurve {
+  const { targetUtilization: t, curveSteepness: c, minRateAtTarget, maxRateAtTarget } = MORPHO_IRM;
+  const r = Math.min(maxRateAtTarget, Math.max(minRateAtTarget, rateAtTarget));
   return {
-    base: rateAtTarget / 4,
-    slopeLow: (rateAtTarget * 0.75) / 0.9,
-    slopeHigh: (rateAtTarget * 3) / 0.1,
-    kink: 0.9,
+    base: r / c,
+    slopeLow: (r * (1 - 1 / c)) / t,
+    slopeHigh: (r * (c - 1)) / (1 - t),
+    kink: t,
   };
 }
 

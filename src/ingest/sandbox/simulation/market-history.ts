@@ -20,9 +20,10 @@
  * - Debt accrues hourly at the borrow rate: a borrower's debt at h is its debt at opening times
  *   the borrow index ratio I(h) / I(open).
  * - Borrowers (not the snapshot's positions, which are current; these are the year's closed
- *   ones and those still to come): each day a market with n current positions sees about
+ *   ones, ending before the snapshot: from it on, the served positions are the market's
+ *   borrowers and the live liquidator liquidates them at the hour they cross): each day a market with n current positions sees about
  *   OPENINGS_PER_POSITION x n / 365 openings, each on a whole hour, with a debt around the
- *   market's average (OPENING_DEBT_SHARE), a health factor at opening of 1.04 plus an exponential (mean HF_SPREAD),
+ *   market's average position times riskWeight (smaller close to 1), a health factor at opening of 1.04 plus an exponential (mean HF_SPREAD),
  *   and a life of an exponential number of hours (mean MEAN_LIFE_H, at most MAX_LIFE_H).
  * - Liquidation: in the first hour after opening (or after its last liquidation) whose prices
  *   put the health factor below 1. HF(h) = HF(open) x q(h) / q(open) with
@@ -58,12 +59,48 @@ export const UTIL_SWING = { slow: 0.15, fast: 0.04 } as const;
 export const FLOW_SWING = 0.25;
 /** Yearly growth of a market's supply, drawn uniformly in +-MAX_GROWTH (log units). */
 export const MAX_GROWTH = 0.5;
-export const OPENINGS_PER_POSITION = 4;
-/** A borrower opening during the year borrows about this share of the market's average current position. */
-export const OPENING_DEBT_SHARE = 0.25;
+export const OPENINGS_PER_POSITION = 6;
+/**
+ * Debt weight of a borrower by its health factor, relative to one at 1.6 or more: on chain the
+ * positions kept close to liquidation are mostly small ones. The snapshot's positions, the
+ * history's borrowers and the live openings all size their debt by it.
+ */
+export function riskWeight(hf: number): number {
+  return Math.min(1, Math.max(0.1, (hf - 1) / 0.6));
+}
 export const HF_SPREAD = 0.25;
 export const MEAN_LIFE_H = 24 * 30;
 export const MAX_LIFE_H = 24 * 180;
+/**
+ * How far above its kink (optimal utilization) a market's utilization can go, as a share of
+ * the span from the kink to full utilization: on chain, the steep part of the curve makes
+ * suppliers come and borrowers repay, so utilization runs above the kink rarely and briefly.
+ */
+export const ABOVE_KINK = 0.45;
+
+/**
+ * The utilization a level `x` of the noise stands for: itself up to the kink, then rising ever
+ * more slowly towards kink + ABOVE_KINK x (1 - kink) (an exponential approach; slope 1 at the kink).
+ */
+export function aboveKink(x: number, kink: number): number {
+  if (x <= kink) return x;
+  const a = ABOVE_KINK * (1 - kink);
+  return a > 0 ? kink + a * -Math.expm1(-(x - kink) / a) : kink;
+}
+
+/** The inverse of aboveKink (for u below its bound; u at or above it maps far above the kink). */
+export function aboveKinkInverse(u: number, kink: number): number {
+  if (u <= kink) return u;
+  const a = ABOVE_KINK * (1 - kink);
+  const z = (u - kink) / a;
+  return a > 0 && z < 1 ? kink - a * Math.log1p(-z) : kink + 10 * Math.max(a, 1e-9);
+}
+
+/** The slow level of utilization stays below this share of the kink. */
+export const SLOW_CAP = 0.97;
+/** A market above its kink at the snapshot comes back below it within this time either side. */
+export const SETTLE_MS = 3 * 24 * 3_600_000;
+
 /** Liquidation bots per chain. */
 export const LIQUIDATORS = 24;
 const HOUR_YEARS = HOUR_MS / YEAR_MS;
@@ -160,6 +197,8 @@ export interface MarketState {
 interface Dynamics {
   terms: MarketTerms;
   u0: number;
+  /** The utilization noise's level at the snapshot: aboveKink.inverse(u0). */
+  r0: number;
   s0: number;
   su1: number;
   su2: number;
@@ -216,7 +255,11 @@ export interface MarketHistory {
   snapshots(index: number, times: readonly number[], granularity: SnapshotGranularity): MarketSnapshot[];
   /** Liquidations of market `index` with fromMs <= at < toMs, in time order. */
   liquidations(index: number, fromMs: number, toMs: number): PricedLiquidationEvent[];
-  /** Borrowers of market `index` opening in [fromMs, toMs), in opening order. */
+  /**
+   * Borrowers of market `index` opening in [fromMs, toMs), in opening order: the ones that
+   * closed (or were liquidated) before the snapshot. Those open at the snapshot are its served
+   * positions, and the ones opening after it the live simulation's openings.
+   */
   borrowers(index: number, fromMs: number, toMs: number): Borrower[];
   /**
    * Market `index` at tMs (not before the snapshot instant): what the running server serves.
@@ -261,6 +304,10 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     return {
       terms: terms[index] as MarketTerms,
       u0: m.supply > 0 ? Math.min(1, m.borrow / m.supply) : 0,
+      r0:
+        m.supply > 0
+          ? aboveKinkInverse(Math.min(1, m.borrow / m.supply), (terms[index] as MarketTerms).curve.kink)
+          : 0,
       s0: m.loanPrice > 0 ? m.supply / m.loanPrice : 0,
       su1,
       su2,
@@ -275,13 +322,20 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
    * Utilization from the two noises' values at an instant, clamped to [0, 0.99] (to the
    * snapshot's when that is higher, so the snapshot instant gives the snapshot's).
    */
-  const utilizationOf = (d: Dynamics, n1: number, n2: number): number =>
-    d.u0 > 0
-      ? Math.min(
-          Math.max(0.99, d.u0),
-          Math.max(0, d.u0 + UTIL_SWING.slow * (n1 - d.at1) + UTIL_SWING.fast * (n2 - d.at2)),
-        )
-      : 0;
+  const utilizationOf = (d: Dynamics, n1: number, n2: number, tMs: number): number => {
+    if (!(d.u0 > 0)) return 0;
+    const kink = d.terms.curve.kink;
+    // The slow level stays below the kink (a market above it at the snapshot comes back
+    // within SETTLE_MS either side); only the fast noise takes it above, for hours.
+    const below = SLOW_CAP * kink;
+    const cap =
+      d.r0 <= below ? below : d.r0 - (d.r0 - below) * Math.min(1, Math.abs(tMs - asOfMs) / SETTLE_MS);
+    const level = Math.min(cap, d.r0 + UTIL_SWING.slow * (n1 - d.at1));
+    return Math.min(
+      Math.max(0.99, d.u0),
+      Math.max(0, aboveKink(level + UTIL_SWING.fast * (n2 - d.at2), kink)),
+    );
+  };
   /** log of the supply's flows and growth from the snapshot to tMs (0 at the snapshot). */
   const flowOf = (d: Dynamics, flowNoise: number, tMs: number): number =>
     FLOW_SWING * (flowNoise - d.atF) + (d.growth * (tMs - asOfMs)) / YEAR_MS;
@@ -315,7 +369,7 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     for (let i = 0; i < hours; i++) {
       path.collateralPx[i] = m.collateralPrice * (c.ratios[co + i] as number);
       path.loanPx[i] = m.loanPrice * (l.ratios[lo + i] as number);
-      const u = n1 && n2 ? utilizationOf(d, n1[i] as number, n2[i] as number) : 0;
+      const u = n1 && n2 ? utilizationOf(d, n1[i] as number, n2[i] as number, fromMs + i * HOUR_MS) : 0;
       const rb = borrowRate(u, d.terms.curve);
       const rs = supplyRate(rb, u, d.terms.reserveFactor);
       path.utilization[i] = u;
@@ -352,7 +406,7 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
   const rateAt = (d: Dynamics, tMs: number) => {
     const u =
       d.u0 > 0
-        ? utilizationOf(d, valueNoise(d.su1, tMs, 5 * DAY_MS), valueNoise(d.su2, tMs, 12 * HOUR_MS))
+        ? utilizationOf(d, valueNoise(d.su1, tMs, 5 * DAY_MS), valueNoise(d.su2, tMs, 12 * HOUR_MS), tMs)
         : 0;
     const rb = borrowRate(u, d.terms.curve);
     return { u, rb, rs: supplyRate(rb, u, d.terms.reserveFactor) };
@@ -422,22 +476,29 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     if (count === 0 || !(m.borrow > 0)) return out;
     const open = streamId(seed, `openings|${m.uniqueKey}`);
     const perDay = (OPENINGS_PER_POSITION * count) / 365;
-    const avgDebtUsd = (OPENING_DEBT_SHARE * m.borrow * 0.75) / count;
+    const avgDebtUsd = m.borrow / count;
     for (let day = Math.floor(fromMs / DAY_MS); day <= Math.floor(lastHour / DAY_MS); day++) {
       const whole = Math.floor(perDay);
       const n = Math.min(4095, whole + (unitAt(open, day, 0) < perDay - whole ? 1 : 0));
       for (let j = 0; j < n; j++) {
         const id = day * 4096 + j;
         const openMs = day * DAY_MS + Math.floor(unitAt(open, id, 1) * 24) * HOUR_MS;
-        if (openMs < fromMs || openMs > lastHour || openMs < startMs) continue;
+        if (openMs < fromMs || openMs > lastHour || openMs < startMs || openMs >= asOfMs) continue;
+        const healthFactor = 1.04 - Math.log(unitAt(open, id, 3)) * HF_SPREAD;
         out.push({
           id,
           address: hexOf(open, id, 1000, 5),
           openMs,
-          lifeHours: Math.min(MAX_LIFE_H, Math.ceil(-Math.log(unitAt(open, id, 2)) * MEAN_LIFE_H)),
-          healthFactor: 1.04 - Math.log(unitAt(open, id, 3)) * HF_SPREAD,
-          // mean 1 (e^(1.2 z - 0.72)), so the average debt is avgDebtUsd
-          debtUsd: avgDebtUsd * Math.exp(1.2 * normalAt(open, id, 4) - 0.72),
+          // Its last hour is before the snapshot's: from the snapshot on, the market's borrowers
+          // are the served positions (liquidated by the live liquidator, at the hour they cross).
+          lifeHours: Math.min(
+            MAX_LIFE_H,
+            Math.ceil(-Math.log(unitAt(open, id, 2)) * MEAN_LIFE_H),
+            Math.round((asOfMs - openMs) / HOUR_MS) - 1,
+          ),
+          healthFactor,
+          // the market's average position (e^(1.2 z - 0.72) has mean 1) by the risk weight
+          debtUsd: avgDebtUsd * riskWeight(healthFactor) * Math.exp(1.2 * normalAt(open, id, 4) - 0.72),
         });
       }
     }

@@ -36,6 +36,11 @@ export interface FeedSpec {
   deviation: number;
   /** Heartbeat, seconds. */
   heartbeatSec: number;
+  /**
+   * A stop of the feed besides its random outages: it posts nothing in [startMs, endMs), then
+   * posts a recovery round (a feed the dataset shows as stopped at the snapshot, resuming).
+   */
+  stop?: StaleWindow;
 }
 
 export interface OracleRound {
@@ -118,10 +123,31 @@ export interface RoundCursor {
   advance(tMs: number, out: OracleRound[]): OracleRound | null;
 }
 
+/** The windows a feed posts nothing in, overlapping a range, in start order. */
+interface Outages {
+  between(fromMs: number, toMs: number): { startMs: number; endMs: number }[];
+}
+
 interface FeedState {
   phaseMs: number;
   periodMs: number;
-  outages: PoissonEvents;
+  outages: Outages;
+  stop: StaleWindow | undefined;
+}
+
+/** Random outages, plus the feed's stop if it has one. */
+function outagesOf(random: PoissonEvents, stop: StaleWindow | undefined): Outages {
+  if (!stop || !(stop.endMs > stop.startMs)) return random;
+  return {
+    between(fromMs, toMs) {
+      const out: { startMs: number; endMs: number }[] = random.between(fromMs, toMs);
+      if (stop.startMs <= toMs && stop.endMs > fromMs) {
+        out.push({ startMs: stop.startMs, endMs: stop.endMs });
+        out.sort((a, b) => a.startMs - b.startMs);
+      }
+      return out;
+    },
+  };
 }
 
 /**
@@ -262,14 +288,18 @@ export function createOracleSimulator(model: RoundPrices): OracleSimulator {
       throw new RangeError(`feed ${feed.key}: unknown asset`);
     }
     let s = states.get(feed.key);
-    if (!s || s.periodMs !== feed.heartbeatSec * 1000) {
+    if (!s || s.periodMs !== feed.heartbeatSec * 1000 || s.stop !== feed.stop) {
       const stream = streamId(model.seed, `feed|${feed.key}`);
       const periodMs = feed.heartbeatSec * 1000;
       const minutes = Math.max(1, Math.floor(periodMs / MINUTE_MS));
       s = {
         phaseMs: (hashAt(stream, 0) % minutes) * MINUTE_MS,
         periodMs,
-        outages: new PoissonEvents(streamId(model.seed, `outage|${feed.key}`), FEED_OUTAGES),
+        outages: outagesOf(
+          new PoissonEvents(streamId(model.seed, `outage|${feed.key}`), FEED_OUTAGES),
+          feed.stop,
+        ),
+        stop: feed.stop,
       };
       states.set(feed.key, s);
     }

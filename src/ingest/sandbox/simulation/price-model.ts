@@ -80,7 +80,7 @@ export interface PriceEvent {
 /** Maturity of a Pendle PT and the implied rate its snapshot price stands for. */
 export interface PtMaturity {
   maturityMs: number;
-  /** `symbol`: the date in the symbol; `derived`: none usable (see PT_MIN_LIFE_MS), chosen from the seed. */
+  /** `symbol`: the date in the symbol; `derived`: none usable (see PT_DERIVED_RATE), chosen from the seed. */
   source: 'symbol' | 'derived';
   /** Continuously compounded yearly rate r with price = underlying * exp(-r * yearsToMaturity) at asOf. */
   impliedRateAtAsOf: number;
@@ -177,11 +177,11 @@ export const BTC_BASIS_NOISE = 0.0003;
 export const GOLD_BASIS_NOISE = 0.0005;
 
 /**
- * PTs: a symbol's maturity is used when it is at least this long after asOf; otherwise (no
- * date, or already matured by asOf while the snapshot still prices it at a discount) a
- * maturity is derived so the snapshot discount stands for a plausible implied rate.
+ * PTs: a symbol's maturity is used when it is after asOf, or before it with the snapshot
+ * pricing the PT at par (matured); otherwise (no date, or matured while the snapshot still
+ * prices it at a discount) a maturity is derived so the snapshot discount stands for a
+ * plausible implied rate.
  */
-export const PT_MIN_LIFE_MS = 7 * DAY_MS;
 /** Implied rate used to derive a maturity: uniform in this range by symbol. */
 export const PT_DERIVED_RATE: readonly [number, number] = [0.05, 0.2];
 /** Bounds of a derived time to maturity. */
@@ -452,7 +452,7 @@ interface Calibrated {
  *   volatility 70-90 % (major) or 100-150 % (other).
  * - `pt`: the underlying (the asset with the symbol ptUnderlying gives, else a hidden one at the
  *   PriceBook's price) times exp(-r * years to maturity), par from maturity on. Maturity: the
- *   symbol's date when at least PT_MIN_LIFE_MS after asOf, else derived (see PtMaturity). A PT
+ *   symbol's date when after asOf or matured at par, else derived (see PtMaturity). A PT
  *   whose underlying cannot be told is priced as `other`.
  */
 export function createPriceModel(options: PriceModelOptions, assets: readonly SimAsset[]): PriceModel {
@@ -606,7 +606,7 @@ export function createPriceModel(options: PriceModelOptions, assets: readonly Si
     if (given) return given.family === 'pt' ? null : { key: given.key, asset: given };
     const family = assetFamily(name);
     if (family === 'pt') return null;
-    priceBook ??= new PriceBook(seed);
+    priceBook ??= new PriceBook(seed, asOfMs);
     const key = `~underlying|${name}`;
     return { key, asset: { key, symbol: name, family, priceUsd: priceBook.price(name) } };
   }
@@ -620,9 +620,15 @@ export function createPriceModel(options: PriceModelOptions, assets: readonly Si
         const fromSymbol = maturityFromSymbol(asset.symbol);
         let maturityMs: number;
         let source: PtMaturity['source'];
-        if (fromSymbol !== null && fromSymbol - asOfMs >= PT_MIN_LIFE_MS) {
+        let rate: number;
+        if (fromSymbol !== null && (fromSymbol > asOfMs || Math.abs(ratio - 1) < 1e-6)) {
+          // The symbol's date (matured by asOf: at par then, discounted at a plausible rate before).
           maturityMs = fromSymbol;
           source = 'symbol';
+          rate =
+            fromSymbol > asOfMs
+              ? -Math.log(ratio) / ((maturityMs - asOfMs) / YEAR_MS)
+              : between(unitAt(streamId(seed, `params|${asset.symbol}`), 20), PT_DERIVED_RATE);
         } else {
           const r0 = between(unitAt(streamId(seed, `params|${asset.symbol}`), 20), PT_DERIVED_RATE);
           const life = Math.min(
@@ -631,8 +637,8 @@ export function createPriceModel(options: PriceModelOptions, assets: readonly Si
           );
           maturityMs = Math.ceil((asOfMs + life) / DAY_MS) * DAY_MS;
           source = 'derived';
+          rate = -Math.log(ratio) / ((maturityMs - asOfMs) / YEAR_MS);
         }
-        const rate = -Math.log(ratio) / ((maturityMs - asOfMs) / YEAR_MS);
         const path = new PtPath(u.path, maturityMs, rate, streamId(seed, `ptrate|${asset.symbol}`), asOfMs);
         return {
           path,
