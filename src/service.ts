@@ -38,6 +38,7 @@ import { setMetricsSource } from './metrics.ts';
 import { createAdmission, createKeyEvents } from './scale.ts';
 import { openStore } from './store/open.ts';
 import type { DatasetInfo, MarketDataStore, ProgressFn, SourceStore, Store } from './store/types.ts';
+import { StoreWriteError } from './store/write-health.ts';
 
 /** Generates a sandbox profile and writes it to the store, replacing the dataset. */
 export { DEFAULT_SEED, openStore };
@@ -60,8 +61,12 @@ export async function seedStore(
       onProgress?.(done, total + (historyDays > 0 ? total : 0));
     },
   });
-  if (!run.ok || !run.dataset)
+  if (!run.ok || !run.dataset) {
+    // A disk that refuses writes is the environment's problem, told as such (one line at start).
+    const writes = store.writeProblem?.();
+    if (writes) throw new StoreWriteError(writes.error, run.error);
     throw new Error(`seeding the sandbox failed: ${run.error ?? 'no dataset written'}`);
+  }
   if (historyDays > 0 && run.dataset.kind === 'sandbox') {
     // The daily snapshots and liquidations of the history now; hourly rows follow in the
     // background once the service runs (SandboxHistoryFeed).
@@ -532,6 +537,14 @@ export class SourcesUnavailableError extends Error {
   override name = 'SourcesUnavailableError';
 }
 
+/**
+ * Whether `err` is the store refusing writes: the store's write health logs that once when it
+ * starts and once when it ends, so the jobs that retry do not log it again on every try.
+ */
+function storeWriteIsLogged(err: unknown): boolean {
+  return err instanceof StoreWriteError;
+}
+
 /** The composition root: settings in, a ready (not yet listening) service out. */
 export async function createService(settings: Settings, options: ServiceOptions = {}): Promise<Service> {
   const clock = options.clock ?? systemClock();
@@ -576,12 +589,22 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const logger = options.logger ?? false;
   // Backends may warn before the app (and its logger) exists: such early warnings go to stderr.
   let appLog: FastifyInstance['log'] | null = null;
-  const log = {
-    warn: (obj: unknown, msg?: string) => {
-      if (appLog) appLog.warn(obj, msg);
-      else if (logger) process.stderr.write(`${msg ?? ''} ${JSON.stringify(obj)}\n`);
-    },
+  const early = (obj: unknown, msg?: string) => {
+    if (logger) process.stderr.write(`${msg ?? ''} ${JSON.stringify(obj)}\n`);
   };
+  const log = {
+    warn: (obj: unknown, msg?: string) => (appLog ? appLog.warn(obj, msg) : early(obj, msg)),
+    info: (obj: unknown, msg?: string) => (appLog ? appLog.info(obj, msg) : early(obj, msg)),
+  };
+  // The store's writes failing (a full disk) and working again: one line each, not one per write.
+  store.watchWrites?.((problem) => {
+    if (problem)
+      log.warn(
+        { error: problem.error },
+        'store writes failing: serving goes on, counts wait in memory, key changes get 503 until the store writes again',
+      );
+    else log.info({}, 'store writes work again');
+  });
   const keyEvents = createKeyEvents(settings.redisUrl, log);
   const keys = new KeyService(store, { events: keyEvents, clock });
   await keys.refresh();
@@ -618,7 +641,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     store,
     clock,
     writes: options.writesHistory ?? true,
-    onError: (err) => log.warn({ err }, 'ratings run failed: retried in a minute'),
+    onError: (err) => storeWriteIsLogged(err) || log.warn({ err }, 'ratings run failed: retried in a minute'),
     onRated: (info) => appLog?.info(info, 'ratings computed'),
   });
   const app = await buildApp({
@@ -739,7 +762,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
           store,
           clock,
           busy: () => history?.busy() ?? false,
-          onError: (err) => log.warn({ err }, 'research digests failed: retried in a minute'),
+          onError: (err) =>
+            storeWriteIsLogged(err) || log.warn({ err }, 'research digests failed: retried in a minute'),
           onWritten: (info) => appLog?.info(info, 'research digests written'),
         })
       : null;
@@ -789,7 +813,9 @@ export async function createService(settings: Settings, options: ServiceOptions 
       })
       .then(
         () => undefined,
-        (err: unknown) => log.warn({ err }, 'ingestion pass failed: retried at the next one'),
+        (err: unknown) => {
+          if (!storeWriteIsLogged(err)) log.warn({ err }, 'ingestion pass failed: retried at the next one');
+        },
       )
       .finally(() => {
         ingesting = null;

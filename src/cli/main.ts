@@ -697,6 +697,10 @@ function environmentProblem(err: unknown): string | null {
   if (e?.code === 'EACCES' && e.syscall === 'listen')
     return `no permission to listen on port ${e.port ?? ''}: set PORT above 1023`;
   if (e?.code === 'EADDRNOTAVAIL') return `HOST ${e.address ?? ''} is not an address of this machine`;
+  if (e instanceof Error && e.name === 'StoreWriteError')
+    return `${e.message} (free space on its filesystem, or set DATA_DIR to one with room)`;
+  if (e?.code === 'ENOSPC')
+    return `no space left on the device: ${e.path ?? e.message} (free space, or set DATA_DIR)`;
   if (e?.code === 'ECONNREFUSED')
     return `cannot connect to ${e.address ?? ''}:${e.port ?? ''}: is the database or Redis running? (${e.message})`;
   return null;

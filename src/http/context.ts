@@ -37,7 +37,14 @@ export interface Caller {
 
 export interface HealthReport {
   status: 'ok' | 'degraded';
-  store: { backend: string; state: 'up' | 'down' };
+  store: {
+    backend: string;
+    /** degraded: it answers reads but refuses writes (a full disk). */
+    state: 'up' | 'degraded' | 'down';
+    /** While writes fail: since when (ISO 8601) and the store's error. */
+    writesFailingSince?: string;
+    writeError?: string;
+  };
   limiter: { backend: string; state: 'up' | 'down' };
   datasets: {
     mode: KeyMode;
