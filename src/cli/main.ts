@@ -320,6 +320,11 @@ async function drain(
   }
 }
 
+/** Where the metrics server listens, and its token. */
+function metricsAccess(settings: Settings) {
+  return { host: settings.metricsHost ?? '127.0.0.1', token: settings.metricsToken ?? null };
+}
+
 /**
  * `lrds serve --workers N`: a primary that seeds the store once, then forks N identical workers
  * (node:cluster, sharing the port) and restarts any that dies. Limits and quotas must be shared
@@ -346,7 +351,7 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
   });
   if (settings.metricsPort) {
     const { startMetricsServer } = await import('../metrics.ts');
-    (await startMetricsServer(settings.metricsPort, settings.host, true)).unref();
+    (await startMetricsServer(settings.metricsPort, { ...metricsAccess(settings), cluster: true })).unref();
   }
   let stopping = false;
   const startedAt = new Map<number, number>();
@@ -414,7 +419,10 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
   // A worker's metrics are served by the primary (aggregated); a lone process serves its own.
   const metricsServer =
     settings.metricsPort && workers === 1
-      ? await (await import('../metrics.ts')).startMetricsServer(settings.metricsPort, settings.host)
+      ? await (await import('../metrics.ts')).startMetricsServer(
+          settings.metricsPort,
+          metricsAccess(settings),
+        )
       : null;
   // The sandbox served to test keys, when the live store holds another dataset: built a few
   // seconds after the server is up, so health checks and the first requests are not held
