@@ -130,7 +130,8 @@ export function toolCallProblem(message: unknown): string | null {
   if (typeof params !== 'object' || params === null || Array.isArray(params))
     return "Invalid params: 'params' must be an object with the tool's 'name' and 'arguments'.";
   const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
-  if (typeof name !== 'string') return "Invalid params: 'name' must be a string (tools/list gives the tools).";
+  if (typeof name !== 'string')
+    return "Invalid params: 'name' must be a string (tools/list gives the tools).";
   if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))
     return "Invalid params: 'arguments' must be an object of the tool's arguments by name.";
   return null;
