@@ -21,6 +21,7 @@ import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource, ServerOptions } from './http/context.ts';
 import type { Source } from './ingest/contract.ts';
+import { expectedPassMs, PassWatch } from './ingest/pass-watch.ts';
 import { ingestOnce } from './ingest/runner.ts';
 import { ACTIVITY_SOURCE_ID, minuteOf, SandboxActivity } from './ingest/sandbox/activity.ts';
 import { type SandboxFeedClock, sandboxFeedClock } from './ingest/sandbox/feeds.ts';
@@ -644,7 +645,10 @@ export async function createService(settings: Settings, options: ServiceOptions 
     onError: (err) => storeWriteIsLogged(err) || log.warn({ err }, 'ratings run failed: retried in a minute'),
     onRated: (info) => appLog?.info(info, 'ratings computed'),
   });
+  // The pass running here, shown by /health while it runs (and as overdue past its expected time).
+  const passWatch = new PassWatch(expectedPassMs(ingestInterval(settings)));
   const app = await buildApp({
+    ingestion: (nowMs) => passWatch.state(nowMs),
     store,
     tiers,
     keys,
@@ -778,6 +782,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const itemsInPart = new Map<string, string>();
   const ingestPass = (): Promise<void> => {
     if (!sources || closing) return Promise.resolve();
+    if (!ingesting) passWatch.started(clock.now());
     ingesting ??= live!
       .ingestWithLease(sources, store, clock, lease, {
         onSource: (run) => {
@@ -819,6 +824,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       )
       .finally(() => {
         ingesting = null;
+        passWatch.ended();
       });
     return ingesting;
   };

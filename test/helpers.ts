@@ -289,6 +289,8 @@ export interface TestAppOptions {
   server?: AppDeps['server'];
   /** The history the routes read; defaults to the store. */
   history?: AppDeps['history'];
+  /** The ingestion pass running, as /health shows it (none by default). */
+  ingestion?: AppDeps['ingestion'];
   /** The ratings job; defaults to one over the store and the models, run once before the app is handed out. */
   ratings?: (store: SqliteStore, clock: ManualClock) => RatingsJob;
 }
@@ -364,6 +366,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ratings,
     clock,
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.ingestion ? { ingestion: options.ingestion } : {}),
     server: { ...QUIET, ...options.server },
   });
   await app.ready();

@@ -5,6 +5,7 @@ import type { KeyService } from '../access/keys.ts';
 import type { Category, Tier, TierTable } from '../access/tiers.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
+import type { PassState } from '../ingest/pass-watch.ts';
 import type { RatingsReader } from '../queries/ratings.ts';
 import type { HistoryReader } from '../queries/types.ts';
 import type { HttpStore, KeyMode, KeyRecord } from '../store/types.ts';
@@ -54,6 +55,8 @@ export interface HealthReport {
     markets: number;
     positions: number;
   }[];
+  /** The ingestion pass running in this process; null when none is. */
+  ingestion: PassState | null;
   sources: {
     id: string;
     kind: string;
@@ -92,6 +95,8 @@ export interface AppDeps {
   clock: Clock;
   /** Pino options, or false for no logging. */
   logger?: boolean | Record<string, unknown>;
+  /** The ingestion pass running in this process, if any (shown by /health). */
+  ingestion?: (nowMs: number) => PassState | null;
   /** Called for `GET /health`; defaults to probing the store. */
   health?: () => Promise<HealthReport>;
   /** Socket timeouts and overload protection; defaults in src/http/server-options.ts (SERVER_DEFAULTS). */

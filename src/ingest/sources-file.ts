@@ -19,6 +19,12 @@ import { type Static, Type } from 'typebox';
 import Value from 'typebox/value';
 import type { RefChainlinkFeed } from './sandbox/reference.ts';
 
+/**
+ * How long one JSON-RPC request may take, ms, unless a chain's `rpcTimeoutMs` says otherwise: a
+ * node that never answers costs a pass this, times the transport's tries (RPC_RETRIES + 1).
+ */
+export const DEFAULT_RPC_TIMEOUT_MS = 10_000;
+
 const ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
 const PAIR_PATTERN = '^[^/\\s]+/[^/\\s]+$';
 const URL_PATTERN = '^https?://';
@@ -54,6 +60,8 @@ const ChainSchema = Type.Object(
     rpcUrl: Type.String({ pattern: URL_PATTERN }),
     /** Blocks behind the head that ingestion reads up to (0: the head itself). */
     confirmations: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    /** How long one JSON-RPC request may take before it is abandoned (and retried), ms. */
+    rpcTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 120_000 })),
     morpho: Type.Optional(
       Type.Object(
         { blue: Type.Optional(ADDRESS), fromBlock: Type.Optional(BLOCK) },
@@ -166,6 +174,8 @@ export interface ChainConfig {
   chainId: number;
   rpcUrl: string;
   confirmations: number;
+  /** Per JSON-RPC request, ms (DEFAULT_RPC_TIMEOUT_MS unless the file says otherwise). */
+  rpcTimeoutMs: number;
   /** Morpho Blue, when read on this chain. */
   morpho: { blue: string; fromBlock: number } | null;
   /** Aave v3 and Spark pools read on this chain (addresses lower-case; fromBlock null: from its deployment). */
@@ -337,6 +347,7 @@ export function parseSources(
       chainId: c.chainId,
       rpcUrl: c.rpcUrl,
       confirmations: c.confirmations ?? 0,
+      rpcTimeoutMs: c.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS,
       morpho,
       aave,
       compound,

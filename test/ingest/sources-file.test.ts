@@ -51,6 +51,7 @@ test('default: a local chain with its addresses; feeds take heartbeats from the 
     chainId: 31337,
     rpcUrl: 'http://127.0.0.1:8545',
     confirmations: 0,
+    rpcTimeoutMs: 10_000, // the default
     morpho: { blue: A, fromBlock: 0 },
     aave: [],
     compound: [],
@@ -150,6 +151,17 @@ test('behavior: comets are read as listed; left out on a chain the reference kno
     (e: SourcesConfigError) =>
       e.problems.join() === `chains[0].compound[1].comet: duplicate ${A.toLowerCase()}`,
   );
+});
+
+test('behavior: a chain may set how long one JSON-RPC request may take (rpcTimeoutMs, 100 ms to 2 minutes)', () => {
+  const config = parseSources(
+    { chains: [{ chainId: 1, rpcUrl: 'https://rpc.example', rpcTimeoutMs: 2500 }] },
+    'test',
+  );
+  assert.equal(config.chains[0]!.rpcTimeoutMs, 2500);
+  assert.deepEqual(problems({ chains: [{ chainId: 1, rpcUrl: 'https://rpc.example', rpcTimeoutMs: 50 }] }), [
+    'chains[0].rpcTimeoutMs: must be >= 100',
+  ]);
 });
 
 test('error: every problem is listed at once, with its path', () => {

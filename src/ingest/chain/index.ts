@@ -20,7 +20,9 @@ export function chainSources(
       createChainRpc(
         chain.chainId,
         chain.rpcUrl,
-        options.transport ? { transport: options.transport(chain.chainId) } : {},
+        options.transport
+          ? { transport: options.transport(chain.chainId) }
+          : { timeoutMs: chain.rpcTimeoutMs },
       ),
       reference,
     ),

@@ -20,6 +20,7 @@ import {
   toEventSelector,
 } from 'viem';
 import { append } from '../append.ts';
+import { DEFAULT_RPC_TIMEOUT_MS } from '../sources-file.ts';
 
 /** Multicall3's address, the same on every chain that has it. */
 export const MULTICALL3 = '0xca11bde05977b3631167028862be2a173976ca11';
@@ -63,12 +64,19 @@ export const DEPLOYLESS_BATCH_BYTES = 4 * 1024;
  */
 export const DEPLOYLESS_LARGE_ANSWERS_BATCH_BYTES = 512;
 
+/** Retries of a failed JSON-RPC request (a time-out included), with exponential backoff from 250 ms. */
+export const RPC_RETRIES = 2;
+
 export interface RpcOptions {
   /** A transport of the caller's (tests); otherwise HTTP(S) to `rpcUrl`. */
   transport?: Transport;
-  /** Retries of a failed request, with exponential backoff from 250 ms. */
+  /** Retries of a failed request, with exponential backoff from 250 ms (default RPC_RETRIES). */
   retries?: number;
-  /** Per-request timeout, ms. */
+  /**
+   * How long one request may take before it is abandoned (then retried), ms; default
+   * DEFAULT_RPC_TIMEOUT_MS. A node that never answers fails a read after about
+   * timeoutMs x (retries + 1), so the pass goes on (its other reads, its other sources).
+   */
   timeoutMs?: number;
 }
 
@@ -79,9 +87,9 @@ export function createChainRpc(chainId: number, rpcUrl: string, options: RpcOpti
     http(rpcUrl, {
       // Requests made together go in one JSON-RPC batch (the block times of a range's liquidations).
       batch: { batchSize: 100, wait: 0 },
-      retryCount: options.retries ?? 3,
+      retryCount: options.retries ?? RPC_RETRIES,
       retryDelay: 250,
-      timeout: options.timeoutMs ?? 15_000,
+      timeout: options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS,
       onFetchRequest: () => {
         sent++;
       },
