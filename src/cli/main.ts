@@ -161,7 +161,7 @@ function progressBar(label: string) {
  * The open connections of a server, the requests in flight on each and when each was last
  * active: what a graceful drain needs to close every connection without cutting a request.
  */
-function trackConnections(server: Server) {
+function trackConnections(server: Server, refuseRequestsOn: (socket: Socket) => void) {
   interface Conn {
     inFlight: number;
     lastActive: number;
@@ -193,8 +193,12 @@ function trackConnections(server: Server) {
   };
   server.on('connection', (socket: Socket) => {
     accepted++;
-    // Created paused (pauseOnConnect): nothing is read from it until release().
-    held?.push(socket);
+    // Created paused (pauseOnConnect): nothing is read from it until release(); then its
+    // requests are answered 503 with Connection: close at once (cheap, however many wait).
+    if (held) {
+      held.push(socket);
+      refuseRequestsOn(socket);
+    }
     conns.set(socket, { inFlight: 0, lastActive: performance.now(), newest: null });
     socket.once('close', () => conns.delete(socket));
   });
@@ -260,9 +264,10 @@ function trackConnections(server: Server) {
  * before the listener closes: closing it would reset them. After a stall of the event loop (a
  * start-up's first minutes, a long request) hundreds may wait there, and Node accepts one per
  * turn of the event loop: the connections taken are not read until the backlog is empty, so
- * that serving their requests does not slow the turns (a busy server took 25 ms a turn). Returns after two turns that accepted
- * none (the listener is polled every turn), or after `maxMs` (a flood that never pauses); the
- * connections taken are then read and served like the others.
+ * that reading them does not slow the turns (a busy server took 25 ms a turn). Returns after two
+ * turns that accepted none (the listener is polled every turn), or after `maxMs` (a flood that
+ * never pauses). Their requests are then answered 503 with `Connection: close` and Retry-After:
+ * an answer for each, however loaded the server, within the drain's time.
  */
 async function acceptBacklog(connections: ReturnType<typeof trackConnections>, maxMs: number): Promise<void> {
   const started = performance.now();
@@ -278,8 +283,9 @@ async function acceptBacklog(connections: ReturnType<typeof trackConnections>, m
 
 /**
  * Graceful drain, before the app closes. Connections that reached the machine before it and
- * still wait in the kernel's backlog are accepted (acceptBacklog) and served like the others;
- * then the listener closes, and new connections are refused. Open connections
+ * still wait in the kernel's backlog are accepted (acceptBacklog) and their requests answered
+ * 503 with `Connection: close` and Retry-After; then the listener closes, and new connections
+ * are refused. Open connections
  * are first served as usual until no request has been in flight for `quietMs`, for at most
  * `graceMs`, so keep-alive clients finish what they had queued. Then every answer carries
  * `Connection: close`, so a client sends nothing more on that connection and the server closes
@@ -414,7 +420,8 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
   });
   bar.stop();
   const { app } = service;
-  const connections = trackConnections(app.server);
+  const { refuseRequestsOn } = await import('../http/app.ts');
+  const connections = trackConnections(app.server, refuseRequestsOn);
   await app.listen({ port: settings.port, host: settings.host });
   // A worker's metrics are served by the primary (aggregated); a lone process serves its own.
   const metricsServer =

@@ -20,7 +20,7 @@ import { registerRoutes } from './routes/index.ts';
 import { SERVER_DEFAULTS } from './server-options.ts';
 
 export { API_PREFIX, API_VERSION } from './plugins/openapi.ts';
-export { incomingRequestId, maskKeys, maskKeysInUrl } from './plugins/security.ts';
+export { incomingRequestId, maskKeys, maskKeysInUrl, refuseRequestsOn } from './plugins/security.ts';
 export { SERVER_DEFAULTS } from './server-options.ts';
 
 /** Builds the whole HTTP app. Listening is the caller's business (src/cli/serve.ts). */

@@ -202,6 +202,18 @@ declare module 'fastify' {
   }
 }
 
+/** Connections accepted once the server was told to stop: their requests are answered 503. */
+const refusedSockets = new WeakSet<Socket>();
+
+/**
+ * Requests on `socket` get 503 SERVICE_UNAVAILABLE with `Connection: close` and Retry-After, at
+ * once, before any other work: a connection accepted during shutdown (it waited in the kernel's
+ * backlog) is answered cheaply, however many there are, rather than reset.
+ */
+export function refuseRequestsOn(socket: Socket): void {
+  refusedSockets.add(socket);
+}
+
 export const securityPlugin = fp(
   async (app: FastifyInstance) => {
     app.decorateRequest('startedAt', 0);
@@ -213,10 +225,12 @@ export const securityPlugin = fp(
       request.startedAt = performance.now();
       reply.headers(SECURITY_HEADERS);
       reply.header('x-request-id', request.id);
-      if (closing) {
+      if (closing || refusedSockets.has(request.raw.socket)) {
         throw new ApiError(
           'SERVICE_UNAVAILABLE',
-          'The server is shutting down; retry the request.',
+          closing
+            ? 'The server is shutting down; retry the request.'
+            : 'The server is shutting down and takes no new connection; retry the request.',
           {},
           { 'retry-after': '1', connection: 'close' },
         );
