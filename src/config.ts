@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { DEFAULT_RATING_SIZE_FLOOR_USD } from './domain/rating.ts';
 
@@ -23,6 +24,13 @@ export interface Settings {
   simulationTickMs?: number;
   /** Port of the Prometheus metrics server (GET /metrics), off the public API; null: none. */
   metricsPort?: number | null;
+  /**
+   * Address the metrics server binds, from METRICS_HOST: default 127.0.0.1 (this machine only),
+   * whatever HOST is. Omitted: 127.0.0.1.
+   */
+  metricsHost?: string;
+  /** From METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <token>`. Omitted: null. */
+  metricsToken?: string | null;
   /**
    * Days of history the sandbox simulation writes into the store (market snapshots, prices,
    * liquidations), 0 to 365; 0: none. From SANDBOX_HISTORY_DAYS, default 365. Omitted: 0.
@@ -69,6 +77,10 @@ export class SettingsError extends Error {
   override name = 'SettingsError';
 }
 
+/** A DNS host name (letters, digits, hyphens; dot-separated labels). */
+const HOSTNAME =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const PROJECT_ROOT = resolve(import.meta.dirname, '..');
 
@@ -108,6 +120,17 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
   const metricsPort = metricsText ? Number(metricsText) : null;
   if (metricsPort !== null && !(Number.isInteger(metricsPort) && metricsPort >= 1 && metricsPort <= 65535)) {
     problems.push(`METRICS_PORT: must be an integer 1-65535, got '${env.METRICS_PORT}'`);
+  }
+  const metricsHost = env.METRICS_HOST?.trim() || '127.0.0.1';
+  if (!isIP(metricsHost) && !HOSTNAME.test(metricsHost)) {
+    problems.push(`METRICS_HOST: must be an IP address or a host name, got '${env.METRICS_HOST}'`);
+  }
+  const metricsToken = env.METRICS_TOKEN === undefined || env.METRICS_TOKEN === '' ? null : env.METRICS_TOKEN;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
+    problems.push('METRICS_TOKEN: must be 16 to 256 printable characters without spaces');
+  }
+  if (metricsPort === null && (env.METRICS_HOST || metricsToken !== null)) {
+    problems.push('METRICS_HOST and METRICS_TOKEN need METRICS_PORT (the metrics server is off without it)');
   }
   const daysText = env.SANDBOX_HISTORY_DAYS?.trim();
   const sandboxHistoryDays = daysText ? Number(daysText) : 365;
@@ -161,6 +184,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     instances,
     simulationTickMs,
     metricsPort,
+    metricsHost,
+    metricsToken,
     sandboxHistoryDays,
     ratingSizeFloorUsd,
     sandboxHourlyHistoryDays,

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, register } from 'prom-client';
@@ -190,16 +191,43 @@ export function setMetricsSource(s: MetricsSource): void {
   source = s;
 }
 
+/** Where the metrics server listens and who may read it. */
+export interface MetricsServerOptions {
+  /** Address to bind (default 127.0.0.1: this machine only). */
+  host?: string;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>` (401 otherwise). */
+  token?: string | null;
+  /** The aggregate of every worker (to run in the primary of `lrds serve --workers`). */
+  cluster?: boolean;
+}
+
+/** Whether `header` is `Bearer <token>`, compared in constant time. */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const sent = /^Bearer (.+)$/i.exec(header ?? '')?.[1] ?? '';
+  const digest = (t: string) => createHash('sha256').update(t).digest();
+  return timingSafeEqual(digest(sent), digest(token));
+}
+
 /**
- * Serves GET /metrics on `port` (0: any free port); with `cluster`, the aggregate of every
- * worker (to run in the primary). Resolves with the server once listening.
+ * Serves GET /metrics on `port` (0: any free port), on 127.0.0.1 unless `host` says otherwise,
+ * behind a bearer token when `token` is set. Resolves with the server once listening.
  */
-export async function startMetricsServer(port: number, host: string, cluster = false): Promise<http.Server> {
-  const aggregator = cluster ? new AggregatorRegistry() : null;
-  if (!cluster) processMetrics();
+export async function startMetricsServer(
+  port: number,
+  options: MetricsServerOptions = {},
+): Promise<http.Server> {
+  const { host = '127.0.0.1', token = null } = options;
+  const aggregator = options.cluster ? new AggregatorRegistry() : null;
+  if (!options.cluster) processMetrics();
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics\n');
+      return;
+    }
+    if (token !== null && !bearerMatches(req.headers.authorization, token)) {
+      res
+        .writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' })
+        .end('GET /metrics needs Authorization: Bearer <METRICS_TOKEN>\n');
       return;
     }
     const body = aggregator ? aggregator.clusterMetrics() : register.metrics();

@@ -29,7 +29,12 @@ export function createAdmission(opts: CreateAdmissionOptions): Admission {
   if (opts.redisUrl === null) {
     return new LocalAdmission(opts.store, {
       onStoreError: (err) =>
-        opts.logger?.warn({ err: (err as Error).message }, 'usage counts kept in memory: store unreachable'),
+        err === null
+          ? opts.logger?.warn({}, 'usage counts written to the store again')
+          : opts.logger?.warn(
+              { err: (err as Error).message },
+              'usage counts kept in memory until the store takes writes again',
+            ),
     });
   }
   return new RedisAdmission({

@@ -22,6 +22,7 @@ import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource, ServerOptions } from './http/context.ts';
 import type { Source } from './ingest/contract.ts';
+import { expectedPassMs, PassWatch } from './ingest/pass-watch.ts';
 import { ingestOnce } from './ingest/runner.ts';
 import { ACTIVITY_SOURCE_ID, minuteOf, SandboxActivity } from './ingest/sandbox/activity.ts';
 import { type SandboxFeedClock, sandboxFeedClock } from './ingest/sandbox/feeds.ts';
@@ -39,6 +40,7 @@ import { setMetricsSource } from './metrics.ts';
 import { createAdmission, createKeyEvents } from './scale.ts';
 import { openStore } from './store/open.ts';
 import type { DatasetInfo, MarketDataStore, ProgressFn, SourceStore, Store } from './store/types.ts';
+import { StoreWriteError } from './store/write-health.ts';
 
 /** Generates a sandbox profile and writes it to the store, replacing the dataset. */
 export { DEFAULT_SEED, openStore };
@@ -61,8 +63,12 @@ export async function seedStore(
       onProgress?.(done, total + (historyDays > 0 ? total : 0));
     },
   });
-  if (!run.ok || !run.dataset)
+  if (!run.ok || !run.dataset) {
+    // A disk that refuses writes is the environment's problem, told as such (one line at start).
+    const writes = store.writeProblem?.();
+    if (writes) throw new StoreWriteError(writes.error, run.error);
     throw new Error(`seeding the sandbox failed: ${run.error ?? 'no dataset written'}`);
+  }
   if (historyDays > 0 && run.dataset.kind === 'sandbox') {
     // The daily snapshots and liquidations of the history now; hourly rows follow in the
     // background once the service runs (SandboxHistoryFeed).
@@ -533,6 +539,14 @@ export class SourcesUnavailableError extends Error {
   override name = 'SourcesUnavailableError';
 }
 
+/**
+ * Whether `err` is the store refusing writes: the store's write health logs that once when it
+ * starts and once when it ends, so the jobs that retry do not log it again on every try.
+ */
+function storeWriteIsLogged(err: unknown): boolean {
+  return err instanceof StoreWriteError;
+}
+
 /** The composition root: settings in, a ready (not yet listening) service out. */
 export async function createService(settings: Settings, options: ServiceOptions = {}): Promise<Service> {
   const clock = options.clock ?? systemClock();
@@ -579,12 +593,22 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const logger = options.logger ?? false;
   // Backends may warn before the app (and its logger) exists: such early warnings go to stderr.
   let appLog: FastifyInstance['log'] | null = null;
-  const log = {
-    warn: (obj: unknown, msg?: string) => {
-      if (appLog) appLog.warn(obj, msg);
-      else if (logger) process.stderr.write(`${msg ?? ''} ${JSON.stringify(obj)}\n`);
-    },
+  const early = (obj: unknown, msg?: string) => {
+    if (logger) process.stderr.write(`${msg ?? ''} ${JSON.stringify(obj)}\n`);
   };
+  const log = {
+    warn: (obj: unknown, msg?: string) => (appLog ? appLog.warn(obj, msg) : early(obj, msg)),
+    info: (obj: unknown, msg?: string) => (appLog ? appLog.info(obj, msg) : early(obj, msg)),
+  };
+  // The store's writes failing (a full disk) and working again: one line each, not one per write.
+  store.watchWrites?.((problem) => {
+    if (problem)
+      log.warn(
+        { error: problem.error },
+        'store writes failing: serving goes on, counts wait in memory, key changes get 503 until the store writes again',
+      );
+    else log.info({}, 'store writes work again');
+  });
   const keyEvents = createKeyEvents(settings.redisUrl, log);
   const keys = new KeyService(store, { events: keyEvents, clock });
   await keys.refresh();
@@ -624,10 +648,13 @@ export async function createService(settings: Settings, options: ServiceOptions 
     clock,
     writes: options.writesHistory ?? true,
     ...(settings.ratingSizeFloorUsd !== undefined ? { sizeFloorUsd: settings.ratingSizeFloorUsd } : {}),
-    onError: (err) => log.warn({ err }, 'ratings run failed: retried in a minute'),
+    onError: (err) => storeWriteIsLogged(err) || log.warn({ err }, 'ratings run failed: retried in a minute'),
     onRated: (info) => appLog?.info(info, 'ratings computed'),
   });
+  // The pass running here, shown by /health while it runs (and as overdue past its expected time).
+  const passWatch = new PassWatch(expectedPassMs(ingestInterval(settings)));
   const app = await buildApp({
+    ingestion: (nowMs) => passWatch.state(nowMs),
     store,
     tiers,
     keys,
@@ -746,7 +773,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
           store,
           clock,
           busy: () => history?.busy() ?? false,
-          onError: (err) => log.warn({ err }, 'research digests failed: retried in a minute'),
+          onError: (err) =>
+            storeWriteIsLogged(err) || log.warn({ err }, 'research digests failed: retried in a minute'),
           onWritten: (info) => appLog?.info(info, 'research digests written'),
         })
       : null;
@@ -761,6 +789,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const itemsInPart = new Map<string, string>();
   const ingestPass = (): Promise<void> => {
     if (!sources || closing) return Promise.resolve();
+    if (!ingesting) passWatch.started(clock.now());
     ingesting ??= live!
       .ingestWithLease(sources, store, clock, lease, {
         onSource: (run) => {
@@ -796,10 +825,13 @@ export async function createService(settings: Settings, options: ServiceOptions 
       })
       .then(
         () => undefined,
-        (err: unknown) => log.warn({ err }, 'ingestion pass failed: retried at the next one'),
+        (err: unknown) => {
+          if (!storeWriteIsLogged(err)) log.warn({ err }, 'ingestion pass failed: retried at the next one');
+        },
       )
       .finally(() => {
         ingesting = null;
+        passWatch.ended();
       });
     return ingesting;
   };

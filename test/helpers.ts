@@ -289,6 +289,8 @@ export interface TestAppOptions {
   server?: AppDeps['server'];
   /** The history the routes read; defaults to the store. */
   history?: AppDeps['history'];
+  /** The ingestion pass running, as /health shows it (none by default). */
+  ingestion?: AppDeps['ingestion'];
   /** The ratings job; defaults to one over the store and the models, run once before the app is handed out. */
   ratings?: (store: SqliteStore, clock: ManualClock) => RatingsJob;
   /** Where paged lists keep their sets; this app's memory by default. */
@@ -367,6 +369,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.pageSnapshots ? { pageSnapshots: options.pageSnapshots } : {}),
+    ...(options.ingestion ? { ingestion: options.ingestion } : {}),
     server: { ...QUIET, ...options.server },
   });
   await app.ready();

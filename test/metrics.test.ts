@@ -46,9 +46,10 @@ test('behavior: answers, refusals and key lookups are counted by route pattern, 
   assert.ok(!after.includes('no-such-market'));
 });
 
-test('behavior: the metrics server answers GET /metrics in the Prometheus text format, nothing else', async () => {
-  const server = await startMetricsServer(0, '127.0.0.1');
+test('behavior: the metrics server answers GET /metrics in the Prometheus text format, nothing else; on 127.0.0.1 by default', async () => {
+  const server = await startMetricsServer(0);
   try {
+    assert.equal((server.address() as import('node:net').AddressInfo).address, '127.0.0.1');
     const base = `http://127.0.0.1:${portOf(server)}`;
     const res = await fetch(`${base}/metrics`);
     assert.equal(res.status, 200);
@@ -66,6 +67,58 @@ test('error: METRICS_PORT must be a port', () => {
   assert.equal(loadSettings({}).metricsPort, null);
   assert.equal(loadSettings({ METRICS_PORT: '9464' }).metricsPort, 9464);
   assert.throws(() => loadSettings({ METRICS_PORT: 'x' }), SettingsError);
+});
+
+test('behavior: the metrics server binds 127.0.0.1 whatever HOST is, unless METRICS_HOST says otherwise', () => {
+  const open = loadSettings({ HOST: '0.0.0.0', METRICS_PORT: '9464' });
+  assert.equal(open.host, '0.0.0.0');
+  assert.equal(open.metricsHost, '127.0.0.1');
+  assert.equal(open.metricsToken, null);
+  const told = loadSettings({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0', METRICS_TOKEN: 'a'.repeat(32) });
+  assert.equal(told.metricsHost, '0.0.0.0');
+  assert.equal(told.metricsToken, 'a'.repeat(32));
+});
+
+test('error: METRICS_HOST and METRICS_TOKEN are checked at boot with the rest, every problem in one message', () => {
+  assert.throws(
+    () =>
+      loadSettings({ PORT: 'x', METRICS_PORT: '9464', METRICS_HOST: 'not a host!', METRICS_TOKEN: 'short' }),
+    (err: Error) => {
+      assert.ok(err instanceof SettingsError);
+      assert.match(err.message, /PORT: must be an integer/);
+      assert.match(err.message, /METRICS_HOST: must be an IP address or a host name, got 'not a host!'/);
+      assert.match(err.message, /METRICS_TOKEN: must be 16 to 256 printable characters/);
+      assert.doesNotMatch(err.message, /short/, 'the token is never echoed');
+      return true;
+    },
+  );
+  assert.throws(() => loadSettings({ METRICS_TOKEN: 'b'.repeat(20) }), /METRICS_TOKEN need METRICS_PORT/);
+  assert.equal(
+    loadSettings({ METRICS_PORT: '9464', METRICS_HOST: 'metrics.internal' }).metricsHost,
+    'metrics.internal',
+  );
+});
+
+test('error: with METRICS_TOKEN, GET /metrics without the token or with another is 401; with it, 200', async () => {
+  const token = 'm3trics-t0ken-of-the-operator';
+  const server = await startMetricsServer(0, { token });
+  try {
+    const url = `http://127.0.0.1:${portOf(server)}/metrics`;
+    const none = await fetch(url);
+    assert.equal(none.status, 401);
+    assert.equal(none.headers.get('www-authenticate'), 'Bearer');
+    assert.doesNotMatch(await none.text(), /lrds_/);
+    for (const authorization of [`Bearer ${token}x`, `Bearer ${token.slice(1)}`, `Basic ${token}`, token]) {
+      const wrong = await fetch(url, { headers: { authorization } });
+      assert.equal(wrong.status, 401, authorization);
+      await wrong.arrayBuffer();
+    }
+    const ok = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(ok.status, 200);
+    assert.match(await ok.text(), /^# HELP lrds_http_requests_total /m);
+  } finally {
+    server.close();
+  }
 });
 
 /** Deltas of series between two scrapes of this process's metrics. */

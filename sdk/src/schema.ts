@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 8417d12eefa1a4b369ac50df1570719bbd215988c13d55e8ec893a6e8cf2d8df) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 97f862e43eb8cb61e65db1bdabab18e429d1f085cc35b409df5aceaf25305a73) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/health": {
         parameters: {
@@ -633,7 +633,7 @@ export interface paths {
          * MCP server (Streamable HTTP)
          * @description The [Model Context Protocol](https://modelcontextprotocol.io) server of the agent API, over Streamable HTTP in stateless mode: connect an MCP client to this URL with your key in `Authorization: Bearer <API_KEY>`.
          *
-         *     POST one JSON-RPC message (or a batch) with `Content-Type: application/json` and `Accept: application/json, text/event-stream`; the answer is JSON (no SSE stream, no session id): 200 with the JSON-RPC answer, 202 without a body for notifications. GET (a server-sent event stream) and DELETE (the end of a session) are not offered: 405. Methods: `initialize`, `ping`, `tools/list`, `tools/call`.
+         *     POST one JSON-RPC message (or a batch) with `Content-Type: application/json` and `Accept: application/json, text/event-stream`; the answer is JSON (no SSE stream, no session id): 200 with the JSON-RPC answer, 202 without a body for notifications. GET (a server-sent event stream) and DELETE (the end of a session) are not offered: 405. Methods: `initialize`, `ping`, `tools/list`, `tools/call`. A batch holds at most 20 messages, and the ids of its requests must differ (400 `INVALID_PARAMETER` otherwise, nothing run or counted). A `tools/call` whose `name` is not a string or whose `arguments` is not an object is answered with the JSON-RPC error -32602 (Invalid params), not counted.
          *
          *     Tools: `search_markets`, `get_market`, `positions_at_risk`, `wallet_risk`, `stress_test`, `market_brief`, each calling the query of its HTTP route (`search_markets`: `GET /markets/search`); a tool result carries `{ data, meta }` as the route answers it, as JSON text and as `structuredContent`.
          *
@@ -2773,7 +2773,15 @@ export interface operations {
                         version: string;
                         store: {
                             backend: string;
-                            state: string;
+                            /**
+                             * @description `degraded`: the store answers reads but refuses writes (a full disk, say): data and counted requests are served (counts wait in memory), requests that must write (creating or revoking a key) get 503 with Retry-After.
+                             * @enum {string}
+                             */
+                            state: "up" | "degraded" | "down";
+                            /** @description While writes fail: ISO 8601 UTC time of the first failure. */
+                            writesFailingSince?: string;
+                            /** @description While writes fail: the store's error, e.g. `database or disk is full`. */
+                            writeError?: string;
                         };
                         limiter: {
                             backend: string;
@@ -2787,6 +2795,16 @@ export interface operations {
                             markets: number;
                             positions: number;
                         }[];
+                        /** @description The ingestion pass of the sources file running in this process (the one that holds the ingestion lease), or null when none is. `overdue`: it has run longer than `expectedSeconds` (twice the interval between passes, at least 60 s), and `status` is `degraded`: a source that does not answer shows here while the pass still waits for it. */
+                        ingestion: {
+                            /** @description ISO 8601 UTC time the pass started. */
+                            startedAt: string;
+                            /** @description Seconds it has been running. */
+                            runningSeconds: number;
+                            /** @description Seconds a pass may take before it is overdue. */
+                            expectedSeconds: number;
+                            overdue: boolean;
+                        } | null;
                         /** @description Every data source of the live store, as last recorded (DECISIONS D16). */
                         sources: {
                             /** @description e.g. 'sandbox', 'chain:1', 'morpho-api'. */

@@ -126,7 +126,10 @@ export class GroupCommit {
   private writes: Promise<void> = Promise.resolve();
   private turn: Promise<void> | null = null;
   private retry: NodeJS.Timeout | null = null;
+  /** The last write failed: the outage was told to `onError`. */
+  private failing = false;
 
+  /** `onError`: told the error when writes start failing, and null once one goes through again. */
   constructor(store: UsageStore, onError?: (err: unknown) => void) {
     this.store = store;
     this.onError = onError;
@@ -176,9 +179,13 @@ export class GroupCommit {
   private async write(batch: { id: string; events: UsageEvent[] }): Promise<boolean> {
     try {
       await this.store.recordUsage(batch.events, batch.id);
+      if (this.failing) this.onError?.(null);
+      this.failing = false;
       return true;
     } catch (err) {
-      this.onError?.(err);
+      // Told once per outage (and once when it ends), however many retries it takes.
+      if (!this.failing) this.onError?.(err);
+      this.failing = true;
       this.scheduleRetry();
       return false;
     }

@@ -186,7 +186,7 @@ function progressBar(label: string) {
  * The open connections of a server, the requests in flight on each and when each was last
  * active: what a graceful drain needs to close every connection without cutting a request.
  */
-function trackConnections(server: Server) {
+function trackConnections(server: Server, refuseRequestsOn: (socket: Socket) => void) {
   interface Conn {
     inFlight: number;
     lastActive: number;
@@ -197,6 +197,11 @@ function trackConnections(server: Server) {
   let draining = false;
   let drainingSince = 0;
   let inFlight = 0;
+  let accepted = 0;
+  /** While the backlog is taken: connections accepted, not read yet (see acceptBacklog). */
+  let held: Socket[] | null = null;
+  // net.Server's pauseOnConnect option, read at each accept: a socket created paused is not read.
+  const accepting = server as unknown as { pauseOnConnect: boolean };
   let lastActivity = performance.now();
   /**
    * While draining, the newest answer of a connection closes it, and only that one: an earlier
@@ -212,6 +217,13 @@ function trackConnections(server: Server) {
     if (!res.headersSent) res.setHeader('connection', 'close');
   };
   server.on('connection', (socket: Socket) => {
+    accepted++;
+    // Created paused (pauseOnConnect): nothing is read from it until release(); then its
+    // requests are answered 503 with Connection: close at once (cheap, however many wait).
+    if (held) {
+      held.push(socket);
+      refuseRequestsOn(socket);
+    }
     conns.set(socket, { inFlight: 0, lastActive: performance.now(), newest: null });
     socket.once('close', () => conns.delete(socket));
   });
@@ -238,6 +250,21 @@ function trackConnections(server: Server) {
     get size() {
       return conns.size;
     },
+    /** Connections accepted from now on are not read until `release()` (their requests wait in the socket). */
+    hold() {
+      held ??= [];
+      accepting.pauseOnConnect = true;
+    },
+    /** The connections held are read from now on (and new ones at once). */
+    release() {
+      accepting.pauseOnConnect = false;
+      for (const socket of held ?? []) if (!socket.destroyed) socket.resume();
+      held = null;
+    },
+    /** Connections accepted since the server started. */
+    get accepted() {
+      return accepted;
+    },
     /** Whether a request is in flight or one started or ended within `quietMs`. */
     busy(quietMs: number) {
       return inFlight > 0 || performance.now() - lastActivity < quietMs;
@@ -258,7 +285,32 @@ function trackConnections(server: Server) {
 }
 
 /**
- * Graceful drain, before the app closes. New connections are refused at once. Open connections
+ * Takes every connection the kernel holds for the server (handshake done, not yet accepted)
+ * before the listener closes: closing it would reset them. After a stall of the event loop (a
+ * start-up's first minutes, a long request) hundreds may wait there, and Node accepts one per
+ * turn of the event loop: the connections taken are not read until the backlog is empty, so
+ * that reading them does not slow the turns (a busy server took 25 ms a turn). Returns after two
+ * turns that accepted none (the listener is polled every turn), or after `maxMs` (a flood that
+ * never pauses). Their requests are then answered 503 with `Connection: close` and Retry-After:
+ * an answer for each, however loaded the server, within the drain's time.
+ */
+async function acceptBacklog(connections: ReturnType<typeof trackConnections>, maxMs: number): Promise<void> {
+  const started = performance.now();
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  connections.hold();
+  for (let before = -1; before !== connections.accepted && performance.now() - started < maxMs; ) {
+    before = connections.accepted;
+    // Two turns: the first may end the poll phase that ran the signal's handler.
+    await turn();
+    await turn();
+  }
+}
+
+/**
+ * Graceful drain, before the app closes. Connections that reached the machine before it and
+ * still wait in the kernel's backlog are accepted (acceptBacklog) and their requests answered
+ * 503 with `Connection: close` and Retry-After; then the listener closes, and new connections
+ * are refused. Open connections
  * are first served as usual until no request has been in flight for `quietMs`, for at most
  * `graceMs`, so keep-alive clients finish what they had queued. Then every answer carries
  * `Connection: close`, so a client sends nothing more on that connection and the server closes
@@ -274,10 +326,12 @@ function trackConnections(server: Server) {
 async function drain(
   server: Server,
   connections: ReturnType<typeof trackConnections>,
-  t: { quietMs: number; graceMs: number; idleMs: number; maxMs: number },
+  t: { acceptMs: number; quietMs: number; graceMs: number; idleMs: number; maxMs: number },
 ) {
-  net.Server.prototype.close.call(server);
   const started = performance.now();
+  await acceptBacklog(connections, t.acceptMs);
+  net.Server.prototype.close.call(server);
+  connections.release();
   // Quietness too is judged after the poll phase: after a stall, a timer runs before the sockets
   // are read, and connections with requests waiting would pass for quiet (and be closed early).
   const afterPoll = () => new Promise((resolve) => setImmediate(resolve));
@@ -295,6 +349,11 @@ async function drain(
     await afterPoll();
     connections.closeIdle(t.idleMs);
   }
+}
+
+/** Where the metrics server listens, and its token. */
+function metricsAccess(settings: Settings) {
+  return { host: settings.metricsHost ?? '127.0.0.1', token: settings.metricsToken ?? null };
 }
 
 /**
@@ -323,7 +382,7 @@ async function servePrimary(settings: Settings, workers: number): Promise<void> 
   });
   if (settings.metricsPort) {
     const { startMetricsServer } = await import('../metrics.ts');
-    (await startMetricsServer(settings.metricsPort, settings.host, true)).unref();
+    (await startMetricsServer(settings.metricsPort, { ...metricsAccess(settings), cluster: true })).unref();
   }
   let stopping = false;
   const startedAt = new Map<number, number>();
@@ -389,12 +448,16 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
   });
   bar.stop();
   const { app } = service;
-  const connections = trackConnections(app.server);
+  const { refuseRequestsOn } = await import('../http/app.ts');
+  const connections = trackConnections(app.server, refuseRequestsOn);
   await app.listen({ port: settings.port, host: settings.host });
   // A worker's metrics are served by the primary (aggregated); a lone process serves its own.
   const metricsServer =
     settings.metricsPort && workers === 1
-      ? await (await import('../metrics.ts')).startMetricsServer(settings.metricsPort, settings.host)
+      ? await (await import('../metrics.ts')).startMetricsServer(
+          settings.metricsPort,
+          metricsAccess(settings),
+        )
       : null;
   // The sandbox served to test keys, when the live store holds another dataset: built a few
   // seconds after the server is up, so health checks and the first requests are not held
@@ -428,7 +491,13 @@ async function serve(settings: Settings, args: string[] = []): Promise<void> {
       process.exit(1);
     }, 10_000);
     force.unref();
-    drain(app.server, connections, { quietMs: 500, graceMs: 2_000, idleMs: 1_000, maxMs: 6_000 })
+    drain(app.server, connections, {
+      acceptMs: 2_000,
+      quietMs: 500,
+      graceMs: 2_000,
+      idleMs: 1_000,
+      maxMs: 6_000,
+    })
       .then(() => {
         // Only after 6 s of steady traffic on one connection: requests still arriving there get
         // 503 with Connection: close, and sockets are closed as soon as they go idle.
@@ -765,6 +834,10 @@ function environmentProblem(err: unknown): string | null {
   if (e?.code === 'EACCES' && e.syscall === 'listen')
     return `no permission to listen on port ${e.port ?? ''}: set PORT above 1023`;
   if (e?.code === 'EADDRNOTAVAIL') return `HOST ${e.address ?? ''} is not an address of this machine`;
+  if (e instanceof Error && e.name === 'StoreWriteError')
+    return `${e.message} (free space on its filesystem, or set DATA_DIR to one with room)`;
+  if (e?.code === 'ENOSPC')
+    return `no space left on the device: ${e.path ?? e.message} (free space, or set DATA_DIR)`;
   if (e?.code === 'ECONNREFUSED')
     return `cannot connect to ${e.address ?? ''}:${e.port ?? ''}: is the database or Redis running? (${e.message})`;
   return null;

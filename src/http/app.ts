@@ -9,12 +9,18 @@ import { type AjvError, errorsPlugin, frameworkErrors, problemsOf } from './plug
 import { metricsPlugin } from './plugins/metrics.ts';
 import { API_PREFIX, openapiPlugin } from './plugins/openapi.ts';
 import { overloadPlugin } from './plugins/overload.ts';
-import { clientErrorHandler, maskedRequest, requestId, securityPlugin } from './plugins/security.ts';
+import {
+  clientErrorHandler,
+  maskedRequest,
+  maskKeysInLogLine,
+  requestId,
+  securityPlugin,
+} from './plugins/security.ts';
 import { registerRoutes } from './routes/index.ts';
 import { SERVER_DEFAULTS } from './server-options.ts';
 
 export { API_PREFIX, API_VERSION } from './plugins/openapi.ts';
-export { incomingRequestId, maskKeysInUrl } from './plugins/security.ts';
+export { incomingRequestId, maskKeys, maskKeysInUrl, refuseRequestsOn } from './plugins/security.ts';
 export { SERVER_DEFAULTS } from './server-options.ts';
 
 /** Builds the whole HTTP app. Listening is the caller's business (src/cli/serve.ts). */
@@ -28,6 +34,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : {
             ...(typeof deps.logger === 'object' ? deps.logger : {}),
             redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+            // Whatever a line holds, a key in any field is masked before it is written.
+            hooks: { streamWrite: maskKeysInLogLine },
             serializers: {
               req: maskedRequest,
               ...(typeof deps.logger === 'object' ? (deps.logger.serializers as object) : {}),

@@ -6,6 +6,7 @@ import type { Category, Tier, TierTable } from '../access/tiers.ts';
 import type { PageSnapshots } from '../data/page-snapshots.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
+import type { PassState } from '../ingest/pass-watch.ts';
 import type { RatingsReader } from '../queries/ratings.ts';
 import type { HistoryReader } from '../queries/types.ts';
 import type { HttpStore, KeyMode, KeyRecord } from '../store/types.ts';
@@ -38,7 +39,14 @@ export interface Caller {
 
 export interface HealthReport {
   status: 'ok' | 'degraded';
-  store: { backend: string; state: 'up' | 'down' };
+  store: {
+    backend: string;
+    /** degraded: it answers reads but refuses writes (a full disk). */
+    state: 'up' | 'degraded' | 'down';
+    /** While writes fail: since when (ISO 8601) and the store's error. */
+    writesFailingSince?: string;
+    writeError?: string;
+  };
   limiter: { backend: string; state: 'up' | 'down' };
   datasets: {
     mode: KeyMode;
@@ -48,6 +56,8 @@ export interface HealthReport {
     markets: number;
     positions: number;
   }[];
+  /** The ingestion pass running in this process; null when none is. */
+  ingestion: PassState | null;
   sources: {
     id: string;
     kind: string;
@@ -86,6 +96,8 @@ export interface AppDeps {
   clock: Clock;
   /** Pino options, or false for no logging. */
   logger?: boolean | Record<string, unknown>;
+  /** The ingestion pass running in this process, if any (shown by /health). */
+  ingestion?: (nowMs: number) => PassState | null;
   /** Called for `GET /health`; defaults to probing the store. */
   health?: () => Promise<HealthReport>;
   /** Socket timeouts and overload protection; defaults in src/http/server-options.ts (SERVER_DEFAULTS). */

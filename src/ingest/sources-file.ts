@@ -18,8 +18,14 @@ import { readFileSync } from 'node:fs';
 import { deployments, getChainAddresses } from '@morpho-org/blue-sdk';
 import { type Static, Type } from 'typebox';
 import Value from 'typebox/value';
-import type { ProviderLimits } from './chain/transport.ts';
+import { DEFAULT_PROVIDER_LIMITS, type ProviderLimits } from './chain/transport.ts';
 import type { RefChainlinkFeed } from './sandbox/reference.ts';
+
+/**
+ * How long one JSON-RPC request may take, ms, unless a chain's `rpcTimeoutMs` says otherwise: a
+ * node that never answers costs a pass this, times the transport's tries (RPC_RETRIES + 1).
+ */
+export const DEFAULT_RPC_TIMEOUT_MS = DEFAULT_PROVIDER_LIMITS.timeoutMs;
 
 const ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
 const PAIR_PATTERN = '^[^/\\s]+/[^/\\s]+$';
@@ -66,7 +72,6 @@ const ChainSchema = Type.Object(
           requestsPerSecond: Type.Optional(
             Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 100_000 }), Type.Null()]),
           ),
-          timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
           retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
         },
         { additionalProperties: false },
@@ -74,6 +79,8 @@ const ChainSchema = Type.Object(
     ),
     /** Blocks behind the head that ingestion reads up to (0: the head itself). */
     confirmations: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    /** How long one JSON-RPC request may take before it is abandoned (and retried), ms. */
+    rpcTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 120_000 })),
     morpho: Type.Optional(
       Type.Object(
         { blue: Type.Optional(ADDRESS), fromBlock: Type.Optional(BLOCK) },
@@ -187,9 +194,11 @@ export interface ChainConfig {
   rpcUrl: string;
   /** `rpcUrl`, then its fallbacks, in the order they are tried. */
   rpcUrls: string[];
-  /** The provider's limits given in the file (the rest take their defaults). */
-  rpcLimits: Partial<ProviderLimits>;
+  /** The provider's limits given in the file (the rest take their defaults; the timeout is rpcTimeoutMs). */
+  rpcLimits: Partial<Omit<ProviderLimits, 'timeoutMs'>>;
   confirmations: number;
+  /** Per JSON-RPC request, ms (DEFAULT_RPC_TIMEOUT_MS unless the file says otherwise). */
+  rpcTimeoutMs: number;
   /** Morpho Blue, when read on this chain. */
   morpho: { blue: string; fromBlock: number } | null;
   /** Aave v3 and Spark pools read on this chain (addresses lower-case; fromBlock null: from its deployment). */
@@ -363,6 +372,7 @@ export function parseSources(
       rpcUrls: [c.rpcUrl, ...(c.fallbackRpcUrls ?? [])],
       rpcLimits: c.rpcLimits ?? {},
       confirmations: c.confirmations ?? 0,
+      rpcTimeoutMs: c.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS,
       morpho,
       aave,
       compound,

@@ -115,6 +115,47 @@ function queryErrorBody(err: QueryError): ToolErrorBody {
   return { error: err.code, message: err.message };
 }
 
+/** A JSON-RPC message's id, when it has one a request may have (a string or a number). */
+function idOf(message: unknown): string | number | null {
+  const id = (message as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+/**
+ * What makes a `tools/call` message no tool call at all (its params of the wrong shape), in a
+ * few words for the JSON-RPC error -32602 Invalid params; null for any other message, or one
+ * whose params are well formed. Such a message is answered without being admitted or counted,
+ * as a call of an unknown tool.
+ */
+export function toolCallProblem(message: unknown): string | null {
+  if (typeof message !== 'object' || message === null) return null;
+  const m = message as { method?: unknown; params?: unknown };
+  if (m.method !== 'tools/call') return null;
+  const params = m.params;
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    return "Invalid params: 'params' must be an object with the tool's 'name' and 'arguments'.";
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string')
+    return "Invalid params: 'name' must be a string (tools/list gives the tools).";
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))
+    return "Invalid params: 'arguments' must be an object of the tool's arguments by name.";
+  return null;
+}
+
+/** The id a batch holds twice among its requests (messages with an id), if any. */
+export function duplicateId(body: unknown): string | number | null {
+  if (!Array.isArray(body)) return null;
+  const seen = new Set<string>();
+  for (const message of body) {
+    const id = idOf(message);
+    if (id === null || typeof (message as { method?: unknown }).method !== 'string') continue;
+    const key = `${typeof id}:${id}`;
+    if (seen.has(key)) return id;
+    seen.add(key);
+  }
+  return null;
+}
+
 /**
  * The MCP endpoint over `tools`: a function from one HTTP request (as a web Request, its body
  * already parsed) to its answer (a web Response: 200 with the JSON-RPC answer, 202 for
@@ -202,16 +243,50 @@ export function mcpEndpoint(deps: McpDeps, tools: readonly McpTool[] = TOOLS) {
     }
   }
 
+  /**
+   * One HTTP request's messages: those that are no tool call at all (toolCallProblem) answered
+   * -32602 here, the others by the SDK's server. Every tool call started has finished before the
+   * answer is returned (nothing of the request runs once it is answered).
+   */
   return async function handle(request: Request, parsedBody: unknown, call: McpCall): Promise<Response> {
+    const batch = Array.isArray(parsedBody);
+    const messages: unknown[] = batch ? parsedBody : [parsedBody];
+    const refused: object[] = [];
+    const kept: unknown[] = [];
+    for (const message of messages) {
+      const problem = toolCallProblem(message);
+      const id = idOf(message);
+      // A notification is never answered, a malformed one included.
+      if (problem === null) kept.push(message);
+      else if (id !== null)
+        refused.push({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: problem } });
+    }
+    if (refused.length === 0) return serve(request, parsedBody, call);
+    const json = (answers: object[]) =>
+      new Response(JSON.stringify(batch ? answers : answers[0]), {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      });
+    if (!kept.some((m) => idOf(m) !== null)) return json(refused);
+    const rest = await serve(request, kept, call);
+    if (rest.status !== 200) return rest;
+    const answered = (await rest.json()) as object | object[];
+    return json([...(Array.isArray(answered) ? answered : [answered]), ...refused]);
+  };
+
+  async function serve(request: Request, parsedBody: unknown, call: McpCall): Promise<Response> {
+    const running = new Set<Promise<unknown>>();
     const server = new Server(deps.serverInfo, {
       capabilities: { tools: {} },
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: VALIDATOR,
     });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
-    server.setRequestHandler(CallToolRequestSchema, (req) =>
-      callTool(call, req.params.name, req.params.arguments),
-    );
+    server.setRequestHandler(CallToolRequestSchema, (req) => {
+      const run = callTool(call, req.params.name, req.params.arguments);
+      running.add(run);
+      return run.finally(() => running.delete(run));
+    });
     // Stateless: no session id; one JSON answer per request rather than an SSE stream.
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -221,7 +296,9 @@ export function mcpEndpoint(deps: McpDeps, tools: readonly McpTool[] = TOOLS) {
     try {
       return await transport.handleRequest(request, { parsedBody });
     } finally {
+      // The answer is complete only once every call it started has finished.
+      await Promise.allSettled(running);
       await server.close();
     }
-  };
+  }
 }

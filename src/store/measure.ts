@@ -1,10 +1,14 @@
 import { storeCall, timed } from '../metrics.ts';
 import type { Store } from './types.ts';
 
-/** The store's methods: every port method, by name; `close` ends the store and is not a call. */
+/**
+ * The store's calls: every port method that answers a promise (its round trips), by name;
+ * `close` ends the store and is not a call. Synchronous methods (the write-health state a
+ * process holds) do no I/O and are not timed.
+ */
 type StoreMethod = Exclude<
   {
-    [K in keyof Store]-?: NonNullable<Store[K]> extends (...args: never[]) => unknown ? K : never;
+    [K in keyof Store]-?: NonNullable<Store[K]> extends (...args: never[]) => Promise<unknown> ? K : never;
   }[keyof Store],
   'close'
 >;

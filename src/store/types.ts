@@ -1,6 +1,7 @@
 import type { PositionColumns } from '../domain/position-columns.ts';
 import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.ts';
 import { BackendUnavailableError } from '../domain/unavailable.ts';
+import type { WriteProblem, WriteProblemListener } from './write-health.ts';
 
 /**
  * The store could not be reached, or did not answer in time: nothing was read, and whether a
@@ -211,6 +212,10 @@ export interface StoreHealth {
   readonly kind: 'sqlite' | 'postgres';
   /** Health probe: true when the backend answers (a short timeout, never throws). */
   ping?(): Promise<boolean>;
+  /** Writes failing now (a full disk): since when and the backend's error; null while they work. */
+  writeProblem?(): WriteProblem | null;
+  /** Hears when writes start failing and when they work again. Returns the way to stop hearing. */
+  watchWrites?(listener: WriteProblemListener): () => void;
 }
 
 /** Market data: the dataset and its markets and positions (the read models, seeding). */

@@ -53,6 +53,7 @@ test('default: a local chain with its addresses; feeds take heartbeats from the 
     rpcUrls: ['http://127.0.0.1:8545'],
     rpcLimits: {},
     confirmations: 0,
+    rpcTimeoutMs: 10_000, // the default
     morpho: { blue: A, fromBlock: 0 },
     aave: [],
     compound: [],
@@ -152,6 +153,17 @@ test('behavior: comets are read as listed; left out on a chain the reference kno
     (e: SourcesConfigError) =>
       e.problems.join() === `chains[0].compound[1].comet: duplicate ${A.toLowerCase()}`,
   );
+});
+
+test('behavior: a chain may set how long one JSON-RPC request may take (rpcTimeoutMs, 100 ms to 2 minutes)', () => {
+  const config = parseSources(
+    { chains: [{ chainId: 1, rpcUrl: 'https://rpc.example', rpcTimeoutMs: 2500 }] },
+    'test',
+  );
+  assert.equal(config.chains[0]!.rpcTimeoutMs, 2500);
+  assert.deepEqual(problems({ chains: [{ chainId: 1, rpcUrl: 'https://rpc.example', rpcTimeoutMs: 50 }] }), [
+    'chains[0].rpcTimeoutMs: must be >= 100',
+  ]);
 });
 
 test('error: every problem is listed at once, with its path', () => {
@@ -361,7 +373,8 @@ test('behavior: fallback RPC URLs follow rpcUrl in order; the provider limits gi
           chainId: 31337,
           rpcUrl: 'https://a.example',
           fallbackRpcUrls: ['https://b.example', 'https://c.example'],
-          rpcLimits: { batchCalls: 20, requestsPerSecond: 25, timeoutMs: 5000 },
+          rpcLimits: { batchCalls: 20, requestsPerSecond: 25 },
+          rpcTimeoutMs: 5000,
         },
       ],
     },
@@ -372,7 +385,8 @@ test('behavior: fallback RPC URLs follow rpcUrl in order; the provider limits gi
     'https://b.example',
     'https://c.example',
   ]);
-  assert.deepEqual(config.chains[0]?.rpcLimits, { batchCalls: 20, requestsPerSecond: 25, timeoutMs: 5000 });
+  assert.deepEqual(config.chains[0]?.rpcLimits, { batchCalls: 20, requestsPerSecond: 25 });
+  assert.equal(config.chains[0]?.rpcTimeoutMs, 5000);
   const wrong = problems({
     chains: [
       {

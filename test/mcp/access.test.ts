@@ -280,6 +280,82 @@ describe('MCP server: counting', () => {
   });
 });
 
+describe('MCP server: batches and malformed calls', () => {
+  const callOf = (id: number | string, args: unknown = { query: 'weth', limit: 1 }) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'search_markets', arguments: args },
+  });
+
+  test('error: a batch of 20 calls with one id is refused whole (400), nothing run or counted', async () => {
+    const key = await t.key('enterprise');
+    const res = await post(
+      Array.from({ length: 20 }, () => callOf(7)),
+      key,
+    );
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as { error: string; details: { parameter: string; problem: string }[] };
+    assert.equal(body.error, 'INVALID_PARAMETER');
+    assert.deepEqual(body.details, [
+      { parameter: 'body', problem: 'holds two requests with id 7: ids must be unique within a batch' },
+    ]);
+    // an id given as a number and as a string are two ids; a notification has none
+    const mixed = await post(
+      [callOf(1), callOf('1'), { jsonrpc: '2.0', method: 'notifications/initialized' }],
+      key,
+    );
+    assert.equal(mixed.status, 200);
+    assert.equal(((await mixed.json()) as unknown[]).length, 2);
+    assert.equal(await usedToday(key), 2);
+  });
+
+  test('behavior: a batch of 5 calls with distinct ids: 5 answers, 5 counted, and nothing counted after the answer', async () => {
+    const key = await t.key('enterprise');
+    const res = await post(
+      [1, 2, 3, 4, 5].map((id) => callOf(id)),
+      key,
+    );
+    assert.equal(res.status, 200);
+    const answers = (await res.json()) as { id: number; result: { isError?: boolean } }[];
+    assert.deepEqual(answers.map((a) => a.id).sort(), [1, 2, 3, 4, 5]);
+    assert.ok(answers.every((a) => a.result.isError !== true));
+    assert.equal(await usedToday(key), 5);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(await usedToday(key), 5);
+  });
+
+  test('error: arguments of the wrong type get -32602 Invalid params in a few words, not counted; the rest of the batch is answered', async () => {
+    const key = await t.key('enterprise');
+    for (const args of ['weth', [1, 2], 42, null, true]) {
+      const res = await post(callOf(3, args), key);
+      assert.equal(res.status, 200, JSON.stringify(args));
+      const answer = (await res.json()) as { id: number; error: { code: number; message: string } };
+      assert.equal(answer.id, 3);
+      assert.deepEqual(answer.error, {
+        code: -32602,
+        message: "Invalid params: 'arguments' must be an object of the tool's arguments by name.",
+      });
+    }
+    const noName = await post(
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 5, arguments: {} } },
+      key,
+    );
+    const noNameAnswer = (await noName.json()) as { error: { code: number; message: string } };
+    assert.equal(noNameAnswer.error.code, -32602);
+    assert.doesNotMatch(noNameAnswer.error.message, /expected|invalid_type|zod|\[/i);
+    assert.equal(await usedToday(key), 0);
+
+    const batch = await post([callOf(1, 'weth'), callOf(2)], key);
+    assert.equal(batch.status, 200);
+    const answers = (await batch.json()) as { id: number; error?: { code: number }; result?: object }[];
+    const byId = new Map(answers.map((a) => [a.id, a]));
+    assert.equal(byId.get(1)?.error?.code, -32602);
+    assert.ok(byId.get(2)?.result);
+    assert.equal(await usedToday(key), 1);
+  });
+});
+
 describe('MCP server: tier clamps on tool arguments', () => {
   test("behavior: limit is lowered to the tier's result cap, as over HTTP", async () => {
     const key = await t.key('enterprise');

@@ -2,13 +2,14 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { BackendUnavailableError } from '../../access/admission.ts';
 import { QueryError } from '../../queries/errors.ts';
+import { StoreWriteError } from '../../store/write-health.ts';
 import { ApiError, invalidParameter, type ParameterProblem } from '../errors.ts';
 import { errorResponses } from '../schemas.ts';
 
 /**
  * Every error in the documented shape (DECISIONS D6): validation problems one per parameter,
  * 404 for unknown paths and 405 with Allow for a wrong method on a known one, 503 for a backend
- * briefly unavailable, 500 with the request id for anything unexpected (logged). Numbers that
+ * briefly unavailable or a store that cannot write (a full disk), 500 with the request id for anything unexpected (logged). Numbers that
  * AJV coerces to Infinity are refused, and bodies are JSON only (415 otherwise).
  */
 
@@ -44,6 +45,9 @@ export function problemsOf(errors: readonly AjvError[], dataVar: string): Parame
   }
   return [...out].map(([parameter, problem]) => ({ parameter, problem }));
 }
+
+/** Retry-After (s) of a request refused because the store cannot write (a full disk is not freed in a second). */
+const STORE_WRITE_RETRY_AFTER_S = 30;
 
 export function sendError(reply: FastifyReply, err: ApiError): void {
   // An error is about this request only: no cache keeps it (a data route may have set its own).
@@ -144,6 +148,19 @@ export const errorsPlugin = fp(
             'A backend is briefly unavailable; retry shortly.',
             {},
             { 'retry-after': '1' },
+          ),
+        );
+      }
+      if (error instanceof StoreWriteError) {
+        // Named once by the store's write health (logged when writes start failing and when
+        // they work again): not logged per request.
+        return sendError(
+          reply,
+          new ApiError(
+            'SERVICE_UNAVAILABLE',
+            'The service cannot store this change right now; nothing was changed. Retry later.',
+            {},
+            { 'retry-after': String(STORE_WRITE_RETRY_AFTER_S) },
           ),
         );
       }

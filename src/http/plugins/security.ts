@@ -8,7 +8,7 @@ import { ApiError } from '../errors.ts';
 
 /**
  * Security of every answer: fixed security headers, CORS, request ids (the caller's own when
- * valid), no key ever logged (masked in URLs however encoded), malformed requests answered in
+ * valid), no key ever logged (masked in every field of a log line, however encoded), malformed requests answered in
  * the documented shape, and 503 once the server is closing.
  */
 
@@ -60,38 +60,83 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
   socket.destroy();
 }
 
-/** Anything shaped like an API key, in text we log (a key sent by mistake in the URL). */
+/** Anything shaped like an API key, in text we log (a key sent by mistake in the URL, a header…). */
 const KEY_IN_TEXT = /lrds_(live|test)_[0-9a-z]+/gi;
 const ASCII_ESCAPE = /%([0-7][0-9a-f])/gi;
+/** Layers of percent-encoding undone at most; text encoded deeper is not logged at all. */
+const MAX_DECODES = 16;
+const TOO_DEEP = '[not logged: percent-encoded too many times]';
 
 /**
- * The URL with its ASCII percent-escapes decoded, three layers deep (`%256C` → `%6C` → `l`):
- * keys are ASCII, so this is enough to reveal one however it was spelled.
+ * The text with its ASCII percent-escapes decoded until nothing changes (`%2525256C` → `%25256C`
+ * → … → `l`): keys are ASCII, so this reveals one however it was spelled. Null when the text is
+ * still changing after MAX_DECODES layers (no request needs that many).
  */
-function decodeAsciiEscapes(url: string): string {
-  let s = url;
-  for (let i = 0; i < 3 && s.includes('%'); i++) {
+function decodeAsciiEscapes(text: string): string | null {
+  let s = text;
+  for (let i = 0; s.includes('%'); i++) {
     const next = s.replace(ASCII_ESCAPE, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-    if (next === s) break;
+    if (next === s) return s;
+    if (i === MAX_DECODES) return null;
     s = next;
   }
   return s;
 }
 
-/** A URL as logged: when it holds something shaped like a key, however encoded, the key is masked. */
-export function maskKeysInUrl(url: string): string {
-  const decoded = decodeAsciiEscapes(url);
+/** Whether `text` holds something shaped like a key once decoded (or cannot be decoded safely). */
+function holdsKey(text: string): boolean {
+  if (!text.includes('%') && !/lrds_/i.test(text)) return false;
+  const decoded = decodeAsciiEscapes(text);
+  if (decoded === null) return true;
   KEY_IN_TEXT.lastIndex = 0;
-  if (!KEY_IN_TEXT.test(decoded)) return url;
+  return KEY_IN_TEXT.test(decoded);
+}
+
+/**
+ * Text as logged: when it holds something shaped like a key, however percent-encoded, it is
+ * logged decoded with the key masked (`lrds_live_[redacted]`); text encoded too deeply to tell
+ * is not logged.
+ */
+export function maskKeys(text: string): string {
+  if (!holdsKey(text)) return text;
+  const decoded = decodeAsciiEscapes(text);
+  if (decoded === null) return TOO_DEEP;
   return decoded.replace(KEY_IN_TEXT, (_, mode: string) => `lrds_${mode.toLowerCase()}_[redacted]`);
 }
 
-/** Fastify's request log fields, with any key in the URL masked. */
+/** A URL as logged: any key in it masked, however encoded. */
+export const maskKeysInUrl = maskKeys;
+
+/** Every string of a parsed log line (names and values, at any depth) with its keys masked. */
+function maskDeep(value: unknown): unknown {
+  if (typeof value === 'string') return maskKeys(value);
+  if (Array.isArray(value)) return value.map(maskDeep);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [maskKeys(k), maskDeep(v)]));
+  return value;
+}
+
+/**
+ * The last step of every log line (pino's streamWrite hook): a line that holds something shaped
+ * like a key in any field (the URL, the Host header, any header a serializer logs, an error
+ * message), however percent-encoded, is written with every field masked. Lines without one
+ * (nearly all) are written as they are, after one scan.
+ */
+export function maskKeysInLogLine(line: string): string {
+  if (!holdsKey(line)) return line;
+  try {
+    return `${JSON.stringify(maskDeep(JSON.parse(line)))}\n`;
+  } catch {
+    return `${maskKeys(line.trimEnd())}\n`;
+  }
+}
+
+/** Fastify's request log fields, with any key in the URL or the Host header masked. */
 export function maskedRequest(req: FastifyRequest) {
   return {
     method: req.method,
-    url: maskKeysInUrl(req.url),
-    host: req.host,
+    url: maskKeys(req.url),
+    host: maskKeys(req.host),
     remoteAddress: req.ip,
     remotePort: req.socket?.remotePort,
   };
@@ -157,6 +202,18 @@ declare module 'fastify' {
   }
 }
 
+/** Connections accepted once the server was told to stop: their requests are answered 503. */
+const refusedSockets = new WeakSet<Socket>();
+
+/**
+ * Requests on `socket` get 503 SERVICE_UNAVAILABLE with `Connection: close` and Retry-After, at
+ * once, before any other work: a connection accepted during shutdown (it waited in the kernel's
+ * backlog) is answered cheaply, however many there are, rather than reset.
+ */
+export function refuseRequestsOn(socket: Socket): void {
+  refusedSockets.add(socket);
+}
+
 export const securityPlugin = fp(
   async (app: FastifyInstance) => {
     app.decorateRequest('startedAt', 0);
@@ -168,10 +225,12 @@ export const securityPlugin = fp(
       request.startedAt = performance.now();
       reply.headers(SECURITY_HEADERS);
       reply.header('x-request-id', request.id);
-      if (closing) {
+      if (closing || refusedSockets.has(request.raw.socket)) {
         throw new ApiError(
           'SERVICE_UNAVAILABLE',
-          'The server is shutting down; retry the request.',
+          closing
+            ? 'The server is shutting down; retry the request.'
+            : 'The server is shutting down and takes no new connection; retry the request.',
           {},
           { 'retry-after': '1', connection: 'close' },
         );

@@ -20,7 +20,9 @@ export function chainSources(
       createChainRpc(
         chain.chainId,
         chain.rpcUrls,
-        options.transport ? { transport: options.transport(chain.chainId) } : { limits: chain.rpcLimits },
+        options.transport
+          ? { transport: options.transport(chain.chainId) }
+          : { limits: { ...chain.rpcLimits, timeoutMs: chain.rpcTimeoutMs } },
       ),
       reference,
     ),

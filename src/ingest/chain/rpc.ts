@@ -63,11 +63,22 @@ export const DEPLOYLESS_BATCH_BYTES = 4 * 1024;
  */
 export const DEPLOYLESS_LARGE_ANSWERS_BATCH_BYTES = 512;
 
+/** Retries of a failed JSON-RPC request (a time-out included), with exponential backoff from 250 ms. */
+export const RPC_RETRIES = DEFAULT_PROVIDER_LIMITS.retries;
+
 export interface RpcOptions {
   /** A transport of the caller's (tests); otherwise HTTP(S) to the URLs, within `limits`. */
   transport?: Transport;
   /** The provider's limits (batches, bytes, budget, timeout, retries); defaults otherwise. */
   limits?: Partial<ProviderLimits>;
+  /** Retries of a failed request, with exponential backoff from 250 ms (default RPC_RETRIES). */
+  retries?: number;
+  /**
+   * How long one request may take before it is abandoned (then retried), ms; default
+   * DEFAULT_RPC_TIMEOUT_MS. A node that never answers fails a read after about
+   * timeoutMs x (retries + 1), so the pass goes on (its other reads, its other sources).
+   */
+  timeoutMs?: number;
 }
 
 export function createChainRpc(
@@ -80,7 +91,12 @@ export function createChainRpc(
     options.transport ??
     providerTransport(
       typeof rpcUrls === 'string' ? [rpcUrls] : rpcUrls,
-      { ...DEFAULT_PROVIDER_LIMITS, ...options.limits },
+      {
+        ...DEFAULT_PROVIDER_LIMITS,
+        ...options.limits,
+        ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+        ...(options.retries === undefined ? {} : { retries: options.retries }),
+      },
       {
         onRequest: () => {
           sent++;

@@ -101,6 +101,12 @@ import {
   SQLITE_USAGE_BATCH_RETENTION_MS,
   USAGE_BATCH_PRUNE_PER_WRITE,
 } from '../usage.ts';
+import {
+  isSqliteDiskError,
+  StoreWriteError,
+  WriteHealth,
+  type WriteProblemListener,
+} from '../write-health.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 
 /** A row of history_markets: its id, and the chain and protocol its snapshots have unless they say otherwise. */
@@ -134,6 +140,8 @@ export class SqliteStore implements Store {
   private readonly marketIds = new Map<string, MarketDimension>();
   private readonly addressIds = new Map<string, number>();
   private readonly clock: Clock;
+  /** Whether writes go through (a full disk refuses them while reads go on). */
+  private readonly writes = new WriteHealth();
 
   /** `clock`: the time of dataset refreshes, migrations and usage batch ids (default: the system clock). */
   constructor(path: string, options: { clock?: Clock } = {}) {
@@ -141,14 +149,33 @@ export class SqliteStore implements Store {
     this.clock = options.clock ?? systemClock();
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path, { timeout: 5000 });
-    this.db.exec('PRAGMA journal_mode = WAL');
-    this.db.exec('PRAGMA synchronous = NORMAL');
-    // The WAL is copied into the database (and both fsynced) once it holds 10,000 pages (40 MB)
-    // rather than SQLite's 1,000: a history append dirties pages all over the liquidation
-    // indexes, and checkpointing ten times as often made the seed's history appends 20-35 %
-    // slower. A checkpoint then takes longer (tens of ms, on this connection's commit).
-    this.db.exec('PRAGMA wal_autocheckpoint = 10000');
-    this.db.exec('PRAGMA foreign_keys = ON');
+    try {
+      this.db.exec('PRAGMA journal_mode = WAL');
+      this.db.exec('PRAGMA synchronous = NORMAL');
+      // The WAL is copied into the database (and both fsynced) once it holds 10,000 pages (40 MB)
+      // rather than SQLite's 1,000: a history append dirties pages all over the liquidation
+      // indexes, and checkpointing ten times as often made the seed's history appends 20-35 %
+      // slower. A checkpoint then takes longer (tens of ms, on this connection's commit).
+      this.db.exec('PRAGMA wal_autocheckpoint = 10000');
+      this.db.exec('PRAGMA foreign_keys = ON');
+    } catch (err) {
+      this.db.close();
+      throw isSqliteDiskError(err) ? this.writeError(err) : err;
+    }
+  }
+
+  /** The error a write refused by the disk is thrown as: it names the file and SQLite's reason. */
+  private writeError(err: unknown): StoreWriteError {
+    const reason = (err as { errstr?: string }).errstr ?? (err as Error).message;
+    return new StoreWriteError(`the store cannot write to ${this.path}: ${reason}`, err);
+  }
+
+  writeProblem() {
+    return this.writes.problem;
+  }
+
+  watchWrites(listener: WriteProblemListener): () => void {
+    return this.writes.watch(listener);
   }
 
   /** A prepared statement, cached by its SQL; `arrays`: rows as arrays (in column order). */
@@ -163,15 +190,36 @@ export class SqliteStore implements Store {
     return s;
   }
 
+  /**
+   * Runs `fn` in one write transaction (BEGIN IMMEDIATE: the write lock first). On an error the
+   * transaction is rolled back unless SQLite already did (it does on a full disk), and the error
+   * thrown is the one that happened: a disk refusing the write as StoreWriteError (and the
+   * store's write health says so until a write goes through again), anything else as it is.
+   */
   private transaction<T>(fn: () => T): T {
-    this.db.exec('BEGIN IMMEDIATE');
     try {
-      const result = fn();
-      this.db.exec('COMMIT');
+      this.db.exec('BEGIN IMMEDIATE');
+      let result: T;
+      try {
+        result = fn();
+        this.db.exec('COMMIT');
+      } catch (err) {
+        if (this.db.isTransaction) {
+          try {
+            this.db.exec('ROLLBACK');
+          } catch {
+            // The error to report is the one that made the transaction fail.
+          }
+        }
+        throw err;
+      }
+      this.writes.succeeded(this.clock.now());
       return result;
     } catch (err) {
-      this.db.exec('ROLLBACK');
-      throw err;
+      if (!isSqliteDiskError(err)) throw err;
+      const error = this.writeError(err);
+      this.writes.failed(error.message, this.clock.now());
+      throw error;
     }
   }
 
@@ -200,8 +248,23 @@ export class SqliteStore implements Store {
     if (this.db.isOpen) this.db.close();
   }
 
+  /**
+   * Whether the file answers. While writes fail, a probe write (a counter set to its own value)
+   * is tried first, so the write health clears once the disk has room again even when nothing
+   * else writes.
+   */
   async ping(): Promise<boolean> {
-    return this.db.isOpen;
+    if (!this.db.isOpen) return false;
+    if (this.writes.problem) {
+      try {
+        this.transaction(() =>
+          this.stmt("UPDATE counters SET value = value WHERE name = 'keys_version'").run(),
+        );
+      } catch {
+        // still failing: writeProblem() says why
+      }
+    }
+    return true;
   }
 
   async datasetInfo(): Promise<DatasetInfo | null> {
@@ -448,11 +511,13 @@ export class SqliteStore implements Store {
   }
 
   async createAccount(account: AccountRecord): Promise<void> {
-    this.stmt('INSERT INTO accounts (id, name, email, created_at) VALUES (?, ?, ?, ?)').run(
-      account.id,
-      account.name,
-      account.email,
-      account.createdAt,
+    this.transaction(() =>
+      this.stmt('INSERT INTO accounts (id, name, email, created_at) VALUES (?, ?, ?, ?)').run(
+        account.id,
+        account.name,
+        account.email,
+        account.createdAt,
+      ),
     );
   }
 
@@ -540,7 +605,9 @@ export class SqliteStore implements Store {
   }
 
   async releaseIdempotencyKey(id: string, token: string): Promise<void> {
-    this.stmt('DELETE FROM idempotency_keys WHERE id = ? AND token = ? AND status IS NULL').run(id, token);
+    this.transaction(() =>
+      this.stmt('DELETE FROM idempotency_keys WHERE id = ? AND token = ? AND status IS NULL').run(id, token),
+    );
   }
 
   private insertKey(key: KeyRecord): void {
@@ -1028,17 +1095,21 @@ export class SqliteStore implements Store {
 
   async dropOracleRoundsFrom(chainId: number, fromMs: number): Promise<number> {
     checkRead(0, fromMs);
-    return Number(
-      this.stmt(
-        'DELETE FROM oracle_rounds WHERE feed_id IN (SELECT id FROM history_addresses WHERE chain_id = ?) AND updated_at >= ?',
-      ).run(chainId, fromMs).changes,
+    return this.transaction(() =>
+      Number(
+        this.stmt(
+          'DELETE FROM oracle_rounds WHERE feed_id IN (SELECT id FROM history_addresses WHERE chain_id = ?) AND updated_at >= ?',
+        ).run(chainId, fromMs).changes,
+      ),
     );
   }
 
   async dropLiquidationsFrom(chainId: number, block: number): Promise<number> {
     checkRead(0, block);
-    return Number(
-      this.stmt('DELETE FROM liquidations WHERE chain_id = ? AND block >= ?').run(chainId, block).changes,
+    return this.transaction(() =>
+      Number(
+        this.stmt('DELETE FROM liquidations WHERE chain_id = ? AND block >= ?').run(chainId, block).changes,
+      ),
     );
   }
 
@@ -1230,24 +1301,26 @@ export class SqliteStore implements Store {
 
   async saveSource(state: SourceState): Promise<void> {
     checkSource(state);
-    this.stmt(
-      `INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor, head)
+    this.transaction(() =>
+      this.stmt(
+        `INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor, head)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, chain_ids = excluded.chain_ids,
          refreshed_at = excluded.refreshed_at, last_block = excluded.last_block,
          consecutive_failures = excluded.consecutive_failures, last_error = excluded.last_error,
          updated_at = excluded.updated_at, cursor = excluded.cursor, head = excluded.head`,
-    ).run(
-      state.id,
-      state.kind,
-      JSON.stringify(state.chainIds),
-      state.refreshedAt,
-      JSON.stringify(state.lastBlock),
-      state.consecutiveFailures,
-      state.lastError,
-      state.updatedAt,
-      state.cursor,
-      state.head === undefined ? null : JSON.stringify(state.head),
+      ).run(
+        state.id,
+        state.kind,
+        JSON.stringify(state.chainIds),
+        state.refreshedAt,
+        JSON.stringify(state.lastBlock),
+        state.consecutiveFailures,
+        state.lastError,
+        state.updatedAt,
+        state.cursor,
+        state.head === undefined ? null : JSON.stringify(state.head),
+      ),
     );
   }
 
@@ -1256,16 +1329,18 @@ export class SqliteStore implements Store {
   }
 
   async claimIngestion(holder: string, nowMs: number, leaseMs: number): Promise<boolean> {
-    const taken = this.stmt(
-      `INSERT INTO ingest_lease (id, holder, expires_at) VALUES (1, ?, ?)
+    const taken = this.transaction(() =>
+      this.stmt(
+        `INSERT INTO ingest_lease (id, holder, expires_at) VALUES (1, ?, ?)
        ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
        WHERE ingest_lease.holder = excluded.holder OR ingest_lease.expires_at <= ?`,
-    ).run(holder, nowMs + leaseMs, nowMs);
+      ).run(holder, nowMs + leaseMs, nowMs),
+    );
     return Number(taken.changes) === 1;
   }
 
   async releaseIngestion(holder: string): Promise<void> {
-    this.stmt('UPDATE ingest_lease SET expires_at = 0 WHERE holder = ?').run(holder);
+    this.transaction(() => this.stmt('UPDATE ingest_lease SET expires_at = 0 WHERE holder = ?').run(holder));
   }
 }
 

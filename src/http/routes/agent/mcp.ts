@@ -2,7 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tierAllowsCategory } from '../../../access/tiers.ts';
 import type { ReadModel } from '../../../data/read-model.ts';
-import { mcpEndpoint } from '../../../mcp/server.ts';
+import { duplicateId, mcpEndpoint, toolCallProblem } from '../../../mcp/server.ts';
 import type { JsonObject, Rendering } from '../../../mcp/tool.ts';
 import { TOOLS } from '../../../mcp/tools/index.ts';
 import type { RouteDeps } from '../../context.ts';
@@ -36,8 +36,12 @@ const ACCESS = { category: 'agent', counted: false, admittedByRoute: true } as c
 
 /** The first `tools/call` of a message (or batch) naming a tool of the server, as sent: not yet validated. */
 function firstToolCall(body: unknown): string | null {
+  // A batch refused whole (an id twice) runs nothing, so counts nothing.
+  if (duplicateId(body) !== null) return null;
   for (const message of Array.isArray(body) ? body : [body]) {
     if (typeof message !== 'object' || message === null || message.method !== 'tools/call') continue;
+    // No tool call at all (params of the wrong shape): answered -32602, never run, not counted.
+    if (toolCallProblem(message) !== null) continue;
     // Without an id, a notification: never run, so not counted.
     if (typeof message.id !== 'string' && typeof message.id !== 'number') continue;
     const name = message.params?.name;
@@ -120,7 +124,10 @@ const DESCRIPTION =
   'POST one JSON-RPC message (or a batch) with `Content-Type: application/json` and `Accept: application/json, ' +
   'text/event-stream`; the answer is JSON (no SSE stream, no session id): 200 with the JSON-RPC answer, 202 without ' +
   'a body for notifications. GET (a server-sent event stream) and DELETE (the end of a session) are not offered: ' +
-  '405. Methods: `initialize`, `ping`, `tools/list`, `tools/call`.\n\n' +
+  '405. Methods: `initialize`, `ping`, `tools/list`, `tools/call`. A batch holds at most 20 messages, and the ids of ' +
+  'its requests must differ (400 `INVALID_PARAMETER` otherwise, nothing run or counted). A `tools/call` whose `name` ' +
+  'is not a string or whose `arguments` is not an object is answered with the JSON-RPC error -32602 (Invalid params), ' +
+  'not counted.\n\n' +
   `Tools: ${TOOL_NAMES}, each calling the query of its HTTP route (\`search_markets\`: \`GET /markets/search\`); ` +
   'a tool result carries `{ data, meta }` as the route answers it, as JSON text and as `structuredContent`.\n\n' +
   'Limits: each `tools/call` is one request: it takes one slot of the per-second window and counts against the ' +
@@ -237,6 +244,16 @@ function mcpRoute(app: Api, deps: RouteDeps): void {
           throw refusedAdmission(caller.tier, admitted);
         authorize(request, ACCESS);
         if (request.body instanceof UnreadBody) throw request.body.error;
+        // Each answer of a batch is matched to its request by id: two requests with one id could
+        // not both be answered (the first answer would stand for both), so none is run.
+        const twice = duplicateId(request.body);
+        if (twice !== null)
+          throw invalidParameter([
+            {
+              parameter: 'body',
+              problem: `holds two requests with id ${JSON.stringify(twice)}: ids must be unique within a batch`,
+            },
+          ]);
         if (tool !== null) preAdmitted.set(request, { ...admitted, tool });
       },
       schema: {

@@ -28,7 +28,23 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
             Type.Object({
               status: Type.Unsafe<string>({ type: 'string', enum: ['ok', 'degraded'] }),
               version: Type.String(),
-              store: Type.Object({ backend: Type.String(), state: Type.String() }),
+              store: Type.Object({
+                backend: Type.String(),
+                state: Type.Unsafe<string>({
+                  type: 'string',
+                  enum: ['up', 'degraded', 'down'],
+                  description:
+                    '`degraded`: the store answers reads but refuses writes (a full disk, say): data and counted requests are served (counts wait in memory), requests that must write (creating or revoking a key) get 503 with Retry-After.',
+                }),
+                writesFailingSince: Type.Optional(
+                  Type.String({ description: 'While writes fail: ISO 8601 UTC time of the first failure.' }),
+                ),
+                writeError: Type.Optional(
+                  Type.String({
+                    description: "While writes fail: the store's error, e.g. `database or disk is full`.",
+                  }),
+                ),
+              }),
               limiter: Type.Object({ backend: Type.String(), state: Type.String() }),
               datasets: Type.Array(
                 Type.Object({
@@ -40,6 +56,27 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                   positions: Type.Integer(),
                 }),
               ),
+              ingestion: Type.Unsafe<{
+                startedAt: string;
+                runningSeconds: number;
+                expectedSeconds: number;
+                overdue: boolean;
+              } | null>({
+                type: ['object', 'null'],
+                description:
+                  'The ingestion pass of the sources file running in this process (the one that holds the ingestion lease), or null when none is. `overdue`: it has run longer than `expectedSeconds` (twice the interval between passes, at least 60 s), and `status` is `degraded`: a source that does not answer shows here while the pass still waits for it.',
+                properties: {
+                  startedAt: { type: 'string', description: 'ISO 8601 UTC time the pass started.' },
+                  runningSeconds: { type: 'integer', description: 'Seconds it has been running.' },
+                  expectedSeconds: {
+                    type: 'integer',
+                    description: 'Seconds a pass may take before it is overdue.',
+                  },
+                  overdue: { type: 'boolean' },
+                },
+                required: ['startedAt', 'runningSeconds', 'expectedSeconds', 'overdue'],
+                additionalProperties: false,
+              }),
               sources: Type.Array(
                 Type.Object({
                   id: Type.String({ description: "e.g. 'sandbox', 'chain:1', 'morpho-api'." }),
@@ -115,11 +152,21 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
   const nowMs = deps.clock.now();
   const live = deps.data.peek ? deps.data.peek('live') : deps.data.get('live');
   const limiterState = deps.admission.state?.() ?? 'up';
+  const ingestion = deps.ingestion?.(nowMs) ?? null;
+  // Read after the ping, which tries a write while writes fail (and so clears a passed problem).
+  const writes = storeUp ? (deps.store.writeProblem?.() ?? null) : null;
   return {
-    status: storeUp && limiterState === 'up' ? 'ok' : 'degraded',
-    store: { backend: deps.store.kind, state: storeUp ? 'up' : 'down' },
+    status: storeUp && !writes && limiterState === 'up' && !ingestion?.overdue ? 'ok' : 'degraded',
+    store: {
+      backend: deps.store.kind,
+      state: !storeUp ? 'down' : writes ? 'degraded' : 'up',
+      ...(writes
+        ? { writesFailingSince: new Date(writes.since).toISOString(), writeError: writes.error }
+        : {}),
+    },
     limiter: { backend: deps.admission.backend, state: limiterState },
     datasets,
+    ingestion,
     sources: sources.map((s) => ({
       id: s.id,
       kind: s.kind,
