@@ -91,6 +91,11 @@ export interface AppDeps {
   server?: ServerOptions;
   /** Whole answers of the polled routes; one of ANSWER_CACHE_BYTES per app when not given. */
   answers?: AnswerCache;
+  /**
+   * The service's background jobs (src/jobs/runner.ts): an event-loop delay they caused is the
+   * service's own, and the overload guard does not shed requests for it.
+   */
+  backgroundWork?: { heldLoopWithin(ms: number): boolean };
 }
 
 /** What routes are registered with: the app's dependencies, the answer cache made. */
