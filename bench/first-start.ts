@@ -165,7 +165,10 @@ async function settle(pid: number, spawnedAt: number, maxSec: number) {
 export async function runFirstStart(opts: {
   observeSec: number;
   settleMaxSec: number;
+  /** The `lrds` entry point to run; this checkout's by default. */
+  cli?: string;
 }): Promise<FirstStartResults> {
+  const cli = opts.cli ?? CLI;
   const dir = mkdtempSync(join(tmpdir(), 'lrds-first-start-'));
   const data = join(dir, 'data');
   let child: ChildProcess | null = null;
