@@ -715,6 +715,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       name: 'history',
       everyMs: HISTORY_CHECK_MS,
       backoff: { initialMs: 60_000, maxMs: 3_600_000 },
+      offLoop: true,
       run: async () => {
         historyRunning = true;
         try {
@@ -803,6 +804,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
       name: 'ingest',
       everyMs: ingestInterval(settings),
       runAtStart: false,
+      offLoop: true,
       run: ingestPass,
       failureMessage: 'ingestion pass failed: retried at the next one',
       recoveredMessage: 'ingestion passes work again',

@@ -70,6 +70,11 @@ export interface JobDefinition {
    * at most `maxMs` (clock ms); without it, a failed job runs again at its next interval.
    */
   backoff?: { initialMs: number; maxMs: number };
+  /**
+   * The run waits on work done off the event loop (a worker thread, the network): its time
+   * between pauses is not the loop's, and the overload guard is not told the loop was held.
+   */
+  offLoop?: boolean;
   /** The work. A throw (or rejection) is a failure. */
   run(ctx: JobContext): Promise<unknown> | unknown;
   /** Logged (warn, once until a run succeeds) when a run fails; default `<name> failed`. */
@@ -265,7 +270,7 @@ export class JobRunner {
       pause: async () => {
         const t = this.#now();
         if (t - sliceFrom < SLICE_MS) return;
-        if (t - sliceFrom > 4 * SLICE_MS) this.#heldAt = t;
+        if (t - sliceFrom > 4 * SLICE_MS && !def.offLoop) this.#heldAt = t;
         await (this.#o.yieldToLoop ?? immediate)();
         sliceFrom = this.#now();
       },
@@ -289,7 +294,7 @@ export class JobRunner {
       }
       const end = this.#now();
       // The last piece of work, since the last yield (a run without pauses: the whole run).
-      if (end - sliceFrom > 4 * SLICE_MS) this.#heldAt = end;
+      if (end - sliceFrom > 4 * SLICE_MS && !def.offLoop) this.#heldAt = end;
       job.runs++;
       if (!failed && job.consecutiveFailures > 0) {
         this.#o.log.info(

@@ -282,6 +282,17 @@ describe('JobRunner', () => {
     assert.equal(runner.heldLoopWithin(1_000), true);
     perf += 2_000;
     assert.equal(runner.heldLoopWithin(1_000), false);
+    // A run waiting on a worker thread or the network does not hold the loop, however long.
+    runner.add({
+      name: 'worker',
+      everyMs: 1_000,
+      offLoop: true,
+      run: async () => {
+        perf += 50;
+      },
+    });
+    await timers.advance(0);
+    assert.equal(runner.heldLoopWithin(1_000), false);
     await runner.stop();
   });
 
