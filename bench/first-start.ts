@@ -122,7 +122,13 @@ async function start(
     await new Promise((res) => setTimeout(res, 20));
   }
   const auth = { authorization: `Bearer ${key}` };
-  const list = await fetch(`${base}/markets?limit=1`, { headers: auth });
+  // A market to ask for; the overload guard may refuse the first asks (503, Retry-After).
+  let list = await fetch(`${base}/markets?limit=1`, { headers: auth });
+  for (let i = 0; list.status === 503 && i < 60; i++) {
+    await list.arrayBuffer();
+    await new Promise((res) => setTimeout(res, 1000));
+    list = await fetch(`${base}/markets?limit=1`, { headers: auth });
+  }
   if (list.status !== 200)
     throw new Error(`GET /markets?limit=1 answered ${list.status}: ${await list.text()}`);
   const id = ((await list.json()) as { data: { uniqueKey: string }[] }).data[0]!.uniqueKey;
