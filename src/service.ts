@@ -710,23 +710,27 @@ export async function createService(settings: Settings, options: ServiceOptions 
           onBackfilled: () => ratings.historyWritten(),
         })
       : null;
+  // Registered once the app is ready (its routes compiled): the worker's start (building the
+  // simulation) does not compete with the path to healthy.
   if (history)
-    runner.add({
-      name: 'history',
-      everyMs: HISTORY_CHECK_MS,
-      backoff: { initialMs: 60_000, maxMs: 3_600_000 },
-      offLoop: true,
-      run: async () => {
-        historyRunning = true;
-        try {
-          await history.step(clock.now());
-        } finally {
-          historyRunning = false;
-        }
-      },
-      failureMessage: 'sandbox history step failed: retried with backoff',
-      recoveredMessage: 'sandbox history writes work again',
-    });
+    app.addHook('onReady', async () =>
+      runner.add({
+        name: 'history',
+        everyMs: HISTORY_CHECK_MS,
+        backoff: { initialMs: 60_000, maxMs: 3_600_000 },
+        offLoop: true,
+        run: async () => {
+          historyRunning = true;
+          try {
+            await history.step(clock.now());
+          } finally {
+            historyRunning = false;
+          }
+        },
+        failureMessage: 'sandbox history step failed: retried with backoff',
+        recoveredMessage: 'sandbox history writes work again',
+      }),
+    );
   // The research digests: written by the process that writes history, once a day is over and
   // the history feed is not writing (a backfill is not complete yet).
   let researchError: unknown = null;
