@@ -4,9 +4,11 @@
  */
 
 import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { SANDBOX_PROFILES } from '../src/ingest/sandbox/index.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import {
@@ -42,7 +44,22 @@ export interface HttpOptions {
   /** Multiplies each route's request count (1 for the full run). */
   scale: number;
   /** The parts to run. */
-  parts: { routes: boolean; streaming: boolean; workers: boolean };
+  parts: { routes: boolean; streaming: boolean; workers: boolean; keys: boolean };
+  /** The sandbox profile served (large by default). */
+  profile: 'default' | 'large';
+}
+
+/** Market detail with more keys in the store: the bench key plus generated ones, to `keys` in all. */
+export interface KeysResult {
+  path: string;
+  runs: {
+    keys: number;
+    raw: LoadRun;
+    service: LoadRun;
+    ratio: number;
+    msToHealthy: number;
+    rssMiB: number | null;
+  }[];
 }
 
 export interface RouteResult {
@@ -88,12 +105,16 @@ export interface HttpResults {
   /** GET /liquidations?limit=500000 on the same server (bench/stream.ts). */
   streaming: StreamResults | null;
   workers: WorkersResult | null;
+  keys: KeysResult | null;
   loadGenerator: string;
 }
 
-/** Seeds the large profile into bench/.data unless it already holds it. */
-async function ensureSeeded(env: NodeJS.ProcessEnv): Promise<HttpResults['dataset']> {
-  const want = SANDBOX_PROFILES.large;
+/** Seeds the profile into bench/.data unless it already holds it. */
+async function ensureSeeded(
+  env: NodeJS.ProcessEnv,
+  profile: 'default' | 'large',
+): Promise<HttpResults['dataset']> {
+  const want = SANDBOX_PROFILES[profile];
   const store = new SqliteStore(join(DATA_DIR, 'lrds.db'));
   await store.migrate();
   let info = await store.datasetInfo();
@@ -101,29 +122,29 @@ async function ensureSeeded(env: NodeJS.ProcessEnv): Promise<HttpResults['datase
   const ok = (i: typeof info) =>
     i !== null &&
     i.kind === 'sandbox' &&
-    i.profile === 'large' &&
+    i.profile === profile &&
     i.marketCount >= want.markets &&
     i.positionCount >= want.positions;
   if (ok(info)) {
-    log(`dataset: large profile already seeded in ${DATA_DIR}`);
+    log(`dataset: ${profile} profile already seeded in ${DATA_DIR}`);
     return {
-      profile: 'large',
+      profile,
       markets: info!.marketCount,
       positions: info!.positionCount,
       seededNow: false,
       seedMs: null,
     };
   }
-  log(`seeding the large profile into ${DATA_DIR} (once; minutes: a year of history)`);
+  log(`seeding the ${profile} profile into ${DATA_DIR} (once; minutes: a year of history)`);
   const t0 = performance.now();
-  await runNode([CLI, 'seed', '--profile', 'large'], env, { stderr: 'inherit' });
+  await runNode([CLI, 'seed', '--profile', profile], env, { stderr: 'inherit' });
   const seedMs = Math.round(performance.now() - t0);
   const check = new SqliteStore(join(DATA_DIR, 'lrds.db'));
   info = await check.datasetInfo();
   await check.close();
-  if (!ok(info)) throw new Error(`seeding did not leave the large profile in ${DATA_DIR}`);
+  if (!ok(info)) throw new Error(`seeding did not leave the ${profile} profile in ${DATA_DIR}`);
   return {
-    profile: 'large',
+    profile,
     markets: info!.marketCount,
     positions: info!.positionCount,
     seededNow: true,
@@ -338,6 +359,21 @@ async function measureWorkers(
 ): Promise<WorkersResult | null> {
   const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const count = Math.max(400, Math.round(40_000 * opts.scale));
+  // Redis's own CPU (INFO cpu: used_cpu_user + used_cpu_sys). The server is shared: what other
+  // clients make it do during the run is counted too.
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  let redisCpuNs: (() => Promise<number>) | undefined;
+  try {
+    await redis.connect();
+    redisCpuNs = async () => {
+      const info = await redis.info('cpu');
+      const num = (k: string) => Number(new RegExp(`^${k}:([0-9.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+      return (num('used_cpu_user') + num('used_cpu_sys')) * 1e9;
+    };
+  } catch (err) {
+    log(`Redis INFO not readable, its CPU is not measured: ${(err as Error).message}`);
+  }
   const runs: WorkersResult['runs'] = [{ workers: 1, redis: false, run: noRedis }];
   for (const workers of [1, 2]) {
     let service: Awaited<ReturnType<typeof startService>> | null = null;
@@ -362,14 +398,18 @@ async function measureWorkers(
           warmup: Math.round(count / 5),
           connections: opts.connections,
           pid: service.child.pid!,
+          ...(redisCpuNs ? { externalCpuNs: redisCpuNs } : {}),
         },
       );
-      log(describe('service', `market detail, --workers ${workers}, Redis`, 1, run));
+      log(
+        `${describe('service', `market detail, --workers ${workers}, Redis`, 1, run)}; per process ${JSON.stringify(run.perProcessUs ?? [])} µs, Redis ${run.externalUs ?? 'n/a'} µs`,
+      );
       runs.push({ workers, redis: true, run });
     } finally {
       await stopChild(service.child, 12_000);
     }
   }
+  redis.disconnect();
   const one = runs[1]!.run;
   const two = runs[2]!.run;
   return {
@@ -378,6 +418,112 @@ async function measureWorkers(
     throughputGain: sig(two.reqPerSec / one.reqPerSec, 3),
     redisAddedCpuUs: sig(one.cpuUsPerRequest - noRedis.cpuUsPerRequest, 3),
   };
+}
+
+/** Keys the keys part adds are named so, and deleted when it ends. */
+const BENCH_KEY_PREFIX = 'bench-scale-';
+
+/** Adds generated live keys (free tier, the bench key's account) until the store holds `total`. */
+function fillKeys(total: number, benchKey: string): void {
+  const db = new DatabaseSync(join(DATA_DIR, 'lrds.db'), { timeout: 10_000 });
+  try {
+    const hash = createHash('sha256').update(benchKey).digest('hex');
+    const owner = db.prepare('SELECT account_id FROM api_keys WHERE hash = ?').get(hash) as
+      | { account_id: string }
+      | undefined;
+    if (!owner) throw new Error('the bench key is not in the store');
+    const have = (db.prepare('SELECT count(*) AS n FROM api_keys').get() as { n: number }).n;
+    const add = total - have;
+    if (add <= 0) return;
+    const from = (
+      db.prepare(`SELECT count(*) AS n FROM api_keys WHERE id LIKE '${BENCH_KEY_PREFIX}%'`).get() as {
+        n: number;
+      }
+    ).n;
+    db.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+       INSERT INTO api_keys (id, account_id, hash, prefix, mode, tier, name, created_at)
+       SELECT '${BENCH_KEY_PREFIX}' || i, ?, printf('%064x', i), 'lrds_bench', 'live', 'free', NULL,
+              '2026-01-01T00:00:00.000Z' FROM n`,
+    ).run(from + 1, from + add, owner.account_id);
+  } finally {
+    db.close();
+  }
+}
+
+function dropFilledKeys(): void {
+  const db = new DatabaseSync(join(DATA_DIR, 'lrds.db'), { timeout: 10_000 });
+  try {
+    db.prepare(`DELETE FROM api_keys WHERE id LIKE '${BENCH_KEY_PREFIX}%'`).run();
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Market detail on a store holding 10, 10,000 and 1,000,000 keys (the bench key among them): the
+ * service started on each, settled, then raw and service alternating, once each.
+ */
+async function measureKeys(
+  env: NodeJS.ProcessEnv,
+  port: number,
+  key: string,
+  detail: Route,
+  tmp: string,
+  opts: HttpOptions,
+): Promise<KeysResult> {
+  const runs: KeysResult['runs'] = [];
+  const count = Math.max(400, Math.round(detail.count * opts.scale));
+  const load1 = { count, warmup: Math.round(count / 5), connections: opts.connections };
+  try {
+    for (const total of opts.scale < 1 ? [10, 10_000] : [10, 10_000, 1_000_000]) {
+      fillKeys(total, key);
+      const service = await startService({ ...env, SANDBOX_HISTORY_DAYS: '0' }, port);
+      try {
+        await new Promise((r) => setTimeout(r, opts.settleSec * 1000));
+        const rssMiB = await procMemMiB(service.child.pid!);
+        const base = `http://127.0.0.1:${port}`;
+        const auth = { authorization: `Bearer ${key}` };
+        const res = await fetch(base + detail.path, { headers: auth });
+        const body = Buffer.from(await res.arrayBuffer());
+        if (res.status !== 200) throw new Error(`GET ${detail.path} answered ${res.status}`);
+        const bodyFile = join(tmp, 'keys-body.json');
+        const headersFile = join(tmp, 'keys-headers.json');
+        writeFileSync(bodyFile, body);
+        writeFileSync(
+          headersFile,
+          JSON.stringify(Object.fromEntries([...res.headers].filter(([k]) => !PER_CONNECTION.has(k)))),
+        );
+        const raw = await startRaw(bodyFile, headersFile);
+        try {
+          const rawRun = await load(
+            `http://127.0.0.1:${raw.port}${detail.path}`,
+            {},
+            { ...load1, pid: raw.child.pid! },
+          );
+          const run = await load(base + detail.path, auth, { ...load1, pid: service.child.pid! });
+          log(
+            `${describe('service', `market detail, ${total} keys`, 1, run)}; raw ${rawRun.cpuUsPerRequest} µs`,
+          );
+          runs.push({
+            keys: total,
+            raw: rawRun,
+            service: run,
+            ratio: sig(rawRun.cpuUsPerRequest / run.cpuUsPerRequest, 3),
+            msToHealthy: service.msToHealthy,
+            rssMiB,
+          });
+        } finally {
+          await stopChild(raw.child);
+        }
+      } finally {
+        await stopChild(service.child, 12_000);
+      }
+    }
+  } finally {
+    dropFilledKeys();
+  }
+  return { path: detail.path, runs };
 }
 
 export async function runHttp(opts: HttpOptions): Promise<HttpResults> {
@@ -396,13 +542,13 @@ export async function runHttp(opts: HttpOptions): Promise<HttpResults> {
     };
     delete env.DATABASE_URL;
     delete env.REDIS_URL;
-    const dataset = await ensureSeeded(env);
+    const dataset = await ensureSeeded(env, opts.profile);
     const key = (
       await runNode([CLI, 'keys', 'create', '--tier', 'enterprise', '--name', 'bench'], env)
     ).trim();
     if (!key.startsWith('lrds_')) throw new Error(`keys create printed no key: '${key}'`);
 
-    log('starting the service (lrds serve) on the large dataset');
+    log(`starting the service (lrds serve) on the ${opts.profile} dataset`);
     // The seed above wrote the year of history (its time is recorded); the measured server
     // does no background history work, which would share the cores with the load.
     service = await startService({ ...env, SANDBOX_HISTORY_DAYS: '0' }, port);
@@ -485,8 +631,17 @@ export async function runHttp(opts: HttpOptions): Promise<HttpResults> {
       log('market detail with --workers 1 and 2 on Redis');
       workers = await measureWorkers(env, port, key, detailPath, noRedis, opts);
     }
+    let keys: KeysResult | null = null;
+    if (opts.parts.keys) {
+      if (service) await stopChild(service.child, 12_000);
+      service = null;
+      log('market detail with 10, 10,000 and 1,000,000 keys in the store');
+      const detail = routes.find((r) => r.path === detailPath)!;
+      keys = await measureKeys(env, port, key, detail, tmp, opts);
+    }
     return {
       dataset,
+      keys,
       startup: {
         msToHealthy,
         rssMiBWhenHealthy: rss,

@@ -24,10 +24,14 @@ export interface LoadRun {
   /** Answers that were not 2xx, and transport errors. */
   failures: number;
   otherStatus: Record<string, number>;
+  /** CPU per answered request of each server process, µs: the one started first, then its workers. */
+  perProcessUs?: number[];
+  /** CPU per request of another process the answers depend on (Redis, from its INFO), µs. */
+  externalUs?: number;
 }
 
 /** The process and its descendants (the workers of `lrds serve --workers N`). */
-async function treeOf(pid: number): Promise<number[]> {
+export async function treeOf(pid: number): Promise<number[]> {
   const parents = new Map<number, number>();
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -102,7 +106,14 @@ function once(agent: Agent, url: URL, headers: Record<string, string>) {
 export async function load(
   url: string,
   headers: Record<string, string>,
-  opts: { count: number; warmup: number; connections: number; pid: number },
+  opts: {
+    count: number;
+    warmup: number;
+    connections: number;
+    pid: number;
+    /** CPU time so far of another process the answers depend on (Redis), ns. */
+    externalCpuNs?: () => Promise<number>;
+  },
 ): Promise<LoadRun> {
   const agent = new Agent({ keepAlive: true, maxSockets: opts.connections });
   const target = new URL(url);
@@ -133,11 +144,15 @@ export async function load(
       return { clientMs, serverMs, failures, otherStatus };
     };
     await drive(opts.warmup, false);
-    const cpu0 = await cpuNsOf(pids);
+    const each0 = await Promise.all(pids.map((p) => cpuNsOf([p])));
+    const ext0 = await opts.externalCpuNs?.();
+    const cpu0 = each0.reduce((a, b) => a + b, 0);
     const t0 = performance.now();
     const r = await drive(opts.count, true);
     const wallMs = performance.now() - t0;
-    const cpuNs = (await cpuNsOf(pids)) - cpu0;
+    const each1 = await Promise.all(pids.map((p) => cpuNsOf([p])));
+    const ext1 = await opts.externalCpuNs?.();
+    const cpuNs = each1.reduce((a, b) => a + b, 0) - cpu0;
     const client = summarize(Float64Array.from(r.clientMs));
     const server = r.serverMs.length > 0 ? summarize(Float64Array.from(r.serverMs)) : null;
     return {
@@ -150,6 +165,12 @@ export async function load(
       clientP99Ms: sig(client.p99, 3),
       failures: r.failures,
       otherStatus: r.otherStatus,
+      ...(pids.length > 1
+        ? { perProcessUs: each1.map((c, i) => sig((c - each0[i]!) / 1000 / opts.count, 3)) }
+        : {}),
+      ...(ext0 !== undefined && ext1 !== undefined
+        ? { externalUs: sig((ext1 - ext0) / 1000 / opts.count, 3) }
+        : {}),
     };
   } finally {
     agent.destroy();

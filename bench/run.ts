@@ -3,6 +3,7 @@
  *
  *   node bench/run.ts [--rounds N] [--connections C] [--only PARTS] [--quick]
  *
+ * 0. the first start on an empty DATA_DIR (default profile) and the restart (bench/first-start.ts);
  * 1. HTTP: the server's CPU per request of the service (`lrds serve`, large sandbox) against a
  *    raw node:http server sending the same bytes, alternating, per route; the large streamed
  *    answer; `--workers` on Redis (bench/http.ts);
@@ -13,20 +14,29 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DATA_DIR, type HttpOptions, type HttpResults, runHttp, type WorkersResult } from './http.ts';
+import { type FirstStartResults, firstStartTable, runFirstStart } from './first-start.ts';
+import {
+  DATA_DIR,
+  type HttpOptions,
+  type HttpResults,
+  type KeysResult,
+  runHttp,
+  type WorkersResult,
+} from './http.ts';
 import { INPROCESS_TARGETS, type InProcessResults } from './inprocess.ts';
 import { BENCH_DIR, fmt, log, machine, runNode, sig } from './lib.ts';
 import { STREAM_TARGETS, type StreamResults } from './stream.ts';
 
-const PARTS = ['routes', 'stream', 'workers', 'inprocess'] as const;
+const PARTS = ['first-start', 'routes', 'stream', 'workers', 'keys', 'inprocess'] as const;
 type Part = (typeof PARTS)[number];
 
 const USAGE = `usage: node bench/run.ts [--rounds N] [--connections C] [--only PARTS] [--quick]
 
   --rounds N       alternating raw/service rounds per route, median taken (default 3, at least 2)
   --connections C  keep-alive connections (default 32)
-  --only PARTS     comma-separated parts among ${PARTS.join(', ')} (http: the first three)
-  --quick          smoke run: a tenth of the requests, small sizes (no 10M positions)`;
+  --only PARTS     comma-separated parts among ${PARTS.join(', ')} (http: routes, stream, workers, keys)
+  --quick          smoke run: a tenth of the requests, small sizes (no 10M positions)
+  --profile P      the sandbox profile the HTTP parts serve: large (default) or default`;
 
 function parse() {
   const { values } = parseArgs({
@@ -35,6 +45,7 @@ function parse() {
       connections: { type: 'string' },
       only: { type: 'string' },
       quick: { type: 'boolean', default: false },
+      profile: { type: 'string', default: 'large' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -54,19 +65,29 @@ function parse() {
   const quick = values.quick;
   const parts = new Set<Part>();
   for (const p of (values.only ?? PARTS.join(',')).split(',')) {
-    if (p === 'http') for (const h of ['routes', 'stream', 'workers'] as const) parts.add(h);
+    if (p === 'http') for (const h of ['routes', 'stream', 'workers', 'keys'] as const) parts.add(h);
     else if ((PARTS as readonly string[]).includes(p)) parts.add(p as Part);
     else {
       process.stderr.write(`--only takes ${PARTS.join(', ')} or http, got '${p}'\n${USAGE}\n`);
       process.exit(2);
     }
   }
+  if (values.profile !== 'default' && values.profile !== 'large') {
+    process.stderr.write(`--profile takes default or large, got '${values.profile}'\n${USAGE}\n`);
+    process.exit(2);
+  }
   const http: HttpOptions = {
+    profile: values.profile,
     rounds: Math.round(num(values.rounds, 'rounds', 3, 2)),
     connections: Math.round(num(values.connections, 'connections', 32, 1)),
     settleSec: quick ? 2 : 5,
     scale: quick ? 0.1 : 1,
-    parts: { routes: parts.has('routes'), streaming: parts.has('stream'), workers: parts.has('workers') },
+    parts: {
+      routes: parts.has('routes'),
+      streaming: parts.has('stream'),
+      workers: parts.has('workers'),
+      keys: parts.has('keys'),
+    },
   };
   return { quick, only: values.only ?? 'all', parts, http };
 }
@@ -117,6 +138,18 @@ function workersTable(w: WorkersResult): string {
     '',
     `Two workers on Redis answer ${fmt(w.throughputGain)}x the requests a second of one; Redis adds ${fmt(w.redisAddedCpuUs)} µs of CPU per request to one worker.`,
   );
+  return lines.join('\n');
+}
+
+function keysTable(k: KeysResult): string {
+  const lines = [
+    '| keys in the store | raw CPU µs/req | service CPU µs/req | ratio | server-side p50 / p99 ms | spawn → healthy s | RSS when settled MiB |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of k.runs)
+    lines.push(
+      `| ${r.keys.toLocaleString('en-US')} | ${fmt(r.raw.cpuUsPerRequest)} | ${fmt(r.service.cpuUsPerRequest)} | ${r.ratio.toFixed(2)} | ${fmt(r.service.serverP50Ms)} / ${fmt(r.service.serverP99Ms)} | ${fmt(r.msToHealthy / 1000)} | ${fmt(r.rssMiB)} |`,
+    );
   return lines.join('\n');
 }
 
@@ -223,7 +256,15 @@ async function main(): Promise<void> {
 
   let http: HttpResults | null = null;
   let inprocess: InProcessResults | null = null;
-  if (opts.parts.has('routes') || opts.parts.has('stream') || opts.parts.has('workers'))
+  let firstStart: FirstStartResults | null = null;
+  if (opts.parts.has('first-start')) {
+    log('first start and restart (default profile, empty DATA_DIR)');
+    firstStart = await runFirstStart({
+      observeSec: opts.quick ? 30 : 150,
+      settleMaxSec: opts.quick ? 60 : 600,
+    });
+  }
+  if (['routes', 'stream', 'workers', 'keys'].some((p) => opts.parts.has(p as Part)))
     http = await runHttp(opts.http);
   if (opts.parts.has('inprocess')) {
     log('in-process scaling (child process with --expose-gc)');
@@ -239,6 +280,29 @@ async function main(): Promise<void> {
       value: `${r.ratio}; ${r.median.service.serverP99Ms}`,
       pass: r.pass,
     });
+  }
+  if (firstStart) {
+    const t = firstStart.targets;
+    targets.push(
+      {
+        name: 'first start (default profile, empty DATA_DIR): spawn to healthy, ms',
+        target: `<= ${t.firstHealthyMs}`,
+        value: firstStart.first.msToHealthy,
+        pass: firstStart.first.msToHealthy <= t.firstHealthyMs,
+      },
+      {
+        name: 'restart: spawn to healthy, ms',
+        target: `<= ${t.restartHealthyMs}`,
+        value: firstStart.restart.msToHealthy,
+        pass: firstStart.restart.msToHealthy <= t.restartHealthyMs,
+      },
+      {
+        name: 'first start: folder once settled, MB',
+        target: `< ${t.folderMB}`,
+        value: firstStart.settled.folderMB,
+        pass: firstStart.settled.folderMB < t.folderMB,
+      },
+    );
   }
   const st = http?.streaming;
   if (st) {
@@ -320,7 +384,9 @@ async function main(): Promise<void> {
       connections: opts.http.connections,
       requestScale: opts.http.scale,
       settleSec: opts.http.settleSec,
+      profile: opts.http.profile,
     },
+    firstStart,
     http,
     inprocess,
     targets,
@@ -341,9 +407,10 @@ async function main(): Promise<void> {
     '',
     `${info.cpuCount} × ${info.cpuModel}, ${info.totalMemoryGiB} GiB RAM, Linux ${info.kernel}, Node ${info.node}.`,
   );
+  if (firstStart) md.push('', firstStartTable(firstStart));
   if (http) {
     md.push(
-      `Large sandbox: ${http.dataset.markets.toLocaleString('en-US')} markets, ${http.dataset.positions.toLocaleString('en-US')} positions, ` +
+      `Sandbox (${http.dataset.profile} profile): ${http.dataset.markets.toLocaleString('en-US')} markets, ${http.dataset.positions.toLocaleString('en-US')} positions, ` +
         `the simulation ticking. ${http.loadGenerator}; raw and service alternating, median of ${opts.http.rounds} rounds. ` +
         'Ratio: raw CPU per request ÷ service CPU per request. Server-side latency: meta.latencyMs of each answer. ' +
         'Requests a second are secondary: the client shares the cores and sets the pace.',
@@ -355,6 +422,7 @@ async function main(): Promise<void> {
     if (http.routes.length > 0) md.push('', httpTable(http));
     if (http.streaming) md.push('', streamingTable(http.streaming));
     if (http.workers) md.push('', workersTable(http.workers));
+    if (http.keys) md.push('', keysTable(http.keys));
   }
   if (inprocess) md.push('', inprocessTables(inprocess));
   process.stdout.write(`\n${md.join('\n')}\n\n`);

@@ -36,6 +36,9 @@ import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from './ingest/sandbox/i
 import { LIQUIDATIONS_SOURCE_ID, SandboxLiquidator } from './ingest/sandbox/liquidator.ts';
 import { type SandboxPricer, sandboxPricer } from './ingest/sandbox/live.ts';
 import { sandboxSource } from './ingest/sandbox/source.ts';
+import { HistoryWorker } from './jobs/history-job.ts';
+import { jobMetrics } from './jobs/metrics.ts';
+import { JobRunner } from './jobs/runner.ts';
 import { setMetricsSource } from './metrics.ts';
 import { createAdmission, createKeyEvents } from './scale.ts';
 import { openStore } from './store/open.ts';
@@ -407,89 +410,65 @@ function sandboxPositions(store: Store, clock: Clock, log: FastifyInstance['log'
 
 /** How often the history feed looks for an hour to write (it writes once per hour ended). */
 const HISTORY_CHECK_MS = 60_000;
-
-/**
- * Runs the sandbox history feed in the background while the store holds a sandbox dataset:
- * one step at a time, for the dataset the live model serves (a reseed by another process
- * switches the feed to the new dataset, or stops it for one that is not a sandbox). A failure
- * is logged once until a step succeeds again, and retried after 1, 2, 4 ... 60 minutes.
- */
 /** How often the research job looks for a day to digest (ms). */
 const RESEARCH_CHECK_MS = 10_000;
 
-function startHistoryFeed(
-  store: Store,
+/**
+ * The sandbox history feed while the store holds a sandbox dataset, as a job's run: one step
+ * for the dataset the live model serves, in a worker thread with its own store connection
+ * (src/jobs/history-job.ts; a reseed by another process switches the worker to the new dataset,
+ * or ends it for one that is not a sandbox). Returns the step and the end of the worker.
+ */
+function historyFeed(
+  settings: Pick<Settings, 'dataDir' | 'databaseUrl'>,
   current: () => DatasetInfo | null,
-  clock: Clock,
   log: FastifyInstance['log'],
   options: {
     days: number;
     hourlyDays?: number;
     retentionDays: number | null;
-    enabled: boolean;
     /** Called once a dataset's hourly history (prices among it) is backfilled. */
     onBackfilled?: () => void;
   },
-): { timer: NodeJS.Timeout; stop(): Promise<void>; step(): Promise<void>; busy(): boolean } | null {
-  if (!options.enabled || options.days <= 0) return null;
-  let feed: { key: string; feed: SandboxHistoryFeed } | null = null;
-  const feedFor = (dataset: DatasetInfo | null): SandboxHistoryFeed | null => {
-    if (dataset?.kind !== 'sandbox') return null;
-    const profile = dataset.profile === 'large' ? 'large' : 'default';
-    const seed = dataset.seed ?? DEFAULT_SEED;
-    const key = `${profile}:${seed}`;
-    if (feed?.key !== key) {
-      feed?.feed.stop();
-      feed = {
-        key,
-        feed: new SandboxHistoryFeed(store, sandboxSimulation(profile, seed), {
-          days: options.days,
-          hourlyDays: options.hourlyDays,
-          retentionDays: options.retentionDays,
-          batches: 'gentle',
-          ...(options.onBackfilled ? { onBackfilled: options.onBackfilled } : {}),
-        }),
-      };
+): { step(nowMs: number): Promise<void>; stop(): Promise<void> } {
+  let feed: { key: string; worker: HistoryWorker } | null = null;
+  const workerFor = async (dataset: DatasetInfo | null): Promise<HistoryWorker | null> => {
+    const key =
+      dataset?.kind === 'sandbox'
+        ? `${dataset.profile === 'large' ? 'large' : 'default'}:${dataset.seed ?? DEFAULT_SEED}`
+        : null;
+    if (feed && feed.key !== key) {
+      await feed.worker.stop();
+      feed = null;
     }
-    return feed.feed;
-  };
-  let running: Promise<void> | null = null;
-  let failures = 0;
-  let retryAt = 0;
-  let stopped = false;
-  const step = () => {
-    if (stopped || running || clock.now() < retryAt) return running ?? Promise.resolve();
-    const active = feedFor(current());
-    if (!active) return Promise.resolve();
-    running = active
-      .advance(clock.now())
-      .then(
-        (w) => {
-          if (failures > 0) log.info('sandbox history writes work again');
-          failures = 0;
-          if (w.hourlySnapshots + w.assetPrices > 0) log.info(w, 'sandbox history written');
+    if (!key || !dataset) return null;
+    feed ??= {
+      key,
+      worker: new HistoryWorker(
+        {
+          dataDir: settings.dataDir,
+          databaseUrl: settings.databaseUrl ?? null,
+          profile: dataset.profile === 'large' ? 'large' : 'default',
+          seed: dataset.seed ?? DEFAULT_SEED,
+          days: options.days,
+          ...(options.hourlyDays !== undefined ? { hourlyDays: options.hourlyDays } : {}),
+          retentionDays: options.retentionDays,
         },
-        (err: unknown) => {
-          const waitMin = Math.min(60, 2 ** failures);
-          if (failures === 0) log.warn({ err }, 'sandbox history step failed: retried with backoff');
-          failures++;
-          retryAt = clock.now() + waitMin * 60_000;
-        },
-      )
-      .finally(() => {
-        running = null;
-      });
-    return running;
+        options.onBackfilled,
+      ),
+    };
+    return feed.worker;
   };
-  void step();
   return {
-    timer: setInterval(() => void step(), HISTORY_CHECK_MS),
-    step,
-    busy: () => running !== null,
+    async step(nowMs: number) {
+      const worker = await workerFor(current());
+      if (!worker) return;
+      const w = await worker.advance(nowMs);
+      if (w.hourlySnapshots + w.assetPrices > 0) log.info(w, 'sandbox history written');
+    },
     async stop() {
-      stopped = true;
-      feed?.feed.stop();
-      await running;
+      await feed?.worker.stop();
+      feed = null;
     },
   };
 }
@@ -515,7 +494,9 @@ export interface Service {
    * sources file); the pass already running, if any, is joined.
    */
   ingest(): Promise<void>;
-  /** Stops the background refreshers, closes the app (finishing requests in flight), then the store. */
+  /** The background jobs (src/jobs/runner.ts); other parts of the service register theirs here. */
+  jobs: JobRunner;
+  /** Stops the background jobs, closes the app (finishing requests in flight), then the store. */
   close(): Promise<void>;
 }
 
@@ -537,14 +518,6 @@ export interface ServiceOptions {
 /** The service cannot start on its sources: none could be read (a problem of the environment, not a bug). */
 export class SourcesUnavailableError extends Error {
   override name = 'SourcesUnavailableError';
-}
-
-/**
- * Whether `err` is the store refusing writes: the store's write health logs that once when it
- * starts and once when it ends, so the jobs that retry do not log it again on every try.
- */
-function storeWriteIsLogged(err: unknown): boolean {
-  return err instanceof StoreWriteError;
 }
 
 /** The composition root: settings in, a ready (not yet listening) service out. */
@@ -612,24 +585,27 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const keyEvents = createKeyEvents(settings.redisUrl, log);
   const keys = new KeyService(store, { events: keyEvents, clock });
   await keys.refresh();
+  // The background jobs (src/jobs/runner.ts): logged through the app's logger once it exists.
+  const runner = new JobRunner({
+    clock,
+    log: {
+      warn: (obj, msg) => log.warn(obj, msg),
+      info: (obj, msg) => appLog?.info(obj, msg),
+    },
+    metrics: jobMetrics(),
+  });
   // Catches up with the store's key changes; failing (store unreachable), it drops nothing.
-  let refreshFailing = false;
-  const refreshKeys = () =>
-    keys.refresh().then(
-      () => {
-        if (refreshFailing) appLog?.info('key cache refresh works again');
-        refreshFailing = false;
-      },
-      (err: unknown) => {
-        if (!refreshFailing) {
-          log.warn({ err }, 'key cache refresh failed: cached keys keep working until the store answers');
-        }
-        refreshFailing = true;
-      },
-    );
+  runner.add({
+    name: 'key-refresh',
+    everyMs: options.keyRefreshMs ?? 250,
+    runAtStart: false,
+    run: () => keys.refresh(),
+    failureMessage: 'key cache refresh failed: cached keys keep working until the store answers',
+    recoveredMessage: 'key cache refresh works again',
+  });
   await keyEvents.subscribe({
     changed: (hashes) => keys.invalidate(hashes),
-    missed: () => void refreshKeys(),
+    missed: () => void runner.runNow('key-refresh'),
   });
   // Instances sharing the traffic share the sets paged lists took (a later page may reach any of them).
   const pageSnapshots = settings.redisUrl === null ? null : new RedisPageSnapshots(settings.redisUrl);
@@ -641,14 +617,18 @@ export async function createService(settings: Settings, options: ServiceOptions 
   });
   // Ratings are computed by a job, never per request: every model when first seen (start-up, a
   // reloaded dataset, the test keys' sandbox once built), then daily at 00:00 UTC of `clock`;
-  // the process that writes history records their changes in the store.
+  // the process that writes history records their changes in the store. A failed run is
+  // reported to the runner (logged once until a run succeeds) and retried after a minute.
+  let ratingsError: unknown = null;
   const ratings = new RatingsJob({
     models: () => [models.peek('live'), models.peek('test')],
     store,
     clock,
     writes: options.writesHistory ?? true,
     ...(settings.ratingSizeFloorUsd !== undefined ? { sizeFloorUsd: settings.ratingSizeFloorUsd } : {}),
-    onError: (err) => storeWriteIsLogged(err) || log.warn({ err }, 'ratings run failed: retried in a minute'),
+    onError: (err) => {
+      ratingsError = err;
+    },
     onRated: (info) => appLog?.info(info, 'ratings computed'),
   });
   // The pass running here, shown by /health while it runs (and as overdue past its expected time).
@@ -667,6 +647,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     clock,
     logger: options.logger ?? false,
     ...(options.server ? { server: options.server } : {}),
+    backgroundWork: runner,
   });
   appLog = app.log;
   setMetricsSource({
@@ -685,113 +666,139 @@ export async function createService(settings: Settings, options: ServiceOptions 
   });
 
   // The store's dataset version is read every 500 ms (one row): another process's seed is
-  // served here within a second. One reload at a time; a failing store is logged once.
-  let reloading = false;
-  let reloadFailing = false;
-  const reloadData = async () => {
-    if (reloading) return;
-    reloading = true;
-    try {
+  // served here within a second.
+  runner.add({
+    name: 'dataset-follow',
+    everyMs: options.datasetRefreshMs ?? 500,
+    runAtStart: false,
+    run: async () => {
       if (await models.reloadIfChanged()) app.log.info('dataset changed in the store: read model reloaded');
-      reloadFailing = false;
-    } catch (err) {
-      if (!reloadFailing)
-        app.log.warn({ err }, 'dataset reload failed: serving the loaded data until the store answers');
-      reloadFailing = true;
-    } finally {
-      reloading = false;
-    }
-  };
+    },
+    failureMessage: 'dataset reload failed: serving the loaded data until the store answers',
+    recoveredMessage: 'dataset reload works again',
+  });
   // Ticks fall on multiples of tickMs since the epoch, and price that instant: every process
-  // shows the same market (and the same ETags) between two ticks. A failure is logged once.
+  // shows the same market (and the same ETags) between two ticks.
   const tickMs = settings.simulationTickMs ?? 0;
-  let tickFailing = false;
-  let tickTimer: NodeJS.Timeout | null = null;
   // The process that writes the history also liquidates what each tick's prices call for, and
-  // opens and closes positions.
+  // opens and closes positions (its own failures are logged once and kept in its checkpoints).
   const liquidations = (options.writesHistory ?? true) ? sandboxPositions(store, clock, app.log) : null;
-  const tick = () => {
-    const at = Math.floor(clock.now() / tickMs) * tickMs;
-    return models.tickSimulation(at).then(
-      () => {
-        tickFailing = false;
-        void liquidations?.step(models.peek('live'), at);
-      },
-      (err) => {
-        if (!tickFailing) app.log.warn({ err }, 'simulation tick failed');
-        tickFailing = true;
-      },
-    );
-  };
-  const scheduleTick = () => {
-    const now = clock.now();
-    const wait = Math.max(1, Math.floor(now / tickMs) * tickMs + tickMs - now);
-    tickTimer = setTimeout(() => {
-      void tick();
-      scheduleTick();
-    }, wait);
-    tickTimer.unref();
+  const tick = async (at: number) => {
+    await models.tickSimulation(at);
+    void liquidations?.step(models.peek('live'), at);
   };
   if (tickMs > 0) {
     // The first step before the service is handed out: a (re)start serves the market where the
     // simulation stands, never the seed's snapshot prices for the seconds the paths take to build.
-    await tick();
-    scheduleTick();
+    await tick(Math.floor(clock.now() / tickMs) * tickMs).catch((err: unknown) =>
+      log.warn({ err }, 'simulation tick failed'),
+    );
+    runner.add({
+      name: 'simulation',
+      everyMs: tickMs,
+      aligned: true,
+      runAtStart: false,
+      run: ({ dueAt }) => tick(Math.floor(dueAt / tickMs) * tickMs),
+      failureMessage: 'simulation tick failed',
+      recoveredMessage: 'simulation ticks work again',
+    });
   }
-  const timers = [
-    setInterval(() => void refreshKeys(), options.keyRefreshMs ?? 250),
-    setInterval(() => void reloadData(), options.datasetRefreshMs ?? 500),
-  ];
   // The first ratings once the app is ready (not while its routes compile, which holds the event
   // loop for seconds), in the background: the ratings routes answer 503 (Retry-After) for the few
-  // seconds they take on the large profile.
-  let closing = false;
+  // seconds they take on the large profile. Then every second: whether a model needs rating
+  // (new, a 00:00 UTC passed, history backfilled).
   app.addHook('onReady', async () => {
-    if (closing) return;
-    void ratings.runDue();
-    // Then checks every second whether a model needs rating (new, a 00:00 UTC passed, history backfilled).
-    const due = setInterval(() => void ratings.runDue(), 1000);
-    due.unref();
-    timers.push(due);
+    runner.add({
+      name: 'ratings',
+      everyMs: 1000,
+      run: async () => {
+        ratingsError = null;
+        await ratings.runDue();
+        if (ratingsError) throw ratingsError;
+      },
+      failureMessage: 'ratings run failed: retried in a minute',
+      recoveredMessage: 'ratings work again',
+    });
   });
-  // The sandbox history: the backfill after the seed, then the hour just ended, every hour.
-  const history = startHistoryFeed(store, () => models.peek('live')?.dataset ?? null, clock, app.log, {
-    days: historyDays,
-    hourlyDays: settings.sandboxHourlyHistoryDays,
-    retentionDays: settings.historyRetentionDays ?? null,
-    enabled: options.writesHistory ?? true,
-    // The ratings read the price history: rated again once it is backfilled.
-    onBackfilled: () => ratings.historyWritten(),
-  });
-  if (history) timers.push(history.timer);
-  // The research digests: written by the process that writes history, once a day is over and
-  // the history feed is not writing (a backfill is not complete yet).
-  const research =
-    (options.writesHistory ?? true)
-      ? new ResearchJob({
-          model: () => models.peek('live'),
-          store,
-          clock,
-          busy: () => history?.busy() ?? false,
-          onError: (err) =>
-            storeWriteIsLogged(err) || log.warn({ err }, 'research digests failed: retried in a minute'),
-          onWritten: (info) => appLog?.info(info, 'research digests written'),
+  const writesHistory = options.writesHistory ?? true;
+  // The sandbox history: the backfill after the seed, then the hour just ended, every hour; in
+  // a worker thread. A failure is retried after 1, 2, 4 ... 60 minutes.
+  let historyRunning = false;
+  const history =
+    writesHistory && historyDays > 0
+      ? historyFeed(settings, () => models.peek('live')?.dataset ?? null, app.log, {
+          days: historyDays,
+          ...(settings.sandboxHourlyHistoryDays !== undefined
+            ? { hourlyDays: settings.sandboxHourlyHistoryDays }
+            : {}),
+          retentionDays: settings.historyRetentionDays ?? null,
+          // The ratings read the price history: rated again once it is backfilled.
+          onBackfilled: () => ratings.historyWritten(),
         })
       : null;
-  if (research) timers.push(setInterval(() => void research.runDue(), RESEARCH_CHECK_MS));
+  // Registered once the app is ready (its routes compiled): the worker's start (building the
+  // simulation) does not compete with the path to healthy.
+  if (history)
+    app.addHook('onReady', async () =>
+      runner.add({
+        name: 'history',
+        everyMs: HISTORY_CHECK_MS,
+        backoff: { initialMs: 60_000, maxMs: 3_600_000 },
+        offLoop: true,
+        run: async () => {
+          historyRunning = true;
+          try {
+            await history.step(clock.now());
+          } finally {
+            historyRunning = false;
+          }
+        },
+        failureMessage: 'sandbox history step failed: retried with backoff',
+        recoveredMessage: 'sandbox history writes work again',
+      }),
+    );
+  // The research digests: written by the process that writes history, once a day is over and
+  // the history feed is not writing (a backfill is not complete yet).
+  let researchError: unknown = null;
+  const research = writesHistory
+    ? new ResearchJob({
+        model: () => models.peek('live'),
+        store,
+        clock,
+        busy: () => historyRunning,
+        onError: (err) => {
+          researchError = err;
+        },
+        onWritten: (info) => appLog?.info(info, 'research digests written'),
+      })
+    : null;
+  if (research)
+    runner.add({
+      name: 'research',
+      everyMs: RESEARCH_CHECK_MS,
+      runAtStart: false,
+      run: async () => {
+        researchError = null;
+        await research.runDue();
+        if (researchError) throw researchError;
+      },
+      failureMessage: 'research digests failed: retried in a minute',
+      recoveredMessage: 'research digests work again',
+    });
   // In-process ingestion of the sources file (in the process that writes history): a pass every
   // INGEST_INTERVAL_MS by the server that holds the store's ingestion lease (several servers on
   // one store elect one ingester; another takes over once its lease expires, or at once when it
   // shuts down); the models of every server follow the dataset within a second.
-  let ingesting: Promise<void> | null = null;
+  let closing = false;
   const failing = new Set<string>();
   const itemsNotRead = new Map<string, string>();
   const itemsInPart = new Map<string, string>();
-  const ingestPass = (): Promise<void> => {
-    if (!sources || closing) return Promise.resolve();
-    if (!ingesting) passWatch.started(clock.now());
-    ingesting ??= live!
-      .ingestWithLease(sources, store, clock, lease, {
+  const ingestPass = async (): Promise<void> => {
+    if (!sources || closing) return;
+    // Shown by /health while it runs (and as overdue past its expected time).
+    passWatch.started(clock.now());
+    try {
+      await live!.ingestWithLease(sources, store, clock, lease, {
         onSource: (run) => {
           if (!run.ok && !failing.has(run.source))
             app.log.warn(
@@ -822,22 +829,23 @@ export async function createService(settings: Settings, options: ServiceOptions 
             'items served in part',
           );
         },
-      })
-      .then(
-        () => undefined,
-        (err: unknown) => {
-          if (!storeWriteIsLogged(err)) log.warn({ err }, 'ingestion pass failed: retried at the next one');
-        },
-      )
-      .finally(() => {
-        ingesting = null;
-        passWatch.ended();
       });
-    return ingesting;
+    } finally {
+      passWatch.ended();
+    }
   };
-  if (sources && (options.writesHistory ?? true))
-    timers.push(setInterval(() => void ingestPass(), ingestInterval(settings)));
-  for (const t of timers) t.unref();
+  const ingests = Boolean(sources && writesHistory);
+  if (ingests)
+    runner.add({
+      name: 'ingest',
+      everyMs: ingestInterval(settings),
+      runAtStart: false,
+      offLoop: true,
+      run: ingestPass,
+      failureMessage: 'ingestion pass failed: retried at the next one',
+      recoveredMessage: 'ingestion passes work again',
+    });
+  runner.start();
 
   return {
     app,
@@ -848,17 +856,17 @@ export async function createService(settings: Settings, options: ServiceOptions 
     models,
     tiers,
     ratings,
-    ingest: ingestPass,
+    jobs: runner,
+    // A pass the runner already runs is joined.
+    ingest: () => (ingests ? runner.runNow('ingest') : ingestPass().catch(() => undefined)),
     async stepSimulation(atMs: number) {
       await models.tickSimulation(atMs);
       await liquidations?.step(models.peek('live'), atMs);
     },
     async close() {
       closing = true;
-      for (const t of timers) clearInterval(t);
-      if (tickTimer) clearTimeout(tickTimer);
+      await runner.stop();
       await history?.stop();
-      await ingesting;
       if (sources) await store.releaseIngestion(ingestHolder).catch(() => undefined);
       await liquidations?.idle();
       await ratings.stop();

@@ -287,6 +287,8 @@ export interface TestAppOptions {
    * otherwise get 503s for what follows on a slow machine).
    */
   server?: AppDeps['server'];
+  /** The service's background jobs, for the overload guard. */
+  backgroundWork?: AppDeps['backgroundWork'];
   /** The history the routes read; defaults to the store. */
   history?: AppDeps['history'];
   /** The ingestion pass running, as /health shows it (none by default). */
@@ -371,6 +373,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...(options.pageSnapshots ? { pageSnapshots: options.pageSnapshots } : {}),
     ...(options.ingestion ? { ingestion: options.ingestion } : {}),
     server: { ...QUIET, ...options.server },
+    ...(options.backgroundWork ? { backgroundWork: options.backgroundWork } : {}),
   });
   await app.ready();
   // Every answer a test receives from this app is checked against the served OpenAPI

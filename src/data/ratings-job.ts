@@ -75,7 +75,7 @@ export const RETRY_MS = 60_000;
  * Cost on the large profile (20,000 markets, 1,000,000 positions): the price history is read
  * once per distinct (chain, token), one query each (at most PRICE_ROWS rows), the
  * liquidations of the window once, in pages, and every step (store reads, markets, vaults,
- * writes) yields to the event loop after about 8 ms of work (`slices`: the embedded store's
+ * writes) yields to the event loop after about 5 ms of work (`slices`: the embedded store's
  * calls complete synchronously, so awaiting them alone would hold the loop for the whole run);
  * memory is one RatingSet per model (the previous one is dropped with its model), about 25 MB
  * for 20,000 markets.

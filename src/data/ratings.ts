@@ -345,7 +345,7 @@ export const vaultOrder = byScore<VaultRatingView>((x) => vaultKey(x.chainId, x.
  * Work done per turn of the event loop, in ms: a large catalog is rated in slices, so requests
  * arriving meanwhile wait at most about a slice.
  */
-const SLICE_MS = 8;
+const SLICE_MS = 5;
 
 /**
  * A budget of SLICE_MS of work per turn of the event loop: `pause()` yields a turn (setImmediate)

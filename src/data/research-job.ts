@@ -11,6 +11,7 @@ import {
   type DigestStaleOracle,
 } from '../domain/research.ts';
 import type { HistoryStore, LiquidationCursor, MarketSnapshot, ResearchReportRow } from '../store/types.ts';
+import { slices } from './ratings.ts';
 import type { ReadModel } from './read-model.ts';
 
 /** What the research job reads and writes in the store. */
@@ -46,8 +47,8 @@ const IDLE_RETRY_MS = 3_600_000;
 /**
  * The research job: one digest per UTC day and protocol (src/domain/research.ts), written to
  * the store once the day is over, from that day's history. The first run writes every day of
- * the lookback the history covers (a year of digests for the sandbox's year), oldest first, a
- * day per turn of the event loop; later runs write the days since the last digest. The digest
+ * the lookback the history covers (a year of digests for the sandbox's year), oldest first,
+ * yielding to the event loop every few ms of work (slices); later runs write the days since the last digest. The digest
  * of the day that just ended also lists the positions near liquidation and the stale oracles
  * of the read model at that moment (they are not history). Only the process that writes
  * history runs it; the routes read the store.
@@ -90,17 +91,20 @@ export class ResearchJob {
           this.#last === null ? 0 : this.#last + DAY_MS,
           dayStartMs(now) - RESEARCH_LOOKBACK_DAYS * DAY_MS,
         );
+        // The embedded store answers synchronously: the work yields every few ms (slices).
+        const { pause } = slices();
         let previous = await this.#o.store.daySnapshots(from - DAY_MS);
         for (let day = from; day <= yesterday && !this.#stopped; day += DAY_MS) {
           const snapshots = await this.#o.store.daySnapshots(day);
-          const rows = await this.#day(model, day, snapshots, previous, day === yesterday);
+          await pause();
+          const rows = await this.#day(model, day, snapshots, previous, day === yesterday, pause);
           if (rows.length > 0) {
             reports += await this.#o.store.appendResearchReports(rows);
             this.#last = day;
           }
           previous = snapshots;
           days++;
-          await new Promise((r) => setImmediate(r));
+          await pause();
         }
         this.#retryAt = 0;
         if (days > 0) this.#o.onWritten?.({ days, reports, ms: performance.now() - started });
@@ -127,6 +131,7 @@ export class ResearchJob {
     snapshots: readonly MarketSnapshot[],
     previous: readonly MarketSnapshot[],
     live: boolean,
+    pause: () => Promise<void>,
   ): Promise<ResearchReportRow[]> {
     const { catalog } = model;
     const pairOf = (key: string) => {
@@ -174,6 +179,7 @@ export class ResearchJob {
           badDebtUsd: l.badDebtUsd,
         });
       }
+      await pause();
       if (page.length < LIQUIDATION_PAGE) break;
       const last = page.at(-1)!;
       after = { at: last.at, chainId: last.chainId, txHash: last.txHash, logIndex: last.logIndex };
@@ -191,7 +197,9 @@ export class ResearchJob {
     const rates = byProtocol(ratings, (r) => protocolOfKey(r.subject));
     const protocols = [...new Set([...snaps.keys(), ...liqs.keys()])].sort();
     const nowMs = Math.floor(this.#o.clock.now());
-    return protocols.map((protocol) => {
+    await pause();
+    const rows: ResearchReportRow[] = [];
+    for (const protocol of protocols) {
       const report = buildDigest({
         day,
         protocol,
@@ -213,14 +221,16 @@ export class ResearchJob {
         live: live ? liveView(model, protocol as Protocol, nowMs) : null,
         generatedAt: nowMs,
       });
-      return {
+      rows.push({
         id: report.id,
         day,
         protocol,
         generatedAt: nowMs,
         body: JSON.stringify(report),
-      };
-    });
+      });
+      await pause();
+    }
+    return rows;
   }
 }
 

@@ -81,7 +81,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(securityPlugin);
   await app.register(metricsPlugin);
   await app.register(compressionPlugin);
-  await app.register(overloadPlugin, { pressure: deps.server?.pressure });
+  await app.register(overloadPlugin, {
+    pressure: deps.server?.pressure,
+    ...(deps.backgroundWork ? { backgroundWork: deps.backgroundWork } : {}),
+  });
   await app.register(errorsPlugin);
   await app.register(openapiPlugin);
   await app.register(accessPlugin);

@@ -109,6 +109,11 @@ export interface AppDeps {
    * instance (Redis) when they share the traffic; this process's memory when not given.
    */
   pageSnapshots?: PageSnapshots;
+  /**
+   * The service's background jobs (src/jobs/runner.ts): an event-loop delay they caused is the
+   * service's own, and the overload guard does not shed requests for it.
+   */
+  backgroundWork?: { heldLoopWithin(ms: number): boolean };
 }
 
 /** What routes are registered with: the app's dependencies, the answer cache and snapshot store made. */

@@ -3,7 +3,9 @@ import net from 'node:net';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
+import { systemClock } from '../../src/domain/clock.ts';
 import type { ServerOptions } from '../../src/http/context.ts';
+import { JobRunner } from '../../src/jobs/runner.ts';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createTestApp, GENEROUS_TIERS } from '../helpers.ts';
 
@@ -22,8 +24,12 @@ interface Running {
 
 const running: Running[] = [];
 
-async function start(server: ServerOptions): Promise<Running> {
-  const t = await createTestApp({ tiers: GENEROUS_TIERS, server });
+async function start(server: ServerOptions, backgroundWork?: JobRunner): Promise<Running> {
+  const t = await createTestApp({
+    tiers: GENEROUS_TIERS,
+    server,
+    ...(backgroundWork ? { backgroundWork } : {}),
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const port = (t.app.server.address() as net.AddressInfo).port;
   const key = await t.key('enterprise');
@@ -153,10 +159,10 @@ describe('slow clients', () => {
 });
 
 /** Polls until the URL answers 200 (at most 3 s). */
-async function untilServed(url: string): Promise<void> {
+async function untilServed(url: string, headers: Record<string, string> = {}): Promise<void> {
   let status = 0;
   for (let i = 0; i < 30 && status !== 200; i++) {
-    const res = await fetch(url);
+    const res = await fetch(url, { headers });
     status = res.status;
     await res.arrayBuffer();
     if (status !== 200) await sleep(100);
@@ -220,5 +226,31 @@ describe('overload', () => {
     // the loop is free again: served within a few samples, and the 503 was not counted
     await untilServed(`http://127.0.0.1:${r.port}/api/v1/health`);
     assert.equal(await quotaUsed(), usedBefore + served);
+  });
+
+  test("behavior: a delay the service's own background job caused is not shed", async () => {
+    const runner = new JobRunner({ clock: systemClock(), log: { warn() {}, info() {} } });
+    const r = await start({ ...SHORT, pressure: { maxEventLoopDelayMs: 20, sampleIntervalMs: 100 } }, runner);
+    const url = `http://127.0.0.1:${r.port}/api/v1/markets`;
+    const headers = { authorization: `Bearer ${r.key}` };
+    await untilServed(`http://127.0.0.1:${r.port}/api/v1/health`);
+    await untilServed(url, headers);
+    // A job that holds the loop for 1.5 s (what the guard would shed for, as the test above shows).
+    runner.add({
+      name: 'blocking',
+      everyMs: 3_600_000,
+      run: () => {
+        const until = performance.now() + 1500;
+        while (performance.now() < until) {
+          // busy: the event loop is blocked
+        }
+      },
+    });
+    await runner.runNow('blocking');
+    await sleep(10); // the sampler, overdue, runs first and sees the delay
+    const res = await fetch(url, { headers });
+    await res.arrayBuffer();
+    assert.equal(res.status, 200);
+    await runner.stop();
   });
 });

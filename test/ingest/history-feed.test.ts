@@ -213,7 +213,9 @@ describe('sandbox history feed', () => {
       { clock, server: QUIET },
     );
     try {
-      // The seed writes the dataset; the history follows in the background, right after start.
+      // The seed writes the dataset; the history follows in the background once the app is ready
+      // (as when it listens).
+      await service.app.ready();
       const written = async () =>
         (await service.store.listSources()).some((x) => x.id === HISTORY_SOURCE_ID && x.cursor !== null);
       for (let i = 0; i < 6000 && !(await written()); i++)

@@ -1,17 +1,21 @@
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import type { ServerOptions } from '../context.ts';
+import type { AppDeps, ServerOptions } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { SERVER_DEFAULTS } from '../server-options.ts';
 
 /**
  * Overload shedding (@fastify/under-pressure): while the event loop lags past the threshold,
  * requests are refused with 503 and Retry-After before authentication, so an overloaded request
- * is neither limited nor counted.
+ * is neither limited nor counted. A lag the service's own background jobs caused (a job's run
+ * held the loop within the last two samples) is not overload: requests are then served.
  */
 export const overloadPlugin = fp(
-  async (app: FastifyInstance, opts: { pressure: ServerOptions['pressure'] }) => {
+  async (
+    app: FastifyInstance,
+    opts: { pressure: ServerOptions['pressure']; backgroundWork?: AppDeps['backgroundWork'] },
+  ) => {
     const pressure = opts.pressure;
     if (pressure !== false) {
       const p = { ...SERVER_DEFAULTS.pressure, ...pressure };
@@ -31,7 +35,11 @@ export const overloadPlugin = fp(
         exposeStatusRoute: false,
         // Refused before authentication: an overloaded request is neither limited nor counted.
         pressureHandler: async (_request, _reply, type) => {
-          if (type === 'eventLoopDelay' && performance.now() < measuredFrom) return;
+          if (
+            type === 'eventLoopDelay' &&
+            (performance.now() < measuredFrom || opts.backgroundWork?.heldLoopWithin(2 * p.sampleIntervalMs))
+          )
+            return;
           throw new ApiError(
             'SERVICE_UNAVAILABLE',
             `The server is overloaded; retry after ${retryAfter} s.`,
