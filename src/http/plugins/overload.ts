@@ -4,11 +4,14 @@ import fp from 'fastify-plugin';
 import type { ServerOptions } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { SERVER_DEFAULTS } from '../server-options.ts';
+import { keyed } from './anonymous.ts';
 
 /**
- * Overload shedding (@fastify/under-pressure): while the event loop lags past the threshold,
+ * Overload shedding (@fastify/under-pressure): while the event loop lags past a threshold,
  * requests are refused with 503 and Retry-After before authentication, so an overloaded request
- * is neither limited nor counted.
+ * is neither limited nor counted. Anonymous requests (no key, or a route that needs none: see
+ * plugins/anonymous.ts) are shed from a lower threshold than requests with a key, so that the
+ * document, the docs and unknown paths are refused first and key holders keep being served.
  */
 export const overloadPlugin = fp(
   async (app: FastifyInstance, opts: { pressure: ServerOptions['pressure'] }) => {
@@ -24,14 +27,18 @@ export const overloadPlugin = fp(
         measuredFrom = performance.now() + 2 * p.sampleIntervalMs;
       });
       await app.register(underPressure, {
-        maxEventLoopDelay: p.maxEventLoopDelayMs,
+        maxEventLoopDelay: Math.min(p.maxEventLoopDelayMs, p.anonymousMaxEventLoopDelayMs),
         maxHeapUsedBytes: p.maxHeapUsedBytes,
         maxRssBytes: p.maxRssBytes,
         sampleInterval: p.sampleIntervalMs,
         exposeStatusRoute: false,
         // Refused before authentication: an overloaded request is neither limited nor counted.
-        pressureHandler: async (_request, _reply, type) => {
-          if (type === 'eventLoopDelay' && performance.now() < measuredFrom) return;
+        pressureHandler: async (request, _reply, type, value) => {
+          if (type === 'eventLoopDelay') {
+            if (performance.now() < measuredFrom) return;
+            // Between the two thresholds only anonymous requests are shed.
+            if (typeof value === 'number' && value <= p.maxEventLoopDelayMs && keyed(request)) return;
+          }
           throw new ApiError(
             'SERVICE_UNAVAILABLE',
             `The server is overloaded; retry after ${retryAfter} s.`,
