@@ -108,10 +108,13 @@ export function conformanceChecker(doc: {
       return problems;
     }
     if (a.method === 'HEAD') return problems;
+    // A stream of JSON lines states the schema of a line apart (x-itemSchema).
+    const part =
+      response.content?.[media] && 'x-itemSchema' in response.content[media] ? 'x-itemSchema' : 'schema';
     const key = `${responsePointer} ${media}`;
     let found = validators.get(key);
     if (!found) {
-      found = ajv.compile({ $ref: `openapi#${responsePointer}/content/${pointer(media)}/schema` });
+      found = ajv.compile({ $ref: `openapi#${responsePointer}/content/${pointer(media)}/${part}` });
       validators.set(key, found);
     }
     const validate = found;

@@ -12,6 +12,7 @@ import { API_PREFIX, openapiPlugin } from './plugins/openapi.ts';
 import { overloadPlugin } from './plugins/overload.ts';
 import { clientErrorHandler, maskedRequest, requestId, securityPlugin } from './plugins/security.ts';
 import { registerRoutes } from './routes/index.ts';
+import { registerServerRoot } from './routes/service/root.ts';
 import { SERVER_DEFAULTS } from './server-options.ts';
 
 export { API_PREFIX, API_VERSION } from './plugins/openapi.ts';
@@ -90,6 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(errorsPlugin);
   await app.register(openapiPlugin);
   await app.register(accessPlugin);
+  registerServerRoot(app);
   await app.register(
     async (v1) => {
       await registerRoutes(v1, deps, accessHook(deps, app.chargeAnonymous));

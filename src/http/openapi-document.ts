@@ -8,6 +8,7 @@
  * diff. Paths, operation ids and schema names are untouched.
  */
 
+import { readFileSync } from 'node:fs';
 import { ERROR_STATUS } from './errors.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -141,4 +142,51 @@ export function finishDocument<T extends object>(input: T): T {
     components.headers = { ...(isObj(components.headers) ? components.headers : {}), ...headers.entries };
   doc.components = components;
   return sortKeys(doc) as unknown as T;
+}
+
+/**
+ * Each operation's success shown with a real answer, taken from the deterministic sandbox (the
+ * default profile and seed, at its own date; lists cut to two items): written by
+ * `node test/openapi-examples.ts --write`, kept true by test/openapi-examples.test.ts.
+ */
+const EXAMPLES = JSON.parse(readFileSync(new URL('./openapi-examples.json', import.meta.url), 'utf8')) as Obj;
+
+export function withExamples<T extends object>(doc: T): T {
+  for (const op of operationsOf(doc as unknown as Obj)) {
+    const example = EXAMPLES[String(op.operationId)];
+    if (example === undefined || !isObj(op.responses)) continue;
+    for (const [status, response] of Object.entries(op.responses)) {
+      if (!/^20[01]$/.test(status) || !isObj(response) || !isObj(response.content)) continue;
+      const media = response.content['application/json'];
+      if (!isObj(media)) continue;
+      media.examples = {
+        sandbox: { summary: 'An answer of the sandbox (lists cut to two items)', value: example },
+      };
+    }
+  }
+  return doc;
+}
+
+/**
+ * A stream of JSON lines (application/x-ndjson) is not one JSON document: its `schema` says it
+ * is text, so that a validating proxy accepts the body, and `x-itemSchema` (the field OpenAPI
+ * 3.2 names `itemSchema`) is the schema of each line.
+ */
+export function withNdjsonLines<T extends object>(doc: T): T {
+  for (const op of operationsOf(doc as unknown as Obj)) {
+    if (!isObj(op.responses)) continue;
+    for (const response of Object.values(op.responses)) {
+      if (!isObj(response) || !isObj(response.content)) continue;
+      const media = response.content['application/x-ndjson'];
+      if (!isObj(media) || !isObj(media.schema) || 'x-itemSchema' in media) continue;
+      const line = media.schema;
+      media['x-itemSchema'] = line;
+      media.schema = {
+        type: 'string',
+        description:
+          `Newline-delimited JSON: one JSON value per line, each as \`x-itemSchema\` says. ${String(line.description ?? '')}`.trim(),
+      };
+    }
+  }
+  return doc;
 }

@@ -80,6 +80,20 @@ describe('OpenAPI document', () => {
     assert.match(String(page.headers['content-type']), /text\/html/);
   });
 
+  test('behavior: GET / and GET /api/v1 say where things are, without a key', async () => {
+    for (const url of ['/', '/api/v1', '/api/v1/']) {
+      const res = await t.app.inject({ url });
+      assert.equal(res.statusCode, 200, url);
+      const root = res.json();
+      assert.equal(root.openapiUrl, '/api/v1/openapi.json');
+      assert.equal(root.documentationUrl, '/docs/');
+      assert.equal(root.healthUrl, '/api/v1/health');
+      for (const path of [root.openapiUrl, root.documentationUrl, root.healthUrl, root.dashboardUrl])
+        assert.equal((await t.app.inject({ url: path })).statusCode, 200, path);
+    }
+    assert.equal(doc.paths['/'].get.operationId, 'apiRoot');
+  });
+
   test('behavior: unknown paths are 404 NOT_FOUND in the error shape, with a request id', async () => {
     const res = await t.app.inject({ url: '/api/v1/nothing-here' });
     assert.equal(res.statusCode, 404);
@@ -112,7 +126,11 @@ describe('OpenAPI document', () => {
         Object.keys(ops).map((m) => `${m.toUpperCase()} ${doc.servers[0].url}${path}`),
       )
       .concat('GET /api/v1/openapi.json')
+      // The API root is described in docs/api-basics.md (checked below).
+      .filter((r) => r !== 'GET /api/v1/')
       .sort();
     assert.deepEqual(listed, routes);
+    const basics = readFileSync(new URL('../../docs/api-basics.md', import.meta.url), 'utf8');
+    assert.match(basics, /`GET \/api\/v1`/);
   });
 });

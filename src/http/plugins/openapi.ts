@@ -3,7 +3,7 @@ import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ERROR_STATUS } from '../errors.ts';
-import { finishDocument } from '../openapi-document.ts';
+import { finishDocument, withExamples, withNdjsonLines } from '../openapi-document.ts';
 import { inlineHashes } from '../pages/csp.ts';
 import { dashboardPage } from '../pages/dashboard.ts';
 import { IMMUTABLE, installedVersion, ServedBytes } from '../pages/static-asset.ts';
@@ -204,9 +204,11 @@ export const openapiPlugin = fp(
         const { openapiObject } = documentObject;
         const paths: Record<string, unknown> = {};
         for (const [path, item] of Object.entries(openapiObject.paths ?? {})) {
-          paths[path.startsWith(API_PREFIX) ? path.slice(API_PREFIX.length) || '/' : path] = item;
+          paths[(path.startsWith(API_PREFIX) ? path.slice(API_PREFIX.length) : path) || '/'] = item;
         }
-        return finishDocument({ ...openapiObject, paths } as typeof openapiObject);
+        return finishDocument(
+          withExamples(withNdjsonLines({ ...openapiObject, paths } as typeof openapiObject)),
+        );
       },
     });
     // The document is the same for the life of the process (one version of the API): built,

@@ -25,6 +25,7 @@ import { registerMarketRisk } from './risk/market.ts';
 import { registerPositionsAtRisk } from './risk/positions-at-risk.ts';
 import { registerStressTest } from './risk/stress.ts';
 import { registerHealth } from './service/health.ts';
+import { registerRoot } from './service/root.ts';
 import { registerTokenDetail } from './tokens/detail.ts';
 import { registerTokensList } from './tokens/list.ts';
 import type { Api } from './types.ts';
@@ -43,6 +44,7 @@ export async function registerRoutes(
 ): Promise<void> {
   const deps: RouteDeps = { ...appDeps, answers: appDeps.answers ?? new AnswerCache() };
   // Service
+  registerRoot(v1);
   registerHealth(v1, deps);
 
   await v1.register(async (authed: Api) => {
