@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 06ed634101bffeeea6044acbd6f28f5b293d631aa6415ef41b7c2d61149e3c87) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 123f7ecd900be32f2ed7a005b61a8550266aba163c37d3f24cb28c8e30f624a1) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/": {
         parameters: {

@@ -1253,6 +1253,7 @@ const ALLOW_HEADER = { Allow: header('The methods the path has, e.g. `GET, OPTIO
 const ANONYMOUS_EXAMPLE = {
   error: 'RATE_LIMIT_EXCEEDED',
   message: 'Too many requests without an API key from this address; retry after 1 s.',
+  retryAfter: 1,
 };
 
 /** Error responses of a route, grouped by status, with an example of each code. */

@@ -47,6 +47,7 @@ describe('anonymous requests over real sockets', () => {
     for (const r of refused) {
       assert.equal(r.headers.get('retry-after'), '1');
       assert.equal(JSON.parse(r.body).error, 'RATE_LIMIT_EXCEEDED');
+      assert.equal(JSON.parse(r.body).retryAfter, 1);
     }
     // The budget is spent; a paying client from the same address is not touched by it.
     const paid = await get(base, '/api/v1/markets?limit=1', { authorization: `Bearer ${key}` });

@@ -22,7 +22,7 @@ function refusal(r: Extract<AnonymousResult, { ok: false }>): ApiError {
   return new ApiError(
     'RATE_LIMIT_EXCEEDED',
     `Too many requests without an API key from this address; retry after ${r.retryAfterSeconds} s.`,
-    {},
+    { retryAfter: r.retryAfterSeconds },
     { 'retry-after': String(r.retryAfterSeconds) },
   );
 }
