@@ -58,6 +58,19 @@ export interface Settings {
   sourcesFile?: string | null;
   /** Pause between two ingestion passes, ms (`lrds ingest`, `lrds serve` with sources). From INGEST_INTERVAL_MS, default 12000. */
   ingestIntervalMs?: number;
+  /**
+   * Requests without an API key each client address may send per second (0 turns the budget
+   * off), and at once after a pause. From ANON_RATE_PER_SECOND (default 5) and ANON_BURST
+   * (default 30). Omitted: the defaults.
+   */
+  anonymousRatePerSecond?: number;
+  anonymousBurst?: number;
+  /**
+   * The proxies whose X-Forwarded-For names the client's address (the address the anonymous
+   * budget is kept by): from TRUST_PROXY, `true` (any), a number of hops, or a comma-separated
+   * list of addresses and CIDR ranges. Omitted or unset: none (the socket's address).
+   */
+  trustProxy?: boolean | number | string;
 }
 
 /** Pause between two ingestion passes when INGEST_INTERVAL_MS is not set, ms. */
@@ -172,6 +185,38 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
   if (!(Number.isInteger(ingestIntervalMs) && ingestIntervalMs >= 100 && ingestIntervalMs <= 3_600_000)) {
     problems.push(`INGEST_INTERVAL_MS: must be an integer 100-3600000 (ms), got '${env.INGEST_INTERVAL_MS}'`);
   }
+  const anonRateText = env.ANON_RATE_PER_SECOND?.trim();
+  const anonymousRatePerSecond = anonRateText ? Number(anonRateText) : 5;
+  if (
+    !(
+      Number.isFinite(anonymousRatePerSecond) &&
+      anonymousRatePerSecond >= 0 &&
+      anonymousRatePerSecond <= 100_000
+    )
+  ) {
+    problems.push(
+      `ANON_RATE_PER_SECOND: must be a number 0-100000 (0: no limit), got '${env.ANON_RATE_PER_SECOND}'`,
+    );
+  }
+  const anonBurstText = env.ANON_BURST?.trim();
+  const anonymousBurst = anonBurstText ? Number(anonBurstText) : 30;
+  if (!(Number.isInteger(anonymousBurst) && anonymousBurst >= 1 && anonymousBurst <= 100_000)) {
+    problems.push(`ANON_BURST: must be an integer 1-100000, got '${env.ANON_BURST}'`);
+  }
+  const trustText = env.TRUST_PROXY?.trim() ?? '';
+  const trustProxy =
+    trustText === '' || trustText === 'false'
+      ? false
+      : trustText === 'true'
+        ? true
+        : /^[0-9]{1,2}$/.test(trustText)
+          ? Number(trustText)
+          : trustText;
+  if (typeof trustProxy === 'string' && !/^[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*$/.test(trustProxy)) {
+    problems.push(
+      `TRUST_PROXY: must be true, a number of hops, or a comma-separated list of addresses or CIDR ranges, got '${env.TRUST_PROXY}'`,
+    );
+  }
   if (problems.length > 0) throw new SettingsError(`Invalid settings:\n  - ${problems.join('\n  - ')}`);
   return Object.freeze({
     port,
@@ -192,5 +237,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     historyRetentionDays,
     sourcesFile: env.SOURCES_FILE ? resolve(env.SOURCES_FILE) : null,
     ingestIntervalMs,
+    anonymousRatePerSecond,
+    anonymousBurst,
+    trustProxy,
   });
 }

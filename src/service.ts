@@ -646,7 +646,18 @@ export async function createService(settings: Settings, options: ServiceOptions 
     ratings,
     clock,
     logger: options.logger ?? false,
-    ...(options.server ? { server: options.server } : {}),
+    server: {
+      ...(settings.trustProxy === undefined ? {} : { trustProxy: settings.trustProxy }),
+      ...(settings.anonymousRatePerSecond === undefined
+        ? {}
+        : {
+            anonymous:
+              settings.anonymousRatePerSecond === 0
+                ? false
+                : { ratePerSecond: settings.anonymousRatePerSecond, burst: settings.anonymousBurst ?? 30 },
+          }),
+      ...options.server,
+    },
     backgroundWork: runner,
   });
   appLog = app.log;

@@ -54,3 +54,24 @@ test('behavior: SANDBOX_HOURLY_HISTORY_DAYS', () => {
   assert.equal(loadSettings({ SANDBOX_HOURLY_HISTORY_DAYS: '365' }).sandboxHourlyHistoryDays, 365);
   assert.throws(() => loadSettings({ SANDBOX_HOURLY_HISTORY_DAYS: '-1' }), /SANDBOX_HOURLY_HISTORY_DAYS/);
 });
+
+test('behavior: ANON_RATE_PER_SECOND, ANON_BURST and TRUST_PROXY', () => {
+  const d = loadSettings({});
+  assert.equal(d.anonymousRatePerSecond, 5);
+  assert.equal(d.anonymousBurst, 30);
+  assert.equal(d.trustProxy, false);
+  const s = loadSettings({
+    ANON_RATE_PER_SECOND: '0.5',
+    ANON_BURST: '10',
+    TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
+  });
+  assert.equal(s.anonymousRatePerSecond, 0.5);
+  assert.equal(s.anonymousBurst, 10);
+  assert.equal(s.trustProxy, '10.0.0.0/8, 127.0.0.1');
+  assert.equal(loadSettings({ TRUST_PROXY: '2' }).trustProxy, 2);
+  assert.equal(loadSettings({ TRUST_PROXY: 'true' }).trustProxy, true);
+  assert.equal(loadSettings({ ANON_RATE_PER_SECOND: '0' }).anonymousRatePerSecond, 0);
+  assert.throws(() => loadSettings({ ANON_RATE_PER_SECOND: '-1' }), /ANON_RATE_PER_SECOND/);
+  assert.throws(() => loadSettings({ ANON_BURST: '0' }), /ANON_BURST/);
+  assert.throws(() => loadSettings({ TRUST_PROXY: 'everyone' }), /TRUST_PROXY/);
+});

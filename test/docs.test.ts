@@ -50,7 +50,10 @@ describe('README and docs', () => {
     for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {
         const key = `${method.toUpperCase()} ${path}`;
-        const limit = (op.parameters ?? []).find((p: any) => p.in === 'query' && p.name === 'limit');
+        const params = (op.parameters ?? []).map((p: any) =>
+          p.$ref ? doc.components.parameters[String(p.$ref).split('/').pop() ?? ''] : p,
+        );
+        const limit = params.find((p: any) => p?.in === 'query' && p.name === 'limit');
         const stated = rows.get(key);
         assert.ok(stated !== undefined, `${key} is in the table`);
         if (!limit) {

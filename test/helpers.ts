@@ -300,11 +300,12 @@ export interface TestAppOptions {
 }
 
 /**
- * Server options for tests that are not about overload: no overload guard. Building a sandbox
+ * Server options for tests that are not about overload: no overload guard and no budget of
+ * anonymous requests (a test's clock does not move, so no budget would come back). Building a sandbox
  * blocks the loop for a second; with the guard on, the requests right after got 503 whenever
  * other test files loaded the machine.
  */
-export const QUIET = { pressure: false } as const;
+export const QUIET = { pressure: false, anonymous: false } as const;
 
 /**
  * A GET of the API with a key that must answer 200, as JSON. The service and key are looked up at

@@ -25,11 +25,14 @@ const OWN_HEADERS = [
   'idempotent-replayed',
 ];
 
+interface Response {
+  $ref?: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, { schema?: unknown }>;
+}
+
 interface Operation {
-  responses: Record<
-    string,
-    { headers?: Record<string, unknown>; content?: Record<string, { schema?: unknown }> }
-  >;
+  responses: Record<string, Response>;
 }
 
 export interface Answer {
@@ -54,6 +57,15 @@ export function conformanceChecker(doc: {
     re: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
   }));
   const pointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+  /** A local reference (`#/components/responses/…`) of the document. */
+  const resolve = (ref: string): Response | undefined => {
+    let node: unknown = doc;
+    for (const raw of ref.replace(/^#\//, '').split('/')) {
+      const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+      node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+    }
+    return node as Response | undefined;
+  };
 
   return function check(a: Answer): string[] {
     const full = a.url.split('?')[0]!;
@@ -64,8 +76,16 @@ export function conformanceChecker(doc: {
     const op = tpl && doc.paths[tpl.path]![method];
     if (!tpl || !op) return [];
     const where = `${a.method} ${path} ${a.statusCode}`;
-    const response = op.responses[String(a.statusCode)] ?? op.responses.default;
-    if (!response) return [`${where}: status not documented`];
+    const code = String(a.statusCode) in op.responses ? String(a.statusCode) : 'default';
+    const listed = op.responses[code];
+    if (!listed) return [`${where}: status not documented`];
+    // A response stated once in components.responses and referenced.
+    const responsePointer =
+      typeof listed.$ref === 'string'
+        ? listed.$ref.slice(1)
+        : `/paths/${pointer(tpl.path)}/${method}/responses/${code}`;
+    const response = typeof listed.$ref === 'string' ? resolve(listed.$ref) : listed;
+    if (!response) return [`${where}: ${listed.$ref} not found`];
     const problems: string[] = [];
     const documented = new Set(Object.keys(response.headers ?? {}).map((h) => h.toLowerCase()));
     for (const h of OWN_HEADERS) {
@@ -88,13 +108,13 @@ export function conformanceChecker(doc: {
       return problems;
     }
     if (a.method === 'HEAD') return problems;
-    const key = `${tpl.path} ${method} ${a.statusCode in op.responses ? a.statusCode : 'default'} ${media}`;
+    // A stream of JSON lines states the schema of a line apart (x-itemSchema).
+    const part =
+      response.content?.[media] && 'x-itemSchema' in response.content[media] ? 'x-itemSchema' : 'schema';
+    const key = `${responsePointer} ${media}`;
     let found = validators.get(key);
     if (!found) {
-      const code = String(a.statusCode) in op.responses ? String(a.statusCode) : 'default';
-      found = ajv.compile({
-        $ref: `openapi#/paths/${pointer(tpl.path)}/${method}/responses/${code}/content/${pointer(media)}/schema`,
-      });
+      found = ajv.compile({ $ref: `openapi#${responsePointer}/content/${pointer(media)}/${part}` });
       validators.set(key, found);
     }
     const validate = found;

@@ -64,7 +64,7 @@ export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 export interface ClientOptions {
   /** The API's base URL, its `/api/v1` prefix included, e.g. `http://localhost:8080/api/v1`. */
   baseUrl: string;
-  /** Sent as `Authorization: Bearer <apiKey>`. Without one only `health` answers. */
+  /** Sent as `Authorization: Bearer <apiKey>`. Without one only `health` and `apiRoot` answer. */
   apiKey?: string;
   /** Retries of answers 429 and 503 (see RetryOptions for the defaults); `false`: none. */
   retry?: RetryOptions | false;
@@ -128,6 +128,11 @@ export class LrdsClient {
     this.#options = options;
     this.#headers = { accept: 'application/json', ...options.headers };
     if (options.apiKey !== undefined) this.#headers['authorization'] = `Bearer ${options.apiKey}`;
+  }
+
+  /** Where things are: the paths of the docs, the OpenAPI document, health and the main resources (no key needed). */
+  apiRoot(options?: RequestOptions): Promise<Success<'apiRoot'>> {
+    return this.#request('GET', '/', undefined, undefined, options);
   }
 
   /** State of the service and of each data source (no key needed). */

@@ -686,7 +686,7 @@ export function ratingMethodology(sizeFloorUsd = DEFAULT_RATING_SIZE_FLOOR_USD):
         formula:
           "The provider's base score (provider.*), less customType for a Custom oracle, composite for a price " +
           'composed from several feeds, perWarning per warning (at most maxWarnings), noFeedData when no feed is ' +
-          'listed, and, when the stalest feed is past its heartbeat (stalenessRatio s > 1, DECISIONS D14), ' +
+          'listed, and, when the stalest feed is past its heartbeat (stalenessRatio s > 1: its last update is older than its heartbeat), ' +
           'staleMin + (staleMax - staleMin) x min(1, s - 1). No oracle: 0. Clamped to 0-100.',
         parameters: {
           ...Object.fromEntries(Object.entries(PROVIDER_SCORES).map(([p, s]) => [`provider.${p}`, s])),

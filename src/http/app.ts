@@ -4,6 +4,7 @@ import type { AppDeps, ServerOptions } from './context.ts';
 import { invalidParameter } from './errors.ts';
 import { lazyChild, writes } from './lazy-logger.ts';
 import { accessHook, accessPlugin } from './plugins/access.ts';
+import { anonymousPlugin } from './plugins/anonymous.ts';
 import { compressionPlugin } from './plugins/compression.ts';
 import { type AjvError, errorsPlugin, frameworkErrors, problemsOf } from './plugins/errors.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
@@ -17,6 +18,7 @@ import {
   securityPlugin,
 } from './plugins/security.ts';
 import { registerRoutes } from './routes/index.ts';
+import { registerServerRoot } from './routes/service/root.ts';
 import { SERVER_DEFAULTS } from './server-options.ts';
 
 export { API_PREFIX, API_VERSION } from './plugins/openapi.ts';
@@ -25,7 +27,10 @@ export { SERVER_DEFAULTS } from './server-options.ts';
 
 /** Builds the whole HTTP app. Listening is the caller's business (src/cli/serve.ts). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const server: Required<Omit<ServerOptions, 'pressure'>> = { ...SERVER_DEFAULTS, ...deps.server };
+  const server: Required<Omit<ServerOptions, 'pressure' | 'anonymous'>> = {
+    ...SERVER_DEFAULTS,
+    ...deps.server,
+  };
   const headersTimeout = Math.min(server.headersTimeoutMs, server.requestTimeoutMs || Infinity);
   const app = Fastify({
     logger:
@@ -52,6 +57,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         ? logger.child(bindings, options)
         : lazyChild(() => logger, logger, bindings, options as Record<string, unknown>),
     bodyLimit: 16 * 1024,
+    // A number of hops: the addresses that many hops in are proxies.
+    trustProxy:
+      typeof server.trustProxy === 'number'
+        ? (
+            (hops: number) => (_address: string, hop: number) =>
+              hop < hops
+          )(server.trustProxy)
+        : server.trustProxy,
     connectionTimeout: server.connectionTimeoutMs,
     requestTimeout: server.requestTimeoutMs,
     keepAliveTimeout: server.keepAliveTimeoutMs,
@@ -85,12 +98,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     pressure: deps.server?.pressure,
     ...(deps.backgroundWork ? { backgroundWork: deps.backgroundWork } : {}),
   });
+  await app.register(anonymousPlugin, { limits: deps.server?.anonymous, clock: deps.clock });
   await app.register(errorsPlugin);
   await app.register(openapiPlugin);
   await app.register(accessPlugin);
+  registerServerRoot(app);
   await app.register(
     async (v1) => {
-      await registerRoutes(v1, deps, accessHook(deps));
+      await registerRoutes(v1, deps, accessHook(deps, app.chargeAnonymous));
     },
     { prefix: API_PREFIX },
   );

@@ -133,12 +133,33 @@ export interface ServerOptions {
   connectionsCheckingIntervalMs?: number;
   /** Requests served on one socket before it is closed; 0 = unlimited. */
   maxRequestsPerSocket?: number;
+  /**
+   * The proxies whose X-Forwarded-For names the client's address (Fastify's trustProxy): true,
+   * a number of hops, or addresses and CIDR ranges (comma-separated). Default: none.
+   */
+  trustProxy?: boolean | number | string;
+  /** The budget of anonymous requests per client address (src/access/anonymous-limit.ts); false turns it off. */
+  anonymous?:
+    | false
+    | {
+        /** Requests an address gets back per second. */
+        ratePerSecond?: number;
+        /** Requests an address may send at once after a pause. */
+        burst?: number;
+        /** Addresses tracked at once (the least recently seen are forgotten). */
+        maxAddresses?: number;
+      };
   /** Overload shedding (503 SERVICE_UNAVAILABLE) by @fastify/under-pressure; false turns it off. */
   pressure?:
     | false
     | {
-        /** Mean event-loop delay above which requests are refused. */
+        /** Event-loop delay above which every request is refused. */
         maxEventLoopDelayMs?: number;
+        /**
+         * Event-loop delay above which anonymous requests are refused (at most
+         * maxEventLoopDelayMs): they are shed first, and requests with a key keep being served.
+         */
+        anonymousMaxEventLoopDelayMs?: number;
         /** 0 = not checked. */
         maxHeapUsedBytes?: number;
         /** 0 = not checked. */

@@ -100,7 +100,7 @@ export const MarketSchema = Type.Object(
     loanAddress: Type.String(),
     collateralPrice: nullable<number>(
       'number',
-      'USD; null when no source states one (never 0: the market is served with what is known, D15).',
+      'USD; null when no source states one (never 0: a market without a USD price is still served, with what is known).',
     ),
     loanPrice: nullable<number>(
       'number',
@@ -180,7 +180,7 @@ const USD = (description: string) => Type.Number({ description: `${description},
 const UsdOrNull = (description: string, whenNull: string) =>
   nullable<number>(
     'number',
-    `${description}, USD (to the cent); null when ${whenNull} has no USD price (D15).`,
+    `${description}, USD (to the cent); null when ${whenNull} has no USD price (never 0: the amount is unknown, not nothing).`,
   );
 
 /** A price feed with its promises and its freshness now (DECISIONS D14). */
@@ -214,7 +214,7 @@ const PriceSourceSchema = Type.Unsafe<{
       type: 'string',
       enum: ['feed', 'oracle', 'api'],
       description:
-        "'feed': a Chainlink feed of the sources file; 'oracle': the market's own oracle (D15); 'api': an API's price (the Morpho API's priceUsd).",
+        "'feed': a Chainlink feed of the sources file; 'oracle': the market's own oracle; 'api': an API's price (the Morpho API's priceUsd).",
     },
     address: {
       type: ['string', 'null'],
@@ -568,11 +568,11 @@ export const MarketRiskSchema = Type.Object(
     protocol: ProtocolSchema,
     chainId: Type.Integer(),
     collateralAsset: Type.Object(
-      { symbol: Type.String(), priceUsd: nullable<number>('number', 'USD; null when unknown (D15).') },
+      { symbol: Type.String(), priceUsd: nullable<number>('number', 'USD; null when unknown.') },
       { additionalProperties: false },
     ),
     loanAsset: Type.Object(
-      { symbol: Type.String(), priceUsd: nullable<number>('number', 'USD; null when unknown (D15).') },
+      { symbol: Type.String(), priceUsd: nullable<number>('number', 'USD; null when unknown.') },
       { additionalProperties: false },
     ),
     lltv: Type.Number(),
@@ -674,7 +674,7 @@ const AnalyticsTotalsProperties = {
   markets: Type.Integer(),
   unpricedMarkets: Type.Integer({
     description:
-      'Markets counted whose loan token has no USD price (D15): their supply and borrow are not in supplyUsd and borrowUsd.',
+      'Markets counted whose loan token has no USD price: their supply and borrow are not in supplyUsd and borrowUsd.',
   }),
   supplyUsd: USD('Supplied'),
   borrowUsd: USD('Borrowed'),
@@ -743,7 +743,12 @@ export const TimeseriesPointSchema = Type.Object(
 const FlagProperties = {
   code: Type.String({
     description:
-      'What is flagged, e.g. LIQUIDATABLE, STALE_ORACLE (the README lists every code and its threshold).',
+      "What is flagged. A wallet's positions: LIQUIDATABLE (health factor below 1), NEAR_LIQUIDATION (below 1.1), " +
+      'BELOW_TARGET (below the target health factor asked), STALE_ORACLE (its market oracle is past its heartbeat). ' +
+      'A market: LIQUIDATABLE_POSITIONS, HIGH_UTILIZATION (95 % or more), STALE_ORACLE, NO_ORACLE, ' +
+      'CONCENTRATED_BORROWERS (Herfindahl index of borrowers 0.25 or more), BAD_DEBT_UNDER_STRESS (a 20 % collateral ' +
+      "fall leaves bad debt), THIN_LIQUIDITY (a 10 % fall's liquidations would repay more than the market holds), " +
+      'NO_USD_PRICE (a token without a USD price). `reason` says why, with the figures.',
   }),
   severity: Type.Unsafe<'critical' | 'warning' | 'info'>({
     type: 'string',
@@ -891,7 +896,7 @@ export const VaultSchema = Type.Object(
     }),
     totalAssetsUsd: nullable<number>(
       'number',
-      "Sum of the allocations: the vault's share of each market's supply now, USD; null when a market it supplies has no USD price of its asset (D15).",
+      "Sum of the allocations: the vault's share of each market's supply now, USD; null when a market it supplies has no USD price of its asset.",
     ),
     apy: Type.Number({
       description:
@@ -1002,7 +1007,7 @@ export const RATE_HEADERS = {
   'X-RateLimit-Remaining': header('Requests left in the window after this one.', 'integer'),
   'X-RateLimit-Reset': header('Unix ms when the oldest request in the window leaves it.', 'integer'),
   'RateLimit-Policy': header(
-    'Every policy that applies (DECISIONS D18), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`.',
+    'Every policy that applies (the per-second window; on a counted request also the daily and the monthly quota, a month counted as 30 days), e.g. `"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000`.',
   ),
   RateLimit: header('The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`.'),
 };
@@ -1231,6 +1236,42 @@ export const ErrorSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** The text of a status, as node:http names it. */
+const REASON: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** What a status of the error vocabulary means, for its description. */
+const STATUS_MEANING: Partial<Record<number, string>> = {
+  405: 'The path exists, but not with this method (answered before authentication); `Allow` lists the methods it has.',
+  408: 'The request (headers and body) did not arrive in time; the connection is closed.',
+  429: 'Over a limit: the per-second rate, a quota, or (without a valid key) the budget of anonymous requests of your address. `Retry-After` says when to retry.',
+  431: 'The request headers are over 16 KB; the connection is closed.',
+  503: 'Overloaded, shutting down, or a backend briefly unavailable: retry after `Retry-After` seconds.',
+};
+
+const ALLOW_HEADER = { Allow: header('The methods the path has, e.g. `GET, OPTIONS`.') };
+
+/** Example of a request without a valid key refused for its address's anonymous budget. */
+const ANONYMOUS_EXAMPLE = {
+  error: 'RATE_LIMIT_EXCEEDED',
+  message: 'Too many requests without an API key from this address; retry after 1 s.',
+  retryAfter: 1,
+};
+
 /** Error responses of a route, grouped by status, with an example of each code. */
 export function errorResponses(codes: readonly ErrorCode[]): Record<number, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
@@ -1240,28 +1281,30 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, unkn
   }
   const out: Record<number, unknown> = {};
   for (const [status, list] of byStatus) {
+    const examples: Record<string, unknown> = Object.fromEntries(
+      list.map((c) => [c, { value: ERROR_EXAMPLES[c] }]),
+    );
+    // Any request without a valid key may be refused for its address's budget.
+    if (status === 429) examples.ANONYMOUS = { summary: 'Without a valid key', value: ANONYMOUS_EXAMPLE };
+    const meaning = STATUS_MEANING[status];
     out[status] = {
-      description: list.join(' or '),
+      description: `${REASON[status] ?? 'Error'}: ${list.map((c) => `\`${c}\``).join(' or ')}.${meaning ? ` ${meaning}` : ''}`,
       // The named Error schema, with one example per code.
-      content: {
-        'application/json': {
-          schema: { $ref: 'Error#' },
-          examples: Object.fromEntries(list.map((c) => [c, { value: ERROR_EXAMPLES[c] }])),
-        },
-      },
+      content: { 'application/json': { schema: { $ref: 'Error#' }, examples } },
       headers: {
         ...REQUEST_ID_HEADER,
-        // Every error but a missing or wrong key passed the rate limiter first (D7).
+        // Every error but a missing or wrong key passed the rate limiter first.
         ...(status === 401 ? AUTHENTICATE_HEADER : RATE_HEADERS),
         'Cache-Control': CACHE_HEADERS['Cache-Control'],
         ...(status === 429 || status === 503 || status === 409 ? RETRY_AFTER_HEADER : {}),
+        ...(status === 405 ? ALLOW_HEADER : {}),
       },
     };
   }
   return out;
 }
 
-/** A data route's answer when the client's If-None-Match still matches (DECISIONS D19). */
+/** A data route's answer when the client's If-None-Match still matches. */
 export const NOT_MODIFIED = {
   304: {
     ...Type.Null({

@@ -10,8 +10,20 @@ export const SERVER_DEFAULTS = {
   keepAliveTimeoutMs: 5_000,
   connectionsCheckingIntervalMs: 1_000,
   maxRequestsPerSocket: 0,
+  trustProxy: false,
+  /**
+   * Requests without a key (the document, docs, health, unknown paths, refused keys), per client
+   * address: 5 a second, 30 at once after a pause. Loading the docs page takes 3; a load
+   * balancer's health checks a few a minute.
+   */
+  anonymous: {
+    ratePerSecond: 5,
+    burst: 30,
+    maxAddresses: 10_000,
+  },
   pressure: {
     maxEventLoopDelayMs: 200,
+    anonymousMaxEventLoopDelayMs: 100,
     maxHeapUsedBytes: 0,
     maxRssBytes: 0,
     sampleIntervalMs: 1_000,

@@ -55,6 +55,11 @@ export interface McpDeps {
   pageSnapshots: PageSnapshots;
   /** Name and version the server gives in `initialize`. */
   serverInfo: { name: string; version: string };
+  /**
+   * The JSON Schema of the success of an HTTP operation (by its operationId), self-contained:
+   * a tool's `outputSchema` is its operation's, or the API's error body (a refused call).
+   */
+  outputSchema?: (operationId: string) => Record<string, unknown> | undefined;
 }
 
 /** One HTTP request's caller and the HTTP layer's part in it. */
@@ -90,12 +95,14 @@ const INSTRUCTIONS =
 const VALIDATOR = new AjvJsonSchemaValidator();
 
 /** A tool as tools/list describes it: its JSON Schema from its zod arguments (as the SDK's McpServer makes it). */
-function listing(tool: McpTool): Tool {
+function listing(tool: McpTool, outputSchema: McpDeps['outputSchema']): Tool {
+  const output = outputSchema?.(tool.operationId);
   return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
     inputSchema: z.toJSONSchema(tool.input, { io: 'input', target: 'draft-7' }) as Tool['inputSchema'],
+    ...(output ? { outputSchema: output as Tool['outputSchema'] } : {}),
     annotations: { title: tool.title, readOnlyHint: true, openWorldHint: false },
   };
 }
@@ -164,7 +171,12 @@ export function duplicateId(body: unknown): string | number | null {
 export function mcpEndpoint(deps: McpDeps, tools: readonly McpTool[] = TOOLS) {
   const byName = new Map(tools.map((t) => [t.name, t]));
   if (byName.size !== tools.length) throw new Error('two MCP tools have the same name');
-  const listed = tools.map(listing);
+  // Listed at the first tools/list (the HTTP layer's document is built by then).
+  let listed: Tool[] | null = null;
+  const listing_ = () => {
+    listed ??= tools.map((t) => listing(t, deps.outputSchema));
+    return listed;
+  };
 
   async function callTool(call: McpCall, name: string, args: unknown): Promise<CallToolResult> {
     const tool = byName.get(name);
@@ -281,7 +293,7 @@ export function mcpEndpoint(deps: McpDeps, tools: readonly McpTool[] = TOOLS) {
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: VALIDATOR,
     });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing_() }));
     server.setRequestHandler(CallToolRequestSchema, (req) => {
       const run = callTool(call, req.params.name, req.params.arguments);
       running.add(run);

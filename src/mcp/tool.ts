@@ -114,6 +114,8 @@ export function refusalBody(r: Refusal): ToolErrorBody {
 export interface McpTool {
   /** snake_case, unique. */
   readonly name: string;
+  /** The HTTP operation it answers as (its data and meta): its outputSchema is that operation's. */
+  readonly operationId: string;
   readonly title: string;
   /** What it does, for the model choosing it: the route's description, in a tool's words. */
   readonly description: string;
@@ -129,6 +131,8 @@ export interface McpTool {
 
 export interface ToolDefinition<Shape extends z.ZodRawShape> {
   name: string;
+  /** The HTTP operation it answers as. */
+  operationId: string;
   title: string;
   description: string;
   category: Category;
@@ -143,6 +147,7 @@ export function defineTool<Shape extends z.ZodRawShape>(def: ToolDefinition<Shap
   const input = z.strictObject(def.input);
   return {
     name: def.name,
+    operationId: def.operationId,
     title: def.title,
     description: def.description,
     category: def.category,

@@ -14,8 +14,14 @@ import type { Found, Scope } from './types.ts';
  */
 
 const DAY_MS = 86_400_000;
-/** Days read per store query (about 40 ms on the default profile's 4,000 markets). */
-const LOAD_DAYS = 30;
+/**
+ * Days read per store query: at most MAX_LOAD_DAYS, fewer (down to one) so that a query takes
+ * about LOAD_TARGET_MS (the embedded store reads synchronously, holding the event loop; 30 days
+ * of the default profile's 4,000 markets took 40 ms on an idle machine, ten times that on a
+ * busy one).
+ */
+const MAX_LOAD_DAYS = 30;
+const LOAD_TARGET_MS = 15;
 /** The timeseries covers at most this many days back from today (two years). */
 export const TIMESERIES_MAX_DAYS = 730;
 
@@ -178,14 +184,32 @@ interface Day {
  */
 export class DailyTotals {
   private readonly reader: DailyTotalsReader;
+  /** A monotonic clock in ms, to time the store's reads (performance.now). */
+  private readonly elapsed: () => number;
   private version = -1;
   /** The contiguous range of days kept, [lo, hi), and their rows. */
   private lo = 0;
   private hi = 0;
   private readonly days = new Map<number, Day>();
+  /** Days the next store query reads (see MAX_LOAD_DAYS). */
+  private loadDays = MAX_LOAD_DAYS;
 
-  constructor(reader: DailyTotalsReader) {
+  constructor(reader: DailyTotalsReader, options: { elapsed?: () => number } = {}) {
     this.reader = reader;
+    this.elapsed = options.elapsed ?? (() => performance.now());
+  }
+
+  /**
+   * Reads and keeps every day the timeseries may serve (the last TIMESERIES_MAX_DAYS, up to the
+   * day before yesterday) ahead of any request: run when the server starts, so the first
+   * request reads two days, not two years. In slices that yield to the event loop between them;
+   * requests that come meanwhile wait for it (reads run one at a time), they do not hold the loop.
+   */
+  prepare(nowMs: number, datasetVersion: number): Promise<void> {
+    const today = dayStartMs(nowMs);
+    return this.read(today - TIMESERIES_MAX_DAYS * DAY_MS, today - DAY_MS, nowMs, datasetVersion).then(
+      () => undefined,
+    );
   }
 
   /** Reads run one at a time: two at once would both keep the same days (counted twice). */
@@ -250,17 +274,28 @@ export class DailyTotals {
     group(await this.load(fromMs, toMs), this.days);
   }
 
-  /** Read LOAD_DAYS at a time, a turn of the event loop between (the embedded store reads synchronously). */
+  /**
+   * Reads in slices of `loadDays` days, a turn of the event loop between them (the embedded
+   * store reads synchronously). A slice that took under half of LOAD_TARGET_MS doubles the next
+   * one (up to MAX_LOAD_DAYS), one that took over it halves it (down to a day).
+   */
   private async load(fromMs: number, toMs: number): Promise<Day[]> {
     const out: Day[] = [];
-    for (let from = fromMs; from < toMs; from += LOAD_DAYS * DAY_MS) {
-      const to = Math.min(toMs, from + LOAD_DAYS * DAY_MS);
+    for (let from = fromMs; from < toMs; ) {
+      const days = this.loadDays;
+      const to = Math.min(toMs, from + days * DAY_MS);
+      const started = this.elapsed();
       const [markets, liquidations] = await Promise.all([
         this.reader.dailyMarketTotals(from, to),
         this.reader.dailyLiquidationTotals(from, to),
       ]);
+      const took = this.elapsed() - started;
+      if (took > LOAD_TARGET_MS) this.loadDays = Math.max(1, Math.floor(days / 2));
+      else if (took < LOAD_TARGET_MS / 2 && to - from === days * DAY_MS)
+        this.loadDays = Math.min(MAX_LOAD_DAYS, days * 2);
       out.push({ markets, liquidations });
-      if (to < toMs) await new Promise((r) => setImmediate(r));
+      from = to;
+      if (from < toMs) await new Promise((r) => setImmediate(r));
     }
     return out;
   }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DailyTotals } from '../../src/queries/analytics.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { ManualClock } from '../clock.ts';
 import {
   createTestApp,
@@ -39,27 +40,43 @@ const positions = [
 ];
 
 let t: TestApp;
+/** The days the app read from the store's daily totals, [from, to). */
+const historyReads: [number, number][] = [];
 let pro: string;
 let free: string;
 
 before(async () => {
   const live = modelOf([a, b, c], positions, clock);
   live.stored = true;
-  t = await createTestApp({ clock, tiers: GENEROUS_TIERS, live });
+  // The history is in the store before the server starts, as the service writes it.
+  const store = new SqliteStore(':memory:');
+  await store.migrate();
   const d2 = midnight - 2 * DAY;
   const d1 = midnight - DAY;
-  await t.store.appendMarketSnapshots([
+  await store.appendMarketSnapshots([
     daySnapshot(a, d2, 1_000, 500),
     daySnapshot(b, d2, 3_000, 1_500),
     daySnapshot(c, d2, 400, 100),
     daySnapshot(a, d1, 1_100, 600),
     daySnapshot(a, midnight - 200 * DAY, 9, 9), // outside the Pro window
   ]);
-  await t.store.appendLiquidations([
+  await store.appendLiquidations([
     liquidationOf(1, a, d2 + 3_600_000, 100),
     liquidationOf(2, b, d2 + 7_200_000, 50, 5),
     liquidationOf(3, c, d1 + 60_000, 30),
   ]);
+  const dailyMarketTotals = async (from: number, to: number) => {
+    historyReads.push([from, to]);
+    return store.dailyMarketTotals(from, to);
+  };
+  const history = new Proxy(store, {
+    get: (target, name) => {
+      if (name === 'dailyMarketTotals') return dailyMarketTotals;
+      const value = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  t = await createTestApp({ clock, tiers: GENEROUS_TIERS, live, store, history });
   pro = await t.key('pro');
   free = await t.key('free');
 });
@@ -112,6 +129,20 @@ describe('GET /analytics/overview', () => {
 });
 
 describe('GET /analytics/timeseries', () => {
+  test('behavior: the days that can no longer change are read when the server starts, not by the first request', async () => {
+    // The app reads them right after it is ready, in the background.
+    for (let i = 0; i < 100 && !historyReads.some(([, to]) => to === midnight - DAY); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    assert.ok(historyReads.length > 0, 'read at start');
+    assert.ok(historyReads.every(([, to]) => to <= midnight - DAY));
+    historyReads.length = 0;
+    const res = await t.get('/api/v1/analytics/timeseries', pro);
+    assert.equal(res.statusCode, 200);
+    // The first request reads yesterday and today only.
+    assert.equal(historyReads.length, 1, JSON.stringify(historyReads));
+    assert.equal(historyReads[0]![0], midnight - DAY);
+  });
+
   test('daily sums by protocol from the stored history, hand-checked', async () => {
     const res = await t.get('/api/v1/analytics/timeseries', pro);
     assert.equal(res.statusCode, 200);
@@ -212,6 +243,51 @@ describe('GET /analytics/timeseries', () => {
 });
 
 describe('DailyTotals', () => {
+  test('behavior: a slow store is read in shorter slices, a fast one in longer, 1 to 30 days', async () => {
+    const ranges: number[] = [];
+    let clockMs = 0;
+    // Each query "takes" 4 ms a day: 30 days is 120 ms, over the 15 ms aimed at.
+    const reader = {
+      dailyMarketTotals: async (from: number, to: number) => {
+        ranges.push((to - from) / DAY);
+        clockMs += ((to - from) / DAY) * 4;
+        return [];
+      },
+      dailyLiquidationTotals: async () => [],
+    };
+    const totals = new DailyTotals(reader, { elapsed: () => clockMs });
+    await totals.read(midnight - 200 * DAY, midnight - DAY, NOW, 1);
+    assert.equal(
+      ranges.reduce((a, b) => a + b, 0),
+      199,
+      'every day read once',
+    );
+    assert.deepEqual(ranges.slice(0, 4), [30, 15, 7, 3]);
+    // From then on no query takes over 15 ms (3 days: 12 ms).
+    assert.ok(
+      ranges.slice(3).every((d) => d * 4 <= 15),
+      JSON.stringify(ranges),
+    );
+  });
+
+  test('behavior: prepare keeps every day that can no longer change, so a request then reads two days', async () => {
+    const ranges: [number, number][] = [];
+    const reader = {
+      dailyMarketTotals: async (from: number, to: number) => {
+        ranges.push([from, to]);
+        return t.store.dailyMarketTotals(from, to);
+      },
+      dailyLiquidationTotals: (from: number, to: number) => t.store.dailyLiquidationTotals(from, to),
+    };
+    const totals = new DailyTotals(reader, { elapsed: () => 0 });
+    await totals.prepare(NOW, 1);
+    assert.ok(ranges.length > 0);
+    assert.ok(ranges.every(([, to]) => to <= midnight - DAY));
+    ranges.length = 0;
+    await totals.read(midnight - 400 * DAY, NOW, NOW, 1);
+    assert.deepEqual(ranges, [[midnight - DAY, NOW]]);
+  });
+
   test('behavior: days before yesterday are read once; yesterday and today on every call', async () => {
     const ranges: [number, number][] = [];
     const reader = {
@@ -221,7 +297,7 @@ describe('DailyTotals', () => {
       },
       dailyLiquidationTotals: (from: number, to: number) => t.store.dailyLiquidationTotals(from, to),
     };
-    const totals = new DailyTotals(reader);
+    const totals = new DailyTotals(reader, { elapsed: () => 0 });
     const from = midnight - 10 * DAY;
     const first = await totals.read(from, NOW, NOW, 1);
     assert.deepEqual(ranges, [
@@ -250,7 +326,7 @@ describe('DailyTotals', () => {
       },
       dailyLiquidationTotals: (from: number, to: number) => t.store.dailyLiquidationTotals(from, to),
     };
-    const totals = new DailyTotals(reader);
+    const totals = new DailyTotals(reader, { elapsed: () => 0 });
     const from = midnight - 10 * DAY;
     const [x, y] = await Promise.all([totals.read(from, NOW, NOW, 1), totals.read(from, NOW, NOW, 1)]);
     const supplyOf = (days: typeof x) =>

@@ -15,6 +15,15 @@ before(async () => {
 });
 after(() => t.close());
 
+/** A response or parameter of the document, with a local `$ref` followed. */
+function deref(value: any): any {
+  if (typeof value?.$ref !== 'string') return value;
+  return value.$ref
+    .slice(2)
+    .split('/')
+    .reduce((node: any, part: string) => node?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+}
+
 describe('OpenAPI document', () => {
   test('default: OpenAPI 3.1, version 1.0.0, bearer security scheme', () => {
     assert.match(doc.openapi, /^3\.1\./);
@@ -37,12 +46,12 @@ describe('OpenAPI document', () => {
         // Routes that need a key (health says `security: []`: none).
         if (!op.security?.length) continue;
         for (const status of ['401', '429', '500', '503']) {
-          const r = op.responses[status];
+          const r = deref(op.responses[status]);
           assert.ok(r, `${name}: documents ${status}`);
           const media = r.content['application/json'];
           assert.ok(media.examples || media.example || media.schema.examples, `${name} ${status}: example`);
         }
-        for (const p of op.parameters ?? [])
+        for (const p of (op.parameters ?? []).map(deref))
           assert.ok(p.description || p.schema?.description, `${name}: ${p.name} described`);
       }
     }
@@ -69,6 +78,20 @@ describe('OpenAPI document', () => {
       : res;
     assert.equal(page.statusCode, 200);
     assert.match(String(page.headers['content-type']), /text\/html/);
+  });
+
+  test('behavior: GET / and GET /api/v1 say where things are, without a key', async () => {
+    for (const url of ['/', '/api/v1', '/api/v1/']) {
+      const res = await t.app.inject({ url });
+      assert.equal(res.statusCode, 200, url);
+      const root = res.json();
+      assert.equal(root.openapiUrl, '/api/v1/openapi.json');
+      assert.equal(root.documentationUrl, '/docs/');
+      assert.equal(root.healthUrl, '/api/v1/health');
+      for (const path of [root.openapiUrl, root.documentationUrl, root.healthUrl, root.dashboardUrl])
+        assert.equal((await t.app.inject({ url: path })).statusCode, 200, path);
+    }
+    assert.equal(doc.paths['/'].get.operationId, 'apiRoot');
   });
 
   test('behavior: unknown paths are 404 NOT_FOUND in the error shape, with a request id', async () => {

@@ -99,6 +99,14 @@ describe('MCP tools', () => {
         assert.ok((schema as { description?: string }).description, `${tool.name}.${name} described`);
     }
     assert.deepEqual(byName.get('get_market')!.inputSchema.required, ['marketId']);
+    // Their answers: the HTTP operation's success, or the API's error body.
+    for (const tool of tools) {
+      const output = tool.outputSchema as { type: string; anyOf: unknown[]; $defs: Record<string, unknown> };
+      assert.equal(output?.type, 'object', tool.name);
+      assert.equal(output.anyOf.length, 2, tool.name);
+      assert.ok(output.$defs.Error && output.$defs.Meta, tool.name);
+    }
+    assert.ok(JSON.stringify(byName.get('get_market')!.outputSchema).includes('#/$defs/Market'));
   });
 
   test('behavior: search_markets answers the data and meta of GET /markets/search', async () => {

@@ -1,10 +1,13 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { noneMatch } from '../serialize.ts';
 
-/** DECISIONS D19: static docs assets at a versioned URL are cached for a year. */
+/** Static docs assets at a versioned URL never change: caches keep them for a year. */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 export type Encoding = 'br' | 'gzip';
@@ -83,5 +86,46 @@ export function installedVersion(name: string): string {
     const parent = dirname(dir);
     if (parent === dir) throw new Error(`no package.json found for ${name}`);
     dir = parent;
+  }
+}
+
+/**
+ * Bytes built once and served as they are (the OpenAPI document, the docs page and its script):
+ * a strong ETag of the bytes, each coding compressed once (PrecompressedAsset), and 304 Not
+ * Modified for a client that holds them. Nothing is rebuilt or recompressed per request.
+ */
+export class ServedBytes {
+  readonly etag: string;
+  readonly asset: PrecompressedAsset;
+
+  constructor(source: string | Buffer) {
+    this.asset = new PrecompressedAsset(source);
+    this.etag = `"${createHash('sha256').update(this.asset.source).digest('base64url').slice(0, 27)}"`;
+  }
+
+  /** Starts compressing every coding on the thread pool, so that no client waits for it. */
+  warm(): void {
+    for (const encoding of ['br', 'gzip'] as const) this.asset.encoded(encoding).catch(() => {});
+  }
+
+  /**
+   * What to send for this request: `null` (a 304, the client holds the bytes: the reply's status
+   * and ETag are set) or the body in the coding the client prefers (Content-Encoding set; the
+   * compression hook then tags the ETag with the coding and compresses nothing again).
+   */
+  async body(request: FastifyRequest, reply: FastifyReply): Promise<Buffer | null> {
+    reply.header('vary', 'Accept-Encoding');
+    reply.header('etag', this.etag);
+    const matched = noneMatch(request.headers['if-none-match'], this.etag);
+    if (matched !== null) {
+      reply.header('etag', matched).code(304);
+      return null;
+    }
+    const encoding = preferredEncoding(request.headers['accept-encoding']);
+    if (encoding === null) return this.asset.source;
+    const body = await this.asset.encoded(encoding);
+    reply.header('content-encoding', encoding);
+    reply.header('content-length', body.length);
+    return body;
   }
 }

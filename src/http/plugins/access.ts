@@ -8,6 +8,7 @@ import { processMetrics } from '../../metrics.ts';
 import { type AppDeps, callerOf, type RouteAccess } from '../context.ts';
 import { ApiError, unauthorized } from '../errors.ts';
 import { parseMarketId } from '../params.ts';
+import { type ChargeAnonymous, keyed } from './anonymous.ts';
 
 const BEARER = /^bearer +([^\s]+) *$/i;
 
@@ -166,15 +167,18 @@ export function authorize(request: FastifyRequest, config: RouteAccess): void {
  * Fastify's validation stage and the clamp hook. Runs for every route of the protected scope;
  * a route that admits its requests itself (`admittedByRoute`) is only authenticated here.
  */
-export function accessHook(deps: AppDeps) {
+export function accessHook(deps: AppDeps, chargeAnonymous: ChargeAnonymous) {
   return async function access(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const config = request.routeOptions.config.access;
     if (!config) throw new Error(`route ${request.routeOptions.url} declares no access config`);
 
+    // A refused key makes the request anonymous: it spends its address's budget (429 once that
+    // is spent, else 401). Without any key, it was charged when it arrived (plugins/anonymous.ts).
+    const refuse = () => (keyed(request) ? chargeAnonymous(request) : null) ?? unauthorized();
     const token = bearerToken(request.headers.authorization);
-    if (token === null) throw unauthorized();
+    if (token === null) throw refuse();
     const check = await deps.keys.verify(token);
-    if (!check.ok) throw unauthorized();
+    if (!check.ok) throw refuse();
     const tier = deps.tiers[check.key.tier as TierId];
     if (!tier) {
       request.log.error(

@@ -105,10 +105,17 @@ export const errorsPlugin = fp(
       // malformed one, an unexpected failure, overload or shutdown): documented on every one.
       const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
       if (schema && !schema.hide) {
+        // Also: another method on the path (405, before authentication), a request too slow or
+        // with headers too large (408, 431, answered before routing), and the budget of
+        // anonymous requests (429) on routes that need no key.
         const any = errorResponses([
           'INVALID_PARAMETER',
+          'METHOD_NOT_ALLOWED',
+          'REQUEST_TIMEOUT',
           'PAYLOAD_TOO_LARGE',
           'UNSUPPORTED_MEDIA_TYPE',
+          'HEADERS_TOO_LARGE',
+          'RATE_LIMIT_EXCEEDED',
           'INTERNAL_ERROR',
           'SERVICE_UNAVAILABLE',
         ]);

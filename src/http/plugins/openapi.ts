@@ -3,9 +3,10 @@ import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ERROR_STATUS } from '../errors.ts';
+import { finishDocument, withExamples, withNdjsonLines } from '../openapi-document.ts';
 import { inlineHashes } from '../pages/csp.ts';
 import { dashboardPage } from '../pages/dashboard.ts';
-import { IMMUTABLE, installedVersion, PrecompressedAsset, preferredEncoding } from '../pages/static-asset.ts';
+import { IMMUTABLE, installedVersion, ServedBytes } from '../pages/static-asset.ts';
 import { NAMED_SCHEMAS } from '../schemas.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -78,6 +79,34 @@ tier in an account share a bound: the tier's quota times the keys the account ma
 live keys and as many test keys), revoked keys' use included; a refusal by that bound has the same code, and its
 message, \`limit\` and \`used\` are the account's. \`GET /client/quota\`, \`GET /client/usage\` and
 the [quota dashboard](/dashboard) show usage, what is left and when it resets.`;
+
+/** The served OpenAPI document: built the first time it is needed, then the same bytes. */
+export class ServedDocument {
+  #bytes: ServedBytes | null = null;
+  /** How many times the document was built (once per process). */
+  builds = 0;
+
+  readonly #build: () => string;
+
+  constructor(build: () => string) {
+    this.#build = build;
+  }
+
+  get(): ServedBytes {
+    if (this.#bytes === null) {
+      this.#bytes = new ServedBytes(this.#build());
+      this.builds++;
+    }
+    return this.#bytes;
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** GET /api/v1/openapi.json's bytes. */
+    openapiDocument: ServedDocument;
+  }
+}
 
 /**
  * The OpenAPI 3.1 document, built from the routes' own schemas (served at
@@ -178,45 +207,57 @@ export const openapiPlugin = fp(
         const { openapiObject } = documentObject;
         const paths: Record<string, unknown> = {};
         for (const [path, item] of Object.entries(openapiObject.paths ?? {})) {
-          paths[path.startsWith(API_PREFIX) ? path.slice(API_PREFIX.length) || '/' : path] = item;
+          paths[(path.startsWith(API_PREFIX) ? path.slice(API_PREFIX.length) : path) || '/'] = item;
         }
-        return { ...openapiObject, paths } as typeof openapiObject;
+        return finishDocument(
+          withExamples(withNdjsonLines({ ...openapiObject, paths } as typeof openapiObject)),
+        );
       },
     });
-    app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async (_request, reply) =>
-      reply.type('application/json').send(app.swagger()),
-    );
+    // The document is the same for the life of the process (one version of the API): built,
+    // serialized and compressed once, when the server is ready, and served as those bytes.
+    const served = new ServedDocument(() => JSON.stringify(app.swagger()));
+    app.decorate('openapiDocument', served);
+    app.addHook('onReady', async () => {
+      served.get().warm();
+    });
+    app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async (request, reply) => {
+      reply.header('cache-control', 'no-cache');
+      const body = await served.get().body(request, reply);
+      return reply.type('application/json; charset=utf-8').send(body);
+    });
     await app.register(async (docs) => {
-      let page: { html: string; csp: string } | null = null;
-      let script: { text: string; asset: PrecompressedAsset } | null = null;
+      // The page and the script are the same for the life of the process (the plugin's
+      // configuration is fixed): kept as bytes the first time they are rendered.
+      let page: { html: string; csp: string; bytes: ServedBytes } | null = null;
+      let script: { text: string; bytes: ServedBytes } | null = null;
       docs.addHook('onSend', async (request, reply, payload) => {
         if (
           request.routeOptions.url === DOCS_PAGE &&
           reply.statusCode === 200 &&
           typeof payload === 'string'
         ) {
-          // The plugin renders the same page every time (its configuration is fixed).
-          if (page?.html !== payload) page = { html: payload, csp: docsCsp(inlineHashes(payload, 'script')) };
+          if (page?.html !== payload)
+            page = {
+              html: payload,
+              csp: docsCsp(inlineHashes(payload, 'script')),
+              bytes: new ServedBytes(payload),
+            };
           reply.header('content-security-policy', page.csp);
-          return payload;
+          reply.header('cache-control', 'no-cache');
+          return page.bytes.body(request, reply);
         }
         reply.header('content-security-policy', docsCsp([]));
         // An error (overload, shutdown) keeps its own headers and body.
         if (request.routeOptions.url !== SCALAR_SCRIPT || reply.statusCode !== 200) return payload;
-        // D19: at the URL the page names (with the package version) it never changes; at any
+        // At the URL the page names (with the package version) it never changes; at any
         // other (no or another version) the browser asks again.
         const versioned = (request.query as { v?: unknown }).v === SCALAR_VERSION;
         reply.header('cache-control', versioned ? IMMUTABLE : 'no-cache');
-        reply.header('vary', 'Accept-Encoding');
-        const encoding = preferredEncoding(request.headers['accept-encoding']);
-        if (encoding === null || typeof payload !== 'string') return payload;
+        if (typeof payload !== 'string') return payload;
         // The plugin sends the same string every time: compressed once per coding.
-        if (script?.text !== payload) script = { text: payload, asset: new PrecompressedAsset(payload) };
-        const body = await script.asset.encoded(encoding);
-        // Already encoded, so @fastify/compress leaves it as it is.
-        reply.header('content-encoding', encoding);
-        reply.header('content-length', body.length);
-        return body;
+        if (script?.text !== payload) script = { text: payload, bytes: new ServedBytes(payload) };
+        return script.bytes.body(request, reply);
       });
       await docs.register(scalar, {
         routePrefix: '/docs',

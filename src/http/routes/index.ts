@@ -26,6 +26,7 @@ import { registerMarketRisk } from './risk/market.ts';
 import { registerPositionsAtRisk } from './risk/positions-at-risk.ts';
 import { registerStressTest } from './risk/stress.ts';
 import { registerHealth } from './service/health.ts';
+import { registerRoot } from './service/root.ts';
 import { registerTokenDetail } from './tokens/detail.ts';
 import { registerTokensList } from './tokens/list.ts';
 import type { Api } from './types.ts';
@@ -48,6 +49,7 @@ export async function registerRoutes(
     pageSnapshots: appDeps.pageSnapshots ?? new MemoryPageSnapshots(appDeps.clock),
   };
   // Service
+  registerRoot(v1);
   registerHealth(v1, deps);
 
   await v1.register(async (authed: Api) => {

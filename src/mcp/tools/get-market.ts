@@ -6,6 +6,7 @@ import { defineTool } from '../tool.ts';
 /** `GET /markets/{marketId}` as a tool. */
 export const getMarketTool = defineTool({
   name: 'get_market',
+  operationId: 'getMarket',
   title: 'Get one market',
   description:
     'One lending market by its uniqueKey, as GET /markets/{marketId} serves it: tokens and prices, supply, borrow, ' +

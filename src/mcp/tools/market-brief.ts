@@ -6,6 +6,7 @@ import { defineTool } from '../tool.ts';
 /** `GET /agent/market-brief/{marketId}` as a tool. */
 export const marketBriefTool = defineTool({
   name: 'market_brief',
+  operationId: 'agentMarketBrief',
   title: 'A market in brief',
   description:
     'A market in one sentence, its key figures, flags with their reasons (liquidatable positions, high utilization, ' +

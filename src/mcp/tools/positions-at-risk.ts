@@ -9,6 +9,7 @@ const LIMIT_MAX = 200;
 /** `GET /risk/positions-at-risk` as a tool. */
 export const positionsAtRiskTool = defineTool({
   name: 'positions_at_risk',
+  operationId: 'positionsAtRisk',
   title: 'Positions at risk',
   description:
     'Borrow positions whose health factor is below a threshold (liquidatable ones, below 1, included), ordered by ' +

@@ -8,6 +8,7 @@ const LIMIT_MAX = 200;
 /** `GET /markets/search` as a tool. */
 export const searchMarketsTool = defineTool({
   name: 'search_markets',
+  operationId: 'searchMarkets',
   title: 'Search markets',
   description:
     'Keyword search of lending markets (Morpho, Aave, Spark, Compound, Euler, Fluid) over collateral and loan ' +

@@ -8,6 +8,7 @@ const LIMIT_MAX = 1000;
 /** `GET /risk/stress` as a tool; shocks are an object of symbol to relative move instead of `SYM:x` text. */
 export const stressTestTool = defineTool({
   name: 'stress_test',
+  operationId: 'stressTest',
   title: 'Stress test',
   description:
     'Moves asset prices and reports, per market and in total, the positions newly liquidatable, the debt at risk, the ' +

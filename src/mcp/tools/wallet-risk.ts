@@ -6,6 +6,7 @@ import { defineTool } from '../tool.ts';
 /** `GET /agent/wallet-risk/{address}` as a tool. */
 export const walletRiskTool = defineTool({
   name: 'wallet_risk',
+  operationId: 'agentWalletRisk',
   title: "A wallet's risk",
   description:
     "A wallet's borrow positions, weakest first, with a risk level, flags with their reasons (LIQUIDATABLE, " +

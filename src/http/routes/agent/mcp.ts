@@ -218,6 +218,8 @@ function mcpRoute(app: Api, deps: RouteDeps): void {
     ),
   );
   // The admission of a request's first tool call, made before validation, for the MCP server.
+  /** The tools' output schemas, from the served document (built by the first tools/list). */
+  let outputs: Map<string, Record<string, unknown>> | null = null;
   const preAdmitted = new WeakMap<FastifyRequest, Admitted & { tool: string }>();
   const mcp = mcpEndpoint({
     admission: deps.admission,
@@ -225,6 +227,10 @@ function mcpRoute(app: Api, deps: RouteDeps): void {
     clock: deps.clock,
     pageSnapshots: deps.pageSnapshots,
     serverInfo: { name: 'lending-risk-data-service', version: API_VERSION },
+    outputSchema: (operationId) => {
+      outputs ??= outputSchemas(app);
+      return outputs.get(operationId);
+    },
   });
   app.post(
     '/agent/mcp',
@@ -316,4 +322,61 @@ function mcpRoute(app: Api, deps: RouteDeps): void {
       return out.type(JSON_TYPE).send(text);
     },
   );
+}
+
+/**
+ * Each operation's success schema in the served document, self-contained for an MCP tool's
+ * outputSchema: `{ type: 'object', anyOf: [the success, the API's error body], $defs }`, the named
+ * schemas it uses in `$defs` (a refused call's structured content is the error body).
+ */
+function outputSchemas(app: Api): Map<string, Record<string, unknown>> {
+  const doc = app.swagger() as unknown as {
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          operationId?: string;
+          responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+        }
+      >
+    >;
+    components: { schemas: Record<string, unknown> };
+  };
+  const PREFIX = '#/components/schemas/';
+  const local = (value: unknown, used: Set<string>): unknown => {
+    if (Array.isArray(value)) return value.map((v) => local(v, used));
+    if (value === null || typeof value !== 'object') return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (k === '$ref' && typeof v === 'string' && v.startsWith(PREFIX)) {
+        used.add(v.slice(PREFIX.length));
+        out[k] = `#/$defs/${v.slice(PREFIX.length)}`;
+      } else out[k] = local(v, used);
+    }
+    return out;
+  };
+  const outputs = new Map<string, Record<string, unknown>>();
+  for (const item of Object.values(doc.paths)) {
+    for (const op of Object.values(item)) {
+      const success = op.responses?.['200']?.content?.['application/json']?.schema;
+      if (!op.operationId || !success) continue;
+      const used = new Set<string>(['Error']);
+      const schema = local(success, used);
+      const defs: Record<string, unknown> = {};
+      for (let pending = [...used]; pending.length > 0; ) {
+        const name = pending.pop()!;
+        if (name in defs) continue;
+        const more = new Set<string>();
+        defs[name] = local(doc.components.schemas[name], more);
+        for (const n of more) if (!(n in defs)) pending.push(n);
+      }
+      outputs.set(op.operationId, {
+        type: 'object',
+        anyOf: [schema, { $ref: '#/$defs/Error' }],
+        $defs: defs,
+      });
+    }
+  }
+  return outputs;
 }

@@ -27,6 +27,15 @@ const pointJson = itemSerializer<TimeseriesPoint>(TimeseriesPointSchema);
 
 export function registerAnalyticsTimeseries(app: Api, deps: RouteDeps): void {
   const daily = new DailyTotals(deps.history);
+  // The days that can no longer change are read once the server is ready, in slices, so that
+  // the first request does not read two years of history while other clients wait.
+  app.addHook('onReady', async () => {
+    const model = deps.data.peek ? deps.data.peek('live') : deps.data.get('live');
+    if (!model?.stored) return;
+    void daily.prepare(deps.clock.now(), model.dataset.version).catch((err: unknown) => {
+      app.log.warn({ err }, 'reading the daily totals ahead failed: the first request reads them');
+    });
+  });
   app.get(
     '/analytics/timeseries',
     {

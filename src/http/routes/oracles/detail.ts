@@ -25,7 +25,7 @@ export function registerOracleDetail(app: Api, deps: AppDeps): void {
         tags: ['Oracles'],
         summary: 'Get one oracle',
         description:
-          "One oracle: its feeds with their freshness now (D14; the oracle's health is its stalest feed's), and the markets that depend on it with their supply at stake.",
+          "One oracle: its feeds with their freshness now (a feed is stale once its last update is older than its heartbeat; the oracle's health is its stalest feed's), and the markets that depend on it with their supply at stake.",
         security: [{ bearerAuth: [] }],
         params: Type.Object({ chainId: ChainIdPath, address: AddressParam('Oracle contract address.') }),
         querystring: Type.Object({}, { additionalProperties: false }),

@@ -55,7 +55,7 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
         summary: 'Liquidations',
         description:
           'Liquidations, newest first (time, then chain, tx hash, log index), with the collateral seized, the debt repaid and ' +
-          'any bad debt, in token units and USD (null where the token has no USD price, D15). Streamed: the body is written as it is read, whatever `limit` (up to ' +
+          'any bad debt, in token units and USD (null where the token has no USD price). Streamed: the body is written as it is read, whatever `limit` (up to ' +
           '500,000), so memory stays flat on both sides; send `Accept: application/x-ndjson` for one JSON object per line ' +
           '(the items, then a last line `{"meta": …}`). `startDate` is raised to your tier\'s history window. Page with ' +
           '`cursor`. A streamed answer carries no ETag (it is not known before the body is written).',

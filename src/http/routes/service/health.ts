@@ -108,7 +108,7 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                       "Whether the source is behind the live data now: false for the sandbox's simulation once real sources serve, and for a source no longer in the sources file (its last refresh older than the live data's). A source not in use counts in no answer's freshness.",
                   }),
                 }),
-                { description: 'Every data source of the live store, as last recorded (DECISIONS D16).' },
+                { description: 'Every data source of the live store, as last recorded.' },
               ),
             }),
           ),
