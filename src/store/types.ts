@@ -1,6 +1,7 @@
 import { BackendUnavailableError } from '../access/admission.ts';
 import type { PositionColumns } from '../domain/position-columns.ts';
 import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.ts';
+import type { EventStore } from './events.ts';
 
 /**
  * The store could not be reached, or did not answer in time: nothing was read, and whether a
@@ -706,6 +707,8 @@ export interface Store
     HistoryStore,
     SourceStore,
     IdempotencyStore {
+  /** The risk events' outbox: subscriptions, events and webhook deliveries (src/store/events.ts). */
+  readonly events: EventStore;
   /** Creates or upgrades the schema; safe to call on every start. */
   migrate(): Promise<void>;
   close(): Promise<void>;

@@ -4,6 +4,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { type Clock, systemClock } from '../../domain/clock.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
+import type { EventStore } from '../events.ts';
 import {
   checkAssetPrices,
   checkLiquidations,
@@ -97,6 +98,7 @@ import {
   SQLITE_USAGE_BATCH_RETENTION_MS,
   USAGE_BATCH_PRUNE_PER_WRITE,
 } from '../usage.ts';
+import { SqliteEventStore } from './event-store.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 
 /** A row of history_markets: its id, and the chain and protocol its snapshots have unless they say otherwise. */
@@ -130,6 +132,7 @@ export class SqliteStore implements Store {
   private readonly marketIds = new Map<string, MarketDimension>();
   private readonly addressIds = new Map<string, number>();
   private readonly clock: Clock;
+  readonly events: EventStore;
 
   /** `clock`: the time of dataset refreshes, migrations and usage batch ids (default: the system clock). */
   constructor(path: string, options: { clock?: Clock } = {}) {
@@ -145,6 +148,7 @@ export class SqliteStore implements Store {
     // slower. A checkpoint then takes longer (tens of ms, on this connection's commit).
     this.db.exec('PRAGMA wal_autocheckpoint = 10000');
     this.db.exec('PRAGMA foreign_keys = ON');
+    this.events = new SqliteEventStore(this.db);
   }
 
   /** A prepared statement, cached by its SQL; `arrays`: rows as arrays (in column order). */
