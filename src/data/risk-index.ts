@@ -493,6 +493,14 @@ export class RiskIndex {
     return 1;
   }
 
+  /**
+   * The health factor position `i` has now, as `view(i)` serves it but unrounded: what risk
+   * events compare with their thresholds (src/events/matcher.ts).
+   */
+  healthFactorOf(i: number): number {
+    return this.hfOf(i, this.cols.marketIndex[i]!);
+  }
+
   /** Current health factor of position `i` (market `ord`). */
   private hfOf(i: number, ord: number): number {
     return this.cols.healthFactor[i]! * this.hfFactor[ord]!;
