@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseSecretsKey } from './events/secrets.ts';
 
 /** Service settings (DECISIONS D13), read once from the environment, validated, then frozen. */
 export interface Settings {
@@ -44,6 +45,18 @@ export interface Settings {
   sourcesFile?: string | null;
   /** Pause between two ingestion passes, ms (`lrds ingest`, `lrds serve` with sources). From INGEST_INTERVAL_MS, default 12000. */
   ingestIntervalMs?: number;
+  /**
+   * Webhooks may use `http` and private, loopback and link-local addresses (development and
+   * tests). From WEBHOOK_ALLOW_PRIVATE=true, default false. Omitted: false.
+   */
+  webhookAllowPrivate?: boolean;
+  /**
+   * The key sealing webhook secrets in the store: 64 hex digits or 32 bytes in base64. From
+   * WEBHOOK_SECRETS_KEY; null (the default): a key file in DATA_DIR, made on first start.
+   */
+  webhookSecretsKey?: string | null;
+  /** Days delivered events are kept (streams replay from them), 1 or more. From EVENT_RETENTION_DAYS, default 7. */
+  eventRetentionDays?: number;
 }
 
 /** Pause between two ingestion passes when INGEST_INTERVAL_MS is not set, ms. */
@@ -136,6 +149,18 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
   if (!(Number.isInteger(ingestIntervalMs) && ingestIntervalMs >= 100 && ingestIntervalMs <= 3_600_000)) {
     problems.push(`INGEST_INTERVAL_MS: must be an integer 100-3600000 (ms), got '${env.INGEST_INTERVAL_MS}'`);
   }
+  const allowText = env.WEBHOOK_ALLOW_PRIVATE?.trim() ?? '';
+  if (!['', 'true', 'false'].includes(allowText))
+    problems.push(`WEBHOOK_ALLOW_PRIVATE: must be true or false, got '${env.WEBHOOK_ALLOW_PRIVATE}'`);
+  const eventDaysText = env.EVENT_RETENTION_DAYS?.trim();
+  const eventRetentionDays = eventDaysText ? Number(eventDaysText) : 7;
+  if (!(Number.isInteger(eventRetentionDays) && eventRetentionDays >= 1))
+    problems.push(
+      `EVENT_RETENTION_DAYS: must be a positive integer (days), got '${env.EVENT_RETENTION_DAYS}'`,
+    );
+  const webhookSecretsKey = env.WEBHOOK_SECRETS_KEY?.trim() || null;
+  if (webhookSecretsKey !== null && !parseSecretsKey(webhookSecretsKey))
+    problems.push('WEBHOOK_SECRETS_KEY: must be 64 hex digits or 32 bytes in base64');
   if (problems.length > 0) throw new SettingsError(`Invalid settings:\n  - ${problems.join('\n  - ')}`);
   return Object.freeze({
     port,
@@ -153,5 +178,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     historyRetentionDays,
     sourcesFile: env.SOURCES_FILE ? resolve(env.SOURCES_FILE) : null,
     ingestIntervalMs,
+    webhookAllowPrivate: allowText === 'true',
+    webhookSecretsKey,
+    eventRetentionDays,
   });
 }

@@ -18,6 +18,9 @@ import {
 } from './data/read-model.ts';
 import { ResearchJob } from './data/research-job.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
+import { createEventsApi } from './events/api.ts';
+import { DEFAULT_EVENT_RETENTION_DAYS, EventsLoop } from './events/loop.ts';
+import { loadSecretsKey, SecretBox } from './events/secrets.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource, ServerOptions } from './http/context.ts';
 import type { Source } from './ingest/contract.ts';
@@ -497,6 +500,8 @@ export interface Service {
   tiers: TierTable;
   /** The ratings job: the latest ratings of each model, rated at start-up, daily and per new model. */
   ratings: RatingsJob;
+  /** The risk events' matching, delivery and retention (running once the app is ready). */
+  events: EventsLoop;
   /**
    * One step of the living sandbox at `atMs`, as the tick timer runs it: prices and feeds move,
    * then (in the process that writes the history) what they call for is liquidated and written
@@ -621,6 +626,31 @@ export async function createService(settings: Settings, options: ServiceOptions 
     onError: (err) => log.warn({ err }, 'ratings run failed: retried in a minute'),
     onRated: (info) => appLog?.info(info, 'ratings computed'),
   });
+  // Risk events: matching (by the holder of the store's matching lease), delivery (every server,
+  // each delivery claimed by one) and retention, in one loop; webhooks and streams for the app.
+  const secrets = new SecretBox(loadSecretsKey(settings.webhookSecretsKey ?? null, settings.dataDir));
+  const allowPrivate = settings.webhookAllowPrivate ?? false;
+  const eventsLoop = new EventsLoop({
+    store: store.events,
+    history: store,
+    models,
+    clock,
+    secrets,
+    holder: ingestHolder,
+    allowPrivate,
+    retentionMs: (settings.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS) * 86_400_000,
+    log,
+    onError: (err) =>
+      log.warn({ err }, 'webhook delivery outcome not written: retried once its claim lapses'),
+  });
+  const events = createEventsApi({
+    store: store.events,
+    secrets,
+    clock,
+    allowPrivate,
+    kick: () => eventsLoop.kick(),
+    onError: (err) => log.warn({ err }, 'event stream poll failed: retried'),
+  });
   const app = await buildApp({
     store,
     tiers,
@@ -630,6 +660,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     data: models,
     history: store,
     ratings,
+    events,
     clock,
     logger: options.logger ?? false,
     ...(options.server ? { server: options.server } : {}),
@@ -714,6 +745,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   let closing = false;
   app.addHook('onReady', async () => {
     if (closing) return;
+    eventsLoop.start();
     void ratings.runDue();
     // Then checks every second whether a model needs rating (new, a 00:00 UTC passed, history backfilled).
     const due = setInterval(() => void ratings.runDue(), 1000);
@@ -809,6 +841,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     models,
     tiers,
     ratings,
+    events: eventsLoop,
     ingest: ingestPass,
     async stepSimulation(atMs: number) {
       await models.tickSimulation(atMs);
@@ -824,6 +857,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
       await liquidations?.idle();
       await ratings.stop();
       await research?.stop();
+      await eventsLoop.stop();
+      await events.streams.close();
       await app.close();
       await keyEvents.close();
       // after the app (no more requests), before the store: flushes counts still buffered

@@ -43,7 +43,11 @@ export function subscriber(s: SubscriptionRecord): Subscriber {
 export function matches(types: ReadonlySet<EventType>, f: EventFilters, a: EventAttributes): boolean {
   if (!types.has(a.type)) return false;
   if (f.chainIds && a.chainId !== null && !f.chainIds.includes(a.chainId)) return false;
-  if (f.protocols && a.protocols.length > 0 && !a.protocols.some((p) => f.protocols!.includes(p)))
+  if (
+    f.protocols &&
+    a.protocols.length > 0 &&
+    !a.protocols.some((p) => (f.protocols as readonly string[]).includes(p))
+  )
     return false;
   if (f.marketIds && a.marketKeys.length > 0 && !a.marketKeys.some((m) => f.marketIds!.includes(m)))
     return false;

@@ -197,7 +197,11 @@ function matchesAll(s: Subscriber, a: EventAttributes): boolean {
   if (!s.types.has(a.type)) return false;
   const f = s.filters;
   if (f.chainIds && a.chainId !== null && !f.chainIds.includes(a.chainId)) return false;
-  if (f.protocols && a.protocols.length > 0 && !a.protocols.some((p) => f.protocols!.includes(p)))
+  if (
+    f.protocols &&
+    a.protocols.length > 0 &&
+    !a.protocols.some((p) => (f.protocols as readonly string[]).includes(p))
+  )
     return false;
   if (f.marketIds && a.marketKeys.length > 0 && !a.marketKeys.some((m) => f.marketIds!.includes(m)))
     return false;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Protocol } from '../domain/enums.ts';
 
 /**
  * The risk events' outbox (DECISIONS D22 in the repository's own docs/webhooks.md): who is
@@ -18,7 +19,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** What a subscription narrows its events to; every filter given must match. */
 export interface EventFilters {
   chainIds?: number[];
-  protocols?: string[];
+  protocols?: Protocol[];
   /** Market uniqueKeys, lower-case. */
   marketIds?: string[];
   /** Lower-case 0x addresses. */
