@@ -55,7 +55,13 @@ function emit(
  */
 export class HealthCrossings {
   private model: ReadModel | null = null;
-  private armed = new Map<number, number>();
+  /** Per position number: its armed level while held, NaN when not held. */
+  private armed = new Float64Array(0);
+  /** Per position number: the pass that last held it. */
+  private stamp = new Uint32Array(0);
+  private passNo = 0;
+  /** Positions held after the last pass. */
+  private heldList: number[] = [];
   /** The highest threshold of the last pass: positions not held were armed up to it. */
   private lastMax = 0;
   private revision = -1;
@@ -64,14 +70,28 @@ export class HealthCrossings {
   /** Forgets everything (the next pass observes without firing). */
   reset(): void {
     this.model = null;
-    this.armed = new Map();
+    this.armed = new Float64Array(0);
+    this.stamp = new Uint32Array(0);
+    this.heldList = [];
     this.lastMax = 0;
     this.revision = -1;
   }
 
   /** Positions held (below the highest threshold x 1.01, or not armed for some threshold). */
   get held(): number {
-    return this.armed.size;
+    return this.heldList.length;
+  }
+
+  /** Room for position numbers below n (positions added by changes get higher numbers). */
+  private ensure(n: number): void {
+    if (n <= this.armed.length) return;
+    const size = Math.max(n, this.armed.length * 2);
+    const armed = new Float64Array(size).fill(Number.NaN);
+    armed.set(this.armed);
+    const stamp = new Uint32Array(size);
+    stamp.set(this.stamp);
+    this.armed = armed;
+    this.stamp = stamp;
   }
 
   /**
@@ -87,53 +107,66 @@ export class HealthCrossings {
     this.revision = model.revision;
     this.indexSeen = index;
     const max = index.maxThreshold;
-    if (max === 0) {
-      this.armed = new Map();
-      this.lastMax = 0;
-      return;
-    }
-    const { risk } = model;
-    const list = risk.query({
-      healthFactorThreshold: max * REARM_FACTOR,
-      minBorrowUsd: 0,
-      limit: Number.MAX_SAFE_INTEGER,
-    });
-    const previous = this.armed;
-    const next = new Map<number, number>();
-    const ths = index.thresholds;
-    const lastMax = this.lastMax;
-    const matched: Subscriber[] = [];
-    for (const i of list) {
-      const h = risk.healthFactorOf(i);
-      // Not held: armed up to the last pass's highest threshold (above it, unknown: not armed).
-      let armed = previous.get(i) ?? Math.max(lastMax, h);
-      if (h < armed) {
-        let from = index.firstAbove(h);
-        if (from < ths.length && ths[from]! <= armed) {
-          const view = risk.view(i);
-          const a: EventAttributes = {
-            type: 'position.health_factor_below',
-            chainId: view.chainId,
-            protocols: [view.protocol],
-            marketKeys: [view.market.uniqueKey],
-            wallet: view.user.address,
-            threshold: 0,
-          };
-          for (; from < ths.length && ths[from]! <= armed; from++) {
-            const t = ths[from]!;
-            a.threshold = t;
-            matched.length = 0;
-            index.byThreshold.get(t)!.match(a, matched);
-            const id = `evt_${hash24(`${mode}:hf:${t}:${view.market.uniqueKey}:${view.user.address}:${model.asOf}`)}`;
-            emit(out, mode, id, { ...a }, nowMs, view, matched);
+    const { risk, catalog } = model;
+    this.ensure(risk.size);
+    const armedOf = this.armed;
+    const stamp = this.stamp;
+    const passNo = ++this.passNo;
+    const next: number[] = [];
+    if (max > 0) {
+      const ths = index.thresholds;
+      const lastMax = this.lastMax;
+      const matched: Subscriber[] = [];
+      const q = {
+        healthFactorThreshold: max * REARM_FACTOR,
+        minBorrowUsd: 0,
+        limit: Number.MAX_SAFE_INTEGER,
+        marketOrd: 0,
+      };
+      // Market by market: each one's positions below the bound are a prefix of its list (a
+      // binary search), with no merge across markets (the order across them does not matter here).
+      for (let ord = 0; ord < catalog.size; ord++) {
+        q.marketOrd = ord;
+        for (const i of risk.query(q)) {
+          const h = risk.healthFactorOf(i);
+          const held = armedOf[i]!;
+          // Not held: armed up to the last pass's highest threshold (above it, unknown: not armed).
+          let armed = Number.isNaN(held) ? Math.max(lastMax, h) : held;
+          if (h < armed) {
+            let from = index.firstAbove(h);
+            if (from < ths.length && ths[from]! <= armed) {
+              const view = risk.view(i);
+              const a: EventAttributes = {
+                type: 'position.health_factor_below',
+                chainId: view.chainId,
+                protocols: [view.protocol],
+                marketKeys: [view.market.uniqueKey],
+                wallet: view.user.address,
+                threshold: 0,
+              };
+              for (; from < ths.length && ths[from]! <= armed; from++) {
+                const t = ths[from]!;
+                a.threshold = t;
+                matched.length = 0;
+                index.byThreshold.get(t)!.match(a, matched);
+                const id = `evt_${hash24(`${mode}:hf:${t}:${view.market.uniqueKey}:${view.user.address}:${model.asOf}`)}`;
+                emit(out, mode, id, { ...a }, nowMs, view, matched);
+              }
+            }
+            armed = h;
           }
+          armed = Math.max(armed, h / REARM_FACTOR);
+          if (armed < max) {
+            armedOf[i] = armed;
+            stamp[i] = passNo;
+            next.push(i);
+          } else armedOf[i] = Number.NaN;
         }
-        armed = h;
       }
-      armed = Math.max(armed, h / REARM_FACTOR);
-      if (armed < max) next.set(i, armed);
     }
-    this.armed = next;
+    // Held before, not below the bound now: armed for every threshold again.
+    for (const i of this.heldList) if (stamp[i] !== passNo) armedOf[i] = Number.NaN;
+    this.heldList = next;
     this.lastMax = max;
   }
 }

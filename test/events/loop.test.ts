@@ -65,15 +65,23 @@ describe('EventsLoop', () => {
       assert.equal(await a.matchPass(), 1);
       assert.equal(await a.matchPass(), 0, 'nothing new');
       // A liquidation of the wallet, recorded in the store's history.
-      await store.appendLiquidations([{ ...liquidationOf(7, market, clock.now() - 500, 5000), borrower: p.user }]);
+      await store.appendLiquidations([
+        { ...liquidationOf(7, market, clock.now() - 500, 5000), borrower: p.user },
+      ]);
       clock.advance(1000);
       assert.equal(await a.matchPass(), 1);
       assert.equal(await a.matchPass(), 0, 'read again (the overlap): stored once');
       assert.equal(await b.deliverPass(), 2, 'any server delivers');
       await b.deliverer.idle();
-      assert.deepEqual(got.map((g) => JSON.parse(g.body).type).sort(), ['position.health_factor_below', 'position.liquidated']);
+      assert.deepEqual(got.map((g) => JSON.parse(g.body).type).sort(), [
+        'position.health_factor_below',
+        'position.liquidated',
+      ]);
       for (const g of got)
-        assert.equal(verifySignature(g.body, g.headers['lrds-signature'] as string, 'whsec_loop', clock.now() / 1000).ok, true);
+        assert.equal(
+          verifySignature(g.body, g.headers['lrds-signature'] as string, 'whsec_loop', clock.now() / 1000).ok,
+          true,
+        );
       await a.stop();
       // The lease released at stop: b takes over at once.
       assert.equal(await b.matchPass(), 0);

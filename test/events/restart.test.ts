@@ -92,11 +92,18 @@ describe('lrds serve: webhook deliveries survive kill -9', () => {
       });
       const key = stdout.trim();
       const first = await startServer();
-      const api = (port: number, path: string, init: RequestInit = {}) =>
-        fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
-          ...init,
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
-        });
+      // A server just started may shed load (503 with Retry-After) while it settles: retried, as a client does.
+      const api = async (port: number, path: string, init: RequestInit = {}) => {
+        for (let attempt = 0; ; attempt++) {
+          const res = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
+            ...init,
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
+          });
+          if (res.status !== 503 || attempt >= 120) return res;
+          await res.arrayBuffer();
+          await sleep(500);
+        }
+      };
       const created = await api(first.port, '/client/webhooks', {
         method: 'POST',
         body: JSON.stringify({ url: hook, events: ['position.liquidated'] }),
@@ -145,7 +152,9 @@ describe('lrds serve: webhook deliveries survive kill -9', () => {
       assert.equal(log.data.length, ids.length);
       for (const d of log.data) {
         assert.equal(d.status, 'delivered');
-        assert.equal(d.attempts, 2);
+        // 2, or 1 when the kill came between a first attempt and the write of its outcome (that
+        // attempt is then unrecorded, and made again once its claim lapsed: at least once).
+        assert.ok(d.attempts === 1 || d.attempts === 2, String(d.attempts));
         assert.equal(d.lastStatus, 200);
       }
       second.child.kill('SIGTERM');
