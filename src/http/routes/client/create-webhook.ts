@@ -21,6 +21,8 @@ export function registerCreateWebhook(app: Api, deps: AppDeps): void {
     {
       config: { access: ACCESS },
       bodyLimit: 128 * 1024,
+      // The tier is checked before the body (category access comes before parameter validation).
+      preValidation: async (request) => requireRisk(callerOf(request).tier),
       schema: {
         operationId: 'createWebhook',
         tags: ['Client'],
@@ -66,7 +68,6 @@ export function registerCreateWebhook(app: Api, deps: AppDeps): void {
     },
     async (request, reply) => {
       const { key, tier } = callerOf(request);
-      requireRisk(tier);
       const filters = normalizeFilters(request.body.filters ?? {}, tier, 'filters.');
       const created = await deps.events.webhooks.create(
         { accountId: key.accountId, mode: key.mode },
