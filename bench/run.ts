@@ -14,6 +14,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { EVENTS_TARGETS, type EventsResults } from './events.ts';
 import { type FirstStartResults, firstStartTable, runFirstStart } from './first-start.ts';
 import {
   DATA_DIR,
@@ -27,7 +28,7 @@ import { INPROCESS_TARGETS, type InProcessResults } from './inprocess.ts';
 import { BENCH_DIR, fmt, log, machine, runNode, sig } from './lib.ts';
 import { STREAM_TARGETS, type StreamResults } from './stream.ts';
 
-const PARTS = ['first-start', 'routes', 'stream', 'workers', 'keys', 'inprocess'] as const;
+const PARTS = ['first-start', 'routes', 'stream', 'workers', 'keys', 'inprocess', 'events'] as const;
 type Part = (typeof PARTS)[number];
 
 const USAGE = `usage: node bench/run.ts [--rounds N] [--connections C] [--only PARTS] [--quick]
@@ -105,6 +106,51 @@ async function runInProcessChild(quick: boolean): Promise<InProcessResults> {
   } finally {
     rmSync(out, { force: true });
   }
+}
+
+/** Risk events (bench/events.ts) in a child process of their own (the large model's memory stays there). */
+async function runEventsChild(quick: boolean): Promise<EventsResults> {
+  const out = join(DATA_DIR, `events-${process.pid}.tmp`);
+  mkdirSync(DATA_DIR, { recursive: true });
+  try {
+    await runNode(
+      [
+        '--max-old-space-size=6144',
+        join(BENCH_DIR, 'events.ts'),
+        '--json-out',
+        out,
+        ...(quick ? ['--quick'] : []),
+      ],
+      process.env,
+      { stderr: 'inherit' },
+    );
+    return JSON.parse(readFileSync(out, 'utf8')) as EventsResults;
+  } finally {
+    rmSync(out, { force: true });
+  }
+}
+
+function eventsTables(ev: EventsResults): string {
+  const l = ev.latency;
+  const n = (x: number) => x.toLocaleString('en-US');
+  const lines = [
+    `Price move to webhook arrival (${n(l.subscriptions)} webhooks by wallet, ${n(l.positions)} positions, SQLite outbox, one local receiver): ` +
+      `p50 ${fmt(l.p50Ms)} ms, p99 ${fmt(l.p99Ms)} ms, max ${fmt(l.maxMs)} ms over ${l.deliveries} deliveries.`,
+    '',
+    '| profile | positions | subscriptions | thresholds | held | matching ms/tick, median | p99 | events/tick | deliveries/tick |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...ev.matching.rows.map(
+      (r) =>
+        `| ${r.profile} | ${n(r.positions)} | ${n(r.subscriptions)} | ${r.thresholds} | ${n(r.held)} | ${fmt(r.medianMs)} | ${fmt(r.p99Ms)} | ${fmt(r.eventsPerTick)} | ${fmt(r.deliveriesPerTick)} |`,
+    ),
+  ];
+  const b = ev.matching.baseline;
+  if (b)
+    lines.push(
+      '',
+      `Baseline (same run): each of ${n(b.subscriptions)} subscriptions tested against each of the ${n(b.positions)} positions below 1.515: ${fmt(b.ms)} ms, ${fmt(b.ratioToIndexed)}x the indexed pass.`,
+    );
+  return lines.join('\n');
 }
 
 const passMark = (pass: boolean) => (pass ? 'yes' : '**no**');
@@ -256,6 +302,7 @@ async function main(): Promise<void> {
 
   let http: HttpResults | null = null;
   let inprocess: InProcessResults | null = null;
+  let events: EventsResults | null = null;
   let firstStart: FirstStartResults | null = null;
   if (opts.parts.has('first-start')) {
     log('first start and restart (default profile, empty DATA_DIR)');
@@ -269,6 +316,10 @@ async function main(): Promise<void> {
   if (opts.parts.has('inprocess')) {
     log('in-process scaling (child process with --expose-gc)');
     inprocess = await runInProcessChild(opts.quick);
+  }
+  if (opts.parts.has('events')) {
+    log('risk events: matching per tick and price move to webhook arrival (child process)');
+    events = await runEventsChild(opts.quick);
   }
 
   const failures = (http?.routes ?? []).filter((r) => r.failures > 0);
@@ -373,6 +424,22 @@ async function main(): Promise<void> {
     }
   }
 
+  if (events) {
+    targets.push({
+      name: 'events: price move to webhook arrival at 10,000 subscriptions, p99 ms',
+      target: `< ${EVENTS_TARGETS.deliveryP99Ms}`,
+      value: events.latency.p99Ms,
+      pass: events.latency.p99Ms < EVENTS_TARGETS.deliveryP99Ms,
+    });
+    const at100k = events.matching.rows.find((r) => r.subscriptions === 100_000);
+    if (at100k)
+      targets.push({
+        name: `events: matching ms per tick at 100,000 subscriptions (${at100k.profile} profile, median)`,
+        target: `< ${EVENTS_TARGETS.matchMsAt100k}`,
+        value: at100k.medianMs,
+        pass: at100k.medianMs < EVENTS_TARGETS.matchMsAt100k,
+      });
+  }
   const day = started.toISOString().slice(0, 10);
   const results = {
     date: started.toISOString(),
@@ -389,6 +456,7 @@ async function main(): Promise<void> {
     firstStart,
     http,
     inprocess,
+    events,
     targets,
     allPass: targets.every((t) => t.pass) && failures.length === 0,
   };
@@ -425,6 +493,7 @@ async function main(): Promise<void> {
     if (http.keys) md.push('', keysTable(http.keys));
   }
   if (inprocess) md.push('', inprocessTables(inprocess));
+  if (events) md.push('', eventsTables(events));
   process.stdout.write(`\n${md.join('\n')}\n\n`);
   log(`results written to bench/results/${day}.json and bench/results/latest.json`);
 

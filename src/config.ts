@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { DEFAULT_RATING_SIZE_FLOOR_USD } from './domain/rating.ts';
+import { parseSecretsKey } from './events/secrets.ts';
 
 /** Service settings (DECISIONS D13), read once from the environment, validated, then frozen. */
 export interface Settings {
@@ -71,6 +72,18 @@ export interface Settings {
    * list of addresses and CIDR ranges. Omitted or unset: none (the socket's address).
    */
   trustProxy?: boolean | number | string;
+  /**
+   * Webhooks may use `http` and private, loopback and link-local addresses (development and
+   * tests). From WEBHOOK_ALLOW_PRIVATE=true, default false. Omitted: false.
+   */
+  webhookAllowPrivate?: boolean;
+  /**
+   * The key sealing webhook secrets in the store: 64 hex digits or 32 bytes in base64. From
+   * WEBHOOK_SECRETS_KEY; null (the default): a key file in DATA_DIR, made on first start.
+   */
+  webhookSecretsKey?: string | null;
+  /** Days delivered events are kept (streams replay from them), 1 or more. From EVENT_RETENTION_DAYS, default 7. */
+  eventRetentionDays?: number;
 }
 
 /** Pause between two ingestion passes when INGEST_INTERVAL_MS is not set, ms. */
@@ -217,6 +230,18 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
       `TRUST_PROXY: must be true, a number of hops, or a comma-separated list of addresses or CIDR ranges, got '${env.TRUST_PROXY}'`,
     );
   }
+  const allowText = env.WEBHOOK_ALLOW_PRIVATE?.trim() ?? '';
+  if (!['', 'true', 'false'].includes(allowText))
+    problems.push(`WEBHOOK_ALLOW_PRIVATE: must be true or false, got '${env.WEBHOOK_ALLOW_PRIVATE}'`);
+  const eventDaysText = env.EVENT_RETENTION_DAYS?.trim();
+  const eventRetentionDays = eventDaysText ? Number(eventDaysText) : 7;
+  if (!(Number.isInteger(eventRetentionDays) && eventRetentionDays >= 1))
+    problems.push(
+      `EVENT_RETENTION_DAYS: must be a positive integer (days), got '${env.EVENT_RETENTION_DAYS}'`,
+    );
+  const webhookSecretsKey = env.WEBHOOK_SECRETS_KEY?.trim() || null;
+  if (webhookSecretsKey !== null && !parseSecretsKey(webhookSecretsKey))
+    problems.push('WEBHOOK_SECRETS_KEY: must be 64 hex digits or 32 bytes in base64');
   if (problems.length > 0) throw new SettingsError(`Invalid settings:\n  - ${problems.join('\n  - ')}`);
   return Object.freeze({
     port,
@@ -240,5 +265,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     anonymousRatePerSecond,
     anonymousBurst,
     trustProxy,
+    webhookAllowPrivate: allowText === 'true',
+    webhookSecretsKey,
+    eventRetentionDays,
   });
 }

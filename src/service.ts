@@ -19,6 +19,9 @@ import {
 import { RedisPageSnapshots } from './data/redis-page-snapshots.ts';
 import { ResearchJob } from './data/research-job.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
+import { createEventsApi } from './events/api.ts';
+import { DEFAULT_EVENT_RETENTION_DAYS, EventsLoop } from './events/loop.ts';
+import { loadSecretsKey, SecretBox } from './events/secrets.ts';
 import { buildApp } from './http/app.ts';
 import type { DataSource, ServerOptions } from './http/context.ts';
 import type { Source } from './ingest/contract.ts';
@@ -483,6 +486,8 @@ export interface Service {
   tiers: TierTable;
   /** The ratings job: the latest ratings of each model, rated at start-up, daily and per new model. */
   ratings: RatingsJob;
+  /** The risk events' matching, delivery and retention (running once the app is ready). */
+  events: EventsLoop;
   /**
    * One step of the living sandbox at `atMs`, as the tick timer runs it: prices and feeds move,
    * then (in the process that writes the history) what they call for is liquidated and written
@@ -633,6 +638,31 @@ export async function createService(settings: Settings, options: ServiceOptions 
   });
   // The pass running here, shown by /health while it runs (and as overdue past its expected time).
   const passWatch = new PassWatch(expectedPassMs(ingestInterval(settings)));
+  // Risk events: matching (by the holder of the store's matching lease), delivery (every server,
+  // each delivery claimed by one) and retention, in one loop; webhooks and streams for the app.
+  const secrets = new SecretBox(loadSecretsKey(settings.webhookSecretsKey ?? null, settings.dataDir));
+  const allowPrivate = settings.webhookAllowPrivate ?? false;
+  const eventsLoop = new EventsLoop({
+    store: store.events,
+    history: store,
+    models,
+    clock,
+    secrets,
+    holder: ingestHolder,
+    allowPrivate,
+    retentionMs: (settings.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS) * 86_400_000,
+    log,
+    onError: (err) =>
+      log.warn({ err }, 'webhook delivery outcome not written: retried once its claim lapses'),
+  });
+  const events = createEventsApi({
+    store: store.events,
+    secrets,
+    clock,
+    allowPrivate,
+    kick: () => eventsLoop.kick(),
+    onError: (err) => log.warn({ err }, 'event stream poll failed: retried'),
+  });
   const app = await buildApp({
     ingestion: (nowMs) => passWatch.state(nowMs),
     store,
@@ -644,6 +674,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     ...(pageSnapshots ? { pageSnapshots } : {}),
     history: store,
     ratings,
+    events,
     clock,
     logger: options.logger ?? false,
     server: {
@@ -730,6 +761,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
       failureMessage: 'ratings run failed: retried in a minute',
       recoveredMessage: 'ratings work again',
     });
+    // Risk events: matched and delivered by their own loop (start/stop, an injected clock).
+    if (!closing) eventsLoop.start();
   });
   const writesHistory = options.writesHistory ?? true;
   // The sandbox history: the backfill after the seed, then the hour just ended, every hour; in
@@ -870,6 +903,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     jobs: runner,
     // A pass the runner already runs is joined.
     ingest: () => (ingests ? runner.runNow('ingest') : ingestPass().catch(() => undefined)),
+    events: eventsLoop,
     async stepSimulation(atMs: number) {
       await models.tickSimulation(atMs);
       await liquidations?.step(models.peek('live'), atMs);
@@ -882,6 +916,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
       await liquidations?.idle();
       await ratings.stop();
       await research?.stop();
+      await eventsLoop.stop();
+      await events.streams.close();
       await app.close();
       await keyEvents.close();
       await pageSnapshots?.close();

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,9 @@ import { buildReadModel, type ReadModel } from '../src/data/read-model.ts';
 import type { Clock } from '../src/domain/clock.ts';
 import { healthFactor } from '../src/domain/metrics.ts';
 import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '../src/domain/types.ts';
+import { createEventsApi, type EventsApi } from '../src/events/api.ts';
+import { SecretBox } from '../src/events/secrets.ts';
+import type { Resolver } from '../src/events/ssrf.ts';
 import { buildApp } from '../src/http/app.ts';
 import type { AppDeps } from '../src/http/context.ts';
 import { createService, type Service } from '../src/service.ts';
@@ -266,6 +270,8 @@ export interface TestApp {
   tiers: TierTable;
   /** The ratings job over the test store and models (rated once before the app is handed out). */
   ratings: RatingsJob;
+  /** The webhooks and event streams the app serves. */
+  events: EventsApi;
   /** Creates a key on the tier (and account) given and returns the whole key. */
   key(tier: TierId, mode?: KeyMode, account?: string): Promise<string>;
   get(path: string, key?: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
@@ -297,6 +303,30 @@ export interface TestAppOptions {
   ratings?: (store: SqliteStore, clock: ManualClock) => RatingsJob;
   /** Where paged lists keep their sets; this app's memory by default. */
   pageSnapshots?: AppDeps['pageSnapshots'];
+  /** Webhooks may use http and private addresses (default false, as in production); a resolver for their hosts. */
+  events?: {
+    allowPrivate?: boolean;
+    resolve?: Resolver;
+    kick?: () => void;
+    keepAliveMs?: number;
+    pollMs?: number;
+    /** The key webhook secrets are sealed with (a fresh one by default). */
+    secrets?: SecretBox;
+  };
+}
+
+/** The risk events' API over a store, with a fresh secrets key. */
+export function testEventsApi(store: Store, clock: Clock, o: TestAppOptions['events'] = {}): EventsApi {
+  return createEventsApi({
+    store: store.events,
+    secrets: o.secrets ?? new SecretBox(randomBytes(32)),
+    clock,
+    allowPrivate: o.allowPrivate ?? false,
+    ...(o.resolve ? { resolve: o.resolve } : {}),
+    ...(o.kick ? { kick: o.kick } : {}),
+    ...(o.keepAliveMs ? { keepAliveMs: o.keepAliveMs } : {}),
+    ...(o.pollMs ? { pollMs: o.pollMs } : {}),
+  });
 }
 
 /**
@@ -360,6 +390,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     options.ratings?.(store, clock) ??
     new RatingsJob({ models: () => [live, sandbox], store, clock, writes: true });
   await ratings.runDue();
+  const events = testEventsApi(store, clock, options.events);
   const app = await buildApp({
     store,
     tiers,
@@ -369,6 +400,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     data: { get: (mode) => (mode === 'test' ? sandbox : live) },
     history: options.history ?? store,
     ratings,
+    events,
     clock,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.pageSnapshots ? { pageSnapshots: options.pageSnapshots } : {}),
@@ -409,6 +441,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     admission,
     tiers,
     ratings,
+    events,
     async key(tier, mode = 'live', account = 'acme') {
       const acct = await keys.ensureAccount(account);
       return (await keys.create({ accountId: acct.id, tier, mode })).key;
@@ -422,6 +455,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     },
     async close() {
       await ratings.stop();
+      await events.streams.close();
       await app.close();
       await store.close();
     },

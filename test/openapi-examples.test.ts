@@ -25,8 +25,8 @@ let taken: Record<string, unknown>;
 let requests: Awaited<ReturnType<typeof exampleRequests>>;
 const saved = JSON.parse(readFileSync(EXAMPLES_FILE, 'utf8')) as Record<string, unknown>;
 /**
- * Answers whose values are not the sandbox's: about the caller's own keys (their ids and
- * prefixes are drawn at random), and health (the times the running service last refreshed).
+ * Answers whose values are not the sandbox's: about the caller's own keys and webhooks (their
+ * ids, prefixes and secrets are drawn at random), and health (the times the running service last refreshed).
  * Their examples are checked against their schemas only.
  */
 const NOT_SANDBOX = new Set([
@@ -37,6 +37,12 @@ const NOT_SANDBOX = new Set([
   'revokeApiKey',
   'getUsage',
   'getQuota',
+  'createWebhook',
+  'listWebhooks',
+  'getWebhook',
+  'deleteWebhook',
+  'testWebhook',
+  'listWebhookDeliveries',
 ]);
 
 before(async () => {
@@ -59,7 +65,7 @@ function operations(): [string, string, any][] {
 describe('OpenAPI examples', () => {
   test('behavior: every 200 and 201 answer has an example of the sandbox', () => {
     for (const [path, method, op] of operations()) {
-      for (const status of ['200', '201']) {
+      for (const status of ['200', '201', '202']) {
         const media = op.responses[status]?.content?.['application/json'];
         if (!media) continue;
         assert.ok(media.examples?.sandbox?.value, `${method} ${path} ${status}: no example`);
@@ -92,7 +98,11 @@ describe('OpenAPI examples', () => {
       const problems = check({
         method: r.method,
         url: r.url,
-        statusCode: r.operationId === 'createApiKey' ? 201 : 200,
+        statusCode: ['createApiKey', 'createWebhook'].includes(r.operationId)
+          ? 201
+          : r.operationId === 'testWebhook'
+            ? 202
+            : 200,
         headers: { 'content-type': 'application/json' },
         rawPayload: Buffer.from(JSON.stringify(saved[r.operationId])),
       });

@@ -49,13 +49,31 @@ export async function sandboxApp(): Promise<Sandbox> {
   await new SandboxHistoryFeed(store, sim, { days: 2, hourlyDays: 1 }).advance(clock.now());
   // The research digests of the days of history.
   await new ResearchJob({ model: () => model, store, clock, busy: () => false }).runDue();
-  const t = await createTestApp({ clock, store, live: model, sandbox: model, tiers: GENEROUS_TIERS });
+  const t = await createTestApp({
+    clock,
+    store,
+    live: model,
+    sandbox: model,
+    tiers: GENEROUS_TIERS,
+    // A webhook of the examples points at this machine (nothing is sent anywhere else).
+    events: { allowPrivate: true },
+  });
   const key = await t.key('enterprise', 'live', 'examples');
   return { t, key, close: () => t.close() };
 }
 
 type Doc = {
-  paths: Record<string, Record<string, { operationId: string; parameters?: { name?: string }[] }>>;
+  paths: Record<
+    string,
+    Record<string, { operationId: string; parameters?: { name?: string }[]; responses?: Record<string, any> }>
+  >;
+};
+
+/** The webhook of the examples: a receiver on this machine's discard port. */
+const WEBHOOK = {
+  url: 'http://127.0.0.1:9/lrds-events',
+  events: ['position.health_factor_below', 'position.liquidated'],
+  filters: { chainIds: [1], healthFactorBelow: 1.05 },
 };
 
 /** The request of each operation that answers 200 or 201, from ids the sandbox serves. */
@@ -71,6 +89,14 @@ export async function exampleRequests(s: Sandbox, doc: Doc) {
   const vault = (await get('/vaults?limit=1')).data[0];
   const report = (await get('/research/reports?limit=1')).data[0];
   const keyId = (await get('/client/api-keys')).data[0].id;
+  const made = await s.t.app.inject({
+    method: 'POST',
+    url: '/api/v1/client/webhooks',
+    headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
+    payload: JSON.stringify(WEBHOOK),
+  });
+  if (made.statusCode !== 201) throw new Error(`a webhook: ${made.statusCode} ${made.body.slice(0, 200)}`);
+  const webhookId = made.json().data.id as string;
   const ids: Record<string, Record<string, string>> = {
     tokens: { chainId: String(token.chainId), address: token.address },
     oracles: { chainId: String(oracle.chainId), address: oracle.address },
@@ -85,6 +111,9 @@ export async function exampleRequests(s: Sandbox, doc: Doc) {
   const out: { operationId: string; method: string; url: string; payload?: unknown }[] = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
+      // Only JSON answers have examples (the event stream's is a stream of events).
+      const ok = op.responses?.['200'] ?? op.responses?.['201'];
+      if (ok && !ok.content?.['application/json']) continue;
       const area = path.split('/')[1] ?? '';
       const params: Record<string, string> = {
         marketId: market.market.uniqueKey,
@@ -92,6 +121,7 @@ export async function exampleRequests(s: Sandbox, doc: Doc) {
         chainId: ids[area]?.chainId ?? '1',
         id: report?.id ?? 'none',
         keyId,
+        webhookId,
       };
       const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name]!));
       const q = [
@@ -111,7 +141,9 @@ export async function exampleRequests(s: Sandbox, doc: Doc) {
             }
           : op.operationId === 'createApiKey'
             ? { mode: 'test', name: 'example' }
-            : undefined;
+            : op.operationId === 'createWebhook'
+              ? WEBHOOK
+              : undefined;
       out.push({
         operationId: op.operationId,
         method: method.toUpperCase(),
@@ -127,10 +159,9 @@ export async function exampleRequests(s: Sandbox, doc: Doc) {
 export async function takeExamples(s: Sandbox): Promise<Record<string, unknown>> {
   const doc = (await s.t.app.inject({ url: '/api/v1/openapi.json' })).json() as Doc;
   const examples: Record<string, unknown> = {};
-  // Revoking a key comes last (it revokes the key of the other examples).
-  const requests = (await exampleRequests(s, doc)).sort(
-    (a, b) => Number(a.operationId === 'revokeApiKey') - Number(b.operationId === 'revokeApiKey'),
-  );
+  // Deleting the webhook, then revoking the key, come last (the other examples use them).
+  const last = (id: string) => (id === 'revokeApiKey' ? 2 : id === 'deleteWebhook' ? 1 : 0);
+  const requests = (await exampleRequests(s, doc)).sort((a, b) => last(a.operationId) - last(b.operationId));
   for (const r of requests) {
     const res = await s.t.app.inject({
       method: r.method,
@@ -143,7 +174,7 @@ export async function takeExamples(s: Sandbox): Promise<Record<string, unknown>>
       },
       ...(r.payload ? { payload: JSON.stringify(r.payload) } : {}),
     });
-    if (res.statusCode !== 200 && res.statusCode !== 201)
+    if (res.statusCode !== 200 && res.statusCode !== 201 && res.statusCode !== 202)
       throw new Error(`${r.operationId} ${r.url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
     examples[r.operationId] = asExample(res.json());
   }

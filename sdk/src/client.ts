@@ -26,16 +26,37 @@ export type VaultRating = components['schemas']['VaultRating'];
 export type RatingChange = components['schemas']['RatingChange'];
 export type RatingMethodology = components['schemas']['RatingMethodology'];
 export type Meta = components['schemas']['Meta'];
+export type Webhook = Success<'getWebhook'>['data'];
+export type WebhookDelivery = Success<'listWebhookDeliveries'>['data'][number];
+/** A risk event as a webhook receives it and the stream sends it (`data` in the API's own shapes). */
+export interface RiskEvent {
+  id: string;
+  type: 'position.health_factor_below' | 'position.liquidated' | 'oracle.stale' | 'oracle.recovered' | 'ping';
+  /** ISO 8601 UTC. */
+  createdAt: string;
+  data: unknown;
+}
+/** Options of `streamEvents`. */
+export interface StreamEventsOptions extends RequestOptions {
+  /** Resume after this event (as `Last-Event-ID`); default: from now. */
+  lastEventId?: string;
+  /** Pause before reconnecting after the stream broke, ms (default: the server's `retry:`, else 2000). */
+  reconnectDelayMs?: number;
+  /** Reconnections in a row without an event received before giving up (default 10). */
+  maxReconnects?: number;
+}
 
 /** The operations of the API, by their OpenAPI `operationId`. */
 export type OperationId = keyof operations;
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
-/** The body of an operation's success (200, or 201 for a creation). */
+/** The body of an operation's success (200, or 201 for a creation, 202 for something under way). */
 export type Success<K extends OperationId> = operations[K]['responses'] extends { 200: infer R }
   ? JsonOf<R>
   : operations[K]['responses'] extends { 201: infer R }
     ? JsonOf<R>
-    : never;
+    : operations[K]['responses'] extends { 202: infer R }
+      ? JsonOf<R>
+      : never;
 /** The query parameters of an operation. */
 export type Query<K extends OperationId> = NonNullable<operations[K]['parameters']['query']>;
 /** The operations that answer a list, which `pages` and `paginate` walk through. */
@@ -498,6 +519,143 @@ export class LrdsClient {
   /** Tier, rate, quotas, what is used and left, and when they reset. */
   getQuota(options?: RequestOptions): Promise<Success<'getQuota'>> {
     return this.#request('GET', '/client/quota', undefined, undefined, options);
+  }
+
+  /** Your webhooks (of the calling key's mode); secrets are never shown again. */
+  listWebhooks(options?: RequestOptions): Promise<Success<'listWebhooks'>> {
+    return this.#request('GET', '/client/webhooks', undefined, undefined, options);
+  }
+
+  /** Creates a webhook; the answer shows its signing secret, once. */
+  createWebhook(
+    body: operations['createWebhook']['requestBody']['content']['application/json'],
+    options?: RequestOptions,
+  ): Promise<Success<'createWebhook'>> {
+    return this.#request('POST', '/client/webhooks', undefined, body, options);
+  }
+
+  /** One webhook of your account. */
+  getWebhook(webhookId: string, options?: RequestOptions): Promise<Success<'getWebhook'>> {
+    return this.#request(
+      'GET',
+      `/client/webhooks/${encodeURIComponent(webhookId)}`,
+      undefined,
+      undefined,
+      options,
+    );
+  }
+
+  /** Deletes a webhook (its pending deliveries are marked failed). */
+  deleteWebhook(webhookId: string, options?: RequestOptions): Promise<Success<'deleteWebhook'>> {
+    return this.#request(
+      'DELETE',
+      `/client/webhooks/${encodeURIComponent(webhookId)}`,
+      undefined,
+      undefined,
+      options,
+    );
+  }
+
+  /** Sends a `ping` event to the webhook (follow it in its deliveries). */
+  testWebhook(webhookId: string, options?: RequestOptions): Promise<Success<'testWebhook'>> {
+    return this.#request(
+      'POST',
+      `/client/webhooks/${encodeURIComponent(webhookId)}/test`,
+      undefined,
+      {},
+      options,
+    );
+  }
+
+  /** A webhook's delivery log, newest first. */
+  listWebhookDeliveries(
+    webhookId: string,
+    query: Query<'listWebhookDeliveries'> = {},
+    options?: RequestOptions,
+  ): Promise<Success<'listWebhookDeliveries'>> {
+    return this.#request(
+      'GET',
+      `/client/webhooks/${encodeURIComponent(webhookId)}/deliveries`,
+      query,
+      undefined,
+      options,
+    );
+  }
+
+  /**
+   * The risk events stream (`GET /events/stream`, server-sent events) as an async iterator of
+   * events. When the connection breaks, it reconnects with `Last-Event-ID` set to the last
+   * event received, so nothing retained is missed (an event may come twice: dedupe by id). It
+   * ends when `signal` aborts (or the loop is left); an error answer (401, 403, 429…) throws.
+   */
+  async *streamEvents(
+    query: Query<'streamEvents'> = {},
+    options: StreamEventsOptions = {},
+  ): AsyncGenerator<RiskEvent, void, undefined> {
+    let lastEventId = options.lastEventId;
+    let retryMs = options.reconnectDelayMs ?? 2000;
+    let quietReconnects = 0;
+    const wait = this.#options.sleep ?? sleep;
+    for (;;) {
+      if (options.signal?.aborted) return;
+      let res: Response;
+      try {
+        res = await this.#fetch('GET', '/events/stream', query, undefined, {
+          ...options,
+          headers: {
+            accept: 'text/event-stream',
+            ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
+            ...options.headers,
+          },
+        });
+      } catch (err) {
+        // An answer of the API (a refusal) ends the stream; a network failure is retried.
+        if (err instanceof LrdsApiError || options.signal?.aborted) throw err;
+        if (++quietReconnects > (options.maxReconnects ?? 10)) throw err;
+        await wait(retryMs, options.signal);
+        continue;
+      }
+      let gotEvent = false;
+      try {
+        if (!res.body) throw new Error('the stream has no body');
+        const reader = res.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = '';
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            let id: string | null = null;
+            let data = '';
+            for (const line of block.split('\n')) {
+              if (line.startsWith(':')) continue;
+              const colon = line.indexOf(':');
+              const field = colon < 0 ? line : line.slice(0, colon);
+              const v = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+              if (field === 'id') id = v;
+              else if (field === 'data') data += data === '' ? v : `\n${v}`;
+              else if (field === 'retry' && /^\d+$/.test(v) && options.reconnectDelayMs === undefined)
+                retryMs = Number(v);
+            }
+            if (data === '') continue;
+            if (id !== null) lastEventId = id;
+            gotEvent = true;
+            quietReconnects = 0;
+            yield JSON.parse(data) as RiskEvent;
+          }
+        }
+      } catch {
+        // The connection broke mid-stream: reconnect below, from the last event received.
+        if (options.signal?.aborted) return;
+      }
+      if (options.signal?.aborted) return;
+      if (!gotEvent && ++quietReconnects > (options.maxReconnects ?? 10))
+        throw new Error('the event stream kept breaking without delivering an event');
+      await wait(retryMs, options.signal);
+    }
   }
 
   /**

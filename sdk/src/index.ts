@@ -20,11 +20,15 @@ export {
   type RatingChange,
   type RatingMethodology,
   type RequestOptions,
+  type RiskEvent,
+  type StreamEventsOptions,
   type Success,
   type Token,
   type TokenDetail,
   type Vault,
   type VaultRating,
+  type Webhook,
+  type WebhookDelivery,
 } from './client.ts';
 export {
   type ErrorBody,
@@ -36,3 +40,4 @@ export {
 } from './errors.ts';
 export type { RetryOptions } from './retry.ts';
 export type { components, operations, paths } from './schema.ts';
+export { type VerifyOptions, type VerifyResult, verifyWebhookSignature } from './webhooks.ts';

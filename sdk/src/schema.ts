@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 22713bbb1cd0c1948e17423de4137be1705d344f7dd3e4613b8cf84d56d3a240) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 167037dfe2f131456f0d876bbfe3880e6de0086a411afacc43f13a9e1122b604) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/": {
         parameters: {
@@ -224,6 +224,118 @@ export interface paths {
          * @description Counted requests of the calling key per UTC day and endpoint, from `startDate` (raised to the tier's history window) to today.
          */
         get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/client/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your account's webhooks
+         * @description The account's webhooks of the calling key's mode, oldest first. Secrets are never shown again.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description Subscribes a URL to risk events: each matching event is POSTed to it as JSON, signed with the webhook's secret in `LRDS-Signature` (`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`), with its id in `LRDS-Event-Id`. A 2xx answer within 10 s delivers it; anything else is retried with exponential backoff for 24 hours. The response is the only time the secret is shown.
+         *
+         *     Needs the tier's `risk` category (403 `TIER_FORBIDDEN`); an account holds at most `maxWebhooksPerAccount` webhooks per mode (Pro 10, Enterprise 100: 403 `WEBHOOK_LIMIT_REACHED`). The URL must be `https` and resolve to public addresses only (no private, loopback, link-local or reserved address, IPv4 or IPv6); it is checked again before every delivery. A test key subscribes to the events of the sandbox served to test keys.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/client/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook
+         * @description A webhook of the account (of the calling key's mode). Its secret is never shown again.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Nothing more is sent to it: deliveries still pending are marked failed. Answers the webhook as it was.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/client/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's deliveries
+         * @description The delivery log, newest event first: per event, its attempts, the last status and error, the next attempt and when it was delivered. Kept as long as the events (7 days by default).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/client/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Stores a `ping` event for this webhook and delivers it at once, signed like every event (and retried like any). Follow it in the webhook's deliveries.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Risk events as server-sent events
+         * @description A `text/event-stream` of the risk events matching the filters, each sent with `id:` (the event id), `event:` (its type) and `data:` (the event as JSON, as a webhook receives it). A comment line is sent every 15 s on an idle stream. After a disconnect, reconnect with the `Last-Event-ID` header (browsers' EventSource does it): the events that followed that one are replayed from the retained log (7 days by default), then the stream goes on. Without it, the stream starts from now.
+         *
+         *     Opening a stream counts as one request. A key may hold `maxStreamsPerKey` streams open at once (Pro 2, Enterprise 20: 429 `STREAM_LIMIT_REACHED`). A reader that falls more than 1 MiB behind is disconnected (it resumes with `Last-Event-ID`). Events are not guaranteed to arrive in the order they happened.
+         */
+        get: operations["streamEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -782,7 +894,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            error: "INVALID_PARAMETER" | "UNAUTHORIZED" | "TIER_FORBIDDEN" | "CHAIN_FORBIDDEN" | "KEY_LIMIT_REACHED" | "NOT_FOUND" | "MARKET_NOT_FOUND" | "TOKEN_NOT_FOUND" | "ORACLE_NOT_FOUND" | "VAULT_NOT_FOUND" | "REPORT_NOT_FOUND" | "KEY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "MONTHLY_QUOTA_EXCEEDED" | "KEY_CREATION_RATE_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+            error: "INVALID_PARAMETER" | "UNAUTHORIZED" | "TIER_FORBIDDEN" | "CHAIN_FORBIDDEN" | "KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "NOT_FOUND" | "MARKET_NOT_FOUND" | "TOKEN_NOT_FOUND" | "ORACLE_NOT_FOUND" | "VAULT_NOT_FOUND" | "REPORT_NOT_FOUND" | "KEY_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "MONTHLY_QUOTA_EXCEEDED" | "KEY_CREATION_RATE_EXCEEDED" | "STREAM_LIMIT_REACHED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable explanation. */
             message: string;
             /** @description INVALID_PARAMETER: each offending parameter. */
@@ -3057,8 +3169,41 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Too Many Requests: `STREAM_LIMIT_REACHED` or `RATE_LIMIT_EXCEEDED` or `DAILY_QUOTA_EXCEEDED` or `MONTHLY_QUOTA_EXCEEDED`. Over a limit: the per-second rate, a quota, or (without a valid key) the budget of anonymous requests of your address. `Retry-After` says when to retry. */
+        StreamLimitReachedOrRateLimitExceededOrDailyQuotaExceededOrMonthlyQuotaExceeded: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Forbidden: `TIER_FORBIDDEN`. */
         TierForbidden: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Forbidden: `TIER_FORBIDDEN` or `WEBHOOK_LIMIT_REACHED`. */
+        TierForbiddenOrWebhookLimitReached: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -3119,6 +3264,22 @@ export interface components {
         };
         /** @description Not Found: `VAULT_NOT_FOUND`. */
         VaultNotFound: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Not Found: `WEBHOOK_NOT_FOUND`. */
+        WebhookNotFound: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -3215,6 +3376,11 @@ export interface components {
          * @example 2026-11-01
          */
         startDate: string;
+        /**
+         * @description Id of the webhook.
+         * @example wh_4mQp8ZrT2vLx9KcB1nWd
+         */
+        webhookId: string;
     };
     requestBodies: never;
     headers: {
@@ -4120,6 +4286,477 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimitExceeded"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your account's webhooks. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @example wh_4mQp8ZrT2vLx9KcB1nWd */
+                            id: string;
+                            /** @example https://hooks.example.com/lrds */
+                            url: string;
+                            events: ("position.health_factor_below" | "position.liquidated" | "oracle.stale" | "oracle.recovered")[];
+                            /** @description Every filter given must match. Filters an event has nothing for do not narrow it (an oracle event has no wallet). */
+                            filters: {
+                                /** @description Only events on these chains. */
+                                chainIds?: number[];
+                                /** @description Only events about markets of these protocols (an oracle: one pricing such a market). */
+                                protocols?: ("morpho" | "aave" | "spark" | "compound" | "euler" | "fluid")[];
+                                /** @description Only events about these markets (uniqueKeys; an oracle: one pricing such a market). */
+                                marketIds?: string[];
+                                /** @description Only position events of these wallets. */
+                                wallets?: string[];
+                                /** @description position.health_factor_below fires when a health factor crosses below this (default 1.1), and again only after it was back above it by 1 % or more. */
+                                healthFactorBelow?: number;
+                            };
+                            /** @description ISO 8601 UTC. */
+                            createdAt: string;
+                        }[];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidParameter"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimitExceeded"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example https://hooks.example.com/lrds */
+                    url: string;
+                    events: ("position.health_factor_below" | "position.liquidated" | "oracle.stale" | "oracle.recovered")[];
+                    /** @description Every filter given must match. Filters an event has nothing for do not narrow it (an oracle event has no wallet). */
+                    filters?: {
+                        /** @description Only events on these chains. */
+                        chainIds?: number[];
+                        /** @description Only events about markets of these protocols (an oracle: one pricing such a market). */
+                        protocols?: ("morpho" | "aave" | "spark" | "compound" | "euler" | "fluid")[];
+                        /** @description Only events about these markets (uniqueKeys; an oracle: one pricing such a market). */
+                        marketIds?: string[];
+                        /** @description Only position events of these wallets. */
+                        wallets?: string[];
+                        /** @description position.health_factor_below fires when a health factor crosses below this (default 1.1), and again only after it was back above it by 1 % or more. */
+                        healthFactorBelow?: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Create a webhook. */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @example wh_4mQp8ZrT2vLx9KcB1nWd */
+                            id: string;
+                            /** @example https://hooks.example.com/lrds */
+                            url: string;
+                            events: ("position.health_factor_below" | "position.liquidated" | "oracle.stale" | "oracle.recovered")[];
+                            /** @description Every filter given must match. Filters an event has nothing for do not narrow it (an oracle event has no wallet). */
+                            filters: {
+                                /** @description Only events on these chains. */
+                                chainIds?: number[];
+                                /** @description Only events about markets of these protocols (an oracle: one pricing such a market). */
+                                protocols?: ("morpho" | "aave" | "spark" | "compound" | "euler" | "fluid")[];
+                                /** @description Only events about these markets (uniqueKeys; an oracle: one pricing such a market). */
+                                marketIds?: string[];
+                                /** @description Only position events of these wallets. */
+                                wallets?: string[];
+                                /** @description position.health_factor_below fires when a health factor crosses below this (default 1.1), and again only after it was back above it by 1 % or more. */
+                                healthFactorBelow?: number;
+                            };
+                            /** @description ISO 8601 UTC. */
+                            createdAt: string;
+                            /** @description The signing secret (`whsec_…`). Store it now: it is never shown again. */
+                            secret: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TierForbiddenOrWebhookLimitReached"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimitExceeded"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook.
+                 * @example wh_4mQp8ZrT2vLx9KcB1nWd
+                 */
+                webhookId: components["parameters"]["webhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One webhook. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @example wh_4mQp8ZrT2vLx9KcB1nWd */
+                            id: string;
+                            /** @example https://hooks.example.com/lrds */
+                            url: string;
+                            events: ("position.health_factor_below" | "position.liquidated" | "oracle.stale" | "oracle.recovered")[];
+                            /** @description Every filter given must match. Filters an event has nothing for do not narrow it (an oracle event has no wallet). */
+                            filters: {
+                                /** @description Only events on these chains. */
+                                chainIds?: number[];
+                                /** @description Only events about markets of these protocols (an oracle: one pricing such a market). */
+                                protocols?: ("morpho" | "aave" | "spark" | "compound" | "euler" | "fluid")[];
+                                /** @description Only events about these markets (uniqueKeys; an oracle: one pricing such a market). */
+                                marketIds?: string[];
+                                /** @description Only position events of these wallets. */
+                                wallets?: string[];
+                                /** @description position.health_factor_below fires when a health factor crosses below this (default 1.1), and again only after it was back above it by 1 % or more. */
+                                healthFactorBelow?: number;
+                            };
+                            /** @description ISO 8601 UTC. */
+                            createdAt: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidParameter"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimitExceeded"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook.
+                 * @example wh_4mQp8ZrT2vLx9KcB1nWd
+                 */
+                webhookId: components["parameters"]["webhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delete a webhook. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @example wh_4mQp8ZrT2vLx9KcB1nWd */
+                            id: string;
+                            /** @example https://hooks.example.com/lrds */
+                            url: string;
+                            events: ("position.health_factor_below" | "position.liquidated" | "oracle.stale" | "oracle.recovered")[];
+                            /** @description Every filter given must match. Filters an event has nothing for do not narrow it (an oracle event has no wallet). */
+                            filters: {
+                                /** @description Only events on these chains. */
+                                chainIds?: number[];
+                                /** @description Only events about markets of these protocols (an oracle: one pricing such a market). */
+                                protocols?: ("morpho" | "aave" | "spark" | "compound" | "euler" | "fluid")[];
+                                /** @description Only events about these markets (uniqueKeys; an oracle: one pricing such a market). */
+                                marketIds?: string[];
+                                /** @description Only position events of these wallets. */
+                                wallets?: string[];
+                                /** @description position.health_factor_below fires when a health factor crosses below this (default 1.1), and again only after it was back above it by 1 % or more. */
+                                healthFactorBelow?: number;
+                            };
+                            /** @description ISO 8601 UTC. */
+                            createdAt: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidParameter"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimitExceeded"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Deliveries per page (default 20, at most 100). */
+                limit?: number;
+                /** @description From `meta.nextCursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook.
+                 * @example wh_4mQp8ZrT2vLx9KcB1nWd
+                 */
+                webhookId: components["parameters"]["webhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A webhook's deliveries. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @example dlv_3f9a0c1d2e4b5a6978c0d1e2 */
+                            id: string;
+                            /** @example evt_8b1f0e2d3c4a5b6978d0e1f2 */
+                            eventId: string;
+                            /** @enum {string} */
+                            eventType: "position.health_factor_below" | "position.liquidated" | "oracle.stale" | "oracle.recovered" | "ping";
+                            /**
+                             * @description pending: to be attempted (again); delivered: a 2xx came back; failed: given up after 24 hours.
+                             * @enum {string}
+                             */
+                            status: "pending" | "delivered" | "failed";
+                            /** @description Attempts made. */
+                            attempts: number;
+                            /** @description HTTP status of the last attempt; null when it got none (timeout, connection refused, URL refused). */
+                            lastStatus: number | null;
+                            /** @description Why the last attempt failed; null when it did not. */
+                            lastError: string | null;
+                            /** @description ISO 8601 UTC of the next attempt; null once delivered or failed. */
+                            nextAttemptAt: string | null;
+                            /** @description ISO 8601 UTC; null until delivered. */
+                            deliveredAt: string | null;
+                            /** @description ISO 8601 UTC: when the event was created. */
+                            createdAt: string;
+                        }[];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidParameter"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimitExceeded"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook.
+                 * @example wh_4mQp8ZrT2vLx9KcB1nWd
+                 */
+                webhookId: components["parameters"]["webhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ping is stored and on its way. */
+            202: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @example evt_8b1f0e2d3c4a5b6978d0 */
+                            eventId: string;
+                            /** @example dlv_3f9a0c1d2e4b5a6978c0d1e2 */
+                            deliveryId: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidParameter"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimitExceeded"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated event types (default all: position.health_factor_below, position.liquidated, oracle.stale, oracle.recovered). */
+                types?: string;
+                /**
+                 * @description Comma-separated chain ids, e.g. `1,8453`. Filtered to the tier's chains; omitted, the scope is the tier's chains.
+                 * @example 1,8453
+                 */
+                chainIds?: components["parameters"]["chainIds"];
+                /** @description Comma-separated protocols (morpho, aave, spark, compound, euler, fluid). */
+                protocols?: string;
+                /** @description Comma-separated market uniqueKeys (at most 100). */
+                marketIds?: string;
+                /** @description Comma-separated wallet addresses (at most 100). */
+                wallets?: string;
+                /** @description position.health_factor_below fires when a health factor crosses below this (default 1.1). */
+                healthFactorBelow?: number;
+            };
+            header?: {
+                /** @description The id of the last event received: replay what followed it. */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream (it does not end until the client disconnects). */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: evt_2f0c9a1b3d4e5f60718293a4
+                     *     event: position.health_factor_below
+                     *     data: {"id":"evt_2f0c9a1b3d4e5f60718293a4","type":"position.health_factor_below","createdAt":"2026-11-22T12:00:05.000Z","data":{…}}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["InvalidParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TierForbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["StreamLimitReachedOrRateLimitExceededOrDailyQuotaExceededOrMonthlyQuotaExceeded"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -58,10 +58,16 @@ export interface Tier {
   readonly maxKeysPerAccount: number | null;
   /** Keys one account may create itself in any 24 hours (revoked ones included); null = unlimited. */
   readonly keyCreationsPerDay: number | null;
+  /** Webhooks one account may hold per mode (live, test); null = unlimited, 0 = none. */
+  readonly maxWebhooksPerAccount: number | null;
+  /** Event streams (`GET /events/stream`) one key may hold open at once; null = unlimited, 0 = none. */
+  readonly maxStreamsPerKey: number | null;
 }
 
 /** Used when a tier file leaves the self-service caps out. */
 export const KEY_CAP_DEFAULTS = { maxKeysPerAccount: 10, keyCreationsPerDay: 20 } as const;
+/** Used when a tier file leaves the event caps out. */
+export const EVENT_CAP_DEFAULTS = { maxWebhooksPerAccount: 10, maxStreamsPerKey: 2 } as const;
 
 export type TierTable = Readonly<Record<TierId, Tier>>;
 
@@ -87,6 +93,8 @@ const TIER_FIELDS = [
   'historyDays',
   'maxKeysPerAccount',
   'keyCreationsPerDay',
+  'maxWebhooksPerAccount',
+  'maxStreamsPerKey',
 ] as const;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -120,6 +128,19 @@ function parseTier(id: TierId, raw: unknown, problems: string[]): Tier | null {
     raw['maxKeysPerAccount'] === undefined ? KEY_CAP_DEFAULTS.maxKeysPerAccount : raw['maxKeysPerAccount'];
   const keyCreationsPerDay =
     raw['keyCreationsPerDay'] === undefined ? KEY_CAP_DEFAULTS.keyCreationsPerDay : raw['keyCreationsPerDay'];
+  const eventCaps: Record<string, unknown> = {
+    maxWebhooksPerAccount:
+      raw['maxWebhooksPerAccount'] === undefined
+        ? EVENT_CAP_DEFAULTS.maxWebhooksPerAccount
+        : raw['maxWebhooksPerAccount'],
+    maxStreamsPerKey:
+      raw['maxStreamsPerKey'] === undefined ? EVENT_CAP_DEFAULTS.maxStreamsPerKey : raw['maxStreamsPerKey'],
+  };
+  for (const [field, v] of Object.entries(eventCaps)) {
+    if (v !== null && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)) {
+      problems.push(`${path}.${field}: must be an integer >= 0 or null, ${describe(v)}`);
+    }
+  }
   if (typeof name !== 'string' || name.trim() === '') {
     problems.push(`${path}.name: must be a non-empty string, ${describe(name)}`);
   }
@@ -183,6 +204,8 @@ function parseTier(id: TierId, raw: unknown, problems: string[]): Tier | null {
     historyDays: historyDays as number | null,
     maxKeysPerAccount: maxKeysPerAccount as number | null,
     keyCreationsPerDay: keyCreationsPerDay as number | null,
+    maxWebhooksPerAccount: eventCaps['maxWebhooksPerAccount'] as number | null,
+    maxStreamsPerKey: eventCaps['maxStreamsPerKey'] as number | null,
   });
 }
 

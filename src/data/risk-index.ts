@@ -912,6 +912,15 @@ export class RiskIndex {
     return this.hfFactor[ord]!;
   }
 
+  /**
+   * The health factor position `i` has now, as `view(i)` serves it but unrounded: what risk
+   * events compare with their thresholds (src/events/matcher.ts).
+   */
+  healthFactorOf(i: number): number {
+    const account = this.accountOf(i);
+    return account ? accountHealth(account.totals).healthFactor : this.hfOf(i, this.cols.marketIndex[i]!);
+  }
+
   /** Current health factor of position `i` (market `ord`). */
   private hfOf(i: number, ord: number): number {
     return this.cols.healthFactor[i]! * this.hfFactor[ord]!;

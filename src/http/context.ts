@@ -6,6 +6,7 @@ import type { Category, Tier, TierTable } from '../access/tiers.ts';
 import type { PageSnapshots } from '../data/page-snapshots.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
+import type { EventsApi } from '../events/api.ts';
 import type { PassState } from '../ingest/pass-watch.ts';
 import type { RatingsReader } from '../queries/ratings.ts';
 import type { HistoryReader } from '../queries/types.ts';
@@ -93,6 +94,8 @@ export interface AppDeps {
   history: HistoryReader;
   /** The latest ratings of each model (computed by the ratings job) and the recorded rating changes. */
   ratings: RatingsReader;
+  /** Webhooks of the client area and the event streams (risk events). */
+  events: EventsApi;
   clock: Clock;
   /** Pino options, or false for no logging. */
   logger?: boolean | Record<string, unknown>;

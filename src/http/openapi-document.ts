@@ -156,7 +156,7 @@ export function withExamples<T extends object>(doc: T): T {
     const example = EXAMPLES[String(op.operationId)];
     if (example === undefined || !isObj(op.responses)) continue;
     for (const [status, response] of Object.entries(op.responses)) {
-      if (!/^20[01]$/.test(status) || !isObj(response) || !isObj(response.content)) continue;
+      if (!/^20[012]$/.test(status) || !isObj(response) || !isObj(response.content)) continue;
       const media = response.content['application/json'];
       if (!isObj(media)) continue;
       media.examples = {

@@ -1136,6 +1136,20 @@ const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
     tier: 'free',
     limit: 2,
   },
+  WEBHOOK_LIMIT_REACHED: {
+    error: 'WEBHOOK_LIMIT_REACHED',
+    message:
+      'Your account holds 10 live webhooks, the most the Pro tier allows (10); delete one to create another.',
+    tier: 'pro',
+    limit: 10,
+  },
+  STREAM_LIMIT_REACHED: {
+    error: 'STREAM_LIMIT_REACHED',
+    message: 'This key holds 2 event streams open, the most the Pro tier allows (2); retry after one closes.',
+    tier: 'pro',
+    limit: 2,
+    retryAfter: 5,
+  },
   KEY_CREATION_RATE_EXCEEDED: {
     error: 'KEY_CREATION_RATE_EXCEEDED',
     message:
@@ -1162,6 +1176,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
     message: "No research report '2026-01-01-morpho'.",
   },
   KEY_NOT_FOUND: { error: 'KEY_NOT_FOUND', message: "No API key 'key_abc' on this account." },
+  WEBHOOK_NOT_FOUND: { error: 'WEBHOOK_NOT_FOUND', message: "No webhook 'wh_abc' on this account." },
   METHOD_NOT_ALLOWED: {
     error: 'METHOD_NOT_ALLOWED',
     message: 'PUT is not allowed on /api/v1/markets; use GET, HEAD, OPTIONS.',

@@ -1,6 +1,7 @@
 import type { PositionColumns } from '../domain/position-columns.ts';
 import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.ts';
 import { BackendUnavailableError } from '../domain/unavailable.ts';
+import type { EventStore } from './events.ts';
 import type { WriteProblem, WriteProblemListener } from './write-health.ts';
 
 /**
@@ -747,6 +748,8 @@ export interface Store
     HistoryStore,
     SourceStore,
     IdempotencyStore {
+  /** The risk events' outbox: subscriptions, events and webhook deliveries (src/store/events.ts). */
+  readonly events: EventStore;
   /** Creates or upgrades the schema; safe to call on every start. */
   migrate(): Promise<void>;
   close(): Promise<void>;

@@ -80,6 +80,8 @@ describe('loadTiers', () => {
       historyDays: 30,
       maxKeysPerAccount: 2,
       keyCreationsPerDay: 5,
+      maxWebhooksPerAccount: 0,
+      maxStreamsPerKey: 0,
     });
     assert.deepEqual(tiers.pro, {
       id: 'pro',
@@ -93,6 +95,8 @@ describe('loadTiers', () => {
       historyDays: 90,
       maxKeysPerAccount: 10,
       keyCreationsPerDay: 20,
+      maxWebhooksPerAccount: 10,
+      maxStreamsPerKey: 2,
     });
     assert.deepEqual(tiers.enterprise, {
       id: 'enterprise',
@@ -106,6 +110,8 @@ describe('loadTiers', () => {
       historyDays: null,
       maxKeysPerAccount: 100,
       keyCreationsPerDay: 100,
+      maxWebhooksPerAccount: 100,
+      maxStreamsPerKey: 20,
     });
   });
 

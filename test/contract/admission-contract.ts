@@ -23,6 +23,8 @@ export function tier(ratePerSecond: number, dailyQuota: number | null, monthlyQu
     historyDays: null,
     maxKeysPerAccount: null,
     keyCreationsPerDay: null,
+    maxWebhooksPerAccount: null,
+    maxStreamsPerKey: null,
   };
 }
 

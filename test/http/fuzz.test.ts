@@ -391,7 +391,15 @@ function otherRequest(): fc.Arbitrary<Req> {
 }
 
 before(async () => {
-  t = await createTestApp({ clock, live, tiers: UNLIMITED });
+  t = await createTestApp({
+    clock,
+    live,
+    tiers: UNLIMITED,
+    // Webhook URLs are resolved by a resolver that knows no name (no DNS lookups while fuzzing).
+    events: {
+      resolve: async () => Promise.reject(Object.assign(new Error('not found'), { code: 'ENOTFOUND' })),
+    },
+  });
   for (const tier of ['free', 'pro', 'enterprise'] as const) {
     keys[tier] = await t.key(tier);
     keys[`${tier}-test`] = await t.key(tier, 'test');
@@ -408,6 +416,9 @@ before(async () => {
     doc.paths,
   )) {
     for (const [method, op] of Object.entries(ops)) {
+      // The event stream answers a valid request with a stream that does not end, which inject
+      // would wait for: its refusals are tested over a socket (test/http/webhooks.test.ts).
+      if (path === '/events/stream') continue;
       routes.push({
         method: method.toUpperCase(),
         // document paths are relative to its server URL (/api/v1)

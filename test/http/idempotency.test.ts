@@ -22,6 +22,7 @@ import {
   QUIET,
   type TestApp,
   tempDir,
+  testEventsApi,
   tiersWith,
 } from '../helpers.ts';
 import { pgSkipReason, TestSchemas } from '../pg-helpers.ts';
@@ -239,6 +240,7 @@ describe('Idempotency-Key across instances on PostgreSQL', { skip: pgSkip ?? fal
       data: { get: () => model },
       history: store,
       ratings: new RatingsJob({ models: () => [model], store, clock, writes: false }),
+      events: testEventsApi(store, clock),
       clock,
       server: QUIET,
     });

@@ -41,8 +41,10 @@ describe('OpenAPI document', () => {
         const name = `${method.toUpperCase()} ${path}`;
         assert.ok(op.operationId, `${name}: operationId`);
         assert.ok(op.summary, `${name}: summary`);
-        const ok = op.responses['200'] ?? op.responses['201'];
-        assert.ok(ok?.content?.['application/json']?.schema, `${name}: success schema`);
+        const ok = op.responses['200'] ?? op.responses['201'] ?? op.responses['202'];
+        // The event stream's success is text/event-stream; every other one JSON.
+        const media = ok?.content?.['application/json'] ?? ok?.content?.['text/event-stream'];
+        assert.ok(media?.schema, `${name}: success schema`);
         // Routes that need a key (health says `security: []`: none).
         if (!op.security?.length) continue;
         for (const status of ['401', '429', '500', '503']) {

@@ -40,6 +40,7 @@ function url(r: Route, keyId: string): string {
   const path = r.path
     .replace('{marketId}', eth.uniqueKey)
     .replace('{keyId}', keyId)
+    .replace('{webhookId}', 'wh_none')
     .replace('{chainId}', '1')
     .replace('{id}', '2026-11-21-morpho')
     .replace(
@@ -126,7 +127,8 @@ before(async () => {
         method: method.toUpperCase() as Route['method'],
         // document paths are relative to its server URL (/api/v1)
         path: `${doc.servers[0].url}${path}`,
-        category: CATEGORY[tag!]!,
+        // Creating a webhook needs the risk category (its events are risk data).
+        category: method === 'post' && path === '/client/webhooks' ? 'risk' : CATEGORY[tag!]!,
         // The MCP request is not counted, its tool calls are (test/mcp/).
         counted: tag !== 'Client' && `${doc.servers[0].url}${path}` !== MCP_PATH,
       });
@@ -140,6 +142,7 @@ describe('security suite, every authenticated route', () => {
     const names = routes.map((r) => `${r.method} ${r.path}`).sort();
     assert.deepEqual(names, [
       'DELETE /api/v1/client/api-keys/{keyId}',
+      'DELETE /api/v1/client/webhooks/{webhookId}',
       'GET /api/v1/agent/market-brief/{marketId}',
       'GET /api/v1/agent/wallet-risk/{address}',
       'GET /api/v1/analytics/overview',
@@ -148,6 +151,10 @@ describe('security suite, every authenticated route', () => {
       'GET /api/v1/client/profile',
       'GET /api/v1/client/quota',
       'GET /api/v1/client/usage',
+      'GET /api/v1/client/webhooks',
+      'GET /api/v1/client/webhooks/{webhookId}',
+      'GET /api/v1/client/webhooks/{webhookId}/deliveries',
+      'GET /api/v1/events/stream',
       'GET /api/v1/liquidations',
       'GET /api/v1/markets',
       'GET /api/v1/markets/search',
@@ -176,6 +183,8 @@ describe('security suite, every authenticated route', () => {
       'GET /api/v1/vaults/{chainId}/{address}',
       'POST /api/v1/agent/mcp',
       'POST /api/v1/client/api-keys',
+      'POST /api/v1/client/webhooks',
+      'POST /api/v1/client/webhooks/{webhookId}/test',
     ]);
   });
 
@@ -215,6 +224,10 @@ describe('security suite, every authenticated route', () => {
       if (r.category !== null && !FREE_CATEGORIES.has(r.category)) {
         assert.equal(res.statusCode, 403, r.path);
         assert.equal(res.json().error, 'TIER_FORBIDDEN');
+      } else if (r.path.includes('{webhookId}')) {
+        // Open to every tier; this account has no webhook.
+        assert.equal(res.statusCode, 404, `${r.method} ${r.path}`);
+        assert.equal(res.json().error, 'WEBHOOK_NOT_FOUND');
       } else {
         assert.ok(res.statusCode < 300, `${r.method} ${r.path}: ${res.statusCode}`);
       }
@@ -250,7 +263,7 @@ describe('security suite, every authenticated route', () => {
       // rate 2: the profile call above took one slot, this one the second, the next is refused
       await call(r, `Bearer ${free}`, id);
       const limited = await call(r, `Bearer ${free}`, id);
-      if (r.method === 'DELETE') {
+      if (r.method === 'DELETE' && r.path.includes('{keyId}')) {
         // the first DELETE revoked the calling key itself: it is refused from then on
         assert.equal(limited.statusCode, 401);
         continue;

@@ -2,6 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import type { TierId } from '../../src/access/tiers.ts';
+import type { Settings } from '../../src/config.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import { embeddedSettings, QUIET, seedOneMarket, tempDir } from '../helpers.ts';
@@ -95,12 +96,12 @@ export interface RunningService {
  * The whole service in this process on a one-market embedded store (no seeding, no simulation
  * ticks), listening on a free port of 127.0.0.1.
  */
-export async function startService(): Promise<RunningService> {
+export async function startService(settings: Partial<Settings> = {}): Promise<RunningService> {
   const dataDir = tempDir('lrds-pages-');
   const store = await openStore({ dataDir, databaseUrl: null });
   await seedOneMarket(store);
   await store.close();
-  const service = await createService(embeddedSettings(dataDir), { server: QUIET });
+  const service = await createService({ ...embeddedSettings(dataDir), ...settings }, { server: QUIET });
   const origin = await service.app.listen({ port: 0, host: '127.0.0.1' });
   return {
     service,

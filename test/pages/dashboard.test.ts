@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'puppeteer-core';
 import {
@@ -25,7 +27,8 @@ describe('quota dashboard in Chromium', { skip: skipWithoutChromium(), timeout: 
   let usedBefore: number;
 
   before(async () => {
-    [s, browser] = await Promise.all([startService(), launchChromium()]);
+    // Webhooks to a receiver on this machine (the development switch).
+    [s, browser] = await Promise.all([startService({ webhookAllowPrivate: true }), launchChromium()]);
     key = await s.key('pro', 'fund-a');
     await s.key('pro', 'fund-a'); // a second key of the account
     await s.key('pro', 'other'); // not the account's
@@ -136,6 +139,53 @@ describe('quota dashboard in Chromium', { skip: skipWithoutChromium(), timeout: 
     assert.equal((await s.api('GET', '/api/v1/client/profile', created)).status, 401);
     const listed = (await s.api('GET', '/api/v1/client/api-keys', key)).json.data;
     assert.notEqual(listed.find((k: { id: string }) => k.id === id).revokedAt, null);
+  });
+
+  test('behavior: webhooks panel: create shows the secret once, send test, its delivery, delete', async () => {
+    const { page } = r;
+    const got: string[] = [];
+    const receiver = createServer((req, res) => {
+      got.push(String(req.headers['lrds-event-id']));
+      req.resume();
+      req.on('end', () => res.writeHead(204).end());
+    });
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      await page.type('#wh-url', url);
+      await page.type('#wh-threshold', '1.2');
+      await page.click('#wh-form button[type=submit]');
+      await page.waitForSelector('#wh-created:not([hidden])');
+      const secret = await page.$eval('#wh-secret', (e) => (e as { value: string }).value);
+      assert.match(secret, /^whsec_/);
+      const listed = (await s.api('GET', '/api/v1/client/webhooks', key)).json.data;
+      assert.equal(listed.length, 1);
+      const id = listed[0].id as string;
+      assert.equal(listed[0].url, url);
+      assert.deepEqual(listed[0].filters, { healthFactorBelow: 1.2 });
+      await page.waitForSelector(`#webhooks tr[data-webhook-id="${id}"]`);
+      await page.click('#wh-created-done');
+      assert.ok(!(await page.content()).includes(secret), 'the secret is no longer on the page');
+      await page.click(`button[data-wh-test="${id}"]`);
+      await page.waitForSelector('#deliveries-box:not([hidden]) #deliveries tr[data-delivery-id]');
+      // Delivered by the server's delivery loop; the panel shows it once refreshed.
+      const end = Date.now() + 10_000;
+      for (;;) {
+        const state = await page.$eval('#deliveries .delivery-status', (e) => (e.textContent ?? '').trim());
+        if (state === 'delivered') break;
+        if (Date.now() > end) throw new Error(`delivery still ${state}`);
+        await new Promise((done) => setTimeout(done, 200));
+        await page.click(`button[data-wh-deliveries="${id}"]`);
+      }
+      assert.equal(got.length, 1);
+      await page.click(`button[data-wh-delete="${id}"]`);
+      await page.waitForFunction(() => !document.querySelector('#webhooks tr[data-webhook-id]'), {
+        timeout: 5000,
+      });
+      assert.deepEqual((await s.api('GET', '/api/v1/client/webhooks', key)).json.data, []);
+    } finally {
+      await new Promise<void>((done) => receiver.close(() => done()));
+    }
   });
 
   test('default: no console error, no outside request, and nothing counted toward the quota', async () => {

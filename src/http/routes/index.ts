@@ -9,6 +9,7 @@ import { registerWalletRisk } from './agent/wallet-risk.ts';
 import { registerAnalyticsOverview } from './analytics/overview.ts';
 import { registerAnalyticsTimeseries } from './analytics/timeseries.ts';
 import { registerClientRoutes } from './client/index.ts';
+import { registerEventStream } from './events/stream.ts';
 import { registerMarketDetail } from './markets/detail.ts';
 import { registerMarketHistory } from './markets/history.ts';
 import { registerMarketsList } from './markets/list.ts';
@@ -82,6 +83,7 @@ export async function registerRoutes(
     registerPositionsAtRisk(authed, deps);
     registerMarketRisk(authed, deps);
     registerStressTest(authed, deps);
+    registerEventStream(authed, deps);
     // Analytics
     registerAnalyticsOverview(authed, deps);
     registerAnalyticsTimeseries(authed, deps);

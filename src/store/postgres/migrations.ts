@@ -463,4 +463,60 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     sql: `ALTER TABLE liquidations ALTER COLUMN collateral_seized_usd DROP NOT NULL,
             ALTER COLUMN debt_repaid_usd DROP NOT NULL, ALTER COLUMN bad_debt_usd DROP NOT NULL;`,
   },
+  {
+    version: 17,
+    name: 'risk events: subscriptions, the event log, webhook deliveries, the matching lease',
+    sql: `
+      CREATE TABLE event_subscriptions (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text COLLATE "C" NOT NULL,
+        mode text NOT NULL,
+        kind text NOT NULL,
+        url text,
+        events text NOT NULL,
+        filters text NOT NULL,
+        secret text,
+        created_at bigint NOT NULL,
+        expires_at bigint,
+        deleted_at bigint,
+        changed bigint NOT NULL
+      );
+      CREATE INDEX event_subscriptions_account ON event_subscriptions(account_id, kind, created_at);
+      CREATE TABLE events (
+        seq bigserial PRIMARY KEY,
+        id text COLLATE "C" NOT NULL UNIQUE,
+        mode text NOT NULL,
+        type text NOT NULL,
+        created_at bigint NOT NULL,
+        body text NOT NULL,
+        chain_id bigint,
+        protocol text,
+        market_key text,
+        wallet text,
+        threshold double precision,
+        webhook_id text
+      );
+      CREATE INDEX events_created ON events(created_at);
+      CREATE TABLE event_deliveries (
+        id text COLLATE "C" PRIMARY KEY,
+        webhook_id text COLLATE "C" NOT NULL,
+        event_id text COLLATE "C" NOT NULL,
+        event_type text NOT NULL,
+        created_at bigint NOT NULL,
+        status text NOT NULL,
+        attempts integer NOT NULL DEFAULT 0,
+        last_status integer,
+        last_error text,
+        next_attempt_at bigint,
+        delivered_at bigint,
+        lease_token text,
+        lease_until bigint NOT NULL DEFAULT 0
+      );
+      CREATE INDEX event_deliveries_due ON event_deliveries(status, next_attempt_at);
+      CREATE INDEX event_deliveries_webhook ON event_deliveries(webhook_id, created_at DESC, id DESC);
+      CREATE INDEX event_deliveries_event ON event_deliveries(event_id);
+      CREATE TABLE event_lease (id integer PRIMARY KEY CHECK (id = 1), holder text NOT NULL, expires_at bigint NOT NULL);
+      INSERT INTO counters (name, value) VALUES ('subscriptions_version', 0);
+    `,
+  },
 ];

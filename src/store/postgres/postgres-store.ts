@@ -2,6 +2,7 @@ import postgres, { type Sql, type TransactionSql } from 'postgres';
 import { type Clock, systemClock } from '../../domain/clock.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
+import type { EventStore } from '../events.ts';
 import {
   byLiquidationKey,
   byPriceKey,
@@ -106,6 +107,7 @@ import {
   USAGE_BATCH_RETENTION_MS,
 } from '../usage.ts';
 import { copyChunks, copyIn } from './copy.ts';
+import { PostgresEventStore } from './event-store.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 
 /**
@@ -319,6 +321,7 @@ export class PostgresStore implements Store {
   /** Committed history_markets rows by market key, and history_addresses ids by `chainId:address`. */
   readonly #marketIdCache = new Map<string, MarketDimension>();
   readonly #addressIdCache = new Map<string, number>();
+  readonly events: EventStore = new PostgresEventStore((run) => this.serve(run));
 
   /** `url`: a postgres:// URL; query parameters not known to postgres.js (e.g. search_path) become session settings. */
   constructor(url: string, options: PostgresStoreOptions = {}) {

@@ -490,4 +490,60 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX liquidations_liquidator ON liquidations(liquidator, at DESC);
     `,
   },
+  {
+    version: 17,
+    name: 'risk events: subscriptions, the event log, webhook deliveries, the matching lease',
+    sql: `
+      CREATE TABLE event_subscriptions (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        url TEXT,
+        events TEXT NOT NULL,
+        filters TEXT NOT NULL,
+        secret TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        deleted_at INTEGER,
+        changed INTEGER NOT NULL
+      );
+      CREATE INDEX event_subscriptions_account ON event_subscriptions(account_id, kind, created_at);
+      CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        mode TEXT NOT NULL,
+        type TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        chain_id INTEGER,
+        protocol TEXT,
+        market_key TEXT,
+        wallet TEXT,
+        threshold REAL,
+        webhook_id TEXT
+      );
+      CREATE INDEX events_created ON events(created_at);
+      CREATE TABLE event_deliveries (
+        id TEXT PRIMARY KEY,
+        webhook_id TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_status INTEGER,
+        last_error TEXT,
+        next_attempt_at INTEGER,
+        delivered_at INTEGER,
+        lease_token TEXT,
+        lease_until INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX event_deliveries_due ON event_deliveries(status, next_attempt_at);
+      CREATE INDEX event_deliveries_webhook ON event_deliveries(webhook_id, created_at DESC, id DESC);
+      CREATE INDEX event_deliveries_event ON event_deliveries(event_id);
+      CREATE TABLE event_lease (id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL, expires_at INTEGER NOT NULL);
+      INSERT INTO counters (name, value) VALUES ('subscriptions_version', 0);
+    `,
+  },
 ];

@@ -4,6 +4,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { type Clock, systemClock } from '../../domain/clock.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
+import type { EventStore } from '../events.ts';
 import {
   checkAssetPrices,
   checkLiquidations,
@@ -107,6 +108,7 @@ import {
   WriteHealth,
   type WriteProblemListener,
 } from '../write-health.ts';
+import { SqliteEventStore } from './event-store.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 
 /** A row of history_markets: its id, and the chain and protocol its snapshots have unless they say otherwise. */
@@ -142,6 +144,7 @@ export class SqliteStore implements Store {
   private readonly clock: Clock;
   /** Whether writes go through (a full disk refuses them while reads go on). */
   private readonly writes = new WriteHealth();
+  readonly events: EventStore;
 
   /** `clock`: the time of dataset refreshes, migrations and usage batch ids (default: the system clock). */
   constructor(path: string, options: { clock?: Clock } = {}) {
@@ -162,6 +165,7 @@ export class SqliteStore implements Store {
       this.db.close();
       throw isSqliteDiskError(err) ? this.writeError(err) : err;
     }
+    this.events = new SqliteEventStore(this.db);
   }
 
   /** The error a write refused by the disk is thrown as: it names the file and SQLite's reason. */

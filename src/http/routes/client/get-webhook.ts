@@ -1,0 +1,35 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { AppDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { errorResponses, MetaRef } from '../../schemas.ts';
+import { type Api, CLIENT_ERRORS } from '../types.ts';
+import { ACCESS, clientMeta, SECURITY } from './shared.ts';
+import { WebhookIdPath, WebhookSchema, webhookNotFound, webhookView } from './webhooks-shared.ts';
+
+export function registerGetWebhook(app: Api, deps: AppDeps): void {
+  app.get(
+    '/client/webhooks/:webhookId',
+    {
+      config: { access: ACCESS },
+      schema: {
+        operationId: 'getWebhook',
+        tags: ['Client'],
+        summary: 'One webhook',
+        description: "A webhook of the account (of the calling key's mode). Its secret is never shown again.",
+        security: SECURITY,
+        params: WebhookIdPath,
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ data: WebhookSchema, meta: MetaRef }),
+          ...errorResponses(['WEBHOOK_NOT_FOUND', ...CLIENT_ERRORS]),
+        },
+      },
+    },
+    async (request) => {
+      const { key } = callerOf(request);
+      const w = await deps.events.webhooks.get(key, request.params.webhookId);
+      if (!w) throw webhookNotFound(request.params.webhookId);
+      return { data: webhookView(w), meta: clientMeta(request) };
+    },
+  );
+}

@@ -1,0 +1,34 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { AppDeps } from '../../context.ts';
+import { callerOf } from '../../context.ts';
+import { errorResponses, MetaRef } from '../../schemas.ts';
+import { type Api, CLIENT_ERRORS } from '../types.ts';
+import { ACCESS, clientMeta, SECURITY } from './shared.ts';
+import { WebhookSchema, webhookView } from './webhooks-shared.ts';
+
+export function registerListWebhooks(app: Api, deps: AppDeps): void {
+  app.get(
+    '/client/webhooks',
+    {
+      config: { access: ACCESS },
+      schema: {
+        operationId: 'listWebhooks',
+        tags: ['Client'],
+        summary: "Your account's webhooks",
+        description:
+          "The account's webhooks of the calling key's mode, oldest first. Secrets are never shown again.",
+        security: SECURITY,
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ data: Type.Array(WebhookSchema), meta: MetaRef }),
+          ...errorResponses(CLIENT_ERRORS),
+        },
+      },
+    },
+    async (request) => {
+      const { key } = callerOf(request);
+      const list = await deps.events.webhooks.list({ accountId: key.accountId, mode: key.mode });
+      return { data: list.map(webhookView), meta: clientMeta(request) };
+    },
+  );
+}
