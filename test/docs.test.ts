@@ -61,9 +61,10 @@ describe('README and docs', () => {
           continue;
         }
         const text = `${limit.description ?? ''} ${limit.schema?.description ?? ''}`;
-        const m = /min\(([0-9_,]+)/.exec(text);
-        assert.ok(m?.[1], `${key}: the limit parameter states its maximum`);
-        assert.equal(stated.replaceAll(',', ''), m[1].replaceAll(/[_,]/g, ''), `${key}: limit max`);
+        const m = /min\(([0-9_,]+)|at most ([0-9_,]+)/.exec(text);
+        const max = m?.[1] ?? m?.[2];
+        assert.ok(max, `${key}: the limit parameter states its maximum`);
+        assert.equal(stated.replaceAll(',', ''), max.replaceAll(/[_,]/g, ''), `${key}: limit max`);
       }
     }
   });
