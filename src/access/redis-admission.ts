@@ -1051,7 +1051,8 @@ export class RedisAdmission implements Admission {
         if (this.#checkedConnection !== this.#connections) throw new Error('reconnected during the switch');
         this.#mode = 'redis';
         this.#local = null;
-        await this.#raiseDecidedInStore();
+        // Floors only raise a count: done beside the admissions Redis now decides.
+        void this.#raiseDecidedInStore();
         // The first connection at start-up is not a recovery: only an outage is worth a warning.
         if (this.#wentDown) {
           this.#wentDown = false;
