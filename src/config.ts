@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { DEFAULT_RATING_SIZE_FLOOR_USD } from './domain/rating.ts';
-import { parseSecretsKey } from './events/secrets.ts';
 
 /** Service settings (DECISIONS D13), read once from the environment, validated, then frozen. */
 export interface Settings {
@@ -84,6 +83,14 @@ export interface Settings {
   webhookSecretsKey?: string | null;
   /** Days delivered events are kept (streams replay from them), 1 or more. From EVENT_RETENTION_DAYS, default 7. */
   eventRetentionDays?: number;
+}
+
+/** The key sealing webhook secrets as given in WEBHOOK_SECRETS_KEY: 64 hex digits or 32 bytes in base64. */
+export function parseSecretsKey(text: string): Buffer | null {
+  const t = text.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(t)) return Buffer.from(t, 'hex');
+  const b = Buffer.from(t, 'base64');
+  return b.length === 32 ? b : null;
 }
 
 /** Pause between two ingestion passes when INGEST_INTERVAL_MS is not set, ms. */

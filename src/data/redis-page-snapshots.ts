@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { BackendUnavailableError } from '../access/admission.ts';
+import { BackendUnavailableError } from '../domain/unavailable.ts';
 import { redisCall, timed } from '../metrics.ts';
 import {
   chunkSpan,

@@ -57,16 +57,6 @@ export function walkMerged(lists: readonly ArrayLike<number>[], visit: (value: n
   }
 }
 
-/** Index of the first element of an ascending list that is >= value, within [lo, hi) (binary search). */
-export function lowerBound(list: ArrayLike<number>, value: number, lo = 0, hi = list.length): number {
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /** Groups 0..n-1 by a key into ascending Int32Arrays (input order is ascending already). */
 export function groupIndexes(n: number, keyOf: (i: number) => string): Map<string, Int32Array> {
   const counts = new Map<string, number>();

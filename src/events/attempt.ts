@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { EVENT_ID_HEADER, signatureHeader } from './signature.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature.ts';
 import { checkWebhookUrl, type Resolver } from './ssrf.ts';
 
 /** An attempt that has no answer within this is a failure (the receiver is retried later). */
@@ -73,7 +73,7 @@ export async function attemptDelivery(
           'content-length': String(payload.length),
           'user-agent': options.userAgent ?? 'lrds-webhooks/1',
           [EVENT_ID_HEADER]: eventId,
-          'LRDS-Signature': signatureHeader(secret, options.nowSeconds, payload),
+          [SIGNATURE_HEADER]: signatureHeader(secret, options.nowSeconds, payload),
         },
       },
       (res: IncomingMessage) => {

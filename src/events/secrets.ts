@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { parseSecretsKey } from '../config.ts';
 
 /** The file in DATA_DIR holding the key that encrypts webhook secrets, made on first use. */
 export const SECRET_KEY_FILE = 'webhook-secrets.key';
@@ -38,14 +39,6 @@ export class SecretBox {
       return null;
     }
   }
-}
-
-/** A key as given in the setting: 64 hex digits or 32 bytes in base64. */
-export function parseSecretsKey(text: string): Buffer | null {
-  const t = text.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(t)) return Buffer.from(t, 'hex');
-  const b = Buffer.from(t, 'base64');
-  return b.length === 32 ? b : null;
 }
 
 /**

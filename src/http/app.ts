@@ -21,9 +21,8 @@ import { registerRoutes } from './routes/index.ts';
 import { registerServerRoot } from './routes/service/root.ts';
 import { SERVER_DEFAULTS } from './server-options.ts';
 
-export { API_PREFIX, API_VERSION } from './plugins/openapi.ts';
-export { incomingRequestId, maskKeys, maskKeysInUrl, refuseRequestsOn } from './plugins/security.ts';
-export { SERVER_DEFAULTS } from './server-options.ts';
+export { API_VERSION } from './plugins/openapi.ts';
+export { refuseRequestsOn } from './plugins/security.ts';
 
 /** Builds the whole HTTP app. Listening is the caller's business (src/cli/serve.ts). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

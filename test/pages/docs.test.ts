@@ -25,21 +25,35 @@ const HOSTED = [
   'Developer Tools',
 ];
 
-/** Clicks the first button or link whose text starts with `text`. */
-async function clickText(page: Page, selector: string, text: string): Promise<void> {
+/** `text` as a part of a pattern, matching itself. */
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Clicks the first element of `selector` whose text starts with `text` (or matches it, a
+ * pattern); a visible one when there is one (Scalar keeps hidden copies of buttons for other
+ * layouts, and the sidebar's collapsed entries).
+ */
+async function clickText(page: Page, selector: string, text: string | RegExp): Promise<void> {
+  const { source, flags } = typeof text === 'string' ? new RegExp(`^${literal(text)}`) : text;
   await page.waitForFunction(
-    (sel, t) => [...document.querySelectorAll(sel)].some((e) => (e.textContent ?? '').trim().startsWith(t)),
+    (sel, src, fl) =>
+      [...document.querySelectorAll(sel)].some((e) => new RegExp(src, fl).test((e.textContent ?? '').trim())),
     { timeout: 5000 },
     selector,
-    text,
+    source,
+    flags,
   );
   await page.evaluate(
-    (sel, t) => {
-      const el = [...document.querySelectorAll(sel)].find((e) => (e.textContent ?? '').trim().startsWith(t));
+    (sel, src, fl) => {
+      const all = [...document.querySelectorAll(sel)].filter((e) =>
+        new RegExp(src, fl).test((e.textContent ?? '').trim()),
+      );
+      const el = all.find((e) => e.offsetParent !== null) ?? all[0];
       (el as { click(): void }).click();
     },
     selector,
-    text,
+    source,
+    flags,
   );
 }
 
@@ -103,21 +117,16 @@ describe('docs page in Chromium', { skip: skipWithoutChromium(), timeout: 60_000
     assert.ok(await page.$('input[placeholder="Token"]'), 'a bearer token field');
   });
 
-  // Skipped: since the webhook routes joined the Client section, the docs page's Send no longer
-  // reaches GET /client/quota within 10 s in this check (the page and its other checks work);
-  // to be found and fixed, not to stay skipped.
-  test('behavior: Test Request sends the key entered as a bearer token and shows the answer', {
-    skip: 'the Send of the Client section is not observed since the webhook routes joined it',
-  }, async () => {
+  test('behavior: Test Request sends the key entered as a bearer token and shows the answer', async () => {
     const { page } = r;
     await page.type('input[placeholder="Token"]', key);
     await clickText(page, 'a, button', 'Client');
     await clickText(page, 'a, button', 'Quota dashboard');
     await clickText(page, 'button', 'Test Request(get /client/quota)');
-    const answered = page.waitForResponse((res) => res.url() === `${s.origin}/api/v1/client/quota`, {
-      timeout: 10_000,
-    });
-    await clickText(page, 'button', 'Send');
+    const url = `${s.origin}/api/v1/client/quota`;
+    const answered = page.waitForResponse((res) => res.url() === url, { timeout: 10_000 });
+    // The client's Send, named for its request (the sidebar's "Send a test event" starts alike).
+    await clickText(page, 'button', new RegExp(`^Send.*get request to ${literal(url)}$`));
     const res = await answered;
     assert.equal(res.request().headers().authorization, `Bearer ${key}`);
     assert.equal(res.status(), 200);

@@ -104,9 +104,6 @@ export function maskKeys(text: string): string {
   return decoded.replace(KEY_IN_TEXT, (_, mode: string) => `lrds_${mode.toLowerCase()}_[redacted]`);
 }
 
-/** A URL as logged: any key in it masked, however encoded. */
-export const maskKeysInUrl = maskKeys;
-
 /** Every string of a parsed log line (names and values, at any depth) with its keys masked. */
 function maskDeep(value: unknown): unknown {
   if (typeof value === 'string') return maskKeys(value);

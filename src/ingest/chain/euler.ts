@@ -82,8 +82,6 @@ const oracleAbi = parseAbi([
   'function getQuote(uint256 inAmount, address base, address quote) view returns (uint256)',
 ]);
 
-/** The unit of account "USD" of Euler's oracles (ISO 4217 code 840), valued with 18 decimals. */
-export const USD_UNIT = '0x0000000000000000000000000000000000000348';
 /** EVault's debt precision: owed amounts are kept in 2^31 parts of the asset's smallest unit. */
 const DEBT_SHIFT = 31n;
 /** EVault's LTV scale. */
