@@ -33,15 +33,9 @@ import { append } from '../append.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
-import {
-  AAVE_EVENTS,
-  AaveCache,
-  type AavePoolRead,
-  ATOKEN_EVENTS,
-  aaveLogAddresses,
-  readAave,
-} from './aave.ts';
+import { aaveLogAddresses, readAave } from './aave.ts';
 import { aaveKey, aaveLiquidation, aavePair, aavePrices, aaveRecords } from './aave-records.ts';
+import { AAVE_EVENTS, AaveCache, type AavePoolRead, ATOKEN_EVENTS } from './aave-types.ts';
 import {
   ANSWER_UPDATED,
   type FeedPrice,
