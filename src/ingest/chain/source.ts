@@ -31,6 +31,7 @@ import { checkMarketChanges, checkPositionChanges } from '../../store/position-c
 import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
 import { append } from '../append.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
+import { morphoKey, UNPRICED_NOTE } from '../records.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
 import { aaveLogAddresses, readAave } from './aave.ts';
@@ -77,11 +78,6 @@ import {
   type SharedLogs,
   throwIfUnread,
 } from './rpc.ts';
-
-/** A market's uniqueKey (D3) from its Morpho id. */
-export function morphoKey(chainId: number, id: string): string {
-  return `morpho-${chainId}-${id.toLowerCase()}`;
-}
 
 /** What the last run of a chain source cost, for the logs and the bench. */
 export interface ChainRunStats {
@@ -1182,12 +1178,6 @@ interface Cursor {
   /** Vaults some of whose positions held the checkpoint could not name (read from their start by a new process). */
   fluidTruncated?: string[];
 }
-
-/** How a market without a USD price of its loan token, or of its collateral, is served (D15). */
-export const UNPRICED_NOTE = {
-  loan: 'served with its USD figures null and no position',
-  collateral: 'served with its collateral price null and no position',
-} as const;
 
 /** An item served: whole, or in part with what `note` says (D15). */
 function servedItem(id: string, note: string | null): ItemReport {
