@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { custom, maxUint256 } from 'viem';
-import { accountValues, readAave, withDeficits } from '../../src/ingest/chain/aave.ts';
+import { readAave, withDeficits } from '../../src/ingest/chain/aave.ts';
+import { accountValues } from '../../src/ingest/chain/aave-accounts.ts';
 import { aaveApy } from '../../src/ingest/chain/aave-records.ts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import { createChainRpc } from '../../src/ingest/chain/rpc.ts';

@@ -8,10 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Abi } from 'viem';
+import { RECENT_BLOCKS } from '../../src/ingest/chain/checkpoint.ts';
 import { debtOf, readCompound } from '../../src/ingest/chain/compound.ts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import { createChainRpc, deploymentBlock } from '../../src/ingest/chain/rpc.ts';
-import { RECENT_BLOCKS } from '../../src/ingest/chain/source.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
 import { openStore } from '../../src/store/open.ts';

@@ -7,14 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { accountValues } from '../../src/ingest/chain/aave-accounts.ts';
 import {
   type AaveAccount,
   type AavePoolRead,
   type AaveReserve,
-  accountValues,
   RAY,
   reserveConfig,
-} from '../../src/ingest/chain/aave.ts';
+} from '../../src/ingest/chain/aave-types.ts';
 
 /** A configuration word: LTV, threshold, bonus, decimals, active, borrowing, e-mode category. */
 function word(o: { lt: number; decimals: number; category: number }): bigint {

@@ -38,9 +38,9 @@ import type { LiquidationEvent } from '../../store/types.ts';
 import { append } from '../append.ts';
 import { scaled } from '../chain/chainlink.ts';
 import { usdValue } from '../chain/liquidation.ts';
-import { morphoKey, UNPRICED_NOTE } from '../chain/source.ts';
 import { tokenText } from '../chain/tokens.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
+import { morphoKey, UNPRICED_NOTE } from '../records.ts';
 import type { MorphoApiConfig } from '../sources-file.ts';
 
 /** How far back a first pass reads liquidations (later passes: from the newest one seen). */

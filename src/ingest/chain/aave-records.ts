@@ -20,13 +20,8 @@ import {
   type PositionRecord,
 } from '../../domain/types.ts';
 import type { LiquidationEvent } from '../../store/types.ts';
-import {
-  type AaveLiquidation,
-  type AavePoolRead,
-  type AaveReserve,
-  type AaveReward,
-  accountValues,
-} from './aave.ts';
+import { accountValues } from './aave-accounts.ts';
+import type { AaveLiquidation, AavePoolRead, AaveReserve, AaveReward } from './aave-types.ts';
 import { scaled } from './chainlink.ts';
 import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
 import type { TokenMeta } from './tokens.ts';

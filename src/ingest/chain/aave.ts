@@ -13,64 +13,36 @@
  * category) over the debt in the base currency. So a pass after the first reads every reserve and
  * price, and only the accounts that new events touched: the others follow from their scaled
  * balances.
+ *
+ * This is a pass's read (its logs, then the state at the block, then the rewards); the reserves
+ * and rewards are read by aave-reserves.ts, the accounts' balances and values by
+ * aave-accounts.ts, and the shapes of it all are in aave-types.ts.
  */
-import { IAaveOracle_ABI } from '@aave-dao/aave-address-book/abis/IAaveOracle';
-import { IAToken_ABI } from '@aave-dao/aave-address-book/abis/IAToken';
 import { IPool_ABI } from '@aave-dao/aave-address-book/abis/IPool';
-import { IPoolAddressesProvider_ABI } from '@aave-dao/aave-address-book/abis/IPoolAddressesProvider';
-import { IRewardsController_ABI } from '@aave-dao/aave-address-book/abis/IRewardsController';
-import { type AbiEvent, parseAbi, zeroAddress } from 'viem';
+import { zeroAddress } from 'viem';
 import { append } from '../append.ts';
-import { AccountReads, accountAnswered } from './account-reads.ts';
+import { readBalances } from './aave-accounts.ts';
+import { listReserves, parsePool, poolCalls, readRewards } from './aave-reserves.ts';
+import {
+  AAVE_EVENTS,
+  AaveCache,
+  type AaveLiquidation,
+  type AavePoolRead,
+  type AaveRead,
+  ATOKEN_EVENTS,
+  type At,
+  type Hex,
+} from './aave-types.ts';
+import { accountAnswered } from './account-reads.ts';
 import {
   blockTimes,
   type ChainRpc,
-  firstLine,
   getLogsAdaptive,
-  type MulticallOptions,
   type SharedLogs,
   sharedLogsOf,
   throwIfUnread,
 } from './rpc.ts';
-import { keepTokens, TOKEN_CALLS, type TokenMeta, tokenCalls } from './tokens.ts';
-
-/** What v3.0 and v3.1 pools also emit (removed with stable debt), and the scaled-balance views. */
-const extraAbi = parseAbi([
-  'event SwapBorrowRateMode(address indexed reserve, address indexed user, uint8 interestRateMode)',
-  'event RebalanceStableBorrowRate(address indexed reserve, address indexed user)',
-  'function scaledBalanceOf(address user) view returns (uint256)',
-  'function balanceOf(address user) view returns (uint256)',
-  'function totalSupply() view returns (uint256)',
-  'function POOL_REVISION() view returns (uint256)',
-  'function getIncentivesController() view returns (address)',
-  'function latestAnswer() view returns (int256)',
-  'function decimals() view returns (uint8)',
-]);
-
-const poolEvent = (name: string) => {
-  const e = IPool_ABI.find((x) => x.type === 'event' && x.name === name);
-  if (!e) throw new Error(`IPool has no event ${name}`);
-  return e as AbiEvent;
-};
-/** Every pool event that changes an account's balances, collateral flags or e-mode, and deficits. */
-export const AAVE_EVENTS = [
-  ...[
-    'Supply',
-    'Withdraw',
-    'Borrow',
-    'Repay',
-    'LiquidationCall',
-    'ReserveUsedAsCollateralEnabled',
-    'ReserveUsedAsCollateralDisabled',
-    'UserEModeSet',
-    'DeficitCreated',
-  ].map(poolEvent),
-  ...extraAbi.filter((x) => x.type === 'event'),
-] as readonly AbiEvent[];
-/** An aToken's transfer between accounts (its collateral moves without a pool event). */
-export const ATOKEN_EVENTS = IAToken_ABI.filter(
-  (x) => x.type === 'event' && x.name === 'BalanceTransfer',
-) as readonly AbiEvent[];
+import { keepTokens, TOKEN_CALLS, tokenCalls } from './tokens.ts';
 
 /** The arguments of each event that name an account whose position it changes. */
 const ACCOUNT_FIELDS: Readonly<Record<string, readonly string[]>> = {
@@ -88,214 +60,10 @@ const ACCOUNT_FIELDS: Readonly<Record<string, readonly string[]>> = {
   BalanceTransfer: ['from', 'to'],
 };
 
-type Hex = `0x${string}`;
-
-export const RAY = 10n ** 27n;
-const WAD = 10n ** 18n;
-const PERCENT = 10_000n;
-
-/** Aave's `rayMul`: half up. */
-const rayMul = (a: bigint, b: bigint) => (a * b + RAY / 2n) / RAY;
-const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
-/** Aave's `percentMul`: half up. */
-const percentMul = (value: bigint, percent: bigint) => (value * percent + PERCENT / 2n) / PERCENT;
-/** Aave's `wadDiv`: half up. */
-const wadDiv = (a: bigint, b: bigint) => (a * WAD + b / 2n) / b;
-
-/** The fields read of a reserve configuration word (ReserveConfiguration's bit layout, v3.0 on). */
-export interface ReserveConfig {
-  /** Basis points. */
-  liquidationThreshold: bigint;
-  decimals: number;
-  active: boolean;
-  borrowing: boolean;
-  paused: boolean;
-  /** The e-mode category of v3.0 and v3.1 (from v3.2 on, a category's collateral bitmap says). */
-  eModeCategory: number;
-}
-
-const bits = (word: bigint, from: number, width: number) =>
-  (word >> BigInt(from)) & ((1n << BigInt(width)) - 1n);
-
-export function reserveConfig(word: bigint): ReserveConfig {
-  return {
-    liquidationThreshold: bits(word, 16, 16),
-    decimals: Number(bits(word, 48, 8)),
-    active: bits(word, 56, 1) === 1n,
-    borrowing: bits(word, 58, 1) === 1n,
-    paused: bits(word, 60, 1) === 1n,
-    eModeCategory: Number(bits(word, 168, 8)),
-  };
-}
-
-/** A reserve's addresses (fixed while it is listed). */
-interface ReserveTokens {
-  asset: string;
-  /** Its index in the pool's list: the account configuration's bits 2·id (borrowing) and 2·id+1 (collateral). */
-  id: number;
-  aToken: string;
-  variableDebt: string;
-  /** Zero on pools without stable debt. */
-  stableDebt: string;
-}
-
-/** A reserve at the block. */
-export interface AaveReserve extends ReserveTokens {
-  token: TokenMeta;
-  config: ReserveConfig;
-  /** Per-second rates as APRs (1e27): what suppliers earn and variable borrowers pay now. */
-  liquidityRate: bigint;
-  variableBorrowRate: bigint;
-  /** The normalized income and variable debt at the block (1e27). */
-  income: bigint;
-  debtIndex: bigint;
-  /** `getAssetPrice` (base currency units). */
-  price: bigint;
-  /** The oracle's source for the asset (a Chainlink-like feed), or null. */
-  source: string | null;
-  /** Present totals at the block, token units. */
-  totalSupply: bigint;
-  /** Variable and stable debt; the variable debt token's supply alone (what its rewards are shared by). */
-  totalDebt: bigint;
-  variableDebtTotal: bigint;
-  /** The incentives controllers of its aToken and variable debt token (null: none). */
-  incentives: { supply: string | null; borrow: string | null };
-  /** What each controller emits to its suppliers and variable borrowers (filled by `readRewards`). */
-  rewards: { supply: AaveReward[]; borrow: AaveReward[] };
-}
-
-/** A reward an incentives controller (RewardsController) emits to a token's holders. */
-export interface AaveReward {
-  token: TokenMeta;
-  /** Reward units per second, to all holders. */
-  emissionPerSecond: bigint;
-  /** Unix seconds: no emission after. */
-  distributionEnd: bigint;
-  /** The controller's reward oracle's `latestAnswer` (USD, 8 decimals); null when it has none. */
-  oracleUsd: number | null;
-}
-
-/** An e-mode category as the pool states it. */
-export interface EModeCategory {
-  liquidationThreshold: bigint;
-  /** v3.0–3.1: the price every asset of the category takes when not zero. */
-  priceSource: string;
-  /** v3.2 on: the reserves (by id) that count as collateral in the category; null before. */
-  collateralBitmap: bigint | null;
-  /** The price source's price (0 when none). */
-  price: bigint;
-}
-
-/** An account as last read: its configuration word, e-mode, and the balances its flags name. */
-export interface AaveAccount {
-  config: bigint;
-  eMode: number;
-  /** Per reserve asset it uses: scaled aToken balance (when a collateral), scaled variable debt and stable debt. */
-  balances: Map<string, { collateral: bigint; variable: bigint; stable: bigint }>;
-}
-
-export interface AavePoolRead {
-  pool: string;
-  code: PoolCode;
-  oracle: string;
-  /** The oracle's `BASE_CURRENCY` (zero: USD) and `BASE_CURRENCY_UNIT`. */
-  baseCurrency: string;
-  baseUnit: bigint;
-  reserves: AaveReserve[];
-  eModes: Map<number, EModeCategory>;
-  /** Accounts with a debt. */
-  accounts: { user: string; account: AaveAccount }[];
-}
-
-/** One `LiquidationCall`, or a deficit it left on another debt of the account (v3.3 on). */
-export interface AaveLiquidation {
-  pool: string;
-  txHash: string;
-  logIndex: number;
-  block: number;
-  /** Unix seconds of the block. */
-  timestamp: number;
-  collateral: string;
-  debt: string;
-  user: string;
-  liquidator: string;
-  /** Token units: the collateral the liquidator received, the debt repaid, the deficit left (bad debt). */
-  seized: bigint;
-  repaid: bigint;
-  deficit: bigint;
-}
-
-export interface AaveRead {
-  pools: AavePoolRead[];
-  liquidations: AaveLiquidation[];
-  /** A pool as a whole (`id` its address: it keeps its last records) or an account (`<pool>:<user>`). */
-  failures: { id: string; error: string }[];
-  accountsRead: number;
-  /** Accounts with a debt, by pool (served or not), and those not read yet. */
-  holders: { pool: string; user: string }[];
-  /** The pools whose reserves have been read (the others are read from their start again). */
-  listed: string[];
-}
-
-/**
- * What a pool's code is: `bitmaps` (v3.2 on: an e-mode category's collateral is a bitmap of
- * reserves; no stable debt), `rounding` (v3.5 on, `POOL_REVISION` 9 or more: collateral rounded
- * down, debt up, and the health factor from the unrounded weighted sum) and `flagged` (v3.6 on,
- * revision 10 or more: every collateral whose flag is set counts, at its e-mode category's
- * threshold when the category's bitmap holds it, else at its own; before, only a reserve whose own
- * threshold is above 0).
- */
-export interface PoolCode {
-  bitmaps: boolean;
-  rounding: 'v3.0' | 'v3.5';
-  flagged: boolean;
-}
-
-/** The pool revisions of Aave v3.5 (balances rounded each its own way) and v3.6 (e-mode-only collateral). */
-const V3_5_REVISION = 9n;
-const V3_6_REVISION = 10n;
-
-/** What a chain source keeps of its Aave pools between passes in one process. */
-export class AaveCache {
-  readonly code = new Map<string, PoolCode>();
-  readonly providers = new Map<string, string>();
-  readonly oracles = new Map<string, string>();
-  readonly reserves = new Map<string, ReserveTokens[]>();
-  /** Per pool, the e-mode categories' price sources as last read (null: not read yet). */
-  readonly eModeSources = new Map<string, Map<number, string | null>>();
-  /** Per `${controller}:${token}`, its rewards; per `${controller}:${reward}`, its price oracle (as last read). */
-  readonly rewardLists = new Map<string, string[]>();
-  readonly rewardOracles = new Map<string, string>();
-  readonly tokens = new Map<string, TokenMeta>();
-  /** Per pool and user: the account as last read; null without a debt (not a position; a Borrow names it). */
-  readonly accounts = new AccountReads<AaveAccount>();
-  readonly retry = new Set<string>();
-
-  clear(): void {
-    this.code.clear();
-    this.providers.clear();
-    this.oracles.clear();
-    this.reserves.clear();
-    this.eModeSources.clear();
-    this.rewardLists.clear();
-    this.rewardOracles.clear();
-    this.tokens.clear();
-    this.accounts.clear();
-    this.retry.clear();
-  }
-}
-
 /** The pools and their aTokens, as this process knows them (the chain's shared log read takes them). */
 export function aaveLogAddresses(pools: readonly string[], cache: AaveCache): string[] {
   return pools.flatMap((p) => [p, ...(cache.reserves.get(p) ?? []).map((r) => r.aToken)]);
 }
-
-/** A pool's `POOL_REVISION` (0 when it does not answer). */
-const revisionOf = (r: { status: 'success' | 'failure'; result?: unknown }) =>
-  r.status === 'success' ? (r.result as bigint) : 0n;
-
-type Results = readonly { status: 'success' | 'failure'; result?: unknown; error?: Error | undefined }[];
-type At = { blockNumber: bigint; allowFailure: true } & MulticallOptions;
 
 /**
  * One pass over the pools at `block`: the logs of each pool (and its aTokens) from its `from`
@@ -455,123 +223,11 @@ export function withDeficits(
   return out;
 }
 
-/** The addresses provider, oracle and reserves of pools not read yet (two multicalls). */
-async function listReserves(
-  rpc: ChainRpc,
-  at: At,
-  pools: readonly string[],
-  cache: AaveCache,
-  failures: AaveRead['failures'],
-): Promise<void> {
-  if (pools.length === 0) return;
-  const heads = await rpc.multicall({
-    ...at,
-    contracts: pools.flatMap((p) => [
-      { address: p as Hex, abi: IPool_ABI, functionName: 'ADDRESSES_PROVIDER' } as const,
-      { address: p as Hex, abi: IPool_ABI, functionName: 'getReservesList' } as const,
-      { address: p as Hex, abi: extraAbi, functionName: 'POOL_REVISION' } as const,
-      // Answered from v3.2 on (category 0: no reserve); refused before, where it does not exist.
-      {
-        address: p as Hex,
-        abi: IPool_ABI,
-        functionName: 'getEModeCategoryCollateralBitmap',
-        args: [0],
-      } as const,
-    ]),
-  });
-  throwIfUnread(heads);
-  const wanted: { pool: string; provider: string; assets: string[] }[] = [];
-  pools.forEach((pool, i) => {
-    const [provider, list, revision, bitmap] = heads.slice(i * 4, i * 4 + 4) as [
-      Results[number],
-      Results[number],
-      Results[number],
-      Results[number],
-    ];
-    if (provider.status !== 'success' || list.status !== 'success') {
-      const bad = provider.status !== 'success' ? provider : list;
-      failures.push({ id: pool, error: `pool ${pool}: not an Aave v3 pool (${firstLine(bad.error)})` });
-      return;
-    }
-    const assets = (list.result as string[]).map((a) => a.toLowerCase());
-    cache.code.set(pool, {
-      bitmaps: bitmap.status === 'success',
-      rounding: revisionOf(revision) >= V3_5_REVISION ? 'v3.5' : 'v3.0',
-      flagged: revisionOf(revision) >= V3_6_REVISION,
-    });
-    wanted.push({ pool, provider: String(provider.result).toLowerCase(), assets });
-  });
-  const reads = await rpc.multicall({
-    ...at,
-    contracts: wanted.flatMap((w) => [
-      {
-        address: w.provider as Hex,
-        abi: IPoolAddressesProvider_ABI,
-        functionName: 'getPriceOracle',
-      } as const,
-      ...w.assets.map(
-        (asset) =>
-          ({
-            address: w.pool as Hex,
-            abi: IPool_ABI,
-            functionName: 'getReserveData',
-            args: [asset],
-          }) as const,
-      ),
-    ]),
-  });
-  throwIfUnread(reads);
-  let k = 0;
-  for (const w of wanted) {
-    const oracle = reads[k++]!;
-    const data = reads.slice(k, k + w.assets.length);
-    k += w.assets.length;
-    const bad = [oracle, ...data].find((r) => r.status !== 'success');
-    if (bad) {
-      failures.push({ id: w.pool, error: `pool ${w.pool}: ${firstLine(bad.error)}` });
-      continue;
-    }
-    cache.providers.set(w.pool, w.provider);
-    cache.oracles.set(w.pool, String(oracle.result).toLowerCase());
-    cache.reserves.set(
-      w.pool,
-      w.assets.map((asset, i) => tokensOf(asset, data[i]!.result as ReserveData, cache.code.get(w.pool)!)),
-    );
-  }
-}
-
-interface ReserveData {
-  configuration: { data: bigint };
-  currentLiquidityRate: bigint;
-  currentVariableBorrowRate: bigint;
-  id: number;
-  aTokenAddress: string;
-  stableDebtTokenAddress: string;
-  variableDebtTokenAddress: string;
-}
-
-/** A reserve's tokens (from v3.2 on, the stable debt token it names is a placeholder: no stable debt). */
-const tokensOf = (asset: string, d: ReserveData, code: PoolCode): ReserveTokens => ({
-  asset,
-  id: Number(d.id),
-  aToken: d.aTokenAddress.toLowerCase(),
-  variableDebt: d.variableDebtTokenAddress.toLowerCase(),
-  stableDebt: code.bitmaps ? zeroAddress : d.stableDebtTokenAddress.toLowerCase(),
-});
-
-const sameTokens = (a: readonly ReserveTokens[], b: readonly ReserveTokens[]) =>
-  a.length === b.length && a.every((x, i) => JSON.stringify(x) === JSON.stringify(b[i]));
-
 /** Reads of a pass's state at most (one, and again after a change: a new category, then its price). */
 const MAX_ROUNDS = 3;
 
 /** A pool to read again in the same pass; `relisted`: its reserves changed (its accounts are read again). */
 type AaveAgain = { pool: string; relisted: boolean };
-
-/** Calls per reserve in a pass's read. */
-const RESERVE_CALLS = 9;
-/** Calls per e-mode category. */
-const EMODE_CALLS = 2;
 
 /** Step 3 of a pass: every pool's reserves and e-modes, and the accounts to read, at the block. */
 async function readState(
@@ -606,86 +262,14 @@ async function readState(
   const newTokens = [...new Set(pools.flatMap((p) => cache.reserves.get(p)!.map((r) => r.asset)))].filter(
     (t) => !cache.tokens.has(t),
   ) as Hex[];
+  const shapes = pools.map((pool) => {
+    const ids = eModesOf(pool);
+    return { pool, reserves: cache.reserves.get(pool)!, ids, calls: poolCalls(pool, ids, cache) };
+  });
   const reads = await rpc.multicall({
     ...at,
     contracts: [
-      ...pools.flatMap((p) => {
-        const pool = p as Hex;
-        const oracle = cache.oracles.get(p)! as Hex;
-        const sources = cache.eModeSources.get(p);
-        return [
-          { address: pool, abi: IPool_ABI, functionName: 'getReservesList' } as const,
-          {
-            address: cache.providers.get(p)! as Hex,
-            abi: IPoolAddressesProvider_ABI,
-            functionName: 'getPriceOracle',
-          } as const,
-          { address: oracle, abi: IAaveOracle_ABI, functionName: 'BASE_CURRENCY' } as const,
-          { address: oracle, abi: IAaveOracle_ABI, functionName: 'BASE_CURRENCY_UNIT' } as const,
-          ...cache.reserves.get(p)!.flatMap((r) => {
-            const asset = r.asset as Hex;
-            return [
-              { address: pool, abi: IPool_ABI, functionName: 'getReserveData', args: [asset] } as const,
-              {
-                address: pool,
-                abi: IPool_ABI,
-                functionName: 'getReserveNormalizedIncome',
-                args: [asset],
-              } as const,
-              {
-                address: pool,
-                abi: IPool_ABI,
-                functionName: 'getReserveNormalizedVariableDebt',
-                args: [asset],
-              } as const,
-              {
-                address: oracle,
-                abi: IAaveOracle_ABI,
-                functionName: 'getAssetPrice',
-                args: [asset],
-              } as const,
-              {
-                address: oracle,
-                abi: IAaveOracle_ABI,
-                functionName: 'getSourceOfAsset',
-                args: [asset],
-              } as const,
-              { address: r.aToken as Hex, abi: extraAbi, functionName: 'totalSupply' } as const,
-              { address: r.variableDebt as Hex, abi: extraAbi, functionName: 'totalSupply' } as const,
-              { address: r.aToken as Hex, abi: extraAbi, functionName: 'getIncentivesController' } as const,
-              {
-                address: r.variableDebt as Hex,
-                abi: extraAbi,
-                functionName: 'getIncentivesController',
-              } as const,
-            ];
-          }),
-          // Stable debt (v3.0–3.1; none on later pools, and disabled on every reserve since 2023).
-          ...cache.reserves
-            .get(p)!
-            .filter((r) => r.stableDebt !== zeroAddress)
-            .map(
-              (r) => ({ address: r.stableDebt as Hex, abi: extraAbi, functionName: 'totalSupply' }) as const,
-            ),
-          // Each category's threshold, and its collateral bitmap (v3.2 on) or its price source's price.
-          ...eModesOf(p).flatMap((id) => [
-            { address: pool, abi: IPool_ABI, functionName: 'getEModeCategoryData', args: [id] } as const,
-            cache.code.get(p)!.bitmaps
-              ? ({
-                  address: pool,
-                  abi: IPool_ABI,
-                  functionName: 'getEModeCategoryCollateralBitmap',
-                  args: [id],
-                } as const)
-              : ({
-                  address: oracle,
-                  abi: IAaveOracle_ABI,
-                  functionName: 'getAssetPrice',
-                  args: [(sources?.get(id) ?? zeroAddress) as Hex],
-                } as const),
-          ]),
-        ];
-      }),
+      ...shapes.flatMap((s) => s.calls),
       ...tokenCalls(newTokens),
       ...toRead.flatMap((key) => {
         const [pool, user] = key.split(':') as [Hex, Hex];
@@ -697,24 +281,14 @@ async function readState(
     ],
   });
   throwIfUnread(reads);
-  const shapes = pools.map((pool) => {
-    const reserves = cache.reserves.get(pool)!;
-    const ids = eModesOf(pool);
-    const stable = reserves.filter((r) => r.stableDebt !== zeroAddress).length;
-    return {
-      pool,
-      reserves,
-      ids,
-      n: 4 + reserves.length * RESERVE_CALLS + stable + ids.length * EMODE_CALLS,
-    };
-  });
-  let k = shapes.reduce((s, x) => s + x.n, 0);
+  let k = shapes.reduce((s, x) => s + x.calls.length, 0);
   keepTokens(newTokens, reads.slice(k), cache.tokens);
   const accountsAt = k + newTokens.length * TOKEN_CALLS;
   k = 0;
   const again: AaveAgain[] = [];
   const parsed: { pool: string; read: Omit<AavePoolRead, 'accounts'> }[] = [];
-  for (const { pool, reserves, ids, n } of shapes) {
+  for (const { pool, reserves, ids, calls } of shapes) {
+    const n = calls.length;
     const out = parsePool(pool, reads.slice(k, k + n), reserves, ids, cache);
     k += n;
     if ('problem' in out) {
@@ -740,44 +314,7 @@ async function readState(
     });
   }
   // The balances each read account's flags name (its debt, and its collateral while it has one).
-  const good = new Map(parsed.map((p) => [p.pool, p.read]));
-  const wanted = [...heads].flatMap(([key, head]) => {
-    const pool = key.split(':')[0]!;
-    const read = good.get(pool);
-    if (!read) {
-      cache.retry.add(key);
-      return [];
-    }
-    const borrowing = read.reserves.some((r) => isBorrowing(head.config, r.id));
-    return [{ key, head, uses: borrowing ? read.reserves.filter((r) => uses(head.config, r.id)) : [] }];
-  });
-  const calls = wanted.map(({ key, head, uses }) =>
-    balanceCalls(key.split(':')[1]! as Hex, head.config, uses),
-  );
-  const flat = calls.flat();
-  const balances = flat.length === 0 ? [] : await rpc.multicall({ ...at, contracts: flat });
-  throwIfUnread(balances);
-  k = 0;
-  for (const [i, { key, head, uses }] of wanted.entries()) {
-    const r = balances.slice(k, k + calls[i]!.length);
-    k += calls[i]!.length;
-    if (!accountAnswered(key, r, cache.retry, failures)) continue;
-    const account: AaveAccount = { config: head.config, eMode: head.eMode, balances: new Map() };
-    let j = 0;
-    for (const reserve of uses) {
-      const collateral = isCollateral(head.config, reserve.id) ? (r[j++]!.result as bigint) : 0n;
-      let variable = 0n;
-      let stable = 0n;
-      if (isBorrowing(head.config, reserve.id)) {
-        variable = r[j++]!.result as bigint;
-        if (reserve.stableDebt !== zeroAddress) stable = r[j++]!.result as bigint;
-      }
-      account.balances.set(reserve.asset, { collateral, variable, stable });
-    }
-    const [pool, user] = key.split(':') as [string, string];
-    const hasDebt = [...account.balances.values()].some((b) => b.variable > 0n || b.stable > 0n);
-    cache.accounts.set(pool, user, hasDebt ? account : null, Number(at.blockNumber));
-  }
+  await readBalances(rpc, at, heads, new Map(parsed.map((p) => [p.pool, p.read])), cache, failures);
   const out: AavePoolRead[] = [];
   for (const { pool, read } of parsed) {
     // An account in an e-mode category not read yet (it entered it this pass): read next round.
@@ -801,372 +338,4 @@ async function readState(
     out.push({ ...read, accounts: held });
   }
   return { pools: out, again, accountsRead: toRead.length, failures };
-}
-
-/**
- * An account's balance reads, in order: per reserve it uses, the aToken's scaled balance when a
- * collateral, then the variable debt's scaled balance and the stable debt when borrowing.
- */
-function balanceCalls(user: Hex, config: bigint, reserves: readonly ReserveTokens[]) {
-  return reserves.flatMap((r) => [
-    ...(isCollateral(config, r.id)
-      ? [{ address: r.aToken as Hex, abi: extraAbi, functionName: 'scaledBalanceOf', args: [user] } as const]
-      : []),
-    ...(isBorrowing(config, r.id)
-      ? [
-          {
-            address: r.variableDebt as Hex,
-            abi: extraAbi,
-            functionName: 'scaledBalanceOf',
-            args: [user],
-          } as const,
-          ...(r.stableDebt !== zeroAddress
-            ? [
-                {
-                  address: r.stableDebt as Hex,
-                  abi: extraAbi,
-                  functionName: 'balanceOf',
-                  args: [user],
-                } as const,
-              ]
-            : []),
-        ]
-      : []),
-  ]);
-}
-
-const isBorrowing = (config: bigint, id: number) => ((config >> BigInt(id * 2)) & 1n) === 1n;
-const isCollateral = (config: bigint, id: number) => ((config >> BigInt(id * 2 + 1)) & 1n) === 1n;
-const uses = (config: bigint, id: number) => isBorrowing(config, id) || isCollateral(config, id);
-
-/** A pool's part of a pass's read; `changed` when its list, oracle or an e-mode's price source moved. */
-function parsePool(
-  pool: string,
-  r: Results,
-  reserves: readonly ReserveTokens[],
-  eModeIds: readonly number[],
-  cache: AaveCache,
-): Omit<AavePoolRead, 'accounts'> | { problem: string } | { changed: 'reserves' | 'prices' } {
-  const [list, oracle, baseCurrency, baseUnit] = r;
-  const refused = r.slice(0, 4).find((x) => x.status !== 'success');
-  if (refused) return { problem: firstLine(refused.error) };
-  const assets = (list!.result as string[]).map((a) => a.toLowerCase());
-  let changed: 'reserves' | 'prices' | null = null;
-  if (String(oracle!.result).toLowerCase() !== cache.oracles.get(pool)) {
-    cache.oracles.set(pool, String(oracle!.result).toLowerCase());
-    changed = 'prices';
-  }
-  const out: AaveReserve[] = [];
-  const fresh: ReserveTokens[] = [];
-  let k = 4;
-  for (const reserve of reserves) {
-    const [data, income, debtIndex, price, source, aSupply, vSupply, aIncentives, vIncentives] = r.slice(
-      k,
-      k + RESERVE_CALLS,
-    );
-    k += RESERVE_CALLS;
-    if (data!.status !== 'success')
-      return { problem: `getReserveData(${reserve.asset}): ${firstLine(data!.error)}` };
-    const d = data!.result as ReserveData;
-    fresh.push(tokensOf(reserve.asset, d, cache.code.get(pool)!));
-    const bad = [income, debtIndex, price, aSupply, vSupply].find((x) => x!.status !== 'success');
-    if (bad) return { problem: `reserve ${reserve.asset}: ${firstLine(bad.error)}` };
-    if ((price!.result as bigint) <= 0n)
-      return { problem: `the oracle prices reserve ${reserve.asset} at 0` };
-    const token = cache.tokens.get(reserve.asset);
-    out.push({
-      ...reserve,
-      token: token ?? { address: reserve.asset, symbol: '', name: '', decimals: null },
-      config: reserveConfig(d.configuration.data),
-      liquidityRate: d.currentLiquidityRate,
-      variableBorrowRate: d.currentVariableBorrowRate,
-      income: income!.result as bigint,
-      debtIndex: debtIndex!.result as bigint,
-      price: price!.result as bigint,
-      source:
-        source!.status === 'success' && String(source!.result) !== zeroAddress
-          ? String(source!.result).toLowerCase()
-          : null,
-      totalSupply: aSupply!.result as bigint,
-      totalDebt: vSupply!.result as bigint,
-      variableDebtTotal: vSupply!.result as bigint,
-      incentives: { supply: controllerOf(aIncentives!), borrow: controllerOf(vIncentives!) },
-      rewards: { supply: [], borrow: [] },
-    });
-  }
-  for (const reserve of out.filter((x) => x.stableDebt !== zeroAddress)) {
-    const s = r[k++]!;
-    if (s.status !== 'success') return { problem: `stable debt of ${reserve.asset}: ${firstLine(s.error)}` };
-    reserve.totalDebt += s.result as bigint;
-  }
-  // Another list (a reserve listed or dropped) or another token of a reserve: listed again.
-  if (assets.join() !== reserves.map((x) => x.asset).join() || !sameTokens(fresh, reserves)) {
-    cache.reserves.delete(pool);
-    return { changed: 'reserves' };
-  }
-  const code = cache.code.get(pool)!;
-  const eModes = new Map<number, EModeCategory>();
-  const sources = new Map<number, string | null>();
-  for (const id of eModeIds) {
-    const [data, second] = r.slice(k, k + EMODE_CALLS) as [Results[number], Results[number]];
-    k += EMODE_CALLS;
-    if (data.status !== 'success') return { problem: `e-mode ${id}: ${firstLine(data.error)}` };
-    const c = data.result as { liquidationThreshold: number; priceSource: string };
-    if (code.bitmaps) {
-      if (second.status !== 'success') return { problem: `e-mode ${id}: ${firstLine(second.error)}` };
-      sources.set(id, zeroAddress);
-      eModes.set(id, {
-        liquidationThreshold: BigInt(c.liquidationThreshold),
-        priceSource: zeroAddress,
-        collateralBitmap: second.result as bigint,
-        price: 0n,
-      });
-      continue;
-    }
-    // v3.0–3.1: each reserve's configuration names its category; a category's price source, when
-    // set, prices its assets (its price is read in the round after the source is first seen).
-    const priceSource = c.priceSource.toLowerCase();
-    const before = cache.eModeSources.get(pool)?.get(id);
-    sources.set(id, priceSource);
-    if (priceSource !== (before ?? zeroAddress)) changed = 'prices';
-    if (priceSource !== zeroAddress && before === priceSource && second.status !== 'success')
-      return { problem: `e-mode ${id}: its price source ${priceSource}: ${firstLine(second.error)}` };
-    eModes.set(id, {
-      liquidationThreshold: BigInt(c.liquidationThreshold),
-      priceSource,
-      collateralBitmap: null,
-      price: priceSource !== zeroAddress && second.status === 'success' ? (second.result as bigint) : 0n,
-    });
-  }
-  cache.eModeSources.set(pool, sources);
-  if (changed) return { changed };
-  const silent = reserves.find((x) => !cache.tokens.has(x.asset));
-  if (silent) return { problem: `token ${silent.asset} does not answer decimals()` };
-  for (const x of out) x.token = cache.tokens.get(x.asset)!;
-  return {
-    pool,
-    code,
-    oracle: cache.oracles.get(pool)!,
-    baseCurrency: String(baseCurrency!.result).toLowerCase(),
-    baseUnit: baseUnit!.result as bigint,
-    reserves: out,
-    eModes,
-  };
-}
-
-/** An incentives controller's address from its token's answer (null: none, or not answered). */
-const controllerOf = (r: Results[number]): string | null =>
-  r.status === 'success' && String(r.result) !== zeroAddress ? String(r.result).toLowerCase() : null;
-
-/** Rounds of a pass's rewards read at most (a token's list, then its rewards' oracles and tokens). */
-const REWARD_ROUNDS = 3;
-
-/**
- * The rewards of every pool's aTokens and variable debt tokens whose incentives controller is set
- * (Aave's RewardsController): per token `getRewardsByAsset`, per reward `getRewardsData`,
- * `getRewardOracle` and the oracle's `latestAnswer`, and the reward token's metadata. One multicall
- * a pass, with the lists and oracles as last read; again (at most REWARD_ROUNDS) when they changed.
- * A controller that does not answer leaves its tokens without rewards, named in `failures`.
- */
-async function readRewards(
-  rpc: ChainRpc,
-  at: { blockNumber: bigint; allowFailure: true } & MulticallOptions,
-  pools: readonly AavePoolRead[],
-  cache: AaveCache,
-  failures: { id: string; error: string }[],
-): Promise<void> {
-  const targets = pools.flatMap((p) =>
-    p.reserves.flatMap((r) =>
-      (['supply', 'borrow'] as const).flatMap((side) => {
-        const controller = r.incentives[side];
-        const token = side === 'supply' ? r.aToken : r.variableDebt;
-        return controller ? [{ pool: p.pool, reserve: r, side, controller, token }] : [];
-      }),
-    ),
-  );
-  if (targets.length === 0) return;
-  for (let round = 1; ; round++) {
-    const lists = targets.map((t) => cache.rewardLists.get(`${t.controller}:${t.token}`) ?? []);
-    const rewards = [...new Set(targets.flatMap((t, i) => lists[i]!.map((rw) => `${t.controller}:${rw}`)))];
-    const oracles = rewards.map((key) => cache.rewardOracles.get(key) ?? zeroAddress);
-    const newTokens = [...new Set(rewards.map((key) => key.split(':')[1]!))].filter(
-      (t) => !cache.tokens.has(t),
-    ) as Hex[];
-    const calls = [
-      ...targets.map(
-        (t) =>
-          ({
-            address: t.controller as Hex,
-            abi: IRewardsController_ABI,
-            functionName: 'getRewardsByAsset',
-            args: [t.token as Hex],
-          }) as const,
-      ),
-      ...targets.flatMap((t, i) =>
-        lists[i]!.map(
-          (rw) =>
-            ({
-              address: t.controller as Hex,
-              abi: IRewardsController_ABI,
-              functionName: 'getRewardsData',
-              args: [t.token as Hex, rw as Hex],
-            }) as const,
-        ),
-      ),
-      ...rewards.map((key) => {
-        const [controller, reward] = key.split(':') as [Hex, Hex];
-        return {
-          address: controller,
-          abi: IRewardsController_ABI,
-          functionName: 'getRewardOracle',
-          args: [reward],
-        } as const;
-      }),
-      ...oracles.flatMap((o) => [
-        { address: o as Hex, abi: extraAbi, functionName: 'latestAnswer' } as const,
-        { address: o as Hex, abi: extraAbi, functionName: 'decimals' } as const,
-      ]),
-      ...tokenCalls(newTokens),
-    ];
-    const reads = await rpc.multicall({ ...at, contracts: calls });
-    throwIfUnread(reads);
-    let k = 0;
-    let changed = false;
-    // A controller that refuses: its tokens have no rewards, named once per pool and controller.
-    const refused = new Map<string, string>();
-    targets.forEach((t, i) => {
-      const r = reads[k++]!;
-      const key = `${t.controller}:${t.token}`;
-      if (r.status !== 'success') {
-        refused.set(`${t.pool}:${t.controller}`, firstLine(r.error));
-        cache.rewardLists.delete(key);
-        lists[i] = [];
-        return;
-      }
-      const now = (r.result as string[]).map((a) => a.toLowerCase());
-      if (now.join() !== lists[i]!.join()) {
-        cache.rewardLists.set(key, now);
-        changed = true;
-      }
-    });
-    const data = targets.map((_, i) => lists[i]!.map(() => reads[k++]!));
-    rewards.forEach((key, j) => {
-      const r = reads[k++]!;
-      const oracle = r.status === 'success' ? String(r.result).toLowerCase() : zeroAddress;
-      if (oracle !== oracles[j]) {
-        cache.rewardOracles.set(key, oracle);
-        changed = true;
-      }
-    });
-    const prices = oracles.map(() => [reads[k++]!, reads[k++]!] as const);
-    keepTokens(newTokens, reads.slice(k), cache.tokens);
-    if (newTokens.some((t) => cache.tokens.has(t))) changed = true;
-    if (changed && round < REWARD_ROUNDS) continue;
-    for (const [key, error] of refused) {
-      const [pool, controller] = key.split(':') as [string, string];
-      failures.push({ id: `${pool}:rewards`, error: `incentives controller ${controller}: ${error}` });
-    }
-    if (changed) {
-      for (const pool of new Set(targets.map((t) => t.pool)))
-        failures.push({ id: `${pool}:rewards`, error: 'the incentives changed while they were read' });
-      return;
-    }
-    targets.forEach((t, i) => {
-      t.reserve.rewards[t.side] = lists[i]!.flatMap((reward, n) => {
-        const d = data[i]![n]!;
-        const token = cache.tokens.get(reward);
-        if (d.status !== 'success' || !token) return [];
-        const [, emissionPerSecond, , distributionEnd] = d.result as readonly bigint[];
-        const [answer, decimals] = prices[rewards.indexOf(`${t.controller}:${reward}`)] ?? [];
-        const usd = answer?.status === 'success' ? (answer.result as bigint) : 0n;
-        // The feed's decimals (8 when it does not say, as Aave's feeds have).
-        const places = decimals?.status === 'success' ? Number(decimals.result) : 8;
-        return [
-          {
-            token,
-            emissionPerSecond: emissionPerSecond!,
-            distributionEnd: distributionEnd!,
-            oracleUsd: usd > 0n ? Number(usd) / 10 ** places : null,
-          },
-        ];
-      });
-    });
-    return;
-  }
-}
-
-/** An account's values in the pool's base currency, per reserve it uses, and its health factor. */
-export interface AccountValues {
-  /** Per collateral reserve (asset): its value, and its value × liquidation threshold (bp). */
-  collateral: Map<string, { value: bigint; weighted: bigint; amount: bigint }>;
-  debt: Map<string, { value: bigint; amount: bigint }>;
-  /** Aave's health factor (1e18); null without debt (Aave: type(uint256).max). */
-  healthFactor: bigint | null;
-}
-
-/**
- * An account as GenericLogic's `calculateUserAccountData` values it at the pass's indices and
- * prices, each rounded as the pool's code rounds:
- * - v3.0 to v3.4: a collateral (flag set, liquidation threshold not 0) at `scaled.rayMul(income) ×
- *   price / unit`, a debt at `(scaled.rayMul(debtIndex) + stable) × price / unit`, the average
- *   threshold Σ value × threshold / Σ value (rounded down), and the health factor
- *   `percentMul(Σ value, average).wadDiv(Σ debt)`;
- * - v3.5 on: a collateral at `scaled.rayMulFloor(income) × price / unit`, a debt at
- *   `scaled.rayMulCeil(debtIndex) × price / unit` rounded up, and the health factor
- *   `(Σ value × threshold).wadDiv(Σ debt) / 10000`.
- */
-export function accountValues(
-  read: Pick<AavePoolRead, 'reserves' | 'eModes' | 'code'>,
-  account: AaveAccount,
-): AccountValues {
-  const modern = read.code.rounding === 'v3.5';
-  const category = account.eMode === 0 ? undefined : read.eModes.get(account.eMode);
-  const collateral: AccountValues['collateral'] = new Map();
-  const debt: AccountValues['debt'] = new Map();
-  let total = 0n;
-  let weightedTotal = 0n;
-  let debtTotal = 0n;
-  for (const r of read.reserves) {
-    const b = account.balances.get(r.asset);
-    if (!b || !uses(account.config, r.id)) continue;
-    const unit = 10n ** BigInt(r.config.decimals);
-    const inCategory =
-      category !== undefined &&
-      (category.collateralBitmap !== null
-        ? ((category.collateralBitmap >> BigInt(r.id)) & 1n) === 1n
-        : r.config.eModeCategory === account.eMode);
-    // v3.0–3.1: a category with a price source prices its assets by it.
-    const price =
-      category &&
-      category.price !== 0n &&
-      category.collateralBitmap === null &&
-      r.config.eModeCategory === account.eMode
-        ? category.price
-        : r.price;
-    const threshold = inCategory ? category!.liquidationThreshold : r.config.liquidationThreshold;
-    // Before v3.6 a reserve whose own threshold is 0 counts for nothing, in e-mode too; from v3.6
-    // at its category's threshold (a threshold of 0 adds 0: left out).
-    const counts = read.code.flagged ? threshold !== 0n : r.config.liquidationThreshold !== 0n;
-    if (counts && isCollateral(account.config, r.id)) {
-      const amount = modern ? (b.collateral * r.income) / RAY : rayMul(b.collateral, r.income);
-      const value = (amount * price) / unit;
-      total += value;
-      weightedTotal += value * threshold;
-      collateral.set(r.asset, { value, weighted: value * threshold, amount });
-    }
-    if (isBorrowing(account.config, r.id)) {
-      const amount = modern
-        ? ceilDiv(b.variable * r.debtIndex, RAY)
-        : (b.variable === 0n ? 0n : rayMul(b.variable, r.debtIndex)) + b.stable;
-      const value = modern ? ceilDiv(amount * price, unit) : (amount * price) / unit;
-      debtTotal += value;
-      debt.set(r.asset, { value, amount });
-    }
-  }
-  let healthFactor: bigint | null = null;
-  if (debtTotal > 0n)
-    healthFactor = modern
-      ? wadDiv(weightedTotal, debtTotal) / PERCENT
-      : wadDiv(percentMul(total, total === 0n ? 0n : weightedTotal / total), debtTotal);
-  return { collateral, debt, healthFactor };
 }

@@ -17,11 +17,39 @@
  * The changes are written as this source's, checked against the version they were computed
  * from (basedOn), so two processes writing the same minute write it once.
  */
-import type { ReadModel } from '../../data/read-model.ts';
 import { healthFactor } from '../../domain/metrics.ts';
 import type { PositionChange } from '../../store/types.ts';
 import { HF_SPREAD, hexOf, OPENINGS_PER_POSITION, riskWeight } from './simulation/market-history.ts';
 import { MINUTE_MS, normalAt, streamId, unitAt } from './simulation/noise.ts';
+
+/**
+ * A position as the read model holds it: its amounts in its market record's prices (debt at the
+ * borrow index it was stated at), its market's price factors and borrow index now, and the change
+ * sequence number it is at (0: as loaded).
+ */
+export interface PositionState {
+  /** Its market's position in the catalog. */
+  ord: number;
+  user: string;
+  collateralUsd: number;
+  borrowUsd: number;
+  supplyUsd: number;
+  healthFactor: number;
+  collateralFactor: number;
+  loanFactor: number;
+  debtIndex: number;
+  seq: number;
+}
+
+/** What the openings and closings read of the read model (the service hands it its own). */
+export interface ActivityModel {
+  risk: {
+    /** Positions held. */
+    readonly size: number;
+    stateOf(i: number): PositionState;
+  };
+  catalog: { recordAt(ord: number): { uniqueKey: string; lltv: number } };
+}
 
 /** The source id of the changes it writes (in /health with the others). */
 export const ACTIVITY_SOURCE_ID = 'sandbox-activity';
@@ -42,7 +70,7 @@ export class SandboxActivity {
    * the epoch) on the positions `model` holds (pure: nothing written). A minute's draws that
    * land on a position without debt, or on one already changed this run, are skipped.
    */
-  plan(model: ReadModel, afterMinute: number, toMinute: number): PositionChange[] {
+  plan(model: ActivityModel, afterMinute: number, toMinute: number): PositionChange[] {
     const { risk, catalog } = model;
     const changes: PositionChange[] = [];
     const held = risk.size;

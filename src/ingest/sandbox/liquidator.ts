@@ -15,7 +15,6 @@
  * so a liquidation is recorded once whichever process computed it.
  */
 
-import type { ReadModel } from '../../data/read-model.ts';
 import { closeFactorOf, eulerLiquidationBonus } from '../../domain/accounts.ts';
 import type { Protocol } from '../../domain/enums.ts';
 import {
@@ -32,7 +31,7 @@ import type {
   PricedLiquidationEvent,
   SourceStore,
 } from '../../store/types.ts';
-import { ACTIVITY_SOURCE_ID } from './activity.ts';
+import { ACTIVITY_SOURCE_ID, type PositionState } from './activity.ts';
 import { CrossingWindow } from './crossings.ts';
 import type { MarketTerms } from './economics.ts';
 import { type SandboxSimulation, sandboxSimulation } from './history.ts';
@@ -64,10 +63,46 @@ export interface LiquidationPlan {
   complete: boolean;
 }
 
+/** A market as the liquidations name it. */
+interface MarketOf {
+  uniqueKey: string;
+  protocol: Protocol;
+  chainId: number;
+}
+
+/**
+ * What the liquidations read of the read model (the service hands it its own): the positions by
+ * health factor, their accounts, their markets and the prices those are stated at.
+ */
+export interface LiquidatorModel {
+  risk: {
+    stateOf(i: number): PositionState;
+    /** Positions below the health factor threshold, lowest first (in one market with `marketOrd`). */
+    query(q: {
+      healthFactorThreshold: number;
+      minBorrowUsd: number;
+      limit: number;
+      marketOrd?: number;
+    }): number[];
+    positionsIn(ord: number): number;
+    /** What a market's positions' stated health factors are multiplied by now. */
+    hfFactorOf(ord: number): number;
+    /** Position i's account (null: a position of an isolated market, its own account). */
+    accountOf(i: number): { id: number; members: readonly number[] } | null;
+  };
+  catalog: {
+    readonly size: number;
+    recordAt(ord: number): MarketOf;
+    /** The dataset's prices of a market's tokens (its positions' amounts are stated at them). */
+    basePrices(ord: number): { collateral: number | null; loan: number | null };
+  };
+  dataset: { version: number };
+}
+
 /** A position in tokens at a set of prices (now, or an hour of the catch-up window). */
 interface Leg {
-  p: ReturnType<ReadModel['risk']['stateOf']>;
-  m: ReturnType<ReadModel['catalog']['recordAt']>;
+  p: PositionState;
+  m: MarketOf;
   terms: MarketTerms;
   base: { collateral: number; loan: number };
   collateral: number;
@@ -133,7 +168,7 @@ export class SandboxLiquidator {
    * first such hour, at that hour's prices and borrow index; one below 1 at `atMs` only, at
    * `atMs`. Default `fromMs`: `atMs` (only what is below 1 now).
    */
-  plan(model: ReadModel, atMs: number, fromMs = atMs): LiquidationPlan {
+  plan(model: LiquidatorModel, atMs: number, fromMs = atMs): LiquidationPlan {
     const { risk, catalog } = model;
     const events: PricedLiquidationEvent[] = [];
     const changes: PositionChange[] = [];
@@ -331,7 +366,7 @@ export class SandboxLiquidator {
   }
 
   /** Position j in tokens at the model's prices now; null without its market's terms or prices. */
-  #legOf(model: ReadModel, j: number): Leg | null {
+  #legOf(model: LiquidatorModel, j: number): Leg | null {
     const { risk, catalog } = model;
     const p = risk.stateOf(j);
     const m = catalog.recordAt(p.ord);
@@ -398,7 +433,7 @@ export class SandboxLiquidator {
    * first (idempotent), then the positions written, so a failure between the two loses nothing
    * (the next step computes the same event again, under the same transaction hash).
    */
-  async step(model: ReadModel, atMs: number): Promise<LiquidationStep> {
+  async step(model: LiquidatorModel, atMs: number): Promise<LiquidationStep> {
     const version = model.dataset.version;
     const fromMs = Math.min(atMs, await this.#fromFor(version));
     const { events, changes, complete } = this.plan(model, atMs, fromMs);

@@ -1,0 +1,289 @@
+/**
+ * Euler v2's part of a chain source's pass: the controller vaults of its EVC read at the pass's
+ * block (euler.ts), each served as one market per collateral at the USD prices of the file's
+ * feeds (a collateral without a feed at the vault's oracle against its asset), and their
+ * liquidations at their block's prices and share price.
+ */
+import type { MarketRecord } from '../../domain/types.ts';
+import { UNPRICED_NOTE } from '../records.ts';
+import type { ChainConfig, FeedConfig } from '../sources-file.ts';
+import { type Checkpoint, knownHolders, knownMarkets, pending, strings } from './checkpoint.ts';
+import {
+  collateralQuoteCalls,
+  EulerCache,
+  type EulerCollateral,
+  type EulerVaultRead,
+  EVAULT_EVENTS,
+  EVC_EVENTS,
+  eulerLogAddresses,
+  readEuler,
+} from './euler.ts';
+import { eulerKey, eulerLiquidation, eulerPrices, eulerRecords } from './euler-records.ts';
+import type { LiquidationPrices } from './liquidation.ts';
+import { atPricedBlocks, type PricedBlocks, pricesAt, unpricedBlocks } from './prices-at-blocks.ts';
+import { customOracle, type Token } from './pricing.ts';
+import {
+  type Assembly,
+  type PassContext,
+  type ProtocolAdapter,
+  type ProtocolPass,
+  servedItem,
+} from './protocol.ts';
+import { type ChainRpc, throwIfUnread } from './rpc.ts';
+
+/**
+ * Euler's part of the checkpoint: Euler as read, `${evc}:${fromBlock}` (another EVC or start block
+ * is read from its start); the last Euler configuration ever read on this chain (another one
+ * reads the chain again); its controller vaults found; accounts of vaults not served, or
+ * without a position.
+ */
+interface EulerCheckpoint {
+  euler: string | null;
+  eulerWas: string | null;
+  eulerVaults: string[];
+  eulerPending: string[];
+}
+
+function readEulerCheckpoint(c: Checkpoint): EulerCheckpoint {
+  const { euler, eulerWas, eulerVaults, eulerPending } = c.parts;
+  return {
+    euler: typeof euler === 'string' ? euler : null,
+    eulerWas: typeof eulerWas === 'string' ? eulerWas : typeof euler === 'string' ? euler : null,
+    eulerVaults: strings(eulerVaults),
+    eulerPending: strings(eulerPending),
+  };
+}
+
+export function eulerAdapter(chain: ChainConfig): ProtocolAdapter {
+  const euler = new EulerCache();
+  // Accounts to read again after a reorganization, kept until a pass succeeds.
+  const reread = new Set<string>();
+  const config = chain.euler ? `${chain.euler.evc}:${chain.euler.fromBlock ?? 'deployment'}` : null;
+  return {
+    events: [...EVC_EVENTS, ...EVAULT_EVENTS],
+    startBlocks: chain.euler ? [chain.euler.fromBlock ?? 0] : [],
+    // Another EVC or start block than the last ever read reads the chain again (adding Euler, or
+    // leaving it out, is not a change; leaving it out and adding another is).
+    sameConfig(c) {
+      const was = readEulerCheckpoint(c).eulerWas;
+      return !was || config === null || was === config;
+    },
+    forget(rereadAccounts) {
+      if (rereadAccounts) for (const key of [...euler.accounts.keys(), ...euler.retry]) reread.add(key);
+      euler.clear();
+    },
+    begin: (ctx) => eulerPass(ctx, euler, reread, config),
+    settle(block) {
+      euler.accounts.settle(block);
+      reread.clear();
+    },
+    accountsKept: () => euler.accounts.size,
+  };
+}
+
+function eulerPass(
+  ctx: PassContext,
+  euler: EulerCache,
+  reread: ReadonlySet<string>,
+  config: string | null,
+): ProtocolPass {
+  const { chain, rpc, previous, items, resume, target } = ctx;
+  const chainId = chain.chainId;
+  const saved = readEulerCheckpoint(ctx.checkpoint);
+  const resumes = resume !== null && config !== null && saved.euler === config;
+  const known = resumes
+    ? {
+        controllers: saved.eulerVaults,
+        served: knownMarkets(`euler-${chainId}-`, previous).map((k) => k.split('_')[0]!),
+        accounts: knownHolders(`euler-${chainId}-`, previous, [...saved.eulerPending, ...reread]).map(
+          ({ group, user }) => ({ vault: group, user }),
+        ),
+      }
+    : { controllers: [], accounts: [] };
+  let eulerRead: Awaited<ReturnType<typeof readEuler>> | null = null;
+  // The vaults served with their positions.
+  const eulerServed = new Set<string>();
+  return {
+    logAddresses: chain.euler && resumes ? eulerLogAddresses(chain.euler.evc, known, euler) : [],
+
+    async read(shared) {
+      if (!chain.euler) return;
+      eulerRead = await readEuler(
+        rpc,
+        chain.euler.evc,
+        {
+          fromBlock: resumes
+            ? resume!
+            : chain.euler.fromBlock !== null
+              ? BigInt(chain.euler.fromBlock)
+              : await ctx.deployedAt(chain.euler.evc),
+          block: target,
+        },
+        known,
+        euler,
+        shared,
+        chain.euler.factory,
+      );
+      for (const f of eulerRead.failures) items.push({ id: `euler:${f.id}`, ok: false, error: f.error });
+    },
+
+    namedFeeds: () => [],
+
+    // A vault whose asset has a USD price (the file's feeds) and whose collaterals have one (the
+    // file's feeds, else the vault's oracle against the asset) is served; one whose asset never
+    // had one is served with what is known (D15: no position, its accounts followed); one priced
+    // before, or whose collateral the oracle cannot price against its asset (or whose quotes
+    // cannot be read), keeps what the last pass served of it.
+    async assemble(out: Assembly) {
+      const { usdOf, noPriceHint, feedSymbolOf } = out.prices;
+      const eulerMarkets = new Map<string, MarketRecord>();
+      for (const v of eulerRead?.vaults ?? []) {
+        const prices = eulerPrices(v, usdOf);
+        const unpriced = [
+          prices.loanUsd === null ? v.asset : null,
+          ...v.collaterals.map((c, i) => (prices.collateralUsd[i] === null ? c.asset : null)),
+        ].find((t) => t !== null);
+        const why = unpriced
+          ? `no USD price for ${unpriced.symbol} ${unpriced.address} (${noPriceHint(unpriced)})`
+          : null;
+        // (A collateral the oracle cannot price against a priced asset: the vault is not served.)
+        if (why && prices.loanUsd !== null) {
+          items.push({ id: `euler:${v.vault}`, ok: false, error: `vault ${v.vault}: ${why}` });
+          continue;
+        }
+        const records = eulerRecords(
+          chainId,
+          v,
+          prices,
+          // An EulerRouter: its quotes are what the vault values liquidity with.
+          customOracle(
+            v.oracle,
+            'Euler price oracle router: prices are its mid-point quotes; the adapters behind it are not resolved',
+          ),
+        );
+        const wrong = out.refusal(records, why);
+        if (wrong) {
+          items.push({ id: `euler:${v.vault}`, ok: false, error: `vault ${v.vault}: ${wrong}` });
+          continue;
+        }
+        for (const m of records.markets) eulerMarkets.set(m.uniqueKey, m);
+        if (!why) eulerServed.add(v.vault);
+        out.vaults.push(records.vault);
+        out.serve(records);
+        items.push(servedItem(`euler:${v.vault}`, why && `vault ${v.vault}: ${why}: ${UNPRICED_NOTE.loan}`));
+      }
+      out.keepFailedPools('euler', eulerMarkets);
+      // Liquidations at their block's prices and share price (the newest MAX_PRICED_BLOCKS blocks
+      // of the pass; the others at the pass's, named).
+      const eulerVaults = new Map((eulerRead?.vaults ?? []).map((v) => [v.vault, v]));
+      const eulerFound = (eulerRead?.liquidations ?? []).flatMap((l) => {
+        const record = eulerMarkets.get(eulerKey(chainId, l.vault, l.collateral));
+        const vault = eulerVaults.get(l.vault);
+        const c = vault?.collaterals.find((x) => x.vault === l.collateral);
+        if (!record)
+          // Its market is not served: a collateral the vault no longer values (LTV 0), or a vault
+          // not served. Named, not recorded (no market to record it in).
+          items.push({
+            id: `euler:${l.vault}:liquidation:${l.txHash}:${l.logIndex}`,
+            ok: false,
+            error: `liquidation in ${l.txHash} of collateral ${l.collateral} of vault ${l.vault} not recorded: no market of that vault and collateral is served`,
+          });
+        return record ? [{ l, record, vault, c }] : [];
+      });
+      const eulerThen = await eulerPricesAtBlocks(
+        rpc,
+        chain.chainlink,
+        eulerFound.flatMap(({ l, vault, c }) => (vault && c ? [{ block: l.block, vault, c }] : [])),
+        feedSymbolOf,
+      );
+      items.push(...unpricedBlocks('euler', 'liquidation', eulerThen));
+      for (const { l, record, c } of eulerFound) {
+        const then = c && eulerThen.at.get(`${l.block}:${l.vault}:${c.vault}`);
+        const perShare = then?.perShare ?? c?.assetsPerShare;
+        const usd = pricesAt(then?.usd, record);
+        out.liquidations.push(
+          eulerLiquidation(
+            chainId,
+            l,
+            record,
+            c && perShare !== undefined ? { perShare, shareDecimals: c.share.decimals ?? 18 } : null,
+            usd,
+          ),
+        );
+      }
+    },
+
+    checkpoint: () =>
+      ({
+        euler: eulerRead ? config : null,
+        eulerWas: config ?? saved.eulerWas,
+        eulerVaults: eulerRead?.controllers ?? [],
+        // Accounts a vault controls without a position are kept too: no log names them when they
+        // deposit collateral.
+        eulerPending: pending(
+          items,
+          'euler',
+          'accounts of vaults not served or without a position',
+          (eulerRead?.holders ?? [])
+            .filter((a) => !eulerServed.has(a.vault) || !a.position)
+            .map((a) => `${a.vault}:${a.user}`),
+        ),
+      }) satisfies EulerCheckpoint,
+
+    positionsRead: () => eulerRead?.accountsRead ?? 0,
+  };
+}
+
+/** A collateral at a liquidation's block: its share price, and the USD prices when they could be read. */
+type AtBlock = { perShare: bigint; usd: LiquidationPrices };
+
+/**
+ * For Euler liquidations: at each liquidation's block, the file's feeds and the vault's oracle
+ * and share price read there (one multicall per block), priced as the pass prices (`eulerPrices`),
+ * by `${block}:${vault}:${collateral}`; the newest MAX_PRICED_BLOCKS blocks. Blocks that cannot
+ * be read (a pruned node) are named: their liquidations are priced at the pass's prices.
+ */
+async function eulerPricesAtBlocks(
+  rpc: ChainRpc,
+  feeds: readonly FeedConfig[],
+  wanted: readonly { block: number; vault: EulerVaultRead; c: EulerCollateral }[],
+  feedSymbolOf: (t: Token) => string | null,
+): Promise<{ at: Map<string, AtBlock> } & PricedBlocks> {
+  const at = new Map<string, AtBlock>();
+  const walked = await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, async (block, all, usdOf) => {
+    // Each vault and collateral once.
+    const here = [...new Map(all.map((w) => [`${w.vault.vault}:${w.c.vault}`, w])).values()];
+    const reads = await rpc.multicall({
+      blockNumber: BigInt(block),
+      allowFailure: true,
+      ...(await rpc.multicallOptions()),
+      contracts: here.flatMap(({ vault, c }) => collateralQuoteCalls(vault, c)),
+    });
+    throwIfUnread(reads);
+    here.forEach(({ vault, c }, i) => {
+      const [assetQuote, quote, perShare] = reads.slice(i * 3, i * 3 + 3);
+      if (perShare?.status !== 'success') return;
+      const assetsPerShare = perShare.result as bigint;
+      // A vault whose asset is its unit of account asks no quote of it.
+      const sameUnit = vault.asset.address === vault.unitOfAccount;
+      const quoted = quote?.status === 'success' ? (quote.result as bigint) : null;
+      const then = {
+        ...vault,
+        assetQuote: sameUnit
+          ? vault.assetQuote
+          : assetQuote?.status === 'success'
+            ? (assetQuote.result as bigint)
+            : 0n,
+        collaterals: [{ ...c, quote: quoted ?? 0n, assetsPerShare }],
+      };
+      const prices = eulerPrices(then, usdOf);
+      // Without the oracle's quote there, only a feed of the file prices the collateral.
+      const collateralUsd = quoted === null ? usdOf(c.asset) : prices.collateralUsd[0];
+      at.set(`${block}:${vault.vault}:${c.vault}`, {
+        perShare: assetsPerShare,
+        usd: { loanUsd: prices.loanUsd, collateralUsd: collateralUsd ?? null },
+      });
+    });
+  });
+  return { at, ...walked };
+}

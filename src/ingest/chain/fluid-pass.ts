@@ -1,0 +1,248 @@
+/**
+ * Fluid's part of a chain source's pass: its T1 vaults read at the pass's block through its
+ * resolvers (fluid.ts), each served as one market at its borrow token's USD price (the file's
+ * feeds) and its supply token's (the file's feeds, else the vault's oracle), and their
+ * liquidations at their block's feed prices.
+ */
+import { isPriced, type MarketRecord, type PricedMarketRecord } from '../../domain/types.ts';
+import { UNPRICED_NOTE } from '../records.ts';
+import type { ChainConfig } from '../sources-file.ts';
+import { type Checkpoint, MAX_PENDING, strings } from './checkpoint.ts';
+import { FLUID_FACTORY_EVENTS, FLUID_VAULT_EVENTS, FluidCache, readFluid } from './fluid.ts';
+import { fluidKey, fluidLiquidation, fluidPrices, fluidRecords } from './fluid-records.ts';
+import { feedPricesAtBlocks, pricesAt, unpricedBlocks } from './prices-at-blocks.ts';
+import { customOracle } from './pricing.ts';
+import {
+  type Assembly,
+  implausible,
+  type PassContext,
+  type ProtocolAdapter,
+  type ProtocolPass,
+  servedItem,
+} from './protocol.ts';
+
+/**
+ * Fluid's part of the checkpoint: Fluid as read, `${vaultResolver}:${positionsResolver}:${fromBlock}`
+ * (other resolvers or another start block read its vaults from their start); its T1 vaults whose
+ * logs are read; vaults some of whose positions held the checkpoint could not name (read from
+ * their start by a new process); their factories; the positions held (`${vault}:${nftId}`).
+ */
+interface FluidCheckpoint {
+  fluid: string | null;
+  fluidVaults: string[];
+  fluidTruncated: string[];
+  fluidFactories: string[];
+  fluidHeld: string[];
+}
+
+function readFluidCheckpoint(c: Checkpoint): FluidCheckpoint {
+  const { fluid, fluidVaults, fluidTruncated, fluidFactories, fluidHeld } = c.parts;
+  return {
+    fluid: typeof fluid === 'string' ? fluid : null,
+    fluidVaults: strings(fluidVaults),
+    fluidTruncated: strings(fluidTruncated),
+    fluidFactories: strings(fluidFactories),
+    fluidHeld: strings(fluidHeld),
+  };
+}
+
+export function fluidAdapter(chain: ChainConfig): ProtocolAdapter {
+  const fluid = new FluidCache();
+  // Positions to read again after a reorganization, kept until a pass succeeds.
+  const reread = new Set<string>();
+  const config = chain.fluid
+    ? `${chain.fluid.vaultResolver}:${chain.fluid.positionsResolver}:${chain.fluid.fromBlock ?? 'deployment'}`
+    : null;
+  return {
+    events: [...FLUID_VAULT_EVENTS, ...FLUID_FACTORY_EVENTS],
+    startBlocks: chain.fluid ? [chain.fluid.fromBlock ?? 0] : [],
+    sameConfig: () => true,
+    forget(rereadAccounts) {
+      if (rereadAccounts) for (const key of [...fluid.positions.keys(), ...fluid.retry]) reread.add(key);
+      fluid.clear();
+    },
+    begin: (ctx) => fluidPass(ctx, fluid, reread, config),
+    settle(block) {
+      fluid.positions.settle(block);
+      reread.clear();
+    },
+    accountsKept: () => fluid.positions.size,
+  };
+}
+
+function fluidPass(
+  ctx: PassContext,
+  fluid: FluidCache,
+  reread: ReadonlySet<string>,
+  config: string | null,
+): ProtocolPass {
+  const { chain, rpc, previous, items, resume, target } = ctx;
+  const chainId = chain.chainId;
+  const saved = readFluidCheckpoint(ctx.checkpoint);
+  const resumes = resume !== null && config !== null && saved.fluid === config;
+  // Vaults whose positions did not all fit in the checkpoint are read from their start by a
+  // new process (this one holds them).
+  const truncated = new Set(fluid.warm ? [] : saved.fluidTruncated);
+  const logged = resumes ? saved.fluidVaults.filter((v) => !truncated.has(v)) : [];
+  let fluidRead: Awaited<ReturnType<typeof readFluid>> | null = null;
+  return {
+    logAddresses: logged.length > 0 ? [...logged, ...saved.fluidFactories] : [],
+
+    async read(shared) {
+      const fluidConf = chain.fluid;
+      if (!fluidConf) return;
+      fluidRead = await readFluid(
+        rpc,
+        fluidConf,
+        {
+          start: async (factory) =>
+            fluidConf.fromBlock !== null ? BigInt(fluidConf.fromBlock) : await ctx.deployedAt(factory),
+          resume: resumes ? resume : null,
+          block: target,
+        },
+        {
+          logged,
+          factories: resumes ? saved.fluidFactories : [],
+          positions: [...(resumes ? saved.fluidHeld : []), ...reread].map((key) => {
+            const split = key.lastIndexOf(':');
+            return { vault: key.slice(0, split), nftId: key.slice(split + 1) };
+          }),
+        },
+        fluid,
+        shared,
+      );
+      for (const f of fluidRead.failures) items.push({ id: `fluid:${f.id}`, ok: false, error: f.error });
+    },
+
+    namedFeeds: () => [],
+
+    // A T1 vault is served at its borrow token's USD price (the file's feeds) and its supply
+    // token's (the file's feeds, else the vault's oracle); one never priced without them is
+    // served with what is known (D15: no position); one priced before, or that cannot be read,
+    // keeps what the last pass served of it.
+    async assemble(out: Assembly) {
+      const { usdOf, noPriceHint, feedSymbolOf } = out.prices;
+      const fluidMarkets = new Map<string, PricedMarketRecord>();
+      const fluidUnpriced = new Map<string, MarketRecord>();
+      for (const v of fluidRead?.vaults ?? []) {
+        const prices = fluidPrices(v, usdOf);
+        const unpriced =
+          prices.loanUsd === null ? v.borrowToken : prices.collateralUsd === null ? v.supplyToken : null;
+        const why =
+          unpriced && `no USD price for ${unpriced.symbol} ${unpriced.address} (${noPriceHint(unpriced)})`;
+        const last = out.previousMarkets.get(fluidKey(chainId, v.vault));
+        if (why && last && isPriced(last)) {
+          items.push({ id: `fluid:${v.vault}`, ok: false, error: `vault ${v.vault}: ${why}` });
+          continue;
+        }
+        const records = fluidRecords(
+          chainId,
+          v,
+          prices,
+          customOracle(
+            v.oracle,
+            'Fluid oracle: prices are its liquidation rate (getExchangeRateLiquidate); the sources behind it are not resolved',
+          ),
+        );
+        const wrong = implausible(records);
+        if (wrong) {
+          items.push({ id: `fluid:${v.vault}`, ok: false, error: `vault ${v.vault}: ${wrong}` });
+          continue;
+        }
+        for (const m of records.markets)
+          if (isPriced(m)) fluidMarkets.set(m.uniqueKey, m);
+          else fluidUnpriced.set(m.uniqueKey, m);
+        out.serve(records);
+        items.push(
+          servedItem(
+            `fluid:${v.vault}`,
+            why &&
+              `vault ${v.vault}: ${why}: ${UNPRICED_NOTE[prices.loanUsd === null ? 'loan' : 'collateral']}`,
+          ),
+        );
+      }
+      // Vaults not served keep their last records: every one when the resolver did not answer.
+      const resolverFailed =
+        chain.fluid !== null && items.some((i) => !i.ok && i.id === `fluid:${chain.fluid!.vaultResolver}`);
+      const fluidFailed = new Set(
+        items.flatMap((i) =>
+          !i.ok && i.id.startsWith('fluid:0x') && !i.id.slice(6).includes(':')
+            ? [fluidKey(chainId, i.id.slice(6))]
+            : [],
+        ),
+      );
+      // (Priced or served without a price, as the last pass served it.)
+      const keptFluid = (previous?.markets ?? []).filter(
+        (m) =>
+          m.protocol === 'fluid' &&
+          !fluidMarkets.has(m.uniqueKey) &&
+          !fluidUnpriced.has(m.uniqueKey) &&
+          (resolverFailed || fluidFailed.has(m.uniqueKey)) &&
+          implausible({ markets: [m], positions: [] }) === null,
+      );
+      if (keptFluid.length > 0) {
+        const keys = new Set(keptFluid.map((m) => m.uniqueKey));
+        for (const m of keptFluid)
+          if (isPriced(m)) fluidMarkets.set(m.uniqueKey, m);
+          else fluidUnpriced.set(m.uniqueKey, m);
+        out.serve({
+          markets: keptFluid,
+          positions: (previous?.positions ?? []).filter((p) => keys.has(p.marketKey)),
+        });
+      }
+      const fluidFound = (fluidRead?.liquidations ?? []).flatMap((l) => {
+        const key = fluidKey(chainId, l.vault);
+        const record = fluidMarkets.get(key) ?? fluidUnpriced.get(key);
+        if (!record)
+          items.push({
+            id: `fluid:${l.vault}:liquidation:${l.txHash}:${l.logIndex}`,
+            ok: false,
+            error: `liquidation in ${l.txHash} of vault ${l.vault} not recorded: the vault is not served`,
+          });
+        return record ? [{ l, record }] : [];
+      });
+      const fluidThen = await feedPricesAtBlocks(
+        rpc,
+        chain.chainlink,
+        fluidFound
+          .filter(({ l }) => BigInt(l.block) < target)
+          .map(({ l, record }) => ({ block: l.block, record })),
+        feedSymbolOf,
+      );
+      items.push(...unpricedBlocks('fluid', 'liquidation', fluidThen));
+      for (const { l, record } of fluidFound)
+        out.liquidations.push(
+          fluidLiquidation(
+            chainId,
+            l,
+            record,
+            pricesAt(fluidThen.at.get(`${l.block}:${record.uniqueKey}`), record),
+          ),
+        );
+    },
+
+    checkpoint() {
+      // The positions held, at most MAX_PENDING in the checkpoint: the vaults of those left out
+      // are read from their start by a new process (their logs name their positions again).
+      const held = fluidRead?.held ?? [];
+      const fluidTruncated = [
+        ...new Set(held.slice(MAX_PENDING).map((key) => key.slice(0, key.lastIndexOf(':')))),
+      ];
+      if (fluidTruncated.length > 0)
+        items.push({
+          id: 'fluid:held',
+          ok: false,
+          error: `${held.length} positions held: the checkpoint names ${MAX_PENDING}; a new process reads the ${fluidTruncated.length} vaults of the others from their start`,
+        });
+      return {
+        fluid: fluidRead ? config : null,
+        fluidVaults: fluidRead?.logged ?? [],
+        fluidTruncated,
+        fluidFactories: fluidRead?.factories ?? [],
+        fluidHeld: held.slice(0, MAX_PENDING),
+      } satisfies FluidCheckpoint;
+    },
+
+    positionsRead: () => fluidRead?.accountsRead ?? 0,
+  };
+}

@@ -1,0 +1,270 @@
+/**
+ * Morpho Blue's part of a chain source's pass: its markets and borrowers read at the pass's block
+ * (morpho-blue.ts), served at the USD prices of the file's feeds, a collateral without a feed at
+ * the market's oracle. A market without a USD price of a token is served with what is known (its
+ * USD figures null, no position) and its item says why; once priced, a market without a price
+ * keeps its last records.
+ */
+import { blueOracleAbi } from '@morpho-org/blue-sdk-viem';
+import { isPriced, type MarketRecord, type PricedMarketRecord } from '../../domain/types.ts';
+import type { PreviousRun } from '../contract.ts';
+import { morphoKey, UNPRICED_NOTE } from '../records.ts';
+import type { ChainConfig, FeedConfig } from '../sources-file.ts';
+import { type Checkpoint, knownHolders, knownMarkets, pending, strings } from './checkpoint.ts';
+import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
+import { MORPHO_EVENTS, MorphoCache, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
+import { collateralUsdFromOracle, marketRecord, oracleUsd, positionRecord } from './morpho-records.ts';
+import { atPricedBlocks, pricesAt } from './prices-at-blocks.ts';
+import { oracleRecord, type Token } from './pricing.ts';
+import {
+  type Assembly,
+  type PassContext,
+  type ProtocolAdapter,
+  type ProtocolPass,
+  servedItem,
+} from './protocol.ts';
+import { type ChainRpc, throwIfUnread } from './rpc.ts';
+
+/**
+ * Morpho's part of the checkpoint: the configuration it was read with (`${blue}:${fromBlock}`),
+ * every market id found (served or not: one that could not be read this pass is read again the
+ * next), and the accounts of markets not served this pass (read once their market is).
+ */
+interface MorphoCheckpoint {
+  morpho: string | null;
+  markets: string[];
+  pending: string[];
+}
+
+export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
+  const cache = new MorphoCache();
+  // Accounts to read again after a reorganization, kept until a pass succeeds.
+  const reread = new Set<string>();
+  const config = chain.morpho ? `${chain.morpho.blue}:${chain.morpho.fromBlock}` : null;
+  return {
+    events: MORPHO_EVENTS,
+    startBlocks: chain.morpho ? [chain.morpho.fromBlock] : [],
+    // A checkpoint of another Morpho address or start block is not this source's: read again.
+    sameConfig: (c: Checkpoint) => c.parts['morpho'] === undefined || c.parts['morpho'] === config,
+    forget(rereadAccounts) {
+      if (rereadAccounts) for (const key of cache.positions.keys()) reread.add(key);
+      cache.clear();
+    },
+    begin: (ctx) => morphoPass(ctx, cache, reread, config),
+    settle(block) {
+      cache.positions.settle(block);
+      reread.clear();
+    },
+    accountsKept: () => cache.positions.size,
+  };
+}
+
+function morphoPass(
+  ctx: PassContext,
+  cache: MorphoCache,
+  reread: ReadonlySet<string>,
+  config: string | null,
+): ProtocolPass {
+  const { chain, rpc, previous, items, resume, target } = ctx;
+  const chainId = chain.chainId;
+  const saved = ctx.checkpoint.parts;
+  let morpho: Awaited<ReturnType<typeof readMorphoBlue>> | null = null;
+  // The markets served priced this pass (their accounts are read; the others' wait in the checkpoint).
+  const priced = new Map<string, { record: PricedMarketRecord; read: MorphoMarketRead }>();
+  return {
+    logAddresses: chain.morpho ? [chain.morpho.blue] : [],
+
+    async read(shared) {
+      if (!chain.morpho) return;
+      const known =
+        resume === null
+          ? { marketIds: [], accounts: [] }
+          : knownMorpho(chainId, previous, strings(saved['markets']), [
+              ...strings(saved['pending']),
+              ...reread,
+            ]);
+      morpho = await readMorphoBlue(
+        rpc,
+        chain.morpho.blue as `0x${string}`,
+        { fromBlock: resume ?? BigInt(chain.morpho.fromBlock), block: target, timestamp: ctx.timestamp },
+        known,
+        cache,
+        shared,
+      );
+      for (const f of morpho.failures) items.push({ id: `morpho:${f.id}`, ok: false, error: f.error });
+    },
+
+    namedFeeds: () => (morpho?.markets ?? []).flatMap((m) => m.oracleFeeds ?? []),
+
+    async assemble(out: Assembly) {
+      const { usdOf, byFeed, noPriceHint, feedSymbolOf } = out.prices;
+      const { markets, positions, previousMarkets } = out;
+      // A market that cannot be served this pass keeps what the last pass served of it.
+      const kept = new Map<string, MarketRecord>();
+      // Markets never priced, served with what is known (D15).
+      const unpricedMarkets = new Map<string, MarketRecord>();
+      const keep = (id: string) => {
+        const record = previousMarkets.get(morphoKey(chainId, id));
+        if (!record || kept.has(id)) return;
+        kept.set(id, record);
+        markets.push(record);
+      };
+      for (const f of morpho?.failures ?? []) if (!f.id.includes(':')) keep(f.id);
+      for (const m of morpho?.markets ?? []) {
+        const key = morphoKey(chainId, m.id);
+        const loanUsd = usdOf(m.loan);
+        const collateralUsd = usdOf(m.collateral) ?? (loanUsd === null ? null : oracleUsd(m, loanUsd));
+        const record = marketRecord(
+          chainId,
+          m,
+          loanUsd,
+          collateralUsd,
+          oracleRecord(m.params.oracle, m.oracleFeeds, byFeed, 'ChainlinkOracleV2'),
+        );
+        if (isPriced(record)) {
+          markets.push(record);
+          priced.set(m.id, { record, read: m });
+          items.push({ id: `morpho:${m.id}`, ok: true });
+          continue;
+        }
+        const why =
+          loanUsd === null
+            ? `no USD price for its loan token ${m.loan.symbol} ${m.loan.address} (${noPriceHint(m.loan)})`
+            : `no USD price for its collateral ${m.collateral.symbol} (no feed, and the oracle did not answer)`;
+        const last = previousMarkets.get(key);
+        if (last && isPriced(last)) {
+          // Once priced, a market keeps its last priced records (which age) until it is again.
+          items.push({ id: `morpho:${m.id}`, ok: false, error: `market ${key}: ${why}` });
+          keep(m.id);
+          continue;
+        }
+        // Never priced: served with what is known (D15), its borrowers kept for when it is.
+        markets.push(record);
+        unpricedMarkets.set(m.id, record);
+        items.push(
+          servedItem(
+            `morpho:${m.id}`,
+            `market ${key}: ${why}: ${UNPRICED_NOTE[loanUsd === null ? 'loan' : 'collateral']}`,
+          ),
+        );
+      }
+      for (const p of morpho?.positions ?? []) {
+        const market = priced.get(p.id);
+        if (market) positions.push(positionRecord(market.record, market.read.market, p));
+      }
+      // A kept market's positions: as the last pass served them (one walk, whatever the count).
+      if (kept.size > 0) {
+        const keptKeys = new Set([...kept.values()].map((m) => m.uniqueKey));
+        for (const p of previous?.positions ?? []) if (keptKeys.has(p.marketKey)) positions.push(p);
+      }
+      const found = (morpho?.liquidations ?? []).flatMap((l) => {
+        // A kept market's liquidations are priced at its kept prices, a never-priced one's
+        // amounts have no USD value; an unserved one's are not recorded (named).
+        const record = priced.get(l.id)?.record ?? kept.get(l.id) ?? unpricedMarkets.get(l.id);
+        if (!record)
+          items.push({
+            id: `morpho:${l.id}:liquidation:${l.txHash}:${l.logIndex}`,
+            ok: false,
+            error: `liquidation in ${l.txHash} of market ${morphoKey(chainId, l.id)} not recorded: the market is not served`,
+          });
+        return record ? [{ l, record }] : [];
+      });
+      const atBlock = await pricesAtBlocks(
+        rpc,
+        chain.chainlink,
+        found
+          .filter(({ l }) => BigInt(l.block) < target)
+          .map(({ l, record }) => ({ block: l.block, record })),
+        feedSymbolOf,
+      );
+      for (const { l, record } of found) {
+        // At the prices of the liquidation's block where they could be read; else the pass's.
+        out.liquidations.push(
+          liquidationRecord(
+            { ...l, protocol: 'morpho', chainId },
+            record,
+            { seized: l.seizedAssets, repaid: l.repaidAssets, badDebt: l.badDebtAssets },
+            pricesAt(atBlock.get(`${l.block}:${record.uniqueKey}`), record),
+          ),
+        );
+      }
+    },
+
+    checkpoint: () =>
+      ({
+        morpho: config,
+        markets: morpho?.marketIds ?? [],
+        pending: pending(
+          items,
+          'morpho',
+          'accounts of markets not served',
+          (morpho?.accounts ?? []).filter((a) => !priced.has(a.id)).map((a) => `${a.id}:${a.user}`),
+        ),
+      }) satisfies MorphoCheckpoint,
+
+    positionsRead: () => morpho?.positionsRead ?? 0,
+  };
+}
+
+/** The markets and accounts the last run served on this chain (read again at the new block). */
+function knownMorpho(
+  chainId: number,
+  previous: PreviousRun | undefined,
+  found: readonly string[] = [],
+  pending: readonly string[] = [],
+) {
+  const prefix = `morpho-${chainId}-`;
+  return {
+    marketIds: [...found, ...knownMarkets(prefix, previous)],
+    accounts: knownHolders(prefix, previous, pending).map(({ group, user }) => ({ id: group, user })),
+  };
+}
+
+/**
+ * The USD prices of markets' tokens at past blocks (liquidations read after their block: a first
+ * sync, a catch-up), by `${block}:${uniqueKey}`: the file's feeds and the market's oracle, read
+ * at the block (one multicall each; the RPC must keep that state: an archive node for old
+ * blocks). A block that cannot be read is left out (the pass's prices serve).
+ */
+async function pricesAtBlocks(
+  rpc: ChainRpc,
+  feeds: readonly FeedConfig[],
+  wanted: readonly { block: number; record: MarketRecord }[],
+  feedSymbolOf: (t: Token) => string | null,
+): Promise<Map<string, LiquidationPrices>> {
+  const out = new Map<string, LiquidationPrices>();
+  await atPricedBlocks(rpc, feeds, wanted, feedSymbolOf, async (block, here, usdOf) => {
+    // Each market once.
+    const records = [...new Map(here.map((w) => [w.record.uniqueKey, w.record])).values()];
+    const oracles = await rpc.multicall({
+      blockNumber: BigInt(block),
+      allowFailure: true,
+      ...(await rpc.multicallOptions()),
+      contracts: records.map(
+        (r) =>
+          ({
+            address: r.oracle!.address as `0x${string}`,
+            abi: blueOracleAbi,
+            functionName: 'price',
+          }) as const,
+      ),
+    });
+    throwIfUnread(oracles);
+    records.forEach((r, i) => {
+      const loanUsd = usdOf({ address: r.loanAddress, symbol: r.loan });
+      const o = oracles[i]!;
+      const collateralUsd =
+        usdOf({ address: r.collateralAddress, symbol: r.collateral }) ??
+        (loanUsd === null
+          ? null
+          : collateralUsdFromOracle(
+              o.status === 'success' ? (o.result as bigint) : undefined,
+              r.loanDecimals ?? 18,
+              r.collateralDecimals ?? 18,
+              loanUsd,
+            ));
+      out.set(`${block}:${r.uniqueKey}`, { loanUsd, collateralUsd });
+    });
+  });
+  return out;
+}

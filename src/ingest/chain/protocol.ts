@@ -1,0 +1,185 @@
+/**
+ * What a protocol plugs into a chain source with (source.ts runs the pass): the events its
+ * contracts log (the chain's shared log read takes them), its part of the checkpoint, and its
+ * part of each pass: the addresses whose logs it takes, its read at the pass's block, the price
+ * feeds its contracts name, then its records at the pass's prices. What every protocol does
+ * alike is here too: keeping a pool's last records when it cannot be served this pass, refusing
+ * records no real pool holds.
+ */
+import type { AbiEvent } from 'viem';
+import { isPriced, type MarketRecord, type PositionRecord, type VaultRecord } from '../../domain/types.ts';
+import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
+import type { LiquidationEvent } from '../../store/types.ts';
+import { append } from '../append.ts';
+import type { ItemReport, PreviousRun } from '../contract.ts';
+import type { ChainConfig } from '../sources-file.ts';
+import type { Checkpoint } from './checkpoint.ts';
+import type { PassPrices } from './pricing.ts';
+import type { ChainRpc, SharedLogs } from './rpc.ts';
+
+/** What a pass hands each protocol. */
+export interface PassContext {
+  chain: ChainConfig;
+  rpc: ChainRpc;
+  /** The block read: the head minus the confirmations. */
+  target: bigint;
+  /** Its time, unix seconds. */
+  timestamp: bigint;
+  /**
+   * The first block whose logs are read: after the last block read (or a reorganization's common
+   * ancestor); null when the chain is read from its start (each protocol from its own).
+   */
+  resume: bigint | null;
+  checkpoint: Checkpoint;
+  /** What the last good pass left (its records as stored). */
+  previous: PreviousRun | undefined;
+  /** The pass's items, in order: a protocol adds its own. */
+  items: ItemReport[];
+  /** A contract's deployment block (searched once per process). */
+  deployedAt(address: string): Promise<bigint>;
+}
+
+/** A protocol on one chain, for the life of its chain source: what it keeps between passes. */
+export interface ProtocolAdapter {
+  /** The events of its contracts' logs, in the chain's shared read. */
+  readonly events: readonly AbiEvent[];
+  /** The blocks its contracts are read from when the chain is read from its start (0: deployment). */
+  readonly startBlocks: readonly number[];
+  /** Whether a checkpoint was written with this configuration (if not, the chain is read again). */
+  sameConfig(checkpoint: Checkpoint): boolean;
+  /**
+   * Forgets what the process kept (the chain is read from its start, or reorganized). `reread`
+   * (a reorganization): every account it knew is read again, until a pass succeeds.
+   */
+  forget(reread: boolean): void;
+  begin(ctx: PassContext): ProtocolPass;
+  /**
+   * The pass succeeded: accounts read empty at or before `block` are forgotten (what the process
+   * keeps grows with the positions), and those a reorganization left to read were read.
+   */
+  settle(block: number): void;
+  /** Accounts the process keeps between passes. */
+  accountsKept(): number;
+}
+
+/** A protocol's part of one pass. */
+export interface ProtocolPass {
+  /** The addresses whose logs it takes from the chain's shared read (a pass that resumes). */
+  readonly logAddresses: readonly string[];
+  /** Reads the protocol at the pass's block; what fails is named in the pass's items. */
+  read(shared: SharedLogs | undefined): Promise<void>;
+  /** The price feeds its contracts name (read with the file's, for their oracles' records). */
+  namedFeeds(): string[];
+  /** Its records at the pass's prices. */
+  assemble(out: Assembly): Promise<void>;
+  /** Its part of the checkpoint this pass writes (every field, whatever was read). */
+  checkpoint(): Record<string, unknown>;
+  /** Positions read from the chain this pass (the others were known unchanged). */
+  positionsRead(): number;
+}
+
+/** An item served: whole, or in part with what `note` says (D15). */
+export function servedItem(id: string, note: string | null): ItemReport {
+  return note ? { id, ok: true, note } : { id, ok: true };
+}
+
+/**
+ * What no real pool's records hold (a figure not finite or negative, an lltv of 1 or more: a
+ * contract anyone deployed may answer anything), or null: its pool is then not served.
+ */
+export function implausible(out: {
+  markets: readonly MarketRecord[];
+  positions: readonly PositionRecord[];
+}): string | null {
+  try {
+    checkMarketChanges(out.markets);
+    checkPositionChanges(out.positions);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** A pass's records as each protocol adds its own, at the pass's prices. */
+export class Assembly {
+  readonly ctx: PassContext;
+  readonly prices: PassPrices;
+  readonly markets: MarketRecord[] = [];
+  readonly positions: PositionRecord[] = [];
+  /** The vaults lending into the markets (Euler's vaults: each lends to its collaterals' markets). */
+  readonly vaults: VaultRecord[] = [];
+  readonly liquidations: LiquidationEvent[] = [];
+  /** The last pass's markets by key. */
+  readonly previousMarkets: ReadonlyMap<string, MarketRecord>;
+
+  constructor(ctx: PassContext, prices: PassPrices) {
+    this.ctx = ctx;
+    this.prices = prices;
+    this.previousMarkets = new Map((ctx.previous?.markets ?? []).map((m) => [m.uniqueKey, m]));
+  }
+
+  /** A pool's records served this pass. */
+  serve(out: { markets: readonly MarketRecord[]; positions: readonly PositionRecord[] }): void {
+    append(this.markets, out.markets);
+    append(this.positions, out.positions);
+  }
+
+  /**
+   * Why a pool's fresh records are not served, or null: `why` it lacks a price, when that loses
+   * a price the last pass served (a market once priced is never served without one: the pool
+   * keeps its last records), else what no real pool holds.
+   */
+  refusal(
+    out: { markets: readonly MarketRecord[]; positions: readonly PositionRecord[] },
+    why: string | null,
+  ): string | null {
+    return why && this.#lostPrice(out.markets) ? why : implausible(out);
+  }
+
+  /** Whether a pool's fresh records leave a market unpriced that the last pass served priced. */
+  #lostPrice(fresh: readonly MarketRecord[]): boolean {
+    return fresh.some((m) => {
+      const last = this.previousMarkets.get(m.uniqueKey);
+      return !isPriced(m) && last !== undefined && isPriced(last);
+    });
+  }
+
+  /**
+   * The pools named failed this pass (`<kind>:0x…`: a pool as a whole, not an account or a
+   * check, `0x…:…`) keep their last records, into `served`.
+   */
+  keepFailedPools(kind: 'compound' | 'euler' | 'aave' | 'spark', served: Map<string, MarketRecord>): void {
+    const { chain, items, previous } = this.ctx;
+    for (const item of items)
+      if (!item.ok && item.id.startsWith(`${kind}:`)) {
+        const id = item.id.slice(kind.length + 1);
+        if (!id.includes(':')) {
+          this.#keepPool(`${kind}-${chain.chainId}-${id}_`, served);
+          // An Euler vault's own record too, as the last pass served it.
+          for (const v of previous?.vaults ?? [])
+            if (v.address === id && v.protocol === kind) this.vaults.push(v);
+        }
+      }
+  }
+
+  /**
+   * A pooled protocol's pool (a comet, an Euler vault) that cannot be served this pass keeps
+   * what the last pass served of its markets (`<protocol>-<chainId>-<pool>_…`), into `served`.
+   */
+  #keepPool(prefix: string, served: Map<string, MarketRecord>): void {
+    const previous = this.ctx.previous;
+    // (A kept record is checked again: one stored before the check existed may hold what no
+    // pool has.)
+    const keptMarkets = (previous?.markets ?? []).filter(
+      (m) =>
+        m.uniqueKey.startsWith(prefix) &&
+        !served.has(m.uniqueKey) &&
+        implausible({ markets: [m], positions: [] }) === null,
+    );
+    if (keptMarkets.length === 0) return;
+    const keys = new Set(keptMarkets.map((m) => m.uniqueKey));
+    for (const m of keptMarkets) served.set(m.uniqueKey, m);
+    append(this.markets, keptMarkets);
+    for (const p of previous?.positions ?? []) if (keys.has(p.marketKey)) this.positions.push(p);
+  }
+}

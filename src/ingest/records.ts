@@ -1,0 +1,16 @@
+/**
+ * What the chain sources and the Morpho API agree on in their records: a Morpho market's key
+ * (read on-chain or from the API, one market has one key), and how a market without a USD price
+ * of a token is served: with what is known, its USD figures null and no position.
+ */
+
+/** A market's uniqueKey (D3) from its Morpho id. */
+export function morphoKey(chainId: number, id: string): string {
+  return `morpho-${chainId}-${id.toLowerCase()}`;
+}
+
+/** How a market without a USD price of its loan token, or of its collateral, is served (D15). */
+export const UNPRICED_NOTE = {
+  loan: 'served with its USD figures null and no position',
+  collateral: 'served with its collateral price null and no position',
+} as const;

@@ -1,0 +1,198 @@
+/**
+ * A chain source's pass and checkpoint without a chain: a stand-in RPC that answers blocks only
+ * (no protocol configured, no feed), so the pass's head, reorganization check and checkpoint are
+ * all that runs.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { MAX_PENDING, pending, readCheckpoint, writeCheckpoint } from '../../src/ingest/chain/checkpoint.ts';
+import { eulerAdapter } from '../../src/ingest/chain/euler-pass.ts';
+import { morphoAdapter } from '../../src/ingest/chain/morpho-pass.ts';
+import type { ChainRpc } from '../../src/ingest/chain/rpc.ts';
+import { chainSource } from '../../src/ingest/chain/source.ts';
+import type { ItemReport, PreviousRun } from '../../src/ingest/contract.ts';
+import type { ChainConfig } from '../../src/ingest/sources-file.ts';
+
+const CHAIN: ChainConfig = {
+  chainId: 31337,
+  rpcUrl: 'http://127.0.0.1:1',
+  rpcUrls: ['http://127.0.0.1:1'],
+  rpcLimits: {},
+  confirmations: 0,
+  rpcTimeoutMs: 1000,
+  morpho: null,
+  aave: [],
+  compound: [],
+  euler: null,
+  fluid: null,
+  chainlink: [],
+};
+
+type Block = { number: bigint; hash: string; parentHash: string; timestamp: bigint };
+const hash = (n: number, fork = 0) => `0x${fork}${n.toString(16).padStart(63, '0')}`;
+const block = (n: number, fork = 0, parentFork = fork): Block => ({
+  number: BigInt(n),
+  hash: hash(n, fork),
+  parentHash: hash(n - 1, parentFork),
+  timestamp: BigInt(1_700_000_000 + n * 12),
+});
+
+/** An RPC that knows blocks only: the head, and the blocks of `chain` by number. */
+function blocksOnly(chain: Map<number, Block>, head: () => number): ChainRpc {
+  return {
+    requests: () => 0,
+    client: {
+      getBlock: async (args: { blockTag?: 'latest'; blockNumber?: bigint }) =>
+        chain.get(args.blockNumber === undefined ? head() : Number(args.blockNumber))!,
+    },
+  } as unknown as ChainRpc;
+}
+
+function previousOf(cursor: string | null | undefined, lastBlock: number): PreviousRun {
+  return {
+    state: {
+      id: 'chain:31337',
+      kind: 'chain',
+      chainIds: [31337],
+      refreshedAt: 0,
+      lastBlock: { '31337': lastBlock },
+      consecutiveFailures: 0,
+      lastError: null,
+      updatedAt: 0,
+      cursor: cursor ?? null,
+    },
+    markets: [],
+    positions: [],
+  };
+}
+
+describe('chain source checkpoint', () => {
+  test('default: every protocol writes its part, in the stored layout', async () => {
+    const chain = new Map([[100, block(100)]]);
+    const out = await chainSource(
+      CHAIN,
+      blocksOnly(chain, () => 100),
+    ).run(0);
+    assert.equal(
+      out.cursor,
+      JSON.stringify({
+        recent: [[100, hash(100)]],
+        morpho: null,
+        markets: [],
+        pending: [],
+        cometPending: [],
+        comets: [],
+        euler: null,
+        eulerWas: null,
+        eulerVaults: [],
+        eulerPending: [],
+        aave: [],
+        aavePending: [],
+        fluid: null,
+        fluidVaults: [],
+        fluidTruncated: [],
+        fluidFactories: [],
+        fluidHeld: [],
+      }),
+    );
+    assert.deepEqual(out.items, []);
+    assert.deepEqual(out.blocks, { '31337': 100 });
+    assert.equal(out.reorg, undefined);
+  });
+
+  test('behavior: a pass resumes after the last block read while its hash is on the chain', async () => {
+    const chain = new Map([
+      [100, block(100)],
+      [101, block(101)],
+    ]);
+    let head = 100;
+    const source = chainSource(
+      CHAIN,
+      blocksOnly(chain, () => head),
+    );
+    const first = await source.run(0);
+    head = 101;
+    const second = await source.run(0, previousOf(first.cursor, 100));
+    assert.equal(second.reorg, undefined);
+    assert.deepEqual(second.items, []);
+    assert.deepEqual(readCheckpoint(second.cursor ?? null).recent, [
+      [100, hash(100)],
+      [101, hash(101)],
+    ]);
+  });
+
+  test('behavior: a reorganization past every block kept reads the chain again from its start', async () => {
+    const chain = new Map([[100, block(100)]]);
+    let head = 100;
+    const source = chainSource(
+      CHAIN,
+      blocksOnly(chain, () => head),
+    );
+    const first = await source.run(0);
+    // Block 100 replaced: 101 on another fork.
+    chain.set(100, block(100, 1));
+    chain.set(101, block(101, 1));
+    head = 101;
+    const second = await source.run(0, previousOf(first.cursor, 100));
+    assert.deepEqual(second.reorg, { chainId: 31337, fromBlock: 0, fromMs: 0 });
+    assert.deepEqual(second.items, [{ id: 'reorg:0', ok: true }]);
+    assert.deepEqual(readCheckpoint(second.cursor ?? null).recent, [[101, hash(101, 1)]]);
+  });
+
+  test('behavior: the RPC behind the last block read fails the pass, the data stays', async () => {
+    const chain = new Map([[100, block(100)]]);
+    const source = chainSource(
+      CHAIN,
+      blocksOnly(chain, () => 100),
+    );
+    await source.run(0);
+    const cursor = writeCheckpoint(
+      [
+        [100, hash(100)],
+        [101, hash(101)],
+      ],
+      [],
+    );
+    await assert.rejects(source.run(0, previousOf(cursor, 101)), /behind the last block read \(101\)/);
+  });
+
+  test('behavior: a checkpoint of another configuration is not resumed', () => {
+    const morpho = morphoAdapter({ ...CHAIN, morpho: { blue: '0xb1', fromBlock: 5 } });
+    assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [], morpho: '0xb1:5' }))), true);
+    assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [], morpho: '0xb1:6' }))), false);
+    assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [] }))), true);
+    // Euler: another EVC than the last ever read; adding it, or leaving it out, is not a change.
+    const euler = eulerAdapter({ ...CHAIN, euler: { evc: '0xe1', factory: null, fromBlock: 1 } });
+    assert.equal(euler.sameConfig(readCheckpoint(JSON.stringify({ eulerWas: '0xe1:1' }))), true);
+    assert.equal(euler.sameConfig(readCheckpoint(JSON.stringify({ eulerWas: '0xe0:1' }))), false);
+    assert.equal(euler.sameConfig(readCheckpoint(JSON.stringify({ euler: '0xe0:1' }))), false);
+    assert.equal(euler.sameConfig(readCheckpoint(JSON.stringify({ eulerWas: null }))), true);
+    assert.equal(
+      eulerAdapter(CHAIN).sameConfig(readCheckpoint(JSON.stringify({ eulerWas: '0xe0:1' }))),
+      true,
+    );
+  });
+
+  test('error: a cursor that cannot be read is an empty one', () => {
+    for (const cursor of [null, '', '{', 'null', '5', '"x"', '[1]'])
+      assert.deepEqual(readCheckpoint(cursor).recent, [], String(cursor));
+    assert.deepEqual(readCheckpoint(JSON.stringify({ recent: [[1, 'a'], ['2', 'b'], [3]] })).recent, [
+      [1, 'a'],
+    ]);
+  });
+
+  test('behavior: accounts kept for later are capped, the rest named in an item', () => {
+    const items: ItemReport[] = [];
+    const keys = Array.from({ length: MAX_PENDING + 2 }, (_, i) => `m:${i}`);
+    assert.equal(pending(items, 'morpho', 'accounts of markets not served', keys).length, MAX_PENDING);
+    assert.deepEqual(items, [
+      {
+        id: 'morpho:pending',
+        ok: false,
+        error: `${MAX_PENDING + 2} accounts of markets not served: the first ${MAX_PENDING} are kept for when they are`,
+      },
+    ]);
+    assert.deepEqual(pending(items, 'morpho', 'x', ['a:b']), ['a:b']);
+    assert.equal(items.length, 1);
+  });
+});
