@@ -111,12 +111,6 @@ const HTTP_PACKAGE_USERS: readonly Layer[] = ['http', 'service', 'cli'];
 const TEMPORARY_EXCEPTIONS = {
   imports: [
     {
-      from: 'src/ingest/sandbox/',
-      to: 'src/data/',
-      typesOnly: true,
-      why: 'the liquidator and the activity are to declare the narrow view of the read model they use',
-    },
-    {
       from: 'src/data/',
       to: 'src/store/',
       typesOnly: true,
@@ -159,8 +153,6 @@ const TEMPORARY_EXCEPTIONS = {
     'src/data/catalog.ts',
     'src/data/risk-index.ts',
     'src/http/schemas.ts',
-    'src/ingest/chain/aave.ts',
-    'src/ingest/chain/source.ts',
     'src/service.ts',
     'src/store/postgres/postgres-store.ts',
     'src/store/sqlite/sqlite-store.ts',
