@@ -9,12 +9,12 @@ import {
   ratingChanged,
 } from '../domain/rating.ts';
 import type {
-  HistoryStore,
   LiquidationCursor,
   RatingChange,
   RatingChangeCursor,
   RatingSubjectKind,
-} from '../store/types.ts';
+} from '../domain/records/history.ts';
+import type { HistoryStore } from '../store/ports/history.ts';
 import {
   type MarketRatingView,
   type RatingInputs,

@@ -1,4 +1,6 @@
 import { PositionColumnsBuilder } from '../domain/position-columns.ts';
+import type { DatasetInfo, StoredMarketChange, StoredPositionChange } from '../domain/records/dataset.ts';
+import type { SourceState } from '../domain/records/sources.ts';
 import type {
   FeedUpdate,
   MarketRecord,
@@ -7,13 +9,7 @@ import type {
   PriceChange,
   VaultRecord,
 } from '../domain/types.ts';
-import type {
-  DatasetInfo,
-  MarketDataStore,
-  SourceState,
-  StoredMarketChange,
-  StoredPositionChange,
-} from '../store/types.ts';
+import type { MarketDataStore } from '../store/ports/market-data.ts';
 import { Catalog } from './catalog.ts';
 import { RiskIndex } from './risk-index.ts';
 import { VaultIndex } from './vaults.ts';

@@ -1,6 +1,7 @@
 import type { Clock } from '../domain/clock.ts';
 import type { Protocol } from '../domain/enums.ts';
 import { DAY_MS, dayStartMs } from '../domain/periods.ts';
+import type { LiquidationCursor, MarketSnapshot, ResearchReportRow } from '../domain/records/history.ts';
 import {
   buildDigest,
   type DigestData,
@@ -10,7 +11,7 @@ import {
   type DigestSnapshot,
   type DigestStaleOracle,
 } from '../domain/research.ts';
-import type { HistoryStore, LiquidationCursor, MarketSnapshot, ResearchReportRow } from '../store/types.ts';
+import type { HistoryStore } from '../store/ports/history.ts';
 import { slices } from './ratings.ts';
 import type { ReadModel } from './read-model.ts';
 

@@ -14,8 +14,8 @@ import type {
   OracleRound,
   RatingChange,
   ResearchReportRow,
-  SourceState,
-} from './types.ts';
+} from '../domain/records/history.ts';
+import type { SourceState } from '../domain/records/sources.ts';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;

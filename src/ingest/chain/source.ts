@@ -16,6 +16,7 @@
 import { IAaveOracle_ABI } from '@aave-dao/aave-address-book/abis/IAaveOracle';
 import { type Market, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { blueOracleAbi } from '@morpho-org/blue-sdk-viem';
+import type { LiquidationEvent, OracleRound } from '../../domain/records/history.ts';
 import {
   isPriced,
   loanBalances,
@@ -28,7 +29,6 @@ import {
   type VaultRecord,
 } from '../../domain/types.ts';
 import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
-import type { LiquidationEvent, OracleRound } from '../../store/types.ts';
 import { append } from '../append.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';

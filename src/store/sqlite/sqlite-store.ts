@@ -3,8 +3,58 @@ import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { type Clock, systemClock } from '../../domain/clock.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
+import type {
+  AppliedPositionChanges,
+  DatasetInfo,
+  DatasetInput,
+  PositionChange,
+  StoredMarketChange,
+  StoredPositionChange,
+} from '../../domain/records/dataset.ts';
+import type {
+  AssetPrice,
+  AssetPriceCursor,
+  DailyLiquidationTotal,
+  DailyMarketTotal,
+  HistoryCounts,
+  HistoryCutoffs,
+  LiquidationCursor,
+  LiquidationEvent,
+  LiquidationFilter,
+  MarketSnapshot,
+  OracleRound,
+  OracleRoundCursor,
+  RatingChange,
+  RatingChangeCursor,
+  RatingSubjectKind,
+  ResearchReportCursor,
+  ResearchReportRow,
+  SnapshotCursor,
+  SnapshotGranularity,
+} from '../../domain/records/history.ts';
+import type {
+  IdempotencyClaim,
+  IdempotencyClaimResult,
+  IdempotentAnswer,
+} from '../../domain/records/idempotency.ts';
+import type {
+  AccountRecord,
+  KeyChanges,
+  KeyCreation,
+  KeyLimits,
+  KeyRecord,
+} from '../../domain/records/keys.ts';
+import type { SourceState } from '../../domain/records/sources.ts';
+import type {
+  AccountScope,
+  QuotaCaps,
+  ReservedUsage,
+  UsageEvent,
+  UsageReservation,
+  UsageRow,
+  UsageTotals,
+} from '../../domain/records/usage.ts';
 import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
-import type { EventStore } from '../events.ts';
 import {
   checkAssetPrices,
   checkLiquidations,
@@ -38,6 +88,8 @@ import {
   refusedClaim,
 } from '../idempotency.ts';
 import { measureStoreCalls } from '../measure.ts';
+import type { EventStore } from '../ports/events.ts';
+import type { ProgressFn } from '../ports/market-data.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
 import {
   checkMarketChanges,
@@ -47,51 +99,7 @@ import {
   storedPositionChange,
 } from '../position-changes.ts';
 import { type KeyRow, toKey } from '../rows.ts';
-import type {
-  AccountRecord,
-  AccountScope,
-  AppliedPositionChanges,
-  AssetPrice,
-  AssetPriceCursor,
-  DailyLiquidationTotal,
-  DailyMarketTotal,
-  DatasetInfo,
-  DatasetInput,
-  HistoryCounts,
-  HistoryCutoffs,
-  IdempotencyClaim,
-  IdempotencyClaimResult,
-  IdempotentAnswer,
-  KeyChanges,
-  KeyCreation,
-  KeyLimits,
-  KeyRecord,
-  LiquidationCursor,
-  LiquidationEvent,
-  LiquidationFilter,
-  MarketSnapshot,
-  OracleRound,
-  OracleRoundCursor,
-  PositionChange,
-  ProgressFn,
-  QuotaCaps,
-  RatingChange,
-  RatingChangeCursor,
-  RatingSubjectKind,
-  ResearchReportCursor,
-  ResearchReportRow,
-  ReservedUsage,
-  SnapshotCursor,
-  SnapshotGranularity,
-  SourceState,
-  Store,
-  StoredMarketChange,
-  StoredPositionChange,
-  UsageEvent,
-  UsageReservation,
-  UsageRow,
-  UsageTotals,
-} from '../types.ts';
+import type { Store } from '../types.ts';
 import {
   accountDayId,
   aggregateUsage,
