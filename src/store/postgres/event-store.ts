@@ -20,7 +20,7 @@ import {
 } from '../events.ts';
 import type { EventStore } from '../ports/events.ts';
 
-/** Runs a call on the store's serving pool (PostgresStore.serve: deadlines, outage detection). */
+/** Runs a call on the store's serving pool (PostgresConnection.serve: deadlines, outage detection). */
 export type Serve = <T>(run: (sql: Sql) => PromiseLike<T>) => Promise<T>;
 
 /**
