@@ -117,24 +117,6 @@ const TEMPORARY_EXCEPTIONS = {
       why: 'the liquidator and the activity are to declare the narrow view of the read model they use',
     },
     {
-      from: 'src/data/',
-      to: 'src/store/',
-      typesOnly: true,
-      why: 'record types (dataset, changes, history rows, cursors) are to move to domain/',
-    },
-    {
-      from: 'src/queries/',
-      to: 'src/store/',
-      typesOnly: true,
-      why: 'record types (history rows, rating changes, cursors) are to move to domain/',
-    },
-    {
-      from: 'src/mcp/',
-      to: 'src/store/',
-      typesOnly: true,
-      why: "KeyMode, a key record's type, is to move to domain/ with the records",
-    },
-    {
       from: 'src/events/matcher.ts',
       to: 'src/queries/',
       typesOnly: false,
@@ -162,8 +144,6 @@ const TEMPORARY_EXCEPTIONS = {
     'src/ingest/chain/aave.ts',
     'src/ingest/chain/source.ts',
     'src/service.ts',
-    'src/store/postgres/postgres-store.ts',
-    'src/store/sqlite/sqlite-store.ts',
   ],
 };
 
