@@ -23,14 +23,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyPrices, buildReadModel, type ReadModel } from '../src/data/read-model.ts';
 import { systemClock } from '../src/domain/clock.ts';
+import type { DatasetInfo } from '../src/domain/records/dataset.ts';
+import type { SubscriptionRecord } from '../src/domain/records/events.ts';
 import { matches, SubscriptionIndex, subscriber } from '../src/events/filters.ts';
 import { EventsLoop } from '../src/events/loop.ts';
 import { HealthCrossings, type Matched } from '../src/events/matcher.ts';
 import { SecretBox } from '../src/events/secrets.ts';
 import { generateSandbox } from '../src/ingest/sandbox/index.ts';
-import type { SubscriptionRecord } from '../src/store/events.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
-import type { DatasetInfo } from '../src/store/types.ts';
 import { BENCH_DIR, log, sig } from './lib.ts';
 
 export const EVENTS_TARGETS = { deliveryP99Ms: 1000, matchMsAt100k: 5 } as const;

@@ -30,16 +30,16 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { DAY_MS, HOUR_MS } from '../src/store/history.ts';
-import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type {
   AssetPrice,
-  HistoryStore,
   LiquidationEvent,
   MarketSnapshot,
   OracleRound,
-} from '../src/store/types.ts';
+} from '../src/domain/records/history.ts';
+import { DAY_MS, HOUR_MS } from '../src/store/history.ts';
+import type { HistoryStore } from '../src/store/ports/history.ts';
+import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { fmt, log, machine, sig, summarize } from './lib.ts';
 
 const USAGE = `usage: node bench/history-append.ts [--only sqlite|postgres] [--markets N] [--days N]

@@ -8,7 +8,7 @@ import { type Admission, LocalAdmission } from './access/admission.ts';
 import { type KeyEvents, NoKeyEvents, RedisKeyEvents } from './access/key-events.ts';
 import { RedisAdmission, type WarnLogger } from './access/redis-admission.ts';
 import type { Clock } from './domain/clock.ts';
-import type { UsageStore } from './store/types.ts';
+import type { UsageStore } from './store/ports/usage.ts';
 
 export interface CreateAdmissionOptions {
   redisUrl: string | null;

@@ -19,6 +19,7 @@ import {
 import { RedisPageSnapshots } from './data/redis-page-snapshots.ts';
 import { ResearchJob } from './data/research-job.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
+import type { DatasetInfo } from './domain/records/dataset.ts';
 import { createEventsApi } from './events/api.ts';
 import { DEFAULT_EVENT_RETENTION_DAYS, EventsLoop } from './events/loop.ts';
 import { loadSecretsKey, SecretBox } from './events/secrets.ts';
@@ -45,7 +46,9 @@ import { JobRunner } from './jobs/runner.ts';
 import { setMetricsSource } from './metrics.ts';
 import { createAdmission, createKeyEvents } from './scale.ts';
 import { openStore } from './store/open.ts';
-import type { DatasetInfo, MarketDataStore, ProgressFn, SourceStore, Store } from './store/types.ts';
+import type { MarketDataStore, ProgressFn } from './store/ports/market-data.ts';
+import type { SourceStore } from './store/ports/sources.ts';
+import type { Store } from './store/types.ts';
 import { StoreWriteError } from './store/write-health.ts';
 
 /** Generates a sandbox profile and writes it to the store, replacing the dataset. */

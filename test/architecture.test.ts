@@ -111,24 +111,6 @@ const HTTP_PACKAGE_USERS: readonly Layer[] = ['http', 'service', 'cli'];
 const TEMPORARY_EXCEPTIONS = {
   imports: [
     {
-      from: 'src/data/',
-      to: 'src/store/',
-      typesOnly: true,
-      why: 'record types (dataset, changes, history rows, cursors) are to move to domain/',
-    },
-    {
-      from: 'src/queries/',
-      to: 'src/store/',
-      typesOnly: true,
-      why: 'record types (history rows, rating changes, cursors) are to move to domain/',
-    },
-    {
-      from: 'src/mcp/',
-      to: 'src/store/',
-      typesOnly: true,
-      why: "KeyMode, a key record's type, is to move to domain/ with the records",
-    },
-    {
       from: 'src/events/matcher.ts',
       to: 'src/queries/',
       typesOnly: false,
@@ -154,8 +136,6 @@ const TEMPORARY_EXCEPTIONS = {
     'src/data/risk-index.ts',
     'src/http/schemas.ts',
     'src/service.ts',
-    'src/store/postgres/postgres-store.ts',
-    'src/store/sqlite/sqlite-store.ts',
   ],
 };
 

@@ -12,6 +12,9 @@ import { RatingsJob } from '../src/data/ratings-job.ts';
 import { buildReadModel, type ReadModel } from '../src/data/read-model.ts';
 import type { Clock } from '../src/domain/clock.ts';
 import { healthFactor } from '../src/domain/metrics.ts';
+import type { DatasetInfo } from '../src/domain/records/dataset.ts';
+import type { LiquidationEvent, MarketSnapshot } from '../src/domain/records/history.ts';
+import type { KeyMode } from '../src/domain/records/keys.ts';
 import type { MarketRecord, OracleRecord, PositionRecord, VaultRecord } from '../src/domain/types.ts';
 import { createEventsApi, type EventsApi } from '../src/events/api.ts';
 import { SecretBox } from '../src/events/secrets.ts';
@@ -20,7 +23,7 @@ import { buildApp } from '../src/http/app.ts';
 import type { AppDeps } from '../src/http/context.ts';
 import { createService, type Service } from '../src/service.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
-import type { DatasetInfo, KeyMode, LiquidationEvent, MarketSnapshot, Store } from '../src/store/types.ts';
+import type { Store } from '../src/store/types.ts';
 import { ManualClock } from './clock.ts';
 import { conformanceChecker } from './openapi-conformance.ts';
 

@@ -1,6 +1,7 @@
 import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../domain/periods.ts';
+import type { UsageEvent } from '../domain/records/usage.ts';
 import { BackendUnavailableError } from '../domain/unavailable.ts';
-import type { UsageEvent, UsageStore } from '../store/types.ts';
+import type { UsageStore } from '../store/ports/usage.ts';
 import { newUsageBatchId } from '../store/usage.ts';
 import { type AccountQuota, accountQuotas, QuotaCounters, type QuotaUsage } from './quota.ts';
 import { type RateState, SlidingWindowLimiter } from './sliding-window.ts';

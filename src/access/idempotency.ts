@@ -1,6 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Clock } from '../domain/clock.ts';
-import type { IdempotencyStore, IdempotentAnswer, KeyMode } from '../store/types.ts';
+import type { IdempotentAnswer } from '../domain/records/idempotency.ts';
+import type { KeyMode } from '../domain/records/keys.ts';
+import type { IdempotencyStore } from '../store/ports/idempotency.ts';
 
 /** How long an answer is replayed for its Idempotency-Key (ms): 24 hours, as Stripe does. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;

@@ -1,16 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { type Clock, systemClock } from '../domain/clock.ts';
+import type { IdempotentAnswer } from '../domain/records/idempotency.ts';
+import type { AccountRecord, KeyCreation, KeyLimits, KeyMode, KeyRecord } from '../domain/records/keys.ts';
 import { processMetrics } from '../metrics.ts';
-import type {
-  AccountRecord,
-  IdempotentAnswer,
-  KeyCreation,
-  KeyLimits,
-  KeyMode,
-  KeyRecord,
-  KeyStore,
-} from '../store/types.ts';
+import type { KeyStore } from '../store/ports/keys.ts';
 import { BackendUnavailableError } from './admission.ts';
 import type { KeyEvents } from './key-events.ts';
 

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Redis, ReplyError } from 'ioredis';
 import { type Clock, systemClock } from '../domain/clock.ts';
 import { DAY_MS, dayStartMs, monthOfDay, utcDay } from '../domain/periods.ts';
+import type { ReservedUsage, UsageEvent, UsageReservation } from '../domain/records/usage.ts';
 import { redisCall, timed } from '../metrics.ts';
-import type { ReservedUsage, UsageEvent, UsageReservation, UsageStore } from '../store/types.ts';
+import type { UsageStore } from '../store/ports/usage.ts';
 import { newUsageBatchId } from '../store/usage.ts';
 import {
   type Admission,

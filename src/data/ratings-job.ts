@@ -9,12 +9,15 @@ import {
   ratingChanged,
 } from '../domain/rating.ts';
 import type {
-  HistoryStore,
+  AssetPrice,
+  AssetPriceCursor,
   LiquidationCursor,
+  LiquidationEvent,
+  LiquidationFilter,
   RatingChange,
   RatingChangeCursor,
   RatingSubjectKind,
-} from '../store/types.ts';
+} from '../domain/records/history.ts';
 import {
   type MarketRatingView,
   type RatingInputs,
@@ -27,11 +30,35 @@ import {
 } from './ratings.ts';
 import type { ReadModel } from './read-model.ts';
 
-/** What the job reads and writes in the store: price and liquidation history, rating changes. */
-export type RatingsJobStore = Pick<
-  HistoryStore,
-  'assetPrices' | 'liquidations' | 'ratingChanges' | 'latestRatingChanges' | 'appendRatingChanges'
->;
+/**
+ * What the job reads and writes in the store: price and liquidation history, rating changes
+ * (calls of the store's HistoryStore port, whose meaning is stated there).
+ */
+export interface RatingsJobStore {
+  assetPrices(
+    chainId: number,
+    token: string,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: AssetPriceCursor,
+  ): Promise<AssetPrice[]>;
+  liquidations(
+    filter: LiquidationFilter,
+    limit: number,
+    after?: LiquidationCursor,
+  ): Promise<LiquidationEvent[]>;
+  ratingChanges(
+    kind: RatingSubjectKind,
+    subject: string,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    after?: RatingChangeCursor,
+  ): Promise<RatingChange[]>;
+  latestRatingChanges(kind: RatingSubjectKind, limit: number, afterSubject?: string): Promise<RatingChange[]>;
+  appendRatingChanges(rows: readonly RatingChange[]): Promise<number>;
+}
 
 export interface RatingsJobOptions {
   /** The read models to rate (null entries ignored; one model listed twice is rated once). */

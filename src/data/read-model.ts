@@ -1,4 +1,6 @@
-import { PositionColumnsBuilder } from '../domain/position-columns.ts';
+import { type PositionColumns, PositionColumnsBuilder } from '../domain/position-columns.ts';
+import type { DatasetInfo, StoredMarketChange, StoredPositionChange } from '../domain/records/dataset.ts';
+import type { SourceState } from '../domain/records/sources.ts';
 import type {
   FeedUpdate,
   MarketRecord,
@@ -7,18 +9,24 @@ import type {
   PriceChange,
   VaultRecord,
 } from '../domain/types.ts';
-import type {
-  DatasetInfo,
-  MarketDataStore,
-  SourceState,
-  StoredMarketChange,
-  StoredPositionChange,
-} from '../store/types.ts';
 import { Catalog } from './catalog.ts';
 import { RiskIndex } from './risk-index.ts';
 import { VaultIndex } from './vaults.ts';
 
 export type Freshness = 'live' | 'cached' | 'snapshot';
+
+/**
+ * What a read model is loaded from and follows, read only: the store's market data (its
+ * MarketDataStore port; the meaning of each call is stated there).
+ */
+interface MarketDataSource {
+  datasetInfo(): Promise<DatasetInfo | null>;
+  loadMarkets(): Promise<MarketRecord[]>;
+  loadVaults(): Promise<VaultRecord[]>;
+  loadPositions(onBlock: (block: PositionColumns) => void): Promise<void>;
+  positionChangesSince(after: number, limit: number): Promise<StoredPositionChange[]>;
+  marketChangesSince(after: number, limit: number): Promise<StoredMarketChange[]>;
+}
 
 /** Everything a request reads: markets, positions by health factor, and where they came from. */
 export interface ReadModel {
@@ -203,7 +211,7 @@ export function applyMarketChanges(model: ReadModel, changes: readonly StoredMar
  * which no market change moves). Returns the changes applied.
  */
 export async function catchUpChanges(
-  store: MarketDataStore,
+  store: MarketDataSource,
   model: ReadModel,
   upTo: number,
 ): Promise<number> {
@@ -300,7 +308,7 @@ export function freshnessKey(model: ReadModel, nowMs: number): string {
  * positions are read by separate queries: if another process replaced the dataset in between
  * (the version moved), the load starts over, so markets and positions always belong together.
  */
-export async function loadReadModel(store: MarketDataStore, nowMs: number): Promise<ReadModel | null> {
+export async function loadReadModel(store: MarketDataSource, nowMs: number): Promise<ReadModel | null> {
   for (let attempt = 1; ; attempt++) {
     const dataset = await store.datasetInfo();
     if (!dataset) return null;

@@ -1,6 +1,14 @@
 import type { Clock } from '../domain/clock.ts';
 import type { Protocol } from '../domain/enums.ts';
 import { DAY_MS, dayStartMs } from '../domain/periods.ts';
+import type {
+  LiquidationCursor,
+  LiquidationEvent,
+  LiquidationFilter,
+  MarketSnapshot,
+  RatingChange,
+  ResearchReportRow,
+} from '../domain/records/history.ts';
 import {
   buildDigest,
   type DigestData,
@@ -10,15 +18,21 @@ import {
   type DigestSnapshot,
   type DigestStaleOracle,
 } from '../domain/research.ts';
-import type { HistoryStore, LiquidationCursor, MarketSnapshot, ResearchReportRow } from '../store/types.ts';
 import { slices } from './ratings.ts';
 import type { ReadModel } from './read-model.ts';
 
-/** What the research job reads and writes in the store. */
-export type ResearchJobStore = Pick<
-  HistoryStore,
-  'daySnapshots' | 'liquidations' | 'ratingChangesBetween' | 'appendResearchReports' | 'lastResearchDay'
->;
+/** What the research job reads and writes in the store (calls of its HistoryStore port, stated there). */
+export interface ResearchJobStore {
+  daySnapshots(dayMs: number): Promise<MarketSnapshot[]>;
+  liquidations(
+    filter: LiquidationFilter,
+    limit: number,
+    after?: LiquidationCursor,
+  ): Promise<LiquidationEvent[]>;
+  ratingChangesBetween(fromMs: number, toMs: number, limit: number): Promise<RatingChange[]>;
+  appendResearchReports(rows: readonly ResearchReportRow[]): Promise<number>;
+  lastResearchDay(): Promise<number | null>;
+}
 
 export interface ResearchJobOptions {
   /** The store's dataset as a read model (null while there is none). */

@@ -1,5 +1,5 @@
 import type { Clock } from '../domain/clock.ts';
-import type { EventStore } from '../store/events.ts';
+import type { EventStore } from '../store/ports/events.ts';
 import type { SecretBox } from './secrets.ts';
 import type { Resolver } from './ssrf.ts';
 import { StreamHub } from './stream.ts';

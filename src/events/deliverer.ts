@@ -1,5 +1,6 @@
 import type { Clock } from '../domain/clock.ts';
-import type { ClaimedDelivery, EventStore } from '../store/events.ts';
+import type { ClaimedDelivery } from '../domain/records/events.ts';
+import type { EventStore } from '../store/ports/events.ts';
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult, attemptDelivery } from './attempt.ts';
 import { nextAttemptAt } from './backoff.ts';
 import type { SecretBox } from './secrets.ts';

@@ -1,4 +1,4 @@
-import type { EventFilters, EventType, SubscriptionRecord } from '../store/events.ts';
+import type { EventFilters, EventType, SubscriptionRecord } from '../domain/records/events.ts';
 
 /** The threshold of health-factor events when a subscription gives none (as positions at risk default to). */
 export const DEFAULT_HEALTH_FACTOR_BELOW = 1.1;

@@ -1,6 +1,6 @@
 import type { ReadModel } from '../data/read-model.ts';
-import type { EventStore } from '../store/events.ts';
-import type { HistoryStore } from '../store/types.ts';
+import type { EventStore } from '../store/ports/events.ts';
+import type { HistoryStore } from '../store/ports/history.ts';
 import { Deliverer, type DelivererOptions } from './deliverer.ts';
 import { SubscriptionIndex } from './filters.ts';
 import { HealthCrossings, LiquidationFeed, type Matched, OracleCrossings } from './matcher.ts';

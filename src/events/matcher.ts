@@ -1,8 +1,9 @@
 import type { ReadModel } from '../data/read-model.ts';
+import type { EventRecord, EventType } from '../domain/records/events.ts';
+import type { LiquidationEvent } from '../domain/records/history.ts';
 import { getOracle, listOracles, type OracleDetailView } from '../queries/assets.ts';
 import { liquidationView } from '../queries/history.ts';
-import { type EventRecord, type EventType, hash24 } from '../store/events.ts';
-import type { LiquidationEvent } from '../store/types.ts';
+import { hash24 } from '../store/events.ts';
 import { type EventAttributes, REARM_FACTOR, type Subscriber, type SubscriptionIndex } from './filters.ts';
 
 /** What a pass found: the events to store and the webhooks each goes to. */

@@ -1,12 +1,7 @@
 import type { Clock } from '../domain/clock.ts';
-import {
-  type EventFilters,
-  type EventStore,
-  type EventType,
-  hash24,
-  type StoredEvent,
-  type SubscriptionRecord,
-} from '../store/events.ts';
+import type { EventFilters, EventType, StoredEvent, SubscriptionRecord } from '../domain/records/events.ts';
+import { hash24 } from '../store/events.ts';
+import type { EventStore } from '../store/ports/events.ts';
 import { type EventAttributes, matches } from './filters.ts';
 
 /** A comment line is sent this often on an idle stream, so proxies keep it open. */

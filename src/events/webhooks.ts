@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../domain/clock.ts';
-import {
-  type DeliveryRecord,
-  deliveryId,
-  type EventFilters,
-  type EventStore,
-  type EventType,
-  type SubscriptionRecord,
-} from '../store/events.ts';
+import type {
+  DeliveryRecord,
+  EventFilters,
+  EventType,
+  SubscriptionRecord,
+} from '../domain/records/events.ts';
+import { deliveryId } from '../store/events.ts';
+import type { EventStore } from '../store/ports/events.ts';
 import { eventBody } from './matcher.ts';
 import { newWebhookSecret, type SecretBox } from './secrets.ts';
 import { checkWebhookUrl, type Resolver } from './ssrf.ts';

@@ -6,11 +6,12 @@ import type { Category, Tier, TierTable } from '../access/tiers.ts';
 import type { PageSnapshots } from '../data/page-snapshots.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
+import type { KeyMode, KeyRecord } from '../domain/records/keys.ts';
 import type { EventsApi } from '../events/api.ts';
 import type { PassState } from '../ingest/pass-watch.ts';
 import type { RatingsReader } from '../queries/ratings.ts';
 import type { HistoryReader } from '../queries/types.ts';
-import type { HttpStore, KeyMode, KeyRecord } from '../store/types.ts';
+import type { HttpStore } from '../store/types.ts';
 import type { AnswerCache } from './answer-cache.ts';
 
 /** What a route declares; the access pipeline does the rest (DESIGN.md). */

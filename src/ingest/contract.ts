@@ -1,5 +1,7 @@
+import type { DatasetInput } from '../domain/records/dataset.ts';
+import type { LiquidationEvent, OracleRound } from '../domain/records/history.ts';
+import type { SourceState } from '../domain/records/sources.ts';
 import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.ts';
-import type { DatasetInput, LiquidationEvent, OracleRound, SourceState } from '../store/types.ts';
 
 /**
  * The ingest contract. A source (the sandbox simulation now; chain adapters and the Morpho API

@@ -9,9 +9,13 @@
 import { BaseError } from 'viem';
 import type { Clock } from '../domain/clock.ts';
 import { positionAt } from '../domain/position-columns.ts';
+import type { DatasetInfo } from '../domain/records/dataset.ts';
+import type { SourceState } from '../domain/records/sources.ts';
 import { isPriced, type MarketRecord, type PositionRecord, type VaultRecord } from '../domain/types.ts';
 import { ALL_HISTORY } from '../store/history.ts';
-import type { DatasetInfo, HistoryStore, MarketDataStore, SourceState, SourceStore } from '../store/types.ts';
+import type { HistoryStore } from '../store/ports/history.ts';
+import type { MarketDataStore } from '../store/ports/market-data.ts';
+import type { SourceStore } from '../store/ports/sources.ts';
 import { append } from './append.ts';
 import type { ItemReport, Source, SourceOutput } from './contract.ts';
 import { newSourceState, redactSecrets } from './runner.ts';

@@ -1,5 +1,8 @@
 import type { Clock } from '../domain/clock.ts';
-import type { DatasetInfo, MarketDataStore, ProgressFn, SourceState, SourceStore } from '../store/types.ts';
+import type { DatasetInfo } from '../domain/records/dataset.ts';
+import type { SourceState } from '../domain/records/sources.ts';
+import type { MarketDataStore, ProgressFn } from '../store/ports/market-data.ts';
+import type { SourceStore } from '../store/ports/sources.ts';
 import type { ItemReport, Source } from './contract.ts';
 
 export interface IngestResult {

@@ -17,9 +17,9 @@ import { type Tier, tierAllowsCategory, tierAllowsChain } from '../access/tiers.
 import type { PageSnapshots } from '../data/page-snapshots.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
+import type { KeyMode } from '../domain/records/keys.ts';
 import { processMetrics } from '../metrics.ts';
 import { QueryError } from '../queries/errors.ts';
-import type { KeyMode } from '../store/types.ts';
 import {
   type JsonObject,
   type McpTool,

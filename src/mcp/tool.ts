@@ -4,8 +4,8 @@ import type { Refusal } from '../access/refusals.ts';
 import type { Category, Tier } from '../access/tiers.ts';
 import type { PageSnapshots } from '../data/page-snapshots.ts';
 import type { ReadModel } from '../data/read-model.ts';
+import type { KeyMode } from '../domain/records/keys.ts';
 import type { Found } from '../queries/types.ts';
-import type { KeyMode } from '../store/types.ts';
 
 /**
  * An MCP tool: a thin adapter around a query function, as an HTTP route is. It declares what a

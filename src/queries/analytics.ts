@@ -3,7 +3,8 @@ import type { Protocol } from '../domain/enums.ts';
 import { utilization } from '../domain/metrics.ts';
 import { dayStartMs, utcDay } from '../domain/periods.ts';
 import { fraction, servedBalances, usd } from '../domain/precision.ts';
-import type { DailyLiquidationTotal, DailyMarketTotal, HistoryStore } from '../store/types.ts';
+import type { DailyLiquidationTotal, DailyMarketTotal } from '../domain/records/history.ts';
+import type { HistoryStore } from '../store/ports/history.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import type { Found, Scope } from './types.ts';
 

@@ -6,7 +6,7 @@ import type {
   LiquidationEvent,
   LiquidationFilter,
   SnapshotGranularity,
-} from '../store/types.ts';
+} from '../domain/records/history.ts';
 import type { Page } from './assets.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { QueryError } from './errors.ts';

@@ -3,7 +3,7 @@ import { orderScore, vaultKey } from '../data/ratings.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import { points } from '../domain/precision.ts';
 import type { RatedGrade } from '../domain/rating.ts';
-import type { RatingChange, RatingChangeCursor, RatingSubjectKind } from '../store/types.ts';
+import type { RatingChange, RatingChangeCursor, RatingSubjectKind } from '../domain/records/history.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { QueryError } from './errors.ts';
 import type { Found, Scope } from './types.ts';

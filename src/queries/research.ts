@@ -1,7 +1,8 @@
 import type { ReadModel } from '../data/read-model.ts';
 import { digestData } from '../data/research-job.ts';
+import type { ResearchReportRow } from '../domain/records/history.ts';
 import { dataDescription, type ResearchReport, reportForChains } from '../domain/research.ts';
-import type { HistoryStore, ResearchReportRow } from '../store/types.ts';
+import type { HistoryStore } from '../store/ports/history.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { QueryError } from './errors.ts';
 import type { Found, Scope } from './types.ts';

@@ -1,5 +1,5 @@
 import type { Protocol } from '../domain/enums.ts';
-import type { HistoryStore } from '../store/types.ts';
+import type { HistoryStore } from '../store/ports/history.ts';
 
 /**
  * The caller's scope, already narrowed by its tier (DECISIONS D9): the chains it may see

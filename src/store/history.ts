@@ -14,8 +14,8 @@ import type {
   OracleRound,
   RatingChange,
   ResearchReportRow,
-  SourceState,
-} from './types.ts';
+} from '../domain/records/history.ts';
+import type { SourceState } from '../domain/records/sources.ts';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
@@ -224,7 +224,8 @@ export function checkRead(limit: number, fromMs?: number, toMs?: number): void {
 // PostgreSQL appends insert rows in this order: two concurrent appends of overlapping rows then
 // wait on their common keys in one order, and cannot deadlock.
 
-function compare(a: string, b: string): number {
+/** Byte-order comparison, the order of COLLATE "C" keys. */
+export function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

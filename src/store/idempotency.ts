@@ -1,4 +1,4 @@
-import type { IdempotencyClaim, IdempotencyClaimResult } from './types.ts';
+import type { IdempotencyClaim, IdempotencyClaimResult } from '../domain/records/idempotency.ts';
 
 /**
  * Expired idempotency records each claim deletes, in its own transaction: every claim adds at

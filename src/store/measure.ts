@@ -90,8 +90,8 @@ type PortMethod = (this: Store, ...args: unknown[]) => Promise<unknown>;
  * lrds_store_errors_total. Applied once to the class, so every instance is measured whoever
  * holds it; for SQLite, whose statements run synchronously inside the call, that is the time the
  * call held the process, and for PostgreSQL its round trips (a transaction's included) and the
- * wait for a pooled connection. A call made by another port method (replaceDataset reading
- * datasetInfo) is counted as well, in its own series.
+ * wait for a pooled connection. A port implementation's calls to its own methods (replaceDataset
+ * reading datasetInfo) are part of the outer call's time, not series of their own.
  */
 export function measureStoreCalls(cls: { prototype: Store }, backend: Store['kind']): void {
   const proto = cls.prototype as unknown as Record<StoreMethod, PortMethod>;

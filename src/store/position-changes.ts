@@ -1,5 +1,5 @@
+import type { PositionChange, StoredMarketChange, StoredPositionChange } from '../domain/records/dataset.ts';
 import type { MarketRecord } from '../domain/types.ts';
-import type { PositionChange, StoredMarketChange, StoredPositionChange } from './types.ts';
 
 const ADDRESS = /^0x[0-9a-f]{40}$/;
 

@@ -1,4 +1,4 @@
-import type { KeyMode, KeyRecord } from './types.ts';
+import type { KeyMode, KeyRecord } from '../domain/records/keys.ts';
 
 /** An `api_keys` row as both SQL stores return it (same column names in both schemas). */
 export interface KeyRow {

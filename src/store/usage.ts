@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { AccountScope, ReservedUsage, UsageEvent, UsageReservation, UsageTotals } from './types.ts';
+import type {
+  AccountScope,
+  ReservedUsage,
+  UsageEvent,
+  UsageReservation,
+  UsageTotals,
+} from '../domain/records/usage.ts';
 
 /** 16 random bytes per process: what makes batch ids unique across processes and restarts. */
 const BATCH_PREFIX = randomBytes(16).toString('base64url');

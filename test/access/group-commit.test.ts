@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GroupCommit } from '../../src/access/admission.ts';
-import type { Store, UsageEvent } from '../../src/store/types.ts';
+import type { UsageEvent } from '../../src/domain/records/usage.ts';
+import type { Store } from '../../src/store/types.ts';
 
 /** A store whose writes take time and fail on demand, recording what it accepted. */
 function slowStore(plan: { delayMs: number; fail: boolean }[]) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { LiquidationCursor, LiquidationEvent } from '../../src/store/types.ts';
+import type { LiquidationCursor, LiquidationEvent } from '../../src/domain/records/history.ts';
 import { ManualClock } from '../clock.ts';
 import { openSandbox, START } from './sandbox.ts';
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { deliveryId, type EventRecord, type SubscriptionRecord } from '../../src/store/events.ts';
+import type { EventRecord, SubscriptionRecord } from '../../src/domain/records/events.ts';
+import { deliveryId } from '../../src/store/events.ts';
 import type { Store } from '../../src/store/types.ts';
 
 const T0 = Date.parse('2026-11-22T12:00:00Z');

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DAY_MS, HOUR_MS, historyCutoffs, KEEP_ALL_HISTORY } from '../../src/store/history.ts';
 import type {
   AssetPrice,
-  HistoryStore,
   LiquidationEvent,
   MarketSnapshot,
   OracleRound,
   RatingChange,
-  SourceState,
-  SourceStore,
-} from '../../src/store/types.ts';
+} from '../../src/domain/records/history.ts';
+import type { SourceState } from '../../src/domain/records/sources.ts';
+import { DAY_MS, HOUR_MS, historyCutoffs, KEEP_ALL_HISTORY } from '../../src/store/history.ts';
+import type { HistoryStore } from '../../src/store/ports/history.ts';
+import type { SourceStore } from '../../src/store/ports/sources.ts';
 
 export type HistoryContractStore = HistoryStore & SourceStore & { close(): Promise<void> };
 

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { IdempotencyClaim } from '../../src/domain/records/idempotency.ts';
+import type { KeyLimits, KeyRecord } from '../../src/domain/records/keys.ts';
 import { IDEMPOTENCY_PRUNE_PER_CLAIM } from '../../src/store/idempotency.ts';
-import type { IdempotencyClaim, KeyLimits, KeyRecord, Store } from '../../src/store/types.ts';
+import type { Store } from '../../src/store/types.ts';
 
 export interface IdempotencyContractHooks {
   /** Records held, expired or not (read past the port: pruning is not observable through it). */

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { applyPrices } from '../../src/data/read-model.ts';
+import type { SubscriptionRecord } from '../../src/domain/records/events.ts';
 import { SubscriptionIndex } from '../../src/events/filters.ts';
 import { HealthCrossings, type Matched } from '../../src/events/matcher.ts';
-import type { SubscriptionRecord } from '../../src/store/events.ts';
 import { ManualClock } from '../clock.ts';
 import { webhook } from '../contract/event-store-contract.ts';
 import { makeMarket, makePosition, modelOf } from '../helpers.ts';

@@ -3,9 +3,9 @@ import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import type { LiquidationEvent, MarketSnapshot, OracleRound } from '../../src/domain/records/history.ts';
 import { LIQUIDATION_PAGE } from '../../src/queries/history.ts';
-import type { LiquidationEvent, MarketSnapshot, OracleRound } from '../../src/store/types.ts';
-import { StoreUnavailableError } from '../../src/store/types.ts';
+import { StoreUnavailableError } from '../../src/store/unavailable.ts';
 import { ManualClock } from '../clock.ts';
 import {
   createTestApp,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { TIER_IDS, type TierId } from '../../src/access/tiers.ts';
-import type { KeyMode } from '../../src/store/types.ts';
+import type { KeyMode } from '../../src/domain/records/keys.ts';
 import { ManualClock } from '../clock.ts';
 import { createTestApp, GENEROUS_TIERS, tiersWith } from '../helpers.ts';
 

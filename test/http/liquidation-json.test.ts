@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import fastJson from 'fast-json-stringify';
+import type { LiquidationEvent } from '../../src/domain/records/history.ts';
 import { liquidationJson } from '../../src/http/routes/positions/liquidations.ts';
 import { LiquidationSchema } from '../../src/http/schemas.ts';
 import { liquidationView } from '../../src/queries/history.ts';
 import { sandboxReadModel } from '../../src/service.ts';
-import type { LiquidationEvent } from '../../src/store/types.ts';
 
 // The streamed liquidations are written with JSON.stringify (see liquidationJson): it must give
 // the bytes of the schema's own serializer for every view the query builds.

@@ -3,8 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { RatingsJob } from '../../src/data/ratings-job.ts';
 import { points } from '../../src/domain/precision.ts';
 import { gradeOf, ratingMethodology } from '../../src/domain/rating.ts';
+import type { AssetPrice, LiquidationEvent } from '../../src/domain/records/history.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { AssetPrice, LiquidationEvent } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import {
   createTestApp,

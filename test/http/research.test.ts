@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ResearchJob } from '../../src/data/research-job.ts';
+import type { ResearchReportRow } from '../../src/domain/records/history.ts';
 import { buildDigest } from '../../src/domain/research.ts';
 import { listReports, SCAN_LIMIT } from '../../src/queries/research.ts';
-import type { ResearchReportRow } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import {
   createTestApp,

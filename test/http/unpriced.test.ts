@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { LiquidationEvent } from '../../src/domain/records/history.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { LiquidationEvent } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import {
   createTestApp,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { LiquidationEvent } from '../../src/domain/records/history.ts';
 import { sandboxSimulation } from '../../src/ingest/sandbox/history.ts';
 import { DEFAULT_SEED, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
 import { DAY_MS, HOUR_MS, YEAR_MS } from '../../src/ingest/sandbox/simulation/noise.ts';
-import type { LiquidationEvent } from '../../src/store/types.ts';
 
 /**
  * The sandbox's market history (simulation/market-history.ts): balances and rates around the

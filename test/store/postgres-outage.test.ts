@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, test } from 'node:test';
 import { BackendUnavailableError } from '../../src/access/admission.ts';
+import type { KeyRecord } from '../../src/domain/records/keys.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import type { KeyRecord } from '../../src/store/types.ts';
 import { pgSkipReason, TestSchemas } from '../pg-helpers.ts';
 import { PgProxy } from '../pg-proxy.ts';
 

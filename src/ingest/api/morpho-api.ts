@@ -24,6 +24,8 @@
  * of it. A market without a USD price of a token is served with what is known (D15, no
  * position), named; one served priced before keeps its last priced records instead.
  */
+
+import type { LiquidationEvent } from '../../domain/records/history.ts';
 import {
   isPriced,
   loanBalances,
@@ -34,7 +36,6 @@ import {
 } from '../../domain/types.ts';
 import { checkLiquidations } from '../../store/history.ts';
 import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
-import type { LiquidationEvent } from '../../store/types.ts';
 import { append } from '../append.ts';
 import { scaled } from '../chain/chainlink.ts';
 import { usdValue } from '../chain/liquidation.ts';

@@ -13,13 +13,13 @@
  */
 import { calculateCompoundedRate } from '@aave/math-utils';
 import { zeroAddress } from 'viem';
+import type { LiquidationEvent } from '../../domain/records/history.ts';
 import {
   loanBalances,
   type MarketRecord,
   type OracleRecord,
   type PositionRecord,
 } from '../../domain/types.ts';
-import type { LiquidationEvent } from '../../store/types.ts';
 import { accountValues } from './aave-accounts.ts';
 import type { AaveLiquidation, AavePoolRead, AaveReserve, AaveReward } from './aave-types.ts';
 import { scaled } from './chainlink.ts';

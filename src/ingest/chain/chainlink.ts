@@ -5,7 +5,7 @@
  */
 import { getAbiItem, parseAbi } from 'viem';
 import { feedSymbol } from '../../domain/asset-family.ts';
-import type { OracleRound } from '../../store/types.ts';
+import type { OracleRound } from '../../domain/records/history.ts';
 import { append } from '../append.ts';
 import type { FeedConfig } from '../sources-file.ts';
 import { type ChainRpc, getLogsAdaptive, type SharedLogs, sharedLogsOf, throwIfUnread } from './rpc.ts';

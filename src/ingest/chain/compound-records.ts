@@ -12,13 +12,13 @@
  * lenders are not positions (they lend to the comet, not to one collateral's market).
  */
 import { MarketUtils } from '@morpho-org/blue-sdk';
+import type { LiquidationEvent } from '../../domain/records/history.ts';
 import {
   loanBalances,
   type MarketRecord,
   type OracleRecord,
   type PositionRecord,
 } from '../../domain/types.ts';
-import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import { accountHealth, type CometAbsorb, type CometRead, FACTOR_SCALE } from './compound.ts';
 import { usdValue } from './liquidation.ts';

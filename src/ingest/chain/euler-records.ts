@@ -12,6 +12,8 @@
  * borrowers: a market's borrow is the sum of its positions' shares of debt, its supply the
  * vault's total assets in the same proportion (the markets of a vault sum to the vault).
  */
+
+import type { LiquidationEvent } from '../../domain/records/history.ts';
 import {
   loanBalances,
   type MarketRecord,
@@ -19,7 +21,6 @@ import {
   type PositionRecord,
   type VaultRecord,
 } from '../../domain/types.ts';
-import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import { CONFIG_SCALE, type EulerLiquidationRead, type EulerVaultRead } from './euler.ts';
 import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';

@@ -15,13 +15,14 @@
  * vault). Rates are Fluid's yearly rates compounded continuously: `borrowApy` the vault's borrow
  * rate, `supplyApy` the Liquidity layer's supply rate of the loan token (its lenders' rate).
  */
+
+import type { LiquidationEvent } from '../../domain/records/history.ts';
 import {
   loanBalances,
   type MarketRecord,
   type OracleRecord,
   type PositionRecord,
 } from '../../domain/types.ts';
-import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 import type { FluidLiquidationRead, FluidVaultRead } from './fluid.ts';
 import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';

@@ -1,6 +1,7 @@
 /** A liquidation read from a chain as the store keeps it (Morpho's, Euler's, Aave's and Spark's). */
+
+import type { LiquidationEvent } from '../../domain/records/history.ts';
 import type { MarketRecord } from '../../domain/types.ts';
-import type { LiquidationEvent } from '../../store/types.ts';
 import { scaled } from './chainlink.ts';
 
 /** A market's tokens' USD prices a liquidation is valued at; null where unknown (D15). */

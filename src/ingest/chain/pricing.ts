@@ -5,8 +5,9 @@
  * health, never a token's price. Each pass reads the feeds at its block and the rounds published
  * since the last block read; its records say where each price comes from.
  */
+
+import type { OracleRound } from '../../domain/records/history.ts';
 import type { MarketRecord, OracleFeedRecord, OracleRecord, PriceSourceRecord } from '../../domain/types.ts';
-import type { OracleRound } from '../../store/types.ts';
 import type { ItemReport } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';

@@ -7,9 +7,9 @@
  * records no real pool holds.
  */
 import type { AbiEvent } from 'viem';
+import type { LiquidationEvent } from '../../domain/records/history.ts';
 import { isPriced, type MarketRecord, type PositionRecord, type VaultRecord } from '../../domain/types.ts';
 import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
-import type { LiquidationEvent } from '../../store/types.ts';
 import { append } from '../append.ts';
 import type { ItemReport, PreviousRun } from '../contract.ts';
 import type { ChainConfig } from '../sources-file.ts';

@@ -18,7 +18,7 @@
  * from (basedOn), so two processes writing the same minute write it once.
  */
 import { healthFactor } from '../../domain/metrics.ts';
-import type { PositionChange } from '../../store/types.ts';
+import type { PositionChange } from '../../domain/records/dataset.ts';
 import { HF_SPREAD, hexOf, OPENINGS_PER_POSITION, riskWeight } from './simulation/market-history.ts';
 import { MINUTE_MS, normalAt, streamId, unitAt } from './simulation/noise.ts';
 

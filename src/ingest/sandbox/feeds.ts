@@ -6,8 +6,8 @@
  */
 
 import { type AssetFamily, assetFamily, feedSymbol } from '../../domain/asset-family.ts';
+import type { OracleRound as OracleRoundRow } from '../../domain/records/history.ts';
 import type { FeedUpdate, MarketRecord } from '../../domain/types.ts';
-import type { OracleRound as OracleRoundRow } from '../../store/types.ts';
 import { SANDBOX_AS_OF } from './index.ts';
 import { sandboxPriceBasis } from './live.ts';
 import { loadReference, type RefChainlinkFeed, type ReferenceData } from './reference.ts';

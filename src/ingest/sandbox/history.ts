@@ -7,15 +7,12 @@
  */
 import { significant } from '../../domain/precision.ts';
 import { rateToApy } from '../../domain/rates.ts';
+import type { AssetPrice } from '../../domain/records/history.ts';
 import type { MarketStateChange } from '../../domain/types.ts';
 import { ALL_HISTORY, historyCutoffs } from '../../store/history.ts';
-import type {
-  AssetPrice,
-  HistoryStore,
-  MarketDataStore,
-  ProgressFn,
-  SourceStore,
-} from '../../store/types.ts';
+import type { HistoryStore } from '../../store/ports/history.ts';
+import type { MarketDataStore, ProgressFn } from '../../store/ports/market-data.ts';
+import type { SourceStore } from '../../store/ports/sources.ts';
 import { oracleRoundRows, type SandboxFeed, sandboxFeeds } from './feeds.ts';
 import { generateSandbox, type SandboxDataset, type SandboxProfile } from './index.ts';
 import { type SandboxPriceBasis, sandboxPriceBasis } from './live.ts';

@@ -24,13 +24,11 @@ import {
   liquidateAccount,
 } from '../../domain/liquidation.ts';
 import { significant, usd } from '../../domain/precision.ts';
-import type {
-  HistoryStore,
-  MarketDataStore,
-  PositionChange,
-  PricedLiquidationEvent,
-  SourceStore,
-} from '../../store/types.ts';
+import type { PositionChange } from '../../domain/records/dataset.ts';
+import type { PricedLiquidationEvent } from '../../domain/records/history.ts';
+import type { HistoryStore } from '../../store/ports/history.ts';
+import type { MarketDataStore } from '../../store/ports/market-data.ts';
+import type { SourceStore } from '../../store/ports/sources.ts';
 import { ACTIVITY_SOURCE_ID, type PositionState } from './activity.ts';
 import { CrossingWindow } from './crossings.ts';
 import type { MarketTerms } from './economics.ts';

@@ -1,24 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql, TransactionSql } from 'postgres';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryRecord,
+  EventRecord,
+  StoredEvent,
+  SubscriptionCreation,
+  SubscriptionRecord,
+} from '../../domain/records/events.ts';
 import {
-  type AttemptOutcome,
-  type ClaimedDelivery,
-  type DeliveryRecord,
   type DeliveryRow,
   deliveryId,
-  type EventRecord,
   type EventRow,
-  type EventStore,
-  type StoredEvent,
-  type SubscriptionCreation,
-  type SubscriptionRecord,
   type SubscriptionRow,
   toDelivery,
   toEvent,
   toSubscription,
 } from '../events.ts';
+import type { EventStore } from '../ports/events.ts';
 
-/** Runs a call on the store's serving pool (PostgresStore.serve: deadlines, outage detection). */
+/** Runs a call on the store's serving pool (PostgresConnection.serve: deadlines, outage detection). */
 export type Serve = <T>(run: (sql: Sql) => PromiseLike<T>) => Promise<T>;
 
 /**

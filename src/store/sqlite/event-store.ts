@@ -1,22 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryRecord,
+  EventRecord,
+  StoredEvent,
+  SubscriptionCreation,
+  SubscriptionRecord,
+} from '../../domain/records/events.ts';
 import {
-  type AttemptOutcome,
-  type ClaimedDelivery,
-  type DeliveryRecord,
   type DeliveryRow,
   deliveryId,
-  type EventRecord,
   type EventRow,
-  type EventStore,
-  type StoredEvent,
-  type SubscriptionCreation,
-  type SubscriptionRecord,
   type SubscriptionRow,
   toDelivery,
   toEvent,
   toSubscription,
 } from '../events.ts';
+import type { EventStore } from '../ports/events.ts';
 
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, d.event_id, d.event_type, d.created_at, d.status, d.attempts,
   d.last_status, d.last_error, d.next_attempt_at, d.delivered_at`;

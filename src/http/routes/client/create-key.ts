@@ -1,7 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../../access/idempotency.ts';
 import { DAY_MS } from '../../../domain/periods.ts';
-import type { KeyRecord } from '../../../store/types.ts';
+import type { KeyRecord } from '../../../domain/records/keys.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { ApiError, invalidParameter } from '../../errors.ts';

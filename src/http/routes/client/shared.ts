@@ -1,6 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { Clamped } from '../../../access/clamp.ts';
-import type { KeyRecord } from '../../../store/types.ts';
+import type { KeyRecord } from '../../../domain/records/keys.ts';
 import { latencyMs } from '../../envelope.ts';
 
 /** Client routes answer from the account's own records, read now: always `live`. */

@@ -2,8 +2,13 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { Tier } from '../../../access/tiers.ts';
 import { PROTOCOLS, type Protocol } from '../../../domain/enums.ts';
 import { MARKET_ID_PROBLEM, parseMarketId } from '../../../domain/market-id.ts';
+import type {
+  DeliveryRecord,
+  EventFilters,
+  EventType,
+  SubscriptionRecord,
+} from '../../../domain/records/events.ts';
 import { DEFAULT_HEALTH_FACTOR_BELOW } from '../../../events/filters.ts';
-import type { DeliveryRecord, EventFilters, EventType, SubscriptionRecord } from '../../../store/events.ts';
 import { ApiError, invalidParameter, type ParameterProblem } from '../../errors.ts';
 
 /** The events a webhook or a stream may ask for (`ping` is sent by the test route only). */

@@ -1,6 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { PROTOCOLS, type Protocol } from '../../../domain/enums.ts';
-import type { EventFilters } from '../../../store/events.ts';
+import type { EventFilters } from '../../../domain/records/events.ts';
 import type { RouteDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { ApiError, invalidParameter, type ParameterProblem } from '../../errors.ts';

@@ -39,8 +39,12 @@
 import { FULL_CLOSE_HF, liquidate } from '../../../domain/liquidation.ts';
 import { fraction, significant, usd } from '../../../domain/precision.ts';
 import { borrowRate, rateToApy, supplyRate } from '../../../domain/rates.ts';
+import type {
+  MarketSnapshot,
+  PricedLiquidationEvent,
+  SnapshotGranularity,
+} from '../../../domain/records/history.ts';
 import type { PricedMarketRecord } from '../../../domain/types.ts';
-import type { MarketSnapshot, PricedLiquidationEvent, SnapshotGranularity } from '../../../store/types.ts';
 import type { MarketTerms } from '../economics.ts';
 import type { SandboxPriceBasis } from '../live.ts';
 import {

@@ -1,0 +1,274 @@
+import type { PositionColumns } from '../../domain/position-columns.ts';
+import type {
+  AppliedPositionChanges,
+  DatasetInfo,
+  DatasetInput,
+  PositionChange,
+  StoredMarketChange,
+  StoredPositionChange,
+} from '../../domain/records/dataset.ts';
+import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
+import type { MarketDataStore, ProgressFn } from '../ports/market-data.ts';
+import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
+import {
+  checkMarketChanges,
+  checkPositionChanges,
+  POSITION_CHANGE_COLUMNS,
+  storedMarketChange,
+  storedPositionChange,
+} from '../position-changes.ts';
+import type { SqliteConnection } from './connection.ts';
+
+/** The dataset, its markets, vaults and positions, and their change feed, in the SQLite file. */
+export class SqliteMarketData implements MarketDataStore {
+  readonly #db: SqliteConnection;
+
+  constructor(db: SqliteConnection) {
+    this.#db = db;
+  }
+
+  async datasetInfo(): Promise<DatasetInfo | null> {
+    const row = this.#db.stmt('SELECT * FROM dataset WHERE id = 1').get() as
+      | {
+          kind: string;
+          profile: string;
+          seed: number | null;
+          refreshed_at: number;
+          market_count: number;
+          position_count: number;
+          version: number;
+          change_seq: number;
+        }
+      | undefined;
+    if (!row) return null;
+    return {
+      kind: row.kind as DatasetInfo['kind'],
+      profile: row.profile,
+      seed: row.seed,
+      refreshedAt: row.refreshed_at,
+      marketCount: row.market_count,
+      positionCount: row.position_count,
+      version: row.version,
+      changeSeq: row.change_seq,
+    };
+  }
+
+  async replaceDataset(input: DatasetInput, onProgress?: ProgressFn): Promise<DatasetInfo> {
+    const total = input.markets.length + input.positionCount;
+    // Gathered and sorted before the write transaction, so the lock is held only for the writes.
+    const columns = columnsOf(input.markets, input.positions, input.positionCount);
+    const written = this.#db.transaction((): DatasetInfo | null => {
+      const previous = this.#db.sqlite.prepare('SELECT version FROM dataset WHERE id = 1').get() as
+        | { version: number }
+        | undefined;
+      if (previous && input.onlyIfEmpty) return null;
+      this.#db.sqlite.exec(
+        'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM market_changes; DELETE FROM vaults; DELETE FROM markets; DELETE FROM dataset;',
+      );
+      const insertVault = this.#db.sqlite.prepare(
+        'INSERT INTO vaults (ord, chain_id, address, doc) VALUES (?, ?, ?, ?)',
+      );
+      (input.vaults ?? []).forEach((v, ord) => {
+        insertVault.run(ord, v.chainId, v.address, JSON.stringify(v));
+      });
+      const insertMarket = this.#db.sqlite.prepare(
+        'INSERT INTO markets (ord, unique_key, protocol, chain_id, doc) VALUES (?, ?, ?, ?, ?)',
+      );
+      input.markets.forEach((m, ord) => {
+        insertMarket.run(ord, m.uniqueKey, m.protocol, m.chainId, JSON.stringify(m));
+      });
+      let done = input.markets.length;
+      onProgress?.(done, total);
+      const insertBlock = this.#db.sqlite.prepare(
+        `INSERT INTO position_blocks (block, count, market_index, users, collateral_usd, borrow_usd, supply_usd, health_factor)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      for (const b of encodeBlocks(columns)) {
+        insertBlock.run(
+          b.block,
+          b.count,
+          b.marketIndex,
+          b.users,
+          b.collateralUsd,
+          b.borrowUsd,
+          b.supplyUsd,
+          b.healthFactor,
+        );
+        done += b.count;
+        onProgress?.(done, total);
+      }
+      const result: DatasetInfo = {
+        kind: input.kind,
+        profile: input.profile,
+        seed: input.seed,
+        refreshedAt: Math.floor(input.refreshedAt ?? this.#db.clock.now()),
+        marketCount: input.markets.length,
+        positionCount: columns.count,
+        version: (previous?.version ?? 0) + 1,
+        changeSeq: 0,
+      };
+      this.#db.sqlite
+        .prepare(
+          'INSERT INTO dataset (id, kind, profile, seed, refreshed_at, market_count, position_count, version) VALUES (1, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          result.kind,
+          result.profile,
+          result.seed,
+          result.refreshedAt,
+          result.marketCount,
+          result.positionCount,
+          result.version,
+        );
+      return result;
+    });
+    return written ?? (await this.datasetInfo())!;
+  }
+
+  async loadMarkets(): Promise<MarketRecord[]> {
+    const rows = this.#db.stmt('SELECT doc FROM markets ORDER BY ord').all() as { doc: string }[];
+    return rows.map((r) => JSON.parse(r.doc) as MarketRecord);
+  }
+
+  async loadVaults(): Promise<VaultRecord[]> {
+    const rows = this.#db.stmt('SELECT doc FROM vaults ORDER BY ord').all() as { doc: string }[];
+    return rows.map((r) => JSON.parse(r.doc) as VaultRecord);
+  }
+
+  async loadPositions(onBlock: (block: PositionColumns) => void): Promise<void> {
+    const stmt = this.#db.stmt(
+      'SELECT count, market_index, users, collateral_usd, borrow_usd, supply_usd, health_factor FROM position_blocks ORDER BY block',
+    );
+    for (const raw of stmt.iterate()) {
+      const r = raw as {
+        count: number;
+        market_index: Uint8Array;
+        users: Uint8Array;
+        collateral_usd: Uint8Array;
+        borrow_usd: Uint8Array;
+        supply_usd: Uint8Array;
+        health_factor: Uint8Array;
+      };
+      onBlock(
+        decodeBlock({
+          count: r.count,
+          marketIndex: r.market_index,
+          users: r.users,
+          collateralUsd: r.collateral_usd,
+          borrowUsd: r.borrow_usd,
+          supplyUsd: r.supply_usd,
+          healthFactor: r.health_factor,
+        }),
+      );
+    }
+  }
+
+  /**
+   * Inside a change's transaction: the feed's last sequence number, and whether the change was
+   * computed from the dataset version stored (`datasetVersion`; undefined: any).
+   */
+  private changeBase(what: string, datasetVersion?: number): { change_seq: number; current: boolean } {
+    const ds = this.#db.sqlite.prepare('SELECT version, change_seq FROM dataset WHERE id = 1').get() as
+      | { version: number; change_seq: number }
+      | undefined;
+    if (!ds) throw new RangeError(`no dataset: ${what} cannot change`);
+    return {
+      change_seq: ds.change_seq,
+      current: datasetVersion === undefined || ds.version === datasetVersion,
+    };
+  }
+
+  /** Refuses a change naming a market the dataset does not hold. */
+  private requireMarkets(keys: readonly string[], what: string): void {
+    const known = this.#db.stmt('SELECT 1 FROM markets WHERE unique_key = ?');
+    for (const k of keys) if (!known.get(k)) throw new RangeError(`${what} unknown market ${k}`);
+  }
+
+  /** One transaction under the write lock: each change checked against its stored version, then upserted. */
+  async applyPositionChanges(
+    source: string,
+    changes: readonly PositionChange[],
+    datasetVersion?: number,
+  ): Promise<AppliedPositionChanges> {
+    checkPositionChanges(changes);
+    return this.#db.transaction((): AppliedPositionChanges => {
+      const ds = this.changeBase('positions', datasetVersion);
+      if (!ds.current) return { applied: [], changeSeq: ds.change_seq };
+      this.requireMarkets(
+        changes.map((c) => c.marketKey),
+        'position of',
+      );
+      const stored = this.#db.stmt('SELECT seq FROM position_changes WHERE market_key = ? AND user = ?');
+      const upsert = this.#db.stmt(
+        `INSERT INTO position_changes (market_key, user, source, seq, collateral_usd, borrow_usd, supply_usd, health_factor)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (market_key, user) DO UPDATE SET source = excluded.source, seq = excluded.seq,
+           collateral_usd = excluded.collateral_usd, borrow_usd = excluded.borrow_usd,
+           supply_usd = excluded.supply_usd, health_factor = excluded.health_factor`,
+      );
+      let seq = ds.change_seq;
+      const applied: PositionChange[] = [];
+      for (const c of changes) {
+        if (c.basedOn !== undefined) {
+          const row = stored.get(c.marketKey, c.user) as { seq: number } | undefined;
+          if ((row?.seq ?? 0) !== c.basedOn) continue;
+        }
+        seq++;
+        upsert.run(
+          c.marketKey,
+          c.user,
+          source,
+          seq,
+          c.collateralUsd,
+          c.borrowUsd,
+          c.supplyUsd,
+          c.healthFactor,
+        );
+        applied.push(c);
+      }
+      if (seq !== ds.change_seq) this.#db.stmt('UPDATE dataset SET change_seq = ? WHERE id = 1').run(seq);
+      return { applied, changeSeq: seq };
+    });
+  }
+
+  async positionChangesSince(after: number, limit: number): Promise<StoredPositionChange[]> {
+    const rows = this.#db
+      .stmt(
+        `SELECT ${POSITION_CHANGE_COLUMNS.join(', ')} FROM position_changes WHERE seq > ? ORDER BY seq LIMIT ?`,
+      )
+      .all(after, limit) as Record<string, unknown>[];
+    return rows.map(storedPositionChange);
+  }
+
+  /** One transaction under the write lock: every record's market must be the dataset's. */
+  async applyMarketChanges(
+    source: string,
+    records: readonly MarketRecord[],
+    datasetVersion?: number,
+  ): Promise<number> {
+    checkMarketChanges(records);
+    return this.#db.transaction((): number => {
+      const ds = this.changeBase('markets', datasetVersion);
+      if (!ds.current) return ds.change_seq;
+      this.requireMarkets(
+        records.map((m) => m.uniqueKey),
+        'change of',
+      );
+      const upsert = this.#db.stmt(
+        `INSERT INTO market_changes (market_key, source, seq, doc) VALUES (?, ?, ?, ?)
+         ON CONFLICT (market_key) DO UPDATE SET source = excluded.source, seq = excluded.seq, doc = excluded.doc`,
+      );
+      let seq = ds.change_seq;
+      for (const m of records) upsert.run(m.uniqueKey, source, ++seq, JSON.stringify(m));
+      if (seq !== ds.change_seq) this.#db.stmt('UPDATE dataset SET change_seq = ? WHERE id = 1').run(seq);
+      return seq;
+    });
+  }
+
+  async marketChangesSince(after: number, limit: number): Promise<StoredMarketChange[]> {
+    const rows = this.#db
+      .stmt('SELECT source, seq, doc FROM market_changes WHERE seq > ? ORDER BY seq LIMIT ?')
+      .all(after, limit) as Record<string, unknown>[];
+    return rows.map(storedMarketChange);
+  }
+}
