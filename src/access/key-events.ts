@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { redisCall, timed } from '../metrics.ts';
-import type { WarnLogger } from './redis-admission.ts';
+import type { WarnLogger } from './redis-link.ts';
 
 /** What an instance does with announcements (see KeyEvents). */
 export interface KeyChangeHandlers {

@@ -1,0 +1,211 @@
+/**
+ * The read models the service serves (live and test keys), following the store, and the
+ * living sandbox's steps.
+ */
+
+import {
+  applyPrices,
+  buildReadModel,
+  catchUpChanges,
+  loadReadModel,
+  type ReadModel,
+  setSourceClocks,
+} from '../data/read-model.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { DatasetInfo } from '../domain/records/dataset.ts';
+import type { DataSource } from '../http/context.ts';
+import { type SandboxFeedClock, sandboxFeedClock } from '../ingest/sandbox/feeds.ts';
+import { type SandboxMarketClock, sandboxMarketClock, sandboxSimulation } from '../ingest/sandbox/history.ts';
+import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from '../ingest/sandbox/index.ts';
+import { type SandboxPricer, sandboxPricer } from '../ingest/sandbox/live.ts';
+import type { MarketDataStore } from '../store/ports/market-data.ts';
+import type { SourceStore } from '../store/ports/sources.ts';
+
+/** The fixed sandbox served to test keys (D10): the default profile with the default seed. */
+export function sandboxReadModel(nowMs: number): ReadModel {
+  const ds = generateSandbox({ profile: 'default', seed: DEFAULT_SEED });
+  const info: DatasetInfo = {
+    kind: 'sandbox',
+    profile: 'default',
+    seed: DEFAULT_SEED,
+    refreshedAt: nowMs,
+    marketCount: ds.markets.length,
+    positionCount: ds.positionCount,
+    version: 0,
+    changeSeq: 0,
+  };
+  return buildReadModel(ds.markets, ds.positions(), info, nowMs, ds.vaults);
+}
+
+/** The simulation's history starts a year before the snapshot; no price is defined earlier. */
+const SIMULATION_START_MS = (SANDBOX_AS_OF - 365 * 86_400) * 1000;
+
+function isDefaultSandbox(d: DatasetInfo): boolean {
+  return d.kind === 'sandbox' && d.profile === 'default' && d.seed === DEFAULT_SEED;
+}
+
+/** What moves a sandbox model: its token prices, its feeds' rounds and its markets, from one seed. */
+interface SandboxLive {
+  pricer: SandboxPricer;
+  feeds: SandboxFeedClock;
+  markets: SandboxMarketClock;
+}
+
+/**
+ * The simulation of a sandbox model, ready to step at tMs: the price paths and each feed's
+ * current grid cell are built first, a few at a time (no long event-loop stall).
+ */
+async function sandboxLive(model: ReadModel, tMs: number): Promise<SandboxLive> {
+  const records = model.catalog.baseRecords();
+  const seed = model.dataset.seed ?? DEFAULT_SEED;
+  const profile = model.dataset.profile === 'large' ? 'large' : 'default';
+  const live = {
+    pricer: sandboxPricer(records, seed),
+    feeds: sandboxFeedClock(records, seed),
+    markets: sandboxMarketClock(sandboxSimulation(profile, seed)),
+  };
+  await warmLive(live, tMs);
+  return live;
+}
+
+/**
+ * Brings a simulation to tMs a few assets, feeds and markets at a time (a no-op for a step of
+ * a few seconds; after a jump in time, hours of paths and rates), so the synchronous step that
+ * follows never stalls the event loop.
+ */
+async function warmLive(live: SandboxLive, tMs: number): Promise<void> {
+  await live.pricer.warm(tMs);
+  await live.feeds.warm(tMs);
+  await live.markets.warm(tMs);
+}
+
+/**
+ * One step of a sandbox model: prices, the feeds' latest rounds and the markets' states
+ * (interest, utilization, APYs) at tMs, applied together.
+ */
+function stepSandbox(model: ReadModel, live: SandboxLive, tMs: number): void {
+  applyPrices(
+    model,
+    live.pricer.pricesAt(tMs),
+    tMs,
+    live.feeds.updatesAt(tMs),
+    tMs >= SANDBOX_AS_OF * 1000 ? live.markets.statesAt(tMs) : [],
+  );
+}
+
+/** What read models are loaded from: the market data and the sources' checkpoints. */
+type ModelStore = MarketDataStore & Pick<SourceStore, 'listSources'>;
+
+/**
+ * Live and test read models. Test keys always get the fixed sandbox; when the live store holds
+ * exactly that dataset the two share one model, otherwise the sandbox is generated in memory
+ * on first use (`warm()` does it right after start-up, off the path to healthy). `reload()`
+ * swaps in a new live model after the store's dataset changed (another process seeded).
+ */
+export class ReadModels implements DataSource {
+  private live: ReadModel;
+  private sandbox: ReadModel | null;
+  private readonly store: ModelStore;
+  private readonly clock: Clock;
+  private readonly simulations = new WeakMap<ReadModel, SandboxLive>();
+  private ticking = false;
+  /** The instant the last tick priced; a model loaded later is priced there before it serves. */
+  private lastTickAt: number | null = null;
+
+  private constructor(store: ModelStore, clock: Clock, live: ReadModel) {
+    this.store = store;
+    this.clock = clock;
+    this.live = live;
+    this.sandbox = isDefaultSandbox(live.dataset) ? live : null;
+  }
+
+  static async load(store: ModelStore, clock: Clock): Promise<ReadModels> {
+    const live = await loadReadModel(store, clock.now());
+    if (!live) throw new Error('the store holds no dataset: run `lrds seed` first');
+    setSourceClocks(live, await store.listSources());
+    return new ReadModels(store, clock, live);
+  }
+
+  get(mode: 'live' | 'test'): ReadModel {
+    if (mode === 'live') return this.live;
+    this.sandbox ??= sandboxReadModel(this.clock.now());
+    return this.sandbox;
+  }
+
+  /** The model of a mode if it is built (never builds the test-key sandbox). */
+  peek(mode: 'live' | 'test'): ReadModel | null {
+    return mode === 'live' ? this.live : this.sandbox;
+  }
+
+  /** Builds the test-key sandbox now if it is not built yet. */
+  warm(): void {
+    this.get('test');
+  }
+
+  /**
+   * One step of the living sandbox: every sandbox model (the live one when the store holds the
+   * sandbox, and the test keys' one) gets the simulation's token prices at `nowMs`, markets and
+   * positions together, and each oracle feed's latest simulated round (the served oracle
+   * health). Prices and rounds are a function of the seed and the time only, so every process
+   * shows the same market at the same instant, and a restart goes on where it stood. Returns
+   * the models moved.
+   */
+  async tickSimulation(nowMs: number): Promise<number> {
+    if (this.ticking) return 0;
+    this.ticking = true;
+    this.lastTickAt = nowMs;
+    try {
+      let moved = 0;
+      for (const model of new Set([this.live, this.sandbox])) {
+        if (model?.dataset.kind !== 'sandbox') continue;
+        if (nowMs < SIMULATION_START_MS) continue;
+        let live = this.simulations.get(model);
+        if (!live) {
+          live = await sandboxLive(model, nowMs);
+          this.simulations.set(model, live);
+        } else await warmLive(live, nowMs);
+        stepSandbox(model, live, nowMs);
+        moved++;
+      }
+      return moved;
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /**
+   * Follows the store: reloads the live model if the dataset version moved on (another process
+   * seeded), else applies the position changes written since the model's (the change feed; no
+   * reload). Returns whether the model was reloaded.
+   */
+  async reloadIfChanged(): Promise<boolean> {
+    const info = await this.store.datasetInfo();
+    if (!info) return false;
+    // The chain blocks the data reflects move with the sources' checkpoints (a block may
+    // bring no change); the sources are few, so they are read on every poll.
+    const sources = await this.store.listSources();
+    if (info.version === this.live.dataset.version) {
+      if (info.changeSeq > this.live.changeSeq) await catchUpChanges(this.store, this.live, info.changeSeq);
+      setSourceClocks(this.live, sources);
+      return false;
+    }
+    const next = await loadReadModel(this.store, this.clock.now());
+    if (!next) return false;
+    setSourceClocks(next, sources);
+    // A living sandbox goes on where it stood: priced at the last tick before it serves.
+    if (
+      this.lastTickAt !== null &&
+      next.dataset.kind === 'sandbox' &&
+      this.lastTickAt >= SIMULATION_START_MS
+    ) {
+      const live = await sandboxLive(next, this.lastTickAt);
+      this.simulations.set(next, live);
+      stepSandbox(next, live, this.lastTickAt);
+    }
+    const sharedSandbox = this.sandbox === this.live;
+    this.live = next;
+    if (isDefaultSandbox(next.dataset)) this.sandbox = next;
+    else if (sharedSandbox) this.sandbox = null;
+    return true;
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * The service's sources file (SOURCES_FILE): the first dataset at start-up, then the passes
+ * run in process.
+ */
+
+import type { FastifyInstance } from 'fastify';
+import type { Settings } from '../config.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { Source } from '../ingest/contract.ts';
+import type { IngestLease } from '../ingest/live.ts';
+import type { PassWatch } from '../ingest/pass-watch.ts';
+import { DEFAULT_SEED } from '../ingest/sandbox/index.ts';
+import type { ProgressFn } from '../store/ports/market-data.ts';
+import type { Store } from '../store/types.ts';
+import { recordSandboxSource, seedStore } from './seed.ts';
+
+/** A sources file's sources, and the module that runs their passes (loaded only with a sources file). */
+export interface SourcesIngestion {
+  sources: Source[];
+  live: typeof import('../ingest/live.ts');
+}
+
+/** The service cannot start on its sources: none could be read (a problem of the environment, not a bug). */
+export class SourcesUnavailableError extends Error {
+  override name = 'SourcesUnavailableError';
+}
+
+/**
+ * A dataset to serve, in the store before the service starts; returns the sources file's
+ * ingestion (null without one).
+ */
+export async function prepareDataset(
+  store: Store,
+  settings: Settings,
+  clock: Clock,
+  lease: IngestLease,
+  options: { logger?: unknown; writesHistory?: boolean; onSeedProgress?: ProgressFn },
+): Promise<SourcesIngestion | null> {
+  // With a sources file, live keys are served those sources only (D15): a store without their
+  // data gets a first pass now, by the server that takes the ingestion lease (the others wait
+  // for its dataset; the service does not start on data it cannot state); without one, the
+  // sandbox is seeded on first start.
+  // (viem and the adapters are loaded only then.)
+  if (!settings.sourcesFile) {
+    if (!(await store.datasetInfo()))
+      // The dataset only: its history (a year of daily snapshots and liquidations, then the
+      // hourly backfill) is written by the history feed in the background, after start.
+      await seedStore(store, 'default', DEFAULT_SEED, options.onSeedProgress, true, clock, 0);
+    else await recordSandboxSource(store, clock);
+    return null;
+  }
+  const live = await import('../ingest/live.ts');
+  const chain = await import('../ingest/chain/index.ts');
+  const sources = chain.configuredSources(chain.loadSourcesFile(settings.sourcesFile));
+  // Until the sources' first dataset is in the store: read them, or wait for the server that
+  // holds the lease (and take over if it stops).
+  for (let waited = 0; (await store.datasetInfo())?.kind !== 'live'; waited += 500) {
+    const pass = await live.ingestWithLease(sources, store, clock, lease);
+    if (pass?.written && !pass.dataset) {
+      await store.releaseIngestion(lease.holder);
+      throw new SourcesUnavailableError(
+        `no source of ${settings.sourcesFile} could be read: ${pass.runs.map((r) => `${r.source}: ${r.error}`).join('; ')}`,
+      );
+    }
+    if (pass) continue;
+    if (waited % 30_000 === 0 && options.logger)
+      process.stderr.write(
+        `waiting for the server that holds the ingestion lease to read ${settings.sourcesFile}\n`,
+      );
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  // A process that does not run the passes (a worker other than the first) lets the lease go.
+  if (!(options.writesHistory ?? true)) await store.releaseIngestion(lease.holder);
+  return { sources, live };
+}
+
+/**
+ * In-process ingestion of the sources file (in the process that writes history): a pass every
+ * INGEST_INTERVAL_MS by the server that holds the store's ingestion lease (several servers on
+ * one store elect one ingester; another takes over once its lease expires, or at once when it
+ * shuts down); the models of every server follow the dataset within a second.
+ * A pass's failing sources and the items it could not read or served in part are logged
+ * when they change. Returns the pass (nothing to do without a sources file, or once closing).
+ */
+export function sourcesPass(
+  ingestion: SourcesIngestion | null,
+  deps: {
+    store: Store;
+    clock: Clock;
+    lease: IngestLease;
+    passWatch: PassWatch;
+    log: FastifyInstance['log'];
+    closing: () => boolean;
+  },
+): () => Promise<void> {
+  const { store, clock, lease, passWatch } = deps;
+  const failing = new Set<string>();
+  const itemsNotRead = new Map<string, string>();
+  const itemsInPart = new Map<string, string>();
+  return async (): Promise<void> => {
+    if (!ingestion || deps.closing()) return;
+    const { sources, live } = ingestion;
+    // Shown by /health while it runs (and as overdue past its expected time).
+    passWatch.started(clock.now());
+    try {
+      await live.ingestWithLease(sources, store, clock, lease, {
+        onSource: (run) => {
+          if (!run.ok && !failing.has(run.source))
+            deps.log.warn(
+              { source: run.source, error: run.error },
+              'source failed: its last data is served, aging',
+            );
+          if (run.ok && failing.has(run.source)) deps.log.info({ source: run.source }, 'source read again');
+          if (run.ok) failing.delete(run.source);
+          else failing.add(run.source);
+          if (!run.ok) return;
+          // Items a pass could not read or price (served from their last data, or not at all),
+          // and items served in part (a market without a USD price, D15): logged when they change.
+          const logChanged = (seen: Map<string, string>, lines: string[], msg: string) => {
+            const key = lines.join('\n');
+            if (key === (seen.get(run.source) ?? '')) return;
+            seen.set(run.source, key);
+            if (lines.length > 0)
+              deps.log.warn({ source: run.source, count: lines.length, first: lines.slice(0, 5) }, msg);
+          };
+          logChanged(
+            itemsNotRead,
+            run.items.flatMap((i) => (i.ok ? [] : [i.error])),
+            'items not read',
+          );
+          logChanged(
+            itemsInPart,
+            run.items.flatMap((i) => (i.ok && i.note ? [i.note] : [])),
+            'items served in part',
+          );
+        },
+      });
+    } finally {
+      passWatch.ended();
+    }
+  };
+}
