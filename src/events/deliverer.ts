@@ -60,7 +60,7 @@ export class Deliverer {
   async pass(): Promise<number> {
     const free = this.concurrency - this.running;
     if (free <= 0) return 0;
-    const now = this.o.clock.now();
+    const now = Math.floor(this.o.clock.now());
     const claimed = await this.o.store.claimDeliveries(this.o.holder, now, this.leaseMs, free);
     for (const d of claimed) {
       this.running++;
@@ -96,7 +96,7 @@ export class Deliverer {
         ...(this.o.resolve ? { resolve: this.o.resolve } : {}),
         ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}),
       }).catch((err: unknown) => ({ ok: false, httpStatus: null, error: String(err) }));
-    const at = this.o.clock.now();
+    const at = Math.floor(this.o.clock.now());
     const next = result.ok ? null : nextAttemptAt(d.attempts + 1, at, d.createdAt);
     await this.o.store.finishAttempt(d.id, d.token, {
       at,

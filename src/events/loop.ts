@@ -79,7 +79,8 @@ export class EventsLoop {
 
   private async match(): Promise<number> {
     const { store, clock } = this.o;
-    const now = clock.now();
+    // Whole milliseconds: events, leases and history reads are stamped in integer epoch ms.
+    const now = Math.floor(clock.now());
     this.leader = await store.claimEventLease(this.o.holder, now, this.o.leaseMs ?? 15_000);
     if (!this.leader) {
       // Another process matches; taking over later starts from what is then (no stale state).
@@ -143,7 +144,7 @@ export class EventsLoop {
 
   /** Drops events older than the retention with nothing left to deliver (at most hourly on the timers). */
   async prunePass(): Promise<number> {
-    const now = this.o.clock.now();
+    const now = Math.floor(this.o.clock.now());
     this.lastPrune = now;
     return this.o.store.pruneEvents(now - (this.o.retentionMs ?? DEFAULT_EVENT_RETENTION_DAYS * 86_400_000));
   }
