@@ -2,7 +2,7 @@ import type { Vocabulary } from './vocabulary.ts';
 import type { SearchWork } from './work.ts';
 
 /** Search tiers of D4: exact symbol > word prefix > substring. */
-export const EXACT = 3;
+const EXACT = 3;
 export const PREFIX = 2;
 export const SUBSTRING = 1;
 
