@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import type { Protocol } from '../domain/enums.ts';
 import { maxLeverage, utilization } from '../domain/metrics.ts';
 import { oracleHealth } from '../domain/oracle.ts';
@@ -14,6 +13,8 @@ import type {
   PriceChange,
   StrategyInfo,
 } from '../domain/types.ts';
+import { SearchIndex } from './search/search-index.ts';
+import type { SearchWork } from './search/work.ts';
 import { groupIndexes, walkMerged } from './sorted-lists.ts';
 
 /** The API's Market (SPEC.md) as served: primary facts plus the derived fields. */
@@ -133,35 +134,6 @@ export interface MarketFilter {
   chainIds?: readonly number[] | undefined;
 }
 
-const WORD_SPLIT = /[^\p{L}\p{N}.+]+/u;
-
-function normalize(s: string): string {
-  return s.normalize('NFKC').toLowerCase();
-}
-
-/** Search tiers of D4: exact symbol > word prefix > substring. */
-const EXACT = 3;
-const PREFIX = 2;
-const SUBSTRING = 1;
-
-interface Vocabulary {
-  /** Distinct tokens and, for each, the ascending market ords it appears in. */
-  tokens: string[];
-  postings: Int32Array[];
-  /** Sum of the postings' lengths. */
-  postingCount: number;
-  /**
-   * The tokens joined by newlines (whitespace inside a token made a space: no term holds
-   * whitespace, so no hit spans two tokens), and each token's start in it, then a sentinel.
-   */
-  text: string;
-  starts: Int32Array;
-  /** The token of each character of `text` (a separator counts with the token before it). */
-  tokenAt: Int32Array;
-  /** Whether a token is a symbol (collateral, loan, vault symbol or pair) of the market. */
-  symbolPostings: Map<string, Int32Array>;
-}
-
 /**
  * The market catalog: markets ordered by supply descending, lookups by key, filter lists by
  * protocol and chain, and a token index for search (DECISIONS D4).
@@ -184,19 +156,12 @@ export class Catalog {
   private readonly byChain: Map<string, Int32Array>;
   private readonly byProtocolChain: Map<string, Int32Array>;
   private readonly all: Int32Array;
-  private readonly vocab: Vocabulary;
-  private readonly termCache = new LRUCache<string, TermMatch>({
-    max: TERM_CACHE_ENTRIES,
-    maxSize: TERM_CACHE_BYTES,
-    sizeCalculation: termMatchBytes,
-  });
+  private readonly searchIndex: SearchIndex;
   /**
    * The markets' feeds by `${chainId}:${feed address}`: the feed records of each market's own
    * copy of its oracle (built on the first feed update; until then views share the stored one).
    */
   private byFeed: Map<string, { ord: number; feed: OracleFeedRecord }[]> | null = null;
-  /** While a term is built: best tier per market (all zero between builds) and the markets marked. */
-  private readonly scratch: { mark: Uint8Array; touched: Int32Array };
   readonly protocols: readonly Protocol[];
   readonly chainIds: readonly number[];
   /** Inside batch(): re-ranking waits for its end (rankStale: some update asked for it). */
@@ -244,8 +209,7 @@ export class Catalog {
     });
     this.protocols = [...this.byProtocol.keys()].sort() as Protocol[];
     this.chainIds = [...this.byChain.keys()].map(Number).sort((a, b) => a - b);
-    this.vocab = buildVocabulary(sorted.map(marketTokens));
-    this.scratch = { mark: new Uint8Array(n), touched: new Int32Array(n) };
+    this.searchIndex = new SearchIndex(sorted);
   }
 
   get size(): number {
@@ -521,10 +485,8 @@ export class Catalog {
     };
     for (const lists of [this.byProtocol, this.byChain, this.byProtocolChain])
       for (const l of lists.values()) remap(l);
-    for (const l of this.vocab.postings) remap(l);
-    for (const l of this.vocab.symbolPostings.values()) remap(l);
+    this.searchIndex.reorder(remap);
     this.idAt = order;
-    this.termCache.clear();
   }
 
   /**
@@ -625,430 +587,24 @@ export class Catalog {
   }
 
   /**
-   * Search per DECISIONS D4: every term must match; a market's score is the sum over terms of
-   * its best tier for that term (exact symbol 3, word prefix 2, substring 1); results by score
-   * descending, then supply descending (ord ascending).
-   *
-   * One term: its markets are read in rank order (tier, then ord) until `limit` are in scope.
-   * Several terms: the markets of the term matching fewest are walked in ord order; each other
-   * term gives its tier for the market (a lookup, or a gallop through its ascending list) or
-   * drops it; each score keeps its first `limit` markets, and the walk stops early once the
-   * highest reachable score has `limit`. Work is linear in the distinct terms, whatever they
-   * are: at most about 6 reads per term per market of the catalog, plus, for each term not in
-   * the term cache, the postings of the tokens containing it. `work`, when given, receives the
-   * counts.
+   * Markets matching every word of `query`, in the filter's scope: at most `limit` ords, by
+   * score (the sum of each word's best match: exact symbol, word prefix, substring), then by
+   * supply descending. See SearchIndex.search; `work`, when given, receives the elements read.
    */
   search(query: string, filter: MarketFilter, limit: number, work?: SearchWork): number[] {
-    const terms = searchTerms(query);
-    if (work) work.terms += terms.length;
-    if (terms.length === 0 || limit <= 0) return [];
-    const matches: TermMatch[] = [];
-    for (const term of terms) {
-      const m = this.termMatch(term, work);
-      if (m.size === 0) return [];
-      matches.push(m);
-    }
     const filtered = filter.protocol !== undefined || filter.chainIds !== undefined;
     // The search index works in ranks; answers are ords.
     const accept = filtered ? (rank: number) => this.inScope(this.idAt[rank]!, filter) : () => true;
-    const ranks =
-      matches.length === 1
-        ? rankedSingle(matches[0]!, limit, accept, work)
-        : rankedIntersection(matches, this.entries.length, limit, accept, work);
-    return ranks.map((rank) => this.idAt[rank]!);
+    return this.searchIndex.search(query, limit, accept, work).map((rank) => this.idAt[rank]!);
   }
 
-  /** Entries and bytes of the term cache (at most TERM_CACHE_ENTRIES and TERM_CACHE_BYTES). */
+  /** Entries and bytes of the search's term cache (at most TERM_CACHE_ENTRIES and TERM_CACHE_BYTES). */
   termCacheStats(): { entries: number; bytes: number } {
-    return { entries: this.termCache.size, bytes: this.termCache.calculatedSize };
+    return this.searchIndex.termCacheStats();
   }
 
   /** Sizes of the search index: markets, distinct tokens, postings (token-market pairs). */
   indexStats(): { markets: number; tokens: number; postings: number } {
-    return {
-      markets: this.entries.length,
-      tokens: this.vocab.tokens.length,
-      postings: this.vocab.postingCount,
-    };
+    return this.searchIndex.stats();
   }
-
-  /** Markets matching a term with their best tier; cached per catalog in a bounded LRU. */
-  private termMatch(term: string, work?: SearchWork): TermMatch {
-    const cached = this.termCache.get(term);
-    if (cached) return cached;
-    const match = this.buildTermMatch(term, work);
-    this.termCache.set(term, match);
-    return match;
-  }
-
-  /**
-   * A term's matches from the token index, never a k-way merge. The tokens containing the term
-   * are found by native substring search in the vocabulary text (jumping to the next token
-   * after each hit); their postings raise each market's best tier in a scratch array. A term
-   * matching more than 1/DENSE_DIVISOR of the catalog keeps a copy of that array (n bytes,
-   * smaller than its lists); any other is read back in ord order, by sorting the markets
-   * touched or by one pass over the catalog, whichever is less. Cost: the vocabulary text
-   * (native), the postings of the matching tokens, and at most one pass over the catalog.
-   */
-  private buildTermMatch(term: string, work?: SearchWork): TermMatch {
-    const { text, starts, tokenAt, postings, symbolPostings } = this.vocab;
-    const { mark, touched } = this.scratch;
-    const n = this.entries.length;
-    let count = 0;
-    let read = 0;
-    let tokens = 0;
-    let maxTier = 0;
-    const exact = symbolPostings.get(term) ?? EMPTY;
-    if (exact.length > 0) {
-      count = markPostings(exact, EXACT, mark, touched, count);
-      read += exact.length;
-      maxTier = EXACT;
-    }
-    for (let at = text.indexOf(term); at >= 0; ) {
-      const ti = tokenAt[at]!;
-      const tier = at === starts[ti] ? PREFIX : SUBSTRING;
-      const list = postings[ti]!;
-      count = markPostings(list, tier, mark, touched, count);
-      read += list.length;
-      tokens++;
-      if (tier > maxTier) maxTier = tier;
-      // a later hit can only count in a later token
-      at = text.indexOf(term, starts[ti + 1]!);
-    }
-    if (work) {
-      work.misses++;
-      work.tokens += tokens;
-      work.postings += read;
-    }
-    if (count === 0) return NO_MATCH;
-    if (count * DENSE_DIVISOR > n) {
-      const byOrd = mark.slice(0, n);
-      mark.fill(0);
-      if (work) work.build += n;
-      return { dense: true, size: count, maxTier, byOrd, exact };
-    }
-    let all: Int32Array;
-    if (count * Math.ceil(Math.log2(count + 1)) <= n) {
-      all = touched.slice(0, count).sort();
-      if (work) work.build += count;
-    } else {
-      all = new Int32Array(count);
-      for (let ord = 0, j = 0; ord < n; ord++) if (mark[ord] !== 0) all[j++] = ord;
-      if (work) work.build += n;
-    }
-    return sparseMatch(all, mark, maxTier);
-  }
-}
-
-/**
- * Words of a search query as Catalog.search reads them: NFKC, lowercase, split on whitespace,
- * duplicates dropped (a repeated term changes neither the matches nor the ranking).
- */
-export function searchTerms(query: string): string[] {
-  return [...new Set(normalize(query).split(/\s+/).filter(Boolean))];
-}
-
-/**
- * Elements read by searches, added to by Catalog.search: tests and benchmarks check that work
- * stays linear in the distinct terms whatever the query, without timing anything.
- */
-export interface SearchWork {
-  /** Distinct terms of the queries. */
-  terms: number;
-  /** Terms not in the term cache, built from the token index. */
-  misses: number;
-  /** Vocabulary tokens found to contain a missed term. */
-  tokens: number;
-  /** Posting entries read while building missed terms. */
-  postings: number;
-  /** Markets written or read back while building missed terms (touched ones, or the catalog). */
-  build: number;
-  /** Elements of term lists or tier arrays read while ranking. */
-  reads: number;
-}
-
-export function newSearchWork(): SearchWork {
-  return { terms: 0, misses: 0, tokens: 0, postings: 0, build: 0, reads: 0 };
-}
-
-/** Total elements read: the figure work budgets bound. */
-export function totalWork(w: SearchWork): number {
-  return w.tokens + w.postings + w.build + w.reads;
-}
-
-/**
- * A term's matching markets with their best tier, in one of two forms. Sparse: the markets
- * ascending (`all`) with their tiers, and the same markets by tier then ord (`ranked`), 9 bytes a
- * market. Dense, for a term matching a large share of the catalog: the tier of every market by
- * ord (0: no match), 1 byte a market of the catalog, and the exact-symbol markets ascending.
- */
-type TermMatch = SparseMatch | DenseMatch;
-
-interface SparseMatch {
-  dense: false;
-  size: number;
-  /** Best tier of any market: the most this term adds to a score. */
-  maxTier: number;
-  all: Int32Array;
-  tiers: Uint8Array;
-  ranked: Int32Array;
-}
-
-interface DenseMatch {
-  dense: true;
-  size: number;
-  maxTier: number;
-  byOrd: Uint8Array;
-  exact: Int32Array;
-}
-
-const EMPTY = new Int32Array(0);
-const NO_MATCH: TermMatch = {
-  dense: false,
-  size: 0,
-  maxTier: 0,
-  all: EMPTY,
-  tiers: new Uint8Array(0),
-  ranked: EMPTY,
-};
-
-/** A term matching more than 1/DENSE_DIVISOR of the markets is kept dense (1 byte a market). */
-const DENSE_DIVISOR = 8;
-
-/**
- * Bounds of a catalog's term cache, by entries and by bytes (key, arrays and a fixed overhead
- * per entry). The largest entry is a dense term: one byte a market (100 KB on 100,000 markets);
- * a sparse term is at most 9 bytes for each of n/8 markets; an unmatched term costs its key and
- * the overhead. 32 MiB holds every common term of a 20,000-market catalog many times over; the
- * entry bound keeps unmatched terms (typos, adversaries) to about 3 MB.
- */
-export const TERM_CACHE_ENTRIES = 10_000;
-export const TERM_CACHE_BYTES = 32 * 1024 * 1024;
-const ENTRY_OVERHEAD_BYTES = 300;
-
-function termMatchBytes(match: TermMatch, term: string): number {
-  const arrays = match.dense
-    ? match.byOrd.byteLength
-    : match.all.byteLength + match.tiers.byteLength + match.ranked.byteLength;
-  return ENTRY_OVERHEAD_BYTES + 2 * term.length + arrays;
-}
-
-/** Raises mark[ord] to `tier` for every ord of the list, appending first-seen ords to `touched`. */
-function markPostings(
-  list: Int32Array,
-  tier: number,
-  mark: Uint8Array,
-  touched: Int32Array,
-  count: number,
-): number {
-  let c = count;
-  for (let k = 0; k < list.length; k++) {
-    const ord = list[k]!;
-    const had = mark[ord]!;
-    if (had < tier) {
-      if (had === 0) touched[c++] = ord;
-      mark[ord] = tier;
-    }
-  }
-  return c;
-}
-
-/** The sparse form from the ascending matching ords and their marked tiers (marks reset to 0). */
-function sparseMatch(all: Int32Array, mark: Uint8Array, maxTier: number): SparseMatch {
-  const size = all.length;
-  let exact = 0;
-  let prefix = 0;
-  for (let k = 0; k < size; k++) {
-    const t = mark[all[k]!]!;
-    if (t === EXACT) exact++;
-    else if (t === PREFIX) prefix++;
-  }
-  // offsets in `ranked`: exact, then prefix, then substring
-  let atExact = 0;
-  let atPrefix = exact;
-  let atSubstring = exact + prefix;
-  const tiers = new Uint8Array(size);
-  const ranked = new Int32Array(size);
-  for (let k = 0; k < size; k++) {
-    const ord = all[k]!;
-    const t = mark[ord]!;
-    tiers[k] = t;
-    if (t === EXACT) ranked[atExact++] = ord;
-    else if (t === PREFIX) ranked[atPrefix++] = ord;
-    else ranked[atSubstring++] = ord;
-    mark[ord] = 0;
-  }
-  return { dense: false, size, maxTier, all, tiers, ranked };
-}
-
-/**
- * One term: its markets in rank order until `limit` are in scope. Sparse: the ranked list.
- * Dense: the exact-symbol list, then one pass over the tiers per lower tier (at most 2n reads).
- */
-function rankedSingle(
-  match: TermMatch,
-  limit: number,
-  accept: (ord: number) => boolean,
-  work: SearchWork | undefined,
-): number[] {
-  const out: number[] = [];
-  let reads = 0;
-  if (!match.dense) {
-    const { ranked } = match;
-    for (; reads < ranked.length && out.length < limit; reads++)
-      if (accept(ranked[reads]!)) out.push(ranked[reads]!);
-  } else {
-    const { exact, byOrd } = match;
-    for (let k = 0; k < exact.length && out.length < limit; k++, reads++)
-      if (accept(exact[k]!)) out.push(exact[k]!);
-    for (const tier of [PREFIX, SUBSTRING]) {
-      for (let ord = 0; ord < byOrd.length && out.length < limit; ord++, reads++)
-        if (byOrd[ord] === tier && accept(ord)) out.push(ord);
-    }
-  }
-  if (work) work.reads += reads;
-  return out;
-}
-
-/**
- * Several terms: walk the markets of the term matching fewest in ord order (its list, or its
- * tier array when every term is dense), take each other term's tier (a lookup in a dense term,
- * a gallop in a sparse one: its list is ascending like the walk), and keep the first `limit`
- * markets of each score. See Catalog.search.
- */
-function rankedIntersection(
-  matches: readonly TermMatch[],
-  n: number,
-  limit: number,
-  accept: (ord: number) => boolean,
-  work: SearchWork | undefined,
-): number[] {
-  const sorted = [...matches].sort((a, b) => a.size - b.size);
-  const base = sorted[0]!;
-  const terms = sorted.length;
-  const sparse: SparseMatch[] = [];
-  const dense: Uint8Array[] = [];
-  for (const m of sorted.slice(1)) {
-    if (m.dense) dense.push(m.byOrd);
-    else sparse.push(m);
-  }
-  let maxScore = 0;
-  for (const m of sorted) maxScore += m.maxTier;
-  // buckets[s - terms] holds markets of score s in ord order, at most `limit` of them
-  const buckets: number[][] = Array.from({ length: maxScore - terms + 1 }, () => []);
-  const top = buckets[maxScore - terms]!;
-  const pos = new Int32Array(sparse.length);
-  let reads = 0;
-  const baseLength = base.dense ? n : base.size;
-  walk: for (let i = 0; i < baseLength; i++) {
-    let ord: number;
-    let score: number;
-    reads++;
-    if (base.dense) {
-      score = base.byOrd[i]!;
-      if (score === 0) continue;
-      ord = i;
-    } else {
-      ord = base.all[i]!;
-      score = base.tiers[i]!;
-    }
-    for (let j = 0; j < dense.length; j++) {
-      const t = dense[j]![ord]!;
-      reads++;
-      if (t === 0) continue walk;
-      score += t;
-    }
-    for (let j = 0; j < sparse.length; j++) {
-      const list = sparse[j]!.all;
-      const len = list.length;
-      let p = pos[j]!;
-      reads++;
-      if (list[p]! < ord) {
-        // gallop: list[lo] < ord; probe lo + 1, lo + 2, lo + 4, ... then binary search
-        let lo = p;
-        let step = 1;
-        let hi = lo + 1;
-        while (hi < len) {
-          reads++;
-          if (list[hi]! >= ord) break;
-          lo = hi;
-          step *= 2;
-          hi = lo + step;
-        }
-        if (hi > len) hi = len;
-        p = lo + 1;
-        while (p < hi) {
-          const mid = (p + hi) >>> 1;
-          reads++;
-          if (list[mid]! < ord) p = mid + 1;
-          else hi = mid;
-        }
-        pos[j] = p;
-        // no later market of the walk can be in this list
-        if (p >= len) break walk;
-        reads++;
-      }
-      if (list[p] !== ord) continue walk;
-      score += sparse[j]!.tiers[p]!;
-    }
-    if (!accept(ord)) continue;
-    const bucket = buckets[score - terms]!;
-    if (bucket.length < limit) bucket.push(ord);
-    if (top.length >= limit) break;
-  }
-  if (work) work.reads += reads;
-  const out: number[] = [];
-  for (let s = buckets.length - 1; s >= 0 && out.length < limit; s--) {
-    const bucket = buckets[s]!;
-    for (let k = 0; k < bucket.length && out.length < limit; k++) out.push(bucket[k]!);
-  }
-  return out;
-}
-
-function marketTokens(m: MarketRecord): { symbols: string[]; words: string[] } {
-  const symbols = [m.collateral, m.loan, `${m.collateral}/${m.loan}`];
-  if (m.vaultSymbol) symbols.push(m.vaultSymbol);
-  const normalizedSymbols = [...new Set(symbols.map(normalize))];
-  const words = new Set<string>(normalizedSymbols);
-  for (const text of [m.collateralName, m.loanName, m.label ?? '', m.vaultSymbol ?? '']) {
-    for (const w of normalize(text).split(WORD_SPLIT)) if (w) words.add(w);
-  }
-  return { symbols: normalizedSymbols, words: [...words] };
-}
-
-function buildVocabulary(perMarket: readonly { symbols: string[]; words: string[] }[]): Vocabulary {
-  const words = new Map<string, number[]>();
-  const symbols = new Map<string, number[]>();
-  perMarket.forEach((t, ord) => {
-    for (const w of t.words) {
-      const l = words.get(w);
-      if (l) l.push(ord);
-      else words.set(w, [ord]);
-    }
-    for (const s of t.symbols) {
-      const l = symbols.get(s);
-      if (l) l.push(ord);
-      else symbols.set(s, [ord]);
-    }
-  });
-  const tokens = [...words.keys()];
-  const postings = tokens.map((t) => Int32Array.from(words.get(t)!));
-  const starts = new Int32Array(tokens.length + 1);
-  let at = 0;
-  tokens.forEach((t, i) => {
-    starts[i] = at;
-    at += t.length + 1;
-  });
-  starts[tokens.length] = at;
-  const tokenAt = new Int32Array(Math.max(0, at - 1));
-  for (let i = 0; i < tokens.length; i++) tokenAt.fill(i, starts[i]!, starts[i + 1]!);
-  return {
-    tokens,
-    postings,
-    postingCount: postings.reduce((sum, l) => sum + l.length, 0),
-    text: tokens.map((t) => t.replace(/\s/g, ' ')).join('\n'),
-    starts,
-    tokenAt,
-    symbolPostings: new Map([...symbols].map(([s, l]) => [s, Int32Array.from(l)])),
-  };
 }

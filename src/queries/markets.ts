@@ -1,5 +1,5 @@
-import { searchTerms } from '../data/catalog.ts';
 import type { ReadModel } from '../data/read-model.ts';
+import { searchTerms } from '../data/search/vocabulary.ts';
 import { QueryError } from './errors.ts';
 import type { Found, Scope } from './types.ts';
 

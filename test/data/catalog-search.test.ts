@@ -3,15 +3,10 @@ import { describe, test } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import fc from 'fast-check';
-import {
-  Catalog,
-  type MarketFilter,
-  newSearchWork,
-  searchTerms,
-  TERM_CACHE_BYTES,
-  TERM_CACHE_ENTRIES,
-  totalWork,
-} from '../../src/data/catalog.ts';
+import { Catalog, type MarketFilter } from '../../src/data/catalog.ts';
+import { TERM_CACHE_BYTES, TERM_CACHE_ENTRIES } from '../../src/data/search/term-match.ts';
+import { searchTerms } from '../../src/data/search/vocabulary.ts';
+import { newSearchWork, totalWork } from '../../src/data/search/work.ts';
 import { PROTOCOLS } from '../../src/domain/enums.ts';
 import type { MarketRecord } from '../../src/domain/types.ts';
 import { generateSandbox, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
