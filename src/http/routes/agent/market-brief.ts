@@ -2,10 +2,11 @@ import { Type } from '@fastify/type-provider-typebox';
 import { type MarketBriefView, marketBrief } from '../../../queries/agent.ts';
 import type { RouteDeps } from '../../context.ts';
 import { MarketIdPath } from '../../params.ts';
-import { envelope, errorResponses, MarketBriefRef, MarketBriefSchema, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer } from '../../serialize.ts';
 import { sendMarketAnswer } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { MarketBriefRef, MarketBriefSchema } from './schemas.ts';
 
 const briefJson = itemSerializer<MarketBriefView>(MarketBriefSchema);
 
@@ -16,7 +17,6 @@ export function registerMarketBrief(app: Api, deps: RouteDeps): void {
       config: { access: { category: 'agent', chainParam: 'marketId' } },
       schema: {
         operationId: 'agentMarketBrief',
-        tags: ['Agent'],
         summary: 'A market in brief, for agents',
         description:
           'A market in one sentence, its key figures, flags with their reasons (LIQUIDATABLE_POSITIONS, HIGH_UTILIZATION at ' +

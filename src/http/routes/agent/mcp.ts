@@ -264,7 +264,6 @@ function mcpRoute(app: Api, deps: RouteDeps): void {
       },
       schema: {
         operationId: 'mcp',
-        tags: ['Agent'],
         summary: 'MCP server (Streamable HTTP)',
         description: DESCRIPTION,
         security: [{ bearerAuth: [] }],

@@ -3,10 +3,11 @@ import { DEFAULT_TARGET_HEALTH_FACTOR, type WalletRiskView, walletRisk } from '.
 import type { RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { AddressParam, ChainIdsParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, WalletRiskRef, WalletRiskSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendAssembled } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { WalletRiskRef, WalletRiskSchema } from './schemas.ts';
 
 const walletRiskJson = itemSerializer<WalletRiskView>(WalletRiskSchema);
 
@@ -17,7 +18,6 @@ export function registerWalletRisk(app: Api, deps: RouteDeps): void {
       config: { access: { category: 'agent' } },
       schema: {
         operationId: 'agentWalletRisk',
-        tags: ['Agent'],
         summary: "A wallet's risk, for agents",
         description:
           "A wallet's borrow positions in the chains in scope, weakest first, with a risk level, flags with their reasons " +

@@ -3,10 +3,11 @@ import { type OverviewView, overview } from '../../../queries/analytics.ts';
 import type { RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ChainIdsParam, ProtocolParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, OverviewRef, OverviewSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendAssembled } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { OverviewRef, OverviewSchema } from './schemas.ts';
 
 const overviewJson = itemSerializer<OverviewView>(OverviewSchema);
 
@@ -17,7 +18,6 @@ export function registerAnalyticsOverview(app: Api, deps: RouteDeps): void {
       config: { access: { category: 'analytics' } },
       schema: {
         operationId: 'analyticsOverview',
-        tags: ['Analytics'],
         summary: 'Overview',
         description:
           'Now, in the chains in scope: markets, supply, borrow, utilization, positions, positions with debt, positions at ' +

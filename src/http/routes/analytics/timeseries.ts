@@ -11,16 +11,11 @@ import {
   parseEndDate,
   StartDateParam,
 } from '../../params.ts';
-import {
-  envelope,
-  errorResponses,
-  NOT_MODIFIED,
-  TimeseriesPointRef,
-  TimeseriesPointSchema,
-} from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { TimeseriesPointRef, TimeseriesPointSchema } from './schemas.ts';
 
 const ACCESS = { category: 'analytics', limitMax: 10_000 } as const;
 const pointJson = itemSerializer<TimeseriesPoint>(TimeseriesPointSchema);
@@ -42,7 +37,6 @@ export function registerAnalyticsTimeseries(app: Api, deps: RouteDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'analyticsTimeseries',
-        tags: ['Analytics'],
         summary: 'Daily totals over time',
         description:
           "Per UTC day and protocol (or chain, `groupBy=chain`), from the stored history: the sum of the markets' supply and " +

@@ -17,7 +17,6 @@ export function registerCreateKey(app: Api, deps: AppDeps): void {
       bodyLimit: 4096,
       schema: {
         operationId: 'createApiKey',
-        tags: ['Client'],
         summary: 'Create an API key',
         description:
           "Creates a key on your account with your key's tier. The response is the only time the whole key is shown. " +

@@ -25,7 +25,6 @@ export function registerCreateWebhook(app: Api, deps: AppDeps): void {
       preValidation: async (request) => requireRisk(callerOf(request).tier),
       schema: {
         operationId: 'createWebhook',
-        tags: ['Client'],
         summary: 'Create a webhook',
         description:
           'Subscribes a URL to risk events: each matching event is POSTed to it as JSON, signed with the ' +

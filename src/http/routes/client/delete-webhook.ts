@@ -13,7 +13,6 @@ export function registerDeleteWebhook(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'deleteWebhook',
-        tags: ['Client'],
         summary: 'Delete a webhook',
         description:
           'Nothing more is sent to it: deliveries still pending are marked failed. Answers the webhook as it was.',

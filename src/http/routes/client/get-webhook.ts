@@ -13,7 +13,6 @@ export function registerGetWebhook(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'getWebhook',
-        tags: ['Client'],
         summary: 'One webhook',
         description: "A webhook of the account (of the calling key's mode). Its secret is never shown again.",
         security: SECURITY,

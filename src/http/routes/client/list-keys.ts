@@ -12,7 +12,6 @@ export function registerListKeys(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listApiKeys',
-        tags: ['Client'],
         summary: "Your account's API keys",
         description:
           'The active and revoked keys of your account that the calling key manages: itself, and the keys of its tier ' +

@@ -13,7 +13,6 @@ export function registerListWebhooks(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listWebhooks',
-        tags: ['Client'],
         summary: "Your account's webhooks",
         description:
           "The account's webhooks of the calling key's mode, oldest first. Secrets are never shown again.",

@@ -12,7 +12,6 @@ export function registerProfile(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'getProfile',
-        tags: ['Client'],
         summary: 'Your account and the calling key',
         description:
           'The account the calling key belongs to (name, email, creation time), the key itself (never the whole key) and its tier.',

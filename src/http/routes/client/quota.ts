@@ -12,7 +12,6 @@ export function registerQuota(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'getQuota',
-        tags: ['Client'],
         summary: 'Quota dashboard',
         description: "The calling key's current limits, usage, remaining requests and reset times.",
         security: SECURITY,

@@ -13,7 +13,6 @@ export function registerRevokeKey(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'revokeApiKey',
-        tags: ['Client'],
         summary: 'Revoke an API key',
         description:
           'The key is refused from its next request. A key may always revoke itself, and otherwise the keys it ' +

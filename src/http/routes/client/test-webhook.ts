@@ -14,7 +14,6 @@ export function registerTestWebhook(app: Api, deps: AppDeps): void {
       bodyLimit: 1024,
       schema: {
         operationId: 'testWebhook',
-        tags: ['Client'],
         summary: 'Send a test event',
         description:
           'Stores a `ping` event for this webhook and delivers it at once, signed like every event (and retried ' +

@@ -15,7 +15,6 @@ export function registerUsage(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'getUsage',
-        tags: ['Client'],
         summary: 'Requests per UTC day and endpoint',
         description:
           "Counted requests of the calling key per UTC day and endpoint, from `startDate` (raised to the tier's history window) to today.",

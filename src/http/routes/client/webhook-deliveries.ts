@@ -16,7 +16,6 @@ export function registerWebhookDeliveries(app: Api, deps: AppDeps): void {
       config: { access: { ...ACCESS, limitMax: MAX } },
       schema: {
         operationId: 'listWebhookDeliveries',
-        tags: ['Client'],
         summary: "A webhook's deliveries",
         description:
           'The delivery log, newest event first: per event, its attempts, the last status and error, the next ' +

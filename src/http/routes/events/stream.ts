@@ -24,7 +24,6 @@ export function registerEventStream(app: Api, deps: RouteDeps): void {
       config: { access: { category: 'risk' } },
       schema: {
         operationId: 'streamEvents',
-        tags: ['Risk'],
         summary: 'Risk events as server-sent events',
         description:
           'A `text/event-stream` of the risk events matching the filters, each sent with `id:` (the event id), ' +

@@ -2,10 +2,11 @@ import { Type } from '@fastify/type-provider-typebox';
 import { getMarket } from '../../../queries/markets.ts';
 import type { RouteDeps } from '../../context.ts';
 import { MarketIdPath } from '../../params.ts';
-import { envelope, errorResponses, MarketRef, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { marketJson } from '../../serialize.ts';
 import { sendMarketAnswer } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { MarketRef } from './schemas.ts';
 
 export function registerMarketDetail(app: Api, deps: RouteDeps): void {
   app.get(
@@ -14,7 +15,6 @@ export function registerMarketDetail(app: Api, deps: RouteDeps): void {
       config: { access: { category: 'core', chainParam: 'marketId' } },
       schema: {
         operationId: 'getMarket',
-        tags: ['Markets'],
         summary: 'Get one market',
         description:
           'One market with its oracle, oracle health, strategy and risk metrics. The id is matched case-insensitively.',

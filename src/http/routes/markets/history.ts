@@ -11,16 +11,11 @@ import {
   requireMarketId,
   StartDateParam,
 } from '../../params.ts';
-import {
-  envelope,
-  errorResponses,
-  MarketHistoryPointRef,
-  MarketHistoryPointSchema,
-  NOT_MODIFIED,
-} from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { MarketHistoryPointRef, MarketHistoryPointSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 1000, chainParam: 'marketId' } as const;
 const pointJson = itemSerializer<SnapshotView>(MarketHistoryPointSchema);
@@ -34,7 +29,6 @@ export function registerMarketHistory(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'getMarketHistory',
-        tags: ['Markets'],
         summary: 'Market history',
         description:
           "A market's state over time, oldest first: supply, borrow, utilization, APYs and prices, one point per UTC day " +

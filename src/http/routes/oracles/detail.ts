@@ -3,15 +3,10 @@ import { getOracle, type OracleDetailView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { AddressParam, ChainIdPath } from '../../params.ts';
-import {
-  envelope,
-  errorResponses,
-  NOT_MODIFIED,
-  OracleDetailRef,
-  OracleDetailSchema,
-} from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { OracleDetailRef, OracleDetailSchema } from './schemas.ts';
 
 const oracleJson = itemSerializer<OracleDetailView>(OracleDetailSchema);
 
@@ -22,7 +17,6 @@ export function registerOracleDetail(app: Api, deps: AppDeps): void {
       config: { access: { category: 'core', chainParam: 'chainId' } },
       schema: {
         operationId: 'getOracle',
-        tags: ['Oracles'],
         summary: 'Get one oracle',
         description:
           "One oracle: its feeds with their freshness now (a feed is stale once its last update is older than its heartbeat; the oracle's health is its stalest feed's), and the markets that depend on it with their supply at stake.",

@@ -8,10 +8,11 @@ import {
 import { listOracles, type OracleView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
 import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, OracleRef, OracleSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { OracleRef, OracleSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 1000 } as const;
 const oracleJson = itemSerializer<OracleView>(OracleSchema);
@@ -23,7 +24,6 @@ export function registerOraclesList(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listOracles',
-        tags: ['Oracles'],
         summary: 'List oracles',
         description:
           "The markets' price oracles by chain id then address (page with `cursor`): type, provider, each feed's heartbeat, " +

@@ -11,10 +11,11 @@ import {
   parseEndDate,
   StartDateParam,
 } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, OracleRoundRef, OracleRoundSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { OracleRoundRef, OracleRoundSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 10_000, chainParam: 'chainId' } as const;
 const roundJson = itemSerializer<RoundView>(OracleRoundSchema);
@@ -26,7 +27,6 @@ export function registerOracleRounds(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'getOracleRounds',
-        tags: ['Oracles'],
         summary: 'Oracle rounds',
         description:
           "The answers the oracle's feeds published, oldest first (by time, then feed, then round), in the time range: " +

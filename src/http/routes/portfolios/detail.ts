@@ -2,10 +2,11 @@ import { Type } from '@fastify/type-provider-typebox';
 import { type PortfolioView, portfolio } from '../../../queries/wallets.ts';
 import type { AppDeps } from '../../context.ts';
 import { AddressParam, ChainIdsParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, PortfolioRef, PortfolioSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { PortfolioRef, PortfolioSchema } from './schemas.ts';
 
 const portfolioJson = itemSerializer<PortfolioView>(PortfolioSchema);
 
@@ -16,7 +17,6 @@ export function registerPortfolio(app: Api, deps: AppDeps): void {
       config: { access: { category: 'portfolio' } },
       schema: {
         operationId: 'getPortfolio',
-        tags: ['Portfolios'],
         summary: "A wallet's portfolio",
         description:
           'A wallet across protocols and chains in scope (for Euler, with the positions of its EVC sub-accounts, the addresses ' +

@@ -2,10 +2,11 @@ import { Type } from '@fastify/type-provider-typebox';
 import { type WalletPositionView, walletPositions } from '../../../queries/wallets.ts';
 import type { AppDeps } from '../../context.ts';
 import { AddressParam, ChainIdsParam, CursorParam, LimitParam, ProtocolParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, PositionRef, PositionSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { PositionRef, PositionSchema } from './schemas.ts';
 
 const ACCESS = { category: 'position', limitMax: 500 } as const;
 const positionJson = itemSerializer<WalletPositionView>(PositionSchema);
@@ -17,7 +18,6 @@ export function registerWalletPositions(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listPositions',
-        tags: ['Positions'],
         summary: "A wallet's positions",
         description:
           'Every position of a wallet in scope (borrowing or only lending; for Euler, those of its EVC sub-accounts too, each naming ' +

@@ -3,8 +3,9 @@ import { getMarketRating } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { MarketIdPath, requireMarketId } from '../../params.ts';
-import { envelope, errorResponses, MarketRatingRef, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { MarketRatingRef } from './schemas.ts';
 import { marketRatingJson, ratingsOf, sendRatings } from './shared.ts';
 
 export function registerMarketRatingDetail(app: Api, deps: AppDeps): void {
@@ -14,7 +15,6 @@ export function registerMarketRatingDetail(app: Api, deps: AppDeps): void {
       config: { access: { category: 'ratings', chainParam: 'marketId' } },
       schema: {
         operationId: 'getMarketRating',
-        tags: ['Ratings'],
         summary: "Get one market's rating",
         description:
           "One market's credit rating: grade, score, the five component scores with their weights and explanations, " +

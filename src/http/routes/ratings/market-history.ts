@@ -11,10 +11,11 @@ import {
   requireMarketId,
   StartDateParam,
 } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, RatingChangeRef } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { RatingChangeRef } from './schemas.ts';
 import { ratingChangeJson } from './shared.ts';
 
 const ACCESS = { category: 'ratings', limitMax: 1000, chainParam: 'marketId' } as const;
@@ -26,7 +27,6 @@ export function registerMarketRatingHistory(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'getMarketRatingHistory',
-        tags: ['Ratings'],
         summary: "A market's rating history",
         description:
           "The changes of a market's rating, oldest first: a rating is recorded when its grade changes, its score " +

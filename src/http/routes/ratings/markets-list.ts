@@ -2,9 +2,10 @@ import { Type } from '@fastify/type-provider-typebox';
 import { listMarketRatings } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
 import { ChainIdsParam, CursorParam, LimitParam, ProtocolParam } from '../../params.ts';
-import { envelope, errorResponses, MarketRatingRef, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { MarketRatingRef } from './schemas.ts';
 import { GradeParam, MinScoreParam, marketRatingJson, OrderParam, ratingsOf, sendRatings } from './shared.ts';
 
 const ACCESS = { category: 'ratings', limitMax: 1000 } as const;
@@ -16,7 +17,6 @@ export function registerMarketRatingsList(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listMarketRatings',
-        tags: ['Ratings'],
         summary: 'List market ratings',
         description:
           "Every market's credit rating: a grade (AAA to D), a 0-100 score and five component scores (oracle, LLTV " +

@@ -3,8 +3,9 @@ import { getVaultRating } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { AddressParam, ChainIdPath } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, VaultRatingRef } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { VaultRatingRef } from './schemas.ts';
 import { ratingsOf, sendRatings, vaultRatingJson } from './shared.ts';
 
 export function registerVaultRatingDetail(app: Api, deps: AppDeps): void {
@@ -14,7 +15,6 @@ export function registerVaultRatingDetail(app: Api, deps: AppDeps): void {
       config: { access: { category: 'ratings', chainParam: 'chainId' } },
       schema: {
         operationId: 'getVaultRating',
-        tags: ['Ratings'],
         summary: "Get one vault's rating",
         description:
           "One vault's credit rating: grade, score, its markets and diversification components, and the rating of " +

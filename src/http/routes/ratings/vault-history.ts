@@ -11,10 +11,11 @@ import {
   parseEndDate,
   StartDateParam,
 } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, RatingChangeRef } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { RatingChangeRef } from './schemas.ts';
 import { ratingChangeJson } from './shared.ts';
 
 const ACCESS = { category: 'ratings', limitMax: 1000, chainParam: 'chainId' } as const;
@@ -26,7 +27,6 @@ export function registerVaultRatingHistory(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'getVaultRatingHistory',
-        tags: ['Ratings'],
         summary: "A vault's rating history",
         description:
           "The changes of a vault's rating, oldest first, recorded as for markets (a grade change, a score move of 2 " +

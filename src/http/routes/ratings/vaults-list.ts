@@ -2,9 +2,10 @@ import { Type } from '@fastify/type-provider-typebox';
 import { listVaultRatings } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
 import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, VaultRatingRef } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { VaultRatingRef } from './schemas.ts';
 import { GradeParam, MinScoreParam, OrderParam, ratingsOf, sendRatings, vaultRatingJson } from './shared.ts';
 
 const ACCESS = { category: 'ratings', limitMax: 500 } as const;
@@ -16,7 +17,6 @@ export function registerVaultRatingsList(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listVaultRatings',
-        tags: ['Ratings'],
         summary: 'List vault ratings',
         description:
           "Every vault's credit rating: 0.8 x the supply-weighted score of the markets it allocates to plus 0.2 x its " +

@@ -3,11 +3,11 @@ import { type ResearchReport, reportMarkdown } from '../../../domain/research.ts
 import { getReport } from '../../../queries/research.ts';
 import type { RouteDeps } from '../../context.ts';
 import { ChainIdsParam } from '../../params.ts';
-import { ResearchReportSchema } from '../../research-schemas.ts';
-import { envelope, errorResponses, NOT_MODIFIED, ResearchReportRef } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { ResearchReportRef, ResearchReportSchema } from './schemas.ts';
 
 const reportJson = itemSerializer<ResearchReport & { markdown: string }>(ResearchReportSchema);
 
@@ -18,7 +18,6 @@ export function registerResearchReport(app: Api, deps: RouteDeps): void {
       config: { access: { category: 'research' } },
       schema: {
         operationId: 'getResearchReport',
-        tags: ['Research'],
         summary: 'One research report',
         description:
           'One daily digest, as structured JSON and as Markdown (`markdown`), narrowed to the chains in your scope: per ' +

@@ -11,11 +11,11 @@ import {
   parseEndDate,
   StartDateParam,
 } from '../../params.ts';
-import { ResearchReportSummarySchema } from '../../research-schemas.ts';
-import { envelope, errorResponses, NOT_MODIFIED, ResearchReportSummaryRef } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { ResearchReportSummaryRef, ResearchReportSummarySchema } from './schemas.ts';
 
 const ACCESS = { category: 'research', limitMax: 500 } as const;
 const summaryJson = itemSerializer<ReportSummary>(ResearchReportSummarySchema);
@@ -27,7 +27,6 @@ export function registerResearchReports(app: Api, deps: RouteDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listResearchReports',
-        tags: ['Research'],
         summary: 'Research reports',
         description:
           'The daily risk digests, one per UTC day and protocol, newest first: written by a scheduled job once the day is ' +

@@ -2,10 +2,11 @@ import { Type } from '@fastify/type-provider-typebox';
 import { type MarketRiskView, marketRisk } from '../../../queries/stress.ts';
 import type { RouteDeps } from '../../context.ts';
 import { MarketIdPath } from '../../params.ts';
-import { envelope, errorResponses, MarketRiskRef, MarketRiskSchema, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer } from '../../serialize.ts';
 import { sendMarketAnswer } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { MarketRiskRef, MarketRiskSchema } from './schemas.ts';
 
 const marketRiskJson = itemSerializer<MarketRiskView>(MarketRiskSchema);
 
@@ -16,7 +17,6 @@ export function registerMarketRisk(app: Api, deps: RouteDeps): void {
       config: { access: { category: 'risk', chainParam: 'marketId' } },
       schema: {
         operationId: 'getMarketRisk',
-        tags: ['Risk'],
         summary: "A market's risk",
         description:
           'Positions liquidatable now; collateral and debt at risk, collateral liquidators would seize and estimated bad debt ' +

@@ -3,10 +3,11 @@ import { positionsAtRiskPage } from '../../../queries/risk.ts';
 import { callerOf, type RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ChainIdsParam, CursorParam, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, PositionAtRiskRef } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { positionJson, sendData } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { PositionAtRiskRef } from './schemas.ts';
 
 const ACCESS = { category: 'risk', limitMax: 200 } as const;
 
@@ -17,7 +18,6 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'positionsAtRisk',
-        tags: ['Risk'],
         summary: 'Positions at risk',
         description:
           'Borrow positions whose health factor is below the threshold (liquidatable ones, below 1, included), ' +

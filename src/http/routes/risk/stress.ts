@@ -3,10 +3,11 @@ import { MAX_SHOCKS, parseShocks, type StressView, stressTest } from '../../../q
 import type { RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, StressRef, StressSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendAssembled } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { StressRef, StressSchema } from './schemas.ts';
 
 const ACCESS = { category: 'risk', limitMax: 1000 } as const;
 const stressJson = itemSerializer<StressView>(StressSchema);
@@ -18,7 +19,6 @@ export function registerStressTest(app: Api, deps: RouteDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'stressTest',
-        tags: ['Risk'],
         summary: 'Stress test',
         description:
           'Moves asset prices and reports, per market and in total, the positions newly liquidatable, the debt at risk, the ' +

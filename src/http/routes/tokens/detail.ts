@@ -3,9 +3,10 @@ import { getToken, type TokenDetailView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { AddressParam, ChainIdPath } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, TokenDetailRef, TokenDetailSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { TokenDetailRef, TokenDetailSchema } from './schemas.ts';
 
 const tokenJson = itemSerializer<TokenDetailView>(TokenDetailSchema);
 
@@ -16,7 +17,6 @@ export function registerTokenDetail(app: Api, deps: AppDeps): void {
       config: { access: { category: 'core', chainParam: 'chainId' } },
       schema: {
         operationId: 'getToken',
-        tags: ['Tokens'],
         summary: 'Get one token',
         description:
           'One token: its USD price and the source of it, the feeds on its chain that price it (with their freshness), ' +

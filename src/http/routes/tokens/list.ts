@@ -2,10 +2,11 @@ import { Type } from '@fastify/type-provider-typebox';
 import { listTokens, type TokenView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
 import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, TokenRef, TokenSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { TokenRef, TokenSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 1000 } as const;
 const tokenJson = itemSerializer<TokenView>(TokenSchema);
@@ -17,7 +18,6 @@ export function registerTokensList(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listTokens',
-        tags: ['Tokens'],
         summary: 'List tokens',
         description:
           'Tokens the markets hold as collateral or lend, by chain id then address (an order no data change moves; page with `cursor`), ' +

@@ -3,9 +3,10 @@ import { getVault, type VaultView } from '../../../queries/vaults.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { AddressParam, ChainIdPath } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, VaultRef, VaultSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { VaultRef, VaultSchema } from './schemas.ts';
 
 const vaultJson = itemSerializer<VaultView>(VaultSchema);
 
@@ -16,7 +17,6 @@ export function registerVaultDetail(app: Api, deps: AppDeps): void {
       config: { access: { category: 'core', chainParam: 'chainId' } },
       schema: {
         operationId: 'getVault',
-        tags: ['Vaults'],
         summary: 'Get one vault',
         description: 'One vault with its allocation by market, as in the list.',
         security: [{ bearerAuth: [] }],

@@ -2,10 +2,11 @@ import { Type } from '@fastify/type-provider-typebox';
 import { listVaults, type VaultView } from '../../../queries/vaults.ts';
 import type { AppDeps } from '../../context.ts';
 import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, VaultRef, VaultSchema } from '../../schemas.ts';
+import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { VaultRef, VaultSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 500 } as const;
 const vaultJson = itemSerializer<VaultView>(VaultSchema);
@@ -17,7 +18,6 @@ export function registerVaultsList(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listVaults',
-        tags: ['Vaults'],
         summary: 'List vaults',
         description:
           'Morpho vaults with their curator and Euler vaults with their governor, by chain id then address (page with ' +

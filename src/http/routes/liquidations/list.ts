@@ -17,10 +17,11 @@ import {
   requireMarketId,
   StartDateParam,
 } from '../../params.ts';
-import { DATA_HEADERS, errorResponses, LiquidationRef, MetaRef, MetaSchema } from '../../schemas.ts';
+import { DATA_HEADERS, errorResponses, MetaRef, MetaSchema } from '../../schemas.ts';
 import { DATA_CACHE_CONTROL, JSON_TYPE } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { LiquidationRef } from './schemas.ts';
 
 const ACCESS = { category: 'position', limitMax: 500_000 } as const;
 export const NDJSON_TYPE = 'application/x-ndjson';
@@ -51,7 +52,6 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listLiquidations',
-        tags: ['Positions'],
         summary: 'Liquidations',
         description:
           'Liquidations, newest first (time, then chain, tx hash, log index), with the collateral seized, the debt repaid and ' +
