@@ -2,8 +2,30 @@ import type { onRequestAsyncHookHandler } from 'fastify';
 import { MemoryPageSnapshots } from '../../data/page-snapshots.ts';
 import { AnswerCache } from '../answer-cache.ts';
 import type { AppDeps, RouteDeps } from '../context.ts';
-import { CLIENT_HEADERS } from '../schemas.ts';
-import type { Api, Area } from './types.ts';
+import type { ErrorCode } from '../errors.ts';
+import { CLIENT_HEADERS, errorResponses } from '../schemas.ts';
+import { type Api, type Area, AUTHENTICATED_ERRORS, CLIENT_ERRORS } from './types.ts';
+
+/** The key a route of an authenticated scope needs: an API key in `Authorization: Bearer`. */
+const BEARER_AUTH = [{ bearerAuth: [] }];
+
+/**
+ * What every route of an authenticated scope documents without stating it: the key it needs,
+ * and the errors it can answer: its own (`config.errors`), CHAIN_FORBIDDEN when its access
+ * names a chain (`access.chainParam`), then those of every route of the scope (`common`).
+ */
+function documentAuthenticated(scope: Api, common: readonly ErrorCode[]): void {
+  scope.addHook('onRoute', (route) => {
+    const schema = route.schema;
+    if (!schema) return;
+    schema.security ??= BEARER_AUTH;
+    const own: ErrorCode[] = [
+      ...(route.config?.access?.chainParam ? (['CHAIN_FORBIDDEN'] as const) : []),
+      ...(route.config?.errors ?? []),
+    ];
+    schema.response = { ...(schema.response as object), ...errorResponses([...own, ...common]) };
+  });
+}
 
 /** Registers `area` in a scope of its own, whose routes the document lists under the area's tag. */
 async function registerArea(parent: Api, area: Area, deps: RouteDeps): Promise<void> {
@@ -44,6 +66,7 @@ export async function registerRoutes(
       }
     });
     await authed.register(async (data: Api) => {
+      documentAuthenticated(data, AUTHENTICATED_ERRORS);
       for (const area of inScope('data')) await registerArea(data, area, deps);
     });
     // Client self-service: account data, never stored by caches.
@@ -51,6 +74,7 @@ export async function registerRoutes(
       client.addHook('onSend', async (_request, reply) => {
         reply.header('cache-control', 'no-store');
       });
+      documentAuthenticated(client, CLIENT_ERRORS);
       // Their successes carry these headers (and any of their own); documented here for all of them.
       client.addHook('onRoute', (route) => {
         const responses = route.schema?.response as Record<string, Record<string, unknown>> | undefined;

@@ -18,8 +18,12 @@ export type Api = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** Errors every authenticated data route can return (drift-tested against the OpenAPI document). */
+/**
+ * Errors every authenticated data route can return (drift-tested against the OpenAPI document):
+ * documented on each by its scope (routes/index.ts).
+ */
 export const AUTHENTICATED_ERRORS = [
+  'INVALID_PARAMETER',
   'UNAUTHORIZED',
   'TIER_FORBIDDEN',
   'RATE_LIMIT_EXCEEDED',
@@ -31,7 +35,7 @@ export const AUTHENTICATED_ERRORS = [
 
 /**
  * Errors of the client self-service routes: rate limited, never counted, open to every tier;
- * an unknown query parameter is 400 on every one of them.
+ * an unknown query parameter is 400 on every one of them. Documented on each by its scope.
  */
 export const CLIENT_ERRORS = [
   'INVALID_PARAMETER',

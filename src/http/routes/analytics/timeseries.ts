@@ -11,10 +11,10 @@ import {
   parseEndDate,
   StartDateParam,
 } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { TimeseriesPointRef, TimeseriesPointSchema } from './schemas.ts';
 
 const ACCESS = { category: 'analytics', limitMax: 10_000 } as const;
@@ -44,7 +44,6 @@ export function registerAnalyticsTimeseries(app: Api, deps: RouteDeps): void {
           'collateral seized, bad debt; those with an amount of no known USD value counted apart, that amount left out of ' +
           'the sums). Date ascending, then protocol name or chain id. `startDate` is raised to your ' +
           "tier's history window (meta.clamped); `endDate` defaults to now. Page with `cursor`.",
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             groupBy: Type.Optional(
@@ -66,7 +65,6 @@ export function registerAnalyticsTimeseries(app: Api, deps: RouteDeps): void {
         response: {
           200: envelope(Type.Array(TimeseriesPointRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -2,9 +2,9 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { ApiError, invalidParameter } from '../../errors.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, SECURITY } from './shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { ACCESS, clientMeta } from './shared.ts';
 import {
   EventTypeSchema,
   FiltersSchema,
@@ -19,7 +19,10 @@ export function registerCreateWebhook(app: Api, deps: AppDeps): void {
   app.post(
     '/client/webhooks',
     {
-      config: { access: ACCESS },
+      config: {
+        access: ACCESS,
+        errors: ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'TIER_FORBIDDEN', 'WEBHOOK_LIMIT_REACHED'],
+      },
       bodyLimit: 128 * 1024,
       // The tier is checked before the body (category access comes before parameter validation).
       preValidation: async (request) => requireRisk(callerOf(request).tier),
@@ -35,7 +38,6 @@ export function registerCreateWebhook(app: Api, deps: AppDeps): void {
           'webhooks per mode (Pro 10, Enterprise 100: 403 `WEBHOOK_LIMIT_REACHED`). The URL must be `https` and ' +
           'resolve to public addresses only (no private, loopback, link-local or reserved address, IPv4 or IPv6); it ' +
           'is checked again before every delivery. A test key subscribes to the events of the sandbox served to test keys.',
-        security: SECURITY,
         body: Type.Object(
           {
             url: Type.String({ minLength: 1, maxLength: 2048, examples: ['https://hooks.example.com/lrds'] }),
@@ -54,14 +56,6 @@ export function registerCreateWebhook(app: Api, deps: AppDeps): void {
             }),
             meta: MetaRef,
           }),
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'PAYLOAD_TOO_LARGE',
-            'UNSUPPORTED_MEDIA_TYPE',
-            'TIER_FORBIDDEN',
-            'WEBHOOK_LIMIT_REACHED',
-            ...CLIENT_ERRORS,
-          ]),
         },
       },
     },

@@ -1,9 +1,9 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, KeySummarySchema, keySummary, manages, SECURITY } from './shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { ACCESS, clientMeta, KeySummarySchema, keySummary, manages } from './shared.ts';
 
 export function registerListKeys(app: Api, deps: AppDeps): void {
   app.get(
@@ -17,11 +17,9 @@ export function registerListKeys(app: Api, deps: AppDeps): void {
           'The active and revoked keys of your account that the calling key manages: itself, and the keys of its tier ' +
           'or a lower one (Free < Pro < Enterprise); a test key manages only test keys. Other keys of the account are ' +
           'not listed. The whole key is never shown again after creation.',
-        security: SECURITY,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: Type.Object({ data: Type.Array(KeySummarySchema), meta: MetaRef }),
-          ...errorResponses(CLIENT_ERRORS),
         },
       },
     },

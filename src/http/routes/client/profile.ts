@@ -1,9 +1,9 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, KeySummarySchema, keySummary, SECURITY } from './shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { ACCESS, clientMeta, KeySummarySchema, keySummary } from './shared.ts';
 
 export function registerProfile(app: Api, deps: AppDeps): void {
   app.get(
@@ -15,7 +15,6 @@ export function registerProfile(app: Api, deps: AppDeps): void {
         summary: 'Your account and the calling key',
         description:
           'The account the calling key belongs to (name, email, creation time), the key itself (never the whole key) and its tier.',
-        security: SECURITY,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: Type.Object({
@@ -31,7 +30,6 @@ export function registerProfile(app: Api, deps: AppDeps): void {
             }),
             meta: MetaRef,
           }),
-          ...errorResponses(CLIENT_ERRORS),
         },
       },
     },

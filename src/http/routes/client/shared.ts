@@ -64,6 +64,3 @@ export const PeriodSchema = Type.Object({
   remaining: Type.Unsafe<number | null>({ type: ['integer', 'null'], description: 'null = unlimited.' }),
   resetAt: Type.String({ description: 'ISO 8601 UTC instant when the counter restarts at 0.' }),
 });
-
-/** Bearer auth, on every client route. */
-export const SECURITY = [{ bearerAuth: [] }];

@@ -17,10 +17,10 @@ import {
   requireMarketId,
   StartDateParam,
 } from '../../params.ts';
-import { DATA_HEADERS, errorResponses, MetaRef, MetaSchema } from '../../schemas.ts';
+import { DATA_HEADERS, MetaRef, MetaSchema } from '../../schemas.ts';
 import { DATA_CACHE_CONTROL, JSON_TYPE } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { LiquidationRef } from './schemas.ts';
 
 const ACCESS = { category: 'position', limitMax: 500_000 } as const;
@@ -59,7 +59,6 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
           '500,000), so memory stays flat on both sides; send `Accept: application/x-ndjson` for one JSON object per line ' +
           '(the items, then a last line `{"meta": …}`). `startDate` is raised to your tier\'s history window. Page with ' +
           '`cursor`. A streamed answer carries no ETag (it is not known before the body is written).',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             startDate: Type.Optional(StartDateParam),
@@ -105,7 +104,6 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
               },
             },
           },
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

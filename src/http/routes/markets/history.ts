@@ -11,10 +11,10 @@ import {
   requireMarketId,
   StartDateParam,
 } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { MarketHistoryPointRef, MarketHistoryPointSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 1000, chainParam: 'marketId' } as const;
@@ -26,7 +26,7 @@ export function registerMarketHistory(app: Api, deps: AppDeps): void {
   app.get(
     '/markets/:marketId/history',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['MARKET_NOT_FOUND'] },
       schema: {
         operationId: 'getMarketHistory',
         summary: 'Market history',
@@ -34,7 +34,6 @@ export function registerMarketHistory(app: Api, deps: AppDeps): void {
           "A market's state over time, oldest first: supply, borrow, utilization, APYs and prices, one point per UTC day " +
           "(00:00), or per hour with `interval=hour` (the last 30 days). `startDate` is raised to your tier's history " +
           'window and, hourly, to 30 days ago (meta.clamped); `endDate` defaults to now. Page with `cursor`.',
-        security: [{ bearerAuth: [] }],
         params: Type.Object({
           marketId: MarketIdPath,
         }),
@@ -57,12 +56,6 @@ export function registerMarketHistory(app: Api, deps: AppDeps): void {
         response: {
           200: envelope(Type.Array(MarketHistoryPointRef)),
           ...NOT_MODIFIED,
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'CHAIN_FORBIDDEN',
-            'MARKET_NOT_FOUND',
-            ...AUTHENTICATED_ERRORS,
-          ]),
         },
       },
     },

@@ -18,7 +18,6 @@ export function registerMarketsList(app: Api, deps: RouteDeps): void {
         summary: 'List markets',
         description:
           'Markets sorted by total supply (USD), largest first. Page with `offset`; `meta.total` is the number of markets in scope.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             limit: Type.Optional(LimitParam(ACCESS.limitMax)),

@@ -1,9 +1,8 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { ORACLE_PROVIDERS, ORACLE_TYPES, RISK_LEVELS } from '../../../domain/enums.ts';
 import type { OracleRecord } from '../../../domain/types.ts';
-import { envelope, errorResponses, NOT_MODIFIED, nullable, ProtocolSchema, ref, USD } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED, nullable, ProtocolSchema, ref, USD } from '../../schemas.ts';
 import { OracleHealthSchema } from '../oracles/schemas.ts';
-import { AUTHENTICATED_ERRORS } from '../types.ts';
 
 /** The markets area's schemas: a market (with its strategy and oracle) and its history. */
 
@@ -134,5 +133,4 @@ export const MarketHistoryPointRef = ref('MarketHistoryPoint', MarketHistoryPoin
 export const MARKET_LIST_RESPONSES = {
   200: envelope(Type.Array(MarketRef)),
   ...NOT_MODIFIED,
-  ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
 };

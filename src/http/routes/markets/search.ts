@@ -21,7 +21,6 @@ export function registerMarketsSearch(app: Api, deps: RouteDeps): void {
           '`COLLATERAL/LOAN`. Every term must match (AND); a term matches a word by prefix, or anywhere in it. ' +
           'Ranking: exact symbol, then prefix, then substring; ties by supply, largest first. ' +
           `At most ${MAX_SEARCH_TERMS} distinct terms.`,
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             query: Type.String({

@@ -11,10 +11,10 @@ import {
   parseEndDate,
   StartDateParam,
 } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { OracleRoundRef, OracleRoundSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 10_000, chainParam: 'chainId' } as const;
@@ -24,14 +24,13 @@ export function registerOracleRounds(app: Api, deps: AppDeps): void {
   app.get(
     '/oracles/:chainId/:address/rounds',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['ORACLE_NOT_FOUND'] },
       schema: {
         operationId: 'getOracleRounds',
         summary: 'Oracle rounds',
         description:
           "The answers the oracle's feeds published, oldest first (by time, then feed, then round), in the time range: " +
           "`startDate` is raised to your tier's history window (meta.clamped), `endDate` defaults to now. Page with `cursor`.",
-        security: [{ bearerAuth: [] }],
         params: Type.Object({ chainId: ChainIdPath, address: AddressParam('Oracle contract address.') }),
         querystring: Type.Object(
           {
@@ -46,12 +45,6 @@ export function registerOracleRounds(app: Api, deps: AppDeps): void {
         response: {
           200: envelope(Type.Array(OracleRoundRef)),
           ...NOT_MODIFIED,
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'CHAIN_FORBIDDEN',
-            'ORACLE_NOT_FOUND',
-            ...AUTHENTICATED_ERRORS,
-          ]),
         },
       },
     },

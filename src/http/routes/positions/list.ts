@@ -2,10 +2,10 @@ import { Type } from '@fastify/type-provider-typebox';
 import { type WalletPositionView, walletPositions } from '../../../queries/wallets.ts';
 import type { AppDeps } from '../../context.ts';
 import { AddressParam, ChainIdsParam, CursorParam, LimitParam, ProtocolParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { PositionRef, PositionSchema } from './schemas.ts';
 
 const ACCESS = { category: 'position', limitMax: 500 } as const;
@@ -25,7 +25,6 @@ export function registerWalletPositions(app: Api, deps: AppDeps): void {
           "the `liquidationPrice`, named by `liquidationPriceToken`: the price of the position's collateral token at which its " +
           "health factor (for pooled protocols the account's) reaches 1, every other price fixed, or of the token named by `asset`. " +
           '`meta.total`: positions in scope.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             address: AddressParam('Wallet address.'),
@@ -44,7 +43,6 @@ export function registerWalletPositions(app: Api, deps: AppDeps): void {
         response: {
           200: envelope(Type.Array(PositionRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

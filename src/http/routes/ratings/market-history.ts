@@ -11,10 +11,10 @@ import {
   requireMarketId,
   StartDateParam,
 } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { RatingChangeRef } from './schemas.ts';
 import { ratingChangeJson } from './shared.ts';
 
@@ -24,7 +24,7 @@ export function registerMarketRatingHistory(app: Api, deps: AppDeps): void {
   app.get(
     '/ratings/markets/:marketId/history',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['MARKET_NOT_FOUND'] },
       schema: {
         operationId: 'getMarketRatingHistory',
         summary: "A market's rating history",
@@ -33,7 +33,6 @@ export function registerMarketRatingHistory(app: Api, deps: AppDeps): void {
           'moves by 2 points or more, or the methodology version changes, each with the grade and score before. ' +
           "`startDate` is raised to your tier's history window (meta.clamped); `endDate` defaults to now. Page with " +
           '`cursor`.',
-        security: [{ bearerAuth: [] }],
         params: Type.Object({ marketId: MarketIdPath }),
         querystring: Type.Object(
           {
@@ -47,12 +46,6 @@ export function registerMarketRatingHistory(app: Api, deps: AppDeps): void {
         response: {
           200: envelope(Type.Array(RatingChangeRef)),
           ...NOT_MODIFIED,
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'CHAIN_FORBIDDEN',
-            'MARKET_NOT_FOUND',
-            ...AUTHENTICATED_ERRORS,
-          ]),
         },
       },
     },

@@ -2,9 +2,9 @@ import { Type } from '@fastify/type-provider-typebox';
 import { listMarketRatings } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
 import { ChainIdsParam, CursorParam, LimitParam, ProtocolParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { MarketRatingRef } from './schemas.ts';
 import { GradeParam, MinScoreParam, marketRatingJson, OrderParam, ratingsOf, sendRatings } from './shared.ts';
 
@@ -24,7 +24,6 @@ export function registerMarketRatingsList(app: Api, deps: AppDeps): void {
           'or `order=asc`), page with `cursor`. Ratings are computed daily at 00:00 UTC, at start-up and when the ' +
           'dataset changes (`meta.asOf`: the data they reflect); see `GET /ratings/methodology`. `meta.total`: ratings ' +
           'matching.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             protocol: Type.Optional(ProtocolParam),
@@ -40,7 +39,6 @@ export function registerMarketRatingsList(app: Api, deps: AppDeps): void {
         response: {
           200: envelope(Type.Array(MarketRatingRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -2,9 +2,9 @@ import { Type } from '@fastify/type-provider-typebox';
 import { type RatingMethodology, ratingMethodology } from '../../../domain/rating.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { RatingMethodologyRef, RatingMethodologySchema } from './schemas.ts';
 
 export function registerRatingMethodology(app: Api, deps: AppDeps): void {
@@ -23,12 +23,10 @@ export function registerRatingMethodology(app: Api, deps: AppDeps): void {
           'How ratings are computed, versioned: the 0-100 scale and the grades, each component of a market and of a ' +
           'vault with its weight, its formula in words and its parameters (thresholds, provider scores, family ' +
           'volatilities), the history window, and when a rating change is recorded.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: envelope(RatingMethodologyRef),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -11,10 +11,10 @@ import {
   parseEndDate,
   StartDateParam,
 } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { RatingChangeRef } from './schemas.ts';
 import { ratingChangeJson } from './shared.ts';
 
@@ -24,7 +24,7 @@ export function registerVaultRatingHistory(app: Api, deps: AppDeps): void {
   app.get(
     '/ratings/vaults/:chainId/:address/history',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['VAULT_NOT_FOUND'] },
       schema: {
         operationId: 'getVaultRatingHistory',
         summary: "A vault's rating history",
@@ -32,7 +32,6 @@ export function registerVaultRatingHistory(app: Api, deps: AppDeps): void {
           "The changes of a vault's rating, oldest first, recorded as for markets (a grade change, a score move of 2 " +
           "points or more, a new methodology version). `startDate` is raised to your tier's history window " +
           '(meta.clamped); `endDate` defaults to now. Page with `cursor`.',
-        security: [{ bearerAuth: [] }],
         params: Type.Object({ chainId: ChainIdPath, address: AddressParam('Vault contract address.') }),
         querystring: Type.Object(
           {
@@ -46,12 +45,6 @@ export function registerVaultRatingHistory(app: Api, deps: AppDeps): void {
         response: {
           200: envelope(Type.Array(RatingChangeRef)),
           ...NOT_MODIFIED,
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'CHAIN_FORBIDDEN',
-            'VAULT_NOT_FOUND',
-            ...AUTHENTICATED_ERRORS,
-          ]),
         },
       },
     },

@@ -2,9 +2,9 @@ import { Type } from '@fastify/type-provider-typebox';
 import { listVaultRatings } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
 import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { VaultRatingRef } from './schemas.ts';
 import { GradeParam, MinScoreParam, OrderParam, ratingsOf, sendRatings, vaultRatingJson } from './shared.ts';
 
@@ -22,7 +22,6 @@ export function registerVaultRatingsList(app: Api, deps: AppDeps): void {
           "Every vault's credit rating: 0.8 x the supply-weighted score of the markets it allocates to plus 0.2 x its " +
           'diversification, with its grade and the rating of each allocation, by score (best first, or `order=asc`), ' +
           'page with `cursor`. `meta.total`: ratings matching.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             protocol: Type.Optional(
@@ -52,7 +51,6 @@ export function registerVaultRatingsList(app: Api, deps: AppDeps): void {
         response: {
           200: envelope(Type.Array(VaultRatingRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -11,10 +11,10 @@ import {
   parseEndDate,
   StartDateParam,
 } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { ResearchReportSummaryRef, ResearchReportSummarySchema } from './schemas.ts';
 
 const ACCESS = { category: 'research', limitMax: 500 } as const;
@@ -33,7 +33,6 @@ export function registerResearchReports(app: Api, deps: RouteDeps): void {
           'over, from its stored history (utilization spikes, notable liquidations, rating changes; positions near ' +
           'liquidation and stale oracles for the day just ended). Each is narrowed to the chains in your scope; ' +
           "`startDate` is raised to your tier's history window. Page with `cursor`.",
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             protocol: Type.Optional(ProtocolParam),
@@ -48,7 +47,6 @@ export function registerResearchReports(app: Api, deps: RouteDeps): void {
         response: {
           200: envelope(Type.Array(ResearchReportSummaryRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

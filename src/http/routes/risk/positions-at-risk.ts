@@ -3,10 +3,10 @@ import { positionsAtRiskPage } from '../../../queries/risk.ts';
 import { callerOf, type RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ChainIdsParam, CursorParam, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { positionJson, sendData } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { PositionAtRiskRef } from './schemas.ts';
 
 const ACCESS = { category: 'risk', limitMax: 200 } as const;
@@ -15,7 +15,7 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
   app.get(
     '/risk/positions-at-risk',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['MARKET_NOT_FOUND'] },
       schema: {
         operationId: 'positionsAtRisk',
         summary: 'Positions at risk',
@@ -27,7 +27,6 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
           'that instant) for 10 minutes; after that the cursor is refused (400 INVALID_PARAMETER naming the time it ' +
           "expired). `meta.total` is the size of the set on every page; `limit` (capped by your tier's result cap) " +
           'bounds each page, not the set.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             healthFactorThreshold: Type.Optional(
@@ -59,7 +58,6 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
         response: {
           200: envelope(Type.Array(PositionAtRiskRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', 'MARKET_NOT_FOUND', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

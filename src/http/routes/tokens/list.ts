@@ -2,10 +2,10 @@ import { Type } from '@fastify/type-provider-typebox';
 import { listTokens, type TokenView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
 import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 import { TokenRef, TokenSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 1000 } as const;
@@ -22,7 +22,6 @@ export function registerTokensList(app: Api, deps: AppDeps): void {
         description:
           'Tokens the markets hold as collateral or lend, by chain id then address (an order no data change moves; page with `cursor`), ' +
           'with their USD price and its source, and the supply and borrow of the markets that lend them. `meta.total`: tokens in scope.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             chainIds: Type.Optional(ChainIdsParam),
@@ -42,7 +41,6 @@ export function registerTokensList(app: Api, deps: AppDeps): void {
         response: {
           200: envelope(Type.Array(TokenRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },
