@@ -1,19 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { DailyTotals, type TimeseriesPoint, timeseries } from '../../../queries/analytics.ts';
 import type { RouteDeps } from '../../context.ts';
-import {
-  ChainIdsParam,
-  CursorParam,
-  EndDateParam,
-  LimitParam,
-  ProtocolParam,
-  parseDate,
-  parseEndDate,
-  StartDateParam,
-} from '../../params.ts';
+import { ChainIdsParam, ProtocolParam, pageParams, TIME_WINDOW_PARAMS } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
+import { timeWindowRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
 import { TimeseriesPointRef, TimeseriesPointSchema } from './schemas.ts';
 
@@ -55,10 +46,8 @@ export function registerAnalyticsTimeseries(app: Api, deps: RouteDeps): void {
             ),
             protocol: Type.Optional(ProtocolParam),
             chainIds: Type.Optional(ChainIdsParam),
-            startDate: Type.Optional(StartDateParam),
-            endDate: Type.Optional(EndDateParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...TIME_WINDOW_PARAMS,
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
@@ -70,16 +59,12 @@ export function registerAnalyticsTimeseries(app: Api, deps: RouteDeps): void {
     },
     async (request, reply) => {
       const q = request.query;
-      const { nowMs, limit, chainIds, startMs, clamped, model } = dataRequest(request, q, deps);
-      const toMs = parseEndDate(q.endDate, parseDate(q.startDate, 'startDate')) ?? nowMs + 1;
+      const { nowMs, chainIds, page, clamped, model } = timeWindowRequest(request, q, deps);
       const found = await timeseries(model, daily, nowMs, {
         groupBy: q.groupBy ?? 'protocol',
         protocol: q.protocol,
         chainIds,
-        fromMs: startMs ?? 0,
-        toMs,
-        cursor: q.cursor,
-        limit,
+        ...page,
       });
       return sendFound(request, reply, model, nowMs, found, pointJson, { list: true, clamped });
     },

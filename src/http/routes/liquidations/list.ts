@@ -8,18 +8,14 @@ import { dataMeta, type Meta } from '../../envelope.ts';
 import {
   AddressParam,
   ChainIdsParam,
-  CursorParam,
-  EndDateParam,
-  LimitParam,
   ProtocolParam,
-  parseDate,
-  parseEndDate,
+  pageParams,
   requireMarketId,
-  StartDateParam,
+  TIME_WINDOW_PARAMS,
 } from '../../params.ts';
 import { DATA_HEADERS, MetaRef, MetaSchema } from '../../schemas.ts';
 import { DATA_CACHE_CONTROL, JSON_TYPE } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
+import { timeWindowRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
 import { LiquidationRef } from './schemas.ts';
 
@@ -61,8 +57,7 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
           '`cursor`. A streamed answer carries no ETag (it is not known before the body is written).',
         querystring: Type.Object(
           {
-            startDate: Type.Optional(StartDateParam),
-            endDate: Type.Optional(EndDateParam),
+            ...TIME_WINDOW_PARAMS,
             protocol: Type.Optional(ProtocolParam),
             chainIds: Type.Optional(ChainIdsParam),
             marketId: Type.Optional(
@@ -82,8 +77,7 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
                   'Only liquidations that repaid at least this much, USD (one whose repayment has no known USD value never matches).',
               }),
             ),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
@@ -110,8 +104,7 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
     async (request, reply) => {
       const q = request.query;
       const market = q.marketId === undefined ? undefined : requireMarketId(q.marketId, 'marketId');
-      const { nowMs, limit, chainIds, startMs, clamped, model } = dataRequest(request, q, deps);
-      const toMs = parseEndDate(q.endDate, parseDate(q.startDate, 'startDate'));
+      const { nowMs, limit, chainIds, startMs, endMs, clamped, model } = timeWindowRequest(request, q, deps);
       const scope = { protocol: q.protocol, chainIds };
       const pages = liquidations(model, deps.history, {
         ...scope,
@@ -119,8 +112,9 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
         borrower: q.borrower?.toLowerCase(),
         liquidator: q.liquidator?.toLowerCase(),
         minRepaidUsd: q.minRepaidUsd,
+        // Bounded only where the request says so.
         fromMs: startMs,
-        toMs,
+        toMs: endMs,
         cursor: q.cursor,
         limit,
       });

@@ -1,19 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { marketHistory, type SnapshotView } from '../../../queries/history.ts';
 import type { AppDeps } from '../../context.ts';
-import {
-  CursorParam,
-  EndDateParam,
-  LimitParam,
-  MarketIdPath,
-  parseDate,
-  parseEndDate,
-  requireMarketId,
-  StartDateParam,
-} from '../../params.ts';
+import { MarketIdPath, pageParams, requireMarketId, TIME_WINDOW_PARAMS } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
+import { timeWindowRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
 import { MarketHistoryPointRef, MarketHistoryPointSchema } from './schemas.ts';
 
@@ -46,10 +37,8 @@ export function registerMarketHistory(app: Api, deps: AppDeps): void {
                 description: 'Point spacing (default day).',
               }),
             ),
-            startDate: Type.Optional(StartDateParam),
-            endDate: Type.Optional(EndDateParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...TIME_WINDOW_PARAMS,
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
@@ -63,32 +52,23 @@ export function registerMarketHistory(app: Api, deps: AppDeps): void {
       const q = request.query;
       const id = requireMarketId(request.params.marketId, 'marketId');
       const interval = q.interval ?? 'day';
-      const { nowMs, limit, startMs, clamped, model } = dataRequest(request, q, deps);
-      const requestedStart = parseDate(q.startDate, 'startDate');
-      const toMs = parseEndDate(q.endDate, requestedStart) ?? nowMs + 1;
-      let fromMs = startMs ?? 0;
+      const { nowMs, requestedStartMs, page, clamped, model } = timeWindowRequest(request, q, deps);
+      let fromMs = page.fromMs;
       let report = clamped;
       if (interval === 'hour' && fromMs < nowMs - HOURLY_WINDOW_MS) {
         const floor = nowMs - HOURLY_WINDOW_MS;
-        if (requestedStart !== undefined) {
+        if (requestedStartMs !== undefined) {
           report = {
             ...clamped,
             startDate: {
-              requested: new Date(requestedStart).toISOString(),
+              requested: new Date(requestedStartMs).toISOString(),
               applied: new Date(floor).toISOString(),
             },
           };
         }
         fromMs = floor;
       }
-      const found = await marketHistory(model, deps.history, {
-        key: id.key,
-        interval,
-        fromMs,
-        toMs,
-        cursor: q.cursor,
-        limit,
-      });
+      const found = await marketHistory(model, deps.history, { key: id.key, interval, ...page, fromMs });
       return sendFound(request, reply, model, nowMs, found, pointJson, { list: true, clamped: report });
     },
   );

@@ -7,7 +7,7 @@ import {
 } from '../../../domain/enums.ts';
 import { listOracles, type OracleView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
-import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
+import { ChainIdsParam, pageParams } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
@@ -51,8 +51,7 @@ export function registerOraclesList(app: Api, deps: AppDeps): void {
                 description: 'true: only stale oracles (a feed past its heartbeat); false: only fresh ones.',
               }),
             ),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),

@@ -1,19 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { oracleRounds, type RoundView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
-import {
-  AddressParam,
-  ChainIdPath,
-  CursorParam,
-  EndDateParam,
-  LimitParam,
-  parseDate,
-  parseEndDate,
-  StartDateParam,
-} from '../../params.ts';
+import { AddressParam, ChainIdPath, pageParams, TIME_WINDOW_PARAMS } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
+import { timeWindowRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
 import { OracleRoundRef, OracleRoundSchema } from './schemas.ts';
 
@@ -35,10 +26,8 @@ export function registerOracleRounds(app: Api, deps: AppDeps): void {
         querystring: Type.Object(
           {
             feed: Type.Optional(AddressParam('Only this feed of the oracle.')),
-            startDate: Type.Optional(StartDateParam),
-            endDate: Type.Optional(EndDateParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...TIME_WINDOW_PARAMS,
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
@@ -50,20 +39,12 @@ export function registerOracleRounds(app: Api, deps: AppDeps): void {
     },
     async (request, reply) => {
       const q = request.query;
-      const { nowMs, limit, startMs, clamped, model } = dataRequest(request, q, deps);
-      const toMs = parseEndDate(q.endDate, parseDate(q.startDate, 'startDate')) ?? nowMs + 1;
+      const { nowMs, page, clamped, model } = timeWindowRequest(request, q, deps);
+      const { chainId, address } = request.params;
       const found = await oracleRounds(
         model,
         deps.history,
-        {
-          chainId: request.params.chainId,
-          address: request.params.address,
-          feed: q.feed,
-          fromMs: startMs ?? 0,
-          toMs,
-          cursor: q.cursor,
-          limit,
-        },
+        { chainId, address, feed: q.feed, ...page },
         nowMs,
       );
       return sendFound(request, reply, model, nowMs, found, roundJson, { list: true, clamped });

@@ -1,7 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { type WalletPositionView, walletPositions } from '../../../queries/wallets.ts';
 import type { AppDeps } from '../../context.ts';
-import { AddressParam, ChainIdsParam, CursorParam, LimitParam, ProtocolParam } from '../../params.ts';
+import { AddressParam, ChainIdsParam, ProtocolParam, pageParams } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
@@ -35,8 +35,7 @@ export function registerWalletPositions(app: Api, deps: AppDeps): void {
             ),
             protocol: Type.Optional(ProtocolParam),
             chainIds: Type.Optional(ChainIdsParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),

@@ -1,19 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { ratingHistory } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
-import {
-  CursorParam,
-  EndDateParam,
-  LimitParam,
-  MarketIdPath,
-  parseDate,
-  parseEndDate,
-  requireMarketId,
-  StartDateParam,
-} from '../../params.ts';
+import { MarketIdPath, pageParams, requireMarketId, TIME_WINDOW_PARAMS } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { sendFound } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
+import { timeWindowRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
 import { RatingChangeRef } from './schemas.ts';
 import { ratingChangeJson } from './shared.ts';
@@ -36,10 +27,8 @@ export function registerMarketRatingHistory(app: Api, deps: AppDeps): void {
         params: Type.Object({ marketId: MarketIdPath }),
         querystring: Type.Object(
           {
-            startDate: Type.Optional(StartDateParam),
-            endDate: Type.Optional(EndDateParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...TIME_WINDOW_PARAMS,
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
@@ -52,14 +41,8 @@ export function registerMarketRatingHistory(app: Api, deps: AppDeps): void {
     async (request, reply) => {
       const q = request.query;
       const id = requireMarketId(request.params.marketId, 'marketId');
-      const { nowMs, limit, startMs, clamped, model } = dataRequest(request, q, deps);
-      const toMs = parseEndDate(q.endDate, parseDate(q.startDate, 'startDate')) ?? nowMs + 1;
-      const found = await ratingHistory(
-        model,
-        deps.ratings,
-        { kind: 'market', key: id.key },
-        { fromMs: startMs ?? 0, toMs, cursor: q.cursor, limit },
-      );
+      const { nowMs, page, clamped, model } = timeWindowRequest(request, q, deps);
+      const found = await ratingHistory(model, deps.ratings, { kind: 'market', key: id.key }, page);
       return sendFound(request, reply, model, nowMs, found, ratingChangeJson, { list: true, clamped });
     },
   );

@@ -1,19 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { ratingHistory } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
-import {
-  AddressParam,
-  ChainIdPath,
-  CursorParam,
-  EndDateParam,
-  LimitParam,
-  parseDate,
-  parseEndDate,
-  StartDateParam,
-} from '../../params.ts';
+import { AddressParam, ChainIdPath, pageParams, TIME_WINDOW_PARAMS } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { sendFound } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
+import { timeWindowRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
 import { RatingChangeRef } from './schemas.ts';
 import { ratingChangeJson } from './shared.ts';
@@ -35,10 +26,8 @@ export function registerVaultRatingHistory(app: Api, deps: AppDeps): void {
         params: Type.Object({ chainId: ChainIdPath, address: AddressParam('Vault contract address.') }),
         querystring: Type.Object(
           {
-            startDate: Type.Optional(StartDateParam),
-            endDate: Type.Optional(EndDateParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...TIME_WINDOW_PARAMS,
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
@@ -51,14 +40,8 @@ export function registerVaultRatingHistory(app: Api, deps: AppDeps): void {
     async (request, reply) => {
       const q = request.query;
       const { chainId, address } = request.params;
-      const { nowMs, limit, startMs, clamped, model } = dataRequest(request, q, deps);
-      const toMs = parseEndDate(q.endDate, parseDate(q.startDate, 'startDate')) ?? nowMs + 1;
-      const found = await ratingHistory(
-        model,
-        deps.ratings,
-        { kind: 'vault', chainId, address },
-        { fromMs: startMs ?? 0, toMs, cursor: q.cursor, limit },
-      );
+      const { nowMs, page, clamped, model } = timeWindowRequest(request, q, deps);
+      const found = await ratingHistory(model, deps.ratings, { kind: 'vault', chainId, address }, page);
       return sendFound(request, reply, model, nowMs, found, ratingChangeJson, { list: true, clamped });
     },
   );

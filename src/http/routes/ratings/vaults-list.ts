@@ -1,7 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { listVaultRatings } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
-import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
+import { ChainIdsParam, pageParams } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { dataRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
@@ -43,8 +43,7 @@ export function registerVaultRatingsList(app: Api, deps: AppDeps): void {
             minScore: Type.Optional(MinScoreParam),
             grade: Type.Optional(GradeParam),
             order: Type.Optional(OrderParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),

@@ -2,7 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import { positionsAtRiskPage } from '../../../queries/risk.ts';
 import { callerOf, type RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
-import { ChainIdsParam, CursorParam, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
+import { ChainIdsParam, ProtocolParam, pageParams, requireMarketId } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { positionJson, sendData } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
@@ -50,8 +50,7 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
                 examples: [10000],
               }),
             ),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),

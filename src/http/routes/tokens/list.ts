@@ -1,7 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { listTokens, type TokenView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
-import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
+import { ChainIdsParam, pageParams } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
@@ -33,8 +33,7 @@ export function registerTokensList(app: Api, deps: AppDeps): void {
                 examples: ['USDC'],
               }),
             ),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),

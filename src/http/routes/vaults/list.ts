@@ -1,7 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { listVaults, type VaultView } from '../../../queries/vaults.ts';
 import type { AppDeps } from '../../context.ts';
-import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
+import { ChainIdsParam, pageParams } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
@@ -41,8 +41,7 @@ export function registerVaultsList(app: Api, deps: AppDeps): void {
                 examples: ['USDC'],
               }),
             ),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
