@@ -4,16 +4,9 @@ import { callerOf } from '../../context.ts';
 import { ApiError, invalidParameter } from '../../errors.ts';
 import { MetaRef } from '../../schemas.ts';
 import type { Api } from '../types.ts';
+import { EventTypeSchema, FiltersSchema, WebhookSchema } from './schemas.ts';
 import { ACCESS, clientMeta } from './shared.ts';
-import {
-  EventTypeSchema,
-  FiltersSchema,
-  normalizeFilters,
-  RISK_EVENT_TYPES,
-  requireRisk,
-  WebhookSchema,
-  webhookView,
-} from './webhooks-shared.ts';
+import { normalizeFilters, RISK_EVENT_TYPES, requireRisk, webhookView } from './webhooks-shared.ts';
 
 export function registerCreateWebhook(app: Api, deps: AppDeps): void {
   app.post(

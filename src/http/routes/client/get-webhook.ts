@@ -3,8 +3,9 @@ import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { MetaRef } from '../../schemas.ts';
 import type { Api } from '../types.ts';
+import { WebhookSchema } from './schemas.ts';
 import { ACCESS, clientMeta } from './shared.ts';
-import { WebhookIdPath, WebhookSchema, webhookNotFound, webhookView } from './webhooks-shared.ts';
+import { WebhookIdPath, webhookNotFound, webhookView } from './webhooks-shared.ts';
 
 export function registerGetWebhook(app: Api, deps: AppDeps): void {
   app.get(

@@ -3,7 +3,8 @@ import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { MetaRef } from '../../schemas.ts';
 import type { Api } from '../types.ts';
-import { ACCESS, clientMeta, KeySummarySchema, keySummary } from './shared.ts';
+import { KeySummarySchema } from './schemas.ts';
+import { ACCESS, clientMeta, keySummary } from './shared.ts';
 
 export function registerProfile(app: Api, deps: AppDeps): void {
   app.get(

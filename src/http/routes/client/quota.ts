@@ -3,7 +3,8 @@ import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { MetaRef } from '../../schemas.ts';
 import type { Api } from '../types.ts';
-import { ACCESS, clientMeta, PeriodSchema } from './shared.ts';
+import { PeriodSchema } from './schemas.ts';
+import { ACCESS, clientMeta } from './shared.ts';
 
 export function registerQuota(app: Api, deps: AppDeps): void {
   app.get(

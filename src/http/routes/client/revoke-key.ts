@@ -4,7 +4,8 @@ import { callerOf } from '../../context.ts';
 import { ApiError } from '../../errors.ts';
 import { MetaRef } from '../../schemas.ts';
 import type { Api } from '../types.ts';
-import { ACCESS, clientMeta, KeySummarySchema, keySummary, manages } from './shared.ts';
+import { KeySummarySchema } from './schemas.ts';
+import { ACCESS, clientMeta, keySummary, manages } from './shared.ts';
 
 export function registerRevokeKey(app: Api, deps: AppDeps): void {
   app.delete(

@@ -3,8 +3,9 @@ import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { MetaRef } from '../../schemas.ts';
 import type { Api } from '../types.ts';
+import { DeliverySchema } from './schemas.ts';
 import { ACCESS, clientMeta } from './shared.ts';
-import { DeliverySchema, deliveryView, WebhookIdPath, webhookNotFound } from './webhooks-shared.ts';
+import { deliveryView, WebhookIdPath, webhookNotFound } from './webhooks-shared.ts';
 
 const MAX = 100;
 const DEFAULT = 20;
