@@ -17,6 +17,7 @@ import {
   requestId,
   securityPlugin,
 } from './plugins/security.ts';
+import { AREAS } from './routes/areas.ts';
 import { registerRoutes } from './routes/index.ts';
 import { registerServerRoot } from './routes/service/root.ts';
 import { SERVER_DEFAULTS } from './server-options.ts';
@@ -99,12 +100,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(anonymousPlugin, { limits: deps.server?.anonymous, clock: deps.clock });
   await app.register(errorsPlugin);
-  await app.register(openapiPlugin);
+  await app.register(openapiPlugin, { areas: AREAS });
   await app.register(accessPlugin);
   registerServerRoot(app);
   await app.register(
     async (v1) => {
-      await registerRoutes(v1, deps, accessHook(deps, app.chargeAnonymous));
+      await registerRoutes(v1, AREAS, deps, accessHook(deps, app.chargeAnonymous));
     },
     { prefix: API_PREFIX },
   );

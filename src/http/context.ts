@@ -13,6 +13,7 @@ import type { RatingsReader } from '../queries/ratings.ts';
 import type { HistoryReader } from '../queries/types.ts';
 import type { HttpStore } from '../store/types.ts';
 import type { AnswerCache } from './answer-cache.ts';
+import type { ErrorCode } from './errors.ts';
 
 /** What a route declares; the access pipeline does the rest (DESIGN.md). */
 export interface RouteAccess {
@@ -181,6 +182,11 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     access?: RouteAccess;
+    /**
+     * The errors the route answers besides those of its scope and of its access declaration,
+     * documented in its OpenAPI responses (routes/index.ts).
+     */
+    errors?: readonly ErrorCode[];
   }
 }
 

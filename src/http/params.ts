@@ -56,7 +56,7 @@ export const ChainIdsParam = Type.String({
   examples: ['1,8453'],
 });
 
-export const CursorParam = Type.String({
+const CursorParam = Type.String({
   maxLength: 1024,
   description: 'Opaque cursor from `meta.nextCursor` of the previous page (the other parameters unchanged).',
 });
@@ -77,7 +77,7 @@ export const ChainIdPath = Type.Integer({
   examples: [1],
 });
 
-export const EndDateParam = Type.String({
+const EndDateParam = Type.String({
   pattern:
     '^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$',
   description:
@@ -91,6 +91,20 @@ export const StartDateParam = Type.String({
   description: "ISO 8601 date or date-time (UTC). Raised to the start of the tier's history window.",
   examples: ['2026-11-01'],
 });
+
+/**
+ * The query parameters of a time window of history, `startDate` and `endDate`: read by
+ * `timeWindowRequest` (routes/data-request.ts).
+ */
+export const TIME_WINDOW_PARAMS = {
+  startDate: Type.Optional(StartDateParam),
+  endDate: Type.Optional(EndDateParam),
+};
+
+/** The query parameters of a list paged by cursor (keyset): `limit`, at most `limitMax`, and `cursor`. */
+export function pageParams(limitMax: number) {
+  return { limit: Type.Optional(LimitParam(limitMax)), cursor: Type.Optional(CursorParam) };
+}
 
 /**
  * Parses an ISO 8601 date or date-time to epoch ms; undefined when omitted. Without an offset

@@ -7,7 +7,10 @@ import type { ReadModel } from '../data/read-model.ts';
 import type { OracleHealth } from '../domain/types.ts';
 import type { Found } from '../queries/types.ts';
 import { dataMeta, latencyMs, type Meta } from './envelope.ts';
-import { MarketSchema, MetaSchema, OracleHealthSchema, PositionAtRiskSchema } from './schemas.ts';
+import { MarketSchema } from './routes/markets/schemas.ts';
+import { OracleHealthSchema } from './routes/oracles/schemas.ts';
+import { PositionAtRiskSchema } from './routes/risk/schemas.ts';
+import { MetaSchema } from './schemas.ts';
 
 /**
  * Serializers compiled from the response schemas (the same schemas the OpenAPI document and

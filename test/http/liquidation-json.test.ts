@@ -3,8 +3,8 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import fastJson from 'fast-json-stringify';
 import type { LiquidationEvent } from '../../src/domain/records/history.ts';
-import { liquidationJson } from '../../src/http/routes/positions/liquidations.ts';
-import { LiquidationSchema } from '../../src/http/schemas.ts';
+import { liquidationJson } from '../../src/http/routes/liquidations/list.ts';
+import { LiquidationSchema } from '../../src/http/routes/liquidations/schemas.ts';
 import { liquidationView } from '../../src/queries/history.ts';
 import { sandboxReadModel } from '../../src/service.ts';
 

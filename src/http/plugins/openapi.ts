@@ -2,12 +2,14 @@ import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import type { TSchema } from 'typebox';
 import { ERROR_STATUS } from '../errors.ts';
 import { finishDocument, withExamples, withNdjsonLines } from '../openapi-document.ts';
 import { inlineHashes } from '../pages/csp.ts';
 import { dashboardPage } from '../pages/dashboard.ts';
 import { IMMUTABLE, installedVersion, ServedBytes } from '../pages/static-asset.ts';
-import { NAMED_SCHEMAS } from '../schemas.ts';
+import type { Area } from '../routes/types.ts';
+import { SHARED_SCHEMAS } from '../schemas.ts';
 
 export const API_PREFIX = '/api/v1';
 export const API_VERSION = '1.0.0';
@@ -109,15 +111,33 @@ declare module 'fastify' {
 }
 
 /**
- * The OpenAPI 3.1 document, built from the routes' own schemas (served at
- * /api/v1/openapi.json), and the pages for people: /docs renders the document, /dashboard
- * shows a key holder's quota and keys (src/http/pages). Neither page needs a key.
+ * The document's tags, each named once, in the order of the areas, and the schemas it names in
+ * components.schemas: the areas' own and the shared ones (registered once, referenced by the
+ * routes, so that generated clients get named types; the serializers compile the schemas
+ * themselves, not the references).
  */
-export const openapiPlugin = fp(
-  async (app: FastifyInstance) => {
-    // The shared schemas, named in components.schemas (see NAMED_SCHEMAS).
-    for (const [name, schema] of Object.entries(NAMED_SCHEMAS))
-      app.addSchema({ ...schema(), $id: name, title: name });
+function fromAreas(areas: readonly Area[]) {
+  const tags = [...new Map(areas.map((area) => [area.tag.name, area.tag])).values()];
+  const schemas: Record<string, TSchema> = {};
+  for (const named of [...areas.map((area) => area.schemas ?? {}), SHARED_SCHEMAS])
+    for (const [name, schema] of Object.entries(named)) {
+      if (name in schemas) throw new Error(`two schemas are named ${name}`);
+      schemas[name] = schema;
+    }
+  return { tags, schemas };
+}
+
+/**
+ * The OpenAPI 3.1 document, built from the routes' own schemas (served at
+ * /api/v1/openapi.json), with the tags and the named schemas of the areas, and the pages for
+ * people: /docs renders the document, /dashboard shows a key holder's quota and keys
+ * (src/http/pages). Neither page needs a key.
+ */
+export const openapiPlugin = fp<{ areas: readonly Area[] }>(
+  async (app: FastifyInstance, options) => {
+    const { tags, schemas } = fromAreas(options.areas);
+    for (const [name, schema] of Object.entries(schemas))
+      app.addSchema({ ...schema, $id: name, title: name });
     await app.register(swagger, {
       refResolver: {
         // Named schemas keep their names; anything else gets a numbered one.
@@ -156,50 +176,7 @@ export const openapiPlugin = fp(
             },
           },
         },
-        tags: [
-          { name: 'Markets', description: 'Lending markets and their history (core category).' },
-          {
-            name: 'Tokens',
-            description: 'Tokens, their USD prices and the markets holding them (core category).',
-          },
-          {
-            name: 'Oracles',
-            description: 'Price oracles, their feeds, freshness and rounds (core category).',
-          },
-          {
-            name: 'Vaults',
-            description: 'Morpho and Euler vaults and their allocations (core category).',
-          },
-          { name: 'Positions', description: "A wallet's positions, and liquidations (position category)." },
-          { name: 'Portfolios', description: 'A wallet across protocols and chains (portfolio category).' },
-          {
-            name: 'Risk',
-            description: 'Positions close to liquidation, market risk and stress tests (risk category).',
-          },
-          {
-            name: 'Analytics',
-            description: 'Totals now and per day over the stored history (analytics category).',
-          },
-          {
-            name: 'Agent',
-            description: 'For AI agents: answers made for them, and the MCP server (agent category).',
-          },
-          {
-            name: 'Ratings',
-            description:
-              'Credit ratings of markets and vaults (AAA to D, a 0-100 score, component scores with why), their ' +
-              'history and the versioned methodology (ratings category).',
-          },
-          {
-            name: 'Research',
-            description: 'Daily risk digests written from the data by a scheduled job (research category).',
-          },
-          {
-            name: 'Client',
-            description: 'Self-service: your account, keys, usage and quota. Not counted toward quotas.',
-          },
-          { name: 'Service', description: 'Health and the API description. No key needed.' },
-        ],
+        tags,
       },
       // The routes are registered under API_PREFIX; the document names them relative to it.
       transformObject: (documentObject) => {

@@ -5,7 +5,7 @@ import type { Found } from '../../queries/types.ts';
 import type { AppDeps, RouteDeps } from '../context.ts';
 import { callerOf } from '../context.ts';
 import { dataMeta } from '../envelope.ts';
-import { clampRequest, requireMarketId } from '../params.ts';
+import { clampRequest, parseDate, parseEndDate, requireMarketId } from '../params.ts';
 import { type Item, sendAssembled } from '../serialize.ts';
 
 /**
@@ -27,6 +27,40 @@ export function dataRequest(
 } {
   const nowMs = deps.clock.now();
   return { nowMs, ...clampRequest(request, q, nowMs), model: deps.data.get(callerOf(request).key.mode) };
+}
+
+/**
+ * The parse step of a route reading a time window of history page by page (TIME_WINDOW_PARAMS
+ * and pageParams): dataRequest's, the `startDate` asked for (before the tier's clamp) and the
+ * end of `endDate` (exclusive: a date includes its whole UTC day; undefined when omitted), and
+ * the page to read: from the clamped start (0 when omitted) to that end (just after now when
+ * omitted), from `cursor`, `limit` items.
+ */
+export function timeWindowRequest(
+  request: FastifyRequest,
+  q: {
+    limit?: number | undefined;
+    chainIds?: string | undefined;
+    startDate?: string | undefined;
+    endDate?: string | undefined;
+    cursor?: string | undefined;
+  },
+  deps: Pick<AppDeps, 'clock' | 'data'>,
+) {
+  const parsed = dataRequest(request, q, deps);
+  const requestedStartMs = parseDate(q.startDate, 'startDate');
+  const endMs = parseEndDate(q.endDate, requestedStartMs);
+  return {
+    ...parsed,
+    requestedStartMs,
+    endMs,
+    page: {
+      fromMs: parsed.startMs ?? 0,
+      toMs: endMs ?? parsed.nowMs + 1,
+      cursor: q.cursor,
+      limit: parsed.limit,
+    },
+  };
 }
 
 /**

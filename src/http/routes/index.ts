@@ -2,45 +2,49 @@ import type { onRequestAsyncHookHandler } from 'fastify';
 import { MemoryPageSnapshots } from '../../data/page-snapshots.ts';
 import { AnswerCache } from '../answer-cache.ts';
 import type { AppDeps, RouteDeps } from '../context.ts';
-import { CLIENT_HEADERS } from '../schemas.ts';
-import { registerMarketBrief } from './agent/market-brief.ts';
-import { registerMcp } from './agent/mcp.ts';
-import { registerWalletRisk } from './agent/wallet-risk.ts';
-import { registerAnalyticsOverview } from './analytics/overview.ts';
-import { registerAnalyticsTimeseries } from './analytics/timeseries.ts';
-import { registerClientRoutes } from './client/index.ts';
-import { registerEventStream } from './events/stream.ts';
-import { registerMarketDetail } from './markets/detail.ts';
-import { registerMarketHistory } from './markets/history.ts';
-import { registerMarketsList } from './markets/list.ts';
-import { registerMarketsSearch } from './markets/search.ts';
-import { registerOracleDetail } from './oracles/detail.ts';
-import { registerOraclesList } from './oracles/list.ts';
-import { registerOracleRounds } from './oracles/rounds.ts';
-import { registerPortfolio } from './portfolios/detail.ts';
-import { registerLiquidations } from './positions/liquidations.ts';
-import { registerWalletPositions } from './positions/list.ts';
-import { registerRatingRoutes } from './ratings/index.ts';
-import { registerResearchReport } from './research/detail.ts';
-import { registerResearchReports } from './research/list.ts';
-import { registerMarketRisk } from './risk/market.ts';
-import { registerPositionsAtRisk } from './risk/positions-at-risk.ts';
-import { registerStressTest } from './risk/stress.ts';
-import { registerHealth } from './service/health.ts';
-import { registerRoot } from './service/root.ts';
-import { registerTokenDetail } from './tokens/detail.ts';
-import { registerTokensList } from './tokens/list.ts';
-import type { Api } from './types.ts';
-import { registerVaultDetail } from './vaults/detail.ts';
-import { registerVaultsList } from './vaults/list.ts';
+import type { ErrorCode } from '../errors.ts';
+import { CLIENT_HEADERS, errorResponses } from '../schemas.ts';
+import { type Api, type Area, AUTHENTICATED_ERRORS, CLIENT_ERRORS } from './types.ts';
+
+/** The key a route of an authenticated scope needs: an API key in `Authorization: Bearer`. */
+const BEARER_AUTH = [{ bearerAuth: [] }];
 
 /**
- * Every route of /api/v1, from one place, by area. Routes behind `access` (the access pipeline:
- * authenticate, rate limit, quotas, category and chain access) declare their access in their
- * `config.access`; the service routes need no key.
+ * What every route of an authenticated scope documents without stating it: the key it needs,
+ * and the errors it can answer: its own (`config.errors`), CHAIN_FORBIDDEN when its access
+ * names a chain (`access.chainParam`), then those of every route of the scope (`common`).
+ */
+function documentAuthenticated(scope: Api, common: readonly ErrorCode[]): void {
+  scope.addHook('onRoute', (route) => {
+    const schema = route.schema;
+    if (!schema) return;
+    schema.security ??= BEARER_AUTH;
+    const own: ErrorCode[] = [
+      ...(route.config?.access?.chainParam ? (['CHAIN_FORBIDDEN'] as const) : []),
+      ...(route.config?.errors ?? []),
+    ];
+    schema.response = { ...(schema.response as object), ...errorResponses([...own, ...common]) };
+  });
+}
+
+/** Registers `area` in a scope of its own, whose routes the document lists under the area's tag. */
+async function registerArea(parent: Api, area: Area, deps: RouteDeps): Promise<void> {
+  await parent.register(async (scope: Api) => {
+    scope.addHook('onRoute', (route) => {
+      if (route.schema) route.schema.tags ??= [area.tag.name];
+    });
+    area.register(scope, deps);
+  });
+}
+
+/**
+ * Every route of /api/v1, from the list of areas (routes/areas.ts), by scope: the public areas
+ * need no key; the others are behind `access` (the access pipeline: authenticate, rate limit,
+ * quotas, category and chain access), each route declaring its access in its `config.access`.
  */
 export async function registerRoutes(
   v1: Api,
+  areas: readonly Area[],
   appDeps: AppDeps,
   access: onRequestAsyncHookHandler,
 ): Promise<void> {
@@ -49,9 +53,8 @@ export async function registerRoutes(
     answers: appDeps.answers ?? new AnswerCache(),
     pageSnapshots: appDeps.pageSnapshots ?? new MemoryPageSnapshots(appDeps.clock),
   };
-  // Service
-  registerRoot(v1);
-  registerHealth(v1, deps);
+  const inScope = (scope: Area['scope']) => areas.filter((area) => area.scope === scope);
+  for (const area of inScope('public')) await registerArea(v1, area, deps);
 
   await v1.register(async (authed: Api) => {
     authed.addHook('onRequest', access);
@@ -62,46 +65,17 @@ export async function registerRoutes(
         throw new Error(`${route.method} ${route.url} takes limit but declares no access.limitMax`);
       }
     });
-    // Markets
-    registerMarketsSearch(authed, deps);
-    registerMarketsList(authed, deps);
-    registerMarketDetail(authed, deps);
-    registerMarketHistory(authed, deps);
-    // Tokens and oracles
-    registerTokensList(authed, deps);
-    registerTokenDetail(authed, deps);
-    registerOraclesList(authed, deps);
-    registerOracleDetail(authed, deps);
-    registerOracleRounds(authed, deps);
-    registerVaultsList(authed, deps);
-    registerVaultDetail(authed, deps);
-    // Positions, liquidations, portfolios
-    registerWalletPositions(authed, deps);
-    registerLiquidations(authed, deps);
-    registerPortfolio(authed, deps);
-    // Risk
-    registerPositionsAtRisk(authed, deps);
-    registerMarketRisk(authed, deps);
-    registerStressTest(authed, deps);
-    registerEventStream(authed, deps);
-    // Analytics
-    registerAnalyticsOverview(authed, deps);
-    registerAnalyticsTimeseries(authed, deps);
-    // Research
-    registerResearchReports(authed, deps);
-    registerResearchReport(authed, deps);
-    // Agent
-    registerWalletRisk(authed, deps);
-    registerMarketBrief(authed, deps);
-    registerMcp(authed, deps);
-    // Ratings
-    registerRatingRoutes(authed, deps);
+    await authed.register(async (data: Api) => {
+      documentAuthenticated(data, AUTHENTICATED_ERRORS);
+      for (const area of inScope('data')) await registerArea(data, area, deps);
+    });
     // Client self-service: account data, never stored by caches.
     await authed.register(async (client: Api) => {
       client.addHook('onSend', async (_request, reply) => {
         reply.header('cache-control', 'no-store');
       });
-      // Their successes carry these headers (and any of their own); documented here for all six.
+      documentAuthenticated(client, CLIENT_ERRORS);
+      // Their successes carry these headers (and any of their own); documented here for all of them.
       client.addHook('onRoute', (route) => {
         const responses = route.schema?.response as Record<string, Record<string, unknown>> | undefined;
         for (const [code, schema] of Object.entries(responses ?? {})) {
@@ -113,7 +87,7 @@ export async function registerRoutes(
           };
         }
       });
-      registerClientRoutes(client, deps);
+      for (const area of inScope('client')) await registerArea(client, area, deps);
     });
   });
 }

@@ -17,9 +17,9 @@ import {
   setRateHeaders,
 } from '../../plugins/access.ts';
 import { API_VERSION } from '../../plugins/openapi.ts';
-import { CACHE_HEADERS, errorResponses, RATE_HEADERS, REQUEST_ID_HEADER } from '../../schemas.ts';
+import { CACHE_HEADERS, RATE_HEADERS, REQUEST_ID_HEADER } from '../../schemas.ts';
 import { JSON_TYPE, marketJson, positionJson } from '../../serialize.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 
 /**
  * POST /agent/mcp: the MCP server (src/mcp/), over Streamable HTTP, stateless. The request goes
@@ -264,10 +264,8 @@ function mcpRoute(app: Api, deps: RouteDeps): void {
       },
       schema: {
         operationId: 'mcp',
-        tags: ['Agent'],
         summary: 'MCP server (Streamable HTTP)',
         description: DESCRIPTION,
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object({}, { additionalProperties: false }),
         body: Type.Union([JsonRpcMessage, Type.Array(JsonRpcMessage, { minItems: 1, maxItems: 20 })], {
           examples: [
@@ -289,7 +287,6 @@ function mcpRoute(app: Api, deps: RouteDeps): void {
             ...Type.Null({ description: 'Accepted: the message held only notifications; no body.' }),
             headers: MCP_HEADERS,
           },
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

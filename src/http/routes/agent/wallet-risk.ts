@@ -3,10 +3,11 @@ import { DEFAULT_TARGET_HEALTH_FACTOR, type WalletRiskView, walletRisk } from '.
 import type { RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { AddressParam, ChainIdsParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, WalletRiskRef, WalletRiskSchema } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendAssembled } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { WalletRiskRef, WalletRiskSchema } from './schemas.ts';
 
 const walletRiskJson = itemSerializer<WalletRiskView>(WalletRiskSchema);
 
@@ -17,14 +18,12 @@ export function registerWalletRisk(app: Api, deps: RouteDeps): void {
       config: { access: { category: 'agent' } },
       schema: {
         operationId: 'agentWalletRisk',
-        tags: ['Agent'],
         summary: "A wallet's risk, for agents",
         description:
           "A wallet's borrow positions in the chains in scope, weakest first, with a risk level, flags with their reasons " +
           '(LIQUIDATABLE below health factor 1, NEAR_LIQUIDATION below 1.1, BELOW_TARGET, STALE_ORACLE), and for each ' +
           'position the debt to repay, or the collateral to add, that brings it to `targetHealthFactor`. Deterministic: ' +
           'the same data gives the same answer.',
-        security: [{ bearerAuth: [] }],
         params: Type.Object({ address: AddressParam('Wallet address.') }),
         querystring: Type.Object(
           {
@@ -43,7 +42,6 @@ export function registerWalletRisk(app: Api, deps: RouteDeps): void {
         response: {
           200: envelope(WalletRiskRef),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -3,10 +3,11 @@ import { type OverviewView, overview } from '../../../queries/analytics.ts';
 import type { RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ChainIdsParam, ProtocolParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, OverviewRef, OverviewSchema } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendAssembled } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { OverviewRef, OverviewSchema } from './schemas.ts';
 
 const overviewJson = itemSerializer<OverviewView>(OverviewSchema);
 
@@ -17,13 +18,11 @@ export function registerAnalyticsOverview(app: Api, deps: RouteDeps): void {
       config: { access: { category: 'analytics' } },
       schema: {
         operationId: 'analyticsOverview',
-        tags: ['Analytics'],
         summary: 'Overview',
         description:
           'Now, in the chains in scope: markets, supply, borrow, utilization, positions, positions with debt, positions at ' +
           'risk (health factor below 1.1) and liquidatable (below 1) with the debt at risk; in total, by protocol and by chain ' +
           '(largest supply first). Utilization is borrow / supply of the sums.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           { protocol: Type.Optional(ProtocolParam), chainIds: Type.Optional(ChainIdsParam) },
           { additionalProperties: false },
@@ -31,7 +30,6 @@ export function registerAnalyticsOverview(app: Api, deps: RouteDeps): void {
         response: {
           200: envelope(OverviewRef),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -1,26 +1,12 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { DailyTotals, type TimeseriesPoint, timeseries } from '../../../queries/analytics.ts';
 import type { RouteDeps } from '../../context.ts';
-import {
-  ChainIdsParam,
-  CursorParam,
-  EndDateParam,
-  LimitParam,
-  ProtocolParam,
-  parseDate,
-  parseEndDate,
-  StartDateParam,
-} from '../../params.ts';
-import {
-  envelope,
-  errorResponses,
-  NOT_MODIFIED,
-  TimeseriesPointRef,
-  TimeseriesPointSchema,
-} from '../../schemas.ts';
+import { ChainIdsParam, ProtocolParam, pageParams, TIME_WINDOW_PARAMS } from '../../params.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { timeWindowRequest } from '../data-request.ts';
+import type { Api } from '../types.ts';
+import { TimeseriesPointRef, TimeseriesPointSchema } from './schemas.ts';
 
 const ACCESS = { category: 'analytics', limitMax: 10_000 } as const;
 const pointJson = itemSerializer<TimeseriesPoint>(TimeseriesPointSchema);
@@ -42,7 +28,6 @@ export function registerAnalyticsTimeseries(app: Api, deps: RouteDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'analyticsTimeseries',
-        tags: ['Analytics'],
         summary: 'Daily totals over time',
         description:
           "Per UTC day and protocol (or chain, `groupBy=chain`), from the stored history: the sum of the markets' supply and " +
@@ -50,7 +35,6 @@ export function registerAnalyticsTimeseries(app: Api, deps: RouteDeps): void {
           'collateral seized, bad debt; those with an amount of no known USD value counted apart, that amount left out of ' +
           'the sums). Date ascending, then protocol name or chain id. `startDate` is raised to your ' +
           "tier's history window (meta.clamped); `endDate` defaults to now. Page with `cursor`.",
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             groupBy: Type.Optional(
@@ -62,32 +46,25 @@ export function registerAnalyticsTimeseries(app: Api, deps: RouteDeps): void {
             ),
             protocol: Type.Optional(ProtocolParam),
             chainIds: Type.Optional(ChainIdsParam),
-            startDate: Type.Optional(StartDateParam),
-            endDate: Type.Optional(EndDateParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...TIME_WINDOW_PARAMS,
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
         response: {
           200: envelope(Type.Array(TimeseriesPointRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },
     async (request, reply) => {
       const q = request.query;
-      const { nowMs, limit, chainIds, startMs, clamped, model } = dataRequest(request, q, deps);
-      const toMs = parseEndDate(q.endDate, parseDate(q.startDate, 'startDate')) ?? nowMs + 1;
+      const { nowMs, chainIds, page, clamped, model } = timeWindowRequest(request, q, deps);
       const found = await timeseries(model, daily, nowMs, {
         groupBy: q.groupBy ?? 'protocol',
         protocol: q.protocol,
         chainIds,
-        fromMs: startMs ?? 0,
-        toMs,
-        cursor: q.cursor,
-        limit,
+        ...page,
       });
       return sendFound(request, reply, model, nowMs, found, pointJson, { list: true, clamped });
     },

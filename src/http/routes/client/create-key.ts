@@ -5,19 +5,28 @@ import type { KeyRecord } from '../../../domain/records/keys.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { ApiError, invalidParameter } from '../../errors.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, SECURITY } from './shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { ACCESS, clientMeta } from './shared.ts';
 
 export function registerCreateKey(app: Api, deps: AppDeps): void {
   app.post(
     '/client/api-keys',
     {
-      config: { access: ACCESS },
+      config: {
+        access: ACCESS,
+        errors: [
+          'PAYLOAD_TOO_LARGE',
+          'UNSUPPORTED_MEDIA_TYPE',
+          'KEY_LIMIT_REACHED',
+          'KEY_CREATION_RATE_EXCEEDED',
+          'IDEMPOTENCY_KEY_IN_USE',
+          'IDEMPOTENCY_KEY_REUSED',
+        ],
+      },
       bodyLimit: 4096,
       schema: {
         operationId: 'createApiKey',
-        tags: ['Client'],
         summary: 'Create an API key',
         description:
           "Creates a key on your account with your key's tier. The response is the only time the whole key is shown. " +
@@ -30,7 +39,6 @@ export function registerCreateKey(app: Api, deps: AppDeps): void {
           '`Idempotent-Replayed: true`) and creates nothing; with another body it is 422 `IDEMPOTENCY_KEY_REUSED`, and ' +
           'while the first request is still under way 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. Only a created ' +
           'key is remembered: after an error, a retry with the same key runs afresh.',
-        security: SECURITY,
         headers: Type.Object({
           'Idempotency-Key': Type.Optional(
             Type.String({
@@ -84,16 +92,6 @@ export function registerCreateKey(app: Api, deps: AppDeps): void {
               },
             },
           ),
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'PAYLOAD_TOO_LARGE',
-            'UNSUPPORTED_MEDIA_TYPE',
-            'KEY_LIMIT_REACHED',
-            'KEY_CREATION_RATE_EXCEEDED',
-            'IDEMPOTENCY_KEY_IN_USE',
-            'IDEMPOTENCY_KEY_REUSED',
-            ...CLIENT_ERRORS,
-          ]),
         },
       },
     },

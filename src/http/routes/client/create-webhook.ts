@@ -2,30 +2,25 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { ApiError, invalidParameter } from '../../errors.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, SECURITY } from './shared.ts';
-import {
-  EventTypeSchema,
-  FiltersSchema,
-  normalizeFilters,
-  RISK_EVENT_TYPES,
-  requireRisk,
-  WebhookSchema,
-  webhookView,
-} from './webhooks-shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { EventTypeSchema, FiltersSchema, WebhookSchema } from './schemas.ts';
+import { ACCESS, clientMeta } from './shared.ts';
+import { normalizeFilters, RISK_EVENT_TYPES, requireRisk, webhookView } from './webhooks-shared.ts';
 
 export function registerCreateWebhook(app: Api, deps: AppDeps): void {
   app.post(
     '/client/webhooks',
     {
-      config: { access: ACCESS },
+      config: {
+        access: ACCESS,
+        errors: ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'TIER_FORBIDDEN', 'WEBHOOK_LIMIT_REACHED'],
+      },
       bodyLimit: 128 * 1024,
       // The tier is checked before the body (category access comes before parameter validation).
       preValidation: async (request) => requireRisk(callerOf(request).tier),
       schema: {
         operationId: 'createWebhook',
-        tags: ['Client'],
         summary: 'Create a webhook',
         description:
           'Subscribes a URL to risk events: each matching event is POSTed to it as JSON, signed with the ' +
@@ -36,7 +31,6 @@ export function registerCreateWebhook(app: Api, deps: AppDeps): void {
           'webhooks per mode (Pro 10, Enterprise 100: 403 `WEBHOOK_LIMIT_REACHED`). The URL must be `https` and ' +
           'resolve to public addresses only (no private, loopback, link-local or reserved address, IPv4 or IPv6); it ' +
           'is checked again before every delivery. A test key subscribes to the events of the sandbox served to test keys.',
-        security: SECURITY,
         body: Type.Object(
           {
             url: Type.String({ minLength: 1, maxLength: 2048, examples: ['https://hooks.example.com/lrds'] }),
@@ -55,14 +49,6 @@ export function registerCreateWebhook(app: Api, deps: AppDeps): void {
             }),
             meta: MetaRef,
           }),
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'PAYLOAD_TOO_LARGE',
-            'UNSUPPORTED_MEDIA_TYPE',
-            'TIER_FORBIDDEN',
-            'WEBHOOK_LIMIT_REACHED',
-            ...CLIENT_ERRORS,
-          ]),
         },
       },
     },

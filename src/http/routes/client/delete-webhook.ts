@@ -1,28 +1,26 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, SECURITY } from './shared.ts';
-import { WebhookIdPath, WebhookSchema, webhookNotFound, webhookView } from './webhooks-shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { WebhookSchema } from './schemas.ts';
+import { ACCESS, clientMeta } from './shared.ts';
+import { WebhookIdPath, webhookNotFound, webhookView } from './webhooks-shared.ts';
 
 export function registerDeleteWebhook(app: Api, deps: AppDeps): void {
   app.delete(
     '/client/webhooks/:webhookId',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['WEBHOOK_NOT_FOUND'] },
       schema: {
         operationId: 'deleteWebhook',
-        tags: ['Client'],
         summary: 'Delete a webhook',
         description:
           'Nothing more is sent to it: deliveries still pending are marked failed. Answers the webhook as it was.',
-        security: SECURITY,
         params: WebhookIdPath,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: Type.Object({ data: WebhookSchema, meta: MetaRef }),
-          ...errorResponses(['WEBHOOK_NOT_FOUND', ...CLIENT_ERRORS]),
         },
       },
     },

@@ -1,27 +1,25 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, SECURITY } from './shared.ts';
-import { WebhookIdPath, WebhookSchema, webhookNotFound, webhookView } from './webhooks-shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { WebhookSchema } from './schemas.ts';
+import { ACCESS, clientMeta } from './shared.ts';
+import { WebhookIdPath, webhookNotFound, webhookView } from './webhooks-shared.ts';
 
 export function registerGetWebhook(app: Api, deps: AppDeps): void {
   app.get(
     '/client/webhooks/:webhookId',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['WEBHOOK_NOT_FOUND'] },
       schema: {
         operationId: 'getWebhook',
-        tags: ['Client'],
         summary: 'One webhook',
         description: "A webhook of the account (of the calling key's mode). Its secret is never shown again.",
-        security: SECURITY,
         params: WebhookIdPath,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: Type.Object({ data: WebhookSchema, meta: MetaRef }),
-          ...errorResponses(['WEBHOOK_NOT_FOUND', ...CLIENT_ERRORS]),
         },
       },
     },

@@ -1,5 +1,4 @@
-import type { AppDeps } from '../../context.ts';
-import type { Api } from '../types.ts';
+import type { Area } from '../types.ts';
 import { registerCreateKey } from './create-key.ts';
 import { registerCreateWebhook } from './create-webhook.ts';
 import { registerDeleteWebhook } from './delete-webhook.ts';
@@ -14,17 +13,24 @@ import { registerUsage } from './usage.ts';
 import { registerWebhookDeliveries } from './webhook-deliveries.ts';
 
 /** Self-service routes of a key holder: rate limited, never counted, open to every tier. */
-export function registerClientRoutes(app: Api, deps: AppDeps): void {
-  registerProfile(app, deps);
-  registerListKeys(app, deps);
-  registerCreateKey(app, deps);
-  registerRevokeKey(app, deps);
-  registerUsage(app, deps);
-  registerQuota(app, deps);
-  registerListWebhooks(app, deps);
-  registerCreateWebhook(app, deps);
-  registerGetWebhook(app, deps);
-  registerDeleteWebhook(app, deps);
-  registerTestWebhook(app, deps);
-  registerWebhookDeliveries(app, deps);
-}
+export const client: Area = {
+  scope: 'client',
+  tag: {
+    name: 'Client',
+    description: 'Self-service: your account, keys, usage and quota. Not counted toward quotas.',
+  },
+  register(app, deps) {
+    registerProfile(app, deps);
+    registerListKeys(app, deps);
+    registerCreateKey(app, deps);
+    registerRevokeKey(app, deps);
+    registerUsage(app, deps);
+    registerQuota(app, deps);
+    registerListWebhooks(app, deps);
+    registerCreateWebhook(app, deps);
+    registerGetWebhook(app, deps);
+    registerDeleteWebhook(app, deps);
+    registerTestWebhook(app, deps);
+    registerWebhookDeliveries(app, deps);
+  },
+};

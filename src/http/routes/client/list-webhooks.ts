@@ -1,10 +1,11 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, SECURITY } from './shared.ts';
-import { WebhookSchema, webhookView } from './webhooks-shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { WebhookSchema } from './schemas.ts';
+import { ACCESS, clientMeta } from './shared.ts';
+import { webhookView } from './webhooks-shared.ts';
 
 export function registerListWebhooks(app: Api, deps: AppDeps): void {
   app.get(
@@ -13,15 +14,12 @@ export function registerListWebhooks(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listWebhooks',
-        tags: ['Client'],
         summary: "Your account's webhooks",
         description:
           "The account's webhooks of the calling key's mode, oldest first. Secrets are never shown again.",
-        security: SECURITY,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: Type.Object({ data: Type.Array(WebhookSchema), meta: MetaRef }),
-          ...errorResponses(CLIENT_ERRORS),
         },
       },
     },

@@ -1,9 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, KeySummarySchema, keySummary, SECURITY } from './shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { KeySummarySchema } from './schemas.ts';
+import { ACCESS, clientMeta, keySummary } from './shared.ts';
 
 export function registerProfile(app: Api, deps: AppDeps): void {
   app.get(
@@ -12,11 +13,9 @@ export function registerProfile(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'getProfile',
-        tags: ['Client'],
         summary: 'Your account and the calling key',
         description:
           'The account the calling key belongs to (name, email, creation time), the key itself (never the whole key) and its tier.',
-        security: SECURITY,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: Type.Object({
@@ -32,7 +31,6 @@ export function registerProfile(app: Api, deps: AppDeps): void {
             }),
             meta: MetaRef,
           }),
-          ...errorResponses(CLIENT_ERRORS),
         },
       },
     },

@@ -1,9 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, PeriodSchema, SECURITY } from './shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { PeriodSchema } from './schemas.ts';
+import { ACCESS, clientMeta } from './shared.ts';
 
 export function registerQuota(app: Api, deps: AppDeps): void {
   app.get(
@@ -12,10 +13,8 @@ export function registerQuota(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'getQuota',
-        tags: ['Client'],
         summary: 'Quota dashboard',
         description: "The calling key's current limits, usage, remaining requests and reset times.",
-        security: SECURITY,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: Type.Object({
@@ -45,7 +44,6 @@ export function registerQuota(app: Api, deps: AppDeps): void {
             }),
             meta: MetaRef,
           }),
-          ...errorResponses(CLIENT_ERRORS),
         },
       },
     },

@@ -2,24 +2,23 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { ApiError } from '../../errors.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, KeySummarySchema, keySummary, manages, SECURITY } from './shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { KeySummarySchema } from './schemas.ts';
+import { ACCESS, clientMeta, keySummary, manages } from './shared.ts';
 
 export function registerRevokeKey(app: Api, deps: AppDeps): void {
   app.delete(
     '/client/api-keys/:keyId',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['KEY_NOT_FOUND'] },
       schema: {
         operationId: 'revokeApiKey',
-        tags: ['Client'],
         summary: 'Revoke an API key',
         description:
           'The key is refused from its next request. A key may always revoke itself, and otherwise the keys it ' +
           'manages: those of your account of its tier or a lower one (Free < Pro < Enterprise), and for a test key ' +
           'only test keys. Any other key, of your account or not, is 404 `KEY_NOT_FOUND`, as a key that does not exist.',
-        security: SECURITY,
         params: Type.Object({
           keyId: Type.String({
             maxLength: 64,
@@ -30,7 +29,6 @@ export function registerRevokeKey(app: Api, deps: AppDeps): void {
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: Type.Object({ data: KeySummarySchema, meta: MetaRef }),
-          ...errorResponses(['KEY_NOT_FOUND', ...CLIENT_ERRORS]),
         },
       },
     },

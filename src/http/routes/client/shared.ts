@@ -1,4 +1,3 @@
-import { Type } from '@fastify/type-provider-typebox';
 import type { Clamped } from '../../../access/clamp.ts';
 import type { KeyRecord } from '../../../domain/records/keys.ts';
 import { latencyMs } from '../../envelope.ts';
@@ -14,19 +13,6 @@ export function clientMeta(request: Parameters<typeof latencyMs>[0], clamped?: C
 }
 
 export const ACCESS = { category: null, counted: false } as const;
-
-export const KeySummarySchema = Type.Object({
-  id: Type.String({ examples: ['key_3kTMd9WQx1nB7cVz2LpA'] }),
-  prefix: Type.String({ description: 'First 14 characters of the key.', examples: ['lrds_live_AbCd'] }),
-  mode: Type.Unsafe<'live' | 'test'>({ type: 'string', enum: ['live', 'test'] }),
-  tier: Type.String({ examples: ['pro'] }),
-  name: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
-  createdAt: Type.String({ description: 'ISO 8601 UTC.' }),
-  revokedAt: Type.Unsafe<string | null>({
-    type: ['string', 'null'],
-    description: 'ISO 8601 UTC; null while active.',
-  }),
-});
 
 /** Tiers in rising order: a key manages keys of its own tier and below. */
 const TIER_RANK: Readonly<Record<string, number>> = { free: 0, pro: 1, enterprise: 2 };
@@ -57,13 +43,3 @@ export function keySummary(k: KeyRecord) {
     revokedAt: k.revokedAt,
   };
 }
-
-export const PeriodSchema = Type.Object({
-  limit: Type.Unsafe<number | null>({ type: ['integer', 'null'], description: 'null = unlimited.' }),
-  used: Type.Integer(),
-  remaining: Type.Unsafe<number | null>({ type: ['integer', 'null'], description: 'null = unlimited.' }),
-  resetAt: Type.String({ description: 'ISO 8601 UTC instant when the counter restarts at 0.' }),
-});
-
-/** Bearer auth, on every client route. */
-export const SECURITY = [{ bearerAuth: [] }];

@@ -1,25 +1,23 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, SECURITY } from './shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { ACCESS, clientMeta } from './shared.ts';
 import { WebhookIdPath, webhookNotFound } from './webhooks-shared.ts';
 
 export function registerTestWebhook(app: Api, deps: AppDeps): void {
   app.post(
     '/client/webhooks/:webhookId/test',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['WEBHOOK_NOT_FOUND'] },
       bodyLimit: 1024,
       schema: {
         operationId: 'testWebhook',
-        tags: ['Client'],
         summary: 'Send a test event',
         description:
           'Stores a `ping` event for this webhook and delivers it at once, signed like every event (and retried ' +
           "like any). Follow it in the webhook's deliveries.",
-        security: SECURITY,
         params: WebhookIdPath,
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
@@ -33,7 +31,6 @@ export function registerTestWebhook(app: Api, deps: AppDeps): void {
             },
             { description: 'The ping is stored and on its way.' },
           ),
-          ...errorResponses(['WEBHOOK_NOT_FOUND', ...CLIENT_ERRORS]),
         },
       },
     },

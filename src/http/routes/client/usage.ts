@@ -4,9 +4,9 @@ import { DAY_MS, utcDay } from '../../../domain/periods.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { parseDate, StartDateParam } from '../../params.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, SECURITY } from './shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { ACCESS, clientMeta } from './shared.ts';
 
 export function registerUsage(app: Api, deps: AppDeps): void {
   app.get(
@@ -15,11 +15,9 @@ export function registerUsage(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'getUsage',
-        tags: ['Client'],
         summary: 'Requests per UTC day and endpoint',
         description:
           "Counted requests of the calling key per UTC day and endpoint, from `startDate` (raised to the tier's history window) to today.",
-        security: SECURITY,
         querystring: Type.Object(
           { startDate: Type.Optional(StartDateParam) },
           { additionalProperties: false },
@@ -35,7 +33,6 @@ export function registerUsage(app: Api, deps: AppDeps): void {
             ),
             meta: MetaRef,
           }),
-          ...errorResponses(['INVALID_PARAMETER', ...CLIENT_ERRORS]),
         },
       },
     },

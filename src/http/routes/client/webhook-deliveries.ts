@@ -1,10 +1,11 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { errorResponses, MetaRef } from '../../schemas.ts';
-import { type Api, CLIENT_ERRORS } from '../types.ts';
-import { ACCESS, clientMeta, SECURITY } from './shared.ts';
-import { DeliverySchema, deliveryView, WebhookIdPath, webhookNotFound } from './webhooks-shared.ts';
+import { MetaRef } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { DeliverySchema } from './schemas.ts';
+import { ACCESS, clientMeta } from './shared.ts';
+import { deliveryView, WebhookIdPath, webhookNotFound } from './webhooks-shared.ts';
 
 const MAX = 100;
 const DEFAULT = 20;
@@ -13,15 +14,13 @@ export function registerWebhookDeliveries(app: Api, deps: AppDeps): void {
   app.get(
     '/client/webhooks/:webhookId/deliveries',
     {
-      config: { access: { ...ACCESS, limitMax: MAX } },
+      config: { access: { ...ACCESS, limitMax: MAX }, errors: ['WEBHOOK_NOT_FOUND'] },
       schema: {
         operationId: 'listWebhookDeliveries',
-        tags: ['Client'],
         summary: "A webhook's deliveries",
         description:
           'The delivery log, newest event first: per event, its attempts, the last status and error, the next ' +
           'attempt and when it was delivered. Kept as long as the events (7 days by default).',
-        security: SECURITY,
         params: WebhookIdPath,
         querystring: Type.Object(
           {
@@ -39,7 +38,6 @@ export function registerWebhookDeliveries(app: Api, deps: AppDeps): void {
         ),
         response: {
           200: Type.Object({ data: Type.Array(DeliverySchema), meta: MetaRef }),
-          ...errorResponses(['WEBHOOK_NOT_FOUND', ...CLIENT_ERRORS]),
         },
       },
     },

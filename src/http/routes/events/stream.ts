@@ -5,9 +5,9 @@ import type { RouteDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { ApiError, invalidParameter, type ParameterProblem } from '../../errors.ts';
 import { ChainIdsParam, parseChainIds } from '../../params.ts';
-import { errorResponses, RATE_HEADERS, REQUEST_ID_HEADER } from '../../schemas.ts';
+import { RATE_HEADERS, REQUEST_ID_HEADER } from '../../schemas.ts';
 import { normalizeFilters, RISK_EVENT_TYPES } from '../client/webhooks-shared.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
 
 const list = (raw: string | undefined) =>
   raw === undefined
@@ -21,10 +21,9 @@ export function registerEventStream(app: Api, deps: RouteDeps): void {
   app.get(
     '/events/stream',
     {
-      config: { access: { category: 'risk' } },
+      config: { access: { category: 'risk' }, errors: ['STREAM_LIMIT_REACHED'] },
       schema: {
         operationId: 'streamEvents',
-        tags: ['Risk'],
         summary: 'Risk events as server-sent events',
         description:
           'A `text/event-stream` of the risk events matching the filters, each sent with `id:` (the event id), ' +
@@ -35,7 +34,6 @@ export function registerEventStream(app: Api, deps: RouteDeps): void {
           'Opening a stream counts as one request. A key may hold `maxStreamsPerKey` streams open at once (Pro 2, ' +
           'Enterprise 20: 429 `STREAM_LIMIT_REACHED`). A reader that falls more than 1 MiB behind is disconnected ' +
           '(it resumes with `Last-Event-ID`). Events are not guaranteed to arrive in the order they happened.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             types: Type.Optional(
@@ -94,7 +92,6 @@ export function registerEventStream(app: Api, deps: RouteDeps): void {
             },
             headers: { ...REQUEST_ID_HEADER, ...RATE_HEADERS },
           },
-          ...errorResponses(['INVALID_PARAMETER', 'STREAM_LIMIT_REACHED', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -2,23 +2,22 @@ import { Type } from '@fastify/type-provider-typebox';
 import { getMarket } from '../../../queries/markets.ts';
 import type { RouteDeps } from '../../context.ts';
 import { MarketIdPath } from '../../params.ts';
-import { envelope, errorResponses, MarketRef, NOT_MODIFIED } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { marketJson } from '../../serialize.ts';
 import { sendMarketAnswer } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { MarketRef } from './schemas.ts';
 
 export function registerMarketDetail(app: Api, deps: RouteDeps): void {
   app.get(
     '/markets/:marketId',
     {
-      config: { access: { category: 'core', chainParam: 'marketId' } },
+      config: { access: { category: 'core', chainParam: 'marketId' }, errors: ['MARKET_NOT_FOUND'] },
       schema: {
         operationId: 'getMarket',
-        tags: ['Markets'],
         summary: 'Get one market',
         description:
           'One market with its oracle, oracle health, strategy and risk metrics. The id is matched case-insensitively.',
-        security: [{ bearerAuth: [] }],
         params: Type.Object({
           marketId: MarketIdPath,
         }),
@@ -26,12 +25,6 @@ export function registerMarketDetail(app: Api, deps: RouteDeps): void {
         response: {
           200: envelope(MarketRef),
           ...NOT_MODIFIED,
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'CHAIN_FORBIDDEN',
-            'MARKET_NOT_FOUND',
-            ...AUTHENTICATED_ERRORS,
-          ]),
         },
       },
     },

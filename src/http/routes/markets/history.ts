@@ -1,26 +1,12 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { marketHistory, type SnapshotView } from '../../../queries/history.ts';
 import type { AppDeps } from '../../context.ts';
-import {
-  CursorParam,
-  EndDateParam,
-  LimitParam,
-  MarketIdPath,
-  parseDate,
-  parseEndDate,
-  requireMarketId,
-  StartDateParam,
-} from '../../params.ts';
-import {
-  envelope,
-  errorResponses,
-  MarketHistoryPointRef,
-  MarketHistoryPointSchema,
-  NOT_MODIFIED,
-} from '../../schemas.ts';
+import { MarketIdPath, pageParams, requireMarketId, TIME_WINDOW_PARAMS } from '../../params.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { timeWindowRequest } from '../data-request.ts';
+import type { Api } from '../types.ts';
+import { MarketHistoryPointRef, MarketHistoryPointSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 1000, chainParam: 'marketId' } as const;
 const pointJson = itemSerializer<SnapshotView>(MarketHistoryPointSchema);
@@ -31,16 +17,14 @@ export function registerMarketHistory(app: Api, deps: AppDeps): void {
   app.get(
     '/markets/:marketId/history',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['MARKET_NOT_FOUND'] },
       schema: {
         operationId: 'getMarketHistory',
-        tags: ['Markets'],
         summary: 'Market history',
         description:
           "A market's state over time, oldest first: supply, borrow, utilization, APYs and prices, one point per UTC day " +
           "(00:00), or per hour with `interval=hour` (the last 30 days). `startDate` is raised to your tier's history " +
           'window and, hourly, to 30 days ago (meta.clamped); `endDate` defaults to now. Page with `cursor`.',
-        security: [{ bearerAuth: [] }],
         params: Type.Object({
           marketId: MarketIdPath,
         }),
@@ -53,22 +37,14 @@ export function registerMarketHistory(app: Api, deps: AppDeps): void {
                 description: 'Point spacing (default day).',
               }),
             ),
-            startDate: Type.Optional(StartDateParam),
-            endDate: Type.Optional(EndDateParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...TIME_WINDOW_PARAMS,
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
         response: {
           200: envelope(Type.Array(MarketHistoryPointRef)),
           ...NOT_MODIFIED,
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'CHAIN_FORBIDDEN',
-            'MARKET_NOT_FOUND',
-            ...AUTHENTICATED_ERRORS,
-          ]),
         },
       },
     },
@@ -76,32 +52,23 @@ export function registerMarketHistory(app: Api, deps: AppDeps): void {
       const q = request.query;
       const id = requireMarketId(request.params.marketId, 'marketId');
       const interval = q.interval ?? 'day';
-      const { nowMs, limit, startMs, clamped, model } = dataRequest(request, q, deps);
-      const requestedStart = parseDate(q.startDate, 'startDate');
-      const toMs = parseEndDate(q.endDate, requestedStart) ?? nowMs + 1;
-      let fromMs = startMs ?? 0;
+      const { nowMs, requestedStartMs, page, clamped, model } = timeWindowRequest(request, q, deps);
+      let fromMs = page.fromMs;
       let report = clamped;
       if (interval === 'hour' && fromMs < nowMs - HOURLY_WINDOW_MS) {
         const floor = nowMs - HOURLY_WINDOW_MS;
-        if (requestedStart !== undefined) {
+        if (requestedStartMs !== undefined) {
           report = {
             ...clamped,
             startDate: {
-              requested: new Date(requestedStart).toISOString(),
+              requested: new Date(requestedStartMs).toISOString(),
               applied: new Date(floor).toISOString(),
             },
           };
         }
         fromMs = floor;
       }
-      const found = await marketHistory(model, deps.history, {
-        key: id.key,
-        interval,
-        fromMs,
-        toMs,
-        cursor: q.cursor,
-        limit,
-      });
+      const found = await marketHistory(model, deps.history, { key: id.key, interval, ...page, fromMs });
       return sendFound(request, reply, model, nowMs, found, pointJson, { list: true, clamped: report });
     },
   );

@@ -2,9 +2,9 @@ import { Type } from '@fastify/type-provider-typebox';
 import { listMarkets } from '../../../queries/markets.ts';
 import type { RouteDeps } from '../../context.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam } from '../../params.ts';
-import { MARKET_LIST_RESPONSES } from '../../schemas.ts';
 import type { Api } from '../types.ts';
 import { sendMarketList } from './market-list.ts';
+import { MARKET_LIST_RESPONSES } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 1000 } as const;
 
@@ -15,11 +15,9 @@ export function registerMarketsList(app: Api, deps: RouteDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listMarkets',
-        tags: ['Markets'],
         summary: 'List markets',
         description:
           'Markets sorted by total supply (USD), largest first. Page with `offset`; `meta.total` is the number of markets in scope.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             limit: Type.Optional(LimitParam(ACCESS.limitMax)),

@@ -2,9 +2,9 @@ import { Type } from '@fastify/type-provider-typebox';
 import { MAX_SEARCH_LENGTH, MAX_SEARCH_TERMS, searchMarkets } from '../../../queries/markets.ts';
 import type { RouteDeps } from '../../context.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam } from '../../params.ts';
-import { MARKET_LIST_RESPONSES } from '../../schemas.ts';
 import type { Api } from '../types.ts';
 import { sendMarketList } from './market-list.ts';
+import { MARKET_LIST_RESPONSES } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 200 } as const;
 
@@ -15,14 +15,12 @@ export function registerMarketsSearch(app: Api, deps: RouteDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'searchMarkets',
-        tags: ['Markets'],
         summary: 'Search markets',
         description:
           'Keyword search over collateral and loan symbols and names, market label, vault symbol and the pair notation ' +
           '`COLLATERAL/LOAN`. Every term must match (AND); a term matches a word by prefix, or anywhere in it. ' +
           'Ranking: exact symbol, then prefix, then substring; ties by supply, largest first. ' +
           `At most ${MAX_SEARCH_TERMS} distinct terms.`,
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             query: Type.String({

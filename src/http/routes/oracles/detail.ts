@@ -3,15 +3,10 @@ import { getOracle, type OracleDetailView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { AddressParam, ChainIdPath } from '../../params.ts';
-import {
-  envelope,
-  errorResponses,
-  NOT_MODIFIED,
-  OracleDetailRef,
-  OracleDetailSchema,
-} from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { OracleDetailRef, OracleDetailSchema } from './schemas.ts';
 
 const oracleJson = itemSerializer<OracleDetailView>(OracleDetailSchema);
 
@@ -19,25 +14,17 @@ export function registerOracleDetail(app: Api, deps: AppDeps): void {
   app.get(
     '/oracles/:chainId/:address',
     {
-      config: { access: { category: 'core', chainParam: 'chainId' } },
+      config: { access: { category: 'core', chainParam: 'chainId' }, errors: ['ORACLE_NOT_FOUND'] },
       schema: {
         operationId: 'getOracle',
-        tags: ['Oracles'],
         summary: 'Get one oracle',
         description:
           "One oracle: its feeds with their freshness now (a feed is stale once its last update is older than its heartbeat; the oracle's health is its stalest feed's), and the markets that depend on it with their supply at stake.",
-        security: [{ bearerAuth: [] }],
         params: Type.Object({ chainId: ChainIdPath, address: AddressParam('Oracle contract address.') }),
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: envelope(OracleDetailRef),
           ...NOT_MODIFIED,
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'CHAIN_FORBIDDEN',
-            'ORACLE_NOT_FOUND',
-            ...AUTHENTICATED_ERRORS,
-          ]),
         },
       },
     },

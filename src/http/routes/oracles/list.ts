@@ -7,11 +7,12 @@ import {
 } from '../../../domain/enums.ts';
 import { listOracles, type OracleView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
-import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, OracleRef, OracleSchema } from '../../schemas.ts';
+import { ChainIdsParam, pageParams } from '../../params.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { OracleRef, OracleSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 1000 } as const;
 const oracleJson = itemSerializer<OracleView>(OracleSchema);
@@ -23,13 +24,11 @@ export function registerOraclesList(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listOracles',
-        tags: ['Oracles'],
         summary: 'List oracles',
         description:
           "The markets' price oracles by chain id then address (page with `cursor`): type, provider, each feed's heartbeat, " +
           'deviation threshold, last update, age and staleness now, and the supply and borrow of the markets that depend on it. ' +
           '`stale=true` keeps the oracles whose stalest feed is past its heartbeat. `meta.total`: oracles matching.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             chainIds: Type.Optional(ChainIdsParam),
@@ -52,15 +51,13 @@ export function registerOraclesList(app: Api, deps: AppDeps): void {
                 description: 'true: only stale oracles (a feed past its heartbeat); false: only fresh ones.',
               }),
             ),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
         response: {
           200: envelope(Type.Array(OracleRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

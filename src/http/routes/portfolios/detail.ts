@@ -2,10 +2,11 @@ import { Type } from '@fastify/type-provider-typebox';
 import { type PortfolioView, portfolio } from '../../../queries/wallets.ts';
 import type { AppDeps } from '../../context.ts';
 import { AddressParam, ChainIdsParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, PortfolioRef, PortfolioSchema } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { PortfolioRef, PortfolioSchema } from './schemas.ts';
 
 const portfolioJson = itemSerializer<PortfolioView>(PortfolioSchema);
 
@@ -16,7 +17,6 @@ export function registerPortfolio(app: Api, deps: AppDeps): void {
       config: { access: { category: 'portfolio' } },
       schema: {
         operationId: 'getPortfolio',
-        tags: ['Portfolios'],
         summary: "A wallet's portfolio",
         description:
           'A wallet across protocols and chains in scope (for Euler, with the positions of its EVC sub-accounts, the addresses ' +
@@ -25,13 +25,11 @@ export function registerPortfolio(app: Api, deps: AppDeps): void {
           'and for each asset backing or owed by a borrow position the price move (all other prices fixed) that makes its ' +
           'first position liquidatable. Positions of an account in a pooled protocol (Aave, Spark per pool, Compound per ' +
           "comet, Euler per controller vault) show the account's health factor. A wallet with no position answers zeros.",
-        security: [{ bearerAuth: [] }],
         params: Type.Object({ address: AddressParam('Wallet address.') }),
         querystring: Type.Object({ chainIds: Type.Optional(ChainIdsParam) }, { additionalProperties: false }),
         response: {
           200: envelope(PortfolioRef),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -1,11 +1,12 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { type WalletPositionView, walletPositions } from '../../../queries/wallets.ts';
 import type { AppDeps } from '../../context.ts';
-import { AddressParam, ChainIdsParam, CursorParam, LimitParam, ProtocolParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, PositionRef, PositionSchema } from '../../schemas.ts';
+import { AddressParam, ChainIdsParam, ProtocolParam, pageParams } from '../../params.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { PositionRef, PositionSchema } from './schemas.ts';
 
 const ACCESS = { category: 'position', limitMax: 500 } as const;
 const positionJson = itemSerializer<WalletPositionView>(PositionSchema);
@@ -17,7 +18,6 @@ export function registerWalletPositions(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listPositions',
-        tags: ['Positions'],
         summary: "A wallet's positions",
         description:
           'Every position of a wallet in scope (borrowing or only lending; for Euler, those of its EVC sub-accounts too, each naming ' +
@@ -25,7 +25,6 @@ export function registerWalletPositions(app: Api, deps: AppDeps): void {
           "the `liquidationPrice`, named by `liquidationPriceToken`: the price of the position's collateral token at which its " +
           "health factor (for pooled protocols the account's) reaches 1, every other price fixed, or of the token named by `asset`. " +
           '`meta.total`: positions in scope.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             address: AddressParam('Wallet address.'),
@@ -36,15 +35,13 @@ export function registerWalletPositions(app: Api, deps: AppDeps): void {
             ),
             protocol: Type.Optional(ProtocolParam),
             chainIds: Type.Optional(ChainIdsParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
         response: {
           200: envelope(Type.Array(PositionRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

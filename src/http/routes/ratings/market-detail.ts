@@ -3,34 +3,27 @@ import { getMarketRating } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { MarketIdPath, requireMarketId } from '../../params.ts';
-import { envelope, errorResponses, MarketRatingRef, NOT_MODIFIED } from '../../schemas.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
+import type { Api } from '../types.ts';
+import { MarketRatingRef } from './schemas.ts';
 import { marketRatingJson, ratingsOf, sendRatings } from './shared.ts';
 
 export function registerMarketRatingDetail(app: Api, deps: AppDeps): void {
   app.get(
     '/ratings/markets/:marketId',
     {
-      config: { access: { category: 'ratings', chainParam: 'marketId' } },
+      config: { access: { category: 'ratings', chainParam: 'marketId' }, errors: ['MARKET_NOT_FOUND'] },
       schema: {
         operationId: 'getMarketRating',
-        tags: ['Ratings'],
         summary: "Get one market's rating",
         description:
           "One market's credit rating: grade, score, the five component scores with their weights and explanations, " +
           'and the figures they were computed from (`metrics`). The id is matched case-insensitively.',
-        security: [{ bearerAuth: [] }],
         params: Type.Object({ marketId: MarketIdPath }),
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: envelope(MarketRatingRef),
           ...NOT_MODIFIED,
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'CHAIN_FORBIDDEN',
-            'MARKET_NOT_FOUND',
-            ...AUTHENTICATED_ERRORS,
-          ]),
         },
       },
     },

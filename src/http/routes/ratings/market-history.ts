@@ -1,20 +1,12 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { ratingHistory } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
-import {
-  CursorParam,
-  EndDateParam,
-  LimitParam,
-  MarketIdPath,
-  parseDate,
-  parseEndDate,
-  requireMarketId,
-  StartDateParam,
-} from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, RatingChangeRef } from '../../schemas.ts';
+import { MarketIdPath, pageParams, requireMarketId, TIME_WINDOW_PARAMS } from '../../params.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { sendFound } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { timeWindowRequest } from '../data-request.ts';
+import type { Api } from '../types.ts';
+import { RatingChangeRef } from './schemas.ts';
 import { ratingChangeJson } from './shared.ts';
 
 const ACCESS = { category: 'ratings', limitMax: 1000, chainParam: 'marketId' } as const;
@@ -23,50 +15,34 @@ export function registerMarketRatingHistory(app: Api, deps: AppDeps): void {
   app.get(
     '/ratings/markets/:marketId/history',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['MARKET_NOT_FOUND'] },
       schema: {
         operationId: 'getMarketRatingHistory',
-        tags: ['Ratings'],
         summary: "A market's rating history",
         description:
           "The changes of a market's rating, oldest first: a rating is recorded when its grade changes, its score " +
           'moves by 2 points or more, or the methodology version changes, each with the grade and score before. ' +
           "`startDate` is raised to your tier's history window (meta.clamped); `endDate` defaults to now. Page with " +
           '`cursor`.',
-        security: [{ bearerAuth: [] }],
         params: Type.Object({ marketId: MarketIdPath }),
         querystring: Type.Object(
           {
-            startDate: Type.Optional(StartDateParam),
-            endDate: Type.Optional(EndDateParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...TIME_WINDOW_PARAMS,
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
         response: {
           200: envelope(Type.Array(RatingChangeRef)),
           ...NOT_MODIFIED,
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'CHAIN_FORBIDDEN',
-            'MARKET_NOT_FOUND',
-            ...AUTHENTICATED_ERRORS,
-          ]),
         },
       },
     },
     async (request, reply) => {
       const q = request.query;
       const id = requireMarketId(request.params.marketId, 'marketId');
-      const { nowMs, limit, startMs, clamped, model } = dataRequest(request, q, deps);
-      const toMs = parseEndDate(q.endDate, parseDate(q.startDate, 'startDate')) ?? nowMs + 1;
-      const found = await ratingHistory(
-        model,
-        deps.ratings,
-        { kind: 'market', key: id.key },
-        { fromMs: startMs ?? 0, toMs, cursor: q.cursor, limit },
-      );
+      const { nowMs, page, clamped, model } = timeWindowRequest(request, q, deps);
+      const found = await ratingHistory(model, deps.ratings, { kind: 'market', key: id.key }, page);
       return sendFound(request, reply, model, nowMs, found, ratingChangeJson, { list: true, clamped });
     },
   );

@@ -1,10 +1,11 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { listMarketRatings } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
-import { ChainIdsParam, CursorParam, LimitParam, ProtocolParam } from '../../params.ts';
-import { envelope, errorResponses, MarketRatingRef, NOT_MODIFIED } from '../../schemas.ts';
+import { ChainIdsParam, ProtocolParam, pageParams } from '../../params.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { MarketRatingRef } from './schemas.ts';
 import { GradeParam, MinScoreParam, marketRatingJson, OrderParam, ratingsOf, sendRatings } from './shared.ts';
 
 const ACCESS = { category: 'ratings', limitMax: 1000 } as const;
@@ -16,7 +17,6 @@ export function registerMarketRatingsList(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listMarketRatings',
-        tags: ['Ratings'],
         summary: 'List market ratings',
         description:
           "Every market's credit rating: a grade (AAA to D), a 0-100 score and five component scores (oracle, LLTV " +
@@ -24,7 +24,6 @@ export function registerMarketRatingsList(app: Api, deps: AppDeps): void {
           'or `order=asc`), page with `cursor`. Ratings are computed daily at 00:00 UTC, at start-up and when the ' +
           'dataset changes (`meta.asOf`: the data they reflect); see `GET /ratings/methodology`. `meta.total`: ratings ' +
           'matching.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             protocol: Type.Optional(ProtocolParam),
@@ -32,15 +31,13 @@ export function registerMarketRatingsList(app: Api, deps: AppDeps): void {
             minScore: Type.Optional(MinScoreParam),
             grade: Type.Optional(GradeParam),
             order: Type.Optional(OrderParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
         response: {
           200: envelope(Type.Array(MarketRatingRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -2,10 +2,10 @@ import { Type } from '@fastify/type-provider-typebox';
 import { type RatingMethodology, ratingMethodology } from '../../../domain/rating.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
-import { RatingMethodologySchema } from '../../rating-schemas.ts';
-import { envelope, errorResponses, NOT_MODIFIED, RatingMethodologyRef } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { RatingMethodologyRef, RatingMethodologySchema } from './schemas.ts';
 
 export function registerRatingMethodology(app: Api, deps: AppDeps): void {
   // The methodology never changes while the process runs: serialized once, with the size floor set.
@@ -18,18 +18,15 @@ export function registerRatingMethodology(app: Api, deps: AppDeps): void {
       config: { access: { category: 'ratings' } },
       schema: {
         operationId: 'getRatingMethodology',
-        tags: ['Ratings'],
         summary: 'Rating methodology',
         description:
           'How ratings are computed, versioned: the 0-100 scale and the grades, each component of a market and of a ' +
           'vault with its weight, its formula in words and its parameters (thresholds, provider scores, family ' +
           'volatilities), the history window, and when a rating change is recorded.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: envelope(RatingMethodologyRef),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -9,8 +9,8 @@ import type { Found } from '../../../queries/types.ts';
 import type { AppDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ApiError } from '../../errors.ts';
-import { MarketRatingSchema, RatingChangeSchema, VaultRatingSchema } from '../../rating-schemas.ts';
 import { itemSerializer, sendData } from '../../serialize.ts';
+import { MarketRatingSchema, RatingChangeSchema, VaultRatingSchema } from './schemas.ts';
 
 /** What the ratings routes share: their parameters, the ratings of the caller's model, the answer. */
 

@@ -1,10 +1,11 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { listVaultRatings } from '../../../queries/ratings.ts';
 import type { AppDeps } from '../../context.ts';
-import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, VaultRatingRef } from '../../schemas.ts';
+import { ChainIdsParam, pageParams } from '../../params.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { VaultRatingRef } from './schemas.ts';
 import { GradeParam, MinScoreParam, OrderParam, ratingsOf, sendRatings, vaultRatingJson } from './shared.ts';
 
 const ACCESS = { category: 'ratings', limitMax: 500 } as const;
@@ -16,13 +17,11 @@ export function registerVaultRatingsList(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listVaultRatings',
-        tags: ['Ratings'],
         summary: 'List vault ratings',
         description:
           "Every vault's credit rating: 0.8 x the supply-weighted score of the markets it allocates to plus 0.2 x its " +
           'diversification, with its grade and the rating of each allocation, by score (best first, or `order=asc`), ' +
           'page with `cursor`. `meta.total`: ratings matching.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             protocol: Type.Optional(
@@ -44,15 +43,13 @@ export function registerVaultRatingsList(app: Api, deps: AppDeps): void {
             minScore: Type.Optional(MinScoreParam),
             grade: Type.Optional(GradeParam),
             order: Type.Optional(OrderParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
         response: {
           200: envelope(Type.Array(VaultRatingRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -3,11 +3,11 @@ import { type ResearchReport, reportMarkdown } from '../../../domain/research.ts
 import { getReport } from '../../../queries/research.ts';
 import type { RouteDeps } from '../../context.ts';
 import { ChainIdsParam } from '../../params.ts';
-import { ResearchReportSchema } from '../../research-schemas.ts';
-import { envelope, errorResponses, NOT_MODIFIED, ResearchReportRef } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { ResearchReportRef, ResearchReportSchema } from './schemas.ts';
 
 const reportJson = itemSerializer<ResearchReport & { markdown: string }>(ResearchReportSchema);
 
@@ -15,10 +15,9 @@ export function registerResearchReport(app: Api, deps: RouteDeps): void {
   app.get(
     '/research/reports/:id',
     {
-      config: { access: { category: 'research' } },
+      config: { access: { category: 'research' }, errors: ['REPORT_NOT_FOUND'] },
       schema: {
         operationId: 'getResearchReport',
-        tags: ['Research'],
         summary: 'One research report',
         description:
           'One daily digest, as structured JSON and as Markdown (`markdown`), narrowed to the chains in your scope: per ' +
@@ -26,7 +25,6 @@ export function registerResearchReport(app: Api, deps: RouteDeps): void {
           'liquidations; rating changes; and, for the day just ended, the largest positions near liquidation and the ' +
           "stale oracles. A report none of whose chains is in your scope, or of a day before your tier's history window, is " +
           'not found.',
-        security: [{ bearerAuth: [] }],
         params: Type.Object({
           id: Type.String({
             maxLength: 64,
@@ -38,7 +36,6 @@ export function registerResearchReport(app: Api, deps: RouteDeps): void {
         response: {
           200: envelope(ResearchReportRef),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', 'REPORT_NOT_FOUND', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

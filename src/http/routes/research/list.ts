@@ -1,21 +1,12 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { listReports, type ReportSummary } from '../../../queries/research.ts';
 import type { RouteDeps } from '../../context.ts';
-import {
-  ChainIdsParam,
-  CursorParam,
-  EndDateParam,
-  LimitParam,
-  ProtocolParam,
-  parseDate,
-  parseEndDate,
-  StartDateParam,
-} from '../../params.ts';
-import { ResearchReportSummarySchema } from '../../research-schemas.ts';
-import { envelope, errorResponses, NOT_MODIFIED, ResearchReportSummaryRef } from '../../schemas.ts';
+import { ChainIdsParam, ProtocolParam, pageParams, TIME_WINDOW_PARAMS } from '../../params.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { timeWindowRequest } from '../data-request.ts';
+import type { Api } from '../types.ts';
+import { ResearchReportSummaryRef, ResearchReportSummarySchema } from './schemas.ts';
 
 const ACCESS = { category: 'research', limitMax: 500 } as const;
 const summaryJson = itemSerializer<ReportSummary>(ResearchReportSummarySchema);
@@ -27,45 +18,32 @@ export function registerResearchReports(app: Api, deps: RouteDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listResearchReports',
-        tags: ['Research'],
         summary: 'Research reports',
         description:
           'The daily risk digests, one per UTC day and protocol, newest first: written by a scheduled job once the day is ' +
           'over, from its stored history (utilization spikes, notable liquidations, rating changes; positions near ' +
           'liquidation and stale oracles for the day just ended). Each is narrowed to the chains in your scope; ' +
           "`startDate` is raised to your tier's history window. Page with `cursor`.",
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             protocol: Type.Optional(ProtocolParam),
             chainIds: Type.Optional(ChainIdsParam),
-            startDate: Type.Optional(StartDateParam),
-            endDate: Type.Optional(EndDateParam),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...TIME_WINDOW_PARAMS,
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
         response: {
           200: envelope(Type.Array(ResearchReportSummaryRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },
     async (request, reply) => {
       const q = request.query;
-      const { nowMs, limit, chainIds, startMs, clamped, model } = dataRequest(request, q, deps);
-      const toMs = parseEndDate(q.endDate, parseDate(q.startDate, 'startDate')) ?? nowMs + 1;
+      const { nowMs, chainIds, page, clamped, model } = timeWindowRequest(request, q, deps);
       // A day's report covers the day: one starting before startDate is out of the window.
-      const found = await listReports(model, deps.history, {
-        protocol: q.protocol,
-        chainIds,
-        fromMs: startMs ?? 0,
-        toMs,
-        cursor: q.cursor,
-        limit,
-      });
+      const found = await listReports(model, deps.history, { protocol: q.protocol, chainIds, ...page });
       return sendFound(request, reply, model, nowMs, found, summaryJson, { list: true, clamped });
     },
   );

@@ -2,11 +2,12 @@ import { Type } from '@fastify/type-provider-typebox';
 import { positionsAtRiskPage } from '../../../queries/risk.ts';
 import { callerOf, type RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
-import { ChainIdsParam, CursorParam, LimitParam, ProtocolParam, requireMarketId } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, PositionAtRiskRef } from '../../schemas.ts';
+import { ChainIdsParam, ProtocolParam, pageParams, requireMarketId } from '../../params.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { positionJson, sendData } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { PositionAtRiskRef } from './schemas.ts';
 
 const ACCESS = { category: 'risk', limitMax: 200 } as const;
 
@@ -14,10 +15,9 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
   app.get(
     '/risk/positions-at-risk',
     {
-      config: { access: ACCESS },
+      config: { access: ACCESS, errors: ['MARKET_NOT_FOUND'] },
       schema: {
         operationId: 'positionsAtRisk',
-        tags: ['Risk'],
         summary: 'Positions at risk',
         description:
           'Borrow positions whose health factor is below the threshold (liquidatable ones, below 1, included), ' +
@@ -27,7 +27,6 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
           'that instant) for 10 minutes; after that the cursor is refused (400 INVALID_PARAMETER naming the time it ' +
           "expired). `meta.total` is the size of the set on every page; `limit` (capped by your tier's result cap) " +
           'bounds each page, not the set.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             healthFactorThreshold: Type.Optional(
@@ -51,15 +50,13 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
                 examples: [10000],
               }),
             ),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
         response: {
           200: envelope(Type.Array(PositionAtRiskRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', 'MARKET_NOT_FOUND', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -3,10 +3,11 @@ import { MAX_SHOCKS, parseShocks, type StressView, stressTest } from '../../../q
 import type { RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ChainIdsParam, LimitParam, ProtocolParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, StressRef, StressSchema } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendAssembled } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { StressRef, StressSchema } from './schemas.ts';
 
 const ACCESS = { category: 'risk', limitMax: 1000 } as const;
 const stressJson = itemSerializer<StressView>(StressSchema);
@@ -18,7 +19,6 @@ export function registerStressTest(app: Api, deps: RouteDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'stressTest',
-        tags: ['Risk'],
         summary: 'Stress test',
         description:
           'Moves asset prices and reports, per market and in total, the positions newly liquidatable, the debt at risk, the ' +
@@ -28,7 +28,6 @@ export function registerStressTest(app: Api, deps: RouteDeps): void {
           'LBTC...) with BTC or WBTC. An isolated market moves by (1 + collateral move) / (1 + loan move) in health factor; ' +
           'a position of an account (Aave, Spark, Compound, Euler) is liquidatable when its account is, every token of the account moved. ' +
           '`meta.total` counts the moved markets with liquidatable positions.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             shocks: Type.String({
@@ -46,7 +45,6 @@ export function registerStressTest(app: Api, deps: RouteDeps): void {
         response: {
           200: envelope(StressRef),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -17,7 +17,6 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
     {
       schema: {
         operationId: 'health',
-        tags: ['Service'],
         summary: 'Service health',
         description: 'State of the store, the limiter backend and each dataset. No key needed; not counted.',
         // No key: an explicit empty requirement, so tools do not assume one.

@@ -44,7 +44,6 @@ const ROOT_BODY = JSON.stringify(ROOT);
 
 const schema = {
   operationId: 'apiRoot',
-  tags: ['Service'],
   summary: 'Where things are',
   description:
     'The paths of the documentation, the OpenAPI document, health and the main resources, as paths on this server. ' +

@@ -3,9 +3,10 @@ import { getToken, type TokenDetailView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { AddressParam, ChainIdPath } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, TokenDetailRef, TokenDetailSchema } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { TokenDetailRef, TokenDetailSchema } from './schemas.ts';
 
 const tokenJson = itemSerializer<TokenDetailView>(TokenDetailSchema);
 
@@ -13,15 +14,13 @@ export function registerTokenDetail(app: Api, deps: AppDeps): void {
   app.get(
     '/tokens/:chainId/:address',
     {
-      config: { access: { category: 'core', chainParam: 'chainId' } },
+      config: { access: { category: 'core', chainParam: 'chainId' }, errors: ['TOKEN_NOT_FOUND'] },
       schema: {
         operationId: 'getToken',
-        tags: ['Tokens'],
         summary: 'Get one token',
         description:
           'One token: its USD price and the source of it, the feeds on its chain that price it (with their freshness), ' +
           'and every market holding it as collateral or loan with its supply and borrow.',
-        security: [{ bearerAuth: [] }],
         params: Type.Object({
           chainId: ChainIdPath,
           address: AddressParam('Token contract address.'),
@@ -30,12 +29,6 @@ export function registerTokenDetail(app: Api, deps: AppDeps): void {
         response: {
           200: envelope(TokenDetailRef),
           ...NOT_MODIFIED,
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'CHAIN_FORBIDDEN',
-            'TOKEN_NOT_FOUND',
-            ...AUTHENTICATED_ERRORS,
-          ]),
         },
       },
     },

@@ -1,11 +1,12 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { listTokens, type TokenView } from '../../../queries/assets.ts';
 import type { AppDeps } from '../../context.ts';
-import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, TokenRef, TokenSchema } from '../../schemas.ts';
+import { ChainIdsParam, pageParams } from '../../params.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { TokenRef, TokenSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 1000 } as const;
 const tokenJson = itemSerializer<TokenView>(TokenSchema);
@@ -17,12 +18,10 @@ export function registerTokensList(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listTokens',
-        tags: ['Tokens'],
         summary: 'List tokens',
         description:
           'Tokens the markets hold as collateral or lend, by chain id then address (an order no data change moves; page with `cursor`), ' +
           'with their USD price and its source, and the supply and borrow of the markets that lend them. `meta.total`: tokens in scope.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             chainIds: Type.Optional(ChainIdsParam),
@@ -34,15 +33,13 @@ export function registerTokensList(app: Api, deps: AppDeps): void {
                 examples: ['USDC'],
               }),
             ),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
         response: {
           200: envelope(Type.Array(TokenRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -3,9 +3,10 @@ import { getVault, type VaultView } from '../../../queries/vaults.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { AddressParam, ChainIdPath } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, VaultRef, VaultSchema } from '../../schemas.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { VaultRef, VaultSchema } from './schemas.ts';
 
 const vaultJson = itemSerializer<VaultView>(VaultSchema);
 
@@ -13,24 +14,16 @@ export function registerVaultDetail(app: Api, deps: AppDeps): void {
   app.get(
     '/vaults/:chainId/:address',
     {
-      config: { access: { category: 'core', chainParam: 'chainId' } },
+      config: { access: { category: 'core', chainParam: 'chainId' }, errors: ['VAULT_NOT_FOUND'] },
       schema: {
         operationId: 'getVault',
-        tags: ['Vaults'],
         summary: 'Get one vault',
         description: 'One vault with its allocation by market, as in the list.',
-        security: [{ bearerAuth: [] }],
         params: Type.Object({ chainId: ChainIdPath, address: AddressParam('Vault contract address.') }),
         querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: envelope(VaultRef),
           ...NOT_MODIFIED,
-          ...errorResponses([
-            'INVALID_PARAMETER',
-            'CHAIN_FORBIDDEN',
-            'VAULT_NOT_FOUND',
-            ...AUTHENTICATED_ERRORS,
-          ]),
         },
       },
     },

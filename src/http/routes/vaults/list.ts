@@ -1,11 +1,12 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { listVaults, type VaultView } from '../../../queries/vaults.ts';
 import type { AppDeps } from '../../context.ts';
-import { ChainIdsParam, CursorParam, LimitParam } from '../../params.ts';
-import { envelope, errorResponses, NOT_MODIFIED, VaultRef, VaultSchema } from '../../schemas.ts';
+import { ChainIdsParam, pageParams } from '../../params.ts';
+import { envelope, NOT_MODIFIED } from '../../schemas.ts';
 import { itemSerializer, sendFound } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import type { Api } from '../types.ts';
+import { VaultRef, VaultSchema } from './schemas.ts';
 
 const ACCESS = { category: 'core', limitMax: 500 } as const;
 const vaultJson = itemSerializer<VaultView>(VaultSchema);
@@ -17,13 +18,11 @@ export function registerVaultsList(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listVaults',
-        tags: ['Vaults'],
         summary: 'List vaults',
         description:
           'Morpho vaults with their curator and Euler vaults with their governor, by chain id then address (page with ' +
           '`cursor`): asset, total assets in USD, APY net of fee, and the allocation by market with its share, supply cap, ' +
           'strategy risk level and oracle health. `meta.total`: vaults matching.',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
             protocol: Type.Optional(
@@ -42,15 +41,13 @@ export function registerVaultsList(app: Api, deps: AppDeps): void {
                 examples: ['USDC'],
               }),
             ),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
         response: {
           200: envelope(Type.Array(VaultRef)),
           ...NOT_MODIFIED,
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },

@@ -8,19 +8,16 @@ import { dataMeta, type Meta } from '../../envelope.ts';
 import {
   AddressParam,
   ChainIdsParam,
-  CursorParam,
-  EndDateParam,
-  LimitParam,
   ProtocolParam,
-  parseDate,
-  parseEndDate,
+  pageParams,
   requireMarketId,
-  StartDateParam,
+  TIME_WINDOW_PARAMS,
 } from '../../params.ts';
-import { DATA_HEADERS, errorResponses, LiquidationRef, MetaRef, MetaSchema } from '../../schemas.ts';
+import { DATA_HEADERS, MetaRef, MetaSchema } from '../../schemas.ts';
 import { DATA_CACHE_CONTROL, JSON_TYPE } from '../../serialize.ts';
-import { dataRequest } from '../data-request.ts';
-import { type Api, AUTHENTICATED_ERRORS } from '../types.ts';
+import { timeWindowRequest } from '../data-request.ts';
+import type { Api } from '../types.ts';
+import { LiquidationRef } from './schemas.ts';
 
 const ACCESS = { category: 'position', limitMax: 500_000 } as const;
 export const NDJSON_TYPE = 'application/x-ndjson';
@@ -51,7 +48,6 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
       config: { access: ACCESS },
       schema: {
         operationId: 'listLiquidations',
-        tags: ['Positions'],
         summary: 'Liquidations',
         description:
           'Liquidations, newest first (time, then chain, tx hash, log index), with the collateral seized, the debt repaid and ' +
@@ -59,11 +55,9 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
           '500,000), so memory stays flat on both sides; send `Accept: application/x-ndjson` for one JSON object per line ' +
           '(the items, then a last line `{"meta": …}`). `startDate` is raised to your tier\'s history window. Page with ' +
           '`cursor`. A streamed answer carries no ETag (it is not known before the body is written).',
-        security: [{ bearerAuth: [] }],
         querystring: Type.Object(
           {
-            startDate: Type.Optional(StartDateParam),
-            endDate: Type.Optional(EndDateParam),
+            ...TIME_WINDOW_PARAMS,
             protocol: Type.Optional(ProtocolParam),
             chainIds: Type.Optional(ChainIdsParam),
             marketId: Type.Optional(
@@ -83,8 +77,7 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
                   'Only liquidations that repaid at least this much, USD (one whose repayment has no known USD value never matches).',
               }),
             ),
-            limit: Type.Optional(LimitParam(ACCESS.limitMax)),
-            cursor: Type.Optional(CursorParam),
+            ...pageParams(ACCESS.limitMax),
           },
           { additionalProperties: false },
         ),
@@ -105,15 +98,13 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
               },
             },
           },
-          ...errorResponses(['INVALID_PARAMETER', ...AUTHENTICATED_ERRORS]),
         },
       },
     },
     async (request, reply) => {
       const q = request.query;
       const market = q.marketId === undefined ? undefined : requireMarketId(q.marketId, 'marketId');
-      const { nowMs, limit, chainIds, startMs, clamped, model } = dataRequest(request, q, deps);
-      const toMs = parseEndDate(q.endDate, parseDate(q.startDate, 'startDate'));
+      const { nowMs, limit, chainIds, startMs, endMs, clamped, model } = timeWindowRequest(request, q, deps);
       const scope = { protocol: q.protocol, chainIds };
       const pages = liquidations(model, deps.history, {
         ...scope,
@@ -121,8 +112,9 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
         borrower: q.borrower?.toLowerCase(),
         liquidator: q.liquidator?.toLowerCase(),
         minRepaidUsd: q.minRepaidUsd,
+        // Bounded only where the request says so.
         fromMs: startMs,
-        toMs,
+        toMs: endMs,
         cursor: q.cursor,
         limit,
       });

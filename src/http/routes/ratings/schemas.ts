@@ -1,11 +1,11 @@
 import { Type } from '@fastify/type-provider-typebox';
-import { PROTOCOLS } from '../domain/enums.ts';
-import { GRADES, type Grade, NOT_RATED, type RatedGrade, ratingMethodology } from '../domain/rating.ts';
+import { PROTOCOLS } from '../../../domain/enums.ts';
+import { GRADES, type Grade, NOT_RATED, type RatedGrade, ratingMethodology } from '../../../domain/rating.ts';
+import { ref } from '../../schemas.ts';
 
 /**
- * Response schemas of the ratings area (GET /ratings/...): named in the OpenAPI document
- * (NAMED_SCHEMAS in schemas.ts) as MarketRating, VaultRating, RatingChange and
- * RatingMethodology. Self-contained: schemas.ts imports this module, not the reverse.
+ * Response schemas of the ratings area (GET /ratings/...): named in the OpenAPI document as
+ * MarketRating, VaultRating, RatingChange and RatingMethodology.
  */
 
 type Primitive = 'string' | 'number' | 'integer';
@@ -420,3 +420,8 @@ export const RatingMethodologySchema = Type.Object(
   },
   { additionalProperties: false, examples: [ratingMethodology()] },
 );
+
+export const MarketRatingRef = ref('MarketRating', MarketRatingSchema);
+export const VaultRatingRef = ref('VaultRating', VaultRatingSchema);
+export const RatingChangeRef = ref('RatingChange', RatingChangeSchema);
+export const RatingMethodologyRef = ref('RatingMethodology', RatingMethodologySchema);

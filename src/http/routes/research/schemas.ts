@@ -1,8 +1,8 @@
 import { Type } from '@fastify/type-provider-typebox';
+import { ref, USD } from '../../schemas.ts';
 
 /** The research routes' schemas (src/domain/research.ts has the method). */
 
-const usd = (description: string) => Type.Number({ description: `${description}, USD (to the cent).` });
 const usdOrNull = (description: string) =>
   Type.Union([Type.Number(), Type.Null()], {
     description: `${description}, USD (to the cent); null when its token had no USD price.`,
@@ -58,8 +58,8 @@ export const ResearchReportSchema = Type.Object(
         {
           chainId: Type.Integer(),
           markets: Type.Integer({ description: 'Markets with a daily snapshot that day.' }),
-          supplyUsd: usd('Supply summed over them'),
-          borrowUsd: usd('Borrow summed over them'),
+          supplyUsd: USD('Supply summed over them'),
+          borrowUsd: USD('Borrow summed over them'),
           utilization: Type.Number(),
           supplyChange: Type.Union([Type.Number(), Type.Null()], {
             description: "Supply over the day before's, minus 1; null without a day before.",
@@ -71,8 +71,8 @@ export const ResearchReportSchema = Type.Object(
                 'Liquidations whose debt has no known USD value (the loan token had no USD price), left out of the USD sums; absent from reports of version 1.0.0.',
             }),
           ),
-          liquidatedDebtUsd: usd('Debt the liquidations repaid (the known USD values)'),
-          badDebtUsd: usd('Bad debt they left (the known USD values)'),
+          liquidatedDebtUsd: USD('Debt the liquidations repaid (the known USD values)'),
+          badDebtUsd: USD('Bad debt they left (the known USD values)'),
           utilizationSpikes: Type.Integer({
             description:
               'Markets of the chain with a utilization spike (every one; the list shows the 10 largest).',
@@ -146,7 +146,7 @@ export const ResearchReportSchema = Type.Object(
           marketId: Type.String(),
           user: ADDRESS,
           healthFactor: Type.Number(),
-          debtUsd: usd('Debt'),
+          debtUsd: USD('Debt'),
         },
         { additionalProperties: false },
       ),
@@ -170,3 +170,6 @@ export const ResearchReportSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const ResearchReportSummaryRef = ref('ResearchReportSummary', ResearchReportSummarySchema);
+export const ResearchReportRef = ref('ResearchReport', ResearchReportSchema);
