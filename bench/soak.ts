@@ -723,7 +723,7 @@ async function one(run: KeyRun): Promise<void> {
     return;
   }
   const adm: Admitted = { sent: a.sent, received: a.received, worker: a.worker };
-  // A quota refusal passed the limiter and was counted, but takes no slot of the window (D7).
+  // A quota refusal passed the limiter and was counted, but takes no slot of the window (docs/decisions.md "Order of checks and what counts").
   const refused = a.error === 'DAILY_QUOTA_EXCEEDED' || a.error === 'MONTHLY_QUOTA_EXCEEDED';
   if (refused) {
     if (a.remaining === undefined || a.remaining < 0 || a.remaining > run.rate) run.remainingViolations++;

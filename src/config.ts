@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { DEFAULT_RATING_SIZE_FLOOR_USD } from './domain/rating.ts';
 
-/** Service settings (DECISIONS D13), read once from the environment, validated, then frozen. */
+/** Service settings (docs/decisions.md "Settings"), read once from the environment, validated, then frozen. */
 export interface Settings {
   port: number;
   host: string;
@@ -52,7 +52,7 @@ export interface Settings {
    */
   historyRetentionDays?: number | null;
   /**
-   * The sources file (D15): real chains to read. From SOURCES_FILE; null (the default): the
+   * The sources file (docs/decisions.md "Real sources"): real chains to read. From SOURCES_FILE; null (the default): the
    * sandbox is served to every key. Omitted: null.
    */
   sourcesFile?: string | null;

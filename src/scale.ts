@@ -1,5 +1,5 @@
 /**
- * Backends of the scaled mode, chosen by REDIS_URL (DECISIONS D13): with it, limits, quotas
+ * Backends of the scaled mode, chosen by REDIS_URL (docs/decisions.md "Settings"): with it, limits, quotas
  * and key-cache invalidation go through Redis, shared by every instance; without it, the
  * embedded in-process backends.
  */

@@ -134,6 +134,28 @@ describe('README and docs', () => {
     }
   });
 
+  test('behavior: code comments cite only what the repository holds (no decision numbers, no outside spec)', () => {
+    const cites = /\bDECISIONS\b|\bSPEC\.md\b|\bSPEC\b|(?<![\w.#-])D(?:[1-9]|1[0-9]|2[0-4])\b(?![-\w])/;
+    const code = (dir: string): string[] =>
+      readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+        .filter((f) => /\.(ts|lua|json|sql)$/.test(f))
+        .map((f) => join(dir, f));
+    // This file and the examples check hold the pattern itself.
+    const self = new Set(['test/docs.test.ts', 'test/openapi-examples.test.ts']);
+    for (const file of [
+      ...code('src'),
+      ...code('test'),
+      ...code('bench').filter((f) => !f.includes('results')),
+    ]) {
+      if (self.has(file)) continue;
+      read(file)
+        .split('\n')
+        .forEach((line, i) => {
+          assert.ok(!cites.test(line), `${file}:${i + 1}: ${line.trim()}`);
+        });
+    }
+  });
+
   test('behavior: the public documents cite no internal decision numbers or outside files', () => {
     const cites = /\bDECISIONS\b|\bSPEC\.md\b|\(D[0-9]{1,2}\)|\bD[0-9]{1,2}[:;,)]/;
     for (const file of PUBLIC_DOCS) {

@@ -31,8 +31,8 @@ export interface QuotaCounts {
 }
 
 /**
- * Expected outcomes of the limiter and quota checks (DECISIONS D7), as values. `counts` comes
- * with every counted request the window let through (the RateLimit headers of D18 use it).
+ * Expected outcomes of the limiter and quota checks (docs/decisions.md "Order of checks and what counts"), as values. `counts` comes
+ * with every counted request the window let through (the RateLimit headers of "Quotas in headers" (docs/decisions.md) use it).
  */
 export type AdmissionResult =
   | { ok: true; rate: RateState; counts?: QuotaCounts }
@@ -327,7 +327,7 @@ export class LocalAdmission implements Admission {
     const counts = { dayUsed: u.dayUsed, monthUsed: u.monthUsed };
     await this.usage.record({ keyId, day: q.day, endpoint: req.endpoint, countedMonthly: q.countedMonthly });
     if (q.ok) return { ok: true, rate: state, counts };
-    // Refused with 429: the request takes no slot of the window (D7).
+    // Refused with 429: the request takes no slot of the window (docs/decisions.md "Order of checks and what counts").
     this.limiter.release(keyId);
     const after = this.limiter.peek(keyId, tier.ratePerSecond, nowMs);
     return {

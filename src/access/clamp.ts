@@ -1,7 +1,7 @@
 import { DAY_MS } from '../domain/periods.ts';
 import type { Tier } from './tiers.ts';
 
-/** Default `limit` when omitted (SPEC.md Limits). */
+/** Default `limit` when omitted (README "Tiers"). */
 export const DEFAULT_LIMIT = 50;
 
 export interface Clamp<T> {
@@ -16,7 +16,7 @@ export interface Clamped {
 }
 
 /**
- * Effective `limit` (DECISIONS D9): the stricter of the route maximum and the tier's result
+ * Effective `limit` (docs/decisions.md "Clamping"): the stricter of the route maximum and the tier's result
  * cap; a larger request is lowered silently and reported. Omitted, it is the default (50)
  * within that maximum, which is not a clamp.
  */
@@ -32,7 +32,7 @@ export function clampLimit(
 }
 
 /**
- * Chains in scope (D9): requested chains filtered to the tier's; omitted, the tier's chains
+ * Chains in scope (docs/decisions.md "Clamping"): requested chains filtered to the tier's; omitted, the tier's chains
  * (undefined = every chain). An empty result is allowed: the answer is then empty.
  */
 export function scopeChains(
@@ -49,7 +49,7 @@ export function scopeChains(
 }
 
 /**
- * Earliest date a tier may see (D9): `startDate` raised to now minus the history window.
+ * Earliest date a tier may see (docs/decisions.md "Clamping"): `startDate` raised to now minus the history window.
  * Omitted, it is the start of the window (or undefined for an unlimited window); not a clamp.
  * Dates are epoch ms in, ISO 8601 strings in the clamp report.
  */
@@ -84,7 +84,7 @@ export interface ClampedScope {
 }
 
 /**
- * Every clamp of D9 at once, for an HTTP route and an MCP tool alike: `limit` up to the
+ * Every clamp of "Clamping" (docs/decisions.md) at once, for an HTTP route and an MCP tool alike: `limit` up to the
  * stricter of `routeMax` (the route's or tool's maximum) and the tier's result cap, `chainIds`
  * filtered to the tier's chains, `startDate` raised to the tier's history window.
  */

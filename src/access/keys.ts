@@ -10,7 +10,7 @@ import type { KeyEvents } from './key-events.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** `lrds_live_<32 base62>` or `lrds_test_<32 base62>` (DECISIONS D10). */
+/** `lrds_live_<32 base62>` or `lrds_test_<32 base62>` (docs/decisions.md "Keys and accounts"). */
 export const KEY_PATTERN = /^lrds_(live|test)_[0-9A-Za-z]{32}$/;
 export const KEY_PREFIX_LENGTH = 14;
 

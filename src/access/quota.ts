@@ -1,5 +1,5 @@
 /**
- * Daily and monthly quota counters per API key, in process (SPEC Limits: Quotas; DECISIONS D7).
+ * Daily and monthly quota counters per API key, in process (docs/decisions.md "Order of checks and what counts").
  *
  * Every request that passed the rate limiter goes through consume():
  *   1. the key's daily counter is incremented; above the daily quota the request is refused
@@ -8,7 +8,7 @@
  *      refused (MONTHLY_QUOTA);
  *   3. otherwise it is admitted.
  * A null quota is unlimited, yet still counted. Refused requests stay counted, so `used`
- * keeps growing past the limit, as SPEC's DAILY_QUOTA_EXCEEDED body shows.
+ * keeps growing past the limit, as the DAILY_QUOTA_EXCEEDED body shows.
  *
  * Periods are UTC: the day rolls over at 00:00 UTC, the month at 00:00 UTC on the 1st.
  * The counters live in memory; the caller makes them durable by recording, for every
@@ -227,7 +227,7 @@ export class QuotaCounters {
   }
 
   /**
-   * Counts one request of `keyId` at `nowMs` and decides it against `limits` (D7 order:
+   * Counts one request of `keyId` at `nowMs` and decides it against `limits` ("Order of checks and what counts" (docs/decisions.md) order:
    * daily, then monthly). O(1); a new UTC day additionally triggers one sweep of keys whose
    * counters have all expired.
    *

@@ -64,7 +64,7 @@ const consoleLogger: WarnLogger = { warn: (obj, msg) => console.warn(msg ?? '', 
  * file switches between Redis and the fallback.
  *
  * Per request ONE atomic Lua script (EVALSHA, falling back to EVAL after a Redis restart; see
- * redis-scripts.ts) applies the exact sliding window and both quota counters of DECISIONS D7.
+ * redis-scripts.ts) applies the exact sliding window and both quota counters of docs/decisions.md "Order of checks and what counts".
  * Key layout, per API key (the `{keyId}` hash tag keeps a key's two entries on one cluster slot):
  *   `<prefix>w:{<keyId>}` ZSET of admitted timestamps (us) in the window; trimmed to the window and
  *       to `rate` entries on every admit; PEXPIREs 1 s after the last admit.

@@ -138,7 +138,7 @@ export class LocalFallback {
       this.#outage.add(keyId, q.day, q.countedMonthly, gen);
       const counts = { dayUsed: q.after.du, monthUsed: q.after.mu };
       if (q.ok) return { ok: true, rate: state, counts };
-      // Refused with 429: the request takes no slot of the window (D7).
+      // Refused with 429: the request takes no slot of the window (docs/decisions.md "Order of checks and what counts").
       this.own.remove(keyId, at);
       const after = this.own.peek(keyId, share, now);
       const scope = q.byAccount ? { scope: 'account' as const } : {};

@@ -247,7 +247,7 @@ if inStore then
   return {5, remaining, resetAt, 0, now, d, du, mu, g, member, rt}
 end
 
--- Quotas (DECISIONS D7): daily first; a daily refusal leaves the monthly counter alone.
+-- Quotas (docs/decisions.md "Order of checks and what counts"): daily first; a daily refusal leaves the monthly counter alone.
 -- An instant before the stored day is counted in the stored day.
 local day = math.floor(now / DAY)
 if day > d then
@@ -293,7 +293,7 @@ if acct then
   redis.call('HSET', KEYS[5], 'd', fmt(ad), 'du', fmt(adu), 'mu', fmt(amu))
   redis.call('PEXPIRE', KEYS[5], fmt(quotaTtlMs(ad, now)))
 end
--- A request refused with 429 takes no slot of the window (D7): give it back.
+-- A request refused with 429 takes no slot of the window (docs/decisions.md "Order of checks and what counts"): give it back.
 if status ~= 0 then
   redis.call('ZREM', KEYS[1], member)
   remaining = cap - n

@@ -3,7 +3,7 @@ import type { AdmissionResult } from './admission.ts';
 import type { Category, Tier } from './tiers.ts';
 
 /**
- * What the access rules refuse, as values in the API's error vocabulary (DECISIONS D6): the
+ * What the access rules refuse, as values in the API's error vocabulary (docs/decisions.md "Errors"): the
  * code, the message and the extra members of the error body, and for a 429 the whole seconds
  * to wait (Retry-After). The HTTP access pipeline answers them as errors, the MCP tools as
  * tool results; both say the same words.
@@ -25,7 +25,7 @@ function wholeSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
-/** The refusal of a request the rate limiter or a quota turned away (D6, D7). */
+/** The refusal of a request the rate limiter or a quota turned away (docs/decisions.md "Errors", "Order of checks and what counts"). */
 export function admissionRefusal(
   result: Exclude<AdmissionResult, { ok: true }>,
   tier: Tier,
@@ -63,7 +63,7 @@ export function admissionRefusal(
   };
 }
 
-/** The tier lacks the category of the endpoint (or tool) called (D8). */
+/** The tier lacks the category of the endpoint (or tool) called (docs/decisions.md "Tiers and categories"). */
 export function tierForbidden(tier: Tier, category: Category): Refusal {
   return {
     code: 'TIER_FORBIDDEN',
@@ -72,7 +72,7 @@ export function tierForbidden(tier: Tier, category: Category): Refusal {
   };
 }
 
-/** The one chain a request names is outside the tier (D6). */
+/** The one chain a request names is outside the tier (docs/decisions.md "Errors"). */
 export function chainForbidden(tier: Tier, chainId: number): Refusal {
   return {
     code: 'CHAIN_FORBIDDEN',

@@ -1,6 +1,6 @@
 /**
- * Exact sliding-window rate limiter, in process (SPEC Limits: sliding window, per API key,
- * per second; DECISIONS D7).
+ * Exact sliding-window rate limiter, in process (README "Tiers": sliding window, per API key,
+ * per second; docs/decisions.md "Order of checks and what counts").
  *
  * Rule: a request at time t is admitted iff fewer than `rate` ADMITTED requests have a
  * timestamp s in (t - 1000, t]. Refused requests take no slot. In floating point the test is
@@ -189,7 +189,7 @@ export class SlidingWindowLimiter {
 
   /**
    * Removes one recorded timestamp `t` of the key (that of a hit() whose request was then
-   * refused by a quota: it takes no slot, DECISIONS D7), whatever was recorded since. O(rate).
+   * refused by a quota: it takes no slot, docs/decisions.md "Order of checks and what counts"), whatever was recorded since. O(rate).
    */
   remove(key: string, t: number): void {
     const w = this.#windows.get(key);
@@ -221,7 +221,7 @@ export class SlidingWindowLimiter {
 
   /**
    * Gives back the slot of the key's newest admitted request (a request that passed the
-   * window but was then refused by a quota takes no slot: DECISIONS D7). Call it right after
+   * window but was then refused by a quota takes no slot: docs/decisions.md "Order of checks and what counts"). Call it right after
    * that request's hit(), before any other hit of the key.
    */
   release(key: string): void {

@@ -1,5 +1,5 @@
 /**
- * Tier table (SPEC Limits: tier matrix; DECISIONS D8): read from config/tiers.json, or the
+ * Tier table (README "Tiers"; docs/decisions.md "Tiers and categories"): read from config/tiers.json, or the
  * file named by TIERS_FILE, validated once at start-up, then frozen and passed down.
  *
  * File shape (null = unlimited, for quotas, result cap and history; `chains: null` = all chains):
@@ -19,7 +19,7 @@
 
 import { readFileSync } from 'node:fs';
 
-/** Endpoint categories (D8), in documented order. `/client/*` and health belong to none. */
+/** Endpoint categories (docs/decisions.md "Tiers and categories"), in documented order. `/client/*` and health belong to none. */
 export const CATEGORIES = [
   'core',
   'position',
@@ -46,7 +46,7 @@ export interface Tier {
   readonly dailyQuota: number | null;
   /** Requests per UTC calendar month; null = unlimited. */
   readonly monthlyQuota: number | null;
-  /** Largest `limit` the tier may request (D9: min with the route maximum); null = no tier cap. */
+  /** Largest `limit` the tier may request ("Clamping" (docs/decisions.md): min with the route maximum); null = no tier cap. */
   readonly resultCap: number | null;
   /** Endpoint categories the tier may call. */
   readonly categories: readonly Category[];
@@ -263,7 +263,7 @@ export function tierAllowsChain(tier: Tier, chainId: number): boolean {
   return tier.chains === null || tier.chains.includes(chainId);
 }
 
-/** The chain ids the tier may use, in the order given (D9 clamp; may come out empty). */
+/** The chain ids the tier may use, in the order given ("Clamping" (docs/decisions.md) clamp; may come out empty). */
 export function filterChains(tier: Tier, chainIds: readonly number[]): number[] {
   const allowed = tier.chains;
   return allowed === null ? [...chainIds] : chainIds.filter((id) => allowed.includes(id));

@@ -17,7 +17,7 @@ import { SearchIndex } from './search/search-index.ts';
 import type { SearchWork } from './search/work.ts';
 import { groupIndexes, walkMerged } from './sorted-lists.ts';
 
-/** The API's Market (SPEC.md) as served: primary facts plus the derived fields. */
+/** The API's Market (its OpenAPI schema) as served: primary facts plus the derived fields. */
 export interface MarketView {
   uniqueKey: string;
   protocol: Protocol;
@@ -136,7 +136,7 @@ export interface MarketFilter {
 
 /**
  * The market catalog: markets ordered by supply descending, lookups by key, filter lists by
- * protocol and chain, and a token index for search (DECISIONS D4).
+ * protocol and chain, and a token index for search (docs/decisions.md "Search").
  *
  * Two numberings: a market's `ord` (what the catalog hands out: the index of its record, fixed
  * for the catalog's life, so other structures such as the risk index can key by it) and its

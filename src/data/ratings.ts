@@ -275,7 +275,7 @@ export function rateVault(
 ): VaultRatingView {
   const nowSec = Math.floor(nowMs / 1000);
   const r = e.record;
-  // Weighed as GET /vaults weighs them: by USD, else by amounts of the asset (D15).
+  // Weighed as GET /vaults weighs them: by USD, else by amounts of the asset (docs/decisions.md "Real sources").
   const values = allocationValues(model.catalog, e, nowSec);
   const parts = values.parts.map((p) => ({
     marketId: p.a.marketKey,

@@ -40,14 +40,14 @@ export interface ReadModel {
   /** The last position change of the store applied (DatasetInfo.changeSeq), 0 for none. */
   changeSeq: number;
   /**
-   * The chain blocks the data reflects (DECISIONS D16): per chain id, the lowest last block of
+   * The chain blocks the data reflects (docs/decisions.md "Freshness per source"): per chain id, the lowest last block of
    * the sources reporting that chain (the stalest); null when no source reports blocks (the
    * sandbox).
    */
   blocks: Record<string, number> | null;
   /**
    * Per chain id, the last successful refresh (epoch ms) of the stalest source reporting that
-   * chain (DECISIONS D16): an answer about some chains is as fresh as their sources; null when
+   * chain (docs/decisions.md "Freshness per source"): an answer about some chains is as fresh as their sources; null when
    * no source reports chains (the sandbox).
    */
   chainRefreshedAt: Record<string, number> | null;
@@ -136,7 +136,7 @@ function chainRefreshedAt(
 }
 
 /**
- * What an answer about `chains` reflects (D16): the refresh of the stalest source behind those
+ * What an answer about `chains` reflects (docs/decisions.md "Freshness per source"): the refresh of the stalest source behind those
  * chains (the dataset's, for every chain or a sandbox, or when no source reports them) and their
  * blocks. `chains` null: the whole dataset.
  */
@@ -277,7 +277,7 @@ export function applyPrices(
 }
 
 /**
- * Freshness of an answer (DECISIONS D11): `live` when the data was refreshed from its real
+ * Freshness of an answer (docs/decisions.md "Meta"): `live` when the data was refreshed from its real
  * source within 60 s, `cached` within 15 min, `snapshot` otherwise. Sandbox data is always
  * `snapshot`, however recently it was generated.
  */

@@ -13,7 +13,7 @@ export interface AllocationValue {
   a: VaultAllocation;
   /** Its market as served; undefined when the catalog lacks it (it supplies nothing seen). */
   m: MarketView | undefined;
-  /** What the vault supplies to it, USD; null when the market has no USD price of the asset (D15). */
+  /** What the vault supplies to it, USD; null when the market has no USD price of the asset (docs/decisions.md "Real sources"). */
   usd: number | null;
   /** The same in units of the asset; null when the market's supply in them is unknown. */
   assets: number | null;
@@ -25,7 +25,7 @@ export interface AllocationValue {
 
 /**
  * A vault's allocations at the markets' state now, their USD total (null when one has no USD
- * price: a sum without it would understate, D15) and the sum of their weights: USD when every
+ * price: a sum without it would understate, "Real sources" (docs/decisions.md)) and the sum of their weights: USD when every
  * allocation has it, else amounts of the asset (every allocation lends the vault's one asset).
  */
 export function allocationValues(

@@ -131,7 +131,7 @@ const ALIASES: Readonly<Record<string, string>> = {
   WMNT: 'MNT',
 };
 
-/** The symbol a feed would use for a token: upper case, wrapped natives as the native (D15: WETH by ETH/USD). */
+/** The symbol a feed would use for a token: upper case, wrapped natives as the native ("Real sources" (docs/decisions.md): WETH by ETH/USD). */
 export function feedSymbol(symbol: string): string {
   const upper = symbol.toUpperCase();
   return ALIASES[upper] ?? upper;

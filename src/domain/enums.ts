@@ -1,5 +1,5 @@
 /**
- * Closed enumerations of the API (DECISIONS D2), in their documented order.
+ * Closed enumerations of the API (docs/decisions.md "Enumerations"), in their documented order.
  * The order matters: OpenAPI lists them as given and tests compare against it.
  */
 

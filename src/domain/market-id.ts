@@ -1,6 +1,6 @@
 import { isProtocol, type Protocol } from './enums.ts';
 
-/** DECISIONS D3: `<protocol>-<chainId>-<identifier>`, identifier without `-`, matched case-insensitively. */
+/** docs/decisions.md "Market identity": `<protocol>-<chainId>-<identifier>`, identifier without `-`, matched case-insensitively. */
 const MARKET_ID = /^([a-z]+)-(\d{1,12})-([0-9a-z_]{1,200})$/;
 
 /** What is wrong with an id that is not a market uniqueKey (INVALID_PARAMETER's problem). */

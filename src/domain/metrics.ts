@@ -1,6 +1,6 @@
 /**
  * Market and position metrics. Pure functions: USD amounts in, numbers out.
- * Conventions (DECISIONS D5, D12): lltv is a fraction 0 to 1; health factor is dimensionless
+ * Conventions (docs/decisions.md "Positions at risk", "Units"): lltv is a fraction 0 to 1; health factor is dimensionless
  * and below 1 means liquidatable; APYs are decimals.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Oracle freshness (DECISIONS D14). Pure functions: the clock comes in as `nowSec`.
+ * Oracle freshness (docs/decisions.md "Oracle health"). Pure functions: the clock comes in as `nowSec`.
  * All timestamps are integer unix seconds; a fractional `nowSec` is floored to the second.
  */
 import type { OracleFeedRecord, OracleHealth, OracleRecord } from './types.ts';
@@ -50,7 +50,7 @@ export function feedHealth(feed: OracleFeedRecord, nowSec: number): OracleHealth
 }
 
 /**
- * Health of an oracle at `nowSec` (unix seconds), per DECISIONS D14:
+ * Health of an oracle at `nowSec` (unix seconds), per docs/decisions.md "Oracle health":
  * - `lastUpdateTimestamp`: unix seconds of the latest update (see {@link feedLastUpdate});
  * - `secondsSinceUpdate`: now - lastUpdateTimestamp, in seconds, never negative;
  * - `expectedHeartbeatSeconds`: the feed's promised maximum interval, in seconds;

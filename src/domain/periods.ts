@@ -1,5 +1,5 @@
 /**
- * UTC calendar periods for quotas (SPEC Limits: the daily quota resets at midnight UTC, the
+ * UTC calendar periods for quotas (README "Tiers": the daily quota resets at midnight UTC, the
  * monthly quota on the 1st of each month at 00:00 UTC). Pure: every instant is passed in as
  * epoch milliseconds (`nowMs`, fractions allowed), never read from a clock.
  *

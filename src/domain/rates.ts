@@ -1,6 +1,6 @@
 /**
  * Interest-rate model of pooled lending markets. Pure functions.
- * Conventions (DECISIONS D12): rates and APYs are decimals (0.05 = 5 % a year); utilization
+ * Conventions (docs/decisions.md "Units"): rates and APYs are decimals (0.05 = 5 % a year); utilization
  * and reserve factor are fractions from 0 to 1.
  */
 

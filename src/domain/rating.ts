@@ -134,7 +134,7 @@ export const ORACLE_PENALTIES = Object.freeze({
   /** Per warning the oracle carries, at most maxWarnings in all. */
   perWarning: 10,
   maxWarnings: 30,
-  /** Stale (stalest feed past its heartbeat, D14): staleMin, growing to staleMax at two heartbeats. */
+  /** Stale (stalest feed past its heartbeat, "Oracle health" (docs/decisions.md)): staleMin, growing to staleMax at two heartbeats. */
   staleMin: 25,
   staleMax: 50,
   /** An oracle whose feeds' freshness is unknown (no feed listed). */
@@ -149,7 +149,7 @@ export interface OracleFacts {
   feeds: number;
   /** Warnings the oracle carries. */
   warnings: number;
-  /** secondsSinceUpdate / heartbeat of the stalest feed now (D14); null without feed data. */
+  /** secondsSinceUpdate / heartbeat of the stalest feed now (docs/decisions.md "Oracle health"); null without feed data. */
   stalenessRatio: number | null;
 }
 
@@ -441,7 +441,7 @@ export function concentrationScore(c: Concentration, marketBorrowUsd: number | n
 /** A market's liquidations over the window. */
 export interface LiquidationRecord {
   count: number;
-  /** Debt repaid by liquidators, USD; null when one of them has no known USD value (D15). */
+  /** Debt repaid by liquidators, USD; null when one of them has no known USD value (docs/decisions.md "Real sources"). */
   repaidUsd: number | null;
   badDebtUsd: number | null;
 }

@@ -38,7 +38,7 @@ export interface StrategyInfo {
   icon: string;
 }
 
-/** Oracle freshness at a moment (DECISIONS D14). Unix seconds, ratio dimensionless. */
+/** Oracle freshness at a moment (docs/decisions.md "Oracle health"). Unix seconds, ratio dimensionless. */
 export interface OracleHealth {
   lastUpdateTimestamp: number;
   secondsSinceUpdate: number;
@@ -63,7 +63,7 @@ export interface PriceSourceRecord {
  * utilization, maxLeverage, strategy, oracle health) are computed from these by domain math.
  * USD amounts are plain numbers; APYs are decimals (0.042 = 4.2 %); lltv is 0 to 1.
  *
- * A price no source could state is null, never 0 (D15): a null `loanPrice` makes `supply` and
+ * A price no source could state is null, never 0 (docs/decisions.md "Real sources"): a null `loanPrice` makes `supply` and
  * `borrow` null too (no USD amount of the loan token can be stated; `supplyAssets` and
  * `borrowAssets` say how much there is). A market with a null price has no positions served.
  */
@@ -213,7 +213,7 @@ export function isPriced<T extends { collateralPrice: number | null; loanPrice: 
 
 /**
  * A market's balances as its record holds them: in loan-token units as read, and in USD at the
- * loan token's price, null when that price is unknown (D15: never stated at 0).
+ * loan token's price, null when that price is unknown ("Real sources" (docs/decisions.md): never stated at 0).
  */
 export function loanBalances(
   supplyAssets: number,

@@ -74,7 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       requestTimeout: server.requestTimeoutMs,
       connectionsCheckingInterval: server.connectionsCheckingIntervalMs,
     },
-    // Our own 503 (below) has the D6 body; Fastify's has not.
+    // Our own 503 (below) has the "Errors" (docs/decisions.md) body; Fastify's has not.
     return503OnClosing: false,
     clientErrorHandler,
     // Routing failures (bad percent-encoding in the path, a path segment over maxParamLength).

@@ -17,7 +17,7 @@ import type { ErrorCode } from './errors.ts';
 
 /** What a route declares; the access pipeline does the rest (DESIGN.md). */
 export interface RouteAccess {
-  /** Endpoint category (DECISIONS D8); null for `/client/*`, open to every valid key. */
+  /** Endpoint category (docs/decisions.md "Tiers and categories"); null for `/client/*`, open to every valid key. */
   category: Category | null;
   /** Route maximum of `limit`, when the route takes one. */
   limitMax?: number;
@@ -75,7 +75,7 @@ export interface HealthReport {
   }[];
 }
 
-/** Read models by key mode: test keys get the fixed sandbox, live keys the live store (D10). */
+/** Read models by key mode: test keys get the fixed sandbox, live keys the live store (docs/decisions.md "Keys and accounts"). */
 export interface DataSource {
   get(mode: KeyMode): ReadModel;
   /** The model of a mode if it is built, never building one (the test keys' sandbox is built on first use). */

@@ -39,7 +39,7 @@ export function latencyMs(request: FastifyRequest): number {
 }
 
 /**
- * Meta of a data answer (DECISIONS D11, D16): freshness, asOf and blocks from the sources behind
+ * Meta of a data answer (docs/decisions.md "Meta", "Freshness per source"): freshness, asOf and blocks from the sources behind
  * the answer's chains (one market's, else the chains it was scoped to, else every chain): the
  * refresh of the stalest of them and their last blocks (sandbox data is always a snapshot, at its
  * last tick, with no blocks); source from the

@@ -1,5 +1,5 @@
 /**
- * The one error vocabulary of the API (DECISIONS D6): a closed set of codes, one status each.
+ * The one error vocabulary of the API (docs/decisions.md "Errors"): a closed set of codes, one status each.
  * Bodies are `{ error, message, ...extra }`, never wrapped in the envelope.
  */
 export const ERROR_STATUS = {

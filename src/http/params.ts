@@ -124,7 +124,7 @@ export function parseDate(raw: string | undefined, parameter: string): number | 
 }
 
 /**
- * Applies the tier clamps of DECISIONS D9 to a request's `limit` (up to the route's own maximum,
+ * Applies the tier clamps of docs/decisions.md "Clamping" to a request's `limit` (up to the route's own maximum,
  * from its access declaration), `chainIds` and `startDate`; `clamped` says what changed (the
  * handler passes it to the envelope as meta.clamped).
  */
@@ -142,7 +142,7 @@ export function clampRequest(
     startMs: parseDate(q.startDate, 'startDate'),
   };
   const clamped = clampScope(scope, routeMax, tier, nowMs);
-  // The answer's freshness is that of these chains' sources (D16).
+  // The answer's freshness is that of these chains' sources (docs/decisions.md "Freshness per source").
   setScopedChains(request, clamped.chainIds);
   return clamped;
 }

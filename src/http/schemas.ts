@@ -107,7 +107,7 @@ export const RATE_HEADERS = {
   RateLimit: header('The policy closest to exhaustion, e.g. `"daily";r=9000;t=43200`.'),
 };
 
-/** On data answers (200 and 304), DECISIONS D19. */
+/** On data answers (200 and 304), docs/decisions.md "Compression and caching". */
 export const CACHE_HEADERS = {
   ETag: header(
     'Strong tag of the data in the answer, one per content-coding (`"…-br"`, `"…-gzip"` for compressed bodies); send it back in If-None-Match to get 304 while unchanged (any coding\'s tag revalidates).',
@@ -263,7 +263,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
   },
 };
 
-/** The error body schema: `{ error, message, ...extra }` (DECISIONS D6). */
+/** The error body schema: `{ error, message, ...extra }` (docs/decisions.md "Errors"). */
 export const ErrorSchema = Type.Object(
   {
     error: Type.Unsafe<ErrorCode>({

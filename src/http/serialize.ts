@@ -77,7 +77,7 @@ export interface DataAnswer {
 }
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
-/** DECISIONS D19: data may be cached, but only by the client, and revalidated every time. */
+/** docs/decisions.md "Compression and caching": data may be cached, but only by the client, and revalidated every time. */
 export const DATA_CACHE_CONTROL = 'private, max-age=0, must-revalidate';
 
 /** SHA-1 of each cached item's bytes, computed once per buffer (cached items are reused). */
@@ -93,7 +93,7 @@ function digestOf(item: Uint8Array): Buffer {
 }
 
 /**
- * The strong ETag of an answer (D19): a hash of the data it carries (its items' digests, in
+ * The strong ETag of an answer (docs/decisions.md "Compression and caching"): a hash of the data it carries (its items' digests, in
  * order) and of its meta but latencyMs, so the same data gives the same tag on every request
  * and every process, and any change of an item, the order, freshness, source, clamps, total or
  * asOf gives another.

@@ -9,13 +9,13 @@ import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.
  * never throws a whole run away for one bad item. Ingestion (runner.ts) owns the writes and
  * the source's checkpoint: last successful refresh, last block per chain, consecutive
  * failures, last error. A run that fails as a whole leaves the source's data as it was (it
- * ages, DECISIONS D16): nothing is emptied.
+ * ages, docs/decisions.md "Freshness per source"): nothing is emptied.
  */
 
 /** How one item of a run went (a market, a feed, a block range). */
 /**
  * One item of a run (a market, a feed, a vault…): read, read with a note (what is served of it
- * falls short, e.g. a market without a USD price, D15), or not read (why).
+ * falls short, e.g. a market without a USD price, "Real sources" (docs/decisions.md)), or not read (why).
  */
 export type ItemReport = { id: string; ok: true; note?: string } | { id: string; ok: false; error: string };
 

@@ -1,5 +1,5 @@
 /**
- * Ingestion of the real sources (D15, D16): one pass runs every source, then writes one dataset
+ * Ingestion of the real sources (docs/decisions.md "Real sources", "Freshness per source"): one pass runs every source, then writes one dataset
  * (kind `live`) that holds each source's records: this run's where it succeeded, the last stored
  * ones where it failed (a failing source keeps its data, which ages). The dataset is as fresh
  * as its stalest source. Liquidations and oracle rounds go to the history (appends are
@@ -203,7 +203,7 @@ export async function ingestLive(
   }
   if (anyData) {
     // A position's USD amounts are stated at its market's prices: a market without both serves
-    // none (D15; the sources hand none, this holds it whatever a source or old data holds).
+    // none ("Real sources" (docs/decisions.md); the sources hand none, this holds it whatever a source or old data holds).
     const unpriced = new Set(markets.filter((m) => !isPriced(m)).map((m) => m.uniqueKey));
     const served = unpriced.size === 0 ? positions : positions.filter((p) => !unpriced.has(p.marketKey));
     dataset = await store.replaceDataset({
@@ -230,7 +230,7 @@ export interface IngestLease {
 
 /**
  * One pass by the holder of the store's ingestion lease (several servers on one store elect one
- * ingester, D15): claims the lease (null when another holds it: nothing is run), renews it every
+ * ingester, "Real sources" (docs/decisions.md)): claims the lease (null when another holds it: nothing is run), renews it every
  * third of its time while the pass runs, and writes only if it still holds it then.
  */
 export async function ingestWithLease(

@@ -4,12 +4,12 @@
  * of a token is served: with what is known, its USD figures null and no position.
  */
 
-/** A market's uniqueKey (D3) from its Morpho id. */
+/** A market's uniqueKey (docs/decisions.md "Market identity") from its Morpho id. */
 export function morphoKey(chainId: number, id: string): string {
   return `morpho-${chainId}-${id.toLowerCase()}`;
 }
 
-/** How a market without a USD price of its loan token, or of its collateral, is served (D15). */
+/** How a market without a USD price of its loan token, or of its collateral, is served (docs/decisions.md "Real sources"). */
 export const UNPRICED_NOTE = {
   loan: 'served with its USD figures null and no position',
   collateral: 'served with its collateral price null and no position',

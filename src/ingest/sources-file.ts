@@ -1,5 +1,5 @@
 /**
- * The sources file (DECISIONS D15): which chains to read, through which RPC, and what on each.
+ * The sources file (docs/decisions.md "Real sources"): which chains to read, through which RPC, and what on each.
  * Read once at start-up from the file named by SOURCES_FILE and validated like the tier file:
  * every problem is listed at once, each as `path: problem`.
  *
@@ -42,7 +42,7 @@ const BLOCK = Type.Integer({ minimum: 0 });
 const FeedSchema = Type.Object(
   {
     address: ADDRESS,
-    /** `BASE/QUOTE`, e.g. `ETH/USD`: what the feed prices (D15's pricing reads it). */
+    /** `BASE/QUOTE`, e.g. `ETH/USD`: what the feed prices ("Real sources" (docs/decisions.md)'s pricing reads it). */
     pair: Type.String({ pattern: PAIR_PATTERN }),
     heartbeatSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
     /** The relative move that makes the feed publish before its heartbeat, percent (0.5 = 0.5 %). */
@@ -215,7 +215,7 @@ export interface ChainConfig {
   chainlink: FeedConfig[];
 }
 
-/** The Morpho API source (D15's `morphoApi`). */
+/** The Morpho API source ("Real sources" (docs/decisions.md)'s `morphoApi`). */
 export interface MorphoApiConfig {
   url: string;
   chainIds: number[];

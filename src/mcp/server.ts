@@ -38,17 +38,17 @@ import { TOOLS } from './tools/index.ts';
  *
  * The HTTP request itself went through the access pipeline (authenticated, the `agent`
  * category). Each `tools/call` is one request of the API: admitted by the rate limiter and
- * counted against the daily and monthly quotas (DECISIONS D7; the first call of a request was
+ * counted against the daily and monthly quotas (docs/decisions.md "Order of checks and what counts"; the first call of a request was
  * admitted by the HTTP layer, `McpCall.admitted`), in the HTTP order, before its arguments are looked at: admission, the category of the data the
- * tool serves, argument validation and clamps (D9), the query. A refusal is a tool result with
- * `isError: true` carrying the API's error body (D6); a success carries `{ data, meta }`, the
+ * tool serves, argument validation and clamps (docs/decisions.md "Clamping"), the query. A refusal is a tool result with
+ * `isError: true` carrying the API's error body (docs/decisions.md "Errors"); a success carries `{ data, meta }`, the
  * HTTP answer's body for the same request, as text and as structured content.
  */
 
 /** What the server needs of the service, wired by the HTTP route that mounts it. */
 export interface McpDeps {
   admission: Admission;
-  /** Read models by key mode: test keys get the sandbox (D10). */
+  /** Read models by key mode: test keys get the sandbox (docs/decisions.md "Keys and accounts"). */
   data: { get(mode: KeyMode): ReadModel };
   clock: Clock;
   /** Where paged lists keep the set their first page fixed (as the HTTP routes do). */
@@ -218,7 +218,7 @@ export function mcpEndpoint(deps: McpDeps, tools: readonly McpTool[] = TOOLS) {
       return failure(refusalBody(tierForbidden(tier, tool.category)));
 
     const model = deps.data.get(call.mode);
-    // The chains the tool's query was scoped to: its answer is as fresh as their sources (D16).
+    // The chains the tool's query was scoped to: its answer is as fresh as their sources (docs/decisions.md "Freshness per source").
     let scoped: readonly number[] | undefined;
     const ctx: ToolContext = {
       model,

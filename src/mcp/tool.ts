@@ -19,7 +19,7 @@ import type { Found } from '../queries/types.ts';
 /** A JSON object, as the HTTP API serves it. */
 export type JsonObject = Record<string, unknown>;
 
-/** The facts of a query's result the answer's meta is made of (D11). */
+/** The facts of a query's result the answer's meta is made of (docs/decisions.md "Meta"). */
 export type MetaFacts = Pick<
   Found<unknown>,
   'itemProtocols' | 'scopeProtocols' | 'chains' | 'total' | 'nextCursor' | 'asOfMs'
@@ -41,7 +41,7 @@ export interface Rendering {
 
 /** What a tool's `run` is given: the caller's data and tier, the instant, the clamps, the rendering. */
 export interface ToolContext {
-  /** The caller's read model: the sandbox for test keys (D10). */
+  /** The caller's read model: the sandbox for test keys (docs/decisions.md "Keys and accounts"). */
   readonly model: ReadModel;
   readonly tier: Tier;
   /** The instant the answer reflects, epoch ms (the one the call was admitted at). */
@@ -51,7 +51,7 @@ export interface ToolContext {
   /** Where paged lists keep the set their first page fixed, shared with the HTTP routes. */
   readonly pageSnapshots: PageSnapshots;
   /**
-   * The clamps of D9 on the arguments, as an HTTP route's: `limit` lowered to min(the tool's
+   * The clamps of "Clamping" (docs/decisions.md) on the arguments, as an HTTP route's: `limit` lowered to min(the tool's
    * `limitMax`, the tier's result cap), `chainIds` filtered to the tier's chains, `startDate`
    * raised to the tier's history window. `clamped` goes into the answer's meta.
    */
@@ -70,7 +70,7 @@ export interface ToolAnswer {
   clamped?: Clamped | undefined;
 }
 
-/** The body of a refused tool call: the API's error body, `{ error, message, ...extra }` (D6). */
+/** The body of a refused tool call: the API's error body, `{ error, message, ...extra }` (docs/decisions.md "Errors"). */
 export interface ToolErrorBody {
   error: string;
   message: string;
@@ -119,7 +119,7 @@ export interface McpTool {
   readonly title: string;
   /** What it does, for the model choosing it: the route's description, in a tool's words. */
   readonly description: string;
-  /** The category of the data it serves (D8): a tier without it is refused TIER_FORBIDDEN. */
+  /** The category of the data it serves (docs/decisions.md "Tiers and categories"): a tier without it is refused TIER_FORBIDDEN. */
   readonly category: Category;
   /** Its own maximum of `limit`, when it takes one (the tier's result cap may lower it). */
   readonly limitMax?: number;
@@ -162,7 +162,7 @@ export function defineTool<Shape extends z.ZodRawShape>(def: ToolDefinition<Shap
   };
 }
 
-/** Zod's issues as D6 details: one per argument, in the words the HTTP API uses where it has them. */
+/** Zod's issues as "Errors" (docs/decisions.md) details: one per argument, in the words the HTTP API uses where it has them. */
 function problemsOf(
   issues: readonly z.core.$ZodIssue[],
   given: unknown,

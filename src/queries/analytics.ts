@@ -33,7 +33,7 @@ export const AT_RISK_HEALTH_FACTOR = 1.1;
 
 interface Totals {
   markets: number;
-  /** Markets counted whose loan token has no USD price: their supply and borrow are not in the sums (D15). */
+  /** Markets counted whose loan token has no USD price: their supply and borrow are not in the sums (docs/decisions.md "Real sources"). */
   unpricedMarkets: number;
   supplyUsd: number;
   borrowUsd: number;
@@ -161,7 +161,7 @@ export interface TimeseriesPoint {
   borrowUsd: number;
   utilization: number;
   liquidations: number;
-  /** Liquidations with an amount of no known USD value (a market without a USD price, D15). */
+  /** Liquidations with an amount of no known USD value (a market without a USD price, "Real sources" (docs/decisions.md)). */
   unpricedLiquidations: number;
   /** Sums of the known USD values. */
   liquidatedDebtUsd: number;

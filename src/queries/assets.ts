@@ -20,7 +20,7 @@ import type { Found, HistoryReader, Scope } from './types.ts';
  * Lists are in (chainId, address) order, which no data change moves, and page by cursor.
  */
 
-/** A feed as served: its identity, its promises (heartbeat, deviation) and its freshness now (D14). */
+/** A feed as served: its identity, its promises (heartbeat, deviation) and its freshness now (docs/decisions.md "Oracle health"). */
 export interface FeedView {
   address: string;
   description: string;
@@ -49,7 +49,7 @@ export interface TokenView {
   priceSource: PriceSource | null;
   collateralMarkets: number;
   loanMarkets: number;
-  /** Null when a market lending it has no USD price of it (D15). */
+  /** Null when a market lending it has no USD price of it (docs/decisions.md "Real sources"). */
   supplyUsd: number | null;
   borrowUsd: number | null;
 }
@@ -77,7 +77,7 @@ export interface OracleView {
   health: OracleHealth | null;
   feeds: FeedView[];
   marketCount: number;
-  /** Null when a market it prices has no USD amounts (D15). */
+  /** Null when a market it prices has no USD amounts (docs/decisions.md "Real sources"). */
   supplyAtStakeUsd: number | null;
   borrowAtStakeUsd: number | null;
 }
@@ -97,7 +97,7 @@ export interface OracleDetailView extends OracleView {
 
 /**
  * The USD supply and borrow summed over markets, each rounded to the cent; null when one of the
- * markets has none (no USD price of its loan token: a sum without it would understate, D15).
+ * markets has none (no USD price of its loan token: a sum without it would understate, "Real sources" (docs/decisions.md)).
  */
 function sumUsd(catalog: Catalog, ords: readonly number[]): { supply: number | null; borrow: number | null } {
   let supply = 0;
@@ -152,7 +152,7 @@ function protocolsOf(catalog: Catalog, ords: readonly number[]): Protocol[] {
  * it. priceSource: where that market's price of it comes from, as its source recorded it (a
  * feed, the market's oracle, an API); for data that records none (the sandbox), the USD-quoted
  * feed on its chain whose base is the token (or the asset it wraps), else the oracle of its
- * largest collateral market, else null (D15's order).
+ * largest collateral market, else null ("Real sources" (docs/decisions.md)'s order).
  * supplyUsd and borrowUsd: the sums over the markets that lend it.
  */
 function tokenView(model: ReadModel, t: TokenEntry, nowSec: number): TokenView {
@@ -400,7 +400,7 @@ export interface RoundView {
   feed: string;
   roundId: string;
   answer: number;
-  /** Unix seconds (D12: oracle timestamps). */
+  /** Unix seconds ("Units" (docs/decisions.md): oracle timestamps). */
   updatedAt: number;
 }
 

@@ -1,7 +1,7 @@
 import { QueryError } from './errors.ts';
 
 /**
- * Opaque list cursors (DECISIONS D17): the sort key of the last item of a page, with the list
+ * Opaque list cursors (docs/decisions.md "Lists, pages and streams"): the sort key of the last item of a page, with the list
  * it belongs to, as base64url JSON. The next page holds the items strictly after that key in
  * the list's order, so items added or changed meanwhile never shift a page (nothing skipped or
  * repeated, as with an offset). A cursor of another list, or not a cursor at all, is refused

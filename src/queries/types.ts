@@ -2,7 +2,7 @@ import type { Protocol } from '../domain/enums.ts';
 import type { HistoryStore } from '../store/ports/history.ts';
 
 /**
- * The caller's scope, already narrowed by its tier (DECISIONS D9): the chains it may see
+ * The caller's scope, already narrowed by its tier (docs/decisions.md "Clamping"): the chains it may see
  * (undefined = every chain) and the protocol it asked for.
  */
 export interface Scope {
@@ -11,7 +11,7 @@ export interface Scope {
 }
 
 /**
- * What a query found, and the facts the answer's meta needs besides (D11): the protocol of each
+ * What a query found, and the facts the answer's meta needs besides (docs/decisions.md "Meta"): the protocol of each
  * item, or the protocols in the scope when nothing was found (meta.source), and the number of
  * items in scope when the query counts them (meta.total).
  */
@@ -21,12 +21,12 @@ export interface Found<T> {
   scopeProtocols: readonly string[];
   /**
    * The chains the answer is about, when it is about one market (its chain): the answer is as
-   * fresh as their sources (D16). Absent: the chains the request was scoped to (a list's ranking
+   * fresh as their sources (docs/decisions.md "Freshness per source"). Absent: the chains the request was scoped to (a list's ranking
    * and totals depend on every chain in scope), else every chain.
    */
   chains?: readonly number[];
   total?: number;
-  /** Lists paged by cursor (D17): the cursor of the next page; absent on the last. */
+  /** Lists paged by cursor (docs/decisions.md "Lists, pages and streams"): the cursor of the next page; absent on the last. */
   nextCursor?: string;
   /**
    * A later page of a list whose first page fixed its set: the instant the set was taken at

@@ -21,7 +21,7 @@ export interface AllocationView {
   marketId: string;
   collateral: string | null;
   loan: string | null;
-  /** Null when the market has no USD price of the vault's asset (D15). */
+  /** Null when the market has no USD price of the vault's asset (docs/decisions.md "Real sources"). */
   supplyUsd: number | null;
   /** The allocation's part of the vault's assets, 0 to 1. */
   share: number;
@@ -47,7 +47,7 @@ export interface VaultView {
   curator: string | null;
   governor: string | null;
   fee: number;
-  /** Null when a market it supplies has no USD price of its asset (D15). */
+  /** Null when a market it supplies has no USD price of its asset (docs/decisions.md "Real sources"). */
   totalAssetsUsd: number | null;
   apy: number;
   allocations: AllocationView[];

@@ -42,7 +42,7 @@ export interface Held {
   user: string;
   /** Its account (pooled protocols); null for an isolated position. */
   account: AccountView | null;
-  /** Its market's USD prices now (a market without both serves no position: D15). */
+  /** Its market's USD prices now (a market without both serves no position: "Real sources" (docs/decisions.md)). */
   collateralPrice: number;
   loanPrice: number;
   collateralUsd: number;

@@ -21,7 +21,7 @@ import { type SandboxPricer, sandboxPricer } from '../ingest/sandbox/live.ts';
 import type { MarketDataStore } from '../store/ports/market-data.ts';
 import type { SourceStore } from '../store/ports/sources.ts';
 
-/** The fixed sandbox served to test keys (D10): the default profile with the default seed. */
+/** The fixed sandbox served to test keys (docs/decisions.md "Keys and accounts"): the default profile with the default seed. */
 export function sandboxReadModel(nowMs: number): ReadModel {
   const ds = generateSandbox({ profile: 'default', seed: DEFAULT_SEED });
   const info: DatasetInfo = {

@@ -36,7 +36,7 @@ export async function prepareDataset(
   lease: IngestLease,
   options: { logger?: unknown; writesHistory?: boolean; onSeedProgress?: ProgressFn },
 ): Promise<SourcesIngestion | null> {
-  // With a sources file, live keys are served those sources only (D15): a store without their
+  // With a sources file, live keys are served those sources only (docs/decisions.md "Real sources"): a store without their
   // data gets a first pass now, by the server that takes the ingestion lease (the others wait
   // for its dataset; the service does not start on data it cannot state); without one, the
   // sandbox is seeded on first start.
@@ -115,7 +115,7 @@ export function sourcesPass(
           else failing.add(run.source);
           if (!run.ok) return;
           // Items a pass could not read or price (served from their last data, or not at all),
-          // and items served in part (a market without a USD price, D15): logged when they change.
+          // and items served in part (a market without a USD price, "Real sources" (docs/decisions.md)): logged when they change.
           const logChanged = (seen: Map<string, string>, lines: string[], msg: string) => {
             const key = lines.join('\n');
             if (key === (seen.get(run.source) ?? '')) return;

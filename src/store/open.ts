@@ -6,7 +6,7 @@ import { SqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './types.ts';
 
 /**
- * The store the settings ask for (DECISIONS D13): PostgreSQL when `databaseUrl` is set, else
+ * The store the settings ask for (docs/decisions.md "Settings"): PostgreSQL when `databaseUrl` is set, else
  * the embedded SQLite file `<dataDir>/lrds.db`. Migrated before it is returned; closed again
  * if migrating fails.
  */

@@ -31,7 +31,7 @@ export function checkPositionChanges(changes: readonly PositionChange[]): void {
  * Refuses a batch of market records with any invalid one, before anything is written: no
  * uniqueKey, a balance or APY that is negative or not finite, a price that is not positive and
  * finite (it may be null: unknown, then USD balances of its loan token are null with it; never
- * 0, D15), an LLTV outside [0, 1) (at 1 a market's leverage is unbounded), a market named twice.
+ * 0, "Real sources" (docs/decisions.md)), an LLTV outside [0, 1) (at 1 a market's leverage is unbounded), a market named twice.
  */
 export function checkMarketChanges(records: readonly MarketRecord[]): void {
   const seen = new Set<string>();

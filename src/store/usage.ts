@@ -120,7 +120,7 @@ export function replayedReservations(
 }
 
 /**
- * Decides reservations in order (DECISIONS D7) from the stored totals of each (key, day) of the
+ * Decides reservations in order (docs/decisions.md "Order of checks and what counts") from the stored totals of each (key, day) of the
  * batch (`totals`, as reservationDays() lists them), and returns the events to record with them.
  */
 export function decideReservations(

@@ -257,7 +257,7 @@ describe('QuotaCounters', () => {
     );
   });
 
-  test('behavior: over a month, every decision matches a reference model of D7', () => {
+  test('behavior: over a month, every decision matches a reference model of "Order of checks and what counts" (docs/decisions.md)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 20 }),

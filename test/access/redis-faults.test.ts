@@ -461,7 +461,7 @@ describe('RedisAdmission with Redis unreachable from the start', () => {
       ...perSecond,
       ...perSecond,
       ...perSecond,
-      // quota refusals take no slot (D7): once the quota is used up, every request is a quota 429
+      // quota refusals take no slot (docs/decisions.md "Order of checks and what counts"): once the quota is used up, every request is a quota 429
       ...Array(6).fill('DAILY_QUOTA'),
     ]);
     assert.equal(results[0]!.rate.limit, 2);

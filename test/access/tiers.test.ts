@@ -65,7 +65,7 @@ function problemsOf(fn: () => unknown): readonly string[] {
 }
 
 describe('loadTiers', () => {
-  test('default: the shipped config/tiers.json is the launch table of SPEC', () => {
+  test('default: the shipped config/tiers.json is the launch tier table', () => {
     const tiers = loadTiers(SHIPPED);
     assert.deepEqual(Object.keys(tiers), [...TIER_IDS]);
     assert.deepEqual(tiers.free, {

@@ -511,7 +511,7 @@ test('behavior: deficits (v3.3) are the bad debt of their liquidation, or a liqu
   );
 });
 
-describe('an Aave pool whose oracle does not price in USD (D15)', () => {
+describe('an Aave pool whose oracle does not price in USD (docs/decisions.md "Real sources")', () => {
   // A second pool whose oracle's base currency is WETH (unit 1e18): its reserves' feeds are
   // read as prices in WETH. The file has ETH/USD and DAI/USD, and no USDC/USD: the pairs of
   // WETH and DAI are priced, those of USDC not.

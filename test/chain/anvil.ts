@@ -235,7 +235,7 @@ export async function readAt<T>(
   return (await anvil.client().readContract({ address, abi, functionName, args, ...at } as never)) as T;
 }
 
-/** A sources file (D15) for Morpho Blue at `morpho` on the local chain, priced by two feeds. */
+/** A sources file (docs/decisions.md "Real sources") for Morpho Blue at `morpho` on the local chain, priced by two feeds. */
 export function localSources(
   anvil: Pick<Anvil, 'chainId' | 'url'>,
   addresses: { morpho: string; ethUsd: string; usdcUsd: string },

@@ -373,7 +373,7 @@ describe('Compound v3 on a local chain', () => {
     await send(0, usdcUsd, art.TestAggregator!.abi, 'updateAnswer', [10n ** 8n]);
     await pass();
     // USDC/USD leaves the file: the comet served priced is not served without its base price, it
-    // keeps its last records (D15), named
+    // keeps its last records (docs/decisions.md "Real sources"), named
     const json = sourcesJson();
     json.chains[0]!.chainlink = json.chains[0]!.chainlink.filter((f) => f.pair !== 'USDC/USD');
     suite.clock.set(Number((await anvil.client().getBlock()).timestamp) * 1000 + 1000);
@@ -608,7 +608,7 @@ describe('Compound v3 on a local chain', () => {
   });
 });
 
-describe('a comet whose base token has no USD price (D15)', () => {
+describe('a comet whose base token has no USD price (docs/decisions.md "Real sources")', () => {
   let daiComet: `0x${string}`;
   let dai: `0x${string}`;
   let daiUsd: `0x${string}`;

@@ -462,7 +462,7 @@ describe('Euler v2 on a local chain', () => {
   });
 });
 
-describe('an Euler vault whose asset has no USD price (D15)', () => {
+describe('an Euler vault whose asset has no USD price (docs/decisions.md "Real sources")', () => {
   const clock = new ManualClock(Date.now());
   let dataDir: string;
   let store: Store;

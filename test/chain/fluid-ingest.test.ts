@@ -369,7 +369,7 @@ describe('Fluid on a local chain', () => {
     suite.sources = restarted;
   });
 
-  test('behavior: a vault listed later is read from its start; one whose loan token has no USD price is named and served with what is known (D15)', async () => {
+  test('behavior: a vault listed later is read from its start; one whose loan token has no USD price is named and served with what is known (docs/decisions.md "Real sources")', async () => {
     const c = anvil.client(0);
     const dai = await deploy(c, art.TestToken!, ['Dai Stablecoin', 'DAI', 18]);
     const wbtc = await readAt<`0x${string}`>(anvil, btcVault, V(), 'supplyToken');

@@ -528,7 +528,7 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     assert.equal(after.runs[0]!.ok, true, after.runs[0]!.error ?? '');
   });
 
-  test('behavior: a market without a USD price is served with what is known (D15), its borrowers kept for when it is priced', async () => {
+  test('behavior: a market without a USD price is served with what is known (docs/decisions.md "Real sources"), its borrowers kept for when it is priced', async () => {
     const c = anvil.client(0);
     const dai = await deploy(c, art.TestToken!, ['Dai Stablecoin', 'DAI', 18]);
     const daiUsd = await deploy(c, art.TestAggregator!, [8, 'DAI / USD', 10n ** 8n]);

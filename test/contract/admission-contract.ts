@@ -41,7 +41,7 @@ interface Ctx {
 }
 
 /**
- * The admission contract (DECISIONS D7): every Admission backend must pass it. `make` gets a
+ * The admission contract (docs/decisions.md "Order of checks and what counts"): every Admission backend must pass it. `make` gets a
  * clock the test moves and a fresh in-memory store; the suite closes what it opens. Requests are
  * stamped with `clock.now()`, the time a backend given the clock must use.
  */

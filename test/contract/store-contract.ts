@@ -214,7 +214,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await assert.rejects(store.applyMarketChanges('x', [{ ...a, supply: -1 }]), RangeError);
       await assert.rejects(store.applyMarketChanges('x', [{ ...a, lltv: Number.NaN }]), RangeError);
       await assert.rejects(store.applyMarketChanges('x', [a, a]), RangeError);
-      // A price unknown is null (D15), and the loan token's USD amounts with it, never one alone.
+      // A price unknown is null (docs/decisions.md "Real sources"), and the loan token's USD amounts with it, never one alone.
       await assert.rejects(store.applyMarketChanges('x', [{ ...a, supply: null }]), /exactly when loanPrice/);
       await assert.rejects(
         store.applyMarketChanges('x', [{ ...a, loanPrice: null }]),
@@ -679,7 +679,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
-    test('behavior: reserveUsage decides each request in order against its quotas (D7) and records it', async () => {
+    test('behavior: reserveUsage decides each request in order against its quotas (docs/decisions.md "Order of checks and what counts") and records it', async () => {
       const store = await open();
       const r = (day: string, daily: number | null, monthly: number | null, keyId = 'k') => ({
         keyId,

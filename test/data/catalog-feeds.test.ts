@@ -85,7 +85,7 @@ describe('Catalog.applyFeedUpdates', () => {
     assert.equal(moved.secondsSinceUpdate, JSON.parse(Buffer.from(tail).toString()).secondsSinceUpdate + 10);
   });
 
-  test('behavior: health follows the stalest feed, as D14 computes it from the updated records', () => {
+  test('behavior: health follows the stalest feed, as "Oracle health" (docs/decisions.md) computes it from the updated records', () => {
     const m = makeMarket({ oracle: twoFeedOracle() });
     const catalog = new Catalog([m], NOW);
     catalog.applyFeedUpdates([

@@ -31,7 +31,7 @@ const index = catalog.indexStats();
  */
 const perTermBudget = index.tokens + index.postings + 8 * n;
 
-// --- the naive scan: DECISIONS D4 read literally ------------------------------------------
+// --- the naive scan: docs/decisions.md "Search" read literally ------------------------------------------
 
 const WORD_SPLIT = /[^\p{L}\p{N}.+]+/u;
 const norm = (s: string) => s.normalize('NFKC').toLowerCase();

@@ -114,7 +114,7 @@ describe('Catalog.list', () => {
   });
 });
 
-describe('Catalog: a market without a USD price (D15)', () => {
+describe('Catalog: a market without a USD price (docs/decisions.md "Real sources")', () => {
   const priced = makeMarket({ supply: 10 });
   const empty = makeMarket({ supply: 0, borrow: 0 });
   const unpriced = makeMarket({

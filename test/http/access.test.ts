@@ -27,7 +27,7 @@ describe('rate limit', () => {
     assert.equal(first.headers['x-ratelimit-limit'], '20');
     assert.equal(first.headers['x-ratelimit-remaining'], '19');
     assert.equal(first.headers['x-ratelimit-reset'], String(start + 1000));
-    // DECISIONS D18: every policy of a counted request; the closest to exhaustion in RateLimit.
+    // docs/decisions.md "Quotas in headers": every policy of a counted request; the closest to exhaustion in RateLimit.
     assert.equal(
       first.headers['ratelimit-policy'],
       '"per-second";q=20;w=1, "daily";q=10000;w=86400, "monthly";q=300000;w=2592000',
@@ -42,7 +42,7 @@ describe('rate limit', () => {
     await t.close();
   });
 
-  test('behavior: RateLimit names the quota closest to exhaustion, r=0 on its 429; unlimited quotas and uncounted routes list only what applies (D18)', async () => {
+  test('behavior: RateLimit names the quota closest to exhaustion, r=0 on its 429; unlimited quotas and uncounted routes list only what applies (docs/decisions.md "Quotas in headers")', async () => {
     const tiers = tiersWith((t) => {
       t.pro!.dailyQuota = 4;
       t.pro!.monthlyQuota = 100;
@@ -217,7 +217,7 @@ describe('quotas', () => {
   });
 });
 
-describe('tier matrix (SPEC.md launch values)', () => {
+describe('tier matrix (the launch values in config/tiers.json)', () => {
   const m1 = makeMarket();
   const m2 = makeMarket({ chainId: 8453 });
   const clock = new ManualClock();

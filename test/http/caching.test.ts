@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { createTestApp } from '../helpers.ts';
 
-/** DECISIONS D19: compression, strong ETags with 304, Cache-Control. */
+/** docs/decisions.md "Compression and caching": compression, strong ETags with 304, Cache-Control. */
 describe('compression and caching', () => {
   const LIST = '/api/v1/markets?limit=50';
 
@@ -33,7 +33,7 @@ describe('compression and caching', () => {
       headers: { authorization: `Bearer ${key}`, 'if-none-match': etag },
     });
     assert.equal(stale.statusCode, 200);
-    // The 304 was counted like any request (D19): 5 requests so far.
+    // The 304 was counted like any request (docs/decisions.md "Compression and caching"): 5 requests so far.
     const quota = (await t.get('/api/v1/client/quota', key)).json();
     assert.equal(quota.data.daily.used, 5);
     await t.close();

@@ -1,5 +1,5 @@
 /**
- * D16: an answer is as fresh as the sources behind its chains. Two chain sources feed one live
+ * "Freshness per source" (docs/decisions.md): an answer is as fresh as the sources behind its chains. Two chain sources feed one live
  * dataset; one stops answering, and only the answers about its chain age (`cached`, then
  * `snapshot`), with `meta.asOf` and `meta.blocks` saying what each answer reflects.
  */

@@ -10,7 +10,7 @@ import { createTestApp, makeMarket, makePosition, modelOf, type TestApp, tiersWi
 /**
  * Hostile input, property-based: every route of the OpenAPI document, plus the unauthenticated
  * ones and unknown paths, with arbitrary path parameters, query strings, headers, methods and
- * bodies. Invariants: never a 5xx; every error body is the D6 shape with a known code and its
+ * bodies. Invariants: never a 5xx; every error body is the "Errors" (docs/decisions.md) shape with a known code and its
  * status; nothing internal leaks (stack frames, file paths, SQL, framework codes).
  *
  * Runs per property: FUZZ_RUNS (default 200, a few seconds). Deep run: `FUZZ_RUNS=5000 npm run fuzz`.
@@ -494,7 +494,7 @@ describe('fuzz: hostile input over every route', () => {
     }
   });
 
-  test('error: bad percent-encoding and over-long segments in the path are D6 400s', async () => {
+  test('error: bad percent-encoding and over-long segments in the path are "Errors" (docs/decisions.md) 400s', async () => {
     for (const url of [
       '/api/v1/markets/%E0%A4%A',
       '/api/v1/%E0%A4%A',
@@ -635,7 +635,7 @@ describe('raw socket: requests Node refuses before routing', () => {
   ];
 
   for (const [name, data, status] of cases) {
-    test(`error: ${name} -> ${status} with a D6 body, then the server serves the next request`, async () => {
+    test(`error: ${name} -> ${status} with a "Errors" (docs/decisions.md) body, then the server serves the next request`, async () => {
       const res = await raw(data);
       assert.equal(res.status, status, JSON.stringify(res));
       assert.ok(res.closed);

@@ -59,7 +59,7 @@ function url(r: Route, keyId: string): string {
   return path;
 }
 
-/** The category of a route's tag (DECISIONS D8). */
+/** The category of a route's tag (docs/decisions.md "Tiers and categories"). */
 const CATEGORY: Record<string, string | null> = {
   Markets: 'core',
   Tokens: 'core',
@@ -79,7 +79,7 @@ const CATEGORY: Record<string, string | null> = {
 const MCP_PATH = '/api/v1/agent/mcp';
 const MCP_LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
 
-/** The categories of the Free tier (config/tiers.json, SPEC.md's tier matrix). */
+/** The categories of the Free tier (config/tiers.json, the launch tier table). */
 const FREE_CATEGORIES = new Set(['core', 'position', 'portfolio']);
 
 async function call(r: Route, authorization: string | undefined, keyId = 'key_none') {

@@ -12,7 +12,7 @@ import { createTestApp, GENEROUS_TIERS } from '../helpers.ts';
 /**
  * Slow and greedy clients over a real socket, with short timeouts passed through AppDeps.server:
  * a slowloris does not starve normal clients and is cut off by the headers timeout; a slow
- * body by the request timeout; an overloaded event loop sheds load with a D6 503.
+ * body by the request timeout; an overloaded event loop sheds load with a "Errors" (docs/decisions.md) 503.
  */
 
 interface Running {

@@ -15,7 +15,7 @@ import {
 } from '../helpers.ts';
 
 /**
- * A market whose loan token has no USD price (D15): every route that serves it says so with
+ * A market whose loan token has no USD price (docs/decisions.md "Real sources"): every route that serves it says so with
  * null, never 0, through the serializers compiled from the response schemas.
  */
 
@@ -94,7 +94,7 @@ const get = async (path: string) => {
   return res.json().data;
 };
 
-describe('a market without a USD price (D15)', () => {
+describe('a market without a USD price (docs/decisions.md "Real sources")', () => {
   test('behavior: GET /markets serves it with null USD figures and its token amounts, after every priced market', async () => {
     const list = await get('/markets?limit=10');
     assert.deepEqual(

@@ -48,7 +48,7 @@ function reading(pair: string, answer: number, address = pair): FeedReading {
   };
 }
 
-test('behavior: USD prices from X/USD, X/ETH × ETH/USD, wrapped natives by the native (D15)', () => {
+test('behavior: USD prices from X/USD, X/ETH × ETH/USD, wrapped natives by the native (docs/decisions.md "Real sources")', () => {
   const { priceOf } = usdPrices([
     reading('WSTETH/ETH', 1.2),
     reading('ETH/USD', 3000),

@@ -178,7 +178,7 @@ test('behavior: a pass writes only while its server holds the ingestion lease; t
   await store.close();
 });
 
-test('behavior: a market without both USD prices is written without positions, whatever a source hands (D15)', async () => {
+test('behavior: a market without both USD prices is written without positions, whatever a source hands (docs/decisions.md "Real sources")', async () => {
   const store = await openStore({ dataDir: tempDir('lrds-live-unpriced-'), databaseUrl: null });
   const clock = new ManualClock('2026-11-26T00:00:00Z');
   const priced = makeMarket({ chainId: 1 });

@@ -144,7 +144,7 @@ describe('the Morpho API source, end to end', () => {
         `morpho-8453-${UNPRICED}`,
       ].sort(),
     );
-    // no USD price of its collateral (D15): that price null, never 0; its loan side as stated
+    // no USD price of its collateral (docs/decisions.md "Real sources"): that price null, never 0; its loan side as stated
     const u = (await get(`/markets/morpho-8453-${UNPRICED}`)).data;
     assert.equal(u.collateralPrice, null);
     assert.equal(u.loanPrice, 0.9998);

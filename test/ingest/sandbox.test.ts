@@ -100,7 +100,7 @@ describe('generateSandbox (default profile)', () => {
     assert.ok(chains.size >= 7);
   });
 
-  test('identity: D3 key shape, matching protocol and chain, unique', () => {
+  test('identity: "Market identity" (docs/decisions.md) key shape, matching protocol and chain, unique', () => {
     const keys = new Set<string>();
     for (const m of ds.markets) {
       assert.match(m.uniqueKey, KEY_SHAPE);

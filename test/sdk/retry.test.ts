@@ -252,7 +252,7 @@ describe('answers and requests', () => {
   });
 });
 
-describe('paging by cursor (DECISIONS D17)', () => {
+describe('paging by cursor (docs/decisions.md "Lists, pages and streams")', () => {
   const ALL = Array.from({ length: 11 }, (_, i) => ({ uniqueKey: `morpho-1-0x${i}` }));
 
   /** Pages of ALL by an opaque cursor (the index, base64), `meta.nextCursor` absent on the last. */

@@ -191,7 +191,7 @@ describe('meta.blocks', () => {
         cursor: null,
       });
       await service.models.reloadIfChanged();
-      // A list of every chain carries every chain's block; one scoped to chain 10, that chain's (D16).
+      // A list of every chain carries every chain's block; one scoped to chain 10, that chain's (docs/decisions.md "Freshness per source").
       assert.deepEqual((await get('live')).blocks, { '1': 140, '10': 7 });
       assert.deepEqual((await get('live', '?chainIds=10')).blocks, { '10': 7 });
     } finally {

@@ -74,7 +74,7 @@ describe('served oracle ages follow the simulated rounds', () => {
     const url = `/markets/${market.uniqueKey}`;
     const now = () => secondsOf(clock.now());
 
-    // No tick yet (as with SIMULATION_TICK_MS=0): the dataset's own cadence (D14).
+    // No tick yet (as with SIMULATION_TICK_MS=0): the dataset's own cadence (docs/decisions.md "Oracle health").
     const snapshot = (await get(url)).data.oracleHealth!;
     const expected = oracleHealth(market.oracle, now())!;
     assert.equal(snapshot.lastUpdateTimestamp, expected.lastUpdateTimestamp);

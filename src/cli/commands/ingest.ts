@@ -49,7 +49,7 @@ export async function ingest(settings: Settings, args: string[]): Promise<void> 
   const { systemClock } = await import('../../domain/clock.ts');
   const sources = configuredSources(loadSourcesFile(settings.sourcesFile));
   const clock = systemClock();
-  // The store's ingestion lease: one ingester per store, this command or a server (D15).
+  // The store's ingestion lease: one ingester per store, this command or a server (docs/decisions.md "Real sources").
   const lease = {
     holder: `lrds-ingest:${hostname()}:${process.pid}`,
     ms: ingestLeaseMs(settings),

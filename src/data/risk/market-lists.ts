@@ -26,7 +26,7 @@ export class MarketLists {
   /** The lists of markets 0 to size - 1, built from the columns with their prefix sums. */
   constructor(size: number, cols: PositionColumns) {
     const { count, healthFactor: hf, borrowUsd } = cols;
-    // Debt-free positions are never at risk (D5): they are left out of every list.
+    // Debt-free positions are never at risk (docs/decisions.md "Positions at risk"): they are left out of every list.
     let atRisk = 0;
     for (let i = 0; i < count; i++) if (borrowUsd[i]! > 0 && Number.isFinite(hf[i]!)) atRisk++;
     const order = new Uint32Array(atRisk);

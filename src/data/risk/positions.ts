@@ -26,7 +26,7 @@ export class Positions {
     this.cols = cols;
   }
 
-  /** Whether position i can be at risk: it has debt and a finite health factor (D5). */
+  /** Whether position i can be at risk: it has debt and a finite health factor (docs/decisions.md "Positions at risk"). */
   isIndexed(i: number): boolean {
     return this.cols.borrowUsd[i]! > 0 && Number.isFinite(this.cols.healthFactor[i]!);
   }

@@ -1,6 +1,6 @@
 import type { Protocol } from '../../domain/enums.ts';
 
-/** The API's PositionAtRisk (SPEC.md, DECISIONS D5). */
+/** The API's PositionAtRisk (its OpenAPI schema; docs/decisions.md "Positions at risk"). */
 export interface PositionAtRiskView {
   protocol: Protocol;
   chainId: number;

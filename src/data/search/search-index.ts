@@ -35,7 +35,7 @@ export class SearchIndex {
   }
 
   /**
-   * Search per DECISIONS D4: every term must match; a market's score is the sum over terms of
+   * Search per docs/decisions.md "Search": every term must match; a market's score is the sum over terms of
    * its best tier for that term (exact symbol 3, word prefix 2, substring 1); results by score
    * descending, then supply descending (ord ascending).
    *

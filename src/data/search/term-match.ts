@@ -1,7 +1,7 @@
 import type { Vocabulary } from './vocabulary.ts';
 import type { SearchWork } from './work.ts';
 
-/** Search tiers of D4: exact symbol > word prefix > substring. */
+/** Search tiers of "Search" (docs/decisions.md): exact symbol > word prefix > substring. */
 const EXACT = 3;
 export const PREFIX = 2;
 export const SUBSTRING = 1;

@@ -64,7 +64,7 @@ export interface DatasetInput {
   seed: number | null;
   /**
    * Epoch ms the data reflects, when not the time of the write: a dataset merged from several
-   * sources is as fresh as the stalest of them (D16).
+   * sources is as fresh as the stalest of them (docs/decisions.md "Freshness per source").
    */
   refreshedAt?: number;
   markets: readonly MarketRecord[];

@@ -65,7 +65,7 @@ export interface LiquidationEvent {
   collateralSeized: number;
   /**
    * USD at the liquidation's block's prices (else its market's when read); null when its token
-   * has no USD price (a market served without one, D15). An amount of 0 is $0, priced or not.
+   * has no USD price (a market served without one, "Real sources" (docs/decisions.md)). An amount of 0 is $0, priced or not.
    */
   collateralSeizedUsd: number | null;
   debtRepaid: number;

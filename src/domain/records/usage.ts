@@ -1,6 +1,6 @@
 /** Usage counts and quota decisions, as stored (src/store/ports/usage.ts). */
 
-/** One durable count of an admitted request (DECISIONS D7). */
+/** One durable count of an admitted request (docs/decisions.md "Order of checks and what counts"). */
 export interface UsageEvent {
   keyId: string;
   /** UTC day, YYYY-MM-DD. */
@@ -47,7 +47,7 @@ export interface AccountBound extends AccountScope {
 export interface ReservedUsage {
   dayUsed: number;
   monthUsed: number;
-  /** False when the daily quota refused it (DECISIONS D7: the month is then not counted). */
+  /** False when the daily quota refused it (docs/decisions.md "Order of checks and what counts": the month is then not counted). */
   countedMonthly: boolean;
   /** Set when the account bound refused it: which, and the account's count with it. */
   byAccount?: { reason: 'DAILY_QUOTA' | 'MONTHLY_QUOTA'; limit: number; used: number };

@@ -19,7 +19,7 @@ export function bearerToken(header: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-/** Windows of the quota policies in RateLimit-Policy (DECISIONS D18: a month is 30 days there). */
+/** Windows of the quota policies in RateLimit-Policy (docs/decisions.md "Quotas in headers": a month is 30 days there). */
 const DAY_SECONDS = 86_400;
 const MONTH_SECONDS = 2_592_000;
 
@@ -34,8 +34,8 @@ interface Policy {
 }
 
 /**
- * Rate headers. X-RateLimit-* are the per-second window (SPEC.md). The IETF headers
- * (draft-ietf-httpapi-ratelimit-headers) follow DECISIONS D18: RateLimit-Policy lists every
+ * Rate headers. X-RateLimit-* are the per-second window (README, "Errors and limits"). The IETF headers
+ * (draft-ietf-httpapi-ratelimit-headers) follow docs/decisions.md "Quotas in headers": RateLimit-Policy lists every
  * policy that applies to the request (the per-second window; for a counted request also the
  * daily and monthly quotas, unlimited ones omitted), RateLimit the one closest to exhaustion,
  * the smallest share of its quota left (ties: the later reset), and for a quota refusal that
@@ -116,7 +116,7 @@ export interface Admitted {
 }
 
 /**
- * Rate limit and quotas (DECISIONS D7, steps 2-4) for an authenticated request: the admission,
+ * Rate limit and quotas (docs/decisions.md "Order of checks and what counts", steps 2-4) for an authenticated request: the admission,
  * its rate headers on the reply. A refusal is returned, not thrown (`refusedAdmission`).
  */
 export async function admitRequest(
@@ -147,7 +147,7 @@ export function refusedAdmission(tier: Tier, admitted: Admitted): ApiError {
   return refused(admissionRefusal(result, tier, nowMs));
 }
 
-/** Category and chain access (D7, steps 5-6): throws TIER_FORBIDDEN or CHAIN_FORBIDDEN. */
+/** Category and chain access ("Order of checks and what counts" (docs/decisions.md), steps 5-6): throws TIER_FORBIDDEN or CHAIN_FORBIDDEN. */
 export function authorize(request: FastifyRequest, config: RouteAccess): void {
   const { tier } = callerOf(request);
   if (config.category !== null && !tierAllowsCategory(tier, config.category)) {
@@ -162,7 +162,7 @@ export function authorize(request: FastifyRequest, config: RouteAccess): void {
 }
 
 /**
- * The access pipeline, in the order of DECISIONS D7: authenticate, rate limit, daily quota,
+ * The access pipeline, in the order of docs/decisions.md "Order of checks and what counts": authenticate, rate limit, daily quota,
  * monthly quota, category and chain access. Parameter validation and clamping follow in
  * Fastify's validation stage and the clamp hook. Runs for every route of the protected scope;
  * a route that admits its requests itself (`admittedByRoute`) is only authenticated here.

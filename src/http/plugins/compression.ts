@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import { codingEtag } from '../serialize.ts';
 
 /**
- * DECISIONS D19: answers over 1 KB are compressed when the client accepts it, brotli or gzip
+ * docs/decisions.md "Compression and caching": answers over 1 KB are compressed when the client accepts it, brotli or gzip
  * (its Accept-Encoding decides; brotli first on a tie), with `Vary: Accept-Encoding`. Levels are
  * chosen for CPU per request, not the last percent of size: brotli quality 4 and gzip level 6
  * shrink a 77 KB search answer to about a tenth in well under a millisecond.

@@ -7,7 +7,7 @@ import { ApiError, invalidParameter, type ParameterProblem } from '../errors.ts'
 import { errorResponses } from '../schemas.ts';
 
 /**
- * Every error in the documented shape (DECISIONS D6): validation problems one per parameter,
+ * Every error in the documented shape (docs/decisions.md "Errors"): validation problems one per parameter,
  * 404 for unknown paths and 405 with Allow for a wrong method on a known one, 503 for a backend
  * briefly unavailable or a store that cannot write (a full disk), 500 with the request id for anything unexpected (logged). Numbers that
  * AJV coerces to Infinity are refused, and bodies are JSON only (415 otherwise).
@@ -20,7 +20,7 @@ export interface AjvError {
   params: Record<string, unknown>;
 }
 
-/** Turns AJV errors into D6 details: one entry per parameter, in words a client can act on. */
+/** Turns AJV errors into "Errors" (docs/decisions.md) details: one entry per parameter, in words a client can act on. */
 export function problemsOf(errors: readonly AjvError[], dataVar: string): ParameterProblem[] {
   const out = new Map<string, string>();
   for (const e of errors) {

@@ -31,7 +31,7 @@ const RAW_HEADERS =
 
 /**
  * Requests Node's HTTP parser rejects before Fastify sees them (malformed request line, bad
- * version, header without colon, NUL bytes, headers over 16 KB, too slow): a D6 body, then close.
+ * version, header without colon, NUL bytes, headers over 16 KB, too slow): a "Errors" (docs/decisions.md) body, then close.
  */
 export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;

@@ -11,7 +11,7 @@ import { type Item, sendAssembled } from '../serialize.ts';
 /**
  * The parse step every data list route shares: the instant the answer reflects, the tier-clamped
  * `limit`, `chainIds` and `startDate` with what was clamped, and the caller's read model (the
- * sandbox for test keys, D10).
+ * sandbox for test keys, "Keys and accounts" (docs/decisions.md)).
  */
 export function dataRequest(
   request: FastifyRequest,
@@ -87,7 +87,7 @@ export function sendMarketAnswer<T>(
       return {
         items: found.items.map((item) => json(item, model, nowSec)),
         list: false,
-        // About the market's chain (D16), whatever the query knew of it.
+        // About the market's chain (docs/decisions.md "Freshness per source"), whatever the query knew of it.
         meta: dataMeta(request, model, nowMs, { ...found, chains: [id.chainId] }, undefined),
       };
     }),

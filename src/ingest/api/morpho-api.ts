@@ -1,5 +1,5 @@
 /**
- * The Morpho API (D15's `morphoApi`): Morpho Blue's markets, borrowers, liquidations and vaults
+ * The Morpho API ("Real sources" (docs/decisions.md)'s `morphoApi`): Morpho Blue's markets, borrowers, liquidations and vaults
  * (MetaMorpho) from Morpho's GraphQL API, for the chains the sources file names. One source,
  * `morpho-api`, kind `api`.
  *
@@ -19,9 +19,9 @@
  *
  * Lists are read in pages of `pageSize` items (`first`/`skip`); a page the API refuses as too
  * complex is asked again at half the size. A request that fails (the network, an HTTP error, a
- * GraphQL error) fails the whole pass: the source keeps its last data, which ages (D16). An item
+ * GraphQL error) fails the whole pass: the source keeps its last data, which ages (docs/decisions.md "Freshness per source"). An item
  * answered out of shape is left out and named; a market left out keeps what the last pass served
- * of it. A market without a USD price of a token is served with what is known (D15, no
+ * of it. A market without a USD price of a token is served with what is known ("Real sources" (docs/decisions.md), no
  * position), named; one served priced before keeps its last priced records instead.
  */
 
@@ -277,7 +277,7 @@ function readMarket(item: unknown): { market: ApiMarket; unpriced: string | null
     loanAddress: loan.address,
     collateralDecimals: collateral.decimals,
     loanDecimals: loan.decimals,
-    // A price the API does not state is null, and the USD amounts of the loan token with it (D15).
+    // A price the API does not state is null, and the USD amounts of the loan token with it (docs/decisions.md "Real sources").
     collateralPrice: collateral.usd,
     loanPrice: loan.usd,
     ...loanBalances(scaled(supplyAssets, loan.decimals), scaled(borrowAssets, loan.decimals), loan.usd),
@@ -373,7 +373,7 @@ function readLiquidation(
   const debtRepaid = amount('repaidAssets', loanDecimals);
   const badDebt = amount('badDebtAssets', loanDecimals);
   // In USD as the API valued them at the liquidation, else at the market's price now, else
-  // unknown (D15). Of a market the API answered out of shape this pass (its price unread), it is
+  // unknown (docs/decisions.md "Real sources"). Of a market the API answered out of shape this pass (its price unread), it is
   // read again next pass: it holds its chain's cursor.
   const usd = (field: string, tokens: number, price: number | null | undefined) => {
     const v = numOrNull(data[field], `${what}: ${field}`);
@@ -614,7 +614,7 @@ export function morphoApiSource(
               failed(`morpho-api:${read.market.key}`, new Error(read.unpriced));
               kept.add(read.market.key);
             } else {
-              // Never priced: served with what is known (D15).
+              // Never priced: served with what is known (docs/decisions.md "Real sources").
               items.push({
                 id: `morpho-api:${read.market.key}`,
                 ok: true,

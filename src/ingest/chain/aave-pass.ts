@@ -107,7 +107,7 @@ function aavePass(ctx: PassContext, aave: AaveCache, reread: ReadonlySet<string>
       (aaveRead?.pools ?? []).flatMap((p) => p.reserves.flatMap((r) => (r.source ? [r.source] : []))),
 
     // A pool whose every reserve has a USD price (the file's feeds, else the pool's oracle in USD)
-    // is served; one never priced whole is served with what is known (D15: the markets of an
+    // is served; one never priced whole is served with what is known ("Real sources" (docs/decisions.md): the markets of an
     // unpriced reserve without its USD figures, and their positions unserved, its accounts
     // followed); one priced before keeps what the last pass served of it.
     async assemble(out: Assembly) {

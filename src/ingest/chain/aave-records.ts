@@ -1,5 +1,5 @@
 /**
- * An Aave v3 pool (Aave's or Spark's) as the service's records (the sandbox's model, D3): one
+ * An Aave v3 pool (Aave's or Spark's) as the service's records (the sandbox's model, "Market identity" (docs/decisions.md)): one
  * market per pair of a collateral reserve (liquidation threshold above 0) and a borrowable reserve,
  * `<protocol>-<chainId>-<pool>_<collateral>_<loan>`, whose lltv is the collateral's liquidation
  * threshold; a pair some account holds is a market even when the pool no longer allows it.
@@ -28,7 +28,7 @@ import type { TokenMeta } from './tokens.ts';
 
 export type AaveProtocol = 'aave' | 'spark';
 
-/** A pair market's uniqueKey (D3). */
+/** A pair market's uniqueKey (docs/decisions.md "Market identity"). */
 export function aaveKey(
   protocol: AaveProtocol,
   chainId: number,
@@ -68,7 +68,7 @@ export function aavePrices(
 
 /**
  * The pool's markets and positions at `usd`. Balances are split among the pairs in units of the
- * loan reserve (by the pool's own valuations), so a reserve without a USD price (null, D15)
+ * loan reserve (by the pool's own valuations), so a reserve without a USD price (null, "Real sources" (docs/decisions.md))
  * leaves its pairs' markets with that price and, for a loan reserve, the USD figures null, and
  * their positions unserved.
  */

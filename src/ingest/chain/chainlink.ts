@@ -1,7 +1,7 @@
 /**
  * Chainlink price feeds (AggregatorV3Interface): `latestRoundData`, `decimals` and
  * `description`, read in one multicall at a block; every round published between two blocks,
- * from the `AnswerUpdated` logs of the feed's aggregator; and token USD prices (D15).
+ * from the `AnswerUpdated` logs of the feed's aggregator; and token USD prices (docs/decisions.md "Real sources").
  */
 import { getAbiItem, parseAbi } from 'viem';
 import { feedSymbol } from '../../domain/asset-family.ts';
@@ -172,7 +172,7 @@ export interface FeedPrice {
 }
 
 /**
- * USD prices by upper-case symbol, from the feeds (D15): `X/USD` directly, `X/ETH` times
+ * USD prices by upper-case symbol, from the feeds (docs/decisions.md "Real sources"): `X/USD` directly, `X/ETH` times
  * `ETH/USD` (any quote that itself has a USD price). A symbol with two prices keeps the direct
  * USD one. Symbols are compared as feeds name them (feedSymbol: WETH is priced by ETH/USD).
  */

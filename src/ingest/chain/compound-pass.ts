@@ -102,7 +102,7 @@ function compoundPass(ctx: PassContext, comets: CometCache, reread: ReadonlySet<
       ]),
 
     // A comet whose base token has a USD price is served; one never priced is served with what
-    // is known (D15: no position, its holders followed); one priced before that no longer is (or
+    // is known ("Real sources" (docs/decisions.md): no position, its holders followed); one priced before that no longer is (or
     // an asset that cannot be read) keeps what the last pass served of it.
     async assemble(out: Assembly) {
       const { usdOf, byFeed, noPriceHint, feedSymbolOf } = out.prices;

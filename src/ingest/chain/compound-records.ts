@@ -1,5 +1,5 @@
 /**
- * A comet as the service's records (the sandbox's model, D3): one market per collateral asset,
+ * A comet as the service's records (the sandbox's model, "Market identity" (docs/decisions.md)): one market per collateral asset,
  * `compound-<chainId>-<comet>_<asset>`, whose loan is the comet's base token and whose lltv is the
  * asset's liquidateCollateralFactor. An account holding several collaterals has one position per
  * collateral: its debt is shared among them in proportion to each collateral's value at its
@@ -26,7 +26,7 @@ import type { TokenMeta } from './tokens.ts';
 
 const SECONDS_PER_YEAR = 31_536_000;
 
-/** A comet market's uniqueKey (D3). */
+/** A comet market's uniqueKey (docs/decisions.md "Market identity"). */
 export function cometKey(chainId: number, comet: string, asset: string): string {
   return `compound-${chainId}-${comet.toLowerCase()}_${asset.toLowerCase()}`;
 }
@@ -35,7 +35,7 @@ export function cometKey(chainId: number, comet: string, asset: string): string 
  * The comet's markets and positions at USD prices: `baseUsd` for its base token, and for each
  * collateral its own USD price (`usdOf`, the file's feeds) or else the comet's price of it in
  * base (its `getPrice` of the asset over that of the base) × `baseUsd`. Balances are split among
- * the markets in base units, so a comet whose base token has no USD price (`baseUsd` null, D15)
+ * the markets in base units, so a comet whose base token has no USD price (`baseUsd` null, "Real sources" (docs/decisions.md))
  * has the same markets, their USD figures null, and no position.
  */
 export function cometRecords(

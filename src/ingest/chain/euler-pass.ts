@@ -131,7 +131,7 @@ function eulerPass(
 
     // A vault whose asset has a USD price (the file's feeds) and whose collaterals have one (the
     // file's feeds, else the vault's oracle against the asset) is served; one whose asset never
-    // had one is served with what is known (D15: no position, its accounts followed); one priced
+    // had one is served with what is known ("Real sources" (docs/decisions.md): no position, its accounts followed); one priced
     // before, or whose collateral the oracle cannot price against its asset (or whose quotes
     // cannot be read), keeps what the last pass served of it.
     async assemble(out: Assembly) {

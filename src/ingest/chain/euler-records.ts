@@ -1,8 +1,8 @@
 /**
- * An Euler v2 controller vault as the service's records (the sandbox's model, D3): one market per
+ * An Euler v2 controller vault as the service's records (the sandbox's model, "Market identity" (docs/decisions.md)): one market per
  * collateral vault it accepts, `euler-<chainId>-<vault>_<collateral vault>`, whose loan is the
  * vault's asset, whose collateral is the collateral vault's asset, and whose lltv is the
- * collateral's liquidation LTV. Markets carry the vault's symbol, address and governor (D2).
+ * collateral's liquidation LTV. Markets carry the vault's symbol, address and governor (docs/decisions.md "Enumerations").
  *
  * An account holding several collaterals has one position per collateral: its debt is shared
  * among them by each collateral's value at its liquidation LTV, and every position carries the
@@ -25,7 +25,7 @@ import { scaled } from './chainlink.ts';
 import { CONFIG_SCALE, type EulerLiquidationRead, type EulerVaultRead } from './euler.ts';
 import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
 
-/** An Euler market's uniqueKey (D3). */
+/** An Euler market's uniqueKey (docs/decisions.md "Market identity"). */
 export function eulerKey(chainId: number, vault: string, collateral: string): string {
   return `euler-${chainId}-${vault.toLowerCase()}_${collateral.toLowerCase()}`;
 }
@@ -84,7 +84,7 @@ export function eulerHealth(
  * The vault's markets and positions at `loanUsd` and each collateral's USD price, and the vault
  * itself (`GET /vaults`): its governor, its interest fee, and all of each of its markets' supply.
  * Balances are split among the markets in units of the asset, so a vault whose asset has no USD
- * price (`loanUsd` null, D15) has the same markets, their USD figures null, and no position.
+ * price (`loanUsd` null, "Real sources" (docs/decisions.md)) has the same markets, their USD figures null, and no position.
  */
 export function eulerRecords(
   chainId: number,

@@ -118,7 +118,7 @@ function fluidPass(
 
     // A T1 vault is served at its borrow token's USD price (the file's feeds) and its supply
     // token's (the file's feeds, else the vault's oracle); one never priced without them is
-    // served with what is known (D15: no position); one priced before, or that cannot be read,
+    // served with what is known ("Real sources" (docs/decisions.md): no position); one priced before, or that cannot be read,
     // keeps what the last pass served of it.
     async assemble(out: Assembly) {
       const { usdOf, noPriceHint, feedSymbolOf } = out.prices;

@@ -27,7 +27,7 @@ import { scaled } from './chainlink.ts';
 import type { FluidLiquidationRead, FluidVaultRead } from './fluid.ts';
 import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
 
-/** A Fluid market's uniqueKey (D3). */
+/** A Fluid market's uniqueKey (docs/decisions.md "Market identity"). */
 export function fluidKey(chainId: number, vault: string): string {
   return `fluid-${chainId}-${vault.toLowerCase()}`;
 }
@@ -71,7 +71,7 @@ export function fluidHealth(
 
 /**
  * The vault's market and positions at its tokens' USD prices; a price null (none known) leaves
- * the market's USD figures of that token null and serves no position (D15).
+ * the market's USD figures of that token null and serves no position (docs/decisions.md "Real sources").
  */
 export function fluidRecords(
   chainId: number,

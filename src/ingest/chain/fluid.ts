@@ -1,5 +1,5 @@
 /**
- * Fluid's vault protocol, read through its resolvers (DECISIONS D15: `fluid: { vaultResolver,
+ * Fluid's vault protocol, read through its resolvers (docs/decisions.md "Real sources": `fluid: { vaultResolver,
  * positionsResolver }`). T1 vaults only (one collateral token, one debt token): vaults with a DEX
  * on either side (T2–T4, smart collateral or smart debt) hold DEX shares, not tokens, and are
  * named, not read.

@@ -1,4 +1,4 @@
-/** The sources of a sources file (D15): one `chain:<chainId>` source per chain, and the Morpho API's. */
+/** The sources of a sources file (docs/decisions.md "Real sources"): one `chain:<chainId>` source per chain, and the Morpho API's. */
 import type { Transport } from 'viem';
 import { type FetchFn, morphoApiSource } from '../api/morpho-api.ts';
 import type { Source } from '../contract.ts';
@@ -30,7 +30,7 @@ export function chainSources(
 }
 
 /**
- * Every source of a sources file (D15): its chains' (`chain:<chainId>`) and the Morpho API's
+ * Every source of a sources file (docs/decisions.md "Real sources"): its chains' (`chain:<chainId>`) and the Morpho API's
  * (`morpho-api`), when it names one.
  */
 export function configuredSources(

@@ -4,14 +4,14 @@ import type { LiquidationEvent } from '../../domain/records/history.ts';
 import type { MarketRecord } from '../../domain/types.ts';
 import { scaled } from './chainlink.ts';
 
-/** A market's tokens' USD prices a liquidation is valued at; null where unknown (D15). */
+/** A market's tokens' USD prices a liquidation is valued at; null where unknown (docs/decisions.md "Real sources"). */
 export type LiquidationPrices = { loanUsd: number | null; collateralUsd: number | null };
 
 /**
  * The liquidation `l` in `market`: the collateral seized, the debt repaid and the bad debt it
  * left (`units`, in the smallest units of the market's tokens) as token amounts, and in USD at
  * `usd` (the liquidation block's prices, or the market's): null where its token has no USD price
- * (a market served without one, D15), 0 where the amount is 0.
+ * (a market served without one, "Real sources" (docs/decisions.md)), 0 where the amount is 0.
  */
 export function liquidationRecord(
   l: Pick<

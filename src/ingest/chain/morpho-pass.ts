@@ -101,7 +101,7 @@ function morphoPass(
       const { markets, positions, previousMarkets } = out;
       // A market that cannot be served this pass keeps what the last pass served of it.
       const kept = new Map<string, MarketRecord>();
-      // Markets never priced, served with what is known (D15).
+      // Markets never priced, served with what is known (docs/decisions.md "Real sources").
       const unpricedMarkets = new Map<string, MarketRecord>();
       const keep = (id: string) => {
         const record = previousMarkets.get(morphoKey(chainId, id));
@@ -138,7 +138,7 @@ function morphoPass(
           keep(m.id);
           continue;
         }
-        // Never priced: served with what is known (D15), its borrowers kept for when it is.
+        // Never priced: served with what is known (docs/decisions.md "Real sources"), its borrowers kept for when it is.
         markets.push(record);
         unpricedMarkets.set(m.id, record);
         items.push(

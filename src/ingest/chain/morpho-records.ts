@@ -34,7 +34,7 @@ export function collateralUsdFromOracle(
   return scaled(price, 36 + loanDecimals - collateralDecimals) * loanUsd;
 }
 
-/** A Morpho market's record; a price that is null (none known) leaves its USD amounts null (D15). */
+/** A Morpho market's record; a price that is null (none known) leaves its USD amounts null (docs/decisions.md "Real sources"). */
 export function marketRecord(
   chainId: number,
   m: MorphoMarketRead,

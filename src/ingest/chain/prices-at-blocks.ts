@@ -110,7 +110,7 @@ export async function feedPricesAtBlocks(
 
 /**
  * The prices a liquidation in `r` is valued at, token by token: its block's (`at`) where read
- * there, else the market's (null where it has none, D15).
+ * there, else the market's (null where it has none, "Real sources" (docs/decisions.md)).
  */
 export function pricesAt(
   at: LiquidationPrices | null | undefined,

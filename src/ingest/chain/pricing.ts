@@ -195,12 +195,12 @@ function usdOnly(priceOf: (token: Token) => FeedPrice | null) {
   return (token: Token): number | null => priceOf(token)?.usd ?? null;
 }
 
-/** A token's USD price from feed readings (D15), by the symbol it is priced under (null: not priced by feeds). */
+/** A token's USD price from feed readings (docs/decisions.md "Real sources"), by the symbol it is priced under (null: not priced by feeds). */
 export function pricer(readings: readonly FeedReading[], feedSymbolOf: (t: Token) => string | null) {
   return usdOnly(feedPricer(readings, feedSymbolOf));
 }
 
-/** A token's feed price (D15) with the feed behind it; null: not priced by feeds. */
+/** A token's feed price (docs/decisions.md "Real sources") with the feed behind it; null: not priced by feeds. */
 function feedPricer(readings: readonly FeedReading[], feedSymbolOf: (t: Token) => string | null) {
   const { priceOf } = usdPrices(readings);
   return (token: Token): FeedPrice | null => {
@@ -210,7 +210,7 @@ function feedPricer(readings: readonly FeedReading[], feedSymbolOf: (t: Token) =
 }
 
 /**
- * Records where each price of the markets read this pass comes from (D15's order): the feed that
+ * Records where each price of the markets read this pass comes from ("Real sources" (docs/decisions.md)'s order): the feed that
  * gives that price, else the market's oracle. A market kept from the last pass (one of
  * `kept`) keeps its own.
  */

@@ -78,7 +78,7 @@ export interface ProtocolPass {
   positionsRead(): number;
 }
 
-/** An item served: whole, or in part with what `note` says (D15). */
+/** An item served: whole, or in part with what `note` says (docs/decisions.md "Real sources"). */
 export function servedItem(id: string, note: string | null): ItemReport {
   return note ? { id, ok: true, note } : { id, ok: true };
 }

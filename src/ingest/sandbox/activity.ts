@@ -13,7 +13,7 @@
  *   (the history's borrowers, simulation/market-history.ts), so markets with more positions
  *   get more openings and new positions look like the market's.
  * - A closing draws a held position with debt and repays it whole: the position is written with
- *   no collateral and no debt (it leaves every list: D5).
+ *   no collateral and no debt (it leaves every list: "Positions at risk" (docs/decisions.md)).
  * The changes are written as this source's, checked against the version they were computed
  * from (basedOn), so two processes writing the same minute write it once.
  */

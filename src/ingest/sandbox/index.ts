@@ -65,7 +65,7 @@ export interface SandboxDataset {
   positions(): Iterable<PositionRecord>;
 }
 
-/** Takes one draft from each protocol in turn (D2 order) until all lists are exhausted. */
+/** Takes one draft from each protocol in turn ("Enumerations" (docs/decisions.md) order) until all lists are exhausted. */
 function* roundRobin(lists: readonly MarketDraft[][]): Generator<MarketDraft> {
   const longest = Math.max(0, ...lists.map((l) => l.length));
   for (let i = 0; i < longest; i++) {

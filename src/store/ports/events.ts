@@ -9,7 +9,7 @@ import type {
 } from '../../domain/records/events.ts';
 
 /**
- * The risk events' outbox (DECISIONS D22 in the repository's own docs/webhooks.md): who is
+ * The risk events' outbox (docs/decisions.md "Risk events" in the repository's own docs/webhooks.md): who is
  * subscribed, the events, and each webhook delivery with its attempts. Written before any
  * attempt, so a crash loses nothing; claimed one attempt at a time across processes.
  */

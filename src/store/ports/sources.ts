@@ -7,7 +7,7 @@ export interface SourceStore {
   /** Every source, by id. */
   listSources(): Promise<SourceState[]>;
   /**
-   * The ingestion lease (several servers on one store elect one ingester, D15): taken by
+   * The ingestion lease (several servers on one store elect one ingester, "Real sources" (docs/decisions.md)): taken by
    * `holder` until `nowMs + leaseMs` when it is free, expired or already `holder`'s (renewed).
    * True when `holder` holds it now. Times are the caller's clock, epoch ms.
    */

@@ -29,7 +29,7 @@ export interface UsageStore {
    */
   accountUsageTotals(scope: AccountScope, day: string, keyQuotas: QuotaCaps): Promise<UsageTotals>;
   /**
-   * Counts each request in order and decides it against its quotas as DECISIONS D7 does
+   * Counts each request in order and decides it against its quotas as docs/decisions.md "Order of checks and what counts" does
    * (daily first; refused daily, the month is not counted), atomically per key with respect
    * to other reservations from any process: the stored counts are the authority, as while
    * Redis is unreachable. Durable once resolved.

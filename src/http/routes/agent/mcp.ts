@@ -191,7 +191,7 @@ function transportHeaders(request: FastifyRequest): Headers {
 
 /**
  * A body the route could not read (not JSON, malformed): kept as the error to answer, so that
- * the request is admitted and authorized first (D7), as on every route, before it is refused.
+ * the request is admitted and authorized first (docs/decisions.md "Order of checks and what counts"), as on every route, before it is refused.
  */
 class UnreadBody {
   readonly error: Error;
@@ -236,7 +236,7 @@ function mcpRoute(app: Api, deps: RouteDeps): void {
     '/agent/mcp',
     {
       config: { access: ACCESS },
-      // D7 before validation, as every route: the admission the body asks for, then the category.
+      // "Order of checks and what counts" (docs/decisions.md) before validation, as every route: the admission the body asks for, then the category.
       preValidation: async (request, reply) => {
         const caller = callerOf(request);
         const tool = firstToolCall(request.body);

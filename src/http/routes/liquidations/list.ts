@@ -36,7 +36,7 @@ const metaString = fastJson(MetaSchema) as (meta: Meta) => string;
 /** A streamed answer carries no ETag: its data is not known before its body is written. */
 const { ETag: _etag, ...STREAM_HEADERS } = DATA_HEADERS;
 
-/** Whether the client asked for NDJSON (D17): `Accept` names application/x-ndjson. */
+/** Whether the client asked for NDJSON (docs/decisions.md "Lists, pages and streams"): `Accept` names application/x-ndjson. */
 function wantsNdjson(accept: string | undefined): boolean {
   return accept !== undefined && /(^|,)\s*application\/x-ndjson\s*(;|,|$)/i.test(accept);
 }

@@ -23,7 +23,7 @@ export const OracleHealthSchema = Type.Unsafe<OracleHealth | null>({
   description: 'Oracle freshness (the stalest feed of a composite oracle); null without oracle data.',
 });
 
-/** A price feed with its promises and its freshness now (DECISIONS D14). */
+/** A price feed with its promises and its freshness now (docs/decisions.md "Oracle health"). */
 export const FeedStatusSchema = Type.Object(
   {
     address: ADDRESS,

@@ -70,7 +70,7 @@ export const ratingChangeJson = itemSerializer<RatingChangeView>(RatingChangeSch
 
 /**
  * Sends ratings found in `set`: the usual envelope, with meta saying what the ratings reflect
- * (DECISIONS D16): asOf is the instant of the data they were computed from, and freshness that
+ * (docs/decisions.md "Freshness per source"): asOf is the instant of the data they were computed from, and freshness that
  * data's age now, not the model's (ratings are recomputed daily, not with every price tick).
  */
 export function sendRatings<T>(

@@ -14,7 +14,7 @@ import type { TokenRef, TokenRegistry } from '../tokens.ts';
 export interface MarketDraft {
   protocol: Protocol;
   chainId: number;
-  /** The protocol's market id (DECISIONS D3): lowercase, [0-9a-z_] only. */
+  /** The protocol's market id (docs/decisions.md "Market identity"): lowercase, [0-9a-z_] only. */
   identifier: string;
   label: string | null;
   collateral: TokenRef;
@@ -55,12 +55,12 @@ export interface DraftLists {
 
 const IDENTIFIER = /^[0-9a-z_]+$/;
 
-/** DECISIONS D3: `<protocol>-<chainId>-<identifier>`, all lowercase. */
+/** docs/decisions.md "Market identity": `<protocol>-<chainId>-<identifier>`, all lowercase. */
 export function uniqueKeyOf(draft: Pick<MarketDraft, 'protocol' | 'chainId' | 'identifier'>): string {
   return `${draft.protocol}-${draft.chainId}-${draft.identifier}`;
 }
 
-/** True when an identifier fits D3's charset (callers skip the record otherwise). */
+/** True when an identifier fits "Market identity" (docs/decisions.md)'s charset (callers skip the record otherwise). */
 export function isValidIdentifier(identifier: string): boolean {
   return IDENTIFIER.test(identifier);
 }

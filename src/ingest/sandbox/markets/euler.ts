@@ -2,7 +2,7 @@
  * Euler v2: vault-based markets. A market is a borrowable vault (the loan: its asset) and one
  * collateral vault of the same product (cluster) on the same chain. Identifier
  * `<vaultAddress>_<collateralAddress>`. Only these markets carry vaultSymbol, vaultAddress and
- * governor (DECISIONS D2).
+ * governor (docs/decisions.md "Enumerations").
  *
  * The reference names each vault and its governor but gives the asset for a few mainnet
  * vaults only; the asset is otherwise read from the vault name ("Euler Prime USDC" -> USDC)
