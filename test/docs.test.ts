@@ -125,6 +125,17 @@ describe('README and docs', () => {
     }
   });
 
+  test('behavior: the repository paths the README and docs name exist', () => {
+    const path = /(?<![\w/.-])((?:src|test|bench|docs|config|sdk)\/[\w./-]*[\w])/g;
+    for (const file of PUBLIC_DOCS) {
+      for (const [, named] of read(file).matchAll(path)) {
+        // Folders the benchmark writes (bench/.data) and its dated results are made when it runs.
+        if (!named || named.includes('*') || /^bench\/(results\/|\.data)/.test(named)) continue;
+        assert.ok(existsSync(join(ROOT, named)), `${file} names ${named}, which does not exist`);
+      }
+    }
+  });
+
   test('behavior: relative links in the README and docs lead to files that exist', () => {
     for (const file of PUBLIC_DOCS) {
       for (const [, target] of read(file).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
