@@ -1139,6 +1139,12 @@ export class RiskIndex {
     return sums;
   }
 
+  /** The debt of market ord's positions as stated (USD at its record's prices, borrow index 1), summed. */
+  statedDebtOf(ord: number): number {
+    const list = this.byMarket[ord];
+    return list ? this.prefixSums(list).debt[list.length]! : 0;
+  }
+
   /** Positions with debt in market ord, and their collateral and debt in USD now. */
   withDebt(ord: number): PositionSums {
     return this.below(ord, 1, Number.POSITIVE_INFINITY);
