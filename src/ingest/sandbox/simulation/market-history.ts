@@ -9,8 +9,8 @@
  * - Prices: the token's snapshot price times its symbol's path ratio (SandboxPriceBasis), the
  *   prices the running server serves.
  * - Utilization: the snapshot's, plus two slow noises (5-day and 12-hour knots, amplitudes
- *   UTIL_SWING) that vanish at the snapshot instant, within [LOW_FLOOR x the snapshot's, 0.99]
- *   (or the snapshot's utilization when higher). Before the snapshot, supply in loan tokens is
+ *   UTIL_SWING) that vanish at the snapshot instant, within [0, 0.99] (or the snapshot's
+ *   utilization when higher; after the snapshot at least LOW_FLOOR x it). Before the snapshot, supply in loan tokens is
  *   the snapshot's, times a flow noise (9-day knots) and a yearly growth drawn per market,
  *   over the interest suppliers earned since (the supply rate of the curve at each hour's
  *   utilization). Borrow = utilization x supply. APYs from the market's curve (domain
@@ -109,10 +109,11 @@ export const SLOW_CAP = 0.97;
 /** A market above its kink at the snapshot comes back below it within this time either side. */
 export const SETTLE_MS = 3 * 24 * 3_600_000;
 /**
- * A market with borrowers keeps at least this share of its snapshot utilization: the noises
- * approach it smoothly (lowFloor) instead of emptying the market.
+ * After the snapshot a market with borrowers keeps at least this share of its snapshot
+ * utilization: below twice it, the noises approach it smoothly (lowFloor) instead of emptying
+ * the market (its supply, the borrow over utilization, stays finite).
  */
-export const LOW_FLOOR = 0.5;
+export const LOW_FLOOR = 0.25;
 
 /** x above 2f; below, f + f e^((x - 2f) / f), which approaches f (continuous, slope 1 at 2f). */
 export function lowFloor(x: number, f: number): number {
@@ -374,8 +375,9 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
   };
   /**
    * Utilization from the two noises' values at an instant (and the shift of an adaptive curve's
-   * feedback), clamped to [u0 / 2, 0.99] (to the snapshot's when that is higher, so the snapshot
-   * instant gives the snapshot's): a market with borrowers never runs empty.
+   * feedback), within [0, 0.99] (to the snapshot's when that is higher, so the snapshot instant
+   * gives the snapshot's); after the snapshot at least LOW_FLOOR x u0: a market with borrowers
+   * never runs empty.
    */
   const utilizationOf = (d: Dynamics, n1: number, n2: number, tMs: number, shift: number): number => {
     if (!(d.u0 > 0)) return 0;
@@ -388,7 +390,9 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
       d.r0 <= below ? below : d.r0 - (d.r0 - below) * Math.min(1, Math.abs(tMs - asOfMs) / SETTLE_MS);
     const level = Math.min(cap, d.r0 + shift + UTIL_SWING.slow * (n1 - d.at1));
     const u = aboveKink(level + UTIL_SWING.fast * (n2 - d.at2), kink);
-    return Math.min(Math.max(0.99, d.u0), lowFloor(u, LOW_FLOOR * d.u0));
+    // After the snapshot supply is the borrow over utilization: a floor keeps it finite.
+    const floor = tMs > asOfMs ? LOW_FLOOR * d.u0 : 0;
+    return Math.min(Math.max(0.99, d.u0), Math.max(0, lowFloor(u, floor)));
   };
   /** log of the supply's flows and growth from the snapshot to tMs (0 at the snapshot). */
   const flowOf = (d: Dynamics, flowNoise: number, tMs: number): number =>
