@@ -335,6 +335,12 @@ export class RiskIndex {
     };
   }
 
+  /** The debt of market ord's positions as stated (USD at its record's prices, borrow index 1), summed. */
+  statedDebtOf(ord: number): number {
+    const list = this.lists.byMarket[ord];
+    return list ? this.lists.prefixSums(this.positions.cols, list).debt[list.length]! : 0;
+  }
+
   /** Positions with debt in market ord, and their collateral and debt in USD now. */
   withDebt(ord: number): PositionSums {
     return this.below(ord, 1, Number.POSITIVE_INFINITY);

@@ -49,6 +49,8 @@ interface SandboxLive {
   pricer: SandboxPricer;
   feeds: SandboxFeedClock;
   markets: SandboxMarketClock;
+  /** The model's ord of each market of the simulation (by its index), -1 when it has none. */
+  ords: Int32Array;
 }
 
 /**
@@ -59,10 +61,12 @@ async function sandboxLive(model: ReadModel, tMs: number): Promise<SandboxLive> 
   const records = model.catalog.baseRecords();
   const seed = model.dataset.seed ?? DEFAULT_SEED;
   const profile = model.dataset.profile === 'large' ? 'large' : 'default';
+  const sim = sandboxSimulation(profile, seed);
   const live = {
     pricer: sandboxPricer(records, seed),
     feeds: sandboxFeedClock(records, seed),
-    markets: sandboxMarketClock(sandboxSimulation(profile, seed)),
+    markets: sandboxMarketClock(sim),
+    ords: Int32Array.from(sim.dataset.markets, (m) => model.catalog.ordOf(m.uniqueKey) ?? -1),
   };
   await warmLive(live, tMs);
   return live;
@@ -89,8 +93,25 @@ function stepSandbox(model: ReadModel, live: SandboxLive, tMs: number): void {
     live.pricer.pricesAt(tMs),
     tMs,
     live.feeds.updatesAt(tMs),
-    tMs >= SANDBOX_AS_OF * 1000 ? live.markets.statesAt(tMs) : [],
+    tMs >= SANDBOX_AS_OF * 1000 ? live.markets.statesAt(tMs, statedDebt(model, live)) : [],
   );
+}
+
+/** A sandbox market's borrowers are its positions: their debt as stated, summed, by market. */
+function statedDebt(model: ReadModel, live: SandboxLive): (index: number) => number | null {
+  return (i) => {
+    const ord = live.ords[i]!;
+    return ord < 0 ? null : model.risk.statedDebtOf(ord);
+  };
+}
+
+/**
+ * After positions changed (the change feed), the markets of a sandbox model are stated again
+ * at the last tick: their borrow is their positions' debt (see SandboxMarketClock.statesAt).
+ */
+function restateSandbox(model: ReadModel, live: SandboxLive, tMs: number): void {
+  if (tMs < SANDBOX_AS_OF * 1000) return;
+  applyPrices(model, [], tMs, [], live.markets.statesAt(tMs, statedDebt(model, live)));
 }
 
 /** What read models are loaded from: the market data and the sources' checkpoints. */
@@ -185,7 +206,11 @@ export class ReadModels implements DataSource {
     // bring no change); the sources are few, so they are read on every poll.
     const sources = await this.store.listSources();
     if (info.version === this.live.dataset.version) {
-      if (info.changeSeq > this.live.changeSeq) await catchUpChanges(this.store, this.live, info.changeSeq);
+      if (info.changeSeq > this.live.changeSeq) {
+        await catchUpChanges(this.store, this.live, info.changeSeq);
+        const live = this.simulations.get(this.live);
+        if (live && this.lastTickAt !== null) restateSandbox(this.live, live, this.lastTickAt);
+      }
       setSourceClocks(this.live, sources);
       return false;
     }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
 import { ACTIVITY_SOURCE_ID, minuteOf, SandboxActivity } from '../ingest/sandbox/activity.ts';
+import { sandboxSimulation } from '../ingest/sandbox/history.ts';
 import { DEFAULT_SEED } from '../ingest/sandbox/index.ts';
 import { LIQUIDATIONS_SOURCE_ID, SandboxLiquidator } from '../ingest/sandbox/liquidator.ts';
 import type { Store } from '../store/types.ts';
@@ -94,7 +95,7 @@ export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstanc
         current = {
           key,
           liquidator: new SandboxLiquidator(store, profile, seed),
-          activity: new SandboxActivity(seed),
+          activity: new SandboxActivity(seed, sandboxSimulation(profile, seed).windDowns),
         };
       running = run(model, atMs, current)
         .catch(async (err: unknown) => {

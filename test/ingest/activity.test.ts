@@ -4,10 +4,15 @@ import { catchUpChanges, loadReadModel } from '../../src/data/read-model.ts';
 import {
   ACTIVITY_SOURCE_ID,
   MAX_CATCH_UP_MINUTES,
+  MEAN_OPENING_WEIGHT,
   SandboxActivity,
 } from '../../src/ingest/sandbox/activity.ts';
 import { DEFAULT_SEED, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
-import { OPENINGS_PER_POSITION } from '../../src/ingest/sandbox/simulation/market-history.ts';
+import {
+  HF_SPREAD,
+  OPENINGS_PER_POSITION,
+  riskWeight,
+} from '../../src/ingest/sandbox/simulation/market-history.ts';
 import { seededStores } from './seeded.ts';
 
 /**
@@ -43,6 +48,21 @@ describe('sandbox activity', () => {
       assert.equal(c.collateralUsd, 0);
       assert.equal(c.healthFactor, Number.POSITIVE_INFINITY);
     }
+    // An opening adds as much debt as a closing repays, on average: the markets' borrow holds.
+    const debtOf = (c: { marketKey: string; user: string }) => {
+      const ord = model.catalog.ordOf(c.marketKey)!;
+      const held = model.risk.query({
+        healthFactorThreshold: 1e9,
+        minBorrowUsd: 0,
+        limit: 1e9,
+        marketOrd: ord,
+      });
+      const i = held.find((j) => model.risk.stateOf(j).user === c.user)!;
+      return model.risk.stateOf(i).borrowUsd;
+    };
+    const opened = openings.reduce((s, c) => s + c.borrowUsd, 0);
+    const repaid = closings.reduce((s, c) => s + debtOf(c), 0);
+    assert.ok(opened / repaid > 0.7 && opened / repaid < 1.6, `opened ${opened}, repaid ${repaid}`);
     // Openings at the snapshot prices: health factor 1.04 or more, by its own amounts.
     for (const o of openings) {
       assert.ok(o.healthFactor >= 1.04 - 1e-9, `${o.healthFactor}`);
@@ -72,6 +92,14 @@ describe('sandbox activity', () => {
     // Written twice (a retry, a second process): nothing applies again.
     const again = await store.applyPositionChanges(ACTIVITY_SOURCE_ID, changes, model.dataset.version);
     assert.equal(again.applied.length, 0);
+  });
+
+  test('known answers: the mean risk weight of the openings, by which their debt is scaled', () => {
+    // riskWeight(1.04 + X), X exponential of mean HF_SPREAD, averaged over its quantiles.
+    const n = 200_000;
+    let sum = 0;
+    for (let k = 0; k < n; k++) sum += riskWeight(1.04 - Math.log(1 - (k + 0.5) / n) * HF_SPREAD);
+    assert.ok(Math.abs(MEAN_OPENING_WEIGHT - sum / n) < 1e-5, `${MEAN_OPENING_WEIGHT} vs ${sum / n}`);
   });
 
   test('behavior: after a long stop only the last week of minutes is caught up', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { LiquidationEvent } from '../../src/domain/records/history.ts';
-import { sandboxSimulation } from '../../src/ingest/sandbox/history.ts';
+import { sandboxMarketClock, sandboxSimulation } from '../../src/ingest/sandbox/history.ts';
 import { DEFAULT_SEED, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
 import { DAY_MS, HOUR_MS, YEAR_MS } from '../../src/ingest/sandbox/simulation/noise.ts';
 
@@ -208,6 +208,39 @@ describe('market history', () => {
         assert.match(e.borrower, /^0x[0-9a-f]{40}$/);
         assert.match(e.liquidator, /^0x[0-9a-f]{40}$/);
         assert.ok(e.at >= history.startMs && e.at < END);
+      }
+    }
+  });
+
+  test("behavior: served with its positions' debt, a market's borrow is that debt with its interest; supply is the path's, or what the path's utilization needs for more debt", () => {
+    const clock = sandboxMarketClock(sim);
+    const t = asOfMs + 9 * DAY_MS + 1234;
+    const busy = dataset.markets.flatMap((m, i) => (m.borrow > 1e5 ? [i] : [])).slice(0, 40);
+    const path = clock.statesAt(t);
+    for (const scale of [1, 0.5, 2, 0]) {
+      const served = clock.statesAt(t, (i) => dataset.markets[i]!.borrow * scale);
+      for (const i of busy) {
+        const p = path[i]!;
+        const s = served[i]!;
+        const what = `${dataset.markets[i]!.uniqueKey} x ${scale}`;
+        assert.equal(s.debtIndex, p.debtIndex);
+        // The positions' debt as stated, grown by the borrow index.
+        assert.ok(
+          Math.abs(s.borrow - dataset.markets[i]!.borrow * scale * p.debtIndex) < 1e-9 * s.supply,
+          what,
+        );
+        if (scale === 1) {
+          // The snapshot's debt: the path's figures.
+          assert.ok(Math.abs(s.supply - p.supply) < 1e-6 * p.supply, what);
+          assert.ok(Math.abs(s.borrow - p.borrow) < 1e-6 * p.supply, what);
+          assert.ok(Math.abs(s.borrowApy - p.borrowApy) <= 1e-6, what);
+        } else if (scale < 1) {
+          assert.equal(s.supply, p.supply, what);
+          assert.ok(s.borrowApy <= p.borrowApy, what);
+        } else {
+          assert.ok(Math.abs(s.borrow / s.supply - p.borrow / p.supply) < 1e-9, what);
+        }
+        assert.ok(s.borrow <= s.supply);
       }
     }
   });

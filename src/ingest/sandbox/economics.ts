@@ -14,6 +14,7 @@ import { familyCurve, familyReserveFactor, type PriceBook } from './prices.ts';
 import { floorTo, rngFor, roundTo, unitHash } from './rng.ts';
 import { ABOVE_KINK, aboveKink } from './simulation/market-history.ts';
 import { maturityFromSymbol } from './simulation/price-model.ts';
+import { PT_WIND_DOWN_DAYS } from './wind-down.ts';
 
 /** Median supply (USD) of a protocol's market and the log-normal sigma around it. */
 const SIZE: Readonly<Record<Protocol, { median: number; sigma: number }>> = {
@@ -77,6 +78,11 @@ function rewardTokens(protocol: Protocol, chainId: number, loan: string, u: numb
  */
 export interface MarketTerms {
   curve: RateCurve;
+  /**
+   * Morpho's adaptive curve: its rate at target at the snapshot (the simulation adapts it from
+   * then on; `curve` is the curve at it). Null for a fixed curve.
+   */
+  rateAtTarget: number | null;
   reserveFactor: number;
   /** Paid to the liquidator over the debt repaid, as a fraction of it (0.05 = 5 %). */
   liquidationBonus: number;
@@ -104,14 +110,14 @@ export function marketTerms(draft: MarketDraft): MarketTerms {
   const bonus = draft.liquidationBonus ?? liquidationBonus(draft.protocol, draft.lltv);
   return {
     curve: draft.curve ?? familyCurve(draft.loan.symbol, 1),
+    rateAtTarget: draft.rateAtTarget ?? null,
     reserveFactor: draft.reserveFactor ?? familyReserveFactor(draft.loan.symbol),
     liquidationBonus: bonus,
     closeFactor: CLOSE_FACTOR[draft.protocol],
   };
 }
 
-/** Days after a PT's maturity over which its markets wind down (linearly) to empty. */
-export const PT_WIND_DOWN_DAYS = 30;
+export { PT_WIND_DOWN_DAYS };
 
 /**
  * The share of its size a market keeps at `asOfMs`: 0 for a market lending a token against

@@ -6,7 +6,7 @@
  * (a retry, a restart, two processes) leaves one copy.
  */
 import { significant } from '../../domain/precision.ts';
-import { rateToApy } from '../../domain/rates.ts';
+import { borrowRate, rateToApy, supplyRate } from '../../domain/rates.ts';
 import type { AssetPrice } from '../../domain/records/history.ts';
 import type { MarketStateChange } from '../../domain/types.ts';
 import { ALL_HISTORY, historyCutoffs } from '../../store/history.ts';
@@ -16,9 +16,11 @@ import type { SourceStore } from '../../store/ports/sources.ts';
 import { oracleRoundRows, type SandboxFeed, sandboxFeeds } from './feeds.ts';
 import { generateSandbox, type SandboxDataset, type SandboxProfile } from './index.ts';
 import { type SandboxPriceBasis, sandboxPriceBasis } from './live.ts';
+import { adaptiveCurve } from './prices.ts';
 import { roundTo } from './rng.ts';
 import { createMarketHistory, type MarketHistory } from './simulation/market-history.ts';
 import { DAY_MS, HOUR_MS } from './simulation/noise.ts';
+import { ptWindDown, type WindDown } from './wind-down.ts';
 
 /**
  * Batch sizes. `fast` (the seed, before the server listens): markets whose rows are computed
@@ -36,6 +38,8 @@ export interface SandboxSimulation {
   dataset: SandboxDataset;
   basis: SandboxPriceBasis;
   history: MarketHistory;
+  /** The markets that wind down after the snapshot (a PT they hold matures), by uniqueKey. */
+  windDowns: ReadonlyMap<string, WindDown>;
   /** The dataset's oracle feeds as simulated feeds over the same price paths. */
   feeds(): readonly SandboxFeed[];
 }
@@ -43,19 +47,35 @@ export interface SandboxSimulation {
 export function sandboxSimulation(profile: SandboxProfile, seed: number): SandboxSimulation {
   const dataset = generateSandbox({ profile, seed });
   const basis = sandboxPriceBasis(dataset.markets, seed);
+  const asOfMs = dataset.asOf * 1000;
+  // A PT's maturity as its price path has it (at par from then on).
+  const maturityOf = (symbol: string): number | null => {
+    try {
+      return basis.model.maturity(symbol)?.maturityMs ?? null;
+    } catch {
+      return null;
+    }
+  };
+  const windDownList = dataset.markets.map((m) => ptWindDown(m.collateral, m.loan, maturityOf, asOfMs));
+  const windDowns = new Map<string, WindDown>();
+  windDownList.forEach((w, i) => {
+    if (w) windDowns.set(dataset.markets[i]!.uniqueKey, w);
+  });
   const history = createMarketHistory({
     seed,
-    asOfMs: dataset.asOf * 1000,
+    asOfMs,
     basis,
     markets: dataset.markets,
     terms: dataset.terms,
     positionCounts: dataset.positionCounts,
+    windDowns: windDownList,
   });
   let feeds: SandboxFeed[] | null = null;
   return {
     dataset,
     basis,
     history,
+    windDowns,
     feeds: () => {
       feeds ??= sandboxFeeds(dataset.markets, basis.model);
       return feeds;
@@ -66,12 +86,20 @@ export function sandboxSimulation(profile: SandboxProfile, seed: number): Sandbo
 /** The longest the market clock's warm-up holds the event loop at a time. */
 const WARM_SLICE_MS = 5;
 
+/** The highest utilization a market's served figures reach. */
+export const MAX_SERVED_UTILIZATION = 0.99;
+
 /** The sandbox's markets as they move after the snapshot: interest, utilization and APYs. */
 export interface SandboxMarketClock {
   /** Sums every market's hours up to tMs, yielding to the event loop every few ms. */
   warm(tMs: number): Promise<void>;
-  /** Every market's state at tMs (not before the snapshot; cheapest at increasing times). */
-  statesAt(tMs: number): MarketStateChange[];
+  /**
+   * Every market's state at tMs (not before the snapshot; cheapest at increasing times). With
+   * `statedDebt` (by the market's index in the dataset: its positions' debt summed as they state
+   * it, USD at the record's prices and borrow index 1; null when unknown), a market's borrow is
+   * its positions' debt.
+   */
+  statesAt(tMs: number, statedDebt?: (index: number) => number | null): MarketStateChange[];
 }
 
 /**
@@ -79,9 +107,17 @@ export interface SandboxMarketClock {
  * record's prices, APYs of the market's curve at its utilization (to 6 decimals, as the
  * snapshot's), and the borrow index since the snapshot (e^logIndex) by which its positions'
  * debt has grown.
+ *
+ * A market's borrowers are its positions: given their debt (`statedDebt`), the borrow is that
+ * debt times the borrow index (the interest it accrued), exactly what the positions serve; the
+ * supply is the path's (its lenders), or, when the positions borrow more than the path's
+ * utilization allows, what the path's utilization needs for their debt (lenders come for the
+ * rate), within MAX_SERVED_UTILIZATION; utilization and APYs follow from them (an adaptive
+ * curve's at its rate at target now). While the positions hold the snapshot's debt, these are
+ * the path's figures.
  */
 export function sandboxMarketClock(sim: SandboxSimulation): SandboxMarketClock {
-  const { markets } = sim.dataset;
+  const { markets, terms } = sim.dataset;
   return {
     async warm(tMs) {
       if (!(tMs >= sim.dataset.asOf * 1000)) return;
@@ -94,17 +130,35 @@ export function sandboxMarketClock(sim: SandboxSimulation): SandboxMarketClock {
         }
       }
     },
-    statesAt(tMs) {
+    statesAt(tMs, statedDebt) {
       return markets.map((m, i) => {
         const s = sim.history.stateAt(i, tMs);
-        const supply = s.supplyTokens * m.loanPrice;
+        const debtIndex = Math.exp(s.logIndex);
+        const pathSupply = s.supplyTokens * m.loanPrice;
+        const debt = statedDebt?.(i) ?? null;
+        if (debt === null) {
+          return {
+            marketKey: m.uniqueKey,
+            supply: pathSupply,
+            borrow: pathSupply * s.utilization,
+            supplyApy: roundTo(rateToApy(s.supplyRate), 6),
+            borrowApy: roundTo(rateToApy(s.borrowRate), 6),
+            debtIndex,
+          };
+        }
+        const t = terms[i]!;
+        const borrow = debt * debtIndex;
+        const lenders = Math.min(MAX_SERVED_UTILIZATION, s.utilization > 0 ? s.utilization : 1);
+        const supply = Math.max(pathSupply, borrow / lenders);
+        const u = supply > 0 ? Math.min(1, borrow / supply) : 0;
+        const rb = borrowRate(u, s.rateAtTarget === null ? t.curve : adaptiveCurve(s.rateAtTarget));
         return {
           marketKey: m.uniqueKey,
           supply,
-          borrow: supply * s.utilization,
-          supplyApy: roundTo(rateToApy(s.supplyRate), 6),
-          borrowApy: roundTo(rateToApy(s.borrowRate), 6),
-          debtIndex: Math.exp(s.logIndex),
+          borrow,
+          supplyApy: roundTo(rateToApy(supplyRate(rb, u, t.reserveFactor)), 6),
+          borrowApy: roundTo(rateToApy(rb), 6),
+          debtIndex,
         };
       });
     },

@@ -7,6 +7,7 @@
 import { type AssetFamily, assetFamily, type MajorSymbol } from '../../domain/asset-family.ts';
 import type { RateCurve } from '../../domain/rates.ts';
 import { createRng, hash32, type Rng, roundSignificant, unitHash } from './rng.ts';
+import { ADAPTIVE_IRM } from './simulation/adaptive-irm.ts';
 import { maturityFromSymbol } from './simulation/price-model.ts';
 
 /** USD price ranges of well-known non-pegged tokens (chain natives, governance tokens). */
@@ -229,13 +230,8 @@ export function familyCurve(loan: string, jitter: number): RateCurve {
   };
 }
 
-/** Morpho's AdaptiveCurveIrm constants (its ConstantsLib): target utilization, curve steepness, bounds of the rate at target (yearly). */
-export const MORPHO_IRM = Object.freeze({
-  targetUtilization: 0.9,
-  curveSteepness: 4,
-  minRateAtTarget: 0.001,
-  maxRateAtTarget: 2,
-});
+/** Morpho's AdaptiveCurveIrm constants: target utilization, curve steepness, bounds of the rate at target (yearly). */
+export const MORPHO_IRM = ADAPTIVE_IRM;
 
 /**
  * Morpho's AdaptiveCurveIrm at a rate at target `r` (held within its bounds): r / 4 at 0

@@ -26,6 +26,11 @@ export interface MarketDraft {
   oracle: () => OracleRecord | null;
   /** Borrow curve; null: the loan family's default curve. */
   curve: RateCurve | null;
+  /**
+   * Morpho's adaptive curve: the rate at target at the snapshot (`curve` is the curve at it);
+   * from the snapshot on the simulation adapts it (simulation/adaptive-irm.ts). Absent for fixed curves.
+   */
+  rateAtTarget?: number;
   /** Protocol cut of interest, 0 to 1; null: the loan family's default. */
   reserveFactor: number | null;
   /**

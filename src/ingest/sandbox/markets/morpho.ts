@@ -42,11 +42,13 @@ function draft(
 ): MarketDraft {
   const rng = rngFor(ctx.seed, `morpho-irm|${template.identifier}`);
   const { chainId, collateral, loan } = template;
+  const rateAtTarget = rng.float(0.02, 0.12);
   return {
     ...template,
     vault: null,
     oracle: () => morphoOracle(ctx, chainId, oracleAddress, collateral.symbol, loan.symbol),
-    curve: adaptiveCurve(rng.float(0.02, 0.12)),
+    curve: adaptiveCurve(rateAtTarget),
+    rateAtTarget,
     reserveFactor: rng.chance(0.8) ? 0 : rng.pick([0.05, 0.1, 0.15, 0.25]),
     liquidationBonus: null,
     sizeScale: 1,

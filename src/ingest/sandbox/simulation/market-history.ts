@@ -5,18 +5,24 @@
  * and the time, so any window of the history can be computed alone and a window computed twice
  * (a restart, another process) gives the same rows.
  *
- * Method (the README's "Sandbox history" section says the same):
+ * Method (docs/sandbox.md says the same):
  * - Prices: the token's snapshot price times its symbol's path ratio (SandboxPriceBasis), the
  *   prices the running server serves.
  * - Utilization: the snapshot's, plus two slow noises (5-day and 12-hour knots, amplitudes
- *   UTIL_SWING) that vanish at the snapshot instant, clamped to [0, 0.99] (or to the
- *   snapshot's utilization when higher). Supply in loan
- *   tokens: the snapshot's, times a flow noise (9-day knots) and a yearly growth drawn per
- *   market, times the interest suppliers earned since (the supply rate of the curve at each
- *   hour's utilization). Borrow = utilization x supply. APYs from the market's curve (domain
- *   rates.ts). After the snapshot instant the same rules go on forward (the noises keep moving,
- *   suppliers keep earning): the running server serves each market's state at the current
- *   instant (stateAt), equal to the hourly history at whole hours.
+ *   UTIL_SWING) that vanish at the snapshot instant, within [0, 0.99] (or the snapshot's
+ *   utilization when higher; after the snapshot at least LOW_FLOOR x it). Before the snapshot, supply in loan tokens is
+ *   the snapshot's, times a flow noise (9-day knots) and a yearly growth drawn per market,
+ *   over the interest suppliers earned since (the supply rate of the curve at each hour's
+ *   utilization). Borrow = utilization x supply. APYs from the market's curve (domain
+ *   rates.ts). After the snapshot instant the same utilization goes on forward; the borrow is
+ *   the snapshot's grown by the borrow index (the snapshot's borrowers, the served positions,
+ *   accruing interest) and supply is that borrow over the utilization (the lenders it stands
+ *   for), times the share a market winding down keeps (wind-down.ts). The running server
+ *   serves each market's state at the current instant (stateAt), equal to the hourly history
+ *   at whole hours, with its positions' debt in place of the snapshot's (history.ts).
+ * - Morpho's adaptive curve: before the snapshot its rate at target is the snapshot's; from the
+ *   snapshot on it adapts hour by hour to the utilization (adaptive-irm.ts), and utilization
+ *   answers the rate (RATE_ELASTICITY).
  * - Debt accrues hourly at the borrow rate: a borrower's debt at h is its debt at opening times
  *   the borrow index ratio I(h) / I(open).
  * - Borrowers (not the snapshot's positions, which are current; these are the year's closed
@@ -47,6 +53,8 @@ import type {
 import type { PricedMarketRecord } from '../../../domain/types.ts';
 import type { MarketTerms } from '../economics.ts';
 import type { SandboxPriceBasis } from '../live.ts';
+import { type WindDown, windDownShare } from '../wind-down.ts';
+import { type AdaptiveStep, adaptiveCurveRate, adaptiveError, adaptiveStep } from './adaptive-irm.ts';
 import {
   DAY_MS,
   HOUR_MS,
@@ -104,6 +112,27 @@ export function aboveKinkInverse(u: number, kink: number): number {
 export const SLOW_CAP = 0.97;
 /** A market above its kink at the snapshot comes back below it within this time either side. */
 export const SETTLE_MS = 3 * 24 * 3_600_000;
+/**
+ * After the snapshot a market with borrowers keeps at least this share of its snapshot
+ * utilization: below twice it, the noises approach it smoothly (lowFloor) instead of emptying
+ * the market (its supply, the borrow over utilization, stays finite).
+ */
+export const LOW_FLOOR = 0.25;
+
+/** x above 2f; below, f + f e^((x - 2f) / f), which approaches f (continuous, slope 1 at 2f). */
+export function lowFloor(x: number, f: number): number {
+  return f > 0 && x < 2 * f ? f + f * Math.exp((x - 2 * f) / f) : x;
+}
+
+/**
+ * Feedback of an adaptive curve (Morpho) on its market after the snapshot: utilization moves by
+ * RATE_ELASTICITY x ln(r0 / r) (at most MAX_RATE_SHIFT either way) as the rate at target r
+ * moves away from the snapshot's r0: borrowers come as borrowing gets cheaper, lenders as
+ * lending pays more. With it a market below its target sees its rate at target fall until
+ * utilization sits about the target, as the adaptive curve brings it on chain.
+ */
+export const RATE_ELASTICITY = 0.3;
+export const MAX_RATE_SHIFT = 0.3;
 
 /** Liquidation bots per chain. */
 export const LIQUIDATORS = 24;
@@ -195,6 +224,8 @@ export interface MarketState {
   supplyRate: number;
   /** log of the borrow index over the snapshot's: debt stated at the snapshot times e^logIndex. */
   logIndex: number;
+  /** Morpho's adaptive curve: its rate at target now (annual); null for a fixed curve. */
+  rateAtTarget: number | null;
 }
 
 /** The constants of one market's balance path. */
@@ -204,6 +235,12 @@ interface Dynamics {
   /** The utilization noise's level at the snapshot: aboveKink.inverse(u0). */
   r0: number;
   s0: number;
+  /** Borrow in loan tokens at the snapshot: s0 x u0. */
+  b0: number;
+  /** The rate at target of an adaptive curve at the snapshot; null for a fixed curve. */
+  rat0: number | null;
+  /** The market's wind-down (a PT it holds matures), null when none. */
+  windDown: WindDown | null;
   su1: number;
   su2: number;
   sf: number;
@@ -212,6 +249,19 @@ interface Dynamics {
   at2: number;
   atF: number;
 }
+
+/** A market's utilization and rates at an instant, and what debt accrues at over the period after it. */
+interface Rates {
+  u: number;
+  /** Annual borrow and supply rates (continuously compounded) at the instant. */
+  rb: number;
+  rs: number;
+  /** The average borrow rate over the period (an adaptive curve's moves within it). */
+  accrue: number;
+  /** The rate at target of an adaptive curve at the end of the period (0 for a fixed curve). */
+  rat: number;
+}
+const newRates = (): Rates => ({ u: 0, rb: 0, rs: 0, accrue: 0, rat: 0 });
 
 /** One market's hourly path over [fromMs, toMs] (whole hours): index i is fromMs + i hours. */
 interface MarketPath {
@@ -250,6 +300,8 @@ export interface MarketHistoryInput {
   terms: readonly MarketTerms[];
   /** Current positions per market, aligned with `markets`. */
   positionCounts: ArrayLike<number>;
+  /** Each market's wind-down, aligned with `markets` (wind-down.ts); none when left out. */
+  windDowns?: readonly (WindDown | null)[];
 }
 
 export interface MarketHistory {
@@ -301,18 +353,21 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
   /** The constants of a market's balance path: its noise streams and their values at the snapshot. */
   const dynamicsOf = (index: number): Dynamics => {
     const m = markets[index] as PricedMarketRecord;
+    const t = terms[index] as MarketTerms;
     const key = m.uniqueKey;
     const su1 = streamId(seed, `util-slow|${key}`);
     const su2 = streamId(seed, `util-fast|${key}`);
     const sf = streamId(seed, `flow|${key}`);
+    const u0 = m.supply > 0 ? Math.min(1, m.borrow / m.supply) : 0;
+    const s0 = m.loanPrice > 0 ? m.supply / m.loanPrice : 0;
     return {
-      terms: terms[index] as MarketTerms,
-      u0: m.supply > 0 ? Math.min(1, m.borrow / m.supply) : 0,
-      r0:
-        m.supply > 0
-          ? aboveKinkInverse(Math.min(1, m.borrow / m.supply), (terms[index] as MarketTerms).curve.kink)
-          : 0,
-      s0: m.loanPrice > 0 ? m.supply / m.loanPrice : 0,
+      terms: t,
+      u0,
+      r0: m.supply > 0 ? aboveKinkInverse(u0, t.curve.kink) : 0,
+      s0,
+      b0: s0 * u0,
+      rat0: t.rateAtTarget,
+      windDown: input.windDowns?.[index] ?? null,
       su1,
       su2,
       sf,
@@ -323,26 +378,74 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     };
   };
   /**
-   * Utilization from the two noises' values at an instant, clamped to [0, 0.99] (to the
-   * snapshot's when that is higher, so the snapshot instant gives the snapshot's).
+   * Utilization from the two noises' values at an instant (and the shift of an adaptive curve's
+   * feedback), within [0, 0.99] (to the snapshot's when that is higher, so the snapshot instant
+   * gives the snapshot's); after the snapshot at least LOW_FLOOR x u0: a market with borrowers
+   * never runs empty.
    */
-  const utilizationOf = (d: Dynamics, n1: number, n2: number, tMs: number): number => {
+  const utilizationOf = (d: Dynamics, n1: number, n2: number, tMs: number, shift: number): number => {
     if (!(d.u0 > 0)) return 0;
     const kink = d.terms.curve.kink;
     // The slow level stays below the kink (a market above it at the snapshot comes back
-    // within SETTLE_MS either side); only the fast noise takes it above, for hours.
-    const below = SLOW_CAP * kink;
+    // within SETTLE_MS either side); only the fast noise takes it above, for hours. An adaptive
+    // curve's market may sit up to its target after the snapshot: its rate brings it back.
+    const below = d.rat0 !== null && tMs > asOfMs ? kink : SLOW_CAP * kink;
     const cap =
       d.r0 <= below ? below : d.r0 - (d.r0 - below) * Math.min(1, Math.abs(tMs - asOfMs) / SETTLE_MS);
-    const level = Math.min(cap, d.r0 + UTIL_SWING.slow * (n1 - d.at1));
-    return Math.min(
-      Math.max(0.99, d.u0),
-      Math.max(0, aboveKink(level + UTIL_SWING.fast * (n2 - d.at2), kink)),
-    );
+    const level = Math.min(cap, d.r0 + shift + UTIL_SWING.slow * (n1 - d.at1));
+    const u = aboveKink(level + UTIL_SWING.fast * (n2 - d.at2), kink);
+    // After the snapshot supply is the borrow over utilization: a floor keeps it finite.
+    const floor = tMs > asOfMs ? LOW_FLOOR * d.u0 : 0;
+    return Math.min(Math.max(0.99, d.u0), Math.max(0, lowFloor(u, floor)));
   };
   /** log of the supply's flows and growth from the snapshot to tMs (0 at the snapshot). */
   const flowOf = (d: Dynamics, flowNoise: number, tMs: number): number =>
     FLOW_SWING * (flowNoise - d.atF) + (d.growth * (tMs - asOfMs)) / YEAR_MS;
+
+  /**
+   * A market's utilization and rates at an instant, for the rate at target `rat` of an adaptive
+   * curve then (its feedback shifts the utilization after the snapshot; before it the rate at
+   * target is the snapshot's): the borrow rate is the curve's at that utilization. Written into
+   * `out` (the hourly loops run millions of times: no allocation).
+   */
+  const ratesAt = (d: Dynamics, tMs: number, n1: number, n2: number, rat: number, out: Rates): Rates => {
+    const adaptive = d.rat0 !== null && tMs >= asOfMs;
+    const shift = adaptive
+      ? Math.max(-MAX_RATE_SHIFT, Math.min(MAX_RATE_SHIFT, RATE_ELASTICITY * Math.log(d.rat0! / rat)))
+      : 0;
+    const u = utilizationOf(d, n1, n2, tMs, shift);
+    const rb = adaptive ? adaptiveCurveRate(adaptiveError(u), rat) : borrowRate(u, d.terms.curve);
+    out.u = u;
+    out.rb = rb;
+    out.rs = supplyRate(rb, u, d.terms.reserveFactor);
+    // What debt accrues at, and the rate at target after the period (see accrue).
+    out.accrue = rb;
+    out.rat = rat;
+    return out;
+  };
+  /**
+   * Over `years` from the instant `out` was computed at: the average borrow rate debt accrues at
+   * and the rate at target at the end, an adaptive curve's moving from the snapshot on
+   * (adaptive-irm.ts); a fixed curve's rate stays.
+   */
+  const accrue = (d: Dynamics, tMs: number, years: number, out: Rates): Rates => {
+    if (d.rat0 === null || tMs < asOfMs) return out;
+    const step = adaptiveStep(out.u, out.rat, years, adaptiveScratch);
+    out.accrue = step.avgBorrowRate;
+    out.rat = step.endRateAtTarget;
+    return out;
+  };
+  const adaptiveScratch: AdaptiveStep = { avgBorrowRate: 0, endBorrowRate: 0, endRateAtTarget: 0 };
+  /**
+   * Supply in loan tokens after the snapshot: the snapshot's borrow grown by the borrow index
+   * over the utilization (the lenders that utilization stands for), times the share a winding
+   * down market keeps; a market without borrowers keeps its supply's flows and interest.
+   */
+  const supplyAfter = (d: Dynamics, tMs: number, u: number, logIndex: number, flow: () => number) => {
+    const share = windDownShare(d.windDown, tMs);
+    if (d.u0 > 0 && u > 0) return (d.b0 * Math.exp(logIndex) * share) / u;
+    return d.s0 * Math.exp(flow()) * share;
+  };
 
   const pathOf = (index: number, fromMs: number, toMs: number): MarketPath => {
     const m = markets[index] as PricedMarketRecord;
@@ -370,20 +473,23 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     const n1 = d.u0 > 0 ? valueNoiseSeries(d.su1, fromMs, HOUR_MS, hours, 5 * DAY_MS) : null;
     const n2 = d.u0 > 0 ? valueNoiseSeries(d.su2, fromMs, HOUR_MS, hours, 12 * HOUR_MS) : null;
     let logIndex = 0;
+    let rat = d.rat0 ?? 0;
+    const r = newRates();
     for (let i = 0; i < hours; i++) {
+      const t = fromMs + i * HOUR_MS;
       path.collateralPx[i] = m.collateralPrice * (c.ratios[co + i] as number);
       path.loanPx[i] = m.loanPrice * (l.ratios[lo + i] as number);
-      const u = n1 && n2 ? utilizationOf(d, n1[i] as number, n2[i] as number, fromMs + i * HOUR_MS) : 0;
-      const rb = borrowRate(u, d.terms.curve);
-      const rs = supplyRate(rb, u, d.terms.reserveFactor);
-      path.utilization[i] = u;
-      path.borrowRate[i] = rb;
-      supplyRates[i] = rs;
+      ratesAt(d, t, n1?.[i] ?? 0, n2?.[i] ?? 0, rat, r);
+      path.utilization[i] = r.u;
+      path.borrowRate[i] = r.rb;
+      supplyRates[i] = r.rs;
       path.logIndex[i] = logIndex;
-      logIndex += rb * HOUR_YEARS;
+      accrue(d, t, HOUR_YEARS, r);
+      logIndex += r.accrue * HOUR_YEARS;
+      rat = r.rat;
     }
-    // Supply: from the snapshot, removing the interest earned between t and asOf before it and
-    // adding the interest earned since after it.
+    // Supply: from the snapshot, removing the interest earned between t and asOf before it;
+    // after it, supplyAfter.
     const asOfIdx = Math.round((asOfMs - fromMs) / HOUR_MS);
     const flows = valueNoiseSeries(d.sf, fromMs, HOUR_MS, hours, 9 * DAY_MS);
     let earned = 0;
@@ -393,51 +499,72 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
       path.supplyTokens[i] = d.s0 * Math.exp(flow - earned);
     }
     earned = 0;
+    const logIndex0 = path.logIndex[asOfIdx] as number;
     for (let i = asOfIdx; i < hours; i++) {
-      const flow = flowOf(d, flows[i] as number, fromMs + i * HOUR_MS);
-      path.supplyTokens[i] = d.s0 * Math.exp(flow + earned);
+      const t = fromMs + i * HOUR_MS;
+      const e = earned;
+      path.supplyTokens[i] = supplyAfter(
+        d,
+        t,
+        path.utilization[i] as number,
+        (path.logIndex[i] as number) - logIndex0,
+        () => flowOf(d, flows[i] as number, t) + e,
+      );
       earned += (supplyRates[i] as number) * HOUR_YEARS;
     }
     return path;
   };
 
   /**
-   * Each market's state at an instant after the snapshot: the hourly rates summed up to the
-   * hour before (kept per market and extended as time goes on), plus the current hour's part.
-   * At whole hours it equals the path's (the hourly history).
+   * Each market's state at an instant after the snapshot: the hourly rates (and an adaptive
+   * curve's rate at target) stepped up to the hour before (kept per market and extended as time
+   * goes on), plus the current hour's part. At whole hours it equals the path's (the hourly history).
    */
-  const live: ({ dynamics: Dynamics; hourMs: number; earned: number; logIndex: number } | undefined)[] = [];
-  const rateAt = (d: Dynamics, tMs: number) => {
-    const u =
-      d.u0 > 0
-        ? utilizationOf(d, valueNoise(d.su1, tMs, 5 * DAY_MS), valueNoise(d.su2, tMs, 12 * HOUR_MS), tMs)
-        : 0;
-    const rb = borrowRate(u, d.terms.curve);
-    return { u, rb, rs: supplyRate(rb, u, d.terms.reserveFactor) };
-  };
+  const live: (
+    | { dynamics: Dynamics; hourMs: number; earned: number; logIndex: number; rat: number }
+    | undefined
+  )[] = [];
+  const ratesNow = (d: Dynamics, tMs: number, rat: number, out: Rates) =>
+    d.u0 > 0
+      ? ratesAt(d, tMs, valueNoise(d.su1, tMs, 5 * DAY_MS), valueNoise(d.su2, tMs, 12 * HOUR_MS), rat, out)
+      : ratesAt(d, tMs, 0, 0, rat, out);
+  const hourRates = newRates();
+  const nowRates = newRates();
   const stateAt = (index: number, tMs: number): MarketState => {
     if (!(tMs >= asOfMs)) throw new RangeError('a market state is defined from the snapshot instant on');
     let s = live[index];
     if (!s || s.hourMs > floorHour(tMs)) {
-      s = { dynamics: dynamicsOf(index), hourMs: asOfMs, earned: 0, logIndex: 0 };
+      const dynamics = dynamicsOf(index);
+      s = { dynamics, hourMs: asOfMs, earned: 0, logIndex: 0, rat: dynamics.rat0 ?? 0 };
       live[index] = s;
     }
     const d = s.dynamics;
+    const r = hourRates;
     for (const last = floorHour(tMs); s.hourMs < last; s.hourMs += HOUR_MS) {
-      const r = rateAt(d, s.hourMs);
+      accrue(d, s.hourMs, HOUR_YEARS, ratesNow(d, s.hourMs, s.rat, r));
       s.earned += r.rs * HOUR_YEARS;
-      s.logIndex += r.rb * HOUR_YEARS;
+      s.logIndex += r.accrue * HOUR_YEARS;
+      s.rat = r.rat;
     }
-    const hour = rateAt(d, s.hourMs);
     const part = (tMs - s.hourMs) / YEAR_MS;
-    const now = tMs === s.hourMs ? hour : rateAt(d, tMs);
+    const hour = accrue(d, s.hourMs, part, ratesNow(d, s.hourMs, s.rat, r));
+    const logIndex = s.logIndex + hour.accrue * part;
+    const earned = s.earned + hour.rs * part;
+    const rat = hour.rat;
+    const now = tMs === s.hourMs ? hour : ratesNow(d, tMs, rat, nowRates);
     return {
-      supplyTokens:
-        d.s0 * Math.exp(flowOf(d, valueNoise(d.sf, tMs, 9 * DAY_MS), tMs) + s.earned + hour.rs * part),
+      supplyTokens: supplyAfter(
+        d,
+        tMs,
+        now.u,
+        logIndex,
+        () => flowOf(d, valueNoise(d.sf, tMs, 9 * DAY_MS), tMs) + earned,
+      ),
       utilization: now.u,
       borrowRate: now.rb,
       supplyRate: now.rs,
-      logIndex: s.logIndex + hour.rb * part,
+      logIndex,
+      rateAtTarget: d.rat0 === null ? null : rat,
     };
   };
 
