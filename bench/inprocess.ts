@@ -304,6 +304,7 @@ function modelOver(
     blocks: null,
     chainRefreshedAt: null,
     stored: false,
+    synced: true,
     revision: 0,
   };
 }

@@ -30,7 +30,7 @@ import { createAdmission, createKeyEvents } from './scale.ts';
 import { HISTORY_CHECK_MS, historyFeed } from './service/history-feed.ts';
 import { ReadModels } from './service/read-models.ts';
 import { sandboxPositions } from './service/sandbox-positions.ts';
-import { prepareDataset, sourcesPass } from './service/sources.ts';
+import { prepareDataset, sourcesPass, unreadWarning } from './service/sources.ts';
 import { openStore } from './store/open.ts';
 import type { ProgressFn } from './store/ports/market-data.ts';
 import type { Store } from './store/types.ts';
@@ -38,7 +38,6 @@ import type { Store } from './store/types.ts';
 export { DEFAULT_SEED } from './ingest/sandbox/index.ts';
 export { ReadModels, sandboxReadModel } from './service/read-models.ts';
 export { seedStore } from './service/seed.ts';
-export { SourcesUnavailableError } from './service/sources.ts';
 export { openStore };
 
 /** How often the research job looks for a day to digest (ms). */
@@ -98,7 +97,12 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const ingestHolder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const lease = { holder: ingestHolder, ms: ingestLeaseMs(settings) };
   const ingestion = await prepareDataset(store, settings, clock, lease, options);
-  const models = await ReadModels.load(store, clock);
+  // With a sources file, live keys get its sources' dataset only (an empty model until one is read).
+  const models = await ReadModels.load(
+    store,
+    clock,
+    ingestion ? { sources: { profile: ingestion.live.LIVE_PROFILE } } : {},
+  );
   // Set by close(): no new ingestion pass, no events loop started.
   let closing = false;
   const logger = options.logger ?? false;
@@ -198,6 +202,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   });
   const app = await buildApp({
     ingestion: (nowMs) => passWatch.state(nowMs),
+    ...(ingestion ? { configuredSources: ingestion.sources } : {}),
     store,
     tiers,
     keys,
@@ -225,6 +230,10 @@ export async function createService(settings: Settings, options: ServiceOptions 
     backgroundWork: runner,
   });
   appLog = app.log;
+  // The sources not read at start: one line, before the ready line (by the process that runs
+  // the passes and logs their failures: one of several workers).
+  const unread = (options.writesHistory ?? true) ? unreadWarning(ingestion) : null;
+  if (unread) app.log.warn({ sources: ingestion?.unread.map((u) => u.source) }, unread);
   setMetricsSource({
     sizes: () =>
       (['live', 'test'] as const).flatMap((mode) => {

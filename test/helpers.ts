@@ -302,6 +302,8 @@ export interface TestAppOptions {
   history?: AppDeps['history'];
   /** The ingestion pass running, as /health shows it (none by default). */
   ingestion?: AppDeps['ingestion'];
+  /** The sources file's sources, as /health lists them (none by default). */
+  configuredSources?: AppDeps['configuredSources'];
   /** The ratings job; defaults to one over the store and the models, run once before the app is handed out. */
   ratings?: (store: SqliteStore, clock: ManualClock) => RatingsJob;
   /** Where paged lists keep their sets; this app's memory by default. */
@@ -408,6 +410,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.pageSnapshots ? { pageSnapshots: options.pageSnapshots } : {}),
     ...(options.ingestion ? { ingestion: options.ingestion } : {}),
+    ...(options.configuredSources ? { configuredSources: options.configuredSources } : {}),
     server: { ...QUIET, ...options.server },
     ...(options.backgroundWork ? { backgroundWork: options.backgroundWork } : {}),
   });

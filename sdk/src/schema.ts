@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 167037dfe2f131456f0d876bbfe3880e6de0086a411afacc43f13a9e1122b604) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 47cc8d28240a75f7586695b831322f25f21e9d9659652874534ca3068413322e) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/": {
         parameters: {
@@ -1472,7 +1472,7 @@ export interface components {
             /** @description Server time from receipt to serialization, ms. */
             latencyMs: number;
             /**
-             * @description `live` (<= 60 s old), `cached` (<= 15 min) or `snapshot` (older, or sandbox data).
+             * @description `live` (<= 60 s old), `cached` (<= 15 min) or `snapshot` (older, sandbox data, or live data no source of which has been read yet: the answer is then empty and has no `asOf`).
              * @enum {string}
              */
             freshness: "live" | "cached" | "snapshot";
@@ -1501,7 +1501,7 @@ export interface components {
             /** @description Lists paged by cursor: pass it as `cursor` to get the next page (same parameters otherwise). Absent on the last page. */
             nextCursor?: string;
             /**
-             * @description ISO 8601 UTC time of the last successful refresh of the stalest source behind the answer (data routes; for the living sandbox, the instant of its last simulation tick).
+             * @description ISO 8601 UTC time of the last successful refresh of the stalest source behind the answer (data routes; for the living sandbox, the instant of its last simulation tick; absent while no source has been read yet).
              * @example 2026-11-24T12:00:00.000Z
              */
             asOf?: string;
@@ -4779,7 +4779,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @enum {string} */
+                        /**
+                         * @description `degraded` while the store or the limiter is not `up`, an ingestion pass is overdue, or a source of the sources file has never been read (its `lastRefresh` is null: nothing of it is served yet).
+                         * @enum {string}
+                         */
                         status: "ok" | "degraded";
                         version: string;
                         store: {
@@ -4798,6 +4801,7 @@ export interface operations {
                             backend: string;
                             state: string;
                         };
+                        /** @description The datasets served, by key mode: live keys' (absent while no source of the sources file has been read yet: live keys then get empty answers) and test keys' sandbox once built. */
                         datasets: {
                             mode: string;
                             kind: string;
@@ -4816,14 +4820,14 @@ export interface operations {
                             expectedSeconds: number;
                             overdue: boolean;
                         } | null;
-                        /** @description Every data source of the live store, as last recorded. */
+                        /** @description Every data source of the live store, as last recorded, and each source of the sources file no pass has recorded yet. */
                         sources: {
                             /** @description e.g. 'sandbox', 'chain:1', 'morpho-api'. */
                             id: string;
                             /** @description 'simulation', 'chain' or 'api'. */
                             kind: string;
                             chains: number[];
-                            /** @description ISO 8601 UTC time of the last successful refresh; null before the first. */
+                            /** @description ISO 8601 UTC time of the last successful refresh; null before the first (the source has not been read yet: nothing of it is served, see `lastError`). */
                             lastRefresh: string | null;
                             /** @description Seconds since the last successful refresh. */
                             ageSeconds: number | null;

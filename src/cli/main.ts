@@ -90,8 +90,7 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.exit(2);
   }
   const problem =
-    err instanceof CommandError ||
-    (err instanceof Error && ['SourcesUnavailableError', 'StoreUnavailableError'].includes(err.name))
+    err instanceof CommandError || (err instanceof Error && err.name === 'StoreUnavailableError')
       ? (err as Error).message
       : environmentProblem(err);
   if (problem) {

@@ -58,6 +58,11 @@ export interface ReadModel {
    */
   stored: boolean;
   /**
+   * False for the empty live model served while a sources file's first pass has read nothing
+   * (no source read yet): its answers are empty, labelled `snapshot`, with no `asOf`.
+   */
+  synced: boolean;
+  /**
    * Moves on with every change applied to the model in place (prices, market and position
    * changes, the sources' blocks): what an answer computed from the model is valid for, with
    * the second of the clock for time-dependent fields (src/http/answer-cache.ts).
@@ -330,6 +335,7 @@ export async function loadReadModel(store: MarketDataSource, nowMs: number): Pro
         blocks: null,
         chainRefreshedAt: null,
         stored: true,
+        synced: true,
         revision: 0,
       };
       // The sources' changes since the dataset was written, then a check that the dataset is
@@ -366,6 +372,26 @@ export function buildReadModel(
     blocks: null,
     chainRefreshedAt: null,
     stored: false,
+    synced: true,
     revision: 0,
   };
+}
+
+/**
+ * The live model of a sources file that no pass has read yet: no market, position or vault, and
+ * no refresh (its `refreshedAt` is 0: whatever the clock, never `live` or `cached`). Served to
+ * live keys until the sources' first dataset is in the store.
+ */
+export function unsyncedLiveModel(profile: string, nowMs: number): ReadModel {
+  const info: DatasetInfo = {
+    kind: 'live',
+    profile,
+    seed: null,
+    refreshedAt: 0,
+    marketCount: 0,
+    positionCount: 0,
+    version: 0,
+    changeSeq: 0,
+  };
+  return { ...buildReadModel([], [], info, nowMs), synced: false };
 }

@@ -103,6 +103,11 @@ export interface AppDeps {
   logger?: boolean | Record<string, unknown>;
   /** The ingestion pass running in this process, if any (shown by /health). */
   ingestion?: (nowMs: number) => PassState | null;
+  /**
+   * The sources file's sources (none without one): /health lists each from start-up, and says
+   * `degraded` while one has never been read.
+   */
+  configuredSources?: readonly { id: string; kind: string; chainIds: readonly number[] }[];
   /** Called for `GET /health`; defaults to probing the store. */
   health?: () => Promise<HealthReport>;
   /** Socket timeouts and overload protection; defaults in src/http/server-options.ts (SERVER_DEFAULTS). */

@@ -44,7 +44,8 @@ export function latencyMs(request: FastifyRequest): number {
  * refresh of the stalest of them and their last blocks (sandbox data is always a snapshot, at its
  * last tick, with no blocks); source from the
  * protocols of the items found, or of the query's scope when nothing was found; total when the
- * query counted; clamped as the access pipeline reported it for this request.
+ * query counted; clamped as the access pipeline reported it for this request. Live data not read
+ * yet (ReadModel.synced false) is `snapshot`, with neither asOf nor blocks.
  */
 export function dataMeta(
   request: FastifyRequest,
@@ -59,6 +60,15 @@ export function dataMeta(
   const protocols = new Set(found.itemProtocols);
   const source = (protocols.size > 0 ? [...protocols] : [...found.scopeProtocols]).sort().join(',');
   const chains = found.chains ?? scopedChains.get(request) ?? null;
+  if (!model.synced) {
+    // Live data of a sources file no pass has read yet: empty, and said so (no instant, no block).
+    const meta: Meta = { latencyMs: 0, freshness: 'snapshot', source };
+    if (clamped) meta.clamped = clamped;
+    if (found.total !== undefined) meta.total = found.total;
+    if (found.nextCursor !== undefined) meta.nextCursor = found.nextCursor;
+    meta.latencyMs = latencyMs(request);
+    return meta;
+  }
   const clock = answerClock(model, chains);
   const meta: Meta = {
     latencyMs: 0,

@@ -44,7 +44,8 @@ export const MetaSchema = Type.Object({
   freshness: Type.Unsafe<string>({
     type: 'string',
     enum: ['live', 'cached', 'snapshot'],
-    description: '`live` (<= 60 s old), `cached` (<= 15 min) or `snapshot` (older, or sandbox data).',
+    description:
+      '`live` (<= 60 s old), `cached` (<= 15 min) or `snapshot` (older, sandbox data, or live data no source of which has been read yet: the answer is then empty and has no `asOf`).',
   }),
   source: Type.String({
     description: 'Protocols of the returned items, sorted, comma-joined.',
@@ -71,7 +72,7 @@ export const MetaSchema = Type.Object({
     Type.String({
       description:
         'ISO 8601 UTC time of the last successful refresh of the stalest source behind the answer (data routes; ' +
-        'for the living sandbox, the instant of its last simulation tick).',
+        'for the living sandbox, the instant of its last simulation tick; absent while no source has been read yet).',
       examples: ['2026-11-24T12:00:00.000Z'],
     }),
   ),

@@ -118,8 +118,13 @@ export async function ingestLive(
     const keys = new Set(mine.map((m) => m.uniqueKey));
     const minePositions = stored.positions.filter((p) => keys.has(p.marketKey));
     const mineVaults = stored.vaults.filter((v) => owns(v, 'vault'));
-    const previous = fresh ? null : (states.get(source.id) ?? null);
-    const base: SourceState = previous ?? newSourceState(source);
+    const recorded = states.get(source.id) ?? null;
+    const previous = fresh ? null : recorded;
+    // Starting afresh, a source's failures go on being counted until it is first read.
+    const base: SourceState = previous ?? {
+      ...newSourceState(source),
+      consecutiveFailures: recorded?.refreshedAt === null ? recorded.consecutiveFailures : 0,
+    };
     let run: SourceRun;
     try {
       const out = await source.run(clock.now(), {

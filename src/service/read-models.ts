@@ -10,6 +10,7 @@ import {
   loadReadModel,
   type ReadModel,
   setSourceClocks,
+  unsyncedLiveModel,
 } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { DatasetInfo } from '../domain/records/dataset.ts';
@@ -117,34 +118,54 @@ function restateSandbox(model: ReadModel, live: SandboxLive, tMs: number): void 
 /** What read models are loaded from: the market data and the sources' checkpoints. */
 type ModelStore = MarketDataStore & Pick<SourceStore, 'listSources'>;
 
+/** Which dataset live keys are served. */
+export interface LiveModelOptions {
+  /**
+   * With a sources file: live keys are served the sources' (`live`) dataset only, never a
+   * sandbox the store holds; until the store holds one, an empty model that says it has not been
+   * read (`profile`: the profile the sources' datasets are written with).
+   */
+  sources?: { profile: string };
+}
+
 /**
  * Live and test read models. Test keys always get the fixed sandbox; when the live store holds
  * exactly that dataset the two share one model, otherwise the sandbox is generated in memory
  * on first use (`warm()` does it right after start-up, off the path to healthy). `reload()`
- * swaps in a new live model after the store's dataset changed (another process seeded).
+ * swaps in a new live model after the store's dataset changed (another process seeded, or the
+ * sources' first dataset was written).
  */
 export class ReadModels implements DataSource {
   private live: ReadModel;
   private sandbox: ReadModel | null;
   private readonly store: ModelStore;
   private readonly clock: Clock;
+  private readonly sourcesOnly: boolean;
   private readonly simulations = new WeakMap<ReadModel, SandboxLive>();
   private ticking = false;
   /** The instant the last tick priced; a model loaded later is priced there before it serves. */
   private lastTickAt: number | null = null;
 
-  private constructor(store: ModelStore, clock: Clock, live: ReadModel) {
+  private constructor(store: ModelStore, clock: Clock, live: ReadModel, sourcesOnly: boolean) {
     this.store = store;
     this.clock = clock;
     this.live = live;
+    this.sourcesOnly = sourcesOnly;
     this.sandbox = isDefaultSandbox(live.dataset) ? live : null;
   }
 
-  static async load(store: ModelStore, clock: Clock): Promise<ReadModels> {
-    const live = await loadReadModel(store, clock.now());
-    if (!live) throw new Error('the store holds no dataset: run `lrds seed` first');
-    setSourceClocks(live, await store.listSources());
-    return new ReadModels(store, clock, live);
+  static async load(store: ModelStore, clock: Clock, options: LiveModelOptions = {}): Promise<ReadModels> {
+    const { sources } = options;
+    const stored =
+      sources && (await store.datasetInfo())?.kind !== 'live'
+        ? null
+        : await loadReadModel(store, clock.now());
+    if (stored && (!sources || stored.dataset.kind === 'live')) {
+      setSourceClocks(stored, await store.listSources());
+      return new ReadModels(store, clock, stored, !!sources);
+    }
+    if (!sources) throw new Error('the store holds no dataset: run `lrds seed` first');
+    return new ReadModels(store, clock, unsyncedLiveModel(sources.profile, clock.now()), true);
   }
 
   get(mode: 'live' | 'test'): ReadModel {
@@ -196,16 +217,18 @@ export class ReadModels implements DataSource {
 
   /**
    * Follows the store: reloads the live model if the dataset version moved on (another process
-   * seeded), else applies the position changes written since the model's (the change feed; no
-   * reload). Returns whether the model was reloaded.
+   * seeded, or the sources' first dataset was written), else applies the position changes
+   * written since the model's (the change feed; no reload). With a sources file, a dataset
+   * that is not the sources' is not served to live keys. Returns whether the model was reloaded.
    */
   async reloadIfChanged(): Promise<boolean> {
     const info = await this.store.datasetInfo();
     if (!info) return false;
+    if (this.sourcesOnly && info.kind !== 'live') return false;
     // The chain blocks the data reflects move with the sources' checkpoints (a block may
     // bring no change); the sources are few, so they are read on every poll.
     const sources = await this.store.listSources();
-    if (info.version === this.live.dataset.version) {
+    if (this.live.synced && info.version === this.live.dataset.version) {
       if (info.changeSeq > this.live.changeSeq) {
         await catchUpChanges(this.store, this.live, info.changeSeq);
         const live = this.simulations.get(this.live);
@@ -215,7 +238,7 @@ export class ReadModels implements DataSource {
       return false;
     }
     const next = await loadReadModel(this.store, this.clock.now());
-    if (!next) return false;
+    if (!next || (this.sourcesOnly && next.dataset.kind !== 'live')) return false;
     setSourceClocks(next, sources);
     // A living sandbox goes on where it stood: priced at the last tick before it serves.
     if (

@@ -4,11 +4,11 @@
  */
 
 import type { FastifyInstance } from 'fastify';
-import type { Settings } from '../config.ts';
+import { ingestInterval, type Settings } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Source } from '../ingest/contract.ts';
 import type { IngestLease } from '../ingest/live.ts';
-import type { PassWatch } from '../ingest/pass-watch.ts';
+import { expectedPassMs, type PassWatch } from '../ingest/pass-watch.ts';
 import { DEFAULT_SEED } from '../ingest/sandbox/index.ts';
 import type { ProgressFn } from '../store/ports/market-data.ts';
 import type { Store } from '../store/types.ts';
@@ -18,11 +18,11 @@ import { recordSandboxSource, seedStore } from './seed.ts';
 export interface SourcesIngestion {
   sources: Source[];
   live: typeof import('../ingest/live.ts');
-}
-
-/** The service cannot start on its sources: none could be read (a problem of the environment, not a bug). */
-export class SourcesUnavailableError extends Error {
-  override name = 'SourcesUnavailableError';
+  /**
+   * The sources not read when the service started (their last pass failed, or none has run
+   * yet), each with its last error: named by the start-up warning.
+   */
+  unread: { source: string; error: string | null; everRead: boolean }[];
 }
 
 /**
@@ -36,10 +36,10 @@ export async function prepareDataset(
   lease: IngestLease,
   options: { logger?: unknown; writesHistory?: boolean; onSeedProgress?: ProgressFn },
 ): Promise<SourcesIngestion | null> {
-  // With a sources file, live keys are served those sources only (docs/decisions.md "Real sources"): a store without their
-  // data gets a first pass now, by the server that takes the ingestion lease (the others wait
-  // for its dataset; the service does not start on data it cannot state); without one, the
-  // sandbox is seeded on first start.
+  // With a sources file, live keys are served those sources only (docs/decisions.md "Real
+  // sources"): a store without their data gets a first pass now, by the server that takes the
+  // ingestion lease (the others wait for its dataset); without one, the sandbox is seeded on
+  // first start.
   // (viem and the adapters are loaded only then.)
   if (!settings.sourcesFile) {
     if (!(await store.datasetInfo()))
@@ -53,16 +53,16 @@ export async function prepareDataset(
   const chain = await import('../ingest/chain/index.ts');
   const sources = chain.configuredSources(chain.loadSourcesFile(settings.sourcesFile));
   // Until the sources' first dataset is in the store: read them, or wait for the server that
-  // holds the lease (and take over if it stops).
+  // holds the lease (and take over if it stops). A first pass that reads nothing does not keep
+  // the service from starting: it serves an empty live model, which follows the first dataset a
+  // later pass writes. Nor does another server's: the wait ends once every source's last pass
+  // failed, or after the time a pass may take (the in-process passes take over from there).
+  const maxWaitMs = expectedPassMs(ingestInterval(settings));
   for (let waited = 0; (await store.datasetInfo())?.kind !== 'live'; waited += 500) {
     const pass = await live.ingestWithLease(sources, store, clock, lease);
-    if (pass?.written && !pass.dataset) {
-      await store.releaseIngestion(lease.holder);
-      throw new SourcesUnavailableError(
-        `no source of ${settings.sourcesFile} could be read: ${pass.runs.map((r) => `${r.source}: ${r.error}`).join('; ')}`,
-      );
-    }
+    if (pass?.written) break;
     if (pass) continue;
+    if (waited >= maxWaitMs || (await lastPassFailed(store, sources))) break;
     if (waited % 30_000 === 0 && options.logger)
       process.stderr.write(
         `waiting for the server that holds the ingestion lease to read ${settings.sourcesFile}\n`,
@@ -71,7 +71,40 @@ export async function prepareDataset(
   }
   // A process that does not run the passes (a worker other than the first) lets the lease go.
   if (!(options.writesHistory ?? true)) await store.releaseIngestion(lease.holder);
-  return { sources, live };
+  const records = new Map((await store.listSources()).map((s) => [s.id, s]));
+  const unread = sources.flatMap((s) => {
+    const r = records.get(s.id);
+    return !r || r.refreshedAt === null || r.consecutiveFailures > 0
+      ? [{ source: s.id, error: r?.lastError ?? null, everRead: (r?.refreshedAt ?? null) !== null }]
+      : [];
+  });
+  return { sources, live, unread };
+}
+
+/** Whether every source's last pass failed (as their checkpoints say): no dataset comes of it. */
+async function lastPassFailed(store: Store, sources: readonly Source[]): Promise<boolean> {
+  const records = new Map((await store.listSources()).map((s) => [s.id, s]));
+  return sources.every((s) => (records.get(s.id)?.consecutiveFailures ?? 0) > 0);
+}
+
+/**
+ * The start-up warning of the sources not read (null when every source was read): one line
+ * naming each with its last error.
+ */
+export function unreadWarning(ingestion: SourcesIngestion | null): string | null {
+  if (!ingestion || ingestion.unread.length === 0) return null;
+  const named = ingestion.unread.map((u) => `${u.source} (${u.error ?? 'not read yet'})`).join(', ');
+  const never = ingestion.unread.filter((u) => !u.everRead).length;
+  const one = ingestion.unread.length === 1;
+  const served =
+    never === ingestion.unread.length
+      ? one
+        ? 'nothing of it is served until a pass reads it'
+        : 'nothing of them is served until a pass reads them'
+      : never === 0
+        ? `${one ? 'its' : 'their'} last data is served, aging`
+        : 'the last data of those read before is served, aging; nothing of the others until a pass reads them';
+  return `sources not read at start: ${named}; ${served} (GET /api/v1/health shows each)`;
 }
 
 /**
@@ -94,7 +127,9 @@ export function sourcesPass(
   },
 ): () => Promise<void> {
   const { store, clock, lease, passWatch } = deps;
-  const failing = new Set<string>();
+  // The sources the start-up warning named are failing already: logged again once read.
+  const failing = new Set<string>(ingestion?.unread.map((u) => u.source));
+  const neverRead = new Set<string>(ingestion?.unread.flatMap((u) => (u.everRead ? [] : [u.source])));
   const itemsNotRead = new Map<string, string>();
   const itemsInPart = new Map<string, string>();
   return async (): Promise<void> => {
@@ -108,9 +143,16 @@ export function sourcesPass(
           if (!run.ok && !failing.has(run.source))
             deps.log.warn(
               { source: run.source, error: run.error },
-              'source failed: its last data is served, aging',
+              run.state.refreshedAt === null
+                ? 'source failed: not read yet, nothing of it is served'
+                : 'source failed: its last data is served, aging',
             );
-          if (run.ok && failing.has(run.source)) deps.log.info({ source: run.source }, 'source read again');
+          if (run.ok && failing.has(run.source))
+            deps.log.info(
+              { source: run.source },
+              neverRead.delete(run.source) ? 'source read: its data is served' : 'source read again',
+            );
+          if (!run.ok && run.state.refreshedAt === null) neverRead.add(run.source);
           if (run.ok) failing.delete(run.source);
           else failing.add(run.source);
           if (!run.ok) return;

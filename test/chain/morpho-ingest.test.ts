@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Abi, custom } from 'viem';
@@ -20,6 +21,7 @@ import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
 import { apiGet, embeddedSettings, QUIET, tempDir } from '../helpers.ts';
+import { freePort } from '../net-helpers.ts';
 import {
   type Anvil,
   type Artifact,
@@ -96,6 +98,23 @@ before(async () => {
 after(async () => {
   await anvil?.stop();
 });
+
+/** An RPC at `port` that forwards every request to `target` (the chain). */
+async function rpcProxy(port: number, target: string): Promise<Server> {
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const answer = await fetch(target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.concat(chunks),
+    });
+    res.writeHead(answer.status, { 'content-type': 'application/json' });
+    res.end(Buffer.from(await answer.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return server;
+}
 
 function sourcesJson() {
   return localSources(anvil, { morpho, ethUsd, usdcUsd });
@@ -375,6 +394,73 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
       }
     } finally {
       await served.close();
+    }
+  });
+
+  test('behavior: lrds serve started while its RPC is down serves no live data yet, then what the first pass that reads the chain writes', async () => {
+    const dir = tempDir('lrds-chain-down-');
+    // The file's RPC URL: nothing listens there yet.
+    const port = await freePort();
+    const file = join(dir, 'sources.json');
+    writeFileSync(
+      file,
+      JSON.stringify(
+        localSources(
+          { chainId: anvil.chainId, url: `http://127.0.0.1:${port}` },
+          { morpho, ethUsd, usdcUsd },
+        ),
+      ),
+    );
+    await syncClock();
+    const served = await createService(
+      { ...embeddedSettings(dir), sourcesFile: file, simulationTickMs: 0 },
+      { clock, server: QUIET, datasetRefreshMs: 50 },
+    );
+    let proxy: Server | null = null;
+    try {
+      const account = await served.keys.ensureAccount('desk');
+      const k = (await served.keys.create({ accountId: account.id, tier: 'enterprise', mode: 'live' })).key;
+      const ask = async (url: string) =>
+        (await served.app.inject({ url: `/api/v1${url}`, headers: { authorization: `Bearer ${k}` } })).json();
+      const health = async () => (await served.app.inject({ url: '/api/v1/health' })).json();
+      const empty = await ask('/markets');
+      assert.equal(empty.meta.total, 0);
+      assert.equal(empty.meta.freshness, 'snapshot');
+      assert.equal(empty.meta.asOf, undefined);
+      const down = await health();
+      assert.equal(down.status, 'degraded');
+      assert.equal(down.sources[0].lastRefresh, null);
+      assert.match(down.sources[0].lastError, /HTTP request failed/);
+      // The RPC comes up at the file's URL (a proxy to the chain): the next pass reads it, and
+      // the live model follows the dataset it writes (the service's own reload, within a second).
+      proxy = await rpcProxy(port, anvil.url);
+      await syncClock();
+      await served.ingest();
+      const deadline = performance.now() + 10_000;
+      while ((await ask('/markets')).meta.total !== 1) {
+        assert.ok(performance.now() < deadline, 'the dataset written was not followed');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const markets = await ask('/markets');
+      assert.equal(markets.data[0].uniqueKey, `morpho-31337-${marketId}`);
+      assert.equal(markets.meta.freshness, 'live');
+      assert.ok(markets.meta.asOf);
+      assert.ok(markets.meta.blocks['31337'] > 0);
+      assert.equal((await ask(`/positions?address=${users[1]}`)).data.length, 1);
+      const up = await health();
+      assert.equal(up.status, 'ok');
+      assert.equal(up.sources[0].consecutiveFailures, 0);
+      assert.ok(up.sources[0].lastRefresh);
+      assert.deepEqual(
+        up.datasets
+          .filter((d: { mode: string }) => d.mode === 'live')
+          .map((d: { markets: number }) => d.markets),
+        [1],
+      );
+    } finally {
+      await served.close();
+      proxy?.closeAllConnections();
+      proxy?.close();
     }
   });
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openStore } from '../../src/store/open.ts';
+import { freePort } from '../net-helpers.ts';
 
 /** The `lrds` command as a user types it: help, version, usage mistakes, environment problems. */
 
@@ -17,6 +18,24 @@ interface Run {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/** A sources file in `dir` whose one chain's RPC does not answer (a key in its path). */
+function downSources(dir: string): string {
+  const file = join(dir, 'down.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      chains: [
+        {
+          chainId: 31337,
+          rpcUrl: 'http://127.0.0.1:1/v2/abcdefghijklmnopqrstuvwxyz',
+          morpho: { blue: `0x${'11'.repeat(20)}` },
+        },
+      ],
+    }),
+  );
+  return file;
 }
 
 function lrds(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
@@ -126,7 +145,7 @@ describe('lrds command line', () => {
     }
   });
 
-  test('error: sources that cannot be used are one clear line: none set, an invalid file, no source readable', async () => {
+  test('error: sources that cannot be used are one clear line: none set, an invalid file, a lease held elsewhere', async () => {
     const unset = await lrds(['ingest', '--once']);
     assert.equal(unset.code, 2);
     assert.match(unset.stderr, /^lrds: SOURCES_FILE is not set/);
@@ -142,35 +161,80 @@ describe('lrds command line', () => {
       assert.match(invalid.stderr, /invalid sources file:\n/);
       assert.match(invalid.stderr, /\n {2}- morphoApi: must have required properties chainIds\n/);
       assert.match(invalid.stderr, /chains\[0\]\.chainId: must be >= 1/);
-      // a chain whose RPC does not answer, its key in the path: serve does not start, and says why
-      const down = join(dir, 'down.json');
-      const morpho = `0x${'11'.repeat(20)}`;
-      writeFileSync(
-        down,
-        JSON.stringify({
-          chains: [
-            {
-              chainId: 31337,
-              rpcUrl: 'http://127.0.0.1:1/v2/abcdefghijklmnopqrstuvwxyz',
-              morpho: { blue: morpho },
-            },
-          ],
-        }),
-      );
       // a server holds the store's ingestion lease: lrds ingest --once does not race it
       const leased = join(dir, 'leased');
       const store = await openStore({ dataDir: leased, databaseUrl: null });
       assert.equal(await store.claimIngestion('a-server', Date.now(), 600_000), true);
       await store.close();
-      const standBy = await lrds(['ingest', '--once'], { SOURCES_FILE: down, DATA_DIR: leased });
+      const standBy = await lrds(['ingest', '--once'], { SOURCES_FILE: downSources(dir), DATA_DIR: leased });
       assert.equal(standBy.code, 1);
       assert.match(standBy.stderr, /another process holds the ingestion lease of this store/);
-      const r = await lrds(['serve'], { SOURCES_FILE: down, DATA_DIR: join(dir, 'data'), PORT: '0' });
-      assert.equal(r.code, 1);
-      assert.match(r.stderr, /^lrds: no source of .*down\.json could be read: chain:31337: /);
-      assert.doesNotMatch(r.stderr, /abcdefghijklmnopqrstuvwxyz/, 'the key is not printed');
-      assert.doesNotMatch(r.stderr, /\n\s+at /);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('behavior: serve whose sources cannot be read starts, warns in one line naming them, and /health says what is missing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lrds-cli-down-'));
+    const port = await freePort();
+    const child = spawn(process.execPath, [MAIN, 'serve'], {
+      env: {
+        ...process.env,
+        DATA_DIR: join(dir, 'data'),
+        SOURCES_FILE: downSources(dir),
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        SANDBOX_HISTORY_DAYS: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      let err = '';
+      child.stdout.setEncoding('utf8');
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        err += chunk;
+      });
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no 'ready' in 60 s:\n${out}${err}`)), 60_000);
+        child.once('exit', (code) => reject(new Error(`exited ${code}:\n${out}${err}`)));
+        child.stdout.on('data', (chunk: string) => {
+          out += chunk;
+          if (out.includes('"msg":"ready"')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+      const lines = out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { level: number; msg: string; sources?: string[] });
+      const warnings = lines.filter((l) => l.level === 40);
+      assert.equal(warnings.length, 1, out);
+      assert.deepEqual(warnings[0]!.sources, ['chain:31337']);
+      assert.match(warnings[0]!.msg, /^sources not read at start: chain:31337 \(HTTP request failed/);
+      assert.ok(
+        lines.findIndex((l) => l.level === 40) < lines.findIndex((l) => l.msg === 'ready'),
+        'the warning comes before the ready line',
+      );
+      assert.doesNotMatch(out + err, /abcdefghijklmnopqrstuvwxyz/, 'the key is not printed');
+      assert.doesNotMatch(out + err, /\n\s+at /, 'no stack trace');
+      const health = (await (await fetch(`http://127.0.0.1:${port}/api/v1/health`)).json()) as {
+        status: string;
+        sources: { id: string; lastRefresh: string | null; consecutiveFailures: number; lastError: string }[];
+      };
+      assert.equal(health.status, 'degraded');
+      const source = health.sources.find((s) => s.id === 'chain:31337')!;
+      assert.equal(source.lastRefresh, null);
+      assert.equal(source.consecutiveFailures, 1);
+      assert.match(source.lastError, /HTTP request failed/);
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+    } finally {
+      child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -31,4 +31,17 @@ describe('readyText', () => {
     assert.ok(text.includes('http://[::1]:9000/docs'));
     assert.match(text, /serving live data of the sources file \(12 markets\)/);
   });
+
+  test('behavior: live data no source of which has been read yet says so, and where to look', () => {
+    const text = readyText(
+      { host: '127.0.0.1', port: 8080 },
+      { kind: 'live', marketCount: 0, positionCount: 0, synced: false },
+      900,
+    );
+    assert.match(
+      text,
+      /serving no live data yet: no source of the sources file has been read \(health below says why\)/,
+    );
+    assert.ok(text.includes('http://127.0.0.1:8080/api/v1/health'));
+  });
 });

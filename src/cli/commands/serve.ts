@@ -56,18 +56,24 @@ export async function serve(settings: Settings, args: string[] = []): Promise<vo
     const crowded = await crowdedDefaultWarning(service.store).catch(() => null);
     if (crowded) app.log.warn({ account: crowded.account, keys: crowded.keys }, crowded.message);
   }
-  const live = service.models.get('live').dataset;
+  const model = service.models.get('live');
+  const live = model.dataset;
   app.log.info(
     {
       startupMs: Math.round(performance.now() - started),
       markets: live.marketCount,
       positions: live.positionCount,
       dataset: `${live.kind}:${live.profile}`,
+      // A sources file none of whose sources has been read yet: empty until a pass reads one.
+      ...(model.synced ? {} : { synced: false }),
       rssMb: Math.round(process.memoryUsage().rss / 2 ** 20),
     },
     'ready',
   );
-  if (human) process.stderr.write(`${readyText(settings, live, performance.now() - started)}\n`);
+  if (human)
+    process.stderr.write(
+      `${readyText(settings, { ...live, synced: model.synced }, performance.now() - started)}\n`,
+    );
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

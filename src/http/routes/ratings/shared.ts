@@ -84,7 +84,9 @@ export function sendRatings<T>(
   options: { list: boolean; clamped?: Clamped | undefined },
 ): FastifyReply {
   const meta = dataMeta(request, model, nowMs, found, options.clamped);
-  meta.freshness = freshness({ ...model.dataset, refreshedAt: set.dataAsOf }, nowMs);
-  meta.asOf = new Date(set.dataAsOf).toISOString();
+  if (model.synced) {
+    meta.freshness = freshness({ ...model.dataset, refreshedAt: set.dataAsOf }, nowMs);
+    meta.asOf = new Date(set.dataAsOf).toISOString();
+  }
   return sendData(request, reply, { items: found.items.map(json), list: options.list, meta });
 }

@@ -1,5 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { sourceInUse } from '../../../data/read-model.ts';
+import type { SourceState } from '../../../domain/records/sources.ts';
 import type { AppDeps, HealthReport } from '../../context.ts';
 import { API_VERSION } from '../../plugins/openapi.ts';
 import { REQUEST_ID_HEADER } from '../../schemas.ts';
@@ -25,7 +26,12 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
           200: withDocs(
             'The state of the service and of each data source.',
             Type.Object({
-              status: Type.Unsafe<string>({ type: 'string', enum: ['ok', 'degraded'] }),
+              status: Type.Unsafe<string>({
+                type: 'string',
+                enum: ['ok', 'degraded'],
+                description:
+                  '`degraded` while the store or the limiter is not `up`, an ingestion pass is overdue, or a source of the sources file has never been read (its `lastRefresh` is null: nothing of it is served yet).',
+              }),
               version: Type.String(),
               store: Type.Object({
                 backend: Type.String(),
@@ -54,6 +60,10 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                   markets: Type.Integer(),
                   positions: Type.Integer(),
                 }),
+                {
+                  description:
+                    "The datasets served, by key mode: live keys' (absent while no source of the sources file has been read yet: live keys then get empty answers) and test keys' sandbox once built.",
+                },
               ),
               ingestion: Type.Unsafe<{
                 startedAt: string;
@@ -83,7 +93,8 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                   chains: Type.Array(Type.Integer()),
                   lastRefresh: Type.Unsafe<string | null>({
                     type: ['string', 'null'],
-                    description: 'ISO 8601 UTC time of the last successful refresh; null before the first.',
+                    description:
+                      'ISO 8601 UTC time of the last successful refresh; null before the first (the source has not been read yet: nothing of it is served, see `lastError`).',
                   }),
                   ageSeconds: Type.Unsafe<number | null>({
                     type: ['number', 'null'],
@@ -107,7 +118,10 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                       "Whether the source is behind the live data now: false for the sandbox's simulation once real sources serve, and for a source no longer in the sources file (its last refresh older than the live data's). A source not in use counts in no answer's freshness.",
                   }),
                 }),
-                { description: 'Every data source of the live store, as last recorded.' },
+                {
+                  description:
+                    'Every data source of the live store, as last recorded, and each source of the sources file no pass has recorded yet.',
+                },
               ),
             }),
           ),
@@ -134,9 +148,10 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
   }
   // The test keys' sandbox is listed once built: a health check must not build it (a second of
   // work the load balancer would wait for, and the overload guard would shed after).
+  // The live keys' empty model of a sources file not read yet is no dataset: not listed.
   const datasets = (['live', 'test'] as const).flatMap((mode) => {
     const model = deps.data.peek ? deps.data.peek(mode) : deps.data.get(mode);
-    if (!model) return [];
+    if (!model?.synced) return [];
     const d = model.dataset;
     return {
       mode,
@@ -147,7 +162,27 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
       positions: d.positionCount,
     };
   });
-  const sources = storeUp ? await deps.store.listSources().catch(() => []) : [];
+  const recorded = storeUp ? await deps.store.listSources().catch(() => []) : [];
+  // A configured source no pass has recorded yet (another server's first pass still running) is
+  // listed too, as not read.
+  const known = new Set(recorded.map((s) => s.id));
+  const configured = deps.configuredSources ?? [];
+  const sources: Omit<SourceState, 'updatedAt' | 'cursor'>[] = [
+    ...recorded,
+    ...configured
+      .filter((c) => !known.has(c.id))
+      .map((c) => ({
+        id: c.id,
+        kind: c.kind,
+        chainIds: [...c.chainIds],
+        refreshedAt: null,
+        lastBlock: {},
+        consecutiveFailures: 0,
+        lastError: null,
+      })),
+  ];
+  // A source of the sources file never read: nothing of it is served yet.
+  const unread = configured.some((c) => sources.find((s) => s.id === c.id)?.refreshedAt === null);
   const nowMs = deps.clock.now();
   const live = deps.data.peek ? deps.data.peek('live') : deps.data.get('live');
   const limiterState = deps.admission.state?.() ?? 'up';
@@ -155,7 +190,7 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
   // Read after the ping, which tries a write while writes fail (and so clears a passed problem).
   const writes = storeUp ? (deps.store.writeProblem?.() ?? null) : null;
   return {
-    status: storeUp && !writes && limiterState === 'up' && !ingestion?.overdue ? 'ok' : 'degraded',
+    status: storeUp && !writes && limiterState === 'up' && !ingestion?.overdue && !unread ? 'ok' : 'degraded',
     store: {
       backend: deps.store.kind,
       state: !storeUp ? 'down' : writes ? 'degraded' : 'up',
