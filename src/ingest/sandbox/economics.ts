@@ -10,10 +10,9 @@ import { borrowRate, type RateCurve, rateToApy, supplyRate } from '../../domain/
 import { liquidationBonus } from '../../domain/stress.ts';
 import type { PricedMarketRecord } from '../../domain/types.ts';
 import { type MarketDraft, uniqueKeyOf } from './markets/draft.ts';
-import { familyCurve, familyReserveFactor, type PriceBook } from './prices.ts';
+import { familyCurve, familyReserveFactor, maturityFromSymbol, type PriceBook } from './prices.ts';
 import { floorTo, rngFor, roundTo, unitHash } from './rng.ts';
 import { ABOVE_KINK, aboveKink } from './simulation/market-history.ts';
-import { maturityFromSymbol } from './simulation/price-model.ts';
 import { PT_WIND_DOWN_DAYS } from './wind-down.ts';
 
 /** Median supply (USD) of a protocol's market and the log-normal sigma around it. */

@@ -8,7 +8,6 @@ import { type AssetFamily, assetFamily, type MajorSymbol } from '../../domain/as
 import type { RateCurve } from '../../domain/rates.ts';
 import { createRng, hash32, type Rng, roundSignificant, unitHash } from './rng.ts';
 import { ADAPTIVE_IRM } from './simulation/adaptive-irm.ts';
-import { maturityFromSymbol } from './simulation/price-model.ts';
 
 /** USD price ranges of well-known non-pegged tokens (chain natives, governance tokens). */
 const MAJORS: Readonly<Record<MajorSymbol, readonly [number, number]>> = {
@@ -88,6 +87,34 @@ export function ptUnderlying(symbol: string): string {
   const last = parts[parts.length - 1];
   if (parts.length > 1 && last !== undefined && /^\d/.test(last)) parts.pop();
   return parts.join('-') || symbol;
+}
+
+const MONTHS: Readonly<Record<string, number>> = {
+  JAN: 0,
+  FEB: 1,
+  MAR: 2,
+  APR: 3,
+  MAY: 4,
+  JUN: 5,
+  JUL: 6,
+  AUG: 7,
+  SEP: 8,
+  OCT: 9,
+  NOV: 10,
+  DEC: 11,
+};
+
+/** Maturity (00:00 UTC) written in a PT symbol's last part: PT-sUSDE-27MAR2025, PT_USDe_5FEB2026. */
+export function maturityFromSymbol(symbol: string): number | null {
+  const parts = symbol.split(/[-_]/);
+  const m = /^(\d{1,2})([A-Za-z]{3})(\d{4})$/.exec(parts[parts.length - 1] ?? '');
+  if (!m || parts.length < 3) return null;
+  const month = MONTHS[(m[2] as string).toUpperCase()];
+  const day = Number(m[1]);
+  const year = Number(m[3]);
+  if (month === undefined || day < 1) return null;
+  const t = Date.UTC(year, month, day);
+  return new Date(t).getUTCDate() === day ? t : null;
 }
 
 /** True for families pegged to the same unit (a stable against a stable, an LST against ETH...). */

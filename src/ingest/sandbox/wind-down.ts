@@ -12,8 +12,8 @@
  */
 import { assetFamily } from '../../domain/asset-family.ts';
 import type { PositionChange } from '../../domain/records/dataset.ts';
+import { maturityFromSymbol } from './prices.ts';
 import { DAY_MS, streamId, unitAt } from './simulation/noise.ts';
-import { maturityFromSymbol } from './simulation/price-model.ts';
 
 /** Days after a PT's maturity over which its markets wind down (linearly) to empty. */
 export const PT_WIND_DOWN_DAYS = 30;

@@ -25,7 +25,7 @@
  * chains moves identically, and adding or removing assets never changes another's path.
  */
 import { type AssetFamily, assetFamily } from '../../../domain/asset-family.ts';
-import { PriceBook, ptUnderlying } from '../prices.ts';
+import { maturityFromSymbol, PriceBook, ptUnderlying } from '../prices.ts';
 import { type CrashEvent, crashLog, crashSchedule } from './crashes.ts';
 import {
   DAY_MS,
@@ -191,34 +191,6 @@ export const PT_RATE_WANDER = 0.3;
 const PT_RATE_KNOT_MS = 5 * DAY_MS;
 
 const WOBBLE_KNOTS = 12;
-
-const MONTHS: Readonly<Record<string, number>> = {
-  JAN: 0,
-  FEB: 1,
-  MAR: 2,
-  APR: 3,
-  MAY: 4,
-  JUN: 5,
-  JUL: 6,
-  AUG: 7,
-  SEP: 8,
-  OCT: 9,
-  NOV: 10,
-  DEC: 11,
-};
-
-/** Maturity (00:00 UTC) written in a PT symbol's last part: PT-sUSDE-27MAR2025, PT_USDe_5FEB2026. */
-export function maturityFromSymbol(symbol: string): number | null {
-  const parts = symbol.split(/[-_]/);
-  const m = /^(\d{1,2})([A-Za-z]{3})(\d{4})$/.exec(parts[parts.length - 1] ?? '');
-  if (!m || parts.length < 3) return null;
-  const month = MONTHS[(m[2] as string).toUpperCase()];
-  const day = Number(m[1]);
-  const year = Number(m[3]);
-  if (month === undefined || day < 1) return null;
-  const t = Date.UTC(year, month, day);
-  return new Date(t).getUTCDate() === day ? t : null;
-}
 
 function hourlySigma(annual: number): number {
   return annual / Math.sqrt(HOURS_PER_YEAR);
