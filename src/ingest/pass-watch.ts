@@ -4,15 +4,7 @@
  * shows there at once, not only when the pass ends.
  */
 
-/** A pass running, at `nowMs`. Times in ISO 8601 UTC and seconds. */
-export interface PassState {
-  startedAt: string;
-  runningSeconds: number;
-  /** How long a pass may take before it counts as overdue, s. */
-  expectedSeconds: number;
-  /** Running longer than expected: /health says degraded. */
-  overdue: boolean;
-}
+import type { PassState } from '../domain/pass-state.ts';
 
 /**
  * A pass is expected to end within twice the interval between passes, and never counts as
