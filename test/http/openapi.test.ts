@@ -82,6 +82,17 @@ describe('OpenAPI document', () => {
     assert.match(String(page.headers['content-type']), /text\/html/);
   });
 
+  test('behavior: the docs page, its script, the dashboard and the document answer a matching HEAD with 304', async () => {
+    // A HEAD that the client's copy matches: 304 with no body, never a 500.
+    for (const url of ['/docs/', '/docs/js/scalar.js', '/dashboard', '/api/v1/openapi.json']) {
+      for (const method of ['HEAD', 'GET'] as const) {
+        const res = await t.app.inject({ method, url, headers: { 'if-none-match': '*' } });
+        assert.equal(res.statusCode, 304, `${method} ${url}`);
+        assert.equal(res.body, '', `${method} ${url}`);
+      }
+    }
+  });
+
   test('behavior: GET / and GET /api/v1 say where things are, without a key', async () => {
     for (const url of ['/', '/api/v1', '/api/v1/']) {
       const res = await t.app.inject({ url });

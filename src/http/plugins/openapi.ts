@@ -222,7 +222,8 @@ export const openapiPlugin = fp<{ areas: readonly Area[] }>(
             };
           reply.header('content-security-policy', page.csp);
           reply.header('cache-control', 'no-cache');
-          return page.bytes.body(request, reply);
+          // A 304 has no body: '' rather than null, which HEAD's own onSend cannot measure.
+          return (await page.bytes.body(request, reply)) ?? '';
         }
         reply.header('content-security-policy', docsCsp([]));
         // An error (overload, shutdown) keeps its own headers and body.
@@ -234,7 +235,7 @@ export const openapiPlugin = fp<{ areas: readonly Area[] }>(
         if (typeof payload !== 'string') return payload;
         // The plugin sends the same string every time: compressed once per coding.
         if (script?.text !== payload) script = { text: payload, bytes: new ServedBytes(payload) };
-        return script.bytes.body(request, reply);
+        return (await script.bytes.body(request, reply)) ?? '';
       });
       await docs.register(scalar, {
         routePrefix: '/docs',
