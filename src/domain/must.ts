@@ -22,7 +22,12 @@ const hasLength = <T, N extends number>(items: T[], n: N): items is Tuple<T, N> 
  * The `n` items of `items` from `start` on, as a tuple to destructure; an internal error naming
  * `what` when fewer are there.
  */
-export function mustSlice<T, N extends number>(items: readonly T[], start: number, n: N, what: string): Tuple<T, N> {
+export function mustSlice<T, N extends number>(
+  items: readonly T[],
+  start: number,
+  n: N,
+  what: string,
+): Tuple<T, N> {
   const out = items.slice(start, start + n);
   if (!hasLength(out, n)) throw new Error(`internal error: ${what}: ${out.length} of ${n} from ${start}`);
   return out;
