@@ -12,7 +12,7 @@ export function must<T>(value: T | null | undefined, what: string): T {
 }
 
 /** A tuple of `N` items of T (N a literal number). */
-export type Tuple<T, N extends number, Done extends T[] = []> = Done['length'] extends N
+type Tuple<T, N extends number, Done extends T[] = []> = Done['length'] extends N
   ? Done
   : Tuple<T, N, [...Done, T]>;
 
