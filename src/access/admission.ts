@@ -89,11 +89,13 @@ export function quotaStatus(u: QuotaUsage, rate: RateState, nowMs: number): Quot
  * The account bound a counted request is decided against, if it has one: the counters of the
  * account's keys of the request's tier (live and test together), with the tier's limits.
  */
-export function accountQuotaOf(req: Pick<AdmissionRequest, 'accountId' | 'tier'>): AccountQuota | undefined {
+export function accountQuotaOf(
+  req: Pick<AdmissionRequest, 'accountId' | 'tier'>,
+): (AccountQuota & { accountId: string }) | undefined {
   if (req.accountId === undefined) return undefined;
   const limits = accountQuotas(req.tier);
   if (limits.daily === null && limits.monthly === null) return undefined;
-  return { id: accountCountersId(req.accountId, req.tier.id), limits };
+  return { id: accountCountersId(req.accountId, req.tier.id), accountId: req.accountId, limits };
 }
 
 /** The id of an account bound's counters: never a key id (those start with `key_`). */
@@ -311,7 +313,7 @@ export class LocalAdmission implements Admission {
           this.quotas.forget(account.id);
         }
       }
-      await this.ensureAccountLoaded(req.accountId!, tier, account, nowMs);
+      await this.ensureAccountLoaded(account.accountId, tier, account, nowMs);
     }
     const rate = this.limiter.hit(keyId, tier.ratePerSecond, nowMs);
     const state: RateState = { limit: rate.limit, remaining: rate.remaining, resetAt: rate.resetAt };

@@ -5,6 +5,7 @@
  * (STATUS.IN_STORE, then SETTLE_LUA).
  */
 
+import { must } from '../domain/must.ts';
 import { DAY_MS, monthOfDay } from '../domain/periods.ts';
 import { redisCall, timed } from '../metrics.ts';
 import {
@@ -137,7 +138,7 @@ export class RedisDecisions {
       }
       if (status === STATUS.NEEDS_ACCOUNT_SEED && account) {
         if (++seeds >= SEED_ATTEMPTS) throw new Error(`quota counters of ${account.id} could not be seeded`);
-        await this.#hashes.seedAccount(req.accountId!, tier, account.id, a, Number(r[5]));
+        await this.#hashes.seedAccount(account.accountId, tier, account.id, a, Number(r[5]));
         continue;
       }
       if (status === STATUS.SETTLING) {
@@ -170,7 +171,7 @@ export class RedisDecisions {
           reason: 'DAILY_QUOTA',
           ...(byAccount ? { scope: 'account' as const } : {}),
           rate,
-          limit: byAccount ? account.limits.daily! : tier.dailyQuota!,
+          limit: must(byAccount ? account.limits.daily : tier.dailyQuota, 'the daily quota refusing'),
           used: byAccount ? Number(r[10]) : du,
           counts: { dayUsed: du, monthUsed: mu },
         };
@@ -181,7 +182,7 @@ export class RedisDecisions {
           reason: 'MONTHLY_QUOTA',
           ...(byAccount ? { scope: 'account' as const } : {}),
           rate,
-          limit: byAccount ? account.limits.monthly! : tier.monthlyQuota!,
+          limit: must(byAccount ? account.limits.monthly : tier.monthlyQuota, 'the monthly quota refusing'),
           used: byAccount ? Number(r[11]) : mu,
           counts: { dayUsed: du, monthUsed: mu },
         };

@@ -5,6 +5,7 @@
  * time), or by this instance's counters if the store fails too.
  */
 
+import { must } from '../domain/must.ts';
 import { DAY_MS, monthOfDay } from '../domain/periods.ts';
 import type { ReservedUsage, UsageReservation } from '../domain/records/usage.ts';
 import { redisCall, timed } from '../metrics.ts';
@@ -131,7 +132,7 @@ export class LocalFallback {
       if (!rate.ok)
         return { ok: false, reason: 'RATE_LIMITED', rate: state, retryAfterMs: rate.retryAfterMs };
       if (!req.counted) return { ok: true, rate: state };
-      const at = this.own.newest(keyId)!;
+      const at = must(this.own.newest(keyId), 'the admitted timestamp');
       // The generation before the decision: a hash of it was built before this count existed.
       const gen = this.#hashes.generation(keyId);
       const q = await this.quota(req, now);
@@ -167,7 +168,7 @@ export class LocalFallback {
       ...(account
         ? {
             account: {
-              accountId: req.accountId!,
+              accountId: account.accountId,
               tier: tier.id,
               daily: account.limits.daily,
               monthly: account.limits.monthly,
@@ -218,7 +219,7 @@ export class LocalFallback {
       return {
         ok: false,
         reason: 'DAILY_QUOTA',
-        limit: tier.dailyQuota!,
+        limit: must(tier.dailyQuota, 'the daily quota refusing'),
         used: u.dayUsed,
         day,
         countedMonthly: false,
@@ -268,12 +269,13 @@ export class LocalFallback {
     for (const [keyId, stamps] of this.own.inWindow(now)) {
       const args: string[] = [];
       let rank = 0;
-      for (let i = 0; i < stamps.length; i++) {
+      let previous: number | undefined;
+      for (const t of stamps) {
         // One member per admission, the same in a retried push (which then moves it, never adds
         // it twice): instance, microsecond, and rank among equal stamps (a clock that stood
         // still); ending in 9 digits like the script's own members.
-        const t = stamps[i]!;
-        rank = i > 0 && t === stamps[i - 1] ? rank + 1 : 0;
+        rank = t === previous ? rank + 1 : 0;
+        previous = t;
         args.push(
           `l${this.#link.id}.${Math.round(t * 1000)}.${rank}:000000000`,
           String(Math.max(0, Math.floor((now - t) * 1000))),

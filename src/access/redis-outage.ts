@@ -4,6 +4,7 @@
  * floors (MERGE_LUA); and the tokens of in-store decisions a failed call may have left in Redis.
  */
 
+import { must } from '../domain/must.ts';
 import { redisCall, timed } from '../metrics.ts';
 import { dayNumber, inner, newGeneration, type RedisLink } from './redis-link.ts';
 import type { QuotaHashes } from './redis-quota-hashes.ts';
@@ -74,7 +75,8 @@ export class OutageCounts {
     for (let once = true; this.#outage.size > 0 && (once || untilNone); once = false) {
       const items: { keyId: string; day: string; delta: OutageDelta }[] = [];
       for (const [keyId, days] of this.#outage) {
-        for (const day of [...days.keys()].sort()) items.push({ keyId, day, delta: days.get(day)! });
+        for (const [day, delta] of [...days].sort(([a], [b]) => (a < b ? -1 : 1)))
+          items.push({ keyId, day, delta });
       }
       this.#outage = new Map();
       for (let i = 0; i < items.length; i += MERGE_CHUNK) {
@@ -88,6 +90,7 @@ export class OutageCounts {
           const merged = await Promise.allSettled(
             chunk.map(({ keyId, day, delta }, j) => {
               const dayNum = dayNumber(day);
+              const floor = must(floors[j], `floors of ${keyId}`);
               const gen = delta.uncertain ? '' : delta.gen;
               // If the call fails, it may have been applied: a retry merges floors only.
               delta.uncertain = true;
@@ -98,8 +101,8 @@ export class OutageCounts {
                   this.#link.keys(keyId).q,
                   this.#link.nowArg(),
                   dayNum,
-                  floors[j]!.du,
-                  floors[j]!.mu,
+                  floor.du,
+                  floor.mu,
                   newGeneration(),
                   gen,
                   dayNum,
@@ -110,7 +113,7 @@ export class OutageCounts {
             }),
           );
           merged.forEach((m, j) => {
-            const { keyId, day, delta } = chunk[j]!;
+            const { keyId, day, delta } = must(chunk[j], 'merged item');
             if (m.status === 'fulfilled') this.#hashes.rememberMerge(keyId, m.value);
             else {
               failure ??= m.reason;
@@ -132,10 +135,8 @@ export class OutageCounts {
   /** Removes the unsettled tokens, once the counts made without Redis are in it; throws if Redis fails. */
   async clearUnsettled(): Promise<void> {
     if (this.#outage.size > 0) return;
-    const keys = [...this.#unsettled.keys()];
     await Promise.all(
-      keys.map(async (keyId) => {
-        const tokens = this.#unsettled.get(keyId)!;
+      [...this.#unsettled].map(async ([keyId, tokens]) => {
         const sent = [...tokens.keys()];
         await timed(
           redisCall('zrem'),

@@ -4,6 +4,7 @@
  * of a missing hash (a key's or an account bound's) from them.
  */
 
+import { must } from '../domain/must.ts';
 import { monthOfDay, utcDay } from '../domain/periods.ts';
 import { redisCall, timed } from '../metrics.ts';
 import type { UsageStore } from '../store/ports/usage.ts';
@@ -201,7 +202,8 @@ export class QuotaHashes {
    * reported here. Never throws: a failing store leaves the last reported counts.
    */
   async floors(keyId: string, dayNum: number): Promise<{ du: number; mu: number }> {
-    return (await this.floorsOf([{ keyId, dayNum }]))[0]!;
+    const [floors] = await this.floorsOf([{ keyId, dayNum }]);
+    return must(floors, `floors of ${keyId}`);
   }
 
   /** floors() of several keys, read in one turn of the store queue (in parallel). */
@@ -213,13 +215,13 @@ export class QuotaHashes {
       // After every read and with no flush in between: each unflushed event is counted once.
       return stored.map((x, i) => {
         if (x.status === 'rejected') return x;
-        const { keyId, dayNum } = items[i]!;
+        const { keyId, dayNum } = must(items[i], 'usage totals item');
         const own = this.#usage.pendingFor(keyId, dayOfNumber(dayNum));
         return { du: x.value.dayUsed + own.n, mu: x.value.monthUsed + own.m };
       });
     });
     return read.map((x, i) => {
-      const { keyId, dayNum } = items[i]!;
+      const { keyId, dayNum } = must(items[i], 'usage totals item');
       let du = 0;
       let mu = 0;
       if ('status' in x) {

@@ -4,6 +4,7 @@
  * quota decisions made in the store (reservations) are grouped, one transaction at a time.
  */
 
+import { must } from '../domain/must.ts';
 import { monthOfDay } from '../domain/periods.ts';
 import type { ReservedUsage, UsageEvent, UsageReservation } from '../domain/records/usage.ts';
 import type { UsageStore } from '../store/ports/usage.ts';
@@ -138,7 +139,11 @@ export class UsageLog {
     })
       .then(
         (results) => {
-          for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]!);
+          batch.forEach((b, i) => {
+            const result = results[i];
+            if (result === undefined) b.reject(new Error('internal error: a reservation has no result'));
+            else b.resolve(result);
+          });
         },
         (err: unknown) => {
           // It may have been applied (its COMMIT sent, the answer lost): the counts its requests
@@ -161,8 +166,8 @@ export class UsageLog {
    * false when a write failed (it and the rest stay for later).
    */
   async #flushOnce(): Promise<boolean> {
-    while (this.#batches.length > 0) {
-      if (!(await this.#write(this.#batches[0]!))) return false;
+    for (let first = this.#batches[0]; first !== undefined; first = this.#batches[0]) {
+      if (!(await this.#write(first))) return false;
       this.#batches.shift();
     }
     if (this.#buffer.length === 0) return true;
@@ -183,8 +188,8 @@ export class UsageLog {
       return false;
     }
     for (const e of batch.events) {
-      const byDay = this.#pending.get(e.keyId)!;
-      const p = byDay.get(e.day)!;
+      const byDay = must(this.#pending.get(e.keyId), `pending usage of ${e.keyId}`);
+      const p = must(byDay.get(e.day), `pending usage of ${e.keyId} on ${e.day}`);
       p.n--;
       if (e.countedMonthly) p.m--;
       if (p.n === 0) byDay.delete(e.day);

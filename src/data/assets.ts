@@ -1,3 +1,4 @@
+import { must } from '../domain/must.ts';
 import type { OracleRecord } from '../domain/types.ts';
 import type { Catalog } from './catalog.ts';
 
@@ -52,8 +53,7 @@ export class AssetIndex {
   constructor(catalog: Catalog) {
     const records = catalog.baseRecords();
     const feeds = new Map<string, FeedEntry>();
-    for (let ord = 0; ord < catalog.size; ord++) {
-      const m = records[ord]!;
+    for (const [ord, m] of records.entries()) {
       const sides = [
         [m.collateralAddress, m.collateral, m.collateralName, m.collateralDecimals, 'collateralOrds'],
         [m.loanAddress, m.loan, m.loanName, m.loanDecimals, 'loanOrds'],
@@ -154,5 +154,6 @@ export function assetsOf(catalog: Catalog): AssetIndex {
 
 /** The oracle as a market of it sees it now (its feeds' current clocks). */
 export function currentOracle(catalog: Catalog, entry: OracleEntry, nowSec: number): OracleRecord {
-  return catalog.viewAt(entry.ords[0]!, nowSec).oracle!;
+  const view = catalog.viewAt(must(entry.ords[0], 'a market of the oracle'), nowSec);
+  return must(view.oracle, `the oracle of market ${view.uniqueKey}`);
 }

@@ -316,8 +316,9 @@ export class RatingsJob {
         const page = await store.latestRatingChanges(kind, LATEST_PAGE, after);
         for (const c of page) last.set(c.subject, c);
         await slice.pause();
-        if (page.length < LATEST_PAGE) return last;
-        after = page.at(-1)!.subject;
+        const tail = page.at(-1);
+        if (page.length < LATEST_PAGE || tail === undefined) return last;
+        after = tail.subject;
       }
     };
     const lastMarkets = await lastOf('market');

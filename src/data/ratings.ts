@@ -1,4 +1,5 @@
 import { assetFamily } from '../domain/asset-family.ts';
+import { must } from '../domain/must.ts';
 import { fraction, points, significant, usdOrNull } from '../domain/precision.ts';
 import {
   type ComponentScore,
@@ -393,7 +394,7 @@ export async function rateModel(
   const entries = model.vaults.entries;
   const vaults = await sliced(
     entries.length,
-    (i) => rateVault(model, entries[i]!, byKey, nowMs, inputs.sizeFloorUsd),
+    (i) => rateVault(model, must(entries[i], `vault ${i}`), byKey, nowMs, inputs.sizeFloorUsd),
     signal,
   );
   markets.sort(marketOrder);

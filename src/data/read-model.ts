@@ -1,3 +1,4 @@
+import { must } from '../domain/must.ts';
 import { type PositionColumns, PositionColumnsBuilder } from '../domain/position-columns.ts';
 import type { DatasetInfo, StoredMarketChange, StoredPositionChange } from '../domain/records/dataset.ts';
 import type { SourceState } from '../domain/records/sources.ts';
@@ -230,8 +231,10 @@ export async function catchUpChanges(
     if (positions.length === 0 && markets.length === 0) break;
     // A full page may stop before changes of the other kind it did not reach.
     let bound = Number.POSITIVE_INFINITY;
-    if (positions.length === CHANGE_PAGE) bound = Math.min(bound, positions.at(-1)!.seq);
-    if (markets.length === CHANGE_PAGE) bound = Math.min(bound, markets.at(-1)!.seq);
+    if (positions.length === CHANGE_PAGE)
+      bound = Math.min(bound, must(positions.at(-1), 'the last position change').seq);
+    if (markets.length === CHANGE_PAGE)
+      bound = Math.min(bound, must(markets.at(-1), 'the last market change').seq);
     const upToBound = <T extends { seq: number }>(list: T[]) => list.filter((c) => c.seq <= bound);
     applied += applyMarketChanges(model, upToBound(markets));
     model.changeSeq = from;
@@ -303,8 +306,8 @@ export function freshnessKey(model: ReadModel, nowMs: number): string {
   const byChain = model.chainRefreshedAt;
   if (byChain === null || model.dataset.kind === 'sandbox') return overall;
   let key = overall;
-  for (const chain in byChain)
-    key += `,${chain}:${freshness({ kind: model.dataset.kind, refreshedAt: byChain[chain]! }, nowMs)}`;
+  for (const [chain, refreshedAt] of Object.entries(byChain))
+    key += `,${chain}:${freshness({ kind: model.dataset.kind, refreshedAt }, nowMs)}`;
   return key;
 }
 
@@ -320,7 +323,9 @@ export async function loadReadModel(store: MarketDataSource, nowMs: number): Pro
     const markets = await store.loadMarkets();
     const vaults = await store.loadVaults();
     const catalog = new Catalog(markets, Math.floor(nowMs / 1000));
-    const ordOfLoaded = Uint32Array.from(markets, (m) => catalog.ordOf(m.uniqueKey)!);
+    const ordOfLoaded = Uint32Array.from(markets, (m) =>
+      must(catalog.ordOf(m.uniqueKey), `market ${m.uniqueKey}`),
+    );
     const builder = new PositionColumnsBuilder(dataset.positionCount);
     await store.loadPositions((block) => builder.append(block, ordOfLoaded));
     const after = await store.datasetInfo();

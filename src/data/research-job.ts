@@ -194,8 +194,8 @@ export class ResearchJob {
         });
       }
       await pause();
-      if (page.length < LIQUIDATION_PAGE) break;
-      const last = page.at(-1)!;
+      const last = page.at(-1);
+      if (page.length < LIQUIDATION_PAGE || last === undefined) break;
       after = { at: last.at, chainId: last.chainId, txHash: last.txHash, logIndex: last.logIndex };
     }
     const ratings = (await this.#o.store.ratingChangesBetween(day, day + DAY_MS, 10_000)).filter(
@@ -203,7 +203,9 @@ export class ResearchJob {
     );
     const protocolOfKey = (key: string) => {
       const ord = catalog.ordOf(key);
-      return ord === undefined ? key.split('-')[0]! : catalog.recordAt(ord).protocol;
+      if (ord !== undefined) return catalog.recordAt(ord).protocol;
+      const [protocol = ''] = key.split('-');
+      return protocol;
     };
     const snaps = byProtocol(snapshots, (s) => s.protocol);
     const prevs = byProtocol(previous, (s) => s.protocol);

@@ -40,7 +40,9 @@ export function allocationValues(
     const units = !m ? 0 : m.supplyAssets === null ? null : m.supplyAssets * a.supplyShare;
     return { a, m, usd, units };
   });
-  const priced = raw.every((p) => p.usd !== null);
+  // Null as soon as one allocation has no USD value.
+  const totalUsd = raw.reduce<number | null>((s, p) => (s === null || p.usd === null ? null : s + p.usd), 0);
+  const priced = totalUsd !== null;
   const parts = raw.map(({ a, m, usd, units }) => ({
     a,
     m,
@@ -51,7 +53,7 @@ export function allocationValues(
   }));
   return {
     parts,
-    totalUsd: priced ? parts.reduce((s, p) => s + p.usd!, 0) : null,
+    totalUsd,
     totalWeight: parts.reduce((s, p) => s + p.weight, 0),
   };
 }

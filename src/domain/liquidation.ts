@@ -103,14 +103,14 @@ export function absorbAccount(legs: readonly AccountLiquidationLeg[]): {
   legs: LiquidationOutcome[];
   surplus: number;
 } {
-  const credited = legs.map((l) => l.collateral * l.collateralPrice * (1 - l.liquidationBonus));
-  const creditedUsd = credited.reduce((s, v) => s + v, 0);
+  const credited = legs.map((l) => ({ l, usd: l.collateral * l.collateralPrice * (1 - l.liquidationBonus) }));
+  const creditedUsd = credited.reduce((s, c) => s + c.usd, 0);
   const debtUsd = legs.reduce((s, l) => s + l.debt * l.loanPrice, 0);
   const repaidUsd = Math.min(debtUsd, creditedUsd);
   const badDebtUsd = debtUsd - repaidUsd;
   const loanPrice = legs.find((l) => l.loanPrice > 0)?.loanPrice ?? 1;
-  const out = legs.map((l, i) => {
-    const share = creditedUsd > 0 ? credited[i]! / creditedUsd : 1 / legs.length;
+  const out = credited.map(({ l, usd }) => {
+    const share = creditedUsd > 0 ? usd / creditedUsd : 1 / legs.length;
     return {
       repaid: (repaidUsd * share) / l.loanPrice,
       seized: l.collateral,

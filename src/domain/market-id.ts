@@ -19,6 +19,8 @@ export function parseMarketId(raw: string | undefined): MarketId | null {
   if (raw === undefined || raw.length > 256) return null;
   const key = raw.toLowerCase();
   const m = MARKET_ID.exec(key);
-  if (!m || !isProtocol(m[1]!)) return null;
-  return { key, protocol: m[1], chainId: Number(m[2]) };
+  if (!m) return null;
+  const [, protocol = '', chainId] = m;
+  if (!isProtocol(protocol)) return null;
+  return { key, protocol, chainId: Number(chainId) };
 }

@@ -615,16 +615,15 @@ export function vaultScores(allocations: readonly VaultAllocationFacts[]): Vault
     return { markets: none, diversification: none, herfindahl: 0, largestShare: 0, rated: 0 };
   }
   const total = rated.reduce((s, a) => s + Math.max(0, a.usd), 0);
-  const shares = rated.map((a) => (total > 0 ? Math.max(0, a.usd) / total : 1 / rated.length));
   let markets = 0;
   let hhi = 0;
   let largest = 0;
-  rated.forEach((a, i) => {
-    const s = shares[i]!;
+  for (const a of rated) {
+    const s = total > 0 ? Math.max(0, a.usd) / total : 1 / rated.length;
     markets += s * a.score;
     hhi += s * s;
     largest = Math.max(largest, s);
-  });
+  }
   const effective = hhi > 0 ? 1 / hhi : 0;
   return {
     markets: {

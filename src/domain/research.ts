@@ -392,8 +392,8 @@ export function highlightsOf(r: ResearchReport): string[] {
       `${counted(spikes, 'market')} saw utilization spike; the largest, ${spike.pair} on ${chainText(spike.chainId)}, went from ${pctText(spike.previousUtilization)} to ${pctText(spike.utilization)}.`,
     );
   }
-  if (r.staleOracles && r.staleOracles.length > 0) {
-    const o = r.staleOracles[0]!;
+  const o = r.staleOracles?.[0];
+  if (o) {
     const stale = r.chains.reduce((n, c) => n + (c.staleOracles ?? 0), 0);
     out.push(
       `${counted(stale, 'market')} had a stale oracle; the stalest, on ${chainText(o.chainId)}, was last updated ${multipleText(o.stalenessRatio)} its heartbeat ago.`,

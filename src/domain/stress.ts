@@ -97,9 +97,10 @@ export function concentration(debts: Iterable<number>): Concentration {
   positive.sort((a, b) => b - a);
   let top = 0;
   let hhi = 0;
-  for (let i = 0; i < positive.length; i++) {
-    const s = positive[i]! / total;
-    if (i < 10) top += s;
+  let i = 0;
+  for (const d of positive) {
+    const s = d / total;
+    if (i++ < 10) top += s;
     hhi += s * s;
   }
   return { borrowers: positive.length, top10Share: Math.min(1, top), herfindahl: Math.min(1, hhi) };

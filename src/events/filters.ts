@@ -49,8 +49,8 @@ export function matches(types: ReadonlySet<EventType>, f: EventFilters, a: Event
     !a.protocols.some((p) => (f.protocols as readonly string[]).includes(p))
   )
     return false;
-  if (f.marketIds && a.marketKeys.length > 0 && !a.marketKeys.some((m) => f.marketIds!.includes(m)))
-    return false;
+  const marketIds = f.marketIds;
+  if (marketIds && a.marketKeys.length > 0 && !a.marketKeys.some((m) => marketIds.includes(m))) return false;
   if (f.wallets && a.wallet !== null && !f.wallets.includes(a.wallet)) return false;
   if (
     a.type === 'position.health_factor_below' &&
@@ -163,7 +163,8 @@ export class SubscriptionIndex {
     let hi = t.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (t[mid]! > h) hi = mid;
+      const v = t[mid];
+      if (v !== undefined && v > h) hi = mid;
       else lo = mid + 1;
     }
     return lo;

@@ -1,4 +1,5 @@
 import type { ReadModel } from '../data/read-model.ts';
+import { must } from '../domain/must.ts';
 import type { EventStore } from '../store/ports/events.ts';
 import type { HistoryStore } from '../store/ports/history.ts';
 import { Deliverer, type DelivererOptions } from './deliverer.ts';
@@ -105,7 +106,7 @@ export class EventsLoop {
       const model = this.o.models.peek(mode);
       const index = this.indexes[mode];
       if (!model) continue;
-      const st = this.state.get(mode)!;
+      const st = must(this.state.get(mode), `the state of mode ${mode}`);
       const t0 = performance.now();
       st.health.pass(model, index, mode, now, out);
       this.lastHealthPassMs[mode] = performance.now() - t0;

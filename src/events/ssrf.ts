@@ -42,12 +42,13 @@ for (const [net, bits] of [
 function mappedIpv4(address: string): string | null {
   const m = /^(?:0*:)*:?ffff:(.+)$/i.exec(address.replace(/^\[|\]$/g, ''));
   if (!m) return null;
-  const rest = m[1]!;
+  const [, rest = ''] = m;
   if (isIP(rest) === 4) return rest;
   const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(rest);
   if (!hex) return null;
-  const hi = Number.parseInt(hex[1]!, 16);
-  const lo = Number.parseInt(hex[2]!, 16);
+  const [, high = '', low = ''] = hex;
+  const hi = Number.parseInt(high, 16);
+  const lo = Number.parseInt(low, 16);
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
@@ -106,7 +107,6 @@ export async function checkWebhookUrl(
         problem: `its host ${host} does not resolve (${(err as { code?: string }).code ?? 'error'})`,
       };
     }
-    if (addresses.length === 0) return { ok: false, problem: `its host ${host} does not resolve` };
   }
   if (!options.allowPrivate) {
     const blocked = addresses.find((a) => isBlockedAddress(a.address));
@@ -119,6 +119,7 @@ export async function checkWebhookUrl(
             : `its host ${host} resolves to ${blocked.address}, a private, loopback, link-local or reserved address`,
       };
   }
-  const first = addresses[0]!;
+  const [first] = addresses;
+  if (first === undefined) return { ok: false, problem: `its host ${host} does not resolve` };
   return { ok: true, url, host, address: first.address, family: first.family === 6 ? 6 : 4 };
 }

@@ -193,7 +193,8 @@ export class StreamHub {
       c = await this.store.lastEventSeq();
       if (!this.cursor.has(mode)) this.cursor.set(mode, c);
     }
-    return this.cursor.get(mode)!;
+    // Another call may have set it meanwhile: the first one set is kept.
+    return this.cursor.get(mode) ?? c;
   }
 
   /** From the polls: written, or queued while the stream replays. */
@@ -260,8 +261,9 @@ export class StreamHub {
           for (;;) {
             const from = await this.head(mode);
             const page = await this.store.eventsAfter(from, mode, PAGE);
-            if (page.length === 0) break;
-            this.cursor.set(mode, page.at(-1)!.seq);
+            const last = page.at(-1);
+            if (last === undefined) break;
+            this.cursor.set(mode, last.seq);
             for (const e of page)
               for (const c of [...this.connections]) if (c.mode === mode) this.dispatch(c, e);
             if (page.length < PAGE) break;

@@ -23,16 +23,17 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 export function sortKeys(value: Json, mode: 'sort' | 'properties' | 'keep' = 'sort'): Json {
   if (Array.isArray(value)) return value.map((v) => sortKeys(v, mode === 'keep' ? 'keep' : 'sort'));
   if (!isObj(value)) return value;
-  const keys = mode === 'sort' ? Object.keys(value).sort() : Object.keys(value);
+  const entries = Object.entries(value);
+  if (mode === 'sort') entries.sort(([a], [b]) => (a < b ? -1 : 1));
   const out: Obj = {};
-  for (const k of keys) {
+  for (const [k, v] of entries) {
     const child =
       mode === 'keep' || (mode === 'sort' && (k === 'example' || k === 'examples'))
         ? 'keep'
         : mode === 'sort' && k === 'properties'
           ? 'properties'
           : 'sort';
-    out[k] = sortKeys(value[k]!, child);
+    out[k] = sortKeys(v, child);
   }
   return out;
 }
@@ -45,7 +46,7 @@ function pascal(text: string): string {
   return text
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean)
-    .map((w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase())
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase())
     .join('');
 }
 

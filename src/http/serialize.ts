@@ -153,12 +153,11 @@ export function assemble(a: DataAnswer): Assembled {
   const meta = metaString({ ...a.meta, latencyMs: 0 });
   if (!meta.startsWith(`${LATENCY_HEAD}0`)) throw new Error('MetaSchema must start with latencyMs');
   const before: Uint8Array[] = [a.list ? LIST_HEAD : ITEM_HEAD];
-  for (let i = 0; i < a.items.length; i++) {
+  a.items.forEach((item, i) => {
     if (i > 0) before.push(COMMA);
-    const item = a.items[i]!;
     if (item instanceof Uint8Array) before.push(item);
     else before.push(...item);
-  }
+  });
   before.push(a.list ? LIST_META : ITEM_META, LATENCY_KEY);
   return { before, after: Buffer.from(`${meta.slice(LATENCY_HEAD.length + 1)}}`), etag: etagOf(a, meta) };
 }

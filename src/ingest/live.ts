@@ -8,6 +8,7 @@
 
 import { BaseError } from 'viem';
 import type { Clock } from '../domain/clock.ts';
+import { must } from '../domain/must.ts';
 import { positionAt } from '../domain/position-columns.ts';
 import type { DatasetInfo } from '../domain/records/dataset.ts';
 import type { SourceState } from '../domain/records/sources.ts';
@@ -74,7 +75,7 @@ async function storedRecords(
   await store.loadPositions((c) => {
     for (let i = 0; i < c.count; i++) {
       const { marketIndex, ...p } = positionAt(c, i);
-      positions.push({ marketKey: markets[marketIndex]!.uniqueKey, ...p });
+      positions.push({ marketKey: must(markets[marketIndex], `market ${marketIndex}`).uniqueKey, ...p });
     }
   });
   return { markets, positions, vaults: await store.loadVaults() };

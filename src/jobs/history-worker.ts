@@ -6,12 +6,13 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '../domain/clock.ts';
+import { must } from '../domain/must.ts';
 import { SandboxHistoryFeed, sandboxSimulation } from '../ingest/sandbox/history.ts';
 import { openStore } from '../store/open.ts';
 import type { HistoryWorkerData, ToHistoryWorker } from './history-job.ts';
 
 const data = workerData as HistoryWorkerData;
-const port = parentPort!;
+const port = must(parentPort, 'the parent port (this file runs as a worker thread)');
 const store = await openStore({ dataDir: data.dataDir, databaseUrl: data.databaseUrl }, systemClock());
 const feed = new SandboxHistoryFeed(store, sandboxSimulation(data.profile, data.seed), {
   days: data.days,

@@ -117,8 +117,7 @@ function failure(body: ToolErrorBody): CallToolResult {
 
 /** What a query refuses, as the HTTP API answers it (400 INVALID_PARAMETER, 404 …_NOT_FOUND). */
 function queryErrorBody(err: QueryError): ToolErrorBody {
-  if (err.code === 'INVALID_PARAMETER')
-    return ToolRefusal.invalid([{ parameter: err.parameter!, problem: err.problem! }]).body;
+  if (err.code === 'INVALID_PARAMETER' && err.detail) return ToolRefusal.invalid([err.detail]).body;
   return { error: err.code, message: err.message };
 }
 

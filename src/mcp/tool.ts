@@ -93,9 +93,9 @@ export class ToolRefusal extends Error {
   }
 
   static invalid(details: { parameter: string; problem: string }[]): ToolRefusal {
-    const first = details[0]!;
+    const first = details[0];
     const message =
-      details.length === 1
+      details.length === 1 && first
         ? `Invalid parameter '${first.parameter}': ${first.problem}`
         : `Invalid parameters: ${details.map((d) => `'${d.parameter}' ${d.problem}`).join('; ')}`;
     return new ToolRefusal({ error: 'INVALID_PARAMETER', message, details });

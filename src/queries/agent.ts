@@ -1,6 +1,7 @@
 import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
 import { collateralToHealthFactor, repayToHealthFactor } from '../domain/metrics.ts';
+import { must } from '../domain/must.ts';
 import { fraction, significant, significantOrNull, usd, usdOrNull } from '../domain/precision.ts';
 import { QueryError } from './errors.ts';
 import { type MarketRiskView, marketRisk } from './stress.ts';
@@ -231,7 +232,7 @@ export interface MarketBriefView {
  */
 export function marketBrief(model: ReadModel, key: string, nowSec: number): Found<MarketBriefView> {
   const found = marketRisk(model, key, nowSec);
-  const r: MarketRiskView = found.items[0]!;
+  const r: MarketRiskView = must(found.items[0], `the risk of market ${key}`);
   const ord = model.catalog.ordOf(key);
   if (ord === undefined) throw QueryError.marketNotFound(key);
   const m = model.catalog.viewAt(ord, nowSec);
@@ -293,8 +294,14 @@ export function marketBrief(model: ReadModel, key: string, nowSec: number): Foun
       reason: `The 10 largest of ${r.concentration.borrowers} borrowers owe ${pct(r.concentration.top10Share)} of the debt (Herfindahl ${num(r.concentration.herfindahl)}): a few liquidations would move the market.`,
     });
   }
-  const m10 = r.scenarios.find((s) => s.collateralPriceChange === -0.1)!;
-  const m20 = r.scenarios.find((s) => s.collateralPriceChange === -0.2)!;
+  const m10 = must(
+    r.scenarios.find((s) => s.collateralPriceChange === -0.1),
+    'the scenario of a 10 % collateral fall',
+  );
+  const m20 = must(
+    r.scenarios.find((s) => s.collateralPriceChange === -0.2),
+    'the scenario of a 20 % collateral fall',
+  );
   if (m20.badDebtUsd > 0) {
     flags.push({
       code: 'BAD_DEBT_UNDER_STRESS',

@@ -348,7 +348,7 @@ export async function timeseries(
   const keyOf = (protocol: string, chainId: number) =>
     p.groupBy === 'protocol' ? protocol : String(chainId).padStart(12, '0');
   const points: { at: number; key: string; point: TimeseriesPoint }[] = [];
-  for (const at of [...days.keys()].sort((a, b) => a - b)) {
+  for (const [at, day] of [...days].sort(([a], [b]) => a - b)) {
     const groups = new Map<
       string,
       { point: TimeseriesPoint; supply: number; borrow: number; repaid: number; seized: number; bad: number }
@@ -382,7 +382,6 @@ export async function timeseries(
       }
       return g;
     };
-    const day = days.get(at)!;
     for (const m of day.markets) {
       if (!inScope(m.protocol, m.chainId)) continue;
       const g = groupOf(m.protocol, m.chainId);

@@ -8,6 +8,7 @@ import {
 import type { Catalog } from '../data/catalog.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { OracleProvider, OracleType, Protocol } from '../domain/enums.ts';
+import { must } from '../domain/must.ts';
 import { feedHealth, oracleHealth } from '../domain/oracle.ts';
 import { significant, usd } from '../domain/precision.ts';
 import type { OracleFeedRecord, OracleHealth } from '../domain/types.ts';
@@ -218,7 +219,7 @@ function priceSourceOf(model: ReadModel, t: TokenEntry, nowSec: number): PriceSo
       best = ord;
   }
   if (best === null) return null;
-  const oracle = model.catalog.recordAt(best).oracle!;
+  const oracle = must(model.catalog.recordAt(best).oracle, 'the oracle of the market chosen');
   return { kind: 'oracle', address: oracle.address, description: `${oracle.type} (${oracle.provider})` };
 }
 
@@ -427,7 +428,7 @@ export async function oracleRounds(
   p: RoundsParams,
   nowMs: number,
 ): Promise<Page<RoundView>> {
-  const found = getOracle(model, p.chainId, p.address, nowMs).items[0]!;
+  const found = must(getOracle(model, p.chainId, p.address, nowMs).items[0], `oracle ${p.address}`);
   const protocols = [...new Set(found.markets.map((m) => m.protocol))];
   let feeds = found.feeds.map((f) => f.address.toLowerCase());
   if (p.feed !== undefined) {

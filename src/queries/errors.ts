@@ -11,18 +11,20 @@ export class QueryError extends Error {
     | 'VAULT_NOT_FOUND'
     | 'REPORT_NOT_FOUND';
   /** For INVALID_PARAMETER: the parameter and what is wrong with it. */
-  readonly parameter: string | undefined;
-  readonly problem: string | undefined;
+  readonly detail: { parameter: string; problem: string } | undefined;
 
-  private constructor(code: QueryError['code'], message: string, parameter?: string, problem?: string) {
+  private constructor(
+    code: QueryError['code'],
+    message: string,
+    detail?: { parameter: string; problem: string },
+  ) {
     super(message);
     this.code = code;
-    this.parameter = parameter;
-    this.problem = problem;
+    this.detail = detail;
   }
 
   static invalid(parameter: string, problem: string): QueryError {
-    return new QueryError('INVALID_PARAMETER', `${parameter} ${problem}`, parameter, problem);
+    return new QueryError('INVALID_PARAMETER', `${parameter} ${problem}`, { parameter, problem });
   }
 
   static marketNotFound(key: string): QueryError {

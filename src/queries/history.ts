@@ -1,5 +1,6 @@
 import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
+import { must } from '../domain/must.ts';
 import { fraction, significant, significantOrNull, usd, usdOrNull } from '../domain/precision.ts';
 import type {
   LiquidationCursor,
@@ -194,8 +195,9 @@ async function* readLiquidations(
   // LIQUIDATION_PAGE rows at most, whatever the filters: a rare combination (an amount no
   // liquidation reaches) costs many short reads, each a page yielded (empty or not) between
   // which the caller gives the event loop a turn, never one read of the whole history.
+  const onlyChain = chains?.length === 1 ? chains[0] : undefined;
   const filter: LiquidationFilter = {
-    ...(chains?.length === 1 ? { chainId: chains[0]! } : {}),
+    ...(onlyChain !== undefined ? { chainId: onlyChain } : {}),
     ...(p.market !== undefined ? { marketKey: p.market } : {}),
     ...(p.borrower !== undefined ? { borrower: p.borrower } : {}),
     ...(p.liquidator !== undefined ? { liquidator: p.liquidator } : {}),
@@ -226,8 +228,9 @@ async function* readLiquidations(
       const rows = await history.liquidations(filter, LIQUIDATION_PAGE, after);
       let i = 0;
       let last: LiquidationEvent | undefined;
-      for (; i < rows.length && views.length < left; i++) {
-        const l = rows[i]!;
+      for (const l of rows) {
+        if (views.length >= left) break;
+        i++;
         if (!matches(l)) continue;
         views.push(liquidationView(model, l));
         last = l;
@@ -244,7 +247,7 @@ async function* readLiquidations(
               }
             : {};
       } else if (!full) end = {};
-      else after = keyOf(rows.at(-1)!);
+      else after = keyOf(must(rows.at(-1), 'the last row read'));
     }
     yield views;
     if (end) return end;

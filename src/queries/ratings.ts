@@ -76,8 +76,8 @@ function scorePage<T>(
   let more = false;
   const n = items.length;
   for (let i = 0; i < n; i++) {
-    const x = items[order === 'desc' ? i : n - 1 - i]!;
-    if (!keep(x)) continue;
+    const x = items[order === 'desc' ? i : n - 1 - i];
+    if (x === undefined || !keep(x)) continue;
     total++;
     if (!isAfter(x)) continue;
     if (out.length < limit) out.push(x);

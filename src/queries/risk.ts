@@ -83,8 +83,9 @@ export async function positionsAtRiskPage(
   const scopeProtocols = p.market
     ? [p.market.protocol]
     : model.catalog.protocolsIn({ protocol: p.protocol, chainIds: p.chainIds });
-  if (paging.cursor !== undefined) {
-    const [id, offset, expiresAtMs] = decodeCursor(paging.cursor, LIST, ['string', 'number', 'number'])!;
+  const cursor = decodeCursor(paging.cursor, LIST, ['string', 'number', 'number']);
+  if (cursor !== undefined) {
+    const [id, offset, expiresAtMs] = cursor;
     // The cursor's own expiry (its first page's instant + 10 minutes) is the one named; the
     // snapshot, shared by the first pages of its second, outlives every cursor it handed out.
     if (paging.nowMs >= expiresAtMs || offset < 0) throw expired(expiresAtMs);
@@ -156,13 +157,13 @@ async function takeSet(
     takenSets.set(model, byScope);
   }
   const memo = byScope.get(scope);
-  const fresh = (t: TakenSet | undefined) =>
+  const fresh = (t: TakenSet | undefined): t is TakenSet =>
     t !== undefined &&
     t.revision === model.revision &&
     paging.nowMs >= t.takenAtMs &&
     paging.nowMs < t.takenAtMs + REUSE_MS &&
     (t.id !== null || t.set.length <= p.limit);
-  if (fresh(memo)) return memo!;
+  if (fresh(memo)) return memo;
   const all = positionsAtRisk(model, { ...p, limit: Number.POSITIVE_INFINITY });
   const set = all.items.map((i) => ({ protocol: model.risk.protocolOf(i), json: paging.json(i) }));
   const taken: TakenSet = {

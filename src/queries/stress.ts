@@ -132,7 +132,7 @@ export function marketRisk(model: ReadModel, key: string, nowSec: number): Found
   const ord = model.catalog.ordOf(key);
   if (ord === undefined) throw QueryError.marketNotFound(key);
   const m = model.catalog.viewAt(ord, nowSec);
-  const base = model.catalog.baseRecords()[ord]!;
+  const base = model.catalog.baseRecord(ord);
   const now = moveMarket(model, ord, () => ({ c: 0, l: 0 }));
   const all = model.risk.withDebt(ord);
   const availableUsd =
@@ -192,7 +192,8 @@ export function parseShocks(text: string): Shock[] {
     parts.map((p) => {
       const m = /^([^:\s]{1,64}):([+-]?(?:\d+\.?\d*|\.\d+))$/.exec(p);
       if (!m) throw QueryError.invalid('shocks', `'${p.slice(0, 80)}' is not SYMBOL:change (e.g. WETH:-0.2)`);
-      return { asset: m[1]!, change: Number(m[2]) };
+      const [, asset = '', change] = m;
+      return { asset, change: Number(change) };
     }),
   );
 }

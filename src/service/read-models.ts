@@ -101,8 +101,8 @@ function stepSandbox(model: ReadModel, live: SandboxLive, tMs: number): void {
 /** A sandbox market's borrowers are its positions: their debt as stated, summed, by market. */
 function statedDebt(model: ReadModel, live: SandboxLive): (index: number) => number | null {
   return (i) => {
-    const ord = live.ords[i]!;
-    return ord < 0 ? null : model.risk.statedDebtOf(ord);
+    const ord = live.ords[i];
+    return ord === undefined || ord < 0 ? null : model.risk.statedDebtOf(ord);
   };
 }
 

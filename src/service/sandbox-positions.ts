@@ -54,7 +54,8 @@ export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstanc
     if (written?.version !== version) {
       const cursor = (await store.listSources()).find((x) => x.id === ACTIVITY_SOURCE_ID)?.cursor;
       const [v, minute] = (cursor ?? '').split(':').map(Number);
-      written = v === version && Number.isSafeInteger(minute) ? { version, minute: minute! } : null;
+      written =
+        v === version && minute !== undefined && Number.isSafeInteger(minute) ? { version, minute } : null;
     }
     return written?.minute ?? null;
   };

@@ -1,6 +1,7 @@
 import type { KeyService } from '../../access/keys.ts';
 import { loadTiers, TIER_IDS, type TierId } from '../../access/tiers.ts';
 import type { Settings } from '../../config.ts';
+import { must } from '../../domain/must.ts';
 import type { Store } from '../../store/types.ts';
 import { cannot, fail, help, type OptionSpec, parseCommand, withStore } from '../command.ts';
 
@@ -52,10 +53,11 @@ it joined, and its usage counts toward that account's quota bound.
 
 /** Columns padded to their widest cell, for a terminal. */
 function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  // A row without a cell of a column counts as empty there.
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
       .join('  ')
       .trimEnd();
   return `${[line(header), ...rows.map(line)].join('\n')}\n`;
@@ -96,10 +98,8 @@ export async function keys(settings: Settings, args: string[]): Promise<void> {
     fail(`--tier must be one of ${TIER_IDS.join(', ')}\n\n${KEYS_HELP.create}`);
   if (command === 'revoke' && positionals.length !== 1) fail(KEYS_HELP.revoke);
   if (command === 'move' && positionals.length !== 1) fail(KEYS_HELP.move);
-  if (command === 'move' && values.account !== undefined && str(values.account)!.trim() === '')
-    fail('--account must name an account');
-  if (command === 'create' && values.account !== undefined && str(values.account)!.trim() === '')
-    fail('--account must name an account');
+  if (command === 'move' && str(values.account)?.trim() === '') fail('--account must name an account');
+  if (command === 'create' && str(values.account)?.trim() === '') fail('--account must name an account');
   if (command === 'set-tier' && (positionals.length !== 2 || !isTier(positionals[1])))
     fail(`usage: lrds keys set-tier ID ${TIER_IDS.join('|')}`);
   await withStore(settings, async (store) => {
@@ -158,7 +158,7 @@ export async function keys(settings: Settings, args: string[]): Promise<void> {
           return;
         }
         const rows = list.map((k) => [
-          names.get(k.accountId)!,
+          must(names.get(k.accountId), `account ${k.accountId}`),
           k.id,
           k.prefix,
           k.mode,
@@ -173,7 +173,7 @@ export async function keys(settings: Settings, args: string[]): Promise<void> {
         return;
       }
       case 'revoke': {
-        const id = positionals[0]!;
+        const id = must(positionals[0], 'the key id');
         const key = await store.getKey(id);
         if (!key) cannot(`no key with id '${id}'`);
         if (key.revokedAt) {
@@ -191,7 +191,7 @@ export async function keys(settings: Settings, args: string[]): Promise<void> {
         return;
       }
       case 'move': {
-        const id = positionals[0]!;
+        const id = must(positionals[0], 'the key id');
         const key = await store.getKey(id);
         if (!key) cannot(`no key with id '${id}'`);
         const accountName = str(values.account);

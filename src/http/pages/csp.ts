@@ -8,6 +8,6 @@ import { createHash } from 'node:crypto';
 export function inlineHashes(html: string, tag: 'script' | 'style'): string[] {
   const element = new RegExp(`<${tag}\\b([^>]*)>([\\s\\S]*?)</${tag}>`, 'gi');
   return [...html.matchAll(element)]
-    .filter((m) => !/\bsrc\s*=/i.test(m[1]!))
-    .map((m) => `'sha256-${createHash('sha256').update(m[2]!).digest('base64')}'`);
+    .filter(([, attributes = '']) => !/\bsrc\s*=/i.test(attributes))
+    .map(([, , body = '']) => `'sha256-${createHash('sha256').update(body).digest('base64')}'`);
 }

@@ -15,8 +15,7 @@ const BEARER = /^bearer +([^\s]+) *$/i;
 /** `Authorization: Bearer <key>`; the scheme is case-insensitive (RFC 9110). Null when malformed. */
 export function bearerToken(header: string | undefined): string | null {
   if (header === undefined || header.length > 512) return null;
-  const m = BEARER.exec(header);
-  return m ? m[1]! : null;
+  return BEARER.exec(header)?.[1] ?? null;
 }
 
 /** Windows of the quota policies in RateLimit-Policy (docs/decisions.md "Quotas in headers": a month is 30 days there). */
@@ -53,9 +52,14 @@ export function setRateHeaders(
   reply.header('x-ratelimit-remaining', rate.remaining);
   reply.header('x-ratelimit-reset', Math.ceil(rate.resetAt));
   const secondsUntil = (at: number) => Math.max(1, Math.ceil((at - nowMs) / 1000));
-  const policies: Policy[] = [
-    { name: 'per-second', q: rate.limit, w: 1, r: rate.remaining, t: secondsUntil(rate.resetAt) },
-  ];
+  const perSecond: Policy & { r: number } = {
+    name: 'per-second',
+    q: rate.limit,
+    w: 1,
+    r: rate.remaining,
+    t: secondsUntil(rate.resetAt),
+  };
+  const policies: Policy[] = [perSecond];
   if (counted) {
     const counts = 'counts' in result ? result.counts : undefined;
     if (tier.dailyQuota !== null) {
@@ -79,7 +83,7 @@ export function setRateHeaders(
       });
     }
   }
-  let closest = policies[0]!;
+  let closest: Policy & { r: number } = perSecond;
   const refusedBy = result.ok
     ? null
     : result.reason === 'DAILY_QUOTA'
@@ -93,13 +97,14 @@ export function setRateHeaders(
       break;
     }
     // The smallest share left; on a tie the later reset, the one a client must wait for.
-    if (p.r === undefined || !(p.q > 0)) continue;
-    const share = p.r / p.q;
-    const best = closest.r! / closest.q;
-    if (share < best || (share === best && p.t > closest.t)) closest = p;
+    const r = p.r;
+    if (r === undefined || !(p.q > 0)) continue;
+    const share = r / p.q;
+    const best = closest.r / closest.q;
+    if (share < best || (share === best && p.t > closest.t)) closest = { ...p, r };
   }
   reply.header('ratelimit-policy', policies.map((p) => `"${p.name}";q=${p.q};w=${p.w}`).join(', '));
-  reply.header('ratelimit', `"${closest.name}";r=${closest.r ?? 0};t=${closest.t}`);
+  reply.header('ratelimit', `"${closest.name}";r=${closest.r};t=${closest.t}`);
 }
 
 /** A refusal of the access rules (src/access/refusals.ts) as the error the API answers. */

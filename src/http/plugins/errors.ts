@@ -141,8 +141,8 @@ export const errorsPlugin = fp(
       if (error instanceof QueryError) {
         return sendError(
           reply,
-          error.code === 'INVALID_PARAMETER'
-            ? invalidParameter([{ parameter: error.parameter!, problem: error.problem! }])
+          error.code === 'INVALID_PARAMETER' && error.detail
+            ? invalidParameter([error.detail])
             : new ApiError(error.code, error.message),
         );
       }

@@ -174,8 +174,8 @@ export function incomingRequestId(headers: import('node:http').IncomingHttpHeade
   if (typeof id === 'string' && VALID_REQUEST_ID.test(id) && !/lrds_(live|test)_/i.test(id)) return id;
   const tp = headers.traceparent;
   if (typeof tp === 'string') {
-    const m = TRACEPARENT.exec(tp);
-    if (m && !/^0+$/.test(m[1]!) && !tp.startsWith('ff')) return m[1]!;
+    const traceId = TRACEPARENT.exec(tp)?.[1];
+    if (traceId !== undefined && !/^0+$/.test(traceId) && !tp.startsWith('ff')) return traceId;
   }
   return null;
 }

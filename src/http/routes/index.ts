@@ -78,9 +78,10 @@ export async function registerRoutes(
       // Their successes carry these headers (and any of their own); documented here for all of them.
       client.addHook('onRoute', (route) => {
         const responses = route.schema?.response as Record<string, Record<string, unknown>> | undefined;
-        for (const [code, schema] of Object.entries(responses ?? {})) {
+        if (!responses) return;
+        for (const [code, schema] of Object.entries(responses)) {
           if (!code.startsWith('2')) continue;
-          responses![code] = {
+          responses[code] = {
             ...schema,
             description: schema.description ?? `${route.schema?.summary ?? 'Success'}.`,
             headers: { ...CLIENT_HEADERS, ...(schema.headers as object | undefined) },

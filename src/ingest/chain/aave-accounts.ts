@@ -5,6 +5,7 @@
  * generation of the code rounds).
  */
 import { zeroAddress } from 'viem';
+import { must } from '../../domain/must.ts';
 import {
   type AaveAccount,
   type AaveCache,
@@ -16,7 +17,7 @@ import {
   RAY,
   type ReserveTokens,
 } from './aave-types.ts';
-import { accountAnswered } from './account-reads.ts';
+import { accountAnswered, groupOf } from './account-reads.ts';
 import { type ChainRpc, throwIfUnread } from './rpc.ts';
 
 const WAD = 10n ** 18n;
@@ -80,7 +81,7 @@ export async function readBalances(
   failures: AaveRead['failures'],
 ): Promise<void> {
   const wanted = [...heads].flatMap(([key, head]) => {
-    const pool = key.split(':')[0]!;
+    const pool = groupOf(key);
     const read = good.get(pool);
     if (!read) {
       cache.retry.add(key);
@@ -90,25 +91,27 @@ export async function readBalances(
     return [{ key, head, uses: borrowing ? read.reserves.filter((r) => uses(head.config, r.id)) : [] }];
   });
   const calls = wanted.map(({ key, head, uses }) =>
-    balanceCalls(key.split(':')[1]! as Hex, head.config, uses),
+    balanceCalls(must(key.split(':')[1], `user of ${key}`) as Hex, head.config, uses),
   );
   const flat = calls.flat();
   const balances = flat.length === 0 ? [] : await rpc.multicall({ ...at, contracts: flat });
   throwIfUnread(balances);
   let k = 0;
   for (const [i, { key, head, uses }] of wanted.entries()) {
-    const r = balances.slice(k, k + calls[i]!.length);
-    k += calls[i]!.length;
+    const n = must(calls[i], `calls of account ${key}`).length;
+    const r = balances.slice(k, k + n);
+    k += n;
     if (!accountAnswered(key, r, cache.retry, failures)) continue;
     const account: AaveAccount = { config: head.config, eMode: head.eMode, balances: new Map() };
     let j = 0;
+    const next = () => must(r[j++], `balance of account ${key}`).result as bigint;
     for (const reserve of uses) {
-      const collateral = isCollateral(head.config, reserve.id) ? (r[j++]!.result as bigint) : 0n;
+      const collateral = isCollateral(head.config, reserve.id) ? next() : 0n;
       let variable = 0n;
       let stable = 0n;
       if (isBorrowing(head.config, reserve.id)) {
-        variable = r[j++]!.result as bigint;
-        if (reserve.stableDebt !== zeroAddress) stable = r[j++]!.result as bigint;
+        variable = next();
+        if (reserve.stableDebt !== zeroAddress) stable = next();
       }
       account.balances.set(reserve.asset, { collateral, variable, stable });
     }
@@ -166,7 +169,7 @@ export function accountValues(
       r.config.eModeCategory === account.eMode
         ? category.price
         : r.price;
-    const threshold = inCategory ? category!.liquidationThreshold : r.config.liquidationThreshold;
+    const threshold = inCategory ? category.liquidationThreshold : r.config.liquidationThreshold;
     // Before v3.6 a reserve whose own threshold is 0 counts for nothing, in e-mode too; from v3.6
     // at its category's threshold (a threshold of 0 adds 0: left out).
     const counts = read.code.flagged ? threshold !== 0n : r.config.liquidationThreshold !== 0n;

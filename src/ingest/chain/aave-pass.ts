@@ -5,11 +5,13 @@
  * block's prices. A pool's items are named by its protocol (`aave:0x…`, `spark:0x…`).
  */
 import { IAaveOracle_ABI } from '@aave-dao/aave-address-book/abis/IAaveOracle';
+import { must } from '../../domain/must.ts';
 import type { MarketRecord } from '../../domain/types.ts';
 import type { ChainConfig, FeedConfig } from '../sources-file.ts';
 import { aaveLogAddresses, readAave } from './aave.ts';
 import { aaveKey, aaveLiquidation, aavePair, aavePrices, aaveRecords } from './aave-records.ts';
 import { AAVE_EVENTS, AaveCache, type AavePoolRead, ATOKEN_EVENTS } from './aave-types.ts';
+import { groupOf } from './account-reads.ts';
 import { knownHolders, pending, strings } from './checkpoint.ts';
 import type { LiquidationPrices } from './liquidation.ts';
 import { atPricedBlocks, type PricedBlocks, pricesAt, unpricedBlocks } from './prices-at-blocks.ts';
@@ -79,11 +81,12 @@ function aavePass(ctx: PassContext, aave: AaveCache, reread: ReadonlySet<string>
         await Promise.all(
           chain.aave.map(async (p) => ({
             pool: p.pool,
-            from: resumedPools.includes(p.pool)
-              ? resume!
-              : p.fromBlock !== null
-                ? BigInt(p.fromBlock)
-                : await ctx.deployedAt(p.pool),
+            from:
+              resume !== null && resumedPools.includes(p.pool)
+                ? resume
+                : p.fromBlock !== null
+                  ? BigInt(p.fromBlock)
+                  : await ctx.deployedAt(p.pool),
           })),
         ),
         { block: target },
@@ -100,7 +103,7 @@ function aavePass(ctx: PassContext, aave: AaveCache, reread: ReadonlySet<string>
         shared,
       );
       for (const f of aaveRead.failures)
-        items.push({ id: `${poolKind(f.id.split(':')[0]!)}:${f.id}`, ok: false, error: f.error });
+        items.push({ id: `${poolKind(groupOf(f.id))}:${f.id}`, ok: false, error: f.error });
     },
 
     namedFeeds: () =>
@@ -241,7 +244,7 @@ async function aavePricesAtBlocks(
       // An asset at the block: by the file's feeds, else by the oracle's price read there.
       const usdAt = (asset: string, j: number) => {
         const reserve = read.reserves.find((r) => r.asset === asset);
-        const r = reads[i * 2 + j]!;
+        const r = must(reads[i * 2 + j], `price answer of ${asset}`);
         if (!reserve) return null;
         const price = r.status === 'success' ? (r.result as bigint) : 0n;
         return (

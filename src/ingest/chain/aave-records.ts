@@ -13,6 +13,7 @@
  */
 import { calculateCompoundedRate } from '@aave/math-utils';
 import { zeroAddress } from 'viem';
+import { must } from '../../domain/must.ts';
 import type { LiquidationEvent } from '../../domain/records/history.ts';
 import {
   loanBalances,
@@ -107,8 +108,8 @@ export function aaveRecords(
       const debtShare = weighted > 0n ? ratio(cx.weighted, weighted) : 1 / collaterals.length;
       for (const [da, dx] of debts) {
         const collateralShare = debtValue > 0n ? ratio(dx.value, debtValue) : 1 / debts.length;
-        const c = reserves.get(ca)!;
-        const d = reserves.get(da)!;
+        const c = must(reserves.get(ca), `reserve ${ca}`);
+        const d = must(reserves.get(da), `reserve ${da}`);
         const k = key(ca, da);
         if (!pairs.has(k)) pairs.set(k, { c, d });
         const owed = tokens(d, dx.amount) * debtShare;
@@ -140,8 +141,8 @@ export function aaveRecords(
   );
   const markets = [...pairs].map(([k, { c, d }]): MarketRecord => {
     const borrow = borrowOf.get(k) ?? 0;
-    const paid = incentives.get(d.asset)!;
-    const loan = byLoan.get(d.asset)!;
+    const paid = must(incentives.get(d.asset), `incentives of ${d.asset}`);
+    const loan = must(byLoan.get(d.asset), `pairs of loan ${d.asset}`);
     const supplied = tokens(d, d.totalSupply);
     return {
       uniqueKey: k,

@@ -9,6 +9,7 @@ import { IPool_ABI } from '@aave-dao/aave-address-book/abis/IPool';
 import { IPoolAddressesProvider_ABI } from '@aave-dao/aave-address-book/abis/IPoolAddressesProvider';
 import { IRewardsController_ABI } from '@aave-dao/aave-address-book/abis/IRewardsController';
 import { zeroAddress } from 'viem';
+import { must, mustSlice } from '../../domain/must.ts';
 import {
   type AaveCache,
   type AavePoolRead,
@@ -61,12 +62,7 @@ export async function listReserves(
   throwIfUnread(heads);
   const wanted: { pool: string; provider: string; assets: string[] }[] = [];
   pools.forEach((pool, i) => {
-    const [provider, list, revision, bitmap] = heads.slice(i * 4, i * 4 + 4) as [
-      Results[number],
-      Results[number],
-      Results[number],
-      Results[number],
-    ];
+    const [provider, list, revision, bitmap] = mustSlice(heads, i * 4, 4, 'pool head answers');
     if (provider.status !== 'success' || list.status !== 'success') {
       const bad = provider.status !== 'success' ? provider : list;
       failures.push({ id: pool, error: `pool ${pool}: not an Aave v3 pool (${firstLine(bad.error)})` });
@@ -102,7 +98,7 @@ export async function listReserves(
   throwIfUnread(reads);
   let k = 0;
   for (const w of wanted) {
-    const oracle = reads[k++]!;
+    const oracle = must(reads[k++], 'getPriceOracle answer');
     const data = reads.slice(k, k + w.assets.length);
     k += w.assets.length;
     const bad = [oracle, ...data].find((r) => r.status !== 'success');
@@ -112,9 +108,10 @@ export async function listReserves(
     }
     cache.providers.set(w.pool, w.provider);
     cache.oracles.set(w.pool, String(oracle.result).toLowerCase());
+    const code = must(cache.code.get(w.pool), `code of pool ${w.pool}`);
     cache.reserves.set(
       w.pool,
-      w.assets.map((asset, i) => tokensOf(asset, data[i]!.result as ReserveData, cache.code.get(w.pool)!)),
+      data.map((d, i) => tokensOf(must(w.assets[i], 'reserve asset'), d.result as ReserveData, code)),
     );
   }
 }
@@ -153,18 +150,20 @@ const EMODE_CALLS = 2;
  */
 export function poolCalls(p: string, eModeIds: readonly number[], cache: AaveCache) {
   const pool = p as Hex;
-  const oracle = cache.oracles.get(p)! as Hex;
+  const oracle = must(cache.oracles.get(p), `oracle of pool ${p}`) as Hex;
+  const reserves = must(cache.reserves.get(p), `reserves of pool ${p}`);
+  const bitmaps = must(cache.code.get(p), `code of pool ${p}`).bitmaps;
   const sources = cache.eModeSources.get(p);
   return [
     { address: pool, abi: IPool_ABI, functionName: 'getReservesList' } as const,
     {
-      address: cache.providers.get(p)! as Hex,
+      address: must(cache.providers.get(p), `addresses provider of pool ${p}`) as Hex,
       abi: IPoolAddressesProvider_ABI,
       functionName: 'getPriceOracle',
     } as const,
     { address: oracle, abi: IAaveOracle_ABI, functionName: 'BASE_CURRENCY' } as const,
     { address: oracle, abi: IAaveOracle_ABI, functionName: 'BASE_CURRENCY_UNIT' } as const,
-    ...cache.reserves.get(p)!.flatMap((r) => {
+    ...reserves.flatMap((r) => {
       const asset = r.asset as Hex;
       return [
         { address: pool, abi: IPool_ABI, functionName: 'getReserveData', args: [asset] } as const,
@@ -203,14 +202,13 @@ export function poolCalls(p: string, eModeIds: readonly number[], cache: AaveCac
       ];
     }),
     // Stable debt (v3.0–3.1; none on later pools, and disabled on every reserve since 2023).
-    ...cache.reserves
-      .get(p)!
+    ...reserves
       .filter((r) => r.stableDebt !== zeroAddress)
       .map((r) => ({ address: r.stableDebt as Hex, abi: extraAbi, functionName: 'totalSupply' }) as const),
     // Each category's threshold, and its collateral bitmap (v3.2 on) or its price source's price.
     ...eModeIds.flatMap((id) => [
       { address: pool, abi: IPool_ABI, functionName: 'getEModeCategoryData', args: [id] } as const,
-      cache.code.get(p)!.bitmaps
+      bitmaps
         ? ({
             address: pool,
             abi: IPool_ABI,
@@ -235,32 +233,35 @@ export function parsePool(
   eModeIds: readonly number[],
   cache: AaveCache,
 ): Omit<AavePoolRead, 'accounts'> | { problem: string } | { changed: 'reserves' | 'prices' } {
-  const [list, oracle, baseCurrency, baseUnit] = r;
-  const refused = r.slice(0, 4).find((x) => x.status !== 'success');
+  const head = mustSlice(r, 0, 4, 'pool answers');
+  const [list, oracle, baseCurrency, baseUnit] = head;
+  const refused = head.find((x) => x.status !== 'success');
   if (refused) return { problem: firstLine(refused.error) };
-  const assets = (list!.result as string[]).map((a) => a.toLowerCase());
+  const assets = (list.result as string[]).map((a) => a.toLowerCase());
+  const code = must(cache.code.get(pool), `code of pool ${pool}`);
   let changed: 'reserves' | 'prices' | null = null;
-  if (String(oracle!.result).toLowerCase() !== cache.oracles.get(pool)) {
-    cache.oracles.set(pool, String(oracle!.result).toLowerCase());
+  if (String(oracle.result).toLowerCase() !== cache.oracles.get(pool)) {
+    cache.oracles.set(pool, String(oracle.result).toLowerCase());
     changed = 'prices';
   }
   const out: AaveReserve[] = [];
   const fresh: ReserveTokens[] = [];
   let k = 4;
   for (const reserve of reserves) {
-    const [data, income, debtIndex, price, source, aSupply, vSupply, aIncentives, vIncentives] = r.slice(
+    const [data, income, debtIndex, price, source, aSupply, vSupply, aIncentives, vIncentives] = mustSlice(
+      r,
       k,
-      k + RESERVE_CALLS,
+      RESERVE_CALLS,
+      `answers of reserve ${reserve.asset}`,
     );
     k += RESERVE_CALLS;
-    if (data!.status !== 'success')
-      return { problem: `getReserveData(${reserve.asset}): ${firstLine(data!.error)}` };
-    const d = data!.result as ReserveData;
-    fresh.push(tokensOf(reserve.asset, d, cache.code.get(pool)!));
-    const bad = [income, debtIndex, price, aSupply, vSupply].find((x) => x!.status !== 'success');
+    if (data.status !== 'success')
+      return { problem: `getReserveData(${reserve.asset}): ${firstLine(data.error)}` };
+    const d = data.result as ReserveData;
+    fresh.push(tokensOf(reserve.asset, d, code));
+    const bad = [income, debtIndex, price, aSupply, vSupply].find((x) => x.status !== 'success');
     if (bad) return { problem: `reserve ${reserve.asset}: ${firstLine(bad.error)}` };
-    if ((price!.result as bigint) <= 0n)
-      return { problem: `the oracle prices reserve ${reserve.asset} at 0` };
+    if ((price.result as bigint) <= 0n) return { problem: `the oracle prices reserve ${reserve.asset} at 0` };
     const token = cache.tokens.get(reserve.asset);
     out.push({
       ...reserve,
@@ -268,22 +269,22 @@ export function parsePool(
       config: reserveConfig(d.configuration.data),
       liquidityRate: d.currentLiquidityRate,
       variableBorrowRate: d.currentVariableBorrowRate,
-      income: income!.result as bigint,
-      debtIndex: debtIndex!.result as bigint,
-      price: price!.result as bigint,
+      income: income.result as bigint,
+      debtIndex: debtIndex.result as bigint,
+      price: price.result as bigint,
       source:
-        source!.status === 'success' && String(source!.result) !== zeroAddress
-          ? String(source!.result).toLowerCase()
+        source.status === 'success' && String(source.result) !== zeroAddress
+          ? String(source.result).toLowerCase()
           : null,
-      totalSupply: aSupply!.result as bigint,
-      totalDebt: vSupply!.result as bigint,
-      variableDebtTotal: vSupply!.result as bigint,
-      incentives: { supply: controllerOf(aIncentives!), borrow: controllerOf(vIncentives!) },
+      totalSupply: aSupply.result as bigint,
+      totalDebt: vSupply.result as bigint,
+      variableDebtTotal: vSupply.result as bigint,
+      incentives: { supply: controllerOf(aIncentives), borrow: controllerOf(vIncentives) },
       rewards: { supply: [], borrow: [] },
     });
   }
   for (const reserve of out.filter((x) => x.stableDebt !== zeroAddress)) {
-    const s = r[k++]!;
+    const s = must(r[k++], `stable debt answer of ${reserve.asset}`);
     if (s.status !== 'success') return { problem: `stable debt of ${reserve.asset}: ${firstLine(s.error)}` };
     reserve.totalDebt += s.result as bigint;
   }
@@ -292,11 +293,10 @@ export function parsePool(
     cache.reserves.delete(pool);
     return { changed: 'reserves' };
   }
-  const code = cache.code.get(pool)!;
   const eModes = new Map<number, EModeCategory>();
   const sources = new Map<number, string | null>();
   for (const id of eModeIds) {
-    const [data, second] = r.slice(k, k + EMODE_CALLS) as [Results[number], Results[number]];
+    const [data, second] = mustSlice(r, k, EMODE_CALLS, `answers of e-mode ${id}`);
     k += EMODE_CALLS;
     if (data.status !== 'success') return { problem: `e-mode ${id}: ${firstLine(data.error)}` };
     const c = data.result as { liquidationThreshold: number; priceSource: string };
@@ -330,13 +330,13 @@ export function parsePool(
   if (changed) return { changed };
   const silent = reserves.find((x) => !cache.tokens.has(x.asset));
   if (silent) return { problem: `token ${silent.asset} does not answer decimals()` };
-  for (const x of out) x.token = cache.tokens.get(x.asset)!;
+  for (const x of out) x.token = must(cache.tokens.get(x.asset), `token ${x.asset}`);
   return {
     pool,
     code,
-    oracle: cache.oracles.get(pool)!,
-    baseCurrency: String(baseCurrency!.result).toLowerCase(),
-    baseUnit: baseUnit!.result as bigint,
+    oracle: must(cache.oracles.get(pool), `oracle of pool ${pool}`),
+    baseCurrency: String(baseCurrency.result).toLowerCase(),
+    baseUnit: baseUnit.result as bigint,
     reserves: out,
     eModes,
   };
@@ -374,10 +374,14 @@ export async function readRewards(
   );
   if (targets.length === 0) return;
   for (let round = 1; ; round++) {
-    const lists = targets.map((t) => cache.rewardLists.get(`${t.controller}:${t.token}`) ?? []);
-    const rewards = [...new Set(targets.flatMap((t, i) => lists[i]!.map((rw) => `${t.controller}:${rw}`)))];
+    // Each target with its rewards as last read.
+    const listed = targets.map((t) => ({
+      t,
+      list: cache.rewardLists.get(`${t.controller}:${t.token}`) ?? [],
+    }));
+    const rewards = [...new Set(listed.flatMap(({ t, list }) => list.map((rw) => `${t.controller}:${rw}`)))];
     const oracles = rewards.map((key) => cache.rewardOracles.get(key) ?? zeroAddress);
-    const newTokens = [...new Set(rewards.map((key) => key.split(':')[1]!))].filter(
+    const newTokens = [...new Set(rewards.map((key) => key.slice(key.indexOf(':') + 1)))].filter(
       (t) => !cache.tokens.has(t),
     ) as Hex[];
     const calls = [
@@ -390,8 +394,8 @@ export async function readRewards(
             args: [t.token as Hex],
           }) as const,
       ),
-      ...targets.flatMap((t, i) =>
-        lists[i]!.map(
+      ...listed.flatMap(({ t, list }) =>
+        list.map(
           (rw) =>
             ({
               address: t.controller as Hex,
@@ -419,34 +423,36 @@ export async function readRewards(
     const reads = await rpc.multicall({ ...at, contracts: calls });
     throwIfUnread(reads);
     let k = 0;
+    const next = () => must(reads[k++], 'rewards answer');
     let changed = false;
     // A controller that refuses: its tokens have no rewards, named once per pool and controller.
     const refused = new Map<string, string>();
-    targets.forEach((t, i) => {
-      const r = reads[k++]!;
+    for (const x of listed) {
+      const { t } = x;
+      const r = next();
       const key = `${t.controller}:${t.token}`;
       if (r.status !== 'success') {
         refused.set(`${t.pool}:${t.controller}`, firstLine(r.error));
         cache.rewardLists.delete(key);
-        lists[i] = [];
-        return;
+        x.list = [];
+        continue;
       }
       const now = (r.result as string[]).map((a) => a.toLowerCase());
-      if (now.join() !== lists[i]!.join()) {
+      if (now.join() !== x.list.join()) {
         cache.rewardLists.set(key, now);
         changed = true;
       }
-    });
-    const data = targets.map((_, i) => lists[i]!.map(() => reads[k++]!));
+    }
+    const data = listed.map(({ t, list }) => ({ t, rewards: list.map((reward) => ({ reward, d: next() })) }));
     rewards.forEach((key, j) => {
-      const r = reads[k++]!;
+      const r = next();
       const oracle = r.status === 'success' ? String(r.result).toLowerCase() : zeroAddress;
       if (oracle !== oracles[j]) {
         cache.rewardOracles.set(key, oracle);
         changed = true;
       }
     });
-    const prices = oracles.map(() => [reads[k++]!, reads[k++]!] as const);
+    const prices = oracles.map(() => [next(), next()] as const);
     keepTokens(newTokens, reads.slice(k), cache.tokens);
     if (newTokens.some((t) => cache.tokens.has(t))) changed = true;
     if (changed && round < REWARD_ROUNDS) continue;
@@ -459,9 +465,8 @@ export async function readRewards(
         failures.push({ id: `${pool}:rewards`, error: 'the incentives changed while they were read' });
       return;
     }
-    targets.forEach((t, i) => {
-      t.reserve.rewards[t.side] = lists[i]!.flatMap((reward, n) => {
-        const d = data[i]![n]!;
+    for (const { t, rewards: read } of data) {
+      t.reserve.rewards[t.side] = read.flatMap(({ reward, d }) => {
         const token = cache.tokens.get(reward);
         if (d.status !== 'success' || !token) return [];
         const [, emissionPerSecond, , distributionEnd] = d.result as readonly bigint[];
@@ -472,13 +477,13 @@ export async function readRewards(
         return [
           {
             token,
-            emissionPerSecond: emissionPerSecond!,
-            distributionEnd: distributionEnd!,
+            emissionPerSecond: must(emissionPerSecond, 'emissionPerSecond of getRewardsData'),
+            distributionEnd: must(distributionEnd, 'distributionEnd of getRewardsData'),
             oracleUsd: usd > 0n ? Number(usd) / 10 ** places : null,
           },
         ];
       });
-    });
+    }
     return;
   }
 }

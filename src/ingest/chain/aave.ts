@@ -20,6 +20,7 @@
  */
 import { IPool_ABI } from '@aave-dao/aave-address-book/abis/IPool';
 import { zeroAddress } from 'viem';
+import { must, mustSlice } from '../../domain/must.ts';
 import { append } from '../append.ts';
 import { readBalances } from './aave-accounts.ts';
 import { listReserves, parsePool, poolCalls, readRewards } from './aave-reserves.ts';
@@ -33,7 +34,7 @@ import {
   type At,
   type Hex,
 } from './aave-types.ts';
-import { accountAnswered } from './account-reads.ts';
+import { accountAnswered, groupOf } from './account-reads.ts';
 import {
   blockTimes,
   type ChainRpc,
@@ -93,7 +94,7 @@ export async function readAave(
   const accounts = new Set<string>();
   for (const a of known) accounts.add(`${a.pool}:${a.user}`);
   for (const key of [...cache.accounts.keys(), ...cache.retry])
-    if (addresses.includes(key.split(':')[0]!)) accounts.add(key);
+    if (addresses.includes(groupOf(key))) accounts.add(key);
   const touched = new Set<string>();
 
   // 2. Logs: one walk per start block (in steady state, every pool resumes at the same block).
@@ -164,7 +165,7 @@ export async function readAave(
   }
   append(failures, state.failures);
   await readRewards(rpc, at, state.pools, cache, failures);
-  for (const key of cache.retry) if (!addresses.includes(key.split(':')[0]!)) cache.retry.delete(key);
+  for (const key of cache.retry) if (!addresses.includes(groupOf(key))) cache.retry.delete(key);
   const holders: AaveRead['holders'] = [];
   for (const key of accounts) {
     const [pool, user] = key.split(':') as [string, string];
@@ -174,7 +175,10 @@ export async function readAave(
   }
   return {
     pools: state.pools,
-    liquidations: liquidations.map((l) => ({ ...l, timestamp: times.get(BigInt(l.block))! })),
+    liquidations: liquidations.map((l) => ({
+      ...l,
+      timestamp: must(times.get(BigInt(l.block)), `time of block ${l.block}`),
+    })),
     failures,
     accountsRead,
     holders,
@@ -259,12 +263,19 @@ async function readState(
     for (const a of cache.accounts.of(pool).values()) if (a && a.eMode !== 0) ids.add(a.eMode);
     return [...ids].sort((a, b) => a - b);
   };
-  const newTokens = [...new Set(pools.flatMap((p) => cache.reserves.get(p)!.map((r) => r.asset)))].filter(
-    (t) => !cache.tokens.has(t),
-  ) as Hex[];
+  const newTokens = [
+    ...new Set(
+      pools.flatMap((p) => must(cache.reserves.get(p), `reserves of pool ${p}`).map((r) => r.asset)),
+    ),
+  ].filter((t) => !cache.tokens.has(t)) as Hex[];
   const shapes = pools.map((pool) => {
     const ids = eModesOf(pool);
-    return { pool, reserves: cache.reserves.get(pool)!, ids, calls: poolCalls(pool, ids, cache) };
+    return {
+      pool,
+      reserves: must(cache.reserves.get(pool), `reserves of pool ${pool}`),
+      ids,
+      calls: poolCalls(pool, ids, cache),
+    };
   });
   const reads = await rpc.multicall({
     ...at,
@@ -305,13 +316,11 @@ async function readState(
   k = accountsAt;
   const heads = new Map<string, { config: bigint; eMode: number }>();
   for (const key of toRead) {
-    const r = reads.slice(k, k + 2);
+    const r = mustSlice(reads, k, 2, `answers of account ${key}`);
     k += 2;
     if (!accountAnswered(key, r, cache.retry, failures)) continue;
-    heads.set(key, {
-      config: (r[0]!.result as { data: bigint }).data,
-      eMode: Number(r[1]!.result),
-    });
+    const [config, eMode] = r;
+    heads.set(key, { config: (config.result as { data: bigint }).data, eMode: Number(eMode.result) });
   }
   // The balances each read account's flags name (its debt, and its collateral while it has one).
   await readBalances(rpc, at, heads, new Map(parsed.map((p) => [p.pool, p.read])), cache, failures);

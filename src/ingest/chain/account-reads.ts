@@ -88,6 +88,12 @@ export class AccountReads<T> {
 
 const EMPTY: ReadonlyMap<string, never> = new Map<string, never>();
 
+/** The group of an account's key `${group}:${user}`: its text before the first ':'. */
+export function groupOf(key: string): string {
+  const end = key.indexOf(':');
+  return end < 0 ? key : key.slice(0, end);
+}
+
 /**
  * Whether an account's calls were all answered. One refused leaves the account as last read
  * (its key into `retry`, read again next pass) and names it in `failures`; answered, it leaves

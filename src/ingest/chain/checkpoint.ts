@@ -77,8 +77,7 @@ export async function canonicalAncestor(
   target: { number: bigint; hash: string | null; parentHash: string },
 ): Promise<number | null> {
   const head = Number(target.number);
-  for (let i = recent.length - 1; i >= 0; i--) {
-    const [n, hash] = recent[i]!;
+  for (const [n, hash] of recent.toReversed()) {
     if (n > head) continue;
     // The block just read, or its parent: known without asking the chain.
     if (n === head && target.hash === hash) return n;
@@ -101,7 +100,7 @@ export function knownHolders(
   const out = new Map<string, { group: string; user: string }>();
   for (const p of previous?.positions ?? []) {
     if (!p.marketKey.startsWith(prefix)) continue;
-    const group = p.marketKey.slice(prefix.length).split('_')[0]!;
+    const [group = ''] = p.marketKey.slice(prefix.length).split('_');
     out.set(`${group}:${p.user}`, { group, user: p.user });
   }
   for (const key of pending) {

@@ -116,7 +116,7 @@ function compoundPass(ctx: PassContext, comets: CometCache, reread: ReadonlySet<
             ? `no USD price for its base token ${c.base.symbol} ${c.base.address} (${noPriceHint(c.base)})`
             : null;
         const records = cometRecords(chainId, c, baseUsd, usdOf, (feeds) =>
-          oracleRecord(feeds[0]!, feeds, byFeed, 'ChainlinkOracle'),
+          oracleRecord(feeds[0], feeds, byFeed, 'ChainlinkOracle'),
         );
         const wrong = out.refusal(records, why);
         if (wrong) {
@@ -148,7 +148,7 @@ function compoundPass(ctx: PassContext, comets: CometCache, reread: ReadonlySet<
       out.keepFailedPools('compound', cometMarkets);
       // A comet kept at its last records: one of its markets too (its absorbs' base price).
       for (const m of cometMarkets.values()) {
-        const comet = m.uniqueKey.slice(`compound-${chainId}-`.length).split('_')[0]!;
+        const [comet = ''] = m.uniqueKey.slice(`compound-${chainId}-`.length).split('_');
         if (!marketOfComet.has(comet)) marketOfComet.set(comet, m);
       }
       const absorbs = compound?.absorbs ?? [];

@@ -12,6 +12,7 @@
  * lenders are not positions (they lend to the comet, not to one collateral's market).
  */
 import { MarketUtils } from '@morpho-org/blue-sdk';
+import { must } from '../../domain/must.ts';
 import type { LiquidationEvent } from '../../domain/records/history.ts';
 import {
   loanBalances,
@@ -43,13 +44,13 @@ export function cometRecords(
   read: CometRead,
   baseUsd: number | null,
   usdOf: (token: TokenMeta) => number | null,
-  oracle: (feeds: string[]) => OracleRecord,
+  oracle: (feeds: [string, ...string[]]) => OracleRecord,
 ): { markets: MarketRecord[]; positions: PositionRecord[] } {
   const baseDecimals = read.base.decimals ?? 18;
   const baseScale = 10n ** BigInt(baseDecimals);
   const assets = read.config.assets.map((a, i) => {
-    const token = read.tokens[i]!;
-    const inBase = Number(read.prices[i]!) / Number(read.basePrice);
+    const token = must(read.tokens[i], `token of asset ${a.asset}`);
+    const inBase = Number(must(read.prices[i], `price of asset ${a.asset}`)) / Number(read.basePrice);
     const usd = usdOf(token) ?? (baseUsd === null ? null : inBase * baseUsd);
     return { info: a, token, usd, key: cometKey(chainId, read.comet, a.asset) };
   });
@@ -59,18 +60,20 @@ export function cometRecords(
   for (const { user, account } of read.accounts) {
     const { healthFactor, weighted, debt } = accountHealth({ ...read, baseScale }, account);
     const owed = scaled(debt, baseDecimals);
-    const held = assets.flatMap((_, i) => ((account.collateral[i] ?? 0n) > 0n ? [i] : []));
-    const total = held.reduce((s, i) => s + weighted[i]!, 0n);
-    for (const i of held) {
-      const a = assets[i]!;
+    const held = assets.flatMap((a, i) => {
+      const amount = account.collateral[i] ?? 0n;
+      return amount > 0n ? [{ a, amount, weight: must(weighted[i], `weight of asset ${i}`) }] : [];
+    });
+    const total = held.reduce((s, x) => s + x.weight, 0n);
+    for (const { a, amount, weight } of held) {
       // The debt's share of this collateral: its value at the liquidation factor over the account's.
-      const share = total > 0n ? Number((weighted[i]! * FACTOR_SCALE) / total) / 1e18 : 1 / held.length;
+      const share = total > 0n ? Number((weight * FACTOR_SCALE) / total) / 1e18 : 1 / held.length;
       borrowByMarket.set(a.key, (borrowByMarket.get(a.key) ?? 0) + owed * share);
       if (baseUsd === null || a.usd === null) continue;
       positions.push({
         marketKey: a.key,
         user,
-        collateralUsd: scaled(account.collateral[i]!, a.token.decimals ?? 18) * a.usd,
+        collateralUsd: scaled(amount, a.token.decimals ?? 18) * a.usd,
         borrowUsd: owed * share * baseUsd,
         supplyUsd: 0,
         healthFactor,
@@ -89,7 +92,8 @@ export function cometRecords(
       : 0;
   const supplyRewardsApy = apr(rewards?.supplyPerSecond ?? 0, read.totalSupply);
   const borrowRewardsApy = apr(rewards?.borrowPerSecond ?? 0, read.totalBorrow);
-  const rewardTokens = supplyRewardsApy > 0 || borrowRewardsApy > 0 ? [rewards!.token.symbol] : [];
+  const rewardTokens =
+    rewards && (supplyRewardsApy > 0 || borrowRewardsApy > 0) ? [rewards.token.symbol] : [];
   const markets = assets.map((a): MarketRecord => {
     const borrow = borrowByMarket.get(a.key) ?? 0;
     return {
@@ -154,8 +158,8 @@ export function absorbLiquidations(
   const { config, baseDecimals } = read;
   const factorOf = (asset: string) =>
     config.assets.find((a) => a.asset === asset)?.liquidationFactor ?? FACTOR_SCALE;
-  const credited = absorb.collateral.map((c) => (c.value * factorOf(c.asset)) / FACTOR_SCALE);
-  const creditedValue = credited.reduce((s, v) => s + v, 0n);
+  const credited = absorb.collateral.map((c) => ({ c, value: (c.value * factorOf(c.asset)) / FACTOR_SCALE }));
+  const creditedValue = credited.reduce((s, x) => s + x.value, 0n);
   const paid = scaled(absorb.basePaidOut, baseDecimals);
   // The comet's base price at the absorb (8 decimals), from the debt event's own valuation.
   const basePrice = paid > 0 && absorb.baseValue > 0n ? Number(absorb.baseValue) / paid : null;
@@ -165,11 +169,10 @@ export function absorbLiquidations(
   const covered = basePrice ? Number(creditedValue) / basePrice : absorbed;
   const badDebt = absorb.surplus > 0n ? 0 : Math.max(0, absorbed - covered);
   const repaid = absorbed - badDebt;
-  return absorb.collateral.flatMap((c, i) => {
+  return credited.flatMap(({ c, value }) => {
     const record = records.get(cometKey(chainId, absorb.comet, c.asset));
     if (!record) return [];
-    const share =
-      creditedValue > 0n ? Number(credited[i]!) / Number(creditedValue) : 1 / absorb.collateral.length;
+    const share = creditedValue > 0n ? Number(value) / Number(creditedValue) : 1 / absorb.collateral.length;
     const seized = scaled(c.amount, record.collateralDecimals ?? 18);
     const unitPrice = seized > 0 && basePrice ? Number(c.value) / seized / basePrice : null;
     // The comet's own valuation × the base's USD price; without either, the collateral's feed at

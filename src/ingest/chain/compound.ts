@@ -13,8 +13,9 @@
  * keeps the others), and the debts equal `borrowBalanceOf`.
  */
 import { type AbiEvent, parseAbi, zeroAddress } from 'viem';
+import { must, mustSlice } from '../../domain/must.ts';
 import { append } from '../append.ts';
-import { AccountReads, accountAnswered } from './account-reads.ts';
+import { AccountReads, accountAnswered, groupOf } from './account-reads.ts';
 import {
   blockTimes,
   type ChainRpc,
@@ -296,7 +297,8 @@ function parseConfig(results: readonly CallResult[]): CometConfig | { more: numb
   const count = Number(n);
   const infos = rest.slice(RATE_GETTERS.length);
   if (infos.length !== count) return { more: count };
-  const [sk, sl, sh, sb, bk, bl, bh, bb] = rest.slice(0, RATE_GETTERS.length) as bigint[];
+  const rates = rest.slice(0, RATE_GETTERS.length) as bigint[];
+  const [sk, sl, sh, sb, bk, bl, bh, bb] = mustSlice(rates, 0, RATE_GETTERS.length, 'interest rate answers');
   const baseToken = String(base).toLowerCase();
   const assets = infos.map((r) => {
     const info = r as {
@@ -331,8 +333,8 @@ function parseConfig(results: readonly CallResult[]): CometConfig | { more: numb
     baseToken,
     baseTokenPriceFeed: String(feed).toLowerCase(),
     assets,
-    supplyCurve: { kink: sk!, slopeLow: sl!, slopeHigh: sh!, base: sb! },
-    borrowCurve: { kink: bk!, slopeLow: bl!, slopeHigh: bh!, base: bb! },
+    supplyCurve: { kink: sk, slopeLow: sl, slopeHigh: sh, base: sb },
+    borrowCurve: { kink: bk, slopeLow: bl, slopeHigh: bh, base: bb },
   };
 }
 
@@ -366,7 +368,7 @@ export async function readCompound(
   for (const a of known) accounts.add(`${a.comet}:${a.user}`);
   // What this process knew: read again only when touched, or when its last read failed.
   for (const key of [...cache.accounts.keys(), ...cache.retry])
-    if (addresses.includes(key.split(':')[0]!)) accounts.add(key);
+    if (addresses.includes(groupOf(key))) accounts.add(key);
   const touched = new Set<string>();
   const failures: CompoundRead['failures'] = [];
 
@@ -471,8 +473,8 @@ export async function readCompound(
   }
   // The accounts of a comet whose configuration could not be read this pass: read once it is.
   // (Those of comets no longer read are forgotten.)
-  for (const key of touched) if (!cache.configs.has(key.split(':')[0]!)) cache.retry.add(key);
-  for (const key of cache.retry) if (!addresses.includes(key.split(':')[0]!)) cache.retry.delete(key);
+  for (const key of touched) if (!cache.configs.has(groupOf(key))) cache.retry.add(key);
+  for (const key of cache.retry) if (!addresses.includes(groupOf(key))) cache.retry.delete(key);
   const holders: CompoundRead['holders'] = [];
   for (const key of accounts) {
     const [comet, user] = key.split(':') as [string, string];
@@ -482,7 +484,10 @@ export async function readCompound(
   }
   return {
     comets: state.comets,
-    absorbs: [...absorbs.values()].map((a) => ({ ...a, timestamp: times.get(BigInt(a.block))! })),
+    absorbs: [...absorbs.values()].map((a) => ({
+      ...a,
+      timestamp: must(times.get(BigInt(a.block)), `time of block ${a.block}`),
+    })),
     failures,
     accountsRead,
     holders,
@@ -516,9 +521,9 @@ async function readState(
     const counts = unknown.map((comet, i) => {
       const parsed = parseConfig(heads.slice(i * CONFIG_HEAD, (i + 1) * CONFIG_HEAD));
       if ('problem' in parsed) failures.push({ id: comet, error: `comet ${comet}: ${parsed.problem}` });
-      return 'more' in parsed ? parsed.more : 'problem' in parsed ? -1 : 0;
+      return { comet, n: 'more' in parsed ? parsed.more : 'problem' in parsed ? -1 : 0 };
     });
-    const wanted = unknown.flatMap((comet, i) => (counts[i]! >= 0 ? [{ comet, n: counts[i]! }] : []));
+    const wanted = counts.filter((w) => w.n >= 0);
     const full = await rpc.multicall({
       ...at,
       contracts: wanted.flatMap((w) => configCalls(w.comet, w.n)),
@@ -536,33 +541,29 @@ async function readState(
       else cache.configs.set(w.comet, parsed);
     }
   }
-  const configured = addresses.filter((c) => cache.configs.has(c)) as Hex[];
+  const configured = addresses.flatMap((c) => {
+    const config = cache.configs.get(c);
+    return config ? [{ comet: c as Hex, config }] : [];
+  });
 
   // Every comet's configuration again (it may have been upgraded), totals and prices; tokens not
   // seen before; the accounts to read.
   const newTokens = [
-    ...new Set(
-      configured.flatMap((c) => {
-        const config = cache.configs.get(c)!;
-        return [config.baseToken, ...config.assets.map((a) => a.asset)];
-      }),
-    ),
+    ...new Set(configured.flatMap(({ config }) => [config.baseToken, ...config.assets.map((a) => a.asset)])),
   ].filter((t) => !cache.tokens.has(t)) as Hex[];
-  const toRead = [...accounts].filter((key) => {
-    const [comet, user] = key.split(':') as [string, string];
-    return (
-      cache.configs.has(comet) &&
-      (touched.has(key) || cache.retry.has(key) || !cache.accounts.has(comet, user))
-    );
+  // Each account with its comet's assets when its calls are made (a comet whose asset list changes
+  // in this read is forgotten and read again: its accounts' answers are skipped).
+  const toRead = [...accounts].flatMap((key) => {
+    const [comet, user] = key.split(':') as [Hex, Hex];
+    const config = cache.configs.get(comet);
+    return config && (touched.has(key) || cache.retry.has(key) || !cache.accounts.has(comet, user))
+      ? [{ key, comet, user, assets: config.assets }]
+      : [];
   });
-  // Each account's calls, by its comet's asset count when they are made (a comet whose asset list
-  // changes in this read is forgotten and read again: its accounts' answers are skipped).
-  const assetCounts = toRead.map((key) => cache.configs.get(key.split(':')[0]!)!.assets.length);
   const reads = await rpc.multicall({
     ...at,
     contracts: [
-      ...configured.flatMap((address) => {
-        const config = cache.configs.get(address)!;
+      ...configured.flatMap(({ comet: address, config }) => {
         return [
           ...configCalls(address, config.assets.length),
           { address, abi: cometAbi, functionName: 'totalsBasic' } as const,
@@ -573,11 +574,10 @@ async function readState(
         ];
       }),
       ...tokenCalls(newTokens),
-      ...toRead.flatMap((key) => {
-        const [comet, user] = key.split(':') as [Hex, Hex];
+      ...toRead.flatMap(({ comet, user, assets }) => {
         return [
           { address: comet, abi: cometAbi, functionName: 'userBasic', args: [user] } as const,
-          ...cache.configs.get(comet)!.assets.map(
+          ...assets.map(
             (asset) =>
               ({
                 address: comet,
@@ -600,14 +600,14 @@ async function readState(
     prices: (bigint | null)[];
     rewards: RewardsAnswer | { problem: string } | null;
   }[] = [];
-  for (const comet of configured) {
-    const config = cache.configs.get(comet)!;
+  const next = () => must(reads[k++], 'comet answer');
+  for (const { comet, config } of configured) {
     const n = CONFIG_HEAD + config.assets.length;
     const parsed = parseConfig(reads.slice(k, k + n));
     k += n;
-    const totals = reads[k++]!;
+    const totals = next();
     const prices = [config.baseTokenPriceFeed, ...config.assets].map(() => {
-      const r = reads[k++]!;
+      const r = next();
       return r.status === 'success' && (r.result as bigint) > 0n ? (r.result as bigint) : null;
     });
     const rewardsAt = pass.rewards.get(comet) ?? null;
@@ -651,17 +651,17 @@ async function readState(
   }
   keepTokens(newTokens, reads.slice(k), cache.tokens);
   k += newTokens.length * TOKEN_CALLS;
-  for (const [i, key] of toRead.entries()) {
-    const n = assetCounts[i]!;
+  for (const { key, comet, user, assets } of toRead) {
+    const n = assets.length;
     const r = reads.slice(k, k + 1 + n);
     k += 1 + n;
-    if (cache.configs.get(key.split(':')[0]!)?.assets.length !== n) continue;
+    if (cache.configs.get(comet)?.assets.length !== n) continue;
     // Not answered: as last read meanwhile (its item named), and read again next pass.
     if (!accountAnswered(key, r, cache.retry, failures)) continue;
-    const principal = (r[0]!.result as readonly unknown[])[0] as bigint;
-    const collateral = r.slice(1).map((x) => x.result as bigint);
+    const [basic, ...balances] = r;
+    const principal = (must(basic, `userBasic of ${key}`).result as readonly unknown[])[0] as bigint;
+    const collateral = balances.map((x) => x.result as bigint);
     const holds = principal < 0n || collateral.some((c) => c > 0n);
-    const [comet, user] = key.split(':') as [string, string];
     cache.accounts.set(comet, user, holds ? { principal, collateral } : null, Number(at.blockNumber));
   }
 
@@ -789,18 +789,22 @@ function rewardsAnswer(
   if (r.length === 0) return null;
   const refused = r.find((x) => x.status !== 'success');
   if (refused) return { problem: firstLine(refused.error) };
-  const [supplySpeed, borrowSpeed, indexScale, minForRewards] = r
-    .slice(0, REWARD_CALLS)
-    .map((x) => x.result as bigint);
-  const [token, rescaleFactor, shouldUpscale] = r[REWARD_CALLS]!.result as readonly [string, bigint, boolean];
+  const [supplySpeed, borrowSpeed, indexScale, minForRewards] = mustSlice(
+    r.map((x) => x.result as bigint),
+    0,
+    REWARD_CALLS,
+    'reward speed answers',
+  );
+  const [token, rescaleFactor, shouldUpscale] = must(r[REWARD_CALLS], 'rewardConfig answer')
+    .result as readonly [string, bigint, boolean];
   if (token === zeroAddress) return { problem: 'its rewards contract names no reward token for it' };
   if (!indexScale || rescaleFactor === 0n)
     return { problem: 'a tracking index scale or rescale factor of 0' };
   return {
-    supplySpeed: supplySpeed!,
-    borrowSpeed: borrowSpeed!,
+    supplySpeed,
+    borrowSpeed,
     indexScale,
-    minForRewards: minForRewards!,
+    minForRewards,
     token: token.toLowerCase(),
     rescaleFactor,
     shouldUpscale,
@@ -821,12 +825,13 @@ function cometRewards(
   const token = tokens.get(a.token);
   if (!token || token.decimals === null)
     return { problem: `reward token ${a.token} does not answer decimals()` };
+  const { decimals } = token;
   // A side below baseMinForRewards accrues nothing (Comet does not move its tracking index).
   const whole = (speed: bigint, base: bigint) => {
     if (base < a.minForRewards) return 0;
     const units = (Number(speed) * 1e6) / Number(a.indexScale);
     const rescaled = a.shouldUpscale ? units * Number(a.rescaleFactor) : units / Number(a.rescaleFactor);
-    return rescaled / 10 ** token.decimals!;
+    return rescaled / 10 ** decimals;
   };
   return {
     token,

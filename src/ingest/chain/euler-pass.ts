@@ -94,7 +94,10 @@ function eulerPass(
   const known = resumes
     ? {
         controllers: saved.eulerVaults,
-        served: knownMarkets(`euler-${chainId}-`, previous).map((k) => k.split('_')[0]!),
+        served: knownMarkets(`euler-${chainId}-`, previous).map((k) => {
+          const [vault = ''] = k.split('_');
+          return vault;
+        }),
         accounts: knownHolders(`euler-${chainId}-`, previous, [...saved.eulerPending, ...reread]).map(
           ({ group, user }) => ({ vault: group, user }),
         ),
@@ -112,11 +115,12 @@ function eulerPass(
         rpc,
         chain.euler.evc,
         {
-          fromBlock: resumes
-            ? resume!
-            : chain.euler.fromBlock !== null
-              ? BigInt(chain.euler.fromBlock)
-              : await ctx.deployedAt(chain.euler.evc),
+          fromBlock:
+            resumes && resume !== null
+              ? resume
+              : chain.euler.fromBlock !== null
+                ? BigInt(chain.euler.fromBlock)
+                : await ctx.deployedAt(chain.euler.evc),
           block: target,
         },
         known,

@@ -13,6 +13,7 @@
  * vault's total assets in the same proportion (the markets of a vault sum to the vault).
  */
 
+import { must } from '../../domain/must.ts';
 import type { LiquidationEvent } from '../../domain/records/history.ts';
 import {
   loanBalances,
@@ -93,25 +94,29 @@ export function eulerRecords(
   oracle: OracleRecord,
 ): { markets: MarketRecord[]; positions: PositionRecord[]; vault: VaultRecord } {
   const loanDecimals = read.asset.decimals ?? 18;
-  const keys = read.collaterals.map((c) => eulerKey(chainId, read.vault, c.vault));
+  // Each market: its collateral and key.
+  const byCollateral = read.collaterals.map((c) => ({ c, key: eulerKey(chainId, read.vault, c.vault) }));
   const positions: PositionRecord[] = [];
   // Each market's borrow, in units of the asset: its borrowers' shares of debt.
   const borrowByMarket = new Map<string, number>();
   for (const account of read.accounts) {
     const { healthFactor, weighted } = eulerHealth(read, account);
     const owed = scaled(account.debt, loanDecimals);
-    const held = read.collaterals.flatMap((c, i) => ((account.balances.get(c.vault) ?? 0n) > 0n ? [i] : []));
-    const total = held.reduce((s, i) => s + weighted[i]!, 0n);
-    for (const i of held) {
-      const c = read.collaterals[i]!;
-      const share = total > 0n ? Number((weighted[i]! * 10n ** 18n) / total) / 1e18 : 1 / held.length;
-      borrowByMarket.set(keys[i]!, (borrowByMarket.get(keys[i]!) ?? 0) + owed * share);
+    const held = byCollateral.flatMap(({ c, key }, i) => {
+      const shares = account.balances.get(c.vault) ?? 0n;
+      return shares > 0n
+        ? [{ c, key, i, shares, weight: must(weighted[i], `weight of collateral ${c.vault}`) }]
+        : [];
+    });
+    const total = held.reduce((s, x) => s + x.weight, 0n);
+    for (const { c, key, i, shares, weight } of held) {
+      const share = total > 0n ? Number((weight * 10n ** 18n) / total) / 1e18 : 1 / held.length;
+      borrowByMarket.set(key, (borrowByMarket.get(key) ?? 0) + owed * share);
       const collateralUsd = prices.collateralUsd[i] ?? null;
       if (prices.loanUsd === null || collateralUsd === null) continue;
-      const shares = account.balances.get(c.vault)!;
       const assets = (shares * c.assetsPerShare) / 10n ** BigInt(c.share.decimals ?? 18);
       positions.push({
-        marketKey: keys[i]!,
+        marketKey: key,
         user: account.user,
         collateralUsd: scaled(assets, c.asset.decimals ?? 18) * collateralUsd,
         borrowUsd: owed * share * prices.loanUsd,
@@ -125,10 +130,10 @@ export function eulerRecords(
   const rate = Number(read.interestRate);
   const utilization = read.totalAssets > 0n ? Number(read.totalBorrows) / Number(read.totalAssets) : 0;
   const fee = Number(read.interestFee) / Number(CONFIG_SCALE);
-  const markets = read.collaterals.map((c, i): MarketRecord => {
-    const borrow = borrowByMarket.get(keys[i]!) ?? 0;
+  const markets = byCollateral.map(({ c, key }, i): MarketRecord => {
+    const borrow = borrowByMarket.get(key) ?? 0;
     return {
-      uniqueKey: keys[i]!,
+      uniqueKey: key,
       protocol: 'euler',
       chainId,
       label: null,
@@ -171,7 +176,7 @@ export function eulerRecords(
     curator: null,
     governor: read.governorAdmin,
     fee: Number(read.interestFee) / Number(CONFIG_SCALE),
-    allocations: keys.map((marketKey) => ({ marketKey, supplyShare: 1, supplyCap: null })),
+    allocations: byCollateral.map(({ key: marketKey }) => ({ marketKey, supplyShare: 1, supplyCap: null })),
   };
   return { markets, positions, vault };
 }

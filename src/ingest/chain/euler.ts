@@ -25,6 +25,7 @@
  * 100 % or more, keeps its last records, named in every pass; a failed request fails the pass.
  */
 import { type Abi, parseAbi, zeroAddress } from 'viem';
+import { must, mustSlice } from '../../domain/must.ts';
 import { AccountReads, accountAnswered } from './account-reads.ts';
 import {
   blockTimes,
@@ -306,10 +307,9 @@ export function eulerLogAddresses(evc: string, known: Known, cache: EulerCache):
 function parseHead(results: readonly CallResult[]): Head | { problem: string } {
   const bad = results.find((r) => r.status !== 'success');
   if (bad) return { problem: firstLine(bad.error) };
-  const h = Object.fromEntries(VAULT_FUNCTIONS.map((f, i) => [f, results[i]!.result])) as Record<
-    (typeof VAULT_FUNCTIONS)[number],
-    unknown
-  >;
+  const h = Object.fromEntries(
+    VAULT_FUNCTIONS.map((f, i) => [f, must(results[i], `${f} answer`).result]),
+  ) as Record<(typeof VAULT_FUNCTIONS)[number], unknown>;
   const collaterals = (h.LTVList as readonly string[]).map((c) => c.toLowerCase());
   const head: Head = {
     asset: String(h.asset).toLowerCase(),
@@ -463,8 +463,8 @@ export async function readEuler(
       })),
     );
     unknown.forEach((v, i) => {
-      if (made[i]!.status !== 'success' || made[i]!.result !== true)
-        notAVault(v, 'not made by the vault factory');
+      const r = must(made[i], 'isProxy answer');
+      if (r.status !== 'success' || r.result !== true) notAVault(v, 'not made by the vault factory');
     });
   }
 
@@ -489,7 +489,7 @@ export async function readEuler(
     // Its collateral vaults' logs are read from the next pass on.
     cache.vaults.set(vault, parsed.collaterals);
   });
-  const served = [...head.keys()] as Hex[];
+  const served = [...head].map(([vault, h]) => ({ vault: vault as Hex, h }));
   const liquidated = liquidations.filter((l) => cache.vaults.get(l.vault) !== null);
   const times = await blockTimes(
     rpc,
@@ -499,20 +499,20 @@ export async function readEuler(
   // 4. The collateral vaults' assets, and tokens not seen before (vault shares, assets); then
   // quotes, LTVs, share prices and the accounts to read.
   const newCollaterals = [
-    ...new Set(served.flatMap((v) => head.get(v)!.collaterals).filter((c) => !cache.assetOf.has(c))),
+    ...new Set(served.flatMap(({ h }) => h.collaterals).filter((c) => !cache.assetOf.has(c))),
   ] as Hex[];
   const assets = await call(
     newCollaterals.map((address) => ({ address, abi: vaultAbi as Abi, functionName: 'asset' })),
   );
   newCollaterals.forEach((c, i) => {
-    const r = assets[i]!;
+    const r = must(assets[i], 'asset answer');
     cache.assetOf.set(c, r.status === 'success' ? String(r.result).toLowerCase() : null);
   });
   const newTokens = [
     ...new Set(
-      served.flatMap((v) => {
-        const cs = head.get(v)!.collaterals;
-        return [v, head.get(v)!.asset, ...cs, ...cs.flatMap((c) => cache.assetOf.get(c) ?? [])];
+      served.flatMap(({ vault: v, h }) => {
+        const cs = h.collaterals;
+        return [v, h.asset, ...cs, ...cs.flatMap((c) => cache.assetOf.get(c) ?? [])];
       }),
     ),
   ].filter((t) => !cache.tokens.has(t)) as Hex[];
@@ -520,23 +520,23 @@ export async function readEuler(
   // A vault whose collateral list changed: every account it knows is read again (one may hold a
   // newly listed collateral).
   const relisted = new Set<string>(
-    served.filter((v) => cache.listed.get(v) !== head.get(v)!.collaterals.join()),
+    served
+      .filter(({ vault, h }) => cache.listed.get(vault) !== h.collaterals.join())
+      .map(({ vault }) => vault),
   );
-  const pairsToRead = [...pairs]
-    .map((key) => [key, key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)] as const)
-    .filter(
-      ([key, vault, user]) =>
-        head.has(vault) &&
-        (relisted.has(vault) ||
-          touched.has(user) ||
-          cache.retry.has(key) ||
-          !cache.accounts.has(vault, user)),
-    );
+  const pairsToRead = [...pairs].flatMap((key) => {
+    const vault = key.slice(0, key.indexOf(':'));
+    const user = key.slice(key.indexOf(':') + 1);
+    const h = head.get(vault);
+    return h &&
+      (relisted.has(vault) || touched.has(user) || cache.retry.has(key) || !cache.accounts.has(vault, user))
+      ? [{ key, vault, user, h }]
+      : [];
+  });
 
   const unit = (v: string) => 10n ** BigInt(cache.tokens.get(v)?.decimals ?? 18);
   const reads = await call([
-    ...served.flatMap((vault) => {
-      const h = head.get(vault)!;
+    ...served.flatMap(({ vault, h }) => {
       const oracle = h.oracle as Hex;
       const uoa = h.unitOfAccount as Hex;
       return [
@@ -556,7 +556,7 @@ export async function readEuler(
         ),
       ];
     }),
-    ...pairsToRead.flatMap(([, vault, user]) => [
+    ...pairsToRead.flatMap(({ vault, user, h }) => [
       { address: vault as Hex, abi: vaultAbi, functionName: 'debtOfExact', args: [user as Hex] } as const,
       {
         address: evcAddress as Hex,
@@ -570,20 +570,18 @@ export async function readEuler(
         functionName: 'getControllers',
         args: [user as Hex],
       } as const,
-      ...head
-        .get(vault)!
-        .collaterals.map(
-          (c) =>
-            ({ address: c as Hex, abi: vaultAbi, functionName: 'balanceOf', args: [user as Hex] }) as const,
-        ),
+      ...h.collaterals.map(
+        (c) =>
+          ({ address: c as Hex, abi: vaultAbi, functionName: 'balanceOf', args: [user as Hex] }) as const,
+      ),
     ]),
   ] as { address: Hex; abi: Abi; functionName: string; args?: readonly unknown[] }[]);
   let k = 0;
   const states = new Map<string, Omit<EulerVaultRead, 'accounts'>>();
-  for (const vault of served) {
-    const h = head.get(vault)!;
-    const assetQuote = reads[k++]!;
-    const parts = h.collaterals.map(() => [reads[k++]!, reads[k++]!, reads[k++]!] as const);
+  const next = () => must(reads[k++], 'vault answer');
+  for (const { vault, h } of served) {
+    const assetQuote = next();
+    const parts = h.collaterals.map((c) => ({ c, ltv: next(), quote: next(), perShare: next() }));
     const asset = cache.tokens.get(h.asset);
     const share = cache.tokens.get(vault);
     // A vault whose asset is its unit of account values its debt as is (EVault asks no oracle).
@@ -603,10 +601,9 @@ export async function readEuler(
           ? `its oracle does not quote its asset: ${firstLine(assetQuote.error)}`
           : null;
     const out: EulerCollateral[] = [];
-    h.collaterals.forEach((c, i) => {
-      const [ltv, quote, perShare] = parts[i]!;
+    for (const { c, ltv, quote, perShare } of parts) {
       // Not (or no longer) a collateral: an LTV of 0 (EVault values it at 0).
-      if (ltv.status !== 'success' || (ltv.result as number) === 0 || problem) return;
+      if (ltv.status !== 'success' || (ltv.result as number) === 0 || problem) continue;
       const cAsset = cache.tokens.get(cache.assetOf.get(c) ?? '');
       const cShare = cache.tokens.get(c);
       const ltvValue = BigInt(ltv.result as number);
@@ -624,15 +621,15 @@ export async function readEuler(
           quote: quote.result as bigint,
           assetsPerShare: perShare.result as bigint,
         });
-    });
+    }
     if (problem) {
       failures.push({ id: vault, error: `vault ${vault}: ${problem}` });
       continue;
     }
     states.set(vault, {
       vault,
-      share: share!,
-      asset: asset!,
+      share: must(share, `shares of vault ${vault}`),
+      asset: must(asset, `asset of vault ${vault}`),
       unitOfAccount: h.unitOfAccount,
       governorAdmin: h.governorAdmin,
       interestFee: h.interestFee,
@@ -644,16 +641,17 @@ export async function readEuler(
       collaterals: out,
     });
   }
-  for (const [key, vault, user] of pairsToRead) {
-    const listed = head.get(vault)!.collaterals;
+  for (const { key, vault, user, h } of pairsToRead) {
+    const listed = h.collaterals;
     const r = reads.slice(k, k + 3 + listed.length);
     k += 3 + listed.length;
     if (!accountAnswered(key, r, cache.retry, failures)) continue;
-    const enabled = new Set((r[1]!.result as readonly string[]).map((c) => c.toLowerCase()));
-    const controlled = (r[2]!.result as readonly string[]).some((c) => c.toLowerCase() === vault);
+    const [owed, collaterals, controllers] = mustSlice(r, 0, 3, `answers of account ${key}`);
+    const enabled = new Set((collaterals.result as readonly string[]).map((c) => c.toLowerCase()));
+    const controlled = (controllers.result as readonly string[]).some((c) => c.toLowerCase() === vault);
     const balances = new Map<string, bigint>();
     listed.forEach((c, i) => {
-      const balance = r[3 + i]!.result as bigint;
+      const balance = must(r[3 + i], `balanceOf answer of ${key}`).result as bigint;
       if (enabled.has(c) && balance > 0n) balances.set(c, balance);
     });
     // Kept while the vault controls the account (a controller is released only with no debt):
@@ -661,14 +659,12 @@ export async function readEuler(
     cache.accounts.set(
       vault,
       user,
-      controlled
-        ? { owedExact: r[0]!.result as bigint, accumulator: head.get(vault)!.interestAccumulator, balances }
-        : null,
+      controlled ? { owedExact: owed.result as bigint, accumulator: h.interestAccumulator, balances } : null,
       Number(range.block),
     );
   }
   // Its accounts are read with this list now (a failed request above leaves it to the next pass).
-  for (const v of served) cache.listed.set(v, head.get(v)!.collaterals.join());
+  for (const { vault, h } of served) cache.listed.set(vault, h.collaterals.join());
   // Accounts of a vault not read this pass (its head refused, served before): read once it is.
   for (const key of pairs) {
     const vault = key.slice(0, key.indexOf(':'));
@@ -678,7 +674,7 @@ export async function readEuler(
 
   const out: EulerVaultRead[] = [];
   for (const [vault, state] of states) {
-    const accumulator = head.get(vault)!.interestAccumulator;
+    const accumulator = must(head.get(vault), `head of vault ${vault}`).interestAccumulator;
     const accounts: EulerVaultRead['accounts'] = [];
     for (const [user, account] of cache.accounts.of(vault))
       if (account) accounts.push({ user, debt: eulerDebt(account, accumulator), balances: account.balances });
@@ -701,7 +697,10 @@ export async function readEuler(
   }
   return {
     vaults: out,
-    liquidations: liquidated.map((l) => ({ ...l, timestamp: times.get(BigInt(l.block))! })),
+    liquidations: liquidated.map((l) => ({
+      ...l,
+      timestamp: must(times.get(BigInt(l.block)), `time of block ${l.block}`),
+    })),
     failures,
     accountsRead: pairsToRead.length,
     controllers: [...controllers].filter((v) => cache.vaults.get(v) !== null).sort(),

@@ -162,8 +162,9 @@ function fluidPass(
         );
       }
       // Vaults not served keep their last records: every one when the resolver did not answer.
+      const fluidConf = chain.fluid;
       const resolverFailed =
-        chain.fluid !== null && items.some((i) => !i.ok && i.id === `fluid:${chain.fluid!.vaultResolver}`);
+        fluidConf !== null && items.some((i) => !i.ok && i.id === `fluid:${fluidConf.vaultResolver}`);
       const fluidFailed = new Set(
         items.flatMap((i) =>
           !i.ok && i.id.startsWith('fluid:0x') && !i.id.slice(6).includes(':')

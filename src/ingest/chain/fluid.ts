@@ -16,6 +16,7 @@
  * prices (Fluid's raw amounts × exchange price), so interest and prices need no position read.
  */
 import { BaseError, ContractFunctionRevertedError, parseAbi } from 'viem';
+import { must, mustSlice } from '../../domain/must.ts';
 import { AccountReads } from './account-reads.ts';
 import {
   blockTimes,
@@ -297,32 +298,32 @@ export async function readFluid(
   const entire = new Map<string, Result>();
   const rates = new Map<string, Result>();
   const listedBefore = cache.listed.filter((vault) => !cache.smart.has(vault));
-  const ratedBefore = cache.liquidity ? cache.debtTokens : [];
+  const liquidityBefore = cache.liquidity;
+  const ratedBefore = liquidityBefore ? cache.debtTokens : [];
   const first = await multicall(
     [
       { address: resolver, abi: VAULT_RESOLVER_ABI, functionName: 'getAllVaultsAddresses' },
       { address: resolver, abi: VAULT_RESOLVER_ABI, functionName: 'LIQUIDITY_RESOLVER' },
-      ...ratedBefore.map((token) => rateCall(cache.liquidity!, token)),
+      ...(liquidityBefore ? ratedBefore.map((token) => rateCall(liquidityBefore, token)) : []),
       ...listedBefore.map(entireCall),
     ],
     VAULTS_PER_REQUEST,
   );
-  const [list, liquidityResolver] = first;
+  const [list, liquidityResolver] = mustSlice(first, 0, 2, 'vault resolver answers');
   ratedBefore.forEach((token, i) => {
-    rates.set(token, first[2 + i]!);
+    rates.set(token, must(first[2 + i], `rates answer of ${token}`));
   });
   listedBefore.forEach((vault, i) => {
-    entire.set(vault, first[2 + ratedBefore.length + i]!);
+    entire.set(vault, must(first[2 + ratedBefore.length + i], `answer of vault ${vault}`));
   });
   // A resolver that does not list: nothing is served this pass (the source keeps the vaults' last
   // records), but the logs of the vaults read before are still read (their positions are read
   // once the vaults are again), so that no block goes unread.
-  const listed = list!.status === 'success';
-  if (!listed)
-    failures.push({ id: resolver, error: `vault resolver ${resolver}: ${firstLine(list!.error)}` });
-  const addresses = listed ? (list!.result as readonly string[]).map((a) => a.toLowerCase()) : [];
+  const listed = list.status === 'success';
+  if (!listed) failures.push({ id: resolver, error: `vault resolver ${resolver}: ${firstLine(list.error)}` });
+  const addresses = listed ? (list.result as readonly string[]).map((a) => a.toLowerCase()) : [];
   const liquidity =
-    liquidityResolver!.status === 'success' ? (liquidityResolver!.result as string).toLowerCase() : null;
+    liquidityResolver.status === 'success' ? (liquidityResolver.result as string).toLowerCase() : null;
   // Another Liquidity resolver than the one asked: its rates are asked again.
   if (liquidity !== cache.liquidity) rates.clear();
   if (listed) {
@@ -342,12 +343,12 @@ export async function readFluid(
   const unlisted = addresses.filter((vault) => !entire.has(vault) && !cache.smart.has(vault));
   const second = await multicall(unlisted.map(entireCall), VAULTS_PER_REQUEST);
   unlisted.forEach((vault, i) => {
-    entire.set(vault, second[i]!);
+    entire.set(vault, must(second[i], `answer of vault ${vault}`));
   });
   const t1: { vault: string; d: EntireData }[] = [];
   for (const vault of addresses) {
     if (cache.smart.has(vault)) continue;
-    const r = entire.get(vault)!;
+    const r = must(entire.get(vault), `answer of vault ${vault}`);
     if (r.status !== 'success') {
       failures.push({ id: vault, error: `vault ${vault}: ${firstLine(r.error)}` });
       continue;
@@ -382,17 +383,17 @@ export async function readFluid(
   const unrated = liquidity ? debtTokens.filter((token) => !rates.has(token)) : [];
   const third = await multicall([
     ...tokenCalls(newTokens),
-    ...unrated.map((token) => rateCall(liquidity!, token)),
+    ...(liquidity ? unrated.map((token) => rateCall(liquidity, token)) : []),
   ]);
   keepTokens(newTokens, third, cache.tokens);
   unrated.forEach((token, i) => {
-    rates.set(token, third[newTokens.length * TOKEN_CALLS + i]!);
+    rates.set(token, must(third[newTokens.length * TOKEN_CALLS + i], `rates answer of ${token}`));
   });
   if (listed) cache.debtTokens = liquidity ? debtTokens : [];
   const lenderRate = new Map<string, number>();
   if (liquidity)
     for (const token of debtTokens) {
-      const r = rates.get(token)!;
+      const r = must(rates.get(token), `rates answer of ${token}`);
       if (r.status === 'success') lenderRate.set(token, Number((r.result as readonly bigint[])[1]) / PERCENT);
       else
         failures.push({
@@ -403,7 +404,7 @@ export async function readFluid(
   else if (t1.length > 0)
     failures.push({
       id: 'rates',
-      error: `vault resolver ${resolver}: no Liquidity resolver (${firstLine(liquidityResolver!.error)}): lenders' APYs are served as 0`,
+      error: `vault resolver ${resolver}: no Liquidity resolver (${firstLine(liquidityResolver.error)}): lenders' APYs are served as 0`,
     });
   const tokenOf = (address: string): TokenMeta | null => {
     const a = address.toLowerCase();
@@ -536,7 +537,7 @@ export async function readFluid(
     );
     const again: typeof calls = [];
     calls.forEach((c, k) => {
-      const r = answers[k]!;
+      const r = must(answers[k], 'positions answer');
       if (r.status !== 'success') {
         if (c.ids.length > 1) {
           const half = Math.ceil(c.ids.length / 2);
@@ -558,7 +559,7 @@ export async function readFluid(
           ) !== null;
         if (notOfVault) {
           cache.retry.delete(key);
-          cache.positions.set(c.vault, c.ids[0]!, null, Number(range.block));
+          cache.positions.set(c.vault, must(c.ids[0], 'position id'), null, Number(range.block));
         } else cache.retry.add(key);
         failures.push({
           id: key,
@@ -566,7 +567,7 @@ export async function readFluid(
         });
         return;
       }
-      const ex = exchange.get(c.vault)!;
+      const ex = must(exchange.get(c.vault), `exchange prices of vault ${c.vault}`);
       for (const p of r.result as readonly {
         nftId: bigint;
         owner: string;
@@ -651,7 +652,10 @@ export async function readFluid(
   cache.warm = true;
   return {
     vaults,
-    liquidations: liquidated.map((l) => ({ ...l, timestamp: times.get(BigInt(l.block))! })),
+    liquidations: liquidated.map((l) => ({
+      ...l,
+      timestamp: must(times.get(BigInt(l.block)), `time of block ${l.block}`),
+    })),
     failures,
     // Read up to the block: the vaults resumed and those read from their start.
     logged: [...new Set([...resumed, ...fresh.map(({ vault }) => vault)])],

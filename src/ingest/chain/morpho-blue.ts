@@ -18,6 +18,7 @@
 import { Market, MarketParams, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { adaptiveCurveIrmAbi, blueAbi, blueOracleAbi } from '@morpho-org/blue-sdk-viem';
 import { getAbiItem, parseAbi, zeroAddress } from 'viem';
+import { must, mustSlice } from '../../domain/must.ts';
 import { AccountReads } from './account-reads.ts';
 import {
   blockTimes,
@@ -188,7 +189,7 @@ export async function readMorphoBlue(
       accounts.set(key, { id, user });
       touched.add(key);
       if (l.eventName !== 'Liquidate') continue;
-      const ts = times.get(l.blockNumber)!;
+      const ts = must(times.get(l.blockNumber), `time of block ${l.blockNumber}`);
       liquidations.push({
         id,
         txHash: l.transactionHash.toLowerCase(),
@@ -228,7 +229,7 @@ export async function readMorphoBlue(
       touched.add(`${id}:${user}`);
     }
   newIds.forEach((id, i) => {
-    const p = states[idList.length + i]!;
+    const p = must(states[idList.length + i], `idToMarketParams answer of ${id}`);
     if (p.status !== 'success') return;
     const [loanToken, collateralToken, oracle, irm, lltv] = p.result as readonly [Hex, Hex, Hex, Hex, bigint];
     if (loanToken === zeroAddress) return; // not created at this block
@@ -242,7 +243,7 @@ export async function readMorphoBlue(
   });
   const found: { id: string; params: MarketParams; state: readonly bigint[] }[] = [];
   idList.forEach((id, i) => {
-    const s = states[i]!;
+    const s = must(states[i], `market answer of ${id}`);
     const params = cache.params.get(id);
     if (s.status !== 'success') {
       failures.push({ id, error: `market ${id}: ${firstLine(s.error)}` });
@@ -322,9 +323,12 @@ export async function readMorphoBlue(
 
   const markets: MorphoMarketRead[] = [];
   found.forEach(({ id, params, state: read }, i) => {
-    const priceRead = reads[i * PER_MARKET]!;
-    const rateRead = reads[i * PER_MARKET + 1]!;
-    const targetRead = reads[i * PER_MARKET + 2]!;
+    const [priceRead, rateRead, targetRead] = mustSlice(
+      reads,
+      i * PER_MARKET,
+      PER_MARKET,
+      `answers of market ${id}`,
+    );
     const price = priceRead.status === 'success' ? (priceRead.result as bigint) : undefined;
     const borrowRate =
       params.irm === zeroAddress ? 0n : rateRead.status === 'success' ? (rateRead.result as bigint) : null;
@@ -411,7 +415,7 @@ export async function readMorphoBlue(
         });
   throwIfUnread(pos);
   toRead.forEach(([key, a], i) => {
-    const r = pos[i]!;
+    const r = must(pos[i], `position answer of ${key}`);
     if (r.status !== 'success') {
       failures.push({ id: key, error: `position ${key}: ${firstLine(r.error)}` });
       return;

@@ -6,6 +6,7 @@
  * keeps its last records.
  */
 import { blueOracleAbi } from '@morpho-org/blue-sdk-viem';
+import { must } from '../../domain/must.ts';
 import { isPriced, type MarketRecord, type PricedMarketRecord } from '../../domain/types.ts';
 import type { PreviousRun } from '../contract.ts';
 import { morphoKey, UNPRICED_NOTE } from '../records.ts';
@@ -243,7 +244,7 @@ async function pricesAtBlocks(
       contracts: records.map(
         (r) =>
           ({
-            address: r.oracle!.address as `0x${string}`,
+            address: must(r.oracle, `oracle of market ${r.uniqueKey}`).address as `0x${string}`,
             abi: blueOracleAbi,
             functionName: 'price',
           }) as const,
@@ -252,7 +253,7 @@ async function pricesAtBlocks(
     throwIfUnread(oracles);
     records.forEach((r, i) => {
       const loanUsd = usdOf({ address: r.loanAddress, symbol: r.loan });
-      const o = oracles[i]!;
+      const o = must(oracles[i], `price answer of ${r.uniqueKey}`);
       const collateralUsd =
         usdOf({ address: r.collateralAddress, symbol: r.collateral }) ??
         (loanUsd === null

@@ -4,6 +4,8 @@
  * oracle, read at the block, for the newest MAX_PRICED_BLOCKS blocks of a pass; the others, and
  * blocks that cannot be read (a pruned node), at the pass's prices, named in an item.
  */
+
+import { must } from '../../domain/must.ts';
 import type { MarketRecord } from '../../domain/types.ts';
 import type { ItemReport } from '../contract.ts';
 import type { FeedConfig } from '../sources-file.ts';
@@ -50,7 +52,7 @@ export async function atPricedBlocks<T extends { block: number }>(
   for (const [i, block] of walk.entries()) {
     try {
       const usdOf = pricer((await readFeeds(rpc, feeds, BigInt(block))).readings, feedSymbolOf);
-      await read(block, byBlock.get(block)!, usdOf);
+      await read(block, must(byBlock.get(block), `items of block ${block}`), usdOf);
     } catch (err) {
       // viem's first line of an RPC's refusal is generic: its details say why (a pruned node).
       const details = (err as { details?: unknown }).details;

@@ -184,9 +184,10 @@ function withPairFromDescription(r: FeedReading): FeedReading {
   if (r.feed.pair !== '') return r;
   const m = /^\s*([^/\s]+)\s*\/\s*([^/\s]+)\s*$/.exec(r.description);
   if (!m) return r;
+  const [, base = '', quote = ''] = m;
   return {
     ...r,
-    feed: { ...r.feed, pair: `${m[1]}/${m[2]}`, base: m[1]!.toUpperCase(), quote: m[2]!.toUpperCase() },
+    feed: { ...r.feed, pair: `${base}/${quote}`, base: base.toUpperCase(), quote: quote.toUpperCase() },
   };
 }
 

@@ -18,6 +18,7 @@ import {
   type Transport,
   toEventSelector,
 } from 'viem';
+import { must } from '../../domain/must.ts';
 import { append } from '../append.ts';
 import { DEFAULT_PROVIDER_LIMITS, type ProviderLimits, providerTransport } from './transport.ts';
 
@@ -165,15 +166,15 @@ async function splittingMulticall(
       (burners.has(callKey(c)) ? alone : rest).push(i);
     });
   const out: MulticallResult[] = new Array(contracts.length);
-  const [settled, ...lone] = await Promise.all([
+  const [settled, lone] = await Promise.all([
     settle(client, args, contracts, rest, burners),
-    ...alone.map((i) => settle(client, args, contracts, [i], burners)),
+    Promise.all(alone.map((i) => settle(client, args, contracts, [i], burners))),
   ]);
   rest.forEach((i, k) => {
-    out[i] = settled!.out[k]!;
+    out[i] = must(settled.out[k], 'multicall answer');
   });
   alone.forEach((i, k) => {
-    const r = lone[k]!.out[0]!;
+    const r = must(lone[k]?.out[0], 'multicall answer');
     // A remembered call that answers now is forgotten (one that still fails stays).
     if (r.status === 'success') burners.delete(callKey(contracts[i]));
     out[i] = r;
@@ -203,20 +204,24 @@ async function settle(
     const key = callKey(call);
     burners.delete(key);
     burners.set(key, true);
-    if (burners.size > MAX_BURNERS) burners.delete(burners.keys().next().value!);
+    if (burners.size > MAX_BURNERS) {
+      const [oldest] = burners.keys();
+      if (oldest !== undefined) burners.delete(oldest);
+    }
   };
   const out = [...results];
-  if (down.length === 1) {
-    const k = down[0]!;
+  const [k] = down;
+  if (k !== undefined && down.length === 1) {
+    const i = must(indices[k], 'call index');
     const alone =
       indices.length === 1
         ? { out: results, reverted: true }
-        : await settle(client, args, contracts, [indices[k]!], burners);
+        : await settle(client, args, contracts, [i], burners);
     // Alone, it still brings its batch down, or it fails as its own item (the gas a burner leaves
     // finishes a batch of one): either way it is the one.
-    const r = alone.out[0]!;
-    if (r.status === 'failure') remember(contracts[indices[k]!]);
-    out[k] = alone.reverted ? ownRefusal(contracts[indices[k]!], r) : r;
+    const r = must(alone.out[0], 'multicall answer');
+    if (r.status === 'failure') remember(contracts[i]);
+    out[k] = alone.reverted ? ownRefusal(contracts[i], r) : r;
     return { out, reverted: true };
   }
   const half = Math.ceil(down.length / 2);
@@ -228,22 +233,19 @@ async function settle(
         client,
         args,
         contracts,
-        part.map((k) => indices[k]!),
+        part.map((k) => must(indices[k], 'call index')),
         burners,
       ),
     );
-  parts.forEach((part, p) => {
-    part.forEach((k, m) => {
-      out[k] = answers[p]!.out[m]!;
-    });
+  const answered = parts.map((part, p) => {
+    const answer = must(answers[p], 'half of a batch');
+    return part.map((k, m) => ({ k, r: must(answer.out[m], 'multicall answer') }));
   });
+  for (const { k, r } of answered.flat()) out[k] = r;
   // Both halves finished: the call that brought their batch down is among their failures.
-  if (!answers[0]!.reverted && !answers[1]!.reverted)
-    parts.forEach((part, p) => {
-      part.forEach((k, m) => {
-        if (answers[p]!.out[m]!.status === 'failure') remember(contracts[indices[k]!]);
-      });
-    });
+  if (answers.every((a) => !a.reverted))
+    for (const { k, r } of answered.flat())
+      if (r.status === 'failure') remember(contracts[must(indices[k], 'call index')]);
   return { out, reverted: true };
 }
 
@@ -399,7 +401,7 @@ export async function blockTimes(rpc: ChainRpc, blocks: Iterable<bigint>): Promi
   for (let i = 0; i < list.length; i += BLOCKS_AT_ONCE) {
     const chunk = list.slice(i, i + BLOCKS_AT_ONCE);
     const read = await Promise.all(chunk.map((blockNumber) => rpc.client.getBlock({ blockNumber })));
-    for (const [j, n] of chunk.entries()) times.set(n, Number(read[j]!.timestamp));
+    for (const [j, n] of chunk.entries()) times.set(n, Number(must(read[j], 'block').timestamp));
   }
   return times;
 }

@@ -12,6 +12,8 @@
  * beside its reader: morpho-pass.ts, compound-pass.ts, euler-pass.ts, aave-pass.ts,
  * fluid-pass.ts.
  */
+
+import { must } from '../../domain/must.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import type { ChainConfig } from '../sources-file.ts';
@@ -206,12 +208,13 @@ export function chainSource(
       const parts = passes.map((p) => p.checkpoint());
       recent = [
         ...recent.filter(([n]) => n < Number(target)),
-        [Number(target), block.hash!] as [number, string],
+        [Number(target), must(block.hash, `hash of block ${target}`)] as [number, string],
       ].slice(-RECENT_BLOCKS);
       // Accounts read empty at or before the oldest block a reorganization can roll back to are
       // forgotten: what the process keeps grows with the positions, not with every account named.
       // (Not past the oldest block of the stored checkpoint: this pass may yet fail to be stored.)
-      const settled = Math.min(recent[0]![0], checkpoint.recent[0]?.[0] ?? Number.POSITIVE_INFINITY);
+      const [oldest] = must(recent[0], 'recent block');
+      const settled = Math.min(oldest, checkpoint.recent[0]?.[0] ?? Number.POSITIVE_INFINITY);
       for (const a of adapters) a.settle(settled);
       last = {
         block: Number(target),

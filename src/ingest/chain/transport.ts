@@ -17,6 +17,7 @@ import {
   TimeoutError,
   type Transport,
 } from 'viem';
+import { must } from '../../domain/must.ts';
 
 export interface ProviderLimits {
   /** JSON-RPC requests in one HTTP batch, at most (providers cap batches, often at 100 or fewer). */
@@ -174,7 +175,7 @@ export function limitedHttp(url: string, limits: ProviderLimits, hooks: Transpor
       const error =
         err instanceof AnswerTooLarge
           ? new RpcRequestError({
-              body: batch[0]!.body,
+              body: must(batch[0], 'request of the batch').body,
               error: { code: -32000, message: `response size exceeded ${limits.responseBytes} bytes` },
               url,
             })
@@ -189,8 +190,10 @@ export function limitedHttp(url: string, limits: ProviderLimits, hooks: Transpor
   ): Promise<Map<number, { result?: unknown; error?: { code: number; message: string; data?: unknown } }>> {
     await budget.take();
     hooks.onRequest?.();
-    const single = batch.length === 1;
-    const body = single ? batch[0]!.body : batch.map((p) => p.body);
+    // A batch of one is sent as a single request (not a batch).
+    const lone = batch.length === 1 ? batch[0] : undefined;
+    const single = lone !== undefined;
+    const body = lone ? lone.body : batch.map((p) => p.body);
     const text = JSON.stringify(body);
     let res: Response;
     try {
@@ -259,7 +262,7 @@ export function limitedHttp(url: string, limits: ProviderLimits, hooks: Transpor
       });
     }
     for (const a of list as { id: number; result?: unknown; error?: { code: number; message: string } }[]) {
-      if (a && typeof a === 'object') answers.set(single ? batch[0]!.body.id : a.id, a);
+      if (a && typeof a === 'object') answers.set(lone ? lone.body.id : a.id, a);
     }
     return answers;
   }
@@ -330,6 +333,7 @@ export function providerTransport(
   hooks: TransportHooks = {},
 ): Transport {
   const transports = urls.map((url) => limitedHttp(url, limits, hooks));
-  if (transports.length === 1) return transports[0]!;
+  const [first] = transports;
+  if (first !== undefined && transports.length === 1) return first;
   return fallback(transports, { retryCount: 0 });
 }

@@ -1,3 +1,4 @@
+import { must } from '../../domain/must.ts';
 import { getMarket } from '../../queries/markets.ts';
 import { marketIdArg } from '../args.ts';
 import { marketIdOf } from '../ids.ts';
@@ -23,6 +24,6 @@ export const getMarketTool = defineTool({
     const id = marketIdOf(args.marketId, 'marketId');
     ctx.requireChain(id.chainId);
     const found = getMarket(ctx.model, id.key);
-    return { data: ctx.market(found.items[0]!), found };
+    return { data: ctx.market(must(found.items[0], `market ${id.key}`)), found };
   },
 });

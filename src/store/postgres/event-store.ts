@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql, TransactionSql } from 'postgres';
+import { must } from '../../domain/must.ts';
 import type {
   AttemptOutcome,
   ClaimedDelivery,
@@ -38,7 +39,7 @@ export class PostgresEventStore implements EventStore {
   private async bump(tx: TransactionSql): Promise<number> {
     const [row] = await tx<{ value: string }[]>`
       UPDATE counters SET value = value + 1 WHERE name = 'subscriptions_version' RETURNING value`;
-    return Number(row!.value);
+    return Number(must(row, 'the subscriptions_version counter').value);
   }
 
   private async insertSubscription(
@@ -61,7 +62,7 @@ export class PostgresEventStore implements EventStore {
         const [row] = await tx<{ n: string }[]>`
           SELECT count(*) AS n FROM event_subscriptions
            WHERE account_id = ${s.accountId} AND mode = ${s.mode} AND kind = 'webhook' AND deleted_at IS NULL`;
-        const n = Number(row!.n);
+        const n = Number(must(row, 'the count of subscriptions').n);
         if (maxActive !== null && n >= maxActive) return { ok: false, reason: 'TOO_MANY', active: n };
         await this.insertSubscription(tx, s, await this.bump(tx));
         return { ok: true };
@@ -120,7 +121,7 @@ export class PostgresEventStore implements EventStore {
     const [row] = await this.serve(
       (sql) => sql<{ value: string }[]>`SELECT value FROM counters WHERE name = 'subscriptions_version'`,
     );
-    return Number(row!.value);
+    return Number(must(row, 'the subscriptions_version counter').value);
   }
 
   async appendEvents(

@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { must } from '../../domain/must.ts';
 import type { MarketSnapshot } from '../../domain/records/history.ts';
 import { compare } from '../history.ts';
 
@@ -73,8 +74,8 @@ export class HistoryDimensions {
         INSERT INTO history_markets (market_key, chain_id, protocol)
         SELECT * FROM unnest(
           ${chunk}::text[],
-          ${chunk.map((k) => first.get(k)!.chainId)}::bigint[],
-          ${chunk.map((k) => first.get(k)!.protocol)}::text[])
+          ${chunk.map((k) => must(first.get(k), `market ${k}`).chainId)}::bigint[],
+          ${chunk.map((k) => must(first.get(k), `market ${k}`).protocol)}::text[])
         ON CONFLICT (market_key) DO NOTHING`;
     }
     // Read back rather than RETURNING: a key another append committed meanwhile is skipped by the insert.

@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { must } from '../../domain/must.ts';
 import type {
   AssetPrice,
   AssetPriceCursor,
@@ -111,12 +112,15 @@ export class PostgresHistory implements HistoryStore {
       sorted,
       (tx) => this.#ids.marketIds(tx, sorted),
       (tx, c, markets) => {
-        const m = c.map((r) => markets.get(r.marketKey)!);
+        const m = c.map((r) => ({
+          r,
+          market: must(markets.get(r.marketKey), `id of market ${r.marketKey}`),
+        }));
         return tx`
         INSERT INTO market_snapshots (market_id, granularity, at, supply_usd, borrow_usd, utilization, supply_apy,
           borrow_apy, collateral_price_usd, loan_price_usd, oracle_price, chain_id, protocol)
         SELECT * FROM unnest(
-          ${m.map((x) => x.id)}::integer[],
+          ${m.map((x) => x.market.id)}::integer[],
           ${c.map((r) => r.granularity)}::text[],
           ${c.map((r) => r.at)}::bigint[],
           ${c.map((r) => r.supplyUsd)}::float8[],
@@ -127,8 +131,8 @@ export class PostgresHistory implements HistoryStore {
           ${c.map((r) => r.collateralPriceUsd)}::float8[],
           ${c.map((r) => r.loanPriceUsd)}::float8[],
           ${c.map((r) => r.oraclePrice)}::float8[],
-          ${c.map((r, i) => (r.chainId === m[i]!.chainId ? null : r.chainId))}::bigint[],
-          ${c.map((r, i) => (r.protocol === m[i]!.protocol ? null : r.protocol))}::text[])
+          ${m.map(({ r, market }) => (r.chainId === market.chainId ? null : r.chainId))}::bigint[],
+          ${m.map(({ r, market }) => (r.protocol === market.protocol ? null : r.protocol))}::text[])
         ON CONFLICT DO NOTHING`;
       },
       this.#ids.cacheMarkets,
@@ -148,7 +152,7 @@ export class PostgresHistory implements HistoryStore {
       (tx, c, tokens) => tx`
       INSERT INTO asset_prices (token_id, at, price_usd)
       SELECT * FROM unnest(
-        ${c.map((r) => tokens.get(`${r.chainId}:${r.token}`)!)}::integer[],
+        ${c.map((r) => must(tokens.get(`${r.chainId}:${r.token}`), `id of token ${r.chainId}:${r.token}`))}::integer[],
         ${c.map((r) => r.at)}::bigint[],
         ${c.map((r) => r.priceUsd)}::float8[])
       ON CONFLICT DO NOTHING`,
@@ -169,7 +173,7 @@ export class PostgresHistory implements HistoryStore {
       (tx, c, feeds) => tx`
       INSERT INTO oracle_rounds (feed_id, round_id, answer, updated_at)
       SELECT * FROM unnest(
-        ${c.map((r) => feeds.get(`${r.chainId}:${r.feed}`)!)}::integer[],
+        ${c.map((r) => must(feeds.get(`${r.chainId}:${r.feed}`), `id of feed ${r.chainId}:${r.feed}`))}::integer[],
         ${c.map((r) => r.roundId)}::text[],
         ${c.map((r) => r.answer)}::float8[],
         ${c.map((r) => r.updatedAt)}::bigint[])
@@ -194,7 +198,7 @@ export class PostgresHistory implements HistoryStore {
         ${c.map((r) => r.protocol)}::text[],
         ${c.map((r) => r.block)}::bigint[],
         ${c.map((r) => r.at)}::bigint[],
-        ${c.map((r) => markets.get(r.marketKey)!.id)}::integer[],
+        ${c.map((r) => must(markets.get(r.marketKey), `id of market ${r.marketKey}`).id)}::integer[],
         ${c.map((r) => r.borrower)}::text[],
         ${c.map((r) => r.liquidator)}::text[],
         ${c.map((r) => r.collateralSeized)}::float8[],
@@ -422,7 +426,7 @@ export class PostgresHistory implements HistoryStore {
              (SELECT count(*) FROM oracle_rounds) AS oracle_rounds,
              (SELECT count(*) FROM liquidations) AS liquidations`,
     );
-    return toCounts(row!);
+    return toCounts(must(row, 'the history counts'));
   }
 
   // ---- rating changes -----------------------------------------------------------------------

@@ -1,3 +1,4 @@
+import { must } from '../../domain/must.ts';
 import type { IdempotencyClaim, IdempotencyClaimResult } from '../../domain/records/idempotency.ts';
 import {
   CLAIM_SQL,
@@ -33,7 +34,7 @@ export class PostgresIdempotency implements IdempotencyStore {
         if (claimed.length > 0) return { ok: true };
         const [row] = await tx<IdempotencyRow[]>`
           SELECT fingerprint, locked_until, status, response FROM idempotency_keys WHERE id = ${claim.id}`;
-        return refusedClaim(row!, claim);
+        return refusedClaim(must(row, `idempotency key ${claim.id}`), claim);
       }),
     );
   }

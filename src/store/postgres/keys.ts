@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { must } from '../../domain/must.ts';
 import type { IdempotentAnswer } from '../../domain/records/idempotency.ts';
 import type {
   AccountRecord,
@@ -90,7 +91,12 @@ export class PostgresKeys implements KeyStore {
               SELECT created_at AS at FROM api_keys
               WHERE account_id = ${key.accountId} AND mode = ${key.mode} AND created_at > ${since}
               ORDER BY created_at LIMIT 1 OFFSET ${n - max}`;
-            return { ok: false, reason: 'TOO_MANY_CREATIONS', created: n, freedBy: freed!.at };
+            return {
+              ok: false,
+              reason: 'TOO_MANY_CREATIONS',
+              created: n,
+              freedBy: must(freed, 'the creation that frees a place').at,
+            };
           }
         }
         await this.insertKey(tx, key);
@@ -176,6 +182,7 @@ export class PostgresKeys implements KeyStore {
         SELECT (SELECT value FROM counters WHERE name = 'keys_version') AS version,
                ARRAY(SELECT hash FROM api_keys WHERE changed_in > ${since}::bigint ORDER BY hash) AS hashes`,
     );
-    return { version: Number(row!.version), hashes: row!.hashes };
+    const { version, hashes } = must(row, 'the keys version');
+    return { version: Number(version), hashes };
   }
 }

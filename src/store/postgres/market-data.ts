@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { must } from '../../domain/must.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type {
   AppliedPositionChanges,
@@ -144,7 +145,7 @@ export class PostgresMarketData implements MarketDataStore {
         return info;
       }),
     );
-    return written ?? (await this.datasetInfo())!;
+    return written ?? must(await this.datasetInfo(), 'the dataset');
   }
 
   async loadMarkets(): Promise<MarketRecord[]> {

@@ -1,4 +1,5 @@
 import type { SQLInputValue } from 'node:sqlite';
+import { must } from '../../domain/must.ts';
 import type {
   AssetPrice,
   AssetPriceCursor,
@@ -441,15 +442,18 @@ export class SqliteHistory implements HistoryStore {
 
   async historyCounts(): Promise<HistoryCounts> {
     return toCounts(
-      this.#db
-        .stmt(
-          `SELECT (SELECT count(*) FROM market_snapshots WHERE granularity = 'hour') AS hourly_snapshots,
+      must(
+        this.#db
+          .stmt(
+            `SELECT (SELECT count(*) FROM market_snapshots WHERE granularity = 'hour') AS hourly_snapshots,
                 (SELECT count(*) FROM market_snapshots WHERE granularity = 'day') AS daily_snapshots,
                 (SELECT count(*) FROM asset_prices) AS asset_prices,
                 (SELECT count(*) FROM oracle_rounds) AS oracle_rounds,
                 (SELECT count(*) FROM liquidations) AS liquidations`,
-        )
-        .get()!,
+          )
+          .get(),
+        'the history counts',
+      ),
     );
   }
 

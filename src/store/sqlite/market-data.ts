@@ -1,3 +1,4 @@
+import { must } from '../../domain/must.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type {
   AppliedPositionChanges,
@@ -122,7 +123,7 @@ export class SqliteMarketData implements MarketDataStore {
         );
       return result;
     });
-    return written ?? (await this.datasetInfo())!;
+    return written ?? must(await this.datasetInfo(), 'the dataset');
   }
 
   async loadMarkets(): Promise<MarketRecord[]> {

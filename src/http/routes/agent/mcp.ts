@@ -361,8 +361,8 @@ function outputSchemas(app: Api): Map<string, Record<string, unknown>> {
       const used = new Set<string>(['Error']);
       const schema = local(success, used);
       const defs: Record<string, unknown> = {};
-      for (let pending = [...used]; pending.length > 0; ) {
-        const name = pending.pop()!;
+      const pending = [...used];
+      for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
         if (name in defs) continue;
         const more = new Set<string>();
         defs[name] = local(doc.components.schemas[name], more);

@@ -1,4 +1,5 @@
 import { Type } from '@fastify/type-provider-typebox';
+import { must } from '../../../domain/must.ts';
 import type { AppDeps } from '../../context.ts';
 import { callerOf } from '../../context.ts';
 import { ApiError } from '../../errors.ts';
@@ -39,7 +40,7 @@ export function registerRevokeKey(app: Api, deps: AppDeps): void {
         throw new ApiError('KEY_NOT_FOUND', `No API key '${request.params.keyId}' on this account.`);
       }
       if (target.revokedAt === null) await deps.keys.revoke(target.id);
-      const after = (await deps.store.getKey(target.id))!;
+      const after = must(await deps.store.getKey(target.id), `key ${target.id}`);
       return { data: keySummary(after), meta: clientMeta(request) };
     },
   );

@@ -48,9 +48,10 @@ export function registerWebhookDeliveries(app: Api, deps: AppDeps): void {
       const limit = Math.min(request.query.limit ?? DEFAULT, MAX);
       const list = await deps.events.webhooks.deliveries(w, limit, request.query.cursor);
       const meta = clientMeta(request);
+      const last = list.at(-1);
       return {
         data: list.map(deliveryView),
-        meta: list.length === limit ? { ...meta, nextCursor: list.at(-1)!.id } : meta,
+        meta: list.length === limit && last ? { ...meta, nextCursor: last.id } : meta,
       };
     },
   );

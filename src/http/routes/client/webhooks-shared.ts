@@ -36,7 +36,8 @@ export function normalizeFilters(raw: EventFilters, tier: Tier, prefix: string):
   const out: EventFilters = {};
   if (raw.chainIds) {
     const chains = [...new Set(raw.chainIds)];
-    const allowed = tier.chains === null ? chains : chains.filter((c) => tier.chains!.includes(c));
+    const tierChains = tier.chains;
+    const allowed = tierChains === null ? chains : chains.filter((c) => tierChains.includes(c));
     if (allowed.length === 0)
       problems.push({
         parameter: `${prefix}chainIds`,

@@ -133,7 +133,8 @@ export function registerLiquidations(app: Api, deps: AppDeps): void {
           let chunk = '';
           const items: (LiquidationView | undefined)[] = step.value;
           for (let i = 0; i < items.length; i++) {
-            const item = items[i]!;
+            const item = items[i];
+            if (item === undefined) continue;
             // Let go of each item once written: what a scavenge finds alive is promoted.
             items[i] = undefined;
             protocols.add(item.protocol);
