@@ -59,6 +59,11 @@ export interface Settings {
   /** Pause between two ingestion passes, ms (`lrds ingest`, `lrds serve` with sources). From INGEST_INTERVAL_MS, default 12000. */
   ingestIntervalMs?: number;
   /**
+   * How long a start waits for the sources' first pass, ms; a pass still running then goes on
+   * in the background while the service serves. From FIRST_PASS_WAIT_MS, default 30000.
+   */
+  firstPassWaitMs?: number;
+  /**
    * Requests without an API key each client address may send per second (0 turns the budget
    * off), and at once after a pause. From ANON_RATE_PER_SECOND (default 5) and ANON_BURST
    * (default 30). Omitted: the defaults.
@@ -92,6 +97,9 @@ export function parseSecretsKey(text: string): Buffer | null {
   const b = Buffer.from(t, 'base64');
   return b.length === 32 ? b : null;
 }
+
+/** How long a start waits for the sources' first pass when FIRST_PASS_WAIT_MS is not set, ms. */
+export const DEFAULT_FIRST_PASS_WAIT_MS = 30_000;
 
 /** Pause between two ingestion passes when INGEST_INTERVAL_MS is not set, ms. */
 export const DEFAULT_INGEST_INTERVAL_MS = 12_000;
@@ -205,6 +213,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
   if (!(Number.isInteger(ingestIntervalMs) && ingestIntervalMs >= 100 && ingestIntervalMs <= 3_600_000)) {
     problems.push(`INGEST_INTERVAL_MS: must be an integer 100-3600000 (ms), got '${env.INGEST_INTERVAL_MS}'`);
   }
+  const firstWaitText = env.FIRST_PASS_WAIT_MS?.trim();
+  const firstPassWaitMs = firstWaitText ? Number(firstWaitText) : DEFAULT_FIRST_PASS_WAIT_MS;
+  if (!(Number.isInteger(firstPassWaitMs) && firstPassWaitMs >= 0 && firstPassWaitMs <= 86_400_000)) {
+    problems.push(`FIRST_PASS_WAIT_MS: must be an integer 0-86400000 (ms), got '${env.FIRST_PASS_WAIT_MS}'`);
+  }
   const anonRateText = env.ANON_RATE_PER_SECOND?.trim();
   const anonymousRatePerSecond = anonRateText ? Number(anonRateText) : 5;
   if (
@@ -269,6 +282,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Readonly<Set
     historyRetentionDays,
     sourcesFile: env.SOURCES_FILE ? resolve(env.SOURCES_FILE) : null,
     ingestIntervalMs,
+    firstPassWaitMs,
     anonymousRatePerSecond,
     anonymousBurst,
     trustProxy,

@@ -175,6 +175,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
   });
   // The pass running here, shown by /health while it runs (and as overdue past its expected time).
   const passWatch = new PassWatch(expectedPassMs(ingestInterval(settings)));
+  // A first pass the start did not wait for runs from its start (the ingest job joins it).
+  if (ingestion?.firstPass) passWatch.started(ingestion.firstPass.startedAt);
   // Risk events: matching (by the holder of the store's matching lease), delivery (every server,
   // each delivery claimed by one) and retention, in one loop; webhooks and streams for the app.
   const secrets = new SecretBox(loadSecretsKey(settings.webhookSecretsKey ?? null, settings.dataDir));
@@ -385,7 +387,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
     runner.add({
       name: 'ingest',
       everyMs: ingestInterval(settings),
-      runAtStart: false,
+      // At start only to join a first pass the start did not wait for (a long first sync).
+      runAtStart: ingestion.firstPass !== null,
       offLoop: true,
       run: ingestPass,
       failureMessage: 'ingestion pass failed: retried at the next one',
@@ -414,6 +417,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
       closing = true;
       await runner.stop();
       await history?.stop();
+      // A first pass still running in the background (its job not started yet) ends first.
+      await ingestion?.firstPass?.pass.catch(() => null);
       if (ingestion) await store.releaseIngestion(ingestHolder).catch(() => undefined);
       await liquidations?.idle();
       await ratings.stop();

@@ -4,10 +4,10 @@
  */
 
 import type { FastifyInstance } from 'fastify';
-import { ingestInterval, type Settings } from '../config.ts';
+import { DEFAULT_FIRST_PASS_WAIT_MS, ingestInterval, type Settings } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Source } from '../ingest/contract.ts';
-import type { IngestLease } from '../ingest/live.ts';
+import type { IngestLease, LivePass, SourceRun } from '../ingest/live.ts';
 import { expectedPassMs, type PassWatch } from '../ingest/pass-watch.ts';
 import { DEFAULT_SEED } from '../ingest/sandbox/index.ts';
 import type { ProgressFn } from '../store/ports/market-data.ts';
@@ -23,6 +23,11 @@ export interface SourcesIngestion {
    * yet), each with its last error: named by the start-up warning.
    */
   unread: { source: string; error: string | null; everRead: boolean }[];
+  /**
+   * The first pass, when it was still running once the start had waited FIRST_PASS_WAIT_MS:
+   * it goes on in the background, and the in-process passes join it (null otherwise).
+   */
+  firstPass: { pass: Promise<LivePass | null>; startedAt: number } | null;
 }
 
 /**
@@ -55,22 +60,39 @@ export async function prepareDataset(
   // Until the sources' first dataset is in the store: read them, or wait for the server that
   // holds the lease (and take over if it stops). A first pass that reads nothing does not keep
   // the service from starting: it serves an empty live model, which follows the first dataset a
-  // later pass writes. Nor does another server's: the wait ends once every source's last pass
-  // failed, or after the time a pass may take (the in-process passes take over from there).
-  const maxWaitMs = expectedPassMs(ingestInterval(settings));
-  for (let waited = 0; (await store.datasetInfo())?.kind !== 'live'; waited += 500) {
-    const pass = await live.ingestWithLease(sources, store, clock, lease);
-    if (pass?.written) break;
-    if (pass) continue;
-    if (waited >= maxWaitMs || (await lastPassFailed(store, sources))) break;
-    if (waited % 30_000 === 0 && options.logger)
+  // later pass writes. Nor does a long one (a first sync of a large chain): after
+  // FIRST_PASS_WAIT_MS the service starts and the pass goes on in the background. Nor does
+  // another server's: the wait ends once every source's last pass failed, or after the time a
+  // pass may take (the in-process passes take over from there).
+  const maxWaitMs = Math.min(
+    expectedPassMs(ingestInterval(settings)),
+    settings.firstPassWaitMs ?? DEFAULT_FIRST_PASS_WAIT_MS,
+  );
+  // Real time, not the service's clock: this bounds how long a start takes.
+  const startedWaiting = performance.now();
+  const waited = () => performance.now() - startedWaiting;
+  let firstPass: SourcesIngestion['firstPass'] = null;
+  // A process that does not run the passes (a worker other than the first) only waits.
+  const runsPasses = options.writesHistory ?? true;
+  while ((await store.datasetInfo())?.kind !== 'live') {
+    if (runsPasses) {
+      const startedAt = clock.now();
+      const running = live.ingestWithLease(sources, store, clock, lease);
+      const pass = await raceTimer(running, maxWaitMs - waited());
+      if (pass === TIMED_OUT) {
+        firstPass = { pass: running, startedAt };
+        break;
+      }
+      if (pass?.written) break;
+      if (pass) continue;
+    }
+    if (waited() >= maxWaitMs || (await lastPassFailed(store, sources))) break;
+    if (Math.floor(waited() / 30_000) !== Math.floor((waited() - 500) / 30_000) && options.logger)
       process.stderr.write(
         `waiting for the server that holds the ingestion lease to read ${settings.sourcesFile}\n`,
       );
     await new Promise((r) => setTimeout(r, 500));
   }
-  // A process that does not run the passes (a worker other than the first) lets the lease go.
-  if (!(options.writesHistory ?? true)) await store.releaseIngestion(lease.holder);
   const records = new Map((await store.listSources()).map((s) => [s.id, s]));
   const unread = sources.flatMap((s) => {
     const r = records.get(s.id);
@@ -78,7 +100,24 @@ export async function prepareDataset(
       ? [{ source: s.id, error: r?.lastError ?? null, everRead: (r?.refreshedAt ?? null) !== null }]
       : [];
   });
-  return { sources, live, unread };
+  return { sources, live, unread, firstPass };
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/** The promise's value, or TIMED_OUT if it has not settled within `ms` (real time). */
+async function raceTimer<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<typeof TIMED_OUT>((r) => {
+        timer = setTimeout(() => r(TIMED_OUT), Math.max(0, ms));
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Whether every source's last pass failed (as their checkpoints say): no dataset comes of it. */
@@ -93,7 +132,8 @@ async function lastPassFailed(store: Store, sources: readonly Source[]): Promise
  */
 export function unreadWarning(ingestion: SourcesIngestion | null): string | null {
   if (!ingestion || ingestion.unread.length === 0) return null;
-  const named = ingestion.unread.map((u) => `${u.source} (${u.error ?? 'not read yet'})`).join(', ');
+  const pending = ingestion.firstPass ? 'its first pass still running' : 'not read yet';
+  const named = ingestion.unread.map((u) => `${u.source} (${u.error ?? pending})`).join(', ');
   const never = ingestion.unread.filter((u) => !u.everRead).length;
   const one = ingestion.unread.length === 1;
   const served =
@@ -128,55 +168,69 @@ export function sourcesPass(
 ): () => Promise<void> {
   const { store, clock, lease, passWatch } = deps;
   // The sources the start-up warning named are failing already: logged again once read.
-  const failing = new Set<string>(ingestion?.unread.map((u) => u.source));
+  // (Not those whose first pass was still running: its outcome is logged when it ends.)
+  const failing = new Set<string>(ingestion?.unread.flatMap((u) => (u.error === null ? [] : [u.source])));
   const neverRead = new Set<string>(ingestion?.unread.flatMap((u) => (u.everRead ? [] : [u.source])));
   const itemsNotRead = new Map<string, string>();
   const itemsInPart = new Map<string, string>();
+  const onSource = (run: SourceRun) => {
+    if (!run.ok && !failing.has(run.source))
+      deps.log.warn(
+        { source: run.source, error: run.error },
+        run.state.refreshedAt === null
+          ? 'source failed: not read yet, nothing of it is served'
+          : 'source failed: its last data is served, aging',
+      );
+    if (run.ok && (failing.has(run.source) || neverRead.has(run.source)))
+      deps.log.info(
+        { source: run.source },
+        neverRead.delete(run.source) ? 'source read: its data is served' : 'source read again',
+      );
+    if (!run.ok && run.state.refreshedAt === null) neverRead.add(run.source);
+    if (run.ok) failing.delete(run.source);
+    else failing.add(run.source);
+    if (!run.ok) return;
+    // Items a pass could not read or price (served from their last data, or not at all),
+    // and items served in part (a market without a USD price, "Real sources" (docs/decisions.md)): logged when they change.
+    const logChanged = (seen: Map<string, string>, lines: string[], msg: string) => {
+      const key = lines.join('\n');
+      if (key === (seen.get(run.source) ?? '')) return;
+      seen.set(run.source, key);
+      if (lines.length > 0)
+        deps.log.warn({ source: run.source, count: lines.length, first: lines.slice(0, 5) }, msg);
+    };
+    logChanged(
+      itemsNotRead,
+      run.items.flatMap((i) => (i.ok ? [] : [i.error])),
+      'items not read',
+    );
+    logChanged(
+      itemsInPart,
+      run.items.flatMap((i) => (i.ok && i.note ? [i.note] : [])),
+      'items served in part',
+    );
+  };
+  // A first pass the start did not wait for: the first run joins it (its sources reported as
+  // a pass of the job's own would be).
+  let first = ingestion?.firstPass ?? null;
   return async (): Promise<void> => {
     if (!ingestion || deps.closing()) return;
     const { sources, live } = ingestion;
+    if (first) {
+      const { pass, startedAt } = first;
+      first = null;
+      passWatch.started(startedAt);
+      try {
+        for (const run of (await pass)?.runs ?? []) onSource(run);
+      } finally {
+        passWatch.ended();
+      }
+      return;
+    }
     // Shown by /health while it runs (and as overdue past its expected time).
     passWatch.started(clock.now());
     try {
-      await live.ingestWithLease(sources, store, clock, lease, {
-        onSource: (run) => {
-          if (!run.ok && !failing.has(run.source))
-            deps.log.warn(
-              { source: run.source, error: run.error },
-              run.state.refreshedAt === null
-                ? 'source failed: not read yet, nothing of it is served'
-                : 'source failed: its last data is served, aging',
-            );
-          if (run.ok && failing.has(run.source))
-            deps.log.info(
-              { source: run.source },
-              neverRead.delete(run.source) ? 'source read: its data is served' : 'source read again',
-            );
-          if (!run.ok && run.state.refreshedAt === null) neverRead.add(run.source);
-          if (run.ok) failing.delete(run.source);
-          else failing.add(run.source);
-          if (!run.ok) return;
-          // Items a pass could not read or price (served from their last data, or not at all),
-          // and items served in part (a market without a USD price, "Real sources" (docs/decisions.md)): logged when they change.
-          const logChanged = (seen: Map<string, string>, lines: string[], msg: string) => {
-            const key = lines.join('\n');
-            if (key === (seen.get(run.source) ?? '')) return;
-            seen.set(run.source, key);
-            if (lines.length > 0)
-              deps.log.warn({ source: run.source, count: lines.length, first: lines.slice(0, 5) }, msg);
-          };
-          logChanged(
-            itemsNotRead,
-            run.items.flatMap((i) => (i.ok ? [] : [i.error])),
-            'items not read',
-          );
-          logChanged(
-            itemsInPart,
-            run.items.flatMap((i) => (i.ok && i.note ? [i.note] : [])),
-            'items served in part',
-          );
-        },
-      });
+      await live.ingestWithLease(sources, store, clock, lease, { onSource });
     } finally {
       passWatch.ended();
     }

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
@@ -21,6 +22,11 @@ const MARKET = `morpho-31337-0x${'ab'.repeat(32)}`;
 
 /** A sources file in `dir` whose one chain's RPC refuses connections. */
 function unreachableSources(dir: string): string {
+  return sourcesAt(dir, 'http://127.0.0.1:9');
+}
+
+/** A sources file in `dir` whose one chain's RPC is `rpcUrl`. */
+function sourcesAt(dir: string, rpcUrl: string): string {
   const file = join(dir, 'sources.json');
   writeFileSync(
     file,
@@ -28,7 +34,7 @@ function unreachableSources(dir: string): string {
       chains: [
         {
           chainId: 31337,
-          rpcUrl: 'http://127.0.0.1:9',
+          rpcUrl,
           morpho: { blue: `0x${'11'.repeat(20)}`, fromBlock: 0 },
         },
       ],
@@ -37,8 +43,35 @@ function unreachableSources(dir: string): string {
   return file;
 }
 
+/**
+ * A JSON-RPC node that holds every request unanswered until `release()`, which drops the held
+ * connections and stops listening (later requests are refused): a first pass that lasts as
+ * long as the test wants.
+ */
+async function heldRpc(): Promise<{ url: string; held: () => number; release: () => void }> {
+  const sockets = new Set<net.Socket>();
+  let held = 0;
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+    socket.once('data', () => held++);
+    socket.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    held: () => held,
+    release: () => {
+      server.close();
+      for (const s of sockets) s.destroy();
+    },
+  };
+}
+
 interface Health {
   status: string;
+  ingestion: { startedAt: string } | null;
   datasets: { mode: string; markets: number }[];
   sources: {
     id: string;
@@ -184,6 +217,65 @@ describe('a sources file that cannot be read at start', () => {
       );
     } finally {
       await service.close();
+    }
+  });
+
+  test('behavior: a first pass that outlasts FIRST_PASS_WAIT_MS goes on in the background: the service starts, /health shows it running, and its outcome is logged when it ends', async () => {
+    const dir = tempDir('lrds-first-pass-long-');
+    const rpc = await heldRpc();
+    const lines: { level: number; msg: string; source?: string }[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(JSON.parse(String(chunk)));
+        callback();
+      },
+    });
+    const clock = new ManualClock(Date.now());
+    let service: Service | null = null;
+    try {
+      service = await createService(
+        {
+          ...embeddedSettings(dir),
+          sourcesFile: sourcesAt(dir, rpc.url),
+          simulationTickMs: 0,
+          firstPassWaitMs: 200,
+        },
+        { clock, server: QUIET, logger: { level: 'info', stream } },
+      );
+      // Started while the node still holds the pass's first request.
+      assert.ok(rpc.held() >= 1, 'the first pass had asked the node');
+      const h = await health(service);
+      assert.equal(h.status, 'degraded');
+      assert.ok(h.ingestion, '/health shows the first pass running');
+      const source = h.sources.find((s) => s.id === 'chain:31337');
+      assert.equal(source?.lastRefresh, null);
+      assert.equal(source?.consecutiveFailures, 0);
+      const warned = lines.filter((l) => l.level === 40);
+      assert.equal(warned.length, 1, JSON.stringify(lines));
+      assert.match(
+        warned[0]!.msg,
+        /^sources not read at start: chain:31337 \(its first pass still running\); nothing of it is served until a pass reads it/,
+      );
+      const keys = await keysOf(service);
+      const markets = await ask(service, keys.live)('/markets');
+      assert.equal(markets.body.meta.total, 0);
+      assert.equal(markets.body.meta.freshness, 'snapshot');
+
+      // The node goes away: the pass fails; the ingest job joined it and logs its outcome.
+      rpc.release();
+      await service.ingest();
+      const after = await health(service);
+      assert.equal(after.ingestion, null, 'no pass running');
+      const failed = after.sources.find((s) => s.id === 'chain:31337');
+      assert.equal(failed?.consecutiveFailures, 1);
+      assert.ok(failed?.lastError);
+      assert.deepEqual(
+        lines.filter((l) => l.level === 40 && l.source === 'chain:31337').map((l) => l.msg),
+        ['source failed: not read yet, nothing of it is served'],
+      );
+    } finally {
+      rpc.release();
+      await service?.close();
     }
   });
 
