@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppDeps, ServerOptions } from './context.ts';
 import { invalidParameter } from './errors.ts';
 import { lazyChild, writes } from './lazy-logger.ts';
+import { lazySerializers } from './lazy-serializers.ts';
 import { accessHook, accessPlugin } from './plugins/access.ts';
 import { anonymousPlugin } from './plugins/anonymous.ts';
 import { compressionPlugin } from './plugins/compression.ts';
@@ -32,7 +33,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...deps.server,
   };
   const headersTimeout = Math.min(server.headersTimeoutMs, server.requestTimeoutMs || Infinity);
+  // Response serializers compiled on first use, the rest in the background once ready.
+  const serializers = lazySerializers();
   const app = Fastify({
+    schemaController: { compilersFactory: { buildSerializer: serializers.buildSerializer } },
     logger:
       deps.logger === false || deps.logger === undefined
         ? false
@@ -91,6 +95,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     schemaErrorFormatter: (errors, dataVar) => invalidParameter(problemsOf(errors as AjvError[], dataVar)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  let closed = false;
+  app.addHook('onReady', async () => {
+    void serializers.warm(
+      () => closed,
+      (err) => app.log.error({ err }, 'a response schema does not compile'),
+    );
+  });
+  app.addHook('onClose', async () => {
+    closed = true;
+  });
   await app.register(securityPlugin);
   await app.register(metricsPlugin);
   await app.register(compressionPlugin);
