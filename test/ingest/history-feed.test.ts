@@ -80,7 +80,7 @@ describe('sandbox history feed', () => {
     // Every feed posts at least one round a heartbeat (a day at most), bar outages.
     assert.ok(backfill.oracleRounds >= scope.feeds.length, `${backfill.oracleRounds} rounds`);
     assert.ok(scope.feeds.length > 100 && scope.feeds.length < sim.feeds().length);
-    const oracle = sim.feeds()[scope.feeds[0]!]!;
+    const oracle = scope.feeds[0]!;
     const stored = await store.oracleRounds(oracle.chainId, oracle.address, HOUR - DAYS * DAY_MS, HOUR, 1000);
     assert.ok(stored.length > 0);
     const counts = await store.historyCounts();

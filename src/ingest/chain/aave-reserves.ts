@@ -375,10 +375,11 @@ export async function readRewards(
   if (targets.length === 0) return;
   for (let round = 1; ; round++) {
     // Each target with its rewards as last read.
-    const listed = targets.map((t) => ({
-      t,
-      list: cache.rewardLists.get(`${t.controller}:${t.token}`) ?? [],
-    }));
+    const listed: readonly { readonly t: (typeof targets)[number]; readonly list: readonly string[] }[] =
+      targets.map((t) => ({
+        t,
+        list: cache.rewardLists.get(`${t.controller}:${t.token}`) ?? [],
+      }));
     const rewards = [...new Set(listed.flatMap(({ t, list }) => list.map((rw) => `${t.controller}:${rw}`)))];
     const oracles = rewards.map((key) => cache.rewardOracles.get(key) ?? zeroAddress);
     const newTokens = [...new Set(rewards.map((key) => key.slice(key.indexOf(':') + 1)))].filter(
@@ -427,23 +428,29 @@ export async function readRewards(
     let changed = false;
     // A controller that refuses: its tokens have no rewards, named once per pool and controller.
     const refused = new Map<string, string>();
+    const unlisted = new Set<(typeof listed)[number]>();
     for (const x of listed) {
-      const { t } = x;
+      const { t, list } = x;
       const r = next();
       const key = `${t.controller}:${t.token}`;
       if (r.status !== 'success') {
         refused.set(`${t.pool}:${t.controller}`, firstLine(r.error));
         cache.rewardLists.delete(key);
-        x.list = [];
+        unlisted.add(x);
         continue;
       }
       const now = (r.result as string[]).map((a) => a.toLowerCase());
-      if (now.join() !== x.list.join()) {
+      if (now.join() !== list.join()) {
         cache.rewardLists.set(key, now);
         changed = true;
       }
     }
-    const data = listed.map(({ t, list }) => ({ t, rewards: list.map((reward) => ({ reward, d: next() })) }));
+    // Every reward's data asked is read, in the order asked (a refused token's too, then dropped:
+    // skipping them would hand its answers to the next token's rewards and to the oracles).
+    const data = listed.map((x) => {
+      const read = x.list.map((reward) => ({ reward, d: next() }));
+      return { t: x.t, rewards: unlisted.has(x) ? [] : read };
+    });
     rewards.forEach((key, j) => {
       const r = next();
       const oracle = r.status === 'success' ? String(r.result).toLowerCase() : zeroAddress;

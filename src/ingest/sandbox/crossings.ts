@@ -11,6 +11,7 @@
  * watching the chain would have: the catch-up replays the liquidations at the times the prices
  * crossed instead of stamping them all at the instant the server caught up.
  */
+import { must } from '../../domain/must.ts';
 import type { SandboxSimulation } from './history.ts';
 import { HOUR_MS } from './simulation/noise.ts';
 
@@ -72,7 +73,7 @@ export class CrossingWindow {
   factors(index: number): MarketFactors {
     let out = this.#byMarket.get(index);
     if (out) return out;
-    const m = this.#sim.dataset.markets[index]!;
+    const m = must(this.#sim.dataset.markets[index], `sandbox market ${index}`);
     const n = this.hours.length;
     const collateral = this.#ratiosOf(m.collateral);
     const loan = this.#ratiosOf(m.loan);
@@ -80,11 +81,13 @@ export class CrossingWindow {
     const f = new Float64Array(n);
     let min = Number.POSITIVE_INFINITY;
     const asOfMs = this.#sim.dataset.asOf * 1000;
-    for (let k = 0; k < n; k++) {
-      const t = this.hours[k]!;
+    for (const [k, t] of this.hours.entries()) {
+      const c = collateral[k];
+      const l = loan[k];
+      if (c === undefined || l === undefined) throw new Error(`internal error: no price ratio at hour ${k}`);
       const idx = t >= asOfMs ? Math.exp(this.#sim.history.stateAt(index, t).logIndex) : 1;
       index_[k] = idx;
-      const v = collateral[k]! / (loan[k]! * idx);
+      const v = c / (l * idx);
       f[k] = v;
       if (v < min) min = v;
     }

@@ -174,8 +174,7 @@ export function sandboxFeeds(
   const seen = new Set<string>();
   for (const m of markets) {
     const feeds = m.oracle?.feeds ?? [];
-    for (let i = 0; i < feeds.length; i++) {
-      const f = feeds[i]!;
+    for (const [i, f] of feeds.entries()) {
       const address = f.address.toLowerCase();
       const key = `${m.chainId}:${address}`;
       if (seen.has(key)) continue;
@@ -247,20 +246,18 @@ export function* oracleRoundRows(
   if (!(toMs > start)) return;
   const prices = new WindowPrices(model);
   const sim = createOracleSimulator(prices);
-  const cursors = feeds.map((f) => sim.cursor(f.spec));
-  for (let i = 0; i < cursors.length; i++) {
-    cursors[i]!.latestAt(start - 1);
-    if ((i + 1) % SEEK_BATCH === 0 && i + 1 < cursors.length) yield [];
+  const followed = feeds.map((f) => ({ f, c: sim.cursor(f.spec) }));
+  for (const [i, { c }] of followed.entries()) {
+    c.latestAt(start - 1);
+    if ((i + 1) % SEEK_BATCH === 0 && i + 1 < followed.length) yield [];
   }
   const rounds: OracleRound[] = [];
   for (let w = start; w < toMs; w += windowMs) {
     const end = Math.min(toMs, w + windowMs);
     prices.window(w, end);
     const rows: OracleRoundRow[] = [];
-    for (let i = 0; i < feeds.length; i++) {
-      const f = feeds[i]!;
+    for (const { f, c } of followed) {
       const until = end - 1;
-      const c = cursors[i]!;
       if (!(until > c.at)) continue;
       rounds.length = 0;
       c.advance(until, rounds);
@@ -347,26 +344,29 @@ const WARM_BATCH = 32;
 /** The clocks of `feeds` over `model` (see SandboxFeedClock). */
 export function feedClock(feeds: readonly SandboxFeed[], model: RoundPrices): SandboxFeedClock {
   const sim = createOracleSimulator(model);
-  const cursors: RoundCursor[] = feeds.map((f) => sim.cursor(f.spec));
-  const sent = new Float64Array(feeds.length).fill(Number.NaN);
-  const latestAt = (i: number, tMs: number) => cursors[i]!.latestAt(tMs);
+  // Each feed, its cursor, and the second of the last update sent for it (NaN: none yet).
+  const followed: { readonly f: SandboxFeed; readonly c: RoundCursor; sent: number }[] = feeds.map((f) => ({
+    f,
+    c: sim.cursor(f.spec),
+    sent: Number.NaN,
+  }));
   return {
     feeds,
     async warm(tMs) {
-      for (let i = 0; i < feeds.length; i++) {
-        latestAt(i, tMs);
+      for (const [i, { c }] of followed.entries()) {
+        c.latestAt(tMs);
         if ((i + 1) % WARM_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
       }
     },
     updatesAt(tMs) {
       const out: FeedUpdate[] = [];
-      for (let i = 0; i < feeds.length; i++) {
-        const r = latestAt(i, tMs);
+      for (const feed of followed) {
+        const r = feed.c.latestAt(tMs);
         if (r === null) continue;
         const sec = Math.floor(r.updatedAtMs / 1000);
-        if (sent[i] === sec) continue;
-        sent[i] = sec;
-        const f = feeds[i]!;
+        if (feed.sent === sec) continue;
+        feed.sent = sec;
+        const { f } = feed;
         out.push({ chainId: f.chainId, feed: f.address, lastUpdateTimestamp: sec });
       }
       return out;

@@ -5,6 +5,7 @@
  * function of the seed and its time, and appends are idempotent, so a window written twice
  * (a retry, a restart, two processes) leaves one copy.
  */
+import { must } from '../../domain/must.ts';
 import { significant } from '../../domain/precision.ts';
 import { borrowRate, rateToApy, supplyRate } from '../../domain/rates.ts';
 import type { AssetPrice } from '../../domain/records/history.ts';
@@ -56,11 +57,13 @@ export function sandboxSimulation(profile: SandboxProfile, seed: number): Sandbo
       return null;
     }
   };
-  const windDownList = dataset.markets.map((m) => ptWindDown(m.collateral, m.loan, maturityOf, asOfMs));
+  const windDownList: (WindDown | null)[] = [];
   const windDowns = new Map<string, WindDown>();
-  windDownList.forEach((w, i) => {
-    if (w) windDowns.set(dataset.markets[i]!.uniqueKey, w);
-  });
+  for (const m of dataset.markets) {
+    const w = ptWindDown(m.collateral, m.loan, maturityOf, asOfMs);
+    windDownList.push(w);
+    if (w) windDowns.set(m.uniqueKey, w);
+  }
   const history = createMarketHistory({
     seed,
     asOfMs,
@@ -146,7 +149,7 @@ export function sandboxMarketClock(sim: SandboxSimulation): SandboxMarketClock {
             debtIndex,
           };
         }
-        const t = terms[i]!;
+        const t = must(terms[i], 'market terms');
         const borrow = debt * debtIndex;
         const lenders = Math.min(MAX_SERVED_UTILIZATION, s.utilization > 0 ? s.utilization : 1);
         const supply = Math.max(pathSupply, borrow / lenders);
@@ -211,8 +214,8 @@ export const HOURLY_MIN_SUPPLY_USD = 10_000_000;
 export interface HistoryScope {
   daily(index: number): boolean;
   hourly(index: number): boolean;
-  /** Indexes into sim.feeds() of the feeds hourly markets read. */
-  feeds: readonly number[];
+  /** The feeds of sim.feeds() that hourly markets read, in its order. */
+  feeds: readonly SandboxFeed[];
 }
 
 export function historyScope(sim: SandboxSimulation): HistoryScope {
@@ -222,10 +225,7 @@ export function historyScope(sim: SandboxSimulation): HistoryScope {
   markets.forEach((m, i) => {
     if (hourly(i)) for (const f of m.oracle?.feeds ?? []) read.add(`${m.chainId}:${f.address.toLowerCase()}`);
   });
-  const feeds: number[] = [];
-  sim.feeds().forEach((f, k) => {
-    if (read.has(`${f.chainId}:${f.address}`)) feeds.push(k);
-  });
+  const feeds = sim.feeds().filter((f) => read.has(`${f.chainId}:${f.address}`));
   return { daily: (i) => (markets[i]?.supply ?? 0) > 0, hourly, feeds };
 }
 
@@ -255,10 +255,9 @@ export async function writeSandboxHistory(
   const rounds = plan.rounds;
   if (rounds && rounds.toMs > rounds.fromMs) {
     // A day of every feed's rounds per append.
-    const all = sim.feeds();
     for (const rows of oracleRoundRows(
       basis.model,
-      scope.feeds.map((k) => all[k]!),
+      scope.feeds,
       rounds.fromMs,
       rounds.toMs,
       sizes.roundsWindowMs,

@@ -110,7 +110,10 @@ export function generateSandbox(opts: SandboxOptions): SandboxDataset {
   if (hit) return hit;
   const ds = buildSandbox(opts);
   generated.set(key, ds);
-  if (generated.size > GENERATED_KEPT) generated.delete(generated.keys().next().value!);
+  if (generated.size > GENERATED_KEPT) {
+    const oldest = generated.keys().next();
+    if (!oldest.done) generated.delete(oldest.value);
+  }
   return ds;
 }
 

@@ -23,6 +23,7 @@ import {
   type LiquidationOutcome,
   liquidateAccount,
 } from '../../domain/liquidation.ts';
+import { must } from '../../domain/must.ts';
 import { significant, usd } from '../../domain/precision.ts';
 import type { PositionChange } from '../../domain/records/dataset.ts';
 import type { PricedLiquidationEvent } from '../../domain/records/history.ts';
@@ -97,6 +98,23 @@ export interface LiquidatorModel {
   dataset: { version: number };
 }
 
+/** A leg's state through the liquidations of one step (see plan). */
+interface LegState {
+  collateralUsd: number;
+  borrowUsd: number;
+  hfStated: number;
+  supplyUsd: number;
+  /** 0 while untouched; then one more than the liquidation events written for it. */
+  k: number;
+}
+
+/** Price ratios to a position's record (collateral, loan) and the borrow index, at one instant. */
+interface Ratios {
+  c: number;
+  l: number;
+  index: number;
+}
+
 /** A position in tokens at a set of prices (now, or an hour of the catch-up window). */
 interface Leg {
   p: PositionState;
@@ -133,7 +151,7 @@ export class SandboxLiquidator {
     this.#seed = seed;
     this.#profile = profile;
     const ds = generateSandbox({ profile, seed });
-    this.#terms = new Map(ds.markets.map((m, i) => [m.uniqueKey, ds.terms[i]!]));
+    this.#terms = new Map(ds.markets.map((m, i) => [m.uniqueKey, must(ds.terms[i], 'market terms')]));
     this.#index = new Map(ds.markets.map((m, i) => [m.uniqueKey, i]));
     this.#maxPerStep = maxPerStep;
   }
@@ -144,7 +162,9 @@ export class SandboxLiquidator {
     let ms = SANDBOX_AS_OF * 1000;
     const cursor = (await this.#store.listSources?.())?.find((x) => x.id === ACTIVITY_SOURCE_ID)?.cursor;
     const [v, minute] = (cursor ?? '').split(':').map(Number);
-    if (v === version && Number.isSafeInteger(minute)) ms = Math.max(ms, minute! * MINUTE_MS);
+    if (v === version && minute !== undefined && Number.isSafeInteger(minute)) {
+      ms = Math.max(ms, minute * MINUTE_MS);
+    }
     this.#from = { version, ms };
     return ms;
   }
@@ -220,49 +240,43 @@ export class SandboxLiquidator {
         if (doneAccounts.has(account.id)) continue;
         doneAccounts.add(account.id);
       }
+      // Each leg with its state as it evolves through the liquidations of this step, stated like
+      // the model's (collateral at the record's price, debt at borrow index 1), and its market's
+      // factors over the window (null without a window of whole hours, or without its market).
       const legs = (account ? account.members : [i]).flatMap((j) => {
         const leg = this.#legOf(model, j);
-        return leg ? [leg] : [];
+        if (!leg) return [];
+        const mi = window && hours > 0 ? this.#index.get(leg.m.uniqueKey) : undefined;
+        const s: LegState = {
+          collateralUsd: leg.p.collateralUsd,
+          borrowUsd: leg.p.borrowUsd,
+          hfStated: leg.p.healthFactor,
+          supplyUsd: leg.p.supplyUsd,
+          k: 0,
+        };
+        return [{ ...leg, s, f: window && mi !== undefined ? window.factors(mi) : null }];
       });
-      if (legs.length === 0) continue;
-      const protocol = catalog.recordAt(legs[0]!.p.ord).protocol;
-      // Each leg's state as it evolves through the liquidations of this step, stated like the
-      // model's (collateral at the record's price, debt at borrow index 1).
-      const state = legs.map((l) => ({
-        collateralUsd: l.p.collateralUsd,
-        borrowUsd: l.p.borrowUsd,
-        hfStated: l.p.healthFactor,
-        supplyUsd: l.p.supplyUsd,
-        k: 0,
-      }));
-      const fs =
-        window && hours > 0
-          ? legs.map((l) => {
-              const mi = this.#index.get(l.m.uniqueKey);
-              return mi === undefined ? null : window.factors(mi);
-            })
-          : [];
-      const byHour = fs.length > 0 && fs.every((f) => f !== null);
-      // The health factor (the account's: its legs' debt-weighted) at ratios `at(k)` to the records.
-      const healthAt = (ratios: (k: number) => { c: number; l: number; index: number }) => {
+      const first = legs[0];
+      if (first === undefined) continue;
+      type TrackedLeg = (typeof legs)[number];
+      const protocol = catalog.recordAt(first.p.ord).protocol;
+      const byHour = legs.every((l) => l.f !== null);
+      // The health factor (the account's: its legs' debt-weighted) at each leg's ratios to the records.
+      const healthAt = (ratios: (l: TrackedLeg) => Ratios) => {
         let weighted = 0;
         let debt = 0;
-        state.forEach((s, k) => {
-          const r = ratios(k);
-          const debtUsd = s.borrowUsd * r.l * r.index;
+        for (const l of legs) {
+          const r = ratios(l);
+          const debtUsd = l.s.borrowUsd * r.l * r.index;
           debt += debtUsd;
-          weighted += s.hfStated * (r.c / (r.l * r.index)) * debtUsd;
-        });
+          weighted += l.s.hfStated * (r.c / (r.l * r.index)) * debtUsd;
+        }
         return debt > 0 ? weighted / debt : Number.POSITIVE_INFINITY;
       };
-      const liquidateAt = (
-        at: number,
-        hf: number,
-        ratios: (k: number) => { c: number; l: number; index: number },
-      ) => {
-        const at_ = legs.map((l, k) => {
-          const r = ratios(k);
-          const s = state[k]!;
+      const liquidateAt = (at: number, hf: number, ratios: (l: TrackedLeg) => Ratios) => {
+        const at_ = legs.map((l) => {
+          const r = ratios(l);
+          const { s } = l;
           return {
             ...l,
             collateral: s.collateralUsd / l.base.collateral,
@@ -275,8 +289,8 @@ export class SandboxLiquidator {
         const outcome = this.#liquidate(protocol, hf, at_);
         let open = false;
         at_.forEach((leg, k) => {
-          const out = outcome.legs[k]!;
-          const s = state[k]!;
+          const out = must(outcome.legs[k], 'the outcome of a liquidated leg');
+          const { s } = leg;
           const credit = k === 0 ? outcome.surplus * leg.base.loan : 0;
           if (out.repaid > 0 || out.seized > 0 || out.badDebt > 0 || credit > 0) {
             // The stored ratio scaled (the threshold the position is stated at is kept).
@@ -321,34 +335,39 @@ export class SandboxLiquidator {
         return open;
       };
       let open = true;
-      if (byHour) {
+      if (window && byHour) {
         // Each whole hour of the window at which it was below 1: liquidated there, at that hour's
         // prices (again at a later hour if a partial liquidation left it below 1).
-        const first = legs[0]!;
         const stream = streamId(this.#seed, `live-liq|${first.m.uniqueKey}|${first.p.user}`);
-        for (let h = 0; h < hours && open; h++) {
-          const ratios = (k: number) => {
-            const f = fs[k]!;
-            return { c: f.collateral[h]!, l: f.loan[h]!, index: f.index[h]! };
+        for (const [h, hourMs] of window.hours.entries()) {
+          if (!open) break;
+          const ratios = (l: TrackedLeg): Ratios => {
+            const c = l.f?.collateral[h];
+            const loan = l.f?.loan[h];
+            const index = l.f?.index[h];
+            if (c === undefined || loan === undefined || index === undefined) {
+              throw new Error(`internal error: the factors of ${l.m.uniqueKey} at hour ${h} are missing`);
+            }
+            return { c, l: loan, index };
           };
           const hf = healthAt(ratios);
           if (!(hf < 1)) continue;
-          const hourMs = fs[0]!.hours[h]!;
           const lo = Math.max(fromMs + 1, hourMs - HOUR_MS);
           const at = Math.floor(lo + unitAt(stream, first.p.seq, 3 + 16 * h) * (hourMs - lo));
           open = liquidateAt(at, hf, ratios);
         }
       }
       // Now, at the model's prices.
-      const nowRatios = (k: number) => {
-        const p = legs[k]!.p;
-        return { c: p.collateralFactor, l: p.loanFactor, index: p.debtIndex };
-      };
+      const nowRatios = ({ p }: TrackedLeg): Ratios => ({
+        c: p.collateralFactor,
+        l: p.loanFactor,
+        index: p.debtIndex,
+      });
       const hfNow = healthAt(nowRatios);
       if (open && hfNow < 1) liquidateAt(atMs, hfNow, nowRatios);
-      legs.forEach((leg, k) => {
-        const s = state[k]!;
-        if (s.k === 0) return;
+      for (const leg of legs) {
+        const { s } = leg;
+        if (s.k === 0) continue;
         changes.push({
           marketKey: leg.m.uniqueKey,
           user: leg.p.user,
@@ -358,7 +377,7 @@ export class SandboxLiquidator {
           healthFactor: s.hfStated,
           basedOn: leg.p.seq,
         });
-      });
+      }
     }
     return { events, changes, complete };
   }

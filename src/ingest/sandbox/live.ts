@@ -51,13 +51,18 @@ export function sandboxPriceBasis(markets: readonly MarketRecord[], seed: number
       priceUsd,
     })),
   );
+  const refOf = (symbol: string): number => {
+    const ref = symbols.get(symbol);
+    if (ref === undefined) throw new Error(`internal error: no reference price for ${symbol}`);
+    return ref;
+  };
   return {
     model,
     tokens: [...tokens.values()],
-    ratioAt: (symbol, tMs) => model.priceAt(symbol, tMs) / symbols.get(symbol)!,
+    ratioAt: (symbol, tMs) => model.priceAt(symbol, tMs) / refOf(symbol),
     hourlyRatios(symbol, fromMs, toMs) {
       const { prices } = model.hourly(symbol, fromMs, toMs);
-      const ref = symbols.get(symbol)!;
+      const ref = refOf(symbol);
       for (let i = 0; i < prices.length; i++) prices[i] = (prices[i] as number) / ref;
       return prices;
     },

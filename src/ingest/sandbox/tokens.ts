@@ -55,7 +55,8 @@ export class TokenRegistry {
   ): void {
     if (!symbol || !/^0x[0-9a-f]{40}$/.test(address)) return;
     const key = `${chainId}:${address}`;
-    const valid = Number.isInteger(decimals) && decimals! >= 0 && decimals! <= 36 ? decimals : null;
+    const valid =
+      decimals !== null && Number.isInteger(decimals) && decimals >= 0 && decimals <= 36 ? decimals : null;
     if (!this.#byAddress.has(key)) this.#byAddress.set(key, { symbol, name, decimals: valid });
     const symKey = `${chainId}:${symbol.toUpperCase()}`;
     if (!this.#bySymbol.has(symKey)) this.#bySymbol.set(symKey, address);

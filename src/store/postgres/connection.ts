@@ -1,6 +1,7 @@
 import postgres, { type Sql } from 'postgres';
 import { type Clock, systemClock } from '../../domain/clock.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
+import { StoreWriteError, WriteHealth, type WriteProblemListener } from '../write-health.ts';
 
 export interface PostgresStoreOptions {
   /**
@@ -62,6 +63,20 @@ function asUnavailable(err: unknown): StoreUnavailableError | null {
     err instanceof postgres.PostgresError ? unavailableState(code) : CONNECTION_ERRORS.has(code);
   if (!connectionFailed) return null;
   return new StoreUnavailableError(`PostgreSQL unavailable: ${(err as Error).message}`, { cause: err });
+}
+
+/**
+ * SQLSTATEs of a server that answers but lacks what the statement needs: disk_full (53100: a
+ * table, index or WAL segment cannot grow, or a sort cannot spill to disk) and out_of_memory
+ * (53200). The store goes on serving what it can; what needs the statement is answered 503 with
+ * Retry-After, as on a full disk of the embedded store. Too many connections (53300) is a
+ * connection refused: the store is unavailable (see unavailableState).
+ */
+const RESOURCE_STATES = new Set(['53100', '53200']);
+
+/** Whether `err` is PostgreSQL refusing a statement for want of disk or memory (RESOURCE_STATES). */
+export function isPostgresResourceError(err: unknown): boolean {
+  return err instanceof postgres.PostgresError && RESOURCE_STATES.has(err.code);
 }
 
 /** The share of a deadline the event loop spent running code, above which the deadline is extended. */
@@ -154,6 +169,8 @@ export class PostgresConnection {
   readonly #probeIntervalMs: number;
   /** Why the store is down, or null while it serves. */
   #down: StoreUnavailableError | null = null;
+  /** Whether statements go through (a full disk or memory refuses them while the server answers). */
+  readonly #writes = new WriteHealth();
   #probe: NodeJS.Timeout | null = null;
   #closed = false;
 
@@ -207,6 +224,7 @@ export class PostgresConnection {
     try {
       return await withDeadline(run(sql), timeoutMs);
     } catch (err) {
+      this.#throwIfRefused(err);
       const unavailable = asUnavailable(err);
       if (!unavailable) throw err;
       this.#goDown(sql, unavailable);
@@ -220,10 +238,49 @@ export class PostgresConnection {
     try {
       return await run(sql);
     } catch (err) {
+      this.#throwIfRefused(err);
       const unavailable = asUnavailable(err);
       if (!unavailable) throw err;
       this.#bulk.replace(sql);
       throw unavailable;
+    }
+  }
+
+  /**
+   * A statement refused for want of disk or memory is thrown as StoreWriteError, and the write
+   * health says so (its listeners hear it once, when statements start failing).
+   */
+  #throwIfRefused(err: unknown): void {
+    if (!isPostgresResourceError(err)) return;
+    const { code, message } = err as { code: string; message: string };
+    const error = new StoreWriteError(`the store cannot write to PostgreSQL: ${message} (${code})`, err);
+    this.#writes.failed(error.message, this.clock.now());
+    throw error;
+  }
+
+  writeProblem() {
+    return this.#writes.problem;
+  }
+
+  watchWrites(listener: WriteProblemListener): () => void {
+    return this.#writes.watch(listener);
+  }
+
+  /**
+   * While statements are refused for want of disk or memory, a probe write (a counter set to its
+   * own value) within `timeoutMs`: writes count as working again once one goes through
+   * WRITES_CLEAR_AFTER_MS after the last refusal. Nothing to do while they work. Never throws.
+   */
+  async probeWrites(timeoutMs = this.#callTimeoutMs): Promise<void> {
+    if (!this.#writes.problem) return;
+    try {
+      await this.serve(
+        (sql) => sql`UPDATE counters SET value = value WHERE name = 'keys_version'`,
+        timeoutMs,
+      );
+      this.#writes.succeeded(this.clock.now());
+    } catch {
+      // still refused (writeProblem() says why), or the store is down
     }
   }
 

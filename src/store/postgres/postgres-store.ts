@@ -1,5 +1,6 @@
 import { ComposedStore } from '../composed-store.ts';
 import { measureStoreCalls } from '../measure.ts';
+import type { WriteProblem, WriteProblemListener } from '../write-health.ts';
 import { PostgresConnection, type PostgresStoreOptions } from './connection.ts';
 import { PostgresEventStore } from './event-store.ts';
 import { PostgresHistory } from './history.ts';
@@ -72,10 +73,23 @@ export class PostgresStore extends ComposedStore {
 
   /**
    * True when the database answers `SELECT 1` within `timeoutMs` (default: the call deadline);
-   * false at once while the store is down. Never throws.
+   * false at once while the store is down. Never throws. While writes are refused (a full disk),
+   * a probe write is tried too, so the write health clears once the server has room again even
+   * when nothing else writes.
    */
   async ping(timeoutMs?: number): Promise<boolean> {
-    return this.db.ping(timeoutMs);
+    if (!(await this.db.ping(timeoutMs))) return false;
+    await this.db.probeWrites(timeoutMs);
+    return true;
+  }
+
+  /** Writes refused now (a full disk, no memory): since when and PostgreSQL's error; null while they work. */
+  writeProblem(): WriteProblem | null {
+    return this.db.writeProblem();
+  }
+
+  watchWrites(listener: WriteProblemListener): () => void {
+    return this.db.watchWrites(listener);
   }
 }
 

@@ -409,9 +409,10 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
    * `out` (the hourly loops run millions of times: no allocation).
    */
   const ratesAt = (d: Dynamics, tMs: number, n1: number, n2: number, rat: number, out: Rates): Rates => {
-    const adaptive = d.rat0 !== null && tMs >= asOfMs;
+    const { rat0 } = d;
+    const adaptive = rat0 !== null && tMs >= asOfMs;
     const shift = adaptive
-      ? Math.max(-MAX_RATE_SHIFT, Math.min(MAX_RATE_SHIFT, RATE_ELASTICITY * Math.log(d.rat0! / rat)))
+      ? Math.max(-MAX_RATE_SHIFT, Math.min(MAX_RATE_SHIFT, RATE_ELASTICITY * Math.log(rat0 / rat)))
       : 0;
     const u = utilizationOf(d, n1, n2, tMs, shift);
     const rb = adaptive ? adaptiveCurveRate(adaptiveError(u), rat) : borrowRate(u, d.terms.curve);
