@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 47cc8d28240a75f7586695b831322f25f21e9d9659652874534ca3068413322e) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 3733ba25598c1f7d0af15db18d4f1a777aa7d53435d543934f88bcb0582bfadd) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/": {
         parameters: {
@@ -613,7 +613,7 @@ export interface paths {
         };
         /**
          * A market's rating history
-         * @description The changes of a market's rating, oldest first: a rating is recorded when its grade changes, its score moves by 2 points or more, or the methodology version changes, each with the grade and score before. `startDate` is raised to your tier's history window (meta.clamped); `endDate` defaults to now. Page with `cursor`.
+         * @description The changes of a market's rating, oldest first: a rating is recorded when its grade changes, its score moves by 2 points or more, or the methodology version changes, and when it stops being graded (grade NR, `score` null, with the `reason`: below the size floor, a component without data) and starts again; NR after NR is no change, whatever its reason. Each with the grade and score before. `startDate` is raised to your tier's history window (meta.clamped); `endDate` defaults to now. Page with `cursor`.
          */
         get: operations["getMarketRatingHistory"];
         put?: never;
@@ -693,7 +693,7 @@ export interface paths {
         };
         /**
          * A vault's rating history
-         * @description The changes of a vault's rating, oldest first, recorded as for markets (a grade change, a score move of 2 points or more, a new methodology version). `startDate` is raised to your tier's history window (meta.clamped); `endDate` defaults to now. Page with `cursor`.
+         * @description The changes of a vault's rating, oldest first, recorded as for markets (a grade change, a score move of 2 points or more, a new methodology version, the step into NR (not graded: `score` null, with the `reason`) and back out of it; NR after NR is no change). `startDate` is raised to your tier's history window (meta.clamped); `endDate` defaults to now. Page with `cursor`.
          */
         get: operations["getVaultRatingHistory"];
         put?: never;
@@ -1934,6 +1934,7 @@ export interface components {
          *       "at": "2026-11-22T00:00:00.000Z",
          *       "grade": "A",
          *       "score": 74.35,
+         *       "reason": null,
          *       "previousGrade": "AA",
          *       "previousScore": 80.1,
          *       "methodologyVersion": "1.0.0",
@@ -1950,18 +1951,20 @@ export interface components {
             /** @description ISO 8601 UTC instant of the rating. */
             at: string;
             /**
-             * @description Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10).
+             * @description Grade of the score: AAA (90-100), AA (80), A (70), BBB (60), BB (50), B (40), CCC (30), CC (20), C (10), D (below 10); NR: not graded (below the size floor, or a component without the data it needs; `reason` says which).
              * @enum {string}
              */
-            grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D";
-            /** @description Overall score, 0 to 100. */
-            score: number;
+            grade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR";
+            /** @description Overall score, 0 to 100; null when not graded (grade NR). */
+            score: number | null;
+            /** @description Why it was not graded (grade NR), with the figures of that day; null when graded. */
+            reason: string | null;
             /**
-             * @description The grade recorded before; null for the first rating recorded.
+             * @description The grade recorded before (NR: not graded); null for the first rating recorded.
              * @enum {string|null}
              */
-            previousGrade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | null;
-            /** @description The score recorded before; null for the first rating recorded. */
+            previousGrade: "AAA" | "AA" | "A" | "BBB" | "BB" | "B" | "CCC" | "CC" | "C" | "D" | "NR" | null;
+            /** @description The score recorded before; null for the first rating recorded, and when the one before was not graded. */
             previousScore: number | null;
             /**
              * @description Version of the methodology (GET /ratings/methodology).
@@ -2171,7 +2174,7 @@ export interface components {
          *       "unknownScore": 50,
          *       "sizeFloorUsd": 100000,
          *       "notRated": "Grade NR, score null, with the reason: a market supplying less than sizeFloorUsd (or of no USD value), or one of whose components has no data to be computed from (no stored history, borrow without a known borrower, amounts of no USD value); a vault holding less than sizeFloorUsd, or with no allocation to a graded market. Such a component is shown with unknownScore, and no grade rests on it.",
-         *       "schedule": "Computed at start-up, daily at 00:00 UTC and when the dataset is replaced; a new rating is recorded in the history when its grade changes, its score moves by changeTolerance points or more, or the version changes."
+         *       "schedule": "Computed at start-up, daily at 00:00 UTC and when the dataset is replaced; a new rating is recorded in the history when its grade changes, its score moves by changeTolerance points or more, the version changes, or it stops or starts being graded (NR, with its reason); NR after NR is no change, whatever its reason."
          *     }
          */
         RatingMethodology: {

@@ -95,8 +95,8 @@ export const RETRY_MS = 60_000;
  * model is rated when it is first seen (at start-up, after the dataset was replaced: a reload
  * is a new model, and the test keys' sandbox when it is built), then again once a 00:00 UTC of
  * the injected clock has passed since its last rating (`runDue`, polled by the service every
- * second). Ratings that changed beyond the tolerance (grade, methodology version, or score by
- * RATING_CHANGE_TOLERANCE points) are appended to the store's rating history, for the model
+ * second). Ratings that changed beyond the tolerance (grade, methodology version, score by
+ * RATING_CHANGE_TOLERANCE points, or the step into or out of NR: ratingChanged) are appended to the store's rating history, for the model
  * that is the store's dataset, by the process that writes history.
  *
  * Cost on the large profile (20,000 markets, 1,000,000 positions): the price history is read
@@ -291,8 +291,8 @@ export class RatingsJob {
       chainId: number,
       r: MarketRatingView | VaultRatingView,
     ) => {
-      // The history records grades: a rating not graded (NR, no score) is not recorded.
-      if (r.score === null) return;
+      // Graded and not graded (NR, no score, with its reason) alike: the history shows the step
+      // into NR and back out of it; NR after NR is no change (ratingChanged).
       const prev = last.get(subject);
       if (prev && !ratingChanged(prev, { grade: r.grade, score: r.score, methodology: r.methodologyVersion }))
         return;
@@ -304,6 +304,7 @@ export class RatingsJob {
         methodology: r.methodologyVersion,
         grade: r.grade,
         score: r.score,
+        reason: r.reason,
         previousGrade: prev?.grade ?? null,
         previousScore: prev?.score ?? null,
         components: Object.fromEntries(Object.entries(r.components).map(([k, c]) => [k, c.score])),

@@ -198,8 +198,10 @@ export class ResearchJob {
       if (page.length < LIQUIDATION_PAGE || last === undefined) break;
       after = { at: last.at, chainId: last.chainId, txHash: last.txHash, logIndex: last.logIndex };
     }
+    // The digest lists the day's changes of markets' grades; a step into NR (no score) is not
+    // one of them (a step out of NR is: its grade and score, the grade before NR).
     const ratings = (await this.#o.store.ratingChangesBetween(day, day + DAY_MS, 10_000)).filter(
-      (c) => c.kind === 'market',
+      (c): c is RatingChange & { score: number } => c.kind === 'market' && c.score !== null,
     );
     const protocolOfKey = (key: string) => {
       const ord = catalog.ordOf(key);

@@ -45,14 +45,19 @@ export const RATING_WINDOW_DAYS = 90;
 export const RATING_CHANGE_TOLERANCE = 2;
 
 /**
- * Whether a rating differs from the last recorded one enough to be recorded: another grade,
- * another methodology version, or a score at least RATING_CHANGE_TOLERANCE points away (scores
- * as served, 2 decimals; the difference is compared to 2 decimals too).
+ * Whether a rating differs from the last recorded one enough to be recorded. Between two graded
+ * ratings: another grade, another methodology version, or a score at least
+ * RATING_CHANGE_TOLERANCE points away (scores as served, 2 decimals; the difference is compared
+ * to 2 decimals too). A rating not graded (NR, score null) is a change from a graded one and the
+ * reverse; NR after NR is no change, whatever its reason (the reason states figures, such as
+ * the supply below the size floor, that move every day) or its methodology version (there is no
+ * score whose meaning the version changes).
  */
 export function ratingChanged(
-  last: { grade: string; score: number; methodology: string },
-  now: { grade: string; score: number; methodology: string },
+  last: { grade: string; score: number | null; methodology: string },
+  now: { grade: string; score: number | null; methodology: string },
 ): boolean {
+  if (last.score === null || now.score === null) return (last.score === null) !== (now.score === null);
   return (
     last.grade !== now.grade ||
     last.methodology !== now.methodology ||
@@ -789,6 +794,7 @@ export function ratingMethodology(sizeFloorUsd = DEFAULT_RATING_SIZE_FLOOR_USD):
       'graded market. Such a component is shown with unknownScore, and no grade rests on it.',
     schedule:
       'Computed at start-up, daily at 00:00 UTC and when the dataset is replaced; a new rating is recorded in the ' +
-      'history when its grade changes, its score moves by changeTolerance points or more, or the version changes.',
+      'history when its grade changes, its score moves by changeTolerance points or more, the version changes, or ' +
+      'it stops or starts being graded (NR, with its reason); NR after NR is no change, whatever its reason.',
   };
 }

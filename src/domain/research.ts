@@ -504,7 +504,11 @@ export function reportMarkdown(r: ResearchReport): string {
     r.ratingChanges.map((c) => [
       chainText(c.chainId),
       `\`${c.subject}\``,
-      c.previousGrade === null ? '–' : `${c.previousGrade} (${c.previousScore})`,
+      c.previousGrade === null
+        ? '–'
+        : c.previousScore === null
+          ? c.previousGrade
+          : `${c.previousGrade} (${c.previousScore})`,
       `${c.grade} (${c.score})`,
     ]),
   );

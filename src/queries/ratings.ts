@@ -182,7 +182,10 @@ export interface RatingChangeView {
   /** ISO 8601 UTC. */
   at: string;
   grade: string;
-  score: number;
+  /** Null when not graded (grade NR). */
+  score: number | null;
+  /** Why it was not graded; null when graded. */
+  reason: string | null;
   previousGrade: string | null;
   previousScore: number | null;
   methodologyVersion: string;
@@ -246,7 +249,8 @@ export async function ratingHistory(
     items: page.map((r) => ({
       at: new Date(r.at).toISOString(),
       grade: r.grade,
-      score: points(r.score),
+      score: r.score === null ? null : points(r.score),
+      reason: r.reason,
       previousGrade: r.previousGrade,
       previousScore: r.previousScore === null ? null : points(r.previousScore),
       methodologyVersion: r.methodology,

@@ -3,6 +3,8 @@
  * they are written, the order PostgreSQL appends rows in, and the mapping of the rows both
  * schemas return (same column names; PostgreSQL returns bigints as strings, hence Number()).
  */
+
+import { NOT_RATED } from '../domain/rating.ts';
 import type {
   AssetPrice,
   DailyLiquidationTotal,
@@ -170,11 +172,18 @@ export function checkRatingChanges(rows: readonly RatingChange[]): void {
     if (!isTime(r.at)) refuse(what, i, 'at must be a non-negative integer (epoch ms)');
     if (!isText(r.methodology)) refuse(what, i, 'methodology must be a non-empty string');
     if (!isText(r.grade)) refuse(what, i, 'grade must be a non-empty string');
-    checkNumbers(what, i, r, ['score']);
-    if ((r.previousGrade === null) !== (r.previousScore === null))
-      refuse(what, i, 'previousGrade and previousScore must both be set or both be null');
+    // Not graded: grade NR, no score, a reason; graded: a score and no reason.
+    if (r.grade === NOT_RATED) {
+      if (r.score !== null) refuse(what, i, 'score must be null when grade is NR');
+      if (!isText(r.reason)) refuse(what, i, 'reason must be a non-empty string when grade is NR');
+    } else {
+      checkNumbers(what, i, r, ['score']);
+      if (r.reason !== null) refuse(what, i, 'reason must be null when graded');
+    }
     if (r.previousGrade !== null && !isText(r.previousGrade))
       refuse(what, i, 'previousGrade must be a non-empty string or null');
+    if ((r.previousGrade === null || r.previousGrade === NOT_RATED) !== (r.previousScore === null))
+      refuse(what, i, 'previousScore must be null when previousGrade is null or NR, and set otherwise');
     checkNumbers(what, i, r, ['previousScore'], true);
     if (
       typeof r.components !== 'object' ||
@@ -347,7 +356,8 @@ export function toRatingChange(r: Row): RatingChange {
     at: num(r.at),
     methodology: r.methodology as string,
     grade: r.grade as string,
-    score: num(r.score),
+    score: numOrNull(r.score),
+    reason: (r.reason as string | null) ?? null,
     previousGrade: (r.previous_grade as string | null) ?? null,
     previousScore: numOrNull(r.previous_score),
     components: JSON.parse(r.components as string) as Record<string, number>,
@@ -356,7 +366,7 @@ export function toRatingChange(r: Row): RatingChange {
 
 /** The columns of rating_changes, as toRatingChange() reads them (both stores). */
 export const RATING_CHANGE_COLUMNS =
-  'kind, subject, chain_id, at, methodology, grade, score, previous_grade, previous_score, components';
+  'kind, subject, chain_id, at, methodology, grade, score, reason, previous_grade, previous_score, components';
 
 export function toSource(r: Row): SourceState {
   return {

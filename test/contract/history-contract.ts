@@ -35,11 +35,19 @@ export interface HistoryContractHooks {
   refuseSnapshotsAt(store: HistoryContractStore, at: number): Promise<void>;
   /** A store whose schema stops at version 5, holding `rows` (see version5Inserts), then migrated. */
   migratedFromVersion5(rows: Version5Rows): Promise<HistoryContractStore>;
+  /** A store whose schema stops at `version`, holding what `inserts` wrote, then migrated. */
+  migratedFrom(version: number, inserts: readonly SqlInsert[]): Promise<HistoryContractStore>;
+}
+
+/** One INSERT statement with `?` placeholders and its parameters, in order. */
+export interface SqlInsert {
+  sql: string;
+  params: (string | number | null)[];
 }
 
 /** INSERT statements (`?` placeholders, in order) writing `rows` into the version 5 tables. */
-export function version5Inserts(rows: Version5Rows): { sql: string; params: (string | number | null)[] }[] {
-  const out: { sql: string; params: (string | number | null)[] }[] = [];
+export function version5Inserts(rows: Version5Rows): SqlInsert[] {
+  const out: SqlInsert[] = [];
   const values = (n: number) => `(${Array.from({ length: n }, () => '?').join(', ')})`;
   for (const r of rows.snapshots) {
     out.push({
@@ -177,6 +185,7 @@ function rating(over: Partial<RatingChange> = {}): RatingChange {
     methodology: '1.0.0',
     grade: 'A',
     score: 74.35,
+    reason: null,
     previousGrade: 'AA',
     previousScore: 80.1,
     // key order and doubles as written (0.1 + 0.2 is not 0.3)
@@ -735,6 +744,7 @@ export function historyContract(
         methodology: '1.0.0',
         grade: 'A',
         score: 71.5,
+        reason: null,
         previousGrade: null,
         previousScore: null,
         components: { oracle: 80 },
@@ -1028,6 +1038,75 @@ export function historyContract(
       await store.close();
     });
 
+    test('behavior: a rating not graded (NR, score null, its reason) round-trips, and the one after it names NR before', async () => {
+      const store = await open();
+      const graded = rating({ at: T0 });
+      const notGraded = rating({
+        at: T0 + DAY_MS,
+        grade: 'NR',
+        score: null,
+        reason: 'Not graded: $52,000 supplied, below the size floor of $100,000.',
+        previousGrade: 'A',
+        previousScore: 74.35,
+      });
+      const back = rating({ at: T0 + 2 * DAY_MS, score: 71.2, previousGrade: 'NR', previousScore: null });
+      const firstNr = rating({
+        subject: 'aave-1-0xpool',
+        grade: 'NR',
+        score: null,
+        reason: 'Not graded: the liquidations component has no data.',
+        previousGrade: null,
+        previousScore: null,
+      });
+      assert.equal(await store.appendRatingChanges(shuffled([graded, notGraded, back, firstNr])), 4);
+      assert.deepEqual(await store.ratingChanges('market', graded.subject, 0, T0 + 10 * DAY_MS, 10), [
+        graded,
+        notGraded,
+        back,
+      ]);
+      assert.deepEqual(await store.ratingChanges('market', 'aave-1-0xpool', 0, T0 + DAY_MS, 10), [firstNr]);
+      assert.deepEqual(await store.latestRatingChanges('market', 10), [firstNr, back]);
+      assert.deepEqual(await store.ratingChangesBetween(T0 + DAY_MS, T0 + 2 * DAY_MS, 10), [notGraded]);
+      await store.close();
+    });
+
+    test('behavior: a store migrated from before NR was recorded keeps its rating changes, and records NR after', {
+      skip: hooks ? false : 'needs the store test hooks',
+    }, async () => {
+      const old = rating({ at: T0 });
+      const store = await hooks!.migratedFrom(17, [
+        {
+          sql: `INSERT INTO rating_changes (kind, subject, at, chain_id, methodology, grade, score, previous_grade,
+                  previous_score, components) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          params: [
+            old.kind,
+            old.subject,
+            old.at,
+            old.chainId,
+            old.methodology,
+            old.grade,
+            old.score,
+            old.previousGrade,
+            old.previousScore,
+            JSON.stringify(old.components),
+          ],
+        },
+      ]);
+      assert.deepEqual(await store.ratingChanges('market', old.subject, 0, T0 + DAY_MS, 10), [old]);
+      const nr = rating({
+        at: T0 + DAY_MS,
+        grade: 'NR',
+        score: null,
+        reason: 'Not graded: $0 supplied.',
+        previousGrade: 'A',
+        previousScore: 74.35,
+      });
+      assert.equal(await store.appendRatingChanges([nr]), 1);
+      assert.deepEqual(await store.latestRatingChanges('market', 10), [nr]);
+      assert.deepEqual(await store.ratingChangesBetween(0, T0 + 2 * DAY_MS, 10), [old, nr]);
+      await store.close();
+    });
+
     test('error: a rating change batch with an invalid row is refused whole, before anything is written', async () => {
       const store = await open();
       const bad: Partial<RatingChange>[] = [
@@ -1040,6 +1119,14 @@ export function historyContract(
         { methodology: '' },
         { previousGrade: null },
         { previousScore: Number.POSITIVE_INFINITY },
+        // not graded: grade NR, no score, a reason; graded: a score, no reason
+        { grade: 'NR' },
+        { grade: 'NR', score: null },
+        { grade: 'NR', score: null, reason: '' },
+        { score: null },
+        { reason: 'Not graded: $0 held.' },
+        { previousGrade: 'NR' },
+        { previousGrade: 'NR', previousScore: Number.NaN },
         { components: { oracle: Number.NaN } },
         { components: [] as unknown as Record<string, number> },
       ];

@@ -378,6 +378,15 @@ describe('ratingChanged', () => {
     // 80.1 - 78.1 is 1.9999999999999858 in binary floating point: still 2 points
     assert.equal(ratingChanged({ ...last, score: 80.1 }, { ...last, score: 78.1 }), true);
   });
+
+  test('behavior: into NR and out of it are changes; NR after NR is none, whatever the version', () => {
+    const graded = { grade: 'AA', score: 85, methodology: '2.0.0' };
+    const nr = { grade: 'NR', score: null, methodology: '2.0.0' };
+    assert.equal(ratingChanged(graded, nr), true);
+    assert.equal(ratingChanged(nr, graded), true);
+    assert.equal(ratingChanged(nr, nr), false);
+    assert.equal(ratingChanged(nr, { ...nr, methodology: '2.1.0' }), false);
+  });
 });
 
 describe('ratingMethodology', () => {

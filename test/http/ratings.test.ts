@@ -583,6 +583,7 @@ describe('ratings: the job', () => {
           at: NOW,
           grade: gradeOf(scoreA),
           score: scoreA,
+          reason: null,
           previousGrade: null,
           previousScore: null,
           methodologyVersion: '2.0.0',
@@ -670,6 +671,85 @@ describe('ratings: the job', () => {
       );
       assert.equal(backwards.statusCode, 400);
       assert.equal(backwards.json().details[0].parameter, 'endDate');
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('behavior: the history records the step into NR with its reason and back out; NR after NR, a new reason alone, is not recorded', async () => {
+    const own = new ManualClock(NOW);
+    const live = liveModel(own);
+    // The size floor, moved between runs: C (1M supplied) and the vault (1.5M held) fall below 2M.
+    let floor = 100_000;
+    const app = await createTestApp({
+      clock: own,
+      tiers: GENEROUS_TIERS,
+      live,
+      store: await storeWithHistory(),
+      ratings: (store, clk) =>
+        new RatingsJob({
+          models: () => [live],
+          store,
+          clock: clk,
+          writes: true,
+          get sizeFloorUsd() {
+            return floor;
+          },
+        }),
+    });
+    try {
+      const key = await app.key('pro');
+      const history = async (path: string) =>
+        (await app.get(`/api/v1/ratings/${path}/history`, key)).json().data as {
+          at: string;
+          grade: string;
+          score: number | null;
+          reason: string | null;
+          previousGrade: string | null;
+          previousScore: number | null;
+        }[];
+      const brief = (rows: Awaited<ReturnType<typeof history>>) =>
+        rows.map((r) => [r.at.slice(0, 10), r.grade, r.score, r.reason, r.previousGrade, r.previousScore]);
+      const gradeC = gradeOf(scoreC);
+      floor = 2_000_000;
+      own.set('2026-11-23T00:00:00.000Z');
+      assert.equal(await app.ratings.runDue(), 1);
+      // still below, for another reason's figures: NR after NR is no change
+      floor = 3_000_000;
+      own.set('2026-11-24T00:00:00.000Z');
+      assert.equal(await app.ratings.runDue(), 1);
+      floor = 100_000;
+      own.set('2026-11-25T00:00:00.000Z');
+      assert.equal(await app.ratings.runDue(), 1);
+      assert.deepEqual(brief(await history(`markets/${c.uniqueKey}`)), [
+        ['2026-11-22', gradeC, scoreC, null, null, null],
+        [
+          '2026-11-23',
+          'NR',
+          null,
+          'Not graded: $1,000,000 supplied, below the size floor of $2,000,000.',
+          gradeC,
+          scoreC,
+        ],
+        ['2026-11-25', gradeC, scoreC, null, 'NR', null],
+      ]);
+      const vaultRows = await history(`vaults/1/${vault.address}`);
+      assert.deepEqual(
+        vaultRows.map((r) => [r.at.slice(0, 10), r.grade, r.previousGrade]),
+        [
+          ['2026-11-22', gradeOf(vaultScore), null],
+          ['2026-11-23', 'NR', gradeOf(vaultScore)],
+          ['2026-11-25', gradeOf(vaultScore), 'NR'],
+        ],
+      );
+      assert.match(
+        vaultRows[1]?.reason ?? '',
+        /^Not graded: \$1,500,000 held, below the size floor of \$2,000,000/,
+      );
+      // A (10M supplied) stayed graded (its size component, measured from the floor, moved)
+      assert.ok(
+        (await history(`markets/${a.uniqueKey}`)).every((r) => r.grade !== 'NR' && r.reason === null),
+      );
     } finally {
       await app.close();
     }

@@ -9,7 +9,12 @@ import { openStore } from '../../src/store/open.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { newUsageBatchId, USAGE_BATCH_RETENTION_MS } from '../../src/store/usage.ts';
-import { type HistoryContractHooks, historyContract, version5Inserts } from '../contract/history-contract.ts';
+import {
+  type HistoryContractHooks,
+  historyContract,
+  type SqlInsert,
+  version5Inserts,
+} from '../contract/history-contract.ts';
 import { storeContract } from '../contract/store-contract.ts';
 import { makeMarket, makePosition, tempDir } from '../helpers.ts';
 
@@ -64,6 +69,29 @@ function numbered(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
+/** A store whose schema stops at `version`, holding what `inserts` wrote, then migrated. */
+async function migratedFrom(version: number, inserts: readonly SqlInsert[]): Promise<PostgresStore> {
+  const { url } = await freshSchema();
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.begin(async (tx) => {
+      await tx.unsafe(
+        'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)',
+      );
+      for (const m of POSTGRES_MIGRATIONS.filter((m) => m.version <= version)) {
+        await tx.unsafe(m.sql);
+        await tx`INSERT INTO schema_migrations VALUES (${m.version}, ${m.name}, '2026-01-01T00:00:00Z')`;
+      }
+      for (const { sql: insert, params } of inserts) await tx.unsafe(numbered(insert), params);
+    });
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+  const store = track(new PostgresStore(url, { poolSize: 4 }));
+  await store.migrate();
+  return store;
+}
+
 const hooks: HistoryContractHooks = {
   async reopen(store) {
     const other = track(new PostgresStore(urlOf.get(store)!, { poolSize: 4 }));
@@ -83,27 +111,9 @@ const hooks: HistoryContractHooks = {
     }
   },
   async migratedFromVersion5(rows) {
-    const { url } = await freshSchema();
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      await sql.begin(async (tx) => {
-        await tx.unsafe(
-          'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)',
-        );
-        for (const m of POSTGRES_MIGRATIONS.filter((m) => m.version <= 5)) {
-          await tx.unsafe(m.sql);
-          await tx`INSERT INTO schema_migrations VALUES (${m.version}, ${m.name}, '2026-01-01T00:00:00Z')`;
-        }
-        for (const { sql: insert, params } of version5Inserts(rows))
-          await tx.unsafe(numbered(insert), params);
-      });
-    } finally {
-      await sql.end({ timeout: 5 });
-    }
-    const store = track(new PostgresStore(url, { poolSize: 4 }));
-    await store.migrate();
-    return store;
+    return migratedFrom(5, version5Inserts(rows));
   },
+  migratedFrom,
 };
 
 after(async () => {

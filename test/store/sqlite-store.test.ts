@@ -9,7 +9,12 @@ import {
   SQLITE_USAGE_BATCH_RETENTION_MS,
   USAGE_BATCH_PRUNE_PER_WRITE,
 } from '../../src/store/usage.ts';
-import { type HistoryContractHooks, historyContract, version5Inserts } from '../contract/history-contract.ts';
+import {
+  type HistoryContractHooks,
+  historyContract,
+  type SqlInsert,
+  version5Inserts,
+} from '../contract/history-contract.ts';
 import { storeContract } from '../contract/store-contract.ts';
 import { tempDir } from '../helpers.ts';
 
@@ -29,6 +34,28 @@ function execOn(store: SqliteStore, sql: string): void {
   }
 }
 
+/** A store whose schema stops at `version`, holding what `inserts` wrote, then migrated. */
+async function migratedFrom(version: number, inserts: readonly SqlInsert[]): Promise<SqliteStore> {
+  const file = join(tempDir('lrds-store-'), 'lrds.db');
+  const db = new DatabaseSync(file);
+  db.exec(
+    'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
+  for (const m of SQLITE_MIGRATIONS.filter((m) => m.version <= version)) {
+    db.exec(m.sql);
+    db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(
+      m.version,
+      m.name,
+      '2026-01-01T00:00:00Z',
+    );
+  }
+  for (const { sql, params } of inserts) db.prepare(sql).run(...params);
+  db.close();
+  const store = new SqliteStore(file);
+  await store.migrate();
+  return store;
+}
+
 const hooks: HistoryContractHooks = {
   async reopen(store) {
     const other = new SqliteStore((store as SqliteStore).path);
@@ -43,25 +70,9 @@ const hooks: HistoryContractHooks = {
     );
   },
   async migratedFromVersion5(rows) {
-    const file = join(tempDir('lrds-store-'), 'lrds.db');
-    const db = new DatabaseSync(file);
-    db.exec(
-      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-    );
-    for (const m of SQLITE_MIGRATIONS.filter((m) => m.version <= 5)) {
-      db.exec(m.sql);
-      db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(
-        m.version,
-        m.name,
-        '2026-01-01T00:00:00Z',
-      );
-    }
-    for (const { sql, params } of version5Inserts(rows)) db.prepare(sql).run(...params);
-    db.close();
-    const store = new SqliteStore(file);
-    await store.migrate();
-    return store;
+    return migratedFrom(5, version5Inserts(rows));
   },
+  migratedFrom,
 };
 
 storeContract('sqlite', openFresh);

@@ -87,8 +87,8 @@ export type RatingSubjectKind = 'market' | 'vault';
 
 /**
  * One recorded rating of a market or a vault (src/domain/rating.ts): written when it differs
- * from the subject's last recorded one by a grade, the methodology version, or at least the
- * change tolerance in score. Natural key: (kind, subject, at).
+ * from the subject's last recorded one (ratingChanged: a grade, the methodology version, at least
+ * the change tolerance in score, or the step into or out of NR). Natural key: (kind, subject, at).
  */
 export interface RatingChange {
   kind: RatingSubjectKind;
@@ -99,10 +99,16 @@ export interface RatingChange {
   at: number;
   /** Methodology version, e.g. '1.0.0'. */
   methodology: string;
+  /** A grade, or 'NR' (not graded). */
   grade: string;
-  /** 0 to 100. */
-  score: number;
-  /** The subject's last recorded rating before this one; null (both) for its first. */
+  /** 0 to 100; null when not graded (grade 'NR'). */
+  score: number | null;
+  /** Why it is not graded, with the figures (as served then); null when graded. */
+  reason: string | null;
+  /**
+   * The subject's last recorded rating before this one: null (both) for its first; a grade
+   * 'NR' has a previousScore null.
+   */
   previousGrade: string | null;
   previousScore: number | null;
   /** Each component's score (0 to 100), by component name, in the methodology's order. */

@@ -448,6 +448,7 @@ export class PostgresHistory implements HistoryStore {
         ${c.map((r) => r.methodology)}::text[],
         ${c.map((r) => r.grade)}::text[],
         ${c.map((r) => r.score)}::float8[],
+        ${c.map((r) => r.reason)}::text[],
         ${c.map((r) => r.previousGrade)}::text[],
         ${c.map((r) => r.previousScore)}::float8[],
         ${c.map((r) => JSON.stringify(r.components))}::text[])

@@ -519,4 +519,9 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       INSERT INTO counters (name, value) VALUES ('subscriptions_version', 0);
     `,
   },
+  {
+    version: 18,
+    name: 'rating changes into and out of NR (not graded): score nullable, the reason',
+    sql: `ALTER TABLE rating_changes ALTER COLUMN score DROP NOT NULL, ADD COLUMN reason text;`,
+  },
 ];

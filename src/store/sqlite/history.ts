@@ -463,7 +463,7 @@ export class SqliteHistory implements HistoryStore {
     checkRatingChanges(rows);
     if (rows.length === 0) return 0;
     const insert = this.#db.stmt(
-      `INSERT INTO rating_changes (${RATING_CHANGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO rating_changes (${RATING_CHANGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT DO NOTHING`,
     );
     return this.#db.transaction(() => {
@@ -478,6 +478,7 @@ export class SqliteHistory implements HistoryStore {
             r.methodology,
             r.grade,
             r.score,
+            r.reason,
             r.previousGrade,
             r.previousScore,
             JSON.stringify(r.components),

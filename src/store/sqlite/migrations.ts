@@ -546,4 +546,33 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       INSERT INTO counters (name, value) VALUES ('subscriptions_version', 0);
     `,
   },
+  {
+    version: 18,
+    name: 'rating changes into and out of NR (not graded): score nullable, the reason',
+    sql: `
+      -- SQLite cannot drop a NOT NULL: the table is written anew, rows as they were (graded ones:
+      -- reason NULL).
+      CREATE TABLE rating_changes_v18 (
+        kind TEXT NOT NULL CHECK (kind IN ('market', 'vault')),
+        subject TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        chain_id INTEGER NOT NULL,
+        methodology TEXT NOT NULL,
+        grade TEXT NOT NULL,
+        score REAL,
+        reason TEXT,
+        previous_grade TEXT,
+        previous_score REAL,
+        components TEXT NOT NULL,
+        PRIMARY KEY (kind, subject, at)
+      ) WITHOUT ROWID;
+      INSERT INTO rating_changes_v18 (kind, subject, at, chain_id, methodology, grade, score, reason,
+          previous_grade, previous_score, components)
+        SELECT kind, subject, at, chain_id, methodology, grade, score, NULL, previous_grade, previous_score, components
+          FROM rating_changes;
+      DROP TABLE rating_changes;
+      ALTER TABLE rating_changes_v18 RENAME TO rating_changes;
+      CREATE INDEX rating_changes_at ON rating_changes(at);
+    `,
+  },
 ];

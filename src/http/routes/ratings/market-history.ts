@@ -21,7 +21,9 @@ export function registerMarketRatingHistory(app: Api, deps: AppDeps): void {
         summary: "A market's rating history",
         description:
           "The changes of a market's rating, oldest first: a rating is recorded when its grade changes, its score " +
-          'moves by 2 points or more, or the methodology version changes, each with the grade and score before. ' +
+          'moves by 2 points or more, or the methodology version changes, and when it stops being graded (grade NR, ' +
+          '`score` null, with the `reason`: below the size floor, a component without data) and starts again; NR ' +
+          'after NR is no change, whatever its reason. Each with the grade and score before. ' +
           "`startDate` is raised to your tier's history window (meta.clamped); `endDate` defaults to now. Page with " +
           '`cursor`.',
         params: Type.Object({ marketId: MarketIdPath }),

@@ -327,16 +327,20 @@ export const VaultRatingSchema = Type.Object(
 export const RatingChangeSchema = Type.Object(
   {
     at: Type.String({ description: 'ISO 8601 UTC instant of the rating.' }),
-    grade: GradeSchema,
-    score: Score('Overall score, 0 to 100.'),
-    previousGrade: Type.Unsafe<Grade | null>({
+    grade: RatedGradeSchema,
+    score: NullableScore('Overall score, 0 to 100; null when not graded (grade NR).'),
+    reason: nullable<string>(
+      'string',
+      'Why it was not graded (grade NR), with the figures of that day; null when graded.',
+    ),
+    previousGrade: Type.Unsafe<RatedGrade | null>({
       type: ['string', 'null'],
-      enum: [...GRADES, null],
-      description: 'The grade recorded before; null for the first rating recorded.',
+      enum: [...GRADES, NOT_RATED, null],
+      description: 'The grade recorded before (NR: not graded); null for the first rating recorded.',
     }),
     previousScore: nullable<number>(
       'number',
-      'The score recorded before; null for the first rating recorded.',
+      'The score recorded before; null for the first rating recorded, and when the one before was not graded.',
     ),
     methodologyVersion: VERSION,
     components: Type.Record(Type.String(), Score('A component score.'), {
@@ -351,6 +355,7 @@ export const RatingChangeSchema = Type.Object(
         at: '2026-11-22T00:00:00.000Z',
         grade: 'A',
         score: 74.35,
+        reason: null,
         previousGrade: 'AA',
         previousScore: 80.1,
         methodologyVersion: '1.0.0',

@@ -21,7 +21,8 @@ export function registerVaultRatingHistory(app: Api, deps: AppDeps): void {
         summary: "A vault's rating history",
         description:
           "The changes of a vault's rating, oldest first, recorded as for markets (a grade change, a score move of 2 " +
-          "points or more, a new methodology version). `startDate` is raised to your tier's history window " +
+          'points or more, a new methodology version, the step into NR (not graded: `score` null, with the `reason`) ' +
+          "and back out of it; NR after NR is no change). `startDate` is raised to your tier's history window " +
           '(meta.clamped); `endDate` defaults to now. Page with `cursor`.',
         params: Type.Object({ chainId: ChainIdPath, address: AddressParam('Vault contract address.') }),
         querystring: Type.Object(
