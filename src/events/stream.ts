@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../domain/clock.ts';
 import type { EventFilters, EventType, StoredEvent, SubscriptionRecord } from '../domain/records/events.ts';
 import { hash24 } from '../store/events.ts';
-import type { EventStore } from '../store/ports/events.ts';
+import type { EventStore, StreamSlot } from '../store/ports/events.ts';
 import { type EventAttributes, matches } from './filters.ts';
 
 /** A comment line is sent this often on an idle stream, so proxies keep it open. */
@@ -10,6 +11,12 @@ export const KEEP_ALIVE_MS = 15_000;
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** A stream's interest (what the matcher computes for it) outlives it this long, so a reconnect misses nothing. */
 export const INTEREST_TTL_MS = 60 * 60_000;
+/**
+ * A stream's slot among its key's `maxStreamsPerKey` is held this long in the store and renewed
+ * while the stream lives (every keep-alive once a third of it has passed): the slots of a
+ * server that died are free again within this time.
+ */
+export const STREAM_SLOT_TTL_MS = 90_000;
 const PAGE = 500;
 
 /** What filters see of a stored event (an oracle event's markets are in its data). */
@@ -51,6 +58,8 @@ export interface StreamRequest {
   filters: EventFilters;
   /** The Last-Event-ID the client sent: the stream replays what followed it. */
   lastEventId: string | null;
+  /** The stream's slot among its key's (claimSlot), freed when it closes; null: no limit. */
+  slot?: StreamSlot | null;
 }
 
 interface Connection {
@@ -62,6 +71,7 @@ interface Connection {
   lastSeq: number;
   interest: SubscriptionRecord;
   interestRenewedAt: number;
+  slot: StreamSlot | null;
   timer: NodeJS.Timeout | null;
   closed: boolean;
   /** While the stream replays: what the polls brought meanwhile, written after the replay. */
@@ -80,7 +90,13 @@ const MAX_QUEUED = 10_000;
 export class StreamHub {
   private readonly store: Pick<
     EventStore,
-    'eventsAfter' | 'eventSeq' | 'lastEventSeq' | 'touchStreamInterest'
+    | 'eventsAfter'
+    | 'eventSeq'
+    | 'lastEventSeq'
+    | 'touchStreamInterest'
+    | 'claimStreamSlot'
+    | 'renewStreamSlot'
+    | 'releaseStreamSlot'
   >;
   private readonly clock: Clock;
   private readonly pollMs: number;
@@ -94,7 +110,7 @@ export class StreamHub {
   private onError: (err: unknown) => void;
 
   constructor(o: {
-    store: Pick<EventStore, 'eventsAfter' | 'eventSeq' | 'lastEventSeq' | 'touchStreamInterest'>;
+    store: StreamHub['store'];
     clock: Clock;
     pollMs?: number;
     keepAliveMs?: number;
@@ -112,6 +128,22 @@ export class StreamHub {
   /** Streams open on this key in this process. */
   openOn(keyId: string): number {
     return this.perKey.get(keyId) ?? 0;
+  }
+
+  /**
+   * A slot for a new stream of the key among the `limit` it may hold open on every server of the
+   * store together; null when it holds them all. If the store cannot be reached, this process's
+   * own streams decide (the slot is then not recorded).
+   */
+  async claimSlot(keyId: string, limit: number): Promise<StreamSlot | null> {
+    const now = Math.floor(this.clock.now());
+    const slot: StreamSlot = { id: `ss_${randomUUID()}`, keyId, expiresAt: now + STREAM_SLOT_TTL_MS };
+    try {
+      return (await this.store.claimStreamSlot(slot, limit, now)) ? slot : null;
+    } catch (err) {
+      this.onError(err);
+      return this.openOn(keyId) < limit ? slot : null;
+    }
   }
 
   /** Streams open. */
@@ -146,6 +178,7 @@ export class StreamHub {
       lastSeq: 0,
       interest,
       interestRenewedAt: now,
+      slot: req.slot ?? null,
       timer: null,
       closed: false,
       queue: [],
@@ -222,6 +255,10 @@ export class StreamHub {
       return;
     }
     const now = Math.floor(this.clock.now());
+    if (conn.slot && conn.slot.expiresAt - now <= (STREAM_SLOT_TTL_MS * 2) / 3) {
+      conn.slot = { ...conn.slot, expiresAt: now + STREAM_SLOT_TTL_MS };
+      this.store.renewStreamSlot(conn.slot).catch(this.onError);
+    }
     if (now - conn.interestRenewedAt >= INTEREST_TTL_MS / 4) {
       conn.interestRenewedAt = now;
       conn.interest = { ...conn.interest, expiresAt: now + INTEREST_TTL_MS };
@@ -238,6 +275,7 @@ export class StreamHub {
     if (n > 0) this.perKey.set(conn.keyId, n);
     else this.perKey.delete(conn.keyId);
     conn.sink.close();
+    if (conn.slot) this.store.releaseStreamSlot(conn.slot.id).catch(this.onError);
     if (this.connections.size === 0 && this.poller) {
       clearInterval(this.poller);
       this.poller = null;

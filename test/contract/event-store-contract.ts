@@ -113,6 +113,42 @@ export function eventStoreContract(
       }
     });
 
+    test('stream slots: a key holds at most its limit; expired and released slots are free again; a renewed one holds', async () => {
+      const store = await open();
+      try {
+        const ev = store.events;
+        const slot = (id: string, keyId = 'key_a', expiresAt = T0 + 90_000) => ({ id, keyId, expiresAt });
+        assert.equal(await ev.claimStreamSlot(slot('s1'), 2, T0), true);
+        assert.equal(await ev.claimStreamSlot(slot('s2'), 2, T0), true);
+        assert.equal(await ev.claimStreamSlot(slot('s3'), 2, T0), false, 'the limit is held');
+        assert.equal(await ev.claimStreamSlot(slot('t1', 'key_b'), 2, T0), true, 'another key has its own');
+        await ev.releaseStreamSlot('s1');
+        assert.equal(await ev.claimStreamSlot(slot('s3'), 2, T0), true, 'a released slot is free');
+        // s2 and s3 expire at T0 + 90 s; s3 is renewed until T0 + 200 s.
+        await ev.renewStreamSlot(slot('s3', 'key_a', T0 + 200_000));
+        assert.equal(await ev.claimStreamSlot(slot('s4'), 2, T0 + 89_999), false);
+        assert.equal(
+          await ev.claimStreamSlot(slot('s4', 'key_a', T0 + 300_000), 2, T0 + 90_000),
+          true,
+          's2 expired',
+        );
+        assert.equal(await ev.claimStreamSlot(slot('s5'), 2, T0 + 150_000), false, 's3 was renewed');
+        await ev.renewStreamSlot(slot('s2', 'key_a', T0 + 400_000));
+        assert.equal(
+          await ev.claimStreamSlot(slot('s5', 'key_a', T0 + 400_000), 2, T0 + 200_000),
+          true,
+          'an expired slot is not renewed',
+        );
+        // Claims at once: never more than the limit.
+        const many = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => ev.claimStreamSlot(slot(`c${i}`, 'key_c'), 3, T0)),
+        );
+        assert.equal(many.filter(Boolean).length, 3);
+      } finally {
+        await store.close();
+      }
+    });
+
     test('events: appended once by id, in log order, with their deliveries pending and due', async () => {
       const store = await open();
       try {

@@ -23,6 +23,16 @@ export interface EventStore {
   deleteWebhook(accountId: string, id: string, nowMs: number): Promise<boolean>;
   /** Creates or renews a stream interest (by id) until `s.expiresAt`. */
   touchStreamInterest(s: SubscriptionRecord): Promise<void>;
+  /**
+   * Takes one of a key's `limit` stream slots until `slot.expiresAt` (its expired ones are freed
+   * first): false when the key holds them all. The slots are the store's, so every server on it
+   * counts a key's open streams together.
+   */
+  claimStreamSlot(slot: StreamSlot, limit: number, nowMs: number): Promise<boolean>;
+  /** Holds a slot until `slot.expiresAt` (nothing when it is no longer held). */
+  renewStreamSlot(slot: StreamSlot): Promise<void>;
+  /** Frees a slot. */
+  releaseStreamSlot(id: string): Promise<void>;
   /** Every webhook and unexpired stream interest (what the matcher matches against). */
   activeSubscriptions(nowMs: number): Promise<SubscriptionRecord[]>;
   /** Moves on whenever a subscription is added, renewed or deleted. */
@@ -59,4 +69,12 @@ export interface EventStore {
   /** The matching lease: one process derives events from changes at a time. As claimIngestion. */
   claimEventLease(holder: string, nowMs: number, leaseMs: number): Promise<boolean>;
   releaseEventLease(holder: string): Promise<void>;
+}
+
+/** An open event stream's place among its key's `maxStreamsPerKey`. */
+export interface StreamSlot {
+  id: string;
+  keyId: string;
+  /** Epoch ms after which the slot is free unless renewed (a server that died frees its own). */
+  expiresAt: number;
 }

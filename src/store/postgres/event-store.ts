@@ -19,7 +19,7 @@ import {
   toEvent,
   toSubscription,
 } from '../events.ts';
-import type { EventStore } from '../ports/events.ts';
+import type { EventStore, StreamSlot } from '../ports/events.ts';
 
 /** Runs a call on the store's serving pool (PostgresConnection.serve: deadlines, outage detection). */
 export type Serve = <T>(run: (sql: Sql) => PromiseLike<T>) => Promise<T>;
@@ -107,6 +107,32 @@ export class PostgresEventStore implements EventStore {
 
   async touchStreamInterest(s: SubscriptionRecord): Promise<void> {
     await this.serve((sql) => sql.begin(async (tx) => this.insertSubscription(tx, s, await this.bump(tx))));
+  }
+
+  async claimStreamSlot(slot: StreamSlot, limit: number, nowMs: number): Promise<boolean> {
+    return this.serve((sql) =>
+      sql.begin(async (tx) => {
+        // One claim of a key at a time across the servers: the count and the insert agree.
+        await tx`SELECT pg_advisory_xact_lock(hashtext(${`stream-slots:${slot.keyId}`}))`;
+        await tx`DELETE FROM stream_slots WHERE key_id = ${slot.keyId} AND expires_at <= ${nowMs}`;
+        const [held] = await tx<
+          { n: string }[]
+        >`SELECT count(*) AS n FROM stream_slots WHERE key_id = ${slot.keyId}`;
+        if (Number(must(held, 'the count of stream slots').n) >= limit) return false;
+        await tx`INSERT INTO stream_slots (id, key_id, expires_at) VALUES (${slot.id}, ${slot.keyId}, ${slot.expiresAt})`;
+        return true;
+      }),
+    );
+  }
+
+  async renewStreamSlot(slot: StreamSlot): Promise<void> {
+    await this.serve(
+      (sql) => sql`UPDATE stream_slots SET expires_at = ${slot.expiresAt} WHERE id = ${slot.id}`,
+    );
+  }
+
+  async releaseStreamSlot(id: string): Promise<void> {
+    await this.serve((sql) => sql`DELETE FROM stream_slots WHERE id = ${id}`);
   }
 
   async activeSubscriptions(nowMs: number): Promise<SubscriptionRecord[]> {

@@ -524,4 +524,19 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     name: 'rating changes into and out of NR (not graded): score nullable, the reason',
     sql: `ALTER TABLE rating_changes ALTER COLUMN score DROP NOT NULL, ADD COLUMN reason text;`,
   },
+  {
+    version: 19,
+    name: 'event stream slots: the open streams of a key, counted across servers',
+    sql: `
+      -- One row per open event stream of a key with a stream limit (src/events/stream.ts), held
+      -- while the stream is open and renewed while it lives; a server that dies leaves rows that
+      -- expire. Counted per key when a stream opens.
+      CREATE TABLE stream_slots (
+        id text COLLATE "C" PRIMARY KEY,
+        key_id text COLLATE "C" NOT NULL,
+        expires_at bigint NOT NULL
+      );
+      CREATE INDEX stream_slots_key ON stream_slots(key_id, expires_at);
+    `,
+  },
 ];

@@ -18,7 +18,7 @@ import {
   toEvent,
   toSubscription,
 } from '../events.ts';
-import type { EventStore } from '../ports/events.ts';
+import type { EventStore, StreamSlot } from '../ports/events.ts';
 
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, d.event_id, d.event_type, d.created_at, d.status, d.attempts,
   d.last_status, d.last_error, d.next_attempt_at, d.delivered_at`;
@@ -128,6 +128,30 @@ export class SqliteEventStore implements EventStore {
 
   async touchStreamInterest(s: SubscriptionRecord): Promise<void> {
     this.transaction(() => this.insertSubscription(s, this.bump()));
+  }
+
+  async claimStreamSlot(slot: StreamSlot, limit: number, nowMs: number): Promise<boolean> {
+    return this.transaction(() => {
+      this.stmt(`DELETE FROM stream_slots WHERE key_id = ? AND expires_at <= ?`).run(slot.keyId, nowMs);
+      const held = this.stmt(`SELECT count(*) AS n FROM stream_slots WHERE key_id = ?`).get(slot.keyId) as {
+        n: number;
+      };
+      if (Number(held.n) >= limit) return false;
+      this.stmt(`INSERT INTO stream_slots (id, key_id, expires_at) VALUES (?, ?, ?)`).run(
+        slot.id,
+        slot.keyId,
+        slot.expiresAt,
+      );
+      return true;
+    });
+  }
+
+  async renewStreamSlot(slot: StreamSlot): Promise<void> {
+    this.stmt(`UPDATE stream_slots SET expires_at = ? WHERE id = ?`).run(slot.expiresAt, slot.id);
+  }
+
+  async releaseStreamSlot(id: string): Promise<void> {
+    this.stmt(`DELETE FROM stream_slots WHERE id = ?`).run(id);
   }
 
   async activeSubscriptions(nowMs: number): Promise<SubscriptionRecord[]> {

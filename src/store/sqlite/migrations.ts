@@ -575,4 +575,19 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rating_changes_at ON rating_changes(at);
     `,
   },
+  {
+    version: 19,
+    name: 'event stream slots: the open streams of a key, counted across servers',
+    sql: `
+      -- One row per open event stream of a key with a stream limit (src/events/stream.ts), held
+      -- while the stream is open and renewed while it lives; a server that dies leaves rows that
+      -- expire. Counted per key when a stream opens.
+      CREATE TABLE stream_slots (
+        id TEXT PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX stream_slots_key ON stream_slots(key_id, expires_at);
+    `,
+  },
 ];

@@ -127,11 +127,14 @@ export function registerEventStream(app: Api, deps: RouteDeps): void {
       if (q.healthFactorBelow !== undefined) raw.healthFactorBelow = q.healthFactorBelow;
       const filters = normalizeFilters(raw, tier, '');
       const streams = deps.events.streams;
-      if (tier.maxStreamsPerKey !== null && streams.openOn(key.id) >= tier.maxStreamsPerKey)
+      // The key's streams on every server of the store count together.
+      const slot =
+        tier.maxStreamsPerKey === null ? null : await streams.claimSlot(key.id, tier.maxStreamsPerKey);
+      if (tier.maxStreamsPerKey !== null && slot === null)
         throw new ApiError(
           'STREAM_LIMIT_REACHED',
-          `This key holds ${streams.openOn(key.id)} event streams open, the most the ${tier.name} tier allows ` +
-            `(${tier.maxStreamsPerKey}); retry after one closes.`,
+          `This key holds ${tier.maxStreamsPerKey} event streams open, the most the ${tier.name} tier allows; ` +
+            'retry after one closes.',
           { tier: tier.id, limit: tier.maxStreamsPerKey, retryAfter: 5 },
           { 'retry-after': '5' },
         );
@@ -166,6 +169,7 @@ export function registerEventStream(app: Api, deps: RouteDeps): void {
             types: types as (typeof RISK_EVENT_TYPES)[number][],
             filters,
             lastEventId: typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : null,
+            slot,
           },
           sink,
         );
