@@ -274,6 +274,63 @@ export class RiskIndex {
   }
 
   /**
+   * What the risk events' matcher (src/events/matcher.ts) reads to look only at what changed:
+   * the change version (bumped by every price move that changed a factor and every change of
+   * positions), the markets changed after a version, and for a market its positions with debt
+   * in risk order and their stated health factors (isolated markets: hf = stated x the market's
+   * factor), or the accounts holding it (pooled markets).
+   */
+  get changeVersion(): number {
+    return this.factors.version;
+  }
+
+  /** Markets (ords, ascending) whose factors or positions changed after `version`. */
+  marketsChangedSince(version: number): number[] {
+    const out: number[] = [];
+    const changedAt = this.factors.changedAt;
+    for (let ord = 0; ord < changedAt.length; ord++) if (changedAt[ord]! > version) out.push(ord);
+    return out;
+  }
+
+  /** Whether market ord's positions belong to accounts (pooled protocols). */
+  isPooled(ord: number): boolean {
+    return this.accounts.pooled[ord] === 1;
+  }
+
+  /** Market ord's positions with debt, in risk order (stated health factor asc, debt desc, number). */
+  marketList(ord: number): Uint32Array | undefined {
+    return this.lists.byMarket[ord];
+  }
+
+  /** Each position's health factor as stated (before its market's factor), by position number. */
+  statedHealthFactors(): Float64Array {
+    return this.positions.cols.healthFactor;
+  }
+
+  /** Whether position i can be at risk (it has debt and a finite health factor): it is in its market's list. */
+  isListed(i: number): boolean {
+    return this.positions.isIndexed(i);
+  }
+
+  /** Market ord of position i. */
+  marketOf(i: number): number {
+    return this.positions.cols.marketIndex[i]!;
+  }
+
+  /**
+   * The accounts holding a position in any of the pooled markets `ords` (each once), their
+   * positions and their health factors at current prices (AccountBook.holdingAny).
+   */
+  accountsHolding(ords: readonly number[]) {
+    return this.accounts.holdingAny(ords);
+  }
+
+  /** Risk order of two positions at current prices: health factor shown ascending, debt descending, number. */
+  riskBefore(x: number, y: number): number {
+    return this.accounts.riskBefore(x, y);
+  }
+
+  /**
    * Position numbers matching the query, in (healthFactor asc, borrowUsd desc) order, at current
    * prices: the isolated markets' positions and the accounts' positions, merged.
    */
