@@ -312,6 +312,11 @@ export class RiskIndex {
     return this.positions.isIndexed(i);
   }
 
+  /** The wallet holding position i (lower-case address, as its view shows it). */
+  walletOf(i: number): string {
+    return addressAt(this.positions.cols.users, i);
+  }
+
   /** Market ord of position i. */
   marketOf(i: number): number {
     return this.positions.cols.marketIndex[i]!;

@@ -1,4 +1,5 @@
 import type { ReadModel } from '../data/read-model.ts';
+import type { PositionAtRiskView } from '../data/risk-index.ts';
 import { must, mustSlice } from '../domain/must.ts';
 import type { EventRecord, EventType } from '../domain/records/events.ts';
 import type { LiquidationEvent } from '../domain/records/history.ts';
@@ -85,6 +86,8 @@ export class HealthCrossings {
   private heldCount = 0;
   /** Per isolated market (by ord): its positions held after the last pass that read it. */
   private heldIn: (Uint32Array | undefined)[] = [];
+  /** Per account (pooled markets): 1 while some of its positions are held. */
+  private accountHeld = new Uint8Array(0);
   /** The highest threshold of the last pass: positions not held were armed up to it. */
   private lastMax = 0;
   private revision = -1;
@@ -99,6 +102,7 @@ export class HealthCrossings {
     this.stamp = new Uint32Array(0);
     this.heldCount = 0;
     this.heldIn = [];
+    this.accountHeld = new Uint8Array(0);
     this.lastMax = 0;
     this.revision = -1;
     this.seenVersion = -1;
@@ -142,6 +146,7 @@ export class HealthCrossings {
       this.armed.fill(Number.NaN);
       this.heldCount = 0;
       this.heldIn = [];
+      this.accountHeld.fill(0);
       this.lastMax = 0;
       return;
     }
@@ -184,15 +189,27 @@ export class HealthCrossings {
     }
     if (pooled.length > 0) {
       // Pooled: every position of the accounts holding a changed market (their health factor is the account's).
+      // An account at or above the bound with nothing held is skipped.
       const { ids, flat, start, hf } = risk.accountsHolding(pooled);
-      for (const id of ids) {
+      if (this.accountHeld.length < start.length) {
+        const grown = new Uint8Array(Math.max(start.length, this.accountHeld.length * 2));
+        grown.set(this.accountHeld);
+        this.accountHeld = grown;
+      }
+      const accountHeld = this.accountHeld;
+      const count = ids === null ? start.length - 1 : ids.length;
+      for (let n = 0; n < count; n++) {
+        const id = ids === null ? n : (ids[n] ?? 0);
         const h = hf[id] ?? Number.NaN;
+        if (!(h < bound) && accountHeld[id] === 0) continue;
+        let any = 0;
         for (let k = start[id] ?? 0, end = start[id + 1] ?? 0; k < end; k++) {
           const i = flat[k] ?? 0;
-          if (h < bound && risk.isListed(i))
-            this.read(i, h, max, passNo, risk.marketOf(i), -1, index, crossings);
-          else this.release(i);
+          if (h < bound && risk.isListed(i)) {
+            if (this.read(i, h, max, passNo, risk.marketOf(i), -1, index, crossings)) any = 1;
+          } else this.release(i);
         }
+        accountHeld[id] = any;
       }
     }
     this.lastMax = max;
@@ -240,7 +257,10 @@ export class HealthCrossings {
     this.heldCount--;
   }
 
-  /** The pass's crossings as events: by market, then in each market's risk order, each's thresholds ascending. */
+  /**
+   * The pass's crossings as events: by market, then in each market's risk order, each's
+   * thresholds ascending. A crossing no subscriber wants costs its match only (no view, no id).
+   */
   private fire(
     model: ReadModel,
     index: SubscriptionIndex,
@@ -249,27 +269,30 @@ export class HealthCrossings {
     crossings: Crossing[],
     out: Matched,
   ): void {
-    const { risk } = model;
+    const { risk, catalog } = model;
     crossings.sort((x, y) => x.ord - y.ord || (x.at >= 0 ? x.at - y.at : risk.riskBefore(x.i, y.i)));
     const ths = index.thresholds;
     const matched: Subscriber[] = [];
-    for (const { i, h, armed } of crossings) {
-      const view = risk.view(i);
+    for (const { i, ord, h, armed } of crossings) {
+      const m = catalog.recordAt(ord);
       const a: EventAttributes = {
         type: 'position.health_factor_below',
-        chainId: view.chainId,
-        protocols: [view.protocol],
-        marketKeys: [view.market.uniqueKey],
-        wallet: view.user.address,
+        chainId: m.chainId,
+        protocols: [m.protocol],
+        marketKeys: [m.uniqueKey],
+        wallet: risk.walletOf(i),
         threshold: 0,
       };
+      let view: PositionAtRiskView | null = null;
       for (let from = index.firstAbove(h); from < ths.length; from++) {
         const t = ths[from];
         if (t === undefined || t > armed) break;
         a.threshold = t;
         matched.length = 0;
         must(index.byThreshold.get(t), `the subscribers of threshold ${t}`).match(a, matched);
-        const id = `evt_${hash24(`${mode}:hf:${t}:${view.market.uniqueKey}:${view.user.address}:${model.asOf}`)}`;
+        if (matched.length === 0) continue;
+        view ??= risk.view(i);
+        const id = `evt_${hash24(`${mode}:hf:${t}:${m.uniqueKey}:${a.wallet}:${model.asOf}`)}`;
         emit(out, mode, id, { ...a }, nowMs, view, matched);
       }
     }

@@ -215,7 +215,7 @@ export class AccountBook {
       since = -1;
     }
     const ids = since < 0 ? null : this.holding(a, this.changedPooledSince(since));
-    if (ids === null || ids.length > n / 4) for (let id = 0; id < n; id++) this.computeOne(a, id);
+    if (ids === null || ids.length > n / 2) for (let id = 0; id < n; id++) this.computeOne(a, id);
     else for (const id of ids) this.computeOne(a, id);
     a.version = this.factors.version;
   }
@@ -259,11 +259,17 @@ export class AccountBook {
     return out;
   }
 
-  /** The accounts holding a position in any of the markets `ords`, each once. */
-  private holding(a: Accounts, ords: readonly number[]): number[] {
+  /**
+   * The accounts holding a position in any of the markets `ords`, each once; null for every
+   * account (when those markets' positions are as many as the accounts).
+   */
+  private holding(a: Accounts, ords: readonly number[]): number[] | null {
+    const { taken, marketStart, byMarket } = a;
+    let entries = 0;
+    for (const ord of ords) if (this.pooled[ord]) entries += marketStart[ord + 1]! - marketStart[ord]!;
+    if (entries >= a.members.length) return null;
     const out: number[] = [];
     const no = ++a.takenNo;
-    const { taken, marketStart, byMarket } = a;
     for (const ord of ords) {
       if (!this.pooled[ord]) continue;
       for (let j = marketStart[ord]!, end = marketStart[ord + 1]!; j < end; j++) {
@@ -306,11 +312,11 @@ export class AccountBook {
 
   /**
    * For the risk events' matcher (src/events/matcher.ts): the accounts holding a position in
-   * any of the markets `ords` (each once), their positions (`flat[start[id]]` to
+   * any of the markets `ords` (each once; null: every account, 0 to start.length - 2), their positions (`flat[start[id]]` to
    * `flat[start[id + 1]]`) and health factors at current prices. Valid until the next change.
    */
   holdingAny(ords: readonly number[]): {
-    ids: readonly number[];
+    ids: readonly number[] | null;
     flat: Int32Array;
     start: Int32Array;
     hf: Float64Array;
