@@ -112,6 +112,7 @@ export class RiskIndex {
       c.borrowUsd[i] = ch.borrowUsd;
       c.supplyUsd[i] = ch.supplyUsd;
       c.healthFactor[i] = ch.healthFactor;
+      this.accounts.restated(i);
       if (ch.seq !== undefined) positions.seqs.set(i, ch.seq);
       if (positions.isIndexed(i)) scopesChanged = this.lists.list(c, i, ord) || scopesChanged;
       this.indexedCount += (positions.isIndexed(i) ? 1 : 0) - (wasListed ? 1 : 0);
@@ -307,19 +308,9 @@ export class RiskIndex {
     return this.positions.cols.healthFactor;
   }
 
-  /** Whether position i can be at risk (it has debt and a finite health factor): it is in its market's list. */
-  isListed(i: number): boolean {
-    return this.positions.isIndexed(i);
-  }
-
   /** The wallet holding position i (lower-case address, as its view shows it). */
   walletOf(i: number): string {
     return addressAt(this.positions.cols.users, i);
-  }
-
-  /** Market ord of position i. */
-  marketOf(i: number): number {
-    return this.positions.cols.marketIndex[i]!;
   }
 
   /**

@@ -190,7 +190,7 @@ export class HealthCrossings {
     if (pooled.length > 0) {
       // Pooled: every position of the accounts holding a changed market (their health factor is the account's).
       // An account at or above the bound with nothing held is skipped.
-      const { ids, flat, start, hf } = risk.accountsHolding(pooled);
+      const { ids, flat, start, hf, ord, listed } = risk.accountsHolding(pooled);
       if (this.accountHeld.length < start.length) {
         const grown = new Uint8Array(Math.max(start.length, this.accountHeld.length * 2));
         grown.set(this.accountHeld);
@@ -205,8 +205,8 @@ export class HealthCrossings {
         let any = 0;
         for (let k = start[id] ?? 0, end = start[id + 1] ?? 0; k < end; k++) {
           const i = flat[k] ?? 0;
-          if (h < bound && risk.isListed(i)) {
-            if (this.read(i, h, max, passNo, risk.marketOf(i), -1, index, crossings)) any = 1;
+          if (h < bound && listed[k] === 1) {
+            if (this.read(i, h, max, passNo, ord[k] ?? 0, -1, index, crossings)) any = 1;
           } else this.release(i);
         }
         accountHeld[id] = any;
@@ -259,7 +259,8 @@ export class HealthCrossings {
 
   /**
    * The pass's crossings as events: by market, then in each market's risk order, each's
-   * thresholds ascending. A crossing no subscriber wants costs its match only (no view, no id).
+   * thresholds ascending. Each crossing is matched first; only those some subscriber wants are
+   * ordered and get a view and ids (most crossings, of positions nobody watches, cost a match).
    */
   private fire(
     model: ReadModel,
@@ -270,31 +271,42 @@ export class HealthCrossings {
     out: Matched,
   ): void {
     const { risk, catalog } = model;
-    crossings.sort((x, y) => x.ord - y.ord || (x.at >= 0 ? x.at - y.at : risk.riskBefore(x.i, y.i)));
     const ths = index.thresholds;
-    const matched: Subscriber[] = [];
-    for (const { i, ord, h, armed } of crossings) {
-      const m = catalog.recordAt(ord);
-      const a: EventAttributes = {
-        type: 'position.health_factor_below',
-        chainId: m.chainId,
-        protocols: [m.protocol],
-        marketKeys: [m.uniqueKey],
-        wallet: risk.walletOf(i),
-        threshold: 0,
-      };
-      let view: PositionAtRiskView | null = null;
-      for (let from = index.firstAbove(h); from < ths.length; from++) {
+    const wanted: { c: Crossing; a: EventAttributes; subs: Subscriber[] }[] = [];
+    for (const c of crossings) {
+      const m = catalog.recordAt(c.ord);
+      let wallet: string | null = null;
+      for (let from = index.firstAbove(c.h); from < ths.length; from++) {
         const t = ths[from];
-        if (t === undefined || t > armed) break;
-        a.threshold = t;
-        matched.length = 0;
-        must(index.byThreshold.get(t), `the subscribers of threshold ${t}`).match(a, matched);
-        if (matched.length === 0) continue;
-        view ??= risk.view(i);
-        const id = `evt_${hash24(`${mode}:hf:${t}:${m.uniqueKey}:${a.wallet}:${model.asOf}`)}`;
-        emit(out, mode, id, { ...a }, nowMs, view, matched);
+        if (t === undefined || t > c.armed) break;
+        wallet ??= risk.walletOf(c.i);
+        const a: EventAttributes = {
+          type: 'position.health_factor_below',
+          chainId: m.chainId,
+          protocols: [m.protocol],
+          marketKeys: [m.uniqueKey],
+          wallet,
+          threshold: t,
+        };
+        const subs = must(index.byThreshold.get(t), `the subscribers of threshold ${t}`).match(a, []);
+        if (subs.length > 0) wanted.push({ c, a, subs });
       }
+    }
+    if (wanted.length === 0) return;
+    // (A crossing's thresholds are pushed ascending; the sort is stable.)
+    wanted.sort(
+      (x, y) => x.c.ord - y.c.ord || (x.c.at >= 0 ? x.c.at - y.c.at : risk.riskBefore(x.c.i, y.c.i)),
+    );
+    let viewOf = -1;
+    let view: PositionAtRiskView | null = null;
+    for (const { c, a, subs } of wanted) {
+      if (viewOf !== c.i || view === null) {
+        view = risk.view(c.i);
+        viewOf = c.i;
+      }
+      const key = a.marketKeys[0] ?? '';
+      const id = `evt_${hash24(`${mode}:hf:${a.threshold}:${key}:${a.wallet}:${model.asOf}`)}`;
+      emit(out, mode, id, a, nowMs, view, subs);
     }
   }
 }

@@ -25,6 +25,17 @@ interface Accounts {
    */
   marketStart: Int32Array;
   byMarket: Int32Array;
+  /**
+   * Per entry of `flat` (read in that order, not by position number): its position's market,
+   * collateral, collateral at its threshold and debt as stated, and 1 when it is listed (debt and
+   * a finite health factor); kept up to date by `restated`. `slot`: per position, its entry.
+   */
+  slotOrd: Int32Array;
+  slotCollateral: Float64Array;
+  slotWeighted: Float64Array;
+  slotDebt: Float64Array;
+  slotListed: Uint8Array;
+  slot: Int32Array;
   /** Per account: the call of `holding` that last took it (each account once per call). */
   taken: Uint32Array;
   takenNo: number;
@@ -118,6 +129,12 @@ export class AccountBook {
         flat: null,
         start: new Int32Array(1),
         marketStart: new Int32Array(this.catalog.size + 1),
+        slotOrd: new Int32Array(0),
+        slotCollateral: new Float64Array(0),
+        slotWeighted: new Float64Array(0),
+        slotDebt: new Float64Array(0),
+        slotListed: new Uint8Array(0),
+        slot: new Int32Array(0),
         byMarket: new Int32Array(0),
         taken: new Uint32Array(0),
         takenNo: 0,
@@ -247,6 +264,16 @@ export class AccountBook {
       for (let j = start[id]!, end = start[id + 1]!; j < end; j++) byMarket[fill[mi[flat[j]!]!]!++] = id;
     a.marketStart = marketStart;
     a.byMarket = byMarket;
+    a.slotOrd = new Int32Array(total);
+    a.slotCollateral = new Float64Array(total);
+    a.slotWeighted = new Float64Array(total);
+    a.slotDebt = new Float64Array(total);
+    a.slotListed = new Uint8Array(total);
+    a.slot = new Int32Array(this.positions.cols.count).fill(-1);
+    for (let j = 0; j < total; j++) {
+      a.slot[flat[j]!] = j;
+      this.fillSlot(a, j);
+    }
     if (a.taken.length < n) a.taken = new Uint32Array(Math.max(n, a.taken.length * 2));
   }
 
@@ -282,27 +309,44 @@ export class AccountBook {
     return out;
   }
 
-  /** One account's totals and health factor at the current prices. */
-  private computeOne(a: Accounts, id: number): void {
+  /** Entry j of `flat` as its position is stated now. */
+  private fillSlot(a: Accounts, j: number): void {
     const { marketIndex: mi, collateralUsd: cu, borrowUsd: bu, healthFactor: hf0 } = this.positions.cols;
+    const i = a.flat![j]!;
+    const ord = mi[i]!;
+    const c = cu[i]!;
+    const b = bu[i]!;
+    const h = hf0[i]!;
+    a.slotOrd[j] = ord;
+    a.slotCollateral[j] = c;
+    // As statedWeighted: hf x debt, or collateral x lltv without debt.
+    a.slotWeighted[j] = b > 0 && h < Number.POSITIVE_INFINITY ? h * b : c * this.lltvOf[ord]!;
+    a.slotDebt[j] = b;
+    a.slotListed[j] = b > 0 && Number.isFinite(h) ? 1 : 0;
+  }
+
+  /** Position i's amounts were restated (a change of positions): its entry follows. */
+  restated(i: number): void {
+    const a = this.accounts;
+    if (!a?.flat || i >= a.slot.length) return;
+    const j = a.slot[i]!;
+    if (j >= 0) this.fillSlot(a, j);
+  }
+
+  /** One account's totals and health factor at the current prices (its entries, in order). */
+  private computeOne(a: Accounts, id: number): void {
     const cf = this.factors.collateralFactor;
     const df = this.factors.debtFactor;
-    const lt = this.lltvOf;
-    const flat = a.flat!;
+    const { slotOrd, slotCollateral, slotWeighted, slotDebt } = a;
     let collateral = 0;
     let weighted = 0;
     let debt = 0;
     for (let k = a.start[id]!, end = a.start[id + 1]!; k < end; k++) {
-      const i = flat[k]!;
-      const ord = mi[i]!;
+      const ord = slotOrd[k]!;
       const f = cf[ord]!;
-      const c = cu[i]!;
-      const b = bu[i]!;
-      const h = hf0[i]!;
-      collateral += c * f;
-      // As statedWeighted: hf x debt, or collateral x lltv without debt.
-      weighted += (b > 0 && h < Number.POSITIVE_INFINITY ? h * b : c * lt[ord]!) * f;
-      debt += b * df[ord]!;
+      collateral += slotCollateral[k]! * f;
+      weighted += slotWeighted[k]! * f;
+      debt += slotDebt[k]! * df[ord]!;
     }
     a.collateral[id] = collateral;
     a.weighted[id] = weighted;
@@ -320,9 +364,19 @@ export class AccountBook {
     flat: Int32Array;
     start: Int32Array;
     hf: Float64Array;
+    /** Per entry of flat: its position's market, and 1 when the position is listed. */
+    ord: Int32Array;
+    listed: Uint8Array;
   } {
     const a = this.ensure();
-    return { ids: this.holding(a, ords), flat: a.flat!, start: a.start, hf: a.hf };
+    return {
+      ids: this.holding(a, ords),
+      flat: a.flat!,
+      start: a.start,
+      hf: a.hf,
+      ord: a.slotOrd,
+      listed: a.slotListed,
+    };
   }
 
   /** The health factor position i shows now: its account's (pooled), else its own; Infinity without debt. */
