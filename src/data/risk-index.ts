@@ -314,11 +314,12 @@ export class RiskIndex {
   }
 
   /**
-   * The accounts holding a position in any of the pooled markets `ords` (each once), their
-   * positions and their health factors at current prices (AccountBook.holdingAny).
+   * The accounts holding a position in a pooled market changed after `version` (each once;
+   * null: every account; `version` -1: every account), their positions and their health factors
+   * at current prices (AccountBook.changedSince).
    */
-  accountsHolding(ords: readonly number[]) {
-    return this.accounts.holdingAny(ords);
+  accountsChangedSince(version: number) {
+    return this.accounts.changedSince(version);
   }
 
   /** Risk order of two positions at current prices: health factor shown ascending, debt descending, number. */

@@ -152,10 +152,10 @@ export class HealthCrossings {
     }
     this.ensure(risk.size);
     // A new highest threshold (or the first pass) reads every market; otherwise the changed ones.
-    const ords =
-      max !== this.lastMax
-        ? Array.from({ length: catalog.size }, (_, ord) => ord)
-        : risk.marketsChangedSince(since);
+    const all = max !== this.lastMax;
+    const ords = all
+      ? Array.from({ length: catalog.size }, (_, ord) => ord)
+      : risk.marketsChangedSince(since);
     const passNo = ++this.passNo;
     const bound = max * REARM_FACTOR;
     const crossings: Crossing[] = [];
@@ -190,7 +190,7 @@ export class HealthCrossings {
     if (pooled.length > 0) {
       // Pooled: every position of the accounts holding a changed market (their health factor is the account's).
       // An account at or above the bound with nothing held is skipped.
-      const { ids, flat, start, hf, ord, listed } = risk.accountsHolding(pooled);
+      const { ids, flat, start, hf, ord, listed } = risk.accountsChangedSince(all ? -1 : since);
       if (this.accountHeld.length < start.length) {
         const grown = new Uint8Array(Math.max(start.length, this.accountHeld.length * 2));
         grown.set(this.accountHeld);

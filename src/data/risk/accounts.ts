@@ -36,6 +36,8 @@ interface Accounts {
   slotDebt: Float64Array;
   slotListed: Uint8Array;
   slot: Int32Array;
+  /** The accounts the last computation took again: those changed after `since` (null: all), up to `version`. */
+  lastChanged: { since: number; version: number; ids: number[] | null } | null;
   /** Per account: the call of `holding` that last took it (each account once per call). */
   taken: Uint32Array;
   takenNo: number;
@@ -136,6 +138,7 @@ export class AccountBook {
         slotListed: new Uint8Array(0),
         slot: new Int32Array(0),
         byMarket: new Int32Array(0),
+        lastChanged: null,
         taken: new Uint32Array(0),
         takenNo: 0,
         protocol: [],
@@ -235,6 +238,7 @@ export class AccountBook {
     if (ids === null || ids.length > n / 2) for (let id = 0; id < n; id++) this.computeOne(a, id);
     else for (const id of ids) this.computeOne(a, id);
     a.version = this.factors.version;
+    a.lastChanged = { since, version: a.version, ids };
   }
 
   /** The flat arrays of the accounts' positions and, per pooled market, of the accounts holding it. */
@@ -355,11 +359,13 @@ export class AccountBook {
   }
 
   /**
-   * For the risk events' matcher (src/events/matcher.ts): the accounts holding a position in
-   * any of the markets `ords` (each once; null: every account, 0 to start.length - 2), their positions (`flat[start[id]]` to
+   * For the risk events' matcher (src/events/matcher.ts): the accounts holding a position in a
+   * pooled market changed after `version` (each once; null: every account, 0 to start.length - 2;
+   * `version` -1: every account), the ones the accounts' last computation took when it was from
+   * that version to now; their positions (`flat[start[id]]` to
    * `flat[start[id + 1]]`) and health factors at current prices. Valid until the next change.
    */
-  holdingAny(ords: readonly number[]): {
+  changedSince(version: number): {
     ids: readonly number[] | null;
     flat: Int32Array;
     start: Int32Array;
@@ -369,8 +375,13 @@ export class AccountBook {
     listed: Uint8Array;
   } {
     const a = this.ensure();
+    const last = a.lastChanged;
+    let ids: number[] | null;
+    if (version < 0) ids = null;
+    else if (last && last.since === version && last.version === this.factors.version) ids = last.ids;
+    else ids = this.holding(a, this.changedPooledSince(version));
     return {
-      ids: this.holding(a, ords),
+      ids,
       flat: a.flat!,
       start: a.start,
       hf: a.hf,
