@@ -67,8 +67,9 @@ export interface AccountView {
  * a wallet's positions in one pool (comet, Euler controller vault) form an account, and every
  * one of them shows the account's health factor, sum(collateral_i x threshold_i) / sum(debt_i)
  * at current prices, which no single market's factor scales. The accounts are built on first
- * use; their health factors are recomputed in one pass after a price or position change
- * (O(positions of accounts)), and a query takes the accounts below its threshold, sorted. A
+ * use; after a price or position change the health factors of the accounts holding a changed
+ * market are recomputed (O(their positions); all of them after a join), and a query takes the
+ * accounts below its threshold, sorted. A
  * position's collateral counts at the threshold its source stated it at: its stored health
  * factor x its debt (the source's own account health, e-mode included) or, without debt, its
  * market's lltv.
