@@ -11,7 +11,8 @@
  *    child process of its own with --expose-gc);
  * 3. results to bench/results/<date>.json and bench/results/latest.json, and a Markdown table.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EVENTS_TARGETS, type EventsResults } from './events.ts';
@@ -110,8 +111,9 @@ async function runInProcessChild(quick: boolean): Promise<InProcessResults> {
 
 /** Risk events (bench/events.ts) in a child process of their own (the large model's memory stays there). */
 async function runEventsChild(quick: boolean): Promise<EventsResults> {
-  const out = join(DATA_DIR, `events-${process.pid}.tmp`);
-  mkdirSync(DATA_DIR, { recursive: true });
+  // Its results go to a scratch directory (the dataset in DATA_DIR is only read by this part).
+  const scratch = mkdtempSync(join(tmpdir(), 'lrds-bench-events-'));
+  const out = join(scratch, 'events.json');
   try {
     await runNode(
       [
@@ -126,7 +128,7 @@ async function runEventsChild(quick: boolean): Promise<EventsResults> {
     );
     return JSON.parse(readFileSync(out, 'utf8')) as EventsResults;
   } finally {
-    rmSync(out, { force: true });
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 
@@ -137,11 +139,11 @@ function eventsTables(ev: EventsResults): string {
     `Price move to webhook arrival (${n(l.subscriptions)} webhooks by wallet, ${n(l.positions)} positions, SQLite outbox, one local receiver): ` +
       `p50 ${fmt(l.p50Ms)} ms, p99 ${fmt(l.p99Ms)} ms, max ${fmt(l.maxMs)} ms over ${l.deliveries} deliveries.`,
     '',
-    '| profile | positions | subscriptions | thresholds | held | matching ms/tick, median | p99 | events/tick | deliveries/tick |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| profile | positions | subscriptions | tick | thresholds | held | matching CPU ms/tick, mean | wall ms/tick, median | p99 | events/tick | deliveries/tick |',
+    '|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
     ...ev.matching.rows.map(
       (r) =>
-        `| ${r.profile} | ${n(r.positions)} | ${n(r.subscriptions)} | ${r.thresholds} | ${n(r.held)} | ${fmt(r.medianMs)} | ${fmt(r.p99Ms)} | ${fmt(r.eventsPerTick)} | ${fmt(r.deliveriesPerTick)} |`,
+        `| ${r.profile} | ${n(r.positions)} | ${n(r.subscriptions)} | ${r.tick} (${n(r.tokensMoved)}) | ${r.thresholds} | ${n(r.held)} | ${fmt(r.cpuMeanMs)} | ${fmt(r.medianMs)} | ${fmt(r.p99Ms)} | ${fmt(r.eventsPerTick)} | ${fmt(r.deliveriesPerTick)} |`,
     ),
   ];
   const b = ev.matching.baseline;
@@ -431,13 +433,12 @@ async function main(): Promise<void> {
       value: events.latency.p99Ms,
       pass: events.latency.p99Ms < EVENTS_TARGETS.deliveryP99Ms,
     });
-    const at100k = events.matching.rows.find((r) => r.subscriptions === 100_000);
-    if (at100k)
+    for (const at100k of events.matching.rows.filter((r) => r.subscriptions === 100_000))
       targets.push({
-        name: `events: matching ms per tick at 100,000 subscriptions (${at100k.profile} profile, median)`,
+        name: `events: matching CPU ms per tick at 100,000 subscriptions, ${at100k.tick} moving (${at100k.profile} profile, mean)`,
         target: `< ${EVENTS_TARGETS.matchMsAt100k}`,
-        value: at100k.medianMs,
-        pass: at100k.medianMs < EVENTS_TARGETS.matchMsAt100k,
+        value: at100k.cpuMeanMs,
+        pass: at100k.cpuMeanMs < EVENTS_TARGETS.matchMsAt100k,
       });
   }
   const day = started.toISOString().slice(0, 10);

@@ -112,6 +112,7 @@ export class RiskIndex {
       c.borrowUsd[i] = ch.borrowUsd;
       c.supplyUsd[i] = ch.supplyUsd;
       c.healthFactor[i] = ch.healthFactor;
+      this.accounts.restated(i);
       if (ch.seq !== undefined) positions.seqs.set(i, ch.seq);
       if (positions.isIndexed(i)) scopesChanged = this.lists.list(c, i, ord) || scopesChanged;
       this.indexedCount += (positions.isIndexed(i) ? 1 : 0) - (wasListed ? 1 : 0);
@@ -271,6 +272,59 @@ export class RiskIndex {
   /** Current health factor of position `i` (market `ord`). */
   private hfOf(i: number, ord: number): number {
     return this.positions.cols.healthFactor[i]! * this.factors.hfFactor[ord]!;
+  }
+
+  /**
+   * What the risk events' matcher (src/events/matcher.ts) reads to look only at what changed:
+   * the change version (bumped by every price move that changed a factor and every change of
+   * positions), the markets changed after a version, and for a market its positions with debt
+   * in risk order and their stated health factors (isolated markets: hf = stated x the market's
+   * factor), or the accounts holding it (pooled markets).
+   */
+  get changeVersion(): number {
+    return this.factors.version;
+  }
+
+  /** Markets (ords, ascending) whose factors or positions changed after `version`. */
+  marketsChangedSince(version: number): number[] {
+    const out: number[] = [];
+    const changedAt = this.factors.changedAt;
+    for (let ord = 0; ord < changedAt.length; ord++) if (changedAt[ord]! > version) out.push(ord);
+    return out;
+  }
+
+  /** Whether market ord's positions belong to accounts (pooled protocols). */
+  isPooled(ord: number): boolean {
+    return this.accounts.pooled[ord] === 1;
+  }
+
+  /** Market ord's positions with debt, in risk order (stated health factor asc, debt desc, number). */
+  marketList(ord: number): Uint32Array | undefined {
+    return this.lists.byMarket[ord];
+  }
+
+  /** Each position's health factor as stated (before its market's factor), by position number. */
+  statedHealthFactors(): Float64Array {
+    return this.positions.cols.healthFactor;
+  }
+
+  /** The wallet holding position i (lower-case address, as its view shows it). */
+  walletOf(i: number): string {
+    return addressAt(this.positions.cols.users, i);
+  }
+
+  /**
+   * The accounts holding a position in a pooled market changed after `version` (each once;
+   * null: every account; `version` -1: every account), their positions and their health factors
+   * at current prices (AccountBook.changedSince).
+   */
+  accountsChangedSince(version: number) {
+    return this.accounts.changedSince(version);
+  }
+
+  /** Risk order of two positions at current prices: health factor shown ascending, debt descending, number. */
+  riskBefore(x: number, y: number): number {
+    return this.accounts.riskBefore(x, y);
   }
 
   /**

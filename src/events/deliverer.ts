@@ -34,6 +34,11 @@ export class Deliverer {
   private readonly o: DelivererOptions;
   private running = 0;
   private readonly inFlight = new Set<Promise<void>>();
+  /** The claim under way (passes join it: two claims at once could take more than the free slots). */
+  private claiming: Promise<number> | null = null;
+  /** The last claim took every free slot: more may be due, claimed as soon as a slot frees. */
+  private backlog = false;
+  private refills = true;
 
   constructor(options: DelivererOptions) {
     this.o = options;
@@ -55,13 +60,23 @@ export class Deliverer {
 
   /**
    * Claims due deliveries up to the free attempt slots and starts them; resolves once those
-   * are started (not finished: `idle()` waits for them). Returns the number started.
+   * are started (not finished: `idle()` waits for them). Returns the number started. When a
+   * claim takes every free slot, more may be due: each attempt that finishes claims again
+   * (until `pause()`), so a burst of events is delivered at the concurrency, not a batch per pass.
    */
-  async pass(): Promise<number> {
+  pass(): Promise<number> {
+    this.claiming ??= this.claim().finally(() => {
+      this.claiming = null;
+    });
+    return this.claiming;
+  }
+
+  private async claim(): Promise<number> {
     const free = this.concurrency - this.running;
     if (free <= 0) return 0;
     const now = Math.floor(this.o.clock.now());
     const claimed = await this.o.store.claimDeliveries(this.o.holder, now, this.leaseMs, free);
+    this.backlog = claimed.length === free;
     for (const d of claimed) {
       this.running++;
       const p = this.deliver(d)
@@ -69,15 +84,27 @@ export class Deliverer {
         .finally(() => {
           this.running--;
           this.inFlight.delete(p);
+          if (this.backlog && this.refills) this.pass().catch((err: unknown) => this.o.onError?.(err));
         });
       this.inFlight.add(p);
     }
     return claimed.length;
   }
 
-  /** Resolves once every attempt started has finished. */
+  /** No more claims as attempts finish (before stopping); `pass()` still claims. */
+  pause(): void {
+    this.refills = false;
+  }
+
+  /** Claims again as attempts finish (after `pause()`). */
+  resume(): void {
+    this.refills = true;
+  }
+
+  /** Resolves once every attempt started (and every claim under way) has finished. */
   async idle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    while (this.inFlight.size > 0 || this.claiming)
+      await Promise.allSettled([...this.inFlight, ...(this.claiming ? [this.claiming] : [])]);
   }
 
   private async deliver(d: ClaimedDelivery): Promise<void> {

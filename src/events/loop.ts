@@ -172,6 +172,7 @@ export class EventsLoop {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.deliverer.resume();
     const every = (ms: number, run: () => Promise<unknown>, msg: string) => {
       const loop = () => {
         if (this.stopped) return;
@@ -199,6 +200,7 @@ export class EventsLoop {
   /** Stops the timers, waits for the passes and attempts under way, and lets the matching lease go. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.deliverer.pause();
     for (const t of this.timers) clearTimeout(t);
     this.timers = [];
     await this.matching?.catch(() => undefined);

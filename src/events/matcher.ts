@@ -1,4 +1,6 @@
 import type { ReadModel } from '../data/read-model.ts';
+import type { PositionAtRiskView } from '../data/risk-index.ts';
+import { must, mustSlice } from '../domain/must.ts';
 import type { EventRecord, EventType } from '../domain/records/events.ts';
 import type { LiquidationEvent } from '../domain/records/history.ts';
 import { getOracle, listOracles, type OracleDetailView } from '../queries/assets.ts';
@@ -35,52 +37,80 @@ function emit(
     createdAt,
     body: eventBody(id, a.type, createdAt, data),
     chainId: a.chainId,
-    protocol: a.protocols.length === 1 ? a.protocols[0]! : null,
-    marketKey: a.marketKeys.length === 1 ? a.marketKeys[0]! : null,
+    protocol: a.protocols.length === 1 ? (a.protocols[0] ?? null) : null,
+    marketKey: a.marketKeys.length === 1 ? (a.marketKeys[0] ?? null) : null,
     wallet: a.wallet,
     threshold: a.threshold,
   });
   for (const s of subs) if (s.kind === 'webhook') out.deliveries.push({ eventId: id, webhookId: s.id });
 }
 
+/** A position that crossed below some thresholds in a pass: fired once the pass has read all. */
+interface Crossing {
+  i: number;
+  ord: number;
+  /** Its place in its market's list (isolated markets), -1 for a pooled position. */
+  at: number;
+  h: number;
+  /** Its armed level before the crossing: the thresholds in (h, armed] fire. */
+  armed: number;
+}
+
 /**
  * Health-factor crossings of one read model, incrementally. For each position it keeps one
  * number, `armed`: the thresholds at or below it are armed (a crossing below them fires), those
  * above are not (the position crossed below them and has not been back above them by 1 %
- * since, or was below them when they were first watched). Each pass reads the positions below
- * the highest threshold x 1.01 from the risk index (ordered by health factor, O(log n + k)) and,
- * for each, fires the thresholds in (hf, armed], then sets armed = max(min(armed, hf), hf / 1.01).
- * Positions above that bound are armed for every threshold and are not held. So a pass costs
- * the positions near a threshold, and a crossing the binary search of the threshold list and
- * the subscribers filed under the position's wallet, market, chain and protocol.
+ * since, or was below them when they were first watched). A position read fires the thresholds
+ * in (hf, armed], then sets armed = max(min(armed, hf), hf / 1.01); it is held while armed is
+ * below the highest threshold, and a position not held is armed up to the last pass's highest
+ * threshold (above it, as high as its health factor).
+ *
+ * After a pass a held position's armed level lies in [hf / 1.01, hf], so reading it again at the
+ * same health factor fires nothing and changes nothing, whatever thresholds were added or
+ * removed below the highest one; and a position not held is at or above the highest threshold.
+ * So a pass reads only the positions whose health factor may have changed since the last one:
+ * in each isolated market whose factors or positions changed, the positions below the highest
+ * threshold x 1.01 (a binary search of the market's list, by health factor) and those it held
+ * there; in the pooled markets, the positions of the accounts holding a changed market. Every
+ * position below the bound is read again only when the highest threshold changes (or on the
+ * first pass, which observes without firing). The crossings found are fired in the order of
+ * the markets, then of each market's risk order, as a pass over every market would.
  */
 export class HealthCrossings {
   private model: ReadModel | null = null;
   /** Per position number: its armed level while held, NaN when not held. */
   private armed = new Float64Array(0);
-  /** Per position number: the pass that last held it. */
+  /** Per position number: the pass that last read it. */
   private stamp = new Uint32Array(0);
   private passNo = 0;
-  /** Positions held after the last pass. */
-  private heldList: number[] = [];
+  private heldCount = 0;
+  /** Per isolated market (by ord): its positions held after the last pass that read it. */
+  private heldIn: (Uint32Array | undefined)[] = [];
+  /** Per account (pooled markets): 1 while some of its positions are held. */
+  private accountHeld = new Uint8Array(0);
   /** The highest threshold of the last pass: positions not held were armed up to it. */
   private lastMax = 0;
   private revision = -1;
   private indexSeen: SubscriptionIndex | null = null;
+  /** The risk index's change version at the last pass. */
+  private seenVersion = -1;
 
   /** Forgets everything (the next pass observes without firing). */
   reset(): void {
     this.model = null;
     this.armed = new Float64Array(0);
     this.stamp = new Uint32Array(0);
-    this.heldList = [];
+    this.heldCount = 0;
+    this.heldIn = [];
+    this.accountHeld = new Uint8Array(0);
     this.lastMax = 0;
     this.revision = -1;
+    this.seenVersion = -1;
   }
 
   /** Positions held (below the highest threshold x 1.01, or not armed for some threshold). */
   get held(): number {
-    return this.heldList.length;
+    return this.heldCount;
   }
 
   /** Room for position numbers below n (positions added by changes get higher numbers). */
@@ -109,66 +139,175 @@ export class HealthCrossings {
     this.indexSeen = index;
     const max = index.maxThreshold;
     const { risk, catalog } = model;
+    const since = this.seenVersion;
+    this.seenVersion = risk.changeVersion;
+    if (!(max > 0)) {
+      // Nothing watched: every position armed again.
+      this.armed.fill(Number.NaN);
+      this.heldCount = 0;
+      this.heldIn = [];
+      this.accountHeld.fill(0);
+      this.lastMax = 0;
+      return;
+    }
     this.ensure(risk.size);
-    const armedOf = this.armed;
-    const stamp = this.stamp;
+    // A new highest threshold (or the first pass) reads every market; otherwise the changed ones.
+    const all = max !== this.lastMax;
+    const ords = all
+      ? Array.from({ length: catalog.size }, (_, ord) => ord)
+      : risk.marketsChangedSince(since);
     const passNo = ++this.passNo;
-    const next: number[] = [];
-    if (max > 0) {
-      const ths = index.thresholds;
-      const lastMax = this.lastMax;
-      const matched: Subscriber[] = [];
-      const q = {
-        healthFactorThreshold: max * REARM_FACTOR,
-        minBorrowUsd: 0,
-        limit: Number.MAX_SAFE_INTEGER,
-        marketOrd: 0,
-      };
-      // Market by market: each one's positions below the bound are a prefix of its list (a
-      // binary search), with no merge across markets (the order across them does not matter here).
-      for (let ord = 0; ord < catalog.size; ord++) {
-        q.marketOrd = ord;
-        for (const i of risk.query(q)) {
-          const h = risk.healthFactorOf(i);
-          const held = armedOf[i]!;
-          // Not held: armed up to the last pass's highest threshold (above it, unknown: not armed).
-          let armed = Number.isNaN(held) ? Math.max(lastMax, h) : held;
-          if (h < armed) {
-            let from = index.firstAbove(h);
-            if (from < ths.length && ths[from]! <= armed) {
-              const view = risk.view(i);
-              const a: EventAttributes = {
-                type: 'position.health_factor_below',
-                chainId: view.chainId,
-                protocols: [view.protocol],
-                marketKeys: [view.market.uniqueKey],
-                wallet: view.user.address,
-                threshold: 0,
-              };
-              for (; from < ths.length && ths[from]! <= armed; from++) {
-                const t = ths[from]!;
-                a.threshold = t;
-                matched.length = 0;
-                index.byThreshold.get(t)!.match(a, matched);
-                const id = `evt_${hash24(`${mode}:hf:${t}:${view.market.uniqueKey}:${view.user.address}:${model.asOf}`)}`;
-                emit(out, mode, id, { ...a }, nowMs, view, matched);
-              }
-            }
-            armed = h;
-          }
-          armed = Math.max(armed, h / REARM_FACTOR);
-          if (armed < max) {
-            armedOf[i] = armed;
-            stamp[i] = passNo;
-            next.push(i);
-          } else armedOf[i] = Number.NaN;
+    const bound = max * REARM_FACTOR;
+    const crossings: Crossing[] = [];
+    const pooled: number[] = [];
+    const hf0 = risk.statedHealthFactors();
+    for (const ord of ords) {
+      if (risk.isPooled(ord)) {
+        pooled.push(ord);
+        continue;
+      }
+      // Isolated: the prefix of the market's list below the bound, then what it held and no longer does.
+      const list = risk.marketList(ord);
+      const held: number[] = [];
+      if (list) {
+        const k = risk.hfFactorOf(ord);
+        let lo = 0;
+        let hi = list.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if ((hf0[list[mid] ?? 0] ?? Number.NaN) * k < bound) lo = mid + 1;
+          else hi = mid;
+        }
+        for (let j = 0; j < lo; j++) {
+          const i = list[j] ?? 0;
+          if (this.read(i, (hf0[i] ?? Number.NaN) * k, max, passNo, ord, j, index, crossings)) held.push(i);
         }
       }
+      const before = this.heldIn[ord];
+      if (before) for (const i of before) if (this.stamp[i] !== passNo) this.release(i);
+      this.heldIn[ord] = held.length > 0 ? Uint32Array.from(held) : undefined;
     }
-    // Held before, not below the bound now: armed for every threshold again.
-    for (const i of this.heldList) if (stamp[i] !== passNo) armedOf[i] = Number.NaN;
-    this.heldList = next;
+    if (pooled.length > 0) {
+      // Pooled: every position of the accounts holding a changed market (their health factor is the account's).
+      // An account at or above the bound with nothing held is skipped.
+      const { ids, flat, start, hf, ord, listed } = risk.accountsChangedSince(all ? -1 : since);
+      if (this.accountHeld.length < start.length) {
+        const grown = new Uint8Array(Math.max(start.length, this.accountHeld.length * 2));
+        grown.set(this.accountHeld);
+        this.accountHeld = grown;
+      }
+      const accountHeld = this.accountHeld;
+      const count = ids === null ? start.length - 1 : ids.length;
+      for (let n = 0; n < count; n++) {
+        const id = ids === null ? n : (ids[n] ?? 0);
+        const h = hf[id] ?? Number.NaN;
+        if (!(h < bound) && accountHeld[id] === 0) continue;
+        let any = 0;
+        for (let k = start[id] ?? 0, end = start[id + 1] ?? 0; k < end; k++) {
+          const i = flat[k] ?? 0;
+          if (h < bound && listed[k] === 1) {
+            if (this.read(i, h, max, passNo, ord[k] ?? 0, -1, index, crossings)) any = 1;
+          } else this.release(i);
+        }
+        accountHeld[id] = any;
+      }
+    }
     this.lastMax = max;
+    if (crossings.length > 0) this.fire(model, index, mode, nowMs, crossings, out);
+  }
+
+  /** Reads position i at health factor h: notes its crossing, updates its armed level; true when held. */
+  private read(
+    i: number,
+    h: number,
+    max: number,
+    passNo: number,
+    ord: number,
+    at: number,
+    index: SubscriptionIndex,
+    crossings: Crossing[],
+  ): boolean {
+    const prev = this.armed[i] ?? Number.NaN;
+    const wasHeld = !Number.isNaN(prev);
+    // Not held: armed up to the last pass's highest threshold (above it, unknown: not armed).
+    let armed = wasHeld ? prev : Math.max(this.lastMax, h);
+    if (h < armed) {
+      const t = index.thresholds[index.firstAbove(h)];
+      if (t !== undefined && t <= armed) crossings.push({ i, ord, at, h, armed });
+      armed = h;
+    }
+    armed = Math.max(armed, h / REARM_FACTOR);
+    this.stamp[i] = passNo;
+    if (armed < max) {
+      this.armed[i] = armed;
+      if (!wasHeld) this.heldCount++;
+      return true;
+    }
+    if (wasHeld) {
+      this.armed[i] = Number.NaN;
+      this.heldCount--;
+    }
+    return false;
+  }
+
+  /** Position i is no longer held (armed for every threshold again). */
+  private release(i: number): void {
+    if (Number.isNaN(this.armed[i] ?? Number.NaN)) return;
+    this.armed[i] = Number.NaN;
+    this.heldCount--;
+  }
+
+  /**
+   * The pass's crossings as events: by market, then in each market's risk order, each's
+   * thresholds ascending. Each crossing is matched first; only those some subscriber wants are
+   * ordered and get a view and ids (most crossings, of positions nobody watches, cost a match).
+   */
+  private fire(
+    model: ReadModel,
+    index: SubscriptionIndex,
+    mode: 'live' | 'test',
+    nowMs: number,
+    crossings: Crossing[],
+    out: Matched,
+  ): void {
+    const { risk, catalog } = model;
+    const ths = index.thresholds;
+    const wanted: { c: Crossing; a: EventAttributes; subs: Subscriber[] }[] = [];
+    for (const c of crossings) {
+      const m = catalog.recordAt(c.ord);
+      let wallet: string | null = null;
+      for (let from = index.firstAbove(c.h); from < ths.length; from++) {
+        const t = ths[from];
+        if (t === undefined || t > c.armed) break;
+        wallet ??= risk.walletOf(c.i);
+        const a: EventAttributes = {
+          type: 'position.health_factor_below',
+          chainId: m.chainId,
+          protocols: [m.protocol],
+          marketKeys: [m.uniqueKey],
+          wallet,
+          threshold: t,
+        };
+        const subs = must(index.byThreshold.get(t), `the subscribers of threshold ${t}`).match(a, []);
+        if (subs.length > 0) wanted.push({ c, a, subs });
+      }
+    }
+    if (wanted.length === 0) return;
+    // (A crossing's thresholds are pushed ascending; the sort is stable.)
+    wanted.sort(
+      (x, y) => x.c.ord - y.c.ord || (x.c.at >= 0 ? x.c.at - y.c.at : risk.riskBefore(x.c.i, y.c.i)),
+    );
+    let viewOf = -1;
+    let view: PositionAtRiskView | null = null;
+    for (const { c, a, subs } of wanted) {
+      if (viewOf !== c.i || view === null) {
+        view = risk.view(c.i);
+        viewOf = c.i;
+      }
+      const key = a.marketKeys[0] ?? '';
+      const id = `evt_${hash24(`${mode}:hf:${a.threshold}:${key}:${a.wallet}:${model.asOf}`)}`;
+      emit(out, mode, id, a, nowMs, view, subs);
+    }
   }
 }
 
@@ -213,8 +352,8 @@ export class OracleCrossings {
     }
     const fire = (type: EventType, key: string, since: number) => {
       if (subs.length === 0) return;
-      const [chain, address] = key.split(':');
-      const o = getOracle(model, Number(chain), address!, nowMs).items[0];
+      const [chain, address] = mustSlice(key.split(':'), 0, 2, `the chain and address of oracle ${key}`);
+      const o = getOracle(model, Number(chain), address, nowMs).items[0];
       if (!o) return;
       const a = oracleAttributes(type, o);
       const wanted = subs.filter((s) => s.createdAt <= nowMs && matchesAll(s, a));
@@ -237,8 +376,8 @@ function matchesAll(s: Subscriber, a: EventAttributes): boolean {
     !a.protocols.some((p) => (f.protocols as readonly string[]).includes(p))
   )
     return false;
-  if (f.marketIds && a.marketKeys.length > 0 && !a.marketKeys.some((m) => f.marketIds!.includes(m)))
-    return false;
+  const marketIds = f.marketIds;
+  if (marketIds && a.marketKeys.length > 0 && !a.marketKeys.some((m) => marketIds.includes(m))) return false;
   return true;
 }
 

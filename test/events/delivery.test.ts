@@ -271,6 +271,63 @@ async function drain(store: Store, deliverers: Deliverer[], clock: ManualClock, 
 }
 
 describe('Deliverer', () => {
+  test('a burst larger than the concurrency: each finished attempt claims the next, no pass waited for', async () => {
+    const store = new SqliteStore(join(tempDir('lrds-deliver-'), 'lrds.db'));
+    await store.migrate();
+    try {
+      const clock = new ManualClock(T0);
+      const w = webhook({ url: 'http://127.0.0.1:1/hook', sealedSecret: box.seal('whsec_burst') });
+      await store.events.createSubscription(w, null);
+      const events = Array.from({ length: 10 }, () => event());
+      await store.events.appendEvents(
+        events,
+        events.map((e) => ({ eventId: e.id, webhookId: w.id })),
+      );
+      let atOnce = 0;
+      let most = 0;
+      const attempted: string[] = [];
+      const d = new Deliverer({
+        store: store.events,
+        secrets: box,
+        clock,
+        holder: 'a',
+        allowPrivate: true,
+        concurrency: 3,
+        attempt: async (_url, _secret, eventId) => {
+          atOnce++;
+          most = Math.max(most, atOnce);
+          await new Promise((r) => setImmediate(r));
+          attempted.push(eventId);
+          atOnce--;
+          return { ok: true, httpStatus: 204, error: null };
+        },
+      });
+      assert.equal(await d.pass(), 3, 'one pass claims up to the concurrency');
+      await d.idle();
+      assert.deepEqual(
+        [...attempted].sort(),
+        events.map((e) => e.id).sort(),
+        'the rest claimed as slots freed',
+      );
+      assert.ok(most <= 3, `${most} attempts at once`);
+      const listed = await store.events.listDeliveries(w.id, 20);
+      assert.ok(listed.every((x) => x.status === 'delivered' && x.attempts === 1));
+      // Paused (a stopping loop): a finished attempt claims nothing more.
+      const more = Array.from({ length: 5 }, () => event());
+      await store.events.appendEvents(
+        more,
+        more.map((e) => ({ eventId: e.id, webhookId: w.id })),
+      );
+      d.pause();
+      attempted.length = 0;
+      assert.equal(await d.pass(), 3);
+      await d.idle();
+      assert.equal(attempted.length, 3);
+    } finally {
+      await store.close();
+    }
+  });
+
   test('a receiver answering 500, then recovering, gets every event, each delivery logged', async () => {
     let failing = true;
     const r = await receiver(() => (failing ? 500 : 204));

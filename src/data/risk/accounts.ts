@@ -19,6 +19,28 @@ interface Accounts {
   /** The same flattened (account by account; `start[id]` to `start[id + 1]`), rebuilt after a join. */
   flat: Int32Array | null;
   start: Int32Array;
+  /**
+   * Per pooled market (by ord): the accounts holding a position in it, `byMarket[marketStart[ord]]`
+   * to `byMarket[marketStart[ord + 1]]`; rebuilt with `flat`.
+   */
+  marketStart: Int32Array;
+  byMarket: Int32Array;
+  /**
+   * Per entry of `flat` (read in that order, not by position number): its position's market,
+   * collateral, collateral at its threshold and debt as stated, and 1 when it is listed (debt and
+   * a finite health factor); kept up to date by `restated`. `slot`: per position, its entry.
+   */
+  slotOrd: Int32Array;
+  slotCollateral: Float64Array;
+  slotWeighted: Float64Array;
+  slotDebt: Float64Array;
+  slotListed: Uint8Array;
+  slot: Int32Array;
+  /** The accounts the last computation took again: those changed after `since` (null: all), up to `version`. */
+  lastChanged: { since: number; version: number; ids: number[] | null } | null;
+  /** Per account: the call of `holding` that last took it (each account once per call). */
+  taken: Uint32Array;
+  takenNo: number;
   protocol: Protocol[];
   chainId: number[];
   /** Per position: its account, -1 for an isolated one (grows with the columns). */
@@ -45,8 +67,9 @@ export interface AccountView {
  * a wallet's positions in one pool (comet, Euler controller vault) form an account, and every
  * one of them shows the account's health factor, sum(collateral_i x threshold_i) / sum(debt_i)
  * at current prices, which no single market's factor scales. The accounts are built on first
- * use; their health factors are recomputed in one pass after a price or position change
- * (O(positions of accounts)), and a query takes the accounts below its threshold, sorted. A
+ * use; after a price or position change the health factors of the accounts holding a changed
+ * market are recomputed (O(their positions); all of them after a join), and a query takes the
+ * accounts below its threshold, sorted. A
  * position's collateral counts at the threshold its source stated it at: its stored health
  * factor x its debt (the source's own account health, e-mode included) or, without debt, its
  * market's lltv.
@@ -108,6 +131,17 @@ export class AccountBook {
         members: [],
         flat: null,
         start: new Int32Array(1),
+        marketStart: new Int32Array(this.catalog.size + 1),
+        slotOrd: new Int32Array(0),
+        slotCollateral: new Float64Array(0),
+        slotWeighted: new Float64Array(0),
+        slotDebt: new Float64Array(0),
+        slotListed: new Uint8Array(0),
+        slot: new Int32Array(0),
+        byMarket: new Int32Array(0),
+        lastChanged: null,
+        taken: new Uint32Array(0),
+        takenNo: 0,
         protocol: [],
         chainId: [],
         of: new Int32Array(Math.max(16, this.positions.cols.marketIndex.length)).fill(-1),
@@ -175,56 +209,186 @@ export class AccountBook {
     return c.collateralUsd[i]! * this.lltvOf[ord]!;
   }
 
-  /** Every account's totals and health factor at the current prices (one pass over flat arrays). */
+  /**
+   * The accounts' totals and health factors at the current prices. After a price or position
+   * change only the accounts holding a market changed since they were last computed are
+   * computed again (a price move of a few tokens touches the accounts holding them, not all);
+   * after a join, or when most accounts hold a changed market, every one (one pass over flat
+   * arrays). An account's figures are the same whichever way they were computed.
+   */
   private compute(a: Accounts): void {
     const n = a.members.length;
+    let since = a.version;
     if (!a.flat) {
-      let total = 0;
-      for (const m of a.members) total += m.length;
-      const flat = new Int32Array(total);
-      const start = new Int32Array(n + 1);
-      let k = 0;
-      for (let id = 0; id < n; id++) {
-        start[id] = k;
-        for (const i of a.members[id]!) flat[k++] = i;
-      }
-      start[n] = k;
-      a.flat = flat;
-      a.start = start;
+      this.flatten(a);
+      since = -1;
     }
     if (a.hf.length < n) {
-      a.collateral = new Float64Array(n);
-      a.weighted = new Float64Array(n);
-      a.debt = new Float64Array(n);
-      a.hf = new Float64Array(n);
+      const grow = (x: Float64Array) => {
+        const y = new Float64Array(Math.max(n, x.length * 2));
+        y.set(x);
+        return y;
+      };
+      a.collateral = grow(a.collateral);
+      a.weighted = grow(a.weighted);
+      a.debt = grow(a.debt);
+      a.hf = grow(a.hf);
+      since = -1;
     }
+    const ids = since < 0 ? null : this.holding(a, this.changedPooledSince(since));
+    if (ids === null || ids.length > n / 2) for (let id = 0; id < n; id++) this.computeOne(a, id);
+    else for (const id of ids) this.computeOne(a, id);
+    a.version = this.factors.version;
+    a.lastChanged = { since, version: a.version, ids };
+  }
+
+  /** The flat arrays of the accounts' positions and, per pooled market, of the accounts holding it. */
+  private flatten(a: Accounts): void {
+    const n = a.members.length;
+    let total = 0;
+    for (const m of a.members) total += m.length;
+    const flat = new Int32Array(total);
+    const start = new Int32Array(n + 1);
+    let k = 0;
+    for (let id = 0; id < n; id++) {
+      start[id] = k;
+      for (const i of a.members[id]!) flat[k++] = i;
+    }
+    start[n] = k;
+    a.flat = flat;
+    a.start = start;
+    // Per market, its accounts (a wallet holds one position per market, so each account once).
+    const mi = this.positions.cols.marketIndex;
+    const size = this.catalog.size;
+    const marketStart = new Int32Array(size + 1);
+    for (let j = 0; j < total; j++) marketStart[mi[flat[j]!]! + 1]!++;
+    for (let ord = 0; ord < size; ord++) marketStart[ord + 1]! += marketStart[ord]!;
+    const fill = marketStart.slice(0, size);
+    const byMarket = new Int32Array(total);
+    for (let id = 0; id < n; id++)
+      for (let j = start[id]!, end = start[id + 1]!; j < end; j++) byMarket[fill[mi[flat[j]!]!]!++] = id;
+    a.marketStart = marketStart;
+    a.byMarket = byMarket;
+    a.slotOrd = new Int32Array(total);
+    a.slotCollateral = new Float64Array(total);
+    a.slotWeighted = new Float64Array(total);
+    a.slotDebt = new Float64Array(total);
+    a.slotListed = new Uint8Array(total);
+    a.slot = new Int32Array(this.positions.cols.count).fill(-1);
+    for (let j = 0; j < total; j++) {
+      a.slot[flat[j]!] = j;
+      this.fillSlot(a, j);
+    }
+    if (a.taken.length < n) a.taken = new Uint32Array(Math.max(n, a.taken.length * 2));
+  }
+
+  /** Pooled markets (ords, ascending) whose factors or positions changed after `version`. */
+  private changedPooledSince(version: number): number[] {
+    const out: number[] = [];
+    const changedAt = this.factors.changedAt;
+    for (let ord = 0; ord < this.pooled.length; ord++)
+      if (this.pooled[ord] && changedAt[ord]! > version) out.push(ord);
+    return out;
+  }
+
+  /**
+   * The accounts holding a position in any of the markets `ords`, each once; null for every
+   * account (when those markets' positions are as many as the accounts).
+   */
+  private holding(a: Accounts, ords: readonly number[]): number[] | null {
+    const { taken, marketStart, byMarket } = a;
+    let entries = 0;
+    for (const ord of ords) if (this.pooled[ord]) entries += marketStart[ord + 1]! - marketStart[ord]!;
+    if (entries >= a.members.length) return null;
+    const out: number[] = [];
+    const no = ++a.takenNo;
+    for (const ord of ords) {
+      if (!this.pooled[ord]) continue;
+      for (let j = marketStart[ord]!, end = marketStart[ord + 1]!; j < end; j++) {
+        const id = byMarket[j]!;
+        if (taken[id] === no) continue;
+        taken[id] = no;
+        out.push(id);
+      }
+    }
+    return out;
+  }
+
+  /** Entry j of `flat` as its position is stated now. */
+  private fillSlot(a: Accounts, j: number): void {
     const { marketIndex: mi, collateralUsd: cu, borrowUsd: bu, healthFactor: hf0 } = this.positions.cols;
+    const i = a.flat![j]!;
+    const ord = mi[i]!;
+    const c = cu[i]!;
+    const b = bu[i]!;
+    const h = hf0[i]!;
+    a.slotOrd[j] = ord;
+    a.slotCollateral[j] = c;
+    // As statedWeighted: hf x debt, or collateral x lltv without debt.
+    a.slotWeighted[j] = b > 0 && h < Number.POSITIVE_INFINITY ? h * b : c * this.lltvOf[ord]!;
+    a.slotDebt[j] = b;
+    a.slotListed[j] = b > 0 && Number.isFinite(h) ? 1 : 0;
+  }
+
+  /** Position i's amounts were restated (a change of positions): its entry follows. */
+  restated(i: number): void {
+    const a = this.accounts;
+    if (!a?.flat || i >= a.slot.length) return;
+    const j = a.slot[i]!;
+    if (j >= 0) this.fillSlot(a, j);
+  }
+
+  /** One account's totals and health factor at the current prices (its entries, in order). */
+  private computeOne(a: Accounts, id: number): void {
     const cf = this.factors.collateralFactor;
     const df = this.factors.debtFactor;
-    const lt = this.lltvOf;
-    const { flat, start } = a;
-    for (let id = 0; id < n; id++) {
-      let collateral = 0;
-      let weighted = 0;
-      let debt = 0;
-      for (let k = start[id]!, end = start[id + 1]!; k < end; k++) {
-        const i = flat[k]!;
-        const ord = mi[i]!;
-        const f = cf[ord]!;
-        const c = cu[i]!;
-        const b = bu[i]!;
-        const h = hf0[i]!;
-        collateral += c * f;
-        // As statedWeighted: hf x debt, or collateral x lltv without debt.
-        weighted += (b > 0 && h < Number.POSITIVE_INFINITY ? h * b : c * lt[ord]!) * f;
-        debt += b * df[ord]!;
-      }
-      a.collateral[id] = collateral;
-      a.weighted[id] = weighted;
-      a.debt[id] = debt;
-      a.hf[id] = debt > 0 ? weighted / debt : Number.POSITIVE_INFINITY;
+    const { slotOrd, slotCollateral, slotWeighted, slotDebt } = a;
+    let collateral = 0;
+    let weighted = 0;
+    let debt = 0;
+    for (let k = a.start[id]!, end = a.start[id + 1]!; k < end; k++) {
+      const ord = slotOrd[k]!;
+      const f = cf[ord]!;
+      collateral += slotCollateral[k]! * f;
+      weighted += slotWeighted[k]! * f;
+      debt += slotDebt[k]! * df[ord]!;
     }
-    a.version = this.factors.version;
+    a.collateral[id] = collateral;
+    a.weighted[id] = weighted;
+    a.debt[id] = debt;
+    a.hf[id] = debt > 0 ? weighted / debt : Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * For the risk events' matcher (src/events/matcher.ts): the accounts holding a position in a
+   * pooled market changed after `version` (each once; null: every account, 0 to start.length - 2;
+   * `version` -1: every account), the ones the accounts' last computation took when it was from
+   * that version to now; their positions (`flat[start[id]]` to
+   * `flat[start[id + 1]]`) and health factors at current prices. Valid until the next change.
+   */
+  changedSince(version: number): {
+    ids: readonly number[] | null;
+    flat: Int32Array;
+    start: Int32Array;
+    hf: Float64Array;
+    /** Per entry of flat: its position's market, and 1 when the position is listed. */
+    ord: Int32Array;
+    listed: Uint8Array;
+  } {
+    const a = this.ensure();
+    const last = a.lastChanged;
+    let ids: number[] | null;
+    if (version < 0) ids = null;
+    else if (last && last.since === version && last.version === this.factors.version) ids = last.ids;
+    else ids = this.holding(a, this.changedPooledSince(version));
+    return {
+      ids,
+      flat: a.flat!,
+      start: a.start,
+      hf: a.hf,
+      ord: a.slotOrd,
+      listed: a.slotListed,
+    };
   }
 
   /** The health factor position i shows now: its account's (pooled), else its own; Infinity without debt. */
