@@ -8,8 +8,8 @@
  */
 
 import {
-  type Serializer as Serialize,
   type SerializerFactory as BuildSerializer,
+  type Serializer as Serialize,
   SerializerSelector,
 } from '@fastify/fast-json-stringify-compiler';
 

@@ -76,9 +76,15 @@ describe('response serializers compiled on first use', () => {
     try {
       await app.inject('/b');
       assert.equal(lazy.pending, 2);
-      await lazy.warm(() => true, (err) => assert.fail(String(err)));
+      await lazy.warm(
+        () => true,
+        (err) => assert.fail(String(err)),
+      );
       assert.equal(lazy.pending, 2, 'stopped before compiling anything');
-      await lazy.warm(() => false, (err) => assert.fail(String(err)));
+      await lazy.warm(
+        () => false,
+        (err) => assert.fail(String(err)),
+      );
       assert.equal(lazy.pending, 0);
       assert.deepEqual((await app.inject('/a')).json(), { data: [{ amount: 1.5, symbol: 'USDC' }], n: 2 });
     } finally {
