@@ -34,6 +34,7 @@ import { EventsLoop } from '../src/events/loop.ts';
 import { HealthCrossings, type Matched } from '../src/events/matcher.ts';
 import { SecretBox } from '../src/events/secrets.ts';
 import { generateSandbox } from '../src/ingest/sandbox/index.ts';
+import { eventViews } from '../src/queries/event-views.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { log, sig } from './lib.ts';
 
@@ -328,6 +329,7 @@ async function latency(quick: boolean): Promise<LatencyRow> {
   const loop = new EventsLoop({
     store: store.events,
     history: store,
+    views: eventViews,
     models: { peek: (mode) => (mode === 'live' ? m : null) },
     clock,
     secrets,

@@ -26,6 +26,7 @@ import { expectedPassMs, PassWatch } from './ingest/pass-watch.ts';
 import { jobMetrics } from './jobs/metrics.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { setMetricsSource } from './metrics.ts';
+import { eventViews } from './queries/event-views.ts';
 import { createAdmission, createKeyEvents } from './scale.ts';
 import { HISTORY_CHECK_MS, historyFeed } from './service/history-feed.ts';
 import { ReadModels } from './service/read-models.ts';
@@ -185,6 +186,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
     store: store.events,
     history: store,
     models,
+    views: eventViews,
     clock,
     secrets,
     holder: ingestHolder,

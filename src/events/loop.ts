@@ -4,7 +4,13 @@ import type { EventStore } from '../store/ports/events.ts';
 import type { HistoryStore } from '../store/ports/history.ts';
 import { Deliverer, type DelivererOptions } from './deliverer.ts';
 import { SubscriptionIndex } from './filters.ts';
-import { HealthCrossings, LiquidationFeed, type Matched, OracleCrossings } from './matcher.ts';
+import {
+  type EventViews,
+  HealthCrossings,
+  LiquidationFeed,
+  type Matched,
+  OracleCrossings,
+} from './matcher.ts';
 
 /** Delivered and failed events are kept this long (EVENT_RETENTION_DAYS), streams replay from them. */
 export const DEFAULT_EVENT_RETENTION_DAYS = 7;
@@ -15,6 +21,8 @@ export interface EventsLoopOptions extends Omit<DelivererOptions, 'store'> {
   history: Pick<HistoryStore, 'liquidations'>;
   /** The read models events are derived from, by mode (null: not built). */
   models: { peek(mode: 'live' | 'test'): ReadModel | null };
+  /** The API's views event bodies are (src/queries/event-views.ts). */
+  views: EventViews;
   /** Events are kept this long once delivered (default 7 days). */
   retentionMs?: number;
   /** Pause between matching passes (default 250 ms) and delivery passes (default 250 ms). */
@@ -37,12 +45,10 @@ export interface EventsLoopOptions extends Omit<DelivererOptions, 'store'> {
 export class EventsLoop {
   readonly deliverer: Deliverer;
   private readonly o: EventsLoopOptions;
-  private readonly state = new Map(
-    MODES.map((m) => [
-      m,
-      { health: new HealthCrossings(), oracles: new OracleCrossings(), liquidations: new LiquidationFeed() },
-    ]),
-  );
+  private readonly state: Map<
+    'live' | 'test',
+    { health: HealthCrossings; oracles: OracleCrossings; liquidations: LiquidationFeed }
+  >;
   private indexes: Record<'live' | 'test', SubscriptionIndex> | null = null;
   private version = -1;
   private leader = false;
@@ -57,6 +63,16 @@ export class EventsLoop {
 
   constructor(options: EventsLoopOptions) {
     this.o = options;
+    this.state = new Map(
+      MODES.map((m) => [
+        m,
+        {
+          health: new HealthCrossings(),
+          oracles: new OracleCrossings(options.views),
+          liquidations: new LiquidationFeed(options.views),
+        },
+      ]),
+    );
     this.deliverer = new Deliverer({ ...options, store: options.store });
   }
 

@@ -3,8 +3,6 @@ import type { PositionAtRiskView } from '../data/risk-index.ts';
 import { must, mustSlice } from '../domain/must.ts';
 import type { EventRecord, EventType } from '../domain/records/events.ts';
 import type { LiquidationEvent } from '../domain/records/history.ts';
-import { getOracle, listOracles, type OracleDetailView } from '../queries/assets.ts';
-import { liquidationView } from '../queries/history.ts';
 import { hash24 } from '../store/events.ts';
 import { type EventAttributes, REARM_FACTOR, type Subscriber, type SubscriptionIndex } from './filters.ts';
 
@@ -314,7 +312,27 @@ export class HealthCrossings {
 /** The key of an oracle: `<chainId>:<address>`. */
 const oracleKey = (o: { chainId: number; address: string }) => `${o.chainId}:${o.address}`;
 
-function oracleAttributes(type: EventType, o: OracleDetailView): EventAttributes {
+/** What the matcher reads of an oracle's view (the event's body is the whole view). */
+export interface OracleEventView {
+  chainId: number;
+  address: string;
+  health?: { lastUpdateTimestamp?: number | null } | null;
+  markets: readonly { protocol: string; uniqueKey: string }[];
+}
+
+/**
+ * The API's views an event carries as its body: an oracle as `GET /oracles/{chainId}/{address}`
+ * serves it, a liquidation as `GET /liquidations` does. They are the query layer's; the
+ * composition root hands them in (src/events/views.ts is kept out of the matcher's imports).
+ */
+export interface EventViews {
+  /** Every oracle of the model past its heartbeat now. */
+  staleOracles(model: ReadModel, nowMs: number): readonly Omit<OracleEventView, 'markets'>[];
+  oracle(model: ReadModel, chainId: number, address: string, nowMs: number): OracleEventView | undefined;
+  liquidation(model: ReadModel, l: LiquidationEvent): unknown;
+}
+
+function oracleAttributes(type: EventType, o: OracleEventView): EventAttributes {
   return {
     type,
     chainId: o.chainId,
@@ -331,9 +349,14 @@ function oracleAttributes(type: EventType, o: OracleDetailView): EventAttributes
  * observes.
  */
 export class OracleCrossings {
+  private readonly views: EventViews;
   private model: ReadModel | null = null;
   /** Stale oracles of the last pass, with the update their staleness dates from. */
   private stale = new Map<string, number>();
+
+  constructor(views: EventViews) {
+    this.views = views;
+  }
 
   pass(
     model: ReadModel,
@@ -343,7 +366,7 @@ export class OracleCrossings {
     out: Matched,
   ): void {
     const now = new Map<string, number>();
-    for (const o of listOracles(model, { stale: true, limit: Number.MAX_SAFE_INTEGER }, nowMs).items)
+    for (const o of this.views.staleOracles(model, nowMs))
       now.set(oracleKey(o), o.health?.lastUpdateTimestamp ?? 0);
     if (model !== this.model) {
       this.model = model;
@@ -353,7 +376,7 @@ export class OracleCrossings {
     const fire = (type: EventType, key: string, since: number) => {
       if (subs.length === 0) return;
       const [chain, address] = mustSlice(key.split(':'), 0, 2, `the chain and address of oracle ${key}`);
-      const o = getOracle(model, Number(chain), address, nowMs).items[0];
+      const o = this.views.oracle(model, Number(chain), address, nowMs);
       if (!o) return;
       const a = oracleAttributes(type, o);
       const wanted = subs.filter((s) => s.createdAt <= nowMs && matchesAll(s, a));
@@ -390,8 +413,13 @@ export const LIQUIDATION_LOOKBACK_MS = 60 * 60_000;
  * a restart) stores it once.
  */
 export class LiquidationFeed {
+  private readonly views: EventViews;
   private since: number | null = null;
   private readonly seen = new Map<string, number>();
+
+  constructor(views: EventViews) {
+    this.views = views;
+  }
 
   async pass(
     model: ReadModel,
@@ -422,7 +450,15 @@ export class LiquidationFeed {
       matched.length = 0;
       index.liquidations.match(a, matched);
       const wanted = matched.filter((s) => s.createdAt <= l.at);
-      emit(out, mode, `evt_${hash24(`${mode}:liq:${key}`)}`, a, nowMs, liquidationView(model, l), wanted);
+      emit(
+        out,
+        mode,
+        `evt_${hash24(`${mode}:liq:${key}`)}`,
+        a,
+        nowMs,
+        this.views.liquidation(model, l),
+        wanted,
+      );
     }
     // The next read overlaps by a minute: a source writing a little late is still read.
     this.since = Math.max(from, newest - 60_000);

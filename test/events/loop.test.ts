@@ -8,6 +8,7 @@ import { applyPrices } from '../../src/data/read-model.ts';
 import { EventsLoop } from '../../src/events/loop.ts';
 import { SecretBox } from '../../src/events/secrets.ts';
 import { verifySignature } from '../../src/events/signature.ts';
+import { eventViews } from '../../src/queries/event-views.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { ManualClock } from '../clock.ts';
 import { webhook } from '../contract/event-store-contract.ts';
@@ -47,6 +48,7 @@ describe('EventsLoop', () => {
       });
       await store.events.createSubscription(w, null);
       const options = {
+        views: eventViews,
         store: store.events,
         history: store,
         models: { peek: (mode: 'live' | 'test') => (mode === 'live' ? model : null) },
