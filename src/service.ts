@@ -419,8 +419,8 @@ export async function createService(settings: Settings, options: ServiceOptions 
       closing = true;
       await runner.stop();
       await history?.stop();
-      // A first pass still running in the background (its job not started yet) ends first.
-      await ingestion?.firstPass?.pass.catch(() => null);
+      // A first pass still running in the background writes nothing more, nor claims the lease.
+      ingestion?.firstPass?.stop();
       if (ingestion) await store.releaseIngestion(ingestHolder).catch(() => undefined);
       await liquidations?.idle();
       await ratings.stop();

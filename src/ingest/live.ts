@@ -244,15 +244,24 @@ export async function ingestWithLease(
   store: LiveStore,
   clock: Clock,
   lease: IngestLease,
-  options: { onSource?: (run: SourceRun) => void } = {},
+  options: {
+    onSource?: (run: SourceRun) => void;
+    /** Aborted when the process stops: the pass claims the lease no more and writes nothing. */
+    signal?: AbortSignal;
+  } = {},
 ): Promise<LivePass | null> {
-  const claim = () => store.claimIngestion(lease.holder, Math.floor(clock.now()), lease.ms);
+  const { signal, ...rest } = options;
+  const claim = async () =>
+    !signal?.aborted && store.claimIngestion(lease.holder, Math.floor(clock.now()), lease.ms);
   if (!(await claim())) return null;
   const renew = setInterval(() => void claim().catch(() => false), Math.max(1, Math.floor(lease.ms / 3)));
   renew.unref();
+  const stop = () => clearInterval(renew);
+  signal?.addEventListener('abort', stop, { once: true });
   try {
-    return await ingestLive(sources, store, clock, { ...options, mayWrite: claim });
+    return await ingestLive(sources, store, clock, { ...rest, mayWrite: claim });
   } finally {
-    clearInterval(renew);
+    stop();
+    signal?.removeEventListener('abort', stop);
   }
 }

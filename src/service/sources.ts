@@ -27,7 +27,7 @@ export interface SourcesIngestion {
    * The first pass, when it was still running once the start had waited FIRST_PASS_WAIT_MS:
    * it goes on in the background, and the in-process passes join it (null otherwise).
    */
-  firstPass: { pass: Promise<LivePass | null>; startedAt: number } | null;
+  firstPass: { pass: Promise<LivePass | null>; startedAt: number; stop(): void } | null;
 }
 
 /**
@@ -63,11 +63,9 @@ export async function prepareDataset(
   // later pass writes. Nor does a long one (a first sync of a large chain): after
   // FIRST_PASS_WAIT_MS the service starts and the pass goes on in the background. Nor does
   // another server's: the wait ends once every source's last pass failed, or after the time a
-  // pass may take (the in-process passes take over from there).
-  const maxWaitMs = Math.min(
-    expectedPassMs(ingestInterval(settings)),
-    settings.firstPassWaitMs ?? DEFAULT_FIRST_PASS_WAIT_MS,
-  );
+  // pass may take (the in-process passes take over from there), FIRST_PASS_WAIT_MS at most.
+  const firstPassWaitMs = settings.firstPassWaitMs ?? DEFAULT_FIRST_PASS_WAIT_MS;
+  const maxWaitMs = Math.min(expectedPassMs(ingestInterval(settings)), firstPassWaitMs);
   // Real time, not the service's clock: this bounds how long a start takes.
   const startedWaiting = performance.now();
   const waited = () => performance.now() - startedWaiting;
@@ -77,10 +75,13 @@ export async function prepareDataset(
   while ((await store.datasetInfo())?.kind !== 'live') {
     if (runsPasses) {
       const startedAt = clock.now();
-      const running = live.ingestWithLease(sources, store, clock, lease);
-      const pass = await raceTimer(running, maxWaitMs - waited());
+      const stopping = new AbortController();
+      const running = live.ingestWithLease(sources, store, clock, lease, { signal: stopping.signal });
+      // (Left running, its failure is the ingest job's to report, or nobody's at shutdown.)
+      running.catch(() => undefined);
+      const pass = await raceTimer(running, firstPassWaitMs - waited());
       if (pass === TIMED_OUT) {
-        firstPass = { pass: running, startedAt };
+        firstPass = { pass: running, startedAt, stop: () => stopping.abort() };
         break;
       }
       if (pass?.written) break;
@@ -165,7 +166,7 @@ export function sourcesPass(
     log: FastifyInstance['log'];
     closing: () => boolean;
   },
-): () => Promise<void> {
+): (ctx?: { signal: AbortSignal }) => Promise<void> {
   const { store, clock, lease, passWatch } = deps;
   // The sources the start-up warning named are failing already: logged again once read.
   // (Not those whose first pass was still running: its outcome is logged when it ends.)
@@ -213,15 +214,17 @@ export function sourcesPass(
   // A first pass the start did not wait for: the first run joins it (its sources reported as
   // a pass of the job's own would be).
   let first = ingestion?.firstPass ?? null;
-  return async (): Promise<void> => {
+  return async (ctx): Promise<void> => {
     if (!ingestion || deps.closing()) return;
     const { sources, live } = ingestion;
     if (first) {
-      const { pass, startedAt } = first;
+      const { pass, startedAt, stop } = first;
       first = null;
       passWatch.started(startedAt);
       try {
-        for (const run of (await pass)?.runs ?? []) onSource(run);
+        const done = await untilStopped(pass, ctx?.signal);
+        if (done === null) stop();
+        for (const run of done?.runs ?? []) onSource(run);
       } finally {
         passWatch.ended();
       }
@@ -230,9 +233,34 @@ export function sourcesPass(
     // Shown by /health while it runs (and as overdue past its expected time).
     passWatch.started(clock.now());
     try {
-      await live.ingestWithLease(sources, store, clock, lease, { onSource });
+      const running = live.ingestWithLease(sources, store, clock, lease, {
+        onSource,
+        ...(ctx ? { signal: ctx.signal } : {}),
+      });
+      running.catch(() => undefined);
+      await untilStopped(running, ctx?.signal);
     } finally {
       passWatch.ended();
     }
   };
+}
+
+/**
+ * The pass's outcome, or null once `signal` aborts (the service stopping): a pass cannot be
+ * cancelled mid-way, and a shutdown does not wait for one (a pass writes its checkpoints after
+ * its data, so the next start reads again from the last one it saved).
+ */
+async function untilStopped<T>(pass: Promise<T>, signal: AbortSignal | undefined): Promise<T | null> {
+  if (!signal) return pass;
+  if (signal.aborted) return null;
+  let onAbort = () => {};
+  const stopped = new Promise<null>((resolve) => {
+    onAbort = () => resolve(null);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([pass, stopped]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }

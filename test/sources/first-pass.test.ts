@@ -69,6 +69,14 @@ async function heldRpc(): Promise<{ url: string; held: () => number; release: ()
   };
 }
 
+async function until(pred: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 interface Health {
   status: string;
   ingestion: { startedAt: string } | null;
@@ -276,6 +284,40 @@ describe('a sources file that cannot be read at start', () => {
     } finally {
       rpc.release();
       await service?.close();
+    }
+  });
+
+  test('behavior: a server shut down while its first pass runs in the background does not wait for the pass', async () => {
+    const dir = tempDir('lrds-first-pass-stop-');
+    const rpc = await heldRpc();
+    const clock = new ManualClock(Date.now());
+    try {
+      const service = await createService(
+        {
+          ...embeddedSettings(dir),
+          sourcesFile: sourcesAt(dir, rpc.url),
+          simulationTickMs: 0,
+          firstPassWaitMs: 0,
+        },
+        { clock, server: QUIET },
+      );
+      await until(() => rpc.held() >= 1, 'the first pass asked the node');
+      // The node holds the pass for as long as its requests' time-outs (about 30 s): close()
+      // must not wait for them.
+      const outcome = await Promise.race([
+        service.close().then(() => 'closed'),
+        new Promise((r) => setTimeout(r, 20_000, 'still waiting for the pass')),
+      ]);
+      assert.equal(outcome, 'closed');
+      // The lease was let go: another process may run the passes at once.
+      const store = await openStore({ dataDir: dir, databaseUrl: null });
+      try {
+        assert.equal(await store.claimIngestion('another', Date.now(), 60_000), true);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rpc.release();
     }
   });
 
