@@ -95,6 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     schemaErrorFormatter: (errors, dataVar) => invalidParameter(problemsOf(errors as AjvError[], dataVar)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.decorate('serializers', serializers);
   let closed = false;
   app.addHook('onReady', async () => {
     void serializers.warm(

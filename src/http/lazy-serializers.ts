@@ -33,9 +33,17 @@ export function lazySerializers(): LazySerializers {
       const compile = selector(externalSchemas, serializerOpts);
       return (route) => {
         let compiled: Serialize | null = null;
+        let failed: unknown = null;
+        // A schema that does not compile fails every answer of its route alike, compiled once.
         const build = (): Serialize => {
           pending.delete(build);
-          compiled ??= compile(route);
+          if (failed !== null) throw failed;
+          try {
+            compiled ??= compile(route);
+          } catch (err) {
+            failed = err;
+            throw err;
+          }
           return compiled;
         };
         pending.add(build);
@@ -59,4 +67,11 @@ export function lazySerializers(): LazySerializers {
       }
     },
   };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's response serializers (compiled on first use; `warm()` compiles the rest). */
+    serializers: LazySerializers;
+  }
 }

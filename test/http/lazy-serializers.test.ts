@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { lazySerializers } from '../../src/http/lazy-serializers.ts';
+import { createTestApp } from '../helpers.ts';
 
 const SHARED = {
   $id: 'Money',
@@ -110,6 +111,21 @@ describe('response serializers compiled on first use', () => {
       assert.match(String(errors[0]), /Nowhere/);
     } finally {
       await app.close();
+    }
+  });
+
+  test("behavior: every response schema of the service's routes compiles", async () => {
+    const t = await createTestApp();
+    try {
+      const errors: unknown[] = [];
+      await t.app.serializers.warm(
+        () => false,
+        (err) => errors.push(err),
+      );
+      assert.deepEqual(errors, []);
+      assert.equal(t.app.serializers.pending, 0);
+    } finally {
+      await t.close();
     }
   });
 });
