@@ -59,7 +59,12 @@ export interface StreamRequest {
   /** The Last-Event-ID the client sent: the stream replays what followed it. */
   lastEventId: string | null;
   /** The stream's slot among its key's (claimSlot), freed when it closes; null: no limit. */
-  slot?: StreamSlot | null;
+  slot?: HeldSlot | null;
+}
+
+/** A slot claimed among the `limit` of its key. */
+export interface HeldSlot extends StreamSlot {
+  limit: number;
 }
 
 interface Connection {
@@ -71,7 +76,7 @@ interface Connection {
   lastSeq: number;
   interest: SubscriptionRecord;
   interestRenewedAt: number;
-  slot: StreamSlot | null;
+  slot: HeldSlot | null;
   timer: NodeJS.Timeout | null;
   closed: boolean;
   /** While the stream replays: what the polls brought meanwhile, written after the replay. */
@@ -104,6 +109,8 @@ export class StreamHub {
   private readonly maxBufferedBytes: number;
   private readonly connections = new Set<Connection>();
   private readonly perKey = new Map<string, number>();
+  /** Slots being freed in the store (close() waits for them, a little). */
+  private readonly releasing = new Set<Promise<void>>();
   private readonly cursor = new Map<'live' | 'test', number>();
   private poller: NodeJS.Timeout | null = null;
   private polling: Promise<void> | null = null;
@@ -135,9 +142,9 @@ export class StreamHub {
    * store together; null when it holds them all. If the store cannot be reached, this process's
    * own streams decide (the slot is then not recorded).
    */
-  async claimSlot(keyId: string, limit: number): Promise<StreamSlot | null> {
+  async claimSlot(keyId: string, limit: number): Promise<HeldSlot | null> {
     const now = Math.floor(this.clock.now());
-    const slot: StreamSlot = { id: `ss_${randomUUID()}`, keyId, expiresAt: now + STREAM_SLOT_TTL_MS };
+    const slot: HeldSlot = { id: `ss_${randomUUID()}`, keyId, expiresAt: now + STREAM_SLOT_TTL_MS, limit };
     try {
       return (await this.store.claimStreamSlot(slot, limit, now)) ? slot : null;
     } catch (err) {
@@ -256,8 +263,17 @@ export class StreamHub {
     }
     const now = Math.floor(this.clock.now());
     if (conn.slot && conn.slot.expiresAt - now <= (STREAM_SLOT_TTL_MS * 2) / 3) {
-      conn.slot = { ...conn.slot, expiresAt: now + STREAM_SLOT_TTL_MS };
-      this.store.renewStreamSlot(conn.slot).catch(this.onError);
+      const slot: HeldSlot = { ...conn.slot, expiresAt: now + STREAM_SLOT_TTL_MS };
+      conn.slot = slot;
+      // A slot that lapsed (the store unreachable for its whole time) and was taken by another
+      // stream is claimed again; when the key holds its limit meanwhile, this stream closes.
+      this.store
+        .renewStreamSlot(slot)
+        .then(async (held) => {
+          if (held || conn.closed) return;
+          if (!(await this.store.claimStreamSlot(slot, slot.limit, now))) this.drop(conn);
+        })
+        .catch(this.onError);
     }
     if (now - conn.interestRenewedAt >= INTEREST_TTL_MS / 4) {
       conn.interestRenewedAt = now;
@@ -275,7 +291,11 @@ export class StreamHub {
     if (n > 0) this.perKey.set(conn.keyId, n);
     else this.perKey.delete(conn.keyId);
     conn.sink.close();
-    if (conn.slot) this.store.releaseStreamSlot(conn.slot.id).catch(this.onError);
+    if (conn.slot) {
+      const released = this.store.releaseStreamSlot(conn.slot.id).catch(this.onError);
+      this.releasing.add(released);
+      void released.finally(() => this.releasing.delete(released));
+    }
     if (this.connections.size === 0 && this.poller) {
       clearInterval(this.poller);
       this.poller = null;
@@ -320,5 +340,15 @@ export class StreamHub {
   async close(): Promise<void> {
     for (const c of [...this.connections]) this.drop(c);
     await this.polling;
+    // The slots go back to the store before the process goes (else they lapse after their
+    // time), unless the store does not answer within 2 s.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.releasing]),
+      new Promise((r) => {
+        timer = setTimeout(r, 2000);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 }

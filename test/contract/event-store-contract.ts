@@ -125,7 +125,7 @@ export function eventStoreContract(
         await ev.releaseStreamSlot('s1');
         assert.equal(await ev.claimStreamSlot(slot('s3'), 2, T0), true, 'a released slot is free');
         // s2 and s3 expire at T0 + 90 s; s3 is renewed until T0 + 200 s.
-        await ev.renewStreamSlot(slot('s3', 'key_a', T0 + 200_000));
+        assert.equal(await ev.renewStreamSlot(slot('s3', 'key_a', T0 + 200_000)), true);
         assert.equal(await ev.claimStreamSlot(slot('s4'), 2, T0 + 89_999), false);
         assert.equal(
           await ev.claimStreamSlot(slot('s4', 'key_a', T0 + 300_000), 2, T0 + 90_000),
@@ -133,7 +133,7 @@ export function eventStoreContract(
           's2 expired',
         );
         assert.equal(await ev.claimStreamSlot(slot('s5'), 2, T0 + 150_000), false, 's3 was renewed');
-        await ev.renewStreamSlot(slot('s2', 'key_a', T0 + 400_000));
+        assert.equal(await ev.renewStreamSlot(slot('s2', 'key_a', T0 + 400_000)), false, 'lapsed and freed');
         assert.equal(
           await ev.claimStreamSlot(slot('s5', 'key_a', T0 + 400_000), 2, T0 + 200_000),
           true,

@@ -44,8 +44,24 @@ describe("a key's stream limit across servers", () => {
     const store = new SqliteStore(':memory:');
     await store.migrate();
     const clock = new ManualClock();
-    const hub = () => new StreamHub({ store: store.events, clock, keepAliveMs: 5 });
-    const [a, b] = [hub(), hub()];
+    // Server a's renewals are counted, so the test waits for them rather than for time.
+    let renewals = 0;
+    const ev = store.events;
+    const counted: StreamHub['store'] = {
+      eventsAfter: (...args) => ev.eventsAfter(...args),
+      eventSeq: (...args) => ev.eventSeq(...args),
+      lastEventSeq: () => ev.lastEventSeq(),
+      touchStreamInterest: (...args) => ev.touchStreamInterest(...args),
+      claimStreamSlot: (...args) => ev.claimStreamSlot(...args),
+      renewStreamSlot: async (slot) => {
+        const held = await ev.renewStreamSlot(slot);
+        renewals++;
+        return held;
+      },
+      releaseStreamSlot: (id) => ev.releaseStreamSlot(id),
+    };
+    const a = new StreamHub({ store: counted, clock, keepAliveMs: 5 });
+    const b = new StreamHub({ store: ev, clock, keepAliveMs: 5 });
     try {
       const s1 = await a.claimSlot('key_a', 2);
       const s2 = await a.claimSlot('key_a', 2);
@@ -67,7 +83,8 @@ describe("a key's stream limit across servers", () => {
       // Server a stops without closing (killed): its open stream keeps renewing its slot while
       // it lives, and once it is gone the slot frees itself after the slot time.
       clock.advance(STREAM_SLOT_TTL_MS / 2);
-      await new Promise((r) => setTimeout(r, 30)); // keep-alives renew the slot
+      const before = renewals;
+      await until(() => renewals > before, 'a keep-alive renewed the slot');
       clock.advance(STREAM_SLOT_TTL_MS / 2 + 1);
       assert.equal(await room(1), false, 'renewed while open');
       await a.close(); // (closing releases; a killed server would not: the slot then expires)
@@ -98,6 +115,36 @@ describe("a key's stream limit across servers", () => {
     }
   });
 
+  test('behavior: a slot that lapsed and was taken is claimed again, or its stream closes when the key holds its limit', async () => {
+    const store = new SqliteStore(':memory:');
+    await store.migrate();
+    const clock = new ManualClock();
+    const a = new StreamHub({ store: store.events, clock, keepAliveMs: 5 });
+    const b = new StreamHub({ store: store.events, clock });
+    try {
+      // Two streams of a key allowed two; both their slots lapse (as when the store could not be
+      // reached for the slot's whole time) and another server takes one place meanwhile.
+      const [s1, s2] = [await a.claimSlot('key_a', 2), await a.claimSlot('key_a', 2)];
+      assert.ok(s1 && s2);
+      const [k1, k2] = [sink(), sink()];
+      await a.open(request(s1), k1);
+      await a.open(request(s2), k2);
+      await store.events.releaseStreamSlot(s1.id);
+      await store.events.releaseStreamSlot(s2.id);
+      assert.ok(await b.claimSlot('key_a', 2));
+      // At the next renewals, one finds its place again and the other is closed.
+      clock.advance(STREAM_SLOT_TTL_MS / 2);
+      await until(() => k1.closed !== k2.closed, 'one stream closed, one kept');
+      await new Promise((r) => setTimeout(r, 30));
+      assert.notEqual(k1.closed, k2.closed, 'exactly one of the two closed');
+      assert.equal(await b.claimSlot('key_a', 2), null, 'the key holds its two places');
+    } finally {
+      await a.close();
+      await b.close();
+      await store.close();
+    }
+  });
+
   test('behavior: with the store unreachable, this server counts its own streams', async () => {
     const clock = new ManualClock();
     const errors: unknown[] = [];
@@ -108,7 +155,7 @@ describe("a key's stream limit across servers", () => {
       lastEventSeq: async () => 0,
       touchStreamInterest: async () => {},
       claimStreamSlot: async () => Promise.reject(down),
-      renewStreamSlot: async () => Promise.reject(down),
+      renewStreamSlot: async (): Promise<boolean> => Promise.reject(down),
       releaseStreamSlot: async () => Promise.reject(down),
     };
     const a = new StreamHub({ store, clock, onError: (e) => errors.push(e) });

@@ -29,8 +29,8 @@ export interface EventStore {
    * counts a key's open streams together.
    */
   claimStreamSlot(slot: StreamSlot, limit: number, nowMs: number): Promise<boolean>;
-  /** Holds a slot until `slot.expiresAt` (nothing when it is no longer held). */
-  renewStreamSlot(slot: StreamSlot): Promise<void>;
+  /** Holds a slot until `slot.expiresAt`; false when it is no longer held (it lapsed and was taken). */
+  renewStreamSlot(slot: StreamSlot): Promise<boolean>;
   /** Frees a slot. */
   releaseStreamSlot(id: string): Promise<void>;
   /** Every webhook and unexpired stream interest (what the matcher matches against). */

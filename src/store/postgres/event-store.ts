@@ -125,10 +125,11 @@ export class PostgresEventStore implements EventStore {
     );
   }
 
-  async renewStreamSlot(slot: StreamSlot): Promise<void> {
-    await this.serve(
+  async renewStreamSlot(slot: StreamSlot): Promise<boolean> {
+    const r = await this.serve(
       (sql) => sql`UPDATE stream_slots SET expires_at = ${slot.expiresAt} WHERE id = ${slot.id}`,
     );
+    return r.count > 0;
   }
 
   async releaseStreamSlot(id: string): Promise<void> {

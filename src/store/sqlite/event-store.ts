@@ -146,8 +146,9 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
-  async renewStreamSlot(slot: StreamSlot): Promise<void> {
-    this.stmt(`UPDATE stream_slots SET expires_at = ? WHERE id = ?`).run(slot.expiresAt, slot.id);
+  async renewStreamSlot(slot: StreamSlot): Promise<boolean> {
+    const r = this.stmt(`UPDATE stream_slots SET expires_at = ? WHERE id = ?`).run(slot.expiresAt, slot.id);
+    return Number(r.changes) > 0;
   }
 
   async releaseStreamSlot(id: string): Promise<void> {
