@@ -189,7 +189,21 @@ export function sendAssembled(request: FastifyRequest, reply: FastifyReply, x: A
   // into a fresh buffer per request: that copy, its page faults and the collection of the
   // buffer were two thirds of the CPU of such an answer.
   reply.header('content-length', size);
-  return reply.send(Readable.from(pieces, { objectMode: false }));
+  return reply.send(piecesStream(pieces));
+}
+
+/**
+ * A stream of `pieces`, all pushed on its first read: Readable.from's async iteration cost a
+ * promise and a microtask per piece, and its machinery was about a tenth of the CPU of an
+ * 80 KB search answer.
+ */
+function piecesStream(pieces: readonly Uint8Array[]): Readable {
+  return new Readable({
+    read() {
+      for (const piece of pieces) this.push(piece);
+      this.push(null);
+    },
+  });
 }
 
 /** Answers from this size up, made of a few pieces (a cached answer has three), are written without joining them. */
