@@ -20,6 +20,7 @@ import {
   procMemMiB,
   ROOT,
   runNode,
+  settle,
   sig,
   spawnNode,
   stopChild,
@@ -481,6 +482,7 @@ async function measureKeys(
       const service = await startService({ ...env, SANDBOX_HISTORY_DAYS: '0' }, port);
       try {
         await new Promise((r) => setTimeout(r, opts.settleSec * 1000));
+        await settle(service.child.pid!, 10 * 60_000);
         const rssMiB = await procMemMiB(service.child.pid!);
         const base = `http://127.0.0.1:${port}`;
         const auth = { authorization: `Bearer ${key}` };
@@ -556,9 +558,12 @@ export async function runHttp(opts: HttpOptions): Promise<HttpResults> {
     const msToHealthy = service.msToHealthy;
     const rss = await procMemMiB(pid);
     log(`service healthy after ${service.msToHealthy} ms, RSS ${rss} MiB`);
-    // Work the service defers past start-up (it builds the test-key sandbox once listening)
-    // must not land in the first measured run: let it settle first.
+    // Work the service defers past start-up (it builds the test-key sandbox once listening, and
+    // reads two years of daily totals ahead: tens of seconds of CPU on a year of history) must
+    // not land in the first measured run: let it settle first (under 10 % of a core over 2 s).
     await new Promise((r) => setTimeout(r, opts.settleSec * 1000));
+    const settled = await settle(pid, 10 * 60_000);
+    log(`service settled ${settled.ms} ms later${settled.timedOut ? ' (gave up waiting)' : ''}`);
     const rssSettled = await procMemMiB(pid);
 
     const base = `http://127.0.0.1:${port}`;

@@ -1,5 +1,6 @@
 /** Small helpers shared by the benchmark scripts: statistics, formatting, child processes. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -166,5 +167,30 @@ export function gc(): void {
   if (g) {
     g();
     g();
+  }
+}
+
+/** CPU time (user + system) of a process so far, ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
+export async function cpuMsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Waits until the server is quiet, at most `maxMs` (15 minutes): under 10 % of a core over 2 s (the
+ * simulation's ticks cost less). A server just started on a new dataset spends minutes on its
+ * own jobs (the history backfill, the first ratings, a year of research digests, the daily totals
+ * read ahead), whose memory and CPU are theirs, not an answer's. Returns the time waited, ms, and whether it gave up.
+ */
+export async function settle(pid: number, maxMs = 15 * 60_000): Promise<{ ms: number; timedOut: boolean }> {
+  const t0 = performance.now();
+  for (;;) {
+    const cpu0 = await cpuMsOf(pid);
+    await new Promise((r) => setTimeout(r, 2000));
+    const busyMs = (await cpuMsOf(pid)) - cpu0;
+    const ms = Math.round(performance.now() - t0);
+    if (busyMs < 200) return { ms, timedOut: false };
+    if (ms > maxMs) return { ms, timedOut: true };
   }
 }

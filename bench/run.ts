@@ -484,8 +484,8 @@ async function main(): Promise<void> {
         'Ratio: raw CPU per request ÷ service CPU per request. Server-side latency: meta.latencyMs of each answer. ' +
         'Requests a second are secondary: the client shares the cores and sets the pace.',
       '',
-      `Start-up (spawn to healthy, large dataset): ${fmt(http.startup.msToHealthy / 1000)} s; RSS when healthy ` +
-        `${fmt(http.startup.rssMiBWhenHealthy)} MiB (${fmt(http.startup.rssMiBSettled)} MiB ${opts.http.settleSec} s later), ` +
+      `Start-up (spawn to healthy, ${http.dataset.profile} dataset): ${fmt(http.startup.msToHealthy / 1000)} s; RSS when healthy ` +
+        `${fmt(http.startup.rssMiBWhenHealthy)} MiB (${fmt(http.startup.rssMiBSettled)} MiB once settled), ` +
         `peak during the run ${fmt(http.startup.peakRssMiB)} MiB.`,
     );
     if (http.routes.length > 0) md.push('', httpTable(http));

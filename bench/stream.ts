@@ -9,7 +9,7 @@
  * Read with node:http, in NDJSON (one line per liquidation) and in JSON.
  */
 import { request } from 'node:http';
-import { procMemMiB, sig } from './lib.ts';
+import { cpuMsOf, procMemMiB, settle, sig } from './lib.ts';
 
 export const STREAM_TARGETS = { firstByteMs: 200, rssGrowthMiB: 50 } as const;
 
@@ -47,32 +47,6 @@ export interface StreamResults {
 
 async function rssOf(pid: number): Promise<number> {
   return (await procMemMiB(pid)) ?? Number.NaN;
-}
-
-/** CPU time (user + system) of a process so far, ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
-async function cpuMsOf(pid: number): Promise<number> {
-  const { readFile } = await import('node:fs/promises');
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/**
- * Waits until the server is quiet, at most 15 minutes: under 10 % of a core over 2 s (the
- * simulation's ticks cost less). A server just started on a new dataset spends minutes on its
- * own jobs (the history backfill, the first ratings, a year of research digests), whose memory
- * is theirs, not an answer's. Returns the time waited, ms, and whether it gave up.
- */
-async function settle(pid: number): Promise<{ ms: number; timedOut: boolean }> {
-  const t0 = performance.now();
-  for (;;) {
-    const cpu0 = await cpuMsOf(pid);
-    await new Promise((r) => setTimeout(r, 2000));
-    const busyMs = (await cpuMsOf(pid)) - cpu0;
-    const ms = Math.round(performance.now() - t0);
-    if (busyMs < 200) return { ms, timedOut: false };
-    if (ms > 15 * 60_000) return { ms, timedOut: true };
-  }
 }
 
 /** One full read of the answer, sampling the server's RSS. */

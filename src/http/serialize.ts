@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import fastJson from 'fast-json-stringify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -86,7 +86,7 @@ const itemDigests = new WeakMap<Uint8Array, Buffer>();
 function digestOf(item: Uint8Array): Buffer {
   let d = itemDigests.get(item);
   if (d === undefined) {
-    d = createHash('sha1').update(item).digest();
+    d = hash('sha1', item, 'buffer');
     itemDigests.set(item, d);
   }
   return d;
@@ -99,14 +99,18 @@ function digestOf(item: Uint8Array): Buffer {
  * asOf gives another.
  */
 export function etagOf(a: DataAnswer, meta = metaString({ ...a.meta, latencyMs: 0 })): string {
-  const h = createHash('sha1');
-  h.update(a.list ? 'l' : 'i');
+  // One hash of the joined digests (the same bytes in the same order as one update each, so the
+  // same tag): a call into the hash per item was a third of the cost of a 50-item answer.
+  const parts: Uint8Array[] = [a.list ? LIST_TAG : ITEM_TAG];
   for (const item of a.items)
-    if (item instanceof Uint8Array) h.update(digestOf(item));
-    else for (const piece of item) h.update(digestOf(piece));
-  h.update(meta);
-  return `"${h.digest('base64url').slice(0, 27)}"`;
+    if (item instanceof Uint8Array) parts.push(digestOf(item));
+    else for (const piece of item) parts.push(digestOf(piece));
+  parts.push(Buffer.from(meta));
+  return `"${hash('sha1', Buffer.concat(parts), 'base64url').slice(0, 27)}"`;
 }
+
+const LIST_TAG = Buffer.from('l');
+const ITEM_TAG = Buffer.from('i');
 
 /**
  * The tag of a representation compressed with `coding` (RFC 9110: a strong ETag names one
@@ -185,7 +189,21 @@ export function sendAssembled(request: FastifyRequest, reply: FastifyReply, x: A
   // into a fresh buffer per request: that copy, its page faults and the collection of the
   // buffer were two thirds of the CPU of such an answer.
   reply.header('content-length', size);
-  return reply.send(Readable.from(pieces, { objectMode: false }));
+  return reply.send(piecesStream(pieces));
+}
+
+/**
+ * A stream of `pieces`, all pushed on its first read: Readable.from's async iteration cost a
+ * promise and a microtask per piece, and its machinery was about a tenth of the CPU of an
+ * 80 KB search answer.
+ */
+function piecesStream(pieces: readonly Uint8Array[]): Readable {
+  return new Readable({
+    read() {
+      for (const piece of pieces) this.push(piece);
+      this.push(null);
+    },
+  });
 }
 
 /** Answers from this size up, made of a few pieces (a cached answer has three), are written without joining them. */

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { PAGE_SNAPSHOT_TTL_MS, type PageSnapshots, type SnapshotItem } from '../data/page-snapshots.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
@@ -206,5 +206,5 @@ function queryScope(model: ReadModel, p: PositionsAtRiskParams, caller: string):
     p.market?.key ?? null,
     p.minBorrowUsd,
   ]);
-  return createHash('sha256').update(text).digest('base64url');
+  return hash('sha256', text, 'base64url');
 }

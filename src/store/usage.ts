@@ -35,6 +35,13 @@ export const SQLITE_USAGE_BATCH_RETENTION_MS = 10 * 60_000;
  * DELETE of a day of ids stalled the process for seconds).
  */
 export const USAGE_BATCH_PRUNE_PER_WRITE = 32;
+/**
+ * The embedded store prunes on one write in this many while it finds no backlog (a prune that
+ * deleted fewer than USAGE_BATCH_PRUNE_PER_WRITE ids), and on every write while it does. A write
+ * adds one id, so pruning up to 32 every 8 writes keeps up; the DELETE was a third of the CPU of
+ * a usage write (the group commit of each event-loop turn under load).
+ */
+export const SQLITE_USAGE_BATCH_PRUNE_EVERY = 8;
 
 export interface UsageIncrement {
   keyId: string;

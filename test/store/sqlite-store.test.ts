@@ -6,6 +6,7 @@ import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
   newUsageBatchId,
+  SQLITE_USAGE_BATCH_PRUNE_EVERY,
   SQLITE_USAGE_BATCH_RETENTION_MS,
   USAGE_BATCH_PRUNE_PER_WRITE,
 } from '../../src/store/usage.ts';
@@ -102,7 +103,36 @@ test('behavior: two connections to one file see each other (CLI and server)', as
   await server.close();
 });
 
-test('behavior: ids of applied usage batches are deleted a few at each write once past their retention (10 minutes)', async () => {
+test('behavior: without a backlog, expired usage batch ids are deleted on one write in 8, all of them each time', async () => {
+  const file = join(tempDir('lrds-store-'), 'lrds.db');
+  const store = new SqliteStore(file);
+  await store.migrate();
+  const db = new DatabaseSync(file);
+  const expired = () => Date.now() - SQLITE_USAGE_BATCH_RETENTION_MS - 60_000;
+  const insert = db.prepare('INSERT INTO usage_batches (id, applied_at) VALUES (?, ?)');
+  const left = () =>
+    (db.prepare("SELECT count(*) AS n FROM usage_batches WHERE id LIKE 'old-%'").get() as { n: number }).n;
+  const write = () =>
+    store.recordUsage(
+      [{ keyId: 'k', day: '2026-11-22', endpoint: 'GET /a', countedMonthly: true }],
+      newUsageBatchId(),
+    );
+  insert.run('old-1', expired());
+  insert.run('old-2', expired());
+  await write();
+  assert.equal(left(), 0, 'the first write prunes');
+  insert.run('old-3', expired());
+  for (let i = 1; i < SQLITE_USAGE_BATCH_PRUNE_EVERY; i++) {
+    await write();
+    assert.equal(left(), 1, `write ${i + 1} does not prune`);
+  }
+  await write();
+  assert.equal(left(), 0, `write ${SQLITE_USAGE_BATCH_PRUNE_EVERY + 1} prunes again`);
+  db.close();
+  await store.close();
+});
+
+test('behavior: a backlog of expired usage batch ids (10 minutes) is deleted a few at each write, never at once', async () => {
   const file = join(tempDir('lrds-store-'), 'lrds.db');
   const store = new SqliteStore(file);
   await store.migrate();

@@ -15,6 +15,7 @@ import {
   replayedReservations,
   reservationAccountDays,
   reservationDays,
+  SQLITE_USAGE_BATCH_PRUNE_EVERY,
   SQLITE_USAGE_BATCH_RETENTION_MS,
   USAGE_BATCH_PRUNE_PER_WRITE,
 } from '../usage.ts';
@@ -23,6 +24,8 @@ import type { SqliteConnection } from './connection.ts';
 /** Usage counts and quota reservations in the SQLite file. */
 export class SqliteUsage implements UsageStore {
   readonly #db: SqliteConnection;
+  /** Writes to go before the next prune of expired batch ids (0: this one prunes). */
+  #pruneIn = 0;
 
   constructor(db: SqliteConnection) {
     this.#db = db;
@@ -45,15 +48,21 @@ export class SqliteUsage implements UsageStore {
 
   /**
    * Records usage batch `id` as applied (inside the caller's write transaction); false when it
-   * already was. Deletes a few ids past their retention first (USAGE_BATCH_PRUNE_PER_WRITE).
+   * already was. Deletes a few ids past their retention first (USAGE_BATCH_PRUNE_PER_WRITE):
+   * on every write while there is a backlog, else on one in SQLITE_USAGE_BATCH_PRUNE_EVERY.
    */
   private claimBatch(id: string): boolean {
     const now = Math.floor(this.#db.clock.now());
-    this.#db
-      .stmt(
-        'DELETE FROM usage_batches WHERE id IN (SELECT id FROM usage_batches WHERE applied_at < ? LIMIT ?)',
-      )
-      .run(now - SQLITE_USAGE_BATCH_RETENTION_MS, USAGE_BATCH_PRUNE_PER_WRITE);
+    if (this.#pruneIn > 0) this.#pruneIn--;
+    else {
+      const pruned = this.#db
+        .stmt(
+          'DELETE FROM usage_batches WHERE id IN (SELECT id FROM usage_batches WHERE applied_at < ? LIMIT ?)',
+        )
+        .run(now - SQLITE_USAGE_BATCH_RETENTION_MS, USAGE_BATCH_PRUNE_PER_WRITE);
+      this.#pruneIn =
+        Number(pruned.changes) >= USAGE_BATCH_PRUNE_PER_WRITE ? 0 : SQLITE_USAGE_BATCH_PRUNE_EVERY - 1;
+    }
     const r = this.#db
       .stmt('INSERT INTO usage_batches (id, applied_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
       .run(id, now);
