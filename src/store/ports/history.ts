@@ -112,7 +112,10 @@ export interface HistoryStore {
    * order), at most `limit`, from the subject after `afterSubject` (keyset paging).
    */
   latestRatingChanges(kind: RatingSubjectKind, limit: number, afterSubject?: string): Promise<RatingChange[]>;
-  /** Rating changes of every subject recorded in [fromMs, toMs), `at` ascending, at most `limit`. */
+  /**
+   * The graded rating changes (a score, not NR) of every subject recorded in [fromMs, toMs),
+   * `at` ascending, at most `limit`.
+   */
   ratingChangesBetween(fromMs: number, toMs: number, limit: number): Promise<RatingChange[]>;
   /** Every market's daily snapshot of one day (`dayMs`, 00:00 UTC), any order. */
   daySnapshots(dayMs: number): Promise<MarketSnapshot[]>;

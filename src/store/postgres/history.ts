@@ -482,7 +482,7 @@ export class PostgresHistory implements HistoryStore {
     const rows = await this.#db.serve(
       (sql) => sql`
       SELECT ${sql.unsafe(RATING_CHANGE_COLUMNS)} FROM rating_changes WHERE at >= ${fromMs} AND at < ${toMs}
-       ORDER BY at, kind, subject LIMIT ${limit}`,
+       AND score IS NOT NULL ORDER BY at, kind, subject LIMIT ${limit}`,
     );
     return rows.map(toRatingChange);
   }

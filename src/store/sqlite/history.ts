@@ -514,7 +514,7 @@ export class SqliteHistory implements HistoryStore {
     return this.#db
       .stmt(
         `SELECT ${RATING_CHANGE_COLUMNS} FROM rating_changes WHERE at >= ? AND at < ?
-        ORDER BY at, kind, subject LIMIT ?`,
+        AND score IS NOT NULL ORDER BY at, kind, subject LIMIT ?`,
       )
       .all(fromMs, toMs, limit)
       .map(toRatingChange);
