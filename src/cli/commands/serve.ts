@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { flushCompileCache } from 'node:module';
 import { availableParallelism } from 'node:os';
 import type { Settings } from '../../config.ts';
 import { servePrimary } from '../cluster-primary.ts';
@@ -74,6 +75,8 @@ export async function serve(settings: Settings, args: string[] = []): Promise<vo
     process.stderr.write(
       `${readyText(settings, { ...live, synced: model.synced }, performance.now() - started)}\n`,
     );
+  // The modules compiled for this start are on disk now, whatever ends the process later.
+  flushCompileCache();
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
