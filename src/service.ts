@@ -422,14 +422,15 @@ export async function createService(settings: Settings, options: ServiceOptions 
       closing = true;
       // Every background job is told to stop at once, none waiting behind another's run: the
       // runner's runs end at their next piece of work, the history worker within
-      // HISTORY_STOP_MS (terminated past it), ratings and research at their next pause.
+      // HISTORY_STOP_MS (terminated past it), ratings, research and the liquidations' catch-up
+      // at their next pause.
       const jobsStopped = Promise.all([
         runner.stop(),
         history?.stop(),
         ratings.stop(),
         research?.stop(),
         eventsLoop.stop(),
-        liquidations?.idle(),
+        liquidations?.stop(),
         // A first pass still running in the background (its job not started yet) ends first.
         (async () => {
           await ingestion?.firstPass?.pass.catch(() => null);
