@@ -69,7 +69,11 @@ export interface Service {
   ingest(): Promise<void>;
   /** The background jobs (src/jobs/runner.ts); other parts of the service register theirs here. */
   jobs: JobRunner;
-  /** Stops the background jobs, closes the app (finishing requests in flight), then the store. */
+  /**
+   * Tells the background jobs to stop, closes the app (finishing requests in flight), writes the
+   * usage counts still buffered, waits for the jobs to end (bounded: see HISTORY_STOP_MS), then
+   * closes the store.
+   */
   close(): Promise<void>;
 }
 
@@ -335,10 +339,11 @@ export async function createService(settings: Settings, options: ServiceOptions 
         everyMs: HISTORY_CHECK_MS,
         backoff: { initialMs: 60_000, maxMs: 3_600_000 },
         offLoop: true,
-        run: async () => {
+        run: async ({ signal }) => {
           historyRunning = true;
           try {
-            await history.step(clock.now());
+            // Stopping the runner ends the worker (within HISTORY_STOP_MS) and this run with it.
+            await history.step(clock.now(), signal);
           } finally {
             historyRunning = false;
           }
@@ -417,22 +422,38 @@ export async function createService(settings: Settings, options: ServiceOptions 
     },
     async close() {
       closing = true;
-      await runner.stop();
-      await history?.stop();
+      // Every background job is told to stop at once, none waiting behind another's run: the
+      // runner's runs end at their next piece of work (an ingestion pass is not waited for),
+      // the history worker within HISTORY_STOP_MS (terminated past it), ratings, research and
+      // the liquidations' catch-up at their next pause.
       // A first pass still running in the background writes nothing more, nor claims the lease.
       ingestion?.firstPass?.stop();
-      if (ingestion) await store.releaseIngestion(ingestHolder).catch(() => undefined);
-      await liquidations?.idle();
-      await ratings.stop();
-      await research?.stop();
-      await eventsLoop.stop();
+      const jobsStopped = Promise.all([
+        runner.stop(),
+        history?.stop(),
+        ratings.stop(),
+        research?.stop(),
+        eventsLoop.stop(),
+        liquidations?.stop(),
+      ]).then(async () => {
+        if (ingestion) await store.releaseIngestion(ingestHolder).catch(() => undefined);
+      });
+      // Awaited below, after the counts are flushed (a rejection is not left unhandled meanwhile).
+      jobsStopped.catch(() => undefined);
       await events.streams.close();
       await app.close();
+      // After the app (no request is admitted any more), before waiting for the jobs: the
+      // counts still buffered are written even if a job is slow to end.
+      const flushed = admission.close();
+      await Promise.allSettled([flushed, jobsStopped]);
       await keyEvents.close();
       await pageSnapshots?.close();
-      // after the app (no more requests), before the store: flushes counts still buffered
-      await admission.close();
-      await store.close();
+      try {
+        await flushed;
+        await jobsStopped;
+      } finally {
+        await store.close();
+      }
     },
   };
 }

@@ -135,3 +135,55 @@ test('behavior: ratings are computed at start-up, for a replaced dataset and dai
     await seeded.close();
   }
 });
+
+test('behavior: close() writes the usage counts still waiting before it waits for a slow job', async () => {
+  const dataDir = tempDir('lrds-close-');
+  // A one-market dataset, so the service does not seed the sandbox.
+  const seeded = await openStore({ dataDir, databaseUrl: null });
+  await seedOneMarket(seeded);
+  await seeded.close();
+  const service = await createService(embeddedSettings(dataDir), { server: QUIET });
+  // A job whose run does not heed its signal: it ends when the test says.
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let slowEnded = false;
+  service.jobs.add({
+    name: 'slow',
+    everyMs: 3_600_000,
+    run: async () => {
+      await released;
+      slowEnded = true;
+    },
+  });
+  const account = await service.keys.ensureAccount('acme');
+  const { key, record } = await service.keys.create({ accountId: account.id, tier: 'pro', mode: 'live' });
+  const day = new Date().toISOString().slice(0, 10);
+  // When the admission's close() ended: the request's count in the store, and whether the slow
+  // job had ended then.
+  let flushed: { dayUsed: number; slowEnded: boolean } | null = null;
+  const close = service.admission.close.bind(service.admission);
+  service.admission.close = async () => {
+    await close();
+    flushed = { dayUsed: (await service.store.usageTotals(record.id, day)).dayUsed, slowEnded };
+  };
+  let closing: Promise<void> | null = null;
+  try {
+    // The store refuses writes for a moment: the request's count waits in memory.
+    service.store.recordUsage = () => Promise.reject(new Error('disk full'));
+    const res = await service.app.inject({
+      url: '/api/v1/markets',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    assert.equal(res.statusCode, 200);
+    delete (service.store as unknown as Record<string, unknown>).recordUsage; // the prototype's again
+    closing = service.close();
+    const end = performance.now() + 30_000;
+    while (!flushed && performance.now() < end) await sleep(10);
+    assert.deepEqual(flushed, { dayUsed: 1, slowEnded: false }, 'counted while the slow job still ran');
+  } finally {
+    release();
+    await (closing ?? service.close());
+  }
+});

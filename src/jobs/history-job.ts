@@ -12,6 +12,16 @@ export interface HistoryWorkerData {
   retentionDays: number | null;
 }
 
+/**
+ * How long a stopping worker gets to end its batch, close its store and exit before it is
+ * terminated (ms). A batch takes tens of ms; building the simulation at the worker's start
+ * takes seconds on a loaded machine and is not interruptible, so the worker is terminated
+ * then. Terminating it loses nothing: a write transaction it had open is rolled back, and the
+ * history's checkpoint only moves after what it covers is written (appends are idempotent),
+ * so the next start writes that part again.
+ */
+export const HISTORY_STOP_MS = 2_000;
+
 export type ToHistoryWorker = { type: 'advance'; id: number; nowMs: number } | { type: 'stop' };
 type FromHistoryWorker =
   | { type: 'ready' }
@@ -31,6 +41,8 @@ export class HistoryWorker {
   #next = 0;
   #exited: Error | null = null;
   readonly #stopped: Promise<void>;
+
+  #stopping: Promise<void> | null = null;
 
   constructor(data: HistoryWorkerData, onBackfilled?: () => void) {
     this.#worker = new Worker(new URL('./history-worker.ts', import.meta.url), { workerData: data });
@@ -59,20 +71,36 @@ export class HistoryWorker {
     });
   }
 
-  advance(nowMs: number): Promise<WrittenHistory> {
+  /**
+   * Writes what is missing up to the last whole hour before `nowMs`. Aborting `signal` stops the
+   * worker (see stop): the advance then resolves with what was written so far.
+   */
+  advance(nowMs: number, signal?: AbortSignal): Promise<WrittenHistory> {
     if (this.#exited) return Promise.reject(this.#exited);
+    if (this.#stopping) return Promise.reject(new Error('the history worker is stopping'));
     const id = this.#next++;
-    return new Promise<WrittenHistory>((resolve, reject) => {
+    const written = new Promise<WrittenHistory>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       this.#worker.postMessage({ type: 'advance', id, nowMs } satisfies ToHistoryWorker);
     });
+    if (!signal) return written;
+    const onAbort = () => void this.stop();
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    return written.finally(() => signal.removeEventListener('abort', onAbort));
   }
 
-  /** Stops between two batches (the step in progress ends early), closes the worker's store, ends it. */
-  async stop(): Promise<void> {
-    if (!this.#exited) this.#worker.postMessage({ type: 'stop' } satisfies ToHistoryWorker);
-    const timer = setTimeout(() => void this.#worker.terminate(), 10_000);
-    await this.#stopped;
-    clearTimeout(timer);
+  /**
+   * Stops between two batches (the step in progress ends early), closes the worker's store, ends
+   * it; terminated if it has not ended within HISTORY_STOP_MS. Resolves once it has exited.
+   */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      if (!this.#exited) this.#worker.postMessage({ type: 'stop' } satisfies ToHistoryWorker);
+      const timer = setTimeout(() => void this.#worker.terminate(), HISTORY_STOP_MS);
+      await this.#stopped;
+      clearTimeout(timer);
+    })();
+    return this.#stopping;
   }
 }

@@ -20,6 +20,8 @@ import type { Store } from '../store/types.ts';
 export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstance['log']) {
   let current: { key: string; liquidator: SandboxLiquidator; activity: SandboxActivity } | null = null;
   let running: Promise<void> | null = null;
+  // Aborted by stop(): the step under way ends at its next piece of work, none starts.
+  const stopping = new AbortController();
   /** Consecutive failures of each part (its checkpoint shows them). */
   const failures = new Map<string, number>([
     [LIQUIDATIONS_SOURCE_ID, 0],
@@ -67,7 +69,8 @@ export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstanc
   };
   const run = async (model: ReadModel, atMs: number, parts: NonNullable<typeof current>) => {
     stage = LIQUIDATIONS_SOURCE_ID;
-    const liquidated = await parts.liquidator.step(model, atMs);
+    const liquidated = await parts.liquidator.step(model, atMs, stopping.signal);
+    if (stopping.signal.aborted) return;
     const some = liquidated.events.length > 0;
     if (succeeded(LIQUIDATIONS_SOURCE_ID) || some) await save(LIQUIDATIONS_SOURCE_ID, model, null, some);
     if (some)
@@ -88,7 +91,8 @@ export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstanc
   };
   return {
     step(model: ReadModel | null, atMs: number): Promise<void> {
-      if (running || model?.dataset.kind !== 'sandbox') return running ?? Promise.resolve();
+      if (running || stopping.signal.aborted || model?.dataset.kind !== 'sandbox')
+        return running ?? Promise.resolve();
       const profile = model.dataset.profile === 'large' ? 'large' : 'default';
       const seed = model.dataset.seed ?? DEFAULT_SEED;
       const key = `${profile}:${seed}`;
@@ -113,7 +117,10 @@ export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstanc
         });
       return running;
     },
-    /** Waits for the step in progress, if any. */
-    idle: () => running ?? Promise.resolve(),
+    /** Stops: the step in progress ends at its next piece of work (nothing it had not written is), none starts. */
+    stop(): Promise<void> {
+      stopping.abort();
+      return running ?? Promise.resolve();
+    },
   };
 }

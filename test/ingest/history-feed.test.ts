@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   HISTORY_SOURCE_ID,
   historyScope,
@@ -9,7 +10,7 @@ import {
 } from '../../src/ingest/sandbox/history.ts';
 import { DEFAULT_SEED } from '../../src/ingest/sandbox/index.ts';
 import { DAY_MS, HOUR_MS } from '../../src/ingest/sandbox/simulation/noise.ts';
-import { createService } from '../../src/service.ts';
+import { createService, type Service } from '../../src/service.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { ManualClock } from '../clock.ts';
 import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
@@ -204,6 +205,61 @@ describe('sandbox history feed', () => {
     assert.equal(ok?.consecutiveFailures, 0);
     assert.equal(ok?.lastError, null);
     assert.ok(ok?.cursor);
+  });
+
+  test('behavior: a service closed mid-backfill ends its history worker at once; a restart completes the backfill without duplicates', async () => {
+    const settings = {
+      ...embeddedSettings(tempDir('lrds-history-close-')),
+      sandboxHistoryDays: DAYS,
+      sandboxHourlyHistoryDays: DAYS,
+    };
+    const clock = new ManualClock(NOW);
+    const cursorOf = async (service: Service) => {
+      const text = (await service.store.listSources()).find((x) => x.id === HISTORY_SOURCE_ID)?.cursor;
+      return text ? (JSON.parse(text) as { backfilled: boolean; untilMs: number }) : null;
+    };
+    const first = await createService(settings, { clock, server: QUIET });
+    let closed = false;
+    try {
+      // The history job starts its worker once the app is ready; it is caught mid-backfill (the
+      // seed wrote the daily rows, the worker has begun the hourly ones).
+      await first.app.ready();
+      const deadline = performance.now() + 120_000;
+      while ((await first.store.historyCounts()).hourlySnapshots === 0) {
+        assert.ok(performance.now() < deadline, 'the hourly backfill never started');
+        await sleep(10);
+      }
+      assert.equal((await cursorOf(first))?.backfilled, false);
+      const started = performance.now();
+      await first.close();
+      closed = true;
+      // Not a speed figure: the bound the server itself gives a shutdown before it exits with
+      // code 1; waiting for the backfill to end (what close() did) takes longer on a loaded machine.
+      const took = performance.now() - started;
+      assert.ok(took < 10_000, `close() took ${Math.round(took)} ms`);
+    } finally {
+      if (!closed) await first.close();
+    }
+    const second = await createService(settings, { clock, server: QUIET });
+    try {
+      // Closed before the backfill ended: its checkpoint says so (close() did not wait it out).
+      assert.equal((await cursorOf(second))?.backfilled, false);
+      await second.app.ready();
+      const deadline = performance.now() + 300_000;
+      while (!(await cursorOf(second))?.backfilled) {
+        assert.ok(performance.now() < deadline, 'the backfill was not completed after the restart');
+        await sleep(20);
+      }
+      // Every hourly row once: the rows of the interrupted run were not written twice.
+      const scope = historyScope(sim);
+      const hourly = sim.dataset.markets.filter((_, i) => scope.hourly(i)).length;
+      const counts = await second.store.historyCounts();
+      assert.equal(counts.hourlySnapshots, hourly * DAYS * 24);
+      assert.equal(counts.assetPrices, sim.basis.tokens.length * DAYS * 24);
+      assert.equal((await cursorOf(second))?.untilMs, HOUR);
+    } finally {
+      await second.close();
+    }
   });
 
   test('behavior: a service on an empty store seeds the dataset, writes the history after start and lists its source in /health', async () => {

@@ -234,4 +234,34 @@ describe('sandbox liquidations', () => {
     assert.equal(late.applied, 0);
     assert.equal((await store.historyCounts()).liquidations, n);
   });
+  test('behavior: a catch-up step yields to the event loop while it computes, and stopped meanwhile writes nothing; the next step catches up the same', async () => {
+    const store = await seeded('stop');
+    const model = (await loadReadModel(store, AT))!;
+    const now = AT + 14 * DAY_MS + 1234;
+    priceAt(model, now);
+    // What the first step writes (plan() is pure: nothing written).
+    const expected = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 20).plan(model, now, AT);
+    assert.ok(expected.events.length >= 20);
+    const liquidator = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 20);
+    // Stopped at the first turn of the event loop the step gives back.
+    const stop = new AbortController();
+    let turns = 0;
+    setImmediate(() => {
+      turns++;
+      stop.abort();
+    });
+    const stopped = await liquidator.step(model, now, stop.signal);
+    assert.equal(turns, 1, 'the event loop ran during the step');
+    assert.deepEqual(stopped, { events: [], applied: 0 });
+    assert.equal((await store.historyCounts()).liquidations, 0);
+    assert.equal((await store.datasetInfo())!.changeSeq, 0);
+    // The same liquidator, not stopped: the catch-up from the snapshot, as it was due.
+    const step = await liquidator.step(model, now);
+    assert.equal(step.applied, 20);
+    assert.deepEqual(
+      step.events.map((e) => e.txHash),
+      expected.events.map((e) => e.txHash),
+    );
+    assert.equal((await store.historyCounts()).liquidations, step.events.length);
+  });
 });

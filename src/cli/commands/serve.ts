@@ -22,6 +22,22 @@ export async function serve(settings: Settings, args: string[] = []): Promise<vo
   if (!Number.isInteger(workers) || workers < 1)
     fail(`--workers must be a positive integer or 'auto', got '${values.workers}'`);
   if (workers > 1 && cluster.isPrimary) return servePrimary(settings, workers);
+  // A signal before the server listens: nothing has been served or counted yet, and what the
+  // start was writing (the seed, in its transaction) is written again by the next start, so the
+  // process exits at once (0). Once the service exists, the signal waits for the server to
+  // listen and then shuts it down as usual (below).
+  let stopAfterListen: string | null = null;
+  let created = false;
+  let shutdown = (signal: string) => {
+    if (created) {
+      stopAfterListen ??= signal;
+      return;
+    }
+    process.stderr.write(`lrds: ${signal} during start-up, before serving: exiting\n`);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
   const bar = progressBar('Seeding the sandbox dataset (first start)');
   const started = performance.now();
   const human = process.stderr.isTTY && !process.env.LRDS_WORKER_SLOT;
@@ -34,6 +50,7 @@ export async function serve(settings: Settings, args: string[] = []): Promise<vo
     onSeedProgress: (d, t) => bar.update(d, t),
     writesHistory: (process.env.LRDS_WORKER_SLOT ?? '0') === '0',
   });
+  created = true;
   bar.stop();
   const { app } = service;
   const { refuseRequestsOn } = await import('../../http/app.ts');
@@ -78,7 +95,7 @@ export async function serve(settings: Settings, args: string[] = []): Promise<vo
   // The modules compiled for this start are on disk now, whatever ends the process later.
   flushCompileCache();
   let closing = false;
-  const shutdown = (signal: string) => {
+  shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down: refusing new connections, finishing requests in flight');
@@ -109,6 +126,5 @@ export async function serve(settings: Settings, args: string[] = []): Promise<vo
         },
       );
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (stopAfterListen) shutdown(stopAfterListen);
 }

@@ -40,6 +40,8 @@ import { HOUR_MS, hashAt, MINUTE_MS, streamId, unitAt } from './simulation/noise
 
 /** The source id of the changes it writes (in /health with the others). */
 export const LIQUIDATIONS_SOURCE_ID = 'sandbox-liquidations';
+/** The longest a catch-up's factors hold the event loop at a time (ms). */
+const WARM_SLICE_MS = 5;
 /** Positions liquidated at most per step (the most at risk first); the rest wait for the next. */
 export const MAX_LIQUIDATIONS_PER_STEP = 500;
 
@@ -167,6 +169,22 @@ export class SandboxLiquidator {
     }
     this.#from = { version, ms };
     return ms;
+  }
+
+  /** Computes the factors plan() reads over (fromMs, atMs), a slice at a time. */
+  async #warm(model: LiquidatorModel, fromMs: number, atMs: number, signal?: AbortSignal): Promise<void> {
+    const window = this.#windowOf(fromMs, atMs);
+    if (window.hours.length === 0) return;
+    let since = performance.now();
+    for (let ord = 0; ord < model.catalog.size && !signal?.aborted; ord++) {
+      const i = this.#index.get(model.catalog.recordAt(ord).uniqueKey);
+      if (i === undefined || model.risk.positionsIn(ord) === 0) continue;
+      window.factors(i);
+      if (performance.now() - since > WARM_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        since = performance.now();
+      }
+    }
   }
 
   /** The crossing window (fromMs, atMs), reused while it is the same. */
@@ -449,10 +467,16 @@ export class SandboxLiquidator {
    * Liquidates what happened since the last complete step, up to `atMs`: the events are appended
    * first (idempotent), then the positions written, so a failure between the two loses nothing
    * (the next step computes the same event again, under the same transaction hash).
+   *
+   * A catch-up over weeks (the first start after the snapshot) computes its markets' factors
+   * first, in slices of WARM_SLICE_MS yielding to the event loop; `signal` aborted meanwhile
+   * ends the step with nothing written (the next one catches up from the same instant).
    */
-  async step(model: LiquidatorModel, atMs: number): Promise<LiquidationStep> {
+  async step(model: LiquidatorModel, atMs: number, signal?: AbortSignal): Promise<LiquidationStep> {
     const version = model.dataset.version;
     const fromMs = Math.min(atMs, await this.#fromFor(version));
+    if (fromMs < atMs) await this.#warm(model, fromMs, atMs, signal);
+    if (signal?.aborted) return { events: [], applied: 0 };
     const { events, changes, complete } = this.plan(model, atMs, fromMs);
     if (changes.length > 0) {
       await this.#store.appendLiquidations(events);
