@@ -51,6 +51,8 @@ export interface LargeStartResults {
   } | null;
   /** The server's CPU time (all its threads) from spawn to the end of the catch-up, s. */
   cpuSecToCatchUp: number | null;
+  /** When the catch-up did not end in time: its steps logged so far, their liquidations, and the server's CPU time then. */
+  unfinished: { steps: number; liquidations: number; cpuSec: number; afterSec: number } | null;
   /** Without --quick: when the server settled after spawn, and its CPU time then. */
   settled: { secAfterSpawn: number; timedOut: boolean; cpuSec: number } | null;
   rssMiBAtCatchUp: number | null;
@@ -153,6 +155,8 @@ export async function runLargeStart(opts: {
       exited = String(code ?? signal);
     });
     let buffer = '';
+    /** The steps that liquidated something, logged so far (`sandbox liquidations`). */
+    const progress = { steps: 0, liquidations: 0 };
     child.stdout?.setEncoding('utf8').on('data', (d: string) => {
       tail = (tail + d).slice(-8000);
       buffer += d;
@@ -160,6 +164,11 @@ export async function runLargeStart(opts: {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
         if (catchUp !== null || !line.includes('sandbox')) continue;
+        if (line.includes('"msg":"sandbox liquidations"')) {
+          const n = /"liquidations":(\d+)/.exec(line)?.[1];
+          progress.steps++;
+          progress.liquidations += Number(n ?? 0);
+        }
         try {
           const entry = JSON.parse(line) as {
             msg?: string;
@@ -211,9 +220,20 @@ export async function runLargeStart(opts: {
     const cpuSecToCatchUp = catchUp === null ? null : sig((await cpuNsOf(await treeOf(pid))) / 1e9);
     const rssMiBAtCatchUp = catchUp === null ? null : await rssMiB(pid);
     const c = catchUp as LargeStartResults['catchUp'];
+    const unfinished =
+      c === null && exited === null
+        ? {
+            ...progress,
+            cpuSec: sig((await cpuNsOf(await treeOf(pid))) / 1e9),
+            afterSec: sig((performance.now() - spawnedAt) / 1000),
+          }
+        : null;
     log(
       c === null
-        ? `no end of the catch-up within ${opts.settleMaxSec} s${exited !== null ? ` (exited ${exited})` : ''}`
+        ? `no end of the catch-up within ${opts.settleMaxSec} s${exited !== null ? ` (exited ${exited})` : ''}` +
+            (unfinished
+              ? `: ${unfinished.steps} steps had liquidated ${unfinished.liquidations}; server CPU ${unfinished.cpuSec} s`
+              : '')
         : `catch-up ended ${fmt(c.msAfterSpawn / 1000)} s after spawn: ${c.liquidations} liquidations in ${c.steps} steps (${c.window})` +
             `${c.failed ? `, failed: ${c.failed}` : ''}; server CPU ${cpuSecToCatchUp} s, RSS ${rssMiBAtCatchUp} MiB`,
     );
@@ -235,6 +255,7 @@ export async function runLargeStart(opts: {
       startedBefore,
       msToHealthy,
       catchUp: c,
+      unfinished,
       cpuSecToCatchUp,
       settled,
       rssMiBAtCatchUp,
@@ -250,7 +271,7 @@ export function largeStartTable(r: LargeStartResults): string {
   return [
     '| `large` profile, first start on a seeded folder | spawn → healthy | spawn → catch-up ended | catch-up liquidations | server CPU to catch-up end | RSS then | settled after spawn |',
     '|---|---:|---:|---:|---:|---:|---:|',
-    `| ${fmt(r.dataMB)} MB lrds.db${c?.window ? `, ${c.window}` : ''}${r.seed ? `, seeded in ${fmt(r.seed.sec)} s` : ''}${r.startedBefore ? ' (served before: a restart)' : ''} | ${fmt(r.msToHealthy / 1000)} s | ${c ? `${fmt(c.msAfterSpawn / 1000)} s${c.failed ? ' (failed)' : ''}` : 'not ended'} | ${c ? fmt(c.liquidations) : '–'} | ${r.cpuSecToCatchUp === null ? '–' : `${fmt(r.cpuSecToCatchUp)} s`} | ${r.rssMiBAtCatchUp === null ? '–' : `${fmt(r.rssMiBAtCatchUp)} MiB`} | ${r.settled ? `${fmt(r.settled.secAfterSpawn)} s${r.settled.timedOut ? ' (not settled)' : ''}, CPU ${fmt(r.settled.cpuSec)} s` : '–'} |`,
+    `| ${fmt(r.dataMB)} MB lrds.db${c?.window ? `, ${c.window}` : ''}${r.seed ? `, seeded in ${fmt(r.seed.sec)} s` : ''}${r.startedBefore ? ' (served before: a restart)' : ''} | ${fmt(r.msToHealthy / 1000)} s | ${c ? `${fmt(c.msAfterSpawn / 1000)} s${c.failed ? ' (failed)' : ''}` : r.unfinished ? `not ended in ${fmt(r.unfinished.afterSec)} s (${fmt(r.unfinished.liquidations)} liquidations in ${r.unfinished.steps} steps, CPU ${fmt(r.unfinished.cpuSec)} s)` : 'not ended'} | ${c ? fmt(c.liquidations) : '–'} | ${r.cpuSecToCatchUp === null ? '–' : `${fmt(r.cpuSecToCatchUp)} s`} | ${r.rssMiBAtCatchUp === null ? '–' : `${fmt(r.rssMiBAtCatchUp)} MiB`} | ${r.settled ? `${fmt(r.settled.secAfterSpawn)} s${r.settled.timedOut ? ' (not settled)' : ''}, CPU ${fmt(r.settled.cpuSec)} s` : '–'} |`,
   ].join('\n');
 }
 
