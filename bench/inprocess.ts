@@ -24,15 +24,18 @@ import { type Admission, type AdmissionRequest, LocalAdmission } from '../src/ac
 import { KeyService } from '../src/access/keys.ts';
 import { parseTiers, type Tier } from '../src/access/tiers.ts';
 import { Catalog } from '../src/data/catalog.ts';
+import { MemoryPageSnapshots } from '../src/data/page-snapshots.ts';
 import { applyPrices, type ReadModel } from '../src/data/read-model.ts';
 import { RiskIndex, type RiskQuery } from '../src/data/risk-index.ts';
 import { VaultIndex } from '../src/data/vaults.ts';
 import type { Protocol } from '../src/domain/enums.ts';
 import { emptyColumns, type PositionColumns } from '../src/domain/position-columns.ts';
 import type { MarketRecord } from '../src/domain/types.ts';
+import { positionJson } from '../src/http/serialize.ts';
 import { sandboxMarketClock, sandboxSimulation } from '../src/ingest/sandbox/history.ts';
 import { generateSandbox, SANDBOX_AS_OF } from '../src/ingest/sandbox/index.ts';
 import { sandboxPricer } from '../src/ingest/sandbox/live.ts';
+import { positionsAtRiskPage } from '../src/queries/risk.ts';
 import { stressTest } from '../src/queries/stress.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { gc, log, ROOT, sig, summarize } from './lib.ts';
@@ -79,6 +82,8 @@ export interface InProcessResults {
     } | null;
     /** The first stress test at 1M positions (it builds the prefix sums); steady state is in sizes. */
     stress: { firstUs: number; markets: number } | null;
+    /** Paging the whole at-risk set with the API's cursor at 1M positions (null: not run). */
+    paging: AtRiskPaging | null;
   };
   admission: {
     memory: AdmissionFigures;
@@ -86,6 +91,33 @@ export interface InProcessResults {
       | (AdmissionFigures & { addedMedianMs: number; target: number; pass: boolean })
       | { skipped: string };
   };
+}
+
+/**
+ * Walking every position at risk (hf < 1.1, no filter) page by page with the cursor of
+ * GET /risk/positions-at-risk (positionsAtRiskPage, in-memory page snapshots, the route's JSON
+ * of each position). The first page takes the set (every position's JSON) and keeps it; the
+ * pages after it are read from the kept set by offset.
+ */
+interface AtRiskPaging {
+  positions: number;
+  /** Positions in the set. */
+  atRisk: number;
+  walks: number;
+  limits: {
+    limit: number;
+    pages: number;
+    /** The first page (the set taken and kept), median over walks. */
+    firstPageUs: number;
+    /** Every later page of every walk. */
+    pageMedianUs: number;
+    pageP99Us: number;
+    /** The second page, and a page at 90 % of the set, each read again and again with its cursor. */
+    secondPage: Timing;
+    deepPage: Timing & { offset: number };
+    /** First page to last, median over walks. */
+    walkMs: number;
+  }[];
 }
 
 interface AdmissionFigures {
@@ -324,6 +356,7 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
     : { warmup: 2000, minIter: 1000, maxIter: 500_000, budgetMs: 2000 };
   const out: InProcessResults['risk']['sizes'] = [];
   let stressFirst: { firstUs: number; markets: number } | null = null;
+  let paging: AtRiskPaging | null = null;
   // The token most markets hold (as collateral or loan), for the price-move figures.
   const holders = new Map<
     string,
@@ -442,6 +475,7 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
       stressFirst = { firstUs, markets: moved };
       log(`  stress test of 3 assets: first ${firstUs} us (builds prefix sums), ${moved} markets moved`);
     }
+    if (n === 1_000_000) paging = await benchAtRiskPaging(catalog, index, n, quick);
     {
       // What the route does beyond the query: one view per answer.
       const idx = index;
@@ -486,7 +520,98 @@ async function benchRisk(catalog: Catalog, quick: boolean): Promise<InProcessRes
     sizes: out,
     growth: { from, to, target: INPROCESS_TARGETS.riskGrowth1MTo10M, ratios },
     stress: stressFirst,
+    paging,
   };
+}
+
+/** Times an async call `iterations` times (after a tenth as many untimed): median and p99 in µs. */
+async function timeAsync(fn: () => Promise<number>, iterations: number): Promise<Timing> {
+  for (let i = 0; i < Math.ceil(iterations / 10); i++) sink += await fn();
+  const samples = new Float64Array(iterations);
+  for (let i = 0; i < iterations; i++) {
+    const t0 = performance.now();
+    sink += await fn();
+    samples[i] = (performance.now() - t0) * 1000;
+  }
+  const s = summarize(samples);
+  return { medianUs: sig(s.median, 3), p99Us: sig(s.p99, 3), iterations };
+}
+
+async function benchAtRiskPaging(
+  catalog: Catalog,
+  index: RiskIndex,
+  n: number,
+  quick: boolean,
+): Promise<AtRiskPaging> {
+  const model = modelOver(catalog, index, n);
+  // The instant of each request: moved past the one-second reuse of a taken set between walks,
+  // so that every walk's first page takes the set anew, as a client's first request does.
+  let nowMs = model.asOf;
+  const snapshots = new MemoryPageSnapshots({ now: () => nowMs });
+  const params = { healthFactorThreshold: 1.1, minBorrowUsd: 0, protocol: undefined, chainIds: undefined };
+  const page = (limit: number, cursor: string | undefined) =>
+    positionsAtRiskPage(
+      model,
+      { ...params, limit },
+      { snapshots, nowMs, cursor, caller: 'test', json: (i) => index.json(i, positionJson) },
+    );
+  const walks = quick ? 2 : 5;
+  const out: AtRiskPaging = { positions: n, atRisk: 0, walks, limits: [] };
+  for (const limit of [50, 1_000]) {
+    const firsts: number[] = [];
+    const totals: number[] = [];
+    const later: number[] = [];
+    let pages = 0;
+    let second: string | undefined;
+    let deep: { cursor: string; offset: number } | undefined;
+    for (let w = 0; w < walks; w++) {
+      nowMs += 5_000;
+      gc();
+      const start = performance.now();
+      const first = await page(limit, undefined);
+      firsts.push((performance.now() - start) * 1000);
+      out.atRisk = first.total ?? first.items.length;
+      const deepAt = Math.floor((out.atRisk * 0.9) / limit) * limit;
+      let cursor = first.nextCursor;
+      let offset = first.items.length;
+      let count = 1;
+      while (cursor !== undefined) {
+        if (w === walks - 1 && offset === limit) second = cursor;
+        if (w === walks - 1 && offset === deepAt) deep = { cursor, offset };
+        const t0 = performance.now();
+        const next = await page(limit, cursor);
+        later.push((performance.now() - t0) * 1000);
+        sink += next.items.length;
+        offset += next.items.length;
+        cursor = next.nextCursor;
+        count++;
+      }
+      if (offset !== out.atRisk) throw new Error(`the walk read ${offset} of ${out.atRisk} positions`);
+      totals.push(performance.now() - start);
+      pages = count;
+    }
+    const iterations = quick ? 300 : 3_000;
+    const again = (c: string | undefined) => async () => (await page(limit, c)).items.length;
+    const l = summarize(Float64Array.from(later));
+    const entry = {
+      limit,
+      pages,
+      firstPageUs: sig(summarize(Float64Array.from(firsts)).median, 3),
+      pageMedianUs: sig(l.median, 3),
+      pageP99Us: sig(l.p99, 3),
+      secondPage: await timeAsync(again(second), iterations),
+      deepPage: { ...(await timeAsync(again(deep?.cursor), iterations)), offset: deep?.offset ?? 0 },
+      walkMs: sig(summarize(Float64Array.from(totals)).median, 3),
+    };
+    out.limits.push(entry);
+    log(
+      `  at-risk paging, ${out.atRisk.toLocaleString('en-US')} positions at risk, limit ${limit}: ${pages} pages, ` +
+        `first ${entry.firstPageUs} us, later pages ${entry.pageMedianUs} / ${entry.pageP99Us} us, ` +
+        `second ${entry.secondPage.medianUs} us, at ${entry.deepPage.offset} ${entry.deepPage.medianUs} us, ` +
+        `walk ${entry.walkMs} ms`,
+    );
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

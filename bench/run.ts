@@ -4,6 +4,8 @@
  *   node bench/run.ts [--rounds N] [--connections C] [--only PARTS] [--quick]
  *
  * 0. the first start on an empty DATA_DIR (default profile) and the restart (bench/first-start.ts);
+ *    with `--only large-start` alone: the first start on a copy of the seeded large folder and its
+ *    catch-up (bench/large-start.ts);
  * 1. HTTP: the server's CPU per request of the service (`lrds serve`, large sandbox) against a
  *    raw node:http server sending the same bytes, alternating, per route; the large streamed
  *    answer; `--workers` on Redis (bench/http.ts);
@@ -26,17 +28,30 @@ import {
   type WorkersResult,
 } from './http.ts';
 import { INPROCESS_TARGETS, type InProcessResults } from './inprocess.ts';
+import { type LargeStartResults, largeStartTable, runLargeStart } from './large-start.ts';
 import { BENCH_DIR, fmt, log, machine, runNode, sig } from './lib.ts';
 import { STREAM_TARGETS, type StreamResults } from './stream.ts';
 
-const PARTS = ['first-start', 'routes', 'stream', 'workers', 'keys', 'inprocess', 'events'] as const;
+const PARTS = [
+  'first-start',
+  'routes',
+  'stream',
+  'workers',
+  'keys',
+  'inprocess',
+  'events',
+  'large-start',
+] as const;
 type Part = (typeof PARTS)[number];
+/** What a run without --only runs: every part but large-start (a copy of the large folder and its catch-up). */
+const DEFAULT_PARTS = PARTS.filter((p) => p !== 'large-start');
 
 const USAGE = `usage: node bench/run.ts [--rounds N] [--connections C] [--only PARTS] [--quick]
 
   --rounds N       alternating raw/service rounds per route, median taken (default 3, at least 2)
   --connections C  keep-alive connections (default 32)
-  --only PARTS     comma-separated parts among ${PARTS.join(', ')} (http: routes, stream, workers, keys)
+  --only PARTS     comma-separated parts among ${PARTS.join(', ')} (http: routes, stream, workers, keys;
+                   large-start runs only when named)
   --quick          smoke run: a tenth of the requests, small sizes (no 10M positions)
   --profile P      the sandbox profile the HTTP parts serve: large (default) or default`;
 
@@ -66,7 +81,7 @@ function parse() {
   };
   const quick = values.quick;
   const parts = new Set<Part>();
-  for (const p of (values.only ?? PARTS.join(',')).split(',')) {
+  for (const p of (values.only ?? DEFAULT_PARTS.join(',')).split(',')) {
     if (p === 'http') for (const h of ['routes', 'stream', 'workers', 'keys'] as const) parts.add(h);
     else if ((PARTS as readonly string[]).includes(p)) parts.add(p as Part);
     else {
@@ -271,6 +286,21 @@ function inprocessTables(ip: InProcessResults): string {
     );
   }
   out.push('');
+  const pg = ip.risk.paging;
+  if (pg) {
+    out.push(
+      `| paging every position at risk (${fmt(pg.atRisk)} of ${fmt(pg.positions)}, hf < 1.1), cursor | pages | first page µs | later pages median / p99 µs | second page median / p99 µs | deep page median / p99 µs | whole walk ms |`,
+      '|---|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const l of pg.limits) {
+      out.push(
+        `| limit ${fmt(l.limit)} | ${fmt(l.pages)} | ${fmt(l.firstPageUs)} | ${fmt(l.pageMedianUs)} / ${fmt(l.pageP99Us)} | ` +
+          `${fmt(l.secondPage.medianUs)} / ${fmt(l.secondPage.p99Us)} | ` +
+          `${fmt(l.deepPage.medianUs)} / ${fmt(l.deepPage.p99Us)} (offset ${fmt(l.deepPage.offset)}) | ${fmt(l.walkMs)} |`,
+      );
+    }
+    out.push('');
+  }
   const a = ip.admission;
   out.push(
     '| admission (limit + quotas + durable count) | backend | µs/request c=1 | µs/request c=32 | median / p99 µs c=1 | median / p99 µs c=32 | target | pass |',
@@ -311,6 +341,17 @@ async function main(): Promise<void> {
     firstStart = await runFirstStart({
       observeSec: opts.quick ? 30 : 150,
       settleMaxSec: opts.quick ? 60 : 600,
+    });
+  }
+  let largeStart: LargeStartResults | null = null;
+  // Before the HTTP parts: they serve bench/.data, after which a start on it is a restart.
+  if (opts.parts.has('large-start')) {
+    log('first start on the large profile (a copy of bench/.data) and its catch-up');
+    largeStart = await runLargeStart({
+      data: DATA_DIR,
+      seed: false,
+      quick: opts.quick,
+      settleMaxSec: 900,
     });
   }
   if (['routes', 'stream', 'workers', 'keys'].some((p) => opts.parts.has(p as Part)))
@@ -455,6 +496,7 @@ async function main(): Promise<void> {
       profile: opts.http.profile,
     },
     firstStart,
+    largeStart,
     http,
     inprocess,
     events,
@@ -477,6 +519,7 @@ async function main(): Promise<void> {
     `${info.cpuCount} × ${info.cpuModel}, ${info.totalMemoryGiB} GiB RAM, Linux ${info.kernel}, Node ${info.node}.`,
   );
   if (firstStart) md.push('', firstStartTable(firstStart));
+  if (largeStart) md.push('', largeStartTable(largeStart));
   if (http) {
     md.push(
       `Sandbox (${http.dataset.profile} profile): ${http.dataset.markets.toLocaleString('en-US')} markets, ${http.dataset.positions.toLocaleString('en-US')} positions, ` +

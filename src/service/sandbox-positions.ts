@@ -17,6 +17,9 @@ import type { Store } from '../store/types.ts';
  * changed something, failures and the last error. A failure is logged once until a step
  * succeeds, and retried at the next tick.
  */
+/** A liquidation step over a window longer than this (ms) is a catch-up, and is logged as one. */
+const CATCH_UP_MS = 60_000;
+
 export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstance['log']) {
   let current: { key: string; liquidator: SandboxLiquidator; activity: SandboxActivity } | null = null;
   let running: Promise<void> | null = null;
@@ -67,17 +70,44 @@ export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstanc
     failures.set(id, 0);
     return recovered;
   };
+  /** The catch-up under way (steps over a window longer than CATCH_UP_MS, cut by the cap per step). */
+  let catchUp: { fromMs: number; steps: number; liquidations: number; startedMs: number } | null = null;
   const run = async (model: ReadModel, atMs: number, parts: NonNullable<typeof current>) => {
     stage = LIQUIDATIONS_SOURCE_ID;
+    const started = performance.now();
     const liquidated = await parts.liquidator.step(model, atMs, stopping.signal);
     if (stopping.signal.aborted) return;
     const some = liquidated.events.length > 0;
     if (succeeded(LIQUIDATIONS_SOURCE_ID) || some) await save(LIQUIDATIONS_SOURCE_ID, model, null, some);
     if (some)
       log.info(
-        { liquidations: liquidated.events.length, applied: liquidated.applied },
+        {
+          liquidations: liquidated.events.length,
+          applied: liquidated.applied,
+          complete: liquidated.complete,
+        },
         'sandbox liquidations',
       );
+    // A catch-up (the first start, a restart): said once it has taken everything due, with
+    // the window it covered, so operators (and bench/large-start.ts) see when it ended.
+    if (atMs - liquidated.fromMs > CATCH_UP_MS) {
+      catchUp ??= { fromMs: liquidated.fromMs, steps: 0, liquidations: 0, startedMs: started };
+      catchUp.steps++;
+      catchUp.liquidations += liquidated.events.length;
+      if (liquidated.complete) {
+        log.info(
+          {
+            from: new Date(catchUp.fromMs).toISOString(),
+            to: new Date(atMs).toISOString(),
+            steps: catchUp.steps,
+            liquidations: catchUp.liquidations,
+            ms: Math.round(performance.now() - catchUp.startedMs),
+          },
+          'sandbox liquidations caught up',
+        );
+        catchUp = null;
+      }
+    }
     stage = ACTIVITY_SOURCE_ID;
     const to = minuteOf(atMs);
     const after = (await lastMinute(model)) ?? to - 1;

@@ -176,6 +176,13 @@ describe('buildDigest', () => {
     assert.match(md, /positions and oracle states are not kept as history/);
     assert.equal(reportMarkdown(buildDigest(inputs)), md);
   });
+  test('Markdown: a rating graded again after NR (not graded, no score) shows NR before it', () => {
+    const regraded = buildDigest({
+      ...inputs,
+      ratingChanges: [{ ...inputs.ratingChanges[0]!, previousGrade: 'NR', previousScore: null }],
+    });
+    assert.match(reportMarkdown(regraded), /\| Ethereum \| `a` \| NR \| A \(70\) \|/);
+  });
   test('a report says what data it rests on: sandbox data is named so, in the title too', () => {
     assert.equal(r.data?.kind, 'market');
     const sandbox = buildDigest({ ...inputs, data: { kind: 'sandbox', profile: 'default', seed: 42 } });

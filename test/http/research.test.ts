@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ResearchJob } from '../../src/data/research-job.ts';
-import type { ResearchReportRow } from '../../src/domain/records/history.ts';
+import type { RatingChange, ResearchReportRow } from '../../src/domain/records/history.ts';
 import { buildDigest } from '../../src/domain/research.ts';
 import { listReports, SCAN_LIMIT } from '../../src/queries/research.ts';
 import { ManualClock } from '../clock.ts';
@@ -91,6 +91,54 @@ describe('ResearchJob', () => {
     const r = JSON.parse((await t.store.researchReport('2026-11-22-morpho'))!.body);
     assert.equal(r.liveAsOf, new Date(Math.floor(NOW + DAY)).toISOString());
     clock.set(NOW);
+  });
+});
+
+describe('ResearchJob and ratings not graded', () => {
+  test("behavior: a day's step into NR (no score) is not among the digest's rating changes; a step out of it is", async () => {
+    const change = (subject: string, at: number, over: Partial<RatingChange>): RatingChange => ({
+      kind: 'market',
+      subject,
+      chainId: 1,
+      at,
+      methodology: '2.0.0',
+      grade: 'A',
+      score: 72,
+      reason: null,
+      previousGrade: 'AA',
+      previousScore: 81,
+      components: { oracle: 90 },
+      ...over,
+    });
+    const written: ResearchReportRow[] = [];
+    const store = {
+      daySnapshots: t.store.daySnapshots.bind(t.store),
+      liquidations: t.store.liquidations.bind(t.store),
+      ratingChangesBetween: async (fromMs: number, toMs: number) =>
+        [
+          change(a.uniqueKey, d1 + 1, { grade: 'NR', score: null, reason: 'Not graded: $1,000 supplied.' }),
+          change(b.uniqueKey, d1 + 2, { chainId: 8453, previousGrade: 'NR', previousScore: null }),
+        ].filter((r) => r.at >= fromMs && r.at < toMs),
+      appendResearchReports: async (rows: readonly ResearchReportRow[]) => {
+        written.push(...rows);
+        return rows.length;
+      },
+      lastResearchDay: async () => d2,
+    };
+    const job = new ResearchJob({ model: () => live, store, clock });
+    await job.runDue();
+    const report = written.find((r) => r.id === '2026-11-21-morpho');
+    assert.ok(report, 'yesterday digest written');
+    assert.deepEqual(
+      JSON.parse(report.body).ratingChanges.map(
+        (r: { subject: string; grade: string; previousGrade: string | null }) => [
+          r.subject,
+          r.grade,
+          r.previousGrade,
+        ],
+      ),
+      [[b.uniqueKey, 'A', 'NR']],
+    );
   });
 });
 

@@ -151,6 +151,8 @@ describe('sandbox liquidations', () => {
     const liquidator = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 100_000);
     // The first step after the start: no activity checkpoint, so it catches up from the snapshot.
     const step = await liquidator.step(model, now);
+    assert.equal(step.fromMs, AT, 'from the snapshot');
+    assert.equal(step.complete, true, 'everything due taken at once (the cap is above it)');
     const events = step.events;
     assert.ok(events.length > 100, `${events.length} liquidations over ${days} days`);
     for (const e of events) assert.ok(e.at > AT && e.at <= now);
@@ -213,6 +215,8 @@ describe('sandbox liquidations', () => {
     // The first step catches up from the snapshot, 20 positions at a time.
     const first = await liquidator.step(model, now);
     assert.equal(first.applied, 20);
+    assert.equal(first.complete, false, 'cut by the cap: the next step goes on from the snapshot');
+    assert.equal(first.fromMs, AT);
     const n = first.events.length;
     assert.ok(n >= 20);
     assert.equal((await store.historyCounts()).liquidations, n);

@@ -50,6 +50,10 @@ export interface LiquidationStep {
   events: PricedLiquidationEvent[];
   /** Position changes the store took (others were already changed by another process). */
   applied: number;
+  /** The window the step liquidated: from the last complete step (or the snapshot) to its instant. */
+  fromMs: number;
+  /** Whether it took every position due (else the next step goes on from the same fromMs). */
+  complete: boolean;
 }
 
 type Store = Pick<MarketDataStore, 'applyPositionChanges'> &
@@ -482,9 +486,9 @@ export class SandboxLiquidator {
       await this.#store.appendLiquidations(events);
       const { applied } = await this.#store.applyPositionChanges(LIQUIDATIONS_SOURCE_ID, changes, version);
       if (complete) this.#from = { version, ms: atMs };
-      return { events, applied: applied.length };
+      return { events, applied: applied.length, fromMs, complete };
     }
     if (complete) this.#from = { version, ms: atMs };
-    return { events: [], applied: 0 };
+    return { events: [], applied: 0, fromMs, complete };
   }
 }
