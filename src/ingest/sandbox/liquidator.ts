@@ -480,7 +480,7 @@ export class SandboxLiquidator {
     const version = model.dataset.version;
     const fromMs = Math.min(atMs, await this.#fromFor(version));
     if (fromMs < atMs) await this.#warm(model, fromMs, atMs, signal);
-    if (signal?.aborted) return { events: [], applied: 0 };
+    if (signal?.aborted) return { events: [], applied: 0, fromMs, complete: false };
     const { events, changes, complete } = this.plan(model, atMs, fromMs);
     if (changes.length > 0) {
       await this.#store.appendLiquidations(events);
