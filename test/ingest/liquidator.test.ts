@@ -256,7 +256,7 @@ describe('sandbox liquidations', () => {
     });
     const stopped = await liquidator.step(model, now, stop.signal);
     assert.equal(turns, 1, 'the event loop ran during the step');
-    assert.deepEqual(stopped, { events: [], applied: 0 });
+    assert.deepEqual(stopped, { events: [], applied: 0, fromMs: AT, complete: false });
     assert.equal((await store.historyCounts()).liquidations, 0);
     assert.equal((await store.datasetInfo())!.changeSeq, 0);
     // The same liquidator, not stopped: the catch-up from the snapshot, as it was due.
