@@ -31,7 +31,7 @@ import type { HistoryStore } from '../../store/ports/history.ts';
 import type { MarketDataStore } from '../../store/ports/market-data.ts';
 import type { SourceStore } from '../../store/ports/sources.ts';
 import { ACTIVITY_SOURCE_ID, type PositionState } from './activity.ts';
-import { CrossingWindow } from './crossings.ts';
+import { CrossingWindow, hoursBetween } from './crossings.ts';
 import type { MarketTerms } from './economics.ts';
 import { type SandboxSimulation, sandboxSimulation } from './history.ts';
 import { generateSandbox, SANDBOX_AS_OF, type SandboxProfile } from './index.ts';
@@ -191,10 +191,15 @@ export class SandboxLiquidator {
     }
   }
 
-  /** The crossing window (fromMs, atMs), reused while it is the same. */
+  /**
+   * The crossing window (fromMs, atMs), reused while its whole hours are the same: its factors
+   * depend on those alone, so the steps of a catch-up cut by the cap per step (the same fromMs,
+   * each at a later instant) compute them once per hour, not once per step.
+   */
   #windowOf(fromMs: number, atMs: number): CrossingWindow {
     const w = this.#window;
-    if (w && w.fromMs === fromMs && w.toMs === atMs) return w;
+    if (w && w.fromMs === fromMs && (w.toMs === atMs || w.hours.length === hoursBetween(fromMs, atMs).length))
+      return w;
     this.#sim ??= sandboxSimulation(this.#profile, this.#seed);
     this.#window = new CrossingWindow(this.#sim, fromMs, atMs);
     return this.#window;
