@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CLI, fmt, freePort, log, quantileSorted, runNode, sig, spawnNode, stopChild } from './lib.ts';
-import { cpuNsOf, treeOf } from './load.ts';
+import { cpuNsOf, settle, treeOf } from './load.ts';
 
 export interface Probe {
   p50Ms: number;
@@ -154,18 +154,6 @@ async function start(
       cpuSec: sig(cpuSec),
     },
   };
-}
-
-/** Waits until the server uses under 10 % of a core over 2 s; at most maxSec from spawn. */
-async function settle(pid: number, spawnedAt: number, maxSec: number) {
-  for (;;) {
-    const cpu0 = await cpuNsOf([pid]);
-    await new Promise((r) => setTimeout(r, 2000));
-    const busyMs = ((await cpuNsOf([pid])) - cpu0) / 1e6;
-    const sec = (performance.now() - spawnedAt) / 1000;
-    if (busyMs < 200) return { sec, timedOut: false };
-    if (sec > maxSec) return { sec, timedOut: true };
-  }
 }
 
 export async function runFirstStart(opts: {

@@ -26,7 +26,7 @@ import { ACTIVITY_SOURCE_ID } from '../src/ingest/sandbox/activity.ts';
 import { LIQUIDATIONS_SOURCE_ID } from '../src/ingest/sandbox/liquidator.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { BENCH_DIR, CLI, fmt, freePort, log, runNode, sig, spawnNode, stopChild } from './lib.ts';
-import { cpuNsOf, treeOf } from './load.ts';
+import { cpuNsOf, settle, treeOf } from './load.ts';
 
 export interface LargeStartResults {
   profile: 'large';
@@ -76,18 +76,6 @@ async function rssMiB(pid: number): Promise<number | null> {
     return kb === undefined ? null : sig(Number(kb) / 1024);
   } catch {
     return null;
-  }
-}
-
-/** Waits until the server uses under 10 % of a core over 2 s; at most maxSec from spawn. */
-async function settle(pid: number, spawnedAt: number, maxSec: number) {
-  for (;;) {
-    const cpu0 = await cpuNsOf([pid]);
-    await new Promise((r) => setTimeout(r, 2000));
-    const busyMs = ((await cpuNsOf([pid])) - cpu0) / 1e6;
-    const sec = (performance.now() - spawnedAt) / 1000;
-    if (busyMs < 200) return { sec, timedOut: false };
-    if (sec > maxSec) return { sec, timedOut: true };
   }
 }
 

@@ -176,3 +176,15 @@ export async function load(
     agent.destroy();
   }
 }
+
+/** Waits until the server uses under 10 % of a core over 2 s; at most maxSec from spawn. */
+export async function settle(pid: number, spawnedAt: number, maxSec: number) {
+  for (;;) {
+    const cpu0 = await cpuNsOf([pid]);
+    await new Promise((r) => setTimeout(r, 2000));
+    const busyMs = ((await cpuNsOf([pid])) - cpu0) / 1e6;
+    const sec = (performance.now() - spawnedAt) / 1000;
+    if (busyMs < 200) return { sec, timedOut: false };
+    if (sec > maxSec) return { sec, timedOut: true };
+  }
+}
