@@ -4,6 +4,7 @@ import { RatingsJob } from '../../src/data/ratings-job.ts';
 import { points } from '../../src/domain/precision.ts';
 import { gradeOf, ratingMethodology } from '../../src/domain/rating.ts';
 import type { AssetPrice, LiquidationEvent } from '../../src/domain/records/history.ts';
+import type { RatingChangeView } from '../../src/queries/ratings.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { ManualClock } from '../clock.ts';
 import {
@@ -700,14 +701,7 @@ describe('ratings: the job', () => {
     try {
       const key = await app.key('pro');
       const history = async (path: string) =>
-        (await app.get(`/api/v1/ratings/${path}/history`, key)).json().data as {
-          at: string;
-          grade: string;
-          score: number | null;
-          reason: string | null;
-          previousGrade: string | null;
-          previousScore: number | null;
-        }[];
+        (await app.get(`/api/v1/ratings/${path}/history`, key)).json().data as RatingChangeView[];
       const brief = (rows: Awaited<ReturnType<typeof history>>) =>
         rows.map((r) => [r.at.slice(0, 10), r.grade, r.score, r.reason, r.previousGrade, r.previousScore]);
       const gradeC = gradeOf(scoreC);
