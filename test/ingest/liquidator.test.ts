@@ -184,6 +184,35 @@ describe('sandbox liquidations', () => {
     assert.equal((await liquidator.step(model, now + 1000)).events.length, 0);
   });
 
+  test('behavior: a catch-up cut by the cap per step ends, each position due taken once, with the liquidations of one uncut step', async () => {
+    const days = 20;
+    const now = AT + days * DAY_MS + 17 * 60_000;
+    const whole = await seeded('catch-up-whole');
+    const wholeModel = (await loadReadModel(whole, AT))!;
+    priceAt(wholeModel, now);
+    const once = await new SandboxLiquidator(whole, 'default', DEFAULT_SEED, 100_000).step(wholeModel, now);
+    assert.equal(once.complete, true);
+    const store = await seeded('catch-up-cut');
+    const model = (await loadReadModel(store, AT))!;
+    priceAt(model, now);
+    const liquidator = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 20);
+    const hashes: string[] = [];
+    let steps = 0;
+    for (let done = false; !done; steps++) {
+      assert.ok(steps < 500, 'the catch-up ends');
+      const step = await liquidator.step(model, now);
+      assert.equal(step.fromMs, AT, 'every step of the catch-up from the snapshot');
+      hashes.push(...step.events.map((e) => e.txHash));
+      done = step.complete;
+      // The server's model follows the change feed between steps.
+      await catchUpChanges(store, model, (await store.datasetInfo())!.changeSeq);
+    }
+    assert.ok(steps > 5, `cut into ${steps} steps`);
+    assert.deepEqual(hashes.sort(), once.events.map((e) => e.txHash).sort());
+    assert.deepEqual(atRisk(model, 1), []);
+    assert.equal((await liquidator.step(model, now + 1000)).events.length, 0);
+  });
+
   test('behavior: a position that dipped below 1 and recovered while the server was down is liquidated at the dip', async () => {
     const store = await seeded('dip');
     const model = (await loadReadModel(store, AT))!;

@@ -102,6 +102,61 @@ export interface LiquidatorModel {
     basePrices(ord: number): { collateral: number | null; loan: number | null };
   };
   dataset: { version: number };
+  /** Moves on whenever prices or positions change. */
+  revision: number;
+}
+
+/** The positions due over a catch-up's window, lowest health factor now first; its steps take them in order. */
+interface DueList {
+  window: CrossingWindow;
+  version: number;
+  list: number[];
+  /** What the window's steps took. */
+  taken: Taken;
+}
+
+/**
+ * Positions (an account's members with it) and accounts a step took, over those its window's
+ * earlier steps took (`before`); commit() adds them to those.
+ */
+class Taken {
+  readonly #positions = new Set<number>();
+  readonly #accounts = new Set<number>();
+  readonly #before: Taken | null;
+
+  constructor(before: Taken | null) {
+    this.#before = before;
+  }
+
+  hasPosition(i: number): boolean {
+    return this.#positions.has(i) || (this.#before?.hasPosition(i) ?? false);
+  }
+
+  hasAccount(id: number): boolean {
+    return this.#accounts.has(id) || (this.#before?.hasAccount(id) ?? false);
+  }
+
+  /** Takes isolated position i: false when it was taken already. */
+  takePosition(i: number): boolean {
+    if (this.hasPosition(i)) return false;
+    this.#positions.add(i);
+    return true;
+  }
+
+  /** Takes account `id` with its members: false when it was taken already. */
+  takeAccount(id: number, members: readonly number[]): boolean {
+    if (this.hasAccount(id)) return false;
+    this.#accounts.add(id);
+    for (const j of members) this.#positions.add(j);
+    return true;
+  }
+
+  commit(): void {
+    const before = this.#before;
+    if (!before) return;
+    for (const i of this.#positions) before.#positions.add(i);
+    for (const id of this.#accounts) before.#accounts.add(id);
+  }
 }
 
 /** A leg's state through the liquidations of one step (see plan). */
@@ -145,6 +200,8 @@ export class SandboxLiquidator {
   #sim: SandboxSimulation | null = null;
   /** The window of the last plan (its factors are kept while the next steps work through it). */
   #window: CrossingWindow | null = null;
+  /** The due list of the last window with whole hours (see #dueOf). */
+  #due: DueList | null = null;
   /**
    * The instant every liquidation before which is done, and for which dataset version: the
    * last complete step, else the activity's checkpoint (written after every step), else the
@@ -214,199 +271,242 @@ export class SandboxLiquidator {
    * `atMs`. Default `fromMs`: `atMs` (only what is below 1 now).
    */
   plan(model: LiquidatorModel, atMs: number, fromMs = atMs): LiquidationPlan {
-    const { risk, catalog } = model;
+    const window = fromMs < atMs ? this.#windowOf(fromMs, atMs) : null;
+    const { candidates, complete, taken } = this.#candidates(model, window);
     const events: PricedLiquidationEvent[] = [];
     const changes: PositionChange[] = [];
-    const window = fromMs < atMs ? this.#windowOf(fromMs, atMs) : null;
-    const hours = window?.hours.length ?? 0;
-    // The positions due: below 1 now, and (over a window of whole hours) those whose market's
-    // lowest factor in the window would have put them below 1.
-    let due: number[];
-    let complete = true;
-    if (window && hours > 0) {
-      due = [];
-      for (let ord = 0; ord < catalog.size; ord++) {
-        const i = this.#index.get(catalog.recordAt(ord).uniqueKey);
-        if (i === undefined || risk.positionsIn(ord) === 0) continue;
-        const f = window.factors(i);
-        const now = risk.hfFactorOf(ord);
-        // stated hf x min f < 1  <=>  hf now < f now / min f
-        const threshold = Math.max(1, f.min > 0 ? now / f.min : 1) * (1 + 1e-12);
-        due.push(
-          ...risk.query({
-            healthFactorThreshold: threshold,
-            minBorrowUsd: 0,
-            limit: Number.MAX_SAFE_INTEGER,
-            marketOrd: ord,
-          }),
-        );
-      }
-      // Those below 1 now first (lowest first), so the served list clears fastest.
-      const hfNow = (i: number) => {
-        const p = risk.stateOf(i);
-        return (p.healthFactor * p.collateralFactor) / (p.loanFactor * p.debtIndex);
-      };
-      const keyed = due.map((i) => ({ i, hf: hfNow(i) }));
-      keyed.sort((a, b) => a.hf - b.hf || a.i - b.i);
-      due = keyed.map((x) => x.i);
-      if (due.length > this.#maxPerStep) {
-        due = due.slice(0, this.#maxPerStep);
-        complete = false;
-      }
-    } else {
-      due = risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: this.#maxPerStep + 1 });
-      if (due.length > this.#maxPerStep) {
-        due.length = this.#maxPerStep;
-        complete = false;
-      }
-    }
-    const doneAccounts = new Set<number>();
-    for (const i of due) {
-      const account = risk.accountOf(i);
-      if (account) {
-        if (doneAccounts.has(account.id)) continue;
-        doneAccounts.add(account.id);
-      }
-      // Each leg with its state as it evolves through the liquidations of this step, stated like
-      // the model's (collateral at the record's price, debt at borrow index 1), and its market's
-      // factors over the window (null without a window of whole hours, or without its market).
-      const legs = (account ? account.members : [i]).flatMap((j) => {
-        const leg = this.#legOf(model, j);
-        if (!leg) return [];
-        const mi = window && hours > 0 ? this.#index.get(leg.m.uniqueKey) : undefined;
-        const s: LegState = {
-          collateralUsd: leg.p.collateralUsd,
-          borrowUsd: leg.p.borrowUsd,
-          hfStated: leg.p.healthFactor,
-          supplyUsd: leg.p.supplyUsd,
-          k: 0,
-        };
-        return [{ ...leg, s, f: window && mi !== undefined ? window.factors(mi) : null }];
-      });
-      const first = legs[0];
-      if (first === undefined) continue;
-      type TrackedLeg = (typeof legs)[number];
-      const protocol = catalog.recordAt(first.p.ord).protocol;
-      const byHour = legs.every((l) => l.f !== null);
-      // The health factor (the account's: its legs' debt-weighted) at each leg's ratios to the records.
-      const healthAt = (ratios: (l: TrackedLeg) => Ratios) => {
-        let weighted = 0;
-        let debt = 0;
-        for (const l of legs) {
-          const r = ratios(l);
-          const debtUsd = l.s.borrowUsd * r.l * r.index;
-          debt += debtUsd;
-          weighted += l.s.hfStated * (r.c / (r.l * r.index)) * debtUsd;
-        }
-        return debt > 0 ? weighted / debt : Number.POSITIVE_INFINITY;
-      };
-      const liquidateAt = (at: number, hf: number, ratios: (l: TrackedLeg) => Ratios) => {
-        const at_ = legs.map((l) => {
-          const r = ratios(l);
-          const { s } = l;
-          return {
-            ...l,
-            collateral: s.collateralUsd / l.base.collateral,
-            debt: (s.borrowUsd * r.index) / l.base.loan,
-            cp: l.base.collateral * r.c,
-            lp: l.base.loan * r.l,
-            index: r.index,
-          };
-        });
-        const outcome = this.#liquidate(protocol, hf, at_);
-        let open = false;
-        at_.forEach((leg, k) => {
-          const out = must(outcome.legs[k], 'the outcome of a liquidated leg');
-          const { s } = leg;
-          const credit = k === 0 ? outcome.surplus * leg.base.loan : 0;
-          if (out.repaid > 0 || out.seized > 0 || out.badDebt > 0 || credit > 0) {
-            // The stored ratio scaled (the threshold the position is stated at is kept).
-            s.hfStated =
-              out.debtLeft > 0 && leg.collateral > 0
-                ? (s.hfStated * (out.collateralLeft / leg.collateral)) / (out.debtLeft / leg.debt)
-                : out.debtLeft > 0
-                  ? 0
-                  : Number.POSITIVE_INFINITY;
-            s.collateralUsd = out.collateralLeft * leg.base.collateral;
-            s.borrowUsd = (out.debtLeft * leg.base.loan) / leg.index;
-            // Compound credits what the collateral was worth over the debt as supply.
-            s.supplyUsd += credit;
-            s.k = Math.max(s.k, 1);
-          }
-          if (out.badDebt === 0 && out.debtLeft > 0 && out.collateralLeft > 0) open = true;
-          if (!(out.repaid > 0 || out.seized > 0 || out.badDebt > 0)) return;
-          const { p, m } = leg;
-          const n = s.k++ - 1;
-          const stream = streamId(this.#seed, `live-liq|${m.uniqueKey}|${p.user}`);
-          events.push({
-            protocol: m.protocol,
-            chainId: m.chainId,
-            txHash: hexOf(stream, p.seq, n, 8),
-            logIndex: hashAt(stream, p.seq, 1 + 16 * n) % 400,
-            block: blockAt(m.chainId, at),
-            at,
-            marketKey: m.uniqueKey,
-            borrower: p.user,
-            liquidator: liquidatorAddress(
-              streamId(this.#seed, `liquidators|${m.chainId}`),
-              hashAt(stream, p.seq, 2 + 16 * n),
-            ),
-            collateralSeized: significant(out.seized),
-            collateralSeizedUsd: usd(out.seized * leg.cp),
-            debtRepaid: significant(out.repaid),
-            debtRepaidUsd: usd(out.repaid * leg.lp),
-            badDebt: significant(out.badDebt),
-            badDebtUsd: usd(out.badDebt * leg.lp),
-          });
-        });
-        return open;
-      };
-      let open = true;
-      if (window && byHour) {
-        // Each whole hour of the window at which it was below 1: liquidated there, at that hour's
-        // prices (again at a later hour if a partial liquidation left it below 1).
-        const stream = streamId(this.#seed, `live-liq|${first.m.uniqueKey}|${first.p.user}`);
-        for (const [h, hourMs] of window.hours.entries()) {
-          if (!open) break;
-          const ratios = (l: TrackedLeg): Ratios => {
-            const c = l.f?.collateral[h];
-            const loan = l.f?.loan[h];
-            const index = l.f?.index[h];
-            if (c === undefined || loan === undefined || index === undefined) {
-              throw new Error(`internal error: the factors of ${l.m.uniqueKey} at hour ${h} are missing`);
-            }
-            return { c, l: loan, index };
-          };
-          const hf = healthAt(ratios);
-          if (!(hf < 1)) continue;
-          const lo = Math.max(fromMs + 1, hourMs - HOUR_MS);
-          const at = Math.floor(lo + unitAt(stream, first.p.seq, 3 + 16 * h) * (hourMs - lo));
-          open = liquidateAt(at, hf, ratios);
-        }
-      }
-      // Now, at the model's prices.
-      const nowRatios = ({ p }: TrackedLeg): Ratios => ({
-        c: p.collateralFactor,
-        l: p.loanFactor,
-        index: p.debtIndex,
-      });
-      const hfNow = healthAt(nowRatios);
-      if (open && hfNow < 1) liquidateAt(atMs, hfNow, nowRatios);
-      for (const leg of legs) {
-        const { s } = leg;
-        if (s.k === 0) continue;
-        changes.push({
-          marketKey: leg.m.uniqueKey,
-          user: leg.p.user,
-          collateralUsd: s.collateralUsd,
-          borrowUsd: s.borrowUsd,
-          supplyUsd: s.supplyUsd,
-          healthFactor: s.hfStated,
-          basedOn: leg.p.seq,
-        });
-      }
-    }
+    for (const i of candidates)
+      this.#liquidateCandidate(model, i, atMs, fromMs, window, taken, events, changes);
     return { events, changes, complete };
+  }
+
+  /**
+   * The positions a step takes, at most the cap. Without a window of whole hours, those below 1
+   * now. Over one, those below 1 now, then the window's due list, skipping what the window's
+   * steps took already (a position taken is not taken again in the window, whether it was
+   * liquidated or not: the catch-up ends once the list is taken).
+   */
+  #candidates(
+    model: LiquidatorModel,
+    window: CrossingWindow | null,
+  ): { candidates: number[]; complete: boolean; taken: Taken } {
+    const { risk } = model;
+    const max = this.#maxPerStep;
+    if (!window || window.hours.length === 0) {
+      const candidates = risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: max + 1 });
+      const complete = candidates.length <= max;
+      if (!complete) candidates.length = max;
+      return { candidates, complete, taken: new Taken(null) };
+    }
+    const due = this.#dueOf(model, window);
+    const taken = new Taken(due.taken);
+    const picked: number[] = [];
+    const seen = new Set<number>();
+    const result = (complete: boolean) => ({ candidates: picked, complete, taken });
+    // Below 1 now first (lowest first), so the served list clears fastest.
+    const below = risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: Number.MAX_SAFE_INTEGER });
+    for (const list of [below, due.list])
+      for (const i of list) {
+        if (taken.hasPosition(i) || seen.has(i)) continue;
+        if (picked.length === max) return result(false);
+        picked.push(i);
+        seen.add(i);
+      }
+    return result(true);
+  }
+
+  /**
+   * The positions whose health factor the window's hours may have put below 1, lowest health
+   * factor now first: in each market, those below 1 now and those whose market's lowest factor
+   * in the window would have put them below 1. Computed once per window (and dataset version);
+   * the window's steps take it in order.
+   */
+  #dueOf(model: LiquidatorModel, window: CrossingWindow): DueList {
+    const version = model.dataset.version;
+    if (this.#due?.window === window && this.#due.version === version) return this.#due;
+    const { risk, catalog } = model;
+    const due: number[] = [];
+    for (let ord = 0; ord < catalog.size; ord++) {
+      const i = this.#index.get(catalog.recordAt(ord).uniqueKey);
+      if (i === undefined || risk.positionsIn(ord) === 0) continue;
+      const f = window.factors(i);
+      const now = risk.hfFactorOf(ord);
+      // stated hf x min f < 1  <=>  hf now < f now / min f
+      const threshold = Math.max(1, f.min > 0 ? now / f.min : 1) * (1 + 1e-12);
+      for (const j of risk.query({
+        healthFactorThreshold: threshold,
+        minBorrowUsd: 0,
+        limit: Number.MAX_SAFE_INTEGER,
+        marketOrd: ord,
+      }))
+        due.push(j);
+    }
+    const hfNow = (i: number) => {
+      const p = risk.stateOf(i);
+      return (p.healthFactor * p.collateralFactor) / (p.loanFactor * p.debtIndex);
+    };
+    const keyed = due.map((i) => ({ i, hf: hfNow(i) }));
+    keyed.sort((a, b) => a.hf - b.hf || a.i - b.i);
+    this.#due = { window, version, list: keyed.map((x) => x.i), taken: new Taken(null) };
+    return this.#due;
+  }
+
+  /**
+   * Liquidates candidate i (with its account, unless the account was taken already) over the
+   * window's hours and now; its events and the changes of its positions are added to the lists.
+   */
+  #liquidateCandidate(
+    model: LiquidatorModel,
+    i: number,
+    atMs: number,
+    fromMs: number,
+    window: CrossingWindow | null,
+    taken: Taken,
+    events: PricedLiquidationEvent[],
+    changes: PositionChange[],
+  ): void {
+    const { risk, catalog } = model;
+    const hours = window?.hours.length ?? 0;
+    const account = risk.accountOf(i);
+    if (account ? !taken.takeAccount(account.id, account.members) : !taken.takePosition(i)) return;
+    // Each leg with its state as it evolves through the liquidations of this step, stated like
+    // the model's (collateral at the record's price, debt at borrow index 1), and its market's
+    // factors over the window (null without a window of whole hours, or without its market).
+    const legs = (account ? account.members : [i]).flatMap((j) => {
+      const leg = this.#legOf(model, j);
+      if (!leg) return [];
+      const mi = window && hours > 0 ? this.#index.get(leg.m.uniqueKey) : undefined;
+      const s: LegState = {
+        collateralUsd: leg.p.collateralUsd,
+        borrowUsd: leg.p.borrowUsd,
+        hfStated: leg.p.healthFactor,
+        supplyUsd: leg.p.supplyUsd,
+        k: 0,
+      };
+      return [{ ...leg, s, f: window && mi !== undefined ? window.factors(mi) : null }];
+    });
+    const first = legs[0];
+    if (first === undefined) return;
+    type TrackedLeg = (typeof legs)[number];
+    const protocol = catalog.recordAt(first.p.ord).protocol;
+    const byHour = legs.every((l) => l.f !== null);
+    // The health factor (the account's: its legs' debt-weighted) at each leg's ratios to the records.
+    const healthAt = (ratios: (l: TrackedLeg) => Ratios) => {
+      let weighted = 0;
+      let debt = 0;
+      for (const l of legs) {
+        const r = ratios(l);
+        const debtUsd = l.s.borrowUsd * r.l * r.index;
+        debt += debtUsd;
+        weighted += l.s.hfStated * (r.c / (r.l * r.index)) * debtUsd;
+      }
+      return debt > 0 ? weighted / debt : Number.POSITIVE_INFINITY;
+    };
+    const liquidateAt = (at: number, hf: number, ratios: (l: TrackedLeg) => Ratios) => {
+      const at_ = legs.map((l) => {
+        const r = ratios(l);
+        const { s } = l;
+        return {
+          ...l,
+          collateral: s.collateralUsd / l.base.collateral,
+          debt: (s.borrowUsd * r.index) / l.base.loan,
+          cp: l.base.collateral * r.c,
+          lp: l.base.loan * r.l,
+          index: r.index,
+        };
+      });
+      const outcome = this.#liquidate(protocol, hf, at_);
+      let open = false;
+      at_.forEach((leg, k) => {
+        const out = must(outcome.legs[k], 'the outcome of a liquidated leg');
+        const { s } = leg;
+        const credit = k === 0 ? outcome.surplus * leg.base.loan : 0;
+        if (out.repaid > 0 || out.seized > 0 || out.badDebt > 0 || credit > 0) {
+          // The stored ratio scaled (the threshold the position is stated at is kept).
+          s.hfStated =
+            out.debtLeft > 0 && leg.collateral > 0
+              ? (s.hfStated * (out.collateralLeft / leg.collateral)) / (out.debtLeft / leg.debt)
+              : out.debtLeft > 0
+                ? 0
+                : Number.POSITIVE_INFINITY;
+          s.collateralUsd = out.collateralLeft * leg.base.collateral;
+          s.borrowUsd = (out.debtLeft * leg.base.loan) / leg.index;
+          // Compound credits what the collateral was worth over the debt as supply.
+          s.supplyUsd += credit;
+          s.k = Math.max(s.k, 1);
+        }
+        if (out.badDebt === 0 && out.debtLeft > 0 && out.collateralLeft > 0) open = true;
+        if (!(out.repaid > 0 || out.seized > 0 || out.badDebt > 0)) return;
+        const { p, m } = leg;
+        const n = s.k++ - 1;
+        const stream = streamId(this.#seed, `live-liq|${m.uniqueKey}|${p.user}`);
+        events.push({
+          protocol: m.protocol,
+          chainId: m.chainId,
+          txHash: hexOf(stream, p.seq, n, 8),
+          logIndex: hashAt(stream, p.seq, 1 + 16 * n) % 400,
+          block: blockAt(m.chainId, at),
+          at,
+          marketKey: m.uniqueKey,
+          borrower: p.user,
+          liquidator: liquidatorAddress(
+            streamId(this.#seed, `liquidators|${m.chainId}`),
+            hashAt(stream, p.seq, 2 + 16 * n),
+          ),
+          collateralSeized: significant(out.seized),
+          collateralSeizedUsd: usd(out.seized * leg.cp),
+          debtRepaid: significant(out.repaid),
+          debtRepaidUsd: usd(out.repaid * leg.lp),
+          badDebt: significant(out.badDebt),
+          badDebtUsd: usd(out.badDebt * leg.lp),
+        });
+      });
+      return open;
+    };
+    let open = true;
+    if (window && byHour) {
+      // Each whole hour of the window at which it was below 1: liquidated there, at that hour's
+      // prices (again at a later hour if a partial liquidation left it below 1).
+      const stream = streamId(this.#seed, `live-liq|${first.m.uniqueKey}|${first.p.user}`);
+      for (const [h, hourMs] of window.hours.entries()) {
+        if (!open) break;
+        const ratios = (l: TrackedLeg): Ratios => {
+          const c = l.f?.collateral[h];
+          const loan = l.f?.loan[h];
+          const index = l.f?.index[h];
+          if (c === undefined || loan === undefined || index === undefined) {
+            throw new Error(`internal error: the factors of ${l.m.uniqueKey} at hour ${h} are missing`);
+          }
+          return { c, l: loan, index };
+        };
+        const hf = healthAt(ratios);
+        if (!(hf < 1)) continue;
+        const lo = Math.max(fromMs + 1, hourMs - HOUR_MS);
+        const at = Math.floor(lo + unitAt(stream, first.p.seq, 3 + 16 * h) * (hourMs - lo));
+        open = liquidateAt(at, hf, ratios);
+      }
+    }
+    // Now, at the model's prices.
+    const nowRatios = ({ p }: TrackedLeg): Ratios => ({
+      c: p.collateralFactor,
+      l: p.loanFactor,
+      index: p.debtIndex,
+    });
+    const hfNow = healthAt(nowRatios);
+    if (open && hfNow < 1) liquidateAt(atMs, hfNow, nowRatios);
+    for (const leg of legs) {
+      const { s } = leg;
+      if (s.k === 0) continue;
+      changes.push({
+        marketKey: leg.m.uniqueKey,
+        user: leg.p.user,
+        collateralUsd: s.collateralUsd,
+        borrowUsd: s.borrowUsd,
+        supplyUsd: s.supplyUsd,
+        healthFactor: s.hfStated,
+        basedOn: leg.p.seq,
+      });
+    }
   }
 
   /** Position j in tokens at the model's prices now; null without its market's terms or prices. */
@@ -484,16 +584,42 @@ export class SandboxLiquidator {
   async step(model: LiquidatorModel, atMs: number, signal?: AbortSignal): Promise<LiquidationStep> {
     const version = model.dataset.version;
     const fromMs = Math.min(atMs, await this.#fromFor(version));
+    const nothing = { events: [], applied: 0, fromMs, complete: false };
     if (fromMs < atMs) await this.#warm(model, fromMs, atMs, signal);
-    if (signal?.aborted) return { events: [], applied: 0, fromMs, complete: false };
-    const { events, changes, complete } = this.plan(model, atMs, fromMs);
+    if (signal?.aborted) return nothing;
+    const window = fromMs < atMs ? this.#windowOf(fromMs, atMs) : null;
+    const revision = model.revision;
+    const picked = this.#candidates(model, window);
+    const { taken } = picked;
+    let complete = picked.complete;
+    const events: PricedLiquidationEvent[] = [];
+    const changes: PositionChange[] = [];
+    // In slices of WARM_SLICE_MS; if the model moved meanwhile (a tick, changes applied), the
+    // step ends with what it computed at the prices it started from (the next takes the rest).
+    let since = performance.now();
+    for (const i of picked.candidates) {
+      if (performance.now() - since > WARM_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (signal?.aborted) return nothing;
+        since = performance.now();
+        if (model.revision !== revision) {
+          complete = false;
+          break;
+        }
+      }
+      this.#liquidateCandidate(model, i, atMs, fromMs, window, taken, events, changes);
+    }
+    let applied = 0;
     if (changes.length > 0) {
       await this.#store.appendLiquidations(events);
-      const { applied } = await this.#store.applyPositionChanges(LIQUIDATIONS_SOURCE_ID, changes, version);
-      if (complete) this.#from = { version, ms: atMs };
-      return { events, applied: applied.length, fromMs, complete };
+      applied = (await this.#store.applyPositionChanges(LIQUIDATIONS_SOURCE_ID, changes, version)).applied
+        .length;
     }
-    if (complete) this.#from = { version, ms: atMs };
-    return { events: [], applied: 0, fromMs, complete };
+    taken.commit();
+    if (complete) {
+      this.#from = { version, ms: atMs };
+      this.#due = null;
+    }
+    return { events: changes.length > 0 ? events : [], applied, fromMs, complete };
   }
 }
