@@ -26,7 +26,12 @@ let running: Promise<void> = Promise.resolve();
 port.on('message', (m: ToHistoryWorker) => {
   if (m.type === 'advance') {
     running = feed.advance(m.nowMs).then(
-      (written) => port.postMessage({ type: 'advanced', id: m.id, written }),
+      async (written) => {
+        // A backfill leaves tens of MB of write-ahead log: copied in and cut back here, off the
+        // server's thread, rather than by a commit of the server's own connection.
+        if (Object.values(written).some((n) => n > 0)) await store.compact();
+        port.postMessage({ type: 'advanced', id: m.id, written });
+      },
       (err: unknown) =>
         port.postMessage({
           type: 'failed',

@@ -39,6 +39,7 @@ export abstract class ComposedStore implements Store {
   }
 
   abstract migrate(): Promise<void>;
+  abstract compact(): Promise<void>;
   abstract close(): Promise<void>;
 
   // ---- MarketDataStore -------------------------------------------------------------

@@ -20,6 +20,7 @@ type StoreMethod = Exclude<
 const MEASURED: { readonly [K in StoreMethod]: true } = {
   ping: true,
   migrate: true,
+  compact: true,
   datasetInfo: true,
   replaceDataset: true,
   loadMarkets: true,

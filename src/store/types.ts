@@ -33,5 +33,12 @@ export interface Store
   readonly events: EventStore;
   /** Creates or upgrades the schema; safe to call on every start. */
   migrate(): Promise<void>;
+  /**
+   * After a large write: gives back the room it left behind. SQLite copies its write-ahead log
+   * into the file and truncates it (the folder does not keep the log's high-water mark);
+   * PostgreSQL has nothing to do (its autovacuum). Waits for other writers; never throws for a
+   * busy file (the next call does it).
+   */
+  compact(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
@@ -156,5 +158,110 @@ test('behavior: a backlog of expired usage batch ids (10 minutes) is deleted a f
   assert.equal(ids.length, 3);
   assert.ok(ids.some((r) => r.id === id) && ids.some((r) => r.id === 'recent'));
   db.close();
+  await store.close();
+});
+
+test('behavior: snapshot figures of fixed precision are stored scaled and read back exactly, any other as it is; rows from before read the same', async () => {
+  const at = Date.UTC(2026, 0, 5);
+  const snapshot = (marketKey: string, v: Record<'s' | 'b' | 'u' | 'sa' | 'ba', number>) => ({
+    marketKey,
+    chainId: 1,
+    protocol: 'morpho',
+    granularity: 'day' as const,
+    at,
+    supplyUsd: v.s,
+    borrowUsd: v.b,
+    utilization: v.u,
+    supplyApy: v.sa,
+    borrowApy: v.ba,
+    collateralPriceUsd: 2.0689501,
+    loanPriceUsd: null,
+    oraclePrice: 1 / 3,
+  });
+  const rounded = snapshot('m-rounded', {
+    s: 24680207.68,
+    b: 21047398.07,
+    u: 0.85280474,
+    sa: 0.07282098,
+    ba: 0.1,
+  });
+  const raw = snapshot('m-raw', { s: 1 / 3, b: 0.1 + 0.2, u: Math.PI / 4, sa: 1e-12, ba: 2 ** 60 + 0.5 });
+  // A row written before the encoding (migration 19): its figures as they are, read the same.
+  const before = snapshot('m-before', { s: 12.5, b: 0.333, u: 0.02664, sa: 0.01, ba: 0.0123 });
+  const store = await migratedFrom(19, [
+    {
+      sql: "INSERT INTO history_markets (id, market_key, chain_id, protocol) VALUES (1, 'm-before', 1, 'morpho')",
+      params: [],
+    },
+    {
+      sql: `INSERT INTO market_snapshots (market_id, granularity, at, supply_usd, borrow_usd, utilization, supply_apy,
+              borrow_apy, collateral_price_usd, loan_price_usd, oracle_price) VALUES (1, 'day', ?, 12.5, 0.333, 0.02664, 0.01, 0.0123, 2.0689501, NULL, ?)`,
+      params: [at, 1 / 3],
+    },
+  ]);
+  await store.appendMarketSnapshots([rounded, raw]);
+  for (const s of [rounded, raw, before])
+    assert.deepEqual(await store.latestMarketSnapshot(s.marketKey, 'day'), s);
+  const bits = new DatabaseSync(store.path)
+    .prepare(
+      'SELECT m.market_key AS key, s.scaled FROM market_snapshots s JOIN history_markets m ON m.id = s.market_id ORDER BY 1',
+    )
+    .all()
+    .map((r) => [r.key, r.scaled]);
+  assert.deepEqual(bits, [
+    ['m-before', 0],
+    ['m-raw', 0],
+    ['m-rounded', 31],
+  ]);
+  const [total] = await store.dailyMarketTotals(at, at + 1);
+  assert.equal(total?.supplyUsd, 12.5 + 24680207.68 + 1 / 3);
+  assert.equal(total?.borrowUsd, 0.333 + 21047398.07 + (0.1 + 0.2));
+  await store.close();
+});
+
+test('behavior: a research report is stored deflated and read back as written; a report stored as text before reads the same', async () => {
+  const store = await openFresh();
+  const body = JSON.stringify({
+    title: 'Aave on Ethereum, 2026-01-05',
+    lines: Array.from({ length: 200 }, (_, i) => `line ${i}`),
+  });
+  await store.appendResearchReports([
+    { id: 'r-new', day: Date.UTC(2026, 0, 5), protocol: 'aave', generatedAt: 1, body },
+  ]);
+  execOn(
+    store,
+    `INSERT INTO research_reports (id, day, protocol, generated_at, body) VALUES ('r-old', ${Date.UTC(2026, 0, 4)}, 'aave', 1, 'plain text')`,
+  );
+  assert.equal((await store.researchReport('r-new'))?.body, body);
+  assert.equal((await store.researchReport('r-old'))?.body, 'plain text');
+  const stored = new DatabaseSync(store.path)
+    .prepare("SELECT typeof(body) AS t, length(body) AS n FROM research_reports WHERE id = 'r-new'")
+    .get();
+  assert.equal(stored?.t, 'blob');
+  assert.ok(Number(stored?.n) < body.length / 3, `${stored?.n} bytes stored for ${body.length}`);
+  const page = await store.researchReports({ protocol: 'aave', fromMs: 0, toMs: Date.UTC(2027, 0, 1) }, 10);
+  assert.deepEqual(
+    page.map((r) => r.body),
+    [body, 'plain text'],
+  );
+  await store.close();
+});
+
+test('behavior: compact() copies the write-ahead log into the file and truncates it', async () => {
+  const store = await openFresh();
+  const wal = `${store.path}-wal`;
+  // Random hex: deflated, each report still takes about 110 KB.
+  const reports = Array.from({ length: 60 }, (_, i) => ({
+    id: `r-${i}`,
+    day: Date.UTC(2026, 0, 1) + i * 86_400_000,
+    protocol: 'aave',
+    generatedAt: 1,
+    body: randomBytes(100_000).toString('hex'),
+  }));
+  await store.appendResearchReports(reports);
+  assert.ok(statSync(wal).size > 4_000_000, `the log holds the write (${statSync(wal).size} bytes)`);
+  await store.compact();
+  assert.equal(statSync(wal).size, 0);
+  assert.equal((await store.researchReport('r-59'))?.body, reports[59]?.body);
   await store.close();
 });

@@ -67,6 +67,10 @@ export class PostgresStore extends ComposedStore {
     }
   }
 
+  async compact(): Promise<void> {
+    // Nothing to give back: PostgreSQL's autovacuum and WAL recycling do it.
+  }
+
   async close(): Promise<void> {
     await this.db.close();
   }

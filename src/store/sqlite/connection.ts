@@ -38,6 +38,9 @@ export class SqliteConnection {
       // indexes, and checkpointing ten times as often made the seed's history appends 20-35 %
       // slower. A checkpoint then takes longer (tens of ms, on this connection's commit).
       this.sqlite.exec('PRAGMA wal_autocheckpoint = 10000');
+      // Once a checkpoint has copied it all, the log is cut back to 4 MB when it starts over:
+      // the folder does not keep the log's high-water mark (a seed's, a backfill's).
+      this.sqlite.exec('PRAGMA journal_size_limit = 4194304');
       this.sqlite.exec('PRAGMA foreign_keys = ON');
     } catch (err) {
       this.sqlite.close();
@@ -101,6 +104,22 @@ export class SqliteConnection {
       const error = this.#writeError(err);
       this.#writes.failed(error.message, this.clock.now());
       throw error;
+    }
+  }
+
+  /**
+   * Copies the write-ahead log into the file and truncates it (a TRUNCATE checkpoint: it waits for
+   * the writer, up to the busy timeout). A busy file, or one a reader still needs the log of, is
+   * left for the next call.
+   */
+  truncateLog(): void {
+    if (this.path === ':memory:' || !this.sqlite.isOpen) return;
+    try {
+      this.sqlite.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
+    } catch (err) {
+      // SQLITE_BUSY, SQLITE_LOCKED: left for the next call.
+      const code = Number((err as { errcode?: unknown } | null)?.errcode) & 0xff;
+      if (code !== 5 && code !== 6) throw isSqliteDiskError(err) ? this.#writeError(err) : err;
     }
   }
 

@@ -1,4 +1,5 @@
 import type { SQLInputValue } from 'node:sqlite';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { must } from '../../domain/must.ts';
 import type {
   AssetPrice,
@@ -33,7 +34,6 @@ import {
   LIQUIDATION_COLUMNS,
   noHistory,
   RATING_CHANGE_COLUMNS,
-  SNAPSHOT_COLUMNS,
   toAssetPrice,
   toCounts,
   toDailyLiquidationTotal,
@@ -46,6 +46,52 @@ import {
 } from '../history.ts';
 import type { HistoryStore } from '../ports/history.ts';
 import type { SqliteConnection } from './connection.ts';
+
+/**
+ * Market snapshots are stored compactly: a figure of fixed precision (USD amounts in cents,
+ * fractions to 1e-8, as the sandbox history writes them) is stored as that integer scaled (SQLite
+ * writes an integral REAL in 1 to 6 bytes instead of 8), when scaling it back gives exactly the
+ * same number; `scaled` has one bit per column so scaled. Any other value is stored as it is.
+ * About 14 bytes less per snapshot, a sixth of the table.
+ */
+const SCALED_COLUMNS = [
+  { column: 'supply_usd', field: 'supplyUsd', scale: 100 },
+  { column: 'borrow_usd', field: 'borrowUsd', scale: 100 },
+  { column: 'utilization', field: 'utilization', scale: 1e8 },
+  { column: 'supply_apy', field: 'supplyApy', scale: 1e8 },
+  { column: 'borrow_apy', field: 'borrowApy', scale: 1e8 },
+] as const;
+
+/** The scaled integer of `value` when it gives it back exactly, else null. */
+function scaledOf(value: number, scale: number): number | null {
+  const n = Math.round(value * scale);
+  return Number.isSafeInteger(n) && n / scale === value ? n : null;
+}
+
+/** A snapshot's columns as toSnapshot() reads them, scaled columns given back (`m`: history_markets, `s`: market_snapshots). */
+const SNAPSHOT_COLUMNS = `m.market_key, coalesce(s.chain_id, m.chain_id) AS chain_id,
+  coalesce(s.protocol, m.protocol) AS protocol, s.at, s.granularity, ${SCALED_COLUMNS.map(
+    ({ column }) => `${unscaled(column)} AS ${column}`,
+  ).join(', ')}, s.collateral_price_usd, s.loan_price_usd, s.oracle_price`;
+
+/** SQL giving back a scaled column of market_snapshots `s` (the same division as scaledOf's check). */
+function unscaled(column: (typeof SCALED_COLUMNS)[number]['column']): string {
+  const k = SCALED_COLUMNS.findIndex((c) => c.column === column);
+  const { scale } = must(SCALED_COLUMNS[k], `scaled column ${column}`);
+  return `CASE WHEN s.scaled & ${1 << k} THEN s.${column} / ${scale.toFixed(1)} ELSE s.${column} END`;
+}
+
+/**
+ * A research report's body is stored deflated (a BLOB, a third of the text); rows written before
+ * hold the text itself.
+ */
+function toStoredReport(row: Record<string, unknown>): ResearchReportRow {
+  const { body } = row;
+  return toResearchReport({
+    ...row,
+    body: body instanceof Uint8Array ? inflateRawSync(body).toString() : body,
+  });
+}
 
 /** A row of history_markets: its id, and the chain and protocol its snapshots have unless they say otherwise. */
 interface MarketDimension {
@@ -142,26 +188,30 @@ export class SqliteHistory implements HistoryStore {
     checkMarketSnapshots(rows);
     const insert = this.#db.stmt(
       `INSERT INTO market_snapshots (market_id, granularity, at, supply_usd, borrow_usd, utilization, supply_apy,
-         borrow_apy, collateral_price_usd, loan_price_usd, oracle_price, chain_id, protocol)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+         borrow_apy, collateral_price_usd, loan_price_usd, oracle_price, chain_id, protocol, scaled)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     );
+    const values: number[] = [0, 0, 0, 0, 0];
     return this.appendHistory(rows, (r, ids) => {
       const m = this.marketOf(r.marketKey, r.chainId, r.protocol, ids);
+      let scaled = 0;
+      SCALED_COLUMNS.forEach(({ field, scale }, k) => {
+        const n = scaledOf(r[field], scale);
+        values[k] = n ?? r[field];
+        if (n !== null) scaled |= 1 << k;
+      });
       return Number(
         insert.run(
           m.id,
           r.granularity,
           r.at,
-          r.supplyUsd,
-          r.borrowUsd,
-          r.utilization,
-          r.supplyApy,
-          r.borrowApy,
+          ...values,
           r.collateralPriceUsd,
           r.loanPriceUsd,
           r.oraclePrice,
           r.chainId === m.chainId ? null : r.chainId,
           r.protocol === m.protocol ? null : r.protocol,
+          scaled,
         ).changes,
       );
     });
@@ -309,7 +359,8 @@ export class SqliteHistory implements HistoryStore {
     const rows = this.#db
       .stmt(
         `SELECT s.at, COALESCE(s.protocol, m.protocol) AS protocol, COALESCE(s.chain_id, m.chain_id) AS chain_id,
-              COUNT(*) AS markets, SUM(s.supply_usd) AS supply_usd, SUM(s.borrow_usd) AS borrow_usd
+              COUNT(*) AS markets, SUM(${unscaled('supply_usd')}) AS supply_usd,
+              SUM(${unscaled('borrow_usd')}) AS borrow_usd
          FROM history_markets m CROSS JOIN market_snapshots s
            ON s.market_id = m.id AND s.granularity = 'day' AND s.at >= ? AND s.at < ?
         GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
@@ -542,7 +593,7 @@ export class SqliteHistory implements HistoryStore {
     return this.#db.transaction(() => {
       let added = 0;
       for (const r of rows)
-        added += Number(insert.run(r.id, r.day, r.protocol, r.generatedAt, r.body).changes);
+        added += Number(insert.run(r.id, r.day, r.protocol, r.generatedAt, deflateRawSync(r.body)).changes);
       return added;
     });
   }
@@ -569,14 +620,14 @@ export class SqliteHistory implements HistoryStore {
         ORDER BY day DESC, id DESC LIMIT ?`,
       )
       .all(...params, limit)
-      .map(toResearchReport);
+      .map(toStoredReport);
   }
 
   async researchReport(id: string): Promise<ResearchReportRow | null> {
     const row = this.#db
       .stmt('SELECT id, day, protocol, generated_at, body FROM research_reports WHERE id = ?')
       .get(id);
-    return row ? toResearchReport(row) : null;
+    return row ? toStoredReport(row) : null;
   }
 
   async lastResearchDay(): Promise<number | null> {

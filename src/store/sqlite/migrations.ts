@@ -590,4 +590,15 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX stream_slots_key ON stream_slots(key_id, expires_at);
     `,
   },
+  {
+    version: 20,
+    name: 'market snapshots stored compactly: figures of fixed precision as scaled integers',
+    sql: `
+      -- One bit per column (supply_usd, borrow_usd, utilization, supply_apy, borrow_apy) whose
+      -- value is stored scaled (cents, 1e-8) because scaling back gives it exactly (see
+      -- src/store/sqlite/history.ts); rows written before hold their values as they are (0).
+      -- The embedded store's own encoding: PostgreSQL keeps its columns.
+      ALTER TABLE market_snapshots ADD COLUMN scaled INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

@@ -72,6 +72,10 @@ export class SqliteStore extends ComposedStore {
     }
   }
 
+  async compact(): Promise<void> {
+    this.db.truncateLog();
+  }
+
   async close(): Promise<void> {
     this.db.close();
   }
