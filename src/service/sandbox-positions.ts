@@ -81,8 +81,15 @@ export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstanc
     const started = performance.now();
     // A catch-up's steps follow one another at once (each yields to the event loop as it
     // computes), not one per tick: the whole window is taken in a few seconds of CPU.
-    for (;;) {
-      if (latest?.model.dataset.version === first.dataset.version) ({ model, atMs } = latest);
+    for (let chained = false; ; chained = true) {
+      if (chained) {
+        // The next step of a catch-up: after the event loop's other work (timers, the change
+        // feed, ticks), at the last tick; never on a dataset replaced meanwhile.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (stopping.signal.aborted) return;
+        if (latest && latest.model.dataset.version !== first.dataset.version) return;
+        if (latest) ({ model, atMs } = latest);
+      }
       const liquidated = await parts.liquidator.step(model, atMs, stopping.signal);
       if (stopping.signal.aborted) return;
       const some = liquidated.events.length > 0;

@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { applyPrices, catchUpChanges, loadReadModel, type ReadModel } from '../../src/data/read-model.ts';
 import { eulerLiquidationBonus } from '../../src/domain/accounts.ts';
+import { ACTIVITY_SOURCE_ID } from '../../src/ingest/sandbox/activity.ts';
 import { sandboxMarketClock, sandboxSimulation } from '../../src/ingest/sandbox/history.ts';
 import { DEFAULT_SEED, generateSandbox, SANDBOX_AS_OF } from '../../src/ingest/sandbox/index.ts';
 import { SandboxLiquidator } from '../../src/ingest/sandbox/liquidator.ts';
 import { sandboxPricer } from '../../src/ingest/sandbox/live.ts';
 import { DAY_MS, HOUR_MS } from '../../src/ingest/sandbox/simulation/noise.ts';
+import { sandboxPositions } from '../../src/service/sandbox-positions.ts';
 import { seededStores } from './seeded.ts';
 
 /**
@@ -211,6 +213,80 @@ describe('sandbox liquidations', () => {
     assert.deepEqual(hashes.sort(), once.events.map((e) => e.txHash).sort());
     assert.deepEqual(atRisk(model, 1), []);
     assert.equal((await liquidator.step(model, now + 1000)).events.length, 0);
+  });
+
+  test('behavior: a restart within the hour (a window with no whole hour) cut by the cap ends, without the model following between its steps', async () => {
+    const store = await seeded('no-hour');
+    const model = (await loadReadModel(store, AT))!;
+    const now = Math.floor((AT + 14 * DAY_MS) / HOUR_MS) * HOUR_MS + 40 * 60_000;
+    priceAt(model, now);
+    const below = atRisk(model, 1).length;
+    assert.ok(below > 40, `${below} positions below 1`);
+    // The activity's checkpoint 20 minutes before, in the same hour: the window has no whole hour.
+    const version = model.dataset.version;
+    await store.saveSource({
+      id: ACTIVITY_SOURCE_ID,
+      kind: 'simulation',
+      chainIds: [1],
+      refreshedAt: null,
+      lastBlock: {},
+      consecutiveFailures: 0,
+      lastError: null,
+      updatedAt: 0,
+      cursor: `${version}:${(now - 20 * 60_000) / 60_000}`,
+    });
+    const liquidator = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 20);
+    const hashes = new Set<string>();
+    const liquidated = new Set<string>();
+    let steps = 0;
+    for (let done = false; !done; steps++) {
+      assert.ok(steps < 100, 'the catch-up ends');
+      // The model is not given the changes between steps (chained steps run before the feed).
+      const step = await liquidator.step(model, now);
+      assert.equal(step.fromMs, now - 20 * 60_000);
+      for (const e of step.events) {
+        assert.ok(!hashes.has(e.txHash), 'no liquidation computed twice');
+        hashes.add(e.txHash);
+        liquidated.add(`${e.marketKey}/${e.borrower}`);
+      }
+      done = step.complete;
+    }
+    assert.ok(steps >= Math.ceil(below / 20) - 1, `${steps} steps for ${below} positions`);
+    await catchUpChanges(store, model, (await store.datasetInfo())!.changeSeq);
+    // What is still below 1 was liquidated in the catch-up (a leg whose own collateral is gone
+    // keeps its debt while another leg holds collateral); nothing below 1 was left untouched.
+    const left = atRisk(model, 1);
+    assert.ok(left.length < below / 4, `${left.length} of ${below} left below 1`);
+    for (const k of left) assert.ok(liquidated.has(k.split('/').slice(0, 2).join('/')), k);
+    assert.ok((await liquidator.step(model, now + 5000)).complete);
+  });
+
+  test('behavior: the server positions step runs a catch-up steps one after another, says when it is caught up, and leaves the next tick nothing', async () => {
+    const store = await seeded('chained');
+    const model = (await loadReadModel(store, AT))!;
+    const now = AT + 20 * DAY_MS + 17 * 60_000;
+    priceAt(model, now);
+    const said: { msg: string; o: Record<string, unknown> }[] = [];
+    const log = {
+      info: (o: Record<string, unknown>, msg: string) => said.push({ msg, o }),
+      warn: (o: Record<string, unknown>, msg: string) => said.push({ msg, o }),
+    } as unknown as Parameters<typeof sandboxPositions>[2];
+    const positions = sandboxPositions(store, { now: () => now }, log);
+    // One tick's call: every step of the catch-up (500 positions at most each), the model not
+    // following the change feed in between.
+    await positions.step(model, now);
+    const caughtUp = said.find((x) => x.msg === 'sandbox liquidations caught up');
+    assert.ok(caughtUp, said.map((x) => x.msg).join(', '));
+    assert.ok(Number(caughtUp.o.steps) > 1, `${caughtUp.o.steps} steps`);
+    assert.equal(caughtUp.o.liquidations, (await store.historyCounts()).liquidations);
+    await catchUpChanges(store, model, (await store.datasetInfo())!.changeSeq);
+    assert.deepEqual(atRisk(model, 1), []);
+    // The next tick liquidates nothing more.
+    const before = (await store.historyCounts()).liquidations;
+    priceAt(model, now + 5000);
+    await positions.step(model, now + 5000);
+    assert.equal((await store.historyCounts()).liquidations, before);
+    await positions.stop();
   });
 
   test('behavior: a position that dipped below 1 and recovered while the server was down is liquidated at the dip', async () => {

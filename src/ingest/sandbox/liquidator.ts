@@ -73,6 +73,8 @@ interface MarketOf {
   uniqueKey: string;
   protocol: Protocol;
   chainId: number;
+  /** What the collateral of a position without debt counts at (the risk index's weighting). */
+  lltv: number;
 }
 
 /**
@@ -116,46 +118,49 @@ interface DueList {
 }
 
 /**
- * Positions (an account's members with it) and accounts a step took, over those its window's
- * earlier steps took (`before`); commit() adds them to those.
+ * Positions (an account's members with it) and accounts a step took, each with the instant of the
+ * step that took it, over those its window's earlier steps took (`before`); commit() adds them to
+ * those. A position of the window's due list is taken once in the window; one below 1 now, once
+ * at each instant (a later tick may have put it below 1 after an earlier step left it open).
  */
 class Taken {
-  readonly #positions = new Set<number>();
-  readonly #accounts = new Set<number>();
+  readonly #positions = new Map<number, number>();
+  readonly #accounts = new Map<number, number>();
   readonly #before: Taken | null;
+  readonly #atMs: number;
 
-  constructor(before: Taken | null) {
+  constructor(before: Taken | null, atMs: number) {
     this.#before = before;
+    this.#atMs = atMs;
   }
 
-  hasPosition(i: number): boolean {
-    return this.#positions.has(i) || (this.#before?.hasPosition(i) ?? false);
+  /** The instant position i was taken at in the window; undefined when it was not. */
+  positionAt(i: number): number | undefined {
+    return this.#positions.get(i) ?? this.#before?.positionAt(i);
   }
 
-  hasAccount(id: number): boolean {
-    return this.#accounts.has(id) || (this.#before?.hasAccount(id) ?? false);
+  /** The instant account `id` was taken at in the window; undefined when it was not. */
+  accountAt(id: number): number | undefined {
+    return this.#accounts.get(id) ?? this.#before?.accountAt(id);
   }
 
-  /** Takes isolated position i: false when it was taken already. */
-  takePosition(i: number): boolean {
-    if (this.hasPosition(i)) return false;
-    this.#positions.add(i);
-    return true;
-  }
-
-  /** Takes account `id` with its members: false when it was taken already. */
-  takeAccount(id: number, members: readonly number[]): boolean {
-    if (this.hasAccount(id)) return false;
-    this.#accounts.add(id);
-    for (const j of members) this.#positions.add(j);
+  /**
+   * Takes account `id` with its members (null: isolated position `members[0]` alone): false when
+   * it was taken already, at this step's instant for one below 1 now (`belowNow`), at all else.
+   */
+  take(id: number | null, members: readonly number[], belowNow: boolean): boolean {
+    const at = id === null ? this.positionAt(members[0] ?? -1) : this.accountAt(id);
+    if (at !== undefined && (!belowNow || at === this.#atMs)) return false;
+    if (id !== null) this.#accounts.set(id, this.#atMs);
+    for (const j of members) this.#positions.set(j, this.#atMs);
     return true;
   }
 
   commit(): void {
     const before = this.#before;
     if (!before) return;
-    for (const i of this.#positions) before.#positions.add(i);
-    for (const id of this.#accounts) before.#accounts.add(id);
+    for (const [i, at] of this.#positions) before.#positions.set(i, at);
+    for (const [id, at] of this.#accounts) before.#accounts.set(id, at);
   }
 }
 
@@ -272,46 +277,58 @@ export class SandboxLiquidator {
    */
   plan(model: LiquidatorModel, atMs: number, fromMs = atMs): LiquidationPlan {
     const window = fromMs < atMs ? this.#windowOf(fromMs, atMs) : null;
-    const { candidates, complete, taken } = this.#candidates(model, window);
+    const { candidates, below, complete, taken } = this.#candidates(model, atMs, window);
     const events: PricedLiquidationEvent[] = [];
     const changes: PositionChange[] = [];
-    for (const i of candidates)
-      this.#liquidateCandidate(model, i, atMs, fromMs, window, taken, events, changes);
+    candidates.forEach((i, k) => {
+      this.#liquidateCandidate(model, i, atMs, fromMs, window, taken, k < below, events, changes);
+    });
     return { events, changes, complete };
   }
 
   /**
-   * The positions a step takes, at most the cap. Without a window of whole hours, those below 1
-   * now. Over one, those below 1 now, then the window's due list, skipping what the window's
-   * steps took already (a position taken is not taken again in the window, whether it was
-   * liquidated or not: the catch-up ends once the list is taken).
+   * The positions a step takes, at most the cap: those below 1 now (the first `below` of the
+   * list); over a window (a catch-up, or a step after a whole hour), then the window's due list.
+   * A window's steps skip what its earlier steps took (see Taken): a position of the due list is
+   * taken once, liquidated or not, so a catch-up ends once its list is taken.
    */
   #candidates(
     model: LiquidatorModel,
+    atMs: number,
     window: CrossingWindow | null,
-  ): { candidates: number[]; complete: boolean; taken: Taken } {
+  ): { candidates: number[]; below: number; complete: boolean; taken: Taken } {
     const { risk } = model;
     const max = this.#maxPerStep;
-    if (!window || window.hours.length === 0) {
+    if (!window) {
       const candidates = risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: max + 1 });
       const complete = candidates.length <= max;
       if (!complete) candidates.length = max;
-      return { candidates, complete, taken: new Taken(null) };
+      return { candidates, below: candidates.length, complete, taken: new Taken(null, atMs) };
     }
     const due = this.#dueOf(model, window);
-    const taken = new Taken(due.taken);
+    const taken = new Taken(due.taken, atMs);
     const picked: number[] = [];
     const seen = new Set<number>();
-    const result = (complete: boolean) => ({ candidates: picked, complete, taken });
+    let below = 0;
+    const result = (complete: boolean) => ({ candidates: picked, below, complete, taken });
     // Below 1 now first (lowest first), so the served list clears fastest.
-    const below = risk.query({ healthFactorThreshold: 1, minBorrowUsd: 0, limit: Number.MAX_SAFE_INTEGER });
-    for (const list of [below, due.list])
-      for (const i of list) {
-        if (taken.hasPosition(i) || seen.has(i)) continue;
-        if (picked.length === max) return result(false);
-        picked.push(i);
-        seen.add(i);
-      }
+    for (const i of risk.query({
+      healthFactorThreshold: 1,
+      minBorrowUsd: 0,
+      limit: Number.MAX_SAFE_INTEGER,
+    })) {
+      if (taken.positionAt(i) === atMs || seen.has(i)) continue;
+      if (picked.length === max) return result(false);
+      picked.push(i);
+      seen.add(i);
+      below++;
+    }
+    for (const i of due.list) {
+      if (taken.positionAt(i) !== undefined || seen.has(i)) continue;
+      if (picked.length === max) return result(false);
+      picked.push(i);
+      seen.add(i);
+    }
     return result(true);
   }
 
@@ -326,7 +343,8 @@ export class SandboxLiquidator {
     if (this.#due?.window === window && this.#due.version === version) return this.#due;
     const { risk, catalog } = model;
     const due: number[] = [];
-    for (let ord = 0; ord < catalog.size; ord++) {
+    // (A window with no whole hour lists nothing: only what is below 1 now is due.)
+    for (let ord = 0; ord < catalog.size && window.hours.length > 0; ord++) {
       const i = this.#index.get(catalog.recordAt(ord).uniqueKey);
       if (i === undefined || risk.positionsIn(ord) === 0) continue;
       const f = window.factors(i);
@@ -347,7 +365,7 @@ export class SandboxLiquidator {
     };
     const keyed = due.map((i) => ({ i, hf: hfNow(i) }));
     keyed.sort((a, b) => a.hf - b.hf || a.i - b.i);
-    this.#due = { window, version, list: keyed.map((x) => x.i), taken: new Taken(null) };
+    this.#due = { window, version, list: keyed.map((x) => x.i), taken: new Taken(null, window.toMs) };
     return this.#due;
   }
 
@@ -362,13 +380,14 @@ export class SandboxLiquidator {
     fromMs: number,
     window: CrossingWindow | null,
     taken: Taken,
+    belowNow: boolean,
     events: PricedLiquidationEvent[],
     changes: PositionChange[],
   ): void {
     const { risk, catalog } = model;
     const hours = window?.hours.length ?? 0;
     const account = risk.accountOf(i);
-    if (account ? !taken.takeAccount(account.id, account.members) : !taken.takePosition(i)) return;
+    if (!taken.take(account?.id ?? null, account ? account.members : [i], belowNow)) return;
     // Each leg with its state as it evolves through the liquidations of this step, stated like
     // the model's (collateral at the record's price, debt at borrow index 1), and its market's
     // factors over the window (null without a window of whole hours, or without its market).
@@ -396,9 +415,15 @@ export class SandboxLiquidator {
       let debt = 0;
       for (const l of legs) {
         const r = ratios(l);
-        const debtUsd = l.s.borrowUsd * r.l * r.index;
-        debt += debtUsd;
-        weighted += l.s.hfStated * (r.c / (r.l * r.index)) * debtUsd;
+        debt += l.s.borrowUsd * r.l * r.index;
+        // Weighted as the risk index weighs it: hf x debt as stated, or, without debt (a leg
+        // that only holds collateral, as a liquidation that repaid its debt leaves it),
+        // collateral x lltv; then at the leg's collateral price.
+        const stated =
+          l.s.borrowUsd > 0 && Number.isFinite(l.s.hfStated)
+            ? l.s.hfStated * l.s.borrowUsd
+            : l.s.collateralUsd * l.m.lltv;
+        weighted += stated * r.c;
       }
       return debt > 0 ? weighted / debt : Number.POSITIVE_INFINITY;
     };
@@ -589,15 +614,15 @@ export class SandboxLiquidator {
     if (signal?.aborted) return nothing;
     const window = fromMs < atMs ? this.#windowOf(fromMs, atMs) : null;
     const revision = model.revision;
-    const picked = this.#candidates(model, window);
-    const { taken } = picked;
+    const picked = this.#candidates(model, atMs, window);
+    const { taken, below } = picked;
     let complete = picked.complete;
     const events: PricedLiquidationEvent[] = [];
     const changes: PositionChange[] = [];
     // In slices of WARM_SLICE_MS; if the model moved meanwhile (a tick, changes applied), the
     // step ends with what it computed at the prices it started from (the next takes the rest).
     let since = performance.now();
-    for (const i of picked.candidates) {
+    for (const [k, i] of picked.candidates.entries()) {
       if (performance.now() - since > WARM_SLICE_MS) {
         await new Promise((resolve) => setImmediate(resolve));
         if (signal?.aborted) return nothing;
@@ -607,7 +632,7 @@ export class SandboxLiquidator {
           break;
         }
       }
-      this.#liquidateCandidate(model, i, atMs, fromMs, window, taken, events, changes);
+      this.#liquidateCandidate(model, i, atMs, fromMs, window, taken, k < below, events, changes);
     }
     let applied = 0;
     if (changes.length > 0) {
