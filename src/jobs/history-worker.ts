@@ -28,8 +28,9 @@ port.on('message', (m: ToHistoryWorker) => {
     running = feed.advance(m.nowMs).then(
       async (written) => {
         // A backfill leaves tens of MB of write-ahead log: copied in and cut back here, off the
-        // server's thread, rather than by a commit of the server's own connection.
-        if (Object.values(written).some((n) => n > 0)) await store.compact();
+        // server's thread. The history is written either way: a failure only leaves the log as
+        // it is (the next step tries again).
+        if (Object.values(written).some((n) => n > 0)) await store.compact().catch(() => {});
         port.postMessage({ type: 'advanced', id: m.id, written });
       },
       (err: unknown) =>

@@ -9,6 +9,9 @@ import {
   type WriteProblemListener,
 } from '../write-health.ts';
 
+/** How long a statement waits for another connection's lock (ms). */
+const BUSY_TIMEOUT_MS = 5000;
+
 /**
  * The SQLite store's file, shared by its ports: one connection (node:sqlite) in WAL mode, its
  * prepared statements, its write transactions, and whether writes go through. Every statement
@@ -29,7 +32,7 @@ export class SqliteConnection {
     this.path = path;
     this.clock = clock;
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.sqlite = new DatabaseSync(path, { timeout: 5000 });
+    this.sqlite = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
     try {
       this.sqlite.exec('PRAGMA journal_mode = WAL');
       this.sqlite.exec('PRAGMA synchronous = NORMAL');
@@ -115,7 +118,19 @@ export class SqliteConnection {
   truncateLog(): void {
     if (this.path === ':memory:' || !this.sqlite.isOpen) return;
     try {
-      this.sqlite.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
+      // First the copy, which waits for no one; then, only if it copied every frame, the
+      // truncation without waiting either (a busy timeout of 0): writers of other connections
+      // (the server's) are held for the truncation only, never for the copy.
+      const copied = this.sqlite.prepare('PRAGMA wal_checkpoint(PASSIVE)').get() as
+        | { busy: number; log: number; checkpointed: number }
+        | undefined;
+      if (copied?.busy !== 0 || copied.checkpointed !== copied.log) return;
+      this.sqlite.exec('PRAGMA busy_timeout = 0');
+      try {
+        this.sqlite.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
+      } finally {
+        this.sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      }
     } catch (err) {
       // SQLITE_BUSY, SQLITE_LOCKED: left for the next call.
       const code = Number((err as { errcode?: unknown } | null)?.errcode) & 0xff;
