@@ -4,6 +4,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
+import { KEY_CHANGES_SQL } from '../../src/store/sqlite/keys.ts';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
@@ -263,5 +264,24 @@ test('behavior: compact() copies the write-ahead log into the file and truncates
   await store.compact();
   assert.equal(statSync(wal).size, 0);
   assert.equal((await store.researchReport('r-59'))?.body, reports[59]?.body);
+  await store.close();
+});
+
+test('behavior: the key cache refresh reads only the keys changed since (a seek of the changed_in index, not a walk of every key)', async () => {
+  const store = await openFresh();
+  const db = new DatabaseSync(store.path);
+  try {
+    const plan = db
+      .prepare(`EXPLAIN QUERY PLAN ${KEY_CHANGES_SQL}`)
+      .all(0)
+      .map((r) => String(r.detail));
+    assert.ok(
+      plan.some((d) => /SEARCH api_keys USING INDEX api_keys_changed/.test(d)),
+      plan.join(' | '),
+    );
+    assert.ok(!plan.some((d) => /SCAN api_keys/.test(d)), plan.join(' | '));
+  } finally {
+    db.close();
+  }
   await store.close();
 });
