@@ -44,16 +44,41 @@ export class AnswerCache {
   /** The answer of this request from the cache, or `build`'s, kept for the next. */
   answer(request: FastifyRequest, model: ReadModel, nowMs: number, build: () => DataAnswer): Assembled {
     const key = this.#keyOf(request, model, nowMs);
-    const sec = Math.floor(nowMs / 1000);
+    return this.#hit(key, model, nowMs) ?? this.#keep(key, model, nowMs, build());
+  }
+
+  /** answer() for an answer built asynchronously (one that reads the shared page snapshots). */
+  async answerAsync(
+    request: FastifyRequest,
+    model: ReadModel,
+    nowMs: number,
+    build: () => Promise<DataAnswer>,
+  ): Promise<Assembled> {
+    const key = this.#keyOf(request, model, nowMs);
+    const hit = this.#hit(key, model, nowMs);
+    if (hit) return hit;
+    // Read before the build: the model may move while it waits, and the answer is of this one.
+    const revision = model.revision;
+    const answer = await build();
+    return this.#keep(key, model, nowMs, answer, revision);
+  }
+
+  #hit(key: string, model: ReadModel, nowMs: number): Entry | undefined {
     const hit = this.#lru.get(key);
-    if (hit !== undefined && hit.revision === model.revision && hit.sec === sec) return hit;
-    const a = assemble(build());
+    return hit !== undefined && hit.revision === model.revision && hit.sec === Math.floor(nowMs / 1000)
+      ? hit
+      : undefined;
+  }
+
+  #keep(key: string, model: ReadModel, nowMs: number, answer: DataAnswer, revision = model.revision): Entry {
+    const sec = Math.floor(nowMs / 1000);
+    const a = assemble(answer);
     const before = Buffer.concat(a.before);
     const entry: Entry = {
       before: [before],
       after: a.after,
       etag: a.etag,
-      revision: model.revision,
+      revision,
       sec,
       bytes: before.length + a.after.length + 64,
     };

@@ -86,7 +86,7 @@ export async function positionsAtRiskPage(
   const cursor = decodeCursor(paging.cursor, LIST, ['string', 'number', 'number']);
   if (cursor !== undefined) {
     const [id, offset, expiresAtMs] = cursor;
-    // The cursor's own expiry (its first page's instant + 10 minutes) is the one named; the
+    // The cursor's own expiry (the instant its set was taken + 10 minutes) is the one named; the
     // snapshot, shared by the first pages of its second, outlives every cursor it handed out.
     if (paging.nowMs >= expiresAtMs || offset < 0) throw expired(expiresAtMs);
     const header = await paging.snapshots.header(id);
@@ -108,8 +108,10 @@ export async function positionsAtRiskPage(
       ...(next < header.total ? { nextCursor: encodeCursor(LIST, [id, next, expiresAtMs]) } : {}),
     };
   }
-  const expiresAtMs = Math.ceil(paging.nowMs) + PAGE_SNAPSHOT_TTL_MS;
   const taken = await takeSet(model, p, paging, scope);
+  // From the instant the set was taken: the first pages sharing it give the same cursor, so the
+  // same answer (the answer cache serves it again within its second).
+  const expiresAtMs = Math.ceil(taken.takenAtMs) + PAGE_SNAPSHOT_TTL_MS;
   const items = taken.set.slice(0, p.limit);
   return {
     items,

@@ -70,6 +70,35 @@ describe('answer cache: a polled answer costs a lookup while its data stands, an
   });
 });
 
+describe('answer cache: first pages of positions at risk', () => {
+  test('behavior: first pages within the second of unchanged data are one answer, cursor included; a move gives a new one', async () => {
+    const clock = new ManualClock();
+    const m = makeMarket();
+    const positions = Array.from({ length: 12 }, (_, i) => makePosition(m, { borrowUsd: 8_000 + i }));
+    const live = modelOf([m], positions, clock);
+    const t = await createTestApp({ live, clock });
+    const pro = await t.key('pro');
+    const url = '/api/v1/risk/positions-at-risk?healthFactorThreshold=5&limit=5';
+    const first = await t.get(url, pro);
+    assert.equal(first.statusCode, 200, first.body);
+    assert.ok(first.json().meta.nextCursor, 'a set larger than the page: a cursor');
+    clock.advance(300);
+    const again = await t.get(url, pro);
+    assert.equal(again.headers.etag, first.headers.etag);
+    assert.equal(withoutLatency(again.body), withoutLatency(first.body));
+    // Its cursor pages the set the first page took.
+    const second = await t.get(`${url}&cursor=${again.json().meta.nextCursor}`, pro);
+    assert.equal(second.statusCode, 200, second.body);
+    assert.equal(second.json().data.length, 5);
+    // The market moves: the next first page takes the set again, with its own cursor.
+    applyPrices(live, [{ chainId: 1, token: m.collateralAddress, ratio: 0.9 }], clock.now());
+    const moved = await t.get(url, pro);
+    assert.notEqual(moved.json().meta.nextCursor, first.json().meta.nextCursor);
+    assert.notEqual(moved.headers.etag, first.headers.etag);
+    await t.close();
+  });
+});
+
 describe('large answers from the cache', () => {
   test('behavior: written in pieces with their Content-Length; the same bytes as JSON, compressed when asked', async () => {
     const clock = new ManualClock();

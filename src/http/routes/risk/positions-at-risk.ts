@@ -4,7 +4,7 @@ import { callerOf, type RouteDeps } from '../../context.ts';
 import { dataMeta } from '../../envelope.ts';
 import { ChainIdsParam, ProtocolParam, pageParams, requireMarketId } from '../../params.ts';
 import { envelope, NOT_MODIFIED } from '../../schemas.ts';
-import { positionJson, sendData } from '../../serialize.ts';
+import { assemble, positionJson, sendAssembled } from '../../serialize.ts';
 import { dataRequest } from '../data-request.ts';
 import type { Api } from '../types.ts';
 import { PositionAtRiskRef } from './schemas.ts';
@@ -64,29 +64,38 @@ export function registerPositionsAtRisk(app: Api, deps: RouteDeps): void {
       const q = request.query;
       const market = q.marketId === undefined ? undefined : requireMarketId(q.marketId, 'marketId');
       const { nowMs, limit, chainIds, clamped, model } = dataRequest(request, q, deps);
-      const found = await positionsAtRiskPage(
-        model,
-        {
-          healthFactorThreshold: q.healthFactorThreshold ?? 1.1,
-          protocol: q.protocol,
-          chainIds,
-          market,
-          minBorrowUsd: q.minBorrowUsd ?? 0,
-          limit,
-        },
-        {
-          snapshots: deps.pageSnapshots,
-          nowMs,
-          cursor: q.cursor,
-          caller: callerOf(request).key.mode,
-          json: (i) => model.risk.json(i, positionJson),
-        },
-      );
-      return sendData(request, reply, {
-        items: found.items.map((i) => i.json),
-        list: true,
-        meta: dataMeta(request, model, nowMs, found, clamped),
-      });
+      const build = async () => {
+        const found = await positionsAtRiskPage(
+          model,
+          {
+            healthFactorThreshold: q.healthFactorThreshold ?? 1.1,
+            protocol: q.protocol,
+            chainIds,
+            market,
+            minBorrowUsd: q.minBorrowUsd ?? 0,
+            limit,
+          },
+          {
+            snapshots: deps.pageSnapshots,
+            nowMs,
+            cursor: q.cursor,
+            caller: callerOf(request).key.mode,
+            json: (i) => model.risk.json(i, positionJson),
+          },
+        );
+        return {
+          items: found.items.map((i) => i.json),
+          list: true,
+          meta: dataMeta(request, model, nowMs, found, clamped),
+        };
+      };
+      // First pages are kept whole (for their second, while the model stands): bots poll them.
+      // A later page is read from its set each time (its cursor expires to the millisecond).
+      const answer =
+        q.cursor === undefined
+          ? await deps.answers.answerAsync(request, model, nowMs, build)
+          : assemble(await build());
+      return sendAssembled(request, reply, answer);
     },
   );
 }
