@@ -87,7 +87,10 @@ export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstanc
         // feed, ticks), at the last tick; never on a dataset replaced meanwhile.
         await new Promise((resolve) => setImmediate(resolve));
         if (stopping.signal.aborted) return;
-        if (latest && latest.model.dataset.version !== first.dataset.version) return;
+        if (latest && latest.model.dataset.version !== first.dataset.version) {
+          catchUp = null;
+          return;
+        }
         if (latest) ({ model, atMs } = latest);
       }
       const liquidated = await parts.liquidator.step(model, atMs, stopping.signal);

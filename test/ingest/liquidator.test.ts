@@ -215,6 +215,35 @@ describe('sandbox liquidations', () => {
     assert.equal((await liquidator.step(model, now + 1000)).events.length, 0);
   });
 
+  test('behavior: within a catch-up, a position liquidated at one tick and still below 1 is not taken again at a later tick before the model shows the change, nor in the hours gone through', async () => {
+    const store = await seeded('retake');
+    const model = (await loadReadModel(store, AT))!;
+    const now = Math.floor((AT + 20 * DAY_MS) / HOUR_MS) * HOUR_MS + 17 * 60_000;
+    priceAt(model, now);
+    const liquidator = new SandboxLiquidator(store, 'default', DEFAULT_SEED, 20);
+    const first = await liquidator.step(model, now);
+    assert.equal(first.complete, false);
+    const keyOf = (e: { marketKey: string; borrower: string }) => `${e.marketKey}/${e.borrower}`;
+    const before = new Set(first.events.map(keyOf));
+    // The next tick, before the model follows the change feed: none of them is taken again.
+    const later = now + 5000;
+    const unseen = await liquidator.step(model, later);
+    assert.equal(unseen.fromMs, AT, 'the same catch-up');
+    assert.deepEqual(
+      unseen.events.filter((e) => before.has(keyOf(e))),
+      [],
+    );
+    // Once it follows, nothing of them is left below 1 to take again (the step took them whole or
+    // far enough), and the next tick adds no liquidation of them.
+    await catchUpChanges(store, model, (await store.datasetInfo())!.changeSeq);
+    const again = await liquidator.step(model, later + 5000);
+    assert.deepEqual(
+      again.events.filter((e) => before.has(keyOf(e)) && e.at !== later + 5000),
+      [],
+      'nothing of them stamped in the hours already gone through',
+    );
+  });
+
   test('behavior: a restart within the hour (a window with no whole hour) cut by the cap ends, without the model following between its steps', async () => {
     const store = await seeded('no-hour');
     const model = (await loadReadModel(store, AT))!;

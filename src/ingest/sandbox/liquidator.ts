@@ -117,14 +117,23 @@ interface DueList {
   taken: Taken;
 }
 
+/** A position a window's step took: the step's instant, its version then, and whether the step changed it. */
+interface TakenPosition {
+  at: number;
+  seq: number;
+  changed: boolean;
+}
+
 /**
- * Positions (an account's members with it) and accounts a step took, each with the instant of the
- * step that took it, over those its window's earlier steps took (`before`); commit() adds them to
- * those. A position of the window's due list is taken once in the window; one below 1 now, once
- * at each instant (a later tick may have put it below 1 after an earlier step left it open).
+ * Positions (an account's members with it) and accounts a step took, with the instant of the
+ * step that took them, over those its window's earlier steps took (`before`); commit() adds them
+ * to those. A position of the window's due list is taken once in the window; one below 1 now,
+ * once at each instant, and again at a later one only once the model shows what the earlier
+ * step wrote of it (its version moved), and then only at that instant (its past hours were
+ * gone through when it was first taken).
  */
 class Taken {
-  readonly #positions = new Map<number, number>();
+  readonly #positions = new Map<number, TakenPosition>();
   readonly #accounts = new Map<number, number>();
   readonly #before: Taken | null;
   readonly #atMs: number;
@@ -134,8 +143,8 @@ class Taken {
     this.#atMs = atMs;
   }
 
-  /** The instant position i was taken at in the window; undefined when it was not. */
-  positionAt(i: number): number | undefined {
+  /** Position i as the window's steps took it; undefined when they did not. */
+  positionAt(i: number): TakenPosition | undefined {
     return this.#positions.get(i) ?? this.#before?.positionAt(i);
   }
 
@@ -145,21 +154,40 @@ class Taken {
   }
 
   /**
-   * Takes account `id` with its members (null: isolated position `members[0]` alone): false when
-   * it was taken already, at this step's instant for one below 1 now (`belowNow`), at all else.
+   * Takes account `id` with its members (null: isolated position `members[0]` alone), `seqOf`
+   * giving each member's version now: 'first' when the window had not taken it, 'again' when an
+   * earlier instant's step did (one below 1 now, `belowNow`, whose changes the model shows), null
+   * when it may not be taken.
    */
-  take(id: number | null, members: readonly number[], belowNow: boolean): boolean {
-    const at = id === null ? this.positionAt(members[0] ?? -1) : this.accountAt(id);
-    if (at !== undefined && (!belowNow || at === this.#atMs)) return false;
+  take(
+    id: number | null,
+    members: readonly number[],
+    belowNow: boolean,
+    seqOf: (j: number) => number,
+  ): 'first' | 'again' | null {
+    const at = id === null ? this.positionAt(members[0] ?? -1)?.at : this.accountAt(id);
+    if (at !== undefined) {
+      if (!belowNow || at === this.#atMs) return null;
+      for (const j of members) {
+        const p = this.positionAt(j);
+        if (p?.changed && p.seq === seqOf(j)) return null;
+      }
+    }
     if (id !== null) this.#accounts.set(id, this.#atMs);
-    for (const j of members) this.#positions.set(j, this.#atMs);
-    return true;
+    for (const j of members) this.#positions.set(j, { at: this.#atMs, seq: seqOf(j), changed: false });
+    return at === undefined ? 'first' : 'again';
+  }
+
+  /** The step writes a change of position j (taken by it). */
+  changed(j: number): void {
+    const p = this.#positions.get(j);
+    if (p) p.changed = true;
   }
 
   commit(): void {
     const before = this.#before;
     if (!before) return;
-    for (const [i, at] of this.#positions) before.#positions.set(i, at);
+    for (const [i, p] of this.#positions) before.#positions.set(i, p);
     for (const [id, at] of this.#accounts) before.#accounts.set(id, at);
   }
 }
@@ -317,7 +345,7 @@ export class SandboxLiquidator {
       minBorrowUsd: 0,
       limit: Number.MAX_SAFE_INTEGER,
     })) {
-      if (taken.positionAt(i) === atMs || seen.has(i)) continue;
+      if (taken.positionAt(i)?.at === atMs || seen.has(i)) continue;
       if (picked.length === max) return result(false);
       picked.push(i);
       seen.add(i);
@@ -387,7 +415,13 @@ export class SandboxLiquidator {
     const { risk, catalog } = model;
     const hours = window?.hours.length ?? 0;
     const account = risk.accountOf(i);
-    if (!taken.take(account?.id ?? null, account ? account.members : [i], belowNow)) return;
+    const taking = taken.take(
+      account?.id ?? null,
+      account ? account.members : [i],
+      belowNow,
+      (j) => risk.stateOf(j).seq,
+    );
+    if (taking === null) return;
     // Each leg with its state as it evolves through the liquidations of this step, stated like
     // the model's (collateral at the record's price, debt at borrow index 1), and its market's
     // factors over the window (null without a window of whole hours, or without its market).
@@ -402,7 +436,7 @@ export class SandboxLiquidator {
         supplyUsd: leg.p.supplyUsd,
         k: 0,
       };
-      return [{ ...leg, s, f: window && mi !== undefined ? window.factors(mi) : null }];
+      return [{ ...leg, i: j, s, f: window && mi !== undefined ? window.factors(mi) : null }];
     });
     const first = legs[0];
     if (first === undefined) return;
@@ -489,7 +523,8 @@ export class SandboxLiquidator {
       return open;
     };
     let open = true;
-    if (window && byHour) {
+    // (Taken again at a later instant: its hours were gone through when it was first taken.)
+    if (window && byHour && taking === 'first') {
       // Each whole hour of the window at which it was below 1: liquidated there, at that hour's
       // prices (again at a later hour if a partial liquidation left it below 1).
       const stream = streamId(this.#seed, `live-liq|${first.m.uniqueKey}|${first.p.user}`);
@@ -522,6 +557,7 @@ export class SandboxLiquidator {
     for (const leg of legs) {
       const { s } = leg;
       if (s.k === 0) continue;
+      taken.changed(leg.i);
       changes.push({
         marketKey: leg.m.uniqueKey,
         user: leg.p.user,
