@@ -112,7 +112,11 @@ export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstanc
       catchUp ??= { fromMs: liquidated.fromMs, steps: 0, liquidations: 0, startedMs: started };
       catchUp.steps++;
       catchUp.liquidations += liquidated.events.length;
-      if (!liquidated.complete) continue;
+      // Nothing could be taken yet (changes the model does not show): the next tick goes on.
+      if (!liquidated.complete) {
+        if (liquidated.took > 0) continue;
+        break;
+      }
       log.info(
         {
           from: new Date(catchUp.fromMs).toISOString(),

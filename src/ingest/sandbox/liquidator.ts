@@ -54,6 +54,8 @@ export interface LiquidationStep {
   fromMs: number;
   /** Whether it took every position due (else the next step goes on from the same fromMs). */
   complete: boolean;
+  /** Positions (or accounts) it took: 0 when none could be taken yet (see Taken). */
+  took: number;
 }
 
 type Store = Pick<MarketDataStore, 'applyPositionChanges'> &
@@ -176,6 +178,15 @@ class Taken {
     if (id !== null) this.#accounts.set(id, this.#atMs);
     for (const j of members) this.#positions.set(j, { at: this.#atMs, seq: seqOf(j), changed: false });
     return at === undefined ? 'first' : 'again';
+  }
+
+  /**
+   * Whether position i, below 1 now at version `seq`, may not be taken at this step's instant:
+   * taken at it already, or taken earlier with a change the model does not show yet.
+   */
+  heldBack(i: number, seq: number): boolean {
+    const p = this.positionAt(i);
+    return p !== undefined && (p.at === this.#atMs || (p.changed && p.seq === seq));
   }
 
   /** The step writes a change of position j (taken by it). */
@@ -345,7 +356,7 @@ export class SandboxLiquidator {
       minBorrowUsd: 0,
       limit: Number.MAX_SAFE_INTEGER,
     })) {
-      if (taken.positionAt(i)?.at === atMs || seen.has(i)) continue;
+      if (taken.heldBack(i, risk.stateOf(i).seq) || seen.has(i)) continue;
       if (picked.length === max) return result(false);
       picked.push(i);
       seen.add(i);
@@ -400,6 +411,7 @@ export class SandboxLiquidator {
   /**
    * Liquidates candidate i (with its account, unless the account was taken already) over the
    * window's hours and now; its events and the changes of its positions are added to the lists.
+   * False when it could not be taken (see Taken.take).
    */
   #liquidateCandidate(
     model: LiquidatorModel,
@@ -411,7 +423,7 @@ export class SandboxLiquidator {
     belowNow: boolean,
     events: PricedLiquidationEvent[],
     changes: PositionChange[],
-  ): void {
+  ): boolean {
     const { risk, catalog } = model;
     const hours = window?.hours.length ?? 0;
     const account = risk.accountOf(i);
@@ -421,7 +433,7 @@ export class SandboxLiquidator {
       belowNow,
       (j) => risk.stateOf(j).seq,
     );
-    if (taking === null) return;
+    if (taking === null) return false;
     // Each leg with its state as it evolves through the liquidations of this step, stated like
     // the model's (collateral at the record's price, debt at borrow index 1), and its market's
     // factors over the window (null without a window of whole hours, or without its market).
@@ -439,7 +451,7 @@ export class SandboxLiquidator {
       return [{ ...leg, i: j, s, f: window && mi !== undefined ? window.factors(mi) : null }];
     });
     const first = legs[0];
-    if (first === undefined) return;
+    if (first === undefined) return true;
     type TrackedLeg = (typeof legs)[number];
     const protocol = catalog.recordAt(first.p.ord).protocol;
     const byHour = legs.every((l) => l.f !== null);
@@ -568,6 +580,7 @@ export class SandboxLiquidator {
         basedOn: leg.p.seq,
       });
     }
+    return true;
   }
 
   /** Position j in tokens at the model's prices now; null without its market's terms or prices. */
@@ -645,7 +658,7 @@ export class SandboxLiquidator {
   async step(model: LiquidatorModel, atMs: number, signal?: AbortSignal): Promise<LiquidationStep> {
     const version = model.dataset.version;
     const fromMs = Math.min(atMs, await this.#fromFor(version));
-    const nothing = { events: [], applied: 0, fromMs, complete: false };
+    const nothing = { events: [], applied: 0, fromMs, complete: false, took: 0 };
     if (fromMs < atMs) await this.#warm(model, fromMs, atMs, signal);
     if (signal?.aborted) return nothing;
     const window = fromMs < atMs ? this.#windowOf(fromMs, atMs) : null;
@@ -658,6 +671,7 @@ export class SandboxLiquidator {
     // In slices of WARM_SLICE_MS; if the model moved meanwhile (a tick, changes applied), the
     // step ends with what it computed at the prices it started from (the next takes the rest).
     let since = performance.now();
+    let took = 0;
     for (const [k, i] of picked.candidates.entries()) {
       if (performance.now() - since > WARM_SLICE_MS) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -668,7 +682,7 @@ export class SandboxLiquidator {
           break;
         }
       }
-      this.#liquidateCandidate(model, i, atMs, fromMs, window, taken, k < below, events, changes);
+      if (this.#liquidateCandidate(model, i, atMs, fromMs, window, taken, k < below, events, changes)) took++;
     }
     let applied = 0;
     if (changes.length > 0) {
@@ -681,6 +695,6 @@ export class SandboxLiquidator {
       this.#from = { version, ms: atMs };
       this.#due = null;
     }
-    return { events: changes.length > 0 ? events : [], applied, fromMs, complete };
+    return { events: changes.length > 0 ? events : [], applied, fromMs, complete, took };
   }
 }
