@@ -679,6 +679,48 @@ export function historyContract(
       await store.close();
     });
 
+    test('behavior: a day of 1,234 markets is read whole: its snapshots and its totals (read in parts by the embedded store)', async () => {
+      const store = await open();
+      const D = 86_400_000;
+      const rows: MarketSnapshot[] = [];
+      for (let i = 0; i < 1234; i++) {
+        const aave = i % 3 === 0;
+        const marketKey = aave ? `aave-1-0x${i.toString(16)}` : `morpho-1-0x${i.toString(16)}`;
+        const protocol = aave ? 'aave' : 'morpho';
+        // Every other market has no snapshot on the day read (ids of markets without rows).
+        rows.push(
+          snapshot({
+            marketKey,
+            protocol,
+            granularity: 'day',
+            at: T0 + (i % 2) * D,
+            supplyUsd: i,
+            borrowUsd: 1,
+          }),
+        );
+      }
+      await store.appendMarketSnapshots(rows);
+      const onDay = rows.filter((r) => r.at === T0);
+      assert.deepEqual(
+        (await store.daySnapshots(T0)).map((r) => r.marketKey).sort(),
+        onDay.map((r) => r.marketKey).sort(),
+      );
+      const total = (protocol: string) => {
+        const of = onDay.filter((r) => r.protocol === protocol);
+        return {
+          at: T0,
+          protocol,
+          chainId: 1,
+          markets: of.length,
+          supplyUsd: of.reduce((s, r) => s + r.supplyUsd, 0),
+          borrowUsd: of.length,
+        };
+      };
+      assert.deepEqual(await store.dailyMarketTotals(T0, T0 + D), [total('aave'), total('morpho')]);
+      assert.equal((await store.dailyMarketTotals(T0, T0 + 2 * D)).length, 4);
+      await store.close();
+    });
+
     test('behavior: research reports are kept as written, read newest first by protocol and cursor; day snapshots read one day', async () => {
       const store = await open();
       const D = 86_400_000;

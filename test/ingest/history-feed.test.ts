@@ -7,10 +7,12 @@ import {
   historyScope,
   SandboxHistoryFeed,
   sandboxSimulation,
+  writeSandboxHistory,
 } from '../../src/ingest/sandbox/history.ts';
 import { DEFAULT_SEED } from '../../src/ingest/sandbox/index.ts';
 import { DAY_MS, HOUR_MS } from '../../src/ingest/sandbox/simulation/noise.ts';
 import { createService, type Service } from '../../src/service.ts';
+import type { HistoryStore } from '../../src/store/ports/history.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { ManualClock } from '../clock.ts';
 import { embeddedSettings, QUIET, tempDir } from '../helpers.ts';
@@ -113,6 +115,35 @@ describe('sandbox history feed', () => {
     const cursor = JSON.parse(source.cursor ?? '{}');
     assert.equal(cursor.untilMs, HOUR + 2 * HOUR_MS);
     assert.equal(cursor.backfilled, true);
+  });
+
+  test('behavior: in the background every write is of at most 800 rows, and together they are what one write of each batch holds', async () => {
+    // A store that records the rows of each write.
+    const writes = (): { sizes: number[]; store: HistoryStore } => {
+      const sizes: number[] = [];
+      const take = async (rows: readonly unknown[]) => {
+        sizes.push(rows.length);
+        return rows.length;
+      };
+      const store = {
+        appendOracleRounds: take,
+        appendMarketSnapshots: take,
+        appendLiquidations: take,
+        appendAssetPrices: take,
+      } as unknown as HistoryStore;
+      return { sizes, store };
+    };
+    const window = { fromMs: HOUR - 6 * HOUR_MS, toMs: HOUR };
+    const plan = { daily: window, hourly: window, prices: window, liquidations: window, rounds: window };
+    const fast = writes();
+    const gentle = writes();
+    const inFast = await writeSandboxHistory(fast.store, sim, plan, undefined, undefined, 'fast');
+    const inGentle = await writeSandboxHistory(gentle.store, sim, plan, undefined, undefined, 'gentle');
+    assert.deepEqual(inGentle, inFast);
+    assert.ok(Math.max(...fast.sizes) > 800, 'a batch holds more rows than a background write');
+    assert.ok(Math.max(...gentle.sizes) <= 800);
+    const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
+    assert.equal(sum(gentle.sizes), sum(fast.sizes));
   });
 
   test("behavior: stored prices and snapshots are the simulation's, at the prices the server serves", async () => {

@@ -285,3 +285,45 @@ test('behavior: the key cache refresh reads only the keys changed since (a seek 
   }
   await store.close();
 });
+
+test('behavior: a day read across markets yields to the event loop between parts of 500 markets', async () => {
+  const store = await openFresh();
+  const D = 86_400_000;
+  const T0 = Date.UTC(2026, 0, 1);
+  const rows = [];
+  for (let i = 0; i < 1234; i++)
+    rows.push({
+      marketKey: `morpho-1-0x${i.toString(16)}`,
+      chainId: 1,
+      protocol: 'morpho',
+      at: T0,
+      granularity: 'day' as const,
+      supplyUsd: i,
+      borrowUsd: 0,
+      utilization: 0,
+      supplyApy: 0,
+      borrowApy: 0,
+      collateralPriceUsd: null,
+      loanPriceUsd: null,
+      oraclePrice: null,
+    });
+  await store.appendMarketSnapshots(rows);
+  // Turns of the event loop that ran while each read was under way.
+  const turnsDuring = async (read: () => Promise<unknown>) => {
+    let turns = 0;
+    let reading = true;
+    const count = () => {
+      if (!reading) return;
+      turns++;
+      setImmediate(count);
+    };
+    setImmediate(count);
+    await read();
+    reading = false;
+    return turns;
+  };
+  // Three parts: two turns between them at least.
+  assert.ok((await turnsDuring(() => store.daySnapshots(T0))) >= 2);
+  assert.ok((await turnsDuring(() => store.dailyMarketTotals(T0, T0 + D))) >= 2);
+  await store.close();
+});

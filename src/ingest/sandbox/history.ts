@@ -5,6 +5,7 @@
  * function of the seed and its time, and appends are idempotent, so a window written twice
  * (a retry, a restart, two processes) leaves one copy.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { must } from '../../domain/must.ts';
 import { significant } from '../../domain/precision.ts';
 import { borrowRate, rateToApy, supplyRate } from '../../domain/rates.ts';
@@ -26,12 +27,13 @@ import { ptWindDown, type WindDown } from './wind-down.ts';
 /**
  * Batch sizes. `fast` (the seed, before the server listens): markets whose rows are computed
  * and appended together (about 15,000 daily rows), price rows per append, oracle rounds a day
- * at a time. `gentle` (the background, while the server answers): batches of a few tens of ms,
- * so the event loop never stalls long enough to shed requests.
+ * at a time, any number of rows per write. `gentle` (the background, while the server
+ * answers): batches of a few tens of ms, and writes of at most `rowsPerWrite` rows (a few ms
+ * each; see appendRows).
  */
 const BATCHES = {
-  fast: { markets: 40, prices: 50_000, roundsWindowMs: DAY_MS },
-  gentle: { markets: 4, prices: 5_000, roundsWindowMs: HOUR_MS },
+  fast: { markets: 40, prices: 50_000, roundsWindowMs: DAY_MS, rowsPerWrite: Number.POSITIVE_INFINITY },
+  gentle: { markets: 4, prices: 5_000, roundsWindowMs: HOUR_MS, rowsPerWrite: 800 },
 } as const;
 export type BatchMode = keyof typeof BATCHES;
 
@@ -203,6 +205,28 @@ export function gridTimes(w: Window | undefined, step: number, startMs: number):
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
+ * Appends rows with `append`, at most `rowsPerWrite` a write. In `gentle` mode every write is
+ * followed by a pause as long as it took: a write holds the database's write lock, and the
+ * server's own writes (usage counts, leases) wait for it, so a background write never holds
+ * the lock for more than a few ms and the server's writes always get their turn.
+ */
+async function appendRows<T>(
+  mode: BatchMode,
+  rows: readonly T[],
+  append: (rows: readonly T[]) => Promise<number>,
+): Promise<number> {
+  const { rowsPerWrite } = BATCHES[mode];
+  if (mode === 'fast') return append(rows);
+  let added = 0;
+  for (let from = 0; from < rows.length; from += rowsPerWrite) {
+    const started = performance.now();
+    added += await append(rows.slice(from, from + rowsPerWrite));
+    await sleep(Math.max(1, performance.now() - started));
+  }
+  return added;
+}
+
+/**
  * Markets supplied at least this much (USD, at the snapshot) get hourly snapshots, and their
  * oracle feeds hourly rounds; the others daily snapshots only (in `default`: about a quarter of
  * the markets, holding 96 % of the money supplied). A market with nothing supplied never moves
@@ -263,7 +287,7 @@ export async function writeSandboxHistory(
       sizes.roundsWindowMs,
     )) {
       if (shouldStop()) return written;
-      written.oracleRounds += await store.appendOracleRounds(rows);
+      written.oracleRounds += await appendRows(mode, rows, (r) => store.appendOracleRounds(r));
       await turn();
     }
   }
@@ -289,9 +313,9 @@ export async function writeSandboxHistory(
       }
       if (hourly.length > 0 && scope.hourly(i)) hourlyRows.push(...history.snapshots(i, hourly, 'hour'));
     }
-    written.dailySnapshots += await store.appendMarketSnapshots(dailyRows);
-    written.hourlySnapshots += await store.appendMarketSnapshots(hourlyRows);
-    written.liquidations += await store.appendLiquidations(events);
+    written.dailySnapshots += await appendRows(mode, dailyRows, (r) => store.appendMarketSnapshots(r));
+    written.hourlySnapshots += await appendRows(mode, hourlyRows, (r) => store.appendMarketSnapshots(r));
+    written.liquidations += await appendRows(mode, events, (r) => store.appendLiquidations(r));
     onProgress?.(end, total);
     await turn();
   }
@@ -314,13 +338,13 @@ export async function writeSandboxHistory(
     }
     done++;
     if (batch.length >= sizes.prices) {
-      written.assetPrices += await store.appendAssetPrices(batch);
+      written.assetPrices += await appendRows(mode, batch, (r) => store.appendAssetPrices(r));
       batch = [];
       onProgress?.(markets + done, total);
       await turn();
     }
   }
-  written.assetPrices += await store.appendAssetPrices(batch);
+  written.assetPrices += await appendRows(mode, batch, (r) => store.appendAssetPrices(r));
   onProgress?.(total, total);
   return written;
 }

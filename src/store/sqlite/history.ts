@@ -114,6 +114,9 @@ interface PendingIds {
  * or inserted in a transaction is cached only once it commits: an insert rolled back frees its
  * id for another key.
  */
+/** Markets per read of a day across markets: a read takes a few milliseconds. */
+const MARKETS_PER_READ = 500;
+
 export class SqliteHistory implements HistoryStore {
   readonly #db: SqliteConnection;
   /** Committed ids of history_markets by market key, and of history_addresses by `chainId:address`. */
@@ -356,17 +359,50 @@ export class SqliteHistory implements HistoryStore {
     checkRead(1, fromMs, toMs);
     // One seek per market of the primary key (market, granularity, at): no scan of other days.
     // CROSS JOIN keeps that order (SQLite would otherwise scan every snapshot: 10x slower).
-    const rows = this.#db
-      .stmt(
-        `SELECT s.at, COALESCE(s.protocol, m.protocol) AS protocol, COALESCE(s.chain_id, m.chain_id) AS chain_id,
-              COUNT(*) AS markets, SUM(${unscaled('supply_usd')}) AS supply_usd,
-              SUM(${unscaled('borrow_usd')}) AS borrow_usd
-         FROM history_markets m CROSS JOIN market_snapshots s
-           ON s.market_id = m.id AND s.granularity = 'day' AND s.at >= ? AND s.at < ?
-        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
-      )
-      .all(fromMs, toMs);
-    return rows.map(toDailyMarketTotal);
+    // Read by ranges of markets (see #byMarkets), the ranges' sums added up by group.
+    const stmt = this.#db.stmt(
+      `SELECT s.at, COALESCE(s.protocol, m.protocol) AS protocol, COALESCE(s.chain_id, m.chain_id) AS chain_id,
+            COUNT(*) AS markets, SUM(${unscaled('supply_usd')}) AS supply_usd,
+            SUM(${unscaled('borrow_usd')}) AS borrow_usd
+       FROM history_markets m CROSS JOIN market_snapshots s
+         ON s.market_id = m.id AND s.granularity = 'day' AND s.at >= ? AND s.at < ?
+      WHERE m.id BETWEEN ? AND ?
+      GROUP BY 1, 2, 3`,
+    );
+    const groups = new Map<string, DailyMarketTotal>();
+    for (const part of await this.#byMarkets((lo, hi) =>
+      stmt.all(fromMs, toMs, lo, hi).map(toDailyMarketTotal),
+    )) {
+      const key = `${part.at}|${part.protocol}|${part.chainId}`;
+      const sum = groups.get(key);
+      if (!sum) groups.set(key, part);
+      else {
+        sum.markets += part.markets;
+        sum.supplyUsd += part.supplyUsd;
+        sum.borrowUsd += part.borrowUsd;
+      }
+    }
+    return [...groups.values()].sort(
+      (a, b) =>
+        a.at - b.at ||
+        (a.protocol < b.protocol ? -1 : a.protocol > b.protocol ? 1 : 0) ||
+        a.chainId - b.chainId,
+    );
+  }
+
+  /**
+   * The rows `read(lo, hi)` returns for market ids lo..hi, MARKETS_PER_READ markets at a time with
+   * a turn of the event loop between reads: a read of one day of every market is a seek per
+   * market (milliseconds per thousand), and the embedded store reads synchronously.
+   */
+  async #byMarkets<T>(read: (lo: number, hi: number) => T[]): Promise<T[]> {
+    const last = Number(this.#db.stmt('SELECT MAX(id) AS id FROM history_markets').get()?.id ?? 0);
+    const out: T[] = [];
+    for (let lo = 1; lo <= last; lo += MARKETS_PER_READ) {
+      if (lo > 1) await new Promise((resolve) => setImmediate(resolve));
+      for (const row of read(lo, lo + MARKETS_PER_READ - 1)) out.push(row);
+    }
+    return out;
   }
 
   async dailyLiquidationTotals(fromMs: number, toMs: number): Promise<DailyLiquidationTotal[]> {
@@ -573,14 +609,13 @@ export class SqliteHistory implements HistoryStore {
 
   async daySnapshots(dayMs: number): Promise<MarketSnapshot[]> {
     checkRead(1, dayMs, dayMs + 1);
-    // One seek per market of the primary key (market, granularity, at), in that order (CROSS JOIN).
-    return this.#db
-      .stmt(
-        `SELECT ${SNAPSHOT_COLUMNS} FROM history_markets m CROSS JOIN market_snapshots s
-         ON s.market_id = m.id AND s.granularity = 'day' AND s.at = ?`,
-      )
-      .all(dayMs)
-      .map(toSnapshot);
+    // One seek per market of the primary key (market, granularity, at), in that order (CROSS
+    // JOIN), by ranges of markets (#byMarkets).
+    const stmt = this.#db.stmt(
+      `SELECT ${SNAPSHOT_COLUMNS} FROM history_markets m CROSS JOIN market_snapshots s
+       ON s.market_id = m.id AND s.granularity = 'day' AND s.at = ? WHERE m.id BETWEEN ? AND ?`,
+    );
+    return this.#byMarkets((lo, hi) => stmt.all(dayMs, lo, hi).map(toSnapshot));
   }
 
   async appendResearchReports(rows: readonly ResearchReportRow[]): Promise<number> {
