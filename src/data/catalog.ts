@@ -150,6 +150,20 @@ export class Catalog {
   private idAt: Int32Array;
   /** Per ord: the loan token's price over its snapshot price (supply and borrow scale by it). */
   private readonly loanFactor: Float64Array;
+  /** Per ord: the collateral token's price over its snapshot price. */
+  private readonly collateralFactor: Float64Array;
+  /**
+   * Per ord: what a price move reads of the record, kept apart from it (the records' shapes
+   * vary): bit 1, a positive collateral price; bit 2, a positive loan price with supply and
+   * borrow known.
+   */
+  private readonly movable: Uint8Array;
+  /**
+   * Per ord, 1: the view's prices and balances are behind its record and factors (a step moved
+   * them). A step only records what moved; the view is derived again when it is next read
+   * (#fresh), so a step costs a few stores per market and markets nobody reads cost nothing.
+   */
+  private readonly stale: Uint8Array;
   /** Markets holding a token as collateral (c) or loan (l), by `${chainId}:${token}`. */
   private readonly byToken = new Map<string, { c: number[]; l: number[] }>();
   private readonly byProtocol: Map<string, Int32Array>;
@@ -182,7 +196,11 @@ export class Catalog {
     // Ranks start as ords (the records are in supply order).
     this.idAt = Int32Array.from({ length: sorted.length }, (_, i) => i);
     this.loanFactor = new Float64Array(sorted.length).fill(1);
+    this.collateralFactor = new Float64Array(sorted.length).fill(1);
+    this.movable = new Uint8Array(sorted.length);
+    this.stale = new Uint8Array(sorted.length);
     sorted.forEach((m, ord) => {
+      this.#setMovable(ord, m);
       for (const [side, token] of [
         ['c', m.collateralAddress],
         ['l', m.loanAddress],
@@ -218,7 +236,44 @@ export class Catalog {
 
   /** Records in supply order, for re-persisting or rebuilding. */
   views(): readonly MarketView[] {
-    return Array.from(this.idAt, (ord) => this.entries[ord]!.view);
+    return Array.from(this.idAt, (ord) => this.#fresh(ord).view);
+  }
+
+  #setMovable(ord: number, m: MarketRecord): void {
+    const collateral = m.collateralPrice !== null && m.collateralPrice > 0;
+    const loan = m.loanPrice !== null && m.loanPrice > 0 && m.supply !== null && m.borrow !== null;
+    this.movable[ord] = (collateral ? 1 : 0) | (loan ? 2 : 0);
+  }
+
+  /**
+   * The entry with its view brought up to its record and factors: the prices (the snapshot's
+   * times the factor), the balances served at the loan factor, the token amounts and the APYs,
+   * derived as toMarketView derives them (with factors of 1, the same view).
+   */
+  #fresh(ord: number): Entry {
+    const e = this.entries[ord]!;
+    if (this.stale[ord] === 0) return e;
+    this.stale[ord] = 0;
+    const b = e.base;
+    const v = e.view;
+    if (b.collateralPrice !== null && b.collateralPrice > 0)
+      v.collateralPrice = significant(b.collateralPrice * this.collateralFactor[ord]!);
+    const f = this.loanFactor[ord]!;
+    if (b.loanPrice !== null && b.loanPrice > 0) v.loanPrice = significant(b.loanPrice * f);
+    if (b.supply !== null && b.borrow !== null) {
+      const served = servedBalances(b.supply * f, b.borrow * f);
+      v.supply = served.supply;
+      v.borrow = served.borrow;
+      v.available = served.available;
+      // Derived from the served amounts, as available is.
+      v.utilization = served.utilization;
+    }
+    const assets = marketAssets(b);
+    v.supplyAssets = significantOrNull(assets.supply);
+    v.borrowAssets = significantOrNull(assets.borrow);
+    v.supplyApy = fraction(b.supplyApy);
+    v.borrowApy = fraction(b.borrowApy);
+    return e;
   }
 
   /** The records as loaded, in ord order: snapshot prices and amounts. */
@@ -255,30 +310,19 @@ export class Catalog {
     let reorder = false;
     for (const ch of changes) {
       const t = this.holding(ch.chainId, ch.token);
-      if (!t || !(ch.ratio > 0) || !Number.isFinite(ch.ratio)) continue;
+      const f = ch.ratio;
+      if (!t || !(f > 0) || !Number.isFinite(f)) continue;
       for (const ord of t.c) {
-        const e = this.entries[ord]!;
-        const p = e.base.collateralPrice;
-        if (p === null || !(p > 0)) continue;
-        e.view.collateralPrice = significant(p * ch.ratio);
-        e.json = null;
+        if ((this.movable[ord]! & 1) === 0) continue;
+        this.collateralFactor[ord] = f;
+        this.#moved(ord);
         touched++;
       }
       for (const ord of t.l) {
-        const e = this.entries[ord]!;
-        const b = e.base;
-        if (b.loanPrice === null || !(b.loanPrice > 0) || b.supply === null || b.borrow === null) continue;
-        const f = ch.ratio;
-        e.view.loanPrice = significant(b.loanPrice * f);
-        const served = servedBalances(b.supply * f, b.borrow * f);
-        e.view.supply = served.supply;
-        e.view.borrow = served.borrow;
-        e.view.available = served.available;
-        // Derived from the served amounts, as available is.
-        e.view.utilization = served.utilization;
-        e.json = null;
+        if ((this.movable[ord]! & 2) === 0) continue;
         if (this.loanFactor[ord] !== f) reorder = true;
         this.loanFactor[ord] = f;
+        this.#moved(ord);
         touched++;
       }
     }
@@ -321,6 +365,9 @@ export class Catalog {
       e.healthAtSec = Number.NaN;
       e.json = null;
       this.loanFactor[ord] = 1;
+      this.collateralFactor[ord] = 1;
+      this.stale[ord] = 0;
+      this.#setMovable(ord, next);
       const ratio = (now: number | null, stated: number | null) =>
         now !== null && stated !== null && stated > 0 && now > 0 ? now / stated : 1;
       out.push({
@@ -340,15 +387,17 @@ export class Catalog {
    * each market's record takes them, its view follows at the current prices, its cached JSON
    * is dropped; the catalog is re-ranked when the order by supply changed. Unknown markets and
    * states with a negative or non-finite figure are ignored. Returns the markets touched.
+   * `ords`, when the caller knows them: each state's market (-1: none), not looked up by key.
    */
-  applyMarketStates(states: Iterable<MarketStateChange>): number {
+  applyMarketStates(states: readonly MarketStateChange[], ords?: ArrayLike<number>): number {
     let touched = 0;
     let reorder = false;
-    for (const st of states) {
-      const ord = this.byKey.get(st.marketKey);
-      if (ord === undefined) continue;
-      const figures = [st.supply, st.borrow, st.supplyApy, st.borrowApy];
-      if (!figures.every((x) => Number.isFinite(x) && x >= 0)) continue;
+    const valid = (x: number) => Number.isFinite(x) && x >= 0;
+    for (let i = 0; i < states.length; i++) {
+      const st = states[i]!;
+      const ord = ords ? ords[i]! : (this.byKey.get(st.marketKey) ?? -1);
+      if (ord < 0) continue;
+      if (!(valid(st.supply) && valid(st.borrow) && valid(st.supplyApy) && valid(st.borrowApy))) continue;
       const e = this.entries[ord]!;
       const b = e.base;
       // States are in USD at the record's prices: a market without them has none.
@@ -371,18 +420,8 @@ export class Catalog {
         supplyApy: st.supplyApy,
         borrowApy: st.borrowApy,
       };
-      const assets = marketAssets(e.base);
-      e.view.supplyAssets = significantOrNull(assets.supply);
-      e.view.borrowAssets = significantOrNull(assets.borrow);
-      const f = this.loanFactor[ord]!;
-      const served = servedBalances(st.supply * f, st.borrow * f);
-      e.view.supply = served.supply;
-      e.view.borrow = served.borrow;
-      e.view.available = served.available;
-      e.view.utilization = served.utilization;
-      e.view.supplyApy = fraction(st.supplyApy);
-      e.view.borrowApy = fraction(st.borrowApy);
-      e.json = null;
+      this.#setMovable(ord, e.base);
+      this.#moved(ord);
       touched++;
     }
     if (reorder) this.orderChanged();
@@ -413,6 +452,12 @@ export class Catalog {
       }
     }
     return touched;
+  }
+
+  /** A step moved the market: its view is derived again when read, its cached JSON dropped. */
+  #moved(ord: number): void {
+    this.stale[ord] = 1;
+    this.entries[ord]!.json = null;
   }
 
   /** Gives every market's view its own copy of its oracle and indexes the copies' feeds. */
@@ -501,14 +546,14 @@ export class Catalog {
     head: (view: MarketView) => Uint8Array,
     health: (h: OracleHealth | null) => Uint8Array,
   ): [Uint8Array, Uint8Array] {
-    const e = this.entries[ord]!;
     const view = this.viewAt(ord, nowSec);
+    const e = this.entries[ord]!;
     e.json ??= head(view);
     return [e.json, health(view.oracleHealth)];
   }
 
   viewAt(ord: number, nowSec: number): MarketView {
-    const e = this.entries[ord]!;
+    const e = this.#fresh(ord);
     if (e.healthAtSec !== nowSec) {
       e.view.oracleHealth = servedHealth(e.view.oracle, nowSec);
       e.healthAtSec = nowSec;
@@ -527,7 +572,7 @@ export class Catalog {
   }
 
   recordAt(ord: number): MarketView {
-    return this.entries[ord]!.view;
+    return this.#fresh(ord).view;
   }
 
   /** The ord lists that together cover exactly the filter's scope. */

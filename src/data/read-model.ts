@@ -254,7 +254,8 @@ export async function catchUpChanges(
  * the markets' states of the same instant (`feeds`, see Catalog.applyFeedUpdates; `states`:
  * balances, APYs and borrow indexes, see Catalog.applyMarketStates and
  * RiskIndex.applyDebtIndexes), in one synchronous step, so no answer mixes two instants.
- * `atMs`: the time the prices are of (meta.asOf from then on).
+ * `atMs`: the time the prices are of (meta.asOf from then on). `stateOrds`, when the caller
+ * knows them: the market of each state (-1: none), else looked up by key.
  */
 export function applyPrices(
   model: ReadModel,
@@ -262,20 +263,22 @@ export function applyPrices(
   atMs: number,
   feeds: readonly FeedUpdate[] = [],
   states: readonly MarketStateChange[] = [],
+  stateOrds?: ArrayLike<number>,
 ): number {
   const { catalog, risk } = model;
+  const ords = stateOrds ?? states.map((st) => catalog.ordOf(st.marketKey) ?? -1);
   // One re-ranking of the catalog for the whole step.
   const markets = catalog.batch(() => {
     catalog.applyFeedUpdates(feeds);
-    if (states.length > 0) catalog.applyMarketStates(states);
+    if (states.length > 0) catalog.applyMarketStates(states, ords);
     return catalog.applyPrices(changes);
   });
   if (states.length > 0) {
-    const indexes = [];
-    for (const st of states) {
-      const ord = catalog.ordOf(st.marketKey);
-      if (ord !== undefined) indexes.push({ ord, index: st.debtIndex });
-    }
+    const indexes: { ord: number; index: number }[] = [];
+    states.forEach((st, i) => {
+      const ord = ords[i] ?? -1;
+      if (ord >= 0) indexes.push({ ord, index: st.debtIndex });
+    });
     risk.applyDebtIndexes(indexes);
   }
   risk.applyPrices(changes);

@@ -14,6 +14,7 @@ import {
 } from '../data/read-model.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { DatasetInfo } from '../domain/records/dataset.ts';
+import type { MarketStateChange } from '../domain/types.ts';
 import type { DataSource } from '../http/context.ts';
 import { type SandboxFeedClock, sandboxFeedClock } from '../ingest/sandbox/feeds.ts';
 import { type SandboxMarketClock, sandboxMarketClock, sandboxSimulation } from '../ingest/sandbox/history.ts';
@@ -52,6 +53,8 @@ interface SandboxLive {
   markets: SandboxMarketClock;
   /** The model's ord of each market of the simulation (by its index), -1 when it has none. */
   ords: Int32Array;
+  /** The instant of the last step applied to the model (null: none yet). */
+  steppedAt: number | null;
 }
 
 /**
@@ -68,6 +71,7 @@ async function sandboxLive(model: ReadModel, tMs: number): Promise<SandboxLive> 
     feeds: sandboxFeedClock(records, seed),
     markets: sandboxMarketClock(sim),
     ords: Int32Array.from(sim.dataset.markets, (m) => model.catalog.ordOf(m.uniqueKey) ?? -1),
+    steppedAt: null,
   };
   await warmLive(live, tMs);
   return live;
@@ -84,18 +88,29 @@ async function warmLive(live: SandboxLive, tMs: number): Promise<void> {
   await live.markets.warm(tMs);
 }
 
+/** Markets whose states a turn of the event loop computes (a few ms), before a step applies them. */
+const STATES_PER_TURN = 500;
+
 /**
  * One step of a sandbox model: prices, the feeds' latest rounds and the markets' states
- * (interest, utilization, APYs) at tMs, applied together.
+ * (interest, utilization, APYs) at tMs, applied together in one synchronous step. The states
+ * are computed first, STATES_PER_TURN markets a turn; if positions changed meanwhile (their
+ * debt is the markets' borrow), they are computed again in the step.
  */
-function stepSandbox(model: ReadModel, live: SandboxLive, tMs: number): void {
-  applyPrices(
-    model,
-    live.pricer.pricesAt(tMs),
-    tMs,
-    live.feeds.updatesAt(tMs),
-    tMs >= SANDBOX_AS_OF * 1000 ? live.markets.statesAt(tMs, statedDebt(model, live)) : [],
-  );
+async function stepSandbox(model: ReadModel, live: SandboxLive, tMs: number): Promise<void> {
+  let states: MarketStateChange[] = [];
+  if (tMs >= SANDBOX_AS_OF * 1000) {
+    const debt = statedDebt(model, live);
+    const seq = model.changeSeq;
+    for (let from = 0; from < live.markets.size; from += STATES_PER_TURN) {
+      if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+      for (const st of live.markets.statesAt(tMs, debt, from, from + STATES_PER_TURN)) states.push(st);
+    }
+    if (model.changeSeq !== seq) states = live.markets.statesAt(tMs, debt);
+  }
+  // The states are of every market, in the simulation's order: live.ords are their markets.
+  applyPrices(model, live.pricer.pricesAt(tMs), tMs, live.feeds.updatesAt(tMs), states, live.ords);
+  live.steppedAt = tMs;
 }
 
 /** A sandbox market's borrowers are its positions: their debt as stated, summed, by market. */
@@ -112,7 +127,7 @@ function statedDebt(model: ReadModel, live: SandboxLive): (index: number) => num
  */
 function restateSandbox(model: ReadModel, live: SandboxLive, tMs: number): void {
   if (tMs < SANDBOX_AS_OF * 1000) return;
-  applyPrices(model, [], tMs, [], live.markets.statesAt(tMs, statedDebt(model, live)));
+  applyPrices(model, [], tMs, [], live.markets.statesAt(tMs, statedDebt(model, live)), live.ords);
 }
 
 /** What read models are loaded from: the market data and the sources' checkpoints. */
@@ -206,7 +221,7 @@ export class ReadModels implements DataSource {
           live = await sandboxLive(model, nowMs);
           this.simulations.set(model, live);
         } else await warmLive(live, nowMs);
-        stepSandbox(model, live, nowMs);
+        await stepSandbox(model, live, nowMs);
         moved++;
       }
       return moved;
@@ -232,7 +247,8 @@ export class ReadModels implements DataSource {
       if (info.changeSeq > this.live.changeSeq) {
         await catchUpChanges(this.store, this.live, info.changeSeq);
         const live = this.simulations.get(this.live);
-        if (live && this.lastTickAt !== null) restateSandbox(this.live, live, this.lastTickAt);
+        // At the step applied last (a step under way states them again when it applies).
+        if (live && live.steppedAt !== null) restateSandbox(this.live, live, live.steppedAt);
       }
       setSourceClocks(this.live, sources);
       return false;
@@ -248,7 +264,7 @@ export class ReadModels implements DataSource {
     ) {
       const live = await sandboxLive(next, this.lastTickAt);
       this.simulations.set(next, live);
-      stepSandbox(next, live, this.lastTickAt);
+      await stepSandbox(next, live, this.lastTickAt);
     }
     const sharedSandbox = this.sandbox === this.live;
     this.live = next;

@@ -87,6 +87,39 @@ describe('the sandbox market moves with time', () => {
   });
 });
 
+describe('a step of the sandbox', () => {
+  test('behavior: its market states are computed over several turns of the event loop and applied in one: no answer between them sees part of the step', async () => {
+    const clock = new ManualClock('2026-11-24T12:00:00.000Z');
+    const { service, get } = await start(clock);
+    await service.models.tickSimulation(clock.now());
+    clock.advance(5000);
+    const id = (await get('/markets/search?query=wETH&limit=1')).data[0].uniqueKey;
+    // What an answer is built from, read in every turn of the event loop while the step runs.
+    const served = () => {
+      const model = service.models.get('live');
+      return JSON.stringify([model.catalog.get(id, 0), model.asOf]);
+    };
+    const before = served();
+    const seen: string[] = [];
+    let running = true;
+    const look = () => {
+      if (!running) return;
+      seen.push(served());
+      setImmediate(look);
+    };
+    setImmediate(look);
+    await service.models.tickSimulation(clock.now());
+    running = false;
+    const after = served();
+    assert.notEqual(after, before, 'the step moved the market');
+    assert.ok(seen.length >= 2, `the step yielded (${seen.length} turns)`);
+    const states = new Set(seen);
+    states.delete(before);
+    states.delete(after);
+    assert.deepEqual([...states], [], 'only the market before the step or after it');
+  });
+});
+
 describe('a sandbox reloaded while the simulation runs', () => {
   test('behavior: the new model is priced at the last tick before it serves (no jump back to the snapshot)', async () => {
     const clock = new ManualClock('2026-11-24T15:00:00.000Z');

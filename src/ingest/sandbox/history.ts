@@ -96,15 +96,23 @@ export const MAX_SERVED_UTILIZATION = 0.99;
 
 /** The sandbox's markets as they move after the snapshot: interest, utilization and APYs. */
 export interface SandboxMarketClock {
+  /** The markets: indexes 0 to size - 1 (the dataset's order). */
+  readonly size: number;
   /** Sums every market's hours up to tMs, yielding to the event loop every few ms. */
   warm(tMs: number): Promise<void>;
   /**
-   * Every market's state at tMs (not before the snapshot; cheapest at increasing times). With
-   * `statedDebt` (by the market's index in the dataset: its positions' debt summed as they state
-   * it, USD at the record's prices and borrow index 1; null when unknown), a market's borrow is
-   * its positions' debt.
+   * Every market's state at tMs (not before the snapshot; cheapest at increasing times), or
+   * those of the markets from index `from` to `to` (excluded). With `statedDebt` (by the
+   * market's index in the dataset: its positions' debt summed as they state it, USD at the
+   * record's prices and borrow index 1; null when unknown), a market's borrow is its positions'
+   * debt.
    */
-  statesAt(tMs: number, statedDebt?: (index: number) => number | null): MarketStateChange[];
+  statesAt(
+    tMs: number,
+    statedDebt?: (index: number) => number | null,
+    from?: number,
+    to?: number,
+  ): MarketStateChange[];
 }
 
 /**
@@ -124,6 +132,7 @@ export interface SandboxMarketClock {
 export function sandboxMarketClock(sim: SandboxSimulation): SandboxMarketClock {
   const { markets, terms } = sim.dataset;
   return {
+    size: markets.length,
     async warm(tMs) {
       if (!(tMs >= sim.dataset.asOf * 1000)) return;
       let since = performance.now();
@@ -135,8 +144,9 @@ export function sandboxMarketClock(sim: SandboxSimulation): SandboxMarketClock {
         }
       }
     },
-    statesAt(tMs, statedDebt) {
-      return markets.map((m, i) => {
+    statesAt(tMs, statedDebt, from = 0, to = markets.length) {
+      return markets.slice(from, to).map((m, at) => {
+        const i = from + at;
         const s = sim.history.stateAt(i, tMs);
         const debtIndex = Math.exp(s.logIndex);
         const pathSupply = s.supplyTokens * m.loanPrice;
