@@ -117,7 +117,7 @@ describe('sandbox history feed', () => {
     assert.equal(cursor.backfilled, true);
   });
 
-  test('behavior: in the background every write is of at most 800 rows, and together they are what one write of each batch holds', async () => {
+  test('behavior: in the background every write is of at most 250 rows, and together they are what one write of each batch holds', async () => {
     // A store that records the rows of each write.
     const writes = (): { sizes: number[]; store: HistoryStore } => {
       const sizes: number[] = [];
@@ -140,8 +140,8 @@ describe('sandbox history feed', () => {
     const inFast = await writeSandboxHistory(fast.store, sim, plan, undefined, undefined, 'fast');
     const inGentle = await writeSandboxHistory(gentle.store, sim, plan, undefined, undefined, 'gentle');
     assert.deepEqual(inGentle, inFast);
-    assert.ok(Math.max(...fast.sizes) > 800, 'a batch holds more rows than a background write');
-    assert.ok(Math.max(...gentle.sizes) <= 800);
+    assert.ok(Math.max(...fast.sizes) > 250, 'a batch holds more rows than a background write');
+    assert.ok(Math.max(...gentle.sizes) <= 250);
     const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
     assert.equal(sum(gentle.sizes), sum(fast.sizes));
   });

@@ -33,7 +33,7 @@ import { ptWindDown, type WindDown } from './wind-down.ts';
  */
 const BATCHES = {
   fast: { markets: 40, prices: 50_000, roundsWindowMs: DAY_MS, rowsPerWrite: Number.POSITIVE_INFINITY },
-  gentle: { markets: 4, prices: 5_000, roundsWindowMs: HOUR_MS, rowsPerWrite: 800 },
+  gentle: { markets: 4, prices: 5_000, roundsWindowMs: HOUR_MS, rowsPerWrite: 250 },
 } as const;
 export type BatchMode = keyof typeof BATCHES;
 

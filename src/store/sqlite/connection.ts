@@ -10,7 +10,7 @@ import {
 } from '../write-health.ts';
 
 /** How long a statement waits for another connection's lock (ms). */
-const BUSY_TIMEOUT_MS = 5000;
+export const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * The SQLite store's file, shared by its ports: one connection (node:sqlite) in WAL mode, its

@@ -19,6 +19,10 @@ import {
   toSubscription,
 } from '../events.ts';
 import type { EventStore, StreamSlot } from '../ports/events.ts';
+import { BUSY_TIMEOUT_MS } from './connection.ts';
+
+/** SQLite's result code of a lock another connection holds. */
+const SQLITE_BUSY = 5;
 
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, d.event_id, d.event_type, d.created_at, d.status, d.attempts,
   d.last_status, d.last_error, d.next_attempt_at, d.delivered_at`;
@@ -43,6 +47,31 @@ export class SqliteEventStore implements EventStore {
 
   private transaction<T>(fn: () => T): T {
     this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = fn();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  /**
+   * `fn` in a write transaction if the write lock is free now; undefined if another connection
+   * holds it (SQLITE_BUSY: no wait). For the periodic work that can be done on its next pass, so
+   * that it never holds the event loop waiting for another connection's write.
+   */
+  private tryTransaction<T>(fn: () => T): T | undefined {
+    this.db.exec('PRAGMA busy_timeout = 0');
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (err) {
+      if ((Number((err as { errcode?: unknown } | null)?.errcode) & 0xff) === SQLITE_BUSY) return undefined;
+      throw err;
+    } finally {
+      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
     try {
       const result = fn();
       this.db.exec('COMMIT');
@@ -229,7 +258,11 @@ export class SqliteEventStore implements EventStore {
     leaseMs: number,
     limit: number,
   ): Promise<ClaimedDelivery[]> {
-    return this.transaction(() => {
+    const due = `FROM event_deliveries d
+      WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= ?`;
+    // Nothing due (most passes): answered by a read, without the write lock.
+    if (!this.stmt(`SELECT EXISTS (SELECT 1 ${due}) AS due`).get(nowMs, nowMs)?.due) return [];
+    const claimed = this.tryTransaction(() => {
       const rows = this.stmt(
         `SELECT ${DELIVERY_COLUMNS}, s.url, s.secret, e.body FROM event_deliveries d
            JOIN events e ON e.id = d.event_id JOIN event_subscriptions s ON s.id = d.webhook_id
@@ -247,6 +280,8 @@ export class SqliteEventStore implements EventStore {
         return { ...toDelivery(r), token, url: r.url, sealedSecret: r.secret, body: r.body };
       });
     });
+    // Another connection writes (the history's background writes): claimed on the next pass.
+    return claimed ?? [];
   }
 
   async finishAttempt(id: string, token: string, o: AttemptOutcome): Promise<boolean> {
@@ -299,11 +334,23 @@ export class SqliteEventStore implements EventStore {
   }
 
   async claimEventLease(holder: string, nowMs: number, leaseMs: number): Promise<boolean> {
-    const taken = this.stmt(
-      `INSERT INTO event_lease (id, holder, expires_at) VALUES (1, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-       WHERE event_lease.holder = excluded.holder OR event_lease.expires_at <= ?`,
-    ).run(holder, nowMs + leaseMs, nowMs);
+    // Read first, without the write lock: a lease held by another, or by this holder for more
+    // than half its length still, needs no write.
+    const held = this.stmt('SELECT holder, expires_at FROM event_lease WHERE id = 1').get() as
+      | { holder: string; expires_at: number }
+      | undefined;
+    const ours = held?.holder === holder && held.expires_at > nowMs;
+    if (held && held.expires_at > nowMs && !ours) return false;
+    if (ours && held.expires_at - nowMs > leaseMs / 2) return true;
+    const taken = this.tryTransaction(() =>
+      this.stmt(
+        `INSERT INTO event_lease (id, holder, expires_at) VALUES (1, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+         WHERE event_lease.holder = excluded.holder OR event_lease.expires_at <= ?`,
+      ).run(holder, nowMs + leaseMs, nowMs),
+    );
+    // Another connection writes: the lease stays as it is (renewed on the next pass).
+    if (taken === undefined) return ours;
     return Number(taken.changes) === 1;
   }
 
