@@ -61,10 +61,12 @@ interface Entry {
   healthAtSec: number;
   json: Uint8Array | null;
   /**
-   * The stored record: prices and USD amounts at the snapshot's prices; balances and APYs
-   * replaced by each market state applied (applyMarketStates).
+   * The stored record: prices and USD amounts at the snapshot's prices. The balances and APYs
+   * of the market states applied since (applyMarketStates) are held apart (Catalog.states);
+   * `record` is the two together, built when asked for (null: not built since they moved).
    */
   base: MarketRecord;
+  record: MarketRecord | null;
   /** The dataset's prices of the market's tokens, which its positions' USD amounts are stated at. */
   stated: { collateral: number | null; loan: number | null };
 }
@@ -164,6 +166,17 @@ export class Catalog {
    * (#fresh), so a step costs a few stores per market and markets nobody reads cost nothing.
    */
   private readonly stale: Uint8Array;
+  /**
+   * Per ord: the balances and APYs of the last market state applied, in USD at the record's
+   * prices, over the record's own when `held` is 1 (a step allocates nothing per market).
+   */
+  private readonly states: {
+    held: Uint8Array;
+    supply: Float64Array;
+    borrow: Float64Array;
+    supplyApy: Float64Array;
+    borrowApy: Float64Array;
+  };
   /** Markets holding a token as collateral (c) or loan (l), by `${chainId}:${token}`. */
   private readonly byToken = new Map<string, { c: number[]; l: number[] }>();
   private readonly byProtocol: Map<string, Int32Array>;
@@ -191,6 +204,7 @@ export class Catalog {
       healthAtSec: nowSec,
       json: null,
       base: m,
+      record: null,
       stated: { collateral: m.collateralPrice, loan: m.loanPrice },
     }));
     // Ranks start as ords (the records are in supply order).
@@ -199,6 +213,13 @@ export class Catalog {
     this.collateralFactor = new Float64Array(sorted.length).fill(1);
     this.movable = new Uint8Array(sorted.length);
     this.stale = new Uint8Array(sorted.length);
+    this.states = {
+      held: new Uint8Array(sorted.length),
+      supply: new Float64Array(sorted.length),
+      borrow: new Float64Array(sorted.length),
+      supplyApy: new Float64Array(sorted.length),
+      borrowApy: new Float64Array(sorted.length),
+    };
     sorted.forEach((m, ord) => {
       this.#setMovable(ord, m);
       for (const [side, token] of [
@@ -254,7 +275,7 @@ export class Catalog {
     const e = this.entries[ord]!;
     if (this.stale[ord] === 0) return e;
     this.stale[ord] = 0;
-    const b = e.base;
+    const b = this.#record(ord);
     const v = e.view;
     if (b.collateralPrice !== null && b.collateralPrice > 0)
       v.collateralPrice = significant(b.collateralPrice * this.collateralFactor[ord]!);
@@ -276,9 +297,35 @@ export class Catalog {
     return e;
   }
 
-  /** The records as loaded, in ord order: snapshot prices and amounts. */
+  /**
+   * The records as loaded, in ord order: snapshot prices and amounts, with the balances and APYs
+   * of the last market state applied.
+   */
   baseRecords(): readonly MarketRecord[] {
-    return this.entries.map((e) => e.base);
+    return this.entries.map((_, ord) => this.#record(ord));
+  }
+
+  /** A market's record with its last market state (built once per state). */
+  #record(ord: number): MarketRecord {
+    const e = this.entries[ord]!;
+    const st = this.states;
+    if (st.held[ord] === 0) return e.base;
+    e.record ??= {
+      ...e.base,
+      supply: st.supply[ord]!,
+      borrow: st.borrow[ord]!,
+      // Recorded token amounts would be of the balances replaced: derived from the new ones.
+      supplyAssets: undefined,
+      borrowAssets: undefined,
+      supplyApy: st.supplyApy[ord]!,
+      borrowApy: st.borrowApy[ord]!,
+    };
+    return e.record;
+  }
+
+  /** A market's supply in USD at its record's prices (its last state's). */
+  #supply(ord: number): number | null {
+    return this.states.held[ord] === 1 ? this.states.supply[ord]! : this.entries[ord]!.base.supply;
   }
 
   /** The ords of the markets holding a token as collateral (c) and as loan (l). */
@@ -289,9 +336,9 @@ export class Catalog {
     return this.byToken.get(`${chainId}:${token.toLowerCase()}`);
   }
 
-  /** A market's record as loaded (its snapshot's prices and amounts). */
+  /** A market's record as loaded (its snapshot's prices and amounts; its last state's balances and APYs). */
   baseRecord(ord: number): MarketRecord {
-    return this.entries[ord]!.base;
+    return this.#record(ord);
   }
 
   /** The dataset's prices of a market's tokens (its positions' amounts are stated at them). */
@@ -359,8 +406,10 @@ export class Catalog {
         label: b.label,
         vaultSymbol: b.vaultSymbol,
       };
-      if (next.supply !== b.supply || this.loanFactor[ord] !== 1) reorder = true;
+      if (next.supply !== this.#supply(ord) || this.loanFactor[ord] !== 1) reorder = true;
       e.base = next;
+      e.record = null;
+      this.states.held[ord] = 0;
       e.view = toMarketView(next, 0);
       e.healthAtSec = Number.NaN;
       e.json = null;
@@ -402,25 +451,24 @@ export class Catalog {
       const b = e.base;
       // States are in USD at the record's prices: a market without them has none.
       if (b.loanPrice === null) continue;
+      const s = this.states;
+      const held = s.held[ord] === 1;
       if (
-        b.supply === st.supply &&
-        b.borrow === st.borrow &&
-        b.supplyApy === st.supplyApy &&
-        b.borrowApy === st.borrowApy
+        (held ? s.supply[ord] : b.supply) === st.supply &&
+        (held ? s.borrow[ord] : b.borrow) === st.borrow &&
+        (held ? s.supplyApy[ord] : b.supplyApy) === st.supplyApy &&
+        (held ? s.borrowApy[ord] : b.borrowApy) === st.borrowApy
       )
         continue;
-      if (b.supply !== st.supply) reorder = true;
-      e.base = {
-        ...b,
-        supply: st.supply,
-        borrow: st.borrow,
-        // Recorded token amounts would be of the balances replaced: derived from the new ones.
-        supplyAssets: undefined,
-        borrowAssets: undefined,
-        supplyApy: st.supplyApy,
-        borrowApy: st.borrowApy,
-      };
-      this.#setMovable(ord, e.base);
+      if (this.#supply(ord) !== st.supply) reorder = true;
+      s.held[ord] = 1;
+      s.supply[ord] = st.supply;
+      s.borrow[ord] = st.borrow;
+      s.supplyApy[ord] = st.supplyApy;
+      s.borrowApy[ord] = st.borrowApy;
+      e.record = null;
+      // Balances known now: the loan side moves with its price (if it has one).
+      if (b.loanPrice > 0) this.movable[ord] = (this.movable[ord] ?? 0) | 2;
       this.#moved(ord);
       touched++;
     }
@@ -510,7 +558,7 @@ export class Catalog {
     const n = this.entries.length;
     const supply = new Float64Array(n);
     for (let ord = 0; ord < n; ord++) {
-      const s = this.entries[ord]!.base.supply;
+      const s = this.#supply(ord);
       supply[ord] = s === null ? -1 : s * this.loanFactor[ord]!;
     }
     const order = Int32Array.from(this.idAt).sort(
