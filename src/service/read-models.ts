@@ -55,6 +55,8 @@ interface SandboxLive {
   ords: Int32Array;
   /** The instant of the last step applied to the model (null: none yet). */
   steppedAt: number | null;
+  /** A step is under way (from its warm-up to its apply). */
+  stepping: boolean;
 }
 
 /**
@@ -72,6 +74,7 @@ async function sandboxLive(model: ReadModel, tMs: number): Promise<SandboxLive> 
     markets: sandboxMarketClock(sim),
     ords: Int32Array.from(sim.dataset.markets, (m) => model.catalog.ordOf(m.uniqueKey) ?? -1),
     steppedAt: null,
+    stepping: false,
   };
   await warmLive(live, tMs);
   return live;
@@ -157,7 +160,8 @@ export class ReadModels implements DataSource {
   private readonly clock: Clock;
   private readonly sourcesOnly: boolean;
   private readonly simulations = new WeakMap<ReadModel, SandboxLive>();
-  private ticking = false;
+  /** The tick under way: a tick asked for meanwhile waits for it, then steps its own instant. */
+  private ticking: Promise<number> | null = null;
   /** The instant the last tick priced; a model loaded later is priced there before it serves. */
   private lastTickAt: number | null = null;
 
@@ -208,26 +212,39 @@ export class ReadModels implements DataSource {
    * the models moved.
    */
   async tickSimulation(nowMs: number): Promise<number> {
-    if (this.ticking) return 0;
-    this.ticking = true;
-    this.lastTickAt = nowMs;
+    while (this.ticking) await this.ticking.catch(() => 0);
+    const tick = this.#tick(nowMs);
+    this.ticking = tick;
     try {
-      let moved = 0;
-      for (const model of new Set([this.live, this.sandbox])) {
-        if (model?.dataset.kind !== 'sandbox') continue;
-        if (nowMs < SIMULATION_START_MS) continue;
-        let live = this.simulations.get(model);
-        if (!live) {
-          live = await sandboxLive(model, nowMs);
-          this.simulations.set(model, live);
-        } else await warmLive(live, nowMs);
-        await stepSandbox(model, live, nowMs);
-        moved++;
-      }
-      return moved;
+      return await tick;
     } finally {
-      this.ticking = false;
+      this.ticking = null;
     }
+  }
+
+  async #tick(nowMs: number): Promise<number> {
+    this.lastTickAt = nowMs;
+    let moved = 0;
+    for (const model of new Set([this.live, this.sandbox])) {
+      if (model?.dataset.kind !== 'sandbox') continue;
+      if (nowMs < SIMULATION_START_MS) continue;
+      let live = this.simulations.get(model);
+      if (!live) {
+        live = await sandboxLive(model, nowMs);
+        this.simulations.set(model, live);
+      }
+      // From the warm-up on, the simulation's clocks are past the last step: no restate then
+      // (the step states the markets at the positions it finds when it applies).
+      live.stepping = true;
+      try {
+        await warmLive(live, nowMs);
+        await stepSandbox(model, live, nowMs);
+      } finally {
+        live.stepping = false;
+      }
+      moved++;
+    }
+    return moved;
   }
 
   /**
@@ -247,8 +264,10 @@ export class ReadModels implements DataSource {
       if (info.changeSeq > this.live.changeSeq) {
         await catchUpChanges(this.store, this.live, info.changeSeq);
         const live = this.simulations.get(this.live);
-        // At the step applied last (a step under way states them again when it applies).
-        if (live && live.steppedAt !== null) restateSandbox(this.live, live, live.steppedAt);
+        // At the step applied last; a step under way states them itself when it applies (its
+        // clocks are already past the last step's instant, which a restate would go back to).
+        if (live && live.steppedAt !== null && !live.stepping)
+          restateSandbox(this.live, live, live.steppedAt);
       }
       setSourceClocks(this.live, sources);
       return false;

@@ -49,6 +49,11 @@ test('behavior (embedded): while another connection writes, claims do not wait f
     assert.equal(await ev.claimEventLease('b', T0 + 6_000, 10_000), false);
     assert.deepEqual(await ev.claimDeliveries('a', T0, 30_000, 10), []);
     assert.ok(performance.now() - started < 1000, 'no wait for the lock');
+    // A quarter of the lease left or less: the renewal waits for the lock (here, until the busy
+    // timeout gives up: the other connection never lets it go).
+    const waited = performance.now();
+    await assert.rejects(ev.claimEventLease('a', T0 + 8_000, 10_000), /locked|busy/i);
+    assert.ok(performance.now() - waited > 4000, 'the renewal waited for the lock');
   } finally {
     other.exec('ROLLBACK');
     other.close();

@@ -77,7 +77,8 @@ export class SqliteEventStore implements EventStore {
       this.db.exec('COMMIT');
       return result;
     } catch (err) {
-      this.db.exec('ROLLBACK');
+      // SQLite may have rolled back already (a full disk): the error to report is this one.
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
       throw err;
     }
   }
@@ -334,24 +335,23 @@ export class SqliteEventStore implements EventStore {
   }
 
   async claimEventLease(holder: string, nowMs: number, leaseMs: number): Promise<boolean> {
-    // Read first, without the write lock: a lease held by another, or by this holder for more
-    // than half its length still, needs no write.
+    // Read first, without the write lock: a lease another holds needs no write.
     const held = this.stmt('SELECT holder, expires_at FROM event_lease WHERE id = 1').get() as
       | { holder: string; expires_at: number }
       | undefined;
-    const ours = held?.holder === holder && held.expires_at > nowMs;
-    if (held && held.expires_at > nowMs && !ours) return false;
-    if (ours && held.expires_at - nowMs > leaseMs / 2) return true;
-    const taken = this.tryTransaction(() =>
+    if (held && held.holder !== holder && held.expires_at > nowMs) return false;
+    const claim = () =>
       this.stmt(
         `INSERT INTO event_lease (id, holder, expires_at) VALUES (1, ?, ?)
          ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
          WHERE event_lease.holder = excluded.holder OR event_lease.expires_at <= ?`,
-      ).run(holder, nowMs + leaseMs, nowMs),
-    );
-    // Another connection writes: the lease stays as it is (renewed on the next pass).
-    if (taken === undefined) return ours;
-    return Number(taken.changes) === 1;
+      ).run(holder, nowMs + leaseMs, nowMs);
+    const taken = this.tryTransaction(claim);
+    if (taken !== undefined) return Number(taken.changes) === 1;
+    // Another connection writes. A lease of this holder's with more than a quarter of its length
+    // left stays held, renewed on the next pass; closer to its end, the renewal waits its turn.
+    if (held?.holder === holder && held.expires_at - nowMs > leaseMs / 4) return true;
+    return Number(this.transaction(claim).changes) === 1;
   }
 
   async releaseEventLease(holder: string): Promise<void> {

@@ -369,25 +369,41 @@ export class SqliteHistory implements HistoryStore {
       WHERE m.id BETWEEN ? AND ?
       GROUP BY 1, 2, 3`,
     );
-    const groups = new Map<string, DailyMarketTotal>();
+    // The parts' sums added up with compensation (Neumaier), as SQLite's SUM adds the rows. A
+    // part is a read of its own: a write between two parts (the hour's history, a retention
+    // prune of the oldest day) can show in the later parts only.
+    type Sum = { s: number; c: number };
+    const add = (acc: Sum, x: number) => {
+      const t = acc.s + x;
+      acc.c += Math.abs(acc.s) >= Math.abs(x) ? acc.s - t + x : x - t + acc.s;
+      acc.s = t;
+    };
+    const groups = new Map<string, { total: DailyMarketTotal; supply: Sum; borrow: Sum }>();
     for (const part of await this.#byMarkets((lo, hi) =>
       stmt.all(fromMs, toMs, lo, hi).map(toDailyMarketTotal),
     )) {
       const key = `${part.at}|${part.protocol}|${part.chainId}`;
-      const sum = groups.get(key);
-      if (!sum) groups.set(key, part);
-      else {
-        sum.markets += part.markets;
-        sum.supplyUsd += part.supplyUsd;
-        sum.borrowUsd += part.borrowUsd;
+      let g = groups.get(key);
+      if (!g) {
+        g = { total: { ...part, markets: 0 }, supply: { s: 0, c: 0 }, borrow: { s: 0, c: 0 } };
+        groups.set(key, g);
       }
+      g.total.markets += part.markets;
+      add(g.supply, part.supplyUsd);
+      add(g.borrow, part.borrowUsd);
     }
-    return [...groups.values()].sort(
-      (a, b) =>
-        a.at - b.at ||
-        (a.protocol < b.protocol ? -1 : a.protocol > b.protocol ? 1 : 0) ||
-        a.chainId - b.chainId,
-    );
+    for (const g of groups.values()) {
+      g.total.supplyUsd = g.supply.s + g.supply.c;
+      g.total.borrowUsd = g.borrow.s + g.borrow.c;
+    }
+    return [...groups.values()]
+      .map((g) => g.total)
+      .sort(
+        (a, b) =>
+          a.at - b.at ||
+          (a.protocol < b.protocol ? -1 : a.protocol > b.protocol ? 1 : 0) ||
+          a.chainId - b.chainId,
+      );
   }
 
   /**
