@@ -623,6 +623,11 @@ export class Catalog {
     return this.#fresh(ord).view;
   }
 
+  /** A market's uniqueKey, without deriving its view (what a step moves is not read). */
+  keyAt(ord: number): string {
+    return this.entries[ord]!.view.uniqueKey;
+  }
+
   /** The ord lists that together cover exactly the filter's scope. */
   private scopeLists(filter: MarketFilter): Int32Array[] {
     const { protocol, chainIds } = filter;

@@ -44,7 +44,7 @@ export function sandboxPositions(store: Store, clock: Clock, log: FastifyInstanc
     await store.saveSource({
       id,
       kind: 'simulation',
-      chainIds: [...new Set(model.catalog.baseRecords().map((m) => m.chainId))].sort((a, b) => a - b),
+      chainIds: [...model.catalog.chainIds],
       refreshedAt: refreshed ? now : (previous?.refreshedAt ?? null),
       lastBlock: {},
       consecutiveFailures: failures.get(id) ?? 0,

@@ -102,6 +102,8 @@ export interface LiquidatorModel {
   catalog: {
     readonly size: number;
     recordAt(ord: number): MarketOf;
+    /** A market's uniqueKey (its view is not derived for it). */
+    keyAt(ord: number): string;
     /** The dataset's prices of a market's tokens (its positions' amounts are stated at them). */
     basePrices(ord: number): { collateral: number | null; loan: number | null };
   };
@@ -282,7 +284,7 @@ export class SandboxLiquidator {
     if (window.hours.length === 0) return;
     let since = performance.now();
     for (let ord = 0; ord < model.catalog.size && !signal?.aborted; ord++) {
-      const i = this.#index.get(model.catalog.recordAt(ord).uniqueKey);
+      const i = this.#index.get(model.catalog.keyAt(ord));
       if (i === undefined || model.risk.positionsIn(ord) === 0) continue;
       window.factors(i);
       if (performance.now() - since > WARM_SLICE_MS) {
@@ -384,7 +386,7 @@ export class SandboxLiquidator {
     const due: number[] = [];
     // (A window with no whole hour lists nothing: only what is below 1 now is due.)
     for (let ord = 0; ord < catalog.size && window.hours.length > 0; ord++) {
-      const i = this.#index.get(catalog.recordAt(ord).uniqueKey);
+      const i = this.#index.get(catalog.keyAt(ord));
       if (i === undefined || risk.positionsIn(ord) === 0) continue;
       const f = window.factors(i);
       const now = risk.hfFactorOf(ord);
