@@ -10,7 +10,23 @@ import {
 } from '../write-health.ts';
 
 /** How long a statement waits for another connection's lock (ms). */
-export const BUSY_TIMEOUT_MS = 5000;
+const BUSY_TIMEOUT_MS = 5000;
+
+/** Whether SQLite refused because another connection holds a lock (SQLITE_BUSY, SQLITE_LOCKED). */
+export function isSqliteBusy(err: unknown): boolean {
+  const code = Number((err as { errcode?: unknown } | null)?.errcode) & 0xff;
+  return code === 5 || code === 6;
+}
+
+/** `fn` with a busy timeout of 0: a lock another connection holds is refused at once (isSqliteBusy). */
+export function withoutWaiting<T>(db: DatabaseSync, fn: () => T): T {
+  db.exec('PRAGMA busy_timeout = 0');
+  try {
+    return fn();
+  } finally {
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  }
+}
 
 /**
  * The SQLite store's file, shared by its ports: one connection (node:sqlite) in WAL mode, its
@@ -125,16 +141,10 @@ export class SqliteConnection {
         | { busy: number; log: number; checkpointed: number }
         | undefined;
       if (copied?.busy !== 0 || copied.checkpointed !== copied.log) return;
-      this.sqlite.exec('PRAGMA busy_timeout = 0');
-      try {
-        this.sqlite.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
-      } finally {
-        this.sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-      }
+      withoutWaiting(this.sqlite, () => this.sqlite.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get());
     } catch (err) {
       // SQLITE_BUSY, SQLITE_LOCKED: left for the next call.
-      const code = Number((err as { errcode?: unknown } | null)?.errcode) & 0xff;
-      if (code !== 5 && code !== 6) throw isSqliteDiskError(err) ? this.#writeError(err) : err;
+      if (!isSqliteBusy(err)) throw isSqliteDiskError(err) ? this.#writeError(err) : err;
     }
   }
 

@@ -19,10 +19,7 @@ import {
   toSubscription,
 } from '../events.ts';
 import type { EventStore, StreamSlot } from '../ports/events.ts';
-import { BUSY_TIMEOUT_MS } from './connection.ts';
-
-/** SQLite's result code of a lock another connection holds. */
-const SQLITE_BUSY = 5;
+import { isSqliteBusy, withoutWaiting } from './connection.ts';
 
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, d.event_id, d.event_type, d.created_at, d.status, d.attempts,
   d.last_status, d.last_error, d.next_attempt_at, d.delivered_at`;
@@ -63,14 +60,11 @@ export class SqliteEventStore implements EventStore {
    * that it never holds the event loop waiting for another connection's write.
    */
   private tryTransaction<T>(fn: () => T): T | undefined {
-    this.db.exec('PRAGMA busy_timeout = 0');
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      withoutWaiting(this.db, () => this.db.exec('BEGIN IMMEDIATE'));
     } catch (err) {
-      if ((Number((err as { errcode?: unknown } | null)?.errcode) & 0xff) === SQLITE_BUSY) return undefined;
+      if (isSqliteBusy(err)) return undefined;
       throw err;
-    } finally {
-      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
     try {
       const result = fn();
