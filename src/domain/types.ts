@@ -194,6 +194,43 @@ export interface VaultRecord {
   /** Fee on the interest earned (Morpho performance fee, Euler interest fee), 0 to 1. */
   fee: number;
   allocations: VaultAllocation[];
+  /**
+   * A Morpho vault read from its contract (MetaMorpho): its roles, queues and what is pending;
+   * absent where its source does not read them (the Morpho API, the sandbox, Euler vaults).
+   */
+  governance?: MorphoVaultGovernance;
+}
+
+/**
+ * What a MetaMorpho vault's contract states beyond its allocations, at the block it was read.
+ * Market keys are uniqueKeys; amounts in units of the vault's asset; times unix seconds.
+ */
+export interface MorphoVaultGovernance {
+  owner: string;
+  /** Null: none (the zero address). */
+  guardian: string | null;
+  feeRecipient: string | null;
+  timelockSeconds: number;
+  /** The markets deposits go to, in order. */
+  supplyQueue: string[];
+  /** The markets withdrawals come from, in order: every market the vault has enabled. */
+  withdrawQueue: string[];
+  /**
+   * The vault's supply in its markets (its shares at each market's state when the record was
+   * written, idle markets included): MetaMorpho's realTotalAssets.
+   */
+  totalAssets: number;
+  /** MetaMorpho v1.1's lost assets (bad debt its markets realized against it); null: v1.0. */
+  lostAssets: number | null;
+  /** Cap raises waiting for the timelock: the new cap (null: no cap) and when it may be accepted. */
+  pendingCaps: { marketKey: string; cap: number | null; validAt: number }[];
+  /** Markets submitted for removal (their cap set to 0) and when they may be removed. */
+  pendingRemovals: { marketKey: string; removableAt: number }[];
+  pendingTimelock: { seconds: number; validAt: number } | null;
+  /** A new guardian (null: none) and when it may be accepted. */
+  pendingGuardian: { guardian: string | null; validAt: number } | null;
+  /** The block its contract was last read at (its state changes only by its own transactions). */
+  block: number;
 }
 
 /** A market record whose tokens both have a USD price (every sandbox market; most live ones). */

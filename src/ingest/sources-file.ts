@@ -83,7 +83,15 @@ const ChainSchema = Type.Object(
     rpcTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 120_000 })),
     morpho: Type.Optional(
       Type.Object(
-        { blue: Type.Optional(ADDRESS), fromBlock: Type.Optional(BLOCK) },
+        {
+          blue: Type.Optional(ADDRESS),
+          fromBlock: Type.Optional(BLOCK),
+          /**
+           * MetaMorpho factories whose vaults are read; left out on a chain the address book knows:
+           * its MetaMorpho v1.1 factory; empty: no vault is read on chain.
+           */
+          vaultFactories: Type.Optional(Type.Array(ADDRESS, { maxItems: 8 })),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -199,8 +207,15 @@ export interface ChainConfig {
   confirmations: number;
   /** Per JSON-RPC request, ms (DEFAULT_RPC_TIMEOUT_MS unless the file says otherwise). */
   rpcTimeoutMs: number;
-  /** Morpho Blue, when read on this chain. */
-  morpho: { blue: string; fromBlock: number } | null;
+  /**
+   * Morpho Blue, when read on this chain, and the MetaMorpho factories whose vaults are read
+   * (lower-case; each from its deployment block when the address book knows it, else Blue's).
+   */
+  morpho: {
+    blue: string;
+    fromBlock: number;
+    vaultFactories: { address: string; fromBlock: number }[];
+  } | null;
   /** Aave v3 and Spark pools read on this chain (addresses lower-case; fromBlock null: from its deployment). */
   aave: { protocol: 'aave' | 'spark'; pool: string; fromBlock: number | null }[];
   /** Compound v3 comets read on this chain (addresses lower-case; fromBlock null: from its deployment). */
@@ -290,7 +305,19 @@ export function parseSources(
       const blue = c.morpho?.blue ?? known?.blue;
       if (!blue)
         problems.push(`chains[${i}].morpho.blue: required on chain ${c.chainId} (no address book entry)`);
-      else morpho = { blue: blue.toLowerCase(), fromBlock: c.morpho?.fromBlock ?? known?.fromBlock ?? 0 };
+      else {
+        const fromBlock = c.morpho?.fromBlock ?? known?.fromBlock ?? 0;
+        const factories =
+          c.morpho?.vaultFactories ?? (known?.vaultFactory ? [known.vaultFactory.address] : []);
+        const vaultFactories = [...new Set(factories.map((f) => f.toLowerCase()))].map((address) => ({
+          address,
+          fromBlock:
+            known?.vaultFactory?.address.toLowerCase() === address
+              ? Math.max(fromBlock, known.vaultFactory.fromBlock)
+              : fromBlock,
+        }));
+        morpho = { blue: blue.toLowerCase(), fromBlock, vaultFactories };
+      }
     }
     // Left out on a chain the reference data lists comets for, those comets are read; an empty
     // list reads none. A comet without fromBlock is read from its deployment (the source finds it).
@@ -400,12 +427,25 @@ export function parseSources(
   };
 }
 
-/** Morpho Blue's address on a chain its address book knows. */
-function knownMorpho(chainId: number): { blue: string; fromBlock: number } | null {
+/** Morpho Blue's address on a chain its address book knows, and its MetaMorpho v1.1 factory. */
+function knownMorpho(chainId: number): {
+  blue: string;
+  fromBlock: number;
+  vaultFactory: { address: string; fromBlock: number } | null;
+} | null {
   try {
-    const blue = (getChainAddresses(chainId) as { morpho?: string }).morpho;
-    const block = (deployments as Record<number, { morpho?: bigint } | undefined>)[chainId]?.morpho;
-    return blue ? { blue, fromBlock: block === undefined ? 0 : Number(block) } : null;
+    const book = getChainAddresses(chainId) as { morpho?: string; metaMorphoFactory?: string };
+    const blocks = (
+      deployments as Record<number, { morpho?: bigint; metaMorphoFactory?: bigint } | undefined>
+    )[chainId];
+    if (!book.morpho) return null;
+    return {
+      blue: book.morpho,
+      fromBlock: Number(blocks?.morpho ?? 0n),
+      vaultFactory: book.metaMorphoFactory
+        ? { address: book.metaMorphoFactory, fromBlock: Number(blocks?.metaMorphoFactory ?? 0n) }
+        : null,
+    };
   } catch {
     return null;
   }

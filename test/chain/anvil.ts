@@ -68,6 +68,7 @@ export function compileContracts(): Record<string, Artifact> {
     'TestGasBurner.sol',
     'TestEuler.sol',
     'TestFluid.sol',
+    'TestMetaMorpho.sol',
   ])
     read(`own/${f}`, join(OWN_SRC, f));
   read('morpho/Morpho.sol', join(MORPHO_SRC, 'Morpho.sol'));

@@ -80,6 +80,8 @@ describe('chain source checkpoint', () => {
         morpho: null,
         markets: [],
         pending: [],
+        vaultFactories: '',
+        vaults: [],
         cometPending: [],
         comets: [],
         euler: null,
@@ -157,7 +159,7 @@ describe('chain source checkpoint', () => {
   });
 
   test('behavior: a checkpoint of another configuration is not resumed', () => {
-    const morpho = morphoAdapter({ ...CHAIN, morpho: { blue: '0xb1', fromBlock: 5 } });
+    const morpho = morphoAdapter({ ...CHAIN, morpho: { blue: '0xb1', fromBlock: 5, vaultFactories: [] } });
     assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [], morpho: '0xb1:5' }))), true);
     assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [], morpho: '0xb1:6' }))), false);
     assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [] }))), true);

@@ -350,16 +350,39 @@ describe('the Morpho API source, by itself', () => {
 
   test('behavior: on a chain the file also reads on-chain, only its vaults are the API’s; each record has one owner whichever fails, and when the file changes', async () => {
     const api = fakeApi();
-    const file = (onChain: boolean) =>
+    const file = (onChain: boolean, vaultFactories?: string[]) =>
       parseSources(
         {
-          chains: onChain ? [{ chainId: 1, rpcUrl: 'http://127.0.0.1:1' }] : [],
+          chains: onChain
+            ? [
+                {
+                  chainId: 1,
+                  rpcUrl: 'http://127.0.0.1:1',
+                  ...(vaultFactories ? { morpho: { vaultFactories } } : {}),
+                },
+              ]
+            : [],
           morphoApi: { url: URL_, chainIds: [1, 8453], pageSize: 2 },
         },
         't',
       );
-    // as the service builds them: chain 1 reads Morpho Blue (its address book's), so the API does not
-    const [chainSource, source] = configuredSources(file(true), { fetch: api.fetch });
+    // as the service builds them: chain 1 reads Morpho Blue and its MetaMorpho factory (its address
+    // book's), so the API serves neither there
+    const [chainReadingVaults, sourceBeside] = configuredSources(file(true), { fetch: api.fetch });
+    const beside = await run(sourceBeside!);
+    assert.deepEqual(
+      beside.records!.vaults!.map((v) => v.chainId),
+      [8453],
+    );
+    assert.deepEqual(api.calls.find((c) => c.op === 'Vaults')!.variables.chainIds, [8453]);
+    const chainVault = { ...beside.records!.vaults![0]!, chainId: 1 };
+    assert.equal(chainReadingVaults!.owns!(chainVault, 'vault'), true);
+    assert.equal(sourceBeside!.owns!(chainVault, 'vault'), false);
+    // A chain that reads no factory (`vaultFactories: []`): its vaults are the API's.
+    api.calls.length = 0;
+    const [chainSource, source] = configuredSources(file(true, []), { fetch: api.fetch });
+    assert.equal(chainSource!.owns!(chainVault, 'vault'), false);
+    assert.equal(source!.owns!(chainVault, 'vault'), true);
     const out = await run(source!);
     assert.deepEqual(
       out.records!.markets.map((m) => m.uniqueKey),

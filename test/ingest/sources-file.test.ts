@@ -54,7 +54,7 @@ test('default: a local chain with its addresses; feeds take heartbeats from the 
     rpcLimits: {},
     confirmations: 0,
     rpcTimeoutMs: 10_000, // the default
-    morpho: { blue: A, fromBlock: 0 },
+    morpho: { blue: A, fromBlock: 0, vaultFactories: [] },
     aave: [],
     compound: [],
     euler: null,
@@ -87,12 +87,36 @@ test('default: a local chain with its addresses; feeds take heartbeats from the 
   assert.equal(bare.chains[0]!.morpho, null);
 });
 
-test('behavior: a known chain reads Morpho Blue from the address book, from its deployment block', () => {
+test('behavior: a known chain reads Morpho Blue and its MetaMorpho factory from the address book, each from its deployment block', () => {
   const config = parseSources({ chains: [{ chainId: 1, rpcUrl: 'https://rpc.example/v2/key' }] }, 'test');
   assert.deepEqual(config.chains[0]!.morpho, {
     blue: '0xbbbbbbbbbb9cc5e90e3b3af64bdaf62c37eeffcb',
     fromBlock: 18883124,
+    vaultFactories: [{ address: '0x1897a8997241c1cd4bd0698647e4eb7213535c24', fromBlock: 21439510 }],
   });
+  // Factories named (an older one, in any case, twice): each read from Blue's start; [] reads none.
+  const named = parseSources(
+    {
+      chains: [
+        {
+          chainId: 1,
+          rpcUrl: 'https://x',
+          morpho: { vaultFactories: [A.toUpperCase().replace('0X', '0x'), A] },
+        },
+      ],
+    },
+    'test',
+  );
+  assert.deepEqual(named.chains[0]!.morpho?.vaultFactories, [{ address: A, fromBlock: 18883124 }]);
+  const none = parseSources(
+    { chains: [{ chainId: 1, rpcUrl: 'https://x', morpho: { vaultFactories: [] } }] },
+    'test',
+  );
+  assert.deepEqual(none.chains[0]!.morpho?.vaultFactories, []);
+  assert.deepEqual(
+    problems({ chains: [{ chainId: 1, rpcUrl: 'https://x', morpho: { vaultFactories: ['0x12'] } }] }),
+    ['chains[0].morpho.vaultFactories[0]: must be a 0x address (40 hex digits)'],
+  );
 });
 
 test('behavior: comets are read as listed; left out on a chain the reference knows, its comets; [] reads none', () => {

@@ -5,8 +5,8 @@
  *
  * What it serves, so that no record has two sources: on a chain the file also reads on-chain
  * with Morpho Blue, the chain's markets, positions and liquidations are the chain source's (exact
- * and tied to a block) and the API serves that chain's vaults only (chains do not read
- * MetaMorpho); on its other chains it serves all four.
+ * and tied to a block); so are its vaults where the chain reads a MetaMorpho factory, else the API
+ * serves them. On its other chains it serves all four.
  *
  * Every figure is the API's, converted as the chain sources convert theirs: token amounts from
  * their integer units and the token's decimals; USD at the API's `priceUsd` of each token (the
@@ -486,12 +486,20 @@ function readCursor(cursor: string | null | undefined): Map<number, number> {
  */
 export function morphoApiSource(
   config: MorphoApiConfig,
-  options: { onChainMorpho?: ReadonlySet<number>; fetch?: FetchFn; timeoutMs?: number } = {},
+  options: {
+    onChainMorpho?: ReadonlySet<number>;
+    onChainVaults?: ReadonlySet<number>;
+    fetch?: FetchFn;
+    timeoutMs?: number;
+  } = {},
 ): MorphoApiSource {
   const send: FetchFn = options.fetch ?? ((url, init) => fetch(url, init));
   const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
   const onChain = options.onChainMorpho ?? new Set<number>();
+  const vaultsOnChain = options.onChainVaults ?? new Set<number>();
   const chains = new Set(config.chainIds);
+  // The chains whose MetaMorpho vaults it serves: those whose vaults no chain source reads.
+  const vaultChains = config.chainIds.filter((c) => !vaultsOnChain.has(c));
   const served = config.chainIds.filter((c) => !onChain.has(c));
   let last: MorphoApiStats | null = null;
   let requests = 0;
@@ -566,7 +574,9 @@ export function morphoApiSource(
     kind: 'api',
     chainIds: [...config.chainIds],
     owns: (r, kind) =>
-      r.protocol === 'morpho' && chains.has(r.chainId) && (kind === 'vault' || !onChain.has(r.chainId)),
+      r.protocol === 'morpho' &&
+      chains.has(r.chainId) &&
+      (kind === 'vault' ? !vaultsOnChain.has(r.chainId) : !onChain.has(r.chainId)),
     lastRun: () => last,
     async run(nowMs: number, previous?: PreviousRun): Promise<SourceOutput> {
       const requests0 = requests;
@@ -581,7 +591,8 @@ export function morphoApiSource(
 
       const chainIds = [...config.chainIds];
       const marketItems = await list('markets', MARKETS, { chainIds });
-      const vaultItems = await list('vaults', VAULTS, { chainIds });
+      const vaultItems =
+        vaultChains.length > 0 ? await list('vaults', VAULTS, { chainIds: vaultChains }) : [];
       const positionItems =
         served.length > 0 ? await list('marketPositions', POSITIONS, { chainIds: served }) : [];
       // One read per chain: each has its own cursor (the API indexes each chain at its own pace).
@@ -683,14 +694,14 @@ export function morphoApiSource(
       for (const item of vaultItems) {
         try {
           const v = readVault(item, markets, unread);
-          if (chains.has(v.chainId)) vaultsByKey.set(`${v.chainId}:${v.address}`, v);
+          if (vaultChains.includes(v.chainId)) vaultsByKey.set(`${v.chainId}:${v.address}`, v);
         } catch (err) {
           failed('morpho-api:vault', err);
           // A vault that cannot be read this pass keeps its last record (of its chain, when it says).
           const i = item as { address?: unknown; chain?: { id?: unknown } } | null;
           const address = typeof i?.address === 'string' ? i.address.toLowerCase() : '';
           const chainOf = i?.chain?.id;
-          for (const c of typeof chainOf === 'number' ? [chainOf] : chainIds) {
+          for (const c of typeof chainOf === 'number' ? [chainOf] : vaultChains) {
             const key = `${c}:${address}`;
             const kept = previousVaults.get(key);
             if (kept && !vaultsByKey.has(key)) vaultsByKey.set(key, kept);

@@ -40,7 +40,10 @@ export function configuredSources(
   const sources: Source[] = chainSources(config, options);
   if (config.morphoApi) {
     const onChainMorpho = new Set(config.chains.filter((c) => c.morpho !== null).map((c) => c.chainId));
-    sources.push(morphoApiSource(config.morphoApi, { onChainMorpho, fetch: options.fetch }));
+    const onChainVaults = new Set(
+      config.chains.filter((c) => (c.morpho?.vaultFactories.length ?? 0) > 0).map((c) => c.chainId),
+    );
+    sources.push(morphoApiSource(config.morphoApi, { onChainMorpho, onChainVaults, fetch: options.fetch }));
   }
   return sources;
 }

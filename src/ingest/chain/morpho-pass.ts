@@ -13,6 +13,8 @@ import { morphoKey, UNPRICED_NOTE } from '../records.ts';
 import type { ChainConfig, FeedConfig } from '../sources-file.ts';
 import { type Checkpoint, knownHolders, knownMarkets, pending, strings } from './checkpoint.ts';
 import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
+import { CREATE_METAMORPHO, METAMORPHO_EVENTS, MetaMorphoCache, readMetaMorpho } from './metamorpho.ts';
+import { metaMorphoRecord } from './metamorpho-records.ts';
 import { MORPHO_EVENTS, MorphoCache, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
 import { collateralUsdFromOracle, marketRecord, oracleUsd, positionRecord } from './morpho-records.ts';
 import { atPricedBlocks, pricesAt } from './prices-at-blocks.ts';
@@ -29,29 +31,35 @@ import { type ChainRpc, throwIfUnread } from './rpc.ts';
 /**
  * Morpho's part of the checkpoint: the configuration it was read with (`${blue}:${fromBlock}`),
  * every market id found (served or not: one that could not be read this pass is read again the
- * next), and the accounts of markets not served this pass (read once their market is).
+ * next), and the accounts of markets not served this pass (read once their market is); the
+ * MetaMorpho factories read (`${address}:${fromBlock}`, comma-separated) and the vaults they made.
  */
 interface MorphoCheckpoint {
   morpho: string | null;
   markets: string[];
   pending: string[];
+  vaultFactories: string;
+  vaults: string[];
 }
 
 export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
   const cache = new MorphoCache();
+  const vaults = new MetaMorphoCache();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
   const reread = new Set<string>();
   const config = chain.morpho ? `${chain.morpho.blue}:${chain.morpho.fromBlock}` : null;
+  const readsVaults = (chain.morpho?.vaultFactories.length ?? 0) > 0;
   return {
-    events: MORPHO_EVENTS,
+    events: readsVaults ? [...MORPHO_EVENTS, CREATE_METAMORPHO, ...METAMORPHO_EVENTS] : MORPHO_EVENTS,
     startBlocks: chain.morpho ? [chain.morpho.fromBlock] : [],
     // A checkpoint of another Morpho address or start block is not this source's: read again.
     sameConfig: (c: Checkpoint) => c.parts['morpho'] === undefined || c.parts['morpho'] === config,
     forget(rereadAccounts) {
       if (rereadAccounts) for (const key of cache.positions.keys()) reread.add(key);
       cache.clear();
+      vaults.clear();
     },
-    begin: (ctx) => morphoPass(ctx, cache, reread, config),
+    begin: (ctx) => morphoPass(ctx, cache, vaults, reread, config),
     settle(block) {
       cache.positions.settle(block);
       reread.clear();
@@ -63,17 +71,31 @@ export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
 function morphoPass(
   ctx: PassContext,
   cache: MorphoCache,
+  vaults: MetaMorphoCache,
   reread: ReadonlySet<string>,
   config: string | null,
 ): ProtocolPass {
   const { chain, rpc, previous, items, resume, target } = ctx;
   const chainId = chain.chainId;
   const saved = ctx.checkpoint.parts;
+  const factories = chain.morpho?.vaultFactories ?? [];
+  const factoriesConfig = factories.map((f) => `${f.address}:${f.fromBlock}`).join(',');
+  // Other factories than the checkpoint's: their vaults are found again from the factories' start.
+  const sameFactories = saved['vaultFactories'] === factoriesConfig;
+  if (!sameFactories) vaults.clear();
   let morpho: Awaited<ReturnType<typeof readMorphoBlue>> | null = null;
+  let vaultsRead = 0;
   // The markets served priced this pass (their accounts are read; the others' wait in the checkpoint).
   const priced = new Map<string, { record: PricedMarketRecord; read: MorphoMarketRead }>();
   return {
-    logAddresses: chain.morpho ? [chain.morpho.blue] : [],
+    logAddresses: chain.morpho
+      ? [
+          chain.morpho.blue,
+          ...factories.map((f) => f.address),
+          // The vaults read before: a pass reads again those whose logs its blocks hold.
+          ...[...vaults.vaults].flatMap(([v, r]) => (r ? [v] : [])),
+        ]
+      : [],
 
     async read(shared) {
       if (!chain.morpho) return;
@@ -93,6 +115,19 @@ function morphoPass(
         shared,
       );
       for (const f of morpho.failures) items.push({ id: `morpho:${f.id}`, ok: false, error: f.error });
+      if (factories.length === 0) return;
+      const found = await readMetaMorpho(
+        rpc,
+        chain.morpho.blue,
+        factories,
+        { fromBlock: sameFactories ? resume : null, block: target },
+        sameFactories && resume !== null ? strings(saved['vaults']) : [],
+        vaults,
+        shared,
+      );
+      vaultsRead = found.read;
+      for (const f of found.failures)
+        items.push({ id: `morpho-vault:${f.address}`, ok: false, error: f.error });
     },
 
     namedFeeds: () => (morpho?.markets ?? []).flatMap((m) => m.oracleFeeds ?? []),
@@ -189,6 +224,7 @@ function morphoPass(
           ),
         );
       }
+      assembleVaults(out);
     },
 
     checkpoint: () =>
@@ -201,10 +237,45 @@ function morphoPass(
           'accounts of markets not served',
           (morpho?.accounts ?? []).filter((a) => !priced.has(a.id)).map((a) => `${a.id}:${a.user}`),
         ),
+        vaultFactories: factoriesConfig,
+        vaults: [...vaults.vaults.keys()],
       }) satisfies MorphoCheckpoint,
 
     positionsRead: () => morpho?.positionsRead ?? 0,
+    vaultsRead: () => vaultsRead,
   };
+
+  /**
+   * The vaults' records at this pass's market states; a vault that cannot be stated this pass
+   * keeps its last record (its failure named).
+   */
+  function assembleVaults(out: Assembly): void {
+    if (factories.length === 0) return;
+    const read = new Map((morpho?.markets ?? []).map((m) => [m.id, m.market]));
+    const failed = new Set((morpho?.failures ?? []).flatMap((f) => (f.id.includes(':') ? [] : [f.id])));
+    const last = new Map(
+      (previous?.vaults ?? []).filter((v) => v.protocol === 'morpho').map((v) => [v.address, v]),
+    );
+    const keep = (address: string) => {
+      const v = last.get(address);
+      if (v) out.vaults.push(v);
+    };
+    for (const [address, v] of vaults.vaults) {
+      if (vaults.refused.has(address)) continue;
+      if (!v) {
+        keep(address);
+        continue;
+      }
+      const record = metaMorphoRecord(chainId, v, read, failed);
+      if (typeof record === 'string') {
+        items.push({ id: `morpho-vault:${address}`, ok: false, error: `vault ${address}: ${record}` });
+        keep(address);
+        continue;
+      }
+      out.vaults.push(record);
+      items.push({ id: `morpho-vault:${address}`, ok: true });
+    }
+  }
 }
 
 /** The markets and accounts the last run served on this chain (read again at the new block). */

@@ -76,6 +76,8 @@ export interface ProtocolPass {
   checkpoint(): Record<string, unknown>;
   /** Positions read from the chain this pass (the others were known unchanged). */
   positionsRead(): number;
+  /** Vaults read from the chain this pass (the others were known unchanged); none if it reads none. */
+  vaultsRead?(): number;
 }
 
 /** An item served: whole, or in part with what `note` says (docs/decisions.md "Real sources"). */

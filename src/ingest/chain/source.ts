@@ -36,6 +36,8 @@ export interface ChainRunStats {
   positions: number;
   /** Positions read from the chain (the others were known unchanged: no event touched them). */
   positionsRead: number;
+  /** Vaults read from the chain (MetaMorpho: the others had no log of their own). */
+  vaultsRead: number;
   /**
    * Accounts the process keeps between passes: those holding a position, and those read empty
    * while a reorganization could still undo it.
@@ -86,11 +88,13 @@ export function chainSource(
     id: `chain:${chain.chainId}`,
     kind: 'chain',
     chainIds: [chain.chainId],
-    // What it reads: its chain's records but Morpho's vaults, and Morpho's markets where it does
-    // not read Morpho Blue (the Morpho API's, when it names the chain).
+    // What it reads: its chain's records but Morpho's markets where it does not read Morpho Blue,
+    // and Morpho's vaults where it reads no MetaMorpho factory (the Morpho API's, when it names
+    // the chain).
     owns: (r, kind) =>
       r.chainId === chain.chainId &&
-      (r.protocol !== 'morpho' || (kind === 'market' && chain.morpho !== null)),
+      (r.protocol !== 'morpho' ||
+        (kind === 'market' ? chain.morpho !== null : (chain.morpho?.vaultFactories.length ?? 0) > 0)),
     lastRun: () => last,
     async run(_nowMs: number, previous?: PreviousRun): Promise<SourceOutput> {
       const requests0 = rpc.requests();
@@ -222,6 +226,7 @@ export function chainSource(
         markets: out.markets.length,
         positions: out.positions.length,
         positionsRead: passes.reduce((n, p) => n + p.positionsRead(), 0),
+        vaultsRead: passes.reduce((n, p) => n + (p.vaultsRead?.() ?? 0), 0),
         accountsKept: adapters.reduce((n, a) => n + a.accountsKept(), 0),
       };
       recordPriceSources(out.markets, new Set(previous?.markets ?? []), prices.feedPriceOf);

@@ -1,0 +1,384 @@
+/**
+ * MetaMorpho vaults on one chain, read from their contracts: each vault found by its factory's
+ * `CreateMetaMorpho` log (a contract the factory made, not one anyone deployed that answers the
+ * same views), then its roles, fee, timelock, queues, each enabled market's cap and what is
+ * pending, and its supply shares in each market.
+ *
+ * A vault's state changes only by its own transactions, each of which logs an event of the vault:
+ * a pass reads again only the vaults whose logs its blocks hold (and every vault once per
+ * process). Its supply in assets moves with its markets' interest: records.ts values its shares
+ * at each market's state of the pass, with no request.
+ */
+import { blueAbi, metaMorphoAbi } from '@morpho-org/blue-sdk-viem';
+import { type AbiEvent, parseAbiItem, zeroAddress } from 'viem';
+import { must } from '../../domain/must.ts';
+import {
+  type ChainRpc,
+  firstLine,
+  getLogsAdaptive,
+  type SharedLogs,
+  sharedLogsOf,
+  throwIfUnread,
+} from './rpc.ts';
+import { keepTokens, type TokenMeta, tokenCalls } from './tokens.ts';
+
+type Hex = `0x${string}`;
+
+/** MetaMorpho's factories (v1.0 and v1.1 alike) log each vault they create. */
+export const CREATE_METAMORPHO = parseAbiItem(
+  'event CreateMetaMorpho(address indexed metaMorpho, address indexed caller, address initialOwner, uint256 initialTimelock, address indexed asset, string name, string symbol, bytes32 salt)',
+);
+
+/** Every event of a vault that follows a change of what is read of it. */
+const CHANGES = new Set([
+  'Deposit',
+  'Withdraw',
+  'ReallocateSupply',
+  'ReallocateWithdraw',
+  'SubmitCap',
+  'SetCap',
+  'RevokePendingCap',
+  'SubmitMarketRemoval',
+  'RevokePendingMarketRemoval',
+  'SetSupplyQueue',
+  'SetWithdrawQueue',
+  'SubmitTimelock',
+  'SetTimelock',
+  'RevokePendingTimelock',
+  'SubmitGuardian',
+  'SetGuardian',
+  'RevokePendingGuardian',
+  'SetCurator',
+  'SetFee',
+  'SetFeeRecipient',
+  'OwnershipTransferred',
+  'SetName',
+  'SetSymbol',
+  'UpdateLastTotalAssets',
+]);
+export const METAMORPHO_EVENTS: readonly AbiEvent[] = metaMorphoAbi.filter(
+  (x): x is Extract<(typeof metaMorphoAbi)[number], { type: 'event' }> =>
+    x.type === 'event' && CHANGES.has(x.name),
+);
+
+/** MetaMorpho's queues hold at most 30 markets; a longer claim is not a MetaMorpho vault's. */
+const MAX_QUEUE = 30;
+
+/** One market of a vault as read: its config, pending cap and supply shares (and the market's totals). */
+export interface VaultMarketRead {
+  cap: bigint;
+  enabled: boolean;
+  /** Unix seconds from which the market may be removed; 0: not submitted for removal. */
+  removableAt: bigint;
+  pendingCap: bigint;
+  /** Unix seconds from which the pending cap may be accepted; 0: none pending. */
+  pendingCapValidAt: bigint;
+  supplyShares: bigint;
+  /** The market's supply totals at the block read (values the shares of a market no pass reads: idle). */
+  totalSupplyAssets: bigint;
+  totalSupplyShares: bigint;
+}
+
+export interface VaultRead {
+  address: string;
+  asset: TokenMeta;
+  name: string;
+  symbol: string;
+  curator: string | null;
+  owner: string;
+  guardian: string | null;
+  feeRecipient: string | null;
+  /** WAD. */
+  fee: bigint;
+  timelock: bigint;
+  pendingTimelock: { value: bigint; validAt: bigint };
+  pendingGuardian: { value: string; validAt: bigint };
+  supplyQueue: string[];
+  withdrawQueue: string[];
+  markets: Map<string, VaultMarketRead>;
+  /** v1.1's lost assets; null when the vault does not answer (v1.0). */
+  lostAssets: bigint | null;
+  block: number;
+}
+
+/** What a chain source keeps of its vaults between passes in one process. */
+export class MetaMorphoCache {
+  /** Every vault found (by its factory's log), by address, as last read; null: not read yet. */
+  readonly vaults = new Map<string, VaultRead | null>();
+  /** Vaults that do not lend into the chain's Morpho Blue: never read, by why. */
+  readonly refused = new Map<string, string>();
+  readonly tokens = new Map<string, TokenMeta>();
+
+  clear(): void {
+    this.vaults.clear();
+    this.refused.clear();
+  }
+}
+
+export interface MetaMorphoRead {
+  /** Vaults read from the chain this pass (the others were known unchanged). */
+  read: number;
+  /** Vaults that could not be read this pass (each keeps its last record), by address. */
+  failures: { address: string; error: string }[];
+}
+
+/**
+ * One pass over the vaults of `factories` at `range.block`: `range.fromBlock` null reads every
+ * factory's logs from its own start; `known` are the vaults found before (the checkpoint's).
+ */
+export async function readMetaMorpho(
+  rpc: ChainRpc,
+  blue: string,
+  factories: readonly { address: string; fromBlock: number }[],
+  range: { fromBlock: bigint | null; block: bigint },
+  known: readonly string[],
+  cache: MetaMorphoCache,
+  shared?: SharedLogs,
+): Promise<MetaMorphoRead> {
+  for (const v of known) if (!cache.vaults.has(v)) cache.vaults.set(v.toLowerCase(), null);
+  const changed = new Set<string>();
+  if (range.fromBlock === null) {
+    for (const f of factories)
+      for (const l of await getLogsAdaptive(rpc, {
+        address: f.address as Hex,
+        events: [CREATE_METAMORPHO],
+        fromBlock: BigInt(f.fromBlock),
+        toBlock: range.block,
+      }))
+        if (!cache.vaults.has(l.args.metaMorpho.toLowerCase()))
+          cache.vaults.set(l.args.metaMorpho.toLowerCase(), null);
+  } else if (range.fromBlock <= range.block) {
+    const addresses = factories.map((f) => f.address);
+    const created =
+      sharedLogsOf<{ args: { metaMorpho: string } }>(
+        shared,
+        [CREATE_METAMORPHO],
+        addresses,
+        range.fromBlock,
+        range.block,
+      ) ??
+      (await getLogsAdaptive(rpc, {
+        address: addresses as Hex[],
+        events: [CREATE_METAMORPHO],
+        fromBlock: range.fromBlock,
+        toBlock: range.block,
+      }));
+    for (const l of created) {
+      const v = l.args.metaMorpho.toLowerCase();
+      if (!cache.vaults.has(v)) cache.vaults.set(v, null);
+    }
+    // The vaults read before whose own logs say they changed.
+    const readBefore = [...cache.vaults].flatMap(([v, r]) => (r ? [v] : []));
+    if (readBefore.length > 0) {
+      const logs =
+        sharedLogsOf<{ address: string }>(
+          shared,
+          METAMORPHO_EVENTS,
+          readBefore,
+          range.fromBlock,
+          range.block,
+        ) ??
+        (await getLogsAdaptive(rpc, {
+          address: readBefore as Hex[],
+          events: METAMORPHO_EVENTS,
+          fromBlock: range.fromBlock,
+          toBlock: range.block,
+        }));
+      for (const l of logs) changed.add(l.address.toLowerCase());
+    }
+  }
+  const toRead = [...cache.vaults]
+    .filter(([v, r]) => !cache.refused.has(v) && (r === null || changed.has(v)))
+    .map(([v]) => v as Hex);
+  const failures: MetaMorphoRead['failures'] = [];
+  // A vault that fails is read again next pass (its last record is served meanwhile).
+  const fail = (address: Hex, error: string) => {
+    failures.push({ address, error });
+    cache.vaults.set(address, null);
+  };
+  if (toRead.length === 0) return { read: 0, failures };
+  const at = { blockNumber: range.block, allowFailure: true, ...(await rpc.multicallOptions()) } as const;
+
+  // 1. Each vault's own views.
+  const VIEWS = [
+    'MORPHO',
+    'asset',
+    'name',
+    'symbol',
+    'curator',
+    'owner',
+    'guardian',
+    'fee',
+    'feeRecipient',
+    'timelock',
+    'pendingTimelock',
+    'pendingGuardian',
+    'supplyQueueLength',
+    'withdrawQueueLength',
+    'lostAssets',
+  ] as const;
+  const views = await rpc.multicall({
+    ...at,
+    contracts: toRead.flatMap((address) =>
+      VIEWS.map((functionName) => ({ address, abi: metaMorphoAbi, functionName }) as const),
+    ),
+  });
+  throwIfUnread(views);
+  const heads = new Map<Hex, Record<(typeof VIEWS)[number], unknown>>();
+  toRead.forEach((address, i) => {
+    const answers = views.slice(i * VIEWS.length, (i + 1) * VIEWS.length);
+    const byName = Object.fromEntries(
+      VIEWS.map((name, j) => [name, must(answers[j], `${name} of ${address}`)]),
+    ) as Record<(typeof VIEWS)[number], { status: 'success' | 'failure'; result?: unknown; error?: Error }>;
+    const missing = VIEWS.find((name) => name !== 'lostAssets' && byName[name].status !== 'success');
+    if (missing) {
+      fail(address, `vault ${address}: ${missing}() ${firstLine(byName[missing].error)}`);
+      return;
+    }
+    if (String(byName.MORPHO.result).toLowerCase() !== blue) {
+      cache.refused.set(
+        address,
+        `lends into ${String(byName.MORPHO.result).toLowerCase()}, not this Morpho Blue`,
+      );
+      return;
+    }
+    const lengths = [byName.supplyQueueLength.result, byName.withdrawQueueLength.result] as bigint[];
+    if (lengths.some((n) => n > BigInt(MAX_QUEUE))) {
+      fail(address, `vault ${address}: a queue of more than ${MAX_QUEUE} markets`);
+      return;
+    }
+    heads.set(
+      address,
+      Object.fromEntries(
+        VIEWS.map((name) => [name, byName[name].status === 'success' ? byName[name].result : null]),
+      ) as Record<(typeof VIEWS)[number], unknown>,
+    );
+  });
+
+  // 2. The queues, and the assets' metadata not seen before.
+  const assets = [...new Set([...heads.values()].map((h) => String(h.asset).toLowerCase()))].filter(
+    (a) => !cache.tokens.has(a),
+  ) as Hex[];
+  const queueCalls = [...heads].flatMap(([address, h]) => [
+    ...Array.from({ length: Number(h.supplyQueueLength) }, (_, i) => ({
+      address,
+      abi: metaMorphoAbi,
+      functionName: 'supplyQueue' as const,
+      args: [BigInt(i)] as const,
+    })),
+    ...Array.from({ length: Number(h.withdrawQueueLength) }, (_, i) => ({
+      address,
+      abi: metaMorphoAbi,
+      functionName: 'withdrawQueue' as const,
+      args: [BigInt(i)] as const,
+    })),
+  ]);
+  const queued = await rpc.multicall({ ...at, contracts: [...queueCalls, ...tokenCalls(assets)] });
+  throwIfUnread(queued);
+  keepTokens(assets, queued.slice(queueCalls.length), cache.tokens);
+  const queues = new Map<Hex, { supply: string[]; withdraw: string[] }>();
+  let k = 0;
+  for (const [address, h] of heads) {
+    const take = (n: number) => {
+      const part = queued.slice(k, k + n);
+      k += n;
+      return part;
+    };
+    const supply = take(Number(h.supplyQueueLength));
+    const withdraw = take(Number(h.withdrawQueueLength));
+    const unread = [...supply, ...withdraw].find((r) => r.status !== 'success');
+    if (unread) {
+      fail(address, `vault ${address}: its queues: ${firstLine(unread.error)}`);
+      heads.delete(address);
+      continue;
+    }
+    queues.set(address, {
+      supply: supply.map((r) => String(r.result).toLowerCase()),
+      withdraw: withdraw.map((r) => String(r.result).toLowerCase()),
+    });
+  }
+
+  // 3. Each queued market's config and pending cap, the vault's position and the market's totals.
+  const pairs = [...queues].flatMap(([address, q]) =>
+    [...new Set([...q.withdraw, ...q.supply])].map((id) => ({ address, id: id as Hex })),
+  );
+  const PER_MARKET = 4;
+  const marketReads = await rpc.multicall({
+    ...at,
+    contracts: pairs.flatMap(({ address, id }) => [
+      { address, abi: metaMorphoAbi, functionName: 'config', args: [id] } as const,
+      { address, abi: metaMorphoAbi, functionName: 'pendingCap', args: [id] } as const,
+      { address: blue as Hex, abi: blueAbi, functionName: 'position', args: [id, address] } as const,
+      { address: blue as Hex, abi: blueAbi, functionName: 'market', args: [id] } as const,
+    ]),
+  });
+  throwIfUnread(marketReads);
+  const markets = new Map<Hex, Map<string, VaultMarketRead>>();
+  pairs.forEach(({ address, id }, i) => {
+    const answers = marketReads.slice(i * PER_MARKET, (i + 1) * PER_MARKET);
+    const unread = answers.find((r) => r.status !== 'success');
+    if (unread) {
+      if (heads.delete(address)) fail(address, `vault ${address}: market ${id}: ${firstLine(unread.error)}`);
+      return;
+    }
+    const [config, pendingCap, position, market] = answers.map((r) => r.result) as [
+      readonly [bigint, boolean, bigint],
+      readonly [bigint, bigint],
+      readonly [bigint, bigint, bigint],
+      readonly [bigint, bigint, bigint, bigint, bigint, bigint],
+    ];
+    const of = markets.get(address) ?? new Map<string, VaultMarketRead>();
+    markets.set(address, of);
+    of.set(id, {
+      cap: config[0],
+      enabled: config[1],
+      removableAt: config[2],
+      pendingCap: pendingCap[0],
+      pendingCapValidAt: pendingCap[1],
+      supplyShares: position[0],
+      totalSupplyAssets: market[0],
+      totalSupplyShares: market[1],
+    });
+  });
+
+  let read = 0;
+  for (const [address, h] of heads) {
+    const asset = cache.tokens.get(String(h.asset).toLowerCase());
+    if (!asset || asset.decimals === null) {
+      fail(
+        address,
+        `vault ${address}: its asset ${String(h.asset).toLowerCase()} does not answer decimals()`,
+      );
+      continue;
+    }
+    const q = must(queues.get(address), `queues of ${address}`);
+    const [timelockValue, timelockAt] = h.pendingTimelock as readonly [bigint, bigint];
+    const [guardianValue, guardianAt] = h.pendingGuardian as readonly [string, bigint];
+    cache.vaults.set(address, {
+      address,
+      asset,
+      name: String(h.name),
+      symbol: String(h.symbol),
+      curator: nonZero(h.curator),
+      owner: String(h.owner).toLowerCase(),
+      guardian: nonZero(h.guardian),
+      feeRecipient: nonZero(h.feeRecipient),
+      fee: h.fee as bigint,
+      timelock: h.timelock as bigint,
+      pendingTimelock: { value: timelockValue, validAt: timelockAt },
+      pendingGuardian: { value: String(guardianValue).toLowerCase(), validAt: guardianAt },
+      supplyQueue: q.supply,
+      withdrawQueue: q.withdraw,
+      markets: markets.get(address) ?? new Map(),
+      lostAssets: h.lostAssets === null ? null : (h.lostAssets as bigint),
+      block: Number(range.block),
+    });
+    read++;
+  }
+  return { read, failures };
+}
+
+function nonZero(address: unknown): string | null {
+  const a = String(address).toLowerCase();
+  return a === zeroAddress ? null : a;
+}

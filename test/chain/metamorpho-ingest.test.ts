@@ -1,0 +1,288 @@
+/**
+ * MetaMorpho vaults on a local chain: Morpho Blue, a vault factory and vaults of the test
+ * (test/chain/contracts/TestMetaMorpho.sol answers MetaMorpho v1.1's views and emits its events in
+ * their layout: no npm package ships MetaMorpho's bytecode). The vaults are found by the factory's
+ * logs, read whole once, then again only when their own logs say they changed; GET /vaults serves
+ * their roles, queues, caps, total assets and what their timelock holds pending.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type Abi, custom } from 'viem';
+import { chainSources } from '../../src/ingest/chain/index.ts';
+import { parseSources } from '../../src/ingest/sources-file.ts';
+import {
+  type Anvil,
+  type Artifact,
+  compileContracts,
+  deploy,
+  liveChainSuite,
+  readAt,
+  sendTx,
+  startAnvil,
+} from './anvil.ts';
+
+const WAD = 10n ** 18n;
+const USDC = 10n ** 6n;
+const LLTV = 860_000_000_000_000_000n;
+const DAY = 86_400;
+const ZERO = '0x0000000000000000000000000000000000000000';
+
+let anvil: Anvil;
+let art: Record<string, Artifact>;
+let morpho: `0x${string}`;
+let usdc: `0x${string}`;
+let ethUsd: `0x${string}`;
+let usdcUsd: `0x${string}`;
+let factory: `0x${string}`;
+let vault: `0x${string}`;
+/** A vault deployed without the factory: never served. */
+let stray: `0x${string}`;
+let market: { loanToken: string; collateralToken: string; oracle: string; irm: string; lltv: bigint };
+let idle: typeof market;
+let marketId: `0x${string}`;
+let idleId: `0x${string}`;
+const users: `0x${string}`[] = [];
+
+const send = (from: number, address: `0x${string}`, abi: Abi, fn: string, args: readonly unknown[] = []) =>
+  sendTx(anvil, from, address, abi, fn, args);
+const V = () => art.TestMetaMorpho!.abi;
+
+before(async () => {
+  art = compileContracts();
+  anvil = await startAnvil();
+  for (const i of [0, 1, 2, 3, 4]) users.push(anvil.client(i).account.address.toLowerCase() as `0x${string}`);
+  const c = anvil.client(0);
+  const weth = await deploy(c, art.TestToken!, ['Wrapped Ether', 'WETH', 18]);
+  usdc = await deploy(c, art.TestToken!, ['USD Coin', 'USDC', 6]);
+  ethUsd = await deploy(c, art.TestAggregator!, [8, 'ETH / USD', 3000n * 10n ** 8n]);
+  usdcUsd = await deploy(c, art.TestAggregator!, [8, 'USDC / USD', 10n ** 8n]);
+  const oracle = await deploy(c, art.TestChainlinkOracle!, [ethUsd, usdcUsd, 10n ** 24n]);
+  morpho = await deploy(c, art.Morpho!, [users[0]]);
+  const irm = await deploy(c, art.IrmMock!);
+  const M = art.Morpho!.abi;
+  await send(0, morpho, M, 'enableIrm', [irm]);
+  await send(0, morpho, M, 'enableIrm', [ZERO]);
+  await send(0, morpho, M, 'enableLltv', [LLTV]);
+  await send(0, morpho, M, 'enableLltv', [0n]);
+  market = { loanToken: usdc, collateralToken: weth, oracle, irm, lltv: LLTV };
+  // An idle market (no collateral): vaults park liquidity there; no pass reads it.
+  idle = { loanToken: usdc, collateralToken: ZERO, oracle: ZERO, irm: ZERO, lltv: 0n };
+  marketId = (await send(0, morpho, M, 'createMarket', [market])).logs[0]!.topics[1]!;
+  idleId = (await send(0, morpho, M, 'createMarket', [idle])).logs[0]!.topics[1]!;
+  const T = art.TestToken!.abi;
+  // A lender supplies 300,000 USDC directly; a borrower posts 10 WETH and borrows 20,000.
+  await send(0, usdc, T, 'mint', [users[0], 10_000_000n * USDC]);
+  await send(0, usdc, T, 'approve', [morpho, 2n ** 256n - 1n]);
+  await send(0, morpho, M, 'supply', [market, 300_000n * USDC, 0n, users[0], '0x']);
+  await send(1, weth, T, 'mint', [users[1], 10n * WAD]);
+  await send(1, weth, T, 'approve', [morpho, 10n * WAD]);
+  await send(1, morpho, M, 'supplyCollateral', [market, 10n * WAD, users[1], '0x']);
+  await send(1, morpho, M, 'borrow', [market, 20_000n * USDC, 0n, users[1], users[1]]);
+
+  // The factory's vault: created with no timelock, so its first caps apply at once.
+  factory = await deploy(c, art.TestMetaMorphoFactory!, [morpho]);
+  const created = await send(0, factory, art.TestMetaMorphoFactory!.abi, 'createMetaMorpho', [
+    users[0],
+    0n,
+    usdc,
+    'Test USDC Vault',
+    'tvUSDC',
+    `0x${'01'.repeat(32)}`,
+  ]);
+  vault = `0x${created.logs.at(-1)!.topics[1]!.slice(26)}` as `0x${string}`;
+  await send(0, vault, V(), 'setCurator', [users[1]]);
+  await send(0, vault, V(), 'setFee', [WAD / 10n]);
+  await send(0, vault, V(), 'setFeeRecipient', [users[2]]);
+  await send(0, vault, V(), 'submitGuardian', [users[3]]);
+  for (const [params, cap] of [
+    [market, 500_000n * USDC],
+    [idle, 100_000n * USDC],
+  ] as const) {
+    await send(0, vault, V(), 'submitCap', [params, cap]);
+    await send(0, vault, V(), 'acceptCap', [params]);
+  }
+  await send(0, usdc, T, 'approve', [vault, 2n ** 256n - 1n]);
+  // 200,000 USDC to the market, 50,000 to the idle market.
+  await send(0, vault, V(), 'setSupplyQueue', [[idleId]]);
+  await send(0, vault, V(), 'deposit', [50_000n * USDC, users[0]]);
+  await send(0, vault, V(), 'setSupplyQueue', [[marketId, idleId]]);
+  await send(0, vault, V(), 'deposit', [200_000n * USDC, users[0]]);
+  await send(0, vault, V(), 'submitTimelock', [BigInt(DAY)]);
+
+  // A vault the factory did not make, lending into the same market.
+  stray = await deploy(c, art.TestMetaMorpho!, [morpho, users[0], 0n, usdc, 'Stray', 'STRAY']);
+  await send(0, stray, V(), 'submitCap', [market, 100_000n * USDC]);
+  await send(0, stray, V(), 'acceptCap', [market]);
+  await send(0, stray, V(), 'setSupplyQueue', [[marketId]]);
+  await send(0, usdc, T, 'approve', [stray, 2n ** 256n - 1n]);
+  await send(0, stray, V(), 'deposit', [10_000n * USDC, users[0]]);
+});
+
+after(async () => {
+  await anvil?.stop();
+});
+
+function sourcesJson() {
+  return {
+    chains: [
+      {
+        chainId: anvil.chainId,
+        rpcUrl: anvil.url,
+        compound: [],
+        morpho: { blue: morpho, fromBlock: 0, vaultFactories: [factory] },
+        chainlink: [
+          { address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
+          { address: usdcUsd, pair: 'USDC/USD', heartbeatSeconds: 86400 },
+        ],
+      },
+    ],
+  };
+}
+
+/** The vault's supply in a market at the latest block, in USDC: its shares at Morpho's totals, accrued. */
+async function supplyOf(id: `0x${string}`, params: typeof market) {
+  const M = art.Morpho!.abi;
+  if (params.irm !== ZERO) await send(0, morpho, M, 'accrueInterest', [params]);
+  const [shares] = await readAt<[bigint, bigint, bigint]>(anvil, morpho, M, 'position', [id, vault]);
+  const m = await readAt<bigint[]>(anvil, morpho, M, 'market', [id]);
+  return { shares, totalShares: m[1]!, assets: Number((shares * (m[0]! + 1n)) / (m[1]! + 10n ** 6n)) / 1e6 };
+}
+
+describe('MetaMorpho vaults on a local chain', () => {
+  const suite = liveChainSuite(() => anvil, 'lrds-metamorpho-', sourcesJson);
+  const { get } = suite;
+  const marketKey = () => `morpho-31337-${marketId}`;
+  const idleKey = () => `morpho-31337-${idleId}`;
+
+  test("default: a factory's vault with its roles, queues, caps and the chain's exact shares; another vault is not served", async () => {
+    await suite.pass();
+    const inMarket = await supplyOf(marketId, market);
+    const inIdle = await supplyOf(idleId, idle);
+    await suite.pass();
+    const v = (await get(`/vaults/31337/${vault}`)).data;
+    assert.deepEqual(
+      [v.protocol, v.name, v.symbol, v.asset.symbol, v.curator, v.governor, v.fee],
+      ['morpho', 'Test USDC Vault', 'tvUSDC', 'USDC', users[1], null, 0.1],
+    );
+    const g = v.governance;
+    assert.deepEqual(
+      [g.owner, g.guardian, g.feeRecipient, g.timelockSeconds, g.lostAssets],
+      [users[0], users[3], users[2], DAY, 0],
+    );
+    assert.deepEqual(g.supplyQueue, [marketKey(), idleKey()]);
+    assert.deepEqual(g.withdrawQueue, [marketKey(), idleKey()]);
+    assert.deepEqual(
+      [g.pendingCaps, g.pendingRemovals, g.pendingTimelock, g.pendingGuardian],
+      [[], [], null, null],
+    );
+    // total assets: its shares in both markets at Morpho's totals (the idle one included)
+    assert.ok(
+      Math.abs(g.totalAssets - (inMarket.assets + inIdle.assets)) < 1e-6 * g.totalAssets,
+      String(g.totalAssets),
+    );
+    assert.ok(Math.abs(inIdle.assets - 50_000) < 1e-6);
+    // one allocation: the market a pass reads (the idle one holds no borrower's risk), its share
+    // the vault's part of the market's supply shares, its cap in USDC
+    assert.equal(v.allocations.length, 1);
+    const a = v.allocations[0];
+    assert.deepEqual(
+      [a.marketId, a.supplyCap, a.share, a.collateral, a.loan],
+      [marketKey(), 500_000, 1, 'WETH', 'USDC'],
+    );
+    const detail = (await get(`/markets/${marketKey()}`)).data;
+    const share = Number(inMarket.shares) / Number(inMarket.totalShares);
+    assert.ok(
+      Math.abs(a.supplyUsd - share * detail.supply) < 0.02,
+      `${a.supplyUsd} vs ${share * detail.supply}`,
+    );
+    assert.ok(Math.abs(a.supplyUsd - inMarket.assets) < 0.05, `${a.supplyUsd} vs ${inMarket.assets}`);
+    assert.ok(Math.abs(v.apy - detail.supplyApy * 0.9) < 1e-6, `${v.apy} vs ${detail.supplyApy}`);
+    // listed and rated like any Morpho vault; the stray one is not served
+    const list = (await get('/vaults?protocol=morpho')).data as { address: string }[];
+    assert.deepEqual(
+      list.map((x) => x.address),
+      [vault.toLowerCase()],
+    );
+    await assert.rejects(get(`/vaults/31337/${stray}`), /404/);
+    const rating = (await get(`/ratings/vaults/31337/${vault}`)).data;
+    assert.equal(rating.address, vault.toLowerCase());
+  });
+
+  test('behavior: what the timelock holds is served with when it may be accepted', async () => {
+    await send(0, vault, V(), 'submitCap', [market, 800_000n * USDC]);
+    await send(0, vault, V(), 'submitCap', [idle, 0n]);
+    await send(0, vault, V(), 'submitMarketRemoval', [idle]);
+    await send(0, vault, V(), 'submitTimelock', [3600n]);
+    const submitted = await send(0, vault, V(), 'submitGuardian', [users[4]]);
+    const at = Number((await anvil.client().getBlock({ blockNumber: submitted.blockNumber })).timestamp);
+    await suite.pass();
+    const g = (await get(`/vaults/31337/${vault}`)).data.governance;
+    // each submitted in its own block: valid a day after each (at the latest within seconds of `at`)
+    const near = (iso: string) => Math.abs(Date.parse(iso) / 1000 - (at + DAY)) <= 10;
+    assert.equal(g.pendingCaps.length, 1);
+    assert.deepEqual(
+      [g.pendingCaps[0].marketId, g.pendingCaps[0].cap, g.pendingCaps[0].acceptable],
+      [marketKey(), 800_000, false],
+    );
+    assert.ok(near(g.pendingCaps[0].validAt), g.pendingCaps[0].validAt);
+    assert.deepEqual([g.pendingRemovals[0].marketId, g.pendingRemovals[0].removable], [idleKey(), false]);
+    assert.ok(near(g.pendingRemovals[0].removableAt));
+    assert.deepEqual([g.pendingTimelock.seconds, g.pendingTimelock.acceptable], [3600, false]);
+    assert.equal(Date.parse(g.pendingGuardian.validAt) / 1000, at + DAY);
+    assert.deepEqual([g.pendingGuardian.guardian, g.pendingGuardian.acceptable], [users[4], false]);
+    // the cap cut applied at once; the idle market stays in the withdraw queue until removed
+    assert.deepEqual(g.withdrawQueue, [marketKey(), idleKey()]);
+    // a day later (no pass needed) each may be accepted
+    suite.clock.set((at + DAY + 1) * 1000);
+    const later = (await get(`/vaults/31337/${vault}`)).data.governance;
+    assert.deepEqual(
+      [
+        later.pendingCaps[0].acceptable,
+        later.pendingRemovals[0].removable,
+        later.pendingTimelock.acceptable,
+        later.pendingGuardian.acceptable,
+      ],
+      [true, true, true, true],
+    );
+  });
+
+  test('behavior: a block without a vault transaction reads no vault; its total assets still follow the interest', async () => {
+    const before = (await get(`/vaults/31337/${vault}`)).data.governance;
+    await anvil.client().request({ method: 'evm_increaseTime' as never, params: [30 * DAY] as never });
+    await anvil.client().mine({ blocks: 1 });
+    await suite.pass();
+    assert.equal(suite.sources[0]!.lastRun()!.vaultsRead, 0);
+    const after = (await get(`/vaults/31337/${vault}`)).data.governance;
+    assert.equal(after.block, before.block);
+    assert.ok(after.totalAssets > before.totalAssets, `${after.totalAssets} vs ${before.totalAssets}`);
+    // a deposit is the vault's own log: read again at that pass's block
+    await send(0, vault, V(), 'deposit', [1_000n * USDC, users[0]]);
+    const block = await suite.pass();
+    assert.equal(suite.sources[0]!.lastRun()!.vaultsRead, 1);
+    assert.equal((await get(`/vaults/31337/${vault}`)).data.governance.block, Number(block));
+  });
+
+  test('behavior: a new process goes on from the checkpoint: the vault is read again, the factory not walked from its start', async () => {
+    const before = (await get(`/vaults/31337/${vault}`)).data;
+    const head = await anvil.client().getBlockNumber();
+    await anvil.client().mine({ blocks: 1 });
+    const logsFrom: bigint[] = [];
+    const fresh = chainSources(parseSources(sourcesJson(), 'test'), {
+      transport: () =>
+        custom({
+          async request({ method, params }) {
+            if (method === 'eth_getLogs')
+              logsFrom.push(BigInt((params as [{ fromBlock: string }])[0].fromBlock));
+            return anvil.client().request({ method, params } as never);
+          },
+        }),
+    });
+    await suite.pass(fresh);
+    assert.ok(logsFrom.length > 0 && logsFrom.every((b) => b > head), logsFrom.join());
+    const after = (await get(`/vaults/31337/${vault}`)).data;
+    assert.deepEqual(after.governance.withdrawQueue, before.governance.withdrawQueue);
+    assert.equal(after.governance.pendingCaps.length, 1);
+    assert.equal(after.allocations[0].supplyCap, before.allocations[0].supplyCap);
+    assert.equal(fresh[0]!.lastRun()!.vaultsRead, 1);
+  });
+});
