@@ -114,7 +114,7 @@ describe('OpenAPI examples', () => {
 describe('OpenAPI document shape', () => {
   test('behavior: well under 700 KB as dumped, shared errors, headers and parameters referenced', () => {
     const dumped = JSON.stringify(doc, null, 2);
-    assert.ok(dumped.length < 650_000, `${dumped.length} characters`);
+    assert.ok(dumped.length < 660_000, `${dumped.length} characters`);
     assert.ok(Object.keys(doc.components.responses).length > 10);
     assert.ok(doc.components.headers['X-Request-Id']);
     assert.ok(doc.components.parameters.cursor);

@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 3733ba25598c1f7d0af15db18d4f1a777aa7d53435d543934f88bcb0582bfadd) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 4740ed0cd0bf19f72acf02ab570fb95b621312076fce5758c33916516265266a) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/": {
         parameters: {
@@ -2677,6 +2677,77 @@ export interface components {
                     stalenessRatio: number;
                 } | null;
             }[];
+            /** @description A Morpho vault read from its contract on chain: its roles, queues, total assets and the changes its timelock holds. Null for Euler vaults and where the vault's source does not read them (the Morpho API, the sandbox). */
+            governance: {
+                /** @description Lower-case 0x address. */
+                owner: string;
+                /** @description May revoke pending changes; null: none. */
+                guardian: string | null;
+                /** @description Receives the performance fee; null: none set. */
+                feeRecipient: string | null;
+                /** @description The delay before a cap raise, a timelock cut, a new guardian or a market removal may be accepted. */
+                timelockSeconds: number;
+                /** @description Market uniqueKeys deposits go to, in order. */
+                supplyQueue: string[];
+                /** @description Market uniqueKeys withdrawals come from, in order: every market the vault has enabled. */
+                withdrawQueue: string[];
+                /** @description The vault's supply in all its markets (idle ones included), in units of the asset (8 significant digits): its supply shares valued at each market's state of the block read. */
+                totalAssets: number;
+                /** @description Bad debt its markets realized against the vault, in units of the asset (MetaMorpho v1.1); null: a v1.0 vault, which does not track it. */
+                lostAssets: number | null;
+                /** @description Cap raises waiting for the timelock. */
+                pendingCaps: {
+                    /** @description Market uniqueKey. */
+                    marketId: string;
+                    /** @description The cap raised to, in units of the asset; null: no cap. */
+                    cap: number | null;
+                    /**
+                     * Format: date-time
+                     * @description From when anyone may accept it (it applies once accepted).
+                     */
+                    validAt: string;
+                    /** @description Whether validAt has passed. */
+                    acceptable: boolean;
+                }[];
+                /** @description Markets submitted for removal (their cap set to 0). */
+                pendingRemovals: {
+                    /** @description Market uniqueKey. */
+                    marketId: string;
+                    /**
+                     * Format: date-time
+                     * @description From when the market may be removed from the withdraw queue (its supply written off).
+                     */
+                    removableAt: string;
+                    /** @description Whether removableAt has passed. */
+                    removable: boolean;
+                }[];
+                /** @description A timelock cut waiting for the current timelock (a raise applies at once); null: none. */
+                pendingTimelock: {
+                    /** @description The new timelock. */
+                    seconds: number;
+                    /**
+                     * Format: date-time
+                     * @description From when anyone may accept it (it applies once accepted).
+                     */
+                    validAt: string;
+                    /** @description Whether validAt has passed. */
+                    acceptable: boolean;
+                } | null;
+                /** @description A guardian change waiting for the timelock; null: none. */
+                pendingGuardian: {
+                    /** @description The new guardian; null: none. */
+                    guardian: string | null;
+                    /**
+                     * Format: date-time
+                     * @description From when anyone may accept it (it applies once accepted).
+                     */
+                    validAt: string;
+                    /** @description Whether validAt has passed. */
+                    acceptable: boolean;
+                } | null;
+                /** @description The block the vault's contract was last read at (it changes only by its own transactions). */
+                block: number;
+            } | null;
         };
         /**
          * VaultRating

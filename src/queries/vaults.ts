@@ -1,8 +1,8 @@
 import type { ReadModel } from '../data/read-model.ts';
 import { type AllocationValue, allocationValues, type VaultEntry } from '../data/vaults.ts';
 import type { RiskLevel } from '../domain/enums.ts';
-import { fraction, significantOrNull, usdOrNull } from '../domain/precision.ts';
-import type { OracleHealth } from '../domain/types.ts';
+import { fraction, significant, significantOrNull, usdOrNull } from '../domain/precision.ts';
+import type { MorphoVaultGovernance, OracleHealth } from '../domain/types.ts';
 import { chainAddressPage } from './cursor.ts';
 import { QueryError } from './errors.ts';
 import type { Found } from './types.ts';
@@ -51,6 +51,64 @@ export interface VaultView {
   totalAssetsUsd: number | null;
   apy: number;
   allocations: AllocationView[];
+  /** A Morpho vault read from its contract: roles, queues, what is pending; null otherwise. */
+  governance: GovernanceView | null;
+}
+
+/** When a change a vault's timelock holds may be accepted, and whether it may be now. */
+interface Due {
+  validAt: string;
+  acceptable: boolean;
+}
+
+export interface GovernanceView {
+  owner: string;
+  guardian: string | null;
+  feeRecipient: string | null;
+  timelockSeconds: number;
+  supplyQueue: string[];
+  withdrawQueue: string[];
+  totalAssets: number;
+  lostAssets: number | null;
+  pendingCaps: ({ marketId: string; cap: number | null } & Due)[];
+  pendingRemovals: { marketId: string; removableAt: string; removable: boolean }[];
+  pendingTimelock: ({ seconds: number } & Due) | null;
+  pendingGuardian: ({ guardian: string | null } & Due) | null;
+  block: number;
+}
+
+/** A vault's governance as served at `nowSec`: times in ISO 8601, each pending change's due state. */
+function governanceView(g: MorphoVaultGovernance, nowSec: number): GovernanceView {
+  const due = (at: number): Due => ({ validAt: new Date(at * 1000).toISOString(), acceptable: nowSec >= at });
+  return {
+    owner: g.owner,
+    guardian: g.guardian,
+    feeRecipient: g.feeRecipient,
+    timelockSeconds: g.timelockSeconds,
+    supplyQueue: g.supplyQueue,
+    withdrawQueue: g.withdrawQueue,
+    totalAssets: significant(g.totalAssets),
+    lostAssets: significantOrNull(g.lostAssets),
+    pendingCaps: g.pendingCaps.map((p) => ({
+      marketId: p.marketKey,
+      cap: significantOrNull(p.cap),
+      ...due(p.validAt),
+    })),
+    pendingRemovals: g.pendingRemovals.map((p) => ({
+      marketId: p.marketKey,
+      removableAt: new Date(p.removableAt * 1000).toISOString(),
+      removable: nowSec >= p.removableAt,
+    })),
+    pendingTimelock: g.pendingTimelock && {
+      seconds: g.pendingTimelock.seconds,
+      ...due(g.pendingTimelock.validAt),
+    },
+    pendingGuardian: g.pendingGuardian && {
+      guardian: g.pendingGuardian.guardian,
+      ...due(g.pendingGuardian.validAt),
+    },
+    block: g.block,
+  };
 }
 
 function vaultView(model: ReadModel, e: VaultEntry, nowSec: number): VaultView {
@@ -91,6 +149,7 @@ function vaultView(model: ReadModel, e: VaultEntry, nowSec: number): VaultView {
     totalAssetsUsd: usdOrNull(total),
     apy: fraction(r.protocol === 'euler' ? apy : apy * (1 - r.fee)),
     allocations,
+    governance: r.governance ? governanceView(r.governance, nowSec) : null,
   };
 }
 

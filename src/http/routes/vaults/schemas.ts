@@ -3,7 +3,92 @@ import { RISK_LEVELS } from '../../../domain/enums.ts';
 import { ADDRESS, nullable, ref } from '../../schemas.ts';
 import { OracleHealthSchema } from '../oracles/schemas.ts';
 
-/** The vaults area's schema: a vault and its allocations. */
+/** The vaults area's schema: a vault, its allocations and (Morpho vaults read on chain) its governance. */
+
+const DUE = {
+  validAt: Type.String({
+    format: 'date-time',
+    description: 'From when anyone may accept it (it applies once accepted).',
+  }),
+  acceptable: Type.Boolean({ description: 'Whether validAt has passed.' }),
+};
+
+const GovernanceSchema = Type.Object(
+  {
+    owner: ADDRESS,
+    guardian: nullable<string>('string', 'May revoke pending changes; null: none.'),
+    feeRecipient: nullable<string>('string', 'Receives the performance fee; null: none set.'),
+    timelockSeconds: Type.Integer({
+      description:
+        'The delay before a cap raise, a timelock cut, a new guardian or a market removal may be accepted.',
+    }),
+    supplyQueue: Type.Array(Type.String(), { description: 'Market uniqueKeys deposits go to, in order.' }),
+    withdrawQueue: Type.Array(Type.String(), {
+      description: 'Market uniqueKeys withdrawals come from, in order: every market the vault has enabled.',
+    }),
+    totalAssets: Type.Number({
+      description:
+        "The vault's supply in all its markets (idle ones included), in units of the asset (8 significant digits): its supply shares valued at each market's state of the block read.",
+    }),
+    lostAssets: nullable<number>(
+      'number',
+      'Bad debt its markets realized against the vault, in units of the asset (MetaMorpho v1.1); null: a v1.0 vault, which does not track it.',
+    ),
+    pendingCaps: Type.Array(
+      Type.Object(
+        {
+          marketId: Type.String({ description: 'Market uniqueKey.' }),
+          cap: nullable<number>('number', 'The cap raised to, in units of the asset; null: no cap.'),
+          ...DUE,
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Cap raises waiting for the timelock.' },
+    ),
+    pendingRemovals: Type.Array(
+      Type.Object(
+        {
+          marketId: Type.String({ description: 'Market uniqueKey.' }),
+          removableAt: Type.String({
+            format: 'date-time',
+            description:
+              'From when the market may be removed from the withdraw queue (its supply written off).',
+          }),
+          removable: Type.Boolean({ description: 'Whether removableAt has passed.' }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Markets submitted for removal (their cap set to 0).' },
+    ),
+    pendingTimelock: Type.Union(
+      [
+        Type.Object(
+          { seconds: Type.Integer({ description: 'The new timelock.' }), ...DUE },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      {
+        description: 'A timelock cut waiting for the current timelock (a raise applies at once); null: none.',
+      },
+    ),
+    pendingGuardian: Type.Union(
+      [
+        Type.Object(
+          { guardian: nullable<string>('string', 'The new guardian; null: none.'), ...DUE },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: 'A guardian change waiting for the timelock; null: none.' },
+    ),
+    block: Type.Integer({
+      description:
+        "The block the vault's contract was last read at (it changes only by its own transactions).",
+    }),
+  },
+  { additionalProperties: false },
+);
 
 export const VaultSchema = Type.Object(
   {
@@ -65,6 +150,10 @@ export const VaultSchema = Type.Object(
       ),
       { description: 'Largest first.' },
     ),
+    governance: Type.Union([GovernanceSchema, Type.Null()], {
+      description:
+        "A Morpho vault read from its contract on chain: its roles, queues, total assets and the changes its timelock holds. Null for Euler vaults and where the vault's source does not read them (the Morpho API, the sandbox).",
+    }),
   },
   { additionalProperties: false },
 );
