@@ -179,7 +179,10 @@ export async function createService(settings: Settings, options: ServiceOptions 
     onRated: (info) => appLog?.info(info, 'ratings computed'),
   });
   // The pass running here, shown by /health while it runs (and as overdue past its expected time).
-  const passWatch = new PassWatch(expectedPassMs(ingestInterval(settings)));
+  // With it, each source's part as it stands (a first sync's log walks, the reads answered).
+  const passWatch = new PassWatch(expectedPassMs(ingestInterval(settings)), (nowMs) =>
+    (ingestion?.sources ?? []).flatMap((s) => s.progress?.(nowMs) ?? []),
+  );
   // A first pass the start did not wait for runs from its start (the ingest job joins it).
   if (ingestion?.firstPass) passWatch.started(ingestion.firstPass.startedAt);
   // Risk events: matching (by the holder of the store's matching lease), delivery (every server,

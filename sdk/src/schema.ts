@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 4740ed0cd0bf19f72acf02ab570fb95b621312076fce5758c33916516265266a) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 85e7b896b7d3ffb4f20f34daae005ccfc77c89e04354c192242cbc374e6d1a1b) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/": {
         parameters: {
@@ -4893,6 +4893,28 @@ export interface operations {
                             /** @description Seconds a pass may take before it is overdue. */
                             expectedSeconds: number;
                             overdue: boolean;
+                            /** @description Each source's part of the pass as it stands, those with something under way: a first sync shows here each protocol's walk over its history. */
+                            sources: {
+                                /** @example chain:1 */
+                                source: string;
+                                /** @description Contract reads answered in this pass so far (markets, accounts, prices). */
+                                callsAnswered: number;
+                                /** @description Its `eth_getLogs` walks over block ranges under way. */
+                                logWalks: {
+                                    /** @description The protocol whose logs it reads (`aave` for Aave v3 and Spark pools, `shared` for a pass's one read of every contract). */
+                                    what: string;
+                                    fromBlock: number;
+                                    toBlock: number;
+                                    /** @description The last block whose logs are read (fromBlock - 1 before the first answer). */
+                                    reachedBlock: number;
+                                    blocksDone: number;
+                                    blocksTotal: number;
+                                    /** @description Logs read so far. */
+                                    logs: number;
+                                    /** @description Seconds left at the pace so far; null before the first answer. */
+                                    estimateSeconds: number | null;
+                                }[];
+                            }[];
                         } | null;
                         /** @description Every data source of the live store, as last recorded, and each source of the sources file no pass has recorded yet. */
                         sources: {

@@ -1,3 +1,4 @@
+import type { SourceProgress } from '../domain/pass-state.ts';
 import type { DatasetInput } from '../domain/records/dataset.ts';
 import type { LiquidationEvent, OracleRound } from '../domain/records/history.ts';
 import type { SourceState } from '../domain/records/sources.ts';
@@ -67,6 +68,8 @@ export interface Source {
    * unreachable): the run then counts as failed and the data stays as it was.
    */
   run(nowMs: number, previous?: PreviousRun): Promise<SourceOutput>;
+  /** Its run under way as it stands (what /health shows), or null when none is; left out: not told. */
+  progress?(nowMs: number): SourceProgress | null;
 }
 
 /** What the last good run of a source left: its checkpoint and its records as stored. */

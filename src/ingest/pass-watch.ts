@@ -4,7 +4,7 @@
  * shows there at once, not only when the pass ends.
  */
 
-import type { PassState } from '../domain/pass-state.ts';
+import type { PassState, SourceProgress } from '../domain/pass-state.ts';
 
 /**
  * A pass is expected to end within twice the interval between passes, and never counts as
@@ -19,10 +19,13 @@ export function expectedPassMs(intervalMs: number): number {
 
 export class PassWatch {
   readonly #expectedMs: number;
+  readonly #progress: (nowMs: number) => SourceProgress[];
   #startedAt: number | null = null;
 
-  constructor(expectedMs: number) {
+  /** `progress`: the sources' parts of the pass under way (their log walks, their reads). */
+  constructor(expectedMs: number, progress: (nowMs: number) => SourceProgress[] = () => []) {
     this.#expectedMs = expectedMs;
+    this.#progress = progress;
   }
 
   /** A pass starts at `nowMs`. */
@@ -44,6 +47,7 @@ export class PassWatch {
       runningSeconds: Math.floor(runningMs / 1000),
       expectedSeconds: Math.round(this.#expectedMs / 1000),
       overdue: runningMs > this.#expectedMs,
+      sources: this.#progress(nowMs),
     };
   }
 }

@@ -41,6 +41,9 @@ const block = (n: number, fork = 0, parentFork = fork): Block => ({
 function blocksOnly(chain: Map<number, Block>, head: () => number): ChainRpc {
   return {
     requests: () => 0,
+    callsAnswered: () => 0,
+    walks: new Set(),
+    now: () => 0,
     client: {
       getBlock: async (args: { blockTag?: 'latest'; blockNumber?: bigint }) =>
         chain.get(args.blockNumber === undefined ? head() : Number(args.blockNumber))!,
@@ -196,5 +199,60 @@ describe('chain source checkpoint', () => {
     ]);
     assert.deepEqual(pending(items, 'morpho', 'x', ['a:b']), ['a:b']);
     assert.equal(items.length, 1);
+  });
+});
+
+describe("a first sync's progress", () => {
+  test('behavior: each log walk shows as it goes (blocks done of blocks to do, logs, an estimate at its pace), and nothing once the run ends', async () => {
+    const head = 100_000;
+    const chain = new Map([[head, block(head)]]);
+    let nowMs = 1_000_000;
+    let fail: (err: Error) => void = () => {};
+    const asked: bigint[] = [];
+    const base = blocksOnly(chain, () => head);
+    const rpc = {
+      ...base,
+      now: () => nowMs,
+      multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
+      client: {
+        ...base.client,
+        // The first range answers at once (no log); the second hangs until the test fails it.
+        getLogs: async ({ fromBlock }: { fromBlock: bigint }) => {
+          asked.push(fromBlock);
+          if (fromBlock === 0n) return [];
+          return new Promise((_, reject) => {
+            fail = reject;
+          });
+        },
+      },
+    } as unknown as ChainRpc;
+    const source = chainSource(
+      { ...CHAIN, morpho: { blue: `0x${'b1'.repeat(20)}`, fromBlock: 0, vaultFactories: [] } },
+      rpc,
+    );
+    assert.equal(source.progress!(nowMs), null);
+    const run = source.run(nowMs);
+    while (asked.length < 2) await new Promise((r) => setImmediate(r));
+    nowMs += 10_000;
+    assert.deepEqual(source.progress!(nowMs), {
+      source: 'chain:31337',
+      callsAnswered: 0,
+      logWalks: [
+        {
+          what: 'morpho',
+          fromBlock: 0,
+          toBlock: head,
+          reachedBlock: 9_999,
+          blocksDone: 10_000,
+          blocksTotal: 100_001,
+          logs: 0,
+          // 90,001 blocks left at 10,000 blocks in 10 s
+          estimateSeconds: 91,
+        },
+      ],
+    });
+    fail(new Error('HTTP request failed: connection refused'));
+    await assert.rejects(run, /connection refused/);
+    assert.equal(source.progress!(nowMs), null);
   });
 });

@@ -78,6 +78,9 @@ function fakeRpc(max: bigint, logsAt: Set<bigint>) {
     chainId: 1,
     client,
     requests: () => asked.length,
+    callsAnswered: () => 0,
+    walks: new Set(),
+    now: Date.now,
     multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
     multicall: client.multicall,
   };
@@ -87,6 +90,7 @@ function fakeRpc(max: bigint, logsAt: Set<bigint>) {
 test('behavior: log ranges halve on a provider range error and grow again while quiet', async () => {
   const { rpc, asked } = fakeRpc(3000n, new Set([5n, 2500n, 30_000n]));
   const logs = await getLogsAdaptive(rpc, {
+    what: 'test',
     address: '0x0000000000000000000000000000000000000001',
     events: [],
     fromBlock: 0n,
@@ -121,11 +125,15 @@ test('error: a getLogs failure that is not about the range is thrown, not retrie
     chainId: 1,
     client,
     requests: () => 0,
+    callsAnswered: () => 0,
+    walks: new Set(),
+    now: Date.now,
     multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
     multicall: client.multicall,
   };
   await assert.rejects(
     getLogsAdaptive(rpc, {
+      what: 'test',
       address: '0x0000000000000000000000000000000000000001',
       events: [],
       fromBlock: 0n,

@@ -56,7 +56,19 @@ describe('/health while an ingestion pass runs', () => {
     const expected = expectedPassMs(12_000);
     assert.equal(expected, MIN_EXPECTED_PASS_MS);
     assert.equal(expectedPassMs(60_000), 120_000);
-    const watch = new PassWatch(expected);
+    // A chain's first sync under way: what each source tells of its part shows with the pass.
+    const walk = {
+      what: 'morpho',
+      fromBlock: 18_883_124,
+      toBlock: 21_000_000,
+      reachedBlock: 19_883_123,
+      blocksDone: 1_000_000,
+      blocksTotal: 2_116_877,
+      logs: 52_114,
+      estimateSeconds: 56,
+    };
+    const progress = [{ source: 'chain:1', callsAnswered: 1_200, logWalks: [walk] }];
+    const watch = new PassWatch(expected, () => progress);
     const t = await createTestApp({ clock, ingestion: (nowMs) => watch.state(nowMs) });
     try {
       const health = async () => {
@@ -73,6 +85,7 @@ describe('/health while an ingestion pass runs', () => {
         runningSeconds: 5,
         expectedSeconds: 60,
         overdue: false,
+        sources: progress,
       });
       assert.equal(h.status, 'ok');
       clock.advance(56_000);
@@ -82,6 +95,7 @@ describe('/health while an ingestion pass runs', () => {
         runningSeconds: 61,
         expectedSeconds: 60,
         overdue: true,
+        sources: progress,
       });
       assert.equal(h.status, 'degraded');
       watch.ended();

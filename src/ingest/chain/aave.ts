@@ -115,7 +115,7 @@ export async function readAave(
     append(
       logs,
       sharedLogsOf<Log>(shared, events, address, fromBlock, range.block) ??
-        (await getLogsAdaptive(rpc, { address, events, fromBlock, toBlock: range.block })),
+        (await getLogsAdaptive(rpc, { what: 'aave', address, events, fromBlock, toBlock: range.block })),
     );
   }
   const found: Omit<AaveLiquidation, 'timestamp'>[] = [];

@@ -128,7 +128,13 @@ export async function readRounds(
       publishers,
       range.fromBlock,
       range.toBlock,
-    ) ?? (await getLogsAdaptive(rpc, { address: publishers, events: [ANSWER_UPDATED], ...range }));
+    ) ??
+    (await getLogsAdaptive(rpc, {
+      what: 'chainlink',
+      address: publishers,
+      events: [ANSWER_UPDATED],
+      ...range,
+    }));
   const out: OracleRound[] = [];
   // A feed may come twice (its proxy's aggregator before and after a change): each publisher's
   // logs under that publisher's phase.

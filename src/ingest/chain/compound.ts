@@ -389,7 +389,14 @@ export async function readCompound(
         address,
         fromBlock,
         range.block,
-      ) ?? (await getLogsAdaptive(rpc, { address, events: COMET_EVENTS, fromBlock, toBlock: range.block })),
+      ) ??
+        (await getLogsAdaptive(rpc, {
+          what: 'compound',
+          address,
+          events: COMET_EVENTS,
+          fromBlock,
+          toBlock: range.block,
+        })),
     );
   const surplusAt = new Map<string, bigint>();
   const debtLogOf = new Map<string, number>();

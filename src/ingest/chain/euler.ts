@@ -376,6 +376,7 @@ export async function readEuler(
         range.block,
       ) ??
       (await getLogsAdaptive(rpc, {
+        what: 'euler',
         address: addresses as Hex[],
         events,
         fromBlock: range.fromBlock,

@@ -432,6 +432,7 @@ export async function readFluid(
     const got =
       sharedLogsOf<Log>(shared, events, watched, range.resume, range.block) ??
       ((await getLogsAdaptive(rpc, {
+        what: 'fluid',
         address: watched as `0x${string}`[],
         events,
         fromBlock: range.resume,
@@ -449,6 +450,7 @@ export async function readFluid(
     if (start <= range.block)
       logs.push(
         ...((await getLogsAdaptive(rpc, {
+          what: 'fluid',
           address: vaults as `0x${string}`[],
           events: FLUID_VAULT_EVENTS,
           fromBlock: start,

@@ -140,6 +140,7 @@ export async function readMetaMorpho(
   if (range.fromBlock === null) {
     for (const f of factories)
       for (const l of await getLogsAdaptive(rpc, {
+        what: 'metamorpho',
         address: f.address as Hex,
         events: [CREATE_METAMORPHO],
         fromBlock: BigInt(f.fromBlock),
@@ -158,6 +159,7 @@ export async function readMetaMorpho(
         range.block,
       ) ??
       (await getLogsAdaptive(rpc, {
+        what: 'metamorpho',
         address: addresses as Hex[],
         events: [CREATE_METAMORPHO],
         fromBlock: range.fromBlock,
@@ -179,6 +181,7 @@ export async function readMetaMorpho(
           range.block,
         ) ??
         (await getLogsAdaptive(rpc, {
+          what: 'metamorpho',
           address: readBefore as Hex[],
           events: METAMORPHO_EVENTS,
           fromBlock: range.fromBlock,

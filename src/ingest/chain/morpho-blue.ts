@@ -136,7 +136,7 @@ export class MorphoCache {
 type Hex = `0x${string}`;
 
 const readLogs = (rpc: ChainRpc, morpho: Hex, fromBlock: bigint, toBlock: bigint) =>
-  getLogsAdaptive(rpc, { address: morpho, events: MORPHO_EVENTS, fromBlock, toBlock });
+  getLogsAdaptive(rpc, { what: 'morpho', address: morpho, events: MORPHO_EVENTS, fromBlock, toBlock });
 
 /**
  * One pass over Morpho Blue at `block` (whose timestamp is `timestamp`): the logs of

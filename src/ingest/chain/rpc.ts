@@ -30,6 +30,12 @@ export interface ChainRpc {
   readonly client: PublicClient;
   /** JSON-RPC requests sent so far (HTTP requests: a batch counts once). */
   requests(): number;
+  /** Calls of multicalls answered so far (each contract read; what a pass has read of its accounts). */
+  callsAnswered(): number;
+  /** The log walks under way (getLogsAdaptive), as they stand: what /health shows of a long pass. */
+  readonly walks: ReadonlySet<LogWalk>;
+  /** The clock the walks' times are read on, ms. */
+  now(): number;
   /**
    * Options for viem's multicall on this chain, resolved on first use; `large` for reads that
    * answer much more than they are asked (structs, strings: smaller batches when deployless).
@@ -67,9 +73,23 @@ export const DEPLOYLESS_LARGE_ANSWERS_BATCH_BYTES = 512;
 /** Retries of a failed JSON-RPC request (a time-out included), with exponential backoff from 250 ms. */
 export const RPC_RETRIES = DEFAULT_PROVIDER_LIMITS.retries;
 
+/** A walk of `eth_getLogs` over a range of blocks under way, updated as each request answers. */
+export interface LogWalk {
+  /** What it reads the logs of (the protocol, `shared` for a pass's one read of every contract). */
+  readonly what: string;
+  readonly fromBlock: number;
+  readonly toBlock: number;
+  /** The last block whose logs are read (fromBlock - 1 before the first answer). */
+  reached: number;
+  logs: number;
+  readonly startedAtMs: number;
+}
+
 export interface RpcOptions {
   /** A transport of the caller's (tests); otherwise HTTP(S) to the URLs, within `limits`. */
   transport?: Transport;
+  /** The clock of the log walks' times (Date.now by default). */
+  now?: () => number;
   /** The provider's limits (batches, bytes, budget, timeout, retries); defaults otherwise. */
   limits?: Partial<ProviderLimits>;
   /** Retries of a failed request, with exponential backoff from 250 ms (default RPC_RETRIES). */
@@ -88,6 +108,8 @@ export function createChainRpc(
   options: RpcOptions = {},
 ): ChainRpc {
   let sent = 0;
+  let answered = 0;
+  const walks = new Set<LogWalk>();
   const transport =
     options.transport ??
     providerTransport(
@@ -111,8 +133,14 @@ export function createChainRpc(
     chainId,
     client,
     requests: () => sent,
-    multicall: ((args: Parameters<PublicClient['multicall']>[0]) =>
-      splittingMulticall(client, args, burners)) as PublicClient['multicall'],
+    callsAnswered: () => answered,
+    walks,
+    now: options.now ?? Date.now,
+    multicall: (async (args: Parameters<PublicClient['multicall']>[0]) => {
+      const results = await splittingMulticall(client, args, burners);
+      answered += results.length;
+      return results;
+    }) as PublicClient['multicall'],
     async multicallOptions(answers?: 'large') {
       mode ??= client.getCode({ address: MULTICALL3 }).then(
         (code): MulticallOptions =>
@@ -281,11 +309,38 @@ const QUIET_LOGS = 1_000;
  * The logs of `events` emitted by `address` (one contract or several) in [fromBlock, toBlock], in
  * chain order. A request
  * the provider refuses (a range or result limit) is retried on half the range, down to one
- * block; any other error is thrown.
+ * block; any other error is thrown. While it runs, the walk is in `rpc.walks` (`what` names it).
  */
 export async function getLogsAdaptive<const E extends readonly AbiEvent[]>(
   rpc: ChainRpc,
+  args: {
+    what: string;
+    address: `0x${string}` | `0x${string}`[];
+    events: E;
+    fromBlock: bigint;
+    toBlock: bigint;
+  },
+): Promise<GetLogsReturnType<undefined, E, true>> {
+  const walk: LogWalk = {
+    what: args.what,
+    fromBlock: Number(args.fromBlock),
+    toBlock: Number(args.toBlock),
+    reached: Number(args.fromBlock) - 1,
+    logs: 0,
+    startedAtMs: rpc.now(),
+  };
+  (rpc.walks as Set<LogWalk>).add(walk);
+  try {
+    return await walkLogs(rpc, args, walk);
+  } finally {
+    (rpc.walks as Set<LogWalk>).delete(walk);
+  }
+}
+
+async function walkLogs<const E extends readonly AbiEvent[]>(
+  rpc: ChainRpc,
   args: { address: `0x${string}` | `0x${string}`[]; events: E; fromBlock: bigint; toBlock: bigint },
+  walk: LogWalk,
 ): Promise<GetLogsReturnType<undefined, E, true>> {
   const out: GetLogsReturnType<undefined, E, true> = [];
   let range = INITIAL_LOG_RANGE;
@@ -309,6 +364,8 @@ export async function getLogsAdaptive<const E extends readonly AbiEvent[]>(
       throw err;
     }
     append(out, logs);
+    walk.reached = Number(to);
+    walk.logs += logs.length;
     if (logs.length < QUIET_LOGS && range < MAX_LOG_RANGE) range *= 2n;
     from = to + 1n;
   }

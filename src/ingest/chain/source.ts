@@ -14,6 +14,7 @@
  */
 
 import { must } from '../../domain/must.ts';
+import type { LogWalkProgress } from '../../domain/pass-state.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import type { ChainConfig } from '../sources-file.ts';
@@ -26,7 +27,7 @@ import { fluidAdapter } from './fluid-pass.ts';
 import { morphoAdapter } from './morpho-pass.ts';
 import { ChainFeeds, recordPriceSources, tokenSymbols } from './pricing.ts';
 import { Assembly, type PassContext, type ProtocolAdapter } from './protocol.ts';
-import { type ChainRpc, deploymentBlock, getLogsAdaptive, type SharedLogs } from './rpc.ts';
+import { type ChainRpc, deploymentBlock, getLogsAdaptive, type LogWalk, type SharedLogs } from './rpc.ts';
 
 /** What the last run of a chain source cost, for the logs and the bench. */
 export interface ChainRunStats {
@@ -65,6 +66,8 @@ export function chainSource(
   reference: ChainReference = { feeds: [], tokens: [] },
 ): ChainSource {
   let last: ChainRunStats | null = null;
+  // The calls answered when the run under way began; null: none is.
+  let calls0: number | null = null;
   // The protocols in the order their records are assembled (and their logs' events listed).
   const adapters: ProtocolAdapter[] = [
     morphoAdapter(chain),
@@ -96,151 +99,187 @@ export function chainSource(
       (r.protocol !== 'morpho' ||
         (kind === 'market' ? chain.morpho !== null : (chain.morpho?.vaultFactories.length ?? 0) > 0)),
     lastRun: () => last,
-    async run(_nowMs: number, previous?: PreviousRun): Promise<SourceOutput> {
-      const requests0 = rpc.requests();
-      const latest = await rpc.client.getBlock({ blockTag: 'latest' });
-      const confirmations = BigInt(chain.confirmations);
-      const target = latest.number > confirmations ? latest.number - confirmations : 0n;
-      const block = target === latest.number ? latest : await rpc.client.getBlock({ blockNumber: target });
-      const items: ItemReport[] = [];
-      const checkpoint = readCheckpoint(previous?.state?.cursor ?? null);
-      // A checkpoint of another configuration (another Morpho address or start block, another
-      // Euler EVC) is not this source's: read again.
-      const sameConfig = adapters.every((a) => a.sameConfig(checkpoint));
-      const lastBlock = sameConfig ? previous?.state?.lastBlock[String(chain.chainId)] : undefined;
-      // Where the logs are read from: after the last block read, if it is still on the chain;
-      // after the newest block read that is (the common ancestor) if the chain reorganized; from
-      // the start if none is (a reset local chain, a reorganization deeper than RECENT_BLOCKS).
-      let recent = sameConfig ? checkpoint.recent : [];
-      let resume: bigint | null = null;
-      let reorg: SourceOutput['reorg'];
-      if (!sameConfig && previous?.state?.lastBlock[String(chain.chainId)] !== undefined) {
-        // Another configuration: what was read with the old one goes.
-        reorg = { chainId: chain.chainId, fromBlock: 0 };
-      }
-      if (lastBlock !== undefined) {
-        // A head below every block the checkpoint can check cannot be told from a lagging RPC.
-        const unverifiable = recent.length > 0 && recent.every(([n]) => n > Number(target));
-        const ancestor =
-          recent.length === 0 || unverifiable ? lastBlock : await canonicalAncestor(rpc, recent, block);
-        // A head below the last block read, that block's ancestors still on the chain: the RPC
-        // lags (another node behind a load balancer). Nothing is read; the data stays.
-        if (ancestor !== null && Number(target) < lastBlock)
-          throw new Error(
-            `the RPC's head (block ${target} after ${chain.confirmations} confirmations) is behind the last block read (${lastBlock}): the data read stays until it catches up`,
-          );
-        if (ancestor !== lastBlock) {
-          const fromBlock = ancestor === null ? firstBlock(adapters) : ancestor + 1;
-          // The rounds read from the ancestor's time on may have gone with its orphaned blocks
-          // (blocks share a second): they go, and this pass reads each feed's latest again.
-          const fromMs =
-            ancestor === null
-              ? 0
-              : Number((await rpc.client.getBlock({ blockNumber: BigInt(ancestor) })).timestamp) * 1000;
-          reorg = { chainId: chain.chainId, fromBlock, fromMs };
-          items.push({ id: `reorg:${fromBlock}`, ok: true });
-        }
-        if (ancestor !== null) resume = BigInt(ancestor) + 1n;
-        recent = recent.filter(([n]) => ancestor !== null && n <= ancestor);
-      }
-      // What the process kept may belong to orphaned blocks: read everything again, every account
-      // it knew included (one the orphaned blocks emptied is no position now, but is again).
-      if (resume === null || reorg) {
-        for (const a of adapters) a.forget(resume !== null);
-        // A chain read again from the start (reset, or reorganized past the checkpoint) may hold
-        // its contracts at other blocks.
-        if (resume === null) deployments.clear();
-      }
-      const ctx: PassContext = {
-        chain,
-        rpc,
-        target,
-        timestamp: block.timestamp,
-        resume,
-        checkpoint,
-        previous,
-        items,
-        deployedAt: (address) => deployedAt(address as `0x${string}`, target),
-      };
-      const passes = adapters.map((a) => a.begin(ctx));
-
-      // After the first pass every reader resumes at the same block: the logs of every protocol's
-      // contracts already read and of the feeds' publishers (as the last pass found them) are read
-      // in one eth_getLogs, which each reader takes its part of.
-      let shared: SharedLogs | undefined;
-      if (resume !== null && resume <= target) {
-        const addresses = [...passes.flatMap((p) => p.logAddresses), ...feeds.publishers].map((a) =>
-          a.toLowerCase(),
-        );
-        if (addresses.length > 0)
-          shared = {
-            fromBlock: resume,
-            toBlock: target,
-            addresses: new Set(addresses),
-            logs: await getLogsAdaptive(rpc, {
-              address: addresses as `0x${string}`[],
-              events: [...adapters.flatMap((a) => a.events), ANSWER_UPDATED],
-              fromBlock: resume,
-              toBlock: target,
-            }),
-          };
-      }
-      for (const p of passes) await p.read(shared);
-
-      // Feeds: those of the file, and those the protocols' contracts name.
-      const prices = await feeds.read(
-        target,
-        passes.flatMap((p) => p.namedFeeds()),
-        items,
-      );
-      const out = new Assembly(ctx, prices);
-      for (const p of passes) await p.assemble(out);
-
-      // After a reorganization the rounds from the common ancestor's second on were dropped: they
-      // are read again from the ancestor and the blocks before it that may share its second.
-      const roundsFrom =
-        resume !== null && reorg
-          ? resume > SAME_SECOND_BLOCKS + 1n
-            ? resume - 1n - SAME_SECOND_BLOCKS
-            : 0n
-          : resume;
-      const rounds = await feeds.rounds(
-        prices,
-        roundsFrom === null ? null : { fromBlock: roundsFrom, toBlock: target },
-        shared,
-      );
-      const parts = passes.map((p) => p.checkpoint());
-      recent = [
-        ...recent.filter(([n]) => n < Number(target)),
-        [Number(target), must(block.hash, `hash of block ${target}`)] as [number, string],
-      ].slice(-RECENT_BLOCKS);
-      // Accounts read empty at or before the oldest block a reorganization can roll back to are
-      // forgotten: what the process keeps grows with the positions, not with every account named.
-      // (Not past the oldest block of the stored checkpoint: this pass may yet fail to be stored.)
-      const [oldest] = must(recent[0], 'recent block');
-      const settled = Math.min(oldest, checkpoint.recent[0]?.[0] ?? Number.POSITIVE_INFINITY);
-      for (const a of adapters) a.settle(settled);
-      last = {
-        block: Number(target),
-        rpcRequests: rpc.requests() - requests0,
-        markets: out.markets.length,
-        positions: out.positions.length,
-        positionsRead: passes.reduce((n, p) => n + p.positionsRead(), 0),
-        vaultsRead: passes.reduce((n, p) => n + (p.vaultsRead?.() ?? 0), 0),
-        accountsKept: adapters.reduce((n, a) => n + a.accountsKept(), 0),
-      };
-      recordPriceSources(out.markets, new Set(previous?.markets ?? []), prices.feedPriceOf);
+    progress(nowMs) {
+      if (calls0 === null) return null;
       return {
-        records: { markets: out.markets, positions: out.positions, vaults: out.vaults },
-        liquidations: out.liquidations,
-        rounds,
-        blocks: { [String(chain.chainId)]: Number(target) },
-        head: { [String(chain.chainId)]: Number(latest.number) },
-        ...(reorg ? { reorg } : {}),
-        cursor: writeCheckpoint(recent, parts),
-        items,
+        source: `chain:${chain.chainId}`,
+        callsAnswered: rpc.callsAnswered() - calls0,
+        logWalks: [...rpc.walks].map((w) => walkProgress(w, nowMs)),
       };
     },
+    async run(_nowMs: number, previous?: PreviousRun): Promise<SourceOutput> {
+      calls0 = rpc.callsAnswered();
+      try {
+        return await pass(previous);
+      } finally {
+        calls0 = null;
+      }
+    },
+  };
+
+  async function pass(previous: PreviousRun | undefined): Promise<SourceOutput> {
+    const requests0 = rpc.requests();
+    const latest = await rpc.client.getBlock({ blockTag: 'latest' });
+    const confirmations = BigInt(chain.confirmations);
+    const target = latest.number > confirmations ? latest.number - confirmations : 0n;
+    const block = target === latest.number ? latest : await rpc.client.getBlock({ blockNumber: target });
+    const items: ItemReport[] = [];
+    const checkpoint = readCheckpoint(previous?.state?.cursor ?? null);
+    // A checkpoint of another configuration (another Morpho address or start block, another
+    // Euler EVC) is not this source's: read again.
+    const sameConfig = adapters.every((a) => a.sameConfig(checkpoint));
+    const lastBlock = sameConfig ? previous?.state?.lastBlock[String(chain.chainId)] : undefined;
+    // Where the logs are read from: after the last block read, if it is still on the chain;
+    // after the newest block read that is (the common ancestor) if the chain reorganized; from
+    // the start if none is (a reset local chain, a reorganization deeper than RECENT_BLOCKS).
+    let recent = sameConfig ? checkpoint.recent : [];
+    let resume: bigint | null = null;
+    let reorg: SourceOutput['reorg'];
+    if (!sameConfig && previous?.state?.lastBlock[String(chain.chainId)] !== undefined) {
+      // Another configuration: what was read with the old one goes.
+      reorg = { chainId: chain.chainId, fromBlock: 0 };
+    }
+    if (lastBlock !== undefined) {
+      // A head below every block the checkpoint can check cannot be told from a lagging RPC.
+      const unverifiable = recent.length > 0 && recent.every(([n]) => n > Number(target));
+      const ancestor =
+        recent.length === 0 || unverifiable ? lastBlock : await canonicalAncestor(rpc, recent, block);
+      // A head below the last block read, that block's ancestors still on the chain: the RPC
+      // lags (another node behind a load balancer). Nothing is read; the data stays.
+      if (ancestor !== null && Number(target) < lastBlock)
+        throw new Error(
+          `the RPC's head (block ${target} after ${chain.confirmations} confirmations) is behind the last block read (${lastBlock}): the data read stays until it catches up`,
+        );
+      if (ancestor !== lastBlock) {
+        const fromBlock = ancestor === null ? firstBlock(adapters) : ancestor + 1;
+        // The rounds read from the ancestor's time on may have gone with its orphaned blocks
+        // (blocks share a second): they go, and this pass reads each feed's latest again.
+        const fromMs =
+          ancestor === null
+            ? 0
+            : Number((await rpc.client.getBlock({ blockNumber: BigInt(ancestor) })).timestamp) * 1000;
+        reorg = { chainId: chain.chainId, fromBlock, fromMs };
+        items.push({ id: `reorg:${fromBlock}`, ok: true });
+      }
+      if (ancestor !== null) resume = BigInt(ancestor) + 1n;
+      recent = recent.filter(([n]) => ancestor !== null && n <= ancestor);
+    }
+    // What the process kept may belong to orphaned blocks: read everything again, every account
+    // it knew included (one the orphaned blocks emptied is no position now, but is again).
+    if (resume === null || reorg) {
+      for (const a of adapters) a.forget(resume !== null);
+      // A chain read again from the start (reset, or reorganized past the checkpoint) may hold
+      // its contracts at other blocks.
+      if (resume === null) deployments.clear();
+    }
+    const ctx: PassContext = {
+      chain,
+      rpc,
+      target,
+      timestamp: block.timestamp,
+      resume,
+      checkpoint,
+      previous,
+      items,
+      deployedAt: (address) => deployedAt(address as `0x${string}`, target),
+    };
+    const passes = adapters.map((a) => a.begin(ctx));
+
+    // After the first pass every reader resumes at the same block: the logs of every protocol's
+    // contracts already read and of the feeds' publishers (as the last pass found them) are read
+    // in one eth_getLogs, which each reader takes its part of.
+    let shared: SharedLogs | undefined;
+    if (resume !== null && resume <= target) {
+      const addresses = [...passes.flatMap((p) => p.logAddresses), ...feeds.publishers].map((a) =>
+        a.toLowerCase(),
+      );
+      if (addresses.length > 0)
+        shared = {
+          fromBlock: resume,
+          toBlock: target,
+          addresses: new Set(addresses),
+          logs: await getLogsAdaptive(rpc, {
+            what: 'shared',
+            address: addresses as `0x${string}`[],
+            events: [...adapters.flatMap((a) => a.events), ANSWER_UPDATED],
+            fromBlock: resume,
+            toBlock: target,
+          }),
+        };
+    }
+    for (const p of passes) await p.read(shared);
+
+    // Feeds: those of the file, and those the protocols' contracts name.
+    const prices = await feeds.read(
+      target,
+      passes.flatMap((p) => p.namedFeeds()),
+      items,
+    );
+    const out = new Assembly(ctx, prices);
+    for (const p of passes) await p.assemble(out);
+
+    // After a reorganization the rounds from the common ancestor's second on were dropped: they
+    // are read again from the ancestor and the blocks before it that may share its second.
+    const roundsFrom =
+      resume !== null && reorg
+        ? resume > SAME_SECOND_BLOCKS + 1n
+          ? resume - 1n - SAME_SECOND_BLOCKS
+          : 0n
+        : resume;
+    const rounds = await feeds.rounds(
+      prices,
+      roundsFrom === null ? null : { fromBlock: roundsFrom, toBlock: target },
+      shared,
+    );
+    const parts = passes.map((p) => p.checkpoint());
+    recent = [
+      ...recent.filter(([n]) => n < Number(target)),
+      [Number(target), must(block.hash, `hash of block ${target}`)] as [number, string],
+    ].slice(-RECENT_BLOCKS);
+    // Accounts read empty at or before the oldest block a reorganization can roll back to are
+    // forgotten: what the process keeps grows with the positions, not with every account named.
+    // (Not past the oldest block of the stored checkpoint: this pass may yet fail to be stored.)
+    const [oldest] = must(recent[0], 'recent block');
+    const settled = Math.min(oldest, checkpoint.recent[0]?.[0] ?? Number.POSITIVE_INFINITY);
+    for (const a of adapters) a.settle(settled);
+    last = {
+      block: Number(target),
+      rpcRequests: rpc.requests() - requests0,
+      markets: out.markets.length,
+      positions: out.positions.length,
+      positionsRead: passes.reduce((n, p) => n + p.positionsRead(), 0),
+      vaultsRead: passes.reduce((n, p) => n + (p.vaultsRead?.() ?? 0), 0),
+      accountsKept: adapters.reduce((n, a) => n + a.accountsKept(), 0),
+    };
+    recordPriceSources(out.markets, new Set(previous?.markets ?? []), prices.feedPriceOf);
+    return {
+      records: { markets: out.markets, positions: out.positions, vaults: out.vaults },
+      liquidations: out.liquidations,
+      rounds,
+      blocks: { [String(chain.chainId)]: Number(target) },
+      head: { [String(chain.chainId)]: Number(latest.number) },
+      ...(reorg ? { reorg } : {}),
+      cursor: writeCheckpoint(recent, parts),
+      items,
+    };
+  }
+}
+
+/** A log walk under way as /health shows it, its estimate at the pace so far. */
+function walkProgress(w: LogWalk, nowMs: number): LogWalkProgress {
+  const blocksTotal = w.toBlock - w.fromBlock + 1;
+  const blocksDone = w.reached - w.fromBlock + 1;
+  const elapsedMs = Math.max(0, nowMs - w.startedAtMs);
+  return {
+    what: w.what,
+    fromBlock: w.fromBlock,
+    toBlock: w.toBlock,
+    reachedBlock: w.reached,
+    blocksDone,
+    blocksTotal,
+    logs: w.logs,
+    estimateSeconds:
+      blocksDone > 0 ? Math.ceil(((blocksTotal - blocksDone) * elapsedMs) / blocksDone / 1000) : null,
   };
 }
 

@@ -1,5 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { sourceInUse } from '../../../data/read-model.ts';
+import type { PassState } from '../../../domain/pass-state.ts';
 import type { SourceState } from '../../../domain/records/sources.ts';
 import type { AppDeps, HealthReport } from '../../context.ts';
 import { API_VERSION } from '../../plugins/openapi.ts';
@@ -65,12 +66,7 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                     "The datasets served, by key mode: live keys' (absent while no source of the sources file has been read yet: live keys then get empty answers) and test keys' sandbox once built.",
                 },
               ),
-              ingestion: Type.Unsafe<{
-                startedAt: string;
-                runningSeconds: number;
-                expectedSeconds: number;
-                overdue: boolean;
-              } | null>({
+              ingestion: Type.Unsafe<PassState | null>({
                 type: ['object', 'null'],
                 description:
                   'The ingestion pass of the sources file running in this process (the one that holds the ingestion lease), or null when none is. `overdue`: it has run longer than `expectedSeconds` (twice the interval between passes, at least 60 s), and `status` is `degraded`: a source that does not answer shows here while the pass still waits for it.',
@@ -82,8 +78,65 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                     description: 'Seconds a pass may take before it is overdue.',
                   },
                   overdue: { type: 'boolean' },
+                  sources: {
+                    type: 'array',
+                    description:
+                      "Each source's part of the pass as it stands, those with something under way: a first sync shows here each protocol's walk over its history.",
+                    items: {
+                      type: 'object',
+                      properties: {
+                        source: { type: 'string', examples: ['chain:1'] },
+                        callsAnswered: {
+                          type: 'integer',
+                          description:
+                            'Contract reads answered in this pass so far (markets, accounts, prices).',
+                        },
+                        logWalks: {
+                          type: 'array',
+                          description: 'Its `eth_getLogs` walks over block ranges under way.',
+                          items: {
+                            type: 'object',
+                            properties: {
+                              what: {
+                                type: 'string',
+                                description:
+                                  "The protocol whose logs it reads (`aave` for Aave v3 and Spark pools, `shared` for a pass's one read of every contract).",
+                              },
+                              fromBlock: { type: 'integer' },
+                              toBlock: { type: 'integer' },
+                              reachedBlock: {
+                                type: 'integer',
+                                description:
+                                  'The last block whose logs are read (fromBlock - 1 before the first answer).',
+                              },
+                              blocksDone: { type: 'integer' },
+                              blocksTotal: { type: 'integer' },
+                              logs: { type: 'integer', description: 'Logs read so far.' },
+                              estimateSeconds: {
+                                type: ['integer', 'null'],
+                                description: 'Seconds left at the pace so far; null before the first answer.',
+                              },
+                            },
+                            required: [
+                              'what',
+                              'fromBlock',
+                              'toBlock',
+                              'reachedBlock',
+                              'blocksDone',
+                              'blocksTotal',
+                              'logs',
+                              'estimateSeconds',
+                            ],
+                            additionalProperties: false,
+                          },
+                        },
+                      },
+                      required: ['source', 'callsAnswered', 'logWalks'],
+                      additionalProperties: false,
+                    },
+                  },
                 },
-                required: ['startedAt', 'runningSeconds', 'expectedSeconds', 'overdue'],
+                required: ['startedAt', 'runningSeconds', 'expectedSeconds', 'overdue', 'sources'],
                 additionalProperties: false,
               }),
               sources: Type.Array(
