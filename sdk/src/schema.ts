@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 85e7b896b7d3ffb4f20f34daae005ccfc77c89e04354c192242cbc374e6d1a1b) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 b544bc15d50b53c1dbf007e1c1db4c26ef4bf956ef05007baa9eb50973932027) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/": {
         parameters: {
@@ -2632,9 +2632,9 @@ export interface components {
             governor: string | null;
             /** @description Fee on the interest earned (Morpho performance fee, Euler interest fee), 0 to 1. */
             fee: number;
-            /** @description Sum of the allocations: the vault's share of each market's supply now, USD; null when a market it supplies has no USD price of its asset. */
+            /** @description Sum of the allocations (the vault's share of each market's supply now) and of its idle assets (governance.idleAssets), USD; null when a market it supplies has no USD price of its asset. */
             totalAssetsUsd: number | null;
-            /** @description Supply APY of the allocations weighted by their USD (by their amounts of the asset when one has no USD price), net of the fee (rewards excluded), decimal. */
+            /** @description Supply APY of the allocations weighted by their USD (by their amounts of the asset when one has no USD price), idle assets earning none, net of the fee (rewards excluded), decimal. */
             apy: number;
             /** @description Largest first. */
             allocations: {
@@ -2691,8 +2691,10 @@ export interface components {
                 supplyQueue: string[];
                 /** @description Market uniqueKeys withdrawals come from, in order: every market the vault has enabled. */
                 withdrawQueue: string[];
-                /** @description The vault's supply in all its markets (idle ones included), in units of the asset (8 significant digits): its supply shares valued at each market's state of the block read. */
+                /** @description The vault's supply in all its markets, idle ones included, in units of the asset (8 significant digits): its supply shares valued at each market's state of the last pass. */
                 totalAssets: number;
+                /** @description Its part in idle markets (no collateral: no borrower, no interest), in no allocation; counted in totalAssetsUsd, and at a 0 APY in apy. */
+                idleAssets: number;
                 /** @description Bad debt its markets realized against the vault, in units of the asset (MetaMorpho v1.1); null: a v1.0 vault, which does not track it. */
                 lostAssets: number | null;
                 /** @description Cap raises waiting for the timelock. */
@@ -2745,7 +2747,7 @@ export interface components {
                     /** @description Whether validAt has passed. */
                     acceptable: boolean;
                 } | null;
-                /** @description The block the vault's contract was last read at (it changes only by its own transactions). */
+                /** @description The block the vault's contract was last read at: again at each pass that sees one of its own logs. */
                 block: number;
             } | null;
         };

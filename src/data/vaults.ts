@@ -24,15 +24,23 @@ export interface AllocationValue {
 }
 
 /**
- * A vault's allocations at the markets' state now, their USD total (null when one has no USD
- * price: a sum without it would understate, "Real sources" (docs/decisions.md)) and the sum of their weights: USD when every
- * allocation has it, else amounts of the asset (every allocation lends the vault's one asset).
+ * A vault's allocations at the markets' state now, the vault's USD total (null when one has no USD
+ * price: a sum without it would understate, "Real sources" (docs/decisions.md)) and the sum of
+ * their weights: USD when every allocation has it, else amounts of the asset (every allocation
+ * lends the vault's one asset). A Morpho vault read on chain also holds idle assets (markets
+ * without a collateral: no borrower, no interest): in the totals, at the asset's price in its
+ * markets, in no allocation.
  */
 export function allocationValues(
   catalog: Catalog,
   e: VaultEntry,
   nowSec: number,
-): { parts: AllocationValue[]; totalUsd: number | null; totalWeight: number } {
+): {
+  parts: AllocationValue[];
+  totalUsd: number | null;
+  totalWeight: number;
+  idle: { assets: number; usd: number | null };
+} {
   const raw = e.record.allocations.map((a, i) => {
     const ord = e.ords[i];
     const m = ord === undefined ? undefined : catalog.viewAt(ord, nowSec);
@@ -40,8 +48,15 @@ export function allocationValues(
     const units = !m ? 0 : m.supplyAssets === null ? null : m.supplyAssets * a.supplyShare;
     return { a, m, usd, units };
   });
-  // Null as soon as one allocation has no USD value.
-  const totalUsd = raw.reduce<number | null>((s, p) => (s === null || p.usd === null ? null : s + p.usd), 0);
+  const idleAssets = e.record.governance?.idleAssets ?? 0;
+  const price =
+    raw.find((p) => p.m?.loanPrice !== null && p.m?.loanPrice !== undefined)?.m?.loanPrice ?? null;
+  const idleUsd = idleAssets === 0 ? 0 : price === null ? null : idleAssets * price;
+  // Null as soon as one part has no USD value.
+  const totalUsd = raw.reduce<number | null>(
+    (s, p) => (s === null || p.usd === null ? null : s + p.usd),
+    idleUsd,
+  );
   const priced = totalUsd !== null;
   const parts = raw.map(({ a, m, usd, units }) => ({
     a,
@@ -54,7 +69,8 @@ export function allocationValues(
   return {
     parts,
     totalUsd,
-    totalWeight: parts.reduce((s, p) => s + p.weight, 0),
+    totalWeight: parts.reduce((s, p) => s + p.weight, (priced ? idleUsd : idleAssets) ?? 0),
+    idle: { assets: idleAssets, usd: idleUsd },
   };
 }
 

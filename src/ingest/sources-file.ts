@@ -88,7 +88,8 @@ const ChainSchema = Type.Object(
           fromBlock: Type.Optional(BLOCK),
           /**
            * MetaMorpho factories whose vaults are read; left out on a chain the address book knows:
-           * its MetaMorpho v1.1 factory; empty: no vault is read on chain.
+           * its MetaMorpho v1.1 factory (and v1.0's where it was deployed); empty: no vault is read
+           * on chain.
            */
           vaultFactories: Type.Optional(Type.Array(ADDRESS, { maxItems: 8 })),
         },
@@ -209,12 +210,12 @@ export interface ChainConfig {
   rpcTimeoutMs: number;
   /**
    * Morpho Blue, when read on this chain, and the MetaMorpho factories whose vaults are read
-   * (lower-case; each from its deployment block when the address book knows it, else Blue's).
+   * (lower-case; each from its deployment block: known, or null: found on the chain).
    */
   morpho: {
     blue: string;
     fromBlock: number;
-    vaultFactories: { address: string; fromBlock: number }[];
+    vaultFactories: { address: string; fromBlock: number | null }[];
   } | null;
   /** Aave v3 and Spark pools read on this chain (addresses lower-case; fromBlock null: from its deployment). */
   aave: { protocol: 'aave' | 'spark'; pool: string; fromBlock: number | null }[];
@@ -307,14 +308,13 @@ export function parseSources(
         problems.push(`chains[${i}].morpho.blue: required on chain ${c.chainId} (no address book entry)`);
       else {
         const fromBlock = c.morpho?.fromBlock ?? known?.fromBlock ?? 0;
-        const factories =
-          c.morpho?.vaultFactories ?? (known?.vaultFactory ? [known.vaultFactory.address] : []);
+        // A factory is read from its own deployment, whatever Blue's fromBlock: its log is the only
+        // way a vault is found.
+        const knownFactories = new Map((known?.vaultFactories ?? []).map((f) => [f.address, f.fromBlock]));
+        const factories = c.morpho?.vaultFactories ?? [...knownFactories.keys()];
         const vaultFactories = [...new Set(factories.map((f) => f.toLowerCase()))].map((address) => ({
           address,
-          fromBlock:
-            known?.vaultFactory?.address.toLowerCase() === address
-              ? Math.max(fromBlock, known.vaultFactory.fromBlock)
-              : fromBlock,
+          fromBlock: knownFactories.get(address) ?? null,
         }));
         morpho = { blue: blue.toLowerCase(), fromBlock, vaultFactories };
       }
@@ -427,11 +427,23 @@ export function parseSources(
   };
 }
 
-/** Morpho Blue's address on a chain its address book knows, and its MetaMorpho v1.1 factory. */
+/**
+ * MetaMorpho v1.0's factory, on the chains it was deployed on (Morpho's address book names v1.1's
+ * only): its vaults have v1.1's views and events. Read from Blue's deployment (it came later).
+ */
+const METAMORPHO_V1_0_FACTORY: Readonly<Record<number, string>> = {
+  1: '0xa9c3d3a366466fa809d1ae982fb2c46e5fc41101',
+  8453: '0xa9c3d3a366466fa809d1ae982fb2c46e5fc41101',
+};
+
+/**
+ * Morpho Blue's address on a chain its address book knows, and its MetaMorpho factories (v1.0's
+ * where deployed, v1.1's), lower-case, each with the block it is read from.
+ */
 function knownMorpho(chainId: number): {
   blue: string;
   fromBlock: number;
-  vaultFactory: { address: string; fromBlock: number } | null;
+  vaultFactories: { address: string; fromBlock: number }[];
 } | null {
   try {
     const book = getChainAddresses(chainId) as { morpho?: string; metaMorphoFactory?: string };
@@ -439,12 +451,22 @@ function knownMorpho(chainId: number): {
       deployments as Record<number, { morpho?: bigint; metaMorphoFactory?: bigint } | undefined>
     )[chainId];
     if (!book.morpho) return null;
+    const fromBlock = Number(blocks?.morpho ?? 0n);
+    const v10 = METAMORPHO_V1_0_FACTORY[chainId];
     return {
       blue: book.morpho,
-      fromBlock: Number(blocks?.morpho ?? 0n),
-      vaultFactory: book.metaMorphoFactory
-        ? { address: book.metaMorphoFactory, fromBlock: Number(blocks?.metaMorphoFactory ?? 0n) }
-        : null,
+      fromBlock,
+      vaultFactories: [
+        ...(v10 ? [{ address: v10, fromBlock }] : []),
+        ...(book.metaMorphoFactory
+          ? [
+              {
+                address: book.metaMorphoFactory.toLowerCase(),
+                fromBlock: Number(blocks?.metaMorphoFactory ?? blocks?.morpho ?? 0n),
+              },
+            ]
+          : []),
+      ],
     };
   } catch {
     return null;

@@ -69,6 +69,7 @@ export interface GovernanceView {
   supplyQueue: string[];
   withdrawQueue: string[];
   totalAssets: number;
+  idleAssets: number;
   lostAssets: number | null;
   pendingCaps: ({ marketId: string; cap: number | null } & Due)[];
   pendingRemovals: { marketId: string; removableAt: string; removable: boolean }[];
@@ -88,6 +89,7 @@ function governanceView(g: MorphoVaultGovernance, nowSec: number): GovernanceVie
     supplyQueue: g.supplyQueue,
     withdrawQueue: g.withdrawQueue,
     totalAssets: significant(g.totalAssets),
+    idleAssets: significant(g.idleAssets),
     lostAssets: significantOrNull(g.lostAssets),
     pendingCaps: g.pendingCaps.map((p) => ({
       marketId: p.marketKey,

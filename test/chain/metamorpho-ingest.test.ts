@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Abi, custom } from 'viem';
 import { chainSources } from '../../src/ingest/chain/index.ts';
+import { MetaMorphoCache, readMetaMorpho } from '../../src/ingest/chain/metamorpho.ts';
+import { createChainRpc } from '../../src/ingest/chain/rpc.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
 import {
   type Anvil,
@@ -39,6 +41,9 @@ let vault: `0x${string}`;
 let stray: `0x${string}`;
 let market: { loanToken: string; collateralToken: string; oracle: string; irm: string; lltv: bigint };
 let idle: typeof market;
+/** A market the vault is about to add (a cap submitted, not accepted yet). */
+let later: typeof market;
+let laterId: `0x${string}`;
 let marketId: `0x${string}`;
 let idleId: `0x${string}`;
 const users: `0x${string}`[] = [];
@@ -69,6 +74,8 @@ before(async () => {
   idle = { loanToken: usdc, collateralToken: ZERO, oracle: ZERO, irm: ZERO, lltv: 0n };
   marketId = (await send(0, morpho, M, 'createMarket', [market])).logs[0]!.topics[1]!;
   idleId = (await send(0, morpho, M, 'createMarket', [idle])).logs[0]!.topics[1]!;
+  later = { ...market, oracle: await deploy(c, art.TestChainlinkOracle!, [ethUsd, usdcUsd, 10n ** 24n]) };
+  laterId = (await send(0, morpho, M, 'createMarket', [later])).logs[0]!.topics[1]!;
   const T = art.TestToken!.abi;
   // A lender supplies 300,000 USDC directly; a borrower posts 10 WETH and borrows 20,000.
   await send(0, usdc, T, 'mint', [users[0], 10_000_000n * USDC]);
@@ -153,6 +160,7 @@ describe('MetaMorpho vaults on a local chain', () => {
   const { get } = suite;
   const marketKey = () => `morpho-31337-${marketId}`;
   const idleKey = () => `morpho-31337-${idleId}`;
+  const laterKey = () => `morpho-31337-${laterId}`;
 
   test("default: a factory's vault with its roles, queues, caps and the chain's exact shares; another vault is not served", async () => {
     await suite.pass();
@@ -166,8 +174,8 @@ describe('MetaMorpho vaults on a local chain', () => {
     );
     const g = v.governance;
     assert.deepEqual(
-      [g.owner, g.guardian, g.feeRecipient, g.timelockSeconds, g.lostAssets],
-      [users[0], users[3], users[2], DAY, 0],
+      [g.owner, g.guardian, g.feeRecipient, g.timelockSeconds, g.lostAssets, g.idleAssets],
+      [users[0], users[3], users[2], DAY, 0, 50_000],
     );
     assert.deepEqual(g.supplyQueue, [marketKey(), idleKey()]);
     assert.deepEqual(g.withdrawQueue, [marketKey(), idleKey()]);
@@ -181,14 +189,14 @@ describe('MetaMorpho vaults on a local chain', () => {
       String(g.totalAssets),
     );
     assert.ok(Math.abs(inIdle.assets - 50_000) < 1e-6);
-    // one allocation: the market a pass reads (the idle one holds no borrower's risk), its share
-    // the vault's part of the market's supply shares, its cap in USDC
+    // one allocation: the market a pass reads (the idle one holds no borrower's risk), its
+    // supply the vault's part of the market's supply shares, its cap in USDC; its share of the
+    // vault's assets is the rest's after the idle 50,000
     assert.equal(v.allocations.length, 1);
     const a = v.allocations[0];
-    assert.deepEqual(
-      [a.marketId, a.supplyCap, a.share, a.collateral, a.loan],
-      [marketKey(), 500_000, 1, 'WETH', 'USDC'],
-    );
+    assert.deepEqual([a.marketId, a.supplyCap, a.collateral, a.loan], [marketKey(), 500_000, 'WETH', 'USDC']);
+    assert.ok(Math.abs(v.totalAssetsUsd - (a.supplyUsd + 50_000)) < 0.02, String(v.totalAssetsUsd));
+    assert.ok(Math.abs(a.share - a.supplyUsd / v.totalAssetsUsd) < 1e-6, String(a.share));
     const detail = (await get(`/markets/${marketKey()}`)).data;
     const share = Number(inMarket.shares) / Number(inMarket.totalShares);
     assert.ok(
@@ -196,7 +204,8 @@ describe('MetaMorpho vaults on a local chain', () => {
       `${a.supplyUsd} vs ${share * detail.supply}`,
     );
     assert.ok(Math.abs(a.supplyUsd - inMarket.assets) < 0.05, `${a.supplyUsd} vs ${inMarket.assets}`);
-    assert.ok(Math.abs(v.apy - detail.supplyApy * 0.9) < 1e-6, `${v.apy} vs ${detail.supplyApy}`);
+    // the idle part earns nothing: the market's APY on its share, net of the 10 % fee
+    assert.ok(Math.abs(v.apy - detail.supplyApy * a.share * 0.9) < 1e-6, `${v.apy} vs ${detail.supplyApy}`);
     // listed and rated like any Morpho vault; the stray one is not served
     const list = (await get('/vaults?protocol=morpho')).data as { address: string }[];
     assert.deepEqual(
@@ -210,6 +219,8 @@ describe('MetaMorpho vaults on a local chain', () => {
 
   test('behavior: what the timelock holds is served with when it may be accepted', async () => {
     await send(0, vault, V(), 'submitCap', [market, 800_000n * USDC]);
+    // a market not in its queues yet: only its SubmitCap log names it
+    await send(0, vault, V(), 'submitCap', [later, 300_000n * USDC]);
     await send(0, vault, V(), 'submitCap', [idle, 0n]);
     await send(0, vault, V(), 'submitMarketRemoval', [idle]);
     await send(0, vault, V(), 'submitTimelock', [3600n]);
@@ -219,12 +230,16 @@ describe('MetaMorpho vaults on a local chain', () => {
     const g = (await get(`/vaults/31337/${vault}`)).data.governance;
     // each submitted in its own block: valid a day after each (at the latest within seconds of `at`)
     const near = (iso: string) => Math.abs(Date.parse(iso) / 1000 - (at + DAY)) <= 10;
-    assert.equal(g.pendingCaps.length, 1);
+    const caps = (g.pendingCaps as { marketId: string; cap: number; acceptable: boolean; validAt: string }[])
+      .map((p) => [p.marketId, p.cap, p.acceptable, near(p.validAt)])
+      .sort();
     assert.deepEqual(
-      [g.pendingCaps[0].marketId, g.pendingCaps[0].cap, g.pendingCaps[0].acceptable],
-      [marketKey(), 800_000, false],
+      caps,
+      [
+        [marketKey(), 800_000, false, true],
+        [laterKey(), 300_000, false, true],
+      ].sort(),
     );
-    assert.ok(near(g.pendingCaps[0].validAt), g.pendingCaps[0].validAt);
     assert.deepEqual([g.pendingRemovals[0].marketId, g.pendingRemovals[0].removable], [idleKey(), false]);
     assert.ok(near(g.pendingRemovals[0].removableAt));
     assert.deepEqual([g.pendingTimelock.seconds, g.pendingTimelock.acceptable], [3600, false]);
@@ -234,13 +249,13 @@ describe('MetaMorpho vaults on a local chain', () => {
     assert.deepEqual(g.withdrawQueue, [marketKey(), idleKey()]);
     // a day later (no pass needed) each may be accepted
     suite.clock.set((at + DAY + 1) * 1000);
-    const later = (await get(`/vaults/31337/${vault}`)).data.governance;
+    const dayAfter = (await get(`/vaults/31337/${vault}`)).data.governance;
     assert.deepEqual(
       [
-        later.pendingCaps[0].acceptable,
-        later.pendingRemovals[0].removable,
-        later.pendingTimelock.acceptable,
-        later.pendingGuardian.acceptable,
+        dayAfter.pendingCaps.every((p: { acceptable: boolean }) => p.acceptable),
+        dayAfter.pendingRemovals[0].removable,
+        dayAfter.pendingTimelock.acceptable,
+        dayAfter.pendingGuardian.acceptable,
       ],
       [true, true, true, true],
     );
@@ -281,8 +296,48 @@ describe('MetaMorpho vaults on a local chain', () => {
     assert.ok(logsFrom.length > 0 && logsFrom.every((b) => b > head), logsFrom.join());
     const after = (await get(`/vaults/31337/${vault}`)).data;
     assert.deepEqual(after.governance.withdrawQueue, before.governance.withdrawQueue);
-    assert.equal(after.governance.pendingCaps.length, 1);
+    // the cap submitted for a market outside its queues, from the checkpoint (no log walk back)
+    assert.deepEqual(
+      after.governance.pendingCaps.map((p: { marketId: string }) => p.marketId).sort(),
+      [marketKey(), laterKey()].sort(),
+    );
     assert.equal(after.allocations[0].supplyCap, before.allocations[0].supplyCap);
     assert.equal(fresh[0]!.lastRun()!.vaultsRead, 1);
+  });
+
+  test('behavior: an accepted cap queues its market, which is no longer pending; a revoked one is no longer watched', async () => {
+    await send(0, vault, V(), 'acceptCap', [later]);
+    await suite.pass();
+    const g = (await get(`/vaults/31337/${vault}`)).data.governance;
+    assert.deepEqual(g.withdrawQueue, [marketKey(), idleKey(), laterKey()]);
+    assert.deepEqual(
+      g.pendingCaps.map((p: { marketId: string }) => p.marketId),
+      [marketKey()],
+    );
+    const cursor = JSON.parse((await suite.store.listSources()).find((x) => x.id === 'chain:31337')!.cursor!);
+    assert.deepEqual(cursor.vaultCaps, {});
+  });
+
+  test('behavior: a vault with no contract (its creation reorganized away) is forgotten, not kept', async () => {
+    const ghost = `0x${'9'.repeat(40)}`;
+    const cache = new MetaMorphoCache();
+    const rpc = createChainRpc(anvil.chainId, anvil.url);
+    const head = await anvil.client().getBlockNumber();
+    const out = await readMetaMorpho(
+      rpc,
+      morpho.toLowerCase(),
+      [{ address: factory.toLowerCase(), fromBlock: 0 }],
+      { fromBlock: head + 1n, block: head },
+      { vaults: [ghost, vault.toLowerCase()], submitted: { [ghost]: [marketId] } },
+      cache,
+      async () => 0n,
+    );
+    assert.deepEqual(
+      out.failures.map((f) => f.address),
+      [ghost],
+    );
+    assert.match(out.failures[0]!.error, /no contract/);
+    assert.deepEqual([...cache.vaults.keys()], [vault.toLowerCase()]);
+    assert.equal(cache.submitted.has(ghost), false);
   });
 });

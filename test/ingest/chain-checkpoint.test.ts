@@ -85,6 +85,7 @@ describe('chain source checkpoint', () => {
         pending: [],
         vaultFactories: '',
         vaults: [],
+        vaultCaps: {},
         cometPending: [],
         comets: [],
         euler: null,

@@ -92,22 +92,37 @@ test('behavior: a known chain reads Morpho Blue and its MetaMorpho factory from 
   assert.deepEqual(config.chains[0]!.morpho, {
     blue: '0xbbbbbbbbbb9cc5e90e3b3af64bdaf62c37eeffcb',
     fromBlock: 18883124,
-    vaultFactories: [{ address: '0x1897a8997241c1cd4bd0698647e4eb7213535c24', fromBlock: 21439510 }],
+    vaultFactories: [
+      // MetaMorpho v1.0's (not in the address book), from Blue's deployment; v1.1's from its own
+      { address: '0xa9c3d3a366466fa809d1ae982fb2c46e5fc41101', fromBlock: 18883124 },
+      { address: '0x1897a8997241c1cd4bd0698647e4eb7213535c24', fromBlock: 21439510 },
+    ],
   });
-  // Factories named (an older one, in any case, twice): each read from Blue's start; [] reads none.
+  // Factories named (in any case, twice): a known one from its deployment whatever Blue's
+  // fromBlock, another from its deployment found on the chain (null); [] reads none.
   const named = parseSources(
     {
       chains: [
         {
           chainId: 1,
           rpcUrl: 'https://x',
-          morpho: { vaultFactories: [A.toUpperCase().replace('0X', '0x'), A] },
+          morpho: {
+            fromBlock: 22_000_000,
+            vaultFactories: [
+              A.toUpperCase().replace('0X', '0x'),
+              A,
+              '0x1897A8997241C1cD4bD0698647e4EB7213535c24',
+            ],
+          },
         },
       ],
     },
     'test',
   );
-  assert.deepEqual(named.chains[0]!.morpho?.vaultFactories, [{ address: A, fromBlock: 18883124 }]);
+  assert.deepEqual(named.chains[0]!.morpho?.vaultFactories, [
+    { address: A, fromBlock: null },
+    { address: '0x1897a8997241c1cd4bd0698647e4eb7213535c24', fromBlock: 21439510 },
+  ]);
   const none = parseSources(
     { chains: [{ chainId: 1, rpcUrl: 'https://x', morpho: { vaultFactories: [] } }] },
     'test',

@@ -589,8 +589,10 @@ export function morphoApiSource(
       const sinceOf = (chainId: number) =>
         Math.max(oldest, (cursor.get(chainId) ?? oldest) - LIQUIDATION_OVERLAP_SECONDS);
 
-      const chainIds = [...config.chainIds];
-      const marketItems = await list('markets', MARKETS, { chainIds });
+      // Markets of the chains it serves markets or vaults of (a vault's allocations are valued
+      // at its markets); a chain whose markets and vaults are both read on chain is not asked.
+      const chainIds = config.chainIds.filter((c) => served.includes(c) || vaultChains.includes(c));
+      const marketItems = chainIds.length > 0 ? await list('markets', MARKETS, { chainIds }) : [];
       const vaultItems =
         vaultChains.length > 0 ? await list('vaults', VAULTS, { chainIds: vaultChains }) : [];
       const positionItems =

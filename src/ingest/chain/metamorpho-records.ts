@@ -33,16 +33,23 @@ export function metaMorphoRecord(
   const key = (id: string) => morphoKey(chainId, id);
   const allocations: VaultRecord['allocations'] = [];
   let total = 0n;
+  let idle = 0n;
   for (const id of v.withdrawQueue) {
     const m = v.markets.get(id);
     if (!m) return `its market ${key(id)} was not read`;
     if (failed.has(id)) return `its market ${key(id)} could not be read this pass`;
     const market = read.get(id);
-    // A market no pass reads (idle: no collateral, no borrower) is valued at its totals when read.
-    total += market
-      ? market.toSupplyAssets(m.supplyShares)
-      : (m.supplyShares * (m.totalSupplyAssets + VIRTUAL_ASSETS)) / (m.totalSupplyShares + VIRTUAL_SHARES);
-    if (!market || (m.supplyShares === 0n && m.cap === 0n)) continue;
+    // A market no pass reads (idle: no collateral, no borrower) is valued at its totals when read:
+    // it accrues no interest. It is no allocation (it holds no borrower's risk) but is the vault's.
+    if (!market) {
+      const parked =
+        (m.supplyShares * (m.totalSupplyAssets + VIRTUAL_ASSETS)) / (m.totalSupplyShares + VIRTUAL_SHARES);
+      idle += parked;
+      total += parked;
+      continue;
+    }
+    total += market.toSupplyAssets(m.supplyShares);
+    if (m.supplyShares === 0n && m.cap === 0n) continue;
     allocations.push({
       marketKey: key(id),
       supplyShare:
@@ -83,6 +90,7 @@ export function metaMorphoRecord(
       supplyQueue: v.supplyQueue.map(key),
       withdrawQueue: v.withdrawQueue.map(key),
       totalAssets: amount(total),
+      idleAssets: amount(idle),
       lostAssets: v.lostAssets === null ? null : amount(v.lostAssets),
       pendingCaps,
       pendingRemovals,

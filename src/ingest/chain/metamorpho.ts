@@ -10,7 +10,7 @@
  * at each market's state of the pass, with no request.
  */
 import { blueAbi, metaMorphoAbi } from '@morpho-org/blue-sdk-viem';
-import { type AbiEvent, parseAbiItem, zeroAddress } from 'viem';
+import { type AbiEvent, BaseError, ContractFunctionZeroDataError, parseAbiItem, zeroAddress } from 'viem';
 import { must } from '../../domain/must.ts';
 import {
   type ChainRpc,
@@ -108,10 +108,31 @@ export class MetaMorphoCache {
   /** Vaults that do not lend into the chain's Morpho Blue: never read, by why. */
   readonly refused = new Map<string, string>();
   readonly tokens = new Map<string, TokenMeta>();
+  /**
+   * Per vault: markets outside its queues it submitted a cap for (a market it is about to add),
+   * read with its queues' until the cap is accepted (then queued) or revoked.
+   */
+  readonly submitted = new Map<string, Set<string>>();
+
+  submittedTo(vault: string): Set<string> {
+    let ids = this.submitted.get(vault);
+    if (!ids) {
+      ids = new Set();
+      this.submitted.set(vault, ids);
+    }
+    return ids;
+  }
 
   clear(): void {
     this.vaults.clear();
     this.refused.clear();
+    this.submitted.clear();
+  }
+
+  /** A vault that is not one (no contract: a reorganization removed it) is forgotten. */
+  forget(vault: string): void {
+    this.vaults.delete(vault);
+    this.submitted.delete(vault);
   }
 }
 
@@ -122,73 +143,85 @@ export interface MetaMorphoRead {
   failures: { address: string; error: string }[];
 }
 
+/** A cap submitted for a market (the only log naming one not in a vault's queues yet). */
+const SUBMIT_CAP = parseAbiItem('event SubmitCap(address indexed caller, bytes32 indexed id, uint256 cap)');
+
+type VaultLog = { address: string; eventName: string; args: { id?: string } };
+
 /**
  * One pass over the vaults of `factories` at `range.block`: `range.fromBlock` null reads every
- * factory's logs from its own start; `known` are the vaults found before (the checkpoint's).
+ * factory's logs from its own start (`deployedAt` finds one the configuration gives none for);
+ * `known` are the vaults found before and `submitted` the markets outside their queues they
+ * submitted a cap for (the checkpoint's).
  */
 export async function readMetaMorpho(
   rpc: ChainRpc,
   blue: string,
-  factories: readonly { address: string; fromBlock: number }[],
+  factories: readonly { address: string; fromBlock: number | null }[],
   range: { fromBlock: bigint | null; block: bigint },
-  known: readonly string[],
+  known: { vaults: readonly string[]; submitted: Readonly<Record<string, readonly string[]>> },
   cache: MetaMorphoCache,
+  deployedAt: (address: string) => Promise<bigint>,
   shared?: SharedLogs,
 ): Promise<MetaMorphoRead> {
-  for (const v of known) if (!cache.vaults.has(v)) cache.vaults.set(v.toLowerCase(), null);
+  for (const v of known.vaults) if (!cache.vaults.has(v)) cache.vaults.set(v.toLowerCase(), null);
+  for (const [v, ids] of Object.entries(known.submitted))
+    if (cache.vaults.has(v)) for (const id of ids) cache.submittedTo(v).add(id);
   const changed = new Set<string>();
+  const note = (logs: readonly VaultLog[]) => {
+    for (const l of logs) {
+      const v = l.address.toLowerCase();
+      changed.add(v);
+      if (l.eventName === 'SubmitCap' && l.args.id) cache.submittedTo(v).add(l.args.id.toLowerCase());
+    }
+  };
+  const walk = (address: string[], events: readonly AbiEvent[], fromBlock: bigint) =>
+    getLogsAdaptive(rpc, {
+      what: 'metamorpho',
+      address: address as Hex[],
+      events,
+      fromBlock,
+      toBlock: range.block,
+    });
   if (range.fromBlock === null) {
-    for (const f of factories)
-      for (const l of await getLogsAdaptive(rpc, {
-        what: 'metamorpho',
-        address: f.address as Hex,
-        events: [CREATE_METAMORPHO],
-        fromBlock: BigInt(f.fromBlock),
-        toBlock: range.block,
-      }))
-        if (!cache.vaults.has(l.args.metaMorpho.toLowerCase()))
-          cache.vaults.set(l.args.metaMorpho.toLowerCase(), null);
+    // From the start: every vault each factory made, and the caps they submitted since.
+    let first = range.block;
+    for (const f of factories) {
+      const from = f.fromBlock === null ? await deployedAt(f.address) : BigInt(f.fromBlock);
+      if (from < first) first = from;
+      for (const l of await walk([f.address], [CREATE_METAMORPHO], from)) {
+        const v = (l.args as { metaMorpho: string }).metaMorpho.toLowerCase();
+        if (!cache.vaults.has(v)) cache.vaults.set(v, null);
+      }
+    }
+    const all = [...cache.vaults.keys()];
+    if (all.length > 0) note((await walk(all, [SUBMIT_CAP], first)) as unknown as VaultLog[]);
   } else if (range.fromBlock <= range.block) {
+    const from = range.fromBlock;
     const addresses = factories.map((f) => f.address);
     const created =
       sharedLogsOf<{ args: { metaMorpho: string } }>(
         shared,
         [CREATE_METAMORPHO],
         addresses,
-        range.fromBlock,
+        from,
         range.block,
       ) ??
-      (await getLogsAdaptive(rpc, {
-        what: 'metamorpho',
-        address: addresses as Hex[],
-        events: [CREATE_METAMORPHO],
-        fromBlock: range.fromBlock,
-        toBlock: range.block,
-      }));
+      ((await walk(addresses, [CREATE_METAMORPHO], from)) as unknown as { args: { metaMorpho: string } }[]);
     for (const l of created) {
       const v = l.args.metaMorpho.toLowerCase();
       if (!cache.vaults.has(v)) cache.vaults.set(v, null);
     }
-    // The vaults read before whose own logs say they changed.
+    // The vaults read before whose own logs say they changed (the pass's shared read has them).
     const readBefore = [...cache.vaults].flatMap(([v, r]) => (r ? [v] : []));
-    if (readBefore.length > 0) {
-      const logs =
-        sharedLogsOf<{ address: string }>(
-          shared,
-          METAMORPHO_EVENTS,
-          readBefore,
-          range.fromBlock,
-          range.block,
-        ) ??
-        (await getLogsAdaptive(rpc, {
-          what: 'metamorpho',
-          address: readBefore as Hex[],
-          events: METAMORPHO_EVENTS,
-          fromBlock: range.fromBlock,
-          toBlock: range.block,
-        }));
-      for (const l of logs) changed.add(l.address.toLowerCase());
-    }
+    if (readBefore.length > 0)
+      note(
+        sharedLogsOf<VaultLog>(shared, METAMORPHO_EVENTS, readBefore, from, range.block) ??
+          ((await walk(readBefore, METAMORPHO_EVENTS, from)) as unknown as VaultLog[]),
+      );
+    // The others are read whole; the caps they submitted in these blocks are all their logs add.
+    const unread = [...cache.vaults].flatMap(([v, r]) => (r ? [] : [v]));
+    if (unread.length > 0) note((await walk(unread, [SUBMIT_CAP], from)) as unknown as VaultLog[]);
   }
   const toRead = [...cache.vaults]
     .filter(([v, r]) => !cache.refused.has(v) && (r === null || changed.has(v)))
@@ -233,6 +266,12 @@ export async function readMetaMorpho(
     const byName = Object.fromEntries(
       VIEWS.map((name, j) => [name, must(answers[j], `${name} of ${address}`)]),
     ) as Record<(typeof VIEWS)[number], { status: 'success' | 'failure'; result?: unknown; error?: Error }>;
+    // No contract at all: a vault a reorganization removed (its creation orphaned) is forgotten.
+    if (noContract(byName.MORPHO.error)) {
+      cache.forget(address);
+      failures.push({ address, error: `vault ${address}: no contract at block ${range.block}: forgotten` });
+      return;
+    }
     const missing = VIEWS.find((name) => name !== 'lostAssets' && byName[name].status !== 'success');
     if (missing) {
       fail(address, `vault ${address}: ${missing}() ${firstLine(byName[missing].error)}`);
@@ -302,8 +341,12 @@ export async function readMetaMorpho(
   }
 
   // 3. Each queued market's config and pending cap, the vault's position and the market's totals.
+  // (And the markets outside its queues it submitted a cap for: a market it is about to add.)
   const pairs = [...queues].flatMap(([address, q]) =>
-    [...new Set([...q.withdraw, ...q.supply])].map((id) => ({ address, id: id as Hex })),
+    [...new Set([...q.withdraw, ...q.supply, ...(cache.submitted.get(address) ?? [])])].map((id) => ({
+      address,
+      id: id as Hex,
+    })),
   );
   const PER_MARKET = 4;
   const marketReads = await rpc.multicall({
@@ -376,9 +419,20 @@ export async function readMetaMorpho(
       lostAssets: h.lostAssets === null ? null : (h.lostAssets as bigint),
       block: Number(range.block),
     });
+    // A submitted cap stays watched while it is pending and its market outside the queues.
+    const watched = cache.submitted.get(address);
+    if (watched)
+      for (const id of watched)
+        if (q.withdraw.includes(id) || !(markets.get(address)?.get(id)?.pendingCapValidAt ?? 0n))
+          watched.delete(id);
     read++;
   }
   return { read, failures };
+}
+
+/** Whether a call failed for want of a contract at its address (it answered no data at all). */
+function noContract(err: Error | undefined): boolean {
+  return err instanceof BaseError && err.walk((e) => e instanceof ContractFunctionZeroDataError) !== null;
 }
 
 function nonZero(address: unknown): string | null {

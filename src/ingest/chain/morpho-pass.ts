@@ -40,6 +40,8 @@ interface MorphoCheckpoint {
   pending: string[];
   vaultFactories: string;
   vaults: string[];
+  /** Per vault, the markets outside its queues whose submitted cap is pending. */
+  vaultCaps: Record<string, string[]>;
 }
 
 export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
@@ -79,7 +81,7 @@ function morphoPass(
   const chainId = chain.chainId;
   const saved = ctx.checkpoint.parts;
   const factories = chain.morpho?.vaultFactories ?? [];
-  const factoriesConfig = factories.map((f) => `${f.address}:${f.fromBlock}`).join(',');
+  const factoriesConfig = factories.map((f) => `${f.address}:${f.fromBlock ?? 'deployment'}`).join(',');
   // Other factories than the checkpoint's: their vaults are found again from the factories' start.
   const sameFactories = saved['vaultFactories'] === factoriesConfig;
   if (!sameFactories) vaults.clear();
@@ -121,8 +123,11 @@ function morphoPass(
         chain.morpho.blue,
         factories,
         { fromBlock: sameFactories ? resume : null, block: target },
-        sameFactories && resume !== null ? strings(saved['vaults']) : [],
+        sameFactories && resume !== null
+          ? { vaults: strings(saved['vaults']), submitted: submittedOf(saved['vaultCaps']) }
+          : { vaults: [], submitted: {} },
         vaults,
+        ctx.deployedAt,
         shared,
       );
       vaultsRead = found.read;
@@ -239,6 +244,11 @@ function morphoPass(
         ),
         vaultFactories: factoriesConfig,
         vaults: [...vaults.vaults.keys()],
+        vaultCaps: Object.fromEntries(
+          [...vaults.submitted].flatMap(([v, ids]) =>
+            ids.size > 0 && vaults.vaults.has(v) ? [[v, [...ids]]] : [],
+          ),
+        ),
       }) satisfies MorphoCheckpoint,
 
     positionsRead: () => morpho?.positionsRead ?? 0,
@@ -261,7 +271,15 @@ function morphoPass(
       if (v) out.vaults.push(v);
     };
     for (const [address, v] of vaults.vaults) {
-      if (vaults.refused.has(address)) continue;
+      const refused = vaults.refused.get(address);
+      if (refused) {
+        items.push({
+          id: `morpho-vault:${address}`,
+          ok: false,
+          error: `vault ${address}: ${refused}: not served`,
+        });
+        continue;
+      }
       if (!v) {
         keep(address);
         continue;
@@ -276,6 +294,12 @@ function morphoPass(
       items.push({ id: `morpho-vault:${address}`, ok: true });
     }
   }
+}
+
+/** The checkpoint's submitted caps per vault (anything else in their place: none). */
+function submittedOf(x: unknown): Record<string, string[]> {
+  if (typeof x !== 'object' || x === null || Array.isArray(x)) return {};
+  return Object.fromEntries(Object.entries(x).map(([v, ids]) => [v, strings(ids)]));
 }
 
 /** The markets and accounts the last run served on this chain (read again at the new block). */

@@ -28,7 +28,11 @@ const GovernanceSchema = Type.Object(
     }),
     totalAssets: Type.Number({
       description:
-        "The vault's supply in all its markets (idle ones included), in units of the asset (8 significant digits): its supply shares valued at each market's state of the block read.",
+        "The vault's supply in all its markets, idle ones included, in units of the asset (8 significant digits): its supply shares valued at each market's state of the last pass.",
+    }),
+    idleAssets: Type.Number({
+      description:
+        'Its part in idle markets (no collateral: no borrower, no interest), in no allocation; counted in totalAssetsUsd, and at a 0 APY in apy.',
     }),
     lostAssets: nullable<number>(
       'number',
@@ -84,7 +88,7 @@ const GovernanceSchema = Type.Object(
     ),
     block: Type.Integer({
       description:
-        "The block the vault's contract was last read at (it changes only by its own transactions).",
+        "The block the vault's contract was last read at: again at each pass that sees one of its own logs.",
     }),
   },
   { additionalProperties: false },
@@ -108,11 +112,11 @@ export const VaultSchema = Type.Object(
     }),
     totalAssetsUsd: nullable<number>(
       'number',
-      "Sum of the allocations: the vault's share of each market's supply now, USD; null when a market it supplies has no USD price of its asset.",
+      "Sum of the allocations (the vault's share of each market's supply now) and of its idle assets (governance.idleAssets), USD; null when a market it supplies has no USD price of its asset.",
     ),
     apy: Type.Number({
       description:
-        'Supply APY of the allocations weighted by their USD (by their amounts of the asset when one has no USD price), net of the fee (rewards excluded), decimal.',
+        'Supply APY of the allocations weighted by their USD (by their amounts of the asset when one has no USD price), idle assets earning none, net of the fee (rewards excluded), decimal.',
     }),
     allocations: Type.Array(
       Type.Object(
