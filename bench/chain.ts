@@ -4,20 +4,22 @@
  * `--comet-accounts` borrowers (default 200), an Euler vault (our test EVault) with
  * `--euler-accounts` borrowers (default 200), an Aave v3 pool (the real contracts, from
  * `@aave/core-v3`'s artifacts) with `--aave-accounts` borrowers (default 200), a Fluid T1 vault
- * (our test vault and resolvers) with `--fluid-positions` positions (default 200), two
- * Chainlink-shaped feeds in the sources file.
+ * (our test vault and resolvers) with `--fluid-positions` positions (default 200), `--vaults`
+ * MetaMorpho vaults (default 5: the tests' vault, made by a factory, each supplying to the Morpho
+ * market), two Chainlink-shaped feeds in the sources file.
  *
  * - First sync: one pass over an empty store, from block 0: positions read per second, RPC
  *   requests. Baseline, in the same run: the same position reads as bare viem multicalls.
- * - Steady state: one new block (a price update) then a pass, five times: RPC requests per block
- *   and pass time.
+ * - Steady state: one new block (a price update) then a pass, five times: RPC requests per block,
+ *   positions and vaults read, and pass time; then a block with a deposit into one vault (read
+ *   again: its own log).
  * - Block to answer: from the receipt of a price update to the answer of
  *   `GET /positions?address=` that shows it, through `lrds serve`'s in-process ingestion
  *   (service.ingest(): the pass the INGEST_INTERVAL_MS timer runs, so the wait for the timer,
  *   up to the interval, comes on top).
  *
  *   node bench/chain.ts [--positions N] [--comet-accounts M] [--euler-accounts E] [--aave-accounts A]
- *                       [--fluid-positions F]
+ *                       [--fluid-positions F] [--vaults V]
  *
  * Results: bench/results/chain-<date>.json and chain-latest.json.
  */
@@ -46,6 +48,7 @@ const { values } = parseArgs({
     'euler-accounts': { type: 'string', default: '200' },
     'aave-accounts': { type: 'string', default: '200' },
     'fluid-positions': { type: 'string', default: '200' },
+    vaults: { type: 'string', default: '5' },
   },
 });
 const N = Number(values.positions);
@@ -65,6 +68,10 @@ if (!Number.isInteger(A) || A < 0)
 const F = Number(values['fluid-positions']);
 if (!Number.isInteger(F) || F < 0)
   throw new Error(`--fluid-positions must be a non-negative integer, got '${values['fluid-positions']}'`);
+
+const VAULTS = Number(values.vaults);
+if (!Number.isInteger(VAULTS) || VAULTS < 0)
+  throw new Error(`--vaults must be a non-negative integer, got '${values.vaults}'`);
 
 const WAD = 10n ** 18n;
 const LLTV = 860_000_000_000_000_000n;
@@ -317,7 +324,31 @@ try {
     `opened in ${fmt((performance.now() - t0) / 1000)} s; block ${await c.getBlockNumber({ cacheTime: 0 })}`,
   );
 
+  // MetaMorpho vaults made by a factory, each supplying 1,000,000 USDC to the market.
+  const metaMorphoFactory = await deploy(c, art.TestMetaMorphoFactory!, [morpho]);
+  const MM = art.TestMetaMorpho!.abi;
+  const vaults: `0x${string}`[] = [];
+  await send(usdc, T, 'mint', [owner, BigInt(VAULTS + 1) * 10n ** 12n]);
+  for (let i = 0; i < VAULTS; i++) {
+    const made = await send(metaMorphoFactory, art.TestMetaMorphoFactory!.abi, 'createMetaMorpho', [
+      owner,
+      0n,
+      usdc,
+      `Bench USDC Vault ${i}`,
+      `bvUSDC${i}`,
+      `0x${(i + 1).toString(16).padStart(64, '0')}`,
+    ]);
+    const vault = `0x${made.logs.at(-1)!.topics[1]!.slice(26)}` as `0x${string}`;
+    vaults.push(vault);
+    await send(vault, MM, 'submitCap', [params, 10n ** 13n]);
+    await send(vault, MM, 'acceptCap', [params]);
+    await send(vault, MM, 'setSupplyQueue', [[marketId]]);
+    await send(usdc, T, 'approve', [vault, 2n ** 256n - 1n]);
+    await send(vault, MM, 'deposit', [10n ** 12n, owner]);
+  }
+
   const sourcesJson = localSources(anvil, { morpho, ethUsd, usdcUsd });
+  if (VAULTS > 0) Object.assign(sourcesJson.chains[0]!.morpho, { vaultFactories: [metaMorphoFactory] });
   // The comet from its deployment block, found by the source (as on a real chain).
   if (K > 0) Object.assign(sourcesJson.chains[0]!, { compound: [{ comet }] });
   // Euler from its EVC's deployment block, found by the source.
@@ -408,13 +439,27 @@ try {
   const baselineMs = performance.now() - t;
 
   // Steady state: one block, one pass.
-  const steady: { requests: number; ms: number; positionsRead: number }[] = [];
+  const steady: { requests: number; ms: number; positionsRead: number; vaultsRead: number }[] = [];
   for (let i = 0; i < 5; i++) {
     await send(ethUsd, art.TestAggregator!.abi, 'updateAnswer', [BigInt(3000 - 10 * (i + 1)) * 10n ** 8n]);
     t = performance.now();
     await ingestLive(sources, store, systemClock());
     const run = source.lastRun()!;
-    steady.push({ requests: run.rpcRequests, ms: performance.now() - t, positionsRead: run.positionsRead });
+    steady.push({
+      requests: run.rpcRequests,
+      ms: performance.now() - t,
+      positionsRead: run.positionsRead,
+      vaultsRead: run.vaultsRead,
+    });
+  }
+  // A block with a deposit into one vault: that vault alone is read again.
+  let deposit: { requests: number; ms: number; vaultsRead: number } | null = null;
+  if (VAULTS > 0) {
+    await send(vaults[0]!, MM, 'deposit', [10n ** 9n, owner]);
+    t = performance.now();
+    await ingestLive(sources, store, systemClock());
+    const run = source.lastRun()!;
+    deposit = { requests: run.rpcRequests, ms: sig(performance.now() - t, 3), vaultsRead: run.vaultsRead };
   }
 
   // Block to answer, through the service's in-process ingestion.
@@ -457,6 +502,7 @@ try {
     eulerAccounts: E,
     aaveAccounts: A,
     fluidPositions: F,
+    metaMorphoVaults: VAULTS,
     firstSync: {
       ms: sig(firstMs, 4),
       rpcRequests: first.rpcRequests,
@@ -468,6 +514,9 @@ try {
       rpcRequestsPerBlock: median(steady.map((s) => s.requests)),
       passMs: sig(median(steady.map((s) => s.ms)), 3),
       positionsReadPerBlock: median(steady.map((s) => s.positionsRead)),
+      vaultsReadPerBlock: median(steady.map((s) => s.vaultsRead)),
+      /** A block with a deposit into one vault. */
+      vaultDeposit: deposit,
     },
     blockToAnswerMs: sig(median(toAnswer), 3),
     blockToAnswerMaxMs: sig(Math.max(...toAnswer), 3),
@@ -483,13 +532,19 @@ try {
   writeFileSync(join(dir, 'chain-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(
     [
-      `| chain ingestion (anvil, ${positions.toLocaleString('en-US')} positions: 1 Morpho market, 1 comet of ${K} borrowers, 1 Euler vault of ${E} borrowers, 1 Aave pool of ${A} borrowers, 1 Fluid vault of ${F} positions; 2 feeds) | figure |`,
+      `| chain ingestion (anvil, ${positions.toLocaleString('en-US')} positions: 1 Morpho market and ${VAULTS} MetaMorpho vaults, 1 comet of ${K} borrowers, 1 Euler vault of ${E} borrowers, 1 Aave pool of ${A} borrowers, 1 Fluid vault of ${F} positions; 2 feeds) | figure |`,
       '|---|---:|',
       `| first sync: positions read per second | ${fmt(results.firstSync.positionsPerSecond)} |`,
       `| first sync: pass time, s (baseline: the bare position reads, ${fmt(baselineMs / 1000)} s) | ${fmt(firstMs / 1000)} (${fmt(results.firstSync.ratioToBaseline)}x) |`,
       `| first sync: RPC requests | ${first.rpcRequests} |`,
       `| steady state: RPC requests per block | ${results.steadyState.rpcRequestsPerBlock} |`,
       `| steady state: positions read per block (none touched) | ${results.steadyState.positionsReadPerBlock} |`,
+      `| steady state: vaults read per block (none touched) | ${results.steadyState.vaultsReadPerBlock} |`,
+      ...(deposit
+        ? [
+            `| a block with a deposit into one vault: RPC requests, vaults read, pass time, ms | ${deposit.requests}, ${deposit.vaultsRead}, ${fmt(deposit.ms)} |`,
+          ]
+        : []),
       `| steady state: pass time, ms | ${fmt(results.steadyState.passMs)} |`,
       `| block to answer, ms (median of 5; max ${fmt(results.blockToAnswerMaxMs)}) | ${fmt(results.blockToAnswerMs)} |`,
       '',

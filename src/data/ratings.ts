@@ -302,7 +302,8 @@ export function rateVault(
   // Below the floor, nothing else is said of an empty vault's allocations.
   const floorReason = belowFloor(values.totalUsd, sizeFloorUsd, 'held');
   const rated = graded(vaultParts, components, VAULT_WEIGHTS, floorReason);
-  const total = values.totalWeight;
+  // Shares of the allocations, as the Herfindahl index takes them (idle assets, in no market, out).
+  const total = parts.reduce((sum, p) => sum + p.weight, 0);
   return {
     protocol: r.protocol,
     chainId: r.chainId,

@@ -220,8 +220,11 @@ export interface MorphoVaultGovernance {
    * written, idle markets included): MetaMorpho's realTotalAssets.
    */
   totalAssets: number;
-  /** Its part in idle markets (no collateral: no borrower, no interest), which no allocation holds. */
-  idleAssets: number;
+  /**
+   * Its part in idle markets (no collateral: no borrower, no interest), which no allocation holds;
+   * absent in a record stored before it was read (none counted).
+   */
+  idleAssets?: number;
   /** MetaMorpho v1.1's lost assets (bad debt its markets realized against it); null: v1.0. */
   lostAssets: number | null;
   /** Cap raises waiting for the timelock: the new cap (null: no cap) and when it may be accepted. */

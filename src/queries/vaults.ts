@@ -89,7 +89,7 @@ function governanceView(g: MorphoVaultGovernance, nowSec: number): GovernanceVie
     supplyQueue: g.supplyQueue,
     withdrawQueue: g.withdrawQueue,
     totalAssets: significant(g.totalAssets),
-    idleAssets: significant(g.idleAssets),
+    idleAssets: significant(g.idleAssets ?? 0),
     lostAssets: significantOrNull(g.lostAssets),
     pendingCaps: g.pendingCaps.map((p) => ({
       marketId: p.marketKey,

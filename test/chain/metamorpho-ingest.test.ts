@@ -215,6 +215,12 @@ describe('MetaMorpho vaults on a local chain', () => {
     await assert.rejects(get(`/vaults/31337/${stray}`), /404/);
     const rating = (await get(`/ratings/vaults/31337/${vault}`)).data;
     assert.equal(rating.address, vault.toLowerCase());
+    // its allocations' shares among themselves (idle assets hold no borrower's risk); its size all of it
+    assert.deepEqual(
+      rating.allocations.map((x: { share: number }) => x.share),
+      [1],
+    );
+    assert.ok(Math.abs(rating.metrics.totalAssetsUsd - v.totalAssetsUsd) < 0.02);
   });
 
   test('behavior: what the timelock holds is served with when it may be accepted', async () => {
@@ -327,7 +333,7 @@ describe('MetaMorpho vaults on a local chain', () => {
       rpc,
       morpho.toLowerCase(),
       [{ address: factory.toLowerCase(), fromBlock: 0 }],
-      { fromBlock: head + 1n, block: head },
+      { fromBlock: head + 1n, block: head, blueFromBlock: 0n },
       { vaults: [ghost, vault.toLowerCase()], submitted: { [ghost]: [marketId] } },
       cache,
       async () => 0n,

@@ -109,6 +109,58 @@ describe('GET /vaults', () => {
     }
   });
 
+  test("behavior: a Morpho vault's idle assets count in its total and shares, at no APY; a record stored without them is served", async () => {
+    const governance = {
+      owner: `0x${'0'.repeat(39)}1`,
+      guardian: null,
+      feeRecipient: null,
+      timelockSeconds: 86_400,
+      supplyQueue: [m1.uniqueKey],
+      withdrawQueue: [m1.uniqueKey, m2.uniqueKey],
+      totalAssets: 0,
+      lostAssets: null,
+      pendingCaps: [],
+      pendingRemovals: [],
+      pendingTimelock: null,
+      pendingGuardian: null,
+      block: 1,
+    };
+    const withIdle = makeVault([m1, m2], {
+      address: `0x${'d'.repeat(40)}`,
+      fee: 0.1,
+      allocations: morpho.allocations,
+      governance: { ...governance, idleAssets: 100 },
+    });
+    // (a record of before idle assets were read)
+    const { idleAssets: _, ...older } = { ...governance, idleAssets: 0 };
+    const stored = makeVault([m1, m2], {
+      address: `0x${'f'.repeat(40)}`,
+      allocations: morpho.allocations,
+      governance: older,
+    });
+    const app = await createTestApp({
+      clock,
+      tiers: GENEROUS_TIERS,
+      live: modelOf([m1, m2], [], clock, [withIdle, stored]),
+    });
+    try {
+      const key = await app.key('pro');
+      const v = (await app.get(`/api/v1/vaults/1/${withIdle.address}`, key)).json().data;
+      // 500,000 in the markets, 100 WETH idle at the markets' $3,300
+      assert.equal(v.totalAssetsUsd, 830_000);
+      assert.equal(v.governance.idleAssets, 100);
+      assert.deepEqual(
+        v.allocations.map((a: { share: number }) => a.share),
+        [Number((300_000 / 830_000).toFixed(8)), Number((200_000 / 830_000).toFixed(8))],
+      );
+      assert.ok(Math.abs(v.apy - ((300_000 * 0.02 + 200_000 * 0.05) / 830_000) * 0.9) < 1e-8, String(v.apy));
+      const old = (await app.get(`/api/v1/vaults/1/${stored.address}`, key)).json().data;
+      assert.deepEqual([old.totalAssetsUsd, old.governance.idleAssets], [500_000, 0]);
+    } finally {
+      await app.close();
+    }
+  });
+
   test('behavior: by chain and address; filters; Free sees Ethereum; cursor', async () => {
     const all = (await t.get('/api/v1/vaults', pro)).json();
     assert.deepEqual(

@@ -150,7 +150,8 @@ type VaultLog = { address: string; eventName: string; args: { id?: string } };
 
 /**
  * One pass over the vaults of `factories` at `range.block`: `range.fromBlock` null reads every
- * factory's logs from its own start (`deployedAt` finds one the configuration gives none for);
+ * factory's logs from its own start (`deployedAt` finds one the configuration gives none for; on a
+ * node that keeps no old state, from Blue's `blueFromBlock`);
  * `known` are the vaults found before and `submitted` the markets outside their queues they
  * submitted a cap for (the checkpoint's).
  */
@@ -158,7 +159,7 @@ export async function readMetaMorpho(
   rpc: ChainRpc,
   blue: string,
   factories: readonly { address: string; fromBlock: number | null }[],
-  range: { fromBlock: bigint | null; block: bigint },
+  range: { fromBlock: bigint | null; block: bigint; blueFromBlock: bigint },
   known: { vaults: readonly string[]; submitted: Readonly<Record<string, readonly string[]>> },
   cache: MetaMorphoCache,
   deployedAt: (address: string) => Promise<bigint>,
@@ -187,7 +188,9 @@ export async function readMetaMorpho(
     // From the start: every vault each factory made, and the caps they submitted since.
     let first = range.block;
     for (const f of factories) {
-      const from = f.fromBlock === null ? await deployedAt(f.address) : BigInt(f.fromBlock);
+      // A factory found on a node that keeps no old state (0) is read from Blue's start.
+      const found = f.fromBlock === null ? await deployedAt(f.address) : BigInt(f.fromBlock);
+      const from = found > 0n ? found : range.blueFromBlock;
       if (from < first) first = from;
       for (const l of await walk([f.address], [CREATE_METAMORPHO], from)) {
         const v = (l.args as { metaMorpho: string }).metaMorpho.toLowerCase();
@@ -220,7 +223,7 @@ export async function readMetaMorpho(
           ((await walk(readBefore, METAMORPHO_EVENTS, from)) as unknown as VaultLog[]),
       );
     // The others are read whole; the caps they submitted in these blocks are all their logs add.
-    const unread = [...cache.vaults].flatMap(([v, r]) => (r ? [] : [v]));
+    const unread = [...cache.vaults].flatMap(([v, r]) => (r || cache.refused.has(v) ? [] : [v]));
     if (unread.length > 0) note((await walk(unread, [SUBMIT_CAP], from)) as unknown as VaultLog[]);
   }
   const toRead = [...cache.vaults]

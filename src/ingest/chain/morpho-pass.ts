@@ -122,7 +122,11 @@ function morphoPass(
         rpc,
         chain.morpho.blue,
         factories,
-        { fromBlock: sameFactories ? resume : null, block: target },
+        {
+          fromBlock: sameFactories ? resume : null,
+          block: target,
+          blueFromBlock: BigInt(chain.morpho.fromBlock),
+        },
         sameFactories && resume !== null
           ? { vaults: strings(saved['vaults']), submitted: submittedOf(saved['vaultCaps']) }
           : { vaults: [], submitted: {} },
@@ -246,7 +250,7 @@ function morphoPass(
         vaults: [...vaults.vaults.keys()],
         vaultCaps: Object.fromEntries(
           [...vaults.submitted].flatMap(([v, ids]) =>
-            ids.size > 0 && vaults.vaults.has(v) ? [[v, [...ids]]] : [],
+            ids.size > 0 && vaults.vaults.has(v) && !vaults.refused.has(v) ? [[v, [...ids]]] : [],
           ),
         ),
       }) satisfies MorphoCheckpoint,

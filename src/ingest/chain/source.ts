@@ -99,12 +99,13 @@ export function chainSource(
       (r.protocol !== 'morpho' ||
         (kind === 'market' ? chain.morpho !== null : (chain.morpho?.vaultFactories.length ?? 0) > 0)),
     lastRun: () => last,
-    progress(nowMs) {
+    progress() {
       if (calls0 === null) return null;
       return {
         source: `chain:${chain.chainId}`,
         callsAnswered: rpc.callsAnswered() - calls0,
-        logWalks: [...rpc.walks].map((w) => walkProgress(w, nowMs)),
+        // (The walks' times are the RPC's clock's: so is their elapsed time.)
+        logWalks: [...rpc.walks].map((w) => walkProgress(w, rpc.now())),
       };
     },
     async run(_nowMs: number, previous?: PreviousRun): Promise<SourceOutput> {
