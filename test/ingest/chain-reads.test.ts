@@ -17,6 +17,7 @@ import {
 } from '../../src/ingest/chain/chainlink.ts';
 import {
   type ChainRpc,
+  eachLogs,
   getLogsAdaptive,
   isContractRefusal,
   isRangeError,
@@ -113,6 +114,43 @@ test('behavior: log ranges halve on a provider range error and grow again while 
     [0n, 4_999n],
     [0n, 2_499n],
   ]);
+});
+
+test('behavior: eachLogs hands each answered range on in chain order and keeps none; its walk shows while it runs', async () => {
+  const { rpc, asked } = fakeRpc(3000n, new Set([5n, 2500n, 30_000n]));
+  const ranges: { blocks: bigint[]; walks: number; reached: number }[] = [];
+  await eachLogs(
+    rpc,
+    {
+      what: 'test',
+      address: '0x0000000000000000000000000000000000000001',
+      events: [],
+      fromBlock: 0n,
+      toBlock: 40_000n,
+    },
+    (logs) => {
+      const [walk] = rpc.walks;
+      ranges.push({
+        blocks: (logs as unknown as { blockNumber: bigint }[]).map((l) => l.blockNumber),
+        walks: rpc.walks.size,
+        reached: walk!.reached,
+      });
+    },
+  );
+  // one call per range answered (the refused ones none), every log once, in order
+  const served = asked.filter(([f, t]) => t - f + 1n <= 3000n);
+  assert.equal(ranges.length, served.length);
+  assert.deepEqual(
+    ranges.flatMap((r) => r.blocks),
+    [5n, 2500n, 30_000n],
+  );
+  // while a range is handed on, the walk shows the one before it as reached
+  assert.deepEqual(
+    ranges.map((r) => r.reached),
+    [-1, ...served.slice(0, -1).map(([, t]) => Number(t))],
+  );
+  assert.ok(ranges.every((r) => r.walks === 1));
+  assert.equal(rpc.walks.size, 0);
 });
 
 test('error: a getLogs failure that is not about the range is thrown, not retried smaller', async () => {

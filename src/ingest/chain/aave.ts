@@ -19,7 +19,7 @@
  * aave-accounts.ts, and the shapes of it all are in aave-types.ts.
  */
 import { IPool_ABI } from '@aave-dao/aave-address-book/abis/IPool';
-import { zeroAddress } from 'viem';
+import { type GetLogsReturnType, zeroAddress } from 'viem';
 import { must, mustSlice } from '../../domain/must.ts';
 import { append } from '../append.ts';
 import { readBalances } from './aave-accounts.ts';
@@ -35,14 +35,7 @@ import {
   type Hex,
 } from './aave-types.ts';
 import { accountAnswered, groupOf } from './account-reads.ts';
-import {
-  blockTimes,
-  type ChainRpc,
-  getLogsAdaptive,
-  type SharedLogs,
-  sharedLogsOf,
-  throwIfUnread,
-} from './rpc.ts';
+import { blockTimes, type ChainRpc, eachLogs, type SharedLogs, sharedLogsOf, throwIfUnread } from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, tokenCalls } from './tokens.ts';
 
 /** The arguments of each event that name an account whose position it changes. */
@@ -107,44 +100,46 @@ export async function readAave(
     poolOf.set(p, p);
     for (const r of cache.reserves.get(p) ?? []) poolOf.set(r.aToken, p);
   }
-  type Log = Awaited<ReturnType<typeof getLogsAdaptive<typeof AAVE_EVENTS>>>[number];
-  const logs: Log[] = [];
+  type Log = GetLogsReturnType<undefined, typeof AAVE_EVENTS, true>[number];
+  const liquidations: Omit<AaveLiquidation, 'timestamp'>[] = [];
+  // One range of logs at a time (a first sync walks millions of them): what they name is kept,
+  // not the logs. A range holds whole blocks, so a liquidation's deficit log is with it.
+  const take = (logs: readonly Log[]) => {
+    const found: Omit<AaveLiquidation, 'timestamp'>[] = [];
+    for (const l of logs) {
+      const pool = poolOf.get(l.address.toLowerCase());
+      if (!pool) continue;
+      const args = l.args as Record<string, unknown>;
+      for (const field of ACCOUNT_FIELDS[l.eventName] ?? []) {
+        const u = String(args[field]).toLowerCase();
+        if (u === zeroAddress) continue;
+        accounts.add(`${pool}:${u}`);
+        touched.add(`${pool}:${u}`);
+      }
+      if (l.eventName === 'LiquidationCall')
+        found.push({
+          pool,
+          txHash: l.transactionHash.toLowerCase(),
+          logIndex: l.logIndex,
+          block: Number(l.blockNumber),
+          collateral: String(args['collateralAsset']).toLowerCase(),
+          debt: String(args['debtAsset']).toLowerCase(),
+          user: String(args['user']).toLowerCase(),
+          liquidator: String(args['liquidator']).toLowerCase(),
+          seized: args['liquidatedCollateralAmount'] as bigint,
+          repaid: args['debtToCover'] as bigint,
+          deficit: 0n,
+        });
+    }
+    append(liquidations, withDeficits(found, logs, poolOf));
+  };
   for (const [fromBlock, group] of starts) {
     const address = aaveLogAddresses(group, cache) as Hex[];
     const events = [...AAVE_EVENTS, ...ATOKEN_EVENTS];
-    append(
-      logs,
-      sharedLogsOf<Log>(shared, events, address, fromBlock, range.block) ??
-        (await getLogsAdaptive(rpc, { what: 'aave', address, events, fromBlock, toBlock: range.block })),
-    );
+    const logs = sharedLogsOf<Log>(shared, events, address, fromBlock, range.block);
+    if (logs) take(logs);
+    else await eachLogs(rpc, { what: 'aave', address, events, fromBlock, toBlock: range.block }, take);
   }
-  const found: Omit<AaveLiquidation, 'timestamp'>[] = [];
-  for (const l of logs) {
-    const pool = poolOf.get(l.address.toLowerCase());
-    if (!pool) continue;
-    const args = l.args as Record<string, unknown>;
-    for (const field of ACCOUNT_FIELDS[l.eventName] ?? []) {
-      const u = String(args[field]).toLowerCase();
-      if (u === zeroAddress) continue;
-      accounts.add(`${pool}:${u}`);
-      touched.add(`${pool}:${u}`);
-    }
-    if (l.eventName === 'LiquidationCall')
-      found.push({
-        pool,
-        txHash: l.transactionHash.toLowerCase(),
-        logIndex: l.logIndex,
-        block: Number(l.blockNumber),
-        collateral: String(args['collateralAsset']).toLowerCase(),
-        debt: String(args['debtAsset']).toLowerCase(),
-        user: String(args['user']).toLowerCase(),
-        liquidator: String(args['liquidator']).toLowerCase(),
-        seized: args['liquidatedCollateralAmount'] as bigint,
-        repaid: args['debtToCover'] as bigint,
-        deficit: 0n,
-      });
-  }
-  const liquidations = withDeficits(found, logs, poolOf);
   const times = await blockTimes(
     rpc,
     liquidations.map((l) => BigInt(l.block)),

@@ -17,14 +17,14 @@
  */
 import { Market, MarketParams, MarketUtils, MathLib } from '@morpho-org/blue-sdk';
 import { adaptiveCurveIrmAbi, blueAbi, blueOracleAbi } from '@morpho-org/blue-sdk-viem';
-import { getAbiItem, parseAbi, zeroAddress } from 'viem';
+import { type GetLogsReturnType, getAbiItem, parseAbi, zeroAddress } from 'viem';
 import { must, mustSlice } from '../../domain/must.ts';
 import { AccountReads } from './account-reads.ts';
 import {
   blockTimes,
   type ChainRpc,
+  eachLogs,
   firstLine,
-  getLogsAdaptive,
   type SharedLogs,
   sharedLogsOf,
   throwIfUnread,
@@ -135,8 +135,7 @@ export class MorphoCache {
 
 type Hex = `0x${string}`;
 
-const readLogs = (rpc: ChainRpc, morpho: Hex, fromBlock: bigint, toBlock: bigint) =>
-  getLogsAdaptive(rpc, { what: 'morpho', address: morpho, events: MORPHO_EVENTS, fromBlock, toBlock });
+type MorphoLog = GetLogsReturnType<undefined, typeof MORPHO_EVENTS, true>[number];
 
 /**
  * One pass over Morpho Blue at `block` (whose timestamp is `timestamp`): the logs of
@@ -162,15 +161,9 @@ export async function readMorphoBlue(
   const touched = new Set<string>();
   const feesMinted = new Set<string>();
   const liquidations: MorphoLiquidationRead[] = [];
-  if (range.fromBlock <= range.block) {
-    const logs =
-      sharedLogsOf<Awaited<ReturnType<typeof readLogs>>[number]>(
-        shared,
-        MORPHO_EVENTS,
-        [morpho],
-        range.fromBlock,
-        range.block,
-      ) ?? (await readLogs(rpc, morpho, range.fromBlock, range.block));
+  // One range of logs at a time (a first sync walks millions of them): what they name is kept,
+  // not the logs.
+  const take = async (logs: readonly MorphoLog[]) => {
     const times = await blockTimes(
       rpc,
       logs.flatMap((l) => (l.eventName === 'Liquidate' ? [l.blockNumber] : [])),
@@ -203,6 +196,22 @@ export async function readMorphoBlue(
         badDebtAssets: l.args.badDebtAssets,
       });
     }
+  };
+  if (range.fromBlock <= range.block) {
+    const logs = sharedLogsOf<MorphoLog>(shared, MORPHO_EVENTS, [morpho], range.fromBlock, range.block);
+    if (logs) await take(logs);
+    else
+      await eachLogs(
+        rpc,
+        {
+          what: 'morpho',
+          address: morpho,
+          events: MORPHO_EVENTS,
+          fromBlock: range.fromBlock,
+          toBlock: range.block,
+        },
+        take,
+      );
   }
   const failures: MorphoRead['failures'] = [];
 

@@ -305,6 +305,15 @@ const MAX_LOG_RANGE = 100_000n;
 /** A range that returns fewer logs than this is quiet: the next one is twice as long. */
 const QUIET_LOGS = 1_000;
 
+type LogsArgs<E extends readonly AbiEvent[]> = {
+  /** What it reads the logs of, as /health names the walk. */
+  what: string;
+  address: `0x${string}` | `0x${string}`[];
+  events: E;
+  fromBlock: bigint;
+  toBlock: bigint;
+};
+
 /**
  * The logs of `events` emitted by `address` (one contract or several) in [fromBlock, toBlock], in
  * chain order. A request
@@ -313,14 +322,25 @@ const QUIET_LOGS = 1_000;
  */
 export async function getLogsAdaptive<const E extends readonly AbiEvent[]>(
   rpc: ChainRpc,
-  args: {
-    what: string;
-    address: `0x${string}` | `0x${string}`[];
-    events: E;
-    fromBlock: bigint;
-    toBlock: bigint;
-  },
+  args: LogsArgs<E>,
 ): Promise<GetLogsReturnType<undefined, E, true>> {
+  const out: GetLogsReturnType<undefined, E, true> = [];
+  await eachLogs(rpc, args, (logs) => {
+    append(out, logs);
+  });
+  return out;
+}
+
+/**
+ * The same walk, each range's logs handed to `onLogs` as it is answered (in chain order; a range
+ * holds whole blocks, so whole transactions) and not kept: what a first sync holds at once is one
+ * range's logs, not its whole history's.
+ */
+export async function eachLogs<const E extends readonly AbiEvent[]>(
+  rpc: ChainRpc,
+  args: LogsArgs<E>,
+  onLogs: (logs: GetLogsReturnType<undefined, E, true>) => void | Promise<void>,
+): Promise<void> {
   const walk: LogWalk = {
     what: args.what,
     fromBlock: Number(args.fromBlock),
@@ -331,45 +351,35 @@ export async function getLogsAdaptive<const E extends readonly AbiEvent[]>(
   };
   (rpc.walks as Set<LogWalk>).add(walk);
   try {
-    return await walkLogs(rpc, args, walk);
+    let range = INITIAL_LOG_RANGE;
+    let from = args.fromBlock;
+    while (from <= args.toBlock) {
+      const to = from + range - 1n < args.toBlock ? from + range - 1n : args.toBlock;
+      let logs: GetLogsReturnType<undefined, E, true>;
+      try {
+        logs = await rpc.client.getLogs({
+          address: args.address,
+          events: args.events,
+          fromBlock: from,
+          toBlock: to,
+          strict: true,
+        });
+      } catch (err) {
+        if (range > 1n && isRangeError(err)) {
+          range /= 2n;
+          continue;
+        }
+        throw err;
+      }
+      await onLogs(logs);
+      walk.reached = Number(to);
+      walk.logs += logs.length;
+      if (logs.length < QUIET_LOGS && range < MAX_LOG_RANGE) range *= 2n;
+      from = to + 1n;
+    }
   } finally {
     (rpc.walks as Set<LogWalk>).delete(walk);
   }
-}
-
-async function walkLogs<const E extends readonly AbiEvent[]>(
-  rpc: ChainRpc,
-  args: { address: `0x${string}` | `0x${string}`[]; events: E; fromBlock: bigint; toBlock: bigint },
-  walk: LogWalk,
-): Promise<GetLogsReturnType<undefined, E, true>> {
-  const out: GetLogsReturnType<undefined, E, true> = [];
-  let range = INITIAL_LOG_RANGE;
-  let from = args.fromBlock;
-  while (from <= args.toBlock) {
-    const to = from + range - 1n < args.toBlock ? from + range - 1n : args.toBlock;
-    let logs: GetLogsReturnType<undefined, E, true>;
-    try {
-      logs = await rpc.client.getLogs({
-        address: args.address,
-        events: args.events,
-        fromBlock: from,
-        toBlock: to,
-        strict: true,
-      });
-    } catch (err) {
-      if (range > 1n && isRangeError(err)) {
-        range /= 2n;
-        continue;
-      }
-      throw err;
-    }
-    append(out, logs);
-    walk.reached = Number(to);
-    walk.logs += logs.length;
-    if (logs.length < QUIET_LOGS && range < MAX_LOG_RANGE) range *= 2n;
-    from = to + 1n;
-  }
-  return out;
 }
 
 /**
