@@ -12,15 +12,14 @@
  * each comet's totals and prices and only the accounts that new events touched (a CometCache
  * keeps the others), and the debts equal `borrowBalanceOf`.
  */
-import { type AbiEvent, parseAbi, zeroAddress } from 'viem';
+import { type AbiEvent, type GetLogsReturnType, parseAbi, zeroAddress } from 'viem';
 import { must, mustSlice } from '../../domain/must.ts';
-import { append } from '../append.ts';
 import { AccountReads, accountAnswered, groupOf } from './account-reads.ts';
 import {
   blockTimes,
   type ChainRpc,
+  eachLogs,
   firstLine,
-  getLogsAdaptive,
   type MulticallOptions,
   type SharedLogs,
   sharedLogsOf,
@@ -379,75 +378,71 @@ export async function readCompound(
   const starts = new Map<bigint, Hex[]>();
   for (const c of comets)
     if (c.from <= range.block) starts.set(c.from, [...(starts.get(c.from) ?? []), c.comet as Hex]);
-  const logs: Awaited<ReturnType<typeof getLogsAdaptive<typeof COMET_EVENTS>>> = [];
-  for (const [fromBlock, address] of starts)
-    append(
-      logs,
-      sharedLogsOf<Awaited<ReturnType<typeof getLogsAdaptive<typeof COMET_EVENTS>>>[number]>(
-        shared,
-        COMET_EVENTS,
-        address,
-        fromBlock,
-        range.block,
-      ) ??
-        (await getLogsAdaptive(rpc, {
-          what: 'compound',
-          address,
-          events: COMET_EVENTS,
-          fromBlock,
-          toBlock: range.block,
-        })),
-    );
-  const surplusAt = new Map<string, bigint>();
-  const debtLogOf = new Map<string, number>();
-  for (const l of logs) {
-    const comet = l.address.toLowerCase();
-    const args = l.args as Record<string, unknown>;
-    for (const field of ACCOUNT_FIELDS[l.eventName] ?? []) {
-      const u = String(args[field]).toLowerCase();
-      // A mint or burn (Transfer from or to zero) names no second account.
-      if (u === zeroAddress) continue;
-      accounts.add(`${comet}:${u}`);
-      touched.add(`${comet}:${u}`);
+  type Log = GetLogsReturnType<undefined, typeof COMET_EVENTS, true>[number];
+  // One range of logs at a time (a first sync walks millions of them): what they name is kept,
+  // not the logs. A range holds whole blocks, so an absorb's surplus Transfer is with it.
+  const take = (logs: readonly Log[]) => {
+    const surplusAt = new Map<string, bigint>();
+    const debtLogOf = new Map<string, number>();
+    for (const l of logs) {
+      const comet = l.address.toLowerCase();
+      const args = l.args as Record<string, unknown>;
+      for (const field of ACCOUNT_FIELDS[l.eventName] ?? []) {
+        const u = String(args[field]).toLowerCase();
+        // A mint or burn (Transfer from or to zero) names no second account.
+        if (u === zeroAddress) continue;
+        accounts.add(`${comet}:${u}`);
+        touched.add(`${comet}:${u}`);
+      }
+      const tx = l.transactionHash.toLowerCase();
+      if (l.eventName === 'Transfer' && String(args['from']) === zeroAddress)
+        surplusAt.set(`${tx}:${l.logIndex}:${String(args['to']).toLowerCase()}`, args['amount'] as bigint);
+      if (l.eventName !== 'AbsorbCollateral' && l.eventName !== 'AbsorbDebt') continue;
+      const borrower = String(args['borrower']).toLowerCase();
+      const key = `${comet}:${tx}:${borrower}`;
+      let a = absorbs.get(key);
+      if (!a) {
+        a = {
+          comet,
+          txHash: tx,
+          block: Number(l.blockNumber),
+          absorber: String(args['absorber']).toLowerCase(),
+          borrower,
+          basePaidOut: 0n,
+          baseValue: 0n,
+          surplus: 0n,
+          collateral: [],
+        };
+        absorbs.set(key, a);
+      }
+      if (l.eventName === 'AbsorbDebt') {
+        a.basePaidOut = args['basePaidOut'] as bigint;
+        a.baseValue = args['usdValue'] as bigint;
+        debtLogOf.set(key, l.logIndex);
+      } else {
+        a.collateral.push({
+          asset: String(args['asset']).toLowerCase(),
+          logIndex: l.logIndex,
+          amount: args['collateralAbsorbed'] as bigint,
+          value: args['usdValue'] as bigint,
+        });
+      }
     }
-    const tx = l.transactionHash.toLowerCase();
-    if (l.eventName === 'Transfer' && String(args['from']) === zeroAddress)
-      surplusAt.set(`${tx}:${l.logIndex}:${String(args['to']).toLowerCase()}`, args['amount'] as bigint);
-    if (l.eventName !== 'AbsorbCollateral' && l.eventName !== 'AbsorbDebt') continue;
-    const borrower = String(args['borrower']).toLowerCase();
-    const key = `${comet}:${tx}:${borrower}`;
-    let a = absorbs.get(key);
-    if (!a) {
-      a = {
-        comet,
-        txHash: tx,
-        block: Number(l.blockNumber),
-        absorber: String(args['absorber']).toLowerCase(),
-        borrower,
-        basePaidOut: 0n,
-        baseValue: 0n,
-        surplus: 0n,
-        collateral: [],
-      };
-      absorbs.set(key, a);
+    // Comet credits a surplus to the account as supply in the log right after AbsorbDebt.
+    for (const [key, at] of debtLogOf) {
+      const a = must(absorbs.get(key), `absorb ${key}`);
+      a.surplus = surplusAt.get(`${a.txHash}:${at + 1}:${a.borrower}`) ?? 0n;
     }
-    if (l.eventName === 'AbsorbDebt') {
-      a.basePaidOut = args['basePaidOut'] as bigint;
-      a.baseValue = args['usdValue'] as bigint;
-      debtLogOf.set(key, l.logIndex);
-    } else {
-      a.collateral.push({
-        asset: String(args['asset']).toLowerCase(),
-        logIndex: l.logIndex,
-        amount: args['collateralAbsorbed'] as bigint,
-        value: args['usdValue'] as bigint,
-      });
-    }
-  }
-  // Comet credits a surplus to the account as supply in the log right after AbsorbDebt.
-  for (const [key, a] of absorbs) {
-    const at = debtLogOf.get(key);
-    if (at !== undefined) a.surplus = surplusAt.get(`${a.txHash}:${at + 1}:${a.borrower}`) ?? 0n;
+  };
+  for (const [fromBlock, address] of starts) {
+    const logs = sharedLogsOf<Log>(shared, COMET_EVENTS, address, fromBlock, range.block);
+    if (logs) take(logs);
+    else
+      await eachLogs(
+        rpc,
+        { what: 'compound', address, events: COMET_EVENTS, fromBlock, toBlock: range.block },
+        take,
+      );
   }
   const times = await blockTimes(
     rpc,

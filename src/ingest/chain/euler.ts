@@ -24,14 +24,14 @@
  * before that stops answering, or whose quotes or tokens cannot be read, or that lists an LTV of
  * 100 % or more, keeps its last records, named in every pass; a failed request fails the pass.
  */
-import { type Abi, parseAbi, zeroAddress } from 'viem';
+import { type Abi, type GetLogsReturnType, parseAbi, zeroAddress } from 'viem';
 import { must, mustSlice } from '../../domain/must.ts';
 import { AccountReads, accountAnswered } from './account-reads.ts';
 import {
   blockTimes,
   type ChainRpc,
+  eachLogs,
   firstLine,
-  getLogsAdaptive,
   type SharedLogs,
   sharedLogsOf,
   throwIfUnread,
@@ -364,30 +364,31 @@ export async function readEuler(
 
   // 1. Logs: the EVC's and the known vaults' in one read; the logs of controllers the EVC's logs
   // name for the first time in a second.
-  const readLogs = async (addresses: string[]) => {
-    if (addresses.length === 0 || range.fromBlock > range.block) return [];
-    const events = [...EVC_EVENTS, ...EVAULT_EVENTS];
-    return (
-      sharedLogsOf<Awaited<ReturnType<typeof getLogsAdaptive<typeof events>>>[number]>(
-        shared,
-        events,
-        addresses,
-        range.fromBlock,
-        range.block,
-      ) ??
-      (await getLogsAdaptive(rpc, {
-        what: 'euler',
-        address: addresses as Hex[],
-        events,
-        fromBlock: range.fromBlock,
-        toBlock: range.block,
-      }))
-    );
+  const events = [...EVC_EVENTS, ...EVAULT_EVENTS];
+  type Log = GetLogsReturnType<undefined, typeof events, true>[number];
+  // One range of logs at a time (a first sync walks millions of them): what they name is kept,
+  // not the logs. A range holds whole blocks, so a Liquidate's DebtSocialized is with it.
+  const readLogs = async (addresses: string[], take: (logs: readonly Log[]) => void) => {
+    if (addresses.length === 0 || range.fromBlock > range.block) return;
+    const logs = sharedLogsOf<Log>(shared, events, addresses, range.fromBlock, range.block);
+    if (logs) take(logs);
+    else
+      await eachLogs(
+        rpc,
+        {
+          what: 'euler',
+          address: addresses as Hex[],
+          events,
+          fromBlock: range.fromBlock,
+          toBlock: range.block,
+        },
+        take,
+      );
   };
   const seen = logAddresses(evcAddress, controllers, cache);
   // Debt a liquidation socializes is logged just before its Liquidate (same transaction, vault, violator).
   const socialized = new Map<string, bigint>();
-  const take = (logs: Awaited<ReturnType<typeof readLogs>>) => {
+  const take = (logs: readonly Log[]) => {
     for (const l of logs) {
       const address = l.address.toLowerCase();
       const args = l.args as Record<string, unknown>;
@@ -442,9 +443,9 @@ export async function readEuler(
       }
     }
   };
-  take(await readLogs([...seen]));
+  await readLogs([...seen], take);
   const fresh = [...controllers].filter((v) => !seen.has(v) && cache.vaults.get(v) !== null);
-  if (fresh.length > 0) take(await readLogs(fresh));
+  if (fresh.length > 0) await readLogs(fresh, take);
 
   // 2. Controllers met for the first time: made by the vault factory (when it is given)?
   const servedBefore = new Set(known.served ?? []);

@@ -21,8 +21,8 @@ import { AccountReads } from './account-reads.ts';
 import {
   blockTimes,
   type ChainRpc,
+  eachLogs,
   firstLine,
-  getLogsAdaptive,
   type SharedLogs,
   sharedLogsOf,
   throwIfUnread,
@@ -425,39 +425,6 @@ export async function readFluid(
     ]),
   ];
   const factorySet = new Set(factories);
-  const logs: Log[] = [];
-  if (range.resume !== null && range.resume <= range.block && resumed.length > 0) {
-    const events = [...FLUID_VAULT_EVENTS, ...FLUID_FACTORY_EVENTS];
-    const watched = [...resumed, ...factories];
-    const got =
-      sharedLogsOf<Log>(shared, events, watched, range.resume, range.block) ??
-      ((await getLogsAdaptive(rpc, {
-        what: 'fluid',
-        address: watched as `0x${string}`[],
-        events,
-        fromBlock: range.resume,
-        toBlock: range.block,
-      })) as unknown as Log[]);
-    logs.push(...got);
-  }
-  // Never-read vaults, grouped by their start (one factory, one start, on a real chain).
-  const byStart = new Map<bigint, string[]>();
-  for (const { vault, d } of fresh) {
-    const start = await range.start(d.constantVariables.factory.toLowerCase());
-    byStart.set(start, [...(byStart.get(start) ?? []), vault]);
-  }
-  for (const [start, vaults] of byStart)
-    if (start <= range.block)
-      logs.push(
-        ...((await getLogsAdaptive(rpc, {
-          what: 'fluid',
-          address: vaults as `0x${string}`[],
-          events: FLUID_VAULT_EVENTS,
-          fromBlock: start,
-          toBlock: range.block,
-        })) as unknown as Log[]),
-      );
-
   // The positions to read: named by logs, held in the checkpoint and not read by this process,
   // left to read. Those of a vault not read whole this pass are left to read (kept in the
   // checkpoint): read once it is.
@@ -472,46 +439,88 @@ export async function readFluid(
     touched.set(vault, ids);
     ids.add(nftId);
   };
+  const liquidated: Omit<FluidLiquidationRead, 'timestamp'>[] = [];
+  const wholeVault = new Set<string>();
+  // One range of logs at a time (a first sync walks millions of them): what they name is kept,
+  // not the logs. (In the order read: a Transfer of a position follows its vault's LogOperate.)
+  const take = (logs: readonly Log[]) => {
+    for (const log of logs) {
+      const address = log.address.toLowerCase();
+      const args = log.args;
+      switch (log.eventName) {
+        case 'LogOperate':
+          touch(address, String(args.nftId_));
+          cache.vaultOf.set(String(args.nftId_), address);
+          break;
+        case 'LogAbsorbDustDebt':
+          for (const id of args.nftIds_ as readonly bigint[]) touch(address, String(id));
+          break;
+        case 'LogLiquidate':
+          wholeVault.add(address);
+          liquidated.push({
+            vault: address,
+            txHash: log.transactionHash.toLowerCase(),
+            logIndex: log.logIndex,
+            block: Number(log.blockNumber),
+            liquidator: String(args.liquidator_).toLowerCase(),
+            collateral: args.colAmt_ as bigint,
+            debt: args.debtAmt_ as bigint,
+          });
+          break;
+        case 'LogAbsorb':
+          wholeVault.add(address);
+          break;
+        case 'Transfer': {
+          const vault = cache.vaultOf.get(String(args.id));
+          if (vault && factorySet.has(address)) touch(vault, String(args.id));
+          break;
+        }
+      }
+    }
+  };
+  if (range.resume !== null && range.resume <= range.block && resumed.length > 0) {
+    const events = [...FLUID_VAULT_EVENTS, ...FLUID_FACTORY_EVENTS];
+    const watched = [...resumed, ...factories];
+    const got = sharedLogsOf<Log>(shared, events, watched, range.resume, range.block);
+    if (got) take(got);
+    else
+      await eachLogs(
+        rpc,
+        {
+          what: 'fluid',
+          address: watched as `0x${string}`[],
+          events,
+          fromBlock: range.resume,
+          toBlock: range.block,
+        },
+        (logs) => take(logs as unknown as Log[]),
+      );
+  }
+  // Never-read vaults, grouped by their start (one factory, one start, on a real chain).
+  const byStart = new Map<bigint, string[]>();
+  for (const { vault, d } of fresh) {
+    const start = await range.start(d.constantVariables.factory.toLowerCase());
+    byStart.set(start, [...(byStart.get(start) ?? []), vault]);
+  }
+  for (const [start, vaults] of byStart)
+    if (start <= range.block)
+      await eachLogs(
+        rpc,
+        {
+          what: 'fluid',
+          address: vaults as `0x${string}`[],
+          events: FLUID_VAULT_EVENTS,
+          fromBlock: start,
+          toBlock: range.block,
+        },
+        (logs) => take(logs as unknown as Log[]),
+      );
+
   for (const p of known.positions)
     if (!cache.positions.has(p.vault, p.nftId)) touch(p.vault.toLowerCase(), p.nftId);
   for (const key of [...cache.retry]) {
     const split = key.lastIndexOf(':');
     touch(key.slice(0, split), key.slice(split + 1));
-  }
-  const liquidated: Omit<FluidLiquidationRead, 'timestamp'>[] = [];
-  const wholeVault = new Set<string>();
-  for (const log of logs) {
-    const address = log.address.toLowerCase();
-    const args = log.args;
-    switch (log.eventName) {
-      case 'LogOperate':
-        touch(address, String(args.nftId_));
-        cache.vaultOf.set(String(args.nftId_), address);
-        break;
-      case 'LogAbsorbDustDebt':
-        for (const id of args.nftIds_ as readonly bigint[]) touch(address, String(id));
-        break;
-      case 'LogLiquidate':
-        wholeVault.add(address);
-        liquidated.push({
-          vault: address,
-          txHash: log.transactionHash.toLowerCase(),
-          logIndex: log.logIndex,
-          block: Number(log.blockNumber),
-          liquidator: String(args.liquidator_).toLowerCase(),
-          collateral: args.colAmt_ as bigint,
-          debt: args.debtAmt_ as bigint,
-        });
-        break;
-      case 'LogAbsorb':
-        wholeVault.add(address);
-        break;
-      case 'Transfer': {
-        const vault = cache.vaultOf.get(String(args.id));
-        if (vault && factorySet.has(address)) touch(vault, String(args.id));
-        break;
-      }
-    }
   }
   for (const vault of wholeVault) for (const [id, p] of cache.positions.of(vault)) if (p) touch(vault, id);
 
