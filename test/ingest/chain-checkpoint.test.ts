@@ -203,6 +203,45 @@ describe('chain source checkpoint', () => {
   });
 });
 
+describe('a pass over many blocks', () => {
+  test("behavior: within one request's range every reader takes its part of one read; over more, each walks its own, range by range", async () => {
+    const BLUE = `0x${'b1'.repeat(20)}`;
+    const asked: { address: string | string[]; fromBlock: bigint; toBlock: bigint }[] = [];
+    const runAfter = async (last: number, head: number) => {
+      const chain = new Map([
+        [last, block(last)],
+        [head, block(head)],
+      ]);
+      const base = blocksOnly(chain, () => head);
+      const rpc = {
+        ...base,
+        multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
+        // Morpho Blue with no market: its fee recipient, none.
+        multicall: async ({ contracts }: { contracts: unknown[] }) =>
+          contracts.map(() => ({ status: 'success', result: `0x${'0'.repeat(40)}` })),
+        client: {
+          ...base.client,
+          getLogs: async (args: { address: string | string[]; fromBlock: bigint; toBlock: bigint }) => {
+            asked.push(args);
+            return [];
+          },
+        },
+      } as unknown as ChainRpc;
+      const source = chainSource({ ...CHAIN, morpho: { blue: BLUE, fromBlock: 0, vaultFactories: [] } }, rpc);
+      asked.length = 0;
+      await source.run(0, previousOf(writeCheckpoint([[last, hash(last)]], []), last));
+      return asked.map((a) => [Array.isArray(a.address) ? 'shared' : 'own', a.fromBlock, a.toBlock]);
+    };
+    // 9,999 blocks: the one read of every contract
+    assert.deepEqual(await runAfter(40_000, 49_999), [['shared', 40_001n, 49_999n]]);
+    // 20,000 blocks: Morpho walks its own, from its first range on
+    assert.deepEqual(await runAfter(30_000, 50_000), [
+      ['own', 30_001n, 40_000n],
+      ['own', 40_001n, 50_000n],
+    ]);
+  });
+});
+
 describe("a first sync's progress", () => {
   test('behavior: each log walk shows as it goes (blocks done of blocks to do, logs, an estimate at its pace), and nothing once the run ends', async () => {
     const head = 100_000;

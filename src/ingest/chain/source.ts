@@ -27,7 +27,14 @@ import { fluidAdapter } from './fluid-pass.ts';
 import { morphoAdapter } from './morpho-pass.ts';
 import { ChainFeeds, recordPriceSources, tokenSymbols } from './pricing.ts';
 import { Assembly, type PassContext, type ProtocolAdapter } from './protocol.ts';
-import { type ChainRpc, deploymentBlock, getLogsAdaptive, type LogWalk, type SharedLogs } from './rpc.ts';
+import {
+  type ChainRpc,
+  deploymentBlock,
+  getLogsAdaptive,
+  INITIAL_LOG_RANGE,
+  type LogWalk,
+  type SharedLogs,
+} from './rpc.ts';
 
 /** What the last run of a chain source cost, for the logs and the bench. */
 export interface ChainRunStats {
@@ -188,9 +195,11 @@ export function chainSource(
 
     // After the first pass every reader resumes at the same block: the logs of every protocol's
     // contracts already read and of the feeds' publishers (as the last pass found them) are read
-    // in one eth_getLogs, which each reader takes its part of.
+    // in one eth_getLogs, which each reader takes its part of. Over more blocks than one request
+    // asks for (a pass after a long stop), each reader walks its own instead, taking its logs
+    // range by range: the shared read would hold them all at once.
     let shared: SharedLogs | undefined;
-    if (resume !== null && resume <= target) {
+    if (resume !== null && resume <= target && target - resume < INITIAL_LOG_RANGE) {
       const addresses = [...passes.flatMap((p) => p.logAddresses), ...feeds.publishers].map((a) =>
         a.toLowerCase(),
       );
