@@ -320,8 +320,23 @@ describe('MetaMorpho vaults on a local chain', () => {
       g.pendingCaps.map((p: { marketId: string }) => p.marketId),
       [marketKey()],
     );
-    const cursor = JSON.parse((await suite.store.listSources()).find((x) => x.id === 'chain:31337')!.cursor!);
-    assert.deepEqual(cursor.vaultCaps, {});
+    // Still watched while a reorganization could undo the acceptance (its SubmitCap log is older
+    // than the blocks a reorganization reads again), then no longer.
+    const caps = async () =>
+      JSON.parse((await suite.store.listSources()).find((x) => x.id === 'chain:31337')!.cursor!).vaultCaps;
+    assert.ok((await caps())[vault.toLowerCase()].includes(laterId));
+    // (64 passes; the checkpoint a pass writes is settled in the next)
+    for (let i = 0; i < 65; i++) {
+      await anvil.client().mine({ blocks: 1 });
+      await suite.pass();
+    }
+    assert.deepEqual(await caps(), {});
+    assert.deepEqual(
+      (await get(`/vaults/31337/${vault}`)).data.governance.pendingCaps.map(
+        (p: { marketId: string }) => p.marketId,
+      ),
+      [marketKey()],
+    );
   });
 
   test('behavior: a vault with no contract (its creation reorganized away) is forgotten, not kept', async () => {

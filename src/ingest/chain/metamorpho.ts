@@ -110,9 +110,12 @@ export class MetaMorphoCache {
   readonly tokens = new Map<string, TokenMeta>();
   /**
    * Per vault: markets outside its queues it submitted a cap for (a market it is about to add),
-   * read with its queues' until the cap is accepted (then queued) or revoked.
+   * read with its queues' until the cap is accepted (then queued) or revoked, and no
+   * reorganization can undo that (the log that named it may be older than the blocks read again).
    */
   readonly submitted = new Map<string, Set<string>>();
+  /** `${vault}:${id}` of a submitted cap found accepted or revoked: the block it was read at. */
+  readonly doneAt = new Map<string, number>();
 
   submittedTo(vault: string): Set<string> {
     let ids = this.submitted.get(vault);
@@ -127,6 +130,17 @@ export class MetaMorphoCache {
     this.vaults.clear();
     this.refused.clear();
     this.submitted.clear();
+    this.doneAt.clear();
+  }
+
+  /** Caps found accepted or revoked at or before `block` (no reorganization reaches it) are no longer watched. */
+  settle(block: number): void {
+    for (const [key, at] of this.doneAt) {
+      if (at > block) continue;
+      const split = key.lastIndexOf(':');
+      this.submitted.get(key.slice(0, split))?.delete(key.slice(split + 1));
+      this.doneAt.delete(key);
+    }
   }
 
   /** A vault that is not one (no contract: a reorganization removed it) is forgotten. */
@@ -165,9 +179,12 @@ export async function readMetaMorpho(
   deployedAt: (address: string) => Promise<bigint>,
   shared?: SharedLogs,
 ): Promise<MetaMorphoRead> {
-  for (const v of known.vaults) if (!cache.vaults.has(v)) cache.vaults.set(v.toLowerCase(), null);
-  for (const [v, ids] of Object.entries(known.submitted))
-    if (cache.vaults.has(v)) for (const id of ids) cache.submittedTo(v).add(id);
+  // What the checkpoint knows of a vault this process has not met (after that, the process knows).
+  for (const v of known.vaults)
+    if (!cache.vaults.has(v)) {
+      cache.vaults.set(v, null);
+      for (const id of known.submitted[v] ?? []) cache.submittedTo(v).add(id);
+    }
   const changed = new Set<string>();
   const note = (logs: readonly VaultLog[]) => {
     for (const l of logs) {
@@ -423,11 +440,15 @@ export async function readMetaMorpho(
       block: Number(range.block),
     });
     // A submitted cap stays watched while it is pending and its market outside the queues.
+    // (Forgotten once no reorganization can bring it back: settle().)
     const watched = cache.submitted.get(address);
     if (watched)
-      for (const id of watched)
-        if (q.withdraw.includes(id) || !(markets.get(address)?.get(id)?.pendingCapValidAt ?? 0n))
-          watched.delete(id);
+      for (const id of watched) {
+        const done = q.withdraw.includes(id) || !(markets.get(address)?.get(id)?.pendingCapValidAt ?? 0n);
+        const key = `${address}:${id}`;
+        if (!done) cache.doneAt.delete(key);
+        else if (!cache.doneAt.has(key)) cache.doneAt.set(key, Number(range.block));
+      }
     read++;
   }
   return { read, failures };

@@ -64,6 +64,7 @@ export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
     begin: (ctx) => morphoPass(ctx, cache, vaults, reread, config),
     settle(block) {
       cache.positions.settle(block);
+      vaults.settle(block);
       reread.clear();
     },
     accountsKept: () => cache.positions.size,
