@@ -153,6 +153,20 @@ test('behavior: eachLogs hands each answered range on in chain order and keeps n
   assert.equal(rpc.walks.size, 0);
 });
 
+test('behavior: a quiet walk grows its ranges up to 100,000 blocks, never past', async () => {
+  const { rpc, asked } = fakeRpc(1_000_000n, new Set());
+  await getLogsAdaptive(rpc, {
+    what: 'test',
+    address: '0x0000000000000000000000000000000000000001',
+    events: [],
+    fromBlock: 0n,
+    toBlock: 999_999n,
+  });
+  const sizes = asked.map(([f, t]) => Number(t - f + 1n));
+  assert.deepEqual(sizes.slice(0, 6), [10_000, 20_000, 40_000, 80_000, 100_000, 100_000]);
+  assert.ok(sizes.every((n) => n <= 100_000));
+});
+
 test('error: a getLogs failure that is not about the range is thrown, not retried smaller', async () => {
   const client = {
     async getLogs() {

@@ -163,11 +163,7 @@ export async function readMorphoBlue(
   const liquidations: MorphoLiquidationRead[] = [];
   // One range of logs at a time (a first sync walks millions of them): what they name is kept,
   // not the logs.
-  const take = async (logs: readonly MorphoLog[]) => {
-    const times = await blockTimes(
-      rpc,
-      logs.flatMap((l) => (l.eventName === 'Liquidate' ? [l.blockNumber] : [])),
-    );
+  const take = (logs: readonly MorphoLog[]) => {
     for (const l of logs) {
       const id = l.args.id.toLowerCase();
       // Any event names its market (one created before fromBlock is found by its later events).
@@ -182,13 +178,13 @@ export async function readMorphoBlue(
       accounts.set(key, { id, user });
       touched.add(key);
       if (l.eventName !== 'Liquidate') continue;
-      const ts = must(times.get(l.blockNumber), `time of block ${l.blockNumber}`);
       liquidations.push({
         id,
         txHash: l.transactionHash.toLowerCase(),
         logIndex: l.logIndex,
         block: Number(l.blockNumber),
-        timestamp: ts,
+        // (Timed once the walk ends: one request per hundred blocks of liquidations.)
+        timestamp: 0,
         liquidator: l.args.caller.toLowerCase(),
         borrower: user,
         repaidAssets: l.args.repaidAssets,
@@ -199,7 +195,7 @@ export async function readMorphoBlue(
   };
   if (range.fromBlock <= range.block) {
     const logs = sharedLogsOf<MorphoLog>(shared, MORPHO_EVENTS, [morpho], range.fromBlock, range.block);
-    if (logs) await take(logs);
+    if (logs) take(logs);
     else
       await eachLogs(
         rpc,
@@ -212,6 +208,11 @@ export async function readMorphoBlue(
         },
         take,
       );
+    const times = await blockTimes(
+      rpc,
+      liquidations.map((l) => BigInt(l.block)),
+    );
+    for (const l of liquidations) l.timestamp = must(times.get(BigInt(l.block)), `time of block ${l.block}`);
   }
   const failures: MorphoRead['failures'] = [];
 

@@ -374,7 +374,8 @@ export async function eachLogs<const E extends readonly AbiEvent[]>(
       await onLogs(logs);
       walk.reached = Number(to);
       walk.logs += logs.length;
-      if (logs.length < QUIET_LOGS && range < MAX_LOG_RANGE) range *= 2n;
+      if (logs.length < QUIET_LOGS && range < MAX_LOG_RANGE)
+        range = range * 2n < MAX_LOG_RANGE ? range * 2n : MAX_LOG_RANGE;
       from = to + 1n;
     }
   } finally {
