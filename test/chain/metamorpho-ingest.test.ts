@@ -361,4 +361,30 @@ describe('MetaMorpho vaults on a local chain', () => {
     assert.deepEqual([...cache.vaults.keys()], [vault.toLowerCase()]);
     assert.equal(cache.submitted.has(ghost), false);
   });
+
+  test("behavior: past the limit of vaults a chain reads, the factories' further vaults are counted, not read", async () => {
+    await send(0, factory, art.TestMetaMorphoFactory!.abi, 'createMetaMorpho', [
+      users[0],
+      0n,
+      usdc,
+      'Second',
+      'S2',
+      `0x${'02'.repeat(32)}`,
+    ]);
+    const head = await anvil.client().getBlockNumber();
+    const cache = new MetaMorphoCache(1);
+    await readMetaMorpho(
+      createChainRpc(anvil.chainId, anvil.url),
+      morpho.toLowerCase(),
+      [{ address: factory.toLowerCase(), fromBlock: 0 }],
+      { fromBlock: null, block: head, blueFromBlock: 0n },
+      { vaults: [], submitted: {} },
+      cache,
+      async () => 0n,
+    );
+    // the first made is read; the second counted
+    assert.deepEqual([...cache.vaults.keys()], [vault.toLowerCase()]);
+    assert.equal(cache.beyondLimit, 1);
+    assert.notEqual(cache.vaults.get(vault.toLowerCase()), null);
+  });
 });

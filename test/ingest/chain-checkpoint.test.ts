@@ -85,6 +85,7 @@ describe('chain source checkpoint', () => {
         pending: [],
         vaultFactories: '',
         vaults: [],
+        vaultsBeyondLimit: 0,
         vaultCaps: {},
         cometPending: [],
         comets: [],

@@ -102,8 +102,29 @@ export interface VaultRead {
   block: number;
 }
 
+/**
+ * Vaults read per chain at most: a factory makes a vault for anyone who asks, for gas alone, and
+ * each is read once per process and watched in every pass's logs. (Ethereum has hundreds.)
+ */
+export const MAX_VAULTS = 5_000;
+
 /** What a chain source keeps of its vaults between passes in one process. */
 export class MetaMorphoCache {
+  readonly #limit: number;
+  /** Vaults found past the limit (not read), counted from the chain's start. */
+  beyondLimit = 0;
+
+  constructor(limit = MAX_VAULTS) {
+    this.#limit = limit;
+  }
+
+  /** A vault a factory's log names: read from now on, unless the chain's limit is reached. */
+  found(vault: string): void {
+    if (this.vaults.has(vault)) return;
+    if (this.vaults.size >= this.#limit) this.beyondLimit++;
+    else this.vaults.set(vault, null);
+  }
+
   /** Every vault found (by its factory's log), by address, as last read; null: not read yet. */
   readonly vaults = new Map<string, VaultRead | null>();
   /** Vaults that do not lend into the chain's Morpho Blue: never read, by why. */
@@ -132,6 +153,7 @@ export class MetaMorphoCache {
     this.refused.clear();
     this.submitted.clear();
     this.doneAt.clear();
+    this.beyondLimit = 0;
   }
 
   /** Caps found accepted or revoked at or before `block` (no reorganization reaches it) are no longer watched. */
@@ -175,12 +197,18 @@ export async function readMetaMorpho(
   blue: string,
   factories: readonly { address: string; fromBlock: number | null }[],
   range: { fromBlock: bigint | null; block: bigint; blueFromBlock: bigint },
-  known: { vaults: readonly string[]; submitted: Readonly<Record<string, readonly string[]>> },
+  known: {
+    vaults: readonly string[];
+    submitted: Readonly<Record<string, readonly string[]>>;
+    /** Vaults found past the limit before (the checkpoint's count). */
+    beyondLimit?: number;
+  },
   cache: MetaMorphoCache,
   deployedAt: (address: string) => Promise<bigint>,
   shared?: SharedLogs,
 ): Promise<MetaMorphoRead> {
   // What the checkpoint knows of a vault this process has not met (after that, the process knows).
+  if (cache.vaults.size === 0) cache.beyondLimit = known.beyondLimit ?? 0;
   for (const v of known.vaults)
     if (!cache.vaults.has(v)) {
       cache.vaults.set(v, null);
@@ -212,7 +240,7 @@ export async function readMetaMorpho(
       if (from < first) first = from;
       for (const l of await walk([f.address], [CREATE_METAMORPHO], from)) {
         const v = (l.args as { metaMorpho: string }).metaMorpho.toLowerCase();
-        if (!cache.vaults.has(v)) cache.vaults.set(v, null);
+        cache.found(v);
       }
     }
     const all = [...cache.vaults.keys()];
@@ -231,7 +259,7 @@ export async function readMetaMorpho(
       ((await walk(addresses, [CREATE_METAMORPHO], from)) as unknown as { args: { metaMorpho: string } }[]);
     for (const l of created) {
       const v = l.args.metaMorpho.toLowerCase();
-      if (!cache.vaults.has(v)) cache.vaults.set(v, null);
+      cache.found(v);
     }
     // The vaults read before whose own logs say they changed (the pass's shared read has them).
     const readBefore = [...cache.vaults].flatMap(([v, r]) => (r ? [v] : []));

@@ -13,7 +13,13 @@ import { morphoKey, UNPRICED_NOTE } from '../records.ts';
 import type { ChainConfig, FeedConfig } from '../sources-file.ts';
 import { type Checkpoint, knownHolders, knownMarkets, pending, strings } from './checkpoint.ts';
 import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
-import { CREATE_METAMORPHO, METAMORPHO_EVENTS, MetaMorphoCache, readMetaMorpho } from './metamorpho.ts';
+import {
+  CREATE_METAMORPHO,
+  MAX_VAULTS,
+  METAMORPHO_EVENTS,
+  MetaMorphoCache,
+  readMetaMorpho,
+} from './metamorpho.ts';
 import { metaMorphoRecord } from './metamorpho-records.ts';
 import { MORPHO_EVENTS, MorphoCache, type MorphoMarketRead, readMorphoBlue } from './morpho-blue.ts';
 import { collateralUsdFromOracle, marketRecord, oracleUsd, positionRecord } from './morpho-records.ts';
@@ -40,6 +46,8 @@ interface MorphoCheckpoint {
   pending: string[];
   vaultFactories: string;
   vaults: string[];
+  /** Vaults found past MAX_VAULTS (not read). */
+  vaultsBeyondLimit: number;
   /** Per vault, the markets outside its queues whose submitted cap is pending. */
   vaultCaps: Record<string, string[]>;
 }
@@ -129,7 +137,11 @@ function morphoPass(
           blueFromBlock: BigInt(chain.morpho.fromBlock),
         },
         sameFactories && resume !== null
-          ? { vaults: strings(saved['vaults']), submitted: submittedOf(saved['vaultCaps']) }
+          ? {
+              vaults: strings(saved['vaults']),
+              submitted: submittedOf(saved['vaultCaps']),
+              beyondLimit: typeof saved['vaultsBeyondLimit'] === 'number' ? saved['vaultsBeyondLimit'] : 0,
+            }
           : { vaults: [], submitted: {} },
         vaults,
         ctx.deployedAt,
@@ -249,6 +261,7 @@ function morphoPass(
         ),
         vaultFactories: factoriesConfig,
         vaults: [...vaults.vaults.keys()],
+        vaultsBeyondLimit: vaults.beyondLimit,
         vaultCaps: Object.fromEntries(
           [...vaults.submitted].flatMap(([v, ids]) =>
             ids.size > 0 && vaults.vaults.has(v) && !vaults.refused.has(v) ? [[v, [...ids]]] : [],
@@ -275,6 +288,13 @@ function morphoPass(
       const v = last.get(address);
       if (v) out.vaults.push(v);
     };
+    if (vaults.beyondLimit > 0)
+      items.push(
+        servedItem(
+          'morpho-vault:limit',
+          `${vaults.beyondLimit} MetaMorpho vaults found past the first ${MAX_VAULTS.toLocaleString('en-US')} of this chain are not read`,
+        ),
+      );
     for (const [address, v] of vaults.vaults) {
       const refused = vaults.refused.get(address);
       if (refused) {
