@@ -35,7 +35,7 @@ import {
   type Hex,
 } from './aave-types.ts';
 import { accountAnswered, groupOf } from './account-reads.ts';
-import { blockTimes, type ChainRpc, eachLogs, type SharedLogs, sharedLogsOf, throwIfUnread } from './rpc.ts';
+import { blockTimes, type ChainRpc, type SharedLogs, takeLogs, throwIfUnread } from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, tokenCalls } from './tokens.ts';
 
 /** The arguments of each event that name an account whose position it changes. */
@@ -136,9 +136,7 @@ export async function readAave(
   for (const [fromBlock, group] of starts) {
     const address = aaveLogAddresses(group, cache) as Hex[];
     const events = [...AAVE_EVENTS, ...ATOKEN_EVENTS];
-    const logs = sharedLogsOf<Log>(shared, events, address, fromBlock, range.block);
-    if (logs) take(logs);
-    else await eachLogs(rpc, { what: 'aave', address, events, fromBlock, toBlock: range.block }, take);
+    await takeLogs(rpc, shared, { what: 'aave', address, events, fromBlock, toBlock: range.block }, take);
   }
   const times = await blockTimes(
     rpc,

@@ -18,11 +18,10 @@ import { AccountReads, accountAnswered, groupOf } from './account-reads.ts';
 import {
   blockTimes,
   type ChainRpc,
-  eachLogs,
   firstLine,
   type MulticallOptions,
   type SharedLogs,
-  sharedLogsOf,
+  takeLogs,
   throwIfUnread,
 } from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, type TokenMeta, tokenCalls } from './tokens.ts';
@@ -435,14 +434,12 @@ export async function readCompound(
     }
   };
   for (const [fromBlock, address] of starts) {
-    const logs = sharedLogsOf<Log>(shared, COMET_EVENTS, address, fromBlock, range.block);
-    if (logs) take(logs);
-    else
-      await eachLogs(
-        rpc,
-        { what: 'compound', address, events: COMET_EVENTS, fromBlock, toBlock: range.block },
-        take,
-      );
+    await takeLogs(
+      rpc,
+      shared,
+      { what: 'compound', address, events: COMET_EVENTS, fromBlock, toBlock: range.block },
+      take,
+    );
   }
   const times = await blockTimes(
     rpc,

@@ -27,15 +27,7 @@
 import { type Abi, type GetLogsReturnType, parseAbi, zeroAddress } from 'viem';
 import { must, mustSlice } from '../../domain/must.ts';
 import { AccountReads, accountAnswered } from './account-reads.ts';
-import {
-  blockTimes,
-  type ChainRpc,
-  eachLogs,
-  firstLine,
-  type SharedLogs,
-  sharedLogsOf,
-  throwIfUnread,
-} from './rpc.ts';
+import { blockTimes, type ChainRpc, firstLine, type SharedLogs, takeLogs, throwIfUnread } from './rpc.ts';
 import { keepTokens, type TokenMeta, tokenCalls } from './tokens.ts';
 
 /** The EVC's events that name an account and its controller or collaterals. */
@@ -370,20 +362,18 @@ export async function readEuler(
   // not the logs. A range holds whole blocks, so a Liquidate's DebtSocialized is with it.
   const readLogs = async (addresses: string[], take: (logs: readonly Log[]) => void) => {
     if (addresses.length === 0 || range.fromBlock > range.block) return;
-    const logs = sharedLogsOf<Log>(shared, events, addresses, range.fromBlock, range.block);
-    if (logs) take(logs);
-    else
-      await eachLogs(
-        rpc,
-        {
-          what: 'euler',
-          address: addresses as Hex[],
-          events,
-          fromBlock: range.fromBlock,
-          toBlock: range.block,
-        },
-        take,
-      );
+    await takeLogs(
+      rpc,
+      shared,
+      {
+        what: 'euler',
+        address: addresses as Hex[],
+        events,
+        fromBlock: range.fromBlock,
+        toBlock: range.block,
+      },
+      take,
+    );
   };
   const seen = logAddresses(evcAddress, controllers, cache);
   // Debt a liquidation socializes is logged just before its Liquidate (same transaction, vault, violator).

@@ -24,7 +24,7 @@ import {
   eachLogs,
   firstLine,
   type SharedLogs,
-  sharedLogsOf,
+  takeLogs,
   throwIfUnread,
 } from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, type TokenMeta, tokenCalls } from './tokens.ts';
@@ -481,20 +481,18 @@ export async function readFluid(
   if (range.resume !== null && range.resume <= range.block && resumed.length > 0) {
     const events = [...FLUID_VAULT_EVENTS, ...FLUID_FACTORY_EVENTS];
     const watched = [...resumed, ...factories];
-    const got = sharedLogsOf<Log>(shared, events, watched, range.resume, range.block);
-    if (got) take(got);
-    else
-      await eachLogs(
-        rpc,
-        {
-          what: 'fluid',
-          address: watched as `0x${string}`[],
-          events,
-          fromBlock: range.resume,
-          toBlock: range.block,
-        },
-        (logs) => take(logs as unknown as Log[]),
-      );
+    await takeLogs(
+      rpc,
+      shared,
+      {
+        what: 'fluid',
+        address: watched as `0x${string}`[],
+        events,
+        fromBlock: range.resume,
+        toBlock: range.block,
+      },
+      take,
+    );
   }
   // Never-read vaults, grouped by their start (one factory, one start, on a real chain).
   const byStart = new Map<bigint, string[]>();

@@ -14,11 +14,11 @@ import { type AbiEvent, BaseError, ContractFunctionZeroDataError, parseAbiItem, 
 import { must } from '../../domain/must.ts';
 import {
   type ChainRpc,
-  eachLogs,
   firstLine,
   getLogsAdaptive,
   type SharedLogs,
   sharedLogsOf,
+  takeLogs,
   throwIfUnread,
 } from './rpc.ts';
 import { keepTokens, type TokenMeta, tokenCalls } from './tokens.ts';
@@ -263,23 +263,19 @@ export async function readMetaMorpho(
     }
     // The vaults read before whose own logs say they changed (the pass's shared read has them).
     const readBefore = [...cache.vaults].flatMap(([v, r]) => (r ? [v] : []));
-    if (readBefore.length > 0) {
-      const logs = sharedLogsOf<VaultLog>(shared, METAMORPHO_EVENTS, readBefore, from, range.block);
-      if (logs) note(logs);
-      // (Range by range after a long stop: their deposits and withdrawals are many.)
-      else
-        await eachLogs(
-          rpc,
-          {
-            what: 'metamorpho',
-            address: readBefore as Hex[],
-            events: METAMORPHO_EVENTS,
-            fromBlock: from,
-            toBlock: range.block,
-          },
-          (got) => note(got as unknown as VaultLog[]),
-        );
-    }
+    if (readBefore.length > 0)
+      await takeLogs(
+        rpc,
+        shared,
+        {
+          what: 'metamorpho',
+          address: readBefore as Hex[],
+          events: METAMORPHO_EVENTS,
+          fromBlock: from,
+          toBlock: range.block,
+        },
+        note,
+      );
     // The others are read whole; the caps they submitted in these blocks are all their logs add.
     const unread = [...cache.vaults].flatMap(([v, r]) => (r || cache.refused.has(v) ? [] : [v]));
     if (unread.length > 0) note((await walk(unread, [SUBMIT_CAP], from)) as unknown as VaultLog[]);

@@ -20,15 +20,7 @@ import { adaptiveCurveIrmAbi, blueAbi, blueOracleAbi } from '@morpho-org/blue-sd
 import { type GetLogsReturnType, getAbiItem, parseAbi, zeroAddress } from 'viem';
 import { must, mustSlice } from '../../domain/must.ts';
 import { AccountReads } from './account-reads.ts';
-import {
-  blockTimes,
-  type ChainRpc,
-  eachLogs,
-  firstLine,
-  type SharedLogs,
-  sharedLogsOf,
-  throwIfUnread,
-} from './rpc.ts';
+import { blockTimes, type ChainRpc, firstLine, type SharedLogs, takeLogs, throwIfUnread } from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, type TokenMeta, tokenCalls } from './tokens.ts';
 
 export type { TokenMeta } from './tokens.ts';
@@ -194,20 +186,18 @@ export async function readMorphoBlue(
     }
   };
   if (range.fromBlock <= range.block) {
-    const logs = sharedLogsOf<MorphoLog>(shared, MORPHO_EVENTS, [morpho], range.fromBlock, range.block);
-    if (logs) take(logs);
-    else
-      await eachLogs(
-        rpc,
-        {
-          what: 'morpho',
-          address: morpho,
-          events: MORPHO_EVENTS,
-          fromBlock: range.fromBlock,
-          toBlock: range.block,
-        },
-        take,
-      );
+    await takeLogs(
+      rpc,
+      shared,
+      {
+        what: 'morpho',
+        address: morpho,
+        events: MORPHO_EVENTS,
+        fromBlock: range.fromBlock,
+        toBlock: range.block,
+      },
+      take,
+    );
     const times = await blockTimes(
       rpc,
       liquidations.map((l) => BigInt(l.block)),

@@ -332,6 +332,22 @@ export async function getLogsAdaptive<const E extends readonly AbiEvent[]>(
 }
 
 /**
+ * A reader's logs of `args`, handed to `take`: the pass's shared read's part when it covers them
+ * (in steady state), else its own walk, range by range (eachLogs).
+ */
+export async function takeLogs<const E extends readonly AbiEvent[], L>(
+  rpc: ChainRpc,
+  shared: SharedLogs | undefined,
+  args: LogsArgs<E>,
+  take: (logs: readonly L[]) => void | Promise<void>,
+): Promise<void> {
+  const addresses = Array.isArray(args.address) ? args.address : [args.address];
+  const logs = sharedLogsOf<L>(shared, args.events, addresses, args.fromBlock, args.toBlock);
+  if (logs) await take(logs);
+  else await eachLogs(rpc, args, (got) => take(got as unknown as L[]));
+}
+
+/**
  * The same walk, each range's logs handed to `onLogs` as it is answered (in chain order; a range
  * holds whole blocks, so whole transactions) and not kept: what a first sync holds at once is one
  * range's logs, not its whole history's.
