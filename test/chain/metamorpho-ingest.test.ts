@@ -387,4 +387,10 @@ describe('MetaMorpho vaults on a local chain', () => {
     assert.equal(cache.beyondLimit, 1);
     assert.notEqual(cache.vaults.get(vault.toLowerCase()), null);
   });
+
+  test('behavior: a vault is followed for at most 30 markets outside its queues (its curator may submit caps for any market)', () => {
+    const cache = new MetaMorphoCache();
+    for (let i = 0; i < 40; i++) cache.watch(vault.toLowerCase(), `0x${i.toString(16).padStart(64, '0')}`);
+    assert.equal(cache.submitted.get(vault.toLowerCase())!.size, 30);
+  });
 });

@@ -41,7 +41,7 @@ import { scaled } from '../chain/chainlink.ts';
 import { usdValue } from '../chain/liquidation.ts';
 import { tokenText } from '../chain/tokens.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
-import { morphoKey, UNPRICED_NOTE } from '../records.ts';
+import { morphoKey, NO_CAP, UNPRICED_NOTE } from '../records.ts';
 import type { MorphoApiConfig } from '../sources-file.ts';
 
 /** How far back a first pass reads liquidations (later passes: from the newest one seen). */
@@ -53,7 +53,6 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** The most requests one list is read in (a guard against an API whose pages never end). */
 const MAX_PAGES = 20_000;
 /** A MetaMorpho supply cap this high is no cap (caps are uint184). */
-const NO_CAP = 2n ** 184n - 1n;
 
 const MARKETS = `query Markets($first: Int!, $skip: Int!, $chainIds: [Int!]) {
   markets(first: $first, skip: $skip, where: { chainId_in: $chainIds }) {

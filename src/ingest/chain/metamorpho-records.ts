@@ -5,18 +5,12 @@
  * market's state now (MetaMorpho's realTotalAssets: idle markets at their totals when read), and
  * what its contract holds pending.
  */
-import type { Market } from '@morpho-org/blue-sdk';
+import { type Market, SharesMath } from '@morpho-org/blue-sdk';
 import type { MorphoVaultGovernance, VaultRecord } from '../../domain/types.ts';
-import { morphoKey } from '../records.ts';
+import { morphoKey, NO_CAP } from '../records.ts';
 import { scaled } from './chainlink.ts';
 import type { VaultRead } from './metamorpho.ts';
 import { tokenText } from './tokens.ts';
-
-/** A cap of type(uint184).max: no cap. */
-const NO_CAP = 2n ** 184n - 1n;
-/** Morpho Blue's virtual shares and assets (SharesMathLib). */
-const VIRTUAL_SHARES = 10n ** 6n;
-const VIRTUAL_ASSETS = 1n;
 
 /**
  * The vault's record, or why it cannot be stated this pass: one of its markets that a pass reads
@@ -42,8 +36,7 @@ export function metaMorphoRecord(
     // A market no pass reads (idle: no collateral, no borrower) is valued at its totals when read:
     // it accrues no interest. It is no allocation (it holds no borrower's risk) but is the vault's.
     if (!market) {
-      const parked =
-        (m.supplyShares * (m.totalSupplyAssets + VIRTUAL_ASSETS)) / (m.totalSupplyShares + VIRTUAL_SHARES);
+      const parked = SharesMath.toAssets(m.supplyShares, m.totalSupplyAssets, m.totalSupplyShares, 'Down');
       idle += parked;
       total += parked;
       continue;

@@ -139,13 +139,17 @@ export class MetaMorphoCache {
   /** `${vault}:${id}` of a submitted cap found accepted or revoked: the block it was read at. */
   readonly doneAt = new Map<string, number>();
 
-  submittedTo(vault: string): Set<string> {
+  /**
+   * Watches a market outside a vault's queues it submitted a cap for, at most MAX_QUEUE a vault
+   * (as many as its queues may hold: a curator submitting more is not followed further).
+   */
+  watch(vault: string, id: string): void {
     let ids = this.submitted.get(vault);
     if (!ids) {
       ids = new Set();
       this.submitted.set(vault, ids);
     }
-    return ids;
+    if (ids.size < MAX_QUEUE) ids.add(id);
   }
 
   clear(): void {
@@ -212,14 +216,14 @@ export async function readMetaMorpho(
   for (const v of known.vaults)
     if (!cache.vaults.has(v)) {
       cache.vaults.set(v, null);
-      for (const id of known.submitted[v] ?? []) cache.submittedTo(v).add(id);
+      for (const id of known.submitted[v] ?? []) cache.watch(v, id);
     }
   const changed = new Set<string>();
   const note = (logs: readonly VaultLog[]) => {
     for (const l of logs) {
       const v = l.address.toLowerCase();
       changed.add(v);
-      if (l.eventName === 'SubmitCap' && l.args.id) cache.submittedTo(v).add(l.args.id.toLowerCase());
+      if (l.eventName === 'SubmitCap' && l.args.id) cache.watch(v, l.args.id.toLowerCase());
     }
   };
   const walk = (address: string[], events: readonly AbiEvent[], fromBlock: bigint) =>

@@ -32,8 +32,8 @@ export interface ChainRpc {
   requests(): number;
   /** Calls of multicalls answered so far (each contract read; what a pass has read of its accounts). */
   callsAnswered(): number;
-  /** The log walks under way (getLogsAdaptive), as they stand: what /health shows of a long pass. */
-  readonly walks: ReadonlySet<LogWalk>;
+  /** The log walks under way (eachLogs adds its own while it runs): what /health shows of a long pass. */
+  readonly walks: Set<LogWalk>;
   /** The clock the walks' times are read on, ms. */
   now(): number;
   /**
@@ -365,7 +365,7 @@ export async function eachLogs<const E extends readonly AbiEvent[]>(
     logs: 0,
     startedAtMs: rpc.now(),
   };
-  (rpc.walks as Set<LogWalk>).add(walk);
+  rpc.walks.add(walk);
   try {
     let range = INITIAL_LOG_RANGE;
     let from = args.fromBlock;
@@ -395,7 +395,7 @@ export async function eachLogs<const E extends readonly AbiEvent[]>(
       from = to + 1n;
     }
   } finally {
-    (rpc.walks as Set<LogWalk>).delete(walk);
+    rpc.walks.delete(walk);
   }
 }
 
