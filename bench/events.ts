@@ -6,11 +6,15 @@
  * 1. Matching per tick (src/events/matcher.ts, HealthCrossings): the sandbox read model (the
  *    `large` profile, 1,000,000 positions; `--quick`: the default one, 50,000), 10,000 and
  *    100,000 subscriptions (80 % watching one wallet, 20 % one market, as bots and dashboards do;
- *    thresholds among 1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3, 1.5), two kinds of tick: every token
- *    moving (correlated random moves, x (1 ± up to 2 %)), and 1 % of the tokens moving (random
- *    ones, as from one block to the next); each tick's pass timed, in wall time and in CPU time of
- *    the thread running it (getrusage per thread: a tick's figure is only as fine as the kernel's
- *    accounting, a few ms under load, so the mean over the ticks is reported). The baseline, in the
+ *    thresholds among 1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3, 1.5), three kinds of tick: every token
+ *    moving at a crash's pace (correlated random moves, x (1 ± up to 2 %)), every token moving as
+ *    much as a sandbox tick moves it (x (1 ± up to 0.04 %)), and 1 % of the tokens moving (random
+ *    ones, x (1 ± up to 2 %), as from one block to the next). Each tick, timed apart, in wall time and in CPU time of
+ *    the thread running it (a tick's CPU figure is only as fine as the kernel's accounting, a few
+ *    ms, so the mean over the ticks is reported): the read model bringing its accounts' health
+ *    factors to the new prices (paid once per price change by whoever reads first, with or
+ *    without subscriptions), the matching (HealthCrossings.match: the crossings found and matched
+ *    to subscribers), and building the wanted ones' events (HealthCrossings.events). The baseline, in the
  *    same run: every subscription tested against every position below the highest threshold x
  *    1.01 (10,000 subscriptions; timed over 2,000 positions and scaled to all of them), what an
  *    unindexed matcher does.
@@ -114,18 +118,23 @@ function subscriptions(
   });
 }
 
-/** A tick: every token's price x (1 + common + own), the common move up to ±1.5 %, its own ±0.5 %. */
+/**
+ * A tick: every token's price x (1 + common + own). `scale` 1: the common move up to ±1.5 %, its
+ * own ±0.5 % (a crash's pace: 2 % in 5 s); 0.02: up to ±0.03 % and ±0.01 %, a sandbox tick's
+ * size (5 s of its price model: ETH's 60 % a year is 0.024 % over 5 s).
+ */
 function move(
   m: ReadModel,
   tokens: { chainId: number; token: string }[],
   level: Map<string, number>,
   random: () => number,
   at: number,
+  scale: number,
 ) {
-  const common = (random() - 0.5) * 0.03;
+  const common = (random() - 0.5) * 0.03 * scale;
   const changes = tokens.map((t) => {
     const k = `${t.chainId}:${t.token}`;
-    const r = (level.get(k) ?? 1) * (1 + common + (random() - 0.5) * 0.01);
+    const r = (level.get(k) ?? 1) * (1 + common + (random() - 0.5) * 0.01 * scale);
     level.set(k, r);
     return { chainId: t.chainId, token: t.token, ratio: r };
   });
@@ -154,26 +163,38 @@ function moveSome(
   applyPrices(m, changes, at);
 }
 
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
 /** CPU time of the calling thread so far, ms. */
 function threadCpuMs(): number {
   const u = process.threadCpuUsage();
   return (u.user + u.system) / 1000;
 }
 
+const TICKS = ['every token ±2 %', 'every token ±0.04 %', '1 % of tokens ±2 %'] as const;
+type TickKind = (typeof TICKS)[number];
+
 export interface MatchRow {
   profile: string;
   positions: number;
   subscriptions: number;
-  /** What moves each tick: every token, or 1 % of them. */
-  tick: 'every token' | '1 % of tokens';
+  /** What moves each tick: every token (by up to 2 %, or by a sandbox tick's 0.04 %), or 1 % of them. */
+  tick: TickKind;
   tokensMoved: number;
   thresholds: number;
   held: number;
   ticks: number;
   medianMs: number;
   p99Ms: number;
-  /** CPU time of the pass's thread, ms a tick, mean over the ticks. */
+  /** Matching (HealthCrossings.match: crossings found, matched to subscribers): wall (median, p99) and CPU (mean), ms a tick. */
   cpuMeanMs: number;
+  /** Building the wanted crossings' events (views, bodies, ids: HealthCrossings.events): CPU mean and wall median, ms a tick. */
+  eventsCpuMeanMs: number;
+  eventsMedianMs: number;
+  /** The read model bringing its accounts' health factors to the tick's prices (before matching): CPU mean and wall median. */
+  readModelCpuMeanMs: number;
+  readModelMedianMs: number;
   eventsPerTick: number;
   deliveriesPerTick: number;
 }
@@ -208,23 +229,40 @@ async function matching(quick: boolean): Promise<{ rows: MatchRow[]; baseline: B
     h.pass(m, index, 'live', 0, sink); // observes
     let tickNo = 0;
     let everyRow: MatchRow | null = null;
-    for (const kind of ['every token', '1 % of tokens'] as const) {
+    for (const kind of TICKS) {
       const times: number[] = [];
       const cpu: number[] = [];
+      const eventsCpu: number[] = [];
+      const eventsWall: number[] = [];
+      const readModelCpu: number[] = [];
+      const readModelWall: number[] = [];
       let events = 0;
       let deliveries = 0;
       let moved = 0;
-      const ticks = kind === 'every token' ? (quick ? 10 : 15) : quick ? 30 : 100;
+      const ticks = kind === 'every token ±2 %' ? (quick ? 10 : 15) : quick ? 30 : 100;
+      const everyToken = kind !== '1 % of tokens ±2 %';
       for (let k = 0; k < ticks; k++) {
-        if (kind === 'every token') move(m, tokens, level, random, Date.now());
+        if (everyToken) move(m, tokens, level, random, Date.now(), kind === 'every token ±2 %' ? 1 : 0.02);
         else moveSome(m, tokens, level, random, Date.now(), 0.01);
-        moved = kind === 'every token' ? tokens.length : Math.max(1, Math.round(tokens.length * 0.01));
+        moved = everyToken ? tokens.length : Math.max(1, Math.round(tokens.length * 0.01));
         const o: Matched = { events: [], deliveries: [] };
+        // The read model first brings its accounts' health factors to the new prices (whoever
+        // reads first pays it once per price change: a query, or the matcher), then the pass.
+        const r0 = threadCpuMs();
+        const rw = performance.now();
+        m.risk.accountsChangedSince(m.risk.changeVersion);
+        readModelCpu.push(threadCpuMs() - r0);
+        readModelWall.push(performance.now() - rw);
         const c0 = threadCpuMs();
         const t0 = performance.now();
-        h.pass(m, index, 'live', ++tickNo, o);
-        times.push(performance.now() - t0);
-        cpu.push(threadCpuMs() - c0);
+        const wanted = h.match(m, index);
+        const c1 = threadCpuMs();
+        const t1 = performance.now();
+        h.events(m, 'live', ++tickNo, wanted, o);
+        times.push(t1 - t0);
+        cpu.push(c1 - c0);
+        eventsCpu.push(threadCpuMs() - c1);
+        eventsWall.push(performance.now() - t1);
         events += o.events.length;
         deliveries += o.deliveries.length;
       }
@@ -240,13 +278,17 @@ async function matching(quick: boolean): Promise<{ rows: MatchRow[]; baseline: B
         ticks: times.length,
         medianMs: sig(times[Math.floor(times.length / 2)]!, 3),
         p99Ms: sig(times.at(-1)!, 3),
-        cpuMeanMs: sig(cpu.reduce((a, b) => a + b, 0) / cpu.length, 3),
+        cpuMeanMs: sig(mean(cpu), 3),
+        eventsCpuMeanMs: sig(mean(eventsCpu), 3),
+        eventsMedianMs: sig(median(eventsWall), 3),
+        readModelCpuMeanMs: sig(mean(readModelCpu), 3),
+        readModelMedianMs: sig(median(readModelWall), 3),
         eventsPerTick: sig(events / times.length, 3),
         deliveriesPerTick: sig(deliveries / times.length, 3),
       };
       log(`events: matching ${JSON.stringify(row)}`);
       rows.push(row);
-      if (kind === 'every token') everyRow = row;
+      if (kind === 'every token ±2 %') everyRow = row;
     }
     const row = everyRow!;
     if (count === 10_000) {
@@ -347,7 +389,7 @@ async function latency(quick: boolean): Promise<LatencyRow> {
     const before = arrivals.length;
     void before;
     const t = performance.now();
-    move(m, tokens, level, random, Date.now());
+    move(m, tokens, level, random, Date.now(), 1);
     movedAt.set(i, t);
     // Arrivals of this move: those until the next one (each event's first arrival).
     await new Promise((r) => setTimeout(r, 1400));

@@ -293,6 +293,16 @@ export class RiskIndex {
     return out;
   }
 
+  /** Whether market ord's positions changed (added, restated, emptied) after `version`. */
+  positionsChangedAfter(ord: number, version: number): boolean {
+    return this.factors.positionsChangedAt[ord]! > version;
+  }
+
+  /** The accounts holding a pooled market whose positions changed after `version` (null: every account). */
+  accountsWithPositionChangesSince(version: number): readonly number[] | null {
+    return this.accounts.positionsChangedSince(version);
+  }
+
   /** Whether market ord's positions belong to accounts (pooled protocols). */
   isPooled(ord: number): boolean {
     return this.accounts.pooled[ord] === 1;

@@ -104,6 +104,29 @@ export class SubscriberBuckets {
     return out;
   }
 
+  /**
+   * Whether some subscriber is filed where an event about this market, chain and protocol would be
+   * looked for, wallets aside: a cheap test before building the event for `match`.
+   */
+  filedFor(marketKey: string, chainId: number, protocol: string): boolean {
+    return (
+      this.everything.length > 0 ||
+      this.markets.has(marketKey) ||
+      this.chains.has(chainId) ||
+      this.protocols.has(protocol)
+    );
+  }
+
+  /** Whether some subscriber is filed under this wallet. */
+  filedForWallet(wallet: string): boolean {
+    return this.wallets.has(wallet);
+  }
+
+  /** Whether some subscriber is filed under a wallet. */
+  get hasWallets(): boolean {
+    return this.wallets.size > 0;
+  }
+
   /** Every subscriber once (events about many markets or none: oracles). */
   *all(): Iterable<Subscriber> {
     const seen = new Set<string>();
@@ -129,6 +152,8 @@ export class SubscriptionIndex {
   /** Distinct thresholds of health-factor subscribers, ascending. */
   readonly thresholds: number[];
   readonly byThreshold = new Map<number, SubscriberBuckets>();
+  /** The buckets of each threshold, in the order of `thresholds`. */
+  readonly thresholdBuckets: SubscriberBuckets[];
   readonly liquidations = new SubscriberBuckets();
   readonly oracles: Subscriber[] = [];
   readonly size: number;
@@ -149,6 +174,7 @@ export class SubscriptionIndex {
       if (s.types.has('oracle.stale') || s.types.has('oracle.recovered')) this.oracles.push(s);
     }
     this.thresholds = [...this.byThreshold.keys()].sort((a, b) => a - b);
+    this.thresholdBuckets = this.thresholds.map((t) => this.byThreshold.get(t) ?? new SubscriberBuckets());
   }
 
   /** The highest threshold (0 when none). */

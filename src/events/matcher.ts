@@ -1,6 +1,6 @@
 import type { ReadModel } from '../data/read-model.ts';
 import type { PositionAtRiskView } from '../data/risk-index.ts';
-import { must, mustSlice } from '../domain/must.ts';
+import { mustSlice } from '../domain/must.ts';
 import type { EventRecord, EventType } from '../domain/records/events.ts';
 import type { LiquidationEvent } from '../domain/records/history.ts';
 import { hash24 } from '../store/events.ts';
@@ -43,6 +43,15 @@ function emit(
   for (const s of subs) if (s.kind === 'webhook') out.deliveries.push({ eventId: id, webhookId: s.id });
 }
 
+/** A crossing some subscribers want: position i of market ord (at its place in its list, -1 when pooled). */
+export interface WantedCrossing {
+  i: number;
+  ord: number;
+  at: number;
+  attributes: EventAttributes;
+  subs: Subscriber[];
+}
+
 /** A position that crossed below some thresholds in a pass: fired once the pass has read all. */
 interface Crossing {
   i: number;
@@ -54,24 +63,92 @@ interface Crossing {
   armed: number;
 }
 
+/** A little over a float's rounding, to widen the slices a price move is read in. */
+const SLICE_SLACK = 1e-12;
+
+/** The first index at or after `from` whose value is at least x (`values` ascending): a galloping search. */
+function lowerBound(values: Float64Array, x: number, from: number): number {
+  const n = values.length;
+  if (from >= n || (values[from] ?? Number.NaN) >= x) return from;
+  // values[lo] < x; grow the step until values[hi] >= x (or the end), then halve.
+  let lo = from;
+  let step = 1;
+  let hi = from + 1;
+  while (hi < n && (values[hi] ?? Number.NaN) < x) {
+    lo = hi;
+    step *= 2;
+    hi = lo + step;
+  }
+  if (hi > n) hi = n;
+  lo++;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((values[mid] ?? Number.NaN) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The least single-precision number at or above x. */
+function singleAtLeast(x: number): number {
+  const f = Math.fround(x);
+  return f >= x ? f : nextSingle(f, 1);
+}
+
+/** The greatest single-precision number at or below x. */
+function singleAtMost(x: number): number {
+  const f = Math.fround(x);
+  return f <= x ? f : nextSingle(f, -1);
+}
+
+const SINGLE = new Float32Array(1);
+const SINGLE_BITS = new Int32Array(SINGLE.buffer);
+
+/** The single-precision neighbour of a finite single f, upwards (1) or downwards (-1). */
+function nextSingle(f: number, dir: 1 | -1): number {
+  SINGLE[0] = f;
+  if (f === 0) SINGLE_BITS[0] = dir > 0 ? 1 : 0x80000001 | 0;
+  else SINGLE_BITS[0] = (SINGLE_BITS[0] as number) + (f > 0 ? dir : -dir);
+  return SINGLE[0] as number;
+}
+
+/** Whether two threshold lists are the same. */
+function sameThresholds(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
+  return true;
+}
+
 /**
- * Health-factor crossings of one read model, incrementally. For each position it keeps one
- * number, `armed`: the thresholds at or below it are armed (a crossing below them fires), those
- * above are not (the position crossed below them and has not been back above them by 1 %
- * since, or was below them when they were first watched). A position read fires the thresholds
- * in (hf, armed], then sets armed = max(min(armed, hf), hf / 1.01); it is held while armed is
- * below the highest threshold, and a position not held is armed up to the last pass's highest
- * threshold (above it, as high as its health factor).
+ * Health-factor crossings of one read model, incrementally.
  *
- * After a pass a held position's armed level lies in [hf / 1.01, hf], so reading it again at the
- * same health factor fires nothing and changes nothing, whatever thresholds were added or
- * removed below the highest one; and a position not held is at or above the highest threshold.
- * So a pass reads only the positions whose health factor may have changed since the last one:
- * in each isolated market whose factors or positions changed, the positions below the highest
- * threshold x 1.01 (a binary search of the market's list, by health factor) and those it held
- * there; in the pooled markets, the positions of the accounts holding a changed market. Every
- * position below the bound is read again only when the highest threshold changes (or on the
- * first pass, which observes without firing). The crossings found are fired in the order of
+ * The rule, per position: one number, `armed`. The thresholds at or below it are armed (a
+ * crossing below them fires), those above are not (the position crossed below them and has not
+ * been back above them by 1 % since, or was below them when they were first watched). A
+ * position not held is armed for every threshold at or below its health factor. Reading a
+ * position at health factor h changes nothing while h stays in its quiet interval: at or above
+ * the highest threshold it is armed for, and below the next threshold x 1.01 (not held: at or
+ * above the highest threshold). Out of it, the read fires the thresholds in (h, armed] and sets
+ * armed = max(min(armed, h), h / 1.01); the position is held while armed is below the highest
+ * threshold. So what a pass fires depends only on where health factors are against the
+ * thresholds and their re-arm levels (threshold x 1.01), never on how many passes saw them in
+ * between. When the thresholds change, a held position's level is first brought into
+ * [h / 1.01, h] (which changes nothing for the thresholds it was read with: none lies between),
+ * so a new threshold above its health factor is not armed, and one 1 % or more below it is.
+ *
+ * So a pass reads only the positions that crossed one of those levels since the last pass:
+ * - In an isolated market (Morpho, Fluid) a price move scales every health factor by the
+ *   market's factor, so the order by health factor never changes, and the positions that
+ *   crossed level L while the factor went from k0 to k are those with a stated health factor in
+ *   [L / max(k0, k), L / min(k0, k)): one slice of the market's list per level, found by a
+ *   galloping search of its stated health factors from the last slice. A market whose positions
+ *   changed is read whole below the highest threshold x 1.01, with the positions it held.
+ * - In a pooled market (Aave, Spark, Compound, Euler) positions show their account's health
+ *   factor, which no market factor scales: each account holding a changed market is tested
+ *   against its quiet interval (the intersection of its positions'), and read only out of it,
+ *   or when its positions changed.
+ * A new set of thresholds, or the first pass (which observes without firing), reads every
+ * position below the highest threshold x 1.01. The crossings found are fired in the order of
  * the markets, then of each market's risk order, as a pass over every market would.
  */
 export class HealthCrossings {
@@ -82,12 +159,35 @@ export class HealthCrossings {
   private stamp = new Uint32Array(0);
   private passNo = 0;
   private heldCount = 0;
-  /** Per isolated market (by ord): its positions held after the last pass that read it. */
-  private heldIn: (Uint32Array | undefined)[] = [];
-  /** Per account (pooled markets): 1 while some of its positions are held. */
-  private accountHeld = new Uint8Array(0);
+  /**
+   * Per isolated market (by ord): the positions it held at its last whole read, and those it took
+   * since (some may have been released since: release is idempotent).
+   */
+  private heldIn: (number[] | undefined)[] = [];
+  /** Per isolated market: its health-factor factor when last read (NaN: never, read it whole). */
+  private factorSeen = new Float64Array(0);
+  /**
+   * Per isolated market: the factors it can move to from the last read without any position
+   * crossing a level, (low, high): a move inside them reads nothing (and touches no list).
+   */
+  private safeLow = new Float64Array(0);
+  private safeHigh = new Float64Array(0);
+  /** Per isolated market: the stated health factors of its list, in its order, as of its last whole read. */
+  private statedIn: (Float64Array | undefined)[] = [];
+  /**
+   * Per account (pooled markets): its quiet interval [low, high) after the last read of it, in
+   * single precision rounded inwards (a narrower interval only reads an account more often).
+   */
+  private quietLow = new Float32Array(0);
+  private quietHigh = new Float32Array(0);
+  /** Per account: the pass that took it to be read. */
+  private takenAt = new Uint32Array(0);
+  /** The thresholds of the last pass (a different set reads every position again). */
+  private thresholdsSeen: readonly number[] = [];
   /** The highest threshold of the last pass: positions not held were armed up to it. */
   private lastMax = 0;
+  /** Whether this pass's thresholds differ from the last pass's. */
+  private thresholdsChanged = false;
   private revision = -1;
   private indexSeen: SubscriptionIndex | null = null;
   /** The risk index's change version at the last pass. */
@@ -99,11 +199,23 @@ export class HealthCrossings {
     this.armed = new Float64Array(0);
     this.stamp = new Uint32Array(0);
     this.heldCount = 0;
-    this.heldIn = [];
-    this.accountHeld = new Uint8Array(0);
-    this.lastMax = 0;
+    this.forgetMarkets();
     this.revision = -1;
     this.seenVersion = -1;
+  }
+
+  /** Forgets what is kept per market and account (the next pass reads every one). */
+  private forgetMarkets(): void {
+    this.heldIn = [];
+    this.factorSeen = new Float64Array(0);
+    this.safeLow = new Float64Array(0);
+    this.safeHigh = new Float64Array(0);
+    this.statedIn = [];
+    this.quietLow = new Float32Array(0);
+    this.quietHigh = new Float32Array(0);
+    this.takenAt = new Uint32Array(0);
+    this.thresholdsSeen = [];
+    this.lastMax = 0;
   }
 
   /** Positions held (below the highest threshold x 1.01, or not armed for some threshold). */
@@ -123,19 +235,54 @@ export class HealthCrossings {
     this.stamp = stamp;
   }
 
+  /** Room for n markets and m accounts (new accounts start out of any quiet interval). */
+  private ensureMarkets(n: number, m: number): void {
+    if (this.factorSeen.length < n) {
+      const grow = (x: Float64Array) => {
+        const y = new Float64Array(n).fill(Number.NaN);
+        y.set(x);
+        return y;
+      };
+      this.factorSeen = grow(this.factorSeen);
+      this.safeLow = grow(this.safeLow);
+      this.safeHigh = grow(this.safeHigh);
+    }
+    if (this.quietLow.length < m) {
+      const size = Math.max(m, this.quietLow.length * 2);
+      const low = new Float32Array(size).fill(Number.POSITIVE_INFINITY);
+      low.set(this.quietLow);
+      const high = new Float32Array(size).fill(Number.NEGATIVE_INFINITY);
+      high.set(this.quietHigh);
+      const taken = new Uint32Array(size);
+      taken.set(this.takenAt);
+      this.quietLow = low;
+      this.quietHigh = high;
+      this.takenAt = taken;
+    }
+  }
+
   /**
    * One pass over `model` as it is now. `nowMs`: the events' time. Nothing is done when neither
    * the model nor the subscriptions changed since the last pass.
    */
   pass(model: ReadModel, index: SubscriptionIndex, mode: 'live' | 'test', nowMs: number, out: Matched): void {
+    this.events(model, mode, nowMs, this.match(model, index), out);
+  }
+
+  /**
+   * The matching half of a pass: the crossings since the last pass that some subscriber wants,
+   * in the order they fire, with their subscribers (`events` builds what is sent).
+   */
+  match(model: ReadModel, index: SubscriptionIndex): WantedCrossing[] {
     if (model !== this.model) {
       this.reset();
       this.model = model;
     }
-    if (model.revision === this.revision && index === this.indexSeen) return;
+    if (model.revision === this.revision && index === this.indexSeen) return [];
     this.revision = model.revision;
     this.indexSeen = index;
     const max = index.maxThreshold;
+    const ths = index.thresholds;
     const { risk, catalog } = model;
     const since = this.seenVersion;
     this.seenVersion = risk.changeVersion;
@@ -143,14 +290,19 @@ export class HealthCrossings {
       // Nothing watched: every position armed again.
       this.armed.fill(Number.NaN);
       this.heldCount = 0;
-      this.heldIn = [];
-      this.accountHeld.fill(0);
-      this.lastMax = 0;
-      return;
+      this.forgetMarkets();
+      return [];
     }
     this.ensure(risk.size);
-    // A new highest threshold (or the first pass) reads every market; otherwise the changed ones.
-    const all = max !== this.lastMax;
+    // A new set of thresholds (or the first pass) reads every market; otherwise the changed ones.
+    const all = !sameThresholds(ths, this.thresholdsSeen);
+    this.thresholdsChanged = all;
+    if (all) {
+      this.factorSeen = new Float64Array(0);
+      this.safeLow = new Float64Array(0);
+      this.safeHigh = new Float64Array(0);
+      this.statedIn = [];
+    }
     const ords = all
       ? Array.from({ length: catalog.size }, (_, ord) => ord)
       : risk.marketsChangedSince(since);
@@ -158,60 +310,204 @@ export class HealthCrossings {
     const bound = max * REARM_FACTOR;
     const crossings: Crossing[] = [];
     const pooled: number[] = [];
-    const hf0 = risk.statedHealthFactors();
+    // The levels a health factor crosses to leave a quiet interval: each threshold and its re-arm level.
+    const levels = Float64Array.from(new Set(ths.flatMap((t) => [t, t * REARM_FACTOR]))).sort();
+    this.ensureMarkets(catalog.size, 0);
     for (const ord of ords) {
-      if (risk.isPooled(ord)) {
-        pooled.push(ord);
-        continue;
-      }
-      // Isolated: the prefix of the market's list below the bound, then what it held and no longer does.
-      const list = risk.marketList(ord);
-      const held: number[] = [];
-      if (list) {
+      if (risk.isPooled(ord)) pooled.push(ord);
+      else if (!((this.factorSeen[ord] ?? Number.NaN) > 0) || risk.positionsChangedAfter(ord, since))
+        this.readMarket(risk, ord, levels, max, bound, passNo, index, crossings);
+      else {
         const k = risk.hfFactorOf(ord);
-        let lo = 0;
-        let hi = list.length;
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1;
-          if ((hf0[list[mid] ?? 0] ?? Number.NaN) * k < bound) lo = mid + 1;
-          else hi = mid;
-        }
-        for (let j = 0; j < lo; j++) {
-          const i = list[j] ?? 0;
-          if (this.read(i, (hf0[i] ?? Number.NaN) * k, max, passNo, ord, j, index, crossings)) held.push(i);
-        }
-      }
-      const before = this.heldIn[ord];
-      if (before) for (const i of before) if (this.stamp[i] !== passNo) this.release(i);
-      this.heldIn[ord] = held.length > 0 ? Uint32Array.from(held) : undefined;
-    }
-    if (pooled.length > 0) {
-      // Pooled: every position of the accounts holding a changed market (their health factor is the account's).
-      // An account at or above the bound with nothing held is skipped.
-      const { ids, flat, start, hf, ord, listed } = risk.accountsChangedSince(all ? -1 : since);
-      if (this.accountHeld.length < start.length) {
-        const grown = new Uint8Array(Math.max(start.length, this.accountHeld.length * 2));
-        grown.set(this.accountHeld);
-        this.accountHeld = grown;
-      }
-      const accountHeld = this.accountHeld;
-      const count = ids === null ? start.length - 1 : ids.length;
-      for (let n = 0; n < count; n++) {
-        const id = ids === null ? n : (ids[n] ?? 0);
-        const h = hf[id] ?? Number.NaN;
-        if (!(h < bound) && accountHeld[id] === 0) continue;
-        let any = 0;
-        for (let k = start[id] ?? 0, end = start[id + 1] ?? 0; k < end; k++) {
-          const i = flat[k] ?? 0;
-          if (h < bound && listed[k] === 1) {
-            if (this.read(i, h, max, passNo, ord[k] ?? 0, -1, index, crossings)) any = 1;
-          } else this.release(i);
-        }
-        accountHeld[id] = any;
+        // Inside its safe range: no position crossed a level.
+        if (k > (this.safeLow[ord] ?? Number.NaN) && k < (this.safeHigh[ord] ?? Number.NaN))
+          this.factorSeen[ord] = k;
+        else this.readSlices(risk, ord, levels, max, passNo, index, crossings);
       }
     }
+    if (pooled.length > 0) this.readAccounts(risk, all ? -1 : since, max, bound, passNo, index, crossings);
     this.lastMax = max;
-    if (crossings.length > 0) this.fire(model, index, mode, nowMs, crossings, out);
+    this.thresholdsSeen = ths;
+    return crossings.length > 0 ? this.wanted(model, index, crossings) : [];
+  }
+
+  /** Isolated market ord, whole: the prefix of its list below the bound, then what it held and no longer does. */
+  private readMarket(
+    risk: ReadModel['risk'],
+    ord: number,
+    levels: Float64Array,
+    max: number,
+    bound: number,
+    passNo: number,
+    index: SubscriptionIndex,
+    crossings: Crossing[],
+  ): void {
+    const list = risk.marketList(ord);
+    const k = risk.hfFactorOf(ord);
+    const held: number[] = [];
+    if (list) {
+      const hf0 = risk.statedHealthFactors();
+      const stated = new Float64Array(list.length);
+      for (let j = 0; j < list.length; j++) stated[j] = hf0[list[j] ?? 0] ?? Number.NaN;
+      this.statedIn[ord] = stated;
+      // hf0 x k < bound
+      const end = lowerBound(stated, bound / k, 0);
+      for (let j = 0; j < end; j++) {
+        const i = list[j] ?? 0;
+        if (this.read(i, (stated[j] ?? Number.NaN) * k, max, passNo, ord, j, index, crossings)) held.push(i);
+      }
+      this.setSafeRange(ord, stated, k, levels);
+    } else {
+      this.statedIn[ord] = undefined;
+      this.safeLow[ord] = 0;
+      this.safeHigh[ord] = Number.POSITIVE_INFINITY;
+    }
+    const before = this.heldIn[ord];
+    if (before) for (const i of before) if (this.stamp[i] !== passNo) this.release(i);
+    this.heldIn[ord] = held.length > 0 ? held : undefined;
+    this.factorSeen[ord] = k;
+  }
+
+  /**
+   * The factors isolated market ord can move to from k with no position crossing a level: for
+   * each level, the positions on either side of it (a little narrower, for rounding).
+   */
+  private setSafeRange(ord: number, stated: Float64Array, k: number, levels: Float64Array): void {
+    let low = 0;
+    let high = Number.POSITIVE_INFINITY;
+    let at = 0;
+    for (let l = 0; l < levels.length; l++) {
+      const level = levels[l] as number;
+      // The first position at or above the level as a read computes it (stated x k).
+      at = lowerBound(stated, level / k, at);
+      while (at > 0 && (stated[at - 1] as number) * k >= level) at--;
+      while (at < stated.length && (stated[at] as number) * k < level) at++;
+      const above = stated[at];
+      const below = stated[at - 1];
+      if (above !== undefined) low = Math.max(low, level / above);
+      if (below !== undefined) high = Math.min(high, level / below);
+    }
+    this.safeLow[ord] = low * (1 + 4 * SLICE_SLACK);
+    this.safeHigh[ord] = high * (1 - 4 * SLICE_SLACK);
+  }
+
+  /**
+   * Isolated market ord after a move of its factor alone: the positions that crossed a level
+   * (a threshold or its re-arm level) between the factor last read and now.
+   */
+  private readSlices(
+    risk: ReadModel['risk'],
+    ord: number,
+    levels: Float64Array,
+    max: number,
+    passNo: number,
+    index: SubscriptionIndex,
+    crossings: Crossing[],
+  ): void {
+    const k = risk.hfFactorOf(ord);
+    const k0 = this.factorSeen[ord] ?? Number.NaN;
+    this.factorSeen[ord] = k;
+    const list = risk.marketList(ord);
+    const stated = this.statedIn[ord];
+    if (k === k0 || !list || !stated) return;
+    // Stated health factors s with s x low < level <= s x high (a little wider), level by level.
+    const overHigh = 1 / (Math.max(k, k0) * (1 + SLICE_SLACK));
+    const overLow = 1 / (Math.min(k, k0) * (1 - SLICE_SLACK));
+    const stamp = this.stamp;
+    const n = stated.length;
+    let from = 0;
+    for (let l = 0; l < levels.length; l++) {
+      const level = levels[l] as number;
+      const bottom = level * overHigh;
+      if (!((stated[from] as number) >= bottom)) from = lowerBound(stated, bottom, from);
+      if (from >= n) break;
+      const top = level * overLow;
+      if (!((stated[from] as number) < top)) continue; // none crossed this level
+      const to = lowerBound(stated, top, from + 1);
+      for (let j = from; j < to; j++) {
+        const i = list[j] ?? 0;
+        if (stamp[i] === passNo) continue;
+        const wasHeld = !Number.isNaN(this.armed[i] ?? Number.NaN);
+        if (this.read(i, (stated[j] ?? Number.NaN) * k, max, passNo, ord, j, index, crossings) && !wasHeld) {
+          const held = this.heldIn[ord];
+          if (held) held.push(i);
+          else this.heldIn[ord] = [i];
+        }
+      }
+    }
+    // Positions released since stay listed until the market's next whole read: keep the list short.
+    this.setSafeRange(ord, stated, k, levels);
+    const held = this.heldIn[ord];
+    if (held && held.length > 2 * list.length + 16) {
+      const now = [...new Set(held)].filter((i) => !Number.isNaN(this.armed[i] ?? Number.NaN));
+      this.heldIn[ord] = now.length > 0 ? now : undefined;
+    }
+  }
+
+  /**
+   * Pooled markets: every account holding a changed market whose health factor left its quiet
+   * interval, or whose positions changed, is read (its positions show its health factor).
+   */
+  private readAccounts(
+    risk: ReadModel['risk'],
+    since: number,
+    max: number,
+    bound: number,
+    passNo: number,
+    index: SubscriptionIndex,
+    crossings: Crossing[],
+  ): void {
+    const { ids, flat, start, hf, ord, listed } = risk.accountsChangedSince(since);
+    this.ensureMarkets(0, start.length - 1);
+    const { quietLow, quietHigh, takenAt } = this;
+    // Accounts whose positions changed are read whatever their health factor (null: every account).
+    const forced = since < 0 ? null : risk.accountsWithPositionChangesSince(since);
+    const ths = index.thresholds;
+    // The accounts to read: those out of their quiet interval (a tight loop over typed arrays), then the forced ones.
+    const toRead: number[] = [];
+    const quiet = (id: number) => {
+      const h = hf[id] as number;
+      const high = quietHigh[id] as number;
+      return h >= (quietLow[id] as number) && (h < high || high === Number.POSITIVE_INFINITY);
+    };
+    if (forced === null) {
+      if (ids === null) for (let id = 0, n = start.length - 1; id < n; id++) toRead.push(id);
+      else for (const id of ids) toRead.push(id);
+    } else {
+      if (ids === null) {
+        for (let id = 0, n = start.length - 1; id < n; id++) if (!quiet(id)) toRead.push(id);
+      } else for (const id of ids) if (!quiet(id)) toRead.push(id);
+      for (const id of toRead) takenAt[id] = passNo;
+      for (const id of forced) if (takenAt[id] !== passNo) toRead.push(id);
+    }
+    for (const id of toRead) {
+      const h = hf[id] ?? Number.NaN;
+      // The intersection of its listed positions' quiet intervals.
+      let qLow = Number.NEGATIVE_INFINITY;
+      let qHigh = Number.POSITIVE_INFINITY;
+      for (let k = start[id] ?? 0, end = start[id + 1] ?? 0; k < end; k++) {
+        const i = flat[k] ?? 0;
+        if (listed[k] !== 1) {
+          this.release(i);
+          continue;
+        }
+        if (h < bound) this.read(i, h, max, passNo, ord[k] ?? 0, -1, index, crossings);
+        else this.release(i);
+        const a = this.armed[i] ?? Number.NaN;
+        if (Number.isNaN(a)) {
+          // Not held: quiet at or above the highest threshold.
+          qLow = Math.max(qLow, max);
+          continue;
+        }
+        const j = index.firstAbove(a);
+        const t = ths[j - 1];
+        const next = ths[j];
+        if (t !== undefined) qLow = Math.max(qLow, t);
+        if (next !== undefined) qHigh = Math.min(qHigh, next * REARM_FACTOR);
+      }
+      quietLow[id] = singleAtLeast(qLow);
+      quietHigh[id] = singleAtMost(qHigh);
+    }
   }
 
   /** Reads position i at health factor h: notes its crossing, updates its armed level; true when held. */
@@ -227,15 +523,29 @@ export class HealthCrossings {
   ): boolean {
     const prev = this.armed[i] ?? Number.NaN;
     const wasHeld = !Number.isNaN(prev);
-    // Not held: armed up to the last pass's highest threshold (above it, unknown: not armed).
-    let armed = wasHeld ? prev : Math.max(this.lastMax, h);
+    this.stamp[i] = passNo;
+    let armed: number;
+    if (!wasHeld) {
+      // Not held: armed up to the last pass's highest threshold (above it, as high as its health factor).
+      armed = Math.max(this.lastMax, h);
+    } else if (this.thresholdsChanged) {
+      // New thresholds: first the level brought into [h / 1.01, h] (no threshold of the last pass
+      // lies between the two, so none changes), then the new ones armed by it.
+      armed = Math.min(Math.max(prev, h / REARM_FACTOR), h);
+    } else {
+      // Quiet: at or above the highest threshold it is armed for, below the next one x 1.01.
+      const j = index.firstAbove(prev);
+      const t = index.thresholds[j - 1];
+      const next = index.thresholds[j];
+      if ((t === undefined || h >= t) && next !== undefined && h < next * REARM_FACTOR) return true;
+      armed = prev;
+    }
     if (h < armed) {
       const t = index.thresholds[index.firstAbove(h)];
       if (t !== undefined && t <= armed) crossings.push({ i, ord, at, h, armed });
       armed = h;
     }
     armed = Math.max(armed, h / REARM_FACTOR);
-    this.stamp[i] = passNo;
     if (armed < max) {
       this.armed[i] = armed;
       if (!wasHeld) this.heldCount++;
@@ -256,27 +566,27 @@ export class HealthCrossings {
   }
 
   /**
-   * The pass's crossings as events: by market, then in each market's risk order, each's
-   * thresholds ascending. Each crossing is matched first; only those some subscriber wants are
-   * ordered and get a view and ids (most crossings, of positions nobody watches, cost a match).
+   * The crossings some subscriber wants: by market, then in each market's risk order, each's
+   * thresholds ascending. Each crossing is looked up in the buckets it would be filed in first,
+   * then matched against the filters of the subscribers there (most crossings are of positions
+   * nobody watches).
    */
-  private fire(
-    model: ReadModel,
-    index: SubscriptionIndex,
-    mode: 'live' | 'test',
-    nowMs: number,
-    crossings: Crossing[],
-    out: Matched,
-  ): void {
+  private wanted(model: ReadModel, index: SubscriptionIndex, crossings: Crossing[]): WantedCrossing[] {
     const { risk, catalog } = model;
     const ths = index.thresholds;
-    const wanted: { c: Crossing; a: EventAttributes; subs: Subscriber[] }[] = [];
+    const wanted: WantedCrossing[] = [];
     for (const c of crossings) {
-      const m = catalog.recordAt(c.ord);
+      const m = catalog.baseRecord(c.ord);
       let wallet: string | null = null;
       for (let from = index.firstAbove(c.h); from < ths.length; from++) {
         const t = ths[from];
-        if (t === undefined || t > c.armed) break;
+        const buckets = index.thresholdBuckets[from];
+        if (t === undefined || t > c.armed || buckets === undefined) break;
+        if (!buckets.filedFor(m.uniqueKey, m.chainId, m.protocol)) {
+          if (!buckets.hasWallets) continue;
+          wallet ??= risk.walletOf(c.i);
+          if (!buckets.filedForWallet(wallet)) continue;
+        }
         wallet ??= risk.walletOf(c.i);
         const a: EventAttributes = {
           type: 'position.health_factor_below',
@@ -286,21 +596,33 @@ export class HealthCrossings {
           wallet,
           threshold: t,
         };
-        const subs = must(index.byThreshold.get(t), `the subscribers of threshold ${t}`).match(a, []);
-        if (subs.length > 0) wanted.push({ c, a, subs });
+        const subs = buckets.match(a, []);
+        if (subs.length > 0) wanted.push({ i: c.i, ord: c.ord, at: c.at, attributes: a, subs });
       }
     }
-    if (wanted.length === 0) return;
     // (A crossing's thresholds are pushed ascending; the sort is stable.)
-    wanted.sort(
-      (x, y) => x.c.ord - y.c.ord || (x.c.at >= 0 ? x.c.at - y.c.at : risk.riskBefore(x.c.i, y.c.i)),
-    );
+    wanted.sort((x, y) => x.ord - y.ord || (x.at >= 0 ? x.at - y.at : risk.riskBefore(x.i, y.i)));
+    return wanted;
+  }
+
+  /**
+   * The events of a pass's wanted crossings, as sent: each carries the position's view now, and
+   * an id from its threshold, market, wallet and the model's time (the same crossing read twice
+   * is stored once).
+   */
+  events(
+    model: ReadModel,
+    mode: 'live' | 'test',
+    nowMs: number,
+    wanted: readonly WantedCrossing[],
+    out: Matched,
+  ): void {
     let viewOf = -1;
     let view: PositionAtRiskView | null = null;
-    for (const { c, a, subs } of wanted) {
-      if (viewOf !== c.i || view === null) {
-        view = risk.view(c.i);
-        viewOf = c.i;
+    for (const { i, attributes: a, subs } of wanted) {
+      if (viewOf !== i || view === null) {
+        view = model.risk.view(i);
+        viewOf = i;
       }
       const key = a.marketKeys[0] ?? '';
       const id = `evt_${hash24(`${mode}:hf:${a.threshold}:${key}:${a.wallet}:${model.asOf}`)}`;

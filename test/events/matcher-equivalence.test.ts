@@ -1,6 +1,8 @@
 /**
- * The health-factor matcher against the matcher it replaced (copied below as the reference: every
- * position below the highest threshold x 1.01 read on every pass): over random passes (price
+ * The health-factor matcher against a reference that reads every position below the highest
+ * threshold x 1.01 on every pass (the matcher it replaced, with the quiet interval of its rule: a
+ * held position's armed level moves only once its health factor is below the highest threshold
+ * it is armed for, or at or above the next one x 1.01): over random passes (price
  * moves of some or all tokens, positions changed, added, emptied, subscriptions added and
  * removed, thresholds inserted between others and above them all, restarts), both emit exactly
  * the same events and deliveries, in the same order, and hold the same positions.
@@ -24,7 +26,7 @@ import { webhook } from '../contract/event-store-contract.ts';
 import { makeMarket, makePosition, modelOf } from '../helpers.ts';
 
 // ---------------------------------------------------------------------------------------------
-// The reference: the matcher as it was before it read only what changed (verbatim but for names).
+// The reference: every position below the bound read on every pass.
 
 function emitReference(
   out: Matched,
@@ -51,6 +53,9 @@ function emitReference(
   for (const s of subs) if (s.kind === 'webhook') out.deliveries.push({ eventId: id, webhookId: s.id });
 }
 
+const sameList = (a: readonly number[], b: readonly number[]) =>
+  a.length === b.length && a.every((x, k) => x === b[k]);
+
 class ReferenceHealthCrossings {
   private model: ReadModel | null = null;
   private armed = new Float64Array(0);
@@ -58,6 +63,7 @@ class ReferenceHealthCrossings {
   private passNo = 0;
   private heldList: number[] = [];
   private lastMax = 0;
+  private lastThresholds: number[] = [];
   private revision = -1;
   private indexSeen: SubscriptionIndex | null = null;
 
@@ -67,6 +73,7 @@ class ReferenceHealthCrossings {
     this.stamp = new Uint32Array(0);
     this.heldList = [];
     this.lastMax = 0;
+    this.lastThresholds = [];
     this.revision = -1;
   }
 
@@ -114,7 +121,20 @@ class ReferenceHealthCrossings {
         q.marketOrd = ord;
         for (const i of risk.query(q)) {
           const h = risk.healthFactorOf(i);
-          const held = armedOf[i]!;
+          let held = armedOf[i]!;
+          // New thresholds: the level brought into [h / 1.01, h] first.
+          if (!Number.isNaN(held) && !sameList(ths, this.lastThresholds))
+            held = Math.min(Math.max(held, h / REARM_FACTOR), h);
+          else if (!Number.isNaN(held)) {
+            // Quiet: at or above the highest threshold it is armed for, below the next x 1.01.
+            const below = ths.filter((t) => t <= held).at(-1);
+            const above = ths.find((t) => t > held)!;
+            if ((below === undefined || h >= below) && h < above * REARM_FACTOR) {
+              stamp[i] = passNo;
+              next.push(i);
+              continue;
+            }
+          }
           let armed = Number.isNaN(held) ? Math.max(lastMax, h) : held;
           if (h < armed) {
             let from = index.firstAbove(h);
@@ -151,6 +171,7 @@ class ReferenceHealthCrossings {
     for (const i of this.heldList) if (stamp[i] !== passNo) armedOf[i] = Number.NaN;
     this.heldList = next;
     this.lastMax = max;
+    this.lastThresholds = max > 0 ? [...index.thresholds] : [];
   }
 }
 
@@ -270,8 +291,10 @@ function change(
   if (r < 0.45) {
     const all = random() < 0.3;
     const moved = all ? TOKENS : TOKENS.filter(() => random() < 0.3);
+    // Moves of up to ±0.2 % (inside the re-arm band), ±4 % or ±15 % (across several thresholds).
+    const size = pick([0.004, 0.08, 0.08, 0.3]);
     const changes = moved.map((token) => {
-      const ratio = (w.level.get(token) ?? 1) * (1 + (random() - 0.5) * 0.08);
+      const ratio = (w.level.get(token) ?? 1) * (1 + (random() - 0.5) * size);
       w.level.set(token, ratio);
       return { chainId: pick([1, 8453]), token, ratio };
     });

@@ -96,6 +96,34 @@ describe('HealthCrossings', () => {
     );
   });
 
+  test('a threshold added between two others does not fire for a position that fell below it unseen', () => {
+    const low = sub({ ...mine, healthFactorBelow: 1.1 });
+    const high = sub({ ...mine, healthFactorBelow: 1.5 });
+    const { step, setIndex } = setup([low, high]);
+    step(null);
+    assert.equal(step(1.24).events.length, 0, '1.5996: above both');
+    assert.deepEqual(
+      step(1.124).events.map((e) => e.threshold),
+      [1.5],
+      '1.44996: below 1.5',
+    );
+    // Down to 1.1997 with no threshold crossed: nothing read, nothing sent.
+    assert.equal(step(0.93).events.length, 0);
+    const middle = sub({ ...mine, healthFactorBelow: 1.3 });
+    setIndex([low, high, middle]);
+    assert.equal(step(null).events.length, 0, 'below 1.3 when it was added');
+    assert.equal(step(1.05).events.length, 0, '1.3545: 1 % above 1.3, armed');
+    const crossed = step(0.98); // 1.2642
+    assert.deepEqual(
+      crossed.events.map((e) => e.threshold),
+      [1.3],
+    );
+    assert.deepEqual(
+      crossed.deliveries.map((d) => d.webhookId),
+      [middle.id],
+    );
+  });
+
   test('a threshold above every position held before fires for a position that then crosses it', () => {
     const { step, setIndex } = setup([sub({ healthFactorBelow: 1.0 })]);
     step(null);

@@ -282,10 +282,9 @@ export class AccountBook {
     if (a.taken.length < n) a.taken = new Uint32Array(Math.max(n, a.taken.length * 2));
   }
 
-  /** Pooled markets (ords, ascending) whose factors or positions changed after `version`. */
-  private changedPooledSince(version: number): number[] {
+  /** Pooled markets (ords, ascending) whose factors or positions (`changedAt`) changed after `version`. */
+  private changedPooledSince(version: number, changedAt = this.factors.changedAt): number[] {
     const out: number[] = [];
-    const changedAt = this.factors.changedAt;
     for (let ord = 0; ord < this.pooled.length; ord++)
       if (this.pooled[ord] && changedAt[ord]! > version) out.push(ord);
     return out;
@@ -389,6 +388,15 @@ export class AccountBook {
       ord: a.slotOrd,
       listed: a.slotListed,
     };
+  }
+
+  /**
+   * The accounts holding a position in a pooled market whose positions changed (added,
+   * restated, emptied) after `version`, each once; null for every account. For the matcher: an
+   * account whose members changed is read whatever its health factor.
+   */
+  positionsChangedSince(version: number): readonly number[] | null {
+    return this.holding(this.ensure(), this.changedPooledSince(version, this.factors.positionsChangedAt));
   }
 
   /** The health factor position i shows now: its account's (pooled), else its own; Infinity without debt. */

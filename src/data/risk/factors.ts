@@ -18,6 +18,8 @@ export class MarketFactors {
   readonly marketVersion: Uint32Array;
   /** Per market: the version at which its factors or positions last changed. */
   readonly changedAt: Int32Array;
+  /** Per market: the version at which its positions last changed (added, restated, emptied). */
+  readonly positionsChangedAt: Int32Array;
   /** Bumped by every price move that changed a factor, and by every change of positions. */
   version = 0;
   private readonly catalog: Catalog;
@@ -32,11 +34,13 @@ export class MarketFactors {
     this.hfFactor = new Float64Array(size).fill(1);
     this.marketVersion = new Uint32Array(size);
     this.changedAt = new Int32Array(size);
+    this.positionsChangedAt = new Int32Array(size);
   }
 
   /** Market ord's positions changed, at `version` (the one the change creates). */
   touch(ord: number, version: number): void {
     this.changedAt[ord] = version;
+    this.positionsChangedAt[ord] = version;
     this.marketVersion[ord]!++;
   }
 
@@ -123,6 +127,11 @@ export class MarketFactors {
 
   /** Bytes held by the factors and versions. */
   byteSize(): number {
-    return this.collateralFactor.byteLength * 5 + this.marketVersion.byteLength + this.changedAt.byteLength;
+    return (
+      this.collateralFactor.byteLength * 5 +
+      this.marketVersion.byteLength +
+      this.changedAt.byteLength +
+      this.positionsChangedAt.byteLength
+    );
   }
 }
