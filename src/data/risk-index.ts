@@ -24,6 +24,8 @@ export type { PositionAtRiskView, RiskQuery } from './risk/types.ts';
 export const JSON_CACHE_ENTRIES = 20_000;
 export const JSON_CACHE_BYTES = 16 * 1024 * 1024;
 const JSON_ENTRY_OVERHEAD_BYTES = 100;
+/** Changes applied at once from which each changed market's list is rebuilt once, not edited per change. */
+const BATCH_REBUILD = 256;
 
 /**
  * Positions ordered by health factor, while prices move.
@@ -96,13 +98,17 @@ export class RiskIndex {
     let scopesChanged = false;
     const positions = this.positions;
     const key = new Uint8Array(ADDRESS_BYTES);
+    // A large batch (a start catching up with the change feed) rebuilds each changed market's
+    // list once at the end, rather than copying it per change.
+    const batch = Array.isArray(changes) && changes.length >= BATCH_REBUILD;
+    const rebuilt = new Map<number, Set<number>>();
     for (const ch of changes) {
       const ord = ch.ord;
       if (!(ord >= 0 && ord < this.catalog.size)) continue;
       writeAddress(key, 0, ch.user);
       let i = positions.find(ord, key);
       const wasListed = i >= 0 && positions.isIndexed(i);
-      if (wasListed) scopesChanged = this.lists.unlist(i, ord) || scopesChanged;
+      if (wasListed && !batch) scopesChanged = this.lists.unlist(i, ord) || scopesChanged;
       if (i < 0) {
         i = positions.add(ord, key);
         this.accounts.added(i);
@@ -114,11 +120,18 @@ export class RiskIndex {
       c.healthFactor[i] = ch.healthFactor;
       this.accounts.restated(i);
       if (ch.seq !== undefined) positions.seqs.set(i, ch.seq);
-      if (positions.isIndexed(i)) scopesChanged = this.lists.list(c, i, ord) || scopesChanged;
+      if (batch) {
+        const set = rebuilt.get(ord);
+        if (set) set.add(i);
+        else rebuilt.set(ord, new Set([i]));
+      } else if (positions.isIndexed(i)) scopesChanged = this.lists.list(c, i, ord) || scopesChanged;
       this.indexedCount += (positions.isIndexed(i) ? 1 : 0) - (wasListed ? 1 : 0);
       this.factors.touch(ord, version);
       changed++;
     }
+    const listed = (i: number) => positions.isIndexed(i);
+    for (const [ord, set] of rebuilt)
+      scopesChanged = this.lists.rebuild(positions.cols, ord, set, listed) || scopesChanged;
     if (changed > 0) this.factors.version = version;
     if (scopesChanged) this.scopes.build();
     return changed;

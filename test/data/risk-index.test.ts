@@ -145,6 +145,51 @@ describe('RiskIndex', () => {
     );
   });
 
+  test("behavior: a batch large enough to rebuild its markets' lists gives the answers of an index built on the result", () => {
+    const changeArb = fc.record({
+      target: fc.nat(),
+      fresh: fc.boolean(),
+      market: fc.integer({ min: 0, max: markets.length - 1 }),
+      collateral: fc.double({ min: 0, max: 1e7, noNaN: true }),
+      borrow: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1e7, noNaN: true })),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(positionArb, { minLength: 1, maxLength: 200 }),
+        // 256 changes and more are applied as a batch; the same position may change several times in one.
+        fc.array(changeArb, { minLength: 256, maxLength: 320 }),
+        queryArb,
+        (initial, batch, q) => {
+          const index = build(initial);
+          const positions = [...initial];
+          const changes = batch.map((c) => {
+            const i = c.fresh ? positions.length : c.target % positions.length;
+            const market = i < positions.length ? positions[i]!.market : c.market;
+            positions[i] = { market, collateral: c.collateral, borrow: c.borrow };
+            const m = markets[market]!;
+            return {
+              ord: catalog.ordOf(m.uniqueKey)!,
+              user: `0x${i.toString(16).padStart(40, '0')}`,
+              collateralUsd: c.collateral,
+              borrowUsd: c.borrow,
+              supplyUsd: 0,
+              healthFactor: healthFactor(c.collateral, m.lltv, c.borrow),
+            };
+          });
+          index.query({ ...q, marketOrd: undefined });
+          index.applyPositionChanges(changes);
+          assert.deepEqual(index.query(q), naive(positions, q));
+          assert.deepEqual(
+            index.query({ ...q, marketOrd: undefined }),
+            naive(positions, { ...q, marketOrd: undefined }),
+          );
+          assert.equal(index.size, positions.length);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
   test('behavior: below() agrees with a naive sum after position changes and price moves', () => {
     const changeArb = fc.record({
       target: fc.nat(),

@@ -86,6 +86,26 @@ export class MarketLists {
     return l.length === 0;
   }
 
+  /**
+   * Market ord's list again after many of its positions changed at once: the positions it held
+   * but `changed`, and those of `changed` now with debt (`listed`), sorted once (cheaper than a
+   * copy of the list per change). True when the list became empty or stopped being so.
+   */
+  rebuild(
+    cols: PositionColumns,
+    ord: number,
+    changed: ReadonlySet<number>,
+    listed: (i: number) => boolean,
+  ): boolean {
+    const before = this.byMarket[ord];
+    const next: number[] = [];
+    if (before) for (const i of before) if (!changed.has(i)) next.push(i);
+    for (const i of changed) if (listed(i)) next.push(i);
+    next.sort((a, b) => riskOrderBefore(cols, a, b));
+    this.byMarket[ord] = next.length > 0 ? Uint32Array.from(next) : undefined;
+    return (before === undefined) !== (next.length === 0);
+  }
+
   /** A list's prefix sums: built on first use (one pass over it), kept with the list. */
   prefixSums(c: PositionColumns, list: Uint32Array): PrefixSums {
     let sums = this.prefixes.get(list);

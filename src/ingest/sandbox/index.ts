@@ -54,8 +54,11 @@ export interface SandboxDataset {
   /** Unix seconds; oracle clocks are simulated relative to it. */
   asOf: number;
   markets: PricedMarketRecord[];
-  /** The vaults lending into the markets. */
-  vaults: VaultRecord[];
+  /**
+   * The vaults lending into the markets, generated on first read (the simulation and the
+   * liquidator, which start from the dataset at every start, never read them).
+   */
+  readonly vaults: VaultRecord[];
   /** Each market's rate and liquidation terms, aligned with `markets`. */
   terms: MarketTerms[];
   /** Positions per market, aligned with `markets`. */
@@ -147,12 +150,16 @@ export function buildSandbox(opts: SandboxOptions): SandboxDataset {
   }
 
   const plan = planPositions(seed, markets, sizes.positions);
+  let vaults: VaultRecord[] | null = null;
   return {
     profile: opts.profile,
     seed,
     asOf: SANDBOX_AS_OF,
     markets,
-    vaults: sandboxVaults(ref, markets, seed, opts.profile),
+    get vaults() {
+      vaults ??= sandboxVaults(ref, markets, seed, opts.profile);
+      return vaults;
+    },
     terms,
     positionCounts: plan.counts,
     positionCount: plan.total,
