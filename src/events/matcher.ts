@@ -61,6 +61,8 @@ interface Crossing {
   h: number;
   /** Its armed level before the crossing: the thresholds in (h, armed] fire. */
   armed: number;
+  /** Read in a pass whose thresholds changed: only those of the last pass fire. */
+  before: boolean;
 }
 
 /** A little over a float's rounding, to widen the slices a price move is read in. */
@@ -112,6 +114,18 @@ function nextSingle(f: number, dir: 1 | -1): number {
   return SINGLE[0] as number;
 }
 
+/** Index of the first threshold above x in an ascending list. */
+function firstAboveIn(ths: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = ths.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((ths[mid] ?? Number.NaN) > x) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 /** Whether two threshold lists are the same. */
 function sameThresholds(a: readonly number[], b: readonly number[]): boolean {
   if (a.length !== b.length) return false;
@@ -132,9 +146,11 @@ function sameThresholds(a: readonly number[], b: readonly number[]): boolean {
  * armed = max(min(armed, h), h / 1.01); the position is held while armed is below the highest
  * threshold. So what a pass fires depends only on where health factors are against the
  * thresholds and their re-arm levels (threshold x 1.01), never on how many passes saw them in
- * between. When the thresholds change, a held position's level is first brought into
- * [h / 1.01, h] (which changes nothing for the thresholds it was read with: none lies between),
- * so a new threshold above its health factor is not armed, and one 1 % or more below it is.
+ * between. A position at or above the highest threshold x 1.01 is armed for every threshold.
+ * When the thresholds change, a pass reads positions with the last pass's thresholds (only those
+ * of both fire); a held position left quiet then has its level brought into [h / 1.01, h]
+ * (which changes nothing for those thresholds: none lies between), so a new threshold above its
+ * health factor is not armed, and one 1 % or more below it is.
  *
  * So a pass reads only the positions that crossed one of those levels since the last pass:
  * - In an isolated market (Morpho, Fluid) a price move scales every health factor by the
@@ -186,8 +202,15 @@ export class HealthCrossings {
   private thresholdsSeen: readonly number[] = [];
   /** The highest threshold of the last pass: positions not held were armed up to it. */
   private lastMax = 0;
-  /** Whether this pass's thresholds differ from the last pass's. */
+  /**
+   * Whether this pass's thresholds differ from the last pass's; then those (`thresholdsBefore`)
+   * are what positions were read with: only thresholds of both passes fire in it.
+   */
   private thresholdsChanged = false;
+  private thresholdsBefore: readonly number[] = [];
+  private thresholdsBeforeSet: ReadonlySet<number> = new Set();
+  /** This pass's highest threshold x 1.01: a position at or above it is armed for every threshold. */
+  private bound = 0;
   private revision = -1;
   private indexSeen: SubscriptionIndex | null = null;
   /** The risk index's change version at the last pass. */
@@ -297,6 +320,8 @@ export class HealthCrossings {
     // A new set of thresholds (or the first pass) reads every market; otherwise the changed ones.
     const all = !sameThresholds(ths, this.thresholdsSeen);
     this.thresholdsChanged = all;
+    this.thresholdsBefore = this.thresholdsSeen;
+    if (all) this.thresholdsBeforeSet = new Set(this.thresholdsSeen);
     if (all) {
       this.factorSeen = new Float64Array(0);
       this.safeLow = new Float64Array(0);
@@ -308,6 +333,7 @@ export class HealthCrossings {
       : risk.marketsChangedSince(since);
     const passNo = ++this.passNo;
     const bound = max * REARM_FACTOR;
+    this.bound = bound;
     const crossings: Crossing[] = [];
     const pooled: number[] = [];
     // The levels a health factor crosses to leave a quiet interval: each threshold and its re-arm level.
@@ -350,8 +376,10 @@ export class HealthCrossings {
       const stated = new Float64Array(list.length);
       for (let j = 0; j < list.length; j++) stated[j] = hf0[list[j] ?? 0] ?? Number.NaN;
       this.statedIn[ord] = stated;
-      // hf0 x k < bound
-      const end = lowerBound(stated, bound / k, 0);
+      // hf0 x k < bound, as a read computes it
+      let end = lowerBound(stated, bound / k, 0);
+      while (end > 0 && (stated[end - 1] as number) * k >= bound) end--;
+      while (end < stated.length && (stated[end] as number) * k < bound) end++;
       for (let j = 0; j < end; j++) {
         const i = list[j] ?? 0;
         if (this.read(i, (stated[j] ?? Number.NaN) * k, max, passNo, ord, j, index, crossings)) held.push(i);
@@ -524,25 +552,37 @@ export class HealthCrossings {
     const prev = this.armed[i] ?? Number.NaN;
     const wasHeld = !Number.isNaN(prev);
     this.stamp[i] = passNo;
+    if (!(h < this.bound)) {
+      // At or above the highest threshold x 1.01: armed for every threshold, not held.
+      if (wasHeld) {
+        this.armed[i] = Number.NaN;
+        this.heldCount--;
+      }
+      return false;
+    }
+    // The thresholds it was last read with: the last pass's when they changed (only thresholds
+    // of both passes fire in this one; a new one starts armed by the level it leaves).
+    const changed = this.thresholdsChanged;
+    const seen = changed ? this.thresholdsBefore : index.thresholds;
     let armed: number;
     if (!wasHeld) {
       // Not held: armed up to the last pass's highest threshold (above it, as high as its health factor).
       armed = Math.max(this.lastMax, h);
-    } else if (this.thresholdsChanged) {
-      // New thresholds: first the level brought into [h / 1.01, h] (no threshold of the last pass
-      // lies between the two, so none changes), then the new ones armed by it.
-      armed = Math.min(Math.max(prev, h / REARM_FACTOR), h);
     } else {
       // Quiet: at or above the highest threshold it is armed for, below the next one x 1.01.
-      const j = index.firstAbove(prev);
-      const t = index.thresholds[j - 1];
-      const next = index.thresholds[j];
-      if ((t === undefined || h >= t) && next !== undefined && h < next * REARM_FACTOR) return true;
-      armed = prev;
+      const j = firstAboveIn(seen, prev);
+      const t = seen[j - 1];
+      const next = seen[j];
+      if ((t === undefined || h >= t) && next !== undefined && h < next * REARM_FACTOR) {
+        if (!changed) return true;
+        // New thresholds: the level brought into [h / 1.01, h] (no threshold of the last pass
+        // lies between the two, so none of those changes), the new ones armed by it.
+        armed = Math.min(Math.max(prev, h / REARM_FACTOR), h);
+      } else armed = prev;
     }
     if (h < armed) {
-      const t = index.thresholds[index.firstAbove(h)];
-      if (t !== undefined && t <= armed) crossings.push({ i, ord, at, h, armed });
+      const t = seen[firstAboveIn(seen, h)];
+      if (t !== undefined && t <= armed) crossings.push({ i, ord, at, h, armed, before: changed });
       armed = h;
     }
     armed = Math.max(armed, h / REARM_FACTOR);
@@ -582,6 +622,7 @@ export class HealthCrossings {
         const t = ths[from];
         const buckets = index.thresholdBuckets[from];
         if (t === undefined || t > c.armed || buckets === undefined) break;
+        if (c.before && !this.thresholdsBeforeSet.has(t)) continue;
         if (!buckets.filedFor(m.uniqueKey, m.chainId, m.protocol)) {
           if (!buckets.hasWallets) continue;
           wallet ??= risk.walletOf(c.i);

@@ -1,8 +1,9 @@
 /**
- * The health-factor matcher against a reference that reads every position below the highest
- * threshold x 1.01 on every pass (the matcher it replaced, with the quiet interval of its rule: a
- * held position's armed level moves only once its health factor is below the highest threshold
- * it is armed for, or at or above the next one x 1.01): over random passes (price
+ * The health-factor matcher against a reference that states its rule plainly, reading every
+ * position below the highest threshold x 1.01 on every pass: a held position's armed level moves
+ * only once its health factor is below the highest threshold it is armed for, or at or above the
+ * next one x 1.01; when the thresholds change, positions are read with the last pass's, only
+ * thresholds of both fire, and a quiet level is brought into [h / 1.01, h]. Over random passes (price
  * moves of some or all tokens, positions changed, added, emptied, subscriptions added and
  * removed, thresholds inserted between others and above them all, restarts), both emit exactly
  * the same events and deliveries, in the same order, and hold the same positions.
@@ -111,8 +112,14 @@ class ReferenceHealthCrossings {
       const ths = index.thresholds;
       const lastMax = this.lastMax;
       const matched: Subscriber[] = [];
+      const bound = max * REARM_FACTOR;
+      // Positions were last read with the last pass's thresholds: when they changed, only
+      // thresholds of both passes fire.
+      const changed = !sameList(ths, this.lastThresholds);
+      const seen = changed ? this.lastThresholds : ths;
       const q = {
-        healthFactorThreshold: max * REARM_FACTOR,
+        // (a little above the bound: which side a position is on is decided by h < bound below)
+        healthFactorThreshold: bound * (1 + 1e-9),
         minBorrowUsd: 0,
         limit: Number.MAX_SAFE_INTEGER,
         marketOrd: 0,
@@ -121,24 +128,27 @@ class ReferenceHealthCrossings {
         q.marketOrd = ord;
         for (const i of risk.query(q)) {
           const h = risk.healthFactorOf(i);
+          if (!(h < bound)) continue; // armed for every threshold
           let held = armedOf[i]!;
-          // New thresholds: the level brought into [h / 1.01, h] first.
-          if (!Number.isNaN(held) && !sameList(ths, this.lastThresholds))
-            held = Math.min(Math.max(held, h / REARM_FACTOR), h);
-          else if (!Number.isNaN(held)) {
+          if (!Number.isNaN(held)) {
             // Quiet: at or above the highest threshold it is armed for, below the next x 1.01.
-            const below = ths.filter((t) => t <= held).at(-1);
-            const above = ths.find((t) => t > held)!;
+            const below = seen.filter((t) => t <= held).at(-1);
+            const above = seen.find((t) => t > held)!;
             if ((below === undefined || h >= below) && h < above * REARM_FACTOR) {
-              stamp[i] = passNo;
-              next.push(i);
-              continue;
+              if (!changed) {
+                stamp[i] = passNo;
+                next.push(i);
+                continue;
+              }
+              // New thresholds: the level brought into [h / 1.01, h].
+              held = Math.min(Math.max(held, h / REARM_FACTOR), h);
             }
           }
           let armed = Number.isNaN(held) ? Math.max(lastMax, h) : held;
           if (h < armed) {
             let from = index.firstAbove(h);
-            if (from < ths.length && ths[from]! <= armed) {
+            const fires = (t: number) => t <= armed && (!changed || seen.includes(t));
+            if (ths.slice(from).some(fires)) {
               const view = risk.view(i);
               const a: EventAttributes = {
                 type: 'position.health_factor_below',
@@ -150,6 +160,7 @@ class ReferenceHealthCrossings {
               };
               for (; from < ths.length && ths[from]! <= armed; from++) {
                 const t = ths[from]!;
+                if (!fires(t)) continue;
                 a.threshold = t;
                 matched.length = 0;
                 index.byThreshold.get(t)!.match(a, matched);
@@ -288,7 +299,7 @@ function change(
   const pick = <T>(a: readonly T[]): T => a[Math.floor(random() * a.length)]!;
   const r = random();
   clock.advance(1000);
-  if (r < 0.45) {
+  const movePrices = () => {
     const all = random() < 0.3;
     const moved = all ? TOKENS : TOKENS.filter(() => random() < 0.3);
     // Moves of up to ±0.2 % (inside the re-arm band), ±4 % or ±15 % (across several thresholds).
@@ -299,6 +310,9 @@ function change(
       return { chainId: pick([1, 8453]), token, ratio };
     });
     applyPrices(w.model, changes, clock.now());
+  };
+  if (r < 0.45) {
+    movePrices();
   } else if (r < 0.7) {
     const n = 1 + Math.floor(random() * 4);
     const changes = [];
@@ -311,6 +325,8 @@ function change(
   } else if (r < 0.9) {
     // Subscriptions: some removed, some added (now and then a threshold between two others, or
     // above every one).
+    // Half the time prices move in the same interval (a pass sees both at once).
+    if (random() < 0.5) movePrices();
     const kept = subs.filter(() => random() > 0.15);
     const extra = [...BASE_THRESHOLDS];
     const x = random();

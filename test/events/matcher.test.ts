@@ -124,6 +124,43 @@ describe('HealthCrossings', () => {
     );
   });
 
+  test('a fall read in the pass a new threshold arrives fires the thresholds watched before, held or not', () => {
+    for (const held of [true, false]) {
+      const a = sub({ ...mine, healthFactorBelow: 1.2 });
+      const b = sub({ ...mine, healthFactorBelow: 1.3 });
+      const { step, setIndex } = setup([a, b]);
+      step(null);
+      // 1.2513: held (1.3 crossed); or 1.3545: above both, not held.
+      step(held ? 0.97 : 1.05);
+      // In one interval the price falls to 1.161 and a subscriber at 1.25 arrives.
+      const c = sub({ ...mine, healthFactorBelow: 1.25 });
+      setIndex([a, b, c]);
+      const fired = step(0.9).events.map((e) => e.threshold);
+      assert.deepEqual(fired, held ? [1.2] : [1.2, 1.3], `held ${held}`);
+    }
+  });
+
+  test('a position exactly at the highest threshold x 1.01 is armed for every threshold', () => {
+    const max = 1.981;
+    const bound = max * 1.01;
+    // A position whose health factor is bound / 2 as stated: a factor of 2 puts it at the bound exactly.
+    const p = makePosition(market, { collateralUsd: 12_000, borrowUsd: 8_000, healthFactor: bound / 2 });
+    const model = modelOf([market], [p], clock);
+    const index = new SubscriptionIndex([sub({ healthFactorBelow: 1.5 }), sub({ healthFactorBelow: max })]);
+    const matcher = new HealthCrossings();
+    const step = (r: number) => {
+      applyPrices(model, [{ chainId: 1, token: market.collateralAddress, ratio: r }], clock.now());
+      clock.advance(1000);
+      const out: Matched = { events: [], deliveries: [] };
+      matcher.pass(model, index, 'live', clock.now(), out);
+      return out.events.map((e) => e.threshold);
+    };
+    step(1.0001); // about 1.0005: below both, held
+    assert.deepEqual(step(2), [], 'at the bound');
+    assert.equal(matcher.held, 0);
+    assert.deepEqual(step(1.9), [max], 'below the highest threshold again');
+  });
+
   test('a threshold above every position held before fires for a position that then crosses it', () => {
     const { step, setIndex } = setup([sub({ healthFactorBelow: 1.0 })]);
     step(null);
