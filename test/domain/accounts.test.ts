@@ -99,7 +99,9 @@ describe('account health, by protocol (hand-checked)', () => {
           fc.record({
             c: fc.double({ min: 1, max: 1e6, noNaN: true }),
             lt: fc.double({ min: 0.1, max: 0.95, noNaN: true }),
-            d: fc.double({ min: 0, max: 1e6, noNaN: true }),
+            // No debt, or at least a billionth of a dollar: below that, amounts reach subnormal
+            // doubles (a debt of 7e-323 holds one significant bit) and no ratio is exact.
+            d: fc.oneof(fc.constant(0), fc.double({ min: 1e-9, max: 1e6, noNaN: true })),
           }),
           { minLength: 1, maxLength: 5 },
         ),
