@@ -529,6 +529,8 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     d.u0 > 0
       ? ratesAt(d, tMs, valueNoise(d.su1, tMs, 5 * DAY_MS), valueNoise(d.su2, tMs, 12 * HOUR_MS), rat, out)
       : ratesAt(d, tMs, 0, 0, rat, out);
+  /** Hours a state is stepped over from which its noises are computed as series. */
+  const SERIES_FROM_HOURS = 8;
   const hourRates = newRates();
   const nowRates = newRates();
   const stateAt = (index: number, tMs: number): MarketState => {
@@ -541,8 +543,17 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     }
     const d = s.dynamics;
     const r = hourRates;
-    for (const last = floorHour(tMs); s.hourMs < last; s.hourMs += HOUR_MS) {
-      accrue(d, s.hourMs, HOUR_YEARS, ratesNow(d, s.hourMs, s.rat, r));
+    const last = floorHour(tMs);
+    // Many hours at once (a start, a jump in time): the noises as series, each knot hashed once
+    // (valueNoiseSeries gives ratesNow's numbers exactly).
+    const hours = Math.round((last - s.hourMs) / HOUR_MS);
+    const series = hours > SERIES_FROM_HOURS && d.u0 > 0;
+    const n1 = series ? valueNoiseSeries(d.su1, s.hourMs, HOUR_MS, hours, 5 * DAY_MS) : null;
+    const n2 = series ? valueNoiseSeries(d.su2, s.hourMs, HOUR_MS, hours, 12 * HOUR_MS) : null;
+    for (let i = 0; s.hourMs < last; s.hourMs += HOUR_MS, i++) {
+      if (n1 && n2) ratesAt(d, s.hourMs, n1[i] ?? 0, n2[i] ?? 0, s.rat, r);
+      else ratesNow(d, s.hourMs, s.rat, r);
+      accrue(d, s.hourMs, HOUR_YEARS, r);
       s.earned += r.rs * HOUR_YEARS;
       s.logIndex += r.accrue * HOUR_YEARS;
       s.rat = r.rat;
