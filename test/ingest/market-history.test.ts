@@ -33,6 +33,16 @@ describe('market history', () => {
     }
   });
 
+  test('behavior: a state stepped over many hours at once equals the one stepped an hour at a time', () => {
+    const jump = sandboxSimulation('default', DEFAULT_SEED).history;
+    const hourly = sandboxSimulation('default', DEFAULT_SEED).history;
+    const t = asOfMs + 3 * DAY_MS + 17 * 60_000;
+    for (let i = 0; i < 60; i++) {
+      for (let h = asOfMs + HOUR_MS; h < t; h += HOUR_MS) hourly.stateAt(i, h);
+      assert.deepEqual(jump.stateAt(i, t), hourly.stateAt(i, t), dataset.markets[i]!.uniqueKey);
+    }
+  });
+
   test('behavior: balances, utilization and APYs move over the year and stay in range', () => {
     const days = Array.from({ length: 365 }, (_, d) => history.startMs + d * DAY_MS);
     const i = dataset.markets.findIndex((m) => m.borrow > 1e6);
