@@ -114,6 +114,14 @@ function nextSingle(f: number, dir: 1 | -1): number {
   return SINGLE[0] as number;
 }
 
+/** A copy of `a` with room for `size` entries, the new ones `fill`. */
+function grown<A extends Float64Array | Float32Array | Uint32Array>(a: A, size: number, fill: number): A {
+  const b = new (a.constructor as new (n: number) => A)(size);
+  b.fill(fill);
+  b.set(a as ArrayLike<number>);
+  return b;
+}
+
 /** Index of the first threshold above x in an ascending list. */
 function firstAboveIn(ths: readonly number[], x: number): number {
   let lo = 0;
@@ -250,37 +258,22 @@ export class HealthCrossings {
   private ensure(n: number): void {
     if (n <= this.armed.length) return;
     const size = Math.max(n, this.armed.length * 2);
-    const armed = new Float64Array(size).fill(Number.NaN);
-    armed.set(this.armed);
-    const stamp = new Uint32Array(size);
-    stamp.set(this.stamp);
-    this.armed = armed;
-    this.stamp = stamp;
+    this.armed = grown(this.armed, size, Number.NaN);
+    this.stamp = grown(this.stamp, size, 0);
   }
 
   /** Room for n markets and m accounts (new accounts start out of any quiet interval). */
   private ensureMarkets(n: number, m: number): void {
     if (this.factorSeen.length < n) {
-      const grow = (x: Float64Array) => {
-        const y = new Float64Array(n).fill(Number.NaN);
-        y.set(x);
-        return y;
-      };
-      this.factorSeen = grow(this.factorSeen);
-      this.safeLow = grow(this.safeLow);
-      this.safeHigh = grow(this.safeHigh);
+      this.factorSeen = grown(this.factorSeen, n, Number.NaN);
+      this.safeLow = grown(this.safeLow, n, Number.NaN);
+      this.safeHigh = grown(this.safeHigh, n, Number.NaN);
     }
     if (this.quietLow.length < m) {
       const size = Math.max(m, this.quietLow.length * 2);
-      const low = new Float32Array(size).fill(Number.POSITIVE_INFINITY);
-      low.set(this.quietLow);
-      const high = new Float32Array(size).fill(Number.NEGATIVE_INFINITY);
-      high.set(this.quietHigh);
-      const taken = new Uint32Array(size);
-      taken.set(this.takenAt);
-      this.quietLow = low;
-      this.quietHigh = high;
-      this.takenAt = taken;
+      this.quietLow = grown(this.quietLow, size, Number.POSITIVE_INFINITY);
+      this.quietHigh = grown(this.quietHigh, size, Number.NEGATIVE_INFINITY);
+      this.takenAt = grown(this.takenAt, size, 0);
     }
   }
 

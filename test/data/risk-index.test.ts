@@ -87,6 +87,28 @@ describe('RiskIndex', () => {
     );
   });
 
+  /**
+   * Position i of `positions` (a new one when i is its length, of `c.market`; else in its own
+   * market) restated with c's amounts, in `positions` and as the change the index applies.
+   */
+  const changeOf = (
+    positions: { market: number; collateral: number; borrow: number }[],
+    i: number,
+    c: { market: number; collateral: number; borrow: number },
+  ) => {
+    const market = i < positions.length ? positions[i]!.market : c.market;
+    positions[i] = { market, collateral: c.collateral, borrow: c.borrow };
+    const m = markets[market]!;
+    return {
+      ord: catalog.ordOf(m.uniqueKey)!,
+      user: `0x${i.toString(16).padStart(40, '0')}`,
+      collateralUsd: c.collateral,
+      borrowUsd: c.borrow,
+      supplyUsd: 0,
+      healthFactor: healthFactor(c.collateral, m.lltv, c.borrow),
+    };
+  };
+
   test('behavior: positions changed or added one by one give the answers of an index built on the result', () => {
     const changeArb = fc.record({
       target: fc.option(fc.nat(), { nil: undefined }),
@@ -103,24 +125,16 @@ describe('RiskIndex', () => {
           const index = build(initial);
           const positions = [...initial];
           for (const batch of batches) {
-            const changes = batch.map((c) => {
+            const changes = batch.map((c) =>
               // An existing position (its market kept), or a new one of c.market.
-              const i =
+              changeOf(
+                positions,
                 c.target !== undefined && positions.length > 0
                   ? c.target % positions.length
-                  : positions.length;
-              const market = i < positions.length ? positions[i]!.market : c.market;
-              positions[i] = { market, collateral: c.collateral, borrow: c.borrow };
-              const m = markets[market]!;
-              return {
-                ord: catalog.ordOf(m.uniqueKey)!,
-                user: `0x${i.toString(16).padStart(40, '0')}`,
-                collateralUsd: c.collateral,
-                borrowUsd: c.borrow,
-                supplyUsd: 0,
-                healthFactor: healthFactor(c.collateral, m.lltv, c.borrow),
-              };
-            });
+                  : positions.length,
+                c,
+              ),
+            );
             index.applyPositionChanges(changes);
             // a query between batches (so a stale scope order or list would show)
             index.query({ ...q, marketOrd: undefined });
@@ -162,20 +176,9 @@ describe('RiskIndex', () => {
         (initial, batch, q) => {
           const index = build(initial);
           const positions = [...initial];
-          const changes = batch.map((c) => {
-            const i = c.fresh ? positions.length : c.target % positions.length;
-            const market = i < positions.length ? positions[i]!.market : c.market;
-            positions[i] = { market, collateral: c.collateral, borrow: c.borrow };
-            const m = markets[market]!;
-            return {
-              ord: catalog.ordOf(m.uniqueKey)!,
-              user: `0x${i.toString(16).padStart(40, '0')}`,
-              collateralUsd: c.collateral,
-              borrowUsd: c.borrow,
-              supplyUsd: 0,
-              healthFactor: healthFactor(c.collateral, m.lltv, c.borrow),
-            };
-          });
+          const changes = batch.map((c) =>
+            changeOf(positions, c.fresh ? positions.length : c.target % positions.length, c),
+          );
           index.query({ ...q, marketOrd: undefined });
           index.applyPositionChanges(changes);
           assert.deepEqual(index.query(q), naive(positions, q));
@@ -209,20 +212,7 @@ describe('RiskIndex', () => {
           // Stress before the changes too, so stale prefix sums would show.
           for (let ord = 0; ord < catalog.size; ord++) index.below(ord, scale, bound);
           index.applyPositionChanges(
-            changes.map((c) => {
-              const i = c.target % positions.length;
-              const p = positions[i]!;
-              positions[i] = { ...p, collateral: c.collateral, borrow: c.borrow };
-              const m = markets[p.market]!;
-              return {
-                ord: catalog.ordOf(m.uniqueKey)!,
-                user: `0x${i.toString(16).padStart(40, '0')}`,
-                collateralUsd: c.collateral,
-                borrowUsd: c.borrow,
-                supplyUsd: 0,
-                healthFactor: healthFactor(c.collateral, m.lltv, c.borrow),
-              };
-            }),
+            changes.map((c) => changeOf(positions, c.target % positions.length, { ...c, market: 0 })),
           );
           // The first market's collateral token moves by `ratio`.
           const m0 = markets[0]!;
