@@ -551,7 +551,7 @@ export function createMarketHistory(input: MarketHistoryInput): MarketHistory {
     const n1 = series ? valueNoiseSeries(d.su1, s.hourMs, HOUR_MS, hours, 5 * DAY_MS) : null;
     const n2 = series ? valueNoiseSeries(d.su2, s.hourMs, HOUR_MS, hours, 12 * HOUR_MS) : null;
     for (let i = 0; s.hourMs < last; s.hourMs += HOUR_MS, i++) {
-      if (n1 && n2) ratesAt(d, s.hourMs, n1[i] ?? 0, n2[i] ?? 0, s.rat, r);
+      if (n1 && n2 && i < hours) ratesAt(d, s.hourMs, n1[i] ?? 0, n2[i] ?? 0, s.rat, r);
       else ratesNow(d, s.hourMs, s.rat, r);
       accrue(d, s.hourMs, HOUR_YEARS, r);
       s.earned += r.rs * HOUR_YEARS;
