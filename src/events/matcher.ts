@@ -65,6 +65,9 @@ interface Crossing {
   before: boolean;
 }
 
+/** Levels (thresholds and their re-arm levels) up to which isolated markets are read in slices. */
+const MAX_SLICED_LEVELS = 64;
+
 /** A little over a float's rounding, to widen the slices a price move is read in. */
 const SLICE_SLACK = 1e-12;
 
@@ -331,11 +334,19 @@ export class HealthCrossings {
     const pooled: number[] = [];
     // The levels a health factor crosses to leave a quiet interval: each threshold and its re-arm level.
     const levels = Float64Array.from(new Set(ths.flatMap((t) => [t, t * REARM_FACTOR]))).sort();
+    // Slices cost a search per level and market: with many distinct thresholds (subscribers
+    // choose them freely) a market moved is read whole instead, as many positions as it holds
+    // below the bound, whatever the number of thresholds.
+    const sliced = levels.length <= MAX_SLICED_LEVELS;
     this.ensureMarkets(catalog.size, 0);
     for (const ord of ords) {
       if (risk.isPooled(ord)) pooled.push(ord);
-      else if (!((this.factorSeen[ord] ?? Number.NaN) > 0) || risk.positionsChangedAfter(ord, since))
-        this.readMarket(risk, ord, levels, max, bound, passNo, index, crossings);
+      else if (
+        !sliced ||
+        !((this.factorSeen[ord] ?? Number.NaN) > 0) ||
+        risk.positionsChangedAfter(ord, since)
+      )
+        this.readMarket(risk, ord, sliced ? levels : null, max, bound, passNo, index, crossings);
       else {
         const k = risk.hfFactorOf(ord);
         // Inside its safe range: no position crossed a level.
@@ -354,7 +365,7 @@ export class HealthCrossings {
   private readMarket(
     risk: ReadModel['risk'],
     ord: number,
-    levels: Float64Array,
+    levels: Float64Array | null,
     max: number,
     bound: number,
     passNo: number,
@@ -377,7 +388,7 @@ export class HealthCrossings {
         const i = list[j] ?? 0;
         if (this.read(i, (stated[j] ?? Number.NaN) * k, max, passNo, ord, j, index, crossings)) held.push(i);
       }
-      this.setSafeRange(ord, stated, k, levels);
+      if (levels) this.setSafeRange(ord, stated, k, levels);
     } else {
       this.statedIn[ord] = undefined;
       this.safeLow[ord] = 0;

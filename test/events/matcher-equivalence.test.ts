@@ -377,7 +377,13 @@ describe('HealthCrossings against the reference matcher', () => {
       const random = rng(seed);
       const clock = new ManualClock();
       const w = world(random, clock);
-      let subs = subscriptions(random, w, BASE_THRESHOLDS, 12);
+      // One world in four starts with many distinct thresholds (isolated markets then read whole,
+      // until removals bring them back under the matcher's limit for slices).
+      const many = seed % 4 === 0;
+      const thresholds = many
+        ? [...BASE_THRESHOLDS, ...Array.from({ length: 60 }, (_, k) => 1 + (k + 0.5) * 0.009)]
+        : BASE_THRESHOLDS;
+      let subs = subscriptions(random, w, thresholds, many ? 120 : 12);
       let index = new SubscriptionIndex(subs);
       const ref = new ReferenceHealthCrossings();
       const now = new HealthCrossings();
