@@ -213,6 +213,10 @@ export class HealthCrossings {
   private thresholdsSeen: readonly number[] = [];
   /** The highest threshold of the last pass: positions not held were armed up to it. */
   private lastMax = 0;
+  /** This pass's highest threshold, thresholds and the crossings it has found so far. */
+  private max = 0;
+  private thresholdsNow: readonly number[] = [];
+  private crossings: Crossing[] = [];
   /**
    * Whether this pass's thresholds differ from the last pass's; then those (`thresholdsBefore`)
    * are what positions were read with: only thresholds of both passes fire in it.
@@ -327,10 +331,12 @@ export class HealthCrossings {
     const ords = all
       ? Array.from({ length: catalog.size }, (_, ord) => ord)
       : risk.marketsChangedSince(since);
-    const passNo = ++this.passNo;
-    const bound = max * REARM_FACTOR;
-    this.bound = bound;
+    ++this.passNo;
+    this.max = max;
+    this.bound = max * REARM_FACTOR;
+    this.thresholdsNow = ths;
     const crossings: Crossing[] = [];
+    this.crossings = crossings;
     const pooled: number[] = [];
     // The levels a health factor crosses to leave a quiet interval: each threshold and its re-arm level.
     const levels = Float64Array.from(new Set(ths.flatMap((t) => [t, t * REARM_FACTOR]))).sort();
@@ -346,32 +352,25 @@ export class HealthCrossings {
         !((this.factorSeen[ord] ?? Number.NaN) > 0) ||
         risk.positionsChangedAfter(ord, since)
       )
-        this.readMarket(risk, ord, sliced ? levels : null, max, bound, passNo, index, crossings);
+        this.readMarket(risk, ord, sliced ? levels : null);
       else {
         const k = risk.hfFactorOf(ord);
         // Inside its safe range: no position crossed a level.
         if (k > (this.safeLow[ord] ?? Number.NaN) && k < (this.safeHigh[ord] ?? Number.NaN))
           this.factorSeen[ord] = k;
-        else this.readSlices(risk, ord, levels, max, passNo, index, crossings);
+        else this.readSlices(risk, ord, levels);
       }
     }
-    if (pooled.length > 0) this.readAccounts(risk, all ? -1 : since, max, bound, passNo, index, crossings);
+    if (pooled.length > 0) this.readAccounts(risk, all ? -1 : since);
     this.lastMax = max;
     this.thresholdsSeen = ths;
+    this.crossings = [];
     return crossings.length > 0 ? this.wanted(model, index, crossings) : [];
   }
 
   /** Isolated market ord, whole: the prefix of its list below the bound, then what it held and no longer does. */
-  private readMarket(
-    risk: ReadModel['risk'],
-    ord: number,
-    levels: Float64Array | null,
-    max: number,
-    bound: number,
-    passNo: number,
-    index: SubscriptionIndex,
-    crossings: Crossing[],
-  ): void {
+  private readMarket(risk: ReadModel['risk'], ord: number, levels: Float64Array | null): void {
+    const { bound, passNo } = this;
     const list = risk.marketList(ord);
     const k = risk.hfFactorOf(ord);
     const held: number[] = [];
@@ -386,7 +385,7 @@ export class HealthCrossings {
       while (end < stated.length && (stated[end] as number) * k < bound) end++;
       for (let j = 0; j < end; j++) {
         const i = list[j] ?? 0;
-        if (this.read(i, (stated[j] ?? Number.NaN) * k, max, passNo, ord, j, index, crossings)) held.push(i);
+        if (this.read(i, (stated[j] ?? Number.NaN) * k, ord, j)) held.push(i);
       }
       if (levels) this.setSafeRange(ord, stated, k, levels);
     } else {
@@ -427,15 +426,8 @@ export class HealthCrossings {
    * Isolated market ord after a move of its factor alone: the positions that crossed a level
    * (a threshold or its re-arm level) between the factor last read and now.
    */
-  private readSlices(
-    risk: ReadModel['risk'],
-    ord: number,
-    levels: Float64Array,
-    max: number,
-    passNo: number,
-    index: SubscriptionIndex,
-    crossings: Crossing[],
-  ): void {
+  private readSlices(risk: ReadModel['risk'], ord: number, levels: Float64Array): void {
+    const { passNo } = this;
     const k = risk.hfFactorOf(ord);
     const k0 = this.factorSeen[ord] ?? Number.NaN;
     this.factorSeen[ord] = k;
@@ -460,7 +452,7 @@ export class HealthCrossings {
         const i = list[j] ?? 0;
         if (stamp[i] === passNo) continue;
         const wasHeld = !Number.isNaN(this.armed[i] ?? Number.NaN);
-        if (this.read(i, (stated[j] ?? Number.NaN) * k, max, passNo, ord, j, index, crossings) && !wasHeld) {
+        if (this.read(i, (stated[j] ?? Number.NaN) * k, ord, j) && !wasHeld) {
           const held = this.heldIn[ord];
           if (held) held.push(i);
           else this.heldIn[ord] = [i];
@@ -480,21 +472,14 @@ export class HealthCrossings {
    * Pooled markets: every account holding a changed market whose health factor left its quiet
    * interval, or whose positions changed, is read (its positions show its health factor).
    */
-  private readAccounts(
-    risk: ReadModel['risk'],
-    since: number,
-    max: number,
-    bound: number,
-    passNo: number,
-    index: SubscriptionIndex,
-    crossings: Crossing[],
-  ): void {
+  private readAccounts(risk: ReadModel['risk'], since: number): void {
+    const { max, bound, passNo } = this;
     const { ids, flat, start, hf, ord, listed } = risk.accountsChangedSince(since);
     this.ensureMarkets(0, start.length - 1);
     const { quietLow, quietHigh, takenAt } = this;
     // Accounts whose positions changed are read whatever their health factor (null: every account).
     const forced = since < 0 ? null : risk.accountsWithPositionChangesSince(since);
-    const ths = index.thresholds;
+    const ths = this.thresholdsNow;
     // The accounts to read: those out of their quiet interval (a tight loop over typed arrays), then the forced ones.
     const toRead: number[] = [];
     const quiet = (id: number) => {
@@ -523,7 +508,7 @@ export class HealthCrossings {
           this.release(i);
           continue;
         }
-        if (h < bound) this.read(i, h, max, passNo, ord[k] ?? 0, -1, index, crossings);
+        if (h < bound) this.read(i, h, ord[k] ?? 0, -1);
         else this.release(i);
         const a = this.armed[i] ?? Number.NaN;
         if (Number.isNaN(a)) {
@@ -531,7 +516,7 @@ export class HealthCrossings {
           qLow = Math.max(qLow, max);
           continue;
         }
-        const j = index.firstAbove(a);
+        const j = firstAboveIn(ths, a);
         const t = ths[j - 1];
         const next = ths[j];
         if (t !== undefined) qLow = Math.max(qLow, t);
@@ -543,16 +528,8 @@ export class HealthCrossings {
   }
 
   /** Reads position i at health factor h: notes its crossing, updates its armed level; true when held. */
-  private read(
-    i: number,
-    h: number,
-    max: number,
-    passNo: number,
-    ord: number,
-    at: number,
-    index: SubscriptionIndex,
-    crossings: Crossing[],
-  ): boolean {
+  private read(i: number, h: number, ord: number, at: number): boolean {
+    const { max, passNo, crossings } = this;
     const prev = this.armed[i] ?? Number.NaN;
     const wasHeld = !Number.isNaN(prev);
     this.stamp[i] = passNo;
@@ -567,7 +544,7 @@ export class HealthCrossings {
     // The thresholds it was last read with: the last pass's when they changed (only thresholds
     // of both passes fire in this one; a new one starts armed by the level it leaves).
     const changed = this.thresholdsChanged;
-    const seen = changed ? this.thresholdsBefore : index.thresholds;
+    const seen = changed ? this.thresholdsBefore : this.thresholdsNow;
     let armed: number;
     if (!wasHeld) {
       // Not held: armed up to the last pass's highest threshold (above it, as high as its health factor).
