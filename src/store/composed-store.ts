@@ -80,6 +80,14 @@ export abstract class ComposedStore implements Store {
     return this.ports.marketData.marketChangesSince(...args);
   }
 
+  applyChanges(...args: Parameters<MarketDataStore['applyChanges']>) {
+    return this.ports.marketData.applyChanges(...args);
+  }
+
+  vaultChangesSince(...args: Parameters<MarketDataStore['vaultChangesSince']>) {
+    return this.ports.marketData.vaultChangesSince(...args);
+  }
+
   // ---- KeyStore --------------------------------------------------------------------
 
   createAccount(...args: Parameters<KeyStore['createAccount']>) {

@@ -30,6 +30,8 @@ const MEASURED: { readonly [K in StoreMethod]: true } = {
   positionChangesSince: true,
   applyMarketChanges: true,
   marketChangesSince: true,
+  applyChanges: true,
+  vaultChangesSince: true,
   createAccount: true,
   findAccountByName: true,
   getAccount: true,

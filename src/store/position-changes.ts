@@ -1,5 +1,10 @@
-import type { PositionChange, StoredMarketChange, StoredPositionChange } from '../domain/records/dataset.ts';
-import type { MarketRecord } from '../domain/types.ts';
+import type {
+  PositionChange,
+  StoredMarketChange,
+  StoredPositionChange,
+  StoredVaultChange,
+} from '../domain/records/dataset.ts';
+import type { MarketRecord, VaultRecord } from '../domain/types.ts';
 
 const ADDRESS = /^0x[0-9a-f]{40}$/;
 
@@ -98,6 +103,32 @@ export function storedPositionChange(r: Record<string, unknown>): StoredPosition
 export function storedMarketChange(r: Record<string, unknown>): StoredMarketChange {
   return {
     record: JSON.parse(r.doc as string) as MarketRecord,
+    seq: Number(r.seq),
+    source: r.source as string,
+  };
+}
+
+/**
+ * Refuses a batch of vault records with any invalid one, before anything is written: an
+ * address that is not a lower-case 0x address, a chain id that is not a positive integer, a
+ * vault named twice.
+ */
+export function checkVaultChanges(records: readonly VaultRecord[]): void {
+  const seen = new Set<string>();
+  for (const v of records) {
+    const where = `vault ${v.chainId}:${v.address}`;
+    if (!ADDRESS.test(v.address)) throw new RangeError(`${where}: address is not a lower-case 0x address`);
+    if (!(Number.isSafeInteger(v.chainId) && v.chainId > 0))
+      throw new RangeError(`${where}: chainId must be a positive integer`);
+    const key = `${v.chainId}:${v.address}`;
+    if (seen.has(key)) throw new RangeError(`${where}: named twice in one batch`);
+    seen.add(key);
+  }
+}
+
+export function storedVaultChange(r: Record<string, unknown>): StoredVaultChange {
+  return {
+    record: JSON.parse(r.doc as string) as VaultRecord,
     seq: Number(r.seq),
     source: r.source as string,
   };

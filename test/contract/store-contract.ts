@@ -251,6 +251,111 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
+    test("behavior: applyChanges writes a pass's markets, positions, vaults and refresh time in one transaction", async () => {
+      const store = await open();
+      const a = makeMarket();
+      const b = makeMarket();
+      const p = makePosition(a);
+      const v = makeVault([a]);
+      const w = makeVault([b]);
+      const info = await store.replaceDataset({
+        kind: 'live',
+        profile: 'sources',
+        seed: null,
+        refreshedAt: 1_000_000,
+        markets: [a, b],
+        vaults: [v, w],
+        positions: [p],
+        positionCount: 1,
+      });
+      const a1 = { ...a, supplyApy: 0.09 };
+      const p1 = { ...p, borrowUsd: 9_000, healthFactor: 0.9 };
+      const q = makePosition(b);
+      const v1 = { ...v, fee: 0.2 };
+      const seq = await store.applyChanges(
+        'chain:1',
+        { markets: [a1], positions: [p1, q], vaults: [v1], refreshedAt: 2_000_000 },
+        info.version,
+      );
+      assert.equal(seq, 4, 'markets, then positions, then vaults take the next numbers');
+      const after = await store.datasetInfo();
+      assert.equal(after?.changeSeq, 4);
+      assert.equal(after?.refreshedAt, 2_000_000);
+      assert.equal(after?.version, info.version, 'no new dataset');
+      assert.deepEqual(
+        (await store.marketChangesSince(0, 10)).map((c) => [c.seq, c.source, c.record]),
+        [[1, 'chain:1', a1]],
+      );
+      assert.deepEqual(
+        (await store.positionChangesSince(0, 10)).map((c) => [c.seq, c.user, c.borrowUsd]),
+        [
+          [2, p.user, 9_000],
+          [3, q.user, q.borrowUsd],
+        ],
+      );
+      assert.deepEqual(
+        (await store.vaultChangesSince(0, 10)).map((c) => [c.seq, c.source, c.record]),
+        [[4, 'chain:1', v1]],
+      );
+      assert.deepEqual(await store.vaultChangesSince(4, 10), []);
+      assert.deepEqual(await store.loadVaults(), [v, w], "the dataset's own records stay");
+      // Nothing changed but the time: only the refresh time moves.
+      assert.equal(
+        await store.applyChanges(
+          'chain:1',
+          { markets: [], positions: [], vaults: [], refreshedAt: 3_000_000 },
+          info.version,
+        ),
+        4,
+      );
+      assert.equal((await store.datasetInfo())?.refreshedAt, 3_000_000);
+      // Upserted: a vault's second change replaces its first.
+      const v2 = { ...v1, fee: 0.3 };
+      assert.equal(
+        await store.applyChanges(
+          'chain:1',
+          { markets: [], positions: [], vaults: [v2], refreshedAt: 3_000_000 },
+          info.version,
+        ),
+        5,
+      );
+      assert.deepEqual(
+        (await store.vaultChangesSince(0, 10)).map((c) => [c.seq, c.record.fee]),
+        [[5, 0.3]],
+      );
+      // Another dataset version: nothing written. An unknown market or vault, or an invalid
+      // record: the whole batch is refused, the refresh time with it.
+      const none = { markets: [], positions: [], vaults: [], refreshedAt: 9_000_000 };
+      assert.equal(await store.applyChanges('x', none, info.version + 1), null);
+      await assert.rejects(
+        store.applyChanges('x', { ...none, markets: [a1], vaults: [makeVault([a])] }, info.version),
+        /unknown vault/,
+      );
+      await assert.rejects(
+        store.applyChanges('x', { ...none, positions: [makePosition(makeMarket())] }, info.version),
+        /unknown market/,
+      );
+      await assert.rejects(
+        store.applyChanges('x', { ...none, vaults: [{ ...v, address: 'nope' }] }, info.version),
+        RangeError,
+      );
+      await assert.rejects(store.applyChanges('x', { ...none, vaults: [v, v] }, info.version), /named twice/);
+      assert.equal((await store.datasetInfo())?.refreshedAt, 3_000_000);
+      assert.equal((await store.marketChangesSince(0, 10)).length, 1);
+      // A replacement forgets them.
+      await store.replaceDataset({
+        kind: 'live',
+        profile: 'sources',
+        seed: null,
+        markets: [a],
+        vaults: [v],
+        positions: [],
+        positionCount: 0,
+      });
+      assert.deepEqual(await store.vaultChangesSince(0, 10), []);
+      await store.close();
+    });
+
     test('behavior: a change based on another version of its position is skipped; another dataset version writes nothing', async () => {
       const store = await open();
       const a = makeMarket();

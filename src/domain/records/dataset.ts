@@ -50,6 +50,27 @@ export interface StoredMarketChange {
   source: string;
 }
 
+/** A stored vault change, in the order of the change feed. */
+export interface StoredVaultChange {
+  record: VaultRecord;
+  seq: number;
+  source: string;
+}
+
+/**
+ * What one pass of the real sources changed in the dataset, written in one transaction
+ * (applyChanges): the markets, positions and vaults that changed, each replacing the dataset's
+ * record of the same key as served, and the dataset's new refresh time. Positions are stated
+ * like the dataset's: at their market's dataset prices and borrow index.
+ */
+export interface DatasetChanges {
+  markets: readonly MarketRecord[];
+  positions: readonly PositionRecord[];
+  vaults: readonly VaultRecord[];
+  /** Epoch ms the data now reflects (DatasetInfo.refreshedAt). */
+  refreshedAt: number;
+}
+
 /** What applyPositionChanges did. */
 export interface AppliedPositionChanges {
   /** The changes written; the others were skipped by their basedOn check. */

@@ -1,11 +1,13 @@
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type {
   AppliedPositionChanges,
+  DatasetChanges,
   DatasetInfo,
   DatasetInput,
   PositionChange,
   StoredMarketChange,
   StoredPositionChange,
+  StoredVaultChange,
 } from '../../domain/records/dataset.ts';
 import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
 
@@ -54,4 +56,15 @@ export interface MarketDataStore {
   ): Promise<number>;
   /** The stored market changes with a sequence number above `after`, in order, at most `limit`. */
   marketChangesSince(after: number, limit: number): Promise<StoredMarketChange[]>;
+  /**
+   * A pass's changes for `source` in one transaction (readers see all of them or none): its
+   * markets, positions and vaults upserted as by applyMarketChanges and applyPositionChanges
+   * (unconditionally), each taking the next change sequence number in that order, and the
+   * dataset's refresh time set. A record naming a market or vault the dataset does not hold, or
+   * an invalid one, refuses the whole batch. Returns the change sequence number after the
+   * write, or null (nothing written) when the dataset version is not `datasetVersion`.
+   */
+  applyChanges(source: string, changes: DatasetChanges, datasetVersion: number): Promise<number | null>;
+  /** The stored vault changes with a sequence number above `after`, in order, at most `limit`. */
+  vaultChangesSince(after: number, limit: number): Promise<StoredVaultChange[]>;
 }

@@ -3,21 +3,25 @@ import { must } from '../../domain/must.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type {
   AppliedPositionChanges,
+  DatasetChanges,
   DatasetInfo,
   DatasetInput,
   PositionChange,
   StoredMarketChange,
   StoredPositionChange,
+  StoredVaultChange,
 } from '../../domain/records/dataset.ts';
-import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
+import type { MarketRecord, PositionRecord, VaultRecord } from '../../domain/types.ts';
 import type { MarketDataStore, ProgressFn } from '../ports/market-data.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
 import {
   checkMarketChanges,
   checkPositionChanges,
+  checkVaultChanges,
   POSITION_CHANGE_COLUMNS,
   storedMarketChange,
   storedPositionChange,
+  storedVaultChange,
 } from '../position-changes.ts';
 import type { PostgresConnection } from './connection.ts';
 import { copyChunks, copyIn } from './copy.ts';
@@ -90,7 +94,7 @@ export class PostgresMarketData implements MarketDataStore {
         if (previous && input.onlyIfEmpty) return null;
         // DELETE, not TRUNCATE: TRUNCATE would block every reader until the commit.
         await tx.unsafe(
-          'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM market_changes; DELETE FROM vaults; DELETE FROM markets; DELETE FROM dataset;',
+          'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM market_changes; DELETE FROM vault_changes; DELETE FROM vaults; DELETE FROM markets; DELETE FROM dataset;',
         );
         if (input.vaults && input.vaults.length > 0) {
           await copyIn(
@@ -199,11 +203,6 @@ export class PostgresMarketData implements MarketDataStore {
       sql.begin(async (tx): Promise<AppliedPositionChanges> => {
         const ds = await changeBase(tx, 'positions', datasetVersion);
         if (!ds.current) return { applied: [], changeSeq: ds.seq };
-        await requireMarkets(
-          tx,
-          changes.map((c) => c.marketKey),
-          'position of',
-        );
         const stored = new Map<string, number>();
         const conditional = changes.filter((c) => c.basedOn !== undefined);
         if (conditional.length > 0) {
@@ -213,27 +212,11 @@ export class PostgresMarketData implements MarketDataStore {
                 AS w(market_key, "user") ON c.market_key = w.market_key AND c."user" = w."user"`;
           for (const r of rows) stored.set(`${r.market_key}\n${r.user}`, Number(r.seq));
         }
-        let seq = ds.seq;
-        const first = seq + 1;
         const applied = changes.filter(
           (c) => c.basedOn === undefined || (stored.get(`${c.marketKey}\n${c.user}`) ?? 0) === c.basedOn,
         );
-        if (applied.length > 0) {
-          seq += applied.length;
-          await tx`
-            INSERT INTO position_changes (market_key, "user", source, seq, collateral_usd, borrow_usd, supply_usd, health_factor)
-            SELECT w.market_key, w."user", ${source}, ${first} + w.n - 1, w.c, w.b, w.s, w.h FROM unnest(
-              ${applied.map((c) => c.marketKey)}::text[],
-              ${applied.map((c) => c.user)}::text[],
-              ${applied.map((c) => c.collateralUsd)}::float8[],
-              ${applied.map((c) => c.borrowUsd)}::float8[],
-              ${applied.map((c) => c.supplyUsd)}::float8[],
-              ${applied.map((c) => c.healthFactor)}::float8[]) WITH ORDINALITY AS w(market_key, "user", c, b, s, h, n)
-            ON CONFLICT (market_key, "user") DO UPDATE SET source = excluded.source, seq = excluded.seq,
-              collateral_usd = excluded.collateral_usd, borrow_usd = excluded.borrow_usd,
-              supply_usd = excluded.supply_usd, health_factor = excluded.health_factor`;
-          await tx`UPDATE dataset SET change_seq = ${seq} WHERE id = 1`;
-        }
+        const seq = await upsertPositions(tx, source, applied, ds.seq);
+        if (seq !== ds.seq) await tx`UPDATE dataset SET change_seq = ${seq} WHERE id = 1`;
         return { applied, changeSeq: seq };
       }),
     );
@@ -258,18 +241,9 @@ export class PostgresMarketData implements MarketDataStore {
     return this.#db.serve((sql) =>
       sql.begin(async (tx): Promise<number> => {
         const ds = await changeBase(tx, 'markets', datasetVersion);
-        let seq = ds.seq;
-        if (!ds.current || records.length === 0) return seq;
-        const keys = records.map((m) => m.uniqueKey);
-        await requireMarkets(tx, keys, 'change of');
-        const first = seq + 1;
-        seq += records.length;
-        await tx`
-          INSERT INTO market_changes (market_key, source, seq, doc)
-          SELECT w.market_key, ${source}, ${first} + w.n - 1, w.doc FROM unnest(
-            ${keys}::text[], ${records.map((m) => JSON.stringify(m))}::text[]) WITH ORDINALITY AS w(market_key, doc, n)
-          ON CONFLICT (market_key) DO UPDATE SET source = excluded.source, seq = excluded.seq, doc = excluded.doc`;
-        await tx`UPDATE dataset SET change_seq = ${seq} WHERE id = 1`;
+        if (!ds.current) return ds.seq;
+        const seq = await upsertMarkets(tx, source, records, ds.seq);
+        if (seq !== ds.seq) await tx`UPDATE dataset SET change_seq = ${seq} WHERE id = 1`;
         return seq;
       }),
     );
@@ -282,4 +256,104 @@ export class PostgresMarketData implements MarketDataStore {
     );
     return rows.map(storedMarketChange);
   }
+
+  /** One transaction holding the dataset row's lock: markets, positions, vaults, then the refresh time. */
+  async applyChanges(
+    source: string,
+    changes: DatasetChanges,
+    datasetVersion: number,
+  ): Promise<number | null> {
+    checkMarketChanges(changes.markets);
+    checkPositionChanges(changes.positions);
+    checkVaultChanges(changes.vaults);
+    return this.#db.serve((sql) =>
+      sql.begin(async (tx): Promise<number | null> => {
+        const ds = await changeBase(tx, 'the dataset', datasetVersion);
+        if (!ds.current) return null;
+        let seq = await upsertMarkets(tx, source, changes.markets, ds.seq);
+        seq = await upsertPositions(tx, source, changes.positions, seq);
+        seq = await upsertVaults(tx, source, changes.vaults, seq);
+        await tx`UPDATE dataset SET change_seq = ${seq}, refreshed_at = ${Math.floor(changes.refreshedAt)} WHERE id = 1`;
+        return seq;
+      }),
+    );
+  }
+
+  async vaultChangesSince(after: number, limit: number): Promise<StoredVaultChange[]> {
+    const rows = await this.#db.serve(
+      (sql) =>
+        sql`SELECT source, seq, doc FROM vault_changes WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`,
+    );
+    return rows.map(storedVaultChange);
+  }
+}
+
+/** Inside a transaction: the positions upserted from sequence number `seq` on; returns the last one. */
+async function upsertPositions(
+  tx: TransactionSql,
+  source: string,
+  changes: readonly PositionRecord[],
+  seq: number,
+): Promise<number> {
+  if (changes.length === 0) return seq;
+  await requireMarkets(
+    tx,
+    changes.map((c) => c.marketKey),
+    'position of',
+  );
+  await tx`
+    INSERT INTO position_changes (market_key, "user", source, seq, collateral_usd, borrow_usd, supply_usd, health_factor)
+    SELECT w.market_key, w."user", ${source}, ${seq} + w.n, w.c, w.b, w.s, w.h FROM unnest(
+      ${changes.map((c) => c.marketKey)}::text[],
+      ${changes.map((c) => c.user)}::text[],
+      ${changes.map((c) => c.collateralUsd)}::float8[],
+      ${changes.map((c) => c.borrowUsd)}::float8[],
+      ${changes.map((c) => c.supplyUsd)}::float8[],
+      ${changes.map((c) => c.healthFactor)}::float8[]) WITH ORDINALITY AS w(market_key, "user", c, b, s, h, n)
+    ON CONFLICT (market_key, "user") DO UPDATE SET source = excluded.source, seq = excluded.seq,
+      collateral_usd = excluded.collateral_usd, borrow_usd = excluded.borrow_usd,
+      supply_usd = excluded.supply_usd, health_factor = excluded.health_factor`;
+  return seq + changes.length;
+}
+
+/** Inside a transaction: the markets upserted from sequence number `seq` on; returns the last one. */
+async function upsertMarkets(
+  tx: TransactionSql,
+  source: string,
+  records: readonly MarketRecord[],
+  seq: number,
+): Promise<number> {
+  if (records.length === 0) return seq;
+  const keys = records.map((m) => m.uniqueKey);
+  await requireMarkets(tx, keys, 'change of');
+  await tx`
+    INSERT INTO market_changes (market_key, source, seq, doc)
+    SELECT w.market_key, ${source}, ${seq} + w.n, w.doc FROM unnest(
+      ${keys}::text[], ${records.map((m) => JSON.stringify(m))}::text[]) WITH ORDINALITY AS w(market_key, doc, n)
+    ON CONFLICT (market_key) DO UPDATE SET source = excluded.source, seq = excluded.seq, doc = excluded.doc`;
+  return seq + records.length;
+}
+
+/** Inside a transaction: the vaults upserted from sequence number `seq` on; returns the last one. */
+async function upsertVaults(
+  tx: TransactionSql,
+  source: string,
+  records: readonly VaultRecord[],
+  seq: number,
+): Promise<number> {
+  if (records.length === 0) return seq;
+  const known = await tx`
+    SELECT v.chain_id, v.address FROM vaults v
+      JOIN unnest(${records.map((r) => r.chainId)}::bigint[], ${records.map((r) => r.address)}::text[])
+        AS w(chain_id, address) ON v.chain_id = w.chain_id AND v.address = w.address`;
+  const have = new Set(known.map((r) => `${r.chain_id}:${r.address}`));
+  const unknown = records.find((r) => !have.has(`${r.chainId}:${r.address}`));
+  if (unknown) throw new RangeError(`change of unknown vault ${unknown.chainId}:${unknown.address}`);
+  await tx`
+    INSERT INTO vault_changes (chain_id, address, source, seq, doc)
+    SELECT w.chain_id, w.address, ${source}, ${seq} + w.n, w.doc FROM unnest(
+      ${records.map((r) => r.chainId)}::bigint[], ${records.map((r) => r.address)}::text[],
+      ${records.map((r) => JSON.stringify(r))}::text[]) WITH ORDINALITY AS w(chain_id, address, doc, n)
+    ON CONFLICT (chain_id, address) DO UPDATE SET source = excluded.source, seq = excluded.seq, doc = excluded.doc`;
+  return seq + records.length;
 }

@@ -539,4 +539,21 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX stream_slots_key ON stream_slots(key_id, expires_at);
     `,
   },
+  {
+    version: 20,
+    name: "vaults changed one by one by their sources, over the dataset's records",
+    sql: `
+      -- As SQLite's (version 21): the vault's record as its source now sees it, replacing the
+      -- dataset's; seq shares the change feed's sequence with market_changes and position_changes.
+      CREATE TABLE vault_changes (
+        chain_id bigint NOT NULL,
+        address text NOT NULL,
+        source text NOT NULL,
+        seq bigint NOT NULL UNIQUE,
+        doc text NOT NULL,
+        PRIMARY KEY (chain_id, address)
+      );
+      CREATE INDEX vaults_address ON vaults(chain_id, address);
+    `,
+  },
 ];

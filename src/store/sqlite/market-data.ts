@@ -2,21 +2,25 @@ import { must } from '../../domain/must.ts';
 import type { PositionColumns } from '../../domain/position-columns.ts';
 import type {
   AppliedPositionChanges,
+  DatasetChanges,
   DatasetInfo,
   DatasetInput,
   PositionChange,
   StoredMarketChange,
   StoredPositionChange,
+  StoredVaultChange,
 } from '../../domain/records/dataset.ts';
-import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
+import type { MarketRecord, PositionRecord, VaultRecord } from '../../domain/types.ts';
 import type { MarketDataStore, ProgressFn } from '../ports/market-data.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
 import {
   checkMarketChanges,
   checkPositionChanges,
+  checkVaultChanges,
   POSITION_CHANGE_COLUMNS,
   storedMarketChange,
   storedPositionChange,
+  storedVaultChange,
 } from '../position-changes.ts';
 import type { SqliteConnection } from './connection.ts';
 
@@ -64,7 +68,7 @@ export class SqliteMarketData implements MarketDataStore {
         | undefined;
       if (previous && input.onlyIfEmpty) return null;
       this.#db.sqlite.exec(
-        'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM market_changes; DELETE FROM vaults; DELETE FROM markets; DELETE FROM dataset;',
+        'DELETE FROM position_blocks; DELETE FROM position_changes; DELETE FROM market_changes; DELETE FROM vault_changes; DELETE FROM vaults; DELETE FROM markets; DELETE FROM dataset;',
       );
       const insertVault = this.#db.sqlite.prepare(
         'INSERT INTO vaults (ord, chain_id, address, doc) VALUES (?, ?, ?, ?)',
@@ -195,41 +199,75 @@ export class SqliteMarketData implements MarketDataStore {
     return this.#db.transaction((): AppliedPositionChanges => {
       const ds = this.changeBase('positions', datasetVersion);
       if (!ds.current) return { applied: [], changeSeq: ds.change_seq };
-      this.requireMarkets(
-        changes.map((c) => c.marketKey),
-        'position of',
-      );
       const stored = this.#db.stmt('SELECT seq FROM position_changes WHERE market_key = ? AND user = ?');
-      const upsert = this.#db.stmt(
-        `INSERT INTO position_changes (market_key, user, source, seq, collateral_usd, borrow_usd, supply_usd, health_factor)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (market_key, user) DO UPDATE SET source = excluded.source, seq = excluded.seq,
-           collateral_usd = excluded.collateral_usd, borrow_usd = excluded.borrow_usd,
-           supply_usd = excluded.supply_usd, health_factor = excluded.health_factor`,
-      );
-      let seq = ds.change_seq;
-      const applied: PositionChange[] = [];
-      for (const c of changes) {
-        if (c.basedOn !== undefined) {
-          const row = stored.get(c.marketKey, c.user) as { seq: number } | undefined;
-          if ((row?.seq ?? 0) !== c.basedOn) continue;
-        }
-        seq++;
-        upsert.run(
-          c.marketKey,
-          c.user,
-          source,
-          seq,
-          c.collateralUsd,
-          c.borrowUsd,
-          c.supplyUsd,
-          c.healthFactor,
-        );
-        applied.push(c);
-      }
-      if (seq !== ds.change_seq) this.#db.stmt('UPDATE dataset SET change_seq = ? WHERE id = 1').run(seq);
+      const applied = changes.filter((c) => {
+        if (c.basedOn === undefined) return true;
+        const row = stored.get(c.marketKey, c.user) as { seq: number } | undefined;
+        return (row?.seq ?? 0) === c.basedOn;
+      });
+      const seq = this.upsertPositions(source, applied, ds.change_seq);
+      this.setChangeSeq(ds.change_seq, seq);
       return { applied, changeSeq: seq };
     });
+  }
+
+  /** Inside a transaction: the positions upserted from sequence number `seq` on; returns the last one. */
+  private upsertPositions(source: string, changes: readonly PositionRecord[], seq: number): number {
+    this.requireMarkets(
+      changes.map((c) => c.marketKey),
+      'position of',
+    );
+    const upsert = this.#db.stmt(
+      `INSERT INTO position_changes (market_key, user, source, seq, collateral_usd, borrow_usd, supply_usd, health_factor)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (market_key, user) DO UPDATE SET source = excluded.source, seq = excluded.seq,
+         collateral_usd = excluded.collateral_usd, borrow_usd = excluded.borrow_usd,
+         supply_usd = excluded.supply_usd, health_factor = excluded.health_factor`,
+    );
+    for (const c of changes)
+      upsert.run(
+        c.marketKey,
+        c.user,
+        source,
+        ++seq,
+        c.collateralUsd,
+        c.borrowUsd,
+        c.supplyUsd,
+        c.healthFactor,
+      );
+    return seq;
+  }
+
+  /** Inside a transaction: the markets upserted from sequence number `seq` on; returns the last one. */
+  private upsertMarkets(source: string, records: readonly MarketRecord[], seq: number): number {
+    this.requireMarkets(
+      records.map((m) => m.uniqueKey),
+      'change of',
+    );
+    const upsert = this.#db.stmt(
+      `INSERT INTO market_changes (market_key, source, seq, doc) VALUES (?, ?, ?, ?)
+       ON CONFLICT (market_key) DO UPDATE SET source = excluded.source, seq = excluded.seq, doc = excluded.doc`,
+    );
+    for (const m of records) upsert.run(m.uniqueKey, source, ++seq, JSON.stringify(m));
+    return seq;
+  }
+
+  /** Inside a transaction: the vaults upserted from sequence number `seq` on; returns the last one. */
+  private upsertVaults(source: string, records: readonly VaultRecord[], seq: number): number {
+    const known = this.#db.stmt('SELECT 1 FROM vaults WHERE chain_id = ? AND address = ?');
+    for (const v of records)
+      if (!known.get(v.chainId, v.address))
+        throw new RangeError(`change of unknown vault ${v.chainId}:${v.address}`);
+    const upsert = this.#db.stmt(
+      `INSERT INTO vault_changes (chain_id, address, source, seq, doc) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (chain_id, address) DO UPDATE SET source = excluded.source, seq = excluded.seq, doc = excluded.doc`,
+    );
+    for (const v of records) upsert.run(v.chainId, v.address, source, ++seq, JSON.stringify(v));
+    return seq;
+  }
+
+  private setChangeSeq(before: number, seq: number): void {
+    if (seq !== before) this.#db.stmt('UPDATE dataset SET change_seq = ? WHERE id = 1').run(seq);
   }
 
   async positionChangesSince(after: number, limit: number): Promise<StoredPositionChange[]> {
@@ -251,17 +289,8 @@ export class SqliteMarketData implements MarketDataStore {
     return this.#db.transaction((): number => {
       const ds = this.changeBase('markets', datasetVersion);
       if (!ds.current) return ds.change_seq;
-      this.requireMarkets(
-        records.map((m) => m.uniqueKey),
-        'change of',
-      );
-      const upsert = this.#db.stmt(
-        `INSERT INTO market_changes (market_key, source, seq, doc) VALUES (?, ?, ?, ?)
-         ON CONFLICT (market_key) DO UPDATE SET source = excluded.source, seq = excluded.seq, doc = excluded.doc`,
-      );
-      let seq = ds.change_seq;
-      for (const m of records) upsert.run(m.uniqueKey, source, ++seq, JSON.stringify(m));
-      if (seq !== ds.change_seq) this.#db.stmt('UPDATE dataset SET change_seq = ? WHERE id = 1').run(seq);
+      const seq = this.upsertMarkets(source, records, ds.change_seq);
+      this.setChangeSeq(ds.change_seq, seq);
       return seq;
     });
   }
@@ -271,5 +300,34 @@ export class SqliteMarketData implements MarketDataStore {
       .stmt('SELECT source, seq, doc FROM market_changes WHERE seq > ? ORDER BY seq LIMIT ?')
       .all(after, limit) as Record<string, unknown>[];
     return rows.map(storedMarketChange);
+  }
+
+  /** One transaction under the write lock: markets, positions, vaults, then the refresh time. */
+  async applyChanges(
+    source: string,
+    changes: DatasetChanges,
+    datasetVersion: number,
+  ): Promise<number | null> {
+    checkMarketChanges(changes.markets);
+    checkPositionChanges(changes.positions);
+    checkVaultChanges(changes.vaults);
+    return this.#db.transaction((): number | null => {
+      const ds = this.changeBase('the dataset', datasetVersion);
+      if (!ds.current) return null;
+      let seq = this.upsertMarkets(source, changes.markets, ds.change_seq);
+      seq = this.upsertPositions(source, changes.positions, seq);
+      seq = this.upsertVaults(source, changes.vaults, seq);
+      this.#db
+        .stmt('UPDATE dataset SET change_seq = ?, refreshed_at = ? WHERE id = 1')
+        .run(seq, Math.floor(changes.refreshedAt));
+      return seq;
+    });
+  }
+
+  async vaultChangesSince(after: number, limit: number): Promise<StoredVaultChange[]> {
+    const rows = this.#db
+      .stmt('SELECT source, seq, doc FROM vault_changes WHERE seq > ? ORDER BY seq LIMIT ?')
+      .all(after, limit) as Record<string, unknown>[];
+    return rows.map(storedVaultChange);
   }
 }

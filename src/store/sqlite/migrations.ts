@@ -601,4 +601,22 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE market_snapshots ADD COLUMN scaled INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 21,
+    name: "vaults changed one by one by their sources, over the dataset's records",
+    sql: `
+      -- A source's vault updates since the dataset was written: each row is the vault's record
+      -- as its source now sees it (JSON, as vaults.doc), replacing the dataset's. seq shares the
+      -- change feed's sequence with market_changes and position_changes (dataset.change_seq).
+      CREATE TABLE vault_changes (
+        chain_id INTEGER NOT NULL,
+        address TEXT NOT NULL,
+        source TEXT NOT NULL,
+        seq INTEGER NOT NULL UNIQUE,
+        doc TEXT NOT NULL,
+        PRIMARY KEY (chain_id, address)
+      ) WITHOUT ROWID;
+      CREATE INDEX vaults_address ON vaults(chain_id, address);
+    `,
+  },
 ];
