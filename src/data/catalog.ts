@@ -18,6 +18,15 @@ import type { SearchWork } from './search/work.ts';
 import { groupIndexes, walkMerged } from './sorted-lists.ts';
 
 /** The API's Market (its OpenAPI schema) as served: primary facts plus the derived fields. */
+/** A market's factors after a change of its record: its prices and borrow index over the dataset's. */
+export interface MarketFactorChange {
+  ord: number;
+  collateral: number;
+  loan: number;
+  /** Absent: the record or the dataset's has no borrow index (the debt factor stays). */
+  debtIndex?: number;
+}
+
 export interface MarketView {
   uniqueKey: string;
   protocol: Protocol;
@@ -67,8 +76,11 @@ interface Entry {
    */
   base: MarketRecord;
   record: MarketRecord | null;
-  /** The dataset's prices of the market's tokens, which its positions' USD amounts are stated at. */
-  stated: { collateral: number | null; loan: number | null };
+  /**
+   * The dataset's prices of the market's tokens, which its positions' USD amounts are stated at,
+   * and its borrow index, which their debt is stated at (null: not recorded).
+   */
+  stated: { collateral: number | null; loan: number | null; borrowIndex: number | null };
 }
 
 /** Oracle health as served: the staleness ratio to 8 significant digits (isStale stays exact). */
@@ -205,7 +217,7 @@ export class Catalog {
       json: null,
       base: m,
       record: null,
-      stated: { collateral: m.collateralPrice, loan: m.loanPrice },
+      stated: { collateral: m.collateralPrice, loan: m.loanPrice, borrowIndex: m.borrowIndex ?? null },
     }));
     // Ranks start as ords (the records are in supply order).
     this.idAt = Int32Array.from({ length: sorted.length }, (_, i) => i);
@@ -381,11 +393,12 @@ export class Catalog {
    * Market records from their source, in place: each replaces its market as served (prices,
    * balances, rates, rewards, LLTV, oracle; the identity, tokens and names stay as loaded, so
    * the search index holds), its cached JSON and oracle health are dropped, the catalog is
-   * re-ranked when the order by supply changed. Returns, per market taken, its prices over the
-   * dataset's (what its positions' amounts scale by). Unknown markets are skipped.
+   * re-ranked when the order by supply changed. Returns, per market taken, its prices and borrow
+   * index over the dataset's (what its positions' amounts scale by; a price not known: 1).
+   * Unknown markets are skipped.
    */
-  applyMarketRecords(records: Iterable<MarketRecord>): { ord: number; collateral: number; loan: number }[] {
-    const out: { ord: number; collateral: number; loan: number }[] = [];
+  applyMarketRecords(records: Iterable<MarketRecord>): MarketFactorChange[] {
+    const out: MarketFactorChange[] = [];
     let reorder = false;
     for (const r of records) {
       const ord = this.byKey.get(r.uniqueKey.toLowerCase());
@@ -423,6 +436,9 @@ export class Catalog {
         ord,
         collateral: ratio(next.collateralPrice, e.stated.collateral),
         loan: ratio(next.loanPrice, e.stated.loan),
+        ...(next.borrowIndex && e.stated.borrowIndex
+          ? { debtIndex: ratio(next.borrowIndex, e.stated.borrowIndex) }
+          : {}),
       });
     }
     // Feed clocks are indexed over the views' oracle copies: rebuilt on the next feed update.

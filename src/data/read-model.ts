@@ -1,6 +1,11 @@
 import { must } from '../domain/must.ts';
 import { type PositionColumns, PositionColumnsBuilder } from '../domain/position-columns.ts';
-import type { DatasetInfo, StoredMarketChange, StoredPositionChange } from '../domain/records/dataset.ts';
+import type {
+  DatasetInfo,
+  StoredMarketChange,
+  StoredPositionChange,
+  StoredVaultChange,
+} from '../domain/records/dataset.ts';
 import type { SourceState } from '../domain/records/sources.ts';
 import type {
   FeedUpdate,
@@ -27,6 +32,7 @@ interface MarketDataSource {
   loadPositions(onBlock: (block: PositionColumns) => void): Promise<void>;
   positionChangesSince(after: number, limit: number): Promise<StoredPositionChange[]>;
   marketChangesSince(after: number, limit: number): Promise<StoredMarketChange[]>;
+  vaultChangesSince(after: number, limit: number): Promise<StoredVaultChange[]>;
 }
 
 /** Everything a request reads: markets, positions by health factor, and where they came from. */
@@ -169,6 +175,18 @@ export function answerClock(
   return { refreshedAt, blocks: read };
 }
 
+/**
+ * The dataset as the store now states it, the same version as the model's: its refresh time
+ * (a pass that changed nothing, or only some records, still refreshed it) and change sequence
+ * number. A change of the refresh time is a change of the model.
+ */
+export function followDataset(model: ReadModel, info: DatasetInfo): void {
+  if (info.version !== model.dataset.version || info.refreshedAt === model.dataset.refreshedAt) return;
+  model.dataset = { ...model.dataset, refreshedAt: info.refreshedAt, changeSeq: info.changeSeq };
+  model.asOf = Math.max(model.asOf, info.refreshedAt);
+  model.revision++;
+}
+
 /** Position changes read from the store per query while following the change feed. */
 export const CHANGE_PAGE = 10_000;
 
@@ -210,11 +228,37 @@ export function applyMarketChanges(model: ReadModel, changes: readonly StoredMar
 }
 
 /**
+ * Applies the store's vault changes (in feed order) to a read model in one synchronous step:
+ * each record replaces the dataset's vault of the same chain and address (the vault index is
+ * rebuilt, vaults being few). Vaults the model does not hold are skipped. Returns the vaults
+ * changed.
+ */
+export function applyVaultChanges(model: ReadModel, changes: readonly StoredVaultChange[]): number {
+  const fresh = changes.filter((c) => c.seq > model.changeSeq).map((c) => c.record);
+  const last = changes.at(-1);
+  if (last && last.seq > model.changeSeq) model.changeSeq = last.seq;
+  const records = new Map(
+    model.vaults.entries.map((e) => [`${e.record.chainId}:${e.record.address}`, e.record]),
+  );
+  let applied = 0;
+  for (const v of fresh) {
+    const key = `${v.chainId}:${v.address}`;
+    if (!records.has(key)) continue;
+    records.set(key, v);
+    applied++;
+  }
+  if (applied === 0) return 0;
+  model.vaults = new VaultIndex(model.catalog, [...records.values()]);
+  model.revision++;
+  return applied;
+}
+
+/**
  * Follows the store's change feed from the model's sequence number up to `upTo` (the
- * dataset's changeSeq just read), a page of each kind at a time: markets and positions share
- * one sequence, so each round applies both up to the lower of the two pages' ends, in order
- * (markets first within it: a position's amounts are stated at its market's dataset prices,
- * which no market change moves). Returns the changes applied.
+ * dataset's changeSeq just read), a page of each kind at a time: markets, vaults and positions
+ * share one sequence, so each round applies all three up to the lowest of the full pages' ends,
+ * in order (markets first within it: a position's amounts are stated at its market's dataset
+ * prices and borrow index, which no market change moves). Returns the changes applied.
  */
 export async function catchUpChanges(
   store: MarketDataSource,
@@ -224,24 +268,26 @@ export async function catchUpChanges(
   let applied = 0;
   while (model.changeSeq < upTo) {
     const from = model.changeSeq;
-    const [positions, markets] = await Promise.all([
+    const [positions, markets, vaults] = await Promise.all([
       store.positionChangesSince(from, CHANGE_PAGE),
       store.marketChangesSince(from, CHANGE_PAGE),
+      store.vaultChangesSince(from, CHANGE_PAGE),
     ]);
-    if (positions.length === 0 && markets.length === 0) break;
-    // A full page may stop before changes of the other kind it did not reach.
+    if (positions.length === 0 && markets.length === 0 && vaults.length === 0) break;
+    // A full page may stop before changes of the other kinds it did not reach.
     let bound = Number.POSITIVE_INFINITY;
-    if (positions.length === CHANGE_PAGE)
-      bound = Math.min(bound, must(positions.at(-1), 'the last position change').seq);
-    if (markets.length === CHANGE_PAGE)
-      bound = Math.min(bound, must(markets.at(-1), 'the last market change').seq);
+    for (const page of [positions, markets, vaults])
+      if (page.length === CHANGE_PAGE) bound = Math.min(bound, must(page.at(-1), 'the last change').seq);
     const upToBound = <T extends { seq: number }>(list: T[]) => list.filter((c) => c.seq <= bound);
     applied += applyMarketChanges(model, upToBound(markets));
+    model.changeSeq = from;
+    applied += applyVaultChanges(model, upToBound(vaults));
     model.changeSeq = from;
     applied += applyPositionChanges(model, upToBound(positions));
     const last = Math.max(
       from,
       upToBound(markets).at(-1)?.seq ?? from,
+      upToBound(vaults).at(-1)?.seq ?? from,
       upToBound(positions).at(-1)?.seq ?? from,
     );
     model.changeSeq = last;

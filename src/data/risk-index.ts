@@ -250,9 +250,12 @@ export class RiskIndex {
 
   /**
    * Markets restated by their source: each market's token prices over the dataset's (what its
-   * positions' amounts are stated at), replacing its price factors. Returns the markets touched.
+   * positions' amounts are stated at), replacing its price factors, and its borrow index over
+   * the dataset's when given. Returns the markets touched.
    */
-  applyMarketFactors(changes: Iterable<{ ord: number; collateral: number; loan: number }>): number {
+  applyMarketFactors(
+    changes: Iterable<{ ord: number; collateral: number; loan: number; debtIndex?: number }>,
+  ): number {
     return this.factors.applyMarketFactors(changes);
   }
 

@@ -91,6 +91,13 @@ export interface MarketRecord {
    */
   supplyAssets?: number | null;
   borrowAssets?: number | null;
+  /**
+   * The market's borrow index as its source read it: what one unit of the protocol's own debt
+   * accounting (a Morpho borrow share, Aave's scaled debt, a Comet principal, an Euler or Fluid
+   * debt share) owes now, in any fixed unit. Absent where not recorded. A market change's index
+   * over the dataset's is the interest its positions' debt accrued since they were stated.
+   */
+  borrowIndex?: number | null;
   supplyApy: number;
   borrowApy: number;
   supplyRewardsApy: number;

@@ -7,6 +7,7 @@ import {
   applyPrices,
   buildReadModel,
   catchUpChanges,
+  followDataset,
   loadReadModel,
   type ReadModel,
   setSourceClocks,
@@ -269,6 +270,7 @@ export class ReadModels implements DataSource {
         if (live && live.steppedAt !== null && !live.stepping)
           restateSandbox(this.live, live, live.steppedAt);
       }
+      followDataset(this.live, info);
       setSourceClocks(this.live, sources);
       return false;
     }

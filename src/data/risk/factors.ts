@@ -71,15 +71,20 @@ export class MarketFactors {
 
   /**
    * Markets restated by their source: each market's token prices over the dataset's (what its
-   * positions' amounts are stated at), replacing its price factors. Returns the markets touched.
+   * positions' amounts are stated at), replacing its price factors, and its borrow index over
+   * the dataset's when given (left out: the index stays). Returns the markets touched.
    */
-  applyMarketFactors(changes: Iterable<{ ord: number; collateral: number; loan: number }>): number {
+  applyMarketFactors(
+    changes: Iterable<{ ord: number; collateral: number; loan: number; debtIndex?: number }>,
+  ): number {
     const version = this.version + 1;
     let touched = 0;
-    for (const { ord, collateral, loan } of changes) {
+    for (const { ord, collateral, loan, debtIndex } of changes) {
       if (!(ord >= 0 && ord < this.catalog.size) || !(collateral > 0 && loan > 0)) continue;
       if (!Number.isFinite(collateral) || !Number.isFinite(loan)) continue;
-      touched += this.set(ord, collateral, loan, version);
+      const index =
+        debtIndex !== undefined && debtIndex > 0 && Number.isFinite(debtIndex) ? debtIndex : undefined;
+      touched += this.set(ord, collateral, loan, version, index);
     }
     if (touched > 0) this.version = version;
     return touched;
