@@ -8,8 +8,6 @@
 
 import { BaseError } from 'viem';
 import type { Clock } from '../domain/clock.ts';
-import { must } from '../domain/must.ts';
-import { positionAt } from '../domain/position-columns.ts';
 import type { DatasetInfo } from '../domain/records/dataset.ts';
 import type { SourceState } from '../domain/records/sources.ts';
 import { isPriced, type MarketRecord, type PositionRecord, type VaultRecord } from '../domain/types.ts';
@@ -19,6 +17,7 @@ import type { MarketDataStore } from '../store/ports/market-data.ts';
 import type { SourceStore } from '../store/ports/sources.ts';
 import { append } from './append.ts';
 import type { ItemReport, Source, SourceOutput } from './contract.ts';
+import { type PassRecords, WrittenDataset } from './live-writes.ts';
 import { newSourceState, redactSecrets } from './runner.ts';
 
 export interface SourceRun {
@@ -66,19 +65,40 @@ export function errorText(err: unknown): string {
 /** Profile name of a dataset written from the sources file. */
 export const LIVE_PROFILE = 'sources';
 
-/** The stored (live) dataset's markets, positions and vaults, as records. */
-async function storedRecords(
-  store: LiveStore,
-): Promise<{ markets: MarketRecord[]; positions: PositionRecord[]; vaults: VaultRecord[] }> {
-  const markets = await store.loadMarkets();
-  const positions: PositionRecord[] = [];
-  await store.loadPositions((c) => {
-    for (let i = 0; i < c.count; i++) {
-      const { marketIndex, ...p } = positionAt(c, i);
-      positions.push({ marketKey: must(markets[marketIndex], `market ${marketIndex}`).uniqueKey, ...p });
+/** The source the change feed names for a pass's changes (every source's records are merged first). */
+const LIVE_SOURCE = 'sources';
+
+/**
+ * What the ingesting process keeps of the live dataset between passes, per store: the dataset
+ * as it wrote it (what the next pass's changes are computed against), and the records its
+ * sources handed last (each source's own are what it keeps when it fails).
+ */
+interface LiveMemory {
+  written: WrittenDataset;
+  records: PassRecords;
+}
+
+const memories = new WeakMap<LiveStore, LiveMemory>();
+
+/**
+ * The live dataset the store holds, as this process last wrote it; read from the store when
+ * another process wrote since (or none has been read yet). Null when the store holds none.
+ */
+async function liveMemory(store: LiveStore, info: DatasetInfo | null): Promise<LiveMemory | null> {
+  if (info?.kind !== 'live') return null;
+  const kept = memories.get(store);
+  if (kept && kept.written.version === info.version && kept.written.changeSeq === info.changeSeq) return kept;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const current = attempt === 0 ? info : await store.datasetInfo();
+    if (current?.kind !== 'live') return null;
+    const written = await WrittenDataset.load(store, current);
+    if (written) {
+      const memory = { written, records: written.records() };
+      memories.set(store, memory);
+      return memory;
     }
-  });
-  return { markets, positions, vaults: await store.loadVaults() };
+  }
+  throw new Error('the live dataset kept changing while it was being read');
 }
 
 /** Which stored records a source owns (Source.owns; left out: those of its chains). */
@@ -104,7 +124,8 @@ export async function ingestLive(
   // Over a sandbox (or an empty store), the sources start afresh: a checkpoint left from an
   // earlier live dataset would resume after blocks whose records are gone.
   const fresh = info?.kind !== 'live';
-  const stored = fresh ? { markets: [], positions: [], vaults: [] } : await storedRecords(store);
+  const memory = await liveMemory(store, info);
+  const stored = memory?.records ?? { markets: [], positions: [], vaults: [] };
   const markets: MarketRecord[] = [];
   const positions: PositionRecord[] = [];
   const vaults: VaultRecord[] = [];
@@ -209,23 +230,50 @@ export async function ingestLive(
   }
   if (anyData) {
     // A position's USD amounts are stated at its market's prices: a market without both serves
-    // none ("Real sources" (docs/decisions.md); the sources hand none, this holds it whatever a source or old data holds).
+    // none ("Real sources" (docs/decisions.md); the sources hand none, this holds it whatever a
+    // source or old data holds).
     const unpriced = new Set(markets.filter((m) => !isPriced(m)).map((m) => m.uniqueKey));
     const served = unpriced.size === 0 ? positions : positions.filter((p) => !unpriced.has(p.marketKey));
-    dataset = await store.replaceDataset({
-      kind: 'live',
-      profile: LIVE_PROFILE,
-      seed: null,
-      refreshedAt,
-      markets,
-      vaults,
-      positions: served,
-      positionCount: served.length,
-    });
+    const records: PassRecords = { markets, positions: served, vaults };
+    dataset = await writePass(store, info, memory, records, refreshedAt);
   }
   // Checkpoints after the data: a crash in between reads the same blocks again (idempotent).
   for (const r of runs) await store.saveSource(r.state);
   return { runs, dataset, written: true };
+}
+
+/**
+ * Writes a pass's records: as changes to the live dataset the store holds when they can be
+ * (live-writes.ts), else as a new dataset. Returns the dataset now in the store.
+ */
+async function writePass(
+  store: LiveStore,
+  info: DatasetInfo | null,
+  memory: LiveMemory | null,
+  records: PassRecords,
+  refreshedAt: number,
+): Promise<DatasetInfo> {
+  const changes = memory && info ? memory.written.changes(records, refreshedAt) : null;
+  if (memory && info && changes) {
+    const seq = await store.applyChanges(LIVE_SOURCE, changes, info.version);
+    if (seq !== null) {
+      memory.written.committed(changes, seq);
+      memory.records = records;
+      return { ...info, refreshedAt: Math.floor(refreshedAt), changeSeq: seq };
+    }
+  }
+  const dataset = await store.replaceDataset({
+    kind: 'live',
+    profile: LIVE_PROFILE,
+    seed: null,
+    refreshedAt,
+    markets: records.markets,
+    vaults: records.vaults,
+    positions: records.positions,
+    positionCount: records.positions.length,
+  });
+  memories.set(store, { written: WrittenDataset.written(dataset, records), records });
+  return dataset;
 }
 
 /** Who ingests, and for how long a claim of the store's ingestion lease holds. */

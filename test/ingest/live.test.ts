@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { loadReadModel } from '../../src/data/read-model.ts';
+import { must } from '../../src/domain/must.ts';
 import type { MarketRecord, PositionRecord, VaultRecord } from '../../src/domain/types.ts';
 import type { PreviousRun, Source, SourceOutput } from '../../src/ingest/contract.ts';
 import { ingestLive, ingestWithLease } from '../../src/ingest/live.ts';
@@ -81,7 +83,12 @@ test('behavior: a failing source keeps its last records (vaults too) while the o
   );
   assert.deepEqual(a.seen[1]?.vaults, [vaultOf(a1)]);
   assert.deepEqual(await store.loadVaults(), [vaultOf(a1)]);
-  const markets = await store.loadMarkets();
+  // Written as a change of the dataset, which a read model follows.
+  assert.equal(second.dataset?.version, first.dataset?.version);
+  const model = must(await loadReadModel(store, clock.now()), 'the read model');
+  const markets = [a1, b1].map((m) =>
+    model.catalog.baseRecord(must(model.catalog.ordOf(m.uniqueKey), m.uniqueKey)),
+  );
   assert.deepEqual(
     markets.map((m) => [m.uniqueKey, m.supply]).sort(),
     [

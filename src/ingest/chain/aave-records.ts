@@ -164,6 +164,8 @@ export function aaveRecords(
         borrow,
         priceOf(d),
       ),
+      // The loan reserve's variable borrow index (ray) at the block read.
+      borrowIndex: Number(d.debtIndex) / 1e27,
       supplyApy: aaveApy(d.liquidityRate),
       borrowApy: aaveApy(d.variableBorrowRate),
       supplyRewardsApy: paid.supply,

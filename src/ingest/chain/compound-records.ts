@@ -116,6 +116,7 @@ export function cometRecords(
         borrow,
         baseUsd,
       ),
+      borrowIndex: Number(read.borrowIndex) / 1e15,
       supplyApy: MarketUtils.rateToApy(read.supplyRate),
       borrowApy: MarketUtils.rateToApy(read.borrowRate),
       supplyRewardsApy,

@@ -153,6 +153,7 @@ export function eulerRecords(
         prices.loanUsd,
       ),
       // As Euler's lens (UtilsLens.computeAPYs) states them: the lenders' share of the borrow APY.
+      borrowIndex: Number(read.interestAccumulator) / 1e27,
       supplyApy: apy(rate) * utilization * (1 - fee),
       borrowApy: apy(rate),
       supplyRewardsApy: 0,

@@ -142,6 +142,8 @@ export interface EulerVaultRead {
   totalBorrows: bigint;
   /** Borrow rate per second, 1e27. */
   interestRate: bigint;
+  /** What one unit of debt owed at the vault's start owes now, 1e27 (the borrow index). */
+  interestAccumulator: bigint;
   /** The oracle's quote of one whole asset (10^decimals) in the unit of account. */
   assetQuote: bigint;
   collaterals: EulerCollateral[];
@@ -628,6 +630,7 @@ export async function readEuler(
       totalAssets: h.totalAssets,
       totalBorrows: h.totalBorrows,
       interestRate: h.interestRate,
+      interestAccumulator: h.interestAccumulator,
       oracle: h.oracle,
       assetQuote: quoted,
       collaterals: out,

@@ -126,6 +126,8 @@ export function fluidRecords(
       scaled(read.totalBorrow, loanDecimals),
       loanUsd,
     ),
+    // The vault's borrow exchange price (1e12): what a unit of its debt owes now.
+    borrowIndex: Number(read.borrowExchangePrice) / 1e12,
     supplyApy: apy(read.lenderRate ?? 0),
     borrowApy: apy(read.borrowRate),
     supplyRewardsApy: 0,

@@ -68,6 +68,8 @@ export function marketRecord(
       scaled(market.totalBorrowAssets, loanDecimals),
       loanUsd,
     ),
+    // Assets per borrow share, with Morpho Blue's virtual shares and assets (1e6 and 1).
+    borrowIndex: Number(market.totalBorrowAssets + 1n) / Number(market.totalBorrowShares + 1_000_000n),
     supplyApy: MarketUtils.rateToApy(supplyRate),
     borrowApy: MarketUtils.rateToApy(m.borrowRate),
     supplyRewardsApy: 0,

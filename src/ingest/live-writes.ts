@@ -1,0 +1,353 @@
+/**
+ * What a pass of the real sources writes: only what changed since the dataset the store holds.
+ *
+ * The ingesting process keeps the live dataset as it wrote it (WrittenDataset): each market's
+ * record, the prices and borrow index its positions are stated at (the dataset's record of it),
+ * each position as stated, each vault. A pass compares what its sources read with it and writes
+ * the difference in one transaction (MarketDataStore.applyChanges), which every server's read
+ * model follows in place. Nothing is read back from the store for a routine pass.
+ *
+ * Positions are stated at their market's dataset prices and borrow index: a source reads a
+ * position at today's prices and index, and it is restated by the ratios (collateral × dataset
+ * price / price now; debt × dataset price / price now × dataset index / index now; the health
+ * factor with them). A price move or accrued interest is then one market change (the read model
+ * multiplies its positions back by the ratios), and a position is written only when its own
+ * amounts moved: by more than 1 part in 100,000 (0.001 %) from what is stored, or by more than 1
+ * part in 10 million when it is near liquidation (health factor below 1.1), so a drift the
+ * market's ratios do not carry (collateral earning interest) is written as it builds up. A
+ * market or vault is written when one of its figures (prices and borrow index included) moved
+ * by more than 1 part in 10 million. A served figure is therefore within 0.001 % of what the
+ * source read, and a health factor near liquidation within 0.00005 %.
+ *
+ * What cannot be a change rewrites the dataset: a market or vault added or gone, a market whose
+ * positions cannot be restated (a price or borrow index unknown on one side), a dataset another
+ * process wrote over.
+ */
+import { accountPoolOf } from '../domain/accounts.ts';
+import { positionAt } from '../domain/position-columns.ts';
+import type { DatasetChanges, DatasetInfo } from '../domain/records/dataset.ts';
+import { isPriced, type MarketRecord, type PositionRecord, type VaultRecord } from '../domain/types.ts';
+import type { MarketDataStore } from '../store/ports/market-data.ts';
+import { append } from './append.ts';
+
+/** Relative change of a position's figure written when it is not near liquidation. */
+export const POSITION_TOLERANCE = 1e-5;
+/** ... and when it is (health factor now below NEAR_LIQUIDATION). */
+export const NEAR_TOLERANCE = 1e-7;
+export const NEAR_LIQUIDATION = 1.1;
+/** Relative change of a market's or vault's figure written. */
+export const RECORD_TOLERANCE = 1e-7;
+
+/** What a market's positions are stated at: its record in the dataset. */
+interface Stated {
+  collateral: number | null;
+  loan: number | null;
+  borrowIndex: number | null;
+}
+
+/** The records of a pass, as its sources read them (positions at today's prices). */
+export interface PassRecords {
+  markets: readonly MarketRecord[];
+  positions: readonly PositionRecord[];
+  vaults: readonly VaultRecord[];
+}
+
+const positionKey = (p: { marketKey: string; user: string }) => `${p.marketKey}\n${p.user}`;
+const vaultKey = (v: { chainId: number; address: string }) => `${v.chainId}:${v.address}`;
+
+/** Multipliers from a market's figures now to the dataset's statement of them; null: none. */
+function statingRatios(
+  now: MarketRecord,
+  stated: Stated,
+): { collateral: number; loan: number; debt: number } | null {
+  const { collateralPrice: pc, loanPrice: pl } = now;
+  if (pc === null || pl === null || stated.collateral === null || stated.loan === null) return null;
+  if (!(pc > 0 && pl > 0 && stated.collateral > 0 && stated.loan > 0)) return null;
+  const index = now.borrowIndex ?? null;
+  // The read model scales debt by the index only when both have one: a dataset index without
+  // one now cannot be followed.
+  if (stated.borrowIndex !== null && !(index !== null && index > 0)) return null;
+  const loan = stated.loan / pl;
+  const debtIndex = stated.borrowIndex !== null && index !== null ? stated.borrowIndex / index : 1;
+  return { collateral: stated.collateral / pc, loan, debt: loan * debtIndex };
+}
+
+/** A position read today, stated at its market's dataset prices and index (`r`: statingRatios). */
+function stated(p: PositionRecord, r: { collateral: number; loan: number; debt: number }): PositionRecord {
+  return {
+    marketKey: p.marketKey,
+    user: p.user,
+    collateralUsd: p.collateralUsd * r.collateral,
+    borrowUsd: p.borrowUsd * r.debt,
+    supplyUsd: p.supplyUsd * r.loan,
+    healthFactor:
+      p.healthFactor === Number.POSITIVE_INFINITY ? p.healthFactor : (p.healthFactor * r.collateral) / r.debt,
+  };
+}
+
+/** A stored position at its market's figures now (the inverse of `stated`). */
+function atToday(p: PositionRecord, r: { collateral: number; loan: number; debt: number }): PositionRecord {
+  return {
+    marketKey: p.marketKey,
+    user: p.user,
+    collateralUsd: p.collateralUsd / r.collateral,
+    borrowUsd: p.borrowUsd / r.debt,
+    supplyUsd: p.supplyUsd / r.loan,
+    healthFactor:
+      p.healthFactor === Number.POSITIVE_INFINITY ? p.healthFactor : (p.healthFactor * r.debt) / r.collateral,
+  };
+}
+
+/** Whether two numbers differ by more than `tol` of the larger (infinities equal only to themselves). */
+function moved(a: number, b: number, tol: number): boolean {
+  if (a === b) return false;
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return true;
+  return Math.abs(a - b) > tol * Math.max(Math.abs(a), Math.abs(b));
+}
+
+/** Whether two records differ: a number by more than `tol` of the larger, anything else at all. */
+export function recordMoved(a: unknown, b: unknown, tol: number): boolean {
+  if (typeof a === 'number' && typeof b === 'number') return moved(a, b, tol);
+  if (a === b) return false;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return true;
+  if (Array.isArray(a) !== Array.isArray(b)) return true;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return true;
+  for (const k of ka) {
+    if (!Object.hasOwn(b, k)) return true;
+    if (recordMoved((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], tol)) return true;
+  }
+  return false;
+}
+
+function positionMoved(next: PositionRecord, last: PositionRecord, hfNow: number): boolean {
+  const tol = hfNow < NEAR_LIQUIDATION ? NEAR_TOLERANCE : POSITION_TOLERANCE;
+  return (
+    moved(next.collateralUsd, last.collateralUsd, tol) ||
+    moved(next.borrowUsd, last.borrowUsd, tol) ||
+    moved(next.supplyUsd, last.supplyUsd, tol) ||
+    moved(next.healthFactor, last.healthFactor, tol)
+  );
+}
+
+const isEmpty = (p: PositionRecord) => p.collateralUsd === 0 && p.borrowUsd === 0 && p.supplyUsd === 0;
+
+/** The live dataset as the store holds it, as this process wrote (or loaded) it. */
+export class WrittenDataset {
+  /** The dataset version and change sequence number it reflects. */
+  version: number;
+  changeSeq: number;
+  private readonly markets: Map<string, MarketRecord>;
+  private readonly stated: Map<string, Stated>;
+  /** Positions as stated (at their market's dataset prices and index), empty ones included. */
+  private readonly positions: Map<string, PositionRecord>;
+  private readonly vaults: Map<string, VaultRecord>;
+
+  private constructor(
+    info: Pick<DatasetInfo, 'version' | 'changeSeq'>,
+    base: readonly MarketRecord[],
+    markets: Map<string, MarketRecord>,
+    positions: Map<string, PositionRecord>,
+    vaults: Map<string, VaultRecord>,
+  ) {
+    this.version = info.version;
+    this.changeSeq = info.changeSeq;
+    this.stated = new Map(
+      base.map((m) => [
+        m.uniqueKey,
+        { collateral: m.collateralPrice, loan: m.loanPrice, borrowIndex: m.borrowIndex ?? null },
+      ]),
+    );
+    this.markets = markets;
+    this.positions = positions;
+    this.vaults = vaults;
+  }
+
+  /** What a dataset just written holds (its positions are stated at its own markets' prices). */
+  static written(info: DatasetInfo, records: PassRecords): WrittenDataset {
+    return new WrittenDataset(
+      info,
+      records.markets,
+      new Map(records.markets.map((m) => [m.uniqueKey, m])),
+      new Map(records.positions.map((p) => [positionKey(p), p])),
+      new Map(records.vaults.map((v) => [vaultKey(v), v])),
+    );
+  }
+
+  /**
+   * The store's dataset with its change feed applied, read whole (once per process, or after
+   * another process wrote). Null when it changed while being read.
+   */
+  static async load(store: MarketDataStore, info: DatasetInfo): Promise<WrittenDataset | null> {
+    const base = await store.loadMarkets();
+    const markets = new Map(base.map((m) => [m.uniqueKey, m]));
+    const positions = new Map<string, PositionRecord>();
+    await store.loadPositions((c) => {
+      for (let i = 0; i < c.count; i++) {
+        const { marketIndex, ...p } = positionAt(c, i);
+        const m = base[marketIndex];
+        if (m) positions.set(`${m.uniqueKey}\n${p.user}`, { marketKey: m.uniqueKey, ...p });
+      }
+    });
+    const vaults = new Map((await store.loadVaults()).map((v) => [vaultKey(v), v]));
+    const PAGE = 10_000;
+    for (let after = 0; ; ) {
+      const [ms, ps, vs] = await Promise.all([
+        store.marketChangesSince(after, PAGE),
+        store.positionChangesSince(after, PAGE),
+        store.vaultChangesSince(after, PAGE),
+      ]);
+      // Each row is its record's last change: applied in any order, every row once.
+      for (const c of ms) if (markets.has(c.record.uniqueKey)) markets.set(c.record.uniqueKey, c.record);
+      for (const c of ps) {
+        const { seq: _seq, source: _source, ...p } = c;
+        if (markets.has(p.marketKey)) positions.set(positionKey(p), p);
+      }
+      for (const c of vs) if (vaults.has(vaultKey(c.record))) vaults.set(vaultKey(c.record), c.record);
+      const last = Math.max(ms.at(-1)?.seq ?? 0, ps.at(-1)?.seq ?? 0, vs.at(-1)?.seq ?? 0);
+      if (ms.length < PAGE && ps.length < PAGE && vs.length < PAGE) break;
+      after = last;
+    }
+    const now = await store.datasetInfo();
+    if (now?.version !== info.version || now.changeSeq !== info.changeSeq) return null;
+    return new WrittenDataset(info, base, markets, positions, vaults);
+  }
+
+  /** The dataset's records as a source would read them now (positions at today's prices; none empty). */
+  records(): PassRecords {
+    const positions: PositionRecord[] = [];
+    for (const p of this.positions.values()) {
+      if (isEmpty(p)) continue;
+      const m = this.markets.get(p.marketKey);
+      const r = m && statingRatios(m, this.#stated(p.marketKey));
+      positions.push(r ? atToday(p, r) : p);
+    }
+    return { markets: [...this.markets.values()], positions, vaults: [...this.vaults.values()] };
+  }
+
+  #stated(key: string): Stated {
+    return this.stated.get(key) ?? { collateral: null, loan: null, borrowIndex: null };
+  }
+
+  /**
+   * What a pass's records change in the dataset, or null when they cannot be written as changes
+   * (the dataset is to be written again: see the module comment). Positions of markets without
+   * both prices are not served (they are handed none).
+   */
+  changes(next: PassRecords, refreshedAt: number): DatasetChanges | null {
+    if (next.markets.length !== this.markets.size || next.vaults.length !== this.vaults.size) return null;
+    const markets: MarketRecord[] = [];
+    const ratios = new Map<string, { collateral: number; loan: number; debt: number }>();
+    for (const m of next.markets) {
+      const last = this.markets.get(m.uniqueKey);
+      if (!last) return null;
+      const stated = this.#stated(m.uniqueKey);
+      const r = statingRatios(m, stated);
+      // Served positions follow a market only while it can restate them: one priced in the
+      // dataset and not now (or now and not then) is written again.
+      if ((r === null) !== (statingRatios(last, stated) === null) || (r === null && isPriced(m))) return null;
+      if (r) ratios.set(m.uniqueKey, r);
+      if (recordMoved(m, last, RECORD_TOLERANCE)) markets.push(m);
+    }
+    const vaults: VaultRecord[] = [];
+    for (const v of next.vaults) {
+      const last = this.vaults.get(vaultKey(v));
+      if (!last) return null;
+      if (recordMoved(v, last, RECORD_TOLERANCE)) vaults.push(v);
+    }
+    const positions: PositionRecord[] = [];
+    const seen = new Set<string>();
+    // Accounts of the pooled protocols, by pool and user: their positions stated, this pass's
+    // and the last written.
+    const accounts = new Map<string, { next: PositionRecord[]; last: PositionRecord[]; hfNow: number }>();
+    const accountOf = (p: PositionRecord): string | null => {
+      const pool = this.#poolOf(p.marketKey);
+      return pool === null ? null : `${pool}\n${p.user}`;
+    };
+    for (const p of next.positions) {
+      const r = ratios.get(p.marketKey);
+      if (!r) continue;
+      const key = positionKey(p);
+      seen.add(key);
+      const s = stated(p, r);
+      const account = accountOf(p);
+      if (account !== null) {
+        const a = accounts.get(account);
+        if (a) {
+          a.next.push(s);
+          a.hfNow = Math.min(a.hfNow, p.healthFactor);
+        } else accounts.set(account, { next: [s], last: [], hfNow: p.healthFactor });
+        continue;
+      }
+      const last = this.positions.get(key);
+      if (!last || positionMoved(s, last, p.healthFactor)) positions.push(s);
+    }
+    const emptied = (p: PositionRecord): PositionRecord => ({
+      ...p,
+      collateralUsd: 0,
+      borrowUsd: 0,
+      supplyUsd: 0,
+      healthFactor: Number.POSITIVE_INFINITY,
+    });
+    for (const [key, last] of this.positions) {
+      if (isEmpty(last)) continue;
+      const account = accountOf(last);
+      if (account !== null) {
+        const a = accounts.get(account);
+        if (a) a.last.push(last);
+        else accounts.set(account, { next: [], last: [last], hfNow: Number.POSITIVE_INFINITY });
+      } else if (!seen.has(key)) positions.push(emptied(last));
+    }
+    // An account is written whole (its pairs as split now, those gone emptied) when its own
+    // figures moved: its collateral or weighted collateral in a token, its debt or supply in one.
+    // A price move alone shifts how it is split among its pairs, which its totals do not see.
+    for (const a of accounts.values()) {
+      const tol = a.hfNow < NEAR_LIQUIDATION ? NEAR_TOLERANCE : POSITION_TOLERANCE;
+      const now = this.#legs(a.next);
+      const before = this.#legs(a.last);
+      let changed = now.size !== before.size;
+      for (const [k, x] of now) if (changed || moved(x, before.get(k) ?? Number.NaN, tol)) changed = true;
+      if (!changed) continue;
+      append(positions, a.next);
+      const kept = new Set(a.next.map(positionKey));
+      for (const p of a.last) if (!kept.has(positionKey(p))) positions.push(emptied(p));
+    }
+    return { markets, positions, vaults, refreshedAt };
+  }
+
+  /** The pool of a pooled protocol's market (`<protocol>-<chainId>-<pool>`), null for an isolated one. */
+  #poolOf(marketKey: string): string | null {
+    const m = this.markets.get(marketKey);
+    if (!m) return null;
+    const pool = accountPoolOf(m.protocol, m.uniqueKey);
+    return pool === null ? null : `${m.protocol}-${m.chainId}-${pool}`;
+  }
+
+  /**
+   * An account's own figures as stated, per token: collateral and collateral at its threshold
+   * (health factor x debt, or collateral x lltv without debt) per collateral token, debt and
+   * supply per loan token.
+   */
+  #legs(positions: readonly PositionRecord[]): Map<string, number> {
+    const legs = new Map<string, number>();
+    const add = (k: string, x: number) => legs.set(k, (legs.get(k) ?? 0) + x);
+    for (const p of positions) {
+      const m = this.markets.get(p.marketKey);
+      if (!m) continue;
+      const weighted = p.borrowUsd > 0 ? p.healthFactor * p.borrowUsd : p.collateralUsd * m.lltv;
+      add(`c:${m.collateralAddress}`, p.collateralUsd);
+      add(`w:${m.collateralAddress}`, weighted);
+      add(`d:${m.loanAddress}`, p.borrowUsd);
+      add(`s:${m.loanAddress}`, p.supplyUsd);
+    }
+    return legs;
+  }
+
+  /** The changes were written, the feed's sequence number now `changeSeq`. */
+  committed(changes: DatasetChanges, changeSeq: number): void {
+    for (const m of changes.markets) this.markets.set(m.uniqueKey, m);
+    for (const p of changes.positions) this.positions.set(positionKey(p), p);
+    for (const v of changes.vaults) this.vaults.set(vaultKey(v), v);
+    this.changeSeq = changeSeq;
+  }
+}
