@@ -1,3 +1,4 @@
+import { changeRounds } from '../domain/change-feed.ts';
 import { must } from '../domain/must.ts';
 import { type PositionColumns, PositionColumnsBuilder } from '../domain/position-columns.ts';
 import type {
@@ -187,9 +188,6 @@ export function followDataset(model: ReadModel, info: DatasetInfo): void {
   model.revision++;
 }
 
-/** Position changes read from the store per query while following the change feed. */
-export const CHANGE_PAGE = 10_000;
-
 /**
  * Applies the store's position changes (in feed order) to a read model, in one synchronous
  * step: each position moves in the risk index, nothing is rebuilt. Changes of markets the
@@ -254,11 +252,10 @@ export function applyVaultChanges(model: ReadModel, changes: readonly StoredVaul
 }
 
 /**
- * Follows the store's change feed from the model's sequence number up to `upTo` (the
- * dataset's changeSeq just read), a page of each kind at a time: markets, vaults and positions
- * share one sequence, so each round applies all three up to the lowest of the full pages' ends,
- * in order (markets first within it: a position's amounts are stated at its market's dataset
- * prices and borrow index, which no market change moves). Returns the changes applied.
+ * Follows the store's change feed from the model's sequence number up to `upTo` (changeRounds),
+ * applying each round in order: markets first (a position's amounts are stated at its market's
+ * dataset prices and borrow index, which no market change moves), vaults, then positions.
+ * Returns the changes applied.
  */
 export async function catchUpChanges(
   store: MarketDataSource,
@@ -266,31 +263,14 @@ export async function catchUpChanges(
   upTo: number,
 ): Promise<number> {
   let applied = 0;
-  while (model.changeSeq < upTo) {
+  for await (const round of changeRounds(store, model.changeSeq, upTo)) {
     const from = model.changeSeq;
-    const [positions, markets, vaults] = await Promise.all([
-      store.positionChangesSince(from, CHANGE_PAGE),
-      store.marketChangesSince(from, CHANGE_PAGE),
-      store.vaultChangesSince(from, CHANGE_PAGE),
-    ]);
-    if (positions.length === 0 && markets.length === 0 && vaults.length === 0) break;
-    // A full page may stop before changes of the other kinds it did not reach.
-    let bound = Number.POSITIVE_INFINITY;
-    for (const page of [positions, markets, vaults])
-      if (page.length === CHANGE_PAGE) bound = Math.min(bound, must(page.at(-1), 'the last change').seq);
-    const upToBound = <T extends { seq: number }>(list: T[]) => list.filter((c) => c.seq <= bound);
-    applied += applyMarketChanges(model, upToBound(markets));
+    applied += applyMarketChanges(model, round.markets);
     model.changeSeq = from;
-    applied += applyVaultChanges(model, upToBound(vaults));
+    applied += applyVaultChanges(model, round.vaults);
     model.changeSeq = from;
-    applied += applyPositionChanges(model, upToBound(positions));
-    const last = Math.max(
-      from,
-      upToBound(markets).at(-1)?.seq ?? from,
-      upToBound(vaults).at(-1)?.seq ?? from,
-      upToBound(positions).at(-1)?.seq ?? from,
-    );
-    model.changeSeq = last;
+    applied += applyPositionChanges(model, round.positions);
+    model.changeSeq = round.upTo;
   }
   return applied;
 }

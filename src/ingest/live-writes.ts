@@ -23,7 +23,9 @@
  * positions cannot be restated (a price or borrow index unknown on one side), a dataset another
  * process wrote over.
  */
+
 import { accountPoolOf } from '../domain/accounts.ts';
+import { changeRounds } from '../domain/change-feed.ts';
 import { positionAt } from '../domain/position-columns.ts';
 import type { DatasetChanges, DatasetInfo } from '../domain/records/dataset.ts';
 import { isPriced, type MarketRecord, type PositionRecord, type VaultRecord } from '../domain/types.ts';
@@ -105,9 +107,22 @@ function moved(a: number, b: number, tol: number): boolean {
   return Math.abs(a - b) > tol * Math.max(Math.abs(a), Math.abs(b));
 }
 
-/** Whether two records differ: a number by more than `tol` of the larger, anything else at all. */
+/**
+ * Whether a record's number changed: integers (timestamps, blocks, counts) at all, others by
+ * more than `tol` of the larger; NaN is NaN.
+ */
+function numberMoved(a: number, b: number, tol: number): boolean {
+  if (Object.is(a, b)) return false;
+  if (Number.isInteger(a) && Number.isInteger(b)) return true;
+  return moved(a, b, tol);
+}
+
+/**
+ * Whether two records differ: a number by more than `tol` of the larger (an integer, a time or
+ * a block, at all), anything else at all.
+ */
 export function recordMoved(a: unknown, b: unknown, tol: number): boolean {
-  if (typeof a === 'number' && typeof b === 'number') return moved(a, b, tol);
+  if (typeof a === 'number' && typeof b === 'number') return numberMoved(a, b, tol);
   if (a === b) return false;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return true;
   if (Array.isArray(a) !== Array.isArray(b)) return true;
@@ -190,23 +205,16 @@ export class WrittenDataset {
       }
     });
     const vaults = new Map((await store.loadVaults()).map((v) => [vaultKey(v), v]));
-    const PAGE = 10_000;
-    for (let after = 0; ; ) {
-      const [ms, ps, vs] = await Promise.all([
-        store.marketChangesSince(after, PAGE),
-        store.positionChangesSince(after, PAGE),
-        store.vaultChangesSince(after, PAGE),
-      ]);
-      // Each row is its record's last change: applied in any order, every row once.
-      for (const c of ms) if (markets.has(c.record.uniqueKey)) markets.set(c.record.uniqueKey, c.record);
-      for (const c of ps) {
+    for await (const round of changeRounds(store, 0, info.changeSeq)) {
+      // Each row is its record's last change: every row once, in any order.
+      for (const c of round.markets)
+        if (markets.has(c.record.uniqueKey)) markets.set(c.record.uniqueKey, c.record);
+      for (const c of round.positions) {
         const { seq: _seq, source: _source, ...p } = c;
         if (markets.has(p.marketKey)) positions.set(positionKey(p), p);
       }
-      for (const c of vs) if (vaults.has(vaultKey(c.record))) vaults.set(vaultKey(c.record), c.record);
-      const last = Math.max(ms.at(-1)?.seq ?? 0, ps.at(-1)?.seq ?? 0, vs.at(-1)?.seq ?? 0);
-      if (ms.length < PAGE && ps.length < PAGE && vs.length < PAGE) break;
-      after = last;
+      for (const c of round.vaults)
+        if (vaults.has(vaultKey(c.record))) vaults.set(vaultKey(c.record), c.record);
     }
     const now = await store.datasetInfo();
     if (now?.version !== info.version || now.changeSeq !== info.changeSeq) return null;

@@ -255,7 +255,7 @@ async function writePass(
 ): Promise<DatasetInfo> {
   const changes = memory && info ? memory.written.changes(records, refreshedAt) : null;
   if (memory && info && changes) {
-    const seq = await store.applyChanges(LIVE_SOURCE, changes, info.version);
+    const seq = await store.applyChanges(LIVE_SOURCE, changes, memory.written);
     if (seq !== null) {
       memory.written.committed(changes, seq);
       memory.records = records;

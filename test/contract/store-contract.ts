@@ -275,7 +275,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       const seq = await store.applyChanges(
         'chain:1',
         { markets: [a1], positions: [p1, q], vaults: [v1], refreshedAt: 2_000_000 },
-        info.version,
+        { version: info.version, changeSeq: 0 },
       );
       assert.equal(seq, 4, 'markets, then positions, then vaults take the next numbers');
       const after = await store.datasetInfo();
@@ -304,7 +304,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         await store.applyChanges(
           'chain:1',
           { markets: [], positions: [], vaults: [], refreshedAt: 3_000_000 },
-          info.version,
+          { version: info.version, changeSeq: 4 },
         ),
         4,
       );
@@ -315,7 +315,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         await store.applyChanges(
           'chain:1',
           { markets: [], positions: [], vaults: [v2], refreshedAt: 3_000_000 },
-          info.version,
+          { version: info.version, changeSeq: 4 },
         ),
         5,
       );
@@ -323,23 +323,26 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         (await store.vaultChangesSince(0, 10)).map((c) => [c.seq, c.record.fee]),
         [[5, 0.3]],
       );
-      // Another dataset version: nothing written. An unknown market or vault, or an invalid
-      // record: the whole batch is refused, the refresh time with it.
+      // Another dataset version, or changes written since (by another process): nothing
+      // written. An unknown market or vault, or an invalid record: the whole batch is refused,
+      // the refresh time with it.
       const none = { markets: [], positions: [], vaults: [], refreshedAt: 9_000_000 };
-      assert.equal(await store.applyChanges('x', none, info.version + 1), null);
+      const at = { version: info.version, changeSeq: 5 };
+      assert.equal(await store.applyChanges('x', none, { ...at, version: info.version + 1 }), null);
+      assert.equal(await store.applyChanges('x', { ...none, vaults: [v1] }, { ...at, changeSeq: 4 }), null);
       await assert.rejects(
-        store.applyChanges('x', { ...none, markets: [a1], vaults: [makeVault([a])] }, info.version),
+        store.applyChanges('x', { ...none, markets: [a1], vaults: [makeVault([a])] }, at),
         /unknown vault/,
       );
       await assert.rejects(
-        store.applyChanges('x', { ...none, positions: [makePosition(makeMarket())] }, info.version),
+        store.applyChanges('x', { ...none, positions: [makePosition(makeMarket())] }, at),
         /unknown market/,
       );
       await assert.rejects(
-        store.applyChanges('x', { ...none, vaults: [{ ...v, address: 'nope' }] }, info.version),
+        store.applyChanges('x', { ...none, vaults: [{ ...v, address: 'nope' }] }, at),
         RangeError,
       );
-      await assert.rejects(store.applyChanges('x', { ...none, vaults: [v, v] }, info.version), /named twice/);
+      await assert.rejects(store.applyChanges('x', { ...none, vaults: [v, v] }, at), /named twice/);
       assert.equal((await store.datasetInfo())?.refreshedAt, 3_000_000);
       assert.equal((await store.marketChangesSince(0, 10)).length, 1);
       // A replacement forgets them.

@@ -61,10 +61,16 @@ export interface MarketDataStore {
    * markets, positions and vaults upserted as by applyMarketChanges and applyPositionChanges
    * (unconditionally), each taking the next change sequence number in that order, and the
    * dataset's refresh time set. A record naming a market or vault the dataset does not hold, or
-   * an invalid one, refuses the whole batch. Returns the change sequence number after the
-   * write, or null (nothing written) when the dataset version is not `datasetVersion`.
+   * an invalid one, refuses the whole batch. The changes are computed from the dataset at
+   * `basedOn` (its version and change sequence number): when the store is at another (another
+   * process wrote since), nothing is written and null returned; else the change sequence number
+   * after the write.
    */
-  applyChanges(source: string, changes: DatasetChanges, datasetVersion: number): Promise<number | null>;
+  applyChanges(
+    source: string,
+    changes: DatasetChanges,
+    basedOn: { version: number; changeSeq: number },
+  ): Promise<number | null>;
   /** The stored vault changes with a sequence number above `after`, in order, at most `limit`. */
   vaultChangesSince(after: number, limit: number): Promise<StoredVaultChange[]>;
 }

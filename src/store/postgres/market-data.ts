@@ -261,15 +261,15 @@ export class PostgresMarketData implements MarketDataStore {
   async applyChanges(
     source: string,
     changes: DatasetChanges,
-    datasetVersion: number,
+    basedOn: { version: number; changeSeq: number },
   ): Promise<number | null> {
     checkMarketChanges(changes.markets);
     checkPositionChanges(changes.positions);
     checkVaultChanges(changes.vaults);
     return this.#db.serve((sql) =>
       sql.begin(async (tx): Promise<number | null> => {
-        const ds = await changeBase(tx, 'the dataset', datasetVersion);
-        if (!ds.current) return null;
+        const ds = await changeBase(tx, 'the dataset', basedOn.version);
+        if (!ds.current || ds.seq !== basedOn.changeSeq) return null;
         let seq = await upsertMarkets(tx, source, changes.markets, ds.seq);
         seq = await upsertPositions(tx, source, changes.positions, seq);
         seq = await upsertVaults(tx, source, changes.vaults, seq);

@@ -306,14 +306,14 @@ export class SqliteMarketData implements MarketDataStore {
   async applyChanges(
     source: string,
     changes: DatasetChanges,
-    datasetVersion: number,
+    basedOn: { version: number; changeSeq: number },
   ): Promise<number | null> {
     checkMarketChanges(changes.markets);
     checkPositionChanges(changes.positions);
     checkVaultChanges(changes.vaults);
     return this.#db.transaction((): number | null => {
-      const ds = this.changeBase('the dataset', datasetVersion);
-      if (!ds.current) return null;
+      const ds = this.changeBase('the dataset', basedOn.version);
+      if (!ds.current || ds.change_seq !== basedOn.changeSeq) return null;
       let seq = this.upsertMarkets(source, changes.markets, ds.change_seq);
       seq = this.upsertPositions(source, changes.positions, seq);
       seq = this.upsertVaults(source, changes.vaults, seq);
