@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import {
   AbiDecodingDataSizeTooSmallError,
   ContractFunctionExecutionError,
@@ -33,6 +34,26 @@ test('default: integer amounts scaled by their decimals, exactly to double preci
   assert.equal(scaled(-25n, 1), -2.5);
   assert.equal(scaled(7n, 0), 7);
   assert.equal(scaled(1n, 36), 1e-36);
+});
+
+test('property: scaled is the decimal string read as a number, to the bit, small integers and large', () => {
+  const decimalRead = (v: bigint, d: number) => {
+    const abs = v < 0n ? -v : v;
+    const unit = 10n ** BigInt(d);
+    const n = Number(`${abs / unit}.${(abs % unit).toString().padStart(d, '0')}`);
+    return v < 0n ? -n : n;
+  };
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.bigInt({ min: -(2n ** 53n), max: 2n ** 53n }),
+        fc.bigInt({ min: -(2n ** 200n), max: 2n ** 200n }),
+      ),
+      fc.integer({ min: 1, max: 36 }),
+      (v, d) => Object.is(scaled(v, d), decimalRead(v, d)),
+    ),
+    { numRuns: 20_000 },
+  );
 });
 
 function reading(pair: string, answer: number, address = pair): FeedReading {

@@ -158,11 +158,19 @@ export async function readRounds(
   return out;
 }
 
+/** Integers up to it are exact as doubles. */
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** `value / 10^decimals` as a number, exact to double precision for any size of integer. */
 export function scaled(value: bigint, decimals: number): number {
   if (decimals === 0) return Number(value);
   const negative = value < 0n;
   const abs = negative ? -value : value;
+  // Both exact as doubles: one division rounds the quotient once, as parsing its decimals does.
+  if (abs <= MAX_EXACT && decimals <= 22) {
+    const n = Number(abs) / 10 ** decimals;
+    return negative ? -n : n;
+  }
   const unit = 10n ** BigInt(decimals);
   const whole = abs / unit;
   const frac = abs % unit;
