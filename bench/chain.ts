@@ -23,11 +23,11 @@
  *
  * Results: bench/results/chain-<date>.json and chain-latest.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { blueAbi } from '@morpho-org/blue-sdk-viem';
-import { type Abi, createWalletClient, http } from 'viem';
+import { type Abi, createWalletClient, encodeFunctionData, http, toHex } from 'viem';
 import { systemClock } from '../src/domain/clock.ts';
 import { NFTS_PER_CALL } from '../src/ingest/chain/fluid.ts';
 import { chainSources } from '../src/ingest/chain/index.ts';
@@ -73,12 +73,35 @@ const VAULTS = Number(values.vaults);
 if (!Number.isInteger(VAULTS) || VAULTS < 0)
   throw new Error(`--vaults must be a non-negative integer, got '${values.vaults}'`);
 
+/** Bytes this process has passed to write(2) so far (the store's writes: Linux's /proc/self/io). */
+function writtenBytes(): number {
+  const line = readFileSync('/proc/self/io', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('wchar:'));
+  return line ? Number(line.slice('wchar:'.length)) : Number.NaN;
+}
+
+/** Medians of a few passes. */
+function summary(passes: readonly { requests: number; ms: number; cpuMs: number; bytesWritten: number }[]) {
+  return {
+    rpcRequests: median(passes.map((p) => p.requests)),
+    passMs: sig(median(passes.map((p) => p.ms)), 3),
+    cpuMs: sig(median(passes.map((p) => p.cpuMs)), 3),
+    bytesWritten: median(passes.map((p) => p.bytesWritten)),
+  };
+}
+
+function quietRow(s: ReturnType<typeof summary>): string {
+  return `${s.rpcRequests}, ${fmt(s.passMs)}, ${fmt(s.cpuMs)}, ${fmt(s.bytesWritten)}`;
+}
+
 const WAD = 10n ** 18n;
 const LLTV = 860_000_000_000_000_000n;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const art = compileContracts();
-const anvil = await startAnvil();
+// A block may hold a whole batch of the setup's transactions (mined together, below).
+const anvil = await startAnvil(['--gas-limit', '10000000000']);
 try {
   const c = anvil.client(0);
   const owner = c.account.address;
@@ -112,45 +135,95 @@ try {
     (_, i) => `0x${(0x10000 + i).toString(16).padStart(40, '0')}` as const,
   );
   const t0 = performance.now();
-  for (let i = 0; i < N; i += 200)
-    await Promise.all(
-      borrowers.slice(i, i + 200).map((address) => anvil.client().setBalance({ address, value: WAD })),
+  /** Mines the transactions sent (one block) and checks each succeeded (receipts asked in JSON-RPC batches). */
+  const mined = async (hashes: `0x${string}`[]) => {
+    await anvil.client().request({ method: 'evm_mine' as never, params: [] as never });
+    const receipts = await rpcBatch(
+      hashes.map((hash) => ({ method: 'eth_getTransactionReceipt', params: [hash] })),
     );
-  let nonce = await c.getTransactionCount({ address: owner });
-  const mined = (hashes: `0x${string}`[]) =>
-    Promise.all(
-      hashes.map(async (hash) => {
-        const r = await c.waitForTransactionReceipt({ hash });
-        if (r.status !== 'success') throw new Error(`transaction ${hash} reverted`);
-      }),
-    );
-  /** Sends one transaction per item, 200 at a time, each batch mined before the next. */
-  const batched = async <T>(items: readonly T[], tx: (item: T, index: number) => Promise<`0x${string}`>) => {
-    for (let i = 0; i < items.length; i += 200)
-      await mined(await Promise.all(items.slice(i, i + 200).map((item, j) => tx(item, i + j))));
+    receipts.forEach((r, i) => {
+      if ((r as { status?: string } | null)?.status !== '0x1')
+        throw new Error(`transaction ${hashes[i]} not mined or reverted`);
+    });
   };
-  await batched(borrowers, (b) =>
-    c.writeContract({
-      address: morpho,
-      abi: M,
-      functionName: 'supplyCollateral',
-      args: [params, WAD, b, '0x'],
-      gas: 200_000n,
-      nonce: nonce++,
-    } as never),
-  );
-  await batched(borrowers, (b, i) =>
-    wallet.writeContract({
-      account: b,
-      chain: null,
-      address: morpho,
-      abi: blueAbi,
-      functionName: 'borrow',
-      // $1,500 to $2,500 against 1 WETH at $3,000
-      args: [params, BigInt(1500 + (i % 1000)) * 10n ** 6n, 0n, b, b],
-      gas: 300_000n,
-    }),
-  );
+  /** Posts JSON-RPC calls in batches of 500; their results in order (a call's error throws). */
+  const rpcBatch = async (calls: { method: string; params: unknown[] }[]): Promise<unknown[]> => {
+    const out: unknown[] = [];
+    for (let i = 0; i < calls.length; i += 500) {
+      const body = calls.slice(i, i + 500).map((c, id) => ({ jsonrpc: '2.0', id, ...c }));
+      const res = await fetch(anvil.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const answers = (await res.json()) as { id: number; result?: unknown; error?: { message: string } }[];
+      answers.sort((a, b) => a.id - b.id);
+      for (const a of answers) {
+        if (a.error) throw new Error(`${body[a.id]?.method}: ${a.error.message}`);
+        out.push(a.result);
+      }
+    }
+    return out;
+  };
+  /** The next nonce of each sender of the setup's batches (borrowers start at 0). */
+  const nonces = new Map<string, number>();
+  type Call = {
+    from: `0x${string}`;
+    address: `0x${string}`;
+    abi: Abi;
+    functionName: string;
+    args: readonly unknown[];
+    gas: bigint;
+  };
+  /**
+   * Sends one transaction per item, 1,000 at a time in JSON-RPC batches (the owner's account is
+   * anvil's, the borrowers impersonated: nothing to sign), and mines each thousand in one block
+   * (automine off meanwhile): a setup of 100,000 positions takes minutes, not hours.
+   */
+  const batched = async <T>(items: readonly T[], tx: (item: T, index: number) => Call) => {
+    nonces.set(owner.toLowerCase(), await c.getTransactionCount({ address: owner, blockTag: 'pending' }));
+    await anvil.client().request({ method: 'evm_setAutomine' as never, params: [false] as never });
+    try {
+      for (let i = 0; i < items.length; i += 1000) {
+        const calls = items.slice(i, i + 1000).map((item, j) => {
+          const call = tx(item, i + j);
+          const from = call.from.toLowerCase();
+          const nonce = nonces.get(from) ?? 0;
+          nonces.set(from, nonce + 1);
+          const data = encodeFunctionData({
+            abi: call.abi,
+            functionName: call.functionName,
+            args: call.args,
+          } as never);
+          return {
+            method: 'eth_sendTransaction',
+            params: [{ from: call.from, to: call.address, gas: toHex(call.gas), nonce: toHex(nonce), data }],
+          };
+        });
+        await mined((await rpcBatch(calls)) as `0x${string}`[]);
+      }
+    } finally {
+      await anvil.client().request({ method: 'evm_setAutomine' as never, params: [true] as never });
+    }
+  };
+  await rpcBatch(borrowers.map((address) => ({ method: 'anvil_setBalance', params: [address, toHex(WAD)] })));
+  await batched(borrowers, (b) => ({
+    from: owner,
+    address: morpho,
+    abi: M,
+    functionName: 'supplyCollateral',
+    args: [params, WAD, b, '0x'],
+    gas: 200_000n,
+  }));
+  await batched(borrowers, (b, i) => ({
+    from: b,
+    address: morpho,
+    abi: blueAbi,
+    functionName: 'borrow',
+    // $1,500 to $2,500 against 1 WETH at $3,000
+    args: [params, BigInt(1500 + (i % 1000)) * 10n ** 6n, 0n, b, b],
+    gas: 300_000n,
+  }));
   // The comet: USDC lent against WETH; K borrowers, their collateral supplied for them by the owner.
   const comet = await deploy(c, art.TestComet!, [
     usdc,
@@ -173,28 +246,22 @@ try {
   await send(weth, T, 'mint', [owner, BigInt(K) * WAD]);
   await send(weth, T, 'approve', [comet, 2n ** 256n - 1n]);
   const cometBorrowers = borrowers.slice(0, K);
-  nonce = await c.getTransactionCount({ address: owner, blockTag: 'pending' });
-  await batched(cometBorrowers, (b) =>
-    c.writeContract({
-      address: comet,
-      abi: C,
-      functionName: 'supplyTo',
-      args: [b, weth, WAD],
-      gas: 200_000n,
-      nonce: nonce++,
-    } as never),
-  );
-  await batched(cometBorrowers, (b, i) =>
-    wallet.writeContract({
-      account: b,
-      chain: null,
-      address: comet,
-      abi: C,
-      functionName: 'withdraw',
-      args: [usdc, BigInt(1500 + (i % 900)) * 10n ** 6n],
-      gas: 300_000n,
-    }),
-  );
+  await batched(cometBorrowers, (b) => ({
+    from: owner,
+    address: comet,
+    abi: C,
+    functionName: 'supplyTo',
+    args: [b, weth, WAD],
+    gas: 200_000n,
+  }));
+  await batched(cometBorrowers, (b, i) => ({
+    from: b,
+    address: comet,
+    abi: C,
+    functionName: 'withdraw',
+    args: [usdc, BigInt(1500 + (i % 900)) * 10n ** 6n],
+    gas: 300_000n,
+  }));
   // Euler: a USDC vault lending against a WETH vault; E borrowers, their WETH deposited for them
   // by the owner, each enabling collateral and controller and borrowing itself.
   const USD = '0x0000000000000000000000000000000000000348';
@@ -219,34 +286,28 @@ try {
     await send(eUsdc, V, 'deposit', [10n ** 15n, owner]);
     await send(weth, T, 'mint', [owner, BigInt(E) * WAD]);
     await send(weth, T, 'approve', [eWeth, 2n ** 256n - 1n]);
-    nonce = await c.getTransactionCount({ address: owner, blockTag: 'pending' });
-    await batched(eulerBorrowers, (b) =>
-      c.writeContract({
-        address: eWeth,
-        abi: V,
-        functionName: 'deposit',
-        args: [WAD, b],
-        gas: 200_000n,
-        nonce: nonce++,
-      } as never),
-    );
+    await batched(eulerBorrowers, (b) => ({
+      from: owner,
+      address: eWeth,
+      abi: V,
+      functionName: 'deposit',
+      args: [WAD, b],
+      gas: 200_000n,
+    }));
     const asBorrower = (
       address: `0x${string}`,
       abi: Abi,
       functionName: string,
       args: (b: `0x${string}`, i: number) => unknown[],
     ) =>
-      batched(eulerBorrowers, (b, i) =>
-        wallet.writeContract({
-          account: b,
-          chain: null,
-          address,
-          abi,
-          functionName,
-          args: args(b, i),
-          gas: 500_000n,
-        } as never),
-      );
+      batched(eulerBorrowers, (b, i) => ({
+        from: b,
+        address,
+        abi,
+        functionName,
+        args: args(b, i),
+        gas: 500_000n,
+      }));
     await asBorrower(evc, EVC, 'enableCollateral', (b) => [b, eWeth]);
     await asBorrower(evc, EVC, 'enableController', (b) => [b, eUsdc]);
     await asBorrower(eUsdc, V, 'borrow', (b, i) => [BigInt(1500 + (i % 900)) * 10n ** 6n, b]);
@@ -263,29 +324,23 @@ try {
     await send(aave.pool, P, 'supply', [aUsdc.asset, 10n ** 15n, owner, 0]);
     await send(aWeth.asset, T, 'mint', [owner, BigInt(A) * WAD]);
     await send(aWeth.asset, T, 'approve', [aave.pool, 2n ** 256n - 1n]);
-    nonce = await c.getTransactionCount({ address: owner, blockTag: 'pending' });
-    await batched(aaveBorrowers, (b) =>
-      c.writeContract({
-        address: aave.pool,
-        abi: P,
-        functionName: 'supply',
-        args: [aWeth.asset, WAD, b, 0],
-        gas: 500_000n,
-        nonce: nonce++,
-      } as never),
-    );
+    await batched(aaveBorrowers, (b) => ({
+      from: owner,
+      address: aave.pool,
+      abi: P,
+      functionName: 'supply',
+      args: [aWeth.asset, WAD, b, 0],
+      gas: 500_000n,
+    }));
     // $800 to $1,400 against 1 WETH at $2,000 (LTV 80 %)
-    await batched(aaveBorrowers, (b, i) =>
-      wallet.writeContract({
-        account: b,
-        chain: null,
-        address: aave.pool,
-        abi: P,
-        functionName: 'borrow',
-        args: [aUsdc.asset, BigInt(800 + (i % 600)) * 10n ** 6n, 2, 0, b],
-        gas: 800_000n,
-      } as never),
-    );
+    await batched(aaveBorrowers, (b, i) => ({
+      from: b,
+      address: aave.pool,
+      abi: P,
+      functionName: 'borrow',
+      args: [aUsdc.asset, BigInt(800 + (i % 600)) * 10n ** 6n, 2, 0, b],
+      gas: 800_000n,
+    }));
   }
   // Fluid: an ETH (the native placeholder) / USDC T1 vault; F borrowers each open a position.
   const fluidBorrowers = borrowers.slice(0, F);
@@ -308,17 +363,14 @@ try {
     await send(fluidVault, FV, 'setPrice', [3000n * 10n ** 6n * 10n ** 9n]);
     await send(fluidVault, FV, 'setRates', [300n, 550n, 10n ** 15n]);
     await send(liquidityResolver, art.TestFluidLiquidityResolver!.abi, 'setRates', [usdc, 500n, 400n]);
-    await batched(fluidBorrowers, (b, i) =>
-      wallet.writeContract({
-        account: b,
-        chain: null,
-        address: fluidVault,
-        abi: FV,
-        functionName: 'operate',
-        args: [0n, WAD, BigInt(1500 + (i % 900)) * 10n ** 6n, b],
-        gas: 500_000n,
-      } as never),
-    );
+    await batched(fluidBorrowers, (b, i) => ({
+      from: b,
+      address: fluidVault,
+      abi: FV,
+      functionName: 'operate',
+      args: [0n, WAD, BigInt(1500 + (i % 900)) * 10n ** 6n, b],
+      gas: 500_000n,
+    }));
   }
   log(
     `opened in ${fmt((performance.now() - t0) / 1000)} s; block ${await c.getBlockNumber({ cacheTime: 0 })}`,
@@ -438,20 +490,94 @@ try {
   });
   const baselineMs = performance.now() - t;
 
-  // Steady state: one block, one pass.
-  const steady: { requests: number; ms: number; positionsRead: number; vaultsRead: number }[] = [];
-  for (let i = 0; i < 5; i++) {
-    await send(ethUsd, art.TestAggregator!.abi, 'updateAnswer', [BigInt(3000 - 10 * (i + 1)) * 10n ** 8n]);
-    t = performance.now();
+  // Steady state: one block, one pass; its CPU, and the bytes the process wrote (the store's).
+  type Steady = {
+    requests: number;
+    ms: number;
+    cpuMs: number;
+    bytesWritten: number;
+    positionsRead: number;
+    vaultsRead: number;
+  };
+  const pass = async (): Promise<Steady> => {
+    const io0 = writtenBytes();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
     await ingestLive(sources, store, systemClock());
+    const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     const run = source.lastRun()!;
-    steady.push({
+    return {
       requests: run.rpcRequests,
-      ms: performance.now() - t,
+      ms,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      bytesWritten: writtenBytes() - io0,
       positionsRead: run.positionsRead,
       vaultsRead: run.vaultsRead,
-    });
+    };
+  };
+  const steady: Steady[] = [];
+  for (let i = 0; i < 5; i++) {
+    await send(ethUsd, art.TestAggregator!.abi, 'updateAnswer', [BigInt(3000 - 10 * (i + 1)) * 10n ** 8n]);
+    steady.push(await pass());
   }
+  // A block with nothing of ours (no log of a contract read, no feed update).
+  const quiet: Steady[] = [];
+  for (let i = 0; i < 3; i++) {
+    await anvil.client().request({ method: 'evm_mine' as never, params: [] as never });
+    quiet.push(await pass());
+  }
+  // A block where one borrower borrows more: one position changes.
+  const touched: Steady[] = [];
+  for (let i = 0; i < 3; i++) {
+    const b = borrowers[i]!;
+    await wallet.writeContract({
+      account: b,
+      chain: null,
+      address: morpho,
+      abi: blueAbi,
+      functionName: 'borrow',
+      args: [params, 10n * 10n ** 6n, 0n, b, b],
+      gas: 300_000n,
+    });
+    await anvil.client().request({ method: 'evm_mine' as never, params: [] as never });
+    touched.push(await pass());
+  }
+  // Baseline, in the same run: the dataset written whole, as every pass did before.
+  const whole = await (async () => {
+    const { loadReadModel } = await import('../src/data/read-model.ts');
+    const model = (await loadReadModel(store, Date.now()))!;
+    const markets = Array.from({ length: model.catalog.size }, (_, ord) => model.catalog.baseRecord(ord));
+    const positions = Array.from({ length: model.risk.size }, (_, i) => {
+      const a = model.risk.amountsOf(i);
+      return {
+        marketKey: markets[a.ord]!.uniqueKey,
+        user: model.risk.walletOf(i),
+        collateralUsd: a.collateralUsd,
+        borrowUsd: a.borrowUsd,
+        supplyUsd: a.supplyUsd,
+        healthFactor: a.healthFactor,
+      };
+    });
+    const io0 = writtenBytes();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await store.replaceDataset({
+      kind: 'live',
+      profile: 'sources',
+      seed: null,
+      markets,
+      vaults: model.vaults.entries.map((e) => e.record),
+      positions,
+      positionCount: positions.length,
+    });
+    const cpu = process.cpuUsage(cpu0);
+    return {
+      ms: sig(performance.now() - t0, 3),
+      cpuMs: sig((cpu.user + cpu.system) / 1000, 3),
+      bytesWritten: writtenBytes() - io0,
+    };
+  })();
   // A block with a deposit into one vault: that vault alone is read again.
   let deposit: { requests: number; ms: number; vaultsRead: number } | null = null;
   if (VAULTS > 0) {
@@ -513,6 +639,14 @@ try {
     steadyState: {
       rpcRequestsPerBlock: median(steady.map((s) => s.requests)),
       passMs: sig(median(steady.map((s) => s.ms)), 3),
+      passCpuMs: sig(median(steady.map((s) => s.cpuMs)), 3),
+      bytesWrittenPerBlock: median(steady.map((s) => s.bytesWritten)),
+      /** Blocks with nothing of ours: no log of a contract read, no feed update. */
+      quietBlock: summary(quiet),
+      /** Blocks where one borrower borrowed more. */
+      onePositionBlock: summary(touched),
+      /** The dataset written whole (every pass before changes were written): the baseline. */
+      wholeDatasetWrite: whole,
       positionsReadPerBlock: median(steady.map((s) => s.positionsRead)),
       vaultsReadPerBlock: median(steady.map((s) => s.vaultsRead)),
       /** A block with a deposit into one vault. */
@@ -546,6 +680,10 @@ try {
           ]
         : []),
       `| steady state: pass time, ms | ${fmt(results.steadyState.passMs)} |`,
+      `| steady state: pass CPU, ms; bytes written (a price update) | ${fmt(results.steadyState.passCpuMs)}; ${fmt(results.steadyState.bytesWrittenPerBlock)} |`,
+      `| a block with nothing of ours: RPC requests, pass time, CPU ms, bytes written | ${quietRow(results.steadyState.quietBlock)} |`,
+      `| a block where one borrower borrows: RPC requests, pass time, CPU ms, bytes written | ${quietRow(results.steadyState.onePositionBlock)} |`,
+      `| baseline: the dataset written whole (as every pass did before): time, CPU ms, bytes | ${fmt(whole.ms)}, ${fmt(whole.cpuMs)}, ${fmt(whole.bytesWritten)} |`,
       `| block to answer, ms (median of 5; max ${fmt(results.blockToAnswerMaxMs)}) | ${fmt(results.blockToAnswerMs)} |`,
       '',
     ].join('\n'),

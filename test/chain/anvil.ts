@@ -122,7 +122,15 @@ function makeClient(url: string, key: Hex) {
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [url] } },
   });
-  return createTestClient({ chain, mode: 'anvil', transport: http(url), account: privateKeyToAccount(key) })
+  // Receipts polled every 50 ms: on a large state anvil mines a block after answering the
+  // transaction, and the default 4 s poll would wait that long for each.
+  return createTestClient({
+    chain,
+    mode: 'anvil',
+    transport: http(url),
+    account: privateKeyToAccount(key),
+    pollingInterval: 50,
+  })
     .extend(publicActions)
     .extend(walletActions);
 }
