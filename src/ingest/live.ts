@@ -8,6 +8,7 @@
 
 import { BaseError } from 'viem';
 import type { Clock } from '../domain/clock.ts';
+import { must } from '../domain/must.ts';
 import type { DatasetInfo } from '../domain/records/dataset.ts';
 import type { SourceState } from '../domain/records/sources.ts';
 import { isPriced, type MarketRecord, type PositionRecord, type VaultRecord } from '../domain/types.ts';
@@ -259,7 +260,7 @@ async function writePass(
     if (seq !== null) {
       memory.written.committed(changes, seq);
       memory.records = records;
-      return { ...info, refreshedAt: Math.floor(refreshedAt), changeSeq: seq };
+      return must(await store.datasetInfo(), 'the dataset just written');
     }
   }
   const dataset = await store.replaceDataset({
