@@ -1,4 +1,5 @@
 import type {
+  DatasetChanges,
   PositionChange,
   StoredMarketChange,
   StoredPositionChange,
@@ -124,6 +125,13 @@ export function checkVaultChanges(records: readonly VaultRecord[]): void {
     if (seen.has(key)) throw new RangeError(`${where}: named twice in one batch`);
     seen.add(key);
   }
+}
+
+/** Refuses a pass's changes (applyChanges) with any invalid record, before anything is written. */
+export function checkDatasetChanges(changes: DatasetChanges): void {
+  checkMarketChanges(changes.markets);
+  checkPositionChanges(changes.positions);
+  checkVaultChanges(changes.vaults);
 }
 
 export function storedVaultChange(r: Record<string, unknown>): StoredVaultChange {

@@ -15,9 +15,9 @@ import type { MarketRecord, PositionRecord, VaultRecord } from '../../domain/typ
 import type { MarketDataStore, ProgressFn } from '../ports/market-data.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
 import {
+  checkDatasetChanges,
   checkMarketChanges,
   checkPositionChanges,
-  checkVaultChanges,
   POSITION_CHANGE_COLUMNS,
   storedMarketChange,
   storedPositionChange,
@@ -263,9 +263,7 @@ export class PostgresMarketData implements MarketDataStore {
     changes: DatasetChanges,
     basedOn: { version: number; changeSeq: number },
   ): Promise<number | null> {
-    checkMarketChanges(changes.markets);
-    checkPositionChanges(changes.positions);
-    checkVaultChanges(changes.vaults);
+    checkDatasetChanges(changes);
     return this.#db.serve((sql) =>
       sql.begin(async (tx): Promise<number | null> => {
         const ds = await changeBase(tx, 'the dataset', basedOn.version);

@@ -14,9 +14,9 @@ import type { MarketRecord, PositionRecord, VaultRecord } from '../../domain/typ
 import type { MarketDataStore, ProgressFn } from '../ports/market-data.ts';
 import { columnsOf, decodeBlock, encodeBlocks } from '../position-blocks.ts';
 import {
+  checkDatasetChanges,
   checkMarketChanges,
   checkPositionChanges,
-  checkVaultChanges,
   POSITION_CHANGE_COLUMNS,
   storedMarketChange,
   storedPositionChange,
@@ -308,9 +308,7 @@ export class SqliteMarketData implements MarketDataStore {
     changes: DatasetChanges,
     basedOn: { version: number; changeSeq: number },
   ): Promise<number | null> {
-    checkMarketChanges(changes.markets);
-    checkPositionChanges(changes.positions);
-    checkVaultChanges(changes.vaults);
+    checkDatasetChanges(changes);
     return this.#db.transaction((): number | null => {
       const ds = this.changeBase('the dataset', basedOn.version);
       if (!ds.current || ds.change_seq !== basedOn.changeSeq) return null;
