@@ -189,72 +189,57 @@ export function followDataset(model: ReadModel, info: DatasetInfo): void {
 }
 
 /**
- * Applies the store's position changes (in feed order) to a read model, in one synchronous
- * step: each position moves in the risk index, nothing is rebuilt. Changes of markets the
- * model does not hold are skipped (they come from a dataset it is not).
+ * Applies a round of the store's position changes (in feed order) to a read model, in one
+ * synchronous step: each position moves in the risk index, nothing is rebuilt. Changes of
+ * markets the model does not hold are skipped (they come from a dataset it is not).
  */
-export function applyPositionChanges(model: ReadModel, changes: readonly StoredPositionChange[]): number {
-  const { catalog } = model;
-  let applied = 0;
+function applyPositionChanges(model: ReadModel, changes: readonly StoredPositionChange[]): number {
   const known = [];
   for (const c of changes) {
-    if (c.seq <= model.changeSeq) continue;
-    const ord = catalog.ordOf(c.marketKey);
+    const ord = model.catalog.ordOf(c.marketKey);
     if (ord !== undefined) known.push({ ...c, ord });
   }
-  applied = model.risk.applyPositionChanges(known);
-  if (applied > 0) model.revision++;
-  const last = changes.at(-1);
-  if (last && last.seq > model.changeSeq) model.changeSeq = last.seq;
-  return applied;
+  return model.risk.applyPositionChanges(known);
 }
 
 /**
- * Applies the store's market changes (in feed order) to a read model in one synchronous step:
- * each market is replaced in place in the catalog (Catalog.applyMarketRecords) and its
- * positions follow its prices (RiskIndex.applyMarketFactors). Markets the model does not hold
- * are skipped. Returns the markets changed.
+ * Applies a round of the store's market changes (in feed order) in one synchronous step: each
+ * market is replaced in place in the catalog (Catalog.applyMarketRecords) and its positions
+ * follow its prices and borrow index (RiskIndex.applyMarketFactors). Markets the model does not
+ * hold are skipped. Returns the markets changed.
  */
-export function applyMarketChanges(model: ReadModel, changes: readonly StoredMarketChange[]): number {
-  const fresh = changes.filter((c) => c.seq > model.changeSeq).map((c) => c.record);
-  const factors = model.catalog.applyMarketRecords(fresh);
+function applyMarketChanges(model: ReadModel, changes: readonly StoredMarketChange[]): number {
+  const factors = model.catalog.applyMarketRecords(changes.map((c) => c.record));
   model.risk.applyMarketFactors(factors);
-  if (fresh.length > 0) model.revision++;
-  const last = changes.at(-1);
-  if (last && last.seq > model.changeSeq) model.changeSeq = last.seq;
   return factors.length;
 }
 
 /**
- * Applies the store's vault changes (in feed order) to a read model in one synchronous step:
- * each record replaces the dataset's vault of the same chain and address (the vault index is
- * rebuilt, vaults being few). Vaults the model does not hold are skipped. Returns the vaults
- * changed.
+ * Applies a round of the store's vault changes in one synchronous step: each record replaces the
+ * dataset's vault of the same chain and address (the vault index is rebuilt, vaults being few).
+ * Vaults the model does not hold are skipped. Returns the vaults changed.
  */
-export function applyVaultChanges(model: ReadModel, changes: readonly StoredVaultChange[]): number {
-  const fresh = changes.filter((c) => c.seq > model.changeSeq).map((c) => c.record);
-  const last = changes.at(-1);
-  if (last && last.seq > model.changeSeq) model.changeSeq = last.seq;
+function applyVaultChanges(model: ReadModel, changes: readonly StoredVaultChange[]): number {
+  if (changes.length === 0) return 0;
   const records = new Map(
     model.vaults.entries.map((e) => [`${e.record.chainId}:${e.record.address}`, e.record]),
   );
   let applied = 0;
-  for (const v of fresh) {
+  for (const { record: v } of changes) {
     const key = `${v.chainId}:${v.address}`;
     if (!records.has(key)) continue;
     records.set(key, v);
     applied++;
   }
-  if (applied === 0) return 0;
-  model.vaults = new VaultIndex(model.catalog, [...records.values()]);
-  model.revision++;
+  if (applied > 0) model.vaults = new VaultIndex(model.catalog, [...records.values()]);
   return applied;
 }
 
 /**
  * Follows the store's change feed from the model's sequence number up to `upTo` (changeRounds),
- * applying each round in order: markets first (a position's amounts are stated at its market's
- * dataset prices and borrow index, which no market change moves), vaults, then positions.
+ * applying each round in one synchronous step: markets first (a position's amounts are stated
+ * at its market's dataset prices and borrow index, which no market change moves), vaults, then
+ * positions; the model's sequence number moves past the round once all of it is applied.
  * Returns the changes applied.
  */
 export async function catchUpChanges(
@@ -264,13 +249,13 @@ export async function catchUpChanges(
 ): Promise<number> {
   let applied = 0;
   for await (const round of changeRounds(store, model.changeSeq, upTo)) {
-    const from = model.changeSeq;
-    applied += applyMarketChanges(model, round.markets);
-    model.changeSeq = from;
-    applied += applyVaultChanges(model, round.vaults);
-    model.changeSeq = from;
-    applied += applyPositionChanges(model, round.positions);
+    const n =
+      applyMarketChanges(model, round.markets) +
+      applyVaultChanges(model, round.vaults) +
+      applyPositionChanges(model, round.positions);
+    if (round.markets.length + round.vaults.length + round.positions.length > 0) model.revision++;
     model.changeSeq = round.upTo;
+    applied += n;
   }
   return applied;
 }
