@@ -157,6 +157,7 @@ export class WrittenDataset {
   /** Positions as stated (at their market's dataset prices and index), empty ones included. */
   private readonly positions: Map<string, PositionRecord>;
   private readonly vaults: Map<string, VaultRecord>;
+  private readonly pools = new Map<string, string | null>();
 
   private constructor(
     info: Pick<DatasetInfo, 'version' | 'changeSeq'>,
@@ -323,12 +324,19 @@ export class WrittenDataset {
     return { markets, positions, vaults, refreshedAt };
   }
 
-  /** The pool of a pooled protocol's market (`<protocol>-<chainId>-<pool>`), null for an isolated one. */
+  /**
+   * The pool of a pooled protocol's market (`<protocol>-<chainId>-<pool>`), null for an isolated
+   * one; found once per market (the markets are this dataset's for its life).
+   */
   #poolOf(marketKey: string): string | null {
-    const m = this.markets.get(marketKey);
-    if (!m) return null;
-    const pool = accountPoolOf(m.protocol, m.uniqueKey);
-    return pool === null ? null : `${m.protocol}-${m.chainId}-${pool}`;
+    let pool = this.pools.get(marketKey);
+    if (pool === undefined) {
+      const m = this.markets.get(marketKey);
+      const id = m ? accountPoolOf(m.protocol, m.uniqueKey) : null;
+      pool = m && id !== null ? `${m.protocol}-${m.chainId}-${id}` : null;
+      this.pools.set(marketKey, pool);
+    }
+    return pool;
   }
 
   /**

@@ -236,7 +236,7 @@ export async function ingestLive(
     const unpriced = new Set(markets.filter((m) => !isPriced(m)).map((m) => m.uniqueKey));
     const served = unpriced.size === 0 ? positions : positions.filter((p) => !unpriced.has(p.marketKey));
     const records: PassRecords = { markets, positions: served, vaults };
-    dataset = await writePass(store, info, memory, records, refreshedAt);
+    dataset = await writePass(store, memory, records, refreshedAt);
   }
   // Checkpoints after the data: a crash in between reads the same blocks again (idempotent).
   for (const r of runs) await store.saveSource(r.state);
@@ -249,13 +249,12 @@ export async function ingestLive(
  */
 async function writePass(
   store: LiveStore,
-  info: DatasetInfo | null,
   memory: LiveMemory | null,
   records: PassRecords,
   refreshedAt: number,
 ): Promise<DatasetInfo> {
-  const changes = memory && info ? memory.written.changes(records, refreshedAt) : null;
-  if (memory && info && changes) {
+  const changes = memory?.written.changes(records, refreshedAt) ?? null;
+  if (memory && changes) {
     const seq = await store.applyChanges(LIVE_SOURCE, changes, memory.written);
     if (seq !== null) {
       memory.written.committed(changes, seq);

@@ -427,3 +427,55 @@ test('behavior: an account of a pooled protocol is written whole when its own fi
   assert.equal(await pass(), 2);
   await store.close();
 });
+
+test('error: a write that fails, or lands but whose answer is lost, leaves the next pass writing the right changes', async () => {
+  const store = await openStore({ dataDir: tempDir('lrds-live-fault-'), databaseUrl: null });
+  const clock = new ManualClock('2026-11-29T00:00:00Z');
+  const world = new World();
+  world.addMarket();
+  for (let i = 0; i < 4; i++) world.addPosition(0, 10, 8 + i);
+  let block = 1;
+  const source = sourceOf(world, () => block);
+  let fault: 'before' | 'after' | null = null;
+  const faulty = new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'applyChanges')
+        return async (...args: Parameters<Store['applyChanges']>) => {
+          const f = fault;
+          fault = null;
+          if (f === 'before') throw new Error('SQLITE_BUSY: the store refused the write');
+          const seq = await target.applyChanges(...args);
+          if (f === 'after') throw new Error('connection lost after the commit');
+          return seq;
+        };
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  try {
+    await ingestLive([source], faulty, clock);
+    const version = must(await store.datasetInfo(), 'dataset').version;
+    for (const f of ['before', 'after'] as const) {
+      // A borrow and a price move; the pass's write fails.
+      must(world.positions.get([...world.positions.keys()][0]!), 'position').shares *= 1.3;
+      must(world.markets[0], 'market').pc *= 0.95;
+      fault = f;
+      block++;
+      clock.advance(2_000);
+      await assert.rejects(ingestLive([source], faulty, clock));
+      // The next pass writes as changes, and a server serves what the source reads.
+      block++;
+      clock.advance(2_000);
+      await ingestLive([source], faulty, clock);
+      const info = must(await store.datasetInfo(), 'dataset');
+      assert.equal(info.version, version, `${f}: changes, not a new dataset`);
+      assertServes(
+        must(await loadReadModel(store, clock.now()), 'model'),
+        world.output(block),
+        `after a write failed ${f}`,
+      );
+    }
+  } finally {
+    await store.close();
+  }
+});
