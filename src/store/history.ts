@@ -17,7 +17,7 @@ import type {
   RatingChange,
   ResearchReportRow,
 } from '../domain/records/history.ts';
-import type { SourceState } from '../domain/records/sources.ts';
+import type { ChainSync, SourceState } from '../domain/records/sources.ts';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
@@ -218,6 +218,20 @@ export function checkSource(s: SourceState): void {
     (typeof s.head !== 'object' || s.head === null || !Object.values(s.head).every(isTime))
   )
     refuse(what, 0, 'head must map chain ids to non-negative integers');
+  if (
+    s.sync !== undefined &&
+    (typeof s.sync !== 'object' ||
+      s.sync === null ||
+      !Object.values(s.sync).every(
+        (c) =>
+          typeof c === 'object' &&
+          c !== null &&
+          [c.fromBlock, c.throughBlock, c.toBlock, c.startedAt, c.accounts].every(isTime) &&
+          c.fromBlock <= c.throughBlock + 1 &&
+          c.throughBlock <= c.toBlock,
+      ))
+  )
+    refuse(what, 0, 'sync must map chain ids to syncs (blocks in order, non-negative integers)');
 }
 
 /** The bounds of a read: a non-negative integer limit and integer times (epoch ms). */
@@ -380,6 +394,7 @@ export function toSource(r: Row): SourceState {
     updatedAt: num(r.updated_at),
     cursor: (r.cursor as string | null) ?? null,
     ...(r.head ? { head: JSON.parse(r.head as string) as Record<string, number> } : {}),
+    ...(r.sync ? { sync: JSON.parse(r.sync as string) as Record<string, ChainSync> } : {}),
   };
 }
 

@@ -989,12 +989,31 @@ export function historyContract(
       });
       await store.saveSource(chain);
       await store.saveSource(api);
-      await store.saveSource(source({ id: 'chain:10', chainIds: [10] }));
+      const syncing = source({
+        id: 'chain:10',
+        chainIds: [10],
+        sync: {
+          '10': { fromBlock: 0, throughBlock: 499_999, toBlock: 140_000_000, startedAt: T0, accounts: 1234 },
+        },
+      });
+      await store.saveSource(syncing);
       assert.deepEqual(
         (await store.listSources()).map((s) => s.id),
         ['chain:1', 'chain:10', 'morpho-api'],
       );
       assert.deepEqual((await store.listSources())[2], api);
+      assert.deepEqual((await store.listSources())[1], syncing, 'a sync under way round-trips');
+      // Synced: saved without one, none is listed.
+      const { sync: _, ...synced } = syncing;
+      await store.saveSource(synced);
+      assert.equal((await store.listSources())[1]!.sync, undefined);
+      await assert.rejects(
+        store.saveSource({
+          ...syncing,
+          sync: { '10': { ...syncing.sync!['10']!, throughBlock: 140_000_001 } },
+        }),
+        /sync must map chain ids/,
+      );
       const refreshed = {
         ...chain,
         refreshedAt: T0 + 60_000,

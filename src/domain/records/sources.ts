@@ -18,4 +18,24 @@ export interface SourceState {
   cursor: string | null;
   /** The chain head seen by the last successful run, per chain id (chain sources): the lag is head − lastBlock. */
   head?: Record<string, number>;
+  /** Per chain id, its sync under way (chain sources whose logs are behind the block read). */
+  sync?: Record<string, ChainSync>;
+}
+
+/**
+ * A chain's sync under way (a first sync, or a catch-up after a long stop), read pass by pass:
+ * the accounts its logs named from `fromBlock` through `throughBlock` are served, read at
+ * `toBlock`; those the later logs name are not yet.
+ */
+export interface ChainSync {
+  /** The first block of its logs. */
+  fromBlock: number;
+  /** The last block of its logs read. */
+  throughBlock: number;
+  /** The block its last pass read the state at (the source's last block). */
+  toBlock: number;
+  /** When it began, epoch ms. */
+  startedAt: number;
+  /** Accounts known so far. */
+  accounts: number;
 }

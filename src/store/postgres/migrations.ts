@@ -556,4 +556,9 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX vaults_address ON vaults(chain_id, address);
     `,
   },
+  {
+    version: 21,
+    name: "chain sources' syncs under way (their progress in /health, answers' syncing)",
+    sql: `ALTER TABLE sources ADD COLUMN sync text;`,
+  },
 ];

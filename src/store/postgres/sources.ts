@@ -15,14 +15,15 @@ export class PostgresSources implements SourceStore {
     checkSource(state);
     await this.#db.serve(
       (sql) => sql`
-      INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor, head)
+      INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor, head, sync)
       VALUES (${state.id}, ${state.kind}, ${JSON.stringify(state.chainIds)}, ${state.refreshedAt},
               ${JSON.stringify(state.lastBlock)}, ${state.consecutiveFailures}, ${state.lastError}, ${state.updatedAt},
-              ${state.cursor}, ${state.head === undefined ? null : JSON.stringify(state.head)})
+              ${state.cursor}, ${state.head === undefined ? null : JSON.stringify(state.head)},
+              ${state.sync === undefined ? null : JSON.stringify(state.sync)})
       ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, chain_ids = excluded.chain_ids,
         refreshed_at = excluded.refreshed_at, last_block = excluded.last_block,
         consecutive_failures = excluded.consecutive_failures, last_error = excluded.last_error,
-        updated_at = excluded.updated_at, cursor = excluded.cursor, head = excluded.head`,
+        updated_at = excluded.updated_at, cursor = excluded.cursor, head = excluded.head, sync = excluded.sync`,
     );
   }
 

@@ -619,4 +619,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX vaults_address ON vaults(chain_id, address);
     `,
   },
+  {
+    version: 22,
+    name: "chain sources' syncs under way (their progress in /health, answers' syncing)",
+    sql: `ALTER TABLE sources ADD COLUMN sync TEXT;`,
+  },
 ];

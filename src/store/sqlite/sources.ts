@@ -16,12 +16,12 @@ export class SqliteSources implements SourceStore {
     this.#db.transaction(() =>
       this.#db
         .stmt(
-          `INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor, head)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          `INSERT INTO sources (id, kind, chain_ids, refreshed_at, last_block, consecutive_failures, last_error, updated_at, cursor, head, sync)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, chain_ids = excluded.chain_ids,
          refreshed_at = excluded.refreshed_at, last_block = excluded.last_block,
          consecutive_failures = excluded.consecutive_failures, last_error = excluded.last_error,
-         updated_at = excluded.updated_at, cursor = excluded.cursor, head = excluded.head`,
+         updated_at = excluded.updated_at, cursor = excluded.cursor, head = excluded.head, sync = excluded.sync`,
         )
         .run(
           state.id,
@@ -34,6 +34,7 @@ export class SqliteSources implements SourceStore {
           state.updatedAt,
           state.cursor,
           state.head === undefined ? null : JSON.stringify(state.head),
+          state.sync === undefined ? null : JSON.stringify(state.sync),
         ),
     );
   }
