@@ -335,6 +335,7 @@ function modelOver(
     changeSeq: 0,
     blocks: null,
     chainRefreshedAt: null,
+    syncing: null,
     stored: false,
     synced: true,
     revision: 0,

@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 b544bc15d50b53c1dbf007e1c1db4c26ef4bf956ef05007baa9eb50973932027) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 ce74a5efd564215c5a22f11106ff67f7f5956c1d5388f90c923c45b6b0072073) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/": {
         parameters: {
@@ -1514,6 +1514,23 @@ export interface components {
              */
             blocks?: {
                 [key: string]: number;
+            };
+            /**
+             * @description Chain data still syncing, by chain id: the chain's accounts are found from its protocols' logs, and those read so far (named by the logs through `throughBlock`) are served, read at `toBlock`; positions and liquidations of accounts named later are not in the answer yet. Absent when every chain behind the answer is synced.
+             * @example {
+             *       "1": {
+             *         "throughBlock": 19500000,
+             *         "toBlock": 23900000
+             *       }
+             *     }
+             */
+            syncing?: {
+                [key: string]: {
+                    /** @description The last block whose logs are read. */
+                    throughBlock: number;
+                    /** @description The block the accounts found are read at. */
+                    toBlock: number;
+                };
             };
         };
         /** Oracle */
@@ -4856,7 +4873,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /**
-                         * @description `degraded` while the store or the limiter is not `up`, an ingestion pass is overdue, or a source of the sources file has never been read (its `lastRefresh` is null: nothing of it is served yet).
+                         * @description `degraded` while the store or the limiter is not `up`, an ingestion pass is overdue, a source of the sources file has never been read (its `lastRefresh` is null: nothing of it is served yet), or a chain is syncing (its source's `sync`: what is served of it is partial).
                          * @enum {string}
                          */
                         status: "ok" | "degraded";
@@ -4936,6 +4953,25 @@ export interface operations {
                             /** @description Blocks between the chain head seen by the last successful refresh and the last block read, by chain id (chain sources: the confirmations kept back, plus any backlog). */
                             lagBlocks: {
                                 [key: string]: number;
+                            };
+                            /** @description Chain sources: each chain whose logs are still behind the block read (a first sync, or a catch-up after a long stop), read `syncBlocks` blocks of logs a pass, each pass stored: a restart goes on from the last. The accounts its logs named so far are served; answers about the chain carry `meta.syncing`. Absent once synced. */
+                            sync?: {
+                                [key: string]: {
+                                    /** @description The first block of its logs. */
+                                    fromBlock: number;
+                                    /** @description The last block of its logs read. */
+                                    throughBlock: number;
+                                    /** @description The block the last pass read the state at (the accounts found are read there). */
+                                    toBlock: number;
+                                    blocksDone: number;
+                                    blocksTotal: number;
+                                    /** @description Accounts found so far. */
+                                    accounts: number;
+                                    /** @description ISO 8601 UTC time the sync began. */
+                                    startedAt: string;
+                                    /** @description Seconds left at the pace so far; null before any block is done. */
+                                    estimateSeconds: number | null;
+                                };
                             };
                             consecutiveFailures: number;
                             /** @description Message of the last failed refresh (credentials removed); null after a success. */

@@ -60,6 +60,11 @@ export interface ReadModel {
    */
   chainRefreshedAt: Record<string, number> | null;
   /**
+   * Per chain id, where the sync of a chain still behind stands (its sources' `sync`): what is
+   * served of that chain is partial. Null when no chain is syncing.
+   */
+  syncing: Record<string, Syncing> | null;
+  /**
    * The model is the store's dataset, so the store's history (market snapshots, oracle rounds,
    * liquidations) is its history. False for a model built in memory (the test keys' sandbox
    * while the store holds another dataset): it has no stored history.
@@ -78,24 +83,48 @@ export interface ReadModel {
   revision: number;
 }
 
+/** A chain whose sync is under way: its logs read through `throughBlock`, the state at `toBlock`. */
+export interface Syncing {
+  throughBlock: number;
+  toBlock: number;
+}
+
 /**
  * Sets what the sources' checkpoints say the model reflects (per chain, the last block and the
- * last refresh of the stalest source reporting it); a change of either is a change of the model.
+ * last refresh of the stalest source reporting it, and the syncs under way); a change of any is a
+ * change of the model.
  */
 export function setSourceClocks(
   model: ReadModel,
-  sources: readonly Pick<SourceState, 'kind' | 'lastBlock' | 'chainIds' | 'refreshedAt'>[],
+  sources: readonly Pick<SourceState, 'kind' | 'lastBlock' | 'chainIds' | 'refreshedAt' | 'sync'>[],
 ): void {
   const current = sources.filter((s) => sourceInUse(model.dataset, s));
   const blocks = blocksOf(current);
   const refreshed = chainRefreshedAt(current);
+  const syncing = syncingOf(current);
   if (
     JSON.stringify(blocks) !== JSON.stringify(model.blocks) ||
-    JSON.stringify(refreshed) !== JSON.stringify(model.chainRefreshedAt)
+    JSON.stringify(refreshed) !== JSON.stringify(model.chainRefreshedAt) ||
+    JSON.stringify(syncing) !== JSON.stringify(model.syncing)
   )
     model.revision++;
   model.blocks = blocks;
   model.chainRefreshedAt = refreshed;
+  model.syncing = syncing;
+}
+
+/** Per chain, the sync under way of a source reporting it (the least advanced); null when none is. */
+function syncingOf(sources: readonly Pick<SourceState, 'sync'>[]): Record<string, Syncing> | null {
+  const out: Record<string, Syncing> = {};
+  let any = false;
+  for (const s of sources)
+    for (const [chain, sync] of Object.entries(s.sync ?? {})) {
+      const was = out[chain];
+      if (was && was.throughBlock <= sync.throughBlock) continue;
+      out[chain] = { throughBlock: sync.throughBlock, toBlock: sync.toBlock };
+      any = true;
+    }
+  return any ? out : null;
 }
 
 /**
@@ -156,24 +185,31 @@ function chainRefreshedAt(
 export function answerClock(
   model: ReadModel,
   chains: readonly number[] | null,
-): { refreshedAt: number; blocks: Record<string, number> | null } {
+): {
+  refreshedAt: number;
+  blocks: Record<string, number> | null;
+  syncing: Record<string, Syncing> | null;
+} {
   const byChain = model.chainRefreshedAt;
   if (chains === null || byChain === null || model.dataset.kind === 'sandbox')
-    return { refreshedAt: model.dataset.refreshedAt, blocks: model.blocks };
+    return { refreshedAt: model.dataset.refreshedAt, blocks: model.blocks, syncing: model.syncing };
   let refreshedAt = Number.POSITIVE_INFINITY;
   const blocks: Record<string, number> = {};
+  let syncing: Record<string, Syncing> | null = null;
   for (const chain of chains) {
     const at = byChain[chain];
     if (at !== undefined) refreshedAt = Math.min(refreshedAt, at);
     const block = model.blocks?.[chain];
     if (block !== undefined) blocks[chain] = block;
+    const sync = model.syncing?.[chain];
+    if (sync) syncing = { ...(syncing ?? {}), [chain]: sync };
   }
   // (No block of these chains, as of an API source's: no `blocks` at all.)
   const read = Object.keys(blocks).length > 0 ? blocks : null;
   // None of the chains has a source (nothing of them is served): the dataset's refresh.
   if (refreshedAt === Number.POSITIVE_INFINITY)
-    return { refreshedAt: model.dataset.refreshedAt, blocks: read };
-  return { refreshedAt, blocks: read };
+    return { refreshedAt: model.dataset.refreshedAt, blocks: read, syncing };
+  return { refreshedAt, blocks: read, syncing };
 }
 
 /**
@@ -353,6 +389,7 @@ export async function loadReadModel(store: MarketDataSource, nowMs: number): Pro
         changeSeq: 0,
         blocks: null,
         chainRefreshedAt: null,
+        syncing: null,
         stored: true,
         synced: true,
         revision: 0,
@@ -390,6 +427,7 @@ export function buildReadModel(
     changeSeq: 0,
     blocks: null,
     chainRefreshedAt: null,
+    syncing: null,
     stored: false,
     synced: true,
     revision: 0,

@@ -38,3 +38,8 @@ export interface LogWalkProgress {
   /** Seconds left at the pace so far; null before the first answer. */
   estimateSeconds: number | null;
 }
+
+/** Seconds left of `total` at the pace `done` took `elapsedMs`; null before anything is done. */
+export function estimateSeconds(done: number, total: number, elapsedMs: number): number | null {
+  return done > 0 ? Math.ceil(((total - done) * Math.max(0, elapsedMs)) / done / 1000) : null;
+}

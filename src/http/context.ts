@@ -69,6 +69,8 @@ export interface HealthReport {
     ageSeconds: number | null;
     lastBlock: Record<string, number>;
     lagBlocks: Record<string, number>;
+    /** Per chain id, its sync under way (absent when every chain of the source is synced). */
+    sync?: Record<string, SyncProgress>;
     consecutiveFailures: number;
     lastError: string | null;
     inUse: boolean;
@@ -198,4 +200,17 @@ declare module 'fastify' {
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw new Error('route reached without an authenticated caller');
   return request.caller;
+}
+
+/** A chain's sync under way as /health shows it (times ISO 8601 UTC, seconds). */
+export interface SyncProgress {
+  fromBlock: number;
+  throughBlock: number;
+  toBlock: number;
+  blocksDone: number;
+  blocksTotal: number;
+  accounts: number;
+  startedAt: string;
+  /** Seconds left at the pace so far; null before any block is done. */
+  estimateSeconds: number | null;
 }

@@ -12,6 +12,7 @@ export interface Meta {
   nextCursor?: string;
   asOf?: string;
   blocks?: Record<string, number>;
+  syncing?: Record<string, { throughBlock: number; toBlock: number }>;
 }
 
 /** ISO time a model reflects, formatted once per value. */
@@ -45,7 +46,8 @@ export function latencyMs(request: FastifyRequest): number {
  * last tick, with no blocks); source from the
  * protocols of the items found, or of the query's scope when nothing was found; total when the
  * query counted; clamped as the access pipeline reported it for this request. Live data not read
- * yet (ReadModel.synced false) is `snapshot`, with neither asOf nor blocks.
+ * yet (ReadModel.synced false) is `snapshot`, with neither asOf nor blocks. `syncing` names the
+ * answer's chains whose sync is under way (what is served of them is partial).
  */
 export function dataMeta(
   request: FastifyRequest,
@@ -84,6 +86,7 @@ export function dataMeta(
       ? new Date(found.asOfMs).toISOString()
       : asOfOf(model, model.dataset.kind === 'sandbox' || chains === null ? model.asOf : clock.refreshedAt);
   if (clock.blocks) meta.blocks = clock.blocks;
+  if (clock.syncing) meta.syncing = clock.syncing;
   meta.latencyMs = latencyMs(request);
   return meta;
 }

@@ -1,8 +1,8 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { sourceInUse } from '../../../data/read-model.ts';
-import type { PassState } from '../../../domain/pass-state.ts';
-import type { SourceState } from '../../../domain/records/sources.ts';
-import type { AppDeps, HealthReport } from '../../context.ts';
+import { estimateSeconds, type PassState } from '../../../domain/pass-state.ts';
+import type { ChainSync, SourceState } from '../../../domain/records/sources.ts';
+import type { AppDeps, HealthReport, SyncProgress } from '../../context.ts';
 import { API_VERSION } from '../../plugins/openapi.ts';
 import { REQUEST_ID_HEADER } from '../../schemas.ts';
 import type { Api } from '../types.ts';
@@ -31,7 +31,7 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                 type: 'string',
                 enum: ['ok', 'degraded'],
                 description:
-                  '`degraded` while the store or the limiter is not `up`, an ingestion pass is overdue, or a source of the sources file has never been read (its `lastRefresh` is null: nothing of it is served yet).',
+                  "`degraded` while the store or the limiter is not `up`, an ingestion pass is overdue, a source of the sources file has never been read (its `lastRefresh` is null: nothing of it is served yet), or a chain is syncing (its source's `sync`: what is served of it is partial).",
               }),
               version: Type.String(),
               store: Type.Object({
@@ -160,6 +160,31 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                     description:
                       'Blocks between the chain head seen by the last successful refresh and the last block read, by chain id (chain sources: the confirmations kept back, plus any backlog).',
                   }),
+                  sync: Type.Optional(
+                    Type.Record(
+                      Type.String(),
+                      Type.Object({
+                        fromBlock: Type.Integer({ description: 'The first block of its logs.' }),
+                        throughBlock: Type.Integer({ description: 'The last block of its logs read.' }),
+                        toBlock: Type.Integer({
+                          description:
+                            'The block the last pass read the state at (the accounts found are read there).',
+                        }),
+                        blocksDone: Type.Integer(),
+                        blocksTotal: Type.Integer(),
+                        accounts: Type.Integer({ description: 'Accounts found so far.' }),
+                        startedAt: Type.String({ description: 'ISO 8601 UTC time the sync began.' }),
+                        estimateSeconds: Type.Unsafe<number | null>({
+                          type: ['integer', 'null'],
+                          description: 'Seconds left at the pace so far; null before any block is done.',
+                        }),
+                      }),
+                      {
+                        description:
+                          'Chain sources: each chain whose logs are still behind the block read (a first sync, or a catch-up after a long stop), read `syncBlocks` blocks of logs a pass, each pass stored: a restart goes on from the last. The accounts its logs named so far are served; answers about the chain carry `meta.syncing`. Absent once synced.',
+                      },
+                    ),
+                  ),
                   consecutiveFailures: Type.Integer(),
                   lastError: Type.Unsafe<string | null>({
                     type: ['string', 'null'],
@@ -238,12 +263,17 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
   const unread = configured.some((c) => sources.find((s) => s.id === c.id)?.refreshedAt === null);
   const nowMs = deps.clock.now();
   const live = deps.data.peek ? deps.data.peek('live') : deps.data.get('live');
+  const inUse = (s: (typeof sources)[number]) => live === null || sourceInUse(live.dataset, s);
+  const syncing = sources.some((s) => s.sync !== undefined && inUse(s));
   const limiterState = deps.admission.state?.() ?? 'up';
   const ingestion = deps.ingestion?.(nowMs) ?? null;
   // Read after the ping, which tries a write while writes fail (and so clears a passed problem).
   const writes = storeUp ? (deps.store.writeProblem?.() ?? null) : null;
   return {
-    status: storeUp && !writes && limiterState === 'up' && !ingestion?.overdue && !unread ? 'ok' : 'degraded',
+    status:
+      storeUp && !writes && limiterState === 'up' && !ingestion?.overdue && !unread && !syncing
+        ? 'ok'
+        : 'degraded',
     store: {
       backend: deps.store.kind,
       state: !storeUp ? 'down' : writes ? 'degraded' : 'up',
@@ -267,9 +297,33 @@ async function defaultHealth(deps: AppDeps): Promise<HealthReport> {
           return last === undefined ? [] : [[chain, Math.max(0, head - last)]];
         }),
       ),
+      ...(s.sync ? { sync: syncProgress(s.sync, nowMs) } : {}),
       consecutiveFailures: s.consecutiveFailures,
       lastError: s.lastError,
-      inUse: live === null || sourceInUse(live.dataset, s),
+      inUse: inUse(s),
     })),
   };
+}
+
+/** A source's syncs under way, with their progress and the time left at the pace so far. */
+function syncProgress(sync: Record<string, ChainSync>, nowMs: number): Record<string, SyncProgress> {
+  return Object.fromEntries(
+    Object.entries(sync).map(([chain, c]) => {
+      const blocksTotal = c.toBlock - c.fromBlock + 1;
+      const blocksDone = c.throughBlock - c.fromBlock + 1;
+      return [
+        chain,
+        {
+          fromBlock: c.fromBlock,
+          throughBlock: c.throughBlock,
+          toBlock: c.toBlock,
+          blocksDone,
+          blocksTotal,
+          accounts: c.accounts,
+          startedAt: new Date(c.startedAt).toISOString(),
+          estimateSeconds: estimateSeconds(blocksDone, blocksTotal, nowMs - c.startedAt),
+        },
+      ];
+    }),
+  );
 }
