@@ -1,7 +1,7 @@
 import type { SourceProgress } from '../domain/pass-state.ts';
 import type { DatasetInput } from '../domain/records/dataset.ts';
 import type { LiquidationEvent, OracleRound } from '../domain/records/history.ts';
-import type { SourceState } from '../domain/records/sources.ts';
+import type { ChainSync, SourceState } from '../domain/records/sources.ts';
 import type { MarketRecord, PositionRecord, VaultRecord } from '../domain/types.ts';
 
 /**
@@ -40,6 +40,8 @@ export interface SourceOutput {
   blocks?: Record<string, number>;
   /** The chain head seen, per chain id (chain sources; their lag is head − block). */
   head?: Record<string, number>;
+  /** Per chain id read, its sync under way, or null when its logs are read up to its block. */
+  sync?: Record<string, ChainSync | null>;
   /**
    * The chain reorganized below the last block read: the history read from `fromBlock` on
    * (liquidations) is forgotten before this run's is written.

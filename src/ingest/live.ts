@@ -162,14 +162,16 @@ export async function ingestLive(
       append(positions, records.positions);
       append(vaults, records.vaults ?? []);
       const now = Math.floor(clock.now());
+      const { sync: lastSync, ...kept } = base;
       const state: SourceState = {
-        ...base,
+        ...kept,
         kind: source.kind,
         chainIds: [...source.chainIds],
         refreshedAt: now,
         lastBlock: { ...base.lastBlock, ...out.blocks },
         ...(out.cursor !== undefined ? { cursor: out.cursor } : {}),
         ...(out.head ? { head: { ...base.head, ...out.head } } : {}),
+        ...syncOf(lastSync, out.sync),
         consecutiveFailures: 0,
         lastError: null,
         updatedAt: now,
@@ -312,4 +314,13 @@ export async function ingestWithLease(
     stop();
     signal?.removeEventListener('abort', stop);
   }
+}
+
+/** A source's syncs under way after a run: those it reported replace the last (null: synced). */
+function syncOf(last: SourceState['sync'], reported: SourceOutput['sync']): Pick<SourceState, 'sync'> {
+  const out = { ...last };
+  for (const [chain, sync] of Object.entries(reported ?? {}))
+    if (sync) out[chain] = sync;
+    else delete out[chain];
+  return Object.keys(out).length > 0 ? { sync: out } : {};
 }

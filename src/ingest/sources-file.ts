@@ -27,6 +27,13 @@ import type { RefChainlinkFeed } from './sandbox/reference.ts';
  */
 export const DEFAULT_RPC_TIMEOUT_MS = DEFAULT_PROVIDER_LIMITS.timeoutMs;
 
+/**
+ * Blocks of logs one pass reads at most while a chain is behind, unless its entry says
+ * otherwise: about 70 days of Ethereum, a few hundred `eth_getLogs` per protocol at a provider's
+ * range cap.
+ */
+export const DEFAULT_SYNC_BLOCKS = 500_000;
+
 const ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
 const PAIR_PATTERN = '^[^/\\s]+/[^/\\s]+$';
 const URL_PATTERN = '^https?://';
@@ -81,6 +88,8 @@ const ChainSchema = Type.Object(
     confirmations: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
     /** How long one JSON-RPC request may take before it is abandoned (and retried), ms. */
     rpcTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 120_000 })),
+    /** Blocks of logs one pass of a first sync reads, at most (each pass is checkpointed). */
+    syncBlocks: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
     morpho: Type.Optional(
       Type.Object(
         {
@@ -208,6 +217,11 @@ export interface ChainConfig {
   confirmations: number;
   /** Per JSON-RPC request, ms (DEFAULT_RPC_TIMEOUT_MS unless the file says otherwise). */
   rpcTimeoutMs: number;
+  /**
+   * Blocks of logs one pass reads at most while the chain is behind (a first sync, a long stop):
+   * each such pass is stored with its checkpoint, so a restart goes on from it.
+   */
+  syncBlocks: number;
   /**
    * Morpho Blue, when read on this chain, and the MetaMorpho factories whose vaults are read
    * (lower-case; each from its deployment block: known, or null: found on the chain).
@@ -400,6 +414,7 @@ export function parseSources(
       rpcLimits: c.rpcLimits ?? {},
       confirmations: c.confirmations ?? 0,
       rpcTimeoutMs: c.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS,
+      syncBlocks: c.syncBlocks ?? DEFAULT_SYNC_BLOCKS,
       morpho,
       aave,
       compound,

@@ -20,6 +20,7 @@ const CHAIN: ChainConfig = {
   rpcLimits: {},
   confirmations: 0,
   rpcTimeoutMs: 1000,
+  syncBlocks: 500_000,
   morpho: null,
   aave: [],
   compound: [],

@@ -54,6 +54,7 @@ test('default: a local chain with its addresses; feeds take heartbeats from the 
     rpcLimits: {},
     confirmations: 0,
     rpcTimeoutMs: 10_000, // the default
+    syncBlocks: 500_000, // the default
     morpho: { blue: A, fromBlock: 0, vaultFactories: [] },
     aave: [],
     compound: [],
@@ -202,6 +203,17 @@ test('behavior: a chain may set how long one JSON-RPC request may take (rpcTimeo
   assert.equal(config.chains[0]!.rpcTimeoutMs, 2500);
   assert.deepEqual(problems({ chains: [{ chainId: 1, rpcUrl: 'https://rpc.example', rpcTimeoutMs: 50 }] }), [
     'chains[0].rpcTimeoutMs: must be >= 100',
+  ]);
+});
+
+test('behavior: a chain may set how many blocks of logs a pass of a sync reads (syncBlocks, at least 1)', () => {
+  const config = parseSources(
+    { chains: [{ chainId: 1, rpcUrl: 'https://rpc.example', syncBlocks: 2000 }] },
+    'test',
+  );
+  assert.equal(config.chains[0]!.syncBlocks, 2000);
+  assert.deepEqual(problems({ chains: [{ chainId: 1, rpcUrl: 'https://rpc.example', syncBlocks: 0 }] }), [
+    'chains[0].syncBlocks: must be >= 1',
   ]);
 });
 

@@ -45,7 +45,7 @@ export function aaveAdapter(chain: ChainConfig): ProtocolAdapter {
   const reread = new Set<string>();
   return {
     events: [...AAVE_EVENTS, ...ATOKEN_EVENTS],
-    startBlocks: chain.aave.map((p) => p.fromBlock ?? 0),
+    starts: chain.aave.map((p) => ({ fromBlock: p.fromBlock, address: p.pool })),
     sameConfig: () => true,
     forget(rereadAccounts) {
       if (rereadAccounts) for (const key of [...aave.accounts.keys(), ...aave.retry]) reread.add(key);
@@ -89,7 +89,7 @@ function aavePass(ctx: PassContext, aave: AaveCache, reread: ReadonlySet<string>
                   : await ctx.deployedAt(p.pool),
           })),
         ),
-        { block: target },
+        { block: target, logsTo: ctx.logsTo },
         resume === null
           ? []
           : [

@@ -67,7 +67,7 @@ export function aaveLogAddresses(pools: readonly string[], cache: AaveCache): st
 export async function readAave(
   rpc: ChainRpc,
   pools: readonly { pool: string; from: bigint }[],
-  range: { block: bigint },
+  range: { block: bigint; logsTo?: bigint },
   known: readonly { pool: string; user: string }[],
   cache: AaveCache = new AaveCache(),
   shared?: SharedLogs,
@@ -91,9 +91,10 @@ export async function readAave(
   const touched = new Set<string>();
 
   // 2. Logs: one walk per start block (in steady state, every pool resumes at the same block).
+  const logsTo = range.logsTo ?? range.block;
   const starts = new Map<bigint, string[]>();
   for (const p of pools)
-    if (p.from <= range.block && cache.reserves.has(p.pool))
+    if (p.from <= logsTo && cache.reserves.has(p.pool))
       starts.set(p.from, [...(starts.get(p.from) ?? []), p.pool]);
   const poolOf = new Map<string, string>();
   for (const p of addresses) {
@@ -136,7 +137,7 @@ export async function readAave(
   for (const [fromBlock, group] of starts) {
     const address = aaveLogAddresses(group, cache) as Hex[];
     const events = [...AAVE_EVENTS, ...ATOKEN_EVENTS];
-    await takeLogs(rpc, shared, { what: 'aave', address, events, fromBlock, toBlock: range.block }, take);
+    await takeLogs(rpc, shared, { what: 'aave', address, events, fromBlock, toBlock: logsTo }, take);
   }
   const times = await blockTimes(
     rpc,

@@ -40,7 +40,7 @@ export function compoundAdapter(chain: ChainConfig): ProtocolAdapter {
   const reread = new Set<string>();
   return {
     events: COMET_EVENTS,
-    startBlocks: chain.compound.map((c) => c.fromBlock ?? 0),
+    starts: chain.compound.map((c) => ({ fromBlock: c.fromBlock, address: c.comet })),
     sameConfig: () => true,
     forget(rereadAccounts) {
       if (rereadAccounts) for (const key of [...comets.accounts.keys(), ...comets.retry]) reread.add(key);
@@ -82,7 +82,7 @@ function compoundPass(ctx: PassContext, comets: CometCache, reread: ReadonlySet<
                   : await ctx.deployedAt(c.comet),
           })),
         ),
-        { block: target, timestamp: ctx.timestamp },
+        { block: target, timestamp: ctx.timestamp, logsTo: ctx.logsTo },
         resume === null
           ? []
           : knownHolders(`compound-${chainId}-`, previous, [

@@ -355,7 +355,7 @@ const configText = (c: CometConfig) =>
 export async function readCompound(
   rpc: ChainRpc,
   comets: readonly { comet: string; from: bigint; rewards?: string | null }[],
-  range: { block: bigint; timestamp: bigint },
+  range: { block: bigint; timestamp: bigint; logsTo?: bigint },
   known: readonly { comet: string; user: string }[],
   cache: CometCache = new CometCache(),
   shared?: SharedLogs,
@@ -374,9 +374,10 @@ export async function readCompound(
   const absorbs = new Map<string, Omit<CometAbsorb, 'timestamp'>>();
   // One walk per start block: in steady state every comet resumes at the same block (one walk);
   // a comet just added walks from its own start without taking the others along.
+  const logsTo = range.logsTo ?? range.block;
   const starts = new Map<bigint, Hex[]>();
   for (const c of comets)
-    if (c.from <= range.block) starts.set(c.from, [...(starts.get(c.from) ?? []), c.comet as Hex]);
+    if (c.from <= logsTo) starts.set(c.from, [...(starts.get(c.from) ?? []), c.comet as Hex]);
   type Log = GetLogsReturnType<undefined, typeof COMET_EVENTS, true>[number];
   // One range of logs at a time (a first sync walks millions of them): what they name is kept,
   // not the logs. A range holds whole blocks, so an absorb's surplus Transfer is with it.
@@ -437,7 +438,7 @@ export async function readCompound(
     await takeLogs(
       rpc,
       shared,
-      { what: 'compound', address, events: COMET_EVENTS, fromBlock, toBlock: range.block },
+      { what: 'compound', address, events: COMET_EVENTS, fromBlock, toBlock: logsTo },
       take,
     );
   }
@@ -457,6 +458,7 @@ export async function readCompound(
         accounts,
         touched,
         round,
+        syncing: logsTo < range.block,
         rewards: new Map(comets.map((c) => [c.comet, c.rewards ?? null])),
       },
       cache,
@@ -506,12 +508,17 @@ async function readState(
     touched: ReadonlySet<string>;
     /** The second round reports what the first would have read again. */
     round: 1 | 2;
+    /**
+     * The logs end before the block (a sync under way): borrowers the later logs name are not
+     * known yet, so the known ones' principals are not checked against the comet's total.
+     */
+    syncing: boolean;
   },
   cache: CometCache,
   timestamp: bigint,
   failures: CompoundRead['failures'],
 ): Promise<{ comets: CometRead[]; again: string[]; accountsRead: number }> {
-  const { addresses, accounts, touched, round } = pass;
+  const { addresses, accounts, touched, round, syncing } = pass;
   // Configurations not known yet: the head, then the asset infos it announces.
   const unknown = addresses.filter((c) => !cache.configs.has(c)) as Hex[];
   if (unknown.length > 0) {
@@ -706,7 +713,7 @@ async function readState(
     for (const account of cache.accounts.of(comet).values())
       if (account && account.principal < 0n) owed -= account.principal;
     const gap = owed - totalBorrowBase;
-    if (gap === 0n) cache.gaps.delete(comet);
+    if (gap === 0n || syncing) cache.gaps.delete(comet);
     else if (round === 1 && gap !== cache.gaps.get(comet)) {
       // A borrow or repayment no log named (a base transfer): every holder is read again.
       cache.forget(comet, true);

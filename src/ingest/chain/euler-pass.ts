@@ -61,7 +61,7 @@ export function eulerAdapter(chain: ChainConfig): ProtocolAdapter {
   const config = chain.euler ? `${chain.euler.evc}:${chain.euler.fromBlock ?? 'deployment'}` : null;
   return {
     events: [...EVC_EVENTS, ...EVAULT_EVENTS],
-    startBlocks: chain.euler ? [chain.euler.fromBlock ?? 0] : [],
+    starts: chain.euler ? [{ fromBlock: chain.euler.fromBlock, address: chain.euler.evc }] : [],
     // Another EVC or start block than the last ever read reads the chain again (adding Euler, or
     // leaving it out, is not a change; leaving it out and adding another is).
     sameConfig(c) {
@@ -122,6 +122,7 @@ function eulerPass(
                 ? BigInt(chain.euler.fromBlock)
                 : await ctx.deployedAt(chain.euler.evc),
           block: target,
+          logsTo: ctx.logsTo,
         },
         known,
         euler,

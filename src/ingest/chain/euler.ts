@@ -334,13 +334,14 @@ function parseHead(results: readonly CallResult[]): Head | { problem: string } {
 export async function readEuler(
   rpc: ChainRpc,
   evc: string,
-  range: { fromBlock: bigint; block: bigint },
+  range: { fromBlock: bigint; block: bigint; logsTo?: bigint },
   known: Known,
   cache: EulerCache = new EulerCache(),
   shared?: SharedLogs,
   factory: string | null = null,
 ): Promise<EulerRead> {
   const at = { blockNumber: range.block, allowFailure: true, ...(await rpc.multicallOptions()) } as const;
+  const logsTo = range.logsTo ?? range.block;
   // A multicall at the block; none sent for no calls.
   const call = async (
     contracts: readonly { address: Hex; abi: Abi; functionName: string; args?: readonly unknown[] }[],
@@ -363,7 +364,7 @@ export async function readEuler(
   // One range of logs at a time (a first sync walks millions of them): what they name is kept,
   // not the logs. A range holds whole blocks, so a Liquidate's DebtSocialized is with it.
   const readLogs = async (addresses: string[], take: (logs: readonly Log[]) => void) => {
-    if (addresses.length === 0 || range.fromBlock > range.block) return;
+    if (addresses.length === 0 || range.fromBlock > logsTo) return;
     await takeLogs(
       rpc,
       shared,
@@ -372,7 +373,7 @@ export async function readEuler(
         address: addresses as Hex[],
         events,
         fromBlock: range.fromBlock,
-        toBlock: range.block,
+        toBlock: logsTo,
       },
       take,
     );

@@ -55,7 +55,8 @@ export function fluidAdapter(chain: ChainConfig): ProtocolAdapter {
     : null;
   return {
     events: [...FLUID_VAULT_EVENTS, ...FLUID_FACTORY_EVENTS],
-    startBlocks: chain.fluid ? [chain.fluid.fromBlock ?? 0] : [],
+    // (Its factories, and so their deployments, are found by its resolver as it reads.)
+    starts: chain.fluid ? [{ fromBlock: chain.fluid.fromBlock, address: null }] : [],
     sameConfig: () => true,
     forget(rereadAccounts) {
       if (rereadAccounts) for (const key of [...fluid.positions.keys(), ...fluid.retry]) reread.add(key);
@@ -99,6 +100,7 @@ function fluidPass(
             fluidConf.fromBlock !== null ? BigInt(fluidConf.fromBlock) : await ctx.deployedAt(factory),
           resume: resumes ? resume : null,
           block: target,
+          logsTo: ctx.logsTo,
         },
         {
           logged,

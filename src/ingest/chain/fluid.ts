@@ -248,6 +248,8 @@ export async function readFluid(
     /** Where the vaults already read resume (null: none has been). */
     resume: bigint | null;
     block: bigint;
+    /** The last block whose logs are read (the block, unless a first sync goes step by step). */
+    logsTo?: bigint;
   },
   known: {
     /** The T1 vaults whose logs were read up to resume, and their factories. */
@@ -478,7 +480,8 @@ export async function readFluid(
       }
     }
   };
-  if (range.resume !== null && range.resume <= range.block && resumed.length > 0) {
+  const logsTo = range.logsTo ?? range.block;
+  if (range.resume !== null && range.resume <= logsTo && resumed.length > 0) {
     const events = [...FLUID_VAULT_EVENTS, ...FLUID_FACTORY_EVENTS];
     const watched = [...resumed, ...factories];
     await takeLogs(
@@ -489,7 +492,7 @@ export async function readFluid(
         address: watched as `0x${string}`[],
         events,
         fromBlock: range.resume,
-        toBlock: range.block,
+        toBlock: logsTo,
       },
       take,
     );
@@ -501,7 +504,7 @@ export async function readFluid(
     byStart.set(start, [...(byStart.get(start) ?? []), vault]);
   }
   for (const [start, vaults] of byStart)
-    if (start <= range.block)
+    if (start <= logsTo)
       await eachLogs(
         rpc,
         {
@@ -509,7 +512,7 @@ export async function readFluid(
           address: vaults as `0x${string}`[],
           events: FLUID_VAULT_EVENTS,
           fromBlock: start,
-          toBlock: range.block,
+          toBlock: logsTo,
         },
         (logs) => take(logs as unknown as Log[]),
       );

@@ -200,7 +200,7 @@ export async function readMetaMorpho(
   rpc: ChainRpc,
   blue: string,
   factories: readonly { address: string; fromBlock: number | null }[],
-  range: { fromBlock: bigint | null; block: bigint; blueFromBlock: bigint },
+  range: { fromBlock: bigint | null; block: bigint; blueFromBlock: bigint; logsTo?: bigint },
   known: {
     vaults: readonly string[];
     submitted: Readonly<Record<string, readonly string[]>>;
@@ -226,17 +226,18 @@ export async function readMetaMorpho(
       if (l.eventName === 'SubmitCap' && l.args.id) cache.watch(v, l.args.id.toLowerCase());
     }
   };
+  const logsTo = range.logsTo ?? range.block;
   const walk = (address: string[], events: readonly AbiEvent[], fromBlock: bigint) =>
     getLogsAdaptive(rpc, {
       what: 'metamorpho',
       address: address as Hex[],
       events,
       fromBlock,
-      toBlock: range.block,
+      toBlock: logsTo,
     });
   if (range.fromBlock === null) {
     // From the start: every vault each factory made, and the caps they submitted since.
-    let first = range.block;
+    let first = logsTo;
     for (const f of factories) {
       // A factory found on a node that keeps no old state (0) is read from Blue's start.
       const found = f.fromBlock === null ? await deployedAt(f.address) : BigInt(f.fromBlock);
@@ -249,17 +250,11 @@ export async function readMetaMorpho(
     }
     const all = [...cache.vaults.keys()];
     if (all.length > 0) note((await walk(all, [SUBMIT_CAP], first)) as unknown as VaultLog[]);
-  } else if (range.fromBlock <= range.block) {
+  } else if (range.fromBlock <= logsTo) {
     const from = range.fromBlock;
     const addresses = factories.map((f) => f.address);
     const created =
-      sharedLogsOf<{ args: { metaMorpho: string } }>(
-        shared,
-        [CREATE_METAMORPHO],
-        addresses,
-        from,
-        range.block,
-      ) ??
+      sharedLogsOf<{ args: { metaMorpho: string } }>(shared, [CREATE_METAMORPHO], addresses, from, logsTo) ??
       ((await walk(addresses, [CREATE_METAMORPHO], from)) as unknown as { args: { metaMorpho: string } }[]);
     for (const l of created) {
       const v = l.args.metaMorpho.toLowerCase();
@@ -276,7 +271,7 @@ export async function readMetaMorpho(
           address: readBefore as Hex[],
           events: METAMORPHO_EVENTS,
           fromBlock: from,
-          toBlock: range.block,
+          toBlock: logsTo,
         },
         note,
       );

@@ -137,7 +137,7 @@ type MorphoLog = GetLogsReturnType<undefined, typeof MORPHO_EVENTS, true>[number
 export async function readMorphoBlue(
   rpc: ChainRpc,
   morpho: Hex,
-  range: { fromBlock: bigint; block: bigint; timestamp: bigint },
+  range: { fromBlock: bigint; block: bigint; timestamp: bigint; logsTo?: bigint },
   known: MorphoKnown,
   cache: MorphoCache = new MorphoCache(),
   shared?: SharedLogs,
@@ -185,7 +185,8 @@ export async function readMorphoBlue(
       });
     }
   };
-  if (range.fromBlock <= range.block) {
+  const logsTo = range.logsTo ?? range.block;
+  if (range.fromBlock <= logsTo) {
     await takeLogs(
       rpc,
       shared,
@@ -194,7 +195,7 @@ export async function readMorphoBlue(
         address: morpho,
         events: MORPHO_EVENTS,
         fromBlock: range.fromBlock,
-        toBlock: range.block,
+        toBlock: logsTo,
       },
       take,
     );

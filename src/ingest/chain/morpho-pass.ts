@@ -61,7 +61,7 @@ export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
   const readsVaults = (chain.morpho?.vaultFactories.length ?? 0) > 0;
   return {
     events: readsVaults ? [...MORPHO_EVENTS, CREATE_METAMORPHO, ...METAMORPHO_EVENTS] : MORPHO_EVENTS,
-    startBlocks: chain.morpho ? [chain.morpho.fromBlock] : [],
+    starts: chain.morpho ? [{ fromBlock: chain.morpho.fromBlock, address: chain.morpho.blue }] : [],
     // A checkpoint of another Morpho address or start block is not this source's: read again.
     sameConfig: (c: Checkpoint) => c.parts['morpho'] === undefined || c.parts['morpho'] === config,
     forget(rereadAccounts) {
@@ -120,7 +120,12 @@ function morphoPass(
       morpho = await readMorphoBlue(
         rpc,
         chain.morpho.blue as `0x${string}`,
-        { fromBlock: resume ?? BigInt(chain.morpho.fromBlock), block: target, timestamp: ctx.timestamp },
+        {
+          fromBlock: resume ?? BigInt(chain.morpho.fromBlock),
+          block: target,
+          timestamp: ctx.timestamp,
+          logsTo: ctx.logsTo,
+        },
         known,
         cache,
         shared,
@@ -134,6 +139,7 @@ function morphoPass(
         {
           fromBlock: sameFactories ? resume : null,
           block: target,
+          logsTo: ctx.logsTo,
           blueFromBlock: BigInt(chain.morpho.fromBlock),
         },
         sameFactories && resume !== null

@@ -23,6 +23,12 @@ export interface PassContext {
   rpc: ChainRpc;
   /** The block read: the head minus the confirmations. */
   target: bigint;
+  /**
+   * The last block whose logs are read: the target, or an earlier block while a first sync goes
+   * step by step (chain sources' `syncBlocks`). Every account the logs up to it name is read at
+   * the target.
+   */
+  logsTo: bigint;
   /** Its time, unix seconds. */
   timestamp: bigint;
   /**
@@ -43,8 +49,12 @@ export interface PassContext {
 export interface ProtocolAdapter {
   /** The events of its contracts' logs, in the chain's shared read. */
   readonly events: readonly AbiEvent[];
-  /** The blocks its contracts are read from when the chain is read from its start (0: deployment). */
-  readonly startBlocks: readonly number[];
+  /**
+   * Where its contracts' logs start when the chain is read from its start: the file's block, else
+   * the deployment of `address` (null: its reader finds the contracts, and their deployments, as
+   * it reads).
+   */
+  readonly starts: readonly { fromBlock: number | null; address: string | null }[];
   /** Whether a checkpoint was written with this configuration (if not, the chain is read again). */
   sameConfig(checkpoint: Checkpoint): boolean;
   /**

@@ -14,7 +14,8 @@
  */
 
 import { must } from '../../domain/must.ts';
-import type { LogWalkProgress } from '../../domain/pass-state.ts';
+import { estimateSeconds, type LogWalkProgress } from '../../domain/pass-state.ts';
+import type { ChainSync } from '../../domain/records/sources.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import type { ChainConfig } from '../sources-file.ts';
@@ -115,17 +116,17 @@ export function chainSource(
         logWalks: [...rpc.walks].map((w) => walkProgress(w, rpc.now())),
       };
     },
-    async run(_nowMs: number, previous?: PreviousRun): Promise<SourceOutput> {
+    async run(nowMs: number, previous?: PreviousRun): Promise<SourceOutput> {
       calls0 = rpc.callsAnswered();
       try {
-        return await pass(previous);
+        return await pass(nowMs, previous);
       } finally {
         calls0 = null;
       }
     },
   };
 
-  async function pass(previous: PreviousRun | undefined): Promise<SourceOutput> {
+  async function pass(nowMs: number, previous: PreviousRun | undefined): Promise<SourceOutput> {
     const requests0 = rpc.requests();
     const latest = await rpc.client.getBlock({ blockTag: 'latest' });
     const confirmations = BigInt(chain.confirmations);
@@ -137,6 +138,8 @@ export function chainSource(
     // Euler EVC) is not this source's: read again.
     const sameConfig = adapters.every((a) => a.sameConfig(checkpoint));
     const lastBlock = sameConfig ? previous?.state?.lastBlock[String(chain.chainId)] : undefined;
+    // A sync under way: the logs read so far end before the last block read.
+    const sync = sameConfig && lastBlock !== undefined ? readSync(checkpoint.parts['sync']) : null;
     // Where the logs are read from: after the last block read, if it is still on the chain;
     // after the newest block read that is (the common ancestor) if the chain reorganized; from
     // the start if none is (a reset local chain, a reorganization deeper than RECENT_BLOCKS).
@@ -180,10 +183,23 @@ export function chainSource(
       // its contracts at other blocks.
       if (resume === null) deployments.clear();
     }
+    // The state is read at the target; the logs are read on from where they stopped, at most
+    // `syncBlocks` of them a pass while the chain is behind (each pass is stored with its
+    // checkpoint: a restart goes on from the last one). An account is read at the target once
+    // the logs name it, and again when later logs do.
+    const stateResume = resume;
+    // (A chain read again from its start begins a sync anew.)
+    const going = resume !== null ? sync : null;
+    if (resume !== null && going && going.throughBlock + 1 < Number(resume))
+      resume = BigInt(going.throughBlock + 1);
+    const logsFrom = resume ?? (await firstLogBlock(adapters, deployedAt, target));
+    const logsTo =
+      logsFrom + BigInt(chain.syncBlocks) - 1n < target ? logsFrom + BigInt(chain.syncBlocks) - 1n : target;
     const ctx: PassContext = {
       chain,
       rpc,
       target,
+      logsTo,
       timestamp: block.timestamp,
       resume,
       checkpoint,
@@ -199,21 +215,21 @@ export function chainSource(
     // asks for (a pass after a long stop), each reader walks its own instead, taking its logs
     // range by range: the shared read would hold them all at once.
     let shared: SharedLogs | undefined;
-    if (resume !== null && resume <= target && target - resume < INITIAL_LOG_RANGE) {
+    if (resume !== null && resume <= logsTo && logsTo - resume < INITIAL_LOG_RANGE) {
       const addresses = [...passes.flatMap((p) => p.logAddresses), ...feeds.publishers].map((a) =>
         a.toLowerCase(),
       );
       if (addresses.length > 0)
         shared = {
           fromBlock: resume,
-          toBlock: target,
+          toBlock: logsTo,
           addresses: new Set(addresses),
           logs: await getLogsAdaptive(rpc, {
             what: 'shared',
             address: addresses as `0x${string}`[],
             events: [...adapters.flatMap((a) => a.events), ANSWER_UPDATED],
             fromBlock: resume,
-            toBlock: target,
+            toBlock: logsTo,
           }),
         };
     }
@@ -228,14 +244,16 @@ export function chainSource(
     const out = new Assembly(ctx, prices);
     for (const p of passes) await p.assemble(out);
 
-    // After a reorganization the rounds from the common ancestor's second on were dropped: they
-    // are read again from the ancestor and the blocks before it that may share its second.
+    // The rounds since the last block read (not since the logs' end: the feeds are read at every
+    // target). After a reorganization the rounds from the common ancestor's second on were
+    // dropped: they are read again from the ancestor and the blocks before it that may share its
+    // second.
     const roundsFrom =
-      resume !== null && reorg
-        ? resume > SAME_SECOND_BLOCKS + 1n
-          ? resume - 1n - SAME_SECOND_BLOCKS
+      stateResume !== null && reorg
+        ? stateResume > SAME_SECOND_BLOCKS + 1n
+          ? stateResume - 1n - SAME_SECOND_BLOCKS
           : 0n
-        : resume;
+        : stateResume;
     const rounds = await feeds.rounds(
       prices,
       roundsFrom === null ? null : { fromBlock: roundsFrom, toBlock: target },
@@ -262,6 +280,22 @@ export function chainSource(
       accountsKept: adapters.reduce((n, a) => n + a.accountsKept(), 0),
     };
     recordPriceSources(out.markets, new Set(previous?.markets ?? []), prices.feedPriceOf);
+    const syncing: ChainSync | null =
+      logsTo < target
+        ? {
+            fromBlock: going?.fromBlock ?? Number(logsFrom),
+            throughBlock: Number(logsTo),
+            toBlock: Number(target),
+            startedAt: going?.startedAt ?? Math.floor(nowMs),
+            accounts: last.accountsKept,
+          }
+        : null;
+    if (syncing)
+      items.push({
+        id: `sync:${chain.chainId}`,
+        ok: true,
+        note: `syncing: logs read through block ${logsTo} of ${target}; accounts named by later logs are not served yet`,
+      });
     return {
       records: { markets: out.markets, positions: out.positions, vaults: out.vaults },
       liquidations: out.liquidations,
@@ -269,7 +303,8 @@ export function chainSource(
       blocks: { [String(chain.chainId)]: Number(target) },
       head: { [String(chain.chainId)]: Number(latest.number) },
       ...(reorg ? { reorg } : {}),
-      cursor: writeCheckpoint(recent, parts),
+      cursor: writeCheckpoint(recent, syncing ? [...parts, { sync: syncing }] : parts),
+      sync: { [String(chain.chainId)]: syncing },
       items,
     };
   }
@@ -279,7 +314,6 @@ export function chainSource(
 function walkProgress(w: LogWalk, nowMs: number): LogWalkProgress {
   const blocksTotal = w.toBlock - w.fromBlock + 1;
   const blocksDone = w.reached - w.fromBlock + 1;
-  const elapsedMs = Math.max(0, nowMs - w.startedAtMs);
   return {
     what: w.what,
     fromBlock: w.fromBlock,
@@ -288,13 +322,53 @@ function walkProgress(w: LogWalk, nowMs: number): LogWalkProgress {
     blocksDone,
     blocksTotal,
     logs: w.logs,
-    estimateSeconds:
-      blocksDone > 0 ? Math.ceil(((blocksTotal - blocksDone) * elapsedMs) / blocksDone / 1000) : null,
+    estimateSeconds: estimateSeconds(blocksDone, blocksTotal, nowMs - w.startedAtMs),
   };
 }
 
-/** The first block any of the chain's protocols is read from. */
+/** The first block any of the chain's protocols is read from (0 for a contract's deployment). */
 function firstBlock(adapters: readonly ProtocolAdapter[]): number {
-  const starts = adapters.flatMap((a) => a.startBlocks);
+  const starts = adapters.flatMap((a) => a.starts.map((s) => s.fromBlock ?? 0));
   return starts.length === 0 ? 0 : Math.min(...starts);
+}
+
+/**
+ * The first block whose logs a chain read from its start reads: the lowest of its protocols'
+ * starts, a deployment searched where the file gives none (a contract its reader finds as it
+ * reads counts for nothing); the target when there is none.
+ */
+async function firstLogBlock(
+  adapters: readonly ProtocolAdapter[],
+  deployedAt: (address: `0x${string}`, head: bigint) => Promise<bigint>,
+  target: bigint,
+): Promise<bigint> {
+  let first = target;
+  for (const a of adapters)
+    for (const s of a.starts) {
+      const start =
+        s.fromBlock !== null
+          ? BigInt(s.fromBlock)
+          : s.address !== null
+            ? await deployedAt(s.address as `0x${string}`, target)
+            : target;
+      if (start < first) first = start;
+    }
+  return first;
+}
+
+/** The sync under way a checkpoint holds, or null. */
+function readSync(x: unknown): ChainSync | null {
+  if (typeof x !== 'object' || x === null) return null;
+  const s = x as Record<string, unknown>;
+  const n = (k: string) => (Number.isSafeInteger(s[k]) && (s[k] as number) >= 0 ? (s[k] as number) : null);
+  const [fromBlock, throughBlock, toBlock, startedAt, accounts] = [
+    n('fromBlock'),
+    n('throughBlock'),
+    n('toBlock'),
+    n('startedAt'),
+    n('accounts'),
+  ];
+  return fromBlock === null || throughBlock === null || toBlock === null || startedAt === null
+    ? null
+    : { fromBlock, throughBlock, toBlock, startedAt, accounts: accounts ?? 0 };
 }

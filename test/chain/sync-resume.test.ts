@@ -1,0 +1,227 @@
+/**
+ * A first sync read a few blocks of logs a pass (`syncBlocks`), on a local chain: each pass is
+ * stored with its checkpoint, the service serves what is read so far and says the chain is
+ * syncing (/health, answers' `meta.syncing`), a process started anew goes on from the last pass
+ * stored (not from the start), and the sync ends where one pass over every block would.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Abi } from 'viem';
+import type { ChainSync, SourceState } from '../../src/domain/records/sources.ts';
+import { chainSources } from '../../src/ingest/chain/index.ts';
+import { ingestLive } from '../../src/ingest/live.ts';
+import { parseSources } from '../../src/ingest/sources-file.ts';
+import type { Service } from '../../src/service.ts';
+import { openStore } from '../../src/store/open.ts';
+import type { Store } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
+import { apiGet, liveService, tempDir } from '../helpers.ts';
+import {
+  type Anvil,
+  compileContracts,
+  deploy,
+  localSources,
+  passAtHead,
+  sendTx,
+  startAnvil,
+} from './anvil.ts';
+
+const WAD = 10n ** 18n;
+const LLTV = 860_000_000_000_000_000n;
+/** Borrowers, each opening in its own blocks (four transactions, four blocks). */
+const BORROWERS = [1, 2, 3, 4, 5, 6];
+
+let anvil: Anvil;
+let addresses: { morpho: string; ethUsd: string; usdcUsd: string };
+/** A borrower borrowing more, and the ETH price moving: what later blocks do during a sync. */
+let moreBlocks: (n: number) => Promise<void>;
+const users: string[] = [];
+/** The block of the market's creation: the first log the sync meets. */
+let createdAt: bigint;
+
+before(async () => {
+  const art = compileContracts();
+  anvil = await startAnvil();
+  for (const i of [0, ...BORROWERS]) users[i] = anvil.client(i).account.address.toLowerCase();
+  const c = anvil.client(0);
+  const send = (from: number, address: `0x${string}`, abi: Abi, fn: string, args: readonly unknown[] = []) =>
+    sendTx(anvil, from, address, abi, fn, args);
+  const weth = await deploy(c, art.TestToken!, ['Wrapped Ether', 'WETH', 18]);
+  const usdc = await deploy(c, art.TestToken!, ['USD Coin', 'USDC', 6]);
+  const ethUsd = await deploy(c, art.TestAggregator!, [8, 'ETH / USD', 3000n * 10n ** 8n]);
+  const usdcUsd = await deploy(c, art.TestAggregator!, [8, 'USDC / USD', 10n ** 8n]);
+  const oracle = await deploy(c, art.TestChainlinkOracle!, [ethUsd, usdcUsd, 10n ** 24n]);
+  const morpho = await deploy(c, art.Morpho!, [users[0]]);
+  const irm = await deploy(c, art.IrmMock!);
+  addresses = { morpho, ethUsd, usdcUsd };
+  const M = art.Morpho!.abi;
+  const T = art.TestToken!.abi;
+  await send(0, morpho, M, 'enableIrm', [irm]);
+  await send(0, morpho, M, 'enableLltv', [LLTV]);
+  const params = { loanToken: usdc, collateralToken: weth, oracle, irm, lltv: LLTV };
+  createdAt = (await send(0, morpho, M, 'createMarket', [params])).blockNumber;
+  await send(0, usdc, T, 'mint', [users[0], 2_000_000n * 10n ** 6n]);
+  await send(0, usdc, T, 'approve', [morpho, 2n ** 256n - 1n]);
+  await send(0, morpho, M, 'supply', [params, 1_000_000n * 10n ** 6n, 0n, users[0], '0x']);
+  for (const i of BORROWERS) {
+    const collateral = BigInt(i) * WAD;
+    await send(i, weth, T, 'mint', [users[i], collateral]);
+    await send(i, weth, T, 'approve', [morpho, collateral]);
+    await send(i, morpho, M, 'supplyCollateral', [params, collateral, users[i], '0x']);
+    await send(i, morpho, M, 'borrow', [params, BigInt(i) * 1_000n * 10n ** 6n, 0n, users[i], users[i]]);
+  }
+  moreBlocks = async (n) => {
+    await send(1, morpho, M, 'borrow', [params, BigInt(n) * 100n * 10n ** 6n, 0n, users[1], users[1]]);
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [(3000n - BigInt(n) * 10n) * 10n ** 8n]);
+  };
+});
+
+after(async () => {
+  await anvil?.stop();
+});
+
+/** A store and a service over it (the service follows the store, as a second server would). */
+async function served(prefix: string, clock: ManualClock) {
+  const dataDir = tempDir(prefix);
+  const store = await openStore({ dataDir, databaseUrl: null }, clock);
+  const { service, key } = await liveService(dataDir, clock);
+  return { store, service, key, get: apiGet(() => ({ service, key })) };
+}
+
+describe('a first sync read pass by pass', () => {
+  const clock = new ManualClock(Date.now());
+  let whole: { store: Store; service: Service; get: ReturnType<typeof apiGet> };
+  let stepped: { store: Store; service: Service; get: ReturnType<typeof apiGet> };
+  const json = (syncBlocks?: number) => {
+    const j = localSources(anvil, addresses);
+    return { chains: j.chains.map((c) => (syncBlocks ? { ...c, syncBlocks } : c)) };
+  };
+  const chainState = async (store: Store): Promise<SourceState> =>
+    (await store.listSources()).find((s) => s.id === `chain:${anvil.chainId}`)!;
+
+  before(async () => {
+    whole = await served('lrds-sync-whole-', clock);
+    stepped = await served('lrds-sync-steps-', clock);
+  });
+  after(async () => {
+    for (const s of [whole, stepped]) {
+      await s?.service.close();
+      await s?.store.close();
+    }
+  });
+
+  test('behavior: each pass reads syncBlocks of logs and is stored; a new process goes on from the last; the end is the one-pass read', async () => {
+    const head = (await anvil.client().getBlock()).number;
+    // One pass over every block (the default syncBlocks is far larger than this chain).
+    const one = await passAtHead(anvil, chainSources(parseSources(json(), 'test')), whole.store, clock);
+    assert.equal(one.out.runs[0]!.ok, true);
+    assert.equal((await chainState(whole.store)).sync, undefined);
+    await whole.service.models.reloadIfChanged();
+
+    const STEP = 8;
+    const syncs: ChainSync[] = [];
+    const seen: number[] = [];
+    for (let pass = 1; ; pass++) {
+      assert.ok(pass < 20, 'the sync ends');
+      // A new process every pass (what a kill -9 leaves: the store, nothing in memory).
+      const sources = chainSources(parseSources(json(STEP), 'test'));
+      const block = (await anvil.client().getBlock()).number;
+      assert.equal(block, head, 'no block mined meanwhile');
+      // (A clock of fractional milliseconds, as the system's is.)
+      clock.set(Number((await anvil.client().getBlock()).timestamp) * 1000 + 1000.25);
+      const out = await ingestLive(sources, stepped.store, clock);
+      await stepped.service.models.reloadIfChanged();
+      assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+      const state = await chainState(stepped.store);
+      // The state is read at the head every pass.
+      assert.equal(state.lastBlock[String(anvil.chainId)], Number(head));
+      const sync = state.sync?.[String(anvil.chainId)];
+      const health = (await stepped.service.app.inject({ url: '/api/v1/health' })).json();
+      const reported = health.sources.find((s: { id: string }) => s.id === state.id);
+      const answer = await stepped.get(`/markets`);
+      seen.push(out.runs[0]!.positions);
+      if (!sync) {
+        assert.equal(reported.sync, undefined);
+        assert.equal(answer.meta.syncing, undefined);
+        assert.equal(health.status, 'ok');
+        break;
+      }
+      syncs.push(sync);
+      // Logs read STEP blocks a pass, from the chain's first block on: never again from the start.
+      assert.equal(sync.fromBlock, 0);
+      assert.equal(sync.throughBlock, pass * STEP - 1);
+      assert.equal(sync.toBlock, Number(head));
+      assert.equal(health.status, 'degraded');
+      assert.deepEqual(
+        {
+          throughBlock: reported.sync[String(anvil.chainId)].throughBlock,
+          blocksDone: reported.sync[String(anvil.chainId)].blocksDone,
+          blocksTotal: reported.sync[String(anvil.chainId)].blocksTotal,
+        },
+        { throughBlock: pass * STEP - 1, blocksDone: pass * STEP, blocksTotal: Number(head) + 1 },
+      );
+      if (out.runs[0]!.positions > 0)
+        assert.deepEqual(answer.meta.syncing, {
+          [String(anvil.chainId)]: { throughBlock: pass * STEP - 1, toBlock: Number(head) },
+        });
+    }
+    assert.equal(syncs.length, Math.ceil((Number(head) + 1) / STEP) - 1);
+    assert.ok(syncs.length >= 3, `${syncs.length} passes of a sync`);
+    // What is served grows as the logs name more accounts, and no account is served before its
+    // logs are read.
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i]! >= seen[i - 1]!, JSON.stringify(seen));
+    assert.ok(seen[0]! < seen.at(-1)!, JSON.stringify(seen));
+    assert.ok(syncs[0]!.throughBlock < Number(createdAt) || seen[0]! < seen.at(-1)!);
+
+    // Once synced, the same answers as the one pass over every block.
+    await whole.service.models.reloadIfChanged();
+    await stepped.service.models.reloadIfChanged();
+    for (const i of BORROWERS) {
+      const a = await whole.get(`/positions?address=${users[i]}`);
+      const b = await stepped.get(`/positions?address=${users[i]}`);
+      assert.equal(a.data.length, 1, `borrower ${i}`);
+      assert.deepEqual(b.data, a.data, `borrower ${i}`);
+    }
+    assert.deepEqual((await stepped.get('/markets')).data, (await whole.get('/markets')).data);
+  });
+
+  test('behavior: blocks mined during a sync: an account the logs named is read again when later logs name it; the end is the one-pass read', async () => {
+    const fresh = await served('lrds-sync-moving-', clock);
+    try {
+      let passes = 0;
+      for (;;) {
+        assert.ok(++passes < 30, 'the sync ends');
+        const sources = chainSources(parseSources(json(8), 'test'));
+        const { out } = await passAtHead(anvil, sources, fresh.store, clock, fresh.service);
+        assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+        if (!(await chainState(fresh.store)).sync) break;
+        // Borrower 1 (read since an early pass) borrows more, and the price moves, in blocks
+        // the sync's logs have not reached.
+        await moreBlocks(passes);
+      }
+      assert.ok(passes >= 4, `${passes} passes`);
+      // A pass over every block at the same head.
+      const again = await served('lrds-sync-again-', clock);
+      try {
+        await passAtHead(
+          anvil,
+          chainSources(parseSources(json(), 'test')),
+          again.store,
+          clock,
+          again.service,
+        );
+        for (const i of BORROWERS) {
+          const a = await again.get(`/positions?address=${users[i]}`);
+          const b = await fresh.get(`/positions?address=${users[i]}`);
+          assert.deepEqual(b.data, a.data, `borrower ${i}`);
+        }
+      } finally {
+        await again.service.close();
+        await again.store.close();
+      }
+    } finally {
+      await fresh.service.close();
+      await fresh.store.close();
+    }
+  });
+});
