@@ -4,8 +4,6 @@
  * sandbox's positions and history.
  */
 
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Admission } from './access/admission.ts';
 import { Idempotency } from './access/idempotency.ts';
@@ -22,6 +20,7 @@ import { DEFAULT_EVENT_RETENTION_DAYS, EventsLoop } from './events/loop.ts';
 import { loadSecretsKey, SecretBox } from './events/secrets.ts';
 import { buildApp } from './http/app.ts';
 import type { ServerOptions } from './http/context.ts';
+import { processHolder } from './ingest/lease-holder.ts';
 import { expectedPassMs, PassWatch } from './ingest/pass-watch.ts';
 import { jobMetrics } from './jobs/metrics.ts';
 import { JobRunner } from './jobs/runner.ts';
@@ -99,7 +98,7 @@ export async function createService(settings: Settings, options: ServiceOptions 
   const store = await openStore(settings, clock);
   const historyDays = settings.sandboxHistoryDays ?? 0;
   // The holder of this process's ingestion lease on the store (a sources file's passes).
-  const ingestHolder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const ingestHolder = processHolder();
   const lease = { holder: ingestHolder, ms: ingestLeaseMs(settings) };
   const ingestion = await prepareDataset(store, settings, clock, lease, options);
   // With a sources file, live keys get its sources' dataset only (an empty model until one is read).

@@ -18,6 +18,7 @@ import type { MarketDataStore } from '../store/ports/market-data.ts';
 import type { SourceStore } from '../store/ports/sources.ts';
 import { append } from './append.ts';
 import type { ItemReport, Source, SourceOutput } from './contract.ts';
+import { holderGone } from './lease-holder.ts';
 import { type PassRecords, WrittenDataset } from './live-writes.ts';
 import { newSourceState, redactSecrets } from './runner.ts';
 
@@ -286,8 +287,10 @@ export interface IngestLease {
 
 /**
  * One pass by the holder of the store's ingestion lease (several servers on one store elect one
- * ingester, "Real sources" (docs/decisions.md)): claims the lease (null when another holds it: nothing is run), renews it every
- * third of its time while the pass runs, and writes only if it still holds it then.
+ * ingester, "Real sources" (docs/decisions.md)): claims the lease (null when another holds it:
+ * nothing is run; a holder of this host that is gone, killed or crashed, is let go first),
+ * renews it every third of its time while the pass runs, and writes only if it still holds it
+ * then.
  */
 export async function ingestWithLease(
   sources: readonly Source[],
@@ -303,7 +306,12 @@ export async function ingestWithLease(
   const { signal, ...rest } = options;
   const claim = async () =>
     !signal?.aborted && store.claimIngestion(lease.holder, Math.floor(clock.now()), lease.ms);
-  if (!(await claim())) return null;
+  if (!(await claim())) {
+    const holder = await store.ingestionHolder(Math.floor(clock.now()));
+    if (holder === null || !holderGone(holder, lease.holder)) return null;
+    await store.releaseIngestion(holder);
+    if (!(await claim())) return null;
+  }
   const renew = setInterval(() => void claim().catch(() => false), Math.max(1, Math.floor(lease.ms / 3)));
   renew.unref();
   const stop = () => clearInterval(renew);

@@ -280,6 +280,10 @@ export abstract class ComposedStore implements Store {
     return this.ports.sources.releaseIngestion(...args);
   }
 
+  ingestionHolder(...args: Parameters<SourceStore['ingestionHolder']>) {
+    return this.ports.sources.ingestionHolder(...args);
+  }
+
   // ---- IdempotencyStore ------------------------------------------------------------
 
   claimIdempotencyKey(...args: Parameters<IdempotencyStore['claimIdempotencyKey']>) {

@@ -78,6 +78,7 @@ const MEASURED: { readonly [K in StoreMethod]: true } = {
   listSources: true,
   claimIngestion: true,
   releaseIngestion: true,
+  ingestionHolder: true,
   claimIdempotencyKey: true,
   releaseIdempotencyKey: true,
 };

@@ -959,7 +959,10 @@ export function historyContract(
 
     test('behavior: one holder at a time takes the ingestion lease; it is renewed, expires, and is let go', async () => {
       const store = await open();
+      assert.equal(await store.ingestionHolder(T0), null, 'never taken');
       assert.equal(await store.claimIngestion('a', T0, 30_000), true);
+      assert.equal(await store.ingestionHolder(T0 + 29_999), 'a');
+      assert.equal(await store.ingestionHolder(T0 + 30_000), null, 'expired');
       assert.equal(await store.claimIngestion('b', T0 + 1000, 30_000), false, 'held by a');
       assert.equal(await store.claimIngestion('a', T0 + 20_000, 30_000), true, 'renewed to T0 + 50 s');
       assert.equal(await store.claimIngestion('b', T0 + 49_999, 30_000), false);
@@ -968,6 +971,7 @@ export function historyContract(
       await store.releaseIngestion('a'); // not a's: nothing
       assert.equal(await store.claimIngestion('a', T0 + 50_002, 30_000), false);
       await store.releaseIngestion('b');
+      assert.equal(await store.ingestionHolder(T0 + 50_003), null, 'let go');
       assert.equal(await store.claimIngestion('a', T0 + 50_003, 30_000), true, 'let go: taken at once');
       await store.close();
     });

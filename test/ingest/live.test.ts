@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { hostname } from 'node:os';
 import { test } from 'node:test';
 import { loadReadModel } from '../../src/data/read-model.ts';
 import { must } from '../../src/domain/must.ts';
 import type { MarketRecord, PositionRecord, VaultRecord } from '../../src/domain/types.ts';
 import type { PreviousRun, Source, SourceOutput } from '../../src/ingest/contract.ts';
+import { processHolder } from '../../src/ingest/lease-holder.ts';
 import { ingestLive, ingestWithLease } from '../../src/ingest/live.ts';
 import { openStore } from '../../src/store/open.ts';
 import { ManualClock } from '../clock.ts';
@@ -182,6 +186,35 @@ test('behavior: a pass writes only while its server holds the ingestion lease; t
   const standBy = source(1, () => records([m], 11));
   assert.equal(await ingestWithLease([standBy.source], store, clock, a), null);
   assert.equal(standBy.seen.length, 0, 'not even read');
+  await store.close();
+});
+
+test('behavior: a lease held by a process of this host that is gone is taken at once; one alive, or of another host, is waited for', async () => {
+  const store = await openStore({ dataDir: tempDir('lrds-live-gone-'), databaseUrl: null });
+  const clock = new ManualClock('2026-11-26T00:00:00Z');
+  const m = makeMarket({ chainId: 1 });
+  const mine = { holder: processHolder(), ms: 30_000 };
+  // A process that ran here and is gone (killed: its pid runs nothing).
+  const child = spawn(process.execPath, ['-e', '0']);
+  await once(child, 'exit');
+  const claim = (holder: string) => store.claimIngestion(holder, clock.now(), 30_000);
+  for (const [holder, takenAtOnce] of [
+    [`lrds-ingest@${hostname()}:${child.pid}:1a2b3c4d`, true],
+    // This process's pid under another name: a process started again with the same pid.
+    [`${hostname()}:${process.pid}:00000000`, true],
+    // Alive (this process's parent), another host's, a name not read: waited for.
+    [`${hostname()}:${process.ppid}:1a2b3c4d`, false],
+    [`elsewhere.example:${child.pid}:1a2b3c4d`, false],
+    ['server-b', false],
+  ] as const) {
+    await store.releaseIngestion(mine.holder);
+    assert.equal(await claim(holder), true);
+    const s = source(1, () => records([m], 10));
+    const pass = await ingestWithLease([s.source], store, clock, mine);
+    assert.equal(pass !== null, takenAtOnce, holder);
+    assert.equal(await store.ingestionHolder(clock.now()), takenAtOnce ? mine.holder : holder, holder);
+    await store.releaseIngestion(holder);
+  }
   await store.close();
 });
 

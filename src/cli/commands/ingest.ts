@@ -1,6 +1,6 @@
-import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ingestInterval, ingestLeaseMs, type Settings } from '../../config.ts';
+import { processHolder } from '../../ingest/lease-holder.ts';
 import { redactSecrets } from '../../ingest/runner.ts';
 import { fail, parseCommand, withStore } from '../command.ts';
 
@@ -51,7 +51,7 @@ export async function ingest(settings: Settings, args: string[]): Promise<void> 
   const clock = systemClock();
   // The store's ingestion lease: one ingester per store, this command or a server (docs/decisions.md "Real sources").
   const lease = {
-    holder: `lrds-ingest:${hostname()}:${process.pid}`,
+    holder: processHolder('lrds-ingest'),
     ms: ingestLeaseMs(settings),
   };
   const held =

@@ -14,4 +14,6 @@ export interface SourceStore {
   claimIngestion(holder: string, nowMs: number, leaseMs: number): Promise<boolean>;
   /** Lets the lease go if `holder` holds it (a server shutting down): another takes it at once. */
   releaseIngestion(holder: string): Promise<void>;
+  /** Who holds the lease at `nowMs` (not expired); null: nobody. */
+  ingestionHolder(nowMs: number): Promise<string | null>;
 }

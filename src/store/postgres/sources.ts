@@ -46,4 +46,11 @@ export class PostgresSources implements SourceStore {
   async releaseIngestion(holder: string): Promise<void> {
     await this.#db.serve((sql) => sql`UPDATE ingest_lease SET expires_at = 0 WHERE holder = ${holder}`);
   }
+
+  async ingestionHolder(nowMs: number): Promise<string | null> {
+    const rows = await this.#db.serve(
+      (sql) => sql`SELECT holder FROM ingest_lease WHERE id = 1 AND expires_at > ${nowMs}`,
+    );
+    return (rows[0]?.['holder'] as string | undefined) ?? null;
+  }
 }

@@ -61,4 +61,9 @@ export class SqliteSources implements SourceStore {
       this.#db.stmt('UPDATE ingest_lease SET expires_at = 0 WHERE holder = ?').run(holder),
     );
   }
+
+  async ingestionHolder(nowMs: number): Promise<string | null> {
+    const row = this.#db.stmt('SELECT holder FROM ingest_lease WHERE id = 1 AND expires_at > ?').get(nowMs);
+    return (row?.['holder'] as string | undefined) ?? null;
+  }
 }
