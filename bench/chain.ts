@@ -13,6 +13,10 @@
  * - Steady state: one new block (a price update) then a pass, five times: RPC requests per block,
  *   positions and vaults read, and pass time; then a block with a deposit into one vault (read
  *   again: its own log).
+ * - First sync by `lrds ingest` (its own process) behind a stand-in provider (provider-proxy.ts:
+ *   getLogs capped at 10,000 blocks and results, 25 requests a second, 50-150 ms latency, an
+ *   occasional 429), in SYNC_PASSES passes of logs: run through, then killed (SIGKILL) half-way
+ *   and started again: wall time, HTTP requests, peak RSS.
  * - Block to answer: from the receipt of a price update to the answer of
  *   `GET /positions?address=` that shows it, through `lrds serve`'s in-process ingestion
  *   (service.ingest(): the pass the INGEST_INTERVAL_MS timer runs, so the wait for the timer,
@@ -40,6 +44,10 @@ import { deployAave } from '../test/chain/aave.ts';
 import { compileContracts, deploy, localSources, sendTx, startAnvil } from '../test/chain/anvil.ts';
 import { embeddedSettings, QUIET, tempDir } from '../test/helpers.ts';
 import { BENCH_DIR, fmt, log, machine, sig } from './lib.ts';
+import { providerSync } from './provider-sync.ts';
+
+/** Passes of logs the first sync behind the stand-in provider takes (its `syncBlocks`). */
+const SYNC_PASSES = 6;
 
 const { values } = parseArgs({
   options: {
@@ -412,6 +420,17 @@ try {
   if (aave) Object.assign(sourcesJson.chains[0]!, { aave: [{ pool: aave.pool }] });
   // Fluid from its vault factory's deployment block, found by the source.
   if (F > 0) Object.assign(sourcesJson.chains[0]!, { fluid: { vaultResolver, positionsResolver } });
+  // A first sync as a user runs it, behind a stand-in provider, in SYNC_PASSES passes: run
+  // through, then killed half-way and started again.
+  const head = Number(await c.getBlockNumber());
+  log(`first sync behind a stand-in provider, ${SYNC_PASSES} passes of logs: run through`);
+  const providerThrough = await providerSync(anvil.url, sourcesJson, head, SYNC_PASSES, false);
+  log(`  ${fmt(providerThrough.ms / 1000)} s, ${providerThrough.requests} requests; killed half-way`);
+  const providerKilled = await providerSync(anvil.url, sourcesJson, head, SYNC_PASSES, true);
+  log(
+    `  ${fmt(providerKilled.ms / 1000)} s, ${providerKilled.requests} requests; killed at block ${providerKilled.killedAt?.throughBlock}, went on at ${providerKilled.resumedAt?.throughBlock} after ${fmt((providerKilled.killToResumedPassMs ?? 0) / 1000)} s`,
+  );
+
   const dataDir = tempDir('lrds-bench-chain-');
   const store = await openStore({ dataDir, databaseUrl: null });
   const sources = chainSources(parseSources(sourcesJson, 'bench'));
@@ -655,6 +674,21 @@ try {
       /** A block with a deposit into one vault. */
       vaultDeposit: deposit,
     },
+    /** A first sync through a stand-in provider's limits, by `lrds ingest`: run through, and killed half-way. */
+    providerSync: {
+      passes: SYNC_PASSES,
+      blocks: head + 1,
+      through: {
+        ...providerThrough,
+        ms: sig(providerThrough.ms, 4),
+        peakRssMb: sig(providerThrough.peakRssMb, 3),
+      },
+      killedHalfWay: {
+        ...providerKilled,
+        ms: sig(providerKilled.ms, 4),
+        peakRssMb: sig(providerKilled.peakRssMb, 3),
+      },
+    },
     blockToAnswerMs: sig(median(toAnswer), 3),
     blockToAnswerMaxMs: sig(Math.max(...toAnswer), 3),
     /** In order: the first is the first pass of the just-started server (its cache empty). */
@@ -674,6 +708,8 @@ try {
       `| first sync: positions read per second | ${fmt(results.firstSync.positionsPerSecond)} |`,
       `| first sync: pass time, s (baseline: the bare position reads, ${fmt(baselineMs / 1000)} s) | ${fmt(firstMs / 1000)} (${fmt(results.firstSync.ratioToBaseline)}x) |`,
       `| first sync: RPC requests | ${first.rpcRequests} |`,
+      `| first sync by \`lrds ingest\` behind a stand-in provider, ${SYNC_PASSES} passes: time, s; HTTP requests; peak RSS, MB | ${fmt(providerThrough.ms / 1000)}; ${providerThrough.requests}; ${fmt(providerThrough.peakRssMb)} |`,
+      `| the same, killed (SIGKILL) half-way and started again: total time, s; HTTP requests; peak RSS, MB | ${fmt(providerKilled.ms / 1000)}; ${providerKilled.requests}; ${fmt(providerKilled.peakRssMb)} |`,
       `| steady state: RPC requests per block | ${results.steadyState.rpcRequestsPerBlock} |`,
       `| steady state: positions read per block (none touched) | ${results.steadyState.positionsReadPerBlock} |`,
       `| steady state: vaults read per block (none touched) | ${results.steadyState.vaultsReadPerBlock} |`,
