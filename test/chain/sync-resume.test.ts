@@ -35,6 +35,8 @@ let anvil: Anvil;
 let addresses: { morpho: string; ethUsd: string; usdcUsd: string };
 /** A borrower borrowing more, and the ETH price moving: what later blocks do during a sync. */
 let moreBlocks: (n: number) => Promise<void>;
+/** Borrower `i` borrows `usdc` more. */
+let borrow: (i: number, usdc: bigint) => Promise<void>;
 const users: string[] = [];
 /** The block of the market's creation: the first log the sync meets. */
 let createdAt: bigint;
@@ -70,6 +72,9 @@ before(async () => {
     await send(i, morpho, M, 'supplyCollateral', [params, collateral, users[i], '0x']);
     await send(i, morpho, M, 'borrow', [params, BigInt(i) * 1_000n * 10n ** 6n, 0n, users[i], users[i]]);
   }
+  borrow = async (i, amount) => {
+    await send(i, morpho, M, 'borrow', [params, amount * 10n ** 6n, 0n, users[i], users[i]]);
+  };
   moreBlocks = async (n) => {
     await send(1, morpho, M, 'borrow', [params, BigInt(n) * 100n * 10n ** 6n, 0n, users[1], users[1]]);
     await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [(3000n - BigInt(n) * 10n) * 10n ** 8n]);
@@ -222,6 +227,49 @@ describe('a first sync read pass by pass', () => {
     } finally {
       await fresh.service.close();
       await fresh.store.close();
+    }
+  });
+
+  test('behavior: a catch-up after a long stop, in the process that read before, reads every account it knew at the head', async () => {
+    const live = await served('lrds-sync-catch-up-', clock);
+    try {
+      // One process throughout: synced first.
+      const sources = chainSources(parseSources(json(8), 'test'));
+      for (let passes = 0; ; passes++) {
+        assert.ok(passes < 30, 'the sync ends');
+        await passAtHead(anvil, sources, live.store, clock, live.service);
+        if (!(await chainState(live.store)).sync) break;
+      }
+      // A stop: ten quiet blocks, then borrower 6 borrows more, then ten more: the first pass of
+      // the catch-up reads logs that do not reach the borrow.
+      await anvil.client().mine({ blocks: 10 });
+      await borrow(6, 500n);
+      await anvil.client().mine({ blocks: 10 });
+      await passAtHead(anvil, sources, live.store, clock, live.service);
+      const sync = (await chainState(live.store)).sync?.[String(anvil.chainId)];
+      assert.ok(sync, 'a catch-up under way');
+      const again = await served('lrds-sync-catch-up-whole-', clock);
+      try {
+        await passAtHead(
+          anvil,
+          chainSources(parseSources(json(), 'test')),
+          again.store,
+          clock,
+          again.service,
+        );
+        const a = await again.get(`/positions?address=${users[6]}`);
+        const b = await live.get(`/positions?address=${users[6]}`);
+        assert.deepEqual(b.data, a.data, 'the borrow past the logs read is served');
+        assert.deepEqual(b.meta.syncing, {
+          [String(anvil.chainId)]: { throughBlock: sync.throughBlock, toBlock: sync.toBlock },
+        });
+      } finally {
+        await again.service.close();
+        await again.store.close();
+      }
+    } finally {
+      await live.service.close();
+      await live.store.close();
     }
   });
 });

@@ -14,13 +14,16 @@ import { tokenText } from './tokens.ts';
 
 /**
  * The vault's record, or why it cannot be stated this pass: one of its markets that a pass reads
- * (one with a collateral) was not read (`failed`), so its share there is unknown.
+ * (one with a collateral) was not read (`failed`), so its share there is unknown, or is not
+ * known yet (`known` false: a sync's logs have not reached its creation), so it cannot be told
+ * from an idle one.
  */
 export function metaMorphoRecord(
   chainId: number,
   v: VaultRead,
   read: ReadonlyMap<string, Market>,
   failed: ReadonlySet<string>,
+  known: (id: string) => boolean,
 ): VaultRecord | string {
   const decimals = v.asset.decimals ?? 18;
   const amount = (x: bigint) => scaled(x, decimals);
@@ -32,6 +35,7 @@ export function metaMorphoRecord(
     const m = v.markets.get(id);
     if (!m) return `its market ${key(id)} was not read`;
     if (failed.has(id)) return `its market ${key(id)} could not be read this pass`;
+    if (!known(id)) return `its market ${key(id)} is not known yet (its creation is past the logs read)`;
     const market = read.get(id);
     // A market no pass reads (idle: no collateral, no borrower) is valued at its totals when read:
     // it accrues no interest. It is no allocation (it holds no borrower's risk) but is the vault's.

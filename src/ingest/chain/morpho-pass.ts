@@ -315,7 +315,7 @@ function morphoPass(
         keep(address);
         continue;
       }
-      const record = metaMorphoRecord(chainId, v, read, failed);
+      const record = metaMorphoRecord(chainId, v, read, failed, (id) => cache.params.has(id));
       if (typeof record === 'string') {
         items.push({ id: `morpho-vault:${address}`, ok: false, error: `vault ${address}: ${record}` });
         keep(address);

@@ -195,6 +195,10 @@ export function chainSource(
     const logsFrom = resume ?? (await firstLogBlock(adapters, deployedAt, target));
     const logsTo =
       logsFrom + BigInt(chain.syncBlocks) - 1n < target ? logsFrom + BigInt(chain.syncBlocks) - 1n : target;
+    // A catch-up begins (a long stop of a process that kept what it read): every account it knew
+    // is read at the target, as a process started anew would, rather than served as of its last
+    // read until the logs reach it.
+    if (resume !== null && !going && logsTo < target) for (const a of adapters) a.forget(true);
     const ctx: PassContext = {
       chain,
       rpc,
@@ -283,7 +287,8 @@ export function chainSource(
     const syncing: ChainSync | null =
       logsTo < target
         ? {
-            fromBlock: going?.fromBlock ?? Number(logsFrom),
+            // (A reorganization below its first block moves it back.)
+            fromBlock: Math.min(going?.fromBlock ?? Number(logsFrom), Number(logsFrom)),
             throughBlock: Number(logsTo),
             toBlock: Number(target),
             startedAt: going?.startedAt ?? Math.floor(nowMs),
