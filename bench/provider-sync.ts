@@ -3,8 +3,8 @@
  * at 10,000 blocks and results, 25 requests a second, 50-150 ms of latency, an occasional 429):
  * `lrds ingest` in its own process over a new store, its sources file reading the chain
  * `passes` passes of logs (`syncBlocks`). Measured twice: run through, and killed (SIGKILL)
- * once half the blocks are read, then started again: wall time to the synced checkpoint,
- * HTTP requests at the provider, the process's peak RSS.
+ * part-way through the pass after half the blocks are read, then started again: wall time to
+ * the synced checkpoint, HTTP requests at the provider, the processes' peak RSS.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -48,7 +48,8 @@ export async function providerSync(
   sourcesJson: { chains: Record<string, unknown>[] },
   head: number,
   passes: number,
-  killHalfWay: boolean,
+  /** Killed `afterMs` after a pass past half the blocks is stored; null: run through. */
+  killHalfWay: { afterMs: number } | null,
 ): Promise<ProviderSyncRun> {
   const proxy = await providerProxy(anvilUrl);
   const dir = tempDir('lrds-bench-provider-sync-');
@@ -108,11 +109,19 @@ export async function providerSync(
       const s = await state();
       const sync = s?.sync ? Object.values(s.sync)[0] : undefined;
       if (s && s.refreshedAt !== null && !sync && (Object.values(s.lastBlock)[0] ?? 0) >= head) break;
-      if (killed && s && s.updatedAt > killedStateAt && run.killToResumedPassMs === undefined) {
+      if (
+        killed &&
+        s &&
+        s.updatedAt > killedStateAt &&
+        s.consecutiveFailures === 0 &&
+        run.killToResumedPassMs === undefined
+      ) {
         run.killToResumedPassMs = performance.now() - killedAtMs;
         if (sync) run.resumedAt = sync;
       }
-      if (killHalfWay && !killed && sync && sync.throughBlock >= head / 2) {
+      if (killHalfWay !== null && !killed && sync && sync.throughBlock >= head / 2) {
+        // Killed part-way through the next pass: what that pass read is lost.
+        await new Promise((r) => setTimeout(r, killHalfWay.afterMs));
         run.killedAt = sync;
         await stop(child, 'SIGKILL');
         killedAtMs = performance.now();
