@@ -431,7 +431,7 @@ try {
     afterMs: providerThrough.ms / SYNC_PASSES / 2,
   });
   log(
-    `  ${fmt(providerKilled.ms / 1000)} s, ${providerKilled.requests} requests; killed at block ${providerKilled.killedAt?.throughBlock}, went on at ${providerKilled.resumedAt?.throughBlock} after ${fmt((providerKilled.killToResumedPassMs ?? 0) / 1000)} s`,
+    `  ${fmt(providerKilled.ms / 1000)} s, ${providerKilled.requests} requests; killed after block ${providerKilled.killedThroughBlock}, went on to ${providerKilled.resumedThroughBlock} after ${fmt((providerKilled.killToResumedPassMs ?? 0) / 1000)} s`,
   );
 
   const dataDir = tempDir('lrds-bench-chain-');

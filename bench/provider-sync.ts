@@ -22,10 +22,15 @@ export interface ProviderSyncRun {
   logsRefused: number;
   /** The largest peak RSS of the ingesting processes, MB. */
   peakRssMb: number;
-  /** Where the sync stood when the process was killed (the killed run only). */
+  /** Where the sync stood when a pass past half the blocks was stored (the killed run only). */
   killedAt?: ChainSync;
-  /** Where it stood after the first pass of the process started again (the killed run only). */
-  resumedAt?: ChainSync;
+  /** The last block of logs the dead process stored (the killed run only). */
+  killedThroughBlock?: number | undefined;
+  /**
+   * The last block of logs read by the first pass the process started again stored (the killed
+   * run only; the head once synced).
+   */
+  resumedThroughBlock?: number;
   /**
    * From the kill to the first pass the new process stored (the killed run only): the wait for
    * the dead process's ingestion lease to expire, then that pass.
@@ -108,7 +113,6 @@ export async function providerSync(
       run.peakRssMb = Math.max(run.peakRssMb, peakRssMb(child.pid));
       const s = await state();
       const sync = s?.sync ? Object.values(s.sync)[0] : undefined;
-      if (s && s.refreshedAt !== null && !sync && (Object.values(s.lastBlock)[0] ?? 0) >= head) break;
       if (
         killed &&
         s &&
@@ -117,8 +121,9 @@ export async function providerSync(
         run.killToResumedPassMs === undefined
       ) {
         run.killToResumedPassMs = performance.now() - killedAtMs;
-        if (sync) run.resumedAt = sync;
+        run.resumedThroughBlock = sync?.throughBlock ?? Object.values(s.lastBlock)[0] ?? 0;
       }
+      if (s && s.refreshedAt !== null && !sync && (Object.values(s.lastBlock)[0] ?? 0) >= head) break;
       if (killHalfWay !== null && !killed && sync && sync.throughBlock >= head / 2) {
         // Killed part-way through the next pass: what that pass read is lost.
         await new Promise((r) => setTimeout(r, killHalfWay.afterMs));
@@ -126,7 +131,9 @@ export async function providerSync(
         await stop(child, 'SIGKILL');
         killedAtMs = performance.now();
         // (The dead process may have stored one more pass between the poll and the kill.)
-        killedStateAt = (await state())?.updatedAt ?? 0;
+        const dead = await state();
+        killedStateAt = dead?.updatedAt ?? 0;
+        run.killedThroughBlock = dead?.sync ? Object.values(dead.sync)[0]?.throughBlock : undefined;
         killed = true;
         child = start();
       }
