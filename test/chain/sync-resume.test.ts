@@ -11,7 +11,6 @@ import type { ChainSync, SourceState } from '../../src/domain/records/sources.ts
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
-import type { Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
@@ -93,10 +92,27 @@ async function served(prefix: string, clock: ManualClock) {
   return { store, service, key, get: apiGet(() => ({ service, key })) };
 }
 
+type Served = Awaited<ReturnType<typeof served>>;
+
+/** A store and a service over it for `use`, closed after. */
+async function withServed(
+  prefix: string,
+  clock: ManualClock,
+  use: (s: Served) => Promise<void>,
+): Promise<void> {
+  const s = await served(prefix, clock);
+  try {
+    await use(s);
+  } finally {
+    await s.service.close();
+    await s.store.close();
+  }
+}
+
 describe('a first sync read pass by pass', () => {
   const clock = new ManualClock(Date.now());
-  let whole: { store: Store; service: Service; get: ReturnType<typeof apiGet> };
-  let stepped: { store: Store; service: Service; get: ReturnType<typeof apiGet> };
+  let whole: Served;
+  let stepped: Served;
   const json = (syncBlocks?: number) => {
     const j = localSources(anvil, addresses);
     return { chains: j.chains.map((c) => (syncBlocks ? { ...c, syncBlocks } : c)) };
@@ -191,8 +207,7 @@ describe('a first sync read pass by pass', () => {
   });
 
   test('behavior: blocks mined during a sync: an account the logs named is read again when later logs name it; the end is the one-pass read', async () => {
-    const fresh = await served('lrds-sync-moving-', clock);
-    try {
+    await withServed('lrds-sync-moving-', clock, async (fresh) => {
       let passes = 0;
       for (;;) {
         assert.ok(++passes < 30, 'the sync ends');
@@ -205,34 +220,18 @@ describe('a first sync read pass by pass', () => {
         await moreBlocks(passes);
       }
       assert.ok(passes >= 4, `${passes} passes`);
-      // A pass over every block at the same head.
-      const again = await served('lrds-sync-again-', clock);
-      try {
-        await passAtHead(
-          anvil,
-          chainSources(parseSources(json(), 'test')),
-          again.store,
-          clock,
-          again.service,
-        );
+      await withOnePassRead(async (whole) => {
         for (const i of BORROWERS) {
-          const a = await again.get(`/positions?address=${users[i]}`);
+          const a = await whole.get(`/positions?address=${users[i]}`);
           const b = await fresh.get(`/positions?address=${users[i]}`);
           assert.deepEqual(b.data, a.data, `borrower ${i}`);
         }
-      } finally {
-        await again.service.close();
-        await again.store.close();
-      }
-    } finally {
-      await fresh.service.close();
-      await fresh.store.close();
-    }
+      });
+    });
   });
 
   test('behavior: a catch-up after a long stop, in the process that read before, reads every account it knew at the head', async () => {
-    const live = await served('lrds-sync-catch-up-', clock);
-    try {
+    await withServed('lrds-sync-catch-up-', clock, async (live) => {
       // One process throughout: synced first.
       const sources = chainSources(parseSources(json(8), 'test'));
       for (let passes = 0; ; passes++) {
@@ -248,28 +247,22 @@ describe('a first sync read pass by pass', () => {
       await passAtHead(anvil, sources, live.store, clock, live.service);
       const sync = (await chainState(live.store)).sync?.[String(anvil.chainId)];
       assert.ok(sync, 'a catch-up under way');
-      const again = await served('lrds-sync-catch-up-whole-', clock);
-      try {
-        await passAtHead(
-          anvil,
-          chainSources(parseSources(json(), 'test')),
-          again.store,
-          clock,
-          again.service,
-        );
-        const a = await again.get(`/positions?address=${users[6]}`);
+      await withOnePassRead(async (whole) => {
+        const a = await whole.get(`/positions?address=${users[6]}`);
         const b = await live.get(`/positions?address=${users[6]}`);
         assert.deepEqual(b.data, a.data, 'the borrow past the logs read is served');
         assert.deepEqual(b.meta.syncing, {
           [String(anvil.chainId)]: { throughBlock: sync.throughBlock, toBlock: sync.toBlock },
         });
-      } finally {
-        await again.service.close();
-        await again.store.close();
-      }
-    } finally {
-      await live.service.close();
-      await live.store.close();
-    }
+      });
+    });
   });
+
+  /** A new store read in one pass over every block at the head, served to `use`. */
+  async function withOnePassRead(use: (whole: Served) => Promise<void>): Promise<void> {
+    await withServed('lrds-sync-whole-', clock, async (whole) => {
+      await passAtHead(anvil, chainSources(parseSources(json(), 'test')), whole.store, clock, whole.service);
+      await use(whole);
+    });
+  }
 });
