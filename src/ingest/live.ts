@@ -324,6 +324,14 @@ export async function ingestWithLease(
   }
 }
 
+/**
+ * Whether a pass was written and left a source syncing (its logs behind the block it read):
+ * the next pass is due at once, not after the interval.
+ */
+export function stillSyncing(pass: LivePass | null | undefined): boolean {
+  return pass?.written === true && pass.runs.some((r) => r.ok && r.state.sync !== undefined);
+}
+
 /** A source's syncs under way after a run: those it reported replace the last (null: synced). */
 function syncOf(last: SourceState['sync'], reported: SourceOutput['sync']): Pick<SourceState, 'sync'> {
   const out = { ...last };

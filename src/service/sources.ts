@@ -221,26 +221,34 @@ export function sourcesPass(
       const { pass, startedAt, stop } = first;
       first = null;
       passWatch.started(startedAt);
+      let done: LivePass | null;
       try {
-        const done = await untilStopped(pass, ctx?.signal);
+        done = await untilStopped(pass, ctx?.signal);
         if (done === null) stop();
         for (const run of done?.runs ?? []) onSource(run);
       } finally {
         passWatch.ended();
       }
-      return;
+      if (!live.stillSyncing(done)) return;
     }
-    // Shown by /health while it runs (and as overdue past its expected time).
-    passWatch.started(clock.now());
-    try {
-      const running = live.ingestWithLease(sources, store, clock, lease, {
-        onSource,
-        ...(ctx ? { signal: ctx.signal } : {}),
-      });
-      running.catch(() => undefined);
-      await untilStopped(running, ctx?.signal);
-    } finally {
-      passWatch.ended();
+    // A source still syncing (its logs behind the block it read): the next pass at once, in
+    // this run, until it is synced or the service stops.
+    for (;;) {
+      if (deps.closing() || ctx?.signal.aborted) return;
+      // Shown by /health while it runs (and as overdue past its expected time).
+      passWatch.started(clock.now());
+      let done: LivePass | null;
+      try {
+        const running = live.ingestWithLease(sources, store, clock, lease, {
+          onSource,
+          ...(ctx ? { signal: ctx.signal } : {}),
+        });
+        running.catch(() => undefined);
+        done = await untilStopped(running, ctx?.signal);
+      } finally {
+        passWatch.ended();
+      }
+      if (!live.stillSyncing(done)) return;
     }
   };
 }

@@ -5,16 +5,20 @@
  * stored (not from the start), and the sync ends where one pass over every block would.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Abi } from 'viem';
 import type { ChainSync, SourceState } from '../../src/domain/records/sources.ts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
+import { createService } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
-import { apiGet, liveService, tempDir } from '../helpers.ts';
+import { apiGet, embeddedSettings, liveService, QUIET, tempDir } from '../helpers.ts';
 import {
   type Anvil,
   compileContracts,
@@ -256,6 +260,45 @@ describe('a first sync read pass by pass', () => {
         });
       });
     });
+  });
+
+  test('behavior: lrds serve reads a sync pass after pass, without waiting its interval between them; lrds ingest --once reads it whole', async () => {
+    const dir = tempDir('lrds-sync-serve-');
+    const file = join(dir, 'sources.json');
+    writeFileSync(file, JSON.stringify(json(8)));
+    const head = Number((await anvil.client().getBlock()).number);
+    clock.set(Number((await anvil.client().getBlock()).timestamp) * 1000 + 1000);
+    // An interval far longer than the test: every pass after the start's is the sync's own.
+    const service = await createService(
+      { ...embeddedSettings(dir), sourcesFile: file, simulationTickMs: 0, ingestIntervalMs: 3_600_000 },
+      { clock, server: QUIET },
+    );
+    try {
+      const health = async () => (await service.app.inject({ url: '/api/v1/health' })).json();
+      const first = await health();
+      assert.equal(first.sources[0].sync[String(anvil.chainId)].throughBlock, 7, 'the start read one pass');
+      await service.ingest();
+      const after = await health();
+      assert.equal(after.sources[0].sync, undefined, 'one run of the job read the rest');
+      assert.equal(after.sources[0].lastBlock[String(anvil.chainId)], head);
+    } finally {
+      await service.close();
+    }
+    const once = tempDir('lrds-sync-once-');
+    const res = spawnSync(process.execPath, ['src/cli/main.ts', 'ingest', '--once'], {
+      env: { ...process.env, DATA_DIR: once, SOURCES_FILE: file, DATABASE_URL: '' },
+      encoding: 'utf8',
+    });
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stderr, /syncing: logs read through block 7 of/);
+    const store = await openStore({ dataDir: once, databaseUrl: null }, clock);
+    try {
+      const state = await chainState(store);
+      assert.equal(state.sync, undefined);
+      assert.equal(state.lastBlock[String(anvil.chainId)], head);
+    } finally {
+      await store.close();
+    }
   });
 
   /** A new store read in one pass over every block at the head, served to `use`. */

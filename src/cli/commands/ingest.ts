@@ -45,7 +45,7 @@ export async function ingest(settings: Settings, args: string[]): Promise<void> 
   if (!settings.sourcesFile)
     fail('SOURCES_FILE is not set: name the sources file to read (see the README, "Real data")');
   const { loadSourcesFile, configuredSources } = await import('../../ingest/chain/index.ts');
-  const { errorText, ingestWithLease } = await import('../../ingest/live.ts');
+  const { errorText, ingestWithLease, stillSyncing } = await import('../../ingest/live.ts');
   const { systemClock } = await import('../../domain/clock.ts');
   const sources = configuredSources(loadSourcesFile(settings.sourcesFile));
   const clock = systemClock();
@@ -59,7 +59,10 @@ export async function ingest(settings: Settings, args: string[]): Promise<void> 
   await withStore(settings, async (store) => {
     try {
       if (values.once) {
-        const pass = await ingestWithLease(sources, store, clock, lease, { onSource: printPass });
+        // One whole read: a sync longer than a chain's syncBlocks takes several passes, each stored.
+        let pass = await ingestWithLease(sources, store, clock, lease, { onSource: printPass });
+        while (stillSyncing(pass))
+          pass = await ingestWithLease(sources, store, clock, lease, { onSource: printPass });
         if (!pass?.written) {
           process.stderr.write(`${held}: nothing read\n`);
           process.exitCode = 1;
@@ -95,6 +98,8 @@ export async function ingest(settings: Settings, args: string[]): Promise<void> 
         );
         if (pass === null && !standing) process.stderr.write(`${held}: standing by\n`);
         standing = pass === null;
+        // A source still syncing: the next pass at once.
+        if (stillSyncing(pass)) continue;
         for (let waited = 0; waited < ingestInterval(settings) && !stopping; waited += 100) await sleep(100);
       }
     } finally {
