@@ -398,8 +398,9 @@ export async function createService(settings: Settings, options: ServiceOptions 
     runner.add({
       name: 'ingest',
       everyMs: ingestInterval(settings),
-      // At start only to join a first pass the start did not wait for (a long first sync).
-      runAtStart: ingestion.firstPass !== null,
+      // At start only to join a first pass the start did not wait for (a long first sync), or to
+      // go on with a sync under way.
+      runAtStart: ingestion.firstPass !== null || ingestion.syncing,
       offLoop: true,
       run: ingestPass,
       failureMessage: 'ingestion pass failed: retried at the next one',

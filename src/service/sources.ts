@@ -28,6 +28,8 @@ export interface SourcesIngestion {
    * it goes on in the background, and the in-process passes join it (null otherwise).
    */
   firstPass: { pass: Promise<LivePass | null>; startedAt: number; stop(): void } | null;
+  /** A source of the file was syncing when the service started: its passes go on at once. */
+  syncing: boolean;
 }
 
 /**
@@ -101,7 +103,8 @@ export async function prepareDataset(
       ? [{ source: s.id, error: r?.lastError ?? null, everRead: (r?.refreshedAt ?? null) !== null }]
       : [];
   });
-  return { sources, live, unread, firstPass };
+  const syncing = sources.some((s) => records.get(s.id)?.sync !== undefined);
+  return { sources, live, unread, firstPass, syncing };
 }
 
 const TIMED_OUT = Symbol('timed out');
