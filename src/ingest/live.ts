@@ -308,7 +308,7 @@ export async function ingestWithLease(
     !signal?.aborted && store.claimIngestion(lease.holder, Math.floor(clock.now()), lease.ms);
   if (!(await claim())) {
     const holder = await store.ingestionHolder(Math.floor(clock.now()));
-    if (holder === null || !holderGone(holder, lease.holder)) return null;
+    if (holder === null || !holderGone(holder)) return null;
     await store.releaseIngestion(holder);
     if (!(await claim())) return null;
   }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { test } from 'node:test';
 import { loadReadModel } from '../../src/data/read-model.ts';
@@ -189,7 +190,7 @@ test('behavior: a pass writes only while its server holds the ingestion lease; t
   await store.close();
 });
 
-test('behavior: a lease held by a process of this host that is gone is taken at once; one alive, or of another host, is waited for', async () => {
+test('behavior: a lease held by a process of this host and PID namespace that is gone is taken at once; one alive, or elsewhere, is waited for', async () => {
   const store = await openStore({ dataDir: tempDir('lrds-live-gone-'), databaseUrl: null });
   const clock = new ManualClock('2026-11-26T00:00:00Z');
   const m = makeMarket({ chainId: 1 });
@@ -198,13 +199,19 @@ test('behavior: a lease held by a process of this host that is gone is taken at 
   const child = spawn(process.execPath, ['-e', '0']);
   await once(child, 'exit');
   const claim = (holder: string) => store.claimIngestion(holder, clock.now(), 30_000);
+  // This host and PID namespace, as holder names give them.
+  const here = `${hostname()}#${/\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))![1]}`;
   for (const [holder, takenAtOnce] of [
-    [`lrds-ingest@${hostname()}:${child.pid}:1a2b3c4d`, true],
-    // This process's pid under another name: a process started again with the same pid.
-    [`${hostname()}:${process.pid}:00000000`, true],
-    // Alive (this process's parent), another host's, a name not read: waited for.
-    [`${hostname()}:${process.ppid}:1a2b3c4d`, false],
-    [`elsewhere.example:${child.pid}:1a2b3c4d`, false],
+    [`lrds-ingest@${here}:${child.pid}:1a2b3c4d`, true],
+    // This process's pid under a name it did not make: a process started again with its pid.
+    [`${here}:${process.pid}:00000000`, true],
+    // Another service of this process (same pid), alive (this process's parent), another PID
+    // namespace of this host (a container), another host, an older name, a name not read.
+    [processHolder(), false],
+    [`${here}:${process.ppid}:1a2b3c4d`, false],
+    [`${hostname()}#1:${child.pid}:1a2b3c4d`, false],
+    [`elsewhere.example${here.slice(hostname().length)}:${child.pid}:1a2b3c4d`, false],
+    [`lrds-ingest:${hostname()}:${child.pid}`, false],
     ['server-b', false],
   ] as const) {
     await store.releaseIngestion(mine.holder);
