@@ -325,11 +325,17 @@ export async function ingestWithLease(
 }
 
 /**
- * Whether a pass was written and left a source syncing (its logs behind the block it read):
- * the next pass is due at once, not after the interval.
+ * The blocks of logs a written pass left its sources to read (their syncs under way: the next
+ * pass is due at once while this shrinks from pass to pass); null when it left none, or was not
+ * written.
  */
-export function stillSyncing(pass: LivePass | null | undefined): boolean {
-  return pass?.written === true && pass.runs.some((r) => r.ok && r.state.sync !== undefined);
+export function syncGap(pass: LivePass | null | undefined): number | null {
+  if (pass?.written !== true) return null;
+  let gap: number | null = null;
+  for (const r of pass.runs)
+    if (r.ok)
+      for (const s of Object.values(r.state.sync ?? {})) gap = (gap ?? 0) + (s.toBlock - s.throughBlock);
+  return gap;
 }
 
 /** A source's syncs under way after a run: those it reported replace the last (null: synced). */

@@ -220,6 +220,8 @@ export function sourcesPass(
   return async (ctx): Promise<void> => {
     if (!ingestion || deps.closing()) return;
     const { sources, live } = ingestion;
+    // Blocks of logs the last pass left to read (a sync under way).
+    let left = Number.POSITIVE_INFINITY;
     if (first) {
       const { pass, startedAt, stop } = first;
       first = null;
@@ -232,10 +234,14 @@ export function sourcesPass(
       } finally {
         passWatch.ended();
       }
-      if (!live.stillSyncing(done)) return;
+      const gap = live.syncGap(done);
+      if (gap === null) return;
+      left = gap;
     }
     // A source still syncing (its logs behind the block it read): the next pass at once, in
-    // this run, until it is synced or the service stops.
+    // this run, while the blocks left to read shrink (until it is synced or the service stops);
+    // a sync that does not catch up (the chain makes more blocks than a pass reads) goes on at
+    // the interval.
     for (;;) {
       if (deps.closing() || ctx?.signal.aborted) return;
       // Shown by /health while it runs (and as overdue past its expected time).
@@ -251,7 +257,16 @@ export function sourcesPass(
       } finally {
         passWatch.ended();
       }
-      if (!live.stillSyncing(done)) return;
+      const gap = live.syncGap(done);
+      if (gap === null) return;
+      if (gap >= left) {
+        deps.log.warn(
+          { blocksLeft: gap },
+          "a sync does not catch up with the chain's head: raise the chain's syncBlocks above the blocks it makes during a pass",
+        );
+        return;
+      }
+      left = gap;
     }
   };
 }

@@ -5,7 +5,8 @@
  * stored (not from the start), and the sync ends where one pass over every block would.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -301,6 +302,33 @@ describe('a first sync read pass by pass', () => {
       assert.equal(state.lastBlock[String(anvil.chainId)], head);
     } finally {
       await store.close();
+    }
+  });
+
+  test('error: a sync that does not catch up with the head (the chain makes more blocks than a pass reads): lrds ingest --once stops and says so, exit 1', async () => {
+    const dir = tempDir('lrds-sync-behind-');
+    const file = join(dir, 'sources.json');
+    writeFileSync(file, JSON.stringify(json(1)));
+    // Twenty blocks every 50 ms while it runs: far more than one block of logs a pass.
+    const mined: Promise<unknown>[] = [];
+    const mining = setInterval(() => mined.push(anvil.client().mine({ blocks: 20 })), 50);
+    try {
+      const child = spawn(process.execPath, ['src/cli/main.ts', 'ingest', '--once'], {
+        env: { ...process.env, DATA_DIR: dir, SOURCES_FILE: file, DATABASE_URL: '' },
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const [code] = (await once(child, 'exit')) as [number];
+      assert.equal(code, 1, stderr);
+      assert.match(
+        stderr,
+        /a sync does not catch up with the chain's head \(\d+ blocks of logs left\): raise the chain's syncBlocks/,
+      );
+    } finally {
+      clearInterval(mining);
+      await Promise.all(mined);
     }
   });
 

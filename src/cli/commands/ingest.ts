@@ -9,8 +9,11 @@ const INGEST_HELP = `Usage: lrds ingest [--once]
 
 Reads the sources of SOURCES_FILE into the store: on each chain, Morpho Blue, Aave v3, Spark,
 Compound v3, Euler v2, Fluid and Chainlink feeds; and Morpho's GraphQL API.
-  --once   one pass over every source, then exit: 0 when every source succeeded, 1 otherwise
-           (each failed source named); without it, a pass every INGEST_INTERVAL_MS until stopped`;
+  --once   read every source once, then exit: 0 when every source succeeded, 1 otherwise (each
+           failed source named, or a sync that does not catch up with the head); a chain whose
+           logs are more than its syncBlocks behind is read in as many passes as it takes, each
+           stored. Without it, a pass every INGEST_INTERVAL_MS until stopped (at once while a
+           sync catches up)`;
 
 /** One line per source of an ingestion pass, on stderr; the items that failed under it. */
 function printPass(run: import('../../ingest/live.ts').SourceRun): void {
@@ -45,7 +48,7 @@ export async function ingest(settings: Settings, args: string[]): Promise<void> 
   if (!settings.sourcesFile)
     fail('SOURCES_FILE is not set: name the sources file to read (see the README, "Real data")');
   const { loadSourcesFile, configuredSources } = await import('../../ingest/chain/index.ts');
-  const { errorText, ingestWithLease, stillSyncing } = await import('../../ingest/live.ts');
+  const { errorText, ingestWithLease, syncGap } = await import('../../ingest/live.ts');
   const { systemClock } = await import('../../domain/clock.ts');
   const sources = configuredSources(loadSourcesFile(settings.sourcesFile));
   const clock = systemClock();
@@ -61,12 +64,25 @@ export async function ingest(settings: Settings, args: string[]): Promise<void> 
       if (values.once) {
         // One whole read: a sync longer than a chain's syncBlocks takes several passes, each stored.
         let pass = await ingestWithLease(sources, store, clock, lease, { onSource: printPass });
-        while (stillSyncing(pass))
+        let stored = 0;
+        let left = Number.POSITIVE_INFINITY;
+        for (let gap = syncGap(pass); gap !== null && gap < left; gap = syncGap(pass)) {
+          left = gap;
+          stored++;
           pass = await ingestWithLease(sources, store, clock, lease, { onSource: printPass });
+        }
         if (!pass?.written) {
-          process.stderr.write(`${held}: nothing read\n`);
+          process.stderr.write(
+            stored > 0 ? `${held}: it was lost after ${stored} passes stored\n` : `${held}: nothing read\n`,
+          );
           process.exitCode = 1;
           return;
+        }
+        if (syncGap(pass) !== null) {
+          process.stderr.write(
+            `a sync does not catch up with the chain's head (${syncGap(pass)} blocks of logs left): raise the chain's syncBlocks above the blocks it makes during a pass\n`,
+          );
+          process.exitCode = 1;
         }
         const failed = pass.runs.filter((r) => !r.ok);
         if (pass.dataset)
@@ -88,6 +104,8 @@ export async function ingest(settings: Settings, args: string[]): Promise<void> 
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
       let standing = false;
+      // Blocks of logs the last pass left to read (a sync under way).
+      let left = Number.POSITIVE_INFINITY;
       while (!stopping) {
         // A pass that fails as a whole (the store unreachable) is reported; the next one follows.
         const pass = await ingestWithLease(sources, store, clock, lease, { onSource: printPass }).catch(
@@ -98,8 +116,13 @@ export async function ingest(settings: Settings, args: string[]): Promise<void> 
         );
         if (pass === null && !standing) process.stderr.write(`${held}: standing by\n`);
         standing = pass === null;
-        // A source still syncing: the next pass at once.
-        if (stillSyncing(pass)) continue;
+        // A source still syncing, and catching up: the next pass at once.
+        const gap = syncGap(pass);
+        if (gap !== null && gap < left) {
+          left = gap;
+          continue;
+        }
+        left = Number.POSITIVE_INFINITY;
         for (let waited = 0; waited < ingestInterval(settings) && !stopping; waited += 100) await sleep(100);
       }
     } finally {
