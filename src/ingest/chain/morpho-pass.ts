@@ -315,7 +315,11 @@ function morphoPass(
         keep(address);
         continue;
       }
-      const record = metaMorphoRecord(chainId, v, read, failed, (id) => cache.params.has(id));
+      // While a sync's logs are behind, a market not read may be one they have not reached yet;
+      // once synced, every market a queue names was created within the logs read (a market not
+      // read is idle, or one a process started anew has not met again).
+      const syncing = ctx.logsTo < ctx.target;
+      const record = metaMorphoRecord(chainId, v, read, failed, (id) => !syncing || cache.params.has(id));
       if (typeof record === 'string') {
         items.push({ id: `morpho-vault:${address}`, ok: false, error: `vault ${address}: ${record}` });
         keep(address);
