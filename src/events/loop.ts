@@ -1,5 +1,6 @@
 import type { ReadModel } from '../data/read-model.ts';
 import { must } from '../domain/must.ts';
+import { holderGone } from '../store/lease-holder.ts';
 import type { EventStore } from '../store/ports/events.ts';
 import type { HistoryStore } from '../store/ports/history.ts';
 import { Deliverer, type DelivererOptions } from './deliverer.ts';
@@ -98,7 +99,16 @@ export class EventsLoop {
     const { store, clock } = this.o;
     // Whole milliseconds: events, leases and history reads are stamped in integer epoch ms.
     const now = Math.floor(clock.now());
-    this.leader = await store.claimEventLease(this.o.holder, now, this.o.leaseMs ?? 15_000);
+    const claim = () => store.claimEventLease(this.o.holder, now, this.o.leaseMs ?? 15_000);
+    this.leader = await claim();
+    if (!this.leader) {
+      // A holder that is gone (killed: a process of this host and PID namespace) is let go.
+      const holder = await store.eventLeaseHolder(now);
+      if (holder !== null && holderGone(holder)) {
+        await store.releaseEventLease(holder);
+        this.leader = await claim();
+      }
+    }
     if (!this.leader) {
       // Another process matches; taking over later starts from what is then (no stale state).
       for (const s of this.state.values()) s.health.reset();

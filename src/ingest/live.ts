@@ -13,12 +13,12 @@ import type { DatasetInfo } from '../domain/records/dataset.ts';
 import type { SourceState } from '../domain/records/sources.ts';
 import { isPriced, type MarketRecord, type PositionRecord, type VaultRecord } from '../domain/types.ts';
 import { ALL_HISTORY } from '../store/history.ts';
+import { holderGone } from '../store/lease-holder.ts';
 import type { HistoryStore } from '../store/ports/history.ts';
 import type { MarketDataStore } from '../store/ports/market-data.ts';
 import type { SourceStore } from '../store/ports/sources.ts';
 import { append } from './append.ts';
 import type { ItemReport, Source, SourceOutput } from './contract.ts';
-import { holderGone } from './lease-holder.ts';
 import { type PassRecords, WrittenDataset } from './live-writes.ts';
 import { newSourceState, redactSecrets } from './runner.ts';
 

@@ -353,11 +353,15 @@ export function eventStoreContract(
       const store = await open();
       try {
         const ev = store.events;
+        assert.equal(await ev.eventLeaseHolder(T0), null);
         assert.equal(await ev.claimEventLease('a', T0, 1000), true);
+        assert.equal(await ev.eventLeaseHolder(T0 + 999), 'a');
+        assert.equal(await ev.eventLeaseHolder(T0 + 1000), null, 'expired');
         assert.equal(await ev.claimEventLease('b', T0 + 999, 1000), false);
         assert.equal(await ev.claimEventLease('a', T0 + 500, 1000), true, 'renewed');
         assert.equal(await ev.claimEventLease('b', T0 + 1499, 1000), false);
         await ev.releaseEventLease('a');
+        assert.equal(await ev.eventLeaseHolder(T0 + 1500), null, 'released');
         assert.equal(await ev.claimEventLease('b', T0 + 1500, 1000), true);
       } finally {
         await store.close();

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -9,6 +11,7 @@ import { EventsLoop } from '../../src/events/loop.ts';
 import { SecretBox } from '../../src/events/secrets.ts';
 import { verifySignature } from '../../src/events/signature.ts';
 import { eventViews } from '../../src/queries/event-views.ts';
+import { processHolder } from '../../src/store/lease-holder.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { ManualClock } from '../clock.ts';
 import { webhook } from '../contract/event-store-contract.ts';
@@ -90,6 +93,20 @@ describe('EventsLoop', () => {
       assert.equal(await b.matchPass(), 0);
       assert.equal(b.isLeader, true);
       await b.stop();
+      // A holder killed (of this host and PID namespace, its pid running nothing) holds it no more.
+      const child = spawn(process.execPath, ['-e', '0']);
+      await once(child, 'exit');
+      const dead = processHolder().replace(`:${process.pid}:`, `:${child.pid}:`);
+      assert.equal(await store.events.claimEventLease(dead, Math.floor(clock.now()), 15_000), true);
+      const c = new EventsLoop({ ...options, holder: processHolder() });
+      assert.equal(await c.matchPass(), 0);
+      assert.equal(c.isLeader, true, 'taken at once');
+      // One alive (another service of this process) is waited for.
+      const d = new EventsLoop({ ...options, holder: processHolder() });
+      assert.equal(await d.matchPass(), 0);
+      assert.equal(d.isLeader, false);
+      await c.stop();
+      await d.stop();
     } finally {
       await store.close();
       await new Promise<void>((r) => receiver.close(() => r()));

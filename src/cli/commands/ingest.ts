@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ingestInterval, ingestLeaseMs, type Settings } from '../../config.ts';
-import { processHolder } from '../../ingest/lease-holder.ts';
 import { redactSecrets } from '../../ingest/runner.ts';
+import { processHolder } from '../../store/lease-holder.ts';
 import { fail, parseCommand, withStore } from '../command.ts';
 
 /** `lrds ingest --help`, also printed after a usage mistake. */

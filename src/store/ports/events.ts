@@ -69,6 +69,8 @@ export interface EventStore {
   /** The matching lease: one process derives events from changes at a time. As claimIngestion. */
   claimEventLease(holder: string, nowMs: number, leaseMs: number): Promise<boolean>;
   releaseEventLease(holder: string): Promise<void>;
+  /** Who holds the matching lease at `nowMs` (not expired); null: nobody. */
+  eventLeaseHolder(nowMs: number): Promise<string | null>;
 }
 
 /** An open event stream's place among its key's `maxStreamsPerKey`. */

@@ -289,4 +289,11 @@ export class PostgresEventStore implements EventStore {
   async releaseEventLease(holder: string): Promise<void> {
     await this.serve((sql) => sql`UPDATE event_lease SET expires_at = 0 WHERE holder = ${holder}`);
   }
+
+  async eventLeaseHolder(nowMs: number): Promise<string | null> {
+    const rows = await this.serve(
+      (sql) => sql`SELECT holder FROM event_lease WHERE id = 1 AND expires_at > ${nowMs}`,
+    );
+    return (rows[0]?.['holder'] as string | undefined) ?? null;
+  }
 }

@@ -351,4 +351,11 @@ export class SqliteEventStore implements EventStore {
   async releaseEventLease(holder: string): Promise<void> {
     this.stmt('UPDATE event_lease SET expires_at = 0 WHERE holder = ?').run(holder);
   }
+
+  async eventLeaseHolder(nowMs: number): Promise<string | null> {
+    const row = this.stmt('SELECT holder FROM event_lease WHERE id = 1 AND expires_at > ?').get(nowMs) as
+      | { holder: string }
+      | undefined;
+    return row?.holder ?? null;
+  }
 }
