@@ -1,4 +1,4 @@
-// Generated from sdk/openapi.json (sha256 ce74a5efd564215c5a22f11106ff67f7f5956c1d5388f90c923c45b6b0072073) by openapi-typescript; do not edit: npm run generate in sdk/.
+// Generated from sdk/openapi.json (sha256 94e73a81bc4ee178363bfbf23be016cddcbdb02505adeec3a9b47b50c33819af) by openapi-typescript; do not edit: npm run generate in sdk/.
 export interface paths {
     "/": {
         parameters: {
@@ -1516,7 +1516,7 @@ export interface components {
                 [key: string]: number;
             };
             /**
-             * @description Chain data still syncing, by chain id: the chain's accounts are found from its protocols' logs, and those read so far (named by the logs through `throughBlock`) are served, read at `toBlock`; positions and liquidations of accounts named later are not in the answer yet. Absent when every chain behind the answer is synced.
+             * @description Chains still syncing, by chain id: served are the accounts named by logs through `throughBlock`, read at `toBlock`; later ones are missing. Absent once synced.
              * @example {
              *       "1": {
              *         "throughBlock": 19500000,
@@ -1526,9 +1526,7 @@ export interface components {
              */
             syncing?: {
                 [key: string]: {
-                    /** @description The last block whose logs are read. */
                     throughBlock: number;
-                    /** @description The block the accounts found are read at. */
                     toBlock: number;
                 };
             };
@@ -4954,22 +4952,16 @@ export interface operations {
                             lagBlocks: {
                                 [key: string]: number;
                             };
-                            /** @description Chain sources: each chain whose logs are still behind the block read (a first sync, or a catch-up after a long stop), read `syncBlocks` blocks of logs a pass, each pass stored: a restart goes on from the last. The accounts its logs named so far are served; answers about the chain carry `meta.syncing`. Absent once synced. */
+                            /** @description Chain sources: each chain still syncing, pass by pass, each stored: logs read from `fromBlock` through `throughBlock`, the state at `toBlock`, accounts found, `estimateSeconds` at the pace so far (null before any block). Absent once synced. */
                             sync?: {
                                 [key: string]: {
-                                    /** @description The first block of its logs. */
                                     fromBlock: number;
-                                    /** @description The last block of its logs read. */
                                     throughBlock: number;
-                                    /** @description The block the last pass read the state at (the accounts found are read there). */
                                     toBlock: number;
                                     blocksDone: number;
                                     blocksTotal: number;
-                                    /** @description Accounts found so far. */
                                     accounts: number;
-                                    /** @description ISO 8601 UTC time the sync began. */
                                     startedAt: string;
-                                    /** @description Seconds left at the pace so far; null before any block is done. */
                                     estimateSeconds: number | null;
                                 };
                             };

@@ -87,16 +87,11 @@ export const MetaSchema = Type.Object({
   syncing: Type.Optional(
     Type.Record(
       Type.String({ pattern: '^[0-9]+$' }),
-      Type.Object({
-        throughBlock: Type.Integer({ minimum: 0, description: 'The last block whose logs are read.' }),
-        toBlock: Type.Integer({ minimum: 0, description: 'The block the accounts found are read at.' }),
-      }),
+      Type.Object({ throughBlock: Type.Integer({ minimum: 0 }), toBlock: Type.Integer({ minimum: 0 }) }),
       {
         description:
-          "Chain data still syncing, by chain id: the chain's accounts are found from its protocols' logs, " +
-          'and those read so far (named by the logs through `throughBlock`) are served, read at `toBlock`; ' +
-          'positions and liquidations of accounts named later are not in the answer yet. Absent when every ' +
-          'chain behind the answer is synced.',
+          'Chains still syncing, by chain id: served are the accounts named by logs through `throughBlock`, ' +
+          'read at `toBlock`; later ones are missing. Absent once synced.',
         examples: [{ '1': { throughBlock: 19_500_000, toBlock: 23_900_000 } }],
       },
     ),

@@ -164,24 +164,18 @@ export function registerHealth(v1: Api, deps: AppDeps): void {
                     Type.Record(
                       Type.String(),
                       Type.Object({
-                        fromBlock: Type.Integer({ description: 'The first block of its logs.' }),
-                        throughBlock: Type.Integer({ description: 'The last block of its logs read.' }),
-                        toBlock: Type.Integer({
-                          description:
-                            'The block the last pass read the state at (the accounts found are read there).',
-                        }),
+                        fromBlock: Type.Integer(),
+                        throughBlock: Type.Integer(),
+                        toBlock: Type.Integer(),
                         blocksDone: Type.Integer(),
                         blocksTotal: Type.Integer(),
-                        accounts: Type.Integer({ description: 'Accounts found so far.' }),
-                        startedAt: Type.String({ description: 'ISO 8601 UTC time the sync began.' }),
-                        estimateSeconds: Type.Unsafe<number | null>({
-                          type: ['integer', 'null'],
-                          description: 'Seconds left at the pace so far; null before any block is done.',
-                        }),
+                        accounts: Type.Integer(),
+                        startedAt: Type.String(),
+                        estimateSeconds: Type.Unsafe<number | null>({ type: ['integer', 'null'] }),
                       }),
                       {
                         description:
-                          'Chain sources: each chain whose logs are still behind the block read (a first sync, or a catch-up after a long stop), read `syncBlocks` blocks of logs a pass, each pass stored: a restart goes on from the last. The accounts its logs named so far are served; answers about the chain carry `meta.syncing`. Absent once synced.',
+                          'Chain sources: each chain still syncing, pass by pass, each stored: logs read from `fromBlock` through `throughBlock`, the state at `toBlock`, accounts found, `estimateSeconds` at the pace so far (null before any block). Absent once synced.',
                       },
                     ),
                   ),
