@@ -17,7 +17,7 @@ import type {
   RatingChange,
   ResearchReportRow,
 } from '../domain/records/history.ts';
-import type { ChainSync, SourceState } from '../domain/records/sources.ts';
+import { type ChainSync, chainSyncOf, type SourceState } from '../domain/records/sources.ts';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
@@ -222,14 +222,7 @@ export function checkSource(s: SourceState): void {
     s.sync !== undefined &&
     (typeof s.sync !== 'object' ||
       s.sync === null ||
-      !Object.values(s.sync).every(
-        (c) =>
-          typeof c === 'object' &&
-          c !== null &&
-          [c.fromBlock, c.throughBlock, c.toBlock, c.startedAt, c.accounts].every(isTime) &&
-          c.fromBlock <= c.throughBlock + 1 &&
-          c.throughBlock <= c.toBlock,
-      ))
+      !Object.values(s.sync).every((c) => chainSyncOf(c) !== null))
   )
     refuse(what, 0, 'sync must map chain ids to syncs (blocks in order, non-negative integers)');
 }

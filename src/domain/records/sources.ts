@@ -39,3 +39,18 @@ export interface ChainSync {
   /** Accounts known so far. */
   accounts: number;
 }
+
+/**
+ * A sync as stored (in a source's state or its checkpoint), or null when it is not one: every
+ * field a non-negative integer, its blocks in order (fromBlock at most throughBlock + 1, that at
+ * most toBlock).
+ */
+export function chainSyncOf(x: unknown): ChainSync | null {
+  if (typeof x !== 'object' || x === null) return null;
+  const c = x as ChainSync;
+  const counts = [c.fromBlock, c.throughBlock, c.toBlock, c.startedAt, c.accounts];
+  if (!counts.every((v) => Number.isSafeInteger(v) && v >= 0)) return null;
+  if (c.fromBlock > c.throughBlock + 1 || c.throughBlock > c.toBlock) return null;
+  const { fromBlock, throughBlock, toBlock, startedAt, accounts } = c;
+  return { fromBlock, throughBlock, toBlock, startedAt, accounts };
+}

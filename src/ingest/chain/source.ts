@@ -15,7 +15,7 @@
 
 import { must } from '../../domain/must.ts';
 import { estimateSeconds, type LogWalkProgress } from '../../domain/pass-state.ts';
-import type { ChainSync } from '../../domain/records/sources.ts';
+import { type ChainSync, chainSyncOf } from '../../domain/records/sources.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import type { ChainConfig } from '../sources-file.ts';
@@ -139,7 +139,7 @@ export function chainSource(
     const sameConfig = adapters.every((a) => a.sameConfig(checkpoint));
     const lastBlock = sameConfig ? previous?.state?.lastBlock[String(chain.chainId)] : undefined;
     // A sync under way: the logs read so far end before the last block read.
-    const sync = sameConfig && lastBlock !== undefined ? readSync(checkpoint.parts['sync']) : null;
+    const sync = sameConfig && lastBlock !== undefined ? chainSyncOf(checkpoint.parts['sync']) : null;
     // Where the logs are read from: after the last block read, if it is still on the chain;
     // after the newest block read that is (the common ancestor) if the chain reorganized; from
     // the start if none is (a reset local chain, a reorganization deeper than RECENT_BLOCKS).
@@ -359,21 +359,4 @@ async function firstLogBlock(
       if (start < first) first = start;
     }
   return first;
-}
-
-/** The sync under way a checkpoint holds, or null. */
-function readSync(x: unknown): ChainSync | null {
-  if (typeof x !== 'object' || x === null) return null;
-  const s = x as Record<string, unknown>;
-  const n = (k: string) => (Number.isSafeInteger(s[k]) && (s[k] as number) >= 0 ? (s[k] as number) : null);
-  const [fromBlock, throughBlock, toBlock, startedAt, accounts] = [
-    n('fromBlock'),
-    n('throughBlock'),
-    n('toBlock'),
-    n('startedAt'),
-    n('accounts'),
-  ];
-  return fromBlock === null || throughBlock === null || toBlock === null || startedAt === null
-    ? null
-    : { fromBlock, throughBlock, toBlock, startedAt, accounts: accounts ?? 0 };
 }
