@@ -31,7 +31,19 @@ export interface SourceOutput {
    * The source's own markets, positions and vaults now (chain sources): ingestion merges them
    * with the other sources' into one dataset; a source that fails keeps its last ones.
    */
-  records?: { markets: MarketRecord[]; positions: PositionRecord[]; vaults?: VaultRecord[] };
+  records?: {
+    markets: MarketRecord[];
+    positions: PositionRecord[];
+    vaults?: VaultRecord[];
+    /**
+     * The markets (by key) whose positions `positions` holds only in part: those the run read
+     * again (one read empty with its figures at zero); the others are as stored. Left out, or a
+     * market not in it: `positions` holds every position of the market, and one stored that is
+     * not handed is gone. (A market of a pooled protocol is always handed whole: its accounts are
+     * compared as a whole.)
+     */
+    partial?: ReadonlySet<string>;
+  };
   /** Liquidations seen in this run (appended to the history; the same one twice is kept once). */
   liquidations?: LiquidationEvent[];
   /** Oracle rounds read in this run (appended to the history). */

@@ -52,9 +52,26 @@ export interface PassRecords {
   markets: readonly MarketRecord[];
   positions: readonly PositionRecord[];
   vaults: readonly VaultRecord[];
+  /**
+   * The markets whose positions are handed in part (those read again, an emptied one at zero):
+   * the stored positions of these not handed stay as they are. Every other market's positions
+   * are handed whole (one stored and not handed is gone).
+   */
+  partial?: ReadonlySet<string>;
+}
+
+/** Positions by market key, then by user. */
+export type PositionsByMarket = Map<string, Map<string, PositionRecord>>;
+
+/** Adds a position to its market's (`positions` by market, then user). */
+export function hold(positions: PositionsByMarket, p: PositionRecord): void {
+  const users = positions.get(p.marketKey);
+  if (users) users.set(p.user, p);
+  else positions.set(p.marketKey, new Map([[p.user, p]]));
 }
 
 const positionKey = (p: { marketKey: string; user: string }) => `${p.marketKey}\n${p.user}`;
+const EMPTY_MARKET: ReadonlyMap<string, PositionRecord> = new Map();
 const vaultKey = (v: { chainId: number; address: string }) => `${v.chainId}:${v.address}`;
 
 /** Multipliers from a market's figures now to the dataset's statement of them; null: none. */
@@ -145,7 +162,7 @@ function positionMoved(next: PositionRecord, last: PositionRecord, hfNow: number
   );
 }
 
-const isEmpty = (p: PositionRecord) => p.collateralUsd === 0 && p.borrowUsd === 0 && p.supplyUsd === 0;
+export const isEmpty = (p: PositionRecord) => p.collateralUsd === 0 && p.borrowUsd === 0 && p.supplyUsd === 0;
 
 /** The live dataset as the store holds it, as this process wrote (or loaded) it. */
 export class WrittenDataset {
@@ -155,7 +172,7 @@ export class WrittenDataset {
   private readonly markets: Map<string, MarketRecord>;
   private readonly stated: Map<string, Stated>;
   /** Positions as stated (at their market's dataset prices and index), empty ones included. */
-  private readonly positions: Map<string, PositionRecord>;
+  private readonly positions: PositionsByMarket;
   private readonly vaults: Map<string, VaultRecord>;
   private readonly pools = new Map<string, string | null>();
 
@@ -163,7 +180,7 @@ export class WrittenDataset {
     info: Pick<DatasetInfo, 'version' | 'changeSeq'>,
     base: readonly MarketRecord[],
     markets: Map<string, MarketRecord>,
-    positions: Map<string, PositionRecord>,
+    positions: PositionsByMarket,
     vaults: Map<string, VaultRecord>,
   ) {
     this.version = info.version;
@@ -181,11 +198,13 @@ export class WrittenDataset {
 
   /** What a dataset just written holds (its positions are stated at its own markets' prices). */
   static written(info: DatasetInfo, records: PassRecords): WrittenDataset {
+    const positions: PositionsByMarket = new Map();
+    for (const p of records.positions) hold(positions, p);
     return new WrittenDataset(
       info,
       records.markets,
       new Map(records.markets.map((m) => [m.uniqueKey, m])),
-      new Map(records.positions.map((p) => [positionKey(p), p])),
+      positions,
       new Map(records.vaults.map((v) => [vaultKey(v), v])),
     );
   }
@@ -197,12 +216,12 @@ export class WrittenDataset {
   static async load(store: MarketDataStore, info: DatasetInfo): Promise<WrittenDataset | null> {
     const base = await store.loadMarkets();
     const markets = new Map(base.map((m) => [m.uniqueKey, m]));
-    const positions = new Map<string, PositionRecord>();
+    const positions: PositionsByMarket = new Map();
     await store.loadPositions((c) => {
       for (let i = 0; i < c.count; i++) {
         const { marketIndex, ...p } = positionAt(c, i);
         const m = base[marketIndex];
-        if (m) positions.set(`${m.uniqueKey}\n${p.user}`, { marketKey: m.uniqueKey, ...p });
+        if (m) hold(positions, { marketKey: m.uniqueKey, ...p });
       }
     });
     const vaults = new Map((await store.loadVaults()).map((v) => [vaultKey(v), v]));
@@ -212,7 +231,7 @@ export class WrittenDataset {
         if (markets.has(c.record.uniqueKey)) markets.set(c.record.uniqueKey, c.record);
       for (const c of round.positions) {
         const { seq: _seq, source: _source, ...p } = c;
-        if (markets.has(p.marketKey)) positions.set(positionKey(p), p);
+        if (markets.has(p.marketKey)) hold(positions, p);
       }
       for (const c of round.vaults)
         if (vaults.has(vaultKey(c.record))) vaults.set(vaultKey(c.record), c.record);
@@ -225,13 +244,20 @@ export class WrittenDataset {
   /** The dataset's records as a source would read them now (positions at today's prices; none empty). */
   records(): PassRecords {
     const positions: PositionRecord[] = [];
-    for (const p of this.positions.values()) {
-      if (isEmpty(p)) continue;
-      const m = this.markets.get(p.marketKey);
-      const r = m && statingRatios(m, this.#stated(p.marketKey));
-      positions.push(r ? atToday(p, r) : p);
-    }
+    for (const [key, m] of this.markets) append(positions, this.held(key, m));
     return { markets: [...this.markets.values()], positions, vaults: [...this.vaults.values()] };
+  }
+
+  /**
+   * A market's positions held (none empty), at the figures of `now` (a record of the market: its
+   * prices and index); as stated when they cannot be restated to it.
+   */
+  held(marketKey: string, now: MarketRecord): PositionRecord[] {
+    const r = statingRatios(now, this.#stated(marketKey));
+    const out: PositionRecord[] = [];
+    for (const p of (this.positions.get(marketKey) ?? EMPTY_MARKET).values())
+      if (!isEmpty(p)) out.push(r ? atToday(p, r) : p);
+    return out;
   }
 
   #stated(key: string): Stated {
@@ -265,6 +291,7 @@ export class WrittenDataset {
       if (recordMoved(v, last, RECORD_TOLERANCE)) vaults.push(v);
     }
     const positions: PositionRecord[] = [];
+    const partial = next.partial ?? new Set<string>();
     const seen = new Set<string>();
     // Accounts of the pooled protocols, by pool and user: their positions stated, this pass's
     // and the last written.
@@ -288,8 +315,9 @@ export class WrittenDataset {
         } else accounts.set(account, { next: [s], last: [], hfNow: p.healthFactor });
         continue;
       }
-      const last = this.positions.get(key);
-      if (!last || positionMoved(s, last, p.healthFactor)) positions.push(s);
+      const last = this.positions.get(p.marketKey)?.get(p.user);
+      // (One handed empty is written only over one that was not.)
+      if (last ? positionMoved(s, last, p.healthFactor) : !isEmpty(s)) positions.push(s);
     }
     const emptied = (p: PositionRecord): PositionRecord => ({
       ...p,
@@ -298,14 +326,22 @@ export class WrittenDataset {
       supplyUsd: 0,
       healthFactor: Number.POSITIVE_INFINITY,
     });
-    for (const [key, last] of this.positions) {
-      if (isEmpty(last)) continue;
-      const account = accountOf(last);
-      if (account !== null) {
-        const a = accounts.get(account);
-        if (a) a.last.push(last);
-        else accounts.set(account, { next: [], last: [last], hfNow: Number.POSITIVE_INFINITY });
-      } else if (!seen.has(key)) positions.push(emptied(last));
+    // The stored positions of the markets handed whole (one not handed is gone), and of the
+    // accounts handed in a pool's market handed in part.
+    for (const [marketKey, users] of this.positions) {
+      const inPart = partial.has(marketKey);
+      const pooled = this.#poolOf(marketKey) !== null;
+      if (inPart && !pooled) continue;
+      for (const last of users.values()) {
+        if (isEmpty(last)) continue;
+        const account = accountOf(last);
+        if (account !== null) {
+          const a = accounts.get(account);
+          if (a) a.last.push(last);
+          else if (!inPart)
+            accounts.set(account, { next: [], last: [last], hfNow: Number.POSITIVE_INFINITY });
+        } else if (!seen.has(positionKey(last))) positions.push(emptied(last));
+      }
     }
     // An account is written whole (its pairs as split now, those gone emptied) when its own
     // figures moved: its collateral or weighted collateral in a token, its debt or supply in one.
@@ -362,7 +398,7 @@ export class WrittenDataset {
   /** The changes were written, the feed's sequence number now `changeSeq`. */
   committed(changes: DatasetChanges, changeSeq: number): void {
     for (const m of changes.markets) this.markets.set(m.uniqueKey, m);
-    for (const p of changes.positions) this.positions.set(positionKey(p), p);
+    for (const p of changes.positions) hold(this.positions, p);
     for (const v of changes.vaults) this.vaults.set(vaultKey(v), v);
     this.changeSeq = changeSeq;
   }

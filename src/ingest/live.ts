@@ -19,7 +19,7 @@ import type { MarketDataStore } from '../store/ports/market-data.ts';
 import type { SourceStore } from '../store/ports/sources.ts';
 import { append } from './append.ts';
 import type { ItemReport, Source, SourceOutput } from './contract.ts';
-import { type PassRecords, WrittenDataset } from './live-writes.ts';
+import { hold, isEmpty, type PassRecords, type PositionsByMarket, WrittenDataset } from './live-writes.ts';
 import { newSourceState, redactSecrets } from './runner.ts';
 
 export interface SourceRun {
@@ -73,11 +73,37 @@ const LIVE_SOURCE = 'sources';
 /**
  * What the ingesting process keeps of the live dataset between passes, per store: the dataset
  * as it wrote it (what the next pass's changes are computed against), and the records its
- * sources handed last (each source's own are what it keeps when it fails).
+ * sources handed (each source is handed its own back as its last run's), the positions by
+ * market as each was last handed.
  */
 interface LiveMemory {
   written: WrittenDataset;
-  records: PassRecords;
+  markets: readonly MarketRecord[];
+  vaults: readonly VaultRecord[];
+  positions: PositionsByMarket;
+}
+
+/** A memory of what `records` hold, whole. */
+function remember(written: WrittenDataset, records: PassRecords): LiveMemory {
+  const positions: PositionsByMarket = new Map();
+  for (const p of records.positions) hold(positions, p);
+  return { written, markets: records.markets, vaults: records.vaults, positions };
+}
+
+/**
+ * The memory after a pass written as changes: each market's positions as handed, those of a
+ * market handed in part changed in place (one handed empty forgotten); a market gone, gone.
+ */
+function update(memory: LiveMemory, records: PassRecords): void {
+  const partial = records.partial ?? new Set<string>();
+  const keys = new Set(records.markets.map((m) => m.uniqueKey));
+  for (const key of memory.positions.keys())
+    if (!keys.has(key) || !partial.has(key)) memory.positions.delete(key);
+  for (const p of records.positions)
+    if (!isEmpty(p)) hold(memory.positions, p);
+    else memory.positions.get(p.marketKey)?.delete(p.user);
+  memory.markets = records.markets;
+  memory.vaults = records.vaults;
 }
 
 const memories = new WeakMap<LiveStore, LiveMemory>();
@@ -95,7 +121,7 @@ async function liveMemory(store: LiveStore, info: DatasetInfo | null): Promise<L
     if (current?.kind !== 'live') return null;
     const written = await WrittenDataset.load(store, current);
     if (written) {
-      const memory = { written, records: written.records() };
+      const memory = remember(written, written.records());
       memories.set(store, memory);
       return memory;
     }
@@ -127,10 +153,14 @@ export async function ingestLive(
   // earlier live dataset would resume after blocks whose records are gone.
   const fresh = info?.kind !== 'live';
   const memory = await liveMemory(store, info);
-  const stored = memory?.records ?? { markets: [], positions: [], vaults: [] };
+  const storedMarkets = memory?.markets ?? [];
+  const storedVaults = memory?.vaults ?? [];
+  const held = memory?.positions ?? new Map<string, Map<string, PositionRecord>>();
   const markets: MarketRecord[] = [];
   const positions: PositionRecord[] = [];
   const vaults: VaultRecord[] = [];
+  // The markets whose positions are handed in part (a source that failed hands none of its own).
+  const partial = new Set<string>();
   const runs: SourceRun[] = [];
   /** The successful runs' outputs, whose history is written once every source has run. */
   const outputs: SourceOutput[] = [];
@@ -138,10 +168,18 @@ export async function ingestLive(
   let refreshedAt = Number.POSITIVE_INFINITY;
   for (const source of sources) {
     const owns = ownership(source);
-    const mine = stored.markets.filter((m) => owns(m, 'market'));
-    const keys = new Set(mine.map((m) => m.uniqueKey));
-    const minePositions = stored.positions.filter((p) => keys.has(p.marketKey));
-    const mineVaults = stored.vaults.filter((v) => owns(v, 'vault'));
+    const mine = storedMarkets.filter((m) => owns(m, 'market'));
+    const keys = mine.map((m) => m.uniqueKey);
+    const mineVaults = storedVaults.filter((v) => owns(v, 'vault'));
+    // Its positions as it last handed them, listed only if it asks.
+    let minePositions: PositionRecord[] | null = null;
+    const previousPositions = () => {
+      if (minePositions === null) {
+        minePositions = [];
+        for (const k of keys) append(minePositions, [...(held.get(k)?.values() ?? [])]);
+      }
+      return minePositions;
+    };
     const recorded = states.get(source.id) ?? null;
     const previous = fresh ? null : recorded;
     // Starting afresh, a source's failures go on being counted until it is first read.
@@ -154,7 +192,9 @@ export async function ingestLive(
       const out = await source.run(clock.now(), {
         state: previous,
         markets: mine,
-        positions: minePositions,
+        get positions() {
+          return previousPositions();
+        },
         vaults: mineVaults,
       });
       outputs.push(out);
@@ -162,6 +202,7 @@ export async function ingestLive(
       append(markets, records.markets);
       append(positions, records.positions);
       append(vaults, records.vaults ?? []);
+      for (const k of records.partial ?? []) partial.add(k);
       const now = Math.floor(clock.now());
       const { sync: lastSync, ...kept } = base;
       const state: SourceState = {
@@ -185,14 +226,14 @@ export async function ingestLive(
         items: out.items.map((i) => (i.ok ? i : { ...i, error: redactSecrets(i.error) })),
         state,
         markets: records.markets.length,
-        positions: records.positions.length,
+        positions: positionsHeld(records, held),
         vaults: records.vaults?.length ?? 0,
         liquidations: out.liquidations?.length ?? 0,
       };
     } catch (err) {
       // The source keeps what it served last; its checkpoint counts the failure.
       append(markets, mine);
-      append(positions, minePositions);
+      for (const k of keys) partial.add(k);
       append(vaults, mineVaults);
       const error = redactSecrets(errorText(err));
       const state: SourceState = {
@@ -208,7 +249,7 @@ export async function ingestLive(
         items: [],
         state,
         markets: mine.length,
-        positions: minePositions.length,
+        positions: positionsHeld({ positions: [], partial: new Set(keys) }, held),
         vaults: mineVaults.length,
         liquidations: 0,
       };
@@ -238,7 +279,7 @@ export async function ingestLive(
     // source or old data holds).
     const unpriced = new Set(markets.filter((m) => !isPriced(m)).map((m) => m.uniqueKey));
     const served = unpriced.size === 0 ? positions : positions.filter((p) => !unpriced.has(p.marketKey));
-    const records: PassRecords = { markets, positions: served, vaults };
+    const records: PassRecords = { markets, positions: served, vaults, partial };
     dataset = await writePass(store, memory, records, refreshedAt);
   }
   // Checkpoints after the data: a crash in between reads the same blocks again (idempotent).
@@ -261,22 +302,55 @@ async function writePass(
     const seq = await store.applyChanges(LIVE_SOURCE, changes, memory.written);
     if (seq !== null) {
       memory.written.committed(changes, seq);
-      memory.records = records;
+      update(memory, records);
       return must(await store.datasetInfo(), 'the dataset just written');
     }
   }
+  const whole = wholeRecords(memory?.written ?? null, records);
   const dataset = await store.replaceDataset({
     kind: 'live',
     profile: LIVE_PROFILE,
     seed: null,
     refreshedAt,
-    markets: records.markets,
-    vaults: records.vaults,
-    positions: records.positions,
-    positionCount: records.positions.length,
+    markets: whole.markets,
+    vaults: whole.vaults,
+    positions: whole.positions,
+    positionCount: whole.positions.length,
   });
-  memories.set(store, { written: WrittenDataset.written(dataset, records), records });
+  memories.set(store, remember(WrittenDataset.written(dataset, whole), whole));
   return dataset;
+}
+
+/**
+ * A pass's records whole: the positions of a market handed in part completed with those the
+ * dataset holds and the pass did not hand, at the market's figures now; none empty.
+ */
+function wholeRecords(written: WrittenDataset | null, records: PassRecords): PassRecords {
+  const partial = records.partial ?? new Set<string>();
+  const positions = records.positions.filter((p) => !isEmpty(p));
+  if (partial.size > 0 && written) {
+    const handed = new Set(records.positions.map((p) => `${p.marketKey}\n${p.user}`));
+    for (const m of records.markets)
+      if (partial.has(m.uniqueKey) && isPriced(m))
+        for (const p of written.held(m.uniqueKey, m))
+          if (!handed.has(`${p.marketKey}\n${p.user}`)) positions.push(p);
+  }
+  return { markets: records.markets, positions, vaults: records.vaults };
+}
+
+/** How many positions a source holds after handing `records` (`held`: as it last handed them). */
+function positionsHeld(
+  records: Pick<PassRecords, 'positions' | 'partial'>,
+  held: ReadonlyMap<string, ReadonlyMap<string, PositionRecord>>,
+): number {
+  const partial = records.partial ?? new Set<string>();
+  let n = 0;
+  for (const k of partial) n += held.get(k)?.size ?? 0;
+  for (const p of records.positions) {
+    const had = partial.has(p.marketKey) && held.get(p.marketKey)?.has(p.user) === true;
+    n += (isEmpty(p) ? 0 : 1) - (had ? 1 : 0);
+  }
+  return n;
 }
 
 /** Who ingests, and for how long a claim of the store's ingestion lease holds. */

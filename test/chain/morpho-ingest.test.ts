@@ -596,8 +596,15 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
   });
 
   test("behavior: a market whose oracle burns all the gas it is given does not fail the chain's passes", async () => {
-    await anvil.client().mine({ blocks: 1 });
-    assert.equal((await pass()).runs[0]!.ok, true);
+    // The test before ingested with another source: what this one kept may predate blocks it did
+    // not read, so the first pass after reads every account it knew again; the next, none.
+    const read: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      await anvil.client().mine({ blocks: 1 });
+      assert.equal((await pass()).runs[0]!.ok, true);
+      read.push(sources![0]!.lastRun()!.positionsRead);
+    }
+    assert.ok(read[0]! > 0 && read[1] === 0, `positions read: ${read}`);
     const quiet = sources![0]!.lastRun()!.rpcRequests;
     // Anyone may create a Morpho market naming any oracle: this one's price() never returns.
     const burner = await deploy(anvil.client(0), art.TestGasBurner!);

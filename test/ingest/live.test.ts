@@ -9,6 +9,7 @@ import { must } from '../../src/domain/must.ts';
 import type { MarketRecord, PositionRecord, VaultRecord } from '../../src/domain/types.ts';
 import type { PreviousRun, Source, SourceOutput } from '../../src/ingest/contract.ts';
 import { ingestLive, ingestWithLease } from '../../src/ingest/live.ts';
+import { WrittenDataset } from '../../src/ingest/live-writes.ts';
 import { processHolder } from '../../src/store/lease-holder.ts';
 import { openStore } from '../../src/store/open.ts';
 import { ManualClock } from '../clock.ts';
@@ -236,5 +237,60 @@ test('behavior: a market without both USD prices is written without positions, w
   // the source handed one position per market: the unpriced market's is not written
   assert.equal(pass.dataset?.positionCount, 1);
   assert.equal((await store.loadMarkets()).find((m) => m.uniqueKey === unpriced.uniqueKey)?.loanPrice, null);
+  await store.close();
+});
+
+test('behavior: a source that hands positions in part changes only those: the others stay, one handed empty goes, a dataset written again keeps them', async () => {
+  const store = await openStore({ dataDir: tempDir('lrds-live-partial-'), databaseUrl: null });
+  const clock = new ManualClock('2026-11-26T00:00:00Z');
+  const m = makeMarket({ chainId: 1 });
+  const [p1, p2, p3] = [makePosition(m), makePosition(m), makePosition(m)] as [
+    PositionRecord,
+    PositionRecord,
+    PositionRecord,
+  ];
+  let next: SourceOutput = { records: { markets: [m], positions: [p1, p2, p3] }, items: [] };
+  const s = source(1, () => next);
+  const stored = async () => {
+    const info = must(await store.datasetInfo(), 'the dataset');
+    const written = must(await WrittenDataset.load(store, info), 'the dataset read whole');
+    return new Map(written.records().positions.map((p) => [p.user, p]));
+  };
+  await ingestLive([s.source], store, clock);
+
+  // p1 borrowed more, p2 repaid all; p3 was not read
+  const p1b = { ...p1, borrowUsd: p1.borrowUsd * 2, healthFactor: p1.healthFactor / 2 };
+  const p2gone = { ...p2, collateralUsd: 0, borrowUsd: 0, supplyUsd: 0, healthFactor: Infinity };
+  next = { records: { markets: [m], positions: [p1b, p2gone], partial: new Set([m.uniqueKey]) }, items: [] };
+  const second = await ingestLive([s.source], store, clock);
+  assert.equal(second.runs[0]!.positions, 2);
+  let now = await stored();
+  assert.deepEqual([...now.keys()].sort(), [p1.user, p3.user].sort());
+  assert.equal(now.get(p1.user)!.borrowUsd, p1b.borrowUsd);
+  assert.deepEqual(now.get(p3.user), p3);
+  // A market added writes the dataset again: the positions not handed are kept, at the market's
+  // figures now (its collateral price doubled).
+  const m2 = makeMarket({ chainId: 1 });
+  const moved = { ...m, collateralPrice: m.collateralPrice! * 2 };
+  next = {
+    records: { markets: [moved, m2], positions: [makePosition(m2)], partial: new Set([m.uniqueKey]) },
+    items: [],
+  };
+  const third = await ingestLive([s.source], store, clock);
+  // handed back as the source last handed them
+  assert.deepEqual(s.seen[2]!.positions.map((p) => p.user).sort(), [p1.user, p3.user].sort());
+
+  assert.notEqual(third.dataset?.version, second.dataset?.version);
+  assert.equal(third.dataset?.positionCount, 3);
+  assert.equal(third.runs[0]!.positions, 3);
+  now = await stored();
+  assert.equal(now.get(p3.user)!.collateralUsd, p3.collateralUsd * 2);
+  assert.equal(now.get(p3.user)!.healthFactor, p3.healthFactor * 2);
+  assert.equal(now.get(p1.user)!.borrowUsd, p1b.borrowUsd);
+
+  // A pass that hands the market whole again: one not handed is gone.
+  next = { records: { markets: [moved, m2], positions: [now.get(p1.user)!] }, items: [] };
+  await ingestLive([s.source], store, clock);
+  assert.deepEqual([...(await stored()).keys()], [p1.user]);
   await store.close();
 });

@@ -95,6 +95,8 @@ export interface MorphoRead {
   failures: { id: string; error: string }[];
   /** Positions read from the chain in this pass (the others came from the cache). */
   positionsRead: number;
+  /** Those positions as read, by market id: per account, its position, null when it held nothing. */
+  read: Map<string, Map<string, MorphoPositionRead | null>>;
   /** Every market id known after this pass (served or not), for the checkpoint. */
   marketIds: string[];
   /** Every account known after this pass, of every market. */
@@ -415,6 +417,7 @@ export async function readMorphoBlue(
           ),
         });
   throwIfUnread(pos);
+  const read = new Map<string, Map<string, MorphoPositionRead | null>>();
   toRead.forEach(([key, a], i) => {
     const r = must(pos[i], `position answer of ${key}`);
     if (r.status !== 'success') {
@@ -423,25 +426,21 @@ export async function readMorphoBlue(
     }
     const [supplyShares, borrowShares, collateral] = r.result as readonly [bigint, bigint, bigint];
     const empty = supplyShares === 0n && borrowShares === 0n && collateral === 0n;
-    cache.positions.set(
-      a.id,
-      a.user,
-      empty ? null : { id: a.id, user: a.user, supplyShares, borrowShares, collateral },
-      Number(range.block),
-    );
+    const p = empty ? null : { id: a.id, user: a.user, supplyShares, borrowShares, collateral };
+    cache.positions.set(a.id, a.user, p, Number(range.block));
+    const users = read.get(a.id) ?? new Map<string, MorphoPositionRead | null>();
+    read.set(a.id, users.set(a.user, p));
   });
+  // Every position of the markets read, as last read (in this process: the cache).
   const positions: MorphoPositionRead[] = [];
-  for (const a of accounts.values()) {
-    if (!served.has(a.id)) continue;
-    const p = cache.positions.get(a.id, a.user);
-    if (p) positions.push(p);
-  }
+  for (const id of served) for (const p of cache.positions.of(id).values()) if (p) positions.push(p);
   return {
     markets,
     positions,
     liquidations,
     failures,
     positionsRead: toRead.length,
+    read,
     marketIds: idList,
     accounts: [...accounts.values()],
   };

@@ -7,7 +7,12 @@
  */
 import { blueOracleAbi } from '@morpho-org/blue-sdk-viem';
 import { must } from '../../domain/must.ts';
-import { isPriced, type MarketRecord, type PricedMarketRecord } from '../../domain/types.ts';
+import {
+  isPriced,
+  type MarketRecord,
+  type PositionRecord,
+  type PricedMarketRecord,
+} from '../../domain/types.ts';
 import type { PreviousRun } from '../contract.ts';
 import { morphoKey, UNPRICED_NOTE } from '../records.ts';
 import type { ChainConfig, FeedConfig } from '../sources-file.ts';
@@ -110,13 +115,18 @@ function morphoPass(
 
     async read(shared) {
       if (!chain.morpho) return;
+      // The accounts the last pass served are listed from its records only for a process that
+      // has read none (started anew, or forgot them): one that has keeps them all.
       const known =
         resume === null
           ? { marketIds: [], accounts: [] }
-          : knownMorpho(chainId, previous, strings(saved['markets']), [
-              ...strings(saved['pending']),
-              ...reread,
-            ]);
+          : knownMorpho(
+              chainId,
+              cache.positions.size === 0 ? previous : undefined,
+              strings(saved['markets']),
+              [...strings(saved['pending']), ...reread],
+              previous,
+            );
       morpho = await readMorphoBlue(
         rpc,
         chain.morpho.blue as `0x${string}`,
@@ -167,11 +177,13 @@ function morphoPass(
       const kept = new Map<string, MarketRecord>();
       // Markets never priced, served with what is known (docs/decisions.md "Real sources").
       const unpricedMarkets = new Map<string, MarketRecord>();
+      // (Its positions stay as stored: the market is handed in part, none of them read.)
       const keep = (id: string) => {
         const record = previousMarkets.get(morphoKey(chainId, id));
         if (!record || kept.has(id)) return;
         kept.set(id, record);
         markets.push(record);
+        out.partial.add(record.uniqueKey);
       };
       for (const f of morpho?.failures ?? []) if (!f.id.includes(':')) keep(f.id);
       for (const m of morpho?.markets ?? []) {
@@ -212,14 +224,27 @@ function morphoPass(
           ),
         );
       }
+      // A market served priced by the last pass as well is handed in part: the positions read
+      // this pass (an emptied one at zero). A position not read holds the same shares and
+      // collateral, its figures moved only by the market's prices and index, which its record
+      // carries. Any other is handed whole.
+      const inPart = new Set<string>();
+      for (const [id, { record }] of priced) {
+        const last = previousMarkets.get(record.uniqueKey);
+        if (resume !== null && last !== undefined && isPriced(last)) inPart.add(id);
+      }
+      for (const [id, users] of morpho?.read ?? []) {
+        const market = priced.get(id);
+        if (!market || !inPart.has(id)) continue;
+        for (const [user, p] of users)
+          positions.push(
+            p ? positionRecord(market.record, market.read.market, p) : emptyPosition(market.record, user),
+          );
+      }
+      for (const id of inPart) out.partial.add(morphoKey(chainId, id));
       for (const p of morpho?.positions ?? []) {
         const market = priced.get(p.id);
-        if (market) positions.push(positionRecord(market.record, market.read.market, p));
-      }
-      // A kept market's positions: as the last pass served them (one walk, whatever the count).
-      if (kept.size > 0) {
-        const keptKeys = new Set([...kept.values()].map((m) => m.uniqueKey));
-        for (const p of previous?.positions ?? []) if (keptKeys.has(p.marketKey)) positions.push(p);
+        if (market && !inPart.has(p.id)) positions.push(positionRecord(market.record, market.read.market, p));
       }
       const found = (morpho?.liquidations ?? []).flatMap((l) => {
         // A kept market's liquidations are priced at its kept prices, a never-priced one's
@@ -337,17 +362,33 @@ function submittedOf(x: unknown): Record<string, string[]> {
   return Object.fromEntries(Object.entries(x).map(([v, ids]) => [v, strings(ids)]));
 }
 
-/** The markets and accounts the last run served on this chain (read again at the new block). */
+/**
+ * The markets the last run served on this chain, and the accounts it served (of `holders`: none
+ * when left out) with those `pending` names (read again at the new block).
+ */
 function knownMorpho(
   chainId: number,
+  holders: PreviousRun | undefined,
+  found: readonly string[],
+  pending: readonly string[],
   previous: PreviousRun | undefined,
-  found: readonly string[] = [],
-  pending: readonly string[] = [],
 ) {
   const prefix = `morpho-${chainId}-`;
   return {
     marketIds: [...found, ...knownMarkets(prefix, previous)],
-    accounts: knownHolders(prefix, previous, pending).map(({ group, user }) => ({ id: group, user })),
+    accounts: knownHolders(prefix, holders, pending).map(({ group, user }) => ({ id: group, user })),
+  };
+}
+
+/** An account read empty in a market handed in part: its figures at zero (the store forgets it). */
+function emptyPosition(market: MarketRecord, user: string): PositionRecord {
+  return {
+    marketKey: market.uniqueKey,
+    user,
+    collateralUsd: 0,
+    borrowUsd: 0,
+    supplyUsd: 0,
+    healthFactor: Number.POSITIVE_INFINITY,
   };
 }
 

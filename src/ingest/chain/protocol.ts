@@ -118,6 +118,11 @@ export class Assembly {
   readonly prices: PassPrices;
   readonly markets: MarketRecord[] = [];
   readonly positions: PositionRecord[] = [];
+  /**
+   * The markets whose positions are handed in part: those read this pass (one read empty at
+   * zero); the others stay as stored (SourceOutput's `records.partial`).
+   */
+  readonly partial = new Set<string>();
   /** The vaults lending into the markets (Euler's vaults: each lends to its collaterals' markets). */
   readonly vaults: VaultRecord[] = [];
   readonly liquidations: LiquidationEvent[] = [];

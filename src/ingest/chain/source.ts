@@ -42,6 +42,7 @@ export interface ChainRunStats {
   block: number;
   rpcRequests: number;
   markets: number;
+  /** Positions handed: every one of a market handed whole, those read of one handed in part. */
   positions: number;
   /** Positions read from the chain (the others were known unchanged: no event touched them). */
   positionsRead: number;
@@ -176,7 +177,12 @@ export function chainSource(
       recent = recent.filter(([n]) => ancestor !== null && n <= ancestor);
     }
     // What the process kept may belong to orphaned blocks: read everything again, every account
-    // it knew included (one the orphaned blocks emptied is no position now, but is again).
+    // it knew included (one the orphaned blocks emptied is no position now, but is again). So
+    // too when the last pass stored is not this process's last (another process ingested
+    // meanwhile, or this one's last was not stored): what it kept may predate blocks it did not
+    // read.
+    const ours = last !== null && lastBlock === last.block;
+    if (resume !== null && !reorg && last !== null && !ours) for (const a of adapters) a.forget(true);
     if (resume === null || reorg) {
       for (const a of adapters) a.forget(resume !== null);
       // A chain read again from the start (reset, or reorganized past the checkpoint) may hold
@@ -302,7 +308,7 @@ export function chainSource(
         note: `syncing: logs read through block ${logsTo} of ${target}; accounts named by later logs are not served yet`,
       });
     return {
-      records: { markets: out.markets, positions: out.positions, vaults: out.vaults },
+      records: { markets: out.markets, positions: out.positions, vaults: out.vaults, partial: out.partial },
       liquidations: out.liquidations,
       rounds,
       blocks: { [String(chain.chainId)]: Number(target) },
