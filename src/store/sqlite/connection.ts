@@ -29,6 +29,25 @@ export function withoutWaiting<T>(db: DatabaseSync, fn: () => T): T {
 }
 
 /**
+ * Puts a connection in WAL mode. A new file's first switch takes a lock SQLite does not wait
+ * for (its busy timeout does not apply): two processes opening one new store at once (a
+ * server starting while `lrds keys create` runs) would have one refused. It is tried again
+ * until the busy timeout has passed.
+ */
+function walMode(db: DatabaseSync): void {
+  const until = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (!isSqliteBusy(err) || Date.now() >= until) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
+
+/**
  * The SQLite store's file, shared by its ports: one connection (node:sqlite) in WAL mode, its
  * prepared statements, its write transactions, and whether writes go through. Every statement
  * is synchronous; a committed write is in the WAL before the call returns, so it survives the
@@ -50,7 +69,7 @@ export class SqliteConnection {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.sqlite = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
     try {
-      this.sqlite.exec('PRAGMA journal_mode = WAL');
+      walMode(this.sqlite);
       this.sqlite.exec('PRAGMA synchronous = NORMAL');
       // The WAL is copied into the database (and both fsynced) once it holds 10,000 pages (40 MB)
       // rather than SQLite's 1,000: a history append dirties pages all over the liquidation
