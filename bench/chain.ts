@@ -37,7 +37,7 @@ import { NFTS_PER_CALL } from '../src/ingest/chain/fluid.ts';
 import { chainSources } from '../src/ingest/chain/index.ts';
 import { DEPLOYLESS_BATCH_BYTES } from '../src/ingest/chain/rpc.ts';
 import { ingestLive } from '../src/ingest/live.ts';
-import { parseSources } from '../src/ingest/sources-file.ts';
+import { DEFAULT_STATE_MAX_AGE_SECONDS, parseSources } from '../src/ingest/sources-file.ts';
 import { createService } from '../src/service.ts';
 import { openStore } from '../src/store/open.ts';
 import { deployAave } from '../test/chain/aave.ts';
@@ -546,11 +546,21 @@ try {
     await send(ethUsd, art.TestAggregator!.abi, 'updateAnswer', [BigInt(3000 - 10 * (i + 1)) * 10n ** 8n]);
     steady.push(await pass());
   }
-  // A block with nothing of ours (no log of a contract read, no feed update).
+  // A block with nothing of ours (no log of a contract read, no feed update): no state read.
   const quiet: Steady[] = [];
   for (let i = 0; i < 3; i++) {
     await anvil.client().request({ method: 'evm_mine' as never, params: [] as never });
     quiet.push(await pass());
+  }
+  // The same once the state read last is `stateMaxAgeSeconds` old: the state read again.
+  const aged: Steady[] = [];
+  for (let i = 0; i < 3; i++) {
+    await anvil.client().request({
+      method: 'evm_increaseTime' as never,
+      params: [DEFAULT_STATE_MAX_AGE_SECONDS] as never,
+    });
+    await anvil.client().request({ method: 'evm_mine' as never, params: [] as never });
+    aged.push(await pass());
   }
   // A block where one borrower borrows more: one position changes.
   const touched: Steady[] = [];
@@ -668,6 +678,8 @@ try {
       bytesWrittenPerBlock: median(steady.map((s) => s.bytesWritten)),
       /** Blocks with nothing of ours: no log of a contract read, no feed update. */
       quietBlock: summary(quiet),
+      /** The same once the state read last is `stateMaxAgeSeconds` old (read again). */
+      agedQuietBlock: summary(aged),
       /** Blocks where one borrower borrowed more. */
       onePositionBlock: summary(touched),
       /** The dataset written whole (every pass before changes were written): the baseline. */
@@ -713,7 +725,7 @@ try {
       `| first sync: RPC requests | ${first.rpcRequests} |`,
       `| first sync by \`lrds ingest\` behind a stand-in provider, ${SYNC_PASSES} passes: time, s; HTTP requests; peak RSS, MB | ${fmt(providerThrough.ms / 1000)}; ${providerThrough.requests}; ${fmt(providerThrough.peakRssMb)} |`,
       `| the same, killed (SIGKILL) half-way and started again: total time, s; HTTP requests; peak RSS, MB | ${fmt(providerKilled.ms / 1000)}; ${providerKilled.requests}; ${fmt(providerKilled.peakRssMb)} |`,
-      `| steady state: RPC requests per block | ${results.steadyState.rpcRequestsPerBlock} |`,
+      `| steady state, a price update: RPC requests per block | ${results.steadyState.rpcRequestsPerBlock} |`,
       `| steady state: positions read per block (none touched) | ${results.steadyState.positionsReadPerBlock} |`,
       `| steady state: vaults read per block (none touched) | ${results.steadyState.vaultsReadPerBlock} |`,
       ...(deposit
@@ -724,6 +736,7 @@ try {
       `| steady state: pass time, ms | ${fmt(results.steadyState.passMs)} |`,
       `| steady state: pass CPU, ms; bytes written (a price update) | ${fmt(results.steadyState.passCpuMs)}; ${fmt(results.steadyState.bytesWrittenPerBlock)} |`,
       `| a block with nothing of ours: RPC requests, pass time, CPU ms, bytes written | ${quietRow(results.steadyState.quietBlock)} |`,
+      `| the same, the state read last ${DEFAULT_STATE_MAX_AGE_SECONDS} s old (read again) | ${quietRow(results.steadyState.agedQuietBlock)} |`,
       `| a block where one borrower borrows: RPC requests, pass time, CPU ms, bytes written | ${quietRow(results.steadyState.onePositionBlock)} |`,
       `| baseline: the dataset written whole (as every pass did before): time, CPU ms, bytes | ${fmt(whole.ms)}, ${fmt(whole.cpuMs)}, ${fmt(whole.bytesWritten)} |`,
       `| block to answer, ms (median of 5; max ${fmt(results.blockToAnswerMaxMs)}) | ${fmt(results.blockToAnswerMs)} |`,

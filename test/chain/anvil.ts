@@ -17,7 +17,7 @@ import { chainSources } from '../../src/ingest/chain/index.ts';
 import type { ChainSource } from '../../src/ingest/chain/source.ts';
 import type { Source } from '../../src/ingest/contract.ts';
 import { ingestLive, type LiveStore } from '../../src/ingest/live.ts';
-import { parseSources } from '../../src/ingest/sources-file.ts';
+import { DEFAULT_STATE_MAX_AGE_SECONDS, parseSources } from '../../src/ingest/sources-file.ts';
 import type { Service } from '../../src/service.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
@@ -193,6 +193,16 @@ async function startAnvilOnce(args: readonly string[]): Promise<Anvil> {
       await exited;
     },
   };
+}
+
+/**
+ * Mines a block once the state a chain source read last is as old as a pass lets it go unread
+ * while nothing of its contracts and feeds logs (`stateMaxAgeSeconds`, by default): the next
+ * pass reads it again, a change no log of ours names included.
+ */
+export async function mineOnceStateAged(anvil: Pick<Anvil, 'client'>): Promise<void> {
+  await anvil.client().increaseTime({ seconds: DEFAULT_STATE_MAX_AGE_SECONDS });
+  await anvil.client().mine({ blocks: 1 });
 }
 
 /** Deploys a compiled contract; resolves to its address once mined. */

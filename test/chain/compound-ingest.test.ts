@@ -22,6 +22,7 @@ import {
   compileContracts,
   deploy,
   liveChainSuite,
+  mineOnceStateAged,
   passAtHead,
   readAt,
   sendTx,
@@ -583,6 +584,8 @@ describe('Compound v3 on a local chain', () => {
       4n * 10n ** 12n,
       10n ** 11n,
     ]);
+    // (A configuration no log of ours names: read once the state read last is old enough.)
+    await mineOnceStateAged(anvil);
     await ingestLive(rewarded, suite.store, suite.clock);
     await suite.service.models.reloadIfChanged();
     const min = (await get(`/markets/${wethKey()}`)).data;

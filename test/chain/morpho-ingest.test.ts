@@ -28,6 +28,7 @@ import {
   compileContracts,
   deploy,
   localSources,
+  mineOnceStateAged,
   readAt,
   sendTx,
   startAnvil,
@@ -598,9 +599,10 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
   test("behavior: a market whose oracle burns all the gas it is given does not fail the chain's passes", async () => {
     // The test before ingested with another source: what this one kept may predate blocks it did
     // not read, so the first pass after reads every account it knew again; the next, none.
+    // (Blocks once the state read last is old enough: each pass reads the state.)
     const read: number[] = [];
     for (let i = 0; i < 2; i++) {
-      await anvil.client().mine({ blocks: 1 });
+      await mineOnceStateAged(anvil);
       assert.equal((await pass()).runs[0]!.ok, true);
       read.push(sources![0]!.lastRun()!.positionsRead);
     }
@@ -617,10 +619,64 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     assert.equal((await get(`/markets/morpho-31337-${marketId}`)).data.collateralPrice, 2870);
     // and the next passes too, at the cost of a pass without it (its failing call rides in the
     // others' requests: multicall-split.test.ts shows a batch it brings down)
-    await anvil.client().mine({ blocks: 1 });
+    await mineOnceStateAged(anvil);
     const next = await pass();
     assert.equal(next.runs[0]!.ok, true, next.runs[0]!.error ?? '');
+    assert.equal(sources![0]!.lastRun()!.stateRead, true);
     assert.equal(sources![0]!.lastRun()!.rpcRequests, quiet);
+  });
+
+  test('behavior: a block with nothing of ours reads no state while the state read last is young; a log of ours, or its age, reads it again', async () => {
+    const market = `/markets/morpho-31337-${marketId}`;
+    await mineOnceStateAged(anvil);
+    assert.equal((await pass()).runs[0]!.ok, true);
+    const full = sources![0]!.lastRun()!;
+    assert.equal(full.stateRead, true);
+    const before = (await get(market)).data;
+    // Nothing of ours in the block: its header, the logs of our contracts and the file's feeds,
+    // and those of the feeds oracles name; the markets and positions served as read.
+    await anvil.client().mine({ blocks: 1 });
+    const quiet = await pass();
+    const run = sources![0]!.lastRun()!;
+    assert.deepEqual([run.stateRead, run.positionsRead], [false, 0]);
+    assert.ok(run.rpcRequests <= 3 && run.rpcRequests < full.rpcRequests, `${run.rpcRequests} requests`);
+    assert.equal(quiet.runs[0]!.state.lastBlock['31337'], Number(await anvil.client().getBlockNumber()));
+    const after = (await get(market)).data;
+    assert.deepEqual([after.borrow, after.collateralPrice], [before.borrow, before.collateralPrice]);
+    // A feed's round is ours: the state is read, at the new price.
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_880n * 10n ** 8n]);
+    await pass();
+    assert.equal(sources![0]!.lastRun()!.stateRead, true);
+    assert.equal((await get(market)).data.collateralPrice, 2880);
+    // A borrower's log too: the state is read, and the position.
+    await anvil.client().mine({ blocks: 1 });
+    await pass();
+    assert.equal(sources![0]!.lastRun()!.stateRead, false);
+    await send(1, morpho, art.Morpho!.abi, 'borrow', [params, 10n ** 6n, 0n, users[1], users[1]]);
+    await pass();
+    assert.deepEqual([sources![0]!.lastRun()!.stateRead, sources![0]!.lastRun()!.positionsRead], [true, 1]);
+    // And the state once as old as stateMaxAgeSeconds, with nothing of ours: a day's interest
+    // (30 s of it moves the market's figures by less than the 1 part in 10 million written).
+    const accrued = (await get(market)).data.borrow;
+    await anvil.client().increaseTime({ seconds: 86_400 });
+    await anvil.client().mine({ blocks: 1 });
+    await pass();
+    assert.equal(sources![0]!.lastRun()!.stateRead, true);
+    assert.ok((await get(market)).data.borrow > accrued);
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_870n * 10n ** 8n]);
+    await pass();
+  });
+
+  test('behavior: stateMaxAgeSeconds 0 reads the state every pass', async () => {
+    const json = sourcesJson();
+    Object.assign(json.chains[0]!, { stateMaxAgeSeconds: 0 });
+    const every = chainSources(parseSources(json, 'test'));
+    for (let i = 0; i < 2; i++) {
+      await anvil.client().mine({ blocks: 1 });
+      await syncClock();
+      assert.equal((await ingestLive(every, store, clock)).runs[0]!.ok, true);
+      assert.equal(every[0]!.lastRun()!.stateRead, true);
+    }
   });
 
   test('behavior: an RPC whose head is behind the last block read fails the pass and keeps the data', async () => {

@@ -21,6 +21,7 @@ const CHAIN: ChainConfig = {
   confirmations: 0,
   rpcTimeoutMs: 1000,
   syncBlocks: 500_000,
+  stateMaxAgeSeconds: 30,
   morpho: null,
   aave: [],
   compound: [],

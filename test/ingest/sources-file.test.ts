@@ -55,6 +55,7 @@ test('default: a local chain with its addresses; feeds take heartbeats from the 
     confirmations: 0,
     rpcTimeoutMs: 10_000, // the default
     syncBlocks: 500_000, // the default
+    stateMaxAgeSeconds: 30, // the default
     morpho: { blue: A, fromBlock: 0, vaultFactories: [] },
     aave: [],
     compound: [],

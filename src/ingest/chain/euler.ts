@@ -37,7 +37,11 @@ export const EVC_EVENTS = parseAbi([
   'event CollateralStatus(address indexed account, address indexed collateral, bool enabled)',
 ]);
 
-/** A vault's events that change an account's debt or balance, and its liquidations. */
+/**
+ * A vault's events that change an account's debt or balance, its liquidations, and its
+ * governor's changes of what its accounts' health depends on (an LTV, in either layout EVK
+ * releases emit it, the rate model, caps, flags, hooks): a block with one reads the state again.
+ */
 export const EVAULT_EVENTS = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 value)',
   'event Borrow(address indexed account, uint256 assets)',
@@ -45,6 +49,12 @@ export const EVAULT_EVENTS = parseAbi([
   'event PullDebt(address indexed from, address indexed to, uint256 assets)',
   'event DebtSocialized(address indexed account, uint256 assets)',
   'event Liquidate(address indexed liquidator, address indexed violator, address collateral, uint256 repayAssets, uint256 yieldBalance)',
+  'event GovSetLTV(address indexed collateral, uint16 borrowLTV, uint16 liquidationLTV, uint16 initialLiquidationLTV, uint48 targetTimestamp, uint32 rampDuration, bool initialized)',
+  'event GovSetLTV(address indexed collateral, uint16 borrowLTV, uint16 liquidationLTV, uint16 initialLiquidationLTV, uint48 targetTimestamp, uint32 rampDuration)',
+  'event GovSetInterestRateModel(address newInterestRateModel)',
+  'event GovSetCaps(uint16 newSupplyCap, uint16 newBorrowCap)',
+  'event GovSetConfigFlags(uint32 newConfigFlags)',
+  'event GovSetHookConfig(address indexed newHookTarget, uint32 newHookedOps)',
 ]);
 
 const factoryAbi = parseAbi(['function isProxy(address proxy) view returns (bool)']);

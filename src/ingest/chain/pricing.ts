@@ -11,9 +11,16 @@ import type { MarketRecord, OracleFeedRecord, OracleRecord, PriceSourceRecord } 
 import type { ItemReport } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import { type ChainConfig, DEFAULT_HEARTBEAT_SECONDS, type FeedConfig } from '../sources-file.ts';
-import { type FeedPrice, type FeedReading, readFeeds, readRounds, usdPrices } from './chainlink.ts';
+import {
+  ANSWER_UPDATED,
+  type FeedPrice,
+  type FeedReading,
+  readFeeds,
+  readRounds,
+  usdPrices,
+} from './chainlink.ts';
 import { FLUID_NATIVE } from './fluid.ts';
-import type { ChainRpc, SharedLogs } from './rpc.ts';
+import { type ChainRpc, getLogsAdaptive, type SharedLogs } from './rpc.ts';
 
 /** A token as prices are looked up: its address and the symbol it is priced under. */
 export type Token = { address: string; symbol: string };
@@ -113,6 +120,25 @@ export class ChainFeeds {
       this.#symbols.feedSymbolOf,
     );
     return { ...this.#symbols, readings, byFeed, feedPriceOf, usdOf: usdOnly(feedPriceOf) };
+  }
+
+  /**
+   * Whether no feed read last pass published a round in `range`: the file's feeds' publishers
+   * from the chain's shared read, the others' (those oracles name) read apart.
+   */
+  async published(range: { fromBlock: bigint; toBlock: bigint }, shared: SharedLogs): Promise<boolean> {
+    if (shared.logs.some((l) => this.#publishers.has(l.address.toLowerCase()))) return true;
+    const apart = [...new Set([...this.#lastReading.values()].map((r) => r.publisher.address))].filter(
+      (a) => !shared.addresses.has(a),
+    );
+    if (apart.length === 0) return false;
+    const logs = await getLogsAdaptive(this.#rpc, {
+      what: 'chainlink',
+      address: apart as `0x${string}`[],
+      events: [ANSWER_UPDATED],
+      ...range,
+    });
+    return logs.length > 0;
   }
 
   /**

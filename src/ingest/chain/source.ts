@@ -16,12 +16,19 @@
 import { must } from '../../domain/must.ts';
 import { estimateSeconds, type LogWalkProgress } from '../../domain/pass-state.ts';
 import { type ChainSync, chainSyncOf } from '../../domain/records/sources.ts';
+import type { MarketRecord, VaultRecord } from '../../domain/types.ts';
 import type { ItemReport, PreviousRun, Source, SourceOutput } from '../contract.ts';
 import type { RefChainlinkFeed, RefToken } from '../sandbox/reference.ts';
 import type { ChainConfig } from '../sources-file.ts';
 import { aaveAdapter } from './aave-pass.ts';
 import { ANSWER_UPDATED } from './chainlink.ts';
-import { canonicalAncestor, RECENT_BLOCKS, readCheckpoint, writeCheckpoint } from './checkpoint.ts';
+import {
+  type Checkpoint,
+  canonicalAncestor,
+  RECENT_BLOCKS,
+  readCheckpoint,
+  writeCheckpoint,
+} from './checkpoint.ts';
 import { compoundAdapter } from './compound-pass.ts';
 import { eulerAdapter } from './euler-pass.ts';
 import { fluidAdapter } from './fluid-pass.ts';
@@ -48,6 +55,8 @@ export interface ChainRunStats {
   positionsRead: number;
   /** Vaults read from the chain (MetaMorpho: the others had no log of their own). */
   vaultsRead: number;
+  /** Whether the pass read the chain's state (false: nothing of ours logged, and the state read last is young). */
+  stateRead: boolean;
   /**
    * Accounts the process keeps between passes: those holding a position, and those read empty
    * while a reorganization could still undo it.
@@ -69,12 +78,24 @@ export interface ChainReference {
 /** Blocks read again before a reorganization's common ancestor for its rounds (fast chains share a second among blocks). */
 const SAME_SECOND_BLOCKS = 17n;
 
+/** What the last pass that read a chain's state handed, handed again by a pass that reads none. */
+interface StateRead {
+  /** Its block's time, unix seconds. */
+  timestamp: bigint;
+  markets: MarketRecord[];
+  vaults: VaultRecord[];
+  items: ItemReport[];
+  /** The protocols' parts of its checkpoint. */
+  parts: Record<string, unknown>[];
+}
+
 export function chainSource(
   chain: ChainConfig,
   rpc: ChainRpc,
   reference: ChainReference = { feeds: [], tokens: [] },
 ): ChainSource {
   let last: ChainRunStats | null = null;
+  let stateRead: StateRead | null = null;
   // The calls answered when the run under way began; null: none is.
   let calls0: number | null = null;
   // The protocols in the order their records are assembled (and their logs' events listed).
@@ -204,7 +225,8 @@ export function chainSource(
     // A catch-up begins (a long stop of a process that kept what it read): every account it knew
     // is read at the target, as a process started anew would, rather than served as of its last
     // read until the logs reach it.
-    if (resume !== null && !going && logsTo < target) for (const a of adapters) a.forget(true);
+    const catchUp = resume !== null && !going && logsTo < target;
+    if (catchUp) for (const a of adapters) a.forget(true);
     const ctx: PassContext = {
       chain,
       rpc,
@@ -243,6 +265,56 @@ export function chainSource(
           }),
         };
     }
+    // Nothing of ours logged in the pass's blocks (no protocol's contract, no feed's publisher),
+    // this process read every block since its last pass, and the state it read last is younger
+    // than `stateMaxAgeSeconds`: the state is not read again. What it does not read changes with
+    // time alone (interest accrued: 1 part in 10.5 million in 30 s at 10 % a year) or with
+    // contracts that are not ours (an oracle's vault conversion, a pull oracle): both are read
+    // again once the state is that old. (So is an item the last read could not read: a revert
+    // reverts again until the state changes, and anyone can make one fail every pass, such as
+    // a market whose oracle burns its gas: retrying it every block would undo the saving.)
+    const kept = stateRead;
+    if (
+      kept &&
+      ours &&
+      !reorg &&
+      !catchUp &&
+      shared?.logs.length === 0 &&
+      shared.fromBlock === stateResume &&
+      shared.toBlock === target &&
+      block.timestamp - kept.timestamp < BigInt(chain.stateMaxAgeSeconds) &&
+      !(await feeds.published({ fromBlock: shared.fromBlock, toBlock: target }, shared))
+    ) {
+      recent = nextRecent(recent, target, block.hash);
+      for (const a of adapters) a.settle(settled(recent, checkpoint));
+      last = {
+        block: Number(target),
+        rpcRequests: rpc.requests() - requests0,
+        markets: kept.markets.length,
+        positions: 0,
+        positionsRead: 0,
+        vaultsRead: 0,
+        stateRead: false,
+        accountsKept: adapters.reduce((n, a) => n + a.accountsKept(), 0),
+      };
+      return {
+        // Every market handed in part, none of its positions read: they stay as stored.
+        records: {
+          markets: kept.markets,
+          positions: [],
+          vaults: kept.vaults,
+          partial: new Set(kept.markets.map((m) => m.uniqueKey)),
+        },
+        liquidations: [],
+        rounds: [],
+        blocks: { [String(chain.chainId)]: Number(target) },
+        head: { [String(chain.chainId)]: Number(latest.number) },
+        cursor: writeCheckpoint(recent, kept.parts),
+        sync: { [String(chain.chainId)]: null },
+        items: kept.items,
+      };
+    }
+    stateRead = null;
     for (const p of passes) await p.read(shared);
 
     // Feeds: those of the file, and those the protocols' contracts name.
@@ -270,16 +342,8 @@ export function chainSource(
       shared,
     );
     const parts = passes.map((p) => p.checkpoint());
-    recent = [
-      ...recent.filter(([n]) => n < Number(target)),
-      [Number(target), must(block.hash, `hash of block ${target}`)] as [number, string],
-    ].slice(-RECENT_BLOCKS);
-    // Accounts read empty at or before the oldest block a reorganization can roll back to are
-    // forgotten: what the process keeps grows with the positions, not with every account named.
-    // (Not past the oldest block of the stored checkpoint: this pass may yet fail to be stored.)
-    const [oldest] = must(recent[0], 'recent block');
-    const settled = Math.min(oldest, checkpoint.recent[0]?.[0] ?? Number.POSITIVE_INFINITY);
-    for (const a of adapters) a.settle(settled);
+    recent = nextRecent(recent, target, block.hash);
+    for (const a of adapters) a.settle(settled(recent, checkpoint));
     last = {
       block: Number(target),
       rpcRequests: rpc.requests() - requests0,
@@ -287,6 +351,7 @@ export function chainSource(
       positions: out.positions.length,
       positionsRead: passes.reduce((n, p) => n + p.positionsRead(), 0),
       vaultsRead: passes.reduce((n, p) => n + (p.vaultsRead?.() ?? 0), 0),
+      stateRead: true,
       accountsKept: adapters.reduce((n, a) => n + a.accountsKept(), 0),
     };
     recordPriceSources(out.markets, new Set(previous?.markets ?? []), prices.feedPriceOf);
@@ -301,6 +366,14 @@ export function chainSource(
             accounts: last.accountsKept,
           }
         : null;
+    if (!syncing)
+      stateRead = {
+        timestamp: block.timestamp,
+        markets: out.markets,
+        vaults: out.vaults,
+        items: items.filter((i) => !i.id.startsWith('reorg:')),
+        parts,
+      };
     if (syncing)
       items.push({
         id: `sync:${chain.chainId}`,
@@ -319,6 +392,24 @@ export function chainSource(
       items,
     };
   }
+}
+
+/** The recent blocks kept after a pass read `target` (whose hash is `hash`). */
+function nextRecent(recent: Checkpoint['recent'], target: bigint, hash: string | null): [number, string][] {
+  return [
+    ...recent.filter(([n]) => n < Number(target)),
+    [Number(target), must(hash, `hash of block ${target}`)] as [number, string],
+  ].slice(-RECENT_BLOCKS);
+}
+
+/**
+ * The block up to which accounts read empty are forgotten: the oldest a reorganization can roll
+ * back to (what the process keeps grows with the positions, not with every account named), not
+ * past the oldest of the stored checkpoint (this pass may yet fail to be stored).
+ */
+function settled(recent: Checkpoint['recent'], checkpoint: Checkpoint): number {
+  const [oldest] = must(recent[0], 'recent block');
+  return Math.min(oldest, checkpoint.recent[0]?.[0] ?? Number.POSITIVE_INFINITY);
 }
 
 /** A log walk under way as /health shows it, its estimate at the pace so far. */

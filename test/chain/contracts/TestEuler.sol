@@ -145,6 +145,15 @@ contract TestEVault {
         uint256 yieldBalance
     );
     event DebtSocialized(address indexed account, uint256 assets);
+    event GovSetLTV(
+        address indexed collateral,
+        uint16 borrowLTV,
+        uint16 liquidationLTV,
+        uint16 initialLiquidationLTV,
+        uint48 targetTimestamp,
+        uint32 rampDuration,
+        bool initialized
+    );
 
     uint256 internal constant SHIFT = 31;
     uint256 internal constant RAY = 1e27;
@@ -205,7 +214,17 @@ contract TestEVault {
     function setLTV(address collateral, uint16 borrowLTV, uint16 liquidationLTV) external {
         require(msg.sender == governorAdmin, "governor");
         require(borrowLTV <= liquidationLTV && liquidationLTV < CONFIG_SCALE, "ltv");
-        if (!ltvs[collateral].listed) ltvList.push(collateral);
+        bool initialized = ltvs[collateral].listed;
+        if (!initialized) ltvList.push(collateral);
+        emit GovSetLTV(
+            collateral,
+            borrowLTV,
+            liquidationLTV,
+            ltvs[collateral].liquidationLTV,
+            uint48(block.timestamp),
+            0,
+            initialized
+        );
         ltvs[collateral] = LTV(borrowLTV, liquidationLTV, true);
     }
 
