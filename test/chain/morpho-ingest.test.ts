@@ -667,6 +667,74 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     await pass();
   });
 
+  test('behavior: a market priced again is handed whole: what its accounts did while it had no price is served', async () => {
+    const A = art.TestAggregator!.abi;
+    await mineOnceStateAged(anvil);
+    await pass();
+    // USDC loses its price: the market keeps its last records, while a borrower repays a part
+    // (the market's oracle, on that feed too, refuses a borrow meanwhile)
+    await send(0, usdcUsd, A, 'updateAnswer', [0n]);
+    const unpriced = await pass();
+    assert.equal(unpriced.runs[0]!.items.find((i) => i.id === `morpho:${marketId}`)?.ok, false);
+    await send(1, usdc, art.TestToken!.abi, 'approve', [morpho, 5_000n * 10n ** 6n]);
+    await send(1, morpho, art.Morpho!.abi, 'repay', [params, 5_000n * 10n ** 6n, 0n, users[1], '0x']);
+    await pass();
+    // priced again, with no log naming the borrower
+    await send(0, usdcUsd, A, 'updateAnswer', [10n ** 8n]);
+    const hf1 = await chainHealth(users[1]!);
+    await pass();
+    const p = (await get(`/positions?address=${users[1]}`)).data[0];
+    assert.ok(Math.abs(p.healthFactor - hf1) < 1e-6, `${p.healthFactor} vs ${hf1}`);
+  });
+
+  test("behavior: a position not read still earns its supply's interest, and follows its oracle where it moves apart from the collateral's feed", async () => {
+    const M = art.Morpho!.abi;
+    const key = `morpho-31337-${marketId}`;
+    const lent = async () =>
+      (await get(`/positions?address=${users[0]}`)).data.find(
+        (x: { market: { uniqueKey: string } }) => x.market.uniqueKey === key,
+      ).state.supplyAssetsUsd as number;
+    await mineOnceStateAged(anvil);
+    await pass();
+    const before = await lent();
+    // 60 days with no log of the lender: its supply is read again, with its interest
+    await anvil.client().increaseTime({ seconds: 60 * 86_400 });
+    await anvil.client().mine({ blocks: 1 });
+    await pass();
+    assert.ok((await lent()) / before - 1 > 1e-5, `${await lent()} vs ${before}`);
+
+    // A market whose oracle reads an ETH/USD feed the file does not list: its borrower's
+    // health follows that feed, while WETH's price is the file's.
+    const c = anvil.client(0);
+    const ethUsd2 = await deploy(c, art.TestAggregator!, [8, 'ETH / USD', 3000n * 10n ** 8n]);
+    const oracle2 = await deploy(c, art.TestChainlinkOracle!, [ethUsd2, usdcUsd, 10n ** 24n]);
+    const params2 = { loanToken: usdc, collateralToken: weth, oracle: oracle2, irm, lltv: LLTV };
+    const id2 = (await send(0, morpho, M, 'createMarket', [params2])).logs[0]!.topics[1]!;
+    await send(0, morpho, M, 'supply', [params2, 100_000n * 10n ** 6n, 0n, users[0], '0x']);
+    await send(1, weth, art.TestToken!.abi, 'mint', [users[1], WAD]);
+    await send(1, weth, art.TestToken!.abi, 'approve', [morpho, WAD]);
+    await send(1, morpho, M, 'supplyCollateral', [params2, WAD, users[1], '0x']);
+    await send(1, morpho, M, 'borrow', [params2, 2_000n * 10n ** 6n, 0n, users[1], users[1]]);
+    await pass();
+    await mineOnceStateAged(anvil);
+    await pass();
+    await send(0, ethUsd2, art.TestAggregator!.abi, 'updateAnswer', [2_500n * 10n ** 8n]);
+    await pass();
+    const [, borrowShares, collateral] = await read<[bigint, bigint, bigint]>(morpho, M, 'position', [
+      id2,
+      users[1],
+    ]);
+    const m = await read<bigint[]>(morpho, M, 'market', [id2]);
+    const price = await read<bigint>(oracle2, art.TestChainlinkOracle!.abi, 'price');
+    const borrowed = Number(borrowShares * (m[2]! + 1n)) / Number(m[3]! + 10n ** 6n);
+    const hf = (((Number(collateral) * Number(price)) / 1e36) * Number(LLTV)) / 1e18 / borrowed;
+    const p = (await get(`/positions?address=${users[1]}`)).data.find(
+      (x: { market: { uniqueKey: string } }) => x.market.uniqueKey === `morpho-31337-${id2}`,
+    );
+    assert.ok(Math.abs(p.healthFactor / hf - 1) < 1e-6, `${p.healthFactor} vs ${hf}`);
+    assert.equal(p.collateralPrice, (await get(`/markets/${key}`)).data.collateralPrice);
+  });
+
   test('behavior: stateMaxAgeSeconds 0 reads the state every pass', async () => {
     const json = sourcesJson();
     Object.assign(json.chains[0]!, { stateMaxAgeSeconds: 0 });

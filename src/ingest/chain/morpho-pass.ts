@@ -14,6 +14,7 @@ import {
   type PricedMarketRecord,
 } from '../../domain/types.ts';
 import type { PreviousRun } from '../contract.ts';
+import { NEAR_TOLERANCE } from '../live-writes.ts';
 import { morphoKey, UNPRICED_NOTE } from '../records.ts';
 import type { ChainConfig, FeedConfig } from '../sources-file.ts';
 import { type Checkpoint, knownHolders, knownMarkets, pending, strings } from './checkpoint.ts';
@@ -57,11 +58,29 @@ interface MorphoCheckpoint {
   vaultCaps: Record<string, string[]>;
 }
 
+/**
+ * What a Morpho adapter keeps of the positions it handed, between passes: the markets the last
+ * pass handed priced, each with its oracle's collateral price over its record's when it was
+ * last handed whole. A pass makes the next of these, which its success makes current.
+ */
+interface Handed {
+  ratios: Map<string, number>;
+}
+
+/**
+ * How far a market's oracle may move from its record's collateral price (a ratio, from when its
+ * positions were last handed whole) before they are handed whole again: their health factors
+ * are Morpho's, by the oracle, and are restated by the record's prices.
+ */
+const ORACLE_DRIFT = NEAR_TOLERANCE / 2;
+
 export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
   const cache = new MorphoCache();
   const vaults = new MetaMorphoCache();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
   const reread = new Set<string>();
+  let handed: Handed = { ratios: new Map() };
+  const next: { handed: Handed | null } = { handed: null };
   const config = chain.morpho ? `${chain.morpho.blue}:${chain.morpho.fromBlock}` : null;
   const readsVaults = (chain.morpho?.vaultFactories.length ?? 0) > 0;
   return {
@@ -73,12 +92,16 @@ export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
       if (rereadAccounts) for (const key of cache.positions.keys()) reread.add(key);
       cache.clear();
       vaults.clear();
+      handed = { ratios: new Map() };
+      next.handed = null;
     },
-    begin: (ctx) => morphoPass(ctx, cache, vaults, reread, config),
+    begin: (ctx) => morphoPass(ctx, cache, vaults, reread, config, handed, next),
     settle(block) {
       cache.positions.settle(block);
       vaults.settle(block);
       reread.clear();
+      if (next.handed) handed = next.handed;
+      next.handed = null;
     },
     accountsKept: () => cache.positions.size,
   };
@@ -90,6 +113,8 @@ function morphoPass(
   vaults: MetaMorphoCache,
   reread: ReadonlySet<string>,
   config: string | null,
+  handed: Readonly<Handed>,
+  next: { handed: Handed | null },
 ): ProtocolPass {
   const { chain, rpc, previous, items, resume, target } = ctx;
   const chainId = chain.chainId;
@@ -224,14 +249,23 @@ function morphoPass(
           ),
         );
       }
-      // A market served priced by the last pass as well is handed in part: the positions read
-      // this pass (an emptied one at zero). A position not read holds the same shares and
-      // collateral, its figures moved only by the market's prices and index, which its record
-      // carries. Any other is handed whole.
+      // A market this process handed priced in its last pass is handed in part: the positions
+      // read this pass (an emptied one at zero), and those supplying (their supply earns interest
+      // the record's prices and index do not carry). Another position holds the same shares and
+      // collateral: its figures move with the market's prices and borrow index, which its record
+      // carries, and its health factor with the oracle's price, as long as that follows the
+      // record's collateral price. Any other market is handed whole (a market priced again, or
+      // whose oracle moved apart from its collateral's feed).
       const inPart = new Set<string>();
-      for (const [id, { record }] of priced) {
+      const ratios = new Map<string, number>();
+      for (const [id, { record, read }] of priced) {
         const last = previousMarkets.get(record.uniqueKey);
-        if (resume !== null && last !== undefined && isPriced(last)) inPart.add(id);
+        const byOracle = oracleUsd(read, record.loanPrice);
+        const ratio = byOracle === null ? 1 : byOracle / record.collateralPrice;
+        const was = handed.ratios.get(id);
+        const same = was !== undefined && Math.abs(ratio / was - 1) <= ORACLE_DRIFT;
+        if (resume !== null && last !== undefined && isPriced(last) && same) inPart.add(id);
+        ratios.set(id, inPart.has(id) ? (was as number) : ratio);
       }
       for (const [id, users] of morpho?.read ?? []) {
         const market = priced.get(id);
@@ -244,8 +278,11 @@ function morphoPass(
       for (const id of inPart) out.partial.add(morphoKey(chainId, id));
       for (const p of morpho?.positions ?? []) {
         const market = priced.get(p.id);
-        if (market && !inPart.has(p.id)) positions.push(positionRecord(market.record, market.read.market, p));
+        if (!market) continue;
+        if (!inPart.has(p.id) || (p.supplyShares > 0n && !morpho?.read.get(p.id)?.has(p.user)))
+          positions.push(positionRecord(market.record, market.read.market, p));
       }
+      next.handed = { ratios };
       const found = (morpho?.liquidations ?? []).flatMap((l) => {
         // A kept market's liquidations are priced at its kept prices, a never-priced one's
         // amounts have no USD value; an unserved one's are not recorded (named).
