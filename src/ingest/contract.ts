@@ -63,6 +63,11 @@ export interface SourceOutput {
   cursor?: string | null;
   /** Per-item outcomes; failed items do not fail the run. */
   items: ItemReport[];
+  /**
+   * The run read no state (nothing of the source's logged since its last run, whose records it
+   * hands again): its items are none, and the last run's stand.
+   */
+  stateUnread?: true;
 }
 
 export interface Source {
@@ -93,4 +98,6 @@ export interface PreviousRun {
   positions: readonly PositionRecord[];
   /** The vaults lending into those markets (absent: none). */
   vaults?: readonly VaultRecord[];
+  /** One market's positions of `positions` (left out: filter `positions`), without listing them all. */
+  positionsIn?(marketKey: string): Iterable<PositionRecord>;
 }

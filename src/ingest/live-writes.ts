@@ -300,6 +300,8 @@ export class WrittenDataset {
       const pool = this.#poolOf(p.marketKey);
       return pool === null ? null : `${pool}\n${p.user}`;
     };
+    // The pools an account of which is handed (a pool's market handed in part with none is skipped).
+    const pools = new Set<string>();
     for (const p of next.positions) {
       const r = ratios.get(p.marketKey);
       if (!r) continue;
@@ -308,6 +310,7 @@ export class WrittenDataset {
       const s = stated(p, r);
       const account = accountOf(p);
       if (account !== null) {
+        pools.add(account.slice(0, account.lastIndexOf('\n')));
         const a = accounts.get(account);
         if (a) {
           a.next.push(s);
@@ -330,8 +333,8 @@ export class WrittenDataset {
     // accounts handed in a pool's market handed in part.
     for (const [marketKey, users] of this.positions) {
       const inPart = partial.has(marketKey);
-      const pooled = this.#poolOf(marketKey) !== null;
-      if (inPart && !pooled) continue;
+      const pool = this.#poolOf(marketKey);
+      if (inPart && (pool === null || !pools.has(pool))) continue;
       for (const last of users.values()) {
         if (isEmpty(last)) continue;
         const account = accountOf(last);

@@ -33,6 +33,8 @@ export interface SourceRun {
   /** Vaults served, and liquidations read in this run (0 when it failed). */
   vaults: number;
   liquidations: number;
+  /** False when the run read no state (SourceOutput's `stateUnread`): its items are the last run's. */
+  stateRead: boolean;
 }
 
 export interface LivePass {
@@ -195,6 +197,7 @@ export async function ingestLive(
         get positions() {
           return previousPositions();
         },
+        positionsIn: (marketKey) => held.get(marketKey)?.values() ?? [],
         vaults: mineVaults,
       });
       outputs.push(out);
@@ -229,6 +232,7 @@ export async function ingestLive(
         positions: positionsHeld(records, held),
         vaults: records.vaults?.length ?? 0,
         liquidations: out.liquidations?.length ?? 0,
+        stateRead: out.stateUnread !== true,
       };
     } catch (err) {
       // The source keeps what it served last; its checkpoint counts the failure.
@@ -252,6 +256,7 @@ export async function ingestLive(
         positions: positionsHeld({ positions: [], partial: new Set(keys) }, held),
         vaults: mineVaults.length,
         liquidations: 0,
+        stateRead: false,
       };
     }
     if (run.state.refreshedAt !== null) {

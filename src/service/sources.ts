@@ -193,7 +193,8 @@ export function sourcesPass(
     if (!run.ok && run.state.refreshedAt === null) neverRead.add(run.source);
     if (run.ok) failing.delete(run.source);
     else failing.add(run.source);
-    if (!run.ok) return;
+    // (A run that read no state reports no item: the last one's stand.)
+    if (!run.ok || !run.stateRead) return;
     // Items a pass could not read or price (served from their last data, or not at all),
     // and items served in part (a market without a USD price, "Real sources" (docs/decisions.md)): logged when they change.
     const logChanged = (seen: Map<string, string>, lines: string[], msg: string) => {

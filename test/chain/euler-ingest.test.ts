@@ -23,6 +23,7 @@ import {
   compileContracts,
   deploy,
   liveChainSuite,
+  mineOnceStateAged,
   passAtHead,
   readAt,
   sendTx,
@@ -383,7 +384,8 @@ describe('Euler v2 on a local chain', () => {
     // With the factory: none is its, each named once, then never read again.
     const all = [plausible, noAccumulator, fullLtv].map((v) => v.toLowerCase());
     assert.deepEqual((await named(suite.sources, suite.store)).sort(), [...all].sort());
-    await anvil.client().mine({ blocks: 1 });
+    // (the next pass that reads the state)
+    await mineOnceStateAged(anvil);
     assert.deepEqual(await named(suite.sources, suite.store), []);
     await suite.service.models.reloadIfChanged();
     const vaults = new Set(
@@ -404,7 +406,7 @@ describe('Euler v2 on a local chain', () => {
         (await named(open, apart)).sort(),
         [noAccumulator, fullLtv].map((v) => v.toLowerCase()).sort(),
       );
-      await anvil.client().mine({ blocks: 1 });
+      await mineOnceStateAged(anvil);
       assert.deepEqual(await named(open, apart), [fullLtv.toLowerCase()]);
     } finally {
       await apart.close();

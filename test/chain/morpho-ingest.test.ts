@@ -643,6 +643,9 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     assert.equal(quiet.runs[0]!.state.lastBlock['31337'], Number(await anvil.client().getBlockNumber()));
     const after = (await get(market)).data;
     assert.deepEqual([after.borrow, after.collateralPrice], [before.borrow, before.collateralPrice]);
+    // No new block at all: the head alone.
+    await pass();
+    assert.deepEqual([sources![0]!.lastRun()!.stateRead, sources![0]!.lastRun()!.rpcRequests], [false, 1]);
     // A feed's round is ours: the state is read, at the new price.
     await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [2_880n * 10n ** 8n]);
     await pass();

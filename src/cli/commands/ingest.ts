@@ -27,6 +27,7 @@ function printPass(run: import('../../ingest/live.ts').SourceRun): void {
       `${run.source}: ok${at}: ${run.markets} markets, ${run.positions} positions` +
         (run.vaults > 0 ? `, ${run.vaults} vaults` : '') +
         (run.liquidations > 0 ? `, ${run.liquidations} liquidations` : '') +
+        (run.stateRead ? '' : ' (nothing of ours logged: the state as last read)') +
         (failed.length > 0 ? `; ${failed.length} items not read:` : '') +
         '\n',
     );

@@ -98,11 +98,15 @@ export function knownHolders(
   pending: readonly string[] = [],
 ): { group: string; user: string }[] {
   const out = new Map<string, { group: string; user: string }>();
-  for (const p of previous?.positions ?? []) {
-    if (!p.marketKey.startsWith(prefix)) continue;
+  const add = (p: { marketKey: string; user: string }) => {
     const [group = ''] = p.marketKey.slice(prefix.length).split('_');
     out.set(`${group}:${p.user}`, { group, user: p.user });
-  }
+  };
+  // Each of the prefix's markets' positions where they can be had so; else every position, filtered.
+  if (previous?.positionsIn) {
+    for (const m of previous.markets)
+      if (m.uniqueKey.startsWith(prefix)) for (const p of previous.positionsIn(m.uniqueKey)) add(p);
+  } else for (const p of previous?.positions ?? []) if (p.marketKey.startsWith(prefix)) add(p);
   for (const key of pending) {
     const [group, user] = key.split(':') as [string, string];
     out.set(key, { group, user });

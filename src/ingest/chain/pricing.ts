@@ -123,8 +123,8 @@ export class ChainFeeds {
   }
 
   /**
-   * Whether no feed read last pass published a round in `range`: the file's feeds' publishers
-   * from the chain's shared read, the others' (those oracles name) read apart.
+   * Whether a feed read last pass published a round in `range`: the file's feeds' publishers by
+   * the chain's shared read, the others' (those oracles name) read apart.
    */
   async published(range: { fromBlock: bigint; toBlock: bigint }, shared: SharedLogs): Promise<boolean> {
     if (shared.logs.some((l) => this.#publishers.has(l.address.toLowerCase()))) return true;

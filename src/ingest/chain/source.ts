@@ -84,7 +84,6 @@ interface StateRead {
   timestamp: bigint;
   markets: MarketRecord[];
   vaults: VaultRecord[];
-  items: ItemReport[];
   /** The protocols' parts of its checkpoint. */
   parts: Record<string, unknown>[];
 }
@@ -95,6 +94,8 @@ export function chainSource(
   reference: ChainReference = { feeds: [], tokens: [] },
 ): ChainSource {
   let last: ChainRunStats | null = null;
+  /** The hash of the last block this process read (`last.block`). */
+  let lastHash: string | null = null;
   let stateRead: StateRead | null = null;
   // The calls answered when the run under way began; null: none is.
   let calls0: number | null = null;
@@ -202,7 +203,10 @@ export function chainSource(
     // too when the last pass stored is not this process's last (another process ingested
     // meanwhile, or this one's last was not stored): what it kept may predate blocks it did not
     // read.
-    const ours = last !== null && lastBlock === last.block;
+    const ours =
+      last !== null &&
+      lastBlock === last.block &&
+      checkpoint.recent.find(([n]) => n === lastBlock)?.[1] === lastHash;
     if (resume !== null && !reorg && last !== null && !ours) for (const a of adapters) a.forget(true);
     if (resume === null || reorg) {
       for (const a of adapters) a.forget(resume !== null);
@@ -273,19 +277,23 @@ export function chainSource(
     // again once the state is that old. (So is an item the last read could not read: a revert
     // reverts again until the state changes, and anyone can make one fail every pass, such as
     // a market whose oracle burns its gas: retrying it every block would undo the saving.)
+    // (A pass with no new block is one too: the state at its block was read.)
     const kept = stateRead;
+    const noNewBlock = stateResume !== null && stateResume > target;
     if (
       kept &&
       ours &&
       !reorg &&
       !catchUp &&
-      shared?.logs.length === 0 &&
-      shared.fromBlock === stateResume &&
-      shared.toBlock === target &&
       block.timestamp - kept.timestamp < BigInt(chain.stateMaxAgeSeconds) &&
-      !(await feeds.published({ fromBlock: shared.fromBlock, toBlock: target }, shared))
+      (noNewBlock ||
+        (shared?.logs.length === 0 &&
+          shared.fromBlock === stateResume &&
+          shared.toBlock === target &&
+          !(await feeds.published({ fromBlock: shared.fromBlock, toBlock: target }, shared))))
     ) {
       recent = nextRecent(recent, target, block.hash);
+      lastHash = block.hash;
       for (const a of adapters) a.settle(settled(recent, checkpoint));
       last = {
         block: Number(target),
@@ -311,7 +319,8 @@ export function chainSource(
         head: { [String(chain.chainId)]: Number(latest.number) },
         cursor: writeCheckpoint(recent, kept.parts),
         sync: { [String(chain.chainId)]: null },
-        items: kept.items,
+        items: [],
+        stateUnread: true,
       };
     }
     stateRead = null;
@@ -343,6 +352,7 @@ export function chainSource(
     );
     const parts = passes.map((p) => p.checkpoint());
     recent = nextRecent(recent, target, block.hash);
+    lastHash = block.hash;
     for (const a of adapters) a.settle(settled(recent, checkpoint));
     last = {
       block: Number(target),
@@ -371,7 +381,6 @@ export function chainSource(
         timestamp: block.timestamp,
         markets: out.markets,
         vaults: out.vaults,
-        items: items.filter((i) => !i.id.startsWith('reorg:')),
         parts,
       };
     if (syncing)
