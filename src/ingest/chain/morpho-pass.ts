@@ -260,7 +260,9 @@ function morphoPass(
       const ratios = new Map<string, number>();
       for (const [id, { record, read }] of priced) {
         const last = previousMarkets.get(record.uniqueKey);
-        const byOracle = oracleUsd(read, record.loanPrice);
+        // (An oracle that does not answer: the health factor is by the USD figures, 1; one that
+        // answers 0: Morpho's is 0, and the market is handed whole.)
+        const byOracle = read.market.price === 0n ? 0 : oracleUsd(read, record.loanPrice);
         const ratio = byOracle === null ? 1 : byOracle / record.collateralPrice;
         const was = handed.ratios.get(id);
         const same = was !== undefined && Math.abs(ratio / was - 1) <= ORACLE_DRIFT;
