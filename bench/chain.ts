@@ -424,12 +424,9 @@ try {
   // through, then killed half-way and started again.
   const head = Number(await c.getBlockNumber());
   log(`first sync behind a stand-in provider, ${SYNC_PASSES} passes of logs: run through`);
-  const providerThrough = await providerSync(anvil.url, sourcesJson, head, SYNC_PASSES, null);
+  const providerThrough = await providerSync(anvil.url, sourcesJson, head, SYNC_PASSES, false);
   log(`  ${fmt(providerThrough.ms / 1000)} s, ${providerThrough.requests} requests; killed half-way`);
-  // (Half-way through a pass: half a pass's time after the one past half the blocks is stored.)
-  const providerKilled = await providerSync(anvil.url, sourcesJson, head, SYNC_PASSES, {
-    afterMs: providerThrough.ms / SYNC_PASSES / 2,
-  });
+  const providerKilled = await providerSync(anvil.url, sourcesJson, head, SYNC_PASSES, true);
   log(
     `  ${fmt(providerKilled.ms / 1000)} s, ${providerKilled.requests} requests; killed after block ${providerKilled.killedThroughBlock}, went on to ${providerKilled.resumedThroughBlock} after ${fmt((providerKilled.killToResumedPassMs ?? 0) / 1000)} s`,
   );

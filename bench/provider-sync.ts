@@ -53,8 +53,12 @@ export async function providerSync(
   sourcesJson: { chains: Record<string, unknown>[] },
   head: number,
   passes: number,
-  /** Killed `afterMs` after a pass past half the blocks is stored; null: run through. */
-  killHalfWay: { afterMs: number } | null,
+  /**
+   * Killed during the pass after the one past half the blocks: half the time the pass before
+   * it took after that one is stored (passes are uneven: the first reads every account); false:
+   * run through.
+   */
+  killHalfWay: boolean,
 ): Promise<ProviderSyncRun> {
   const proxy = await providerProxy(anvilUrl);
   const dir = tempDir('lrds-bench-provider-sync-');
@@ -107,12 +111,16 @@ export async function providerSync(
   let killed = false;
   let killedAtMs = 0;
   let killedStateAt = 0;
+  // When the last two passes were seen stored (by their checkpoint's time).
+  let storedAt: { updatedAt: number; at: number }[] = [];
   try {
     for (;;) {
       await new Promise((r) => setTimeout(r, 100));
       run.peakRssMb = Math.max(run.peakRssMb, peakRssMb(child.pid));
       const s = await state();
       const sync = s?.sync ? Object.values(s.sync)[0] : undefined;
+      if (s && s.updatedAt !== storedAt.at(-1)?.updatedAt)
+        storedAt = [...storedAt, { updatedAt: s.updatedAt, at: performance.now() }].slice(-2);
       if (
         killed &&
         s &&
@@ -124,9 +132,10 @@ export async function providerSync(
         run.resumedThroughBlock = sync?.throughBlock ?? Object.values(s.lastBlock)[0] ?? 0;
       }
       if (s && s.refreshedAt !== null && !sync && (Object.values(s.lastBlock)[0] ?? 0) >= head) break;
-      if (killHalfWay !== null && !killed && sync && sync.throughBlock >= head / 2) {
+      if (killHalfWay && !killed && sync && sync.throughBlock >= head / 2 && storedAt.length === 2) {
         // Killed part-way through the next pass: what that pass read is lost.
-        await new Promise((r) => setTimeout(r, killHalfWay.afterMs));
+        const passMs = (storedAt[1]?.at ?? 0) - (storedAt[0]?.at ?? 0);
+        await new Promise((r) => setTimeout(r, passMs / 2));
         run.killedAt = sync;
         await stop(child, 'SIGKILL');
         killedAtMs = performance.now();
