@@ -66,6 +66,7 @@ export function compileContracts(): Record<string, Artifact> {
     'TestChainlinkOracle.sol',
     'TestComet.sol',
     'TestGasBurner.sol',
+    'TestIrm.sol',
     'TestEuler.sol',
     'TestFluid.sol',
     'TestMetaMorpho.sol',

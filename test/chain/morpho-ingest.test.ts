@@ -738,6 +738,43 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     assert.equal(p.collateralPrice, (await get(`/markets/${key}`)).data.collateralPrice);
   });
 
+  test('behavior: an account its logs name while its market cannot be read is read once it can be', async () => {
+    const M = art.Morpho!.abi;
+    const I = art.TestIrm!.abi;
+    const c = anvil.client(0);
+    const irm3 = await deploy(c, art.TestIrm!);
+    await send(0, morpho, M, 'enableIrm', [irm3]);
+    const params3 = { loanToken: usdc, collateralToken: weth, oracle, irm: irm3, lltv: LLTV };
+    const id3 = (await send(0, morpho, M, 'createMarket', [params3])).logs[0]!.topics[1]!;
+    await send(0, morpho, M, 'supply', [params3, 100_000n * 10n ** 6n, 0n, users[0], '0x']);
+    await send(2, weth, art.TestToken!.abi, 'mint', [users[2], WAD]);
+    await send(2, weth, art.TestToken!.abi, 'approve', [morpho, WAD]);
+    await send(2, morpho, M, 'supplyCollateral', [params3, WAD, users[2], '0x']);
+    await send(2, morpho, M, 'borrow', [params3, 1_000n * 10n ** 6n, 0n, users[2], users[2]]);
+    await pass();
+    await mineOnceStateAged(anvil);
+    await pass();
+    const debt = async () =>
+      (await get(`/positions?address=${users[2]}`)).data.find(
+        (x: { market: { uniqueKey: string } }) => x.market.uniqueKey === `morpho-31337-${id3}`,
+      ).state.borrowAssetsUsd as number;
+    assert.ok(Math.abs((await debt()) - 1_000) < 1, String(await debt()));
+    // The IRM's view stops answering: the market cannot be read, and keeps its last records,
+    // while the borrower repays half.
+    await send(0, irm3, I, 'setViewReverts', [true]);
+    await mineOnceStateAged(anvil);
+    const failing = await pass();
+    assert.equal(failing.runs[0]!.items.find((i) => i.id === `morpho:${id3}`)?.ok, false);
+    await send(2, usdc, art.TestToken!.abi, 'approve', [morpho, 500n * 10n ** 6n]);
+    await send(2, morpho, M, 'repay', [params3, 500n * 10n ** 6n, 0n, users[2], '0x']);
+    await pass();
+    // Read again: the repayment is served, with no new log naming the borrower.
+    await send(0, irm3, I, 'setViewReverts', [false]);
+    await mineOnceStateAged(anvil);
+    await pass();
+    assert.ok(Math.abs((await debt()) - 500) < 1, String(await debt()));
+  });
+
   test('behavior: stateMaxAgeSeconds 0 reads the state every pass', async () => {
     const json = sourcesJson();
     Object.assign(json.chains[0]!, { stateMaxAgeSeconds: 0 });

@@ -52,6 +52,14 @@ export class AccountReads<T> {
     for (const [group, users] of this.groups) for (const user of users.keys()) yield `${group}:${user}`;
   }
 
+  /** Forgets one account, so that it is read again. */
+  delete(group: string, user: string): void {
+    const users = this.groups.get(group);
+    users?.delete(user);
+    this.emptyAt.delete(`${group}:${user}`);
+    if (users?.size === 0) this.groups.delete(group);
+  }
+
   /** Forgets a group's accounts that `which` selects (all by default), so that they are read again. */
   forget(group: string, which: (state: T | null) => boolean = () => true): void {
     const users = this.groups.get(group);

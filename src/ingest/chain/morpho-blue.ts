@@ -398,6 +398,12 @@ export async function readMorphoBlue(
 
   // 3. The positions the logs touched, and those never read in this process.
   const served = new Set(markets.map((m) => m.id));
+  // An account the logs name while its market cannot be read is not read: what the process kept
+  // of it is forgotten, so that it is read once the market is (it waits in the checkpoint).
+  for (const key of touched) {
+    const a = accounts.get(key);
+    if (a && !served.has(a.id)) cache.positions.delete(a.id, a.user);
+  }
   const toRead = [...accounts.entries()].filter(
     ([key, a]) => served.has(a.id) && (touched.has(key) || !cache.positions.has(a.id, a.user)),
   );
@@ -421,7 +427,9 @@ export async function readMorphoBlue(
   toRead.forEach(([key, a], i) => {
     const r = must(pos[i], `position answer of ${key}`);
     if (r.status !== 'success') {
+      // (Forgotten: read again at the next pass, from the checkpoint.)
       failures.push({ id: key, error: `position ${key}: ${firstLine(r.error)}` });
+      cache.positions.delete(a.id, a.user);
       return;
     }
     const [supplyShares, borrowShares, collateral] = r.result as readonly [bigint, bigint, bigint];

@@ -323,12 +323,11 @@ function morphoPass(
       ({
         morpho: config,
         markets: morpho?.marketIds ?? [],
-        pending: pending(
-          items,
-          'morpho',
-          'accounts of markets not served',
-          (morpho?.accounts ?? []).filter((a) => !priced.has(a.id)).map((a) => `${a.id}:${a.user}`),
-        ),
+        pending: pending(items, 'morpho', 'accounts of markets not served', [
+          ...(morpho?.accounts ?? []).filter((a) => !priced.has(a.id)).map((a) => `${a.id}:${a.user}`),
+          // positions whose read failed
+          ...(morpho?.failures ?? []).flatMap((f) => (f.id.includes(':') ? [f.id] : [])),
+        ]),
         vaultFactories: factoriesConfig,
         vaults: [...vaults.vaults.keys()],
         vaultsBeyondLimit: vaults.beyondLimit,
