@@ -70,7 +70,7 @@ export function hold(positions: PositionsByMarket, p: PositionRecord): void {
   else positions.set(p.marketKey, new Map([[p.user, p]]));
 }
 
-const positionKey = (p: { marketKey: string; user: string }) => `${p.marketKey}\n${p.user}`;
+export const positionKey = (p: { marketKey: string; user: string }) => `${p.marketKey}\n${p.user}`;
 const EMPTY_MARKET: ReadonlyMap<string, PositionRecord> = new Map();
 const vaultKey = (v: { chainId: number; address: string }) => `${v.chainId}:${v.address}`;
 

@@ -19,7 +19,14 @@ import type { MarketDataStore } from '../store/ports/market-data.ts';
 import type { SourceStore } from '../store/ports/sources.ts';
 import { append } from './append.ts';
 import type { ItemReport, Source, SourceOutput } from './contract.ts';
-import { hold, isEmpty, type PassRecords, type PositionsByMarket, WrittenDataset } from './live-writes.ts';
+import {
+  hold,
+  isEmpty,
+  type PassRecords,
+  type PositionsByMarket,
+  positionKey,
+  WrittenDataset,
+} from './live-writes.ts';
 import { newSourceState, redactSecrets } from './runner.ts';
 
 export interface SourceRun {
@@ -178,7 +185,7 @@ export async function ingestLive(
     const previousPositions = () => {
       if (minePositions === null) {
         minePositions = [];
-        for (const k of keys) append(minePositions, [...(held.get(k)?.values() ?? [])]);
+        for (const k of keys) for (const p of held.get(k)?.values() ?? []) minePositions.push(p);
       }
       return minePositions;
     };
@@ -334,11 +341,10 @@ function wholeRecords(written: WrittenDataset | null, records: PassRecords): Pas
   const partial = records.partial ?? new Set<string>();
   const positions = records.positions.filter((p) => !isEmpty(p));
   if (partial.size > 0 && written) {
-    const handed = new Set(records.positions.map((p) => `${p.marketKey}\n${p.user}`));
+    const handed = new Set(records.positions.map(positionKey));
     for (const m of records.markets)
       if (partial.has(m.uniqueKey) && isPriced(m))
-        for (const p of written.held(m.uniqueKey, m))
-          if (!handed.has(`${p.marketKey}\n${p.user}`)) positions.push(p);
+        for (const p of written.held(m.uniqueKey, m)) if (!handed.has(positionKey(p))) positions.push(p);
   }
   return { markets: records.markets, positions, vaults: records.vaults };
 }

@@ -121,6 +121,24 @@ function sourcesJson() {
   return localSources(anvil, { morpho, ethUsd, usdcUsd });
 }
 
+/**
+ * A new USDC / WETH market of `oracle` and `irm` (enabled): the lender supplies 100,000 USDC,
+ * user `borrower` posts 1 WETH and borrows `borrowUsdc`.
+ */
+async function openMarket(oracle: `0x${string}`, irm: `0x${string}`, borrower: number, borrowUsdc: bigint) {
+  const M = art.Morpho!.abi;
+  const T = art.TestToken!.abi;
+  const user = users[borrower]!;
+  const p = { loanToken: usdc, collateralToken: weth, oracle, irm, lltv: LLTV };
+  const id = (await send(0, morpho, M, 'createMarket', [p])).logs[0]!.topics[1]!;
+  await send(0, morpho, M, 'supply', [p, 100_000n * 10n ** 6n, 0n, users[0], '0x']);
+  await send(borrower, weth, T, 'mint', [user, WAD]);
+  await send(borrower, weth, T, 'approve', [morpho, WAD]);
+  await send(borrower, morpho, M, 'supplyCollateral', [p, WAD, user, '0x']);
+  await send(borrower, morpho, M, 'borrow', [p, borrowUsdc * 10n ** 6n, 0n, user, user]);
+  return { id, params: p };
+}
+
 /** Morpho's own health factor of a position at the chain's latest block, with interest accrued. */
 async function chainHealth(user: string): Promise<number> {
   await send(0, morpho, art.Morpho!.abi, 'accrueInterest', [params]);
@@ -711,13 +729,7 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     const c = anvil.client(0);
     const ethUsd2 = await deploy(c, art.TestAggregator!, [8, 'ETH / USD', 3000n * 10n ** 8n]);
     const oracle2 = await deploy(c, art.TestChainlinkOracle!, [ethUsd2, usdcUsd, 10n ** 24n]);
-    const params2 = { loanToken: usdc, collateralToken: weth, oracle: oracle2, irm, lltv: LLTV };
-    const id2 = (await send(0, morpho, M, 'createMarket', [params2])).logs[0]!.topics[1]!;
-    await send(0, morpho, M, 'supply', [params2, 100_000n * 10n ** 6n, 0n, users[0], '0x']);
-    await send(1, weth, art.TestToken!.abi, 'mint', [users[1], WAD]);
-    await send(1, weth, art.TestToken!.abi, 'approve', [morpho, WAD]);
-    await send(1, morpho, M, 'supplyCollateral', [params2, WAD, users[1], '0x']);
-    await send(1, morpho, M, 'borrow', [params2, 2_000n * 10n ** 6n, 0n, users[1], users[1]]);
+    const { id: id2 } = await openMarket(oracle2, irm, 1, 2_000n);
     await pass();
     await mineOnceStateAged(anvil);
     await pass();
@@ -744,13 +756,7 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     const c = anvil.client(0);
     const irm3 = await deploy(c, art.TestIrm!);
     await send(0, morpho, M, 'enableIrm', [irm3]);
-    const params3 = { loanToken: usdc, collateralToken: weth, oracle, irm: irm3, lltv: LLTV };
-    const id3 = (await send(0, morpho, M, 'createMarket', [params3])).logs[0]!.topics[1]!;
-    await send(0, morpho, M, 'supply', [params3, 100_000n * 10n ** 6n, 0n, users[0], '0x']);
-    await send(2, weth, art.TestToken!.abi, 'mint', [users[2], WAD]);
-    await send(2, weth, art.TestToken!.abi, 'approve', [morpho, WAD]);
-    await send(2, morpho, M, 'supplyCollateral', [params3, WAD, users[2], '0x']);
-    await send(2, morpho, M, 'borrow', [params3, 1_000n * 10n ** 6n, 0n, users[2], users[2]]);
+    const { id: id3, params: params3 } = await openMarket(oracle, irm3, 2, 1_000n);
     await pass();
     await mineOnceStateAged(anvil);
     await pass();

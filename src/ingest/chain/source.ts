@@ -278,6 +278,20 @@ export function chainSource(
     // reverts again until the state changes, and anyone can make one fail every pass, such as
     // a market whose oracle burns its gas: retrying it every block would undo the saving.)
     // (A pass with no new block is one too: the state at its block was read.)
+    // The pass ends (its state read or not): the block read joins the recent ones, the accounts
+    // read empty that no reorganization can undo any more are forgotten, and its figures kept.
+    const ended = (figures: Omit<ChainRunStats, 'block' | 'rpcRequests' | 'accountsKept'>): ChainRunStats => {
+      recent = nextRecent(recent, target, block.hash);
+      lastHash = block.hash;
+      for (const a of adapters) a.settle(settled(recent, checkpoint));
+      last = {
+        block: Number(target),
+        rpcRequests: rpc.requests() - requests0,
+        ...figures,
+        accountsKept: adapters.reduce((n, a) => n + a.accountsKept(), 0),
+      };
+      return last;
+    };
     const kept = stateRead;
     const noNewBlock = stateResume !== null && stateResume > target;
     if (
@@ -292,19 +306,13 @@ export function chainSource(
           shared.toBlock === target &&
           !(await feeds.published({ fromBlock: shared.fromBlock, toBlock: target }, shared))))
     ) {
-      recent = nextRecent(recent, target, block.hash);
-      lastHash = block.hash;
-      for (const a of adapters) a.settle(settled(recent, checkpoint));
-      last = {
-        block: Number(target),
-        rpcRequests: rpc.requests() - requests0,
+      ended({
         markets: kept.markets.length,
         positions: 0,
         positionsRead: 0,
         vaultsRead: 0,
         stateRead: false,
-        accountsKept: adapters.reduce((n, a) => n + a.accountsKept(), 0),
-      };
+      });
       return {
         // Every market handed in part, none of its positions read: they stay as stored.
         records: {
@@ -351,19 +359,13 @@ export function chainSource(
       shared,
     );
     const parts = passes.map((p) => p.checkpoint());
-    recent = nextRecent(recent, target, block.hash);
-    lastHash = block.hash;
-    for (const a of adapters) a.settle(settled(recent, checkpoint));
-    last = {
-      block: Number(target),
-      rpcRequests: rpc.requests() - requests0,
+    const run = ended({
       markets: out.markets.length,
       positions: out.positions.length,
       positionsRead: passes.reduce((n, p) => n + p.positionsRead(), 0),
       vaultsRead: passes.reduce((n, p) => n + (p.vaultsRead?.() ?? 0), 0),
       stateRead: true,
-      accountsKept: adapters.reduce((n, a) => n + a.accountsKept(), 0),
-    };
+    });
     recordPriceSources(out.markets, new Set(previous?.markets ?? []), prices.feedPriceOf);
     const syncing: ChainSync | null =
       logsTo < target
@@ -373,7 +375,7 @@ export function chainSource(
             throughBlock: Number(logsTo),
             toBlock: Number(target),
             startedAt: going?.startedAt ?? Math.floor(nowMs),
-            accounts: last.accountsKept,
+            accounts: run.accountsKept,
           }
         : null;
     if (!syncing)
