@@ -338,3 +338,27 @@ test('behavior: accounts read empty are kept until no reorganization can undo th
   reads.settle(99);
   assert.equal(reads.size, 0);
 });
+
+test('behavior: accounts whose state is marked are listed per group as they are read, emptied, forgotten', () => {
+  const reads = new AccountReads<{ supply: number }>((s) => s.supply > 0);
+  reads.set('m1', '0xa', { supply: 5 }, 10);
+  reads.set('m1', '0xb', { supply: 0 }, 10);
+  reads.set('m2', '0xc', { supply: 1 }, 10);
+  assert.deepEqual([...reads.markedIn('m1')], ['0xa']);
+  assert.deepEqual([...reads.markedIn('m9')], []);
+  // Read again: supplying now, or no longer; emptied.
+  reads.set('m1', '0xb', { supply: 3 }, 11);
+  reads.set('m1', '0xa', null, 11);
+  assert.deepEqual([...reads.markedIn('m1')], ['0xb']);
+  reads.set('m1', '0xb', { supply: 0 }, 12);
+  assert.deepEqual([...reads.markedIn('m1')], []);
+  // Forgotten one by one, by a predicate, or all.
+  reads.set('m1', '0xd', { supply: 2 }, 13);
+  reads.delete('m1', '0xd');
+  assert.deepEqual([...reads.markedIn('m1')], []);
+  reads.set('m2', '0xe', { supply: 2 }, 13);
+  reads.forget('m2', (s) => s?.supply === 1);
+  assert.deepEqual([...reads.markedIn('m2')], ['0xe']);
+  reads.clear();
+  assert.deepEqual([...reads.markedIn('m2')], []);
+});

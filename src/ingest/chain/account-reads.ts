@@ -16,6 +16,18 @@ export class AccountReads<T> {
   private readonly groups = new Map<string, Map<string, T | null>>();
   /** `${group}:${user}` of the accounts that held nothing → the block they were read at. */
   private readonly emptyAt = new Map<string, number>();
+  /** Per group, the accounts whose state `marks` selects (kept as they are read). */
+  private readonly marked = new Map<string, Set<string>>();
+
+  /**
+   * `marks`: which states to keep listed per group (`markedIn`), so that a pass can visit them
+   * without walking every account kept.
+   */
+  private readonly marks: (state: T) => boolean;
+
+  constructor(marks: (state: T) => boolean = () => false) {
+    this.marks = marks;
+  }
 
   /** The state of `user` in `group` as last read; null when it held nothing; undefined when not read. */
   get(group: string, user: string): T | null | undefined {
@@ -33,6 +45,20 @@ export class AccountReads<T> {
     users.set(user, state);
     if (state === null) this.emptyAt.set(`${group}:${user}`, block);
     else this.emptyAt.delete(`${group}:${user}`);
+    if (state !== null && this.marks(state)) {
+      const marked = this.marked.get(group) ?? new Set<string>();
+      this.marked.set(group, marked.add(user));
+    } else this.unmark(group, user);
+  }
+
+  /** The accounts of `group` whose state the constructor's `marks` selects. */
+  markedIn(group: string): ReadonlySet<string> {
+    return this.marked.get(group) ?? NONE;
+  }
+
+  private unmark(group: string, user: string): void {
+    const marked = this.marked.get(group);
+    if (marked?.delete(user) && marked.size === 0) this.marked.delete(group);
   }
 
   /** The accounts read in `group` (each read once per pass: walks one group, not every account). */
@@ -57,6 +83,7 @@ export class AccountReads<T> {
     const users = this.groups.get(group);
     users?.delete(user);
     this.emptyAt.delete(`${group}:${user}`);
+    this.unmark(group, user);
     if (users?.size === 0) this.groups.delete(group);
   }
 
@@ -68,6 +95,7 @@ export class AccountReads<T> {
       if (which(state)) {
         users.delete(user);
         this.emptyAt.delete(`${group}:${user}`);
+        this.unmark(group, user);
       }
     if (users.size === 0) this.groups.delete(group);
   }
@@ -91,10 +119,12 @@ export class AccountReads<T> {
   clear(): void {
     this.groups.clear();
     this.emptyAt.clear();
+    this.marked.clear();
   }
 }
 
 const EMPTY: ReadonlyMap<string, never> = new Map<string, never>();
+const NONE: ReadonlySet<string> = new Set<string>();
 
 /** The group of an account's key `${group}:${user}`: its text before the first ':'. */
 export function groupOf(key: string): string {

@@ -89,7 +89,6 @@ export interface MorphoLiquidationRead {
 
 export interface MorphoRead {
   markets: MorphoMarketRead[];
-  positions: MorphoPositionRead[];
   liquidations: MorphoLiquidationRead[];
   /** Markets and positions that could not be read (the others are served). */
   failures: { id: string; error: string }[];
@@ -116,8 +115,11 @@ export class MorphoCache {
   readonly tokens = new Map<string, TokenMeta>();
   /** Per oracle address: its feeds, or null when it does not have the MorphoChainlinkOracleV2 shape. */
   readonly oracleFeeds = new Map<string, string[] | null>();
-  /** Per market id and user: the position as last read; null when it was empty. */
-  readonly positions = new AccountReads<MorphoPositionRead>();
+  /**
+   * Per market id and user: the position as last read (every position of a market served, in
+   * this process); null when it was empty. Those supplying are listed per market.
+   */
+  readonly positions = new AccountReads<MorphoPositionRead>((p) => p.supplyShares > 0n);
 
   clear(): void {
     this.params.clear();
@@ -439,12 +441,8 @@ export async function readMorphoBlue(
     const users = read.get(a.id) ?? new Map<string, MorphoPositionRead | null>();
     read.set(a.id, users.set(a.user, p));
   });
-  // Every position of the markets read, as last read (in this process: the cache).
-  const positions: MorphoPositionRead[] = [];
-  for (const id of served) for (const p of cache.positions.of(id).values()) if (p) positions.push(p);
   return {
     markets,
-    positions,
     liquidations,
     failures,
     positionsRead: toRead.length,

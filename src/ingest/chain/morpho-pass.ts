@@ -269,20 +269,21 @@ function morphoPass(
         if (resume !== null && last !== undefined && isPriced(last) && same) inPart.add(id);
         ratios.set(id, inPart.has(id) ? (was as number) : ratio);
       }
-      for (const [id, users] of morpho?.read ?? []) {
-        const market = priced.get(id);
-        if (!market || !inPart.has(id)) continue;
-        for (const [user, p] of users)
-          positions.push(
-            p ? positionRecord(market.record, market.read.market, p) : emptyPosition(market.record, user),
-          );
-      }
-      for (const id of inPart) out.partial.add(morphoKey(chainId, id));
-      for (const p of morpho?.positions ?? []) {
-        const market = priced.get(p.id);
-        if (!market) continue;
-        if (!inPart.has(p.id) || (p.supplyShares > 0n && !morpho?.read.get(p.id)?.has(p.user)))
-          positions.push(positionRecord(market.record, market.read.market, p));
+      // (Every position of a market served is in the cache, as last read.)
+      for (const [id, { record, read: m }] of priced) {
+        const read = morpho?.read.get(id);
+        if (!inPart.has(id)) {
+          for (const p of cache.positions.of(id).values())
+            if (p) positions.push(positionRecord(record, m.market, p));
+          continue;
+        }
+        out.partial.add(record.uniqueKey);
+        for (const [user, p] of read ?? [])
+          positions.push(p ? positionRecord(record, m.market, p) : emptyPosition(record, user));
+        for (const user of cache.positions.markedIn(id)) {
+          const p = read?.has(user) ? null : cache.positions.get(id, user);
+          if (p) positions.push(positionRecord(record, m.market, p));
+        }
       }
       next.handed = { ratios };
       const found = (morpho?.liquidations ?? []).flatMap((l) => {
