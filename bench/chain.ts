@@ -28,6 +28,7 @@
  * Results: bench/results/chain-<date>.json and chain-latest.json.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { blueAbi } from '@morpho-org/blue-sdk-viem';
@@ -93,6 +94,26 @@ function writtenBytes(): number {
 }
 
 /** Medians of a few passes. */
+/**
+ * BENCH_CPU_PROFILE=<file>: a CPU profile of `run` (the steady state's price updates), to open in
+ * a browser's developer tools; the profiler's overhead then counts in those passes' CPU.
+ */
+async function profiled(run: () => Promise<void>): Promise<void> {
+  const file = process.env.BENCH_CPU_PROFILE;
+  if (!file) return run();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    await run();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
 function summary(passes: readonly { requests: number; ms: number; cpuMs: number; bytesWritten: number }[]) {
   return {
     rpcRequests: median(passes.map((p) => p.requests)),
@@ -424,9 +445,15 @@ try {
   // through, then killed half-way and started again.
   const head = Number(await c.getBlockNumber());
   log(`first sync behind a stand-in provider, ${SYNC_PASSES} passes of logs: run through`);
-  const providerThrough = await providerSync(anvil.url, sourcesJson, head, SYNC_PASSES, false);
+  const providerThrough = await providerSync(anvil.url, sourcesJson, head, SYNC_PASSES, null);
   log(`  ${fmt(providerThrough.ms / 1000)} s, ${providerThrough.requests} requests; killed half-way`);
-  const providerKilled = await providerSync(anvil.url, sourcesJson, head, SYNC_PASSES, true);
+  const providerKilled = await providerSync(
+    anvil.url,
+    sourcesJson,
+    head,
+    SYNC_PASSES,
+    providerThrough.ms / 2,
+  );
   log(
     `  ${fmt(providerKilled.ms / 1000)} s, ${providerKilled.requests} requests; killed after block ${providerKilled.killedThroughBlock}, went on to ${providerKilled.resumedThroughBlock} after ${fmt((providerKilled.killToResumedPassMs ?? 0) / 1000)} s`,
   );
@@ -539,10 +566,12 @@ try {
     };
   };
   const steady: Steady[] = [];
-  for (let i = 0; i < 5; i++) {
-    await send(ethUsd, art.TestAggregator!.abi, 'updateAnswer', [BigInt(3000 - 10 * (i + 1)) * 10n ** 8n]);
-    steady.push(await pass());
-  }
+  await profiled(async () => {
+    for (let i = 0; i < 5; i++) {
+      await send(ethUsd, art.TestAggregator!.abi, 'updateAnswer', [BigInt(3000 - 10 * (i + 1)) * 10n ** 8n]);
+      steady.push(await pass());
+    }
+  });
   // A block with nothing of ours (no log of a contract read, no feed update): no state read.
   const quiet: Steady[] = [];
   for (let i = 0; i < 3; i++) {

@@ -3,8 +3,8 @@
  * at 10,000 blocks and results, 25 requests a second, 50-150 ms of latency, an occasional 429):
  * `lrds ingest` in its own process over a new store, its sources file reading the chain
  * `passes` passes of logs (`syncBlocks`). Measured twice: run through, and killed (SIGKILL)
- * part-way through the pass after half the blocks are read, then started again: wall time to
- * the synced checkpoint, HTTP requests at the provider, the processes' peak RSS.
+ * half-way (at half the time the sync run through took), then started again: wall time to the
+ * synced checkpoint, HTTP requests at the provider, the processes' peak RSS.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -22,7 +22,7 @@ export interface ProviderSyncRun {
   logsRefused: number;
   /** The largest peak RSS of the ingesting processes, MB. */
   peakRssMb: number;
-  /** Where the sync stood when a pass past half the blocks was stored (the killed run only). */
+  /** Where the sync stood at the kill, as last stored (the killed run only). */
   killedAt?: ChainSync;
   /** The last block of logs the dead process stored (the killed run only). */
   killedThroughBlock?: number | undefined;
@@ -53,12 +53,8 @@ export async function providerSync(
   sourcesJson: { chains: Record<string, unknown>[] },
   head: number,
   passes: number,
-  /**
-   * Killed during the pass after the one past half the blocks: half the time the pass before
-   * it took after that one is stored (passes are uneven: the first reads every account); false:
-   * run through.
-   */
-  killHalfWay: boolean,
+  /** When to kill the process (SIGKILL) and start it again, ms after it started; null: run through. */
+  killAfterMs: number | null,
 ): Promise<ProviderSyncRun> {
   const proxy = await providerProxy(anvilUrl);
   const dir = tempDir('lrds-bench-provider-sync-');
@@ -111,16 +107,12 @@ export async function providerSync(
   let killed = false;
   let killedAtMs = 0;
   let killedStateAt = 0;
-  // When the last two passes were seen stored (by their checkpoint's time).
-  let storedAt: { updatedAt: number; at: number }[] = [];
   try {
     for (;;) {
       await new Promise((r) => setTimeout(r, 100));
       run.peakRssMb = Math.max(run.peakRssMb, peakRssMb(child.pid));
       const s = await state();
       const sync = s?.sync ? Object.values(s.sync)[0] : undefined;
-      if (s && s.updatedAt !== storedAt.at(-1)?.updatedAt)
-        storedAt = [...storedAt, { updatedAt: s.updatedAt, at: performance.now() }].slice(-2);
       if (
         killed &&
         s &&
@@ -132,11 +124,8 @@ export async function providerSync(
         run.resumedThroughBlock = sync?.throughBlock ?? Object.values(s.lastBlock)[0] ?? 0;
       }
       if (s && s.refreshedAt !== null && !sync && (Object.values(s.lastBlock)[0] ?? 0) >= head) break;
-      if (killHalfWay && !killed && sync && sync.throughBlock >= head / 2 && storedAt.length === 2) {
-        // Killed part-way through the next pass: what that pass read is lost.
-        const passMs = (storedAt[1]?.at ?? 0) - (storedAt[0]?.at ?? 0);
-        await new Promise((r) => setTimeout(r, passMs / 2));
-        run.killedAt = sync;
+      if (killAfterMs !== null && !killed && performance.now() - t0 >= killAfterMs) {
+        if (sync) run.killedAt = sync;
         await stop(child, 'SIGKILL');
         killedAtMs = performance.now();
         // (The dead process may have stored one more pass between the poll and the kill.)
