@@ -735,6 +735,14 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     await pass();
     await send(0, ethUsd2, art.TestAggregator!.abi, 'updateAnswer', [2_500n * 10n ** 8n]);
     await pass();
+    // That feed's new round is read once (the logs that found it are the rounds'): the pass
+    // costs what a round of a feed of the file costs, and the round is recorded.
+    const namedRound = sources![0]!.lastRun()!.rpcRequests;
+    const rounds = await store.oracleRounds(31337, ethUsd2.toLowerCase(), 0, 8.64e15, 10);
+    assert.ok(
+      rounds.some((r) => r.answer === 2500),
+      JSON.stringify(rounds),
+    );
     const [, borrowShares, collateral] = await read<[bigint, bigint, bigint]>(morpho, M, 'position', [
       id2,
       users[1],
@@ -748,6 +756,11 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     );
     assert.ok(Math.abs(p.healthFactor / hf - 1) < 1e-6, `${p.healthFactor} vs ${hf}`);
     assert.equal(p.collateralPrice, (await get(`/markets/${key}`)).data.collateralPrice);
+    await mineOnceStateAged(anvil);
+    await pass();
+    await send(0, usdcUsd, art.TestAggregator!.abi, 'updateAnswer', [10n ** 8n]);
+    await pass();
+    assert.equal(sources![0]!.lastRun()!.rpcRequests, namedRound);
   });
 
   test('behavior: an account its logs name while its market cannot be read is read once it can be', async () => {

@@ -123,22 +123,27 @@ export class ChainFeeds {
   }
 
   /**
-   * Whether a feed read last pass published a round in `range`: the file's feeds' publishers by
-   * the chain's shared read, the others' (those oracles name) read apart.
+   * The chain's shared read with the logs of the feeds read last pass that it does not cover
+   * (those oracles name, read apart, by publisher) added: the rounds of the pass then take them
+   * from it, rather than reading them again.
    */
-  async published(range: { fromBlock: bigint; toBlock: bigint }, shared: SharedLogs): Promise<boolean> {
-    if (shared.logs.some((l) => this.#publishers.has(l.address.toLowerCase()))) return true;
+  async withNamedFeeds(shared: SharedLogs): Promise<SharedLogs> {
     const apart = [...new Set([...this.#lastReading.values()].map((r) => r.publisher.address))].filter(
       (a) => !shared.addresses.has(a),
     );
-    if (apart.length === 0) return false;
+    if (apart.length === 0) return shared;
     const logs = await getLogsAdaptive(this.#rpc, {
       what: 'chainlink',
       address: apart as `0x${string}`[],
       events: [ANSWER_UPDATED],
-      ...range,
+      fromBlock: shared.fromBlock,
+      toBlock: shared.toBlock,
     });
-    return logs.length > 0;
+    return {
+      ...shared,
+      addresses: new Set([...shared.addresses, ...apart]),
+      logs: [...shared.logs, ...logs],
+    };
   }
 
   /**

@@ -294,17 +294,21 @@ export function chainSource(
     };
     const kept = stateRead;
     const noNewBlock = stateResume !== null && stateResume > target;
+    // Whether the shared read covers the pass's blocks and holds nothing of ours, the feeds that
+    // oracles name (read apart) joined to it: the pass's rounds then take theirs from it.
+    const nothingLogged = async (): Promise<boolean> => {
+      if (!shared || shared.logs.length > 0 || shared.fromBlock !== stateResume || shared.toBlock !== target)
+        return false;
+      shared = await feeds.withNamedFeeds(shared);
+      return shared.logs.length === 0;
+    };
     if (
       kept &&
       ours &&
       !reorg &&
       !catchUp &&
       block.timestamp - kept.timestamp < BigInt(chain.stateMaxAgeSeconds) &&
-      (noNewBlock ||
-        (shared?.logs.length === 0 &&
-          shared.fromBlock === stateResume &&
-          shared.toBlock === target &&
-          !(await feeds.published({ fromBlock: shared.fromBlock, toBlock: target }, shared))))
+      (noNewBlock || (await nothingLogged()))
     ) {
       ended({
         markets: kept.markets.length,
