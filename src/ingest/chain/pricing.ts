@@ -79,6 +79,8 @@ export class ChainFeeds {
   readonly #lastReading = new Map<string, FeedReading>();
   /** The feeds of the pass under way: the file's, and those its contracts name. */
   #feeds = new Map<string, FeedConfig>();
+  /** The logs `published` read this pass (the feeds' logs the shared read does not hold). */
+  #apart: SharedLogs | null = null;
 
   constructor(
     chain: ChainConfig,
@@ -123,15 +125,16 @@ export class ChainFeeds {
   }
 
   /**
-   * The chain's shared read with the logs of the feeds read last pass that it does not cover
-   * (those oracles name, read apart, by publisher) added: the rounds of the pass then take them
-   * from it, rather than reading them again.
+   * Whether a feed read last pass that the chain's shared read does not cover (one an oracle
+   * names: anyone's contract, read apart) published a round in the shared read's blocks. The
+   * logs read are kept for the pass's rounds, which take theirs from them.
    */
-  async withNamedFeeds(shared: SharedLogs): Promise<SharedLogs> {
+  async published(shared: SharedLogs): Promise<boolean> {
+    this.#apart = null;
     const apart = [...new Set([...this.#lastReading.values()].map((r) => r.publisher.address))].filter(
       (a) => !shared.addresses.has(a),
     );
-    if (apart.length === 0) return shared;
+    if (apart.length === 0) return false;
     const logs = await getLogsAdaptive(this.#rpc, {
       what: 'chainlink',
       address: apart as `0x${string}`[],
@@ -139,11 +142,8 @@ export class ChainFeeds {
       fromBlock: shared.fromBlock,
       toBlock: shared.toBlock,
     });
-    return {
-      ...shared,
-      addresses: new Set([...shared.addresses, ...apart]),
-      logs: [...shared.logs, ...logs],
-    };
+    this.#apart = { fromBlock: shared.fromBlock, toBlock: shared.toBlock, addresses: new Set(apart), logs };
+    return logs.length > 0;
   }
 
   /**
@@ -164,6 +164,18 @@ export class ChainFeeds {
       answer: r.answer,
       updatedAt: r.updatedAt * 1000,
     }));
+    // The shared read, with the feeds' logs read apart this pass (a reader of the protocols'
+    // logs never sees those).
+    const apart = this.#apart;
+    this.#apart = null;
+    const logs =
+      shared && apart && apart.fromBlock === shared.fromBlock && apart.toBlock === shared.toBlock
+        ? {
+            ...shared,
+            addresses: new Set([...shared.addresses, ...apart.addresses]),
+            logs: [...shared.logs, ...apart.logs],
+          }
+        : shared;
     const published =
       range === null
         ? []
@@ -178,7 +190,7 @@ export class ChainFeeds {
               }),
             ],
             range,
-            shared,
+            logs,
           );
     for (const r of readings) this.#lastReading.set(r.feed.address, r);
     // Feeds no longer read (their market gone) are forgotten.

@@ -294,14 +294,14 @@ export function chainSource(
     };
     const kept = stateRead;
     const noNewBlock = stateResume !== null && stateResume > target;
-    // Whether the shared read covers the pass's blocks and holds nothing of ours, the feeds that
-    // oracles name (read apart) joined to it: the pass's rounds then take theirs from it.
-    const nothingLogged = async (): Promise<boolean> => {
-      if (!shared || shared.logs.length > 0 || shared.fromBlock !== stateResume || shared.toBlock !== target)
-        return false;
-      shared = await feeds.withNamedFeeds(shared);
-      return shared.logs.length === 0;
-    };
+    // Whether the shared read covers the pass's blocks and holds nothing of ours, nor do the
+    // logs of the feeds that oracles name (read apart: the pass's rounds take theirs from them).
+    const nothingLogged = async (): Promise<boolean> =>
+      shared !== undefined &&
+      shared.logs.length === 0 &&
+      shared.fromBlock === stateResume &&
+      shared.toBlock === target &&
+      !(await feeds.published(shared));
     if (
       kept &&
       ours &&
