@@ -93,7 +93,6 @@ function writtenBytes(): number {
   return line ? Number(line.slice('write_bytes:'.length)) : Number.NaN;
 }
 
-/** Medians of a few passes. */
 /**
  * BENCH_CPU_PROFILE=<file>: a CPU profile of `run` (the steady state's price updates), to open in
  * a browser's developer tools; the profiler's overhead then counts in those passes' CPU.
@@ -114,6 +113,7 @@ async function profiled(run: () => Promise<void>): Promise<void> {
   }
 }
 
+/** Medians of a few passes. */
 function summary(passes: readonly { requests: number; ms: number; cpuMs: number; bytesWritten: number }[]) {
   return {
     rpcRequests: median(passes.map((p) => p.requests)),
@@ -454,8 +454,11 @@ try {
     SYNC_PASSES,
     providerThrough.ms / 2,
   );
+  // (A sync that ends before the kill is a run through: no kill to report.)
+  if (providerKilled.killToResumedPassMs === undefined)
+    throw new Error(`the sync ended before the kill, at ${fmt(providerThrough.ms / 2000)} s`);
   log(
-    `  ${fmt(providerKilled.ms / 1000)} s, ${providerKilled.requests} requests; killed after block ${providerKilled.killedThroughBlock}, went on to ${providerKilled.resumedThroughBlock} after ${fmt((providerKilled.killToResumedPassMs ?? 0) / 1000)} s`,
+    `  ${fmt(providerKilled.ms / 1000)} s, ${providerKilled.requests} requests; killed after block ${providerKilled.killedThroughBlock ?? 'none (no pass stored)'}, went on to ${providerKilled.resumedThroughBlock} after ${fmt(providerKilled.killToResumedPassMs / 1000)} s`,
   );
 
   const dataDir = tempDir('lrds-bench-chain-');
