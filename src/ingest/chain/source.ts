@@ -459,16 +459,17 @@ async function firstLogBlock(
   deployedAt: (address: `0x${string}`, head: bigint) => Promise<bigint>,
   target: bigint,
 ): Promise<bigint> {
-  let first = target;
-  for (const a of adapters)
-    for (const s of a.starts) {
-      const start =
+  // (The deployments searched at once: each search is a few dozen requests one after the other.)
+  const starts = await Promise.all(
+    adapters.flatMap((a) =>
+      a.starts.map((s) =>
         s.fromBlock !== null
           ? BigInt(s.fromBlock)
           : s.address !== null
-            ? await deployedAt(s.address as `0x${string}`, target)
-            : target;
-      if (start < first) first = start;
-    }
-  return first;
+            ? deployedAt(s.address as `0x${string}`, target)
+            : target,
+      ),
+    ),
+  );
+  return starts.reduce((first, start) => (start < first ? start : first), target);
 }
