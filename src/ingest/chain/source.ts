@@ -336,7 +336,12 @@ export function chainSource(
       };
     }
     stateRead = null;
-    for (const p of passes) await p.read(shared);
+    // The protocols are read at once: each reader's requests follow one another, and together
+    // they fill the transport's batches rather than wait on the provider one protocol after
+    // another. (Their items come in the order they are found.) One that fails fails the pass,
+    // once every read has ended: none goes on into the next pass.
+    const reads = await Promise.allSettled(passes.map((p) => p.read(shared)));
+    for (const r of reads) if (r.status === 'rejected') throw r.reason;
 
     // Feeds: those of the file, and those the protocols' contracts name.
     const prices = await feeds.read(
