@@ -71,13 +71,15 @@ async function provider(
       const answer = (c: { id: number; method: string; params?: unknown[] }) =>
         c.method === 'eth_chainId'
           ? { jsonrpc: '2.0', id: c.id, result: '0x1' }
-          : c.method === 'eth_getBalance'
-            ? {
-                jsonrpc: '2.0',
-                id: c.id,
-                result: `0x${'0'.repeat(opts.answerBytes ?? 1)}${String(c.params?.[0] ?? '').slice(-4)}`,
-              }
-            : { jsonrpc: '2.0', id: c.id, error: { code: -32601, message: 'method not found' } };
+          : c.method === 'eth_getLogs'
+            ? { jsonrpc: '2.0', id: c.id, result: [] }
+            : c.method === 'eth_getBalance'
+              ? {
+                  jsonrpc: '2.0',
+                  id: c.id,
+                  result: `0x${'0'.repeat(opts.answerBytes ?? 1)}${String(c.params?.[0] ?? '').slice(-4)}`,
+                }
+              : { jsonrpc: '2.0', id: c.id, error: { code: -32601, message: 'method not found' } };
       const out = Array.isArray(body) ? calls.map(answer) : answer(body);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
     });
@@ -122,6 +124,27 @@ describe('JSON-RPC within provider limits', () => {
       p.batches.reduce((a, b) => a + b, 0),
       95,
     );
+  });
+
+  test('behavior: an eth_getLogs goes alone, never in a batch', async () => {
+    const p = await provider();
+    servers.push(p);
+    const client = clientOf([p.url], { batchCalls: 50 });
+    const logs = (i: number) =>
+      client.request({
+        method: 'eth_getLogs',
+        params: [{ address: addr(i), fromBlock: '0x1', toBlock: '0x2' }],
+      });
+    await Promise.all([
+      ...Array.from({ length: 5 }, (_, i) => logs(i + 1)),
+      ...Array.from({ length: 5 }, (_, i) => client.getBalance({ address: addr(i + 1) })),
+    ]);
+    // The five balances in one batch, each log read alone.
+    assert.deepEqual(
+      p.batches.filter((n) => n > 1),
+      [5],
+    );
+    assert.equal(p.batches.filter((n) => n === 1).length, 5);
   });
 
   test('behavior: no request body exceeds the byte limit', async () => {

@@ -128,7 +128,12 @@ export function limitedHttp(url: string, limits: ProviderLimits, hooks: Transpor
   let queue: Pending[] = [];
   let scheduled = false;
 
-  /** Splits what was asked in one turn into batches within the count and byte limits. */
+  /**
+   * Splits what was asked in one turn into batches within the count and byte limits. An
+   * `eth_getLogs` goes alone: its answer may be large and slow to come, and in a batch with
+   * others (the protocols' log walks of a first sync move in step) one request's timeout would
+   * fail them all, and again when they are asked again together.
+   */
   function flush(): void {
     scheduled = false;
     const pending = queue;
@@ -136,6 +141,10 @@ export function limitedHttp(url: string, limits: ProviderLimits, hooks: Transpor
     let batch: Pending[] = [];
     let bytes = 2;
     for (const p of pending) {
+      if (p.body.method === 'eth_getLogs') {
+        void send([p]);
+        continue;
+      }
       if (
         batch.length > 0 &&
         (batch.length >= limits.batchCalls || bytes + p.bytes + 1 > limits.batchBytes)
