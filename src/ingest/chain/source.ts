@@ -109,14 +109,21 @@ export function chainSource(
   ];
   const feeds = new ChainFeeds(chain, rpc, reference.feeds, tokenSymbols(chain.chainId, reference.tokens));
   // Deployment blocks found (searched once per process: a contract whose reads fail, a pool not
-  // listed, is read from its start again without searching again). None yet: searched again.
-  const deployments = new Map<string, bigint>();
-  const deployedAt = async (address: `0x${string}`, head: bigint) => {
+  // listed, is read from its start again without searching again), and those being searched
+  // (asked twice at once: one search). None yet, or a search that failed: searched again.
+  const deployments = new Map<string, Promise<bigint>>();
+  const deployedAt = (address: `0x${string}`, head: bigint): Promise<bigint> => {
     const known = deployments.get(address);
     if (known !== undefined) return known;
-    const block = await deploymentBlock(rpc, address, head);
-    if (block < head) deployments.set(address, block);
-    return block;
+    const search = deploymentBlock(rpc, address, head);
+    deployments.set(address, search);
+    const forget = () => {
+      if (deployments.get(address) === search) deployments.delete(address);
+    };
+    search.then((block) => {
+      if (block >= head) forget();
+    }, forget);
+    return search;
   };
   return {
     id: `chain:${chain.chainId}`,
@@ -464,8 +471,9 @@ async function firstLogBlock(
   deployedAt: (address: `0x${string}`, head: bigint) => Promise<bigint>,
   target: bigint,
 ): Promise<bigint> {
-  // (The deployments searched at once: each search is a few dozen requests one after the other.)
-  const starts = await Promise.all(
+  // (The deployments searched at once: each search is a few dozen requests one after the other.
+  // One that fails fails the pass once all have ended.)
+  const settled = await Promise.allSettled(
     adapters.flatMap((a) =>
       a.starts.map((s) =>
         s.fromBlock !== null
@@ -476,5 +484,10 @@ async function firstLogBlock(
       ),
     ),
   );
-  return starts.reduce((first, start) => (start < first ? start : first), target);
+  let first = target;
+  for (const s of settled) {
+    if (s.status === 'rejected') throw s.reason;
+    if (s.value < first) first = s.value;
+  }
+  return first;
 }
