@@ -299,3 +299,39 @@ describe("a first sync's progress", () => {
     assert.equal(source.progress!(nowMs), null);
   });
 });
+
+describe("a first pass's deployment searches", () => {
+  const COMET = `0x${'c0'.repeat(20)}`;
+  const POOL = `0x${'a0'.repeat(20)}`;
+  /** getCode: the comet's fails at once; the pool's answers after a while, deployed at block 50. */
+  function searching(): { rpc: ChainRpc; asked: () => number } {
+    const chain = new Map([[100, block(100)]]);
+    const rpc = blocksOnly(chain, () => 100);
+    let asked = 0;
+    (rpc.client as unknown as Record<string, unknown>)['getCode'] = async (args: {
+      address: string;
+      blockNumber: bigint;
+    }) => {
+      asked++;
+      if (args.address === COMET) throw new Error('HTTP request failed: connection reset');
+      await new Promise((r) => setTimeout(r, 5));
+      return args.blockNumber >= 50n ? '0x60' : '0x';
+    };
+    return { rpc, asked: () => asked };
+  }
+
+  test('error: one that fails fails the pass once the others have ended: none goes on after it', async () => {
+    const { rpc, asked } = searching();
+    const config: ChainConfig = {
+      ...CHAIN,
+      compound: [{ comet: COMET, fromBlock: null, rewards: null }],
+      aave: [{ protocol: 'aave', pool: POOL, fromBlock: null }],
+    };
+    await assert.rejects(chainSource(config, rpc).run(0), /connection reset/);
+    const atFailure = asked();
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(asked(), atFailure);
+    // (The pool's search, to block 50 of 100, went to its end: its first answer, then a bisection.)
+    assert.ok(atFailure >= 8, String(atFailure));
+  });
+});
