@@ -79,8 +79,6 @@ export class ChainFeeds {
   readonly #lastReading = new Map<string, FeedReading>();
   /** The feeds of the pass under way: the file's, and those its contracts name. */
   #feeds = new Map<string, FeedConfig>();
-  /** The logs `published` read this pass (the feeds' logs the shared read does not hold). */
-  #apart: SharedLogs | null = null;
 
   constructor(
     chain: ChainConfig,
@@ -125,25 +123,23 @@ export class ChainFeeds {
   }
 
   /**
-   * Whether a feed read last pass that the chain's shared read does not cover (one an oracle
-   * names: anyone's contract, read apart) published a round in the shared read's blocks. The
-   * logs read are kept for the pass's rounds, which take theirs from them.
+   * The logs, in the shared read's blocks, of the feeds read last pass that it does not cover
+   * (those an oracle names: anyone's contracts, read apart, `AnswerUpdated` alone); null when
+   * there are none. The pass's rounds take theirs from them (`rounds`).
    */
-  async published(shared: SharedLogs): Promise<boolean> {
-    this.#apart = null;
-    const apart = [...new Set([...this.#lastReading.values()].map((r) => r.publisher.address))].filter(
+  async apart(shared: SharedLogs): Promise<SharedLogs | null> {
+    const addresses = [...new Set([...this.#lastReading.values()].map((r) => r.publisher.address))].filter(
       (a) => !shared.addresses.has(a),
     );
-    if (apart.length === 0) return false;
+    if (addresses.length === 0) return null;
     const logs = await getLogsAdaptive(this.#rpc, {
       what: 'chainlink',
-      address: apart as `0x${string}`[],
+      address: addresses as `0x${string}`[],
       events: [ANSWER_UPDATED],
       fromBlock: shared.fromBlock,
       toBlock: shared.toBlock,
     });
-    this.#apart = { fromBlock: shared.fromBlock, toBlock: shared.toBlock, addresses: new Set(apart), logs };
-    return logs.length > 0;
+    return { fromBlock: shared.fromBlock, toBlock: shared.toBlock, addresses: new Set(addresses), logs };
   }
 
   /**
@@ -154,6 +150,7 @@ export class ChainFeeds {
     prices: PassPrices,
     range: { fromBlock: bigint; toBlock: bigint } | null,
     shared: SharedLogs | undefined,
+    apart: SharedLogs | null,
   ): Promise<OracleRound[]> {
     const chainId = this.#chain.chainId;
     const { readings, byFeed } = prices;
@@ -164,10 +161,8 @@ export class ChainFeeds {
       answer: r.answer,
       updatedAt: r.updatedAt * 1000,
     }));
-    // The shared read, with the feeds' logs read apart this pass (a reader of the protocols'
-    // logs never sees those).
-    const apart = this.#apart;
-    this.#apart = null;
+    // The shared read, with the feeds' logs read apart this pass (`apart`: a reader of the
+    // protocols' logs never sees those).
     const logs =
       shared && apart && apart.fromBlock === shared.fromBlock && apart.toBlock === shared.toBlock
         ? {

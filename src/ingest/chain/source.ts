@@ -303,12 +303,13 @@ export function chainSource(
     const noNewBlock = stateResume !== null && stateResume > target;
     // Whether the shared read covers the pass's blocks and holds nothing of ours, nor do the
     // logs of the feeds that oracles name (read apart: the pass's rounds take theirs from them).
-    const nothingLogged = async (): Promise<boolean> =>
-      shared !== undefined &&
-      shared.logs.length === 0 &&
-      shared.fromBlock === stateResume &&
-      shared.toBlock === target &&
-      !(await feeds.published(shared));
+    let apart = null as SharedLogs | null;
+    const nothingLogged = async (): Promise<boolean> => {
+      if (!shared || shared.logs.length > 0 || shared.fromBlock !== stateResume || shared.toBlock !== target)
+        return false;
+      apart = await feeds.apart(shared);
+      return apart === null || apart.logs.length === 0;
+    };
     if (
       kept &&
       ours &&
@@ -373,6 +374,7 @@ export function chainSource(
       prices,
       roundsFrom === null ? null : { fromBlock: roundsFrom, toBlock: target },
       shared,
+      apart,
     );
     const parts = passes.map((p) => p.checkpoint());
     const run = ended({
