@@ -59,13 +59,11 @@ interface MorphoCheckpoint {
 }
 
 /**
- * What a Morpho adapter keeps of the positions it handed, between passes: the markets the last
- * pass handed priced, each with its oracle's collateral price over its record's when it was
- * last handed whole. A pass makes the next of these, which its success makes current.
+ * What a Morpho adapter keeps of the positions it handed, between passes: per market the last
+ * pass handed priced, its oracle's collateral price over its record's when it was last handed
+ * whole. A pass makes the next of these (`next.ratios`), which its success makes current.
  */
-interface Handed {
-  ratios: Map<string, number>;
-}
+type Ratios = ReadonlyMap<string, number>;
 
 /**
  * How far a market's oracle may move from its record's collateral price (a ratio, from when its
@@ -79,8 +77,8 @@ export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
   const vaults = new MetaMorphoCache();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
   const reread = new Set<string>();
-  let handed: Handed = { ratios: new Map() };
-  const next: { handed: Handed | null } = { handed: null };
+  let ratios: Ratios = new Map();
+  const next: { ratios: Ratios | null } = { ratios: null };
   const config = chain.morpho ? `${chain.morpho.blue}:${chain.morpho.fromBlock}` : null;
   const readsVaults = (chain.morpho?.vaultFactories.length ?? 0) > 0;
   return {
@@ -92,16 +90,16 @@ export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
       if (rereadAccounts) for (const key of cache.positions.keys()) reread.add(key);
       cache.clear();
       vaults.clear();
-      handed = { ratios: new Map() };
-      next.handed = null;
+      ratios = new Map();
+      next.ratios = null;
     },
-    begin: (ctx) => morphoPass(ctx, cache, vaults, reread, config, handed, next),
+    begin: (ctx) => morphoPass(ctx, cache, vaults, reread, config, ratios, next),
     settle(block) {
       cache.positions.settle(block);
       vaults.settle(block);
       reread.clear();
-      if (next.handed) handed = next.handed;
-      next.handed = null;
+      if (next.ratios) ratios = next.ratios;
+      next.ratios = null;
     },
     accountsKept: () => cache.positions.size,
   };
@@ -113,8 +111,8 @@ function morphoPass(
   vaults: MetaMorphoCache,
   reread: ReadonlySet<string>,
   config: string | null,
-  handed: Readonly<Handed>,
-  next: { handed: Handed | null },
+  handed: Ratios,
+  next: { ratios: Ratios | null },
 ): ProtocolPass {
   const { chain, rpc, previous, items, resume, target } = ctx;
   const chainId = chain.chainId;
@@ -264,7 +262,7 @@ function morphoPass(
         // answers 0: Morpho's is 0, and the market is handed whole.)
         const byOracle = read.market.price === 0n ? 0 : oracleUsd(read, record.loanPrice);
         const ratio = byOracle === null ? 1 : byOracle / record.collateralPrice;
-        const was = handed.ratios.get(id);
+        const was = handed.get(id);
         const same = was !== undefined && Math.abs(ratio / was - 1) <= ORACLE_DRIFT;
         if (resume !== null && last !== undefined && isPriced(last) && same) inPart.add(id);
         ratios.set(id, inPart.has(id) ? (was as number) : ratio);
@@ -285,7 +283,7 @@ function morphoPass(
           if (p) positions.push(positionRecord(record, m.market, p));
         }
       }
-      next.handed = { ratios };
+      next.ratios = ratios;
       const found = (morpho?.liquidations ?? []).flatMap((l) => {
         // A kept market's liquidations are priced at its kept prices, a never-priced one's
         // amounts have no USD value; an unserved one's are not recorded (named).
