@@ -335,3 +335,40 @@ describe("a first pass's deployment searches", () => {
     assert.ok(atFailure >= 8, String(atFailure));
   });
 });
+
+describe("a pass's protocols, read at once", () => {
+  test('error: one whose read fails fails the pass once the others have ended: none goes on after it', async () => {
+    const BLUE = `0x${'b1'.repeat(20)}`;
+    const COMET = `0x${'c0'.repeat(20)}`;
+    const HEAD = 200_000;
+    const rpc = blocksOnly(new Map([[HEAD, block(HEAD)]]), () => HEAD);
+    let asked = 0;
+    const slow = () => new Promise((r) => setTimeout(r, 5));
+    Object.assign(rpc, {
+      multicallOptions: async () => ({ deployless: true, batchSize: 1024 }),
+      // The comet's first read fails at once; Morpho Blue's walk of its logs goes on range by
+      // range (none found), then its markets' read fails.
+      multicall: async () => {
+        asked++;
+        throw new Error('the comet refused');
+      },
+    });
+    Object.assign(rpc.client, {
+      getLogs: async () => {
+        asked++;
+        await slow();
+        return [];
+      },
+    });
+    const config: ChainConfig = {
+      ...CHAIN,
+      morpho: { blue: BLUE, fromBlock: 0, vaultFactories: [] },
+      compound: [{ comet: COMET, fromBlock: 0, rewards: null }],
+    };
+    await assert.rejects(chainSource(config, rpc).run(0), /the comet refused/);
+    const atFailure = asked;
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(asked, atFailure);
+    assert.ok(atFailure >= 3, String(atFailure));
+  });
+});
