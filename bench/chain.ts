@@ -373,6 +373,9 @@ try {
       args: [aUsdc.asset, BigInt(800 + (i % 600)) * 10n ** 6n, 2, 0, b],
       gas: 800_000n,
     }));
+    // Then the pool's oracle takes WETH's price from the file's ETH/USD feed, as on mainnet (Aave's
+    // health factors follow the price the records carry).
+    await send(aave.oracle, aave.oracleAbi, 'setAssetSources', [[aWeth.asset], [ethUsd]]);
   }
   // Fluid: an ETH (the native placeholder) / USDC T1 vault; F borrowers each open a position.
   const fluidBorrowers = borrowers.slice(0, F);
