@@ -3,22 +3,27 @@ import { maxLeverage, utilization } from '../domain/metrics.ts';
 import { oracleHealth } from '../domain/oracle.ts';
 import { fraction, servedBalances, significant, significantOrNull, usdOrNull } from '../domain/precision.ts';
 import { classifyStrategy } from '../domain/strategy.ts';
-import type {
-  FeedUpdate,
-  MarketRecord,
-  MarketStateChange,
-  OracleFeedRecord,
-  OracleHealth,
-  OracleRecord,
-  PriceChange,
-  StrategyInfo,
+import {
+  type FeedUpdate,
+  type MarketRecord,
+  type MarketStateChange,
+  type OracleFeedRecord,
+  type OracleHealth,
+  type OracleRecord,
+  type PriceChange,
+  type StatedAt,
+  type StrategyInfo,
+  statedAt,
 } from '../domain/types.ts';
 import { SearchIndex } from './search/search-index.ts';
 import type { SearchWork } from './search/work.ts';
 import { groupIndexes, walkMerged } from './sorted-lists.ts';
 
 /** The API's Market (its OpenAPI schema) as served: primary facts plus the derived fields. */
-/** A market's factors after a change of its record: its prices and borrow index over the dataset's. */
+/**
+ * A market's factors after a change of its record: its prices and borrow index over the
+ * dataset's; the collateral's price with its collateral index.
+ */
 export interface MarketFactorChange {
   ord: number;
   collateral: number;
@@ -78,9 +83,10 @@ interface Entry {
   record: MarketRecord | null;
   /**
    * The dataset's prices of the market's tokens, which its positions' USD amounts are stated at,
-   * and its borrow index, which their debt is stated at (null: not recorded).
+   * and its borrow and collateral indexes, which their debt and collateral are stated at (null:
+   * not recorded).
    */
-  stated: { collateral: number | null; loan: number | null; borrowIndex: number | null };
+  stated: StatedAt;
 }
 
 /** Oracle health as served: the staleness ratio to 8 significant digits (isStale stays exact). */
@@ -217,7 +223,7 @@ export class Catalog {
       json: null,
       base: m,
       record: null,
-      stated: { collateral: m.collateralPrice, loan: m.loanPrice, borrowIndex: m.borrowIndex ?? null },
+      stated: statedAt(m),
     }));
     // Ranks start as ords (the records are in supply order).
     this.idAt = Int32Array.from({ length: sorted.length }, (_, i) => i);
@@ -434,7 +440,10 @@ export class Catalog {
         now !== null && stated !== null && stated > 0 && now > 0 ? now / stated : 1;
       out.push({
         ord,
-        collateral: ratio(next.collateralPrice, e.stated.collateral),
+        // (Collateral that earns interest: its index too, when both records have one.)
+        collateral:
+          ratio(next.collateralPrice, e.stated.collateral) *
+          ratio(next.collateralIndex ?? null, e.stated.collateralIndex),
         loan: ratio(next.loanPrice, e.stated.loan),
         ...(next.borrowIndex && e.stated.borrowIndex
           ? { debtIndex: ratio(next.borrowIndex, e.stated.borrowIndex) }

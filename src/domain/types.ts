@@ -98,6 +98,14 @@ export interface MarketRecord {
    * over the dataset's is the interest its positions' debt accrued since they were stated.
    */
   borrowIndex?: number | null;
+  /**
+   * The market's collateral index, where collateral earns interest: what one unit of the
+   * protocol's own collateral accounting (Aave's scaled aToken balance) is worth now, in any
+   * fixed unit. Absent where not recorded (collateral that does not accrue). A market change's
+   * index over the dataset's is the interest its positions' collateral earned since they were
+   * stated.
+   */
+  collateralIndex?: number | null;
   supplyApy: number;
   borrowApy: number;
   supplyRewardsApy: number;
@@ -252,6 +260,27 @@ export type PricedMarketRecord = MarketRecord & {
   supply: number;
   borrow: number;
 };
+
+/**
+ * What a market's positions are stated at, from its record in a dataset: its tokens' prices,
+ * its borrow index (their debt) and its collateral index (their collateral); null when not
+ * recorded.
+ */
+export interface StatedAt {
+  collateral: number | null;
+  loan: number | null;
+  borrowIndex: number | null;
+  collateralIndex: number | null;
+}
+
+export function statedAt(m: MarketRecord): StatedAt {
+  return {
+    collateral: m.collateralPrice,
+    loan: m.loanPrice,
+    borrowIndex: m.borrowIndex ?? null,
+    collateralIndex: m.collateralIndex ?? null,
+  };
+}
 
 /** Whether both of a market's tokens have a USD price (then its USD amounts are known too). */
 export function isPriced<T extends { collateralPrice: number | null; loanPrice: number | null }>(

@@ -2,25 +2,26 @@
  * What a pass of the real sources writes: only what changed since the dataset the store holds.
  *
  * The ingesting process keeps the live dataset as it wrote it (WrittenDataset): each market's
- * record, the prices and borrow index its positions are stated at (the dataset's record of it),
- * each position as stated, each vault. A pass compares what its sources read with it and writes
- * the difference in one transaction (MarketDataStore.applyChanges), which every server's read
- * model follows in place. Nothing is read back from the store for a routine pass.
+ * record, the prices and indexes its positions are stated at (the dataset's record of it), each
+ * position as stated, each vault. A pass compares what its sources read with it and writes the
+ * difference in one transaction (MarketDataStore.applyChanges), which every server's read model
+ * follows in place. Nothing is read back from the store for a routine pass.
  *
- * Positions are stated at their market's dataset prices and borrow index: a source reads a
- * position at today's prices and index, and it is restated by the ratios (collateral × dataset
- * price / price now; debt × dataset price / price now × dataset index / index now; the health
- * factor with them). A price move or accrued interest is then one market change (the read model
- * multiplies its positions back by the ratios), and a position is written only when its own
- * amounts moved: by more than 1 part in 100,000 (0.001 %) from what is stored, or by more than 1
- * part in 10 million when it is near liquidation (health factor below 1.1), so a drift the
- * market's ratios do not carry (collateral earning interest) is written as it builds up. A
- * market or vault is written when one of its figures (prices and borrow index included) moved
- * by more than 1 part in 10 million. A served figure is therefore within 0.001 % of what the
- * source read, and a health factor near liquidation within 0.00005 %.
+ * Positions are stated at their market's dataset prices and indexes: a source reads a position
+ * at today's prices and indexes, and it is restated by the ratios (collateral × dataset price /
+ * price now × dataset collateral index / index now; debt × dataset price / price now × dataset
+ * borrow index / index now; the health factor with them). A price move or accrued interest is
+ * then one market change (the read model multiplies its positions back by the ratios), and a
+ * position is written only when its own amounts moved: by more than 1 part in 100,000 (0.001 %)
+ * from what is stored, or by more than 1 part in 10 million when it is near liquidation (health
+ * factor below 1.1), so a drift the market's ratios do not carry (collateral earning interest
+ * where the market records no collateral index) is written as it builds up. A market or vault is
+ * written when one of its figures (prices and indexes included) moved by more than 1 part in 10
+ * million. A served figure is therefore within 0.001 % of what the source read, and a health
+ * factor near liquidation within 0.00005 %.
  *
  * What cannot be a change rewrites the dataset: a market or vault added or gone, a market whose
- * positions cannot be restated (a price or borrow index unknown on one side), a dataset another
+ * positions cannot be restated (a price or an index unknown on one side), a dataset another
  * process wrote over.
  */
 
@@ -28,7 +29,14 @@ import { accountPoolOf } from '../domain/accounts.ts';
 import { changeRounds } from '../domain/change-feed.ts';
 import { positionAt } from '../domain/position-columns.ts';
 import type { DatasetChanges, DatasetInfo } from '../domain/records/dataset.ts';
-import { isPriced, type MarketRecord, type PositionRecord, type VaultRecord } from '../domain/types.ts';
+import {
+  isPriced,
+  type MarketRecord,
+  type PositionRecord,
+  type StatedAt,
+  statedAt,
+  type VaultRecord,
+} from '../domain/types.ts';
 import type { MarketDataStore } from '../store/ports/market-data.ts';
 import { append } from './append.ts';
 
@@ -39,13 +47,6 @@ export const NEAR_TOLERANCE = 1e-7;
 export const NEAR_LIQUIDATION = 1.1;
 /** Relative change of a market's or vault's figure written. */
 export const RECORD_TOLERANCE = 1e-7;
-
-/** What a market's positions are stated at: its record in the dataset. */
-interface Stated {
-  collateral: number | null;
-  loan: number | null;
-  borrowIndex: number | null;
-}
 
 /** The records of a pass, as its sources read them (positions at today's prices). */
 export interface PassRecords {
@@ -72,23 +73,34 @@ export function hold(positions: PositionsByMarket, p: PositionRecord): void {
 
 export const positionKey = (p: { marketKey: string; user: string }) => `${p.marketKey}\n${p.user}`;
 const EMPTY_MARKET: ReadonlyMap<string, PositionRecord> = new Map();
+const UNSTATED: StatedAt = { collateral: null, loan: null, borrowIndex: null, collateralIndex: null };
 const vaultKey = (v: { chainId: number; address: string }) => `${v.chainId}:${v.address}`;
 
 /** Multipliers from a market's figures now to the dataset's statement of them; null: none. */
 function statingRatios(
   now: MarketRecord,
-  stated: Stated,
+  stated: StatedAt,
 ): { collateral: number; loan: number; debt: number } | null {
   const { collateralPrice: pc, loanPrice: pl } = now;
   if (pc === null || pl === null || stated.collateral === null || stated.loan === null) return null;
   if (!(pc > 0 && pl > 0 && stated.collateral > 0 && stated.loan > 0)) return null;
-  const index = now.borrowIndex ?? null;
-  // The read model scales debt by the index only when both have one: a dataset index without
-  // one now cannot be followed.
-  if (stated.borrowIndex !== null && !(index !== null && index > 0)) return null;
+  // The read model scales by an index only when both have one: a dataset index without one now,
+  // or one now without one in the dataset, cannot be followed.
+  const debtIndex = indexRatio(stated.borrowIndex, now.borrowIndex ?? null);
+  const collateralIndex = indexRatio(stated.collateralIndex, now.collateralIndex ?? null);
+  if (debtIndex === null || collateralIndex === null) return null;
   const loan = stated.loan / pl;
-  const debtIndex = stated.borrowIndex !== null && index !== null ? stated.borrowIndex / index : 1;
-  return { collateral: stated.collateral / pc, loan, debt: loan * debtIndex };
+  return { collateral: (stated.collateral / pc) * collateralIndex, loan, debt: loan * debtIndex };
+}
+
+/**
+ * An index as stated over the index now: 1 when neither has one, null when only one has (the
+ * dataset is written again, stated at the index now: a market that comes to carry an index, say
+ * after an upgrade of this service, has its positions follow it from then on).
+ */
+function indexRatio(stated: number | null, now: number | null): number | null {
+  if (stated === null) return now === null ? 1 : null;
+  return now !== null && now > 0 ? stated / now : null;
 }
 
 /** A position read today, stated at its market's dataset prices and index (`r`: statingRatios). */
@@ -170,7 +182,7 @@ export class WrittenDataset {
   version: number;
   changeSeq: number;
   private readonly markets: Map<string, MarketRecord>;
-  private readonly stated: Map<string, Stated>;
+  private readonly stated: Map<string, StatedAt>;
   /** Positions as stated (at their market's dataset prices and index), empty ones included. */
   private readonly positions: PositionsByMarket;
   private readonly vaults: Map<string, VaultRecord>;
@@ -185,12 +197,7 @@ export class WrittenDataset {
   ) {
     this.version = info.version;
     this.changeSeq = info.changeSeq;
-    this.stated = new Map(
-      base.map((m) => [
-        m.uniqueKey,
-        { collateral: m.collateralPrice, loan: m.loanPrice, borrowIndex: m.borrowIndex ?? null },
-      ]),
-    );
+    this.stated = new Map(base.map((m) => [m.uniqueKey, statedAt(m)]));
     this.markets = markets;
     this.positions = positions;
     this.vaults = vaults;
@@ -260,8 +267,8 @@ export class WrittenDataset {
     return out;
   }
 
-  #stated(key: string): Stated {
-    return this.stated.get(key) ?? { collateral: null, loan: null, borrowIndex: null };
+  #stated(key: string): StatedAt {
+    return this.stated.get(key) ?? UNSTATED;
   }
 
   /**
@@ -300,8 +307,6 @@ export class WrittenDataset {
       const pool = this.#poolOf(p.marketKey);
       return pool === null ? null : `${pool}\n${p.user}`;
     };
-    // The pools an account of which is handed (a pool's market handed in part with none is skipped).
-    const pools = new Set<string>();
     for (const p of next.positions) {
       const r = ratios.get(p.marketKey);
       if (!r) continue;
@@ -310,12 +315,14 @@ export class WrittenDataset {
       const s = stated(p, r);
       const account = accountOf(p);
       if (account !== null) {
-        pools.add(account.slice(0, account.lastIndexOf('\n')));
-        const a = accounts.get(account);
-        if (a) {
-          a.next.push(s);
-          a.hfNow = Math.min(a.hfNow, p.healthFactor);
-        } else accounts.set(account, { next: [s], last: [], hfNow: p.healthFactor });
+        const a = accounts.get(account) ?? { next: [], last: [], hfNow: Number.POSITIVE_INFINITY };
+        accounts.set(account, a);
+        a.next.push(s);
+        a.hfNow = Math.min(a.hfNow, p.healthFactor);
+        // In a market handed in part, the account's position there as stored (its source hands
+        // at zero each pair the account held and no longer does).
+        const last = partial.has(p.marketKey) ? this.positions.get(p.marketKey)?.get(p.user) : undefined;
+        if (last && !isEmpty(last)) a.last.push(last);
         continue;
       }
       const last = this.positions.get(p.marketKey)?.get(p.user);
@@ -329,35 +336,33 @@ export class WrittenDataset {
       supplyUsd: 0,
       healthFactor: Number.POSITIVE_INFINITY,
     });
-    // The stored positions of the markets handed whole (one not handed is gone), and of the
-    // accounts handed in a pool's market handed in part.
+    // The stored positions of the markets handed whole (one not handed is gone).
     for (const [marketKey, users] of this.positions) {
-      const inPart = partial.has(marketKey);
-      const pool = this.#poolOf(marketKey);
-      if (inPart && (pool === null || !pools.has(pool))) continue;
+      if (partial.has(marketKey)) continue;
       for (const last of users.values()) {
         if (isEmpty(last)) continue;
         const account = accountOf(last);
         if (account !== null) {
           const a = accounts.get(account);
           if (a) a.last.push(last);
-          else if (!inPart)
-            accounts.set(account, { next: [], last: [last], hfNow: Number.POSITIVE_INFINITY });
+          else accounts.set(account, { next: [], last: [last], hfNow: Number.POSITIVE_INFINITY });
         } else if (!seen.has(positionKey(last))) positions.push(emptied(last));
       }
     }
     // An account is written whole (its pairs as split now, those gone emptied) when its own
     // figures moved: its collateral or weighted collateral in a token, its debt or supply in one.
     // A price move alone shifts how it is split among its pairs, which its totals do not see.
+    // (A pair handed at zero counts for nothing: the account no longer holds it.)
     for (const a of accounts.values()) {
       const tol = a.hfNow < NEAR_LIQUIDATION ? NEAR_TOLERANCE : POSITION_TOLERANCE;
-      const now = this.#legs(a.next);
+      const held = a.next.filter((p) => !isEmpty(p));
+      const now = this.#legs(held);
       const before = this.#legs(a.last);
       let changed = now.size !== before.size;
       for (const [k, x] of now) if (changed || moved(x, before.get(k) ?? Number.NaN, tol)) changed = true;
       if (!changed) continue;
-      append(positions, a.next);
-      const kept = new Set(a.next.map(positionKey));
+      append(positions, held);
+      const kept = new Set(held.map(positionKey));
       for (const p of a.last) if (!kept.has(positionKey(p))) positions.push(emptied(p));
     }
     return { markets, positions, vaults, refreshedAt };

@@ -20,10 +20,11 @@ import { pgSkipReason, TestSchemas } from '../pg-helpers.ts';
 
 /**
  * A chain of isolated markets as a source reads it: token amounts and borrow shares per
- * position, prices and a borrow index per market; its records at today's prices.
+ * position, prices, a borrow index and a collateral index (collateral earning interest) per
+ * market; its records at today's prices.
  */
 class World {
-  markets: { record: MarketRecord; index: number; pc: number; pl: number }[] = [];
+  markets: { record: MarketRecord; index: number; cindex: number; pc: number; pl: number }[] = [];
   positions = new Map<string, { market: number; user: string; collateral: number; shares: number }>();
   private users = 0;
   /** A vault lending into the first market, and its fee now. */
@@ -32,7 +33,7 @@ class World {
 
   addMarket(): void {
     const record = makeMarket({ chainId: 1 });
-    this.markets.push({ record, index: 1, pc: 4000, pl: 3300 });
+    this.markets.push({ record, index: 1, cindex: 1, pc: 4000, pl: 3300 });
   }
 
   addPosition(market: number, collateral: number, shares: number): string {
@@ -49,12 +50,13 @@ class World {
       collateralPrice: m.pc,
       loanPrice: m.pl,
       borrowIndex: m.index,
+      collateralIndex: m.cindex,
       supply: 1_000_000 * m.pl,
       borrow: 800_000 * m.pl * m.index,
     }));
     const positions: PositionRecord[] = [...this.positions.values()].map((p) => {
       const m = must(this.markets[p.market], 'market');
-      const collateralUsd = p.collateral * m.pc;
+      const collateralUsd = p.collateral * m.cindex * m.pc;
       const borrowUsd = p.shares * m.index * m.pl;
       return {
         marketKey: m.record.uniqueKey,
@@ -88,7 +90,7 @@ function assertServes(model: ReadModel, out: SourceOutput, what: string): void {
   for (const m of records.markets) {
     const ord = must(model.catalog.ordOf(m.uniqueKey), `${what}: market ${m.uniqueKey}`);
     const served = model.catalog.baseRecord(ord);
-    for (const f of ['supply', 'collateralPrice', 'loanPrice', 'borrowIndex'] as const)
+    for (const f of ['supply', 'collateralPrice', 'loanPrice', 'borrowIndex', 'collateralIndex'] as const)
       assert.ok(Math.abs(served[f]! / m[f]! - 1) <= RECORD_TOLERANCE, `${what}: ${f} of ${m.uniqueKey}`);
   }
   const byKey = new Map(records.positions.map((p) => [`${p.marketKey}\n${p.user}`, p]));
@@ -128,6 +130,11 @@ async function scenario(open: () => Promise<{ writer: Store; follower: Store }>)
           }),
           fc.record({
             kind: fc.constant('accrue' as const),
+            market: fc.nat(),
+            rate: fc.double({ min: 0, max: 0.01, noNaN: true }),
+          }),
+          fc.record({
+            kind: fc.constant('earn' as const),
             market: fc.nat(),
             rate: fc.double({ min: 0, max: 0.01, noNaN: true }),
           }),
@@ -181,6 +188,9 @@ async function scenario(open: () => Promise<{ writer: Store; follower: Store }>)
               else m.pl *= 1 + step.move;
             } else if (step.kind === 'accrue')
               must(markets[step.market % markets.length], 'market').index *= 1 + step.rate;
+            // Collateral earning interest by its market's index: no position is written.
+            else if (step.kind === 'earn')
+              must(markets[step.market % markets.length], 'market').cindex *= 1 + step.rate;
             else if (step.kind === 'borrow') {
               const p = picked(step.pick);
               if (p) {
@@ -197,7 +207,8 @@ async function scenario(open: () => Promise<{ writer: Store; follower: Store }>)
             } else if (step.kind === 'open') {
               const m = step.market % markets.length;
               const mk = must(markets[m], 'market');
-              const shares = (step.collateral * mk.pc * mk.record.lltv * step.ltv) / (mk.pl * mk.index);
+              const shares =
+                (step.collateral * mk.cindex * mk.pc * mk.record.lltv * step.ltv) / (mk.pl * mk.index);
               world.addPosition(m, step.collateral, shares);
               ownChanges++;
             } else if (step.kind === 'close') {
@@ -342,17 +353,37 @@ test('behavior: a position is written when its own figures moved past the tolera
     Math.abs(must(repaid[0], 'change').borrowUsd / 4_000 - 1) < 1e-12,
     'stated at the dataset prices and index',
   );
-  // A market added, or one whose index is gone: the dataset is written again.
+  // A market added, one whose index is gone, or one that comes to carry an index its dataset's
+  // record lacks (its positions then follow it): the dataset is written again.
   assert.equal(
     written.changes({ markets: [market, healthy, makeMarket()], positions: [near, safe], vaults: [] }, 1),
     null,
   );
-  assert.equal(
-    written.changes(
-      { markets: [{ ...market, borrowIndex: null }, healthy], positions: [near, safe], vaults: [] },
-      1,
-    ),
-    null,
+  for (const changed of [
+    { ...market, borrowIndex: null },
+    { ...market, collateralIndex: 1.01 },
+  ])
+    assert.equal(
+      written.changes({ markets: [changed, healthy], positions: [near, safe], vaults: [] }, 1),
+      null,
+    );
+  // Collateral earning interest by its market's collateral index: the market moves, not its positions.
+  const indexed = WrittenDataset.written(info, {
+    markets: [{ ...market, collateralIndex: 1.2 }],
+    positions: [near],
+    vaults: [],
+  });
+  const earned = indexed.changes(
+    {
+      markets: [{ ...market, collateralIndex: 1.26 }],
+      positions: [{ ...near, collateralUsd: 10_000 * 1.05, healthFactor: near.healthFactor * 1.05 }],
+      vaults: [],
+    },
+    1,
+  );
+  assert.deepEqual(
+    [must(earned, 'changes').markets.length, must(earned, 'changes').positions.length],
+    [1, 0],
   );
 });
 
