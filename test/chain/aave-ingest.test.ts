@@ -202,8 +202,9 @@ describe('Aave v3 on a local chain', () => {
     );
     assert.deepEqual(out.failures, []);
     const pool = out.pools[0]!;
-    assert.deepEqual(pool.accounts.map((a) => a.user).sort(), [users[1], users[4]].sort());
-    for (const { user, account } of pool.accounts) {
+    const held = [...pool.accounts].flatMap(([user, account]) => (account ? [{ user, account }] : []));
+    assert.deepEqual(held.map((a) => a.user).sort(), [users[1], users[4]].sort());
+    for (const { user, account } of held) {
       const v = accountValues(pool, account);
       const onChain = await accountData(user, head);
       assert.equal(v.healthFactor, onChain.hf, user);
@@ -313,6 +314,72 @@ describe('Aave v3 on a local chain', () => {
     assert.equal((await positionsOf(users[4]!)).length, 0);
   });
 
+  test('behavior: a pool handed whole is then handed in part: the accounts a block names, the pairs still summing to the reserves', async () => {
+    const pairsOf = async (loan: AaveSymbol) =>
+      (await get('/markets?chainIds=31337&limit=100')).data.filter(
+        (m: { loanAddress: string }) => m.loanAddress === reserve(loan).asset.toLowerCase(),
+      ) as Record<string, number>[];
+    const sum = (pairs: Record<string, number>[], k: string) => pairs.reduce((s, m) => s + m[k]!, 0);
+    // (Another process wrote last: this one reads its accounts again and hands the pool whole.)
+    await pass();
+    assert.equal(suite.sources[0]!.lastRun()!.positions, 4);
+    // A block with nothing of ours: no state read, and the next pass still hands in part.
+    await anvil.client().mine({ blocks: 1 });
+    await pass();
+    assert.equal(suite.sources[0]!.lastRun()!.stateRead, false);
+    // Account 5, which only supplied WETH, borrows DAI: its pair alone is handed.
+    await borrow(anvil, aave, 5, 'DAI', 100n * WAD);
+    await pass();
+    assert.equal(suite.sources[0]!.lastRun()!.positions, 1);
+    assert.deepEqual(
+      (await positionsOf(users[5]!)).map((p) => p.market.uniqueKey),
+      [keyOf('WETH', 'DAI')],
+    );
+    // Account 1 repays some USDC: its four pairs alone.
+    await sendTx(anvil, 1, reserve('USDC').asset, aave.tokenAbi, 'approve', [aave.pool, maxUint256]);
+    await sendTx(anvil, 1, aave.pool, aave.poolAbi, 'repay', [
+      reserve('USDC').asset,
+      1_000n * USDC,
+      2,
+      users[1],
+    ]);
+    const block = await pass();
+    assert.equal(suite.sources[0]!.lastRun()!.positionsRead, 1);
+    assert.equal(suite.sources[0]!.lastRun()!.positions, 4);
+    const onChain = await accountData(users[1]!, block);
+    const mine = await positionsOf(users[1]!);
+    assert.equal(mine.length, 4);
+    for (const p of mine)
+      assert.ok(Math.abs(p.healthFactor / onChain.health - 1) < 5e-8, `${p.healthFactor}`);
+    assert.ok(
+      Math.abs(mine.reduce((s, p) => s + p.state.borrowAssetsUsd, 0) - Number(onChain.debt) / 1e8) < 0.05,
+    );
+    const { supplied, borrowed } = await usdcTotals(block);
+    const usdc = await pairsOf('USDC');
+    assert.ok(Math.abs(sum(usdc, 'borrow') - borrowed) < 0.05, `${sum(usdc, 'borrow')} vs ${borrowed}`);
+    assert.ok(Math.abs(sum(usdc, 'supply') - supplied) < 0.05, `${sum(usdc, 'supply')} vs ${supplied}`);
+    // Account 5 repays all: its pair is handed at zero, and it holds nothing.
+    await sendTx(anvil, 2, reserve('DAI').asset, aave.tokenAbi, 'mint', [users[5], 1_000n * WAD]);
+    await sendTx(anvil, 5, reserve('DAI').asset, aave.tokenAbi, 'approve', [aave.pool, maxUint256]);
+    await sendTx(anvil, 5, aave.pool, aave.poolAbi, 'repay', [reserve('DAI').asset, maxUint256, 2, users[5]]);
+    const repaid = await pass();
+    assert.equal(suite.sources[0]!.lastRun()!.positions, 1);
+    assert.equal((await positionsOf(users[5]!)).length, 0);
+    const daiDebt =
+      Number(
+        await readAt<bigint>(
+          anvil,
+          reserve('DAI').variableDebt,
+          aave.variableDebtAbi,
+          'totalSupply',
+          [],
+          repaid,
+        ),
+      ) / 1e18;
+    const dai = await pairsOf('DAI');
+    assert.ok(Math.abs(sum(dai, 'borrow') - daiDebt) < 0.05, `${sum(dai, 'borrow')} vs ${daiDebt}`);
+  });
+
   test("behavior: an e-mode category's price source prices its assets for its accounts (v3.0), read by a new process too", async () => {
     // Stablecoins' category priced by USDC's price: DAI at $0.90 counts as $1 for account 6.
     await sendTx(anvil, 0, aave.configurator, aave.configuratorAbi, 'setEModeCategory', [
@@ -335,14 +402,37 @@ describe('Aave v3 on a local chain', () => {
       Math.abs(p!.healthFactor / onChain.health - 1) < 5e-8,
       `${p!.healthFactor} vs ${onChain.health}`,
     );
-    // A new process meets the category, then its price source, then reads its price: one pass.
+    // A second category (WETH at 90 %), which account 0 borrows in.
+    const zero = '0x0000000000000000000000000000000000000000';
+    await sendTx(anvil, 0, aave.configurator, aave.configuratorAbi, 'setEModeCategory', [
+      2,
+      8500,
+      9000,
+      10100,
+      zero,
+      'ETH',
+    ]);
+    await sendTx(anvil, 0, aave.configurator, aave.configuratorAbi, 'setAssetEModeCategory', [
+      reserve('WETH').asset,
+      2,
+    ]);
+    await sendTx(anvil, 0, aave.pool, aave.poolAbi, 'setUserEMode', [2]);
+    await supply(anvil, aave, 0, 'WETH', 10n * WAD);
+    await borrow(anvil, aave, 0, 'WETH', 2n * WAD);
+    const both = await pass();
+    const eth = await accountData(users[0]!, both);
+    assert.equal(eth.threshold, 9000n);
+    // A new process meets both categories in its first read of the holders, then the first
+    // category's price source, then reads its price: one pass.
     const fresh = chainSources(parseSources(sourcesJson(), 'test'));
     await run(fresh);
-    const [q] = await positionsOf(users[6]!);
-    assert.ok(
-      Math.abs(q!.healthFactor / onChain.health - 1) < 5e-8,
-      `${q!.healthFactor} vs ${onChain.health}`,
-    );
+    for (const [user, health] of [
+      [users[6]!, onChain.health],
+      [users[0]!, eth.health],
+    ] as const) {
+      const [q] = await positionsOf(user);
+      assert.ok(Math.abs(q!.healthFactor / health - 1) < 5e-8, `${user}: ${q!.healthFactor} vs ${health}`);
+    }
   });
 
   test("behavior: the incentives controller's rewards are the markets' reward APRs, priced by its reward oracle", async () => {

@@ -22,7 +22,7 @@ import {
   type PositionRecord,
 } from '../../domain/types.ts';
 import { accountValues } from './aave-accounts.ts';
-import type { AaveLiquidation, AavePoolRead, AaveReserve, AaveReward } from './aave-types.ts';
+import type { AaveAccount, AaveLiquidation, AavePoolRead, AaveReserve, AaveReward } from './aave-types.ts';
 import { scaled } from './chainlink.ts';
 import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
 import type { TokenMeta } from './tokens.ts';
@@ -79,10 +79,49 @@ export function aavePrices(
 }
 
 /**
+ * Each account's debt per pair (pair key → loan tokens over the loan reserve's borrow index, so
+ * that it accrues with the index): what a pool handed in part sums its pairs' borrow from.
+ */
+export type PairDebts = ReadonlyMap<string, number>;
+
+/** A pool's pairs as its accounts hold them: each pair's debt (as PairDebts) and holders. */
+export type PairTotals = ReadonlyMap<string, { scaled: number; holders: number }>;
+
+/**
+ * What a pool handed in part (docs/real-data.md "Aave and Spark handed in part") is assembled
+ * from: the accounts read this pass, and the pairs' totals and each account's debts as the last
+ * pass left them (the accounts not read stay as they were handed).
+ */
+export interface AavePart {
+  accounts: Iterable<[string, AaveAccount | null]>;
+  pairs: PairTotals;
+  owed: ReadonlyMap<string, PairDebts>;
+}
+
+/** A pair's totals with an account's debts taken out (`sign` -1) or put in (1). */
+export function addDebts(
+  pairs: Map<string, { scaled: number; holders: number }>,
+  debts: PairDebts,
+  sign: 1 | -1,
+) {
+  for (const [k, scaled] of debts) {
+    const t = pairs.get(k) ?? { scaled: 0, holders: 0 };
+    t.scaled += sign * scaled;
+    t.holders += sign;
+    // (No holder left: exactly none, whatever the rounding of the sums.)
+    if (t.holders <= 0) pairs.delete(k);
+    else pairs.set(k, t);
+  }
+}
+
+/**
  * The pool's markets and positions at `usd`. Balances are split among the pairs in units of the
  * loan reserve (by the pool's own valuations), so a reserve without a USD price (null, "Real sources" (docs/decisions.md))
  * leaves its pairs' markets with that price and, for a loan reserve, the USD figures null, and
- * their positions unserved.
+ * their positions unserved. Every account is taken, or (`part`) those read this pass: each then
+ * also hands its pairs it no longer holds at zero, and the pairs' borrow is the last pass's with
+ * theirs taken out and put in again. `owed`: the debts of each account taken; `pairs`: the
+ * pairs' totals now.
  */
 export function aaveRecords(
   protocol: AaveProtocol,
@@ -91,7 +130,13 @@ export function aaveRecords(
   usd: ReadonlyMap<string, number | null>,
   oracle: (collateral: AaveReserve, loan: AaveReserve) => OracleRecord,
   rewards: { now: number; usdOf: (token: TokenMeta) => number | null } = { now: 0, usdOf: () => null },
-): { markets: MarketRecord[]; positions: PositionRecord[] } {
+  part?: AavePart,
+): {
+  markets: MarketRecord[];
+  positions: PositionRecord[];
+  owed: Map<string, PairDebts>;
+  pairs: PairTotals;
+} {
   const reserves = new Map(read.reserves.map((r) => [r.asset, r]));
   const key = (c: string, d: string) => aaveKey(protocol, chainId, read.pool, c, d);
   const pairs = new Map<string, { c: AaveReserve; d: AaveReserve }>();
@@ -102,43 +147,71 @@ export function aaveRecords(
         if (d !== c && usable(d) && d.config.borrowing) pairs.set(key(c.asset, d.asset), { c, d });
   const tokens = (r: AaveReserve, amount: bigint) => scaled(amount, r.config.decimals);
   const priceOf = (r: AaveReserve) => usd.get(r.asset) ?? null;
+  // A pair's key to its reserves (the pool's pairs, and those an account holds).
+  const pairOf = (k: string) => {
+    const [, ca = '', da = ''] = k.slice(k.lastIndexOf('-') + 1).split('_');
+    return { c: must(reserves.get(ca), `reserve ${ca}`), d: must(reserves.get(da), `reserve ${da}`) };
+  };
 
   const positions: PositionRecord[] = [];
-  // Each pair's borrow, in units of its loan reserve.
-  const borrowOf = new Map<string, number>();
-  for (const { user, account } of read.accounts) {
-    const v = accountValues(read, account);
-    if (v.healthFactor === null) continue;
-    const healthFactor = Number(v.healthFactor) / 1e18;
-    const collaterals = [...v.collateral].filter(([, x]) => x.amount > 0n);
-    const debts = [...v.debt].filter(([, x]) => x.amount > 0n);
-    const weighted = collaterals.reduce((s, [, x]) => s + x.weighted, 0n);
-    const debtValue = debts.reduce((s, [, x]) => s + x.value, 0n);
-    for (const [ca, cx] of collaterals) {
-      // This collateral's share of each debt: its value at its threshold over the account's.
-      const debtShare = weighted > 0n ? ratio(cx.weighted, weighted) : 1 / collaterals.length;
-      for (const [da, dx] of debts) {
-        const collateralShare = debtValue > 0n ? ratio(dx.value, debtValue) : 1 / debts.length;
-        const c = must(reserves.get(ca), `reserve ${ca}`);
-        const d = must(reserves.get(da), `reserve ${da}`);
-        const k = key(ca, da);
-        if (!pairs.has(k)) pairs.set(k, { c, d });
-        const owed = tokens(d, dx.amount) * debtShare;
-        borrowOf.set(k, (borrowOf.get(k) ?? 0) + owed);
-        const cUsd = priceOf(c);
-        const dUsd = priceOf(d);
-        if (cUsd === null || dUsd === null) continue;
-        positions.push({
-          marketKey: k,
-          user,
-          collateralUsd: tokens(c, cx.amount) * cUsd * collateralShare,
-          borrowUsd: owed * dUsd,
-          supplyUsd: 0,
-          healthFactor,
-        });
+  const owed = new Map<string, PairDebts>();
+  // Each pair's debt (as PairDebts) and holders.
+  const totals = new Map(part ? [...part.pairs].map(([k, t]) => [k, { ...t }]) : []);
+  for (const [user, account] of part?.accounts ?? read.accounts) {
+    const mine = new Map<string, number>();
+    const v = account ? accountValues(read, account) : null;
+    if (v?.healthFactor != null) {
+      const healthFactor = Number(v.healthFactor) / 1e18;
+      const collaterals = [...v.collateral].filter(([, x]) => x.amount > 0n);
+      const debts = [...v.debt].filter(([, x]) => x.amount > 0n);
+      const weighted = collaterals.reduce((s, [, x]) => s + x.weighted, 0n);
+      const debtValue = debts.reduce((s, [, x]) => s + x.value, 0n);
+      for (const [ca, cx] of collaterals) {
+        // This collateral's share of each debt: its value at its threshold over the account's.
+        const debtShare = weighted > 0n ? ratio(cx.weighted, weighted) : 1 / collaterals.length;
+        for (const [da, dx] of debts) {
+          const collateralShare = debtValue > 0n ? ratio(dx.value, debtValue) : 1 / debts.length;
+          const c = must(reserves.get(ca), `reserve ${ca}`);
+          const d = must(reserves.get(da), `reserve ${da}`);
+          const k = key(ca, da);
+          const due = tokens(d, dx.amount) * debtShare;
+          mine.set(k, (mine.get(k) ?? 0) + due / indexOf(d));
+          const cUsd = priceOf(c);
+          const dUsd = priceOf(d);
+          if (cUsd === null || dUsd === null) continue;
+          positions.push({
+            marketKey: k,
+            user,
+            collateralUsd: tokens(c, cx.amount) * cUsd * collateralShare,
+            borrowUsd: due * dUsd,
+            supplyUsd: 0,
+            healthFactor,
+          });
+        }
       }
     }
+    const was = part?.owed.get(user);
+    if (was) {
+      addDebts(totals, was, -1);
+      for (const k of was.keys())
+        if (!mine.has(k))
+          positions.push({
+            marketKey: k,
+            user,
+            collateralUsd: 0,
+            borrowUsd: 0,
+            supplyUsd: 0,
+            healthFactor: Number.POSITIVE_INFINITY,
+          });
+    }
+    addDebts(totals, mine, 1);
+    owed.set(user, mine);
   }
+  // A pair some account holds is a market even when the pool no longer allows it.
+  for (const k of totals.keys()) if (!pairs.has(k)) pairs.set(k, pairOf(k));
+  // Each pair's borrow, in units of its loan reserve.
+  const borrowOf = new Map<string, number>();
+  for (const [k, t] of totals) borrowOf.set(k, Math.max(0, t.scaled) * indexOf(must(pairs.get(k), k).d));
   // Each loan reserve's supply, shared among its pairs by their borrow (evenly with none).
   const byLoan = new Map<string, { borrowed: number; pairs: number }>();
   for (const [k, { d }] of pairs) {
@@ -182,8 +255,10 @@ export function aaveRecords(
         borrow,
         priceOf(d),
       ),
-      // The loan reserve's variable borrow index (ray) at the block read.
-      borrowIndex: Number(d.debtIndex) / 1e27,
+      // The loan reserve's variable borrow index, and the collateral reserve's normalized income
+      // (what a scaled aToken balance is worth), at the block read.
+      borrowIndex: indexOf(d),
+      collateralIndex: Number(c.income) / 1e27,
       supplyApy: must(apys.get(d.asset), `APYs of ${d.asset}`).supply,
       borrowApy: must(apys.get(d.asset), `APYs of ${d.asset}`).borrow,
       supplyRewardsApy: paid.supply,
@@ -196,8 +271,11 @@ export function aaveRecords(
       oracle: oracle(c, d),
     };
   });
-  return { markets, positions };
+  return { markets, positions, owed, pairs: totals };
 }
+
+/** A reserve's variable borrow index (ray) as a number. */
+const indexOf = (r: AaveReserve) => Number(r.debtIndex) / 1e27;
 
 /**
  * A reserve's reward APRs, as Aave's interface states them (not compounded): per reward still

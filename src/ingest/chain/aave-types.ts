@@ -154,8 +154,8 @@ export interface AavePoolRead {
   baseUnit: bigint;
   reserves: AaveReserve[];
   eModes: Map<number, EModeCategory>;
-  /** Accounts with a debt. */
-  accounts: { user: string; account: AaveAccount }[];
+  /** The accounts kept, by user, as last read (null: none held, or not read yet in this pool). */
+  accounts: ReadonlyMap<string, AaveAccount | null>;
 }
 
 /** One `LiquidationCall`, or a deficit it left on another debt of the account (v3.3 on). */
@@ -182,8 +182,10 @@ export interface AaveRead {
   /** A pool as a whole (`id` its address: it keeps its last records) or an account (`<pool>:<user>`). */
   failures: { id: string; error: string }[];
   accountsRead: number;
-  /** Accounts with a debt, by pool (served or not), and those not read yet. */
-  holders: { pool: string; user: string }[];
+  /** The accounts read this pass, as `${pool}:${user}` (those whose reads failed are to retry). */
+  read: ReadonlySet<string>;
+  /** A pool's accounts with a debt (served or not), and those not read yet. */
+  holders(pool: string): { pool: string; user: string }[];
   /** The pools whose reserves have been read (the others are read from their start again). */
   listed: string[];
 }

@@ -84,10 +84,12 @@ export async function readAave(
     cache,
     failures,
   );
+  // The accounts that may be read: those known (the last pass's, to read again), those to retry
+  // and those the logs name; each is read unless the process holds it as last read and no log
+  // named it (what a pass costs follows the accounts named, not those held).
   const accounts = new Set<string>();
   for (const a of known) accounts.add(`${a.pool}:${a.user}`);
-  for (const key of [...cache.accounts.keys(), ...cache.retry])
-    if (addresses.includes(groupOf(key))) accounts.add(key);
+  for (const key of cache.retry) if (addresses.includes(groupOf(key))) accounts.add(key);
   const touched = new Set<string>();
 
   // 2. Logs: one walk per start block (in steady state, every pool resumes at the same block).
@@ -149,24 +151,38 @@ export async function readAave(
   // read yet, or a category's price source is new (a pool whose reserves changed: its accounts too).
   const listedNow = () => addresses.filter((p) => cache.reserves.has(p));
   let state = await readState(rpc, at, listedNow(), accounts, touched, cache, false);
-  let accountsRead = state.accountsRead;
+  const read = new Set(state.read);
   for (let round = 2; state.again.length > 0; round++) {
     const relisted = state.again.filter((a) => a.relisted).map((a) => a.pool);
-    for (const p of relisted) for (const key of accounts) if (key.startsWith(`${p}:`)) touched.add(key);
+    for (const p of relisted) {
+      for (const user of cache.accounts.of(p).keys()) accounts.add(`${p}:${user}`);
+      for (const key of accounts) if (key.startsWith(`${p}:`)) touched.add(key);
+    }
     await listReserves(rpc, at, relisted, cache, failures);
     state = await readState(rpc, at, listedNow(), accounts, touched, cache, round === MAX_ROUNDS);
-    accountsRead += state.accountsRead;
+    for (const key of state.read) read.add(key);
   }
+  // (An account read in one round and failing in a later one is to retry.)
+  for (const key of cache.retry) read.delete(key);
   append(failures, state.failures);
   await readRewards(rpc, at, state.pools, cache, failures);
   for (const key of cache.retry) if (!addresses.includes(groupOf(key))) cache.retry.delete(key);
-  const holders: AaveRead['holders'] = [];
-  for (const key of accounts) {
-    const [pool, user] = key.split(':') as [string, string];
-    const account = cache.accounts.get(pool, user);
-    if (account || (account === undefined && (cache.retry.has(key) || !cache.reserves.has(pool))))
-      holders.push({ pool, user });
-  }
+  // A pool's holders: those kept with a debt, and those it could not read (the pool not listed,
+  // or their reads failed).
+  const holders = (pool: string): { pool: string; user: string }[] => {
+    const out = new Map<string, { pool: string; user: string }>();
+    for (const [user, account] of cache.accounts.of(pool)) if (account) out.set(user, { pool, user });
+    for (const key of accounts) {
+      const [p, user] = key.split(':') as [string, string];
+      if (
+        p === pool &&
+        !cache.accounts.get(pool, user) &&
+        (cache.retry.has(key) || !cache.reserves.has(pool))
+      )
+        out.set(user, { pool, user });
+    }
+    return [...out.values()];
+  };
   return {
     pools: state.pools,
     liquidations: liquidations.map((l) => ({
@@ -174,7 +190,8 @@ export async function readAave(
       timestamp: must(times.get(BigInt(l.block)), `time of block ${l.block}`),
     })),
     failures,
-    accountsRead,
+    accountsRead: read.size,
+    read,
     holders,
     listed: addresses.filter((p) => cache.reserves.has(p)),
   };
@@ -240,7 +257,8 @@ async function readState(
 ): Promise<{
   pools: AavePoolRead[];
   again: AaveAgain[];
-  accountsRead: number;
+  /** The accounts read, their reads answered. */
+  read: string[];
   failures: AaveRead['failures'];
 }> {
   const failures: AaveRead['failures'] = [];
@@ -251,12 +269,9 @@ async function readState(
       (touched.has(key) || cache.retry.has(key) || !cache.accounts.has(pool, user))
     );
   });
-  // The e-mode categories the pool's accounts are in (those read now are added after their read).
-  const eModesOf = (pool: string) => {
-    const ids = new Set(cache.eModeSources.get(pool)?.keys() ?? []);
-    for (const a of cache.accounts.of(pool).values()) if (a && a.eMode !== 0) ids.add(a.eMode);
-    return [...ids].sort((a, b) => a - b);
-  };
+  // The e-mode categories the pool's accounts are in: each read since an account entered it (one
+  // entered now is added after the account's read).
+  const eModesOf = (pool: string) => [...(cache.eModeSources.get(pool)?.keys() ?? [])].sort((a, b) => a - b);
   const newTokens = [
     ...new Set(
       pools.flatMap((p) => must(cache.reserves.get(p), `reserves of pool ${p}`).map((r) => r.asset)),
@@ -319,26 +334,37 @@ async function readState(
   // The balances each read account's flags name (its debt, and its collateral while it has one).
   await readBalances(rpc, at, heads, new Map(parsed.map((p) => [p.pool, p.read])), cache, failures);
   const out: AavePoolRead[] = [];
+  const answered = toRead.filter((key) => !cache.retry.has(key));
+  // An account read now in an e-mode category not read yet (it entered it this pass): the
+  // category is read from now on, and the pool again in this pass.
+  // (A process's first pass reads every holder at once: they may be in several categories.)
+  const entered = new Map<string, Set<number>>();
+  for (const key of answered) {
+    const [pool, user] = key.split(':') as [string, string];
+    const a = cache.accounts.get(pool, user);
+    if (a && a.eMode !== 0 && !cache.eModeSources.get(pool)?.has(a.eMode))
+      entered.set(pool, (entered.get(pool) ?? new Set<number>()).add(a.eMode));
+  }
+  for (const [pool, eModes] of entered) {
+    const sources = cache.eModeSources.get(pool) ?? new Map<number, string | null>();
+    for (const eMode of eModes) sources.set(eMode, null);
+    cache.eModeSources.set(pool, sources);
+  }
   for (const { pool, read } of parsed) {
-    // An account in an e-mode category not read yet (it entered it this pass): read next round.
-    const missing = [...cache.accounts.of(pool).values()].find(
-      (a) => a && a.eMode !== 0 && !read.eModes.has(a.eMode),
-    );
+    const missing = entered.get(pool);
     if (missing && final) {
       // (Not reachable in practice: a category is read in the round after an account enters it.)
-      failures.push({ id: pool, error: `pool ${pool}: e-mode category ${missing.eMode} could not be read` });
+      failures.push({
+        id: pool,
+        error: `pool ${pool}: e-mode categories ${[...missing].join(', ')} could not be read`,
+      });
       continue;
     }
     if (missing) {
-      const sources = cache.eModeSources.get(pool) ?? new Map<number, string | null>();
-      sources.set(missing.eMode, null);
-      cache.eModeSources.set(pool, sources);
       again.push({ pool, relisted: false });
       continue;
     }
-    const held: AavePoolRead['accounts'] = [];
-    for (const [user, account] of cache.accounts.of(pool)) if (account) held.push({ user, account });
-    out.push({ ...read, accounts: held });
+    out.push({ ...read, accounts: cache.accounts.of(pool) });
   }
-  return { pools: out, again, accountsRead: toRead.length, failures };
+  return { pools: out, again, read: answered, failures };
 }

@@ -14,7 +14,6 @@ import {
   type PricedMarketRecord,
 } from '../../domain/types.ts';
 import type { PreviousRun } from '../contract.ts';
-import { NEAR_TOLERANCE } from '../live-writes.ts';
 import { morphoKey, UNPRICED_NOTE } from '../records.ts';
 import type { ChainConfig, FeedConfig } from '../sources-file.ts';
 import { type Checkpoint, knownHolders, knownMarkets, pending, strings } from './checkpoint.ts';
@@ -33,6 +32,7 @@ import { atPricedBlocks, pricesAt } from './prices-at-blocks.ts';
 import { oracleRecord, type Token } from './pricing.ts';
 import {
   type Assembly,
+  ORACLE_DRIFT,
   type PassContext,
   type ProtocolAdapter,
   type ProtocolPass,
@@ -64,13 +64,6 @@ interface MorphoCheckpoint {
  * whole. A pass makes the next of these (`next.ratios`), which its success makes current.
  */
 type Ratios = ReadonlyMap<string, number>;
-
-/**
- * How far a market's oracle may move from its record's collateral price (a ratio, from when its
- * positions were last handed whole) before they are handed whole again: their health factors
- * are Morpho's, by the oracle, and are restated by the record's prices.
- */
-const ORACLE_DRIFT = NEAR_TOLERANCE / 2;
 
 export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
   const cache = new MorphoCache();

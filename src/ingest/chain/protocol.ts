@@ -12,10 +12,18 @@ import { isPriced, type MarketRecord, type PositionRecord, type VaultRecord } fr
 import { checkMarketChanges, checkPositionChanges } from '../../store/position-changes.ts';
 import { append } from '../append.ts';
 import type { ItemReport, PreviousRun } from '../contract.ts';
+import { NEAR_TOLERANCE } from '../live-writes.ts';
 import type { ChainConfig } from '../sources-file.ts';
 import type { Checkpoint } from './checkpoint.ts';
 import type { PassPrices } from './pricing.ts';
 import type { ChainRpc, SharedLogs } from './rpc.ts';
+
+/**
+ * How far a protocol's oracle may move from a record's price (a ratio, from when its positions
+ * were last handed whole) before they are handed whole again: their health factors are the
+ * protocol's, by its oracle, and are restated by the record's prices.
+ */
+export const ORACLE_DRIFT = NEAR_TOLERANCE / 2;
 
 /** What a pass hands each protocol. */
 export interface PassContext {
