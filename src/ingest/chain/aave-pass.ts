@@ -9,24 +9,16 @@ import { must } from '../../domain/must.ts';
 import type { MarketRecord } from '../../domain/types.ts';
 import type { ChainConfig, FeedConfig } from '../sources-file.ts';
 import { aaveLogAddresses, readAave } from './aave.ts';
-import {
-  aaveKey,
-  aaveLiquidation,
-  aavePair,
-  aavePrices,
-  aaveRecords,
-  type PairDebts,
-  type PairTotals,
-} from './aave-records.ts';
-import { AAVE_EVENTS, type AaveAccount, AaveCache, type AavePoolRead, ATOKEN_EVENTS } from './aave-types.ts';
+import { aaveKey, aaveLiquidation, aavePair, aavePrices, aaveRecords } from './aave-records.ts';
+import { AAVE_EVENTS, AaveCache, type AavePoolRead, ATOKEN_EVENTS } from './aave-types.ts';
 import { groupOf } from './account-reads.ts';
 import { knownHolders, pending, strings } from './checkpoint.ts';
 import type { LiquidationPrices } from './liquidation.ts';
+import { HandedPools, readIn } from './pooled-pairs.ts';
 import { atPricedBlocks, type PricedBlocks, pricesAt, unpricedBlocks } from './prices-at-blocks.ts';
 import { oracleRecord, type Token } from './pricing.ts';
 import {
   type Assembly,
-  ORACLE_DRIFT,
   type PassContext,
   type ProtocolAdapter,
   type ProtocolPass,
@@ -48,38 +40,11 @@ interface AaveCheckpoint {
 const aaveConfig = (p: ChainConfig['aave'][number]) =>
   `${p.protocol}:${p.pool}:${p.fromBlock ?? 'deployment'}`;
 
-/**
- * What an Aave adapter keeps of a pool it handed priced whole, between passes: what a pass may
- * hand it in part against. Its reserves' configurations, e-mode categories and code (`shape`),
- * each reserve's oracle price over its USD price (`ratios`), as when it was last handed whole;
- * its pairs' totals and each account's debts per pair as last handed.
- */
-interface Handed {
-  shape: string;
-  ratios: ReadonlyMap<string, number>;
-  pairs: PairTotals;
-  owed: Map<string, PairDebts>;
-}
-
-/** A pass's next of a pool handed priced: whole (what it keeps), or in part (its accounts read). */
-type NextHanded = Handed & { whole: boolean };
-
-/** An adapter's pools handed, and the next of them its pass under way makes (null: none yet). */
-interface PoolsHanded {
-  next: Map<string, NextHanded> | null;
-  handed: ReadonlyMap<string, Handed>;
-  holdersKept: boolean;
-}
-
 export function aaveAdapter(chain: ChainConfig): ProtocolAdapter {
   const aave = new AaveCache();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
   const reread = new Set<string>();
-  const handed = new Map<string, Handed>();
-  // What the pass under way hands, once it assembles (made current by its success: a pass that
-  // reads no state changes nothing), and whether a pass of this process has read the state since
-  // it last forgot (then it keeps every holder the store knows of).
-  const state: PoolsHanded = { next: null, handed, holdersKept: false };
+  const handed = new HandedPools();
   return {
     events: [...AAVE_EVENTS, ...ATOKEN_EVENTS],
     starts: chain.aave.map((p) => ({ fromBlock: p.fromBlock, address: p.pool })),
@@ -87,58 +52,19 @@ export function aaveAdapter(chain: ChainConfig): ProtocolAdapter {
     forget(rereadAccounts) {
       if (rereadAccounts) for (const key of [...aave.accounts.keys(), ...aave.retry]) reread.add(key);
       aave.clear();
-      handed.clear();
-      state.next = null;
-      state.holdersKept = false;
+      handed.forget();
     },
     begin: (ctx) => {
-      state.next = null;
-      return aavePass(ctx, aave, reread, state);
+      handed.begin();
+      return aavePass(ctx, aave, reread, handed);
     },
     settle(block) {
       aave.accounts.settle(block);
       reread.clear();
-      const next = state.next;
-      if (!next) return;
-      for (const p of chain.aave) {
-        const n = next.get(p.pool);
-        const h = handed.get(p.pool);
-        if (!n) handed.delete(p.pool);
-        else if (n.whole || !h) handed.set(p.pool, n);
-        else {
-          h.pairs = n.pairs;
-          for (const [user, debts] of n.owed)
-            if (debts.size > 0) h.owed.set(user, debts);
-            else h.owed.delete(user);
-        }
-      }
-      state.next = null;
-      state.holdersKept = true;
+      handed.settle(chain.aave.map((p) => p.pool));
     },
     accountsKept: () => aave.accounts.size,
   };
-}
-
-/**
- * Whether a pool read this pass may be handed in part against what was handed (`was`): the pass
- * resumes, the pool is priced whole, its shape is the same, no reserve holds stable debt (which
- * accrues at each account's own rate, not by an index), and no reserve's oracle moved apart from
- * its USD price.
- */
-function handsInPart(
-  was: Handed | undefined,
-  shape: string,
-  ratios: ReadonlyMap<string, number>,
-  read: AavePoolRead,
-) {
-  if (!was || was.shape !== shape) return false;
-  if (read.reserves.some((r) => r.totalDebt !== r.variableDebtTotal)) return false;
-  for (const [asset, ratio] of ratios) {
-    const before = was.ratios.get(asset);
-    if (before === undefined || !(ratio === before || Math.abs(ratio / before - 1) <= ORACLE_DRIFT))
-      return false;
-  }
-  return true;
 }
 
 /** What a pool's health factors follow besides prices and indexes: its reserves' settings, e-modes and code. */
@@ -165,7 +91,7 @@ function aavePass(
   ctx: PassContext,
   aave: AaveCache,
   reread: ReadonlySet<string>,
-  state: PoolsHanded,
+  handed: HandedPools,
 ): ProtocolPass {
   const { chain, rpc, previous, items, resume, target } = ctx;
   const chainId = chain.chainId;
@@ -177,13 +103,6 @@ function aavePass(
   let aaveRead: Awaited<ReturnType<typeof readAave>> | null = null;
   // Each pool served, its reserves' prices; `whole` when every reserve has one.
   const aaveServed = new Map<string, { prices: Map<string, number | null>; whole: boolean }>();
-  // A pool's accounts read this pass, as last read.
-  const readIn = (pool: string): [string, AaveAccount | null][] =>
-    [...(aaveRead?.read ?? [])].flatMap((key) => {
-      if (groupOf(key) !== pool) return [];
-      const user = key.slice(pool.length + 1);
-      return [[user, aave.accounts.get(pool, user) ?? null]];
-    });
   return {
     logAddresses: aaveLogAddresses(resumedPools, aave),
 
@@ -208,8 +127,8 @@ function aavePass(
         resume === null
           ? []
           : [
-              ...(state.holdersKept ? [] : knownHolders(`aave-${chainId}-`, previous)),
-              ...knownHolders(`spark-${chainId}-`, state.holdersKept ? undefined : previous, [
+              ...(handed.holdersKept ? [] : knownHolders(`aave-${chainId}-`, previous)),
+              ...knownHolders(`spark-${chainId}-`, handed.holdersKept ? undefined : previous, [
                 ...strings(ctx.checkpoint.parts['aavePending']),
                 ...reread,
               ]),
@@ -230,8 +149,7 @@ function aavePass(
     // followed); one priced before keeps what the last pass served of it.
     async assemble(out: Assembly) {
       const { usdOf, byFeed, feedSymbolOf } = out.prices;
-      const next = new Map<string, NextHanded>();
-      state.next = next;
+      handed.assembling();
       const aaveMarkets = new Map<string, MarketRecord>();
       for (const p of aaveRead?.pools ?? []) {
         const kind = poolKind(p.pool);
@@ -241,15 +159,16 @@ function aavePass(
           unpriced.length > 0
             ? `no USD price for ${unpriced.map((r) => `${r.token.symbol} ${r.asset}`).join(', ')} (its oracle's base currency is not USD: add ${unpriced.map((r) => `${r.token.symbol}/USD`).join(', ')} to the sources file)`
             : null;
-        // A pool this process handed priced whole, the same since (handsInPart), is handed in
-        // part: the accounts read this pass; the others hold the same balances, their figures
-        // moving with the markets' prices and indexes, which the records carry.
+        // A pool this process handed priced whole, the same since, is handed in part: the
+        // accounts read this pass; the others hold the same balances, their figures moving with
+        // the markets' prices and indexes, which the records carry. (Not while a reserve holds
+        // stable debt: it accrues at each account's own rate, not by an index.)
         const shape = poolShape(p);
         const ratios = new Map(
           p.reserves.map((r) => [r.asset, Number(r.price) / (prices.get(r.asset) ?? 0)]),
         );
-        const was = state.handed.get(p.pool);
-        const inPart = resume !== null && !why && handsInPart(was, shape, ratios, p);
+        const stable = p.reserves.some((r) => r.totalDebt !== r.variableDebtTotal);
+        const was = resume !== null && !why && !stable ? handed.partOf(p.pool, shape, ratios) : null;
         const records = aaveRecords(
           kind,
           chainId,
@@ -260,7 +179,7 @@ function aavePass(
             return oracleRecord(p.oracle, sources.length > 0 ? sources : null, byFeed, 'ChainlinkOracle');
           },
           { now: Number(ctx.timestamp), usdOf },
-          inPart && was ? { accounts: readIn(p.pool), pairs: was.pairs, owed: was.owed } : undefined,
+          was ? { accounts: readIn(aaveRead?.read ?? [], aave.accounts, p.pool), ...was } : undefined,
         );
         const wrong = out.refusal(records, why);
         if (wrong) {
@@ -270,15 +189,8 @@ function aavePass(
         for (const m of records.markets) aaveMarkets.set(m.uniqueKey, m);
         aaveServed.set(p.pool, { prices, whole: !why });
         out.serve(records);
-        if (inPart && was) for (const m of records.markets) out.partial.add(m.uniqueKey);
-        if (!why)
-          next.set(p.pool, {
-            shape,
-            ratios: inPart && was ? was.ratios : ratios,
-            pairs: records.pairs,
-            owed: inPart ? records.owed : new Map([...records.owed].filter(([, d]) => d.size > 0)),
-            whole: !inPart,
-          });
+        if (was) for (const m of records.markets) out.partial.add(m.uniqueKey);
+        if (!why) handed.hand(p.pool, was, { shape, ratios, owed: records.owed, pairs: records.pairs });
         items.push(
           servedItem(
             `${kind}:${p.pool}`,

@@ -25,6 +25,7 @@ import { accountValues } from './aave-accounts.ts';
 import type { AaveAccount, AaveLiquidation, AavePoolRead, AaveReserve, AaveReward } from './aave-types.ts';
 import { scaled } from './chainlink.ts';
 import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
+import { accountPairs, type PairDebts, type PairTotals, type PoolPart } from './pooled-pairs.ts';
 import type { TokenMeta } from './tokens.ts';
 
 export type AaveProtocol = 'aave' | 'spark';
@@ -79,49 +80,11 @@ export function aavePrices(
 }
 
 /**
- * Each account's debt per pair (pair key → loan tokens over the loan reserve's borrow index, so
- * that it accrues with the index): what a pool handed in part sums its pairs' borrow from.
- */
-export type PairDebts = ReadonlyMap<string, number>;
-
-/** A pool's pairs as its accounts hold them: each pair's debt (as PairDebts) and holders. */
-export type PairTotals = ReadonlyMap<string, { scaled: number; holders: number }>;
-
-/**
- * What a pool handed in part (docs/real-data.md "Aave and Spark handed in part") is assembled
- * from: the accounts read this pass, and the pairs' totals and each account's debts as the last
- * pass left them (the accounts not read stay as they were handed).
- */
-export interface AavePart {
-  accounts: Iterable<[string, AaveAccount | null]>;
-  pairs: PairTotals;
-  owed: ReadonlyMap<string, PairDebts>;
-}
-
-/** A pair's totals with an account's debts taken out (`sign` -1) or put in (1). */
-export function addDebts(
-  pairs: Map<string, { scaled: number; holders: number }>,
-  debts: PairDebts,
-  sign: 1 | -1,
-) {
-  for (const [k, scaled] of debts) {
-    const t = pairs.get(k) ?? { scaled: 0, holders: 0 };
-    t.scaled += sign * scaled;
-    t.holders += sign;
-    // (No holder left: exactly none, whatever the rounding of the sums.)
-    if (t.holders <= 0) pairs.delete(k);
-    else pairs.set(k, t);
-  }
-}
-
-/**
  * The pool's markets and positions at `usd`. Balances are split among the pairs in units of the
  * loan reserve (by the pool's own valuations), so a reserve without a USD price (null, "Real sources" (docs/decisions.md))
  * leaves its pairs' markets with that price and, for a loan reserve, the USD figures null, and
- * their positions unserved. Every account is taken, or (`part`) those read this pass: each then
- * also hands its pairs it no longer holds at zero, and the pairs' borrow is the last pass's with
- * theirs taken out and put in again. `owed`: the debts of each account taken; `pairs`: the
- * pairs' totals now.
+ * their positions unserved. Every account is taken, or (`part`) those read this pass
+ * (pooled-pairs.ts). `owed`: the debts of each account taken; `pairs`: the pairs' totals now.
  */
 export function aaveRecords(
   protocol: AaveProtocol,
@@ -130,7 +93,7 @@ export function aaveRecords(
   usd: ReadonlyMap<string, number | null>,
   oracle: (collateral: AaveReserve, loan: AaveReserve) => OracleRecord,
   rewards: { now: number; usdOf: (token: TokenMeta) => number | null } = { now: 0, usdOf: () => null },
-  part?: AavePart,
+  part?: PoolPart<AaveAccount>,
 ): {
   markets: MarketRecord[];
   positions: PositionRecord[];
@@ -153,60 +116,41 @@ export function aaveRecords(
     return { c: must(reserves.get(ca), `reserve ${ca}`), d: must(reserves.get(da), `reserve ${da}`) };
   };
 
-  const positions: PositionRecord[] = [];
-  const owed = new Map<string, PairDebts>();
-  // Each pair's debt (as PairDebts) and holders.
-  const totals = new Map(part ? [...part.pairs].map(([k, t]) => [k, { ...t }]) : []);
-  for (const [user, account] of part?.accounts ?? read.accounts) {
-    const mine = new Map<string, number>();
+  const { positions, owed, totals } = accountPairs(read.accounts, part, (user, account) => {
+    const mine: PositionRecord[] = [];
+    const debts = new Map<string, number>();
     const v = account ? accountValues(read, account) : null;
-    if (v?.healthFactor != null) {
-      const healthFactor = Number(v.healthFactor) / 1e18;
-      const collaterals = [...v.collateral].filter(([, x]) => x.amount > 0n);
-      const debts = [...v.debt].filter(([, x]) => x.amount > 0n);
-      const weighted = collaterals.reduce((s, [, x]) => s + x.weighted, 0n);
-      const debtValue = debts.reduce((s, [, x]) => s + x.value, 0n);
-      for (const [ca, cx] of collaterals) {
-        // This collateral's share of each debt: its value at its threshold over the account's.
-        const debtShare = weighted > 0n ? ratio(cx.weighted, weighted) : 1 / collaterals.length;
-        for (const [da, dx] of debts) {
-          const collateralShare = debtValue > 0n ? ratio(dx.value, debtValue) : 1 / debts.length;
-          const c = must(reserves.get(ca), `reserve ${ca}`);
-          const d = must(reserves.get(da), `reserve ${da}`);
-          const k = key(ca, da);
-          const due = tokens(d, dx.amount) * debtShare;
-          mine.set(k, (mine.get(k) ?? 0) + due / indexOf(d));
-          const cUsd = priceOf(c);
-          const dUsd = priceOf(d);
-          if (cUsd === null || dUsd === null) continue;
-          positions.push({
-            marketKey: k,
-            user,
-            collateralUsd: tokens(c, cx.amount) * cUsd * collateralShare,
-            borrowUsd: due * dUsd,
-            supplyUsd: 0,
-            healthFactor,
-          });
-        }
+    if (v?.healthFactor == null) return { positions: mine, debts };
+    const healthFactor = Number(v.healthFactor) / 1e18;
+    const collaterals = [...v.collateral].filter(([, x]) => x.amount > 0n);
+    const dues = [...v.debt].filter(([, x]) => x.amount > 0n);
+    const weighted = collaterals.reduce((s, [, x]) => s + x.weighted, 0n);
+    const debtValue = dues.reduce((s, [, x]) => s + x.value, 0n);
+    for (const [ca, cx] of collaterals) {
+      // This collateral's share of each debt: its value at its threshold over the account's.
+      const debtShare = weighted > 0n ? ratio(cx.weighted, weighted) : 1 / collaterals.length;
+      for (const [da, dx] of dues) {
+        const collateralShare = debtValue > 0n ? ratio(dx.value, debtValue) : 1 / dues.length;
+        const c = must(reserves.get(ca), `reserve ${ca}`);
+        const d = must(reserves.get(da), `reserve ${da}`);
+        const k = key(ca, da);
+        const due = tokens(d, dx.amount) * debtShare;
+        debts.set(k, (debts.get(k) ?? 0) + due / indexOf(d));
+        const cUsd = priceOf(c);
+        const dUsd = priceOf(d);
+        if (cUsd === null || dUsd === null) continue;
+        mine.push({
+          marketKey: k,
+          user,
+          collateralUsd: tokens(c, cx.amount) * cUsd * collateralShare,
+          borrowUsd: due * dUsd,
+          supplyUsd: 0,
+          healthFactor,
+        });
       }
     }
-    const was = part?.owed.get(user);
-    if (was) {
-      addDebts(totals, was, -1);
-      for (const k of was.keys())
-        if (!mine.has(k))
-          positions.push({
-            marketKey: k,
-            user,
-            collateralUsd: 0,
-            borrowUsd: 0,
-            supplyUsd: 0,
-            healthFactor: Number.POSITIVE_INFINITY,
-          });
-    }
-    addDebts(totals, mine, 1);
-    owed.set(user, mine);
-  }
+    return { positions: mine, debts };
+  });
   // A pair some account holds is a market even when the pool no longer allows it.
   for (const k of totals.keys()) if (!pairs.has(k)) pairs.set(k, pairOf(k));
   // Each pair's borrow, in units of its loan reserve.

@@ -151,6 +151,7 @@ export async function readAave(
   // read yet, or a category's price source is new (a pool whose reserves changed: its accounts too).
   const listedNow = () => addresses.filter((p) => cache.reserves.has(p));
   let state = await readState(rpc, at, listedNow(), accounts, touched, cache, false);
+  let accountsRead = state.accountsRead;
   const read = new Set(state.read);
   for (let round = 2; state.again.length > 0; round++) {
     const relisted = state.again.filter((a) => a.relisted).map((a) => a.pool);
@@ -160,6 +161,7 @@ export async function readAave(
     }
     await listReserves(rpc, at, relisted, cache, failures);
     state = await readState(rpc, at, listedNow(), accounts, touched, cache, round === MAX_ROUNDS);
+    accountsRead += state.accountsRead;
     for (const key of state.read) read.add(key);
   }
   // (An account read in one round and failing in a later one is to retry.)
@@ -190,7 +192,7 @@ export async function readAave(
       timestamp: must(times.get(BigInt(l.block)), `time of block ${l.block}`),
     })),
     failures,
-    accountsRead: read.size,
+    accountsRead,
     read,
     holders,
     listed: addresses.filter((p) => cache.reserves.has(p)),
@@ -257,8 +259,9 @@ async function readState(
 ): Promise<{
   pools: AavePoolRead[];
   again: AaveAgain[];
-  /** The accounts read, their reads answered. */
+  /** The accounts read, their reads answered; and how many reads were made. */
   read: string[];
+  accountsRead: number;
   failures: AaveRead['failures'];
 }> {
   const failures: AaveRead['failures'] = [];
@@ -366,5 +369,5 @@ async function readState(
     }
     out.push({ ...read, accounts: cache.accounts.of(pool) });
   }
-  return { pools: out, again, read: answered, failures };
+  return { pools: out, again, read: answered, accountsRead: toRead.length, failures };
 }
