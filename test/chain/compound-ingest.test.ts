@@ -248,8 +248,9 @@ describe('Compound v3 on a local chain', () => {
     );
     assert.deepEqual(out.failures, []);
     const c = out.comets[0]!;
-    assert.deepEqual(c.accounts.map((a) => a.user).sort(), [users[1], users[2]].sort());
-    for (const { user, account } of c.accounts)
+    const held = [...c.accounts].flatMap(([user, account]) => (account ? [{ user, account }] : []));
+    assert.deepEqual(held.map((a) => a.user).sort(), [users[1], users[2]].sort());
+    for (const { user, account } of held)
       assert.equal(
         debtOf(account.principal, c.borrowIndex),
         await read<bigint>(comet, 'borrowBalanceOf', [user], head.number),
@@ -352,6 +353,52 @@ describe('Compound v3 on a local chain', () => {
       const was = before.find((b: [string, number]) => b[0] === key);
       assert.ok(was && Math.abs(was[1] - hf) < 1e-6);
     }
+  });
+
+  test('behavior: a comet handed whole is then handed in part: the accounts a block names, its markets still summing to its debt', async () => {
+    const C = art.TestComet!.abi;
+    const T = art.TestToken!.abi;
+    const handed = () => suite.sources[0]!.lastRun()!.positions;
+    const borrowSum = async () =>
+      (await get('/markets?chainIds=31337&limit=100')).data.reduce(
+        (s: number, m: { protocol: string; borrow: number }) =>
+          s + (m.protocol === 'compound' ? m.borrow : 0),
+        0,
+      );
+    // Borrower 2 opens again: its one market alone (borrower 1's three stay as stored).
+    await send(2, weth, T, 'mint', [users[2], WAD]);
+    await send(2, weth, T, 'approve', [comet, WAD]);
+    await send(2, comet, C, 'supply', [weth, WAD]);
+    await send(2, comet, C, 'withdraw', [usdc, 1_200n * 10n ** 6n]);
+    const block = await pass();
+    assert.equal(handed(), 1);
+    const h2 = await chainHealth(users[2]!, block);
+    const [p2] = (await get(`/positions?address=${users[2]}`)).data;
+    assert.ok(Math.abs(p2.healthFactor - h2.hf) < 1e-6, `${p2.healthFactor} vs ${h2.hf}`);
+    const debt = Number(await read<bigint>(comet, 'totalBorrow', [], block)) / 1e6;
+    assert.ok(Math.abs((await borrowSum()) - debt) < 0.01, `${await borrowSum()} vs ${debt}`);
+    // Borrower 1 posts more WBTC: its three markets, its debt shared again among them.
+    await send(1, wbtc, T, 'mint', [users[1], 10_000_000n]);
+    await send(1, wbtc, T, 'approve', [comet, 10_000_000n]);
+    await send(1, comet, C, 'supply', [wbtc, 10_000_000n]);
+    const more = await pass();
+    assert.equal(handed(), 3);
+    const h1 = await chainHealth(users[1]!, more);
+    for (const p of (await get(`/positions?address=${users[1]}`)).data)
+      assert.ok(Math.abs(p.healthFactor - h1.hf) < 1e-6, `${p.healthFactor} vs ${h1.hf}`);
+    await send(1, comet, C, 'withdraw', [wbtc, 10_000_000n]);
+    // Borrower 2 repays all (and lends the rest) and takes its WETH back: its market handed at
+    // zero, and it holds nothing.
+    await send(2, usdc, T, 'mint', [users[2], 2_000n * 10n ** 6n]);
+    await send(2, usdc, T, 'approve', [comet, 2_000n * 10n ** 6n]);
+    await send(2, comet, C, 'supply', [usdc, 1_300n * 10n ** 6n]);
+    await send(2, comet, C, 'withdraw', [weth, WAD]);
+    const repaid = await pass();
+    // (Borrower 1's three, its WBTC taken back, and borrower 2's market at zero.)
+    assert.equal(handed(), 4);
+    assert.equal((await get(`/positions?address=${users[2]}`)).data.length, 0);
+    const left = Number(await read<bigint>(comet, 'totalBorrow', [], repaid)) / 1e6;
+    assert.ok(Math.abs((await borrowSum()) - left) < 0.01, `${await borrowSum()} vs ${left}`);
   });
 
   test('behavior: a comet that cannot be read keeps its last records, named in the pass', async () => {

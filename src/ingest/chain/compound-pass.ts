@@ -7,8 +7,9 @@ import type { MarketRecord } from '../../domain/types.ts';
 import { UNPRICED_NOTE } from '../records.ts';
 import type { ChainConfig, FeedConfig } from '../sources-file.ts';
 import { knownHolders, pending, strings } from './checkpoint.ts';
-import { COMET_EVENTS, type CometAbsorb, CometCache, readCompound } from './compound.ts';
-import { absorbLiquidations, cometRecords } from './compound-records.ts';
+import { COMET_EVENTS, type CometAbsorb, CometCache, type CometRead, readCompound } from './compound.ts';
+import { absorbLiquidations, cometAssets, cometRecords } from './compound-records.ts';
+import { HandedPools, readIn } from './pooled-pairs.ts';
 import { atPricedBlocks, type PricedBlocks, unpricedBlocks } from './prices-at-blocks.ts';
 import { oracleRecord, type Token } from './pricing.ts';
 import {
@@ -38,6 +39,7 @@ export function compoundAdapter(chain: ChainConfig): ProtocolAdapter {
   const comets = new CometCache();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
   const reread = new Set<string>();
+  const handed = new HandedPools();
   return {
     events: COMET_EVENTS,
     starts: chain.compound.map((c) => ({ fromBlock: c.fromBlock, address: c.comet })),
@@ -45,17 +47,40 @@ export function compoundAdapter(chain: ChainConfig): ProtocolAdapter {
     forget(rereadAccounts) {
       if (rereadAccounts) for (const key of [...comets.accounts.keys(), ...comets.retry]) reread.add(key);
       comets.clear();
+      handed.forget();
     },
-    begin: (ctx) => compoundPass(ctx, comets, reread),
+    begin: (ctx) => {
+      handed.begin();
+      return compoundPass(ctx, comets, reread, handed);
+    },
     settle(block) {
       comets.accounts.settle(block);
       reread.clear();
+      handed.settle(chain.compound.map((c) => c.comet));
     },
     accountsKept: () => comets.accounts.size,
   };
 }
 
-function compoundPass(ctx: PassContext, comets: CometCache, reread: ReadonlySet<string>): ProtocolPass {
+/**
+ * What a comet's accounts' health follows besides prices and the borrow index: its configuration
+ * (assets, their factors and scales, price feeds, base) as read.
+ */
+function cometShape(c: CometRead): string {
+  const { config } = c;
+  return [
+    config.baseToken,
+    config.baseTokenPriceFeed,
+    ...config.assets.map((a) => `${a.asset}:${a.priceFeed}:${a.scale}:${a.liquidateCollateralFactor}`),
+  ].join(',');
+}
+
+function compoundPass(
+  ctx: PassContext,
+  comets: CometCache,
+  reread: ReadonlySet<string>,
+  handed: HandedPools,
+): ProtocolPass {
   const { chain, rpc, previous, items, resume, target } = ctx;
   const chainId = chain.chainId;
   // After the first pass the comets already read resume at the pass's first block.
@@ -83,9 +108,11 @@ function compoundPass(ctx: PassContext, comets: CometCache, reread: ReadonlySet<
           })),
         ),
         { block: target, timestamp: ctx.timestamp, logsTo: ctx.logsTo },
+        // The holders the store knows of, until a pass of this process has read them all (it
+        // keeps them since); those pending and those a reorganization left to read.
         resume === null
           ? []
-          : knownHolders(`compound-${chainId}-`, previous, [
+          : knownHolders(`compound-${chainId}-`, handed.holdersKept ? undefined : previous, [
               ...strings(ctx.checkpoint.parts['cometPending']),
               ...reread,
             ]).map(({ group, user }) => ({ comet: group, user })),
@@ -106,6 +133,7 @@ function compoundPass(ctx: PassContext, comets: CometCache, reread: ReadonlySet<
     // an asset that cannot be read) keeps what the last pass served of it.
     async assemble(out: Assembly) {
       const { usdOf, byFeed, noPriceHint, feedSymbolOf } = out.prices;
+      handed.assembling();
       const cometMarkets = new Map<string, MarketRecord>();
       // One market of each comet served (its base price, for its absorbs).
       const marketOfComet = new Map<string, MarketRecord>();
@@ -115,8 +143,30 @@ function compoundPass(ctx: PassContext, comets: CometCache, reread: ReadonlySet<
           baseUsd === null
             ? `no USD price for its base token ${c.base.symbol} ${c.base.address} (${noPriceHint(c.base)})`
             : null;
-        const records = cometRecords(chainId, c, baseUsd, usdOf, (feeds) =>
-          oracleRecord(feeds[0], feeds, byFeed, 'ChainlinkOracle'),
+        // A comet this process handed priced whole, the same since, is handed in part: the
+        // accounts read this pass; the others hold the same principal and collateral, their
+        // figures moving with the markets' prices and borrow index, which the records carry, and
+        // their health (Comet's, by its price feeds) with them while the comet's prices keep to
+        // the records'.
+        const shape = cometShape(c);
+        const ratios = new Map(
+          baseUsd === null
+            ? []
+            : [
+                ['base', Number(c.basePrice) / baseUsd],
+                ...cometAssets(chainId, c, baseUsd, usdOf).map(
+                  (a) => [a.key, Number(a.price) / (a.usd ?? 0)] as [string, number],
+                ),
+              ],
+        );
+        const was = resume !== null && !why ? handed.partOf(c.comet, shape, ratios) : null;
+        const records = cometRecords(
+          chainId,
+          c,
+          baseUsd,
+          usdOf,
+          (feeds) => oracleRecord(feeds[0], feeds, byFeed, 'ChainlinkOracle'),
+          was ? { accounts: readIn(compound?.read ?? [], comets.accounts, c.comet), ...was } : undefined,
         );
         const wrong = out.refusal(records, why);
         if (wrong) {
@@ -141,6 +191,8 @@ function compoundPass(ctx: PassContext, comets: CometCache, reread: ReadonlySet<
         if (records.markets[0]) marketOfComet.set(c.comet, records.markets[0]);
         if (!why) served.add(c.comet);
         out.serve(records);
+        if (was) for (const m of records.markets) out.partial.add(m.uniqueKey);
+        if (!why) handed.hand(c.comet, was, { shape, ratios, owed: records.owed, pairs: records.pairs });
         items.push(
           servedItem(`compound:${c.comet}`, why && `comet ${c.comet}: ${why}: ${UNPRICED_NOTE.loan}`),
         );
@@ -186,7 +238,9 @@ function compoundPass(ctx: PassContext, comets: CometCache, reread: ReadonlySet<
           items,
           'compound',
           'holders of comets not served',
-          (compound?.holders ?? []).filter((a) => !served.has(a.comet)).map((a) => `${a.comet}:${a.user}`),
+          chain.compound.flatMap((c) =>
+            served.has(c.comet) ? [] : (compound?.holders(c.comet) ?? []).map((a) => `${a.comet}:${a.user}`),
+          ),
         ),
         // A comet never read whole (its configuration refused) is read from its start again.
         comets: chain.compound

@@ -21,8 +21,15 @@ import {
   type PositionRecord,
 } from '../../domain/types.ts';
 import { scaled } from './chainlink.ts';
-import { accountHealth, type CometAbsorb, type CometRead, FACTOR_SCALE } from './compound.ts';
+import {
+  accountHealth,
+  type CometAbsorb,
+  type CometAccount,
+  type CometRead,
+  FACTOR_SCALE,
+} from './compound.ts';
 import { usdValue } from './liquidation.ts';
+import { accountPairs, type PairDebts, type PairTotals, type PoolPart } from './pooled-pairs.ts';
 import type { TokenMeta } from './tokens.ts';
 
 const SECONDS_PER_YEAR = 31_536_000;
@@ -37,7 +44,9 @@ export function cometKey(chainId: number, comet: string, asset: string): string 
  * collateral its own USD price (`usdOf`, the file's feeds) or else the comet's price of it in
  * base (its `getPrice` of the asset over that of the base) × `baseUsd`. Balances are split among
  * the markets in base units, so a comet whose base token has no USD price (`baseUsd` null, "Real sources" (docs/decisions.md))
- * has the same markets, their USD figures null, and no position.
+ * has the same markets, their USD figures null, and no position. Every account is taken, or
+ * (`part`) those read this pass (pooled-pairs.ts); `owed`: the debts of each account taken;
+ * `pairs`: the markets' totals now.
  */
 export function cometRecords(
   chainId: number,
@@ -45,21 +54,18 @@ export function cometRecords(
   baseUsd: number | null,
   usdOf: (token: TokenMeta) => number | null,
   oracle: (feeds: [string, ...string[]]) => OracleRecord,
-): { markets: MarketRecord[]; positions: PositionRecord[] } {
+  part?: PoolPart<CometAccount>,
+): { markets: MarketRecord[]; positions: PositionRecord[]; owed: Map<string, PairDebts>; pairs: PairTotals } {
   const baseDecimals = read.base.decimals ?? 18;
   const baseScale = 10n ** BigInt(baseDecimals);
-  const assets = read.config.assets.map((a, i) => {
-    const token = must(read.tokens[i], `token of asset ${a.asset}`);
-    const inBase = Number(must(read.prices[i], `price of asset ${a.asset}`)) / Number(read.basePrice);
-    const usd = usdOf(token) ?? (baseUsd === null ? null : inBase * baseUsd);
-    return { info: a, token, usd, key: cometKey(chainId, read.comet, a.asset) };
-  });
-  const positions: PositionRecord[] = [];
-  // Each market's borrow, in base: its borrowers' shares of debt.
-  const borrowByMarket = new Map<string, number>();
-  for (const { user, account } of read.accounts) {
+  const assets = cometAssets(chainId, read, baseUsd, usdOf);
+  const index = Number(read.borrowIndex) / 1e15;
+  const { positions, owed, totals } = accountPairs(read.accounts, part, (user, account) => {
+    const mine: PositionRecord[] = [];
+    const debts = new Map<string, number>();
+    if (!account) return { positions: mine, debts };
     const { healthFactor, weighted, debt } = accountHealth({ ...read, baseScale }, account);
-    const owed = scaled(debt, baseDecimals);
+    const due = scaled(debt, baseDecimals);
     const held = assets.flatMap((a, i) => {
       const amount = account.collateral[i] ?? 0n;
       return amount > 0n ? [{ a, amount, weight: must(weighted[i], `weight of asset ${i}`) }] : [];
@@ -68,18 +74,22 @@ export function cometRecords(
     for (const { a, amount, weight } of held) {
       // The debt's share of this collateral: its value at the liquidation factor over the account's.
       const share = total > 0n ? Number((weight * FACTOR_SCALE) / total) / 1e18 : 1 / held.length;
-      borrowByMarket.set(a.key, (borrowByMarket.get(a.key) ?? 0) + owed * share);
+      debts.set(a.key, (due * share) / index);
       if (baseUsd === null || a.usd === null) continue;
-      positions.push({
+      mine.push({
         marketKey: a.key,
         user,
         collateralUsd: scaled(amount, a.token.decimals ?? 18) * a.usd,
-        borrowUsd: owed * share * baseUsd,
+        borrowUsd: due * share * baseUsd,
         supplyUsd: 0,
         healthFactor,
       });
     }
-  }
+    return { positions: mine, debts };
+  });
+  // Each market's borrow, in base: its borrowers' shares of debt.
+  const borrowByMarket = new Map<string, number>();
+  for (const [k, t] of totals) borrowByMarket.set(k, Math.max(0, t.scaled) * index);
   const borrowed = assets.reduce((s, a) => s + (borrowByMarket.get(a.key) ?? 0), 0);
   const supplied = scaled(read.totalSupply, baseDecimals);
   // Rewards (CometRewards): whole tokens a second × a year × their USD price over the side's USD
@@ -129,7 +139,26 @@ export function cometRecords(
       oracle: oracle([a.info.priceFeed, read.config.baseTokenPriceFeed]),
     };
   });
-  return { markets, positions };
+  return { markets, positions, owed, pairs: totals };
+}
+
+/**
+ * A comet's collaterals with their market keys and USD prices: each its own (`usdOf`, the file's
+ * feeds), else the comet's price of it in base × `baseUsd`.
+ */
+export function cometAssets(
+  chainId: number,
+  read: Pick<CometRead, 'comet' | 'config' | 'tokens' | 'prices' | 'basePrice'>,
+  baseUsd: number | null,
+  usdOf: (token: TokenMeta) => number | null,
+) {
+  return read.config.assets.map((a, i) => {
+    const token = must(read.tokens[i], `token of asset ${a.asset}`);
+    const price = must(read.prices[i], `price of asset ${a.asset}`);
+    const inBase = Number(price) / Number(read.basePrice);
+    const usd = usdOf(token) ?? (baseUsd === null ? null : inBase * baseUsd);
+    return { info: a, token, usd, price, key: cometKey(chainId, read.comet, a.asset) };
+  });
 }
 
 /**

@@ -3,7 +3,8 @@
  * collateral assets with their factors, the rate curve), its totals with interest accrued to the
  * block, the price of every asset as the comet itself reads it (`getPrice`), the accounts that
  * its events named, and its absorptions (liquidations). No npm package ships Comet's ABI: the few
- * functions and events read are declared here, with the signatures of compound-finance/comet.
+ * functions and events read are declared here (its rewards' in compound-rewards.ts), with the
+ * signatures of compound-finance/comet.
  *
  * Comet's arithmetic is followed exactly: a base balance is a principal times an index
  * (`principal × index / 1e15`), the indices accrue per second on the kinked rate curve at the
@@ -15,6 +16,14 @@
 import { type AbiEvent, type GetLogsReturnType, parseAbi, zeroAddress } from 'viem';
 import { must, mustSlice } from '../../domain/must.ts';
 import { AccountReads, accountAnswered, groupOf } from './account-reads.ts';
+import {
+  type CometRewards,
+  cometRewards,
+  REWARD_CALLS,
+  type RewardsAnswer,
+  rewardCalls,
+  rewardsAnswer,
+} from './compound-rewards.ts';
 import {
   blockTimes,
   type ChainRpc,
@@ -47,10 +56,6 @@ export const cometAbi = parseAbi([
   'function borrowPerSecondInterestRateSlopeLow() view returns (uint256)',
   'function borrowPerSecondInterestRateSlopeHigh() view returns (uint256)',
   'function borrowPerSecondInterestRateBase() view returns (uint256)',
-  'function baseTrackingSupplySpeed() view returns (uint256)',
-  'function baseTrackingBorrowSpeed() view returns (uint256)',
-  'function trackingIndexScale() view returns (uint256)',
-  'function baseMinForRewards() view returns (uint256)',
   'event Supply(address indexed from, address indexed dst, uint256 amount)',
   'event Withdraw(address indexed src, address indexed to, uint256 amount)',
   'event Transfer(address indexed from, address indexed to, uint256 amount)',
@@ -59,11 +64,6 @@ export const cometAbi = parseAbi([
   'event WithdrawCollateral(address indexed src, address indexed to, address indexed asset, uint256 amount)',
   'event AbsorbDebt(address indexed absorber, address indexed borrower, uint256 basePaidOut, uint256 usdValue)',
   'event AbsorbCollateral(address indexed absorber, address indexed borrower, address indexed asset, uint256 collateralAbsorbed, uint256 usdValue)',
-]);
-
-/** CometRewards' configuration of a comet (compound-finance/comet's signature). */
-const cometRewardsAbi = parseAbi([
-  'function rewardConfig(address comet) view returns (address token, uint64 rescaleFactor, bool shouldUpscale)',
 ]);
 
 const eventsOf = (names: readonly string[]) =>
@@ -160,19 +160,13 @@ export interface CometRead {
   basePrice: bigint;
   prices: bigint[];
   /** Accounts with collateral or a debt. */
-  accounts: { user: string; account: CometAccount }[];
+  /** The accounts kept, by user, as last read (null: none held). */
+  accounts: ReadonlyMap<string, CometAccount | null>;
   /**
    * What its rewards contract pays, in whole reward tokens a second to all suppliers and all
    * borrowers; null without one; why not when it could not be read.
    */
   rewards: CometRewards | { problem: string } | null;
-}
-
-/** A comet's reward token and its rates: whole tokens a second, to all its suppliers and all its borrowers. */
-export interface CometRewards {
-  token: TokenMeta;
-  supplyPerSecond: number;
-  borrowPerSecond: number;
 }
 
 /** One absorption (Comet's liquidation of an account): its debt event and its collateral events. */
@@ -203,8 +197,10 @@ export interface CompoundRead {
   failures: { id: string; error: string }[];
   /** Accounts read from the chain this pass (the others came from the cache). */
   accountsRead: number;
-  /** Accounts holding collateral or a debt, by comet (served or not), and those not read yet. */
-  holders: { comet: string; user: string }[];
+  /** The accounts read this pass, as `${comet}:${user}` (those whose reads failed are to retry). */
+  read: ReadonlySet<string>;
+  /** A comet's accounts holding collateral or a debt (served or not), and those not read yet. */
+  holders(comet: string): { comet: string; user: string }[];
   /** The comets whose configuration has been read (the others are read from their start again). */
   configured: string[];
 }
@@ -225,6 +221,8 @@ export class CometCache {
    * holder was read again (borrowers this source never saw): not read again while it holds.
    */
   readonly gaps = new Map<string, bigint>();
+  /** Per comet, its kept accounts' borrowed principal (what its totalBorrowBase is checked against). */
+  private readonly borrowed = new Map<string, bigint>();
 
   clear(): void {
     this.retry.clear();
@@ -232,13 +230,38 @@ export class CometCache {
     this.configs.clear();
     this.tokens.clear();
     this.accounts.clear();
+    this.borrowed.clear();
   }
 
-  /** Forgets a comet's accounts (`holdersOnly`: those that held something), so that they are read again. */
-  forget(comet: string, holdersOnly: boolean): void {
+  /** An account as read at `block` (null: it holds nothing). */
+  setAccount(comet: string, user: string, account: CometAccount | null, block: number): void {
+    const owed = borrowedOf(account) - borrowedOf(this.accounts.get(comet, user) ?? null);
+    if (owed !== 0n) this.borrowed.set(comet, (this.borrowed.get(comet) ?? 0n) + owed);
+    this.accounts.set(comet, user, account, block);
+  }
+
+  /** The borrowed principal of the comet's kept accounts. */
+  borrowedBy(comet: string): bigint {
+    return this.borrowed.get(comet) ?? 0n;
+  }
+
+  /**
+   * Forgets a comet's accounts (`holdersOnly`: those that held something), so that they are read
+   * again; returns their keys.
+   */
+  forget(comet: string, holdersOnly: boolean): string[] {
+    const keys: string[] = [];
+    for (const [user, account] of this.accounts.of(comet))
+      if (account !== null || !holdersOnly) keys.push(`${comet}:${user}`);
     this.accounts.forget(comet, (account) => account !== null || !holdersOnly);
+    this.borrowed.delete(comet);
+    return keys;
   }
 }
+
+/** An account's borrowed principal (0 for a lender or none). */
+const borrowedOf = (account: CometAccount | null) =>
+  account && account.principal < 0n ? -account.principal : 0n;
 
 /** Comet's `totalsBasic()` as viem decodes it. */
 interface Totals {
@@ -362,11 +385,13 @@ export async function readCompound(
 ): Promise<CompoundRead> {
   const at = { blockNumber: range.block, allowFailure: true, ...(await rpc.multicallOptions()) } as const;
   const addresses = comets.map((c) => c.comet);
+  // The accounts that may be read: those known (the last pass's, to read again), those to retry,
+  // those the logs name, and those of a comet forgotten this pass; each is read unless the
+  // process holds it as last read and no log named it (what a pass costs follows the accounts
+  // named, not those held).
   const accounts = new Set<string>();
   for (const a of known) accounts.add(`${a.comet}:${a.user}`);
-  // What this process knew: read again only when touched, or when its last read failed.
-  for (const key of [...cache.accounts.keys(), ...cache.retry])
-    if (addresses.includes(groupOf(key))) accounts.add(key);
+  for (const key of cache.retry) if (addresses.includes(groupOf(key))) accounts.add(key);
   const touched = new Set<string>();
   const failures: CompoundRead['failures'] = [];
 
@@ -467,22 +492,30 @@ export async function readCompound(
     );
   let state = await read(1);
   let accountsRead = state.accountsRead;
+  const answered = new Set(state.read);
   if (state.again.length > 0) {
     failures.length = 0;
     state = await read(2);
     accountsRead += state.accountsRead;
+    for (const key of state.read) answered.add(key);
   }
+  // (An account read in one round and failing in the other is to retry.)
+  for (const key of cache.retry) answered.delete(key);
   // The accounts of a comet whose configuration could not be read this pass: read once it is.
   // (Those of comets no longer read are forgotten.)
   for (const key of touched) if (!cache.configs.has(groupOf(key))) cache.retry.add(key);
   for (const key of cache.retry) if (!addresses.includes(groupOf(key))) cache.retry.delete(key);
-  const holders: CompoundRead['holders'] = [];
-  for (const key of accounts) {
-    const [comet, user] = key.split(':') as [string, string];
-    const account = cache.accounts.get(comet, user);
-    // Holders, and accounts whose state is not known (their read failed): kept to be read.
-    if (account || (account === undefined && cache.retry.has(key))) holders.push({ comet, user });
-  }
+  // Holders, and accounts whose state is not known (their read failed): kept to be read.
+  const holders = (comet: string): { comet: string; user: string }[] => {
+    const out = new Map<string, { comet: string; user: string }>();
+    for (const [user, account] of cache.accounts.of(comet)) if (account) out.set(user, { comet, user });
+    for (const key of cache.retry) {
+      const user = key.slice(comet.length + 1);
+      if (groupOf(key) === comet && cache.accounts.get(comet, user) === undefined)
+        out.set(user, { comet, user });
+    }
+    return [...out.values()];
+  };
   return {
     comets: state.comets,
     absorbs: [...absorbs.values()].map((a) => ({
@@ -491,6 +524,7 @@ export async function readCompound(
     })),
     failures,
     accountsRead,
+    read: answered,
     holders,
     configured: addresses.filter((c) => cache.configs.has(c)),
   };
@@ -504,7 +538,8 @@ async function readState(
     addresses: readonly string[];
     /** Each comet's CometRewards contract (null: none read). */
     rewards: ReadonlyMap<string, string | null>;
-    accounts: ReadonlySet<string>;
+    /** The accounts that may be read (those of a comet forgotten here join them). */
+    accounts: Set<string>;
     touched: ReadonlySet<string>;
     /** The second round reports what the first would have read again. */
     round: 1 | 2;
@@ -517,7 +552,7 @@ async function readState(
   cache: CometCache,
   timestamp: bigint,
   failures: CompoundRead['failures'],
-): Promise<{ comets: CometRead[]; again: string[]; accountsRead: number }> {
+): Promise<{ comets: CometRead[]; again: string[]; read: string[]; accountsRead: number }> {
   const { addresses, accounts, touched, round, syncing } = pass;
   // Configurations not known yet: the head, then the asset infos it announces.
   const unknown = addresses.filter((c) => !cache.configs.has(c)) as Hex[];
@@ -623,7 +658,7 @@ async function readState(
     if ('more' in parsed && round === 1) {
       // Upgraded with another asset count: read whole again, with its accounts.
       cache.configs.delete(comet);
-      cache.forget(comet, false);
+      for (const key of cache.forget(comet, false)) accounts.add(key);
       again.push(comet);
       continue;
     }
@@ -644,7 +679,7 @@ async function readState(
       if (sameAssets(parsed, config)) cache.configs.set(comet, parsed);
       else {
         cache.configs.delete(comet);
-        cache.forget(comet, false);
+        for (const key of cache.forget(comet, false)) accounts.add(key);
       }
       again.push(comet);
       continue;
@@ -668,7 +703,7 @@ async function readState(
     const principal = (must(basic, `userBasic of ${key}`).result as readonly unknown[])[0] as bigint;
     const collateral = balances.map((x) => x.result as bigint);
     const holds = principal < 0n || collateral.some((c) => c > 0n);
-    cache.accounts.set(comet, user, holds ? { principal, collateral } : null, Number(at.blockNumber));
+    cache.setAccount(comet, user, holds ? { principal, collateral } : null, Number(at.blockNumber));
   }
 
   // Reward tokens not seen before (known once a comet's rewards contract has named them).
@@ -709,14 +744,11 @@ async function readState(
     }
     const { baseSupplyIndex, baseBorrowIndex, totalSupplyBase, totalBorrowBase } = totals;
     // The borrowers this pass knows owe what the comet says its borrowers owe, or some changed unseen.
-    let owed = 0n;
-    for (const account of cache.accounts.of(comet).values())
-      if (account && account.principal < 0n) owed -= account.principal;
-    const gap = owed - totalBorrowBase;
+    const gap = cache.borrowedBy(comet) - totalBorrowBase;
     if (gap === 0n || syncing) cache.gaps.delete(comet);
     else if (round === 1 && gap !== cache.gaps.get(comet)) {
       // A borrow or repayment no log named (a base transfer): every holder is read again.
-      cache.forget(comet, true);
+      for (const key of cache.forget(comet, true)) accounts.add(key);
       again.push(comet);
       continue;
     } else {
@@ -737,8 +769,6 @@ async function readState(
     const elapsed = timestamp > last ? timestamp - last : 0n;
     const supplyIndex = baseSupplyIndex + (baseSupplyIndex * supplyRate * elapsed) / FACTOR_SCALE;
     const borrowIndex = baseBorrowIndex + (baseBorrowIndex * borrowRate * elapsed) / FACTOR_SCALE;
-    const held: CometRead['accounts'] = [];
-    for (const [user, account] of cache.accounts.of(comet)) if (account) held.push({ user, account });
     out.push({
       comet,
       config,
@@ -752,97 +782,15 @@ async function readState(
       borrowRate,
       basePrice,
       prices: assetPrices as bigint[],
-      accounts: held,
+      accounts: cache.accounts.of(comet),
       rewards: cometRewards(rewards, cache.tokens, totals),
     });
   }
-  return { comets: out, again, accountsRead: toRead.length };
-}
-
-/** Calls per comet for its reward speeds, then its rewards contract's `rewardConfig` (none without one). */
-const REWARD_CALLS = 4;
-
-function rewardCalls(comet: Hex, rewards: string | null) {
-  if (!rewards) return [];
-  return [
-    { address: comet, abi: cometAbi, functionName: 'baseTrackingSupplySpeed' } as const,
-    { address: comet, abi: cometAbi, functionName: 'baseTrackingBorrowSpeed' } as const,
-    { address: comet, abi: cometAbi, functionName: 'trackingIndexScale' } as const,
-    { address: comet, abi: cometAbi, functionName: 'baseMinForRewards' } as const,
-    { address: rewards as Hex, abi: cometRewardsAbi, functionName: 'rewardConfig', args: [comet] } as const,
-  ];
-}
-
-/** A comet's reward speeds and its rewards contract's configuration of it, as read. */
-interface RewardsAnswer {
-  supplySpeed: bigint;
-  borrowSpeed: bigint;
-  indexScale: bigint;
-  /** Comet tracks a side only while its base total (principal) is at least this. */
-  minForRewards: bigint;
-  token: string;
-  rescaleFactor: bigint;
-  shouldUpscale: boolean;
-}
-
-/**
- * The answers of `rewardCalls`: null without a rewards contract; why not, when it or the comet
- * refused, or it names no reward token for the comet.
- */
-function rewardsAnswer(
-  r: readonly { status: 'success' | 'failure'; result?: unknown; error?: Error }[],
-): RewardsAnswer | { problem: string } | null {
-  if (r.length === 0) return null;
-  const refused = r.find((x) => x.status !== 'success');
-  if (refused) return { problem: firstLine(refused.error) };
-  const [supplySpeed, borrowSpeed, indexScale, minForRewards] = mustSlice(
-    r.map((x) => x.result as bigint),
-    0,
-    REWARD_CALLS,
-    'reward speed answers',
-  );
-  const [token, rescaleFactor, shouldUpscale] = must(r[REWARD_CALLS], 'rewardConfig answer')
-    .result as readonly [string, bigint, boolean];
-  if (token === zeroAddress) return { problem: 'its rewards contract names no reward token for it' };
-  if (!indexScale || rescaleFactor === 0n)
-    return { problem: 'a tracking index scale or rescale factor of 0' };
   return {
-    supplySpeed,
-    borrowSpeed,
-    indexScale,
-    minForRewards,
-    token: token.toLowerCase(),
-    rescaleFactor,
-    shouldUpscale,
-  };
-}
-
-/**
- * Whole reward tokens a second to all suppliers and all borrowers: Comet accrues `speed ×
- * 1e6 / trackingIndexScale` tracking units (6 decimals) a second across the side, which
- * CometRewards rescales to the token's units (`× rescaleFactor` when it upscales, else `÷`).
- */
-function cometRewards(
-  a: RewardsAnswer | { problem: string } | null,
-  tokens: ReadonlyMap<string, TokenMeta>,
-  totals: Pick<Totals, 'totalSupplyBase' | 'totalBorrowBase'>,
-): CometRewards | { problem: string } | null {
-  if (!a || 'problem' in a) return a;
-  const token = tokens.get(a.token);
-  if (!token || token.decimals === null)
-    return { problem: `reward token ${a.token} does not answer decimals()` };
-  const { decimals } = token;
-  // A side below baseMinForRewards accrues nothing (Comet does not move its tracking index).
-  const whole = (speed: bigint, base: bigint) => {
-    if (base < a.minForRewards) return 0;
-    const units = (Number(speed) * 1e6) / Number(a.indexScale);
-    const rescaled = a.shouldUpscale ? units * Number(a.rescaleFactor) : units / Number(a.rescaleFactor);
-    return rescaled / 10 ** decimals;
-  };
-  return {
-    token,
-    supplyPerSecond: whole(a.supplySpeed, BigInt(totals.totalSupplyBase)),
-    borrowPerSecond: whole(a.borrowSpeed, BigInt(totals.totalBorrowBase)),
+    comets: out,
+    again,
+    read: toRead.filter(({ key }) => !cache.retry.has(key)).map(({ key }) => key),
+    accountsRead: toRead.length,
   };
 }
 
