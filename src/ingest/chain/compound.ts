@@ -159,7 +159,6 @@ export interface CometRead {
   /** `getPrice` of the base feed and of each asset's feed (8 decimals, the comet's quote). */
   basePrice: bigint;
   prices: bigint[];
-  /** Accounts with collateral or a debt. */
   /** The accounts kept, by user, as last read (null: none held). */
   accounts: ReadonlyMap<string, CometAccount | null>;
   /**
@@ -501,9 +500,10 @@ export async function readCompound(
   }
   // (An account read in one round and failing in the other is to retry.)
   for (const key of cache.retry) answered.delete(key);
-  // The accounts of a comet whose configuration could not be read this pass: read once it is.
-  // (Those of comets no longer read are forgotten.)
-  for (const key of touched) if (!cache.configs.has(groupOf(key))) cache.retry.add(key);
+  // The accounts of a comet whose configuration could not be read this pass (those the logs
+  // named, those known, those it forgot): read once it is. (Those of comets no longer read are
+  // forgotten.)
+  for (const key of accounts) if (!cache.configs.has(groupOf(key))) cache.retry.add(key);
   for (const key of cache.retry) if (!addresses.includes(groupOf(key))) cache.retry.delete(key);
   // Holders, and accounts whose state is not known (their read failed): kept to be read.
   const holders = (comet: string): { comet: string; user: string }[] => {
