@@ -61,7 +61,7 @@ export function aaveAdapter(chain: ChainConfig): ProtocolAdapter {
     settle(block) {
       aave.accounts.settle(block);
       reread.clear();
-      handed.settle(chain.aave.map((p) => p.pool));
+      handed.settle();
     },
     accountsKept: () => aave.accounts.size,
   };

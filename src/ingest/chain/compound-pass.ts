@@ -56,7 +56,7 @@ export function compoundAdapter(chain: ChainConfig): ProtocolAdapter {
     settle(block) {
       comets.accounts.settle(block);
       reread.clear();
-      handed.settle(chain.compound.map((c) => c.comet));
+      handed.settle();
     },
     accountsKept: () => comets.accounts.size,
   };

@@ -134,18 +134,24 @@ export class HandedPools {
 
   /**
    * What `pool` may be handed in part against, or null (handed whole): it was handed priced
-   * whole, its shape is the same, and none of its oracle's prices moved apart from its record's
-   * by more than ORACLE_DRIFT since.
+   * whole, its shape is the same, and its oracle's prices moved together with its records' since:
+   * each of its prices over its record's USD price (`ratios`) moved by the same factor, to within
+   * ORACLE_DRIFT. (A health factor is a ratio of values at the oracle's prices: a factor common
+   * to all of them, a unit of account or base currency other than USD moving, changes none.)
    */
   partOf(pool: string, shape: string, ratios: ReadonlyMap<string, number>): Handed | null {
     const was = this.handed.get(pool);
     if (!was || was.shape !== shape || was.ratios.size !== ratios.size) return null;
+    let low = Number.POSITIVE_INFINITY;
+    let high = 0;
     for (const [k, ratio] of ratios) {
       const before = was.ratios.get(k);
-      if (before === undefined || !(ratio === before || Math.abs(ratio / before - 1) <= ORACLE_DRIFT))
-        return null;
+      const moved = before === undefined ? Number.NaN : ratio / before;
+      if (!(moved > 0 && Number.isFinite(moved))) return null;
+      low = Math.min(low, moved);
+      high = Math.max(high, moved);
     }
-    return was;
+    return ratios.size === 0 || high / low - 1 <= ORACLE_DRIFT ? was : null;
   }
 
   /**
@@ -174,12 +180,12 @@ export class HandedPools {
     });
   }
 
-  /** The pass succeeded: what it handed is current (of `pools`, those it did not hand go). */
-  settle(pools: readonly string[]): void {
+  /** The pass succeeded: what it handed is current (the pools it did not hand so go). */
+  settle(): void {
     const next = this.next;
     this.next = null;
     if (!next) return;
-    for (const pool of pools) {
+    for (const pool of new Set([...this.handed.keys(), ...next.keys()])) {
       const n = next.get(pool);
       const h = this.handed.get(pool);
       if (!n) this.handed.delete(pool);
