@@ -340,6 +340,46 @@ describe('Euler v2 on a local chain', () => {
     );
   });
 
+  test('behavior: a vault handed whole is then handed in part: the accounts a block names, its markets still summing to its borrows', async () => {
+    const borrowSum = async () =>
+      (await get('/markets?chainIds=31337&limit=100')).data.reduce(
+        (s: number, m: { uniqueKey: string; borrow: number }) =>
+          s + (m.uniqueKey.startsWith(`euler-31337-${eUsdc.toLowerCase()}_`) ? m.borrow : 0),
+        0,
+      );
+    // (Another process wrote last: this one reads its accounts again and hands the vault whole.)
+    await pass();
+    assert.ok(suite.sources[0]!.lastRun()!.positions > 1);
+    // Account 3 borrows against its WETH: its one market alone.
+    await send(3, eUsdc, V(), 'borrow', [500n * 10n ** 6n, users[3]]);
+    const block = await pass();
+    assert.equal(suite.sources[0]!.lastRun()!.positions, 1);
+    const h3 = await chainHealth(users[3]!, block);
+    const [p3] = (await get(`/positions?address=${users[3]}`)).data as Position[];
+    assert.ok(Math.abs(p3!.healthFactor / h3.hf - 1) < 5e-8, `${p3!.healthFactor} vs ${h3.hf}`);
+    const borrows = Number(await readAt<bigint>(anvil, eUsdc, V(), 'totalBorrows', [], block)) / 1e6;
+    assert.ok(Math.abs((await borrowSum()) - borrows) < 0.05, `${await borrowSum()} vs ${borrows}`);
+    // WETH moves (its feed and the oracle together): no account read, none handed, health follows.
+    await setEthPrice(2550);
+    const moved = await pass();
+    assert.deepEqual(
+      [suite.sources[0]!.lastRun()!.positionsRead, suite.sources[0]!.lastRun()!.positions],
+      [0, 0],
+    );
+    const again = await chainHealth(users[3]!, moved);
+    const [q3] = (await get(`/positions?address=${users[3]}`)).data as Position[];
+    assert.ok(Math.abs(q3!.healthFactor / again.hf - 1) < 5e-8, `${q3!.healthFactor} vs ${again.hf}`);
+    // Account 3 repays all and withdraws its WETH: its market handed at zero, and it holds nothing.
+    await send(3, usdc, T(), 'mint', [users[3], 1_000n * 10n ** 6n]);
+    await send(3, usdc, T(), 'approve', [eUsdc, 2n ** 256n - 1n]);
+    await send(3, eUsdc, V(), 'repay', [2n ** 256n - 1n, users[3]]);
+    await send(3, eWeth, V(), 'withdraw', [WAD, users[3], users[3]]);
+    const repaid = await pass();
+    assert.equal((await get(`/positions?address=${users[3]}`)).data.length, 0);
+    const left = Number(await readAt<bigint>(anvil, eUsdc, V(), 'totalBorrows', [], repaid)) / 1e6;
+    assert.ok(Math.abs((await borrowSum()) - left) < 0.05, `${await borrowSum()} vs ${left}`);
+  });
+
   test('behavior: a collateral the vault lists later counts for the accounts that hold it, without a log naming them', async () => {
     const c = anvil.client(0);
     const dai = await deploy(c, art.TestToken!, ['Dai Stablecoin', 'DAI', 18]);

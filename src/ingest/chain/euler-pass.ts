@@ -7,6 +7,7 @@
 import type { MarketRecord } from '../../domain/types.ts';
 import { UNPRICED_NOTE } from '../records.ts';
 import type { ChainConfig, FeedConfig } from '../sources-file.ts';
+import { scaled } from './chainlink.ts';
 import { type Checkpoint, knownHolders, knownMarkets, pending, strings } from './checkpoint.ts';
 import {
   collateralQuoteCalls,
@@ -20,6 +21,7 @@ import {
 } from './euler.ts';
 import { eulerKey, eulerLiquidation, eulerPrices, eulerRecords } from './euler-records.ts';
 import type { LiquidationPrices } from './liquidation.ts';
+import { HandedPools, readIn } from './pooled-pairs.ts';
 import { atPricedBlocks, type PricedBlocks, pricesAt, unpricedBlocks } from './prices-at-blocks.ts';
 import { customOracle, type Token } from './pricing.ts';
 import {
@@ -56,6 +58,7 @@ function readEulerCheckpoint(c: Checkpoint): EulerCheckpoint {
 
 export function eulerAdapter(chain: ChainConfig): ProtocolAdapter {
   const euler = new EulerCache();
+  const handed = new HandedPools();
   // Accounts to read again after a reorganization, kept until a pass succeeds.
   const reread = new Set<string>();
   const config = chain.euler ? `${chain.euler.evc}:${chain.euler.fromBlock ?? 'deployment'}` : null;
@@ -71,14 +74,33 @@ export function eulerAdapter(chain: ChainConfig): ProtocolAdapter {
     forget(rereadAccounts) {
       if (rereadAccounts) for (const key of [...euler.accounts.keys(), ...euler.retry]) reread.add(key);
       euler.clear();
+      handed.forget();
     },
-    begin: (ctx) => eulerPass(ctx, euler, reread, config),
+    begin: (ctx) => {
+      handed.begin();
+      return eulerPass(ctx, euler, reread, config, handed);
+    },
     settle(block) {
       euler.accounts.settle(block);
       reread.clear();
+      handed.settle();
     },
     accountsKept: () => euler.accounts.size,
   };
+}
+
+/**
+ * What a vault's accounts' health follows besides prices, share prices and the interest
+ * accumulator: its asset, unit of account and oracle, and its collaterals with their
+ * liquidation LTVs (one ramping moves each pass: the vault is handed whole meanwhile).
+ */
+function eulerShape(v: EulerVaultRead): string {
+  return [
+    v.asset.address,
+    v.unitOfAccount,
+    v.oracle,
+    ...v.collaterals.map((c) => `${c.vault}:${c.liquidationLTV}:${c.share.decimals}:${c.asset.decimals}`),
+  ].join(',');
 }
 
 function eulerPass(
@@ -86,6 +108,7 @@ function eulerPass(
   euler: EulerCache,
   reread: ReadonlySet<string>,
   config: string | null,
+  handed: HandedPools,
 ): ProtocolPass {
   const { chain, rpc, previous, items, resume, target } = ctx;
   const chainId = chain.chainId;
@@ -98,9 +121,12 @@ function eulerPass(
           const [vault = ''] = k.split('_');
           return vault;
         }),
-        accounts: knownHolders(`euler-${chainId}-`, previous, [...saved.eulerPending, ...reread]).map(
-          ({ group, user }) => ({ vault: group, user }),
-        ),
+        // The holders the store knows of, until a pass of this process has read them all (it
+        // keeps them since); those pending and those a reorganization left to read.
+        accounts: knownHolders(`euler-${chainId}-`, handed.holdersKept ? undefined : previous, [
+          ...saved.eulerPending,
+          ...reread,
+        ]).map(({ group, user }) => ({ vault: group, user })),
       }
     : { controllers: [], accounts: [] };
   let eulerRead: Awaited<ReturnType<typeof readEuler>> | null = null;
@@ -141,6 +167,7 @@ function eulerPass(
     // cannot be read), keeps what the last pass served of it.
     async assemble(out: Assembly) {
       const { usdOf, noPriceHint, feedSymbolOf } = out.prices;
+      handed.assembling();
       const eulerMarkets = new Map<string, MarketRecord>();
       for (const v of eulerRead?.vaults ?? []) {
         const prices = eulerPrices(v, usdOf);
@@ -156,6 +183,28 @@ function eulerPass(
           items.push({ id: `euler:${v.vault}`, ok: false, error: `vault ${v.vault}: ${why}` });
           continue;
         }
+        // A vault this process handed priced whole, the same since, is handed in part: the
+        // accounts read this pass; the others hold the same shares and debt, their figures moving
+        // with the markets' prices, share prices (collateral index) and interest accumulator
+        // (borrow index), which the records carry, and their health (EVault's, by the oracle's
+        // quotes) with them while the quotes keep to the records' prices.
+        const shape = eulerShape(v);
+        const ratios = new Map<string, number>(
+          why || prices.loanUsd === null
+            ? []
+            : [
+                ['asset', Number(v.assetQuote) / prices.loanUsd],
+                ...v.collaterals.map(
+                  (c, i) =>
+                    [
+                      c.vault,
+                      Number(c.quote) /
+                        ((prices.collateralUsd[i] ?? 0) * scaled(c.assetsPerShare, c.asset.decimals ?? 18)),
+                    ] as [string, number],
+                ),
+              ],
+        );
+        const was = resume !== null && !why ? handed.partOf(v.vault, shape, ratios) : null;
         const records = eulerRecords(
           chainId,
           v,
@@ -165,6 +214,7 @@ function eulerPass(
             v.oracle,
             'Euler price oracle router: prices are its mid-point quotes; the adapters behind it are not resolved',
           ),
+          was ? { accounts: readIn(eulerRead?.read ?? [], euler.accounts, v.vault), ...was } : undefined,
         );
         const wrong = out.refusal(records, why);
         if (wrong) {
@@ -175,6 +225,8 @@ function eulerPass(
         if (!why) eulerServed.add(v.vault);
         out.vaults.push(records.vault);
         out.serve(records);
+        if (was) for (const m of records.markets) out.partial.add(m.uniqueKey);
+        if (!why) handed.hand(v.vault, was, { shape, ratios, owed: records.owed, pairs: records.pairs });
         items.push(servedItem(`euler:${v.vault}`, why && `vault ${v.vault}: ${why}: ${UNPRICED_NOTE.loan}`));
       }
       out.keepFailedPools('euler', eulerMarkets);
@@ -229,9 +281,9 @@ function eulerPass(
           items,
           'euler',
           'accounts of vaults not served or without a position',
-          (eulerRead?.holders ?? [])
-            .filter((a) => !eulerServed.has(a.vault) || !a.position)
-            .map((a) => `${a.vault}:${a.user}`),
+          (eulerRead?.controllers ?? []).flatMap((vault) =>
+            eulerRead ? eulerRead.pendingOf(vault, !eulerServed.has(vault)) : [],
+          ),
         ),
       }) satisfies EulerCheckpoint,
 

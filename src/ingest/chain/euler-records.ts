@@ -23,8 +23,15 @@ import {
   type VaultRecord,
 } from '../../domain/types.ts';
 import { scaled } from './chainlink.ts';
-import { CONFIG_SCALE, type EulerLiquidationRead, type EulerVaultRead } from './euler.ts';
+import {
+  CONFIG_SCALE,
+  type EulerAccount,
+  type EulerLiquidationRead,
+  type EulerVaultRead,
+  eulerDebt,
+} from './euler.ts';
 import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
+import { accountPairs, type PairDebts, type PairTotals, type PoolPart } from './pooled-pairs.ts';
 
 /** An Euler market's uniqueKey (docs/decisions.md "Market identity"). */
 export function eulerKey(chainId: number, vault: string, collateral: string): string {
@@ -92,16 +99,25 @@ export function eulerRecords(
   read: EulerVaultRead,
   prices: { loanUsd: number | null; collateralUsd: (number | null)[] },
   oracle: OracleRecord,
-): { markets: MarketRecord[]; positions: PositionRecord[]; vault: VaultRecord } {
+  part?: PoolPart<EulerAccount>,
+): {
+  markets: MarketRecord[];
+  positions: PositionRecord[];
+  vault: VaultRecord;
+  owed: Map<string, PairDebts>;
+  pairs: PairTotals;
+} {
   const loanDecimals = read.asset.decimals ?? 18;
   // Each market: its collateral and key.
   const byCollateral = read.collaterals.map((c) => ({ c, key: eulerKey(chainId, read.vault, c.vault) }));
-  const positions: PositionRecord[] = [];
-  // Each market's borrow, in units of the asset: its borrowers' shares of debt.
-  const borrowByMarket = new Map<string, number>();
-  for (const account of read.accounts) {
+  const index = Number(read.interestAccumulator) / 1e27;
+  const { positions, owed, totals } = accountPairs(read.accounts, part, (user, kept) => {
+    const mine: PositionRecord[] = [];
+    const debts = new Map<string, number>();
+    if (!kept) return { positions: mine, debts };
+    const account = { debt: eulerDebt(kept, read.interestAccumulator), balances: kept.balances };
     const { healthFactor, weighted } = eulerHealth(read, account);
-    const owed = scaled(account.debt, loanDecimals);
+    const due = scaled(account.debt, loanDecimals);
     const held = byCollateral.flatMap(({ c, key }, i) => {
       const shares = account.balances.get(c.vault) ?? 0n;
       return shares > 0n
@@ -111,20 +127,24 @@ export function eulerRecords(
     const total = held.reduce((s, x) => s + x.weight, 0n);
     for (const { c, key, i, shares, weight } of held) {
       const share = total > 0n ? Number((weight * 10n ** 18n) / total) / 1e18 : 1 / held.length;
-      borrowByMarket.set(key, (borrowByMarket.get(key) ?? 0) + owed * share);
+      debts.set(key, (due * share) / index);
       const collateralUsd = prices.collateralUsd[i] ?? null;
       if (prices.loanUsd === null || collateralUsd === null) continue;
       const assets = (shares * c.assetsPerShare) / 10n ** BigInt(c.share.decimals ?? 18);
-      positions.push({
+      mine.push({
         marketKey: key,
-        user: account.user,
+        user,
         collateralUsd: scaled(assets, c.asset.decimals ?? 18) * collateralUsd,
-        borrowUsd: owed * share * prices.loanUsd,
+        borrowUsd: due * share * prices.loanUsd,
         supplyUsd: 0,
         healthFactor,
       });
     }
-  }
+    return { positions: mine, debts };
+  });
+  // Each market's borrow, in units of the asset: its borrowers' shares of debt.
+  const borrowByMarket = new Map<string, number>();
+  for (const [k, t] of totals) borrowByMarket.set(k, Math.max(0, t.scaled) * index);
   const borrowed = [...borrowByMarket.values()].reduce((s, b) => s + b, 0);
   const supplied = scaled(read.totalAssets, loanDecimals);
   const rate = Number(read.interestRate);
@@ -153,7 +173,9 @@ export function eulerRecords(
         prices.loanUsd,
       ),
       // As Euler's lens (UtilsLens.computeAPYs) states them: the lenders' share of the borrow APY.
-      borrowIndex: Number(read.interestAccumulator) / 1e27,
+      borrowIndex: index,
+      // The collateral vault's assets per whole share: what its shares' collateral is worth now.
+      collateralIndex: scaled(c.assetsPerShare, c.asset.decimals ?? 18),
       supplyApy: apy(rate) * utilization * (1 - fee),
       borrowApy: apy(rate),
       supplyRewardsApy: 0,
@@ -179,7 +201,7 @@ export function eulerRecords(
     fee: Number(read.interestFee) / Number(CONFIG_SCALE),
     allocations: byCollateral.map(({ key: marketKey }) => ({ marketKey, supplyShare: 1, supplyCap: null })),
   };
-  return { markets, positions, vault };
+  return { markets, positions, vault, owed, pairs: totals };
 }
 
 /**

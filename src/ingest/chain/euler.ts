@@ -157,8 +157,11 @@ export interface EulerVaultRead {
   /** The oracle's quote of one whole asset (10^decimals) in the unit of account. */
   assetQuote: bigint;
   collaterals: EulerCollateral[];
-  /** Accounts the vault controls: debt (assets, rounded up as `debtOf`) and enabled collaterals' balances. */
-  accounts: { user: string; debt: bigint; balances: Map<string, bigint> }[];
+  /**
+   * The accounts kept, by user, as last read (null: the vault does not control it); an account's
+   * debt now is `eulerDebt(account, interestAccumulator)`.
+   */
+  accounts: ReadonlyMap<string, EulerAccount | null>;
 }
 
 export interface EulerLiquidationRead {
@@ -183,13 +186,16 @@ export interface EulerRead {
   /** Items not served this pass (a vault as a whole: `0x…`; an account: `0x…:0x…`). */
   failures: { id: string; error: string }[];
   accountsRead: number;
+  /** The accounts read this pass, as `${vault}:${user}` (those whose reads failed are to retry). */
+  read: ReadonlySet<string>;
   /** Every controller vault known after this pass that may be an Euler vault (for the checkpoint). */
   controllers: string[];
   /**
-   * Accounts a vault controls, and those whose read failed (kept to be read); `position`: it
-   * holds an enabled collateral (a position is served).
+   * A vault's accounts to keep in the checkpoint: every account it controls, and those whose read
+   * failed (`all`); else those without a position (no balance of a collateral the vault values
+   * this pass: no log names them when they deposit collateral), and those whose read failed.
    */
-  holders: { vault: string; user: string; position: boolean }[];
+  pendingOf(vault: string, all: boolean): string[];
 }
 
 /** A vault's head as validated. */
@@ -218,8 +224,11 @@ export class EulerCache {
   /** Per collateral vault: its asset; null when it does not answer `asset()`. */
   readonly assetOf = new Map<string, string | null>();
   readonly tokens = new Map<string, TokenMeta>();
-  /** Per controller vault and account: the account as last read; null when the vault does not control it. */
-  readonly accounts = new AccountReads<EulerAccount>();
+  /**
+   * Per controller vault and account: the account as last read; null when the vault does not
+   * control it. Those without a balance are listed per vault (they hold no position).
+   */
+  readonly accounts = new AccountReads<EulerAccount>((a) => a.balances.size === 0);
   /** `${vault}:${user}` whose read failed, or whose vault could not be read: read next pass. */
   readonly retry = new Set<string>();
 
@@ -280,7 +289,8 @@ function knownState(known: Known, cache: EulerCache): { controllers: Set<string>
   const controllers = new Set([...known.controllers, ...(known.served ?? [])].map((v) => v.toLowerCase()));
   const pairs = new Set<string>();
   for (const a of known.accounts) pairs.add(`${a.vault.toLowerCase()}:${a.user.toLowerCase()}`);
-  for (const key of [...cache.accounts.keys(), ...cache.retry]) pairs.add(key);
+  // (The accounts this process holds join once a log names them: knownState does not walk them.)
+  for (const key of cache.retry) pairs.add(key);
   for (const key of pairs) controllers.add(key.slice(0, key.indexOf(':')));
   return { controllers, pairs };
 }
@@ -529,6 +539,12 @@ export async function readEuler(
       .filter(({ vault, h }) => cache.listed.get(vault) !== h.collaterals.join())
       .map(({ vault }) => vault),
   );
+  // The accounts this process holds that a log named, or of a vault whose list changed (read again).
+  for (const vault of controllers) {
+    if (relisted.has(vault))
+      for (const user of cache.accounts.of(vault).keys()) pairs.add(`${vault}:${user}`);
+    else for (const user of touched) if (cache.accounts.has(vault, user)) pairs.add(`${vault}:${user}`);
+  }
   const pairsToRead = [...pairs].flatMap((key) => {
     const vault = key.slice(0, key.indexOf(':'));
     const user = key.slice(key.indexOf(':') + 1);
@@ -671,36 +687,32 @@ export async function readEuler(
   }
   // Its accounts are read with this list now (a failed request above leaves it to the next pass).
   for (const { vault, h } of served) cache.listed.set(vault, h.collaterals.join());
-  // Accounts of a vault not read this pass (its head refused, served before): read once it is.
+  // Accounts of a vault not read this pass (its head refused, served before): read once it is
+  // (those known from the store, and those the logs named).
   for (const key of pairs) {
     const vault = key.slice(0, key.indexOf(':'));
     if (cache.vaults.get(vault) === null) cache.retry.delete(key);
-    else if (!head.has(vault) && touched.has(key.slice(vault.length + 1))) cache.retry.add(key);
+    else if (!head.has(vault)) cache.retry.add(key);
   }
 
   const out: EulerVaultRead[] = [];
-  for (const [vault, state] of states) {
-    const accumulator = must(head.get(vault), `head of vault ${vault}`).interestAccumulator;
-    const accounts: EulerVaultRead['accounts'] = [];
-    for (const [user, account] of cache.accounts.of(vault))
-      if (account) accounts.push({ user, debt: eulerDebt(account, accumulator), balances: account.balances });
-    out.push({ ...state, accounts });
-  }
-  const holders: EulerRead['holders'] = [];
-  for (const key of pairs) {
-    const vault = key.slice(0, key.indexOf(':'));
-    if (cache.vaults.get(vault) === null) continue;
-    const user = key.slice(vault.length + 1);
-    const account = cache.accounts.get(vault, user);
-    // A position: a balance of a collateral the vault values (LTV above 0) this pass.
-    const valued = states.get(vault)?.collaterals ?? [];
-    if (account || cache.retry.has(key))
-      holders.push({
-        vault,
-        user,
-        position: valued.some((c) => (account?.balances.get(c.vault) ?? 0n) > 0n),
-      });
-  }
+  for (const [vault, state] of states) out.push({ ...state, accounts: cache.accounts.of(vault) });
+  const pendingOf = (vault: string, all: boolean): string[] => {
+    const keys = new Set<string>();
+    for (const key of cache.retry)
+      if (key.startsWith(`${vault}:`) && cache.accounts.get(vault, key.slice(vault.length + 1)) === undefined)
+        keys.add(key);
+    const valued = new Set((states.get(vault)?.collaterals ?? []).map((c) => c.vault));
+    // (Every listed collateral valued: an account without a position is one without a balance.)
+    const scan = all || valued.size < (head.get(vault)?.collaterals.length ?? 0);
+    if (scan) {
+      for (const [user, account] of cache.accounts.of(vault))
+        if (account && (all || ![...account.balances.keys()].some((c) => valued.has(c))))
+          keys.add(`${vault}:${user}`);
+    } else for (const user of cache.accounts.markedIn(vault)) keys.add(`${vault}:${user}`);
+    for (const key of cache.retry) if (key.startsWith(`${vault}:`)) keys.add(key);
+    return [...keys];
+  };
   return {
     vaults: out,
     liquidations: liquidated.map((l) => ({
@@ -709,7 +721,8 @@ export async function readEuler(
     })),
     failures,
     accountsRead: pairsToRead.length,
+    read: new Set(pairsToRead.filter(({ key }) => !cache.retry.has(key)).map(({ key }) => key)),
     controllers: [...controllers].filter((v) => cache.vaults.get(v) !== null).sort(),
-    holders,
+    pendingOf,
   };
 }
