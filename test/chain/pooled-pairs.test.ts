@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { PositionRecord } from '../../src/domain/types.ts';
+import { AccountReads } from '../../src/ingest/chain/account-reads.ts';
 import { accountPairs, HandedPools, type PairDebts } from '../../src/ingest/chain/pooled-pairs.ts';
 
 /** An account as these tests hold it: its debt per pair (loan tokens over the index), all at one health. */
@@ -86,4 +87,24 @@ test('behavior: a pool is handed in part while its shape holds and its oracle mo
   pools.assembling();
   pools.settle();
   assert.equal(pools.partOf('pool', 's', ratios), null);
+});
+
+test('behavior: the accounts a failed pass read are handed by the next pass that hands the pool', () => {
+  const pools = new HandedPools();
+  const accounts = new AccountReads<Account>();
+  accounts.set('pool', '0xa', { p1: 3 }, 10);
+  // A pass reads 0xa (a retry: no later log names it), then fails before it settles.
+  pools.begin();
+  pools.read(['pool:0xa']);
+  // The next pass reads nothing new: 0xa is still among those to hand.
+  pools.begin();
+  pools.read([]);
+  assert.deepEqual(pools.readIn('pool', accounts), [['0xa', { p1: 3 }]]);
+  // A pass that reads no state leaves them; one that hands the pools settles them.
+  pools.settle();
+  assert.equal(pools.readIn('pool', accounts).length, 1);
+  pools.begin();
+  pools.assembling();
+  pools.settle();
+  assert.deepEqual(pools.readIn('pool', accounts), []);
 });

@@ -14,7 +14,7 @@ import { AAVE_EVENTS, AaveCache, type AavePoolRead, ATOKEN_EVENTS } from './aave
 import { groupOf } from './account-reads.ts';
 import { knownHolders, pending, strings } from './checkpoint.ts';
 import type { LiquidationPrices } from './liquidation.ts';
-import { HandedPools, readIn } from './pooled-pairs.ts';
+import { HandedPools } from './pooled-pairs.ts';
 import { atPricedBlocks, type PricedBlocks, pricesAt, unpricedBlocks } from './prices-at-blocks.ts';
 import { oracleRecord, type Token } from './pricing.ts';
 import {
@@ -136,6 +136,7 @@ function aavePass(
         aave,
         shared,
       );
+      handed.read(aaveRead.read);
       for (const f of aaveRead.failures)
         items.push({ id: `${poolKind(groupOf(f.id))}:${f.id}`, ok: false, error: f.error });
     },
@@ -162,13 +163,17 @@ function aavePass(
         // A pool this process handed priced whole, the same since, is handed in part: the
         // accounts read this pass; the others hold the same balances, their figures moving with
         // the markets' prices and indexes, which the records carry. (Not while a reserve holds
-        // stable debt: it accrues at each account's own rate, not by an index.)
+        // stable debt: it accrues at each account's own rate, not by an index; nor while an e-mode
+        // category has a price source (v3.0-3.1): its accounts' assets are priced by it, not by
+        // the prices their records carry.)
         const shape = poolShape(p);
         const ratios = new Map(
           p.reserves.map((r) => [r.asset, Number(r.price) / (prices.get(r.asset) ?? 0)]),
         );
         const stable = p.reserves.some((r) => r.totalDebt !== r.variableDebtTotal);
-        const was = resume !== null && !why && !stable ? handed.partOf(p.pool, shape, ratios) : null;
+        const categoryPriced = [...p.eModes.values()].some((e) => e.price !== 0n);
+        const was =
+          resume !== null && !why && !stable && !categoryPriced ? handed.partOf(p.pool, shape, ratios) : null;
         const records = aaveRecords(
           kind,
           chainId,
@@ -179,7 +184,7 @@ function aavePass(
             return oracleRecord(p.oracle, sources.length > 0 ? sources : null, byFeed, 'ChainlinkOracle');
           },
           { now: Number(ctx.timestamp), usdOf },
-          was ? { accounts: readIn(aaveRead?.read ?? [], aave.accounts, p.pool), ...was } : undefined,
+          was ? { accounts: handed.readIn(p.pool, aave.accounts), ...was } : undefined,
         );
         const wrong = out.refusal(records, why);
         if (wrong) {

@@ -9,7 +9,7 @@ import type { ChainConfig, FeedConfig } from '../sources-file.ts';
 import { knownHolders, pending, strings } from './checkpoint.ts';
 import { COMET_EVENTS, type CometAbsorb, CometCache, type CometRead, readCompound } from './compound.ts';
 import { absorbLiquidations, cometAssets, cometRecords } from './compound-records.ts';
-import { HandedPools, readIn } from './pooled-pairs.ts';
+import { HandedPools } from './pooled-pairs.ts';
 import { atPricedBlocks, type PricedBlocks, unpricedBlocks } from './prices-at-blocks.ts';
 import { oracleRecord, type Token } from './pricing.ts';
 import {
@@ -119,6 +119,7 @@ function compoundPass(
         comets,
         shared,
       );
+      handed.read(compound.read);
       for (const f of compound.failures) items.push({ id: `compound:${f.id}`, ok: false, error: f.error });
     },
 
@@ -166,7 +167,7 @@ function compoundPass(
           baseUsd,
           usdOf,
           (feeds) => oracleRecord(feeds[0], feeds, byFeed, 'ChainlinkOracle'),
-          was ? { accounts: readIn(compound?.read ?? [], comets.accounts, c.comet), ...was } : undefined,
+          was ? { accounts: handed.readIn(c.comet, comets.accounts), ...was } : undefined,
         );
         const wrong = out.refusal(records, why);
         if (wrong) {

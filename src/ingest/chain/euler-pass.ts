@@ -21,7 +21,7 @@ import {
 } from './euler.ts';
 import { eulerKey, eulerLiquidation, eulerPrices, eulerRecords } from './euler-records.ts';
 import type { LiquidationPrices } from './liquidation.ts';
-import { HandedPools, readIn } from './pooled-pairs.ts';
+import { HandedPools } from './pooled-pairs.ts';
 import { atPricedBlocks, type PricedBlocks, pricesAt, unpricedBlocks } from './prices-at-blocks.ts';
 import { customOracle, type Token } from './pricing.ts';
 import {
@@ -155,6 +155,7 @@ function eulerPass(
         shared,
         chain.euler.factory,
       );
+      handed.read(eulerRead.read);
       for (const f of eulerRead.failures) items.push({ id: `euler:${f.id}`, ok: false, error: f.error });
     },
 
@@ -214,7 +215,7 @@ function eulerPass(
             v.oracle,
             'Euler price oracle router: prices are its mid-point quotes; the adapters behind it are not resolved',
           ),
-          was ? { accounts: readIn(eulerRead?.read ?? [], euler.accounts, v.vault), ...was } : undefined,
+          was ? { accounts: handed.readIn(v.vault, euler.accounts), ...was } : undefined,
         );
         const wrong = out.refusal(records, why);
         if (wrong) {

@@ -699,9 +699,6 @@ export async function readEuler(
   for (const [vault, state] of states) out.push({ ...state, accounts: cache.accounts.of(vault) });
   const pendingOf = (vault: string, all: boolean): string[] => {
     const keys = new Set<string>();
-    for (const key of cache.retry)
-      if (key.startsWith(`${vault}:`) && cache.accounts.get(vault, key.slice(vault.length + 1)) === undefined)
-        keys.add(key);
     const valued = new Set((states.get(vault)?.collaterals ?? []).map((c) => c.vault));
     // (Every listed collateral valued: an account without a position is one without a balance.)
     const scan = all || valued.size < (head.get(vault)?.collaterals.length ?? 0);

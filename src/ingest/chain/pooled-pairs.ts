@@ -86,21 +86,6 @@ function addDebts(
   }
 }
 
-/** The accounts of `pool` among those read this pass (`${pool}:${user}`), as last read. */
-export function readIn<A>(
-  read: Iterable<string>,
-  accounts: AccountReads<A>,
-  pool: string,
-): [string, A | null][] {
-  const out: [string, A | null][] = [];
-  for (const key of read)
-    if (key.startsWith(`${pool}:`)) {
-      const user = key.slice(pool.length + 1);
-      out.push([user, accounts.get(pool, user) ?? null]);
-    }
-  return out;
-}
-
 /**
  * What an adapter keeps of a pool it handed priced whole: what its health factors follow besides
  * prices and indexes (`shape`: settings, thresholds, code), and each price its protocol's oracle
@@ -121,10 +106,31 @@ export class HandedPools {
   private next: Map<string, Handed & { whole: boolean }> | null = null;
   /** Whether a pass has read the state since the process last forgot (it then keeps every holder). */
   holdersKept = false;
+  /**
+   * The accounts read since a pass last handed its pools (per pool, its users): a pass that read
+   * an account and then failed is not stored, and the account, read again by no later pass (its
+   * logs named it no more, or it was a retry), is still handed by the next.
+   */
+  private readonly unsettled = new Map<string, Set<string>>();
 
   /** A pass begins: what a pass before it left unsettled goes. */
   begin(): void {
     this.next = null;
+  }
+
+  /** The pass read these accounts (`${pool}:${user}`). */
+  read(keys: Iterable<string>): void {
+    for (const key of keys) {
+      const cut = key.indexOf(':');
+      const pool = key.slice(0, cut);
+      const users = this.unsettled.get(pool) ?? new Set<string>();
+      this.unsettled.set(pool, users.add(key.slice(cut + 1)));
+    }
+  }
+
+  /** The accounts of `pool` read since a pass last handed it, as last read (`accounts`). */
+  readIn<A>(pool: string, accounts: AccountReads<A>): [string, A | null][] {
+    return [...(this.unsettled.get(pool) ?? [])].map((user) => [user, accounts.get(pool, user) ?? null]);
   }
 
   /** The pass assembles its records: its pools are handed from now on, or not at all. */
@@ -185,6 +191,7 @@ export class HandedPools {
     const next = this.next;
     this.next = null;
     if (!next) return;
+    this.unsettled.clear();
     for (const pool of new Set([...this.handed.keys(), ...next.keys()])) {
       const n = next.get(pool);
       const h = this.handed.get(pool);
@@ -202,6 +209,7 @@ export class HandedPools {
 
   forget(): void {
     this.handed.clear();
+    this.unsettled.clear();
     this.next = null;
     this.holdersKept = false;
   }
