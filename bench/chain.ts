@@ -303,6 +303,31 @@ try {
   const vaultFactory = await deploy(c, art.TestVaultFactory!, []);
   const eulerBorrowers = borrowers.slice(0, E);
   const router = await deploy(c, art.TestEulerOracle!, []);
+  // A price update: the file's ETH/USD feed, which the comet and the Aave pool's oracle read, and
+  // the Euler router's WETH rate with it (a router on the same feed, as on mainnet).
+  // (One block: both transactions mined together.)
+  const setEth = async (price: number) => {
+    const feed = {
+      abi: art.TestAggregator!.abi,
+      fn: 'updateAnswer',
+      address: ethUsd,
+      args: [BigInt(price) * 10n ** 8n],
+    };
+    const rate = {
+      abi: art.TestEulerOracle!.abi,
+      fn: 'setRate',
+      address: router,
+      args: [weth, USD, BigInt(price) * WAD],
+    };
+    await batched(E > 0 ? [rate, feed] : [feed], (x) => ({
+      from: owner,
+      address: x.address,
+      abi: x.abi,
+      functionName: x.fn,
+      args: x.args,
+      gas: 200_000n,
+    }));
+  };
   const eUsdc = await deploy(c, art.TestEVault!, [evc, usdc, router, USD, 'EVK Vault eUSDC-1', 'eUSDC-1']);
   const eWeth = await deploy(c, art.TestEVault!, [evc, weth, router, USD, 'EVK Vault eWETH-1', 'eWETH-1']);
   if (E > 0) {
@@ -578,7 +603,7 @@ try {
   const steady: Steady[] = [];
   await profiled(async () => {
     for (let i = 0; i < 5; i++) {
-      await send(ethUsd, art.TestAggregator!.abi, 'updateAnswer', [BigInt(3000 - 10 * (i + 1)) * 10n ** 8n]);
+      await setEth(3000 - 10 * (i + 1));
       steady.push(await pass());
     }
   });
@@ -673,7 +698,7 @@ try {
   try {
     for (let i = 0; i < 5; i++) {
       const price = 2900 - 10 * i;
-      await send(ethUsd, art.TestAggregator!.abi, 'updateAnswer', [BigInt(price) * 10n ** 8n]);
+      await setEth(price);
       const mined = performance.now();
       await service.ingest();
       await service.models.reloadIfChanged();
