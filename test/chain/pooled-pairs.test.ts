@@ -61,7 +61,9 @@ test('behavior: a pool is handed in part while its shape holds and its oracle mo
   const now = { shape: 's', ratios, owed: new Map<string, PairDebts>(), pairs: new Map() };
   pools.begin();
   pools.assembling();
-  pools.hand('pool', null, now);
+  const partial = new Set<string>();
+  pools.hand('pool', null, { markets: [{ uniqueKey: 'm' }], partial }, now);
+  assert.equal(partial.size, 0);
   // Not yet: the pass has not succeeded.
   assert.equal(pools.partOf('pool', 's', ratios), null);
   pools.settle();

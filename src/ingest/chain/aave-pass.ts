@@ -194,8 +194,12 @@ function aavePass(
         for (const m of records.markets) aaveMarkets.set(m.uniqueKey, m);
         aaveServed.set(p.pool, { prices, whole: !why });
         out.serve(records);
-        if (was) for (const m of records.markets) out.partial.add(m.uniqueKey);
-        if (!why) handed.hand(p.pool, was, { shape, ratios, owed: records.owed, pairs: records.pairs });
+        handed.hand(
+          p.pool,
+          was,
+          { markets: records.markets, partial: out.partial },
+          why ? null : { shape, ratios, owed: records.owed, pairs: records.pairs },
+        );
         items.push(
           servedItem(
             `${kind}:${p.pool}`,

@@ -192,8 +192,12 @@ function compoundPass(
         if (records.markets[0]) marketOfComet.set(c.comet, records.markets[0]);
         if (!why) served.add(c.comet);
         out.serve(records);
-        if (was) for (const m of records.markets) out.partial.add(m.uniqueKey);
-        if (!why) handed.hand(c.comet, was, { shape, ratios, owed: records.owed, pairs: records.pairs });
+        handed.hand(
+          c.comet,
+          was,
+          { markets: records.markets, partial: out.partial },
+          why ? null : { shape, ratios, owed: records.owed, pairs: records.pairs },
+        );
         items.push(
           servedItem(`compound:${c.comet}`, why && `comet ${c.comet}: ${why}: ${UNPRICED_NOTE.loan}`),
         );

@@ -226,8 +226,12 @@ function eulerPass(
         if (!why) eulerServed.add(v.vault);
         out.vaults.push(records.vault);
         out.serve(records);
-        if (was) for (const m of records.markets) out.partial.add(m.uniqueKey);
-        if (!why) handed.hand(v.vault, was, { shape, ratios, owed: records.owed, pairs: records.pairs });
+        handed.hand(
+          v.vault,
+          was,
+          { markets: records.markets, partial: out.partial },
+          why ? null : { shape, ratios, owed: records.owed, pairs: records.pairs },
+        );
         items.push(servedItem(`euler:${v.vault}`, why && `vault ${v.vault}: ${why}: ${UNPRICED_NOTE.loan}`));
       }
       out.keepFailedPools('euler', eulerMarkets);

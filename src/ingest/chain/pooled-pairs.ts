@@ -161,21 +161,24 @@ export class HandedPools {
   }
 
   /**
-   * The pass hands `pool` priced, whole (`was` null) or in part against `was`, with the debts of
-   * the accounts it assembled and the pairs' totals now. A pool the pass does not hand so (not
-   * served, or not priced whole) is handed whole next.
+   * The pass serves `pool`'s records, whole (`was` null) or in part against `was` (its markets
+   * join `partial`); priced whole (`now`: the debts of the accounts it assembled and the pairs'
+   * totals now), it is what the next pass hands against. A pool the pass does not hand priced
+   * whole (not served, or served without every price) is handed whole next.
    */
   hand(
     pool: string,
     was: Handed | null,
+    records: { markets: readonly { uniqueKey: string }[]; partial: Set<string> },
     now: {
       shape: string;
       ratios: ReadonlyMap<string, number>;
       owed: Map<string, PairDebts>;
       pairs: PairTotals;
-    },
+    } | null,
   ): void {
-    if (!this.next) return;
+    if (was) for (const m of records.markets) records.partial.add(m.uniqueKey);
+    if (!this.next || !now) return;
     this.next.set(pool, {
       shape: now.shape,
       // (The oracle's drift is measured from the pool's last whole hand.)
