@@ -539,12 +539,20 @@ export async function readEuler(
       .filter(({ vault, h }) => cache.listed.get(vault) !== h.collaterals.join())
       .map(({ vault }) => vault),
   );
-  // The accounts this process holds that a log named, or of a vault whose list changed (read again).
-  for (const vault of controllers) {
-    if (relisted.has(vault))
-      for (const user of cache.accounts.of(vault).keys()) pairs.add(`${vault}:${user}`);
-    else for (const user of touched) if (cache.accounts.has(vault, user)) pairs.add(`${vault}:${user}`);
-  }
+  // The accounts this process holds that a log named, or of a vault whose list changed (read
+  // again). A log names a user, not its controller: each user is looked up under each vault,
+  // or, when that is more lookups than the accounts held (a catch-up naming many users), each
+  // account held is checked instead.
+  for (const vault of relisted)
+    for (const user of cache.accounts.of(vault).keys()) pairs.add(`${vault}:${user}`);
+  if (touched.size * controllers.size <= cache.accounts.size) {
+    for (const vault of controllers)
+      for (const user of touched) if (cache.accounts.has(vault, user)) pairs.add(`${vault}:${user}`);
+  } else
+    for (const key of cache.accounts.keys()) {
+      const cut = key.indexOf(':');
+      if (touched.has(key.slice(cut + 1)) && controllers.has(key.slice(0, cut))) pairs.add(key);
+    }
   const pairsToRead = [...pairs].flatMap((key) => {
     const vault = key.slice(0, key.indexOf(':'));
     const user = key.slice(key.indexOf(':') + 1);
