@@ -140,16 +140,16 @@ function keyOf(chainId: number, address: string): string {
   return `${chainId}:${address.toLowerCase()}`;
 }
 
-const indexes = new WeakMap<Catalog, AssetIndex>();
+const indexes = new WeakMap<Catalog, { generation: number; index: AssetIndex }>();
 
-/** The catalog's token and oracle index, built on first use. */
+/** The catalog's token and oracle index, built on first use and again once markets were added. */
 export function assetsOf(catalog: Catalog): AssetIndex {
-  let index = indexes.get(catalog);
-  if (!index) {
-    index = new AssetIndex(catalog);
-    indexes.set(catalog, index);
+  let kept = indexes.get(catalog);
+  if (kept?.generation !== catalog.generation) {
+    kept = { generation: catalog.generation, index: new AssetIndex(catalog) };
+    indexes.set(catalog, kept);
   }
-  return index;
+  return kept.index;
 }
 
 /** The oracle as a market of it sees it now (its feeds' current clocks). */

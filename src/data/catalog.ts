@@ -18,6 +18,7 @@ import {
 import { SearchIndex } from './search/search-index.ts';
 import type { SearchWork } from './search/work.ts';
 import { groupIndexes, walkMerged } from './sorted-lists.ts';
+import { grown } from './typed-arrays.ts';
 
 /** The API's Market (its OpenAPI schema) as served: primary facts plus the derived fields. */
 /**
@@ -164,26 +165,26 @@ export interface MarketFilter {
  * index hold ranks, so lists and search ties follow the current supply; applyPrices re-ranks.
  */
 export class Catalog {
-  private readonly entries: Entry[];
+  private readonly entries: Entry[] = [];
   private readonly byKey = new Map<string, number>();
   /** Rank (by current supply, descending) to ord. */
   private idAt: Int32Array;
   /** Per ord: the loan token's price over its snapshot price (supply and borrow scale by it). */
-  private readonly loanFactor: Float64Array;
+  private loanFactor: Float64Array;
   /** Per ord: the collateral token's price over its snapshot price. */
-  private readonly collateralFactor: Float64Array;
+  private collateralFactor: Float64Array;
   /**
    * Per ord: what a price move reads of the record, kept apart from it (the records' shapes
    * vary): bit 1, a positive collateral price; bit 2, a positive loan price with supply and
    * borrow known.
    */
-  private readonly movable: Uint8Array;
+  private movable: Uint8Array;
   /**
    * Per ord, 1: the view's prices and balances are behind its record and factors (a step moved
    * them). A step only records what moved; the view is derived again when it is next read
    * (#fresh), so a step costs a few stores per market and markets nobody reads cost nothing.
    */
-  private readonly stale: Uint8Array;
+  private stale: Uint8Array;
   /**
    * Per ord: the balances and APYs of the last market state applied, in USD at the record's
    * prices, over the record's own when `held` is 1 (a step allocates nothing per market).
@@ -197,18 +198,23 @@ export class Catalog {
   };
   /** Markets holding a token as collateral (c) or loan (l), by `${chainId}:${token}`. */
   private readonly byToken = new Map<string, { c: number[]; l: number[] }>();
-  private readonly byProtocol: Map<string, Int32Array>;
-  private readonly byChain: Map<string, Int32Array>;
-  private readonly byProtocolChain: Map<string, Int32Array>;
-  private readonly all: Int32Array;
-  private readonly searchIndex: SearchIndex;
+  private byProtocol = new Map<string, Int32Array>();
+  private byChain = new Map<string, Int32Array>();
+  private byProtocolChain = new Map<string, Int32Array>();
+  private all = new Int32Array(0);
+  private searchIndex = new SearchIndex([]);
   /**
    * The markets' feeds by `${chainId}:${feed address}`: the feed records of each market's own
    * copy of its oracle (built on the first feed update; until then views share the stored one).
    */
   private byFeed: Map<string, { ord: number; feed: OracleFeedRecord }[]> | null = null;
-  readonly protocols: readonly Protocol[];
-  readonly chainIds: readonly number[];
+  protocols: readonly Protocol[] = [];
+  chainIds: readonly number[] = [];
+  /**
+   * Bumped by every market added (addMarkets): what is derived from the whole catalog and kept
+   * apart from it (the token and oracle index) is derived again when it moved.
+   */
+  generation = 0;
   /** Inside batch(): re-ranking waits for its end (rankStale: some update asked for it). */
   private batching = false;
   private rankStale = false;
@@ -217,28 +223,37 @@ export class Catalog {
     const sorted = [...records].sort(
       (a, b) => supplyRank(b) - supplyRank(a) || (a.uniqueKey < b.uniqueKey ? -1 : 1),
     );
-    this.entries = sorted.map((m) => ({
-      view: toMarketView(m, nowSec),
-      healthAtSec: nowSec,
-      json: null,
-      base: m,
-      record: null,
-      stated: statedAt(m),
-    }));
-    // Ranks start as ords (the records are in supply order).
-    this.idAt = Int32Array.from({ length: sorted.length }, (_, i) => i);
-    this.loanFactor = new Float64Array(sorted.length).fill(1);
-    this.collateralFactor = new Float64Array(sorted.length).fill(1);
-    this.movable = new Uint8Array(sorted.length);
-    this.stale = new Uint8Array(sorted.length);
+    const n = sorted.length;
+    this.loanFactor = new Float64Array(n).fill(1);
+    this.collateralFactor = new Float64Array(n).fill(1);
+    this.movable = new Uint8Array(n);
+    this.stale = new Uint8Array(n);
     this.states = {
-      held: new Uint8Array(sorted.length),
-      supply: new Float64Array(sorted.length),
-      borrow: new Float64Array(sorted.length),
-      supplyApy: new Float64Array(sorted.length),
-      borrowApy: new Float64Array(sorted.length),
+      held: new Uint8Array(n),
+      supply: new Float64Array(n),
+      borrow: new Float64Array(n),
+      supplyApy: new Float64Array(n),
+      borrowApy: new Float64Array(n),
     };
-    sorted.forEach((m, ord) => {
+    this.#append(sorted, nowSec);
+    // Ranks start as ords (the records are in supply order).
+    this.idAt = Int32Array.from({ length: n }, (_, i) => i);
+    this.#index();
+  }
+
+  /** Entries for `records`, numbered from the catalog's size on (its arrays have room for them). */
+  #append(records: readonly MarketRecord[], nowSec: number): void {
+    for (const m of records) {
+      const ord = this.entries.length;
+      this.entries.push({
+        view: toMarketView(m, nowSec),
+        healthAtSec: nowSec,
+        json: null,
+        base: m,
+        record: null,
+        stated: statedAt(m),
+      });
+      this.byKey.set(m.uniqueKey.toLowerCase(), ord);
       this.#setMovable(ord, m);
       for (const [side, token] of [
         ['c', m.collateralAddress],
@@ -252,21 +267,58 @@ export class Catalog {
         }
         t[side].push(ord);
       }
-    });
-    this.entries.forEach((e, ord) => {
-      this.byKey.set(e.view.uniqueKey, ord);
-    });
+    }
+  }
+
+  /** The rank lists (every market, by protocol, chain, both) and the search index, from `idAt`. */
+  #index(): void {
     const n = this.entries.length;
+    const at = (rank: number) => this.entries[this.idAt[rank]!]!.view;
     this.all = Int32Array.from({ length: n }, (_, i) => i);
-    this.byProtocol = groupIndexes(n, (i) => this.entries[i]!.view.protocol);
-    this.byChain = groupIndexes(n, (i) => String(this.entries[i]!.view.chainId));
-    this.byProtocolChain = groupIndexes(n, (i) => {
-      const v = this.entries[i]!.view;
-      return `${v.protocol}:${v.chainId}`;
-    });
+    this.byProtocol = groupIndexes(n, (r) => at(r).protocol);
+    this.byChain = groupIndexes(n, (r) => String(at(r).chainId));
+    this.byProtocolChain = groupIndexes(n, (r) => `${at(r).protocol}:${at(r).chainId}`);
     this.protocols = [...this.byProtocol.keys()].sort() as Protocol[];
     this.chainIds = [...this.byChain.keys()].map(Number).sort((a, b) => a - b);
-    this.searchIndex = new SearchIndex(sorted);
+    this.searchIndex = new SearchIndex(Array.from(this.idAt, (ord) => this.entries[ord]!.base));
+  }
+
+  /**
+   * Markets new to the catalog (a source found them), in place: each takes the next ord (those
+   * handed out stay, so what is keyed by ord holds), the catalog is ranked and indexed again
+   * (O(markets)), the feed index is rebuilt on the next feed update. Their records are the
+   * dataset's statement of them (their positions are stated at their prices and indexes).
+   * Markets already held are skipped. Returns the ords added.
+   */
+  addMarkets(records: readonly MarketRecord[]): number[] {
+    const fresh = new Map<string, MarketRecord>();
+    for (const m of records) {
+      const key = m.uniqueKey.toLowerCase();
+      if (!this.byKey.has(key) && !fresh.has(key)) fresh.set(key, m);
+    }
+    if (fresh.size === 0) return [];
+    const from = this.entries.length;
+    const n = from + fresh.size;
+    this.loanFactor = grown(this.loanFactor, n, 1);
+    this.collateralFactor = grown(this.collateralFactor, n, 1);
+    this.movable = grown(this.movable, n);
+    this.stale = grown(this.stale, n);
+    const st = this.states;
+    st.held = grown(st.held, n);
+    st.supply = grown(st.supply, n);
+    st.borrow = grown(st.borrow, n);
+    st.supplyApy = grown(st.supplyApy, n);
+    st.borrowApy = grown(st.borrowApy, n);
+    this.#append([...fresh.values()], 0);
+    const idAt = new Int32Array(n);
+    idAt.set(this.idAt);
+    for (let ord = from; ord < n; ord++) idAt[ord] = ord;
+    this.idAt = idAt;
+    this.idAt = this.#rankOrder();
+    this.#index();
+    this.byFeed = null;
+    this.generation++;
+    return Array.from({ length: fresh.size }, (_, i) => from + i);
   }
 
   get size(): number {
@@ -578,19 +630,25 @@ export class Catalog {
     else this.rerank();
   }
 
-  /** Ranks by current supply again; the rank lists and search postings follow, the term cache empties. */
-  private rerank(): void {
+  /** The ords by current supply, descending (ties by key): rank to ord. */
+  #rankOrder(): Int32Array {
     const n = this.entries.length;
     const supply = new Float64Array(n);
     for (let ord = 0; ord < n; ord++) {
       const s = this.#supply(ord);
       supply[ord] = s === null ? -1 : s * this.loanFactor[ord]!;
     }
-    const order = Int32Array.from(this.idAt).sort(
+    return Int32Array.from(this.idAt).sort(
       (a, b) =>
         supply[b]! - supply[a]! ||
         (this.entries[a]!.view.uniqueKey < this.entries[b]!.view.uniqueKey ? -1 : 1),
     );
+  }
+
+  /** Ranks by current supply again; the rank lists and search postings follow, the term cache empties. */
+  private rerank(): void {
+    const n = this.entries.length;
+    const order = this.#rankOrder();
     let same = true;
     for (let r = 0; r < n && same; r++) same = order[r] === this.idAt[r];
     if (same) return;

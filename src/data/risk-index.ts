@@ -84,6 +84,18 @@ export class RiskIndex {
   }
 
   /**
+   * Markets the catalog added (Catalog.addMarkets): room for them in every per-market structure,
+   * with no position yet (their positions come as changes). O(markets), and the pooled accounts
+   * are flattened again on their next use.
+   */
+  marketsAdded(): void {
+    this.lists.grow(this.catalog.size);
+    this.factors.grow();
+    this.accounts.grow();
+    this.scopes.grow(this.accounts.pooled);
+  }
+
+  /**
    * Applies positions as their source now sees them (amounts in the USD of their market
    * record's prices, like the loaded ones): each replaces the position of the same market and
    * user, or is added. Only the markets named change: a position leaves its market's ordered

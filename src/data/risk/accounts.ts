@@ -3,6 +3,7 @@ import type { Protocol } from '../../domain/enums.ts';
 import { ADDRESS_BYTES } from '../../domain/position-columns.ts';
 import { NO_POSITIONS, type PositionSums } from '../../domain/stress.ts';
 import type { Catalog } from '../catalog.ts';
+import { grown } from '../typed-arrays.ts';
 import type { MarketFactors } from './factors.ts';
 import type { MarketLists } from './market-lists.ts';
 import type { Positions } from './positions.ts';
@@ -76,11 +77,13 @@ export interface AccountView {
  */
 export class AccountBook {
   /** Per market (by ord): 1 when its positions belong to accounts (pooled protocols). */
-  readonly pooled: Uint8Array;
+  pooled: Uint8Array;
   /** Per market (by ord): the number of its pool (comet, Euler controller vault), -1 for isolated markets. */
-  private readonly poolOf: Int32Array;
+  private poolOf: Int32Array;
   /** Per market (by ord): its lltv (what a debt-free position's collateral counts at). */
-  private readonly lltvOf: Float64Array;
+  private lltvOf: Float64Array;
+  /** The pools' numbers, by `<protocol>-<chainId>-<pool>`. */
+  private readonly pools = new Map<string, number>();
   /** The accounts, built on first use (see ensure). */
   private accounts: Accounts | null = null;
   /** Accounts below a threshold, sorted, for the price version they were computed at. */
@@ -95,24 +98,40 @@ export class AccountBook {
     this.positions = positions;
     this.lists = lists;
     this.factors = factors;
-    const size = catalog.size;
-    this.pooled = new Uint8Array(size);
-    this.poolOf = new Int32Array(size).fill(-1);
-    this.lltvOf = new Float64Array(size);
-    const pools = new Map<string, number>();
-    for (let ord = 0; ord < size; ord++) {
-      const m = catalog.recordAt(ord);
+    this.pooled = new Uint8Array(0);
+    this.poolOf = new Int32Array(0);
+    this.lltvOf = new Float64Array(0);
+    this.grow();
+  }
+
+  /**
+   * The markets from the last known to the catalog's size: their pools and lltvs. Accounts
+   * already built are flattened again on their next use (as after a join).
+   */
+  grow(): void {
+    const from = this.pooled.length;
+    const size = this.catalog.size;
+    if (size === from) return;
+    this.pooled = grown(this.pooled, size);
+    this.poolOf = grown(this.poolOf, size, -1);
+    this.lltvOf = grown(this.lltvOf, size);
+    for (let ord = from; ord < size; ord++) {
+      const m = this.catalog.recordAt(ord);
       this.lltvOf[ord] = m.lltv;
       const pool = accountPoolOf(m.protocol, m.uniqueKey);
       if (pool === null) continue;
       this.pooled[ord] = 1;
       const key = `${m.protocol}-${m.chainId}-${pool}`;
-      let id = pools.get(key);
+      let id = this.pools.get(key);
       if (id === undefined) {
-        id = pools.size;
-        pools.set(key, id);
+        id = this.pools.size;
+        this.pools.set(key, id);
       }
       this.poolOf[ord] = id;
+    }
+    if (this.accounts) {
+      this.accounts.flat = null;
+      this.accounts.version = -1;
     }
   }
 

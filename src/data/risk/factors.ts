@@ -1,5 +1,6 @@
 import type { PriceChange } from '../../domain/types.ts';
 import type { Catalog } from '../catalog.ts';
+import { grown } from '../typed-arrays.ts';
 
 /**
  * Per market of a risk index (by ord): what its positions' stated amounts are multiplied by now.
@@ -9,17 +10,17 @@ import type { Catalog } from '../catalog.ts';
  * market: no position is touched, no list re-sorted.
  */
 export class MarketFactors {
-  readonly collateralFactor: Float64Array;
-  readonly loanFactor: Float64Array;
-  readonly debtIndex: Float64Array;
-  readonly debtFactor: Float64Array;
-  readonly hfFactor: Float64Array;
+  collateralFactor: Float64Array;
+  loanFactor: Float64Array;
+  debtIndex: Float64Array;
+  debtFactor: Float64Array;
+  hfFactor: Float64Array;
   /** Per market: bumped whenever its factors change (cached JSON of its positions is stale). */
-  readonly marketVersion: Uint32Array;
+  marketVersion: Uint32Array;
   /** Per market: the version at which its factors or positions last changed. */
-  readonly changedAt: Int32Array;
+  changedAt: Int32Array;
   /** Per market: the version at which its positions last changed (added, restated, emptied). */
-  readonly positionsChangedAt: Int32Array;
+  positionsChangedAt: Int32Array;
   /** Bumped by every price move that changed a factor, and by every change of positions. */
   version = 0;
   private readonly catalog: Catalog;
@@ -35,6 +36,19 @@ export class MarketFactors {
     this.marketVersion = new Uint32Array(size);
     this.changedAt = new Int32Array(size);
     this.positionsChangedAt = new Int32Array(size);
+  }
+
+  /** Room for the markets up to the catalog's size (new ones at factor 1, never changed). */
+  grow(): void {
+    const n = this.catalog.size;
+    this.collateralFactor = grown(this.collateralFactor, n, 1);
+    this.loanFactor = grown(this.loanFactor, n, 1);
+    this.debtIndex = grown(this.debtIndex, n, 1);
+    this.debtFactor = grown(this.debtFactor, n, 1);
+    this.hfFactor = grown(this.hfFactor, n, 1);
+    this.marketVersion = grown(this.marketVersion, n);
+    this.changedAt = grown(this.changedAt, n);
+    this.positionsChangedAt = grown(this.positionsChangedAt, n);
   }
 
   /** Market ord's positions changed, at `version` (the one the change creates). */

@@ -56,6 +56,11 @@ export class MarketLists {
     for (let ord = 0; ord < size; ord++) if (sums[ord]) this.prefixes.set(this.byMarket[ord]!, sums[ord]!);
   }
 
+  /** Room for markets up to `size` (new to the catalog, no position listed yet). */
+  grow(size: number): void {
+    while (this.byMarket.length < size) this.byMarket.push(undefined);
+  }
+
   /** Takes position i out of its market's list; true when the list became empty. */
   unlist(i: number, ord: number): boolean {
     const l = this.byMarket[ord]!;

@@ -1,6 +1,7 @@
 import { evcOwnerPrefix } from '../../domain/accounts.ts';
 import { ADDRESS_BYTES, addressAt, type PositionColumns } from '../../domain/position-columns.ts';
 import type { Catalog } from '../catalog.ts';
+import { grown } from '../typed-arrays.ts';
 
 /**
  * The positions of a risk index: their columns (amounts as stated: in the USD of their market
@@ -84,19 +85,14 @@ export class Positions {
     const i = c.count;
     if (i >= c.marketIndex.length) {
       const cap = Math.max(16, c.marketIndex.length * 2);
-      const grow = <T extends Float64Array | Uint32Array | Uint8Array>(a: T, n: number): T => {
-        const b = new (a.constructor as new (n: number) => T)(n);
-        b.set(a);
-        return b;
-      };
       this.cols = {
         count: i,
-        marketIndex: grow(c.marketIndex, cap),
-        users: grow(c.users, cap * ADDRESS_BYTES),
-        collateralUsd: grow(c.collateralUsd, cap),
-        borrowUsd: grow(c.borrowUsd, cap),
-        supplyUsd: grow(c.supplyUsd, cap),
-        healthFactor: grow(c.healthFactor, cap),
+        marketIndex: grown(c.marketIndex, cap),
+        users: grown(c.users, cap * ADDRESS_BYTES),
+        collateralUsd: grown(c.collateralUsd, cap),
+        borrowUsd: grown(c.borrowUsd, cap),
+        supplyUsd: grown(c.supplyUsd, cap),
+        healthFactor: grown(c.healthFactor, cap),
       };
     }
     const n = this.cols;

@@ -1,4 +1,5 @@
 import type { Catalog } from '../catalog.ts';
+import { grown } from '../typed-arrays.ts';
 import { CursorHeap } from './cursor-heap.ts';
 import type { MarketFactors } from './factors.ts';
 import type { MarketLists } from './market-lists.ts';
@@ -24,13 +25,13 @@ interface ScopeMarkets {
 export class ScopeOrder {
   private readonly scopes = new Map<string, ScopeMarkets>();
   /** Per market: its lowest health factor when its scopes were last ordered. */
-  private readonly heads: Float64Array;
+  private heads: Float64Array;
   private readonly catalog: Catalog;
   private readonly positions: Positions;
   private readonly lists: MarketLists;
   private readonly factors: MarketFactors;
   /** Per market (by ord): 1 when its positions belong to accounts (queried apart). */
-  private readonly pooled: Uint8Array;
+  private pooled: Uint8Array;
 
   constructor(
     catalog: Catalog,
@@ -45,6 +46,13 @@ export class ScopeOrder {
     this.factors = factors;
     this.pooled = pooled;
     this.heads = new Float64Array(catalog.size);
+    this.build();
+  }
+
+  /** Room for the markets up to the catalog's size (`pooled`: the accounts' flags, grown too), scopes built again. */
+  grow(pooled: Uint8Array): void {
+    this.pooled = pooled;
+    this.heads = grown(this.heads, this.catalog.size);
     this.build();
   }
 
