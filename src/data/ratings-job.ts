@@ -142,14 +142,17 @@ export class RatingsJob {
   }
 
   /**
-   * Whether `model` needs rating at `nowMs`: never rated, a 00:00 UTC passed since, or (the
-   * store's dataset) its history gained days since (historyWritten).
+   * Whether `model` needs rating at `nowMs`: never rated, a 00:00 UTC passed since, markets or
+   * vaults added since, or (the store's dataset) its history gained days since (historyWritten).
    */
   isDue(model: ReadModel, nowMs: number): boolean {
     const set = this.#sets.get(model);
     return (
       set === undefined ||
       set.ratedAt < dayStartMs(nowMs) ||
+      // Markets or vaults added to the model since (the change feed adds them in place).
+      set.markets.length < model.catalog.size ||
+      set.vaults.length < model.vaults.entries.length ||
       (model.stored && (this.#ratedGeneration.get(set) ?? 0) < this.#historyGeneration)
     );
   }

@@ -28,7 +28,7 @@ export type Freshness = 'live' | 'cached' | 'snapshot';
  */
 interface MarketDataSource {
   datasetInfo(): Promise<DatasetInfo | null>;
-  loadMarkets(): Promise<MarketRecord[]>;
+  loadMarkets(keys?: readonly string[]): Promise<MarketRecord[]>;
   loadVaults(): Promise<VaultRecord[]>;
   loadPositions(onBlock: (block: PositionColumns) => void): Promise<void>;
   positionChangesSince(after: number, limit: number): Promise<StoredPositionChange[]>;
@@ -214,12 +214,17 @@ export function answerClock(
 
 /**
  * The dataset as the store now states it, the same version as the model's: its refresh time
- * (a pass that changed nothing, or only some records, still refreshed it) and change sequence
- * number. A change of the refresh time is a change of the model.
+ * (a pass that changed nothing, or only some records, still refreshed it), change sequence
+ * number and market count (markets are added as changes). A change of the refresh time is a change of the model.
  */
 export function followDataset(model: ReadModel, info: DatasetInfo): void {
   if (info.version !== model.dataset.version || info.refreshedAt === model.dataset.refreshedAt) return;
-  model.dataset = { ...model.dataset, refreshedAt: info.refreshedAt, changeSeq: info.changeSeq };
+  model.dataset = {
+    ...model.dataset,
+    refreshedAt: info.refreshedAt,
+    changeSeq: info.changeSeq,
+    marketCount: info.marketCount,
+  };
   model.asOf = Math.max(model.asOf, info.refreshedAt);
   model.revision++;
 }
@@ -251,32 +256,45 @@ function applyMarketChanges(model: ReadModel, changes: readonly StoredMarketChan
 }
 
 /**
- * Applies a round of the store's vault changes in one synchronous step: each record replaces the
- * dataset's vault of the same chain and address (the vault index is rebuilt, vaults being few).
- * Vaults the model does not hold are skipped. Returns the vaults changed.
+ * The markets of a round of market changes that the model does not hold: added to the dataset
+ * since the model was loaded (their records as the dataset states them, which their positions'
+ * amounts are stated at, read from the store; a change's record may be a later one).
  */
-function applyVaultChanges(model: ReadModel, changes: readonly StoredVaultChange[]): number {
-  if (changes.length === 0) return 0;
+async function marketsAdded(
+  store: MarketDataSource,
+  model: ReadModel,
+  changes: readonly StoredMarketChange[],
+): Promise<MarketRecord[]> {
+  const unknown = changes.filter((c) => model.catalog.ordOf(c.record.uniqueKey) === undefined);
+  return unknown.length === 0 ? [] : store.loadMarkets(unknown.map((c) => c.record.uniqueKey));
+}
+
+/**
+ * Applies a round of the store's vault changes in one synchronous step: each record replaces the
+ * dataset's vault of the same chain and address, or is added (the vault index is rebuilt, vaults
+ * being few; also when markets were added, which vaults may lend to). Returns the vaults changed.
+ */
+function applyVaultChanges(
+  model: ReadModel,
+  changes: readonly StoredVaultChange[],
+  marketsAdded: boolean,
+): number {
+  if (changes.length === 0 && !marketsAdded) return 0;
   const records = new Map(
     model.vaults.entries.map((e) => [`${e.record.chainId}:${e.record.address}`, e.record]),
   );
-  let applied = 0;
-  for (const { record: v } of changes) {
-    const key = `${v.chainId}:${v.address}`;
-    if (!records.has(key)) continue;
-    records.set(key, v);
-    applied++;
-  }
-  if (applied > 0) model.vaults = new VaultIndex(model.catalog, [...records.values()]);
-  return applied;
+  for (const { record: v } of changes) records.set(`${v.chainId}:${v.address}`, v);
+  model.vaults = new VaultIndex(model.catalog, [...records.values()]);
+  return changes.length;
 }
 
 /**
  * Follows the store's change feed from the model's sequence number up to `upTo` (changeRounds),
- * applying each round in one synchronous step: markets first (a position's amounts are stated
- * at its market's dataset prices and borrow index, which no market change moves), vaults, then
- * positions; the model's sequence number moves past the round once all of it is applied.
- * Returns the changes applied.
+ * applying each round in one synchronous step: markets added first (the dataset's records of the
+ * round's markets the model does not hold, read before the step), markets changed (a position's
+ * amounts are stated at its market's dataset prices and borrow index, which no market change
+ * moves), vaults, then positions; the model's sequence number moves past the round once all of
+ * it is applied. Returns the changes applied.
  */
 export async function catchUpChanges(
   store: MarketDataSource,
@@ -285,9 +303,11 @@ export async function catchUpChanges(
 ): Promise<number> {
   let applied = 0;
   for await (const round of changeRounds(store, model.changeSeq, upTo)) {
+    const added = await marketsAdded(store, model, round.markets);
+    if (added.length > 0 && model.catalog.addMarkets(added).length > 0) model.risk.marketsAdded();
     const n =
       applyMarketChanges(model, round.markets) +
-      applyVaultChanges(model, round.vaults) +
+      applyVaultChanges(model, round.vaults, added.length > 0) +
       applyPositionChanges(model, round.positions);
     if (round.markets.length + round.vaults.length + round.positions.length > 0) model.revision++;
     model.changeSeq = round.upTo;

@@ -20,9 +20,10 @@
  * million. A served figure is therefore within 0.001 % of what the source read, and a health
  * factor near liquidation within 0.00005 %.
  *
- * What cannot be a change rewrites the dataset: a market or vault added or gone, a market whose
- * positions cannot be restated (a price or an index unknown on one side), a dataset another
- * process wrote over.
+ * A market or vault new to the dataset is added to it (DatasetChanges.added): its positions are
+ * stated at its record as added. What cannot be a change rewrites the dataset: a market or vault
+ * gone, a market whose positions cannot be restated (a price or an index unknown on one side), a
+ * dataset another process wrote over.
  */
 
 import { accountPoolOf } from '../domain/accounts.ts';
@@ -277,12 +278,25 @@ export class WrittenDataset {
    * both prices are not served (they are handed none).
    */
   changes(next: PassRecords, refreshedAt: number): DatasetChanges | null {
-    if (next.markets.length !== this.markets.size || next.vaults.length !== this.vaults.size) return null;
+    const added = {
+      markets: next.markets.filter((m) => !this.markets.has(m.uniqueKey)),
+      vaults: next.vaults.filter((v) => !this.vaults.has(vaultKey(v))),
+    };
+    // (A market or vault gone: the dataset is written again.)
+    if (next.markets.length - added.markets.length !== this.markets.size) return null;
+    if (next.vaults.length - added.vaults.length !== this.vaults.size) return null;
+    const adding = new Map(added.markets.map((m) => [m.uniqueKey, m]));
+    const marketOf = (key: string) => this.markets.get(key) ?? adding.get(key);
     const markets: MarketRecord[] = [];
     const ratios = new Map<string, { collateral: number; loan: number; debt: number }>();
+    for (const m of added.markets) {
+      const r = statingRatios(m, statedAt(m));
+      if (r) ratios.set(m.uniqueKey, r);
+      else if (isPriced(m)) return null;
+    }
     for (const m of next.markets) {
       const last = this.markets.get(m.uniqueKey);
-      if (!last) return null;
+      if (!last) continue;
       const stated = this.#stated(m.uniqueKey);
       const r = statingRatios(m, stated);
       // Served positions follow a market only while it can restate them: one priced in the
@@ -294,8 +308,7 @@ export class WrittenDataset {
     const vaults: VaultRecord[] = [];
     for (const v of next.vaults) {
       const last = this.vaults.get(vaultKey(v));
-      if (!last) return null;
-      if (recordMoved(v, last, RECORD_TOLERANCE)) vaults.push(v);
+      if (last && recordMoved(v, last, RECORD_TOLERANCE)) vaults.push(v);
     }
     const positions: PositionRecord[] = [];
     const partial = next.partial ?? new Set<string>();
@@ -304,7 +317,7 @@ export class WrittenDataset {
     // and the last written.
     const accounts = new Map<string, { next: PositionRecord[]; last: PositionRecord[]; hfNow: number }>();
     const accountOf = (p: PositionRecord): string | null => {
-      const pool = this.#poolOf(p.marketKey);
+      const pool = this.#poolOf(p.marketKey, marketOf);
       return pool === null ? null : `${pool}\n${p.user}`;
     };
     for (const p of next.positions) {
@@ -356,8 +369,8 @@ export class WrittenDataset {
     for (const a of accounts.values()) {
       const tol = a.hfNow < NEAR_LIQUIDATION ? NEAR_TOLERANCE : POSITION_TOLERANCE;
       const held = a.next.filter((p) => !isEmpty(p));
-      const now = this.#legs(held);
-      const before = this.#legs(a.last);
+      const now = this.#legs(held, marketOf);
+      const before = this.#legs(a.last, marketOf);
       let changed = now.size !== before.size;
       for (const [k, x] of now) if (changed || moved(x, before.get(k) ?? Number.NaN, tol)) changed = true;
       if (!changed) continue;
@@ -365,19 +378,21 @@ export class WrittenDataset {
       const kept = new Set(held.map(positionKey));
       for (const p of a.last) if (!kept.has(positionKey(p))) positions.push(emptied(p));
     }
-    return { markets, positions, vaults, refreshedAt };
+    const out: DatasetChanges = { markets, positions, vaults, refreshedAt };
+    return added.markets.length + added.vaults.length > 0 ? { ...out, added } : out;
   }
 
   /**
    * The pool of a pooled protocol's market (`<protocol>-<chainId>-<pool>`), null for an isolated
    * one; found once per market (the markets are this dataset's for its life).
    */
-  #poolOf(marketKey: string): string | null {
+  #poolOf(marketKey: string, marketOf: (key: string) => MarketRecord | undefined): string | null {
     let pool = this.pools.get(marketKey);
     if (pool === undefined) {
-      const m = this.markets.get(marketKey);
-      const id = m ? accountPoolOf(m.protocol, m.uniqueKey) : null;
-      pool = m && id !== null ? `${m.protocol}-${m.chainId}-${id}` : null;
+      const m = marketOf(marketKey);
+      if (!m) return null;
+      const id = accountPoolOf(m.protocol, m.uniqueKey);
+      pool = id !== null ? `${m.protocol}-${m.chainId}-${id}` : null;
       this.pools.set(marketKey, pool);
     }
     return pool;
@@ -388,11 +403,14 @@ export class WrittenDataset {
    * (health factor x debt, or collateral x lltv without debt) per collateral token, debt and
    * supply per loan token.
    */
-  #legs(positions: readonly PositionRecord[]): Map<string, number> {
+  #legs(
+    positions: readonly PositionRecord[],
+    marketOf: (key: string) => MarketRecord | undefined,
+  ): Map<string, number> {
     const legs = new Map<string, number>();
     const add = (k: string, x: number) => legs.set(k, (legs.get(k) ?? 0) + x);
     for (const p of positions) {
-      const m = this.markets.get(p.marketKey);
+      const m = marketOf(p.marketKey);
       if (!m) continue;
       const weighted = p.borrowUsd > 0 ? p.healthFactor * p.borrowUsd : p.collateralUsd * m.lltv;
       add(`c:${m.collateralAddress}`, p.collateralUsd);
@@ -405,6 +423,11 @@ export class WrittenDataset {
 
   /** The changes were written, the feed's sequence number now `changeSeq`. */
   committed(changes: DatasetChanges, changeSeq: number): void {
+    for (const m of changes.added?.markets ?? []) {
+      this.markets.set(m.uniqueKey, m);
+      this.stated.set(m.uniqueKey, statedAt(m));
+    }
+    for (const v of changes.added?.vaults ?? []) this.vaults.set(vaultKey(v), v);
     for (const m of changes.markets) this.markets.set(m.uniqueKey, m);
     for (const p of changes.positions) hold(this.positions, p);
     for (const v of changes.vaults) this.vaults.set(vaultKey(v), v);

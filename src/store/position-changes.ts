@@ -129,9 +129,10 @@ export function checkVaultChanges(records: readonly VaultRecord[]): void {
 
 /** Refuses a pass's changes (applyChanges) with any invalid record, before anything is written. */
 export function checkDatasetChanges(changes: DatasetChanges): void {
-  checkMarketChanges(changes.markets);
+  // (A market or vault added is also in the change feed: it may not be changed in the same batch.)
+  checkMarketChanges([...(changes.added?.markets ?? []), ...changes.markets]);
   checkPositionChanges(changes.positions);
-  checkVaultChanges(changes.vaults);
+  checkVaultChanges([...(changes.added?.vaults ?? []), ...changes.vaults]);
 }
 
 export function storedVaultChange(r: Record<string, unknown>): StoredVaultChange {

@@ -841,8 +841,12 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     await send(1, weth, T, 'approve', [morpho, WAD]);
     await send(1, morpho, art.Morpho!.abi, 'supplyCollateral', [daiMarket, WAD, users[1], '0x']);
     await send(1, morpho, art.Morpho!.abi, 'borrow', [daiMarket, 1_000n * WAD, 0n, users[1], users[1]]);
-    // the file has no DAI feed: the market is served without USD figures, and the pass says why
+    // the file has no DAI feed: the market is served without USD figures, and the pass says why;
+    // a market created is added to the dataset, not written with the whole of it again
+    const before = (await store.datasetInfo())!;
     const unpriced = await pass();
+    const after = (await store.datasetInfo())!;
+    assert.deepEqual([after.version, after.marketCount], [before.version, before.marketCount + 1]);
     assert.equal(unpriced.runs[0]!.ok, true);
     const item = unpriced.runs[0]!.items.find((i) => i.id.endsWith(created.logs[0]!.topics[1]!));
     assert.ok(item?.ok, 'served, not failed');

@@ -345,6 +345,59 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await assert.rejects(store.applyChanges('x', { ...none, vaults: [v, v] }, at), /named twice/);
       assert.equal((await store.datasetInfo())?.refreshedAt, 3_000_000);
       assert.equal((await store.marketChangesSince(0, 10)).length, 1);
+      // Markets and vaults added: appended to the dataset's (loadMarkets, by key too), its
+      // market count moved on, in the change feed before the batch's changes; the positions of
+      // a market added may come in the same batch.
+      const c = makeMarket();
+      const d = makeMarket();
+      const x = makeVault([c]);
+      const r = makePosition(c);
+      assert.equal(
+        await store.applyChanges(
+          'chain:1',
+          { ...none, added: { markets: [c, d], vaults: [x] }, markets: [a1], positions: [r], vaults: [v2] },
+          at,
+        ),
+        11,
+      );
+      const added = await store.datasetInfo();
+      assert.equal(added?.marketCount, 4);
+      assert.equal(added?.version, info.version, 'no new dataset');
+      assert.deepEqual(await store.loadMarkets(), [a, b, c, d]);
+      assert.deepEqual(await store.loadMarkets([d.uniqueKey, a.uniqueKey, 'nope']), [a, d]);
+      assert.deepEqual(await store.loadVaults(), [v, w, x]);
+      assert.deepEqual(
+        (await store.marketChangesSince(5, 10)).map((m) => [m.seq, m.record.uniqueKey]),
+        [
+          [6, c.uniqueKey],
+          [7, d.uniqueKey],
+          [8, a.uniqueKey],
+        ],
+      );
+      assert.deepEqual(
+        (await store.vaultChangesSince(5, 10)).map((m) => [m.seq, m.record.address]),
+        [
+          [10, x.address],
+          [11, v.address],
+        ],
+      );
+      const at11 = { ...at, changeSeq: 11 };
+      // One held already, or added and changed in one batch: refused, nothing written.
+      await assert.rejects(
+        store.applyChanges('x', { ...none, added: { markets: [makeMarket(), c], vaults: [] } }, at11),
+        /added twice/,
+      );
+      await assert.rejects(
+        store.applyChanges('x', { ...none, added: { markets: [], vaults: [w] } }, at11),
+        /added twice/,
+      );
+      const e = makeMarket();
+      await assert.rejects(
+        store.applyChanges('x', { ...none, added: { markets: [e], vaults: [] }, markets: [e] }, at11),
+        /named twice/,
+      );
+      assert.equal((await store.datasetInfo())?.marketCount, 4);
+      assert.equal((await store.loadMarkets()).length, 4);
       // A replacement forgets them.
       await store.replaceDataset({
         kind: 'live',

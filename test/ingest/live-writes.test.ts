@@ -15,7 +15,7 @@ import {
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ManualClock } from '../clock.ts';
-import { makeMarket, makeVault, tempDir } from '../helpers.ts';
+import { makeMarket, makePosition, makeVault, tempDir } from '../helpers.ts';
 import { pgSkipReason, TestSchemas } from '../pg-helpers.ts';
 
 /**
@@ -157,6 +157,7 @@ async function scenario(open: () => Promise<{ writer: Store; follower: Store }>)
           }),
           fc.record({ kind: fc.constant('close' as const), pick: fc.nat() }),
           fc.record({ kind: fc.constant('list' as const) }),
+          fc.record({ kind: fc.constant('delist' as const) }),
           fc.record({ kind: fc.constant('fee' as const), fee: fc.double({ min: 0, max: 0.5, noNaN: true }) }),
         ),
         { minLength: 1, maxLength: 12 },
@@ -182,6 +183,7 @@ async function scenario(open: () => Promise<{ writer: Store; follower: Store }>)
             const keys = [...world.positions.keys()];
             const picked = (n: number) => world.positions.get(keys[n % Math.max(1, keys.length)] ?? '');
             let ownChanges = 0;
+            let delisted = false;
             if (step.kind === 'price') {
               const m = must(markets[step.market % markets.length], 'market');
               if (step.market % 2 === 0) m.pc *= 1 + step.move;
@@ -220,14 +222,23 @@ async function scenario(open: () => Promise<{ writer: Store; follower: Store }>)
             } else if (step.kind === 'fee') {
               feeMoved = recordMoved(world.fee, step.fee, RECORD_TOLERANCE);
               world.fee = step.fee;
-            } else world.addMarket();
+            } else if (step.kind === 'list') world.addMarket();
+            else if (world.markets.length > 1) {
+              delisted = true;
+              // The last market gone, its positions with it.
+              const gone = world.markets.length - 1;
+              world.markets.pop();
+              for (const [key, p] of world.positions) if (p.market === gone) world.positions.delete(key);
+            }
             clock.advance(2_000);
             block++;
             const before = await writer.datasetInfo();
             const pass = await ingestLive([source], writer, clock);
             const info = must(pass.dataset, 'dataset');
             const out = world.output(block);
-            if (step.kind !== 'list') {
+            if (delisted)
+              assert.equal(info.version, (before?.version ?? 0) + 1, 'a market gone: a new dataset');
+            else {
               // A change, not a new dataset: only the positions whose own amounts moved.
               assert.equal(info.version, before?.version, `${step.kind}: written as changes`);
               const written = (await writer.positionChangesSince(before?.changeSeq ?? 0, 1000)).length;
@@ -237,7 +248,15 @@ async function scenario(open: () => Promise<{ writer: Store; follower: Store }>)
                   (await writer.vaultChangesSince(before?.changeSeq ?? 0, 10)).length,
                   feeMoved ? 1 : 0,
                 );
-            } else assert.equal(info.version, (before?.version ?? 0) + 1, 'a market added: a new dataset');
+              if (step.kind === 'list')
+                assert.deepEqual(
+                  (await writer.marketChangesSince(before?.changeSeq ?? 0, 10)).map(
+                    (c) => c.record.uniqueKey,
+                  ),
+                  [must(world.markets.at(-1), 'market').record.uniqueKey],
+                  'a market added: in the feed, alone',
+                );
+            }
             // A server following the feed, and one loading afresh, serve the same.
             const now = must(await follower.datasetInfo(), 'dataset');
             if (now.version !== model.dataset.version)
@@ -353,12 +372,26 @@ test('behavior: a position is written when its own figures moved past the tolera
     Math.abs(must(repaid[0], 'change').borrowUsd / 4_000 - 1) < 1e-12,
     'stated at the dataset prices and index',
   );
-  // A market added, one whose index is gone, or one that comes to carry an index its dataset's
-  // record lacks (its positions then follow it): the dataset is written again.
-  assert.equal(
-    written.changes({ markets: [market, healthy, makeMarket()], positions: [near, safe], vaults: [] }, 1),
-    null,
+  // A market added is added, its positions stated at its record; a vault added likewise.
+  const listed = makeMarket();
+  const opened = makePosition(listed);
+  const vault = makeVault([listed]);
+  assert.deepEqual(
+    written.changes(
+      { markets: [market, healthy, listed], positions: [near, safe, opened], vaults: [vault] },
+      1,
+    ),
+    {
+      markets: [],
+      positions: [opened],
+      vaults: [],
+      refreshedAt: 1,
+      added: { markets: [listed], vaults: [vault] },
+    },
   );
+  // A market gone, one whose index is gone, or one that comes to carry an index its dataset's
+  // record lacks (its positions then follow it): the dataset is written again.
+  assert.equal(written.changes({ markets: [market], positions: [near], vaults: [] }, 1), null);
   for (const changed of [
     { ...market, borrowIndex: null },
     { ...market, collateralIndex: 1.01 },

@@ -244,12 +244,14 @@ test('behavior: a source that hands positions in part changes only those: the ot
   const store = await openStore({ dataDir: tempDir('lrds-live-partial-'), databaseUrl: null });
   const clock = new ManualClock('2026-11-26T00:00:00Z');
   const m = makeMarket({ chainId: 1 });
+  // (A market with no position, gone at the third pass.)
+  const m0 = makeMarket({ chainId: 1 });
   const [p1, p2, p3] = [makePosition(m), makePosition(m), makePosition(m)] as [
     PositionRecord,
     PositionRecord,
     PositionRecord,
   ];
-  let next: SourceOutput = { records: { markets: [m], positions: [p1, p2, p3] }, items: [] };
+  let next: SourceOutput = { records: { markets: [m, m0], positions: [p1, p2, p3] }, items: [] };
   const s = source(1, () => next);
   const stored = async () => {
     const info = must(await store.datasetInfo(), 'the dataset');
@@ -261,14 +263,17 @@ test('behavior: a source that hands positions in part changes only those: the ot
   // p1 borrowed more, p2 repaid all; p3 was not read
   const p1b = { ...p1, borrowUsd: p1.borrowUsd * 2, healthFactor: p1.healthFactor / 2 };
   const p2gone = { ...p2, collateralUsd: 0, borrowUsd: 0, supplyUsd: 0, healthFactor: Infinity };
-  next = { records: { markets: [m], positions: [p1b, p2gone], partial: new Set([m.uniqueKey]) }, items: [] };
+  next = {
+    records: { markets: [m, m0], positions: [p1b, p2gone], partial: new Set([m.uniqueKey]) },
+    items: [],
+  };
   const second = await ingestLive([s.source], store, clock);
   assert.equal(second.runs[0]!.positions, 2);
   let now = await stored();
   assert.deepEqual([...now.keys()].sort(), [p1.user, p3.user].sort());
   assert.equal(now.get(p1.user)!.borrowUsd, p1b.borrowUsd);
   assert.deepEqual(now.get(p3.user), p3);
-  // A market added writes the dataset again: the positions not handed are kept, at the market's
+  // A market gone writes the dataset again: the positions not handed are kept, at the market's
   // figures now (its collateral price doubled).
   const m2 = makeMarket({ chainId: 1 });
   const moved = { ...m, collateralPrice: m.collateralPrice! * 2 };

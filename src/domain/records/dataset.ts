@@ -67,6 +67,12 @@ export interface DatasetChanges {
   markets: readonly MarketRecord[];
   positions: readonly PositionRecord[];
   vaults: readonly VaultRecord[];
+  /**
+   * Markets and vaults new to the dataset: each is added to it, after those it holds, and is in
+   * the change feed as a change of itself (written before `markets` and `vaults`). A market's
+   * record as added is what its positions are stated at. Absent: none.
+   */
+  added?: { markets: readonly MarketRecord[]; vaults: readonly VaultRecord[] };
   /** Epoch ms the data now reflects (DatasetInfo.refreshedAt). */
   refreshedAt: number;
 }

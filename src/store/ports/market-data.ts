@@ -19,7 +19,11 @@ export interface MarketDataStore {
   datasetInfo(): Promise<DatasetInfo | null>;
   /** Atomically replaces every market and position. Returns the dataset now in the store. */
   replaceDataset(input: DatasetInput, onProgress?: ProgressFn): Promise<DatasetInfo>;
-  loadMarkets(): Promise<MarketRecord[]>;
+  /**
+   * The dataset's markets, in the order written (those added by applyChanges last), each as the
+   * dataset states it (its changes are in the change feed); with `keys`, only those of them.
+   */
+  loadMarkets(keys?: readonly string[]): Promise<MarketRecord[]>;
   /** The dataset's vaults, in the order written. */
   loadVaults(): Promise<VaultRecord[]>;
   /**
@@ -57,10 +61,12 @@ export interface MarketDataStore {
   /** The stored market changes with a sequence number above `after`, in order, at most `limit`. */
   marketChangesSince(after: number, limit: number): Promise<StoredMarketChange[]>;
   /**
-   * A pass's changes for `source` in one transaction (readers see all of them or none): its
-   * markets, positions and vaults upserted as by applyMarketChanges and applyPositionChanges
-   * (unconditionally), each taking the next change sequence number in that order, and the
-   * dataset's refresh time set. A record naming a market or vault the dataset does not hold, or
+   * A pass's changes for `source` in one transaction (readers see all of them or none): the
+   * markets and vaults added (`added`: appended to the dataset's, its market count moved on, a
+   * market or vault it holds refusing the batch), then its markets, positions and vaults
+   * upserted as by applyMarketChanges and applyPositionChanges (unconditionally; those added
+   * first), each taking the next change sequence number in that order, and the dataset's
+   * refresh time set. A record naming a market or vault the dataset does not hold (nor adds), or
    * an invalid one, refuses the whole batch. The changes are computed from the dataset at
    * `basedOn` (its version and change sequence number): when the store is at another (another
    * process wrote since), nothing is written and null returned; else the change sequence number

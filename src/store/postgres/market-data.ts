@@ -152,8 +152,12 @@ export class PostgresMarketData implements MarketDataStore {
     return written ?? must(await this.datasetInfo(), 'the dataset');
   }
 
-  async loadMarkets(): Promise<MarketRecord[]> {
-    const rows = await this.#db.bulk((sql) => sql`SELECT doc FROM markets ORDER BY ord`.values());
+  async loadMarkets(keys?: readonly string[]): Promise<MarketRecord[]> {
+    const rows = await this.#db.bulk((sql) =>
+      keys === undefined
+        ? sql`SELECT doc FROM markets ORDER BY ord`.values()
+        : sql`SELECT doc FROM markets WHERE unique_key = ANY(${keys as string[]}::text[]) ORDER BY ord`.values(),
+    );
     return rows.map((r) => JSON.parse(r[0] as string) as MarketRecord);
   }
 
@@ -268,9 +272,11 @@ export class PostgresMarketData implements MarketDataStore {
       sql.begin(async (tx): Promise<number | null> => {
         const ds = await changeBase(tx, 'the dataset', basedOn.version);
         if (!ds.current || ds.seq !== basedOn.changeSeq) return null;
-        let seq = await upsertMarkets(tx, source, changes.markets, ds.seq);
+        const added = changes.added ?? { markets: [], vaults: [] };
+        await addRecords(tx, added);
+        let seq = await upsertMarkets(tx, source, [...added.markets, ...changes.markets], ds.seq);
         seq = await upsertPositions(tx, source, changes.positions, seq);
-        seq = await upsertVaults(tx, source, changes.vaults, seq);
+        seq = await upsertVaults(tx, source, [...added.vaults, ...changes.vaults], seq);
         await tx`UPDATE dataset SET change_seq = ${seq}, refreshed_at = ${Math.floor(changes.refreshedAt)} WHERE id = 1`;
         return seq;
       }),
@@ -283,6 +289,35 @@ export class PostgresMarketData implements MarketDataStore {
         sql`SELECT source, seq, doc FROM vault_changes WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`,
     );
     return rows.map(storedVaultChange);
+  }
+}
+
+/** Inside a transaction: markets and vaults appended to the dataset's (none it holds). */
+async function addRecords(tx: TransactionSql, added: NonNullable<DatasetChanges['added']>): Promise<void> {
+  const { markets, vaults } = added;
+  if (markets.length > 0) {
+    const keys = markets.map((m) => m.uniqueKey);
+    const [held] = await tx`SELECT unique_key FROM markets WHERE unique_key = ANY(${keys}::text[]) LIMIT 1`;
+    if (held) throw new RangeError(`market ${held.unique_key} added twice`);
+    await tx`
+      INSERT INTO markets (ord, unique_key, protocol, chain_id, doc)
+      SELECT (SELECT COALESCE(MAX(ord), -1) FROM markets) + w.n, w.unique_key, w.protocol, w.chain_id, w.doc
+      FROM unnest(${keys}::text[], ${markets.map((m) => m.protocol)}::text[],
+        ${markets.map((m) => m.chainId)}::bigint[], ${markets.map((m) => JSON.stringify(m))}::text[])
+        WITH ORDINALITY AS w(unique_key, protocol, chain_id, doc, n)`;
+    await tx`UPDATE dataset SET market_count = market_count + ${markets.length} WHERE id = 1`;
+  }
+  if (vaults.length > 0) {
+    const [held] = await tx`
+      SELECT v.chain_id, v.address FROM vaults v
+        JOIN unnest(${vaults.map((r) => r.chainId)}::bigint[], ${vaults.map((r) => r.address)}::text[])
+          AS w(chain_id, address) ON v.chain_id = w.chain_id AND v.address = w.address LIMIT 1`;
+    if (held) throw new RangeError(`vault ${held.chain_id}:${held.address} added twice`);
+    await tx`
+      INSERT INTO vaults (ord, chain_id, address, doc)
+      SELECT (SELECT COALESCE(MAX(ord), -1) FROM vaults) + w.n, w.chain_id, w.address, w.doc
+      FROM unnest(${vaults.map((r) => r.chainId)}::bigint[], ${vaults.map((r) => r.address)}::text[],
+        ${vaults.map((r) => JSON.stringify(r))}::text[]) WITH ORDINALITY AS w(chain_id, address, doc, n)`;
   }
 }
 

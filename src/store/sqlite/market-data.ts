@@ -130,8 +130,14 @@ export class SqliteMarketData implements MarketDataStore {
     return written ?? must(await this.datasetInfo(), 'the dataset');
   }
 
-  async loadMarkets(): Promise<MarketRecord[]> {
-    const rows = this.#db.stmt('SELECT doc FROM markets ORDER BY ord').all() as { doc: string }[];
+  async loadMarkets(keys?: readonly string[]): Promise<MarketRecord[]> {
+    const rows = (
+      keys === undefined
+        ? this.#db.stmt('SELECT doc FROM markets ORDER BY ord').all()
+        : this.#db
+            .stmt('SELECT doc FROM markets WHERE unique_key IN (SELECT value FROM json_each(?)) ORDER BY ord')
+            .all(JSON.stringify(keys))
+    ) as { doc: string }[];
     return rows.map((r) => JSON.parse(r.doc) as MarketRecord);
   }
 
@@ -252,6 +258,38 @@ export class SqliteMarketData implements MarketDataStore {
     return seq;
   }
 
+  /** Inside a transaction: markets and vaults appended to the dataset's (none it holds). */
+  private addRecords(added: NonNullable<DatasetChanges['added']>): void {
+    if (added.markets.length > 0) {
+      const held = this.#db.stmt('SELECT 1 FROM markets WHERE unique_key = ?');
+      for (const m of added.markets)
+        if (held.get(m.uniqueKey)) throw new RangeError(`market ${m.uniqueKey} added twice`);
+      const next = this.#db.stmt('SELECT COALESCE(MAX(ord), -1) + 1 AS n FROM markets').get() as {
+        n: number;
+      };
+      const insert = this.#db.stmt(
+        'INSERT INTO markets (ord, unique_key, protocol, chain_id, doc) VALUES (?, ?, ?, ?, ?)',
+      );
+      added.markets.forEach((m, i) => {
+        insert.run(next.n + i, m.uniqueKey, m.protocol, m.chainId, JSON.stringify(m));
+      });
+      this.#db
+        .stmt('UPDATE dataset SET market_count = market_count + ? WHERE id = 1')
+        .run(added.markets.length);
+    }
+    if (added.vaults.length > 0) {
+      const held = this.#db.stmt('SELECT 1 FROM vaults WHERE chain_id = ? AND address = ?');
+      for (const v of added.vaults)
+        if (held.get(v.chainId, v.address))
+          throw new RangeError(`vault ${v.chainId}:${v.address} added twice`);
+      const next = this.#db.stmt('SELECT COALESCE(MAX(ord), -1) + 1 AS n FROM vaults').get() as { n: number };
+      const insert = this.#db.stmt('INSERT INTO vaults (ord, chain_id, address, doc) VALUES (?, ?, ?, ?)');
+      added.vaults.forEach((v, i) => {
+        insert.run(next.n + i, v.chainId, v.address, JSON.stringify(v));
+      });
+    }
+  }
+
   /** Inside a transaction: the vaults upserted from sequence number `seq` on; returns the last one. */
   private upsertVaults(source: string, records: readonly VaultRecord[], seq: number): number {
     const known = this.#db.stmt('SELECT 1 FROM vaults WHERE chain_id = ? AND address = ?');
@@ -312,9 +350,11 @@ export class SqliteMarketData implements MarketDataStore {
     return this.#db.transaction((): number | null => {
       const ds = this.changeBase('the dataset', basedOn.version);
       if (!ds.current || ds.change_seq !== basedOn.changeSeq) return null;
-      let seq = this.upsertMarkets(source, changes.markets, ds.change_seq);
+      const added = changes.added ?? { markets: [], vaults: [] };
+      this.addRecords(added);
+      let seq = this.upsertMarkets(source, [...added.markets, ...changes.markets], ds.change_seq);
       seq = this.upsertPositions(source, changes.positions, seq);
-      seq = this.upsertVaults(source, changes.vaults, seq);
+      seq = this.upsertVaults(source, [...added.vaults, ...changes.vaults], seq);
       this.#db
         .stmt('UPDATE dataset SET change_seq = ?, refreshed_at = ? WHERE id = 1')
         .run(seq, Math.floor(changes.refreshedAt));
