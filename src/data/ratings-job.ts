@@ -89,6 +89,9 @@ const WRITE_BATCH = 1_000;
 /** A failed run is tried again this long after (clock ms). */
 export const RETRY_MS = 60_000;
 
+/** Markets or vaults added to a model are rated with it again once its ratings are this old. */
+const ADDED_RATED_AFTER_MS = 60_000;
+
 /**
  * The ratings job: rates every read model (src/data/ratings.ts) from the model and the store's
  * history, and keeps each model's latest ratings in memory for the routes (`ratingsOf`). A
@@ -143,16 +146,17 @@ export class RatingsJob {
 
   /**
    * Whether `model` needs rating at `nowMs`: never rated, a 00:00 UTC passed since, markets or
-   * vaults added since, or (the store's dataset) its history gained days since (historyWritten).
+   * vaults added since (rated a minute ago or more), or (the store's dataset) its history gained days since (historyWritten).
    */
   isDue(model: ReadModel, nowMs: number): boolean {
     const set = this.#sets.get(model);
     return (
       set === undefined ||
       set.ratedAt < dayStartMs(nowMs) ||
-      // Markets or vaults added to the model since (the change feed adds them in place).
-      set.markets.length < model.catalog.size ||
-      set.vaults.length < model.vaults.entries.length ||
+      // Markets or vaults added to the model since (the change feed adds them in place), rated
+      // at most once a minute: anyone can create markets at every block.
+      ((set.markets.length < model.catalog.size || set.vaults.length < model.vaults.entries.length) &&
+        nowMs - set.ratedAt >= ADDED_RATED_AFTER_MS) ||
       (model.stored && (this.#ratedGeneration.get(set) ?? 0) < this.#historyGeneration)
     );
   }

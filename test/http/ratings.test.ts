@@ -774,6 +774,14 @@ describe('ratings: the job', () => {
       models = [live];
       assert.equal(await job!.runDue(), 1);
       assert.equal((await app.get('/api/v1/ratings/markets', key)).json().meta.total, 3);
+      // A market added to the model in place (the change feed) is rated with it again, once its
+      // ratings are a minute old: markets may be added at every block.
+      live.catalog.addMarkets([makeMarket({ chainId: 1 })]);
+      live.risk.marketsAdded();
+      assert.equal(await job!.runDue(), 0);
+      own.advance(60_000);
+      assert.equal(await job!.runDue(), 1);
+      assert.equal((await app.get('/api/v1/ratings/markets', key)).json().meta.total, 4);
     } finally {
       await app.close();
     }
