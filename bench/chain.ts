@@ -649,9 +649,32 @@ try {
     deposit = { requests: run.rpcRequests, ms: sig(performance.now() - t, 3), vaultsRead: run.vaultsRead };
   }
 
+  // Blocks where someone creates a Morpho market (anyone may, for gas alone): the pass adds it to
+  // the dataset, and a server following the store adds it in place; against what a server
+  // spends loading the dataset afresh (what every server did when a market appeared).
+  const { catchUpChanges, loadReadModel } = await import('../src/data/read-model.ts');
+  const cpuMsOf = async (run: () => Promise<unknown>) => {
+    const cpu0 = process.cpuUsage();
+    await run();
+    const cpu = process.cpuUsage(cpu0);
+    return (cpu.user + cpu.system) / 1000;
+  };
+  const listings: (Steady & { followCpuMs: number; reloadCpuMs: number; newDataset: boolean })[] = [];
+  for (const lltv of [770n, 625n, 915n].map((x) => x * 10n ** 15n)) {
+    await send(morpho, M, 'enableLltv', [lltv]);
+    await send(morpho, M, 'createMarket', [{ ...params, lltv }]);
+    const follower = (await loadReadModel(store, Date.now()))!;
+    const before = (await store.datasetInfo())!;
+    const s = await pass();
+    const after = (await store.datasetInfo())!;
+    const followCpuMs = await cpuMsOf(() => catchUpChanges(store, follower, after.changeSeq));
+    if (follower.catalog.size !== after.marketCount) throw new Error('the follower missed the market');
+    const reloadCpuMs = await cpuMsOf(() => loadReadModel(store, Date.now()));
+    listings.push({ ...s, followCpuMs, reloadCpuMs, newDataset: after.version !== before.version });
+  }
+
   // Baseline, in the same run: the dataset written whole, as every pass did before.
   const whole = await (async () => {
-    const { loadReadModel } = await import('../src/data/read-model.ts');
     const model = (await loadReadModel(store, Date.now()))!;
     const markets = Array.from({ length: model.catalog.size }, (_, ord) => model.catalog.baseRecord(ord));
     const positions = Array.from({ length: model.risk.size }, (_, i) => {
@@ -749,6 +772,13 @@ try {
       vaultsReadPerBlock: median(steady.map((s) => s.vaultsRead)),
       /** A block with a deposit into one vault. */
       vaultDeposit: deposit,
+      /** Blocks where a Morpho market is created; a server following it, against a reload. */
+      marketCreated: {
+        ...summary(listings),
+        newDataset: listings.some((l) => l.newDataset),
+        followCpuMs: sig(median(listings.map((l) => l.followCpuMs)), 3),
+        reloadCpuMs: sig(median(listings.map((l) => l.reloadCpuMs)), 3),
+      },
     },
     /** A first sync through a stand-in provider's limits, by `lrds ingest`: run through, and killed half-way. */
     providerSync: {
@@ -799,6 +829,8 @@ try {
       `| a block with nothing of ours: RPC requests, pass time, CPU ms, bytes written | ${quietRow(results.steadyState.quietBlock)} |`,
       `| the same, the state read last ${DEFAULT_STATE_MAX_AGE_SECONDS} s old (read again) | ${quietRow(results.steadyState.agedQuietBlock)} |`,
       `| a block where one borrower borrows: RPC requests, pass time, CPU ms, bytes written | ${quietRow(results.steadyState.onePositionBlock)} |`,
+      `| a block where a Morpho market is created: RPC requests, pass time, CPU ms, bytes written | ${quietRow(results.steadyState.marketCreated)} |`,
+      `| the same: CPU ms of a server following the store, adding it in place (loading the dataset afresh: ${fmt(results.steadyState.marketCreated.reloadCpuMs)}) | ${fmt(results.steadyState.marketCreated.followCpuMs)} |`,
       `| baseline: the dataset written whole (as every pass did before): time, CPU ms, bytes | ${fmt(whole.ms)}, ${fmt(whole.cpuMs)}, ${fmt(whole.bytesWritten)} |`,
       `| block to answer, ms (median of 5; max ${fmt(results.blockToAnswerMaxMs)}) | ${fmt(results.blockToAnswerMs)} |`,
       '',
