@@ -452,6 +452,57 @@ describe('Fluid on a local chain', () => {
     assert.ok(Math.abs(p!.state.borrowAssetsUsd - 3_000) < 0.01);
   });
 
+  test('behavior: a vault handed whole is then handed in part: the owners read (one left with none at zero), the others following its exchange prices; its positions still sum to its debt', async () => {
+    const run = () => suite.sources[0]!.lastRun()!;
+    const inBtc = async (user: string) =>
+      (await positionsOf(user)).filter((p) => p.market.uniqueKey === keyOf(btcVault));
+    // (Every vault handed whole by this process once more: the next passes hand in part.)
+    await mineOnceStateAged(anvil);
+    await pass();
+    // A block with nothing of ours: no state read, and the next pass still hands in part.
+    await anvil.client().mine({ blocks: 1 });
+    await pass();
+    assert.equal(run().stateRead, false);
+    // User 2 borrows 500 more in the WBTC vault: that owner alone is handed.
+    await send(2, btcVault, V(), 'operate', [nftC, 0n, 500n * USDC, users[2]]);
+    await pass();
+    assert.deepEqual([run().positionsRead, run().positions], [1, 1]);
+    // 2 % of interest on the vault's debt, 1 % on its collateral: no position read or handed,
+    // every owner's figures and health follow.
+    await send(0, btcVault, V(), 'setExchangePrices', [101n * 10n ** 10n, 102n * 10n ** 10n]);
+    await mineOnceStateAged(anvil);
+    let block = await pass();
+    assert.deepEqual([run().positionsRead, run().positions], [0, 0]);
+    const [mine] = await inBtc(users[2]!);
+    assert.ok(Math.abs(mine!.healthFactor / (await health(btcVault, nftC, block)) - 1) < 5e-8);
+    const [c] = await onChain(btcVault, [nftC], block);
+    assert.ok(Math.abs(mine!.state.borrowAssetsUsd - Number(c!.borrow) / 1e6) < 0.01);
+    assert.ok(Math.abs(mine!.state.collateralUsd / (Number(c!.supply) / 1e8) / 60_000 - 1) < 1e-6);
+    // User 3 hands its position to user 4: user 3 is handed at zero, user 4 its position.
+    const [p3] = await inBtc(users[3]!);
+    const F = art.TestFluidFactory!.abi;
+    const total = await readAt<bigint>(anvil, factory, F, 'totalSupply');
+    let id3 = 0n;
+    for (let id = 1n; id <= total && id3 === 0n; id++)
+      if (
+        (await readAt<string>(anvil, factory, F, 'ownerOf', [id])).toLowerCase() === users[3] &&
+        (await readAt<string>(anvil, factory, F, 'vaultOf', [id])).toLowerCase() === btcVault.toLowerCase()
+      )
+        id3 = id;
+    await send(3, factory, F, 'transferFrom', [users[3], users[4], id3]);
+    block = await pass();
+    assert.equal(run().positions, 2);
+    assert.deepEqual(await inBtc(users[3]!), []);
+    const [p4] = await inBtc(users[4]!);
+    assert.ok(Math.abs(p4!.state.borrowAssetsUsd / p3!.state.borrowAssetsUsd - 1) < 1e-6);
+    // The vault's positions, read and not, sum to its debt.
+    const market = (await get(`/markets/${keyOf(btcVault)}`)).data;
+    let debt = 0;
+    for (const u of [users[0]!, users[2]!, users[4]!])
+      for (const p of await inBtc(u)) debt += p.state.borrowAssetsUsd;
+    assert.ok(Math.abs(debt - market.borrow) < 0.05, `${debt} vs ${market.borrow}`);
+  });
+
   test('error: a vault resolver that is not one is named and nothing is served from it; the pass succeeds', async () => {
     const json = sourcesJson();
     json.chains[0]!.fluid = { vaultResolver: ethUsd, positionsResolver };

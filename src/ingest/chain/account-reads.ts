@@ -66,6 +66,11 @@ export class AccountReads<T> {
     return this.groups.get(group) ?? EMPTY;
   }
 
+  /** The groups with accounts kept. */
+  groupKeys(): IterableIterator<string> {
+    return this.groups.keys();
+  }
+
   /** How many accounts are kept. */
   get size(): number {
     let n = 0;

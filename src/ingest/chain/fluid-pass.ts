@@ -4,17 +4,35 @@
  * feeds) and its supply token's (the file's feeds, else the vault's oracle), and their
  * liquidations at their block's feed prices.
  */
-import { isPriced, type MarketRecord, type PricedMarketRecord } from '../../domain/types.ts';
+import {
+  isPriced,
+  type MarketRecord,
+  type PositionRecord,
+  type PricedMarketRecord,
+} from '../../domain/types.ts';
 import { UNPRICED_NOTE } from '../records.ts';
 import type { ChainConfig } from '../sources-file.ts';
 import { type Checkpoint, MAX_PENDING, strings } from './checkpoint.ts';
-import { FLUID_FACTORY_EVENTS, FLUID_VAULT_EVENTS, FluidCache, readFluid } from './fluid.ts';
-import { fluidKey, fluidLiquidation, fluidPrices, fluidRecords } from './fluid-records.ts';
+import {
+  FLUID_FACTORY_EVENTS,
+  FLUID_VAULT_EVENTS,
+  FluidCache,
+  type FluidVaultRead,
+  readFluid,
+} from './fluid.ts';
+import {
+  fluidKey,
+  fluidLiquidation,
+  fluidPrices,
+  fluidRecords,
+  oracleCollateralUsd,
+} from './fluid-records.ts';
 import { feedPricesAtBlocks, pricesAt, unpricedBlocks } from './prices-at-blocks.ts';
 import { customOracle } from './pricing.ts';
 import {
   type Assembly,
   implausible,
+  ORACLE_DRIFT,
   type PassContext,
   type ProtocolAdapter,
   type ProtocolPass,
@@ -46,10 +64,19 @@ function readFluidCheckpoint(c: Checkpoint): FluidCheckpoint {
   };
 }
 
+/**
+ * Per vault the last pass handed priced: its oracle's collateral price over its record's, and
+ * what else its positions' health is of (its oracle, threshold and tokens' decimals), when it
+ * was last handed whole. A pass makes the next of these, which its success makes current.
+ */
+type Handed = ReadonlyMap<string, { ratio: number; shape: string }>;
+
 export function fluidAdapter(chain: ChainConfig): ProtocolAdapter {
   const fluid = new FluidCache();
   // Positions to read again after a reorganization, kept until a pass succeeds.
   const reread = new Set<string>();
+  let handed: Handed = new Map();
+  const next: { handed: Handed | null } = { handed: null };
   const config = chain.fluid
     ? `${chain.fluid.vaultResolver}:${chain.fluid.positionsResolver}:${chain.fluid.fromBlock ?? 'deployment'}`
     : null;
@@ -61,11 +88,16 @@ export function fluidAdapter(chain: ChainConfig): ProtocolAdapter {
     forget(rereadAccounts) {
       if (rereadAccounts) for (const key of [...fluid.positions.keys(), ...fluid.retry]) reread.add(key);
       fluid.clear();
+      handed = new Map();
+      next.handed = null;
     },
-    begin: (ctx) => fluidPass(ctx, fluid, reread, config),
+    begin: (ctx) => fluidPass(ctx, fluid, reread, config, handed, next),
     settle(block) {
       fluid.positions.settle(block);
+      fluid.ownersRead.clear();
       reread.clear();
+      if (next.handed) handed = next.handed;
+      next.handed = null;
     },
     accountsKept: () => fluid.positions.size,
   };
@@ -76,6 +108,8 @@ function fluidPass(
   fluid: FluidCache,
   reread: ReadonlySet<string>,
   config: string | null,
+  handed: Handed,
+  next: { handed: Handed | null },
 ): ProtocolPass {
   const { chain, rpc, previous, items, resume, target } = ctx;
   const chainId = chain.chainId;
@@ -122,10 +156,19 @@ function fluidPass(
     // token's (the file's feeds, else the vault's oracle); one never priced without them is
     // served with what is known ("Real sources" (docs/decisions.md): no position); one priced before, or that cannot be read,
     // keeps what the last pass served of it.
+    //
+    // A vault this process handed priced in its last pass, the same since, is handed in part: the
+    // owners whose positions were read (one left with none at zero). Another owner's positions
+    // hold the same raw amounts: their collateral and debt move with the vault's exchange prices
+    // (the record's collateral and borrow indexes) and prices, and their health with the oracle's
+    // price, as long as that follows the record's collateral price. Any other vault is handed
+    // whole (priced again, its oracle moved apart from the collateral's feed, another oracle,
+    // threshold or token decimals, a process's first pass).
     async assemble(out: Assembly) {
       const { usdOf, noPriceHint, feedSymbolOf } = out.prices;
       const fluidMarkets = new Map<string, PricedMarketRecord>();
       const fluidUnpriced = new Map<string, MarketRecord>();
+      const handing = new Map<string, { ratio: number; shape: string }>();
       for (const v of fluidRead?.vaults ?? []) {
         const prices = fluidPrices(v, usdOf);
         const unpriced =
@@ -137,6 +180,19 @@ function fluidPass(
           items.push({ id: `fluid:${v.vault}`, ok: false, error: `vault ${v.vault}: ${why}` });
           continue;
         }
+        const key = fluidKey(chainId, v.vault);
+        const ratio = oracleRatio(v, prices);
+        const shape = `${v.oracle}:${v.thresholdPercent}:${v.supplyToken.decimals}:${v.borrowToken.decimals}`;
+        const was = handed.get(v.vault);
+        const inPart =
+          resume !== null &&
+          ratio !== null &&
+          last !== undefined &&
+          isPriced(last) &&
+          was?.shape === shape &&
+          Math.abs(ratio / was.ratio - 1) <= ORACLE_DRIFT;
+        const ex = { supply: v.supplyExchangePrice, borrow: v.borrowExchangePrice };
+        const owners = inPart ? [...(fluid.ownersRead.get(v.vault) ?? [])] : undefined;
         const records = fluidRecords(
           chainId,
           v,
@@ -145,6 +201,7 @@ function fluidPass(
             v.oracle,
             'Fluid oracle: prices are its liquidation rate (getExchangeRateLiquidate); the sources behind it are not resolved',
           ),
+          fluid.positionsOf(v.vault, ex, owners),
         );
         const wrong = implausible(records);
         if (wrong) {
@@ -154,6 +211,14 @@ function fluidPass(
         for (const m of records.markets)
           if (isPriced(m)) fluidMarkets.set(m.uniqueKey, m);
           else fluidUnpriced.set(m.uniqueKey, m);
+        const market = records.markets[0];
+        if (ratio !== null && market && isPriced(market))
+          handing.set(v.vault, inPart && was ? was : { ratio, shape });
+        if (owners) {
+          out.partial.add(key);
+          const held = new Set(records.positions.map((p) => p.user));
+          for (const owner of owners) if (!held.has(owner)) records.positions.push(emptyPosition(key, owner));
+        }
         out.serve(records);
         items.push(
           servedItem(
@@ -193,6 +258,7 @@ function fluidPass(
           positions: (previous?.positions ?? []).filter((p) => keys.has(p.marketKey)),
         });
       }
+      next.handed = handing;
       const fluidFound = (fluidRead?.liquidations ?? []).flatMap((l) => {
         const key = fluidKey(chainId, l.vault);
         const record = fluidMarkets.get(key) ?? fluidUnpriced.get(key);
@@ -247,5 +313,30 @@ function fluidPass(
     },
 
     positionsRead: () => fluidRead?.accountsRead ?? 0,
+  };
+}
+
+/**
+ * The vault oracle's collateral price over the record's (1 when the record's is the oracle's: no
+ * feed for the collateral; 0 when the oracle answers 0); null when the vault is not priced.
+ */
+function oracleRatio(
+  v: FluidVaultRead,
+  prices: { loanUsd: number | null; collateralUsd: number | null },
+): number | null {
+  const { loanUsd, collateralUsd } = prices;
+  if (loanUsd === null || collateralUsd === null || !(collateralUsd > 0)) return null;
+  return oracleCollateralUsd(v, loanUsd) / collateralUsd;
+}
+
+/** An owner left with no position in a vault handed in part: its figures at zero (the store forgets it). */
+function emptyPosition(marketKey: string, user: string): PositionRecord {
+  return {
+    marketKey,
+    user,
+    collateralUsd: 0,
+    borrowUsd: 0,
+    supplyUsd: 0,
+    healthFactor: Number.POSITIVE_INFINITY,
   };
 }

@@ -24,7 +24,7 @@ import {
   type PositionRecord,
 } from '../../domain/types.ts';
 import { scaled } from './chainlink.ts';
-import type { FluidLiquidationRead, FluidVaultRead } from './fluid.ts';
+import type { FluidLiquidationRead, FluidPositionRead, FluidVaultRead } from './fluid.ts';
 import { type LiquidationPrices, liquidationRecord } from './liquidation.ts';
 
 /** A Fluid market's uniqueKey (docs/decisions.md "Market identity"). */
@@ -51,11 +51,19 @@ export function fluidPrices(
   const loanUsd = usdOf(read.borrowToken);
   const own = usdOf(read.supplyToken);
   if (own !== null || loanUsd === null || read.priceLiquidate === 0n) return { loanUsd, collateralUsd: own };
+  return { loanUsd, collateralUsd: oracleCollateralUsd(read, loanUsd) };
+}
+
+/** The collateral's USD price by the vault's oracle (its liquidation price) and the loan's USD price. */
+export function oracleCollateralUsd(
+  read: Pick<FluidVaultRead, 'priceLiquidate' | 'supplyToken' | 'borrowToken'>,
+  loanUsd: number,
+): number {
   // Debt units per whole collateral token, in whole debt tokens.
   const perCollateral =
     (Number(read.priceLiquidate) / 1e27) *
     10 ** ((read.supplyToken.decimals ?? 18) - (read.borrowToken.decimals ?? 18));
-  return { loanUsd, collateralUsd: perCollateral * loanUsd };
+  return perCollateral * loanUsd;
 }
 
 /** A position's health: collateral × liquidation price × threshold over debt (Infinity without debt). */
@@ -70,20 +78,22 @@ export function fluidHealth(
 }
 
 /**
- * The vault's market and positions at its tokens' USD prices; a price null (none known) leaves
- * the market's USD figures of that token null and serves no position (docs/decisions.md "Real sources").
+ * The vault's market and the positions `read` (each owner's summed: pass all of an owner's) at
+ * its tokens' USD prices; a price null (none known) leaves the market's USD figures of that token
+ * null and serves no position (docs/decisions.md "Real sources").
  */
 export function fluidRecords(
   chainId: number,
   read: FluidVaultRead,
   prices: { loanUsd: number | null; collateralUsd: number | null },
   oracle: OracleRecord,
+  positionsRead: readonly FluidPositionRead[],
 ): { markets: MarketRecord[]; positions: PositionRecord[] } {
   const key = fluidKey(chainId, read.vault);
   const collateralDecimals = read.supplyToken.decimals ?? 18;
   const loanDecimals = read.borrowToken.decimals ?? 18;
   const byOwner = new Map<string, { supply: bigint; borrow: bigint; health: number }>();
-  for (const p of read.positions) {
+  for (const p of positionsRead) {
     const health = fluidHealth(read, p);
     const sum = byOwner.get(p.owner);
     if (sum) {
@@ -126,8 +136,10 @@ export function fluidRecords(
       scaled(read.totalBorrow, loanDecimals),
       loanUsd,
     ),
-    // The vault's borrow exchange price (1e12): what a unit of its debt owes now.
+    // The vault's borrow exchange price (1e12): what a unit of its debt owes now; its supply
+    // exchange price, what a unit of its collateral is worth (collateral earns interest).
     borrowIndex: Number(read.borrowExchangePrice) / 1e12,
+    collateralIndex: Number(read.supplyExchangePrice) / 1e12,
     supplyApy: apy(read.lenderRate ?? 0),
     borrowApy: apy(read.borrowRate),
     supplyRewardsApy: 0,

@@ -136,7 +136,6 @@ export interface FluidVaultRead {
   totalBorrow: bigint;
   /** What the vault may still borrow from Liquidity (its limits and Liquidity's balance). */
   borrowable: bigint;
-  positions: FluidPositionRead[];
 }
 
 export interface FluidLiquidationRead {
@@ -163,7 +162,10 @@ export interface FluidRead {
   accountsRead: number;
 }
 
-/** What a process keeps between passes: tokens, and each vault's positions as last read. */
+/**
+ * What a process keeps between passes: tokens, and each vault's positions as last read, with
+ * their owners (an owner's positions in a vault are served as one).
+ */
 export class FluidCache {
   readonly tokens = new Map<string, TokenMeta>();
   /** The vaults the resolver listed, its Liquidity resolver, and the debt tokens rated, last pass. */
@@ -175,6 +177,16 @@ export class FluidCache {
   /** Whether this process has read Fluid since it started (or since the chain was read again). */
   warm = false;
   readonly positions = new AccountReads<KeptPosition>();
+  /** Per vault, each owner's positions held (ids); kept with `positions` (setPosition). */
+  readonly owners = new Map<string, Map<string, Set<string>>>();
+  /**
+   * Per vault, the owners whose positions were read (before and after: a transfer changes the
+   * owner) since a pass was last stored (cleared by the adapter's settle): what a vault handed in
+   * part hands, so that a read of a pass that failed is handed by the next.
+   */
+  readonly ownersRead = new Map<string, Set<string>>();
+  /** The positions held (`${vault}:${nftId}`), built when asked after a change. */
+  #held: string[] | null = null;
   /** Position id → its vault, for the factory's transfers. */
   readonly vaultOf = new Map<string, string>();
   /** Positions whose read failed: read again next pass. */
@@ -187,8 +199,79 @@ export class FluidCache {
     this.smart.clear();
     this.warm = false;
     this.positions.clear();
+    this.owners.clear();
+    this.ownersRead.clear();
+    this.#held = null;
     this.vaultOf.clear();
     this.retry.clear();
+  }
+
+  /** A position read at `block` (null: it holds nothing), its owner's entry moved with it. */
+  setPosition(vault: string, id: string, state: KeptPosition | null, block: number): void {
+    const was = this.positions.get(vault, id);
+    const read = this.ownersRead.get(vault) ?? new Set<string>();
+    this.ownersRead.set(vault, read);
+    const owners = this.owners.get(vault) ?? new Map<string, Set<string>>();
+    this.owners.set(vault, owners);
+    if (was) {
+      read.add(was.owner);
+      const ids = owners.get(was.owner);
+      if (ids?.delete(id) && ids.size === 0) owners.delete(was.owner);
+    }
+    if (state) {
+      read.add(state.owner);
+      const ids = owners.get(state.owner) ?? new Set<string>();
+      owners.set(state.owner, ids.add(id));
+    }
+    if (owners.size === 0) this.owners.delete(vault);
+    if (Boolean(was) !== Boolean(state)) this.#held = null;
+    this.positions.set(vault, id, state, block);
+  }
+
+  /** Forgets a vault's positions (no longer listed). */
+  forgetVault(vault: string): void {
+    this.positions.forget(vault);
+    this.owners.delete(vault);
+    this.ownersRead.delete(vault);
+    this.#held = null;
+  }
+
+  /**
+   * The positions a process holds (`${vault}:${nftId}`): those read with collateral or debt, and
+   * those left to read (a vault not read whole this pass).
+   */
+  held(): string[] {
+    this.#held ??= [...this.owners].flatMap(([vault, owners]) =>
+      [...owners.values()].flatMap((ids) => [...ids].map((id) => `${vault}:${id}`)),
+    );
+    if (this.retry.size === 0) return this.#held;
+    return [...new Set([...this.retry, ...this.#held])];
+  }
+
+  /**
+   * A vault's positions at its exchange prices now (`ex`), read or followed since: every one, or
+   * those of `owners`.
+   */
+  positionsOf(
+    vault: string,
+    ex: { supply: bigint; borrow: bigint },
+    owners?: Iterable<string>,
+  ): FluidPositionRead[] {
+    const out: FluidPositionRead[] = [];
+    const add = (id: string, p: KeptPosition | null | undefined) => {
+      if (!p) return;
+      out.push({
+        nftId: BigInt(id),
+        owner: p.owner,
+        supply: grown(p.supply, ex.supply, p.supplyExchangePrice),
+        borrow: grown(p.borrow, ex.borrow, p.borrowExchangePrice),
+      });
+    };
+    if (owners === undefined) for (const [id, p] of this.positions.of(vault)) add(id, p);
+    else
+      for (const owner of owners)
+        for (const id of this.owners.get(vault)?.get(owner) ?? []) add(id, this.positions.get(vault, id));
+    return out;
   }
 }
 
@@ -334,12 +417,7 @@ export async function readFluid(
     const still = new Set(addresses);
     for (const key of cache.retry)
       if (!still.has(key.slice(0, key.lastIndexOf(':')))) cache.retry.delete(key);
-    const gone = new Set<string>();
-    for (const key of cache.positions.keys()) {
-      const vault = key.slice(0, key.lastIndexOf(':'));
-      if (!still.has(vault)) gone.add(vault);
-    }
-    for (const vault of gone) cache.positions.forget(vault);
+    for (const vault of [...cache.positions.groupKeys()]) if (!still.has(vault)) cache.forgetVault(vault);
   }
   cache.liquidity = liquidity;
   const unlisted = addresses.filter((vault) => !entire.has(vault) && !cache.smart.has(vault));
@@ -571,7 +649,7 @@ export async function readFluid(
           ) !== null;
         if (notOfVault) {
           cache.retry.delete(key);
-          cache.positions.set(c.vault, must(c.ids[0], 'position id'), null, Number(range.block));
+          cache.setPosition(c.vault, must(c.ids[0], 'position id'), null, Number(range.block));
         } else cache.retry.add(key);
         failures.push({
           id: key,
@@ -592,7 +670,7 @@ export async function readFluid(
         cache.retry.delete(`${c.vault}:${id}`);
         if (empty) cache.vaultOf.delete(id);
         else cache.vaultOf.set(id, c.vault);
-        cache.positions.set(
+        cache.setPosition(
           c.vault,
           id,
           empty
@@ -623,16 +701,6 @@ export async function readFluid(
       continue;
     }
     const ex = d.exchangePricesAndRates;
-    const positions: FluidPositionRead[] = [];
-    for (const [id, p] of cache.positions.of(vault)) {
-      if (!p) continue;
-      positions.push({
-        nftId: BigInt(id),
-        owner: p.owner,
-        supply: grown(p.supply, ex.vaultSupplyExchangePrice, p.supplyExchangePrice),
-        borrow: grown(p.borrow, ex.vaultBorrowExchangePrice, p.borrowExchangePrice),
-      });
-    }
     const c = d.configs;
     vaults.push({
       vault,
@@ -654,7 +722,6 @@ export async function readFluid(
       totalSupply: d.totalSupplyAndBorrow.totalSupplyVault,
       totalBorrow: d.totalSupplyAndBorrow.totalBorrowVault,
       borrowable: d.limitsAndAvailability.borrowable,
-      positions,
     });
   }
   const times = await blockTimes(
@@ -672,7 +739,7 @@ export async function readFluid(
     // Read up to the block: the vaults resumed and those read from their start.
     logged: [...new Set([...resumed, ...fresh.map(({ vault }) => vault)])],
     factories,
-    held: held(cache),
+    held: cache.held(),
     accountsRead,
   };
 }
@@ -680,17 +747,4 @@ export async function readFluid(
 /** An amount read at exchange price `then`, at exchange price `now` (Fluid's raw amount × price). */
 function grown(amount: bigint, now: bigint, then: bigint): bigint {
   return then === 0n || now === then ? amount : (amount * now) / then;
-}
-
-/**
- * The positions a process holds (`${vault}:${nftId}`): those read with collateral or debt, and
- * those left to read (a vault not read whole this pass).
- */
-function held(cache: FluidCache): string[] {
-  const out = new Set(cache.retry);
-  for (const key of cache.positions.keys()) {
-    const split = key.lastIndexOf(':');
-    if (cache.positions.get(key.slice(0, split), key.slice(split + 1)) != null) out.add(key);
-  }
-  return [...out];
 }
