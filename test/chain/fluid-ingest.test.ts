@@ -282,9 +282,13 @@ describe('Fluid on a local chain', () => {
   });
 
   test('behavior: a restarted process reads the positions it held again; a reorganization undoes an operation', async () => {
+    // The checkpoint names no position the store holds (their owners do)...
+    const cursor = (await suite.store.listSources()).find((x) => x.id === 'chain:31337')!.cursor!;
+    assert.deepEqual(JSON.parse(cursor).fluidHeld, []);
     const restarted = chainSources(parseSources(sourcesJson(), 'test'));
     await pass(restarted);
-    // the checkpoint's three positions, read at once
+    // ...so a new process lists its owners' positions through the vault resolver: the three
+    // held, read at once
     assert.equal(restarted[0]!.lastRun()!.positionsRead, 3);
     const before = await positionsOf(users[2]!);
     // User 2 borrows 5,000 more, then the block is orphaned.

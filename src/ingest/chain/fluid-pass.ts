@@ -43,7 +43,9 @@ import {
  * Fluid's part of the checkpoint: Fluid as read, `${vaultResolver}:${positionsResolver}:${fromBlock}`
  * (other resolvers or another start block read its vaults from their start); its T1 vaults whose
  * logs are read; vaults some of whose positions held the checkpoint could not name (read from
- * their start by a new process); their factories; the positions held (`${vault}:${nftId}`).
+ * their start by a new process); their factories; the positions held that the store does not
+ * (`${vault}:${nftId}`: of vaults not served priced, and those to read again). The store's are
+ * found by a new process from their owners.
  */
 interface FluidCheckpoint {
   fluid: string | null;
@@ -120,6 +122,8 @@ function fluidPass(
   const truncated = new Set(fluid.warm ? [] : saved.fluidTruncated);
   const logged = resumes ? saved.fluidVaults.filter((v) => !truncated.has(v)) : [];
   let fluidRead: Awaited<ReturnType<typeof readFluid>> | null = null;
+  // The vaults served priced this pass, by market key: their positions are in the store.
+  const servedVaults = new Map<string, PricedMarketRecord>();
   return {
     logAddresses: logged.length > 0 ? [...logged, ...saved.fluidFactories] : [],
 
@@ -143,6 +147,7 @@ function fluidPass(
             const split = key.lastIndexOf(':');
             return { vault: key.slice(0, split), nftId: key.slice(split + 1) };
           }),
+          owners: resumes && !fluid.warm ? storedOwners(chainId, previous) : [],
         },
         fluid,
         shared,
@@ -166,7 +171,7 @@ function fluidPass(
     // threshold or token decimals, a process's first pass).
     async assemble(out: Assembly) {
       const { usdOf, noPriceHint, feedSymbolOf } = out.prices;
-      const fluidMarkets = new Map<string, PricedMarketRecord>();
+      const fluidMarkets = servedVaults;
       const fluidUnpriced = new Map<string, MarketRecord>();
       const handing = new Map<string, { ratio: number; shape: string }>();
       for (const v of fluidRead?.vaults ?? []) {
@@ -291,9 +296,15 @@ function fluidPass(
     },
 
     checkpoint() {
-      // The positions held, at most MAX_PENDING in the checkpoint: the vaults of those left out
-      // are read from their start by a new process (their logs name their positions again).
-      const held = fluidRead?.held ?? [];
+      // The positions held that the store does not (of vaults not served priced, or to read
+      // again), at most
+      // MAX_PENDING in the checkpoint: the vaults of those left out are read from their start by
+      // a new process (their logs name their positions again). A new process finds the others
+      // from their owners, the store's positions.
+      const held = (fluidRead?.held ?? []).filter(
+        (key) =>
+          fluid.retry.has(key) || !servedVaults.has(fluidKey(chainId, key.slice(0, key.lastIndexOf(':')))),
+      );
       const fluidTruncated = [
         ...new Set(held.slice(MAX_PENDING).map((key) => key.slice(0, key.lastIndexOf(':')))),
       ];
@@ -339,4 +350,23 @@ function emptyPosition(marketKey: string, user: string): PositionRecord {
     supplyUsd: 0,
     healthFactor: Number.POSITIVE_INFINITY,
   };
+}
+
+/** The owners of the store's Fluid positions on the chain, by vault (`previous`: what it holds). */
+function storedOwners(
+  chainId: number,
+  previous: PassContext['previous'],
+): { vault: string; owner: string }[] {
+  const prefix = `fluid-${chainId}-`;
+  const out: { vault: string; owner: string }[] = [];
+  for (const m of previous?.markets ?? []) {
+    if (!m.uniqueKey.startsWith(prefix)) continue;
+    const vault = m.uniqueKey.slice(prefix.length);
+    const held =
+      previous?.positionsIn?.(m.uniqueKey) ??
+      previous?.positions.filter((p) => p.marketKey === m.uniqueKey) ??
+      [];
+    for (const p of held) out.push({ vault, owner: p.user });
+  }
+  return out;
 }

@@ -56,6 +56,8 @@ export const VAULT_RESOLVER_ABI = parseAbi([
   'struct UserBorrowData { bool modeWithInterest; uint256 borrow; uint256 borrowLimit; uint256 lastUpdateTimestamp; uint256 expandPercent; uint256 expandDuration; uint256 baseBorrowLimit; uint256 maxBorrowLimit; uint256 borrowableUntilLimit; uint256 borrowable; uint256 borrowLimitUtilization; }',
   'struct VaultEntireData { address vault; bool isSmartCol; bool isSmartDebt; ConstantViews constantVariables; Configs configs; ExchangePricesAndRates exchangePricesAndRates; TotalSupplyAndBorrow totalSupplyAndBorrow; LimitsAndAvailability limitsAndAvailability; VaultState vaultState; UserSupplyData liquidityUserSupplyData; UserBorrowData liquidityUserBorrowData; }',
   'function getVaultEntireData(address vault) view returns (VaultEntireData)',
+  'function positionsNftIdOfUser(address user_) view returns (uint256[])',
+  'function vaultByNftId(uint256 nftId_) view returns (address)',
 ]);
 
 /**
@@ -320,6 +322,8 @@ type EntireData = {
 const VAULTS_PER_REQUEST = 10;
 /** Position calls per `eth_call` (500 positions), likewise. */
 const POSITION_CALLS_PER_REQUEST = 5;
+/** Owner and id lookups per `eth_call` (a new process listing the positions the store holds). */
+const OWNER_CALLS_PER_REQUEST = 100;
 
 /** Reads Fluid at `at.block` (see the module comment). */
 export async function readFluid(
@@ -338,8 +342,16 @@ export async function readFluid(
     /** The T1 vaults whose logs were read up to resume, and their factories. */
     logged: readonly string[];
     factories: readonly string[];
-    /** Positions held when the checkpoint was written (read again by a new process). */
+    /**
+     * Positions held when the checkpoint was written that it names (those of vaults not served:
+     * read again by a new process).
+     */
     positions: readonly { vault: string; nftId: string }[];
+    /**
+     * The owners of the positions the store holds, by vault (a new process lists their positions
+     * through the vault resolver and reads them again; empty for a process that has read Fluid).
+     */
+    owners: readonly { vault: string; owner: string }[];
   },
   cache: FluidCache,
   shared?: SharedLogs,
@@ -494,6 +506,11 @@ export async function readFluid(
   // Logs: the vaults read before resume (in the pass's shared read, whether they are read whole
   // this pass or not), the others from their start.
   const loggedBefore = new Set(range.resume === null ? [] : known.logged.map((v) => v.toLowerCase()));
+  // A new process: the positions of the owners the store holds, listed by the vault resolver
+  // (the checkpoint does not name them). An owner whose list is refused has its vaults read from
+  // their start, their logs naming every position again.
+  const ownedIds = await ownersPositions(known.owners, resolver, multicall);
+  for (const vault of ownedIds.unlisted) loggedBefore.delete(vault);
   // Those still listed (all of them when the list failed: it may list them again).
   const listedSet = new Set(addresses);
   const resumed = [...loggedBefore].filter((vault) => !listed || listedSet.has(vault));
@@ -595,7 +612,7 @@ export async function readFluid(
         (logs) => take(logs as unknown as Log[]),
       );
 
-  for (const p of known.positions)
+  for (const p of [...known.positions, ...ownedIds.positions])
     if (!cache.positions.has(p.vault, p.nftId)) touch(p.vault.toLowerCase(), p.nftId);
   for (const key of [...cache.retry]) {
     const split = key.lastIndexOf(':');
@@ -747,4 +764,60 @@ export async function readFluid(
 /** An amount read at exchange price `then`, at exchange price `now` (Fluid's raw amount × price). */
 function grown(amount: bigint, now: bigint, then: bigint): bigint {
   return then === 0n || now === then ? amount : (amount * now) / then;
+}
+
+/**
+ * The positions of `owners` through the vault resolver at the pass's block: each owner's ids
+ * (`positionsNftIdOfUser`), then each id's vault (`vaultByNftId`). `unlisted`: the vaults of the
+ * owners whose ids were refused (read from their start instead).
+ */
+async function ownersPositions(
+  owners: readonly { vault: string; owner: string }[],
+  resolver: `0x${string}`,
+  multicall: (
+    contracts: readonly unknown[],
+    perRequest?: number,
+  ) => Promise<{ status: 'success' | 'failure'; result?: unknown }[]>,
+): Promise<{ positions: { vault: string; nftId: string }[]; unlisted: Set<string> }> {
+  const vaultsOf = new Map<string, Set<string>>();
+  for (const { vault, owner } of owners) {
+    const set = vaultsOf.get(owner) ?? new Set<string>();
+    vaultsOf.set(owner, set.add(vault.toLowerCase()));
+  }
+  const list = [...vaultsOf.keys()];
+  const idsOf = await multicall(
+    list.map((owner) => ({
+      address: resolver,
+      abi: VAULT_RESOLVER_ABI,
+      functionName: 'positionsNftIdOfUser',
+      args: [owner],
+    })),
+    OWNER_CALLS_PER_REQUEST,
+  );
+  const unlisted = new Set<string>();
+  const refused = (owner: string) => {
+    for (const vault of must(vaultsOf.get(owner), 'owner vaults')) unlisted.add(vault);
+  };
+  const ids: { id: bigint; owner: string }[] = [];
+  list.forEach((owner, k) => {
+    const r = must(idsOf[k], 'ids answer');
+    if (r.status === 'success') for (const id of r.result as readonly bigint[]) ids.push({ id, owner });
+    else refused(owner);
+  });
+  const vaults = await multicall(
+    ids.map(({ id }) => ({
+      address: resolver,
+      abi: VAULT_RESOLVER_ABI,
+      functionName: 'vaultByNftId',
+      args: [id],
+    })),
+    OWNER_CALLS_PER_REQUEST,
+  );
+  const positions: { vault: string; nftId: string }[] = [];
+  ids.forEach(({ id, owner }, k) => {
+    const r = must(vaults[k], 'vault answer');
+    if (r.status === 'success') positions.push({ vault: String(r.result).toLowerCase(), nftId: String(id) });
+    else refused(owner);
+  });
+  return { positions, unlisted };
 }

@@ -319,6 +319,20 @@ contract TestFluidVaultResolver {
         return vaults;
     }
 
+    /// The positions of `user` (their ids), in every vault of the factory of the vaults listed.
+    function positionsNftIdOfUser(address user) external view returns (uint256[] memory ids) {
+        TestFluidFactory f = TestFluidVault(vaults[0]).factory();
+        uint256 n;
+        for (uint256 id = 1; id <= f.totalSupply(); ++id) if (f.ownerOf(id) == user) ++n;
+        ids = new uint256[](n);
+        n = 0;
+        for (uint256 id = 1; id <= f.totalSupply(); ++id) if (f.ownerOf(id) == user) ids[n++] = id;
+    }
+
+    function vaultByNftId(uint256 nftId) external view returns (address) {
+        return TestFluidVault(vaults[0]).factory().vaultOf(nftId);
+    }
+
     function getVaultEntireData(address vault) external view returns (VaultEntireData memory d) {
         TestFluidVault v = TestFluidVault(vault);
         require(!v.broken(), "oracle reverts");
