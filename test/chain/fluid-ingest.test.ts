@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Abi } from 'viem';
+import { type Abi, custom } from 'viem';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import type { ChainSource } from '../../src/ingest/chain/source.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
@@ -387,6 +387,7 @@ describe('Fluid on a local chain', () => {
 
   test('behavior: a vault listed later is read from its start; one whose loan token has no USD price is named and served with what is known (docs/decisions.md "Real sources")', async () => {
     const c = anvil.client(0);
+    const beforeDeploy = await anvil.client().getBlockNumber({ cacheTime: 0 });
     const dai = await deploy(c, art.TestToken!, ['Dai Stablecoin', 'DAI', 18]);
     const wbtc = await readAt<`0x${string}`>(anvil, btcVault, V(), 'supplyToken');
     const usdc = await readAt<`0x${string}`>(anvil, btcVault, V(), 'borrowToken');
@@ -397,9 +398,22 @@ describe('Fluid on a local chain', () => {
     const id = await open(5, late, 10_000_000n, 3_000n * USDC);
     for (const v of [late, daiVault])
       await send(0, vaultResolver, art.TestFluidVaultResolver!.abi, 'addVault', [v]);
-    // (The resolver's list is read with the state: read once it is old enough.)
+    // (The resolver's list is read with the state: read once it is old enough.) A vault found
+    // later has its logs read from its deployment, not from the factory's.
     await mineOnceStateAged(anvil);
+    const logsFrom: bigint[] = [];
+    suite.sources = chainSources(parseSources(sourcesJson(), 'test'), {
+      transport: () =>
+        custom({
+          async request({ method, params }) {
+            if (method === 'eth_getLogs')
+              logsFrom.push(BigInt((params as [{ fromBlock: string }])[0].fromBlock));
+            return anvil.client().request({ method, params } as never);
+          },
+        }),
+    });
     const { block, out, failed } = await passAtHead(anvil, suite.sources, suite.store, clock, suite.service);
+    assert.ok(logsFrom.length > 0 && logsFrom.every((b) => b > beforeDeploy), logsFrom.join());
     assert.equal(out.runs[0]!.ok, true);
     assert.deepEqual(
       failed.map((f) => f.id),

@@ -134,8 +134,14 @@ function fluidPass(
         rpc,
         fluidConf,
         {
-          start: async (factory) =>
-            fluidConf.fromBlock !== null ? BigInt(fluidConf.fromBlock) : await ctx.deployedAt(factory),
+          start: async (factory, vault) => {
+            const floor =
+              fluidConf.fromBlock !== null ? BigInt(fluidConf.fromBlock) : await ctx.deployedAt(factory);
+            if (vault === null) return floor;
+            // (Not before the file's block or the factory: a node without old state answers 0.)
+            const deployed = await ctx.deployedAt(vault);
+            return deployed > floor ? deployed : floor;
+          },
           resume: resumes ? resume : null,
           block: target,
           logsTo: ctx.logsTo,

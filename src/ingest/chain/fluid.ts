@@ -330,8 +330,12 @@ export async function readFluid(
   rpc: ChainRpc,
   resolvers: { vaultResolver: string; positionsResolver: string },
   range: {
-    /** Where a vault's logs start when they were never read (the file's `fromBlock`, or the factory's deployment). */
-    start: (factory: string) => Promise<bigint>;
+    /**
+     * Where a vault's logs start when they were never read: on a chain read from its start, the
+     * file's `fromBlock` or its factory's deployment (`vault` null: one walk for every vault); for
+     * a vault found later, its own deployment (not before `fromBlock`).
+     */
+    start: (factory: string, vault: string | null) => Promise<bigint>;
     /** Where the vaults already read resume (null: none has been). */
     resume: bigint | null;
     block: bigint;
@@ -592,12 +596,18 @@ export async function readFluid(
       take,
     );
   }
-  // Never-read vaults, grouped by their start (one factory, one start, on a real chain).
+  // Never-read vaults, grouped by their start (on a chain read from its start: one factory, one
+  // start, on a real chain; a vault found later, from its deployment: its own short walk).
   const byStart = new Map<bigint, string[]>();
-  for (const { vault, d } of fresh) {
-    const start = await range.start(d.constantVariables.factory.toLowerCase());
+  const starts = await Promise.all(
+    fresh.map(({ vault, d }) =>
+      range.start(d.constantVariables.factory.toLowerCase(), range.resume === null ? null : vault),
+    ),
+  );
+  fresh.forEach(({ vault }, i) => {
+    const start = must(starts[i], 'start');
     byStart.set(start, [...(byStart.get(start) ?? []), vault]);
-  }
+  });
   for (const [start, vaults] of byStart)
     if (start <= logsTo)
       await eachLogs(
