@@ -303,10 +303,9 @@ function fluidPass(
 
     checkpoint() {
       // The positions held that the store does not (of vaults not served priced, or to read
-      // again), at most
-      // MAX_PENDING in the checkpoint: the vaults of those left out are read from their start by
-      // a new process (their logs name their positions again). A new process finds the others
-      // from their owners, the store's positions.
+      // again), at most MAX_PENDING in the checkpoint: the vaults of those left out are read from
+      // their start by a new process (their logs name their positions again). A new process
+      // finds the others from their owners, the store's positions.
       const held = (fluidRead?.held ?? []).filter(
         (key) =>
           fluid.retry.has(key) || !servedVaults.has(fluidKey(chainId, key.slice(0, key.lastIndexOf(':')))),
