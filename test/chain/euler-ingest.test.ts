@@ -405,6 +405,38 @@ describe('Euler v2 on a local chain', () => {
     assert.equal(mine.find((p) => p.market.uniqueKey === key1(eDai))!.collateralPrice, 1);
   });
 
+  test('behavior: an account whose only collateral the vault no longer values is kept in the checkpoint; one holding another is not', async () => {
+    const EVC = art.TestEVC!.abi;
+    const pendingNow = async () =>
+      JSON.parse((await suite.store.listSources()).find((x) => x.id === 'chain:31337')!.cursor!)
+        .eulerPending as string[];
+    // Account 5's sub-account 9 posts WBTC as collateral of the USDC vault and borrows nothing: a
+    // position.
+    const sub = evcSubAccount(users[5]!, 9) as `0x${string}`;
+    await send(5, wbtc, T(), 'mint', [users[5], 10_000_000n]);
+    await send(5, wbtc, T(), 'approve', [eWbtc, 10_000_000n]);
+    await send(5, eWbtc, V(), 'deposit', [10_000_000n, sub]);
+    await send(5, evc, EVC, 'enableCollateral', [sub, eWbtc]);
+    await send(5, evc, EVC, 'enableController', [sub, eUsdc]);
+    await pass();
+    const held = async () => (await get(`/positions?address=${sub}`)).data.length;
+    assert.equal(await held(), 1);
+    const mine = `${eUsdc.toLowerCase()}:${sub}`;
+    assert.ok(!(await pendingNow()).includes(mine));
+    // The vault stops valuing WBTC (its LTV 0, still listed): the sub-account holds no position,
+    // and the checkpoint names it; account 1, which holds WBTC and WETH, is not named.
+    await send(0, eUsdc, V(), 'setLTV', [eWbtc, 0, 0]);
+    await pass();
+    assert.equal(await held(), 0);
+    const pending = await pendingNow();
+    assert.ok(pending.includes(mine), pending.join());
+    assert.ok(!pending.includes(`${eUsdc.toLowerCase()}:${users[1]}`));
+    await send(0, eUsdc, V(), 'setLTV', [eWbtc, 7000, 7500]);
+    await pass();
+    assert.equal(await held(), 1);
+    assert.ok(!(await pendingNow()).includes(mine));
+  });
+
   test('behavior: a controller the vault factory did not make is named once and not read; without the factory, one answering what no EVault would', async () => {
     const c = anvil.client(0);
     const EVC = art.TestEVC!.abi;

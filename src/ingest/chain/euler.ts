@@ -231,6 +231,8 @@ export class EulerCache {
   readonly accounts = new AccountReads<EulerAccount>((a) => a.balances.size === 0);
   /** `${vault}:${user}` whose read failed, or whose vault could not be read: read next pass. */
   readonly retry = new Set<string>();
+  /** Per controller vault and collateral vault: the accounts holding a balance of it (setAccount). */
+  private readonly holders = new Map<string, Map<string, Set<string>>>();
 
   clear(): void {
     this.vaults.clear();
@@ -239,8 +241,39 @@ export class EulerCache {
     this.tokens.clear();
     this.accounts.clear();
     this.retry.clear();
+    this.holders.clear();
+  }
+
+  /** An account read at `block` (null: the vault does not control it), its holdings indexed. */
+  setAccount(vault: string, user: string, state: EulerAccount | null, block: number): void {
+    const was = this.accounts.get(vault, user);
+    const byCollateral = this.holders.get(vault) ?? new Map<string, Set<string>>();
+    this.holders.set(vault, byCollateral);
+    for (const c of was?.balances.keys() ?? []) {
+      const users = byCollateral.get(c);
+      if (users?.delete(user) && users.size === 0) byCollateral.delete(c);
+    }
+    for (const c of state?.balances.keys() ?? []) {
+      const users = byCollateral.get(c) ?? new Set<string>();
+      byCollateral.set(c, users.add(user));
+    }
+    if (byCollateral.size === 0) this.holders.delete(vault);
+    this.accounts.set(vault, user, state, block);
+  }
+
+  /** Forgets a vault's accounts. */
+  forgetVault(vault: string): void {
+    this.accounts.forget(vault);
+    this.holders.delete(vault);
+  }
+
+  /** The accounts of `vault` holding a balance of `collateral`. */
+  holdersOf(vault: string, collateral: string): ReadonlySet<string> {
+    return this.holders.get(vault)?.get(collateral) ?? NO_HOLDERS;
   }
 }
+
+const NO_HOLDERS: ReadonlySet<string> = new Set<string>();
 
 /**
  * The calls that value one collateral of a vault in its unit of account (as the pass reads them):
@@ -464,7 +497,7 @@ export async function readEuler(
   const servedBefore = new Set(known.served ?? []);
   const notAVault = (vault: string, why: string) => {
     cache.vaults.set(vault, null);
-    cache.accounts.forget(vault);
+    cache.forgetVault(vault);
     failures.push({ id: vault, error: `vault ${vault}: not read as an Euler vault (${why})` });
   };
   if (factory) {
@@ -686,7 +719,7 @@ export async function readEuler(
     });
     // Kept while the vault controls the account (a controller is released only with no debt):
     // it may deposit collateral or borrow again without a status check naming it.
-    cache.accounts.set(
+    cache.setAccount(
       vault,
       user,
       controlled ? { owedExact: owed.result as bigint, accumulator: h.interestAccumulator, balances } : null,
@@ -708,13 +741,21 @@ export async function readEuler(
   const pendingOf = (vault: string, all: boolean): string[] => {
     const keys = new Set<string>();
     const valued = new Set((states.get(vault)?.collaterals ?? []).map((c) => c.vault));
-    // (Every listed collateral valued: an account without a position is one without a balance.)
-    const scan = all || valued.size < (head.get(vault)?.collaterals.length ?? 0);
-    if (scan) {
-      for (const [user, account] of cache.accounts.of(vault))
-        if (account && (all || ![...account.balances.keys()].some((c) => valued.has(c))))
-          keys.add(`${vault}:${user}`);
-    } else for (const user of cache.accounts.markedIn(vault)) keys.add(`${vault}:${user}`);
+    if (all) {
+      for (const [user, account] of cache.accounts.of(vault)) if (account) keys.add(`${vault}:${user}`);
+    } else {
+      // Without a position: without a balance, or with balances only of collaterals the vault
+      // lists and does not value (their holders, not every account).
+      for (const user of cache.accounts.markedIn(vault)) keys.add(`${vault}:${user}`);
+      for (const c of head.get(vault)?.collaterals ?? []) {
+        if (valued.has(c)) continue;
+        for (const user of cache.holdersOf(vault, c)) {
+          const account = cache.accounts.get(vault, user);
+          if (account && ![...account.balances.keys()].some((b) => valued.has(b)))
+            keys.add(`${vault}:${user}`);
+        }
+      }
+    }
     for (const key of cache.retry) if (key.startsWith(`${vault}:`)) keys.add(key);
     return [...keys];
   };
