@@ -1,4 +1,4 @@
-import { changeRounds } from '../domain/change-feed.ts';
+import { type ChangeRound, changeRounds } from '../domain/change-feed.ts';
 import { must } from '../domain/must.ts';
 import { type PositionColumns, PositionColumnsBuilder } from '../domain/position-columns.ts';
 import type {
@@ -256,17 +256,24 @@ function applyMarketChanges(model: ReadModel, changes: readonly StoredMarketChan
 }
 
 /**
- * The markets of a round of market changes that the model does not hold: added to the dataset
- * since the model was loaded (their records as the dataset states them, which their positions'
- * amounts are stated at, read from the store; a change's record may be a later one).
+ * The markets a round names (its market changes and its positions') that the model does not
+ * hold: added to the dataset since the model was loaded, their records as the dataset states
+ * them (which their positions' amounts are stated at), read from the store. (A market's change
+ * row holds its last change only: a round may hold an added market's positions and not the
+ * market, moved on to a later round.) Keys the dataset does not hold are not markets of it.
  */
 async function marketsAdded(
   store: MarketDataSource,
   model: ReadModel,
-  changes: readonly StoredMarketChange[],
+  round: Pick<ChangeRound, 'markets' | 'positions'>,
 ): Promise<MarketRecord[]> {
-  const unknown = changes.filter((c) => model.catalog.ordOf(c.record.uniqueKey) === undefined);
-  return unknown.length === 0 ? [] : store.loadMarkets(unknown.map((c) => c.record.uniqueKey));
+  const unknown = new Set<string>();
+  const note = (key: string) => {
+    if (model.catalog.ordOf(key) === undefined) unknown.add(key);
+  };
+  for (const c of round.markets) note(c.record.uniqueKey);
+  for (const p of round.positions) note(p.marketKey);
+  return unknown.size === 0 ? [] : store.loadMarkets([...unknown]);
 }
 
 /**
@@ -303,7 +310,7 @@ export async function catchUpChanges(
 ): Promise<number> {
   let applied = 0;
   for await (const round of changeRounds(store, model.changeSeq, upTo)) {
-    const added = await marketsAdded(store, model, round.markets);
+    const added = await marketsAdded(store, model, round);
     if (added.length > 0 && model.catalog.addMarkets(added).length > 0) model.risk.marketsAdded();
     const n =
       applyMarketChanges(model, round.markets) +

@@ -1,3 +1,4 @@
+import type { Catalog } from '../data/catalog.ts';
 import type { ReadModel } from '../data/read-model.ts';
 import type { Protocol } from '../domain/enums.ts';
 import { available } from '../domain/metrics.ts';
@@ -330,19 +331,21 @@ export function stressTest(model: ReadModel, p: StressParams): Found<StressView>
   };
 }
 
-/** Symbols any market of the catalog holds, upper-case, memoized per catalog. */
-const symbolsOf = new WeakMap<object, Set<string>>();
+/** Symbols any market of the catalog holds, upper-case, memoized per catalog (until markets are added). */
+const symbolsOf = new WeakMap<Catalog, { generation: number; symbols: Set<string> }>();
 
 function checkShockedAssets(model: ReadModel, shocks: readonly Shock[]): void {
-  let symbols = symbolsOf.get(model.catalog);
-  if (!symbols) {
-    symbols = new Set(['ETH', 'BTC']);
+  let kept = symbolsOf.get(model.catalog);
+  if (kept?.generation !== model.catalog.generation) {
+    const symbols = new Set(['ETH', 'BTC']);
     for (const m of model.catalog.views()) {
       symbols.add(m.collateral.toUpperCase());
       symbols.add(m.loan.toUpperCase());
     }
-    symbolsOf.set(model.catalog, symbols);
+    kept = { generation: model.catalog.generation, symbols };
+    symbolsOf.set(model.catalog, kept);
   }
+  const { symbols } = kept;
   const unknown = shocks.filter((s) => !symbols.has(s.asset.toUpperCase())).map((s) => s.asset);
   if (unknown.length > 0) {
     throw QueryError.invalid('shocks', `names assets no market holds: ${unknown.slice(0, 5).join(', ')}`);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { catchUpChanges, loadReadModel, type ReadModel } from '../../src/data/read-model.ts';
+import { stressTest } from '../../src/queries/stress.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { makeMarket, makePosition, makeVault, tempDir } from '../helpers.ts';
 
@@ -155,6 +156,8 @@ describe('read model following the change feed', () => {
     const model = (await loadReadModel(store, 0))!;
     const before = served(model);
     assert.deepEqual(before.searched, []);
+    // (A stress test names the catalog's tokens: WBTC is none yet.)
+    assert.throws(() => stressTest(model, { shocks: [{ asset: 'WBTC', change: -0.3 }], limit: 10 }));
 
     // The pool lists WBTC (a new pair, largest by supply), Alice borrows against it too: her
     // account's health is now of both pairs. A new Morpho market and a vault of it appear.
@@ -210,5 +213,30 @@ describe('read model following the change feed', () => {
     for (const p of alice) assert.equal(p.healthFactor, Number(hfNow.toPrecision(8)));
     assert.ok(now.positions.some((p) => p.market.uniqueKey === newMorpho.uniqueKey));
     assert.deepEqual(served((await loadReadModel(store, 0))!), now);
+    // A stress test may shock the tokens of a market added (WBTC here: no market held it before).
+    const shocked = stressTest(model, { shocks: [{ asset: 'WBTC', change: -0.3 }], limit: 10 });
+    assert.equal(shocked.items[0]!.totals.markets, 1);
+
+    // A market added, its positions with it, then changed again: its change row moves on past
+    // them. A follower whose round stops before it (it read the dataset's sequence number before
+    // the later change) meets the positions first, and adds the market for them.
+    const another = makeMarket({ supply: 300_000, borrow: 100_000 });
+    const at = (await store.datasetInfo())!;
+    const added = (await store.applyChanges(
+      'sources',
+      {
+        added: { markets: [another], vaults: [] },
+        markets: [],
+        positions: [makePosition(another, { collateralUsd: 2_000, borrowUsd: 1_700 })],
+        vaults: [],
+        refreshedAt: at.refreshedAt + 1_000,
+      },
+      at,
+    ))!;
+    const moved = await store.applyMarketChanges('sources', [{ ...another, borrowApy: 0.2 }]);
+    await catchUpChanges(store, model, added);
+    assert.ok(served(model).positions.some((p) => p.market.uniqueKey === another.uniqueKey));
+    await catchUpChanges(store, model, moved);
+    assert.deepEqual(served(model), served((await loadReadModel(store, 0))!));
   });
 });
