@@ -43,6 +43,7 @@ let vaultResolver: `0x${string}`;
 let positionsResolver: `0x${string}`;
 let ethVault: `0x${string}`;
 let btcVault: `0x${string}`;
+let smartVault: `0x${string}`;
 let ethUsd: `0x${string}`;
 let usdcUsd: `0x${string}`;
 const users: `0x${string}`[] = [];
@@ -106,8 +107,8 @@ before(async () => {
   // Vault 1: ETH (the native placeholder) / USDC; vault 2: WBTC / USDC; vault 3 has a DEX as collateral.
   ethVault = await deploy(c, art.TestFluidVault!, [factory, NATIVE, usdc, 1n, 10_000n, users[6]]);
   btcVault = await deploy(c, art.TestFluidVault!, [factory, wbtc, usdc, 2n, 10_000n, users[6]]);
-  const smart = await deploy(c, art.TestFluidVault!, [factory, wbtc, usdc, 3n, 20_000n, users[6]]);
-  for (const v of [ethVault, btcVault, smart])
+  smartVault = await deploy(c, art.TestFluidVault!, [factory, wbtc, usdc, 3n, 20_000n, users[6]]);
+  for (const v of [ethVault, btcVault, smartVault])
     await send(0, vaultResolver, art.TestFluidVaultResolver!.abi, 'addVault', [v]);
   await send(0, ethVault, V(), 'setPrice', [ethPrice(3000n)]);
   await send(0, btcVault, V(), 'setPrice', [BTC_PRICE]);
@@ -119,6 +120,9 @@ before(async () => {
   nftA = await open(1, ethVault, 10n * WAD, 20_000n * USDC);
   nftB = await open(1, ethVault, WAD, 2_500n * USDC);
   nftC = await open(2, btcVault, 50_000_000n, 20_000n * USDC);
+  // User 2 holds a position in the DEX vault too (not read: T2–T4).
+  await send(0, smartVault, V(), 'setPrice', [BTC_PRICE]);
+  await open(2, smartVault, 10_000_000n, 1_000n * USDC);
 });
 
 after(async () => {
@@ -288,8 +292,10 @@ describe('Fluid on a local chain', () => {
     const restarted = chainSources(parseSources(sourcesJson(), 'test'));
     await pass(restarted);
     // ...so a new process lists its owners' positions through the vault resolver: the three
-    // held, read at once
+    // held, read at once (user 2's in the DEX vault not: not read, not kept to read)
     assert.equal(restarted[0]!.lastRun()!.positionsRead, 3);
+    const after = (await suite.store.listSources()).find((x) => x.id === 'chain:31337')!.cursor!;
+    assert.deepEqual(JSON.parse(after).fluidHeld, []);
     const before = await positionsOf(users[2]!);
     // User 2 borrows 5,000 more, then the block is orphaned.
     const receipt = await send(2, btcVault, V(), 'operate', [nftC, 0n, 5_000n * USDC, users[2]]);
@@ -302,6 +308,50 @@ describe('Fluid on a local chain', () => {
     });
     await pass(restarted);
     assert.deepEqual(await positionsOf(users[2]!), before);
+  });
+
+  test('behavior: a position moved while no process ran is found by its transfer, its new owner served', async () => {
+    const F = art.TestFluidFactory!.abi;
+    const inEth = async (user: string) =>
+      (await positionsOf(user)).filter((p) => p.market.uniqueKey === keyOf(ethVault));
+    await pass();
+    const before = await inEth(users[4]!);
+    assert.equal(before.length, 1);
+    // User 4 hands position B to user 5; a new process starts after.
+    await send(4, factory, F, 'transferFrom', [users[4], users[5], nftB]);
+    const fresh = chainSources(parseSources(sourcesJson(), 'test'));
+    await pass(fresh);
+    assert.deepEqual(await inEth(users[4]!), []);
+    const [moved] = await inEth(users[5]!);
+    assert.ok(Math.abs(moved!.state.borrowAssetsUsd / before[0]!.state.borrowAssetsUsd - 1) < 1e-6);
+    // (and back, for the tests after)
+    await send(5, factory, F, 'transferFrom', [users[5], users[4], nftB]);
+    await pass(fresh);
+    assert.equal((await inEth(users[4]!)).length, 1);
+    assert.deepEqual(await inEth(users[5]!), []);
+  });
+
+  test('behavior: a position opened while its vault keeps its last records (its price gone) is named in the checkpoint, and read by a new process', async () => {
+    // A process whose file has no USDC feed: both vaults lose their loan's price and keep their
+    // last records; user 6 opens a position meanwhile.
+    const json = sourcesJson();
+    json.chains[0]!.chainlink = json.chains[0]!.chainlink.filter((f) => f.pair !== 'USDC/USD');
+    const unpriced = chainSources(parseSources(json, 'test'));
+    const id = await open(6, btcVault, 1_000_000n, 100n * USDC);
+    const { out } = await passAtHead(anvil, unpriced, suite.store, clock, suite.service);
+    assert.equal(out.runs[0]!.ok, true);
+    assert.deepEqual(await positionsOf(users[6]!), []);
+    const cursor = (await suite.store.listSources()).find((x) => x.id === 'chain:31337')!.cursor!;
+    assert.ok(JSON.parse(cursor).fluidHeld.includes(`${btcVault.toLowerCase()}:${id}`));
+    // A new process with the whole file: the position is read, and served.
+    const priced = chainSources(parseSources(sourcesJson(), 'test'));
+    await pass(priced);
+    const [p6] = await positionsOf(users[6]!);
+    assert.ok(Math.abs(p6!.state.borrowAssetsUsd - 100) < 0.01);
+    // (closed, for the tests after)
+    await send(6, btcVault, V(), 'operate', [id, -1_000_000n, -100n * USDC, users[6]]);
+    await pass(priced);
+    assert.deepEqual(await positionsOf(users[6]!), []);
   });
 
   test('behavior: a position of orphaned blocks whose id another vault takes is none of its vault; the others are read', async () => {

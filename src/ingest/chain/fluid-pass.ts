@@ -122,8 +122,9 @@ function fluidPass(
   const truncated = new Set(fluid.warm ? [] : saved.fluidTruncated);
   const logged = resumes ? saved.fluidVaults.filter((v) => !truncated.has(v)) : [];
   let fluidRead: Awaited<ReturnType<typeof readFluid>> | null = null;
-  // The vaults served priced this pass, by market key: their positions are in the store.
-  const servedVaults = new Map<string, PricedMarketRecord>();
+  // The vaults whose positions this pass hands from what it read (by market key, priced): their
+  // positions are in the store once it is written (not those of a vault kept as it was).
+  const built = new Set<string>();
   return {
     logAddresses: logged.length > 0 ? [...logged, ...saved.fluidFactories] : [],
 
@@ -137,7 +138,8 @@ function fluidPass(
           start: async (factory, vault) => {
             const floor =
               fluidConf.fromBlock !== null ? BigInt(fluidConf.fromBlock) : await ctx.deployedAt(factory);
-            if (vault === null) return floor;
+            // (A vault the checkpoint could not hold every position of: its whole history.)
+            if (vault === null || truncated.has(vault)) return floor;
             // (Not before the file's block or the factory: a node without old state answers 0.)
             const deployed = await ctx.deployedAt(vault);
             return deployed > floor ? deployed : floor;
@@ -177,7 +179,7 @@ function fluidPass(
     // threshold or token decimals, a process's first pass).
     async assemble(out: Assembly) {
       const { usdOf, noPriceHint, feedSymbolOf } = out.prices;
-      const fluidMarkets = servedVaults;
+      const fluidMarkets = new Map<string, PricedMarketRecord>();
       const fluidUnpriced = new Map<string, MarketRecord>();
       const handing = new Map<string, { ratio: number; shape: string }>();
       for (const v of fluidRead?.vaults ?? []) {
@@ -223,6 +225,7 @@ function fluidPass(
           if (isPriced(m)) fluidMarkets.set(m.uniqueKey, m);
           else fluidUnpriced.set(m.uniqueKey, m);
         const market = records.markets[0];
+        if (market && isPriced(market)) built.add(key);
         if (ratio !== null && market && isPriced(market))
           handing.set(v.vault, inPart && was ? was : { ratio, shape });
         if (owners) {
@@ -302,13 +305,12 @@ function fluidPass(
     },
 
     checkpoint() {
-      // The positions held that the store does not (of vaults not served priced, or to read
-      // again), at most MAX_PENDING in the checkpoint: the vaults of those left out are read from
+      // The positions held that the store does not (of vaults not handed from this pass's reads,
+      // priced, or to read again), at most MAX_PENDING in the checkpoint: the vaults of those left out are read from
       // their start by a new process (their logs name their positions again). A new process
       // finds the others from their owners, the store's positions.
       const held = (fluidRead?.held ?? []).filter(
-        (key) =>
-          fluid.retry.has(key) || !servedVaults.has(fluidKey(chainId, key.slice(0, key.lastIndexOf(':')))),
+        (key) => fluid.retry.has(key) || !built.has(fluidKey(chainId, key.slice(0, key.lastIndexOf(':')))),
       );
       const fluidTruncated = [
         ...new Set(held.slice(MAX_PENDING).map((key) => key.slice(0, key.lastIndexOf(':')))),

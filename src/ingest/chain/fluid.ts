@@ -532,6 +532,8 @@ export async function readFluid(
   const served = new Set(t1.map(({ vault }) => vault));
   const touched = new Map<string, Set<string>>();
   const touch = (vault: string, nftId: string) => {
+    // (A vault with a DEX on a side is not read: its positions are not held.)
+    if (cache.smart.has(vault)) return;
     if (!served.has(vault)) {
       if (listed ? listedSet.has(vault) : loggedBefore.has(vault)) cache.retry.add(`${vault}:${nftId}`);
       return;
@@ -542,8 +544,9 @@ export async function readFluid(
   };
   const liquidated: Omit<FluidLiquidationRead, 'timestamp'>[] = [];
   const wholeVault = new Set<string>();
+  const transferred = new Set<string>();
   // One range of logs at a time (a first sync walks millions of them): what they name is kept,
-  // not the logs. (In the order read: a Transfer of a position follows its vault's LogOperate.)
+  // not the logs.
   const take = (logs: readonly Log[]) => {
     for (const log of logs) {
       const address = log.address.toLowerCase();
@@ -572,8 +575,12 @@ export async function readFluid(
           wholeVault.add(address);
           break;
         case 'Transfer': {
+          if (!factorySet.has(address)) break;
           const vault = cache.vaultOf.get(String(args.id));
-          if (vault && factorySet.has(address)) touch(vault, String(args.id));
+          if (vault) touch(vault, String(args.id));
+          // (A position this process holds no vault of: one moved while it was stopped, a
+          // mint whose LogOperate follows, another vault's: looked up after the logs.)
+          else transferred.add(String(args.id));
           break;
         }
       }
@@ -597,11 +604,15 @@ export async function readFluid(
     );
   }
   // Never-read vaults, grouped by their start (on a chain read from its start: one factory, one
-  // start, on a real chain; a vault found later, from its deployment: its own short walk).
+  // start, on a real chain; a vault found later, from its deployment: its own short walk; one
+  // whose owners' positions could not be listed, from the start).
   const byStart = new Map<bigint, string[]>();
   const starts = await Promise.all(
     fresh.map(({ vault, d }) =>
-      range.start(d.constantVariables.factory.toLowerCase(), range.resume === null ? null : vault),
+      range.start(
+        d.constantVariables.factory.toLowerCase(),
+        range.resume === null || ownedIds.unlisted.has(vault) ? null : vault,
+      ),
     ),
   );
   fresh.forEach(({ vault }, i) => {
@@ -622,7 +633,10 @@ export async function readFluid(
         (logs) => take(logs as unknown as Log[]),
       );
 
-  for (const p of [...known.positions, ...ownedIds.positions])
+  // Positions moved whose vault the logs did not tell: their vaults, by the vault resolver.
+  const unplaced = [...transferred].filter((id) => !cache.vaultOf.has(id));
+  const placed = await vaultsOfIds(unplaced, resolver, multicall);
+  for (const p of [...known.positions, ...ownedIds.positions, ...placed])
     if (!cache.positions.has(p.vault, p.nftId)) touch(p.vault.toLowerCase(), p.nftId);
   for (const key of [...cache.retry]) {
     const split = key.lastIndexOf(':');
@@ -814,20 +828,38 @@ async function ownersPositions(
     if (r.status === 'success') for (const id of r.result as readonly bigint[]) ids.push({ id, owner });
     else refused(owner);
   });
+  const placed = await vaultsOfIds(
+    ids.map(({ id }) => String(id)),
+    resolver,
+    multicall,
+  );
+  const found = new Set(placed.map((p) => p.nftId));
+  for (const { id, owner } of ids) if (!found.has(String(id))) refused(owner);
+  return { positions: placed, unlisted };
+}
+
+/** Each position's vault (`vaultByNftId`); one refused is left out. */
+async function vaultsOfIds(
+  ids: readonly string[],
+  resolver: `0x${string}`,
+  multicall: (
+    contracts: readonly unknown[],
+    perRequest?: number,
+  ) => Promise<{ status: 'success' | 'failure'; result?: unknown }[]>,
+): Promise<{ vault: string; nftId: string }[]> {
   const vaults = await multicall(
-    ids.map(({ id }) => ({
+    ids.map((id) => ({
       address: resolver,
       abi: VAULT_RESOLVER_ABI,
       functionName: 'vaultByNftId',
-      args: [id],
+      args: [BigInt(id)],
     })),
     OWNER_CALLS_PER_REQUEST,
   );
-  const positions: { vault: string; nftId: string }[] = [];
-  ids.forEach(({ id, owner }, k) => {
+  const out: { vault: string; nftId: string }[] = [];
+  ids.forEach((id, k) => {
     const r = must(vaults[k], 'vault answer');
-    if (r.status === 'success') positions.push({ vault: String(r.result).toLowerCase(), nftId: String(id) });
-    else refused(owner);
+    if (r.status === 'success') out.push({ vault: String(r.result).toLowerCase(), nftId: id });
   });
-  return { positions, unlisted };
+  return out;
 }
