@@ -304,8 +304,8 @@ try {
   const eulerBorrowers = borrowers.slice(0, E);
   const router = await deploy(c, art.TestEulerOracle!, []);
   // A price update: the file's ETH/USD feed, which the comet and the Aave pool's oracle read, and
-  // the Euler router's WETH rate with it (a router on the same feed, as on mainnet).
-  // (One block: both transactions mined together.)
+  // the Euler router's WETH rate and the Fluid vault's oracle price with it (oracles on the same
+  // feed). (One block: the transactions mined together.)
   const setEth = async (price: number) => {
     const feed = {
       abi: art.TestAggregator!.abi,
@@ -319,7 +319,14 @@ try {
       address: router,
       args: [weth, USD, BigInt(price) * WAD],
     };
-    await batched(E > 0 ? [rate, feed] : [feed], (x) => ({
+    // (The Fluid vault's oracle on the same feed: debt per collateral × 1e27, USDC has 6 decimals.)
+    const fluidPrice = {
+      abi: art.TestFluidVault!.abi,
+      fn: 'setPrice',
+      address: fluidVault,
+      args: [BigInt(price) * 10n ** 6n * 10n ** 9n],
+    };
+    await batched([...(E > 0 ? [rate] : []), ...(F > 0 ? [fluidPrice] : []), feed], (x) => ({
       from: owner,
       address: x.address,
       abi: x.abi,
