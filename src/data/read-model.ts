@@ -301,7 +301,8 @@ function applyVaultChanges(
  * round's markets the model does not hold, read before the step), markets changed (a position's
  * amounts are stated at its market's dataset prices and borrow index, which no market change
  * moves), vaults, then positions; the model's sequence number moves past the round once all of
- * it is applied. Returns the changes applied.
+ * it is applied; a round read after the dataset was written whole is not. Returns the changes
+ * applied.
  */
 export async function catchUpChanges(
   store: MarketDataSource,
@@ -311,6 +312,9 @@ export async function catchUpChanges(
   let applied = 0;
   for await (const round of changeRounds(store, model.changeSeq, upTo)) {
     const added = await marketsAdded(store, model, round);
+    // A dataset written whole since the poll read the version: the round may be the new one's
+    // (a replacement starts the feed again). Nothing is applied; the next poll loads it.
+    if ((await store.datasetInfo())?.version !== model.dataset.version) break;
     if (added.length > 0 && model.catalog.addMarkets(added).length > 0) model.risk.marketsAdded();
     const n =
       applyMarketChanges(model, round.markets) +

@@ -239,4 +239,38 @@ describe('read model following the change feed', () => {
     await catchUpChanges(store, model, moved);
     assert.deepEqual(served(model), served((await loadReadModel(store, 0))!));
   });
+
+  test('behavior: a round read after the dataset was written whole is not applied (the next poll loads the new one)', async () => {
+    const store = new SqliteStore(join(dir, 'replaced.db'));
+    await store.migrate();
+    stores.push(store);
+    const m = makeMarket();
+    const p = makePosition(m);
+    await store.replaceDataset({
+      kind: 'live',
+      profile: 'test',
+      seed: null,
+      markets: [m],
+      positions: [p],
+      positionCount: 1,
+    });
+    const model = (await loadReadModel(store, 0))!;
+    const { changeSeq } = await store.applyPositionChanges('sources', [{ ...p, borrowUsd: 9_000 }]);
+    // The version as read after the round: another dataset's.
+    const replaced = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'datasetInfo')
+          return async () => {
+            const info = (await target.datasetInfo())!;
+            return { ...info, version: info.version + 1 };
+          };
+        const value = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    assert.equal(await catchUpChanges(replaced, model, changeSeq), 0);
+    assert.equal(model.changeSeq, 0);
+    assert.equal(await catchUpChanges(store, model, changeSeq), 1);
+    assert.equal(model.changeSeq, changeSeq);
+  });
 });
