@@ -53,16 +53,19 @@ interface FluidCheckpoint {
   fluidTruncated: string[];
   fluidFactories: string[];
   fluidHeld: string[];
+  /** Positions moved whose vault could not be looked up (ids): looked up by a new process. */
+  fluidUnplaced: string[];
 }
 
 function readFluidCheckpoint(c: Checkpoint): FluidCheckpoint {
-  const { fluid, fluidVaults, fluidTruncated, fluidFactories, fluidHeld } = c.parts;
+  const { fluid, fluidVaults, fluidTruncated, fluidFactories, fluidHeld, fluidUnplaced } = c.parts;
   return {
     fluid: typeof fluid === 'string' ? fluid : null,
     fluidVaults: strings(fluidVaults),
     fluidTruncated: strings(fluidTruncated),
     fluidFactories: strings(fluidFactories),
     fluidHeld: strings(fluidHeld),
+    fluidUnplaced: strings(fluidUnplaced),
   };
 }
 
@@ -131,6 +134,7 @@ function fluidPass(
     async read(shared) {
       const fluidConf = chain.fluid;
       if (!fluidConf) return;
+      if (resumes && !fluid.warm) for (const id of saved.fluidUnplaced) fluid.unplaced.add(id);
       fluidRead = await readFluid(
         rpc,
         fluidConf,
@@ -327,6 +331,7 @@ function fluidPass(
         fluidTruncated,
         fluidFactories: fluidRead?.factories ?? [],
         fluidHeld: held.slice(0, MAX_PENDING),
+        fluidUnplaced: [...fluid.unplaced].slice(0, MAX_PENDING),
       } satisfies FluidCheckpoint;
     },
 

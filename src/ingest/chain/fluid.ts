@@ -193,6 +193,8 @@ export class FluidCache {
   readonly vaultOf = new Map<string, string>();
   /** Positions whose read failed: read again next pass. */
   readonly retry = new Set<string>();
+  /** Positions moved (a factory Transfer) whose vault the vault resolver refused: looked up again. */
+  readonly unplaced = new Set<string>();
 
   clear(): void {
     this.listed = [];
@@ -206,6 +208,7 @@ export class FluidCache {
     this.#held = null;
     this.vaultOf.clear();
     this.retry.clear();
+    this.unplaced.clear();
   }
 
   /** A position read at `block` (null: it holds nothing), its owner's entry moved with it. */
@@ -533,7 +536,10 @@ export async function readFluid(
   const touched = new Map<string, Set<string>>();
   const touch = (vault: string, nftId: string) => {
     // (A vault with a DEX on a side is not read: its positions are not held.)
-    if (cache.smart.has(vault)) return;
+    if (cache.smart.has(vault)) {
+      cache.retry.delete(`${vault}:${nftId}`);
+      return;
+    }
     if (!served.has(vault)) {
       if (listed ? listedSet.has(vault) : loggedBefore.has(vault)) cache.retry.add(`${vault}:${nftId}`);
       return;
@@ -575,7 +581,8 @@ export async function readFluid(
           wholeVault.add(address);
           break;
         case 'Transfer': {
-          if (!factorySet.has(address)) break;
+          // (A mint: its vault's LogOperate names it, if it is a vault read.)
+          if (!factorySet.has(address) || BigInt(String(args.from)) === 0n) break;
           const vault = cache.vaultOf.get(String(args.id));
           if (vault) touch(vault, String(args.id));
           // (A position this process holds no vault of: one moved while it was stopped, a
@@ -633,9 +640,20 @@ export async function readFluid(
         (logs) => take(logs as unknown as Log[]),
       );
 
-  // Positions moved whose vault the logs did not tell: their vaults, by the vault resolver.
-  const unplaced = [...transferred].filter((id) => !cache.vaultOf.has(id));
+  // Positions moved whose vault the logs did not tell: their vaults, by the vault resolver (one
+  // refused is looked up again next pass).
+  const unplaced = [...new Set([...transferred, ...cache.unplaced])].filter((id) => !cache.vaultOf.has(id));
   const placed = await vaultsOfIds(unplaced, resolver, multicall);
+  const wasPlaced = new Set(placed.map((p) => p.nftId));
+  cache.unplaced.clear();
+  for (const id of unplaced)
+    if (!wasPlaced.has(id)) {
+      cache.unplaced.add(id);
+      failures.push({
+        id: `transfer:${id}`,
+        error: `position ${id} changed owner, and the vault resolver does not say its vault: looked up again next pass`,
+      });
+    }
   for (const p of [...known.positions, ...ownedIds.positions, ...placed])
     if (!cache.positions.has(p.vault, p.nftId)) touch(p.vault.toLowerCase(), p.nftId);
   for (const key of [...cache.retry]) {
