@@ -102,6 +102,7 @@ describe('chain source checkpoint', () => {
         fluidTruncated: [],
         fluidFactories: [],
         fluidHeld: [],
+        fluidUnplaced: [],
       }),
     );
     assert.deepEqual(out.items, []);
