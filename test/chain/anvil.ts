@@ -11,7 +11,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { after, before } from 'node:test';
-import { type Abi, createTestClient, defineChain, type Hex, http, publicActions, walletActions } from 'viem';
+import {
+  type Abi,
+  createTestClient,
+  custom,
+  defineChain,
+  type Hex,
+  http,
+  publicActions,
+  walletActions,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import type { ChainSource } from '../../src/ingest/chain/source.ts';
@@ -280,6 +289,25 @@ export function localSources(
  * second after the head's time, the pass, then the service reloaded. Resolves to the block read,
  * the pass, and the items it named as failed.
  */
+/**
+ * Chain sources of `sourcesJson` (a new process) over anvil whose `eth_getLogs` are noted:
+ * `logsFrom` gets each one's first block.
+ */
+export function logSpiedSources(anvil: Pick<Anvil, 'client'>, sourcesJson: unknown) {
+  const logsFrom: bigint[] = [];
+  const sources = chainSources(parseSources(sourcesJson, 'test'), {
+    transport: () =>
+      custom({
+        async request({ method, params }) {
+          if (method === 'eth_getLogs')
+            logsFrom.push(BigInt((params as [{ fromBlock: string }])[0].fromBlock));
+          return anvil.client().request({ method, params } as never);
+        },
+      }),
+  });
+  return { sources, logsFrom };
+}
+
 export async function passAtHead(
   anvil: Pick<Anvil, 'client'>,
   sources: readonly Source[],

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Abi, custom } from 'viem';
+import type { Abi } from 'viem';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import type { ChainSource } from '../../src/ingest/chain/source.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
@@ -20,6 +20,7 @@ import {
   compileContracts,
   deploy,
   liveChainSuite,
+  logSpiedSources,
   mineOnceStateAged,
   passAtHead,
   readAt,
@@ -451,17 +452,9 @@ describe('Fluid on a local chain', () => {
     // (The resolver's list is read with the state: read once it is old enough.) A vault found
     // later has its logs read from its deployment, not from the factory's.
     await mineOnceStateAged(anvil);
-    const logsFrom: bigint[] = [];
-    suite.sources = chainSources(parseSources(sourcesJson(), 'test'), {
-      transport: () =>
-        custom({
-          async request({ method, params }) {
-            if (method === 'eth_getLogs')
-              logsFrom.push(BigInt((params as [{ fromBlock: string }])[0].fromBlock));
-            return anvil.client().request({ method, params } as never);
-          },
-        }),
-    });
+    const spied = logSpiedSources(anvil, sourcesJson());
+    const { logsFrom } = spied;
+    suite.sources = spied.sources;
     const { block, out, failed } = await passAtHead(anvil, suite.sources, suite.store, clock, suite.service);
     assert.ok(logsFrom.length > 0 && logsFrom.every((b) => b > beforeDeploy), logsFrom.join());
     assert.equal(out.runs[0]!.ok, true);

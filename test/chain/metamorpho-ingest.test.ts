@@ -7,17 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Abi, custom } from 'viem';
-import { chainSources } from '../../src/ingest/chain/index.ts';
+import type { Abi } from 'viem';
 import { MetaMorphoCache, readMetaMorpho } from '../../src/ingest/chain/metamorpho.ts';
 import { createChainRpc } from '../../src/ingest/chain/rpc.ts';
-import { parseSources } from '../../src/ingest/sources-file.ts';
 import {
   type Anvil,
   type Artifact,
   compileContracts,
   deploy,
   liveChainSuite,
+  logSpiedSources,
   mineOnceStateAged,
   readAt,
   sendTx,
@@ -288,17 +287,7 @@ describe('MetaMorpho vaults on a local chain', () => {
     const before = (await get(`/vaults/31337/${vault}`)).data;
     const head = await anvil.client().getBlockNumber();
     await anvil.client().mine({ blocks: 1 });
-    const logsFrom: bigint[] = [];
-    const fresh = chainSources(parseSources(sourcesJson(), 'test'), {
-      transport: () =>
-        custom({
-          async request({ method, params }) {
-            if (method === 'eth_getLogs')
-              logsFrom.push(BigInt((params as [{ fromBlock: string }])[0].fromBlock));
-            return anvil.client().request({ method, params } as never);
-          },
-        }),
-    });
+    const { sources: fresh, logsFrom } = logSpiedSources(anvil, sourcesJson());
     await suite.pass(fresh);
     assert.ok(logsFrom.length > 0 && logsFrom.every((b) => b > head), logsFrom.join());
     const after = (await get(`/vaults/31337/${vault}`)).data;
