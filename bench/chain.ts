@@ -50,6 +50,9 @@ import { providerSync } from './provider-sync.ts';
 /** Passes of logs the first sync behind the stand-in provider takes (its `syncBlocks`). */
 const SYNC_PASSES = 6;
 
+/** Calls of the bare baseline read sent together, at most. */
+const BASELINE_GROUP = 10_000;
+
 const { values } = parseArgs({
   options: {
     positions: { type: 'string', default: '2000' },
@@ -513,68 +516,73 @@ try {
   );
   // Baseline: the same position and account reads, bare.
   const accounts = [owner, ...borrowers];
+  const bare = [
+    ...accounts.map(
+      (a) => ({ address: morpho, abi: blueAbi, functionName: 'position', args: [marketId, a] }) as const,
+    ),
+    ...cometBorrowers.flatMap((b) => [
+      { address: comet, abi: C, functionName: 'userBasic', args: [b] } as const,
+      { address: comet, abi: C, functionName: 'collateralBalanceOf', args: [b, weth] } as const,
+    ]),
+    ...eulerBorrowers.flatMap((b) => [
+      { address: eUsdc, abi: V, functionName: 'debtOfExact', args: [b] } as const,
+      { address: evc, abi: EVC, functionName: 'getCollaterals', args: [b] } as const,
+      { address: evc, abi: EVC, functionName: 'getControllers', args: [b] } as const,
+      { address: eWeth, abi: V, functionName: 'balanceOf', args: [b] } as const,
+    ]),
+    ...(aave
+      ? aaveBorrowers.flatMap((b) => [
+          {
+            address: aave.pool,
+            abi: aave.poolAbi,
+            functionName: 'getUserConfiguration',
+            args: [b],
+          } as const,
+          { address: aave.pool, abi: aave.poolAbi, functionName: 'getUserEMode', args: [b] } as const,
+          {
+            address: aave.reserves.WETH.aToken,
+            abi: aave.aTokenAbi,
+            functionName: 'scaledBalanceOf',
+            args: [b],
+          } as const,
+          {
+            address: aave.reserves.USDC.variableDebt,
+            abi: aave.variableDebtAbi,
+            functionName: 'scaledBalanceOf',
+            args: [b],
+          } as const,
+          {
+            address: aave.reserves.USDC.stableDebt,
+            abi: aave.stableDebtAbi,
+            functionName: 'balanceOf',
+            args: [b],
+          } as const,
+        ])
+      : []),
+    // Fluid: the positions resolver, NFTS_PER_CALL positions per call (as the source asks).
+    ...Array.from({ length: Math.ceil(F / NFTS_PER_CALL) }, (_, i) => ({
+      address: positionsResolver,
+      abi: art.TestFluidPositionsResolver!.abi,
+      functionName: 'getVaultPositionsForNftIds',
+      args: [
+        Array.from({ length: Math.min(NFTS_PER_CALL, F - i * NFTS_PER_CALL) }, (_, j) =>
+          BigInt(i * NFTS_PER_CALL + j + 1),
+        ),
+        fluidVault,
+      ],
+    })),
+  ];
   t = performance.now();
-  await c.multicall({
-    contracts: [
-      ...accounts.map(
-        (a) => ({ address: morpho, abi: blueAbi, functionName: 'position', args: [marketId, a] }) as const,
-      ),
-      ...cometBorrowers.flatMap((b) => [
-        { address: comet, abi: C, functionName: 'userBasic', args: [b] } as const,
-        { address: comet, abi: C, functionName: 'collateralBalanceOf', args: [b, weth] } as const,
-      ]),
-      ...eulerBorrowers.flatMap((b) => [
-        { address: eUsdc, abi: V, functionName: 'debtOfExact', args: [b] } as const,
-        { address: evc, abi: EVC, functionName: 'getCollaterals', args: [b] } as const,
-        { address: evc, abi: EVC, functionName: 'getControllers', args: [b] } as const,
-        { address: eWeth, abi: V, functionName: 'balanceOf', args: [b] } as const,
-      ]),
-      ...(aave
-        ? aaveBorrowers.flatMap((b) => [
-            {
-              address: aave.pool,
-              abi: aave.poolAbi,
-              functionName: 'getUserConfiguration',
-              args: [b],
-            } as const,
-            { address: aave.pool, abi: aave.poolAbi, functionName: 'getUserEMode', args: [b] } as const,
-            {
-              address: aave.reserves.WETH.aToken,
-              abi: aave.aTokenAbi,
-              functionName: 'scaledBalanceOf',
-              args: [b],
-            } as const,
-            {
-              address: aave.reserves.USDC.variableDebt,
-              abi: aave.variableDebtAbi,
-              functionName: 'scaledBalanceOf',
-              args: [b],
-            } as const,
-            {
-              address: aave.reserves.USDC.stableDebt,
-              abi: aave.stableDebtAbi,
-              functionName: 'balanceOf',
-              args: [b],
-            } as const,
-          ])
-        : []),
-      // Fluid: the positions resolver, NFTS_PER_CALL positions per call (as the source asks).
-      ...Array.from({ length: Math.ceil(F / NFTS_PER_CALL) }, (_, i) => ({
-        address: positionsResolver,
-        abi: art.TestFluidPositionsResolver!.abi,
-        functionName: 'getVaultPositionsForNftIds',
-        args: [
-          Array.from({ length: Math.min(NFTS_PER_CALL, F - i * NFTS_PER_CALL) }, (_, j) =>
-            BigInt(i * NFTS_PER_CALL + j + 1),
-          ),
-          fluidVault,
-        ],
-      })),
-    ],
-    deployless: true,
-    batchSize: DEPLOYLESS_BATCH_BYTES,
-    allowFailure: true,
-  });
+  // BASELINE_GROUP calls at a time (each group in calls of DEPLOYLESS_BATCH_BYTES, sent together):
+  // all at once, hundreds of thousands of calls stalled anvil for most of an hour.
+  for (let i = 0; i < bare.length; i += BASELINE_GROUP) {
+    await c.multicall({
+      contracts: bare.slice(i, i + BASELINE_GROUP),
+      deployless: true,
+      batchSize: DEPLOYLESS_BATCH_BYTES,
+      allowFailure: true,
+    });
+  }
   const baselineMs = performance.now() - t;
   // The baseline's reads went out at once, each on a connection of its own (hundreds at 100,000
   // positions): they are let close, idle (after 4 s), before the passes measured, whose CPU
