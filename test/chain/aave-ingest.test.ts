@@ -12,7 +12,7 @@ import { readAave, withDeficits } from '../../src/ingest/chain/aave.ts';
 import { accountValues } from '../../src/ingest/chain/aave-accounts.ts';
 import { aaveApy } from '../../src/ingest/chain/aave-records.ts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
-import { createChainRpc } from '../../src/ingest/chain/rpc.ts';
+import { createChainRpc, deploymentBlock } from '../../src/ingest/chain/rpc.ts';
 import type { ChainSource } from '../../src/ingest/chain/source.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
 import {
@@ -35,6 +35,7 @@ import {
   readAt,
   sendTx,
   startAnvil,
+  walkAddedLater,
 } from './anvil.ts';
 
 const WAD = 10n ** 18n;
@@ -566,6 +567,25 @@ describe('Aave v3 on a local chain', () => {
     );
     for (const i of named) assert.match(i.ok ? '' : i.error, /not an Aave v3 pool/);
     assert.ok((await positionsOf(users[1]!)).length > 0);
+  });
+
+  test('behavior: a pool added to the file later walks its logs syncBlocks a pass, each stored, while the chain goes on; the end is the one-pass read', async () => {
+    const rpc = createChainRpc(anvil.chainId, anvil.url);
+    const start = await deploymentBlock(rpc, aave.pool, await anvil.client().getBlockNumber());
+    const passes = await walkAddedLater(anvil, {
+      json: (syncBlocks, added) => {
+        const j = sourcesJson();
+        return { chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { aave: [] }) })) };
+      },
+      start,
+      walkKey: `aave:aave:${aave.pool.toLowerCase()}:deployment`,
+      addresses: users,
+      // Account 4 borrows more in a block the walk has not reached: read once it does.
+      during: async (pass) => {
+        if (pass === 2) await borrow(anvil, aave, 4, 'USDC', 100n * USDC);
+      },
+    });
+    assert.ok(passes >= 4, `${passes} passes`);
   });
 });
 

@@ -377,3 +377,102 @@ export function liveChainSuite(
   });
   return suite;
 }
+
+/**
+ * A contract added to the sources file later, on a chain read without it (`json(syncBlocks,
+ * added)`): passes of `syncBlocks` (a new process each: the walk goes on from the stored
+ * checkpoint) until the chain reports no sync. Each walked pass is checked: the chain's sync from
+ * `start`, `syncBlocks` more a pass, the state at the head; /health degraded with it; the pass's
+ * sync item naming `walkKey`. `during(pass)` runs after each walked pass (blocks the walk has not
+ * reached). At the end the store answers as one pass with the contract does, for `addresses`'
+ * positions and every market. Resolves to the passes the walk took.
+ */
+export async function walkAddedLater(
+  anvil: Pick<Anvil, 'client' | 'chainId'>,
+  opts: {
+    json: (syncBlocks: number, added: boolean) => unknown;
+    start: bigint;
+    walkKey: string;
+    addresses: readonly string[];
+    during?: (pass: number) => Promise<void>;
+  },
+): Promise<number> {
+  const clock = new ManualClock(Date.now());
+  const chainId = String(anvil.chainId);
+  const open = async (prefix: string) => {
+    const dataDir = tempDir(prefix);
+    const store = await openStore({ dataDir, databaseUrl: null }, clock);
+    const { service, key } = await liveService(dataDir, clock);
+    return { dataDir, store, service, get: apiGet(() => ({ service, key })) };
+  };
+  const walked = await open('lrds-walked-');
+  const whole = await open('lrds-whole-');
+  const ALL = 1_000_000;
+  try {
+    const first = await passAtHead(
+      anvil,
+      chainSources(parseSources(opts.json(ALL, false), 'test')),
+      walked.store,
+      clock,
+    );
+    assert.equal(first.out.runs[0]!.ok, true, first.out.runs[0]!.error ?? '');
+    const head = Number(await anvil.client().getBlockNumber());
+    const step = Math.max(2, Math.ceil((head - Number(opts.start) + 1) / 4));
+    let passes = 0;
+    for (;;) {
+      assert.ok(++passes < 20, 'the walk ends');
+      const sources = chainSources(parseSources(opts.json(step, true), 'test'));
+      const { out } = await passAtHead(anvil, sources, walked.store, clock, walked.service);
+      assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+      const state = (await walked.store.listSources()).find((s) => s.id === `chain:${chainId}`)!;
+      const sync = state.sync?.[chainId];
+      const health = (await walked.service.app.inject({ url: '/api/v1/health' })).json();
+      if (!sync) {
+        assert.equal(health.status, 'ok');
+        break;
+      }
+      assert.deepEqual(
+        [sync.fromBlock, sync.throughBlock, sync.toBlock],
+        [
+          Number(opts.start),
+          Number(opts.start) + passes * step - 1,
+          Number(await anvil.client().getBlockNumber()),
+        ],
+      );
+      assert.equal(health.status, 'degraded');
+      const reported = health.sources.find((s: { id: string }) => s.id === state.id);
+      assert.equal(reported.sync[chainId].throughBlock, sync.throughBlock);
+      const item = out.runs[0]!.items.find((i) => i.id === `sync:${chainId}`);
+      assert.ok(JSON.stringify(item).includes(opts.walkKey), JSON.stringify(item));
+      await opts.during?.(passes);
+    }
+    // The same as one pass over the contract from its start (both loaded afresh: a server that
+    // followed the walk may sum an account's positions in another order, to the last digit).
+    await passAtHead(
+      anvil,
+      chainSources(parseSources(opts.json(ALL, true), 'test')),
+      whole.store,
+      clock,
+      whole.service,
+    );
+    const fresh = await liveService(walked.dataDir, clock);
+    try {
+      const get = apiGet(() => fresh);
+      for (const a of opts.addresses)
+        assert.deepEqual(
+          (await get(`/positions?address=${a}`)).data,
+          (await whole.get(`/positions?address=${a}`)).data,
+          a,
+        );
+      assert.deepEqual((await get('/markets')).data, (await whole.get('/markets')).data);
+    } finally {
+      await fresh.service.close();
+    }
+    return passes;
+  } finally {
+    for (const s of [walked, whole]) {
+      await s.service.close();
+      await s.store.close();
+    }
+  }
+}

@@ -27,6 +27,7 @@ import {
   readAt,
   sendTx,
   startAnvil,
+  walkAddedLater,
 } from './anvil.ts';
 
 const WAD = 10n ** 18n;
@@ -658,6 +659,23 @@ describe('Compound v3 on a local chain', () => {
     await suite.service.models.reloadIfChanged();
     const m = (await get(`/markets/${wethKey()}`)).data;
     assert.deepEqual([m.supplyRewardsApy, m.borrowRewardsApy, m.rewardTokens], [0, 0, []]);
+  });
+
+  test('behavior: a comet added to the file later walks its logs syncBlocks a pass, each stored, while the chain goes on; the end is the one-pass read', async () => {
+    const passes = await walkAddedLater(anvil, {
+      json: (syncBlocks, added) => {
+        const j = sourcesJson();
+        return { chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { compound: [] }) })) };
+      },
+      start: cometBlock,
+      walkKey: `compound:${comet.toLowerCase()}:deployment`,
+      addresses: users,
+      // Borrower 2 borrows more in a block the walk has not reached: read once it does.
+      during: async (pass) => {
+        if (pass === 2) await send(2, comet, art.TestComet!.abi, 'withdraw', [usdc, 100n * 10n ** 6n]);
+      },
+    });
+    assert.ok(passes >= 4, `${passes} passes`);
   });
 });
 

@@ -19,6 +19,7 @@ import { atPricedBlocks, type PricedBlocks, pricesAt, unpricedBlocks } from './p
 import { oracleRecord, type Token } from './pricing.ts';
 import {
   type Assembly,
+  type ContractWalk,
   type PassContext,
   type ProtocolAdapter,
   type ProtocolPass,
@@ -28,7 +29,8 @@ import { type ChainRpc, throwIfUnread } from './rpc.ts';
 
 /**
  * Aave's part of the checkpoint: the Aave and Spark pools read, as `${protocol}:${pool}:${fromBlock}`
- * (`deployment` when found by the source: a pool not named there is read from its start), and
+ * (`deployment` when found by the source: a pool not named there is read from its start,
+ * `syncBlocks` of its logs a pass: its walk, which the source keeps), and
  * the accounts of pools not served, or served without every price.
  */
 interface AaveCheckpoint {
@@ -101,6 +103,8 @@ function aavePass(
   const readPools = new Set(resume === null ? [] : strings(ctx.checkpoint.parts['aave']));
   const resumedPools = chain.aave.filter((p) => readPools.has(aaveConfig(p))).map((p) => p.pool);
   let aaveRead: Awaited<ReturnType<typeof readAave>> | null = null;
+  // Pools added while the chain resumes, walking their logs from their start.
+  const walks = new Map<string, ContractWalk>();
   // Each pool served, its reserves' prices; `whole` when every reserve has one.
   const aaveServed = new Map<string, { prices: Map<string, number | null>; whole: boolean }>();
   return {
@@ -111,15 +115,17 @@ function aavePass(
       aaveRead = await readAave(
         rpc,
         await Promise.all(
-          chain.aave.map(async (p) => ({
-            pool: p.pool,
-            from:
-              resume !== null && resumedPools.includes(p.pool)
-                ? resume
-                : p.fromBlock !== null
-                  ? BigInt(p.fromBlock)
-                  : await ctx.deployedAt(p.pool),
-          })),
+          chain.aave.map(async (p) => {
+            if (resume !== null && resumedPools.includes(p.pool)) return { pool: p.pool, from: resume };
+            const start = () =>
+              p.fromBlock !== null ? Promise.resolve(BigInt(p.fromBlock)) : ctx.deployedAt(p.pool);
+            if (resume === null) return { pool: p.pool, from: await start() };
+            // Added while the chain resumes (or read again from its start): its logs from its
+            // start, `syncBlocks` a pass.
+            const walk = await ctx.walk(`aave:${aaveConfig(p)}`, start);
+            walks.set(p.pool, walk);
+            return { pool: p.pool, from: walk.fromBlock, to: walk.toBlock };
+          }),
         ),
         { block: target, logsTo: ctx.logsTo },
         // The holders the store knows of, until a pass of this process has read them all (it
@@ -136,6 +142,8 @@ function aavePass(
         aave,
         shared,
       );
+      // (The logs of a pool not listed were not read.)
+      for (const [pool, walk] of walks) if (aaveRead.listed.includes(pool)) walk.read();
       handed.read(aaveRead.read);
       for (const f of aaveRead.failures)
         items.push({ id: `${poolKind(groupOf(f.id))}:${f.id}`, ok: false, error: f.error });
@@ -249,8 +257,10 @@ function aavePass(
     checkpoint: () =>
       ({
         // A pool not listed this pass (its reserves refused) is read from its start again: its
-        // logs were not read.
-        aave: chain.aave.filter((p) => aaveRead?.listed.includes(p.pool)).map(aaveConfig),
+        // logs were not read. One still walking its logs goes on with its walk.
+        aave: chain.aave
+          .filter((p) => aaveRead?.listed.includes(p.pool) && walks.get(p.pool)?.caughtUp !== false)
+          .map(aaveConfig),
         aavePending: pending(
           items,
           'aave',

@@ -66,7 +66,7 @@ export function aaveLogAddresses(pools: readonly string[], cache: AaveCache): st
  */
 export async function readAave(
   rpc: ChainRpc,
-  pools: readonly { pool: string; from: bigint }[],
+  pools: readonly { pool: string; from: bigint; to?: bigint }[],
   range: { block: bigint; logsTo?: bigint },
   known: readonly { pool: string; user: string }[],
   cache: AaveCache = new AaveCache(),
@@ -92,12 +92,17 @@ export async function readAave(
   for (const key of cache.retry) if (addresses.includes(groupOf(key))) accounts.add(key);
   const touched = new Set<string>();
 
-  // 2. Logs: one walk per start block (in steady state, every pool resumes at the same block).
+  // 2. Logs: one walk per range (in steady state, every pool resumes at the same block; one just
+  // added walks from its own start to its own end, `to`).
   const logsTo = range.logsTo ?? range.block;
-  const starts = new Map<bigint, string[]>();
-  for (const p of pools)
-    if (p.from <= logsTo && cache.reserves.has(p.pool))
-      starts.set(p.from, [...(starts.get(p.from) ?? []), p.pool]);
+  const walks = new Map<string, { fromBlock: bigint; toBlock: bigint; group: string[] }>();
+  for (const p of pools) {
+    const toBlock = p.to ?? logsTo;
+    if (p.from > toBlock || !cache.reserves.has(p.pool)) continue;
+    const walk = walks.get(`${p.from}:${toBlock}`) ?? { fromBlock: p.from, toBlock, group: [] };
+    walk.group.push(p.pool);
+    walks.set(`${p.from}:${toBlock}`, walk);
+  }
   const poolOf = new Map<string, string>();
   for (const p of addresses) {
     poolOf.set(p, p);
@@ -136,10 +141,10 @@ export async function readAave(
     }
     append(liquidations, withDeficits(found, logs, poolOf));
   };
-  for (const [fromBlock, group] of starts) {
+  for (const { fromBlock, toBlock, group } of walks.values()) {
     const address = aaveLogAddresses(group, cache) as Hex[];
     const events = [...AAVE_EVENTS, ...ATOKEN_EVENTS];
-    await takeLogs(rpc, shared, { what: 'aave', address, events, fromBlock, toBlock: logsTo }, take);
+    await takeLogs(rpc, shared, { what: 'aave', address, events, fromBlock, toBlock }, take);
   }
   const times = await blockTimes(
     rpc,

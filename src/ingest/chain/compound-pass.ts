@@ -14,6 +14,7 @@ import { atPricedBlocks, type PricedBlocks, unpricedBlocks } from './prices-at-b
 import { oracleRecord, type Token } from './pricing.ts';
 import {
   type Assembly,
+  type ContractWalk,
   type PassContext,
   type ProtocolAdapter,
   type ProtocolPass,
@@ -25,7 +26,8 @@ import type { ChainRpc } from './rpc.ts';
  * Compound's part of the checkpoint: the holders of comets not served this pass (an unpriced base
  * token's borrowers), and the comets read, as `${comet}:${fromBlock}` (`deployment` when found by
  * the source): one not named there (added to the file, or given another start block) is read from
- * its start, the others from the last block read.
+ * its start, `syncBlocks` of its logs a pass (its walk: the source keeps it), the others from the
+ * last block read.
  */
 interface CompoundCheckpoint {
   cometPending: string[];
@@ -88,6 +90,9 @@ function compoundPass(
   let compound: Awaited<ReturnType<typeof readCompound>> | null = null;
   // The comets served with their positions this pass.
   const served = new Set<string>();
+  // Comets added while the chain resumes whose own walk of their logs goes on at the next pass.
+  const walking = new Set<string>();
+  const walks: ContractWalk[] = [];
   return {
     logAddresses: chain.compound.filter((c) => readComets.has(cometConfig(c))).map((c) => c.comet),
 
@@ -96,16 +101,18 @@ function compoundPass(
       compound = await readCompound(
         rpc,
         await Promise.all(
-          chain.compound.map(async (c) => ({
-            comet: c.comet,
-            rewards: c.rewards,
-            from:
-              resume !== null && readComets.has(cometConfig(c))
-                ? resume
-                : c.fromBlock !== null
-                  ? BigInt(c.fromBlock)
-                  : await ctx.deployedAt(c.comet),
-          })),
+          chain.compound.map(async (c) => {
+            const at = { comet: c.comet, rewards: c.rewards };
+            if (resume !== null && readComets.has(cometConfig(c))) return { ...at, from: resume };
+            const start = () =>
+              c.fromBlock !== null ? Promise.resolve(BigInt(c.fromBlock)) : ctx.deployedAt(c.comet);
+            if (resume === null) return { ...at, from: await start() };
+            // Added while the chain resumes: its logs from its start, `syncBlocks` a pass.
+            const walk = await ctx.walk(`compound:${cometConfig(c)}`, start);
+            walks.push(walk);
+            if (!walk.caughtUp) walking.add(c.comet);
+            return { ...at, from: walk.fromBlock, to: walk.toBlock };
+          }),
         ),
         { block: target, timestamp: ctx.timestamp, logsTo: ctx.logsTo },
         // The holders the store knows of, until a pass of this process has read them all (it
@@ -119,6 +126,8 @@ function compoundPass(
         comets,
         shared,
       );
+      // (Every comet's logs are read, its configuration refused or not.)
+      for (const walk of walks) walk.read();
       handed.read(compound.read);
       for (const f of compound.failures) items.push({ id: `compound:${f.id}`, ok: false, error: f.error });
     },
@@ -247,9 +256,14 @@ function compoundPass(
             served.has(c.comet) ? [] : (compound?.holders(c.comet) ?? []).map((a) => `${a.comet}:${a.user}`),
           ),
         ),
-        // A comet never read whole (its configuration refused) is read from its start again.
+        // A comet never read whole (its configuration refused) is read from its start again; one
+        // still walking its logs goes on with its walk.
         comets: chain.compound
-          .filter((c) => compound?.configured.includes(c.comet) || readComets.has(cometConfig(c)))
+          .filter(
+            (c) =>
+              !walking.has(c.comet) &&
+              (compound?.configured.includes(c.comet) || readComets.has(cometConfig(c))),
+          )
           .map(cometConfig),
       }) satisfies CompoundCheckpoint,
 

@@ -376,7 +376,7 @@ const configText = (c: CometConfig) =>
  */
 export async function readCompound(
   rpc: ChainRpc,
-  comets: readonly { comet: string; from: bigint; rewards?: string | null }[],
+  comets: readonly { comet: string; from: bigint; to?: bigint; rewards?: string | null }[],
   range: { block: bigint; timestamp: bigint; logsTo?: bigint },
   known: readonly { comet: string; user: string }[],
   cache: CometCache = new CometCache(),
@@ -396,12 +396,18 @@ export async function readCompound(
 
   // 1. Logs of every comet in one walk: the accounts they touch, and absorptions.
   const absorbs = new Map<string, Omit<CometAbsorb, 'timestamp'>>();
-  // One walk per start block: in steady state every comet resumes at the same block (one walk);
-  // a comet just added walks from its own start without taking the others along.
+  // One walk per range: in steady state every comet resumes at the same block (one walk); a
+  // comet just added walks from its own start (to its own end, `to`) without taking the others
+  // along.
   const logsTo = range.logsTo ?? range.block;
-  const starts = new Map<bigint, Hex[]>();
-  for (const c of comets)
-    if (c.from <= logsTo) starts.set(c.from, [...(starts.get(c.from) ?? []), c.comet as Hex]);
+  const walks = new Map<string, { fromBlock: bigint; toBlock: bigint; address: Hex[] }>();
+  for (const c of comets) {
+    const toBlock = c.to ?? logsTo;
+    if (c.from > toBlock) continue;
+    const walk = walks.get(`${c.from}:${toBlock}`) ?? { fromBlock: c.from, toBlock, address: [] };
+    walk.address.push(c.comet as Hex);
+    walks.set(`${c.from}:${toBlock}`, walk);
+  }
   type Log = GetLogsReturnType<undefined, typeof COMET_EVENTS, true>[number];
   // One range of logs at a time (a first sync walks millions of them): what they name is kept,
   // not the logs. A range holds whole blocks, so an absorb's surplus Transfer is with it.
@@ -458,11 +464,11 @@ export async function readCompound(
       a.surplus = surplusAt.get(`${a.txHash}:${at + 1}:${a.borrower}`) ?? 0n;
     }
   };
-  for (const [fromBlock, address] of starts) {
+  for (const { fromBlock, toBlock, address } of walks.values()) {
     await takeLogs(
       rpc,
       shared,
-      { what: 'compound', address, events: COMET_EVENTS, fromBlock, toBlock: logsTo },
+      { what: 'compound', address, events: COMET_EVENTS, fromBlock, toBlock },
       take,
     );
   }
@@ -482,7 +488,7 @@ export async function readCompound(
         accounts,
         touched,
         round,
-        syncing: logsTo < range.block,
+        syncing: new Set(comets.filter((c) => (c.to ?? logsTo) < range.block).map((c) => c.comet)),
         rewards: new Map(comets.map((c) => [c.comet, c.rewards ?? null])),
       },
       cache,
@@ -544,10 +550,10 @@ async function readState(
     /** The second round reports what the first would have read again. */
     round: 1 | 2;
     /**
-     * The logs end before the block (a sync under way): borrowers the later logs name are not
-     * known yet, so the known ones' principals are not checked against the comet's total.
+     * The comets whose logs end before the block (a sync under way): borrowers the later logs
+     * name are not known yet, so the known ones' principals are not checked against the total.
      */
-    syncing: boolean;
+    syncing: ReadonlySet<string>;
   },
   cache: CometCache,
   timestamp: bigint,
@@ -745,7 +751,7 @@ async function readState(
     const { baseSupplyIndex, baseBorrowIndex, totalSupplyBase, totalBorrowBase } = totals;
     // The borrowers this pass knows owe what the comet says its borrowers owe, or some changed unseen.
     const gap = cache.borrowedBy(comet) - totalBorrowBase;
-    if (gap === 0n || syncing) cache.gaps.delete(comet);
+    if (gap === 0n || syncing.has(comet)) cache.gaps.delete(comet);
     else if (round === 1 && gap !== cache.gaps.get(comet)) {
       // A borrow or repayment no log named (a base transfer): every holder is read again.
       for (const key of cache.forget(comet, true)) accounts.add(key);

@@ -51,6 +51,25 @@ export interface PassContext {
   items: ItemReport[];
   /** A contract's deployment block (searched once per process). */
   deployedAt(address: string): Promise<bigint>;
+  /**
+   * The logs a contract reads this pass while the chain resumes without it (added to the file
+   * later, or read again from its start): from where its walk stopped, else from `start()`, at most
+   * `syncBlocks` blocks, not past `logsTo`. `key` names the contract (and the configuration it is
+   * read with) across passes. Once its logs are read (`read()`), a walk that has not reached
+   * `logsTo` (`caughtUp` false) goes on at the next pass, kept in the checkpoint, and the chain
+   * reports it as syncing; one that has resumes with the others.
+   */
+  walk(key: string, start: () => Promise<bigint>): Promise<ContractWalk>;
+}
+
+/** A contract's logs read this pass by its own walk (PassContext.walk). */
+export interface ContractWalk {
+  fromBlock: bigint;
+  toBlock: bigint;
+  /** It reads through the pass's `logsTo`: from the next pass on it resumes with the others. */
+  caughtUp: boolean;
+  /** Its logs from `fromBlock` to `toBlock` were read (not called: the next pass reads them again). */
+  read(): void;
 }
 
 /** A protocol on one chain, for the life of its chain source: what it keeps between passes. */

@@ -238,6 +238,12 @@ export function chainSource(
     // read until the logs reach it.
     const catchUp = resume !== null && !going && logsTo < target;
     if (catchUp) for (const a of adapters) a.forget(true);
+    // The walks of contracts read from their own start while the chain resumes (added to the file
+    // later): each goes on where the last pass stored left it (a reorganization's orphaned blocks
+    // read again). One not asked for again this pass (gone from the file) ends.
+    const walksBefore =
+      resume === null ? new Map<string, Walk>() : walksOf(checkpoint.parts['walks'], resume);
+    const walks = new Map<string, Walk>();
     const ctx: PassContext = {
       chain,
       rpc,
@@ -249,6 +255,29 @@ export function chainSource(
       previous,
       items,
       deployedAt: (address) => deployedAt(address as `0x${string}`, target),
+      async walk(key, start) {
+        const was = walksBefore.get(key);
+        // (Asked for again, a walk is kept as it was until its logs are read.)
+        if (was) walks.set(key, was);
+        const fromBlock = was ? BigInt(was.throughBlock + 1) : await start();
+        const last = fromBlock + BigInt(chain.syncBlocks) - 1n;
+        const toBlock = last < logsTo ? last : logsTo;
+        const caughtUp = toBlock >= logsTo;
+        return {
+          fromBlock,
+          toBlock,
+          caughtUp,
+          read() {
+            if (caughtUp) walks.delete(key);
+            else
+              walks.set(key, {
+                fromBlock: was?.fromBlock ?? Number(fromBlock),
+                throughBlock: Number(toBlock),
+                startedAt: was?.startedAt ?? Math.floor(nowMs),
+              });
+          },
+        };
+      },
     };
     const passes = adapters.map((a) => a.begin(ctx));
 
@@ -385,7 +414,7 @@ export function chainSource(
       stateRead: true,
     });
     recordPriceSources(out.markets, new Set(previous?.markets ?? []), prices.feedPriceOf);
-    const syncing: ChainSync | null =
+    const chainSync: ChainSync | null =
       logsTo < target
         ? {
             // (A reorganization below its first block moves it back.)
@@ -396,6 +425,19 @@ export function chainSource(
             accounts: run.accountsKept,
           }
         : null;
+    // Contracts still walking their logs are a sync of the chain too (the least advanced).
+    const walking = [...walks.values()];
+    const syncing: ChainSync | null =
+      chainSync ??
+      (walking.length > 0
+        ? {
+            fromBlock: Math.min(...walking.map((w) => w.fromBlock)),
+            throughBlock: Math.min(...walking.map((w) => w.throughBlock)),
+            toBlock: Number(target),
+            startedAt: Math.min(...walking.map((w) => w.startedAt)),
+            accounts: run.accountsKept,
+          }
+        : null);
     if (!syncing)
       stateRead = {
         timestamp: block.timestamp,
@@ -403,11 +445,17 @@ export function chainSource(
         vaults: out.vaults,
         parts,
       };
-    if (syncing)
+    if (chainSync)
       items.push({
         id: `sync:${chain.chainId}`,
         ok: true,
         note: `syncing: logs read through block ${logsTo} of ${target}; accounts named by later logs are not served yet`,
+      });
+    else if (syncing)
+      items.push({
+        id: `sync:${chain.chainId}`,
+        ok: true,
+        note: `syncing: the logs of ${[...walks.keys()].join(', ')} (added later) read through block ${syncing.throughBlock} of ${target}; accounts named by their later logs are not served yet`,
       });
     return {
       records: { markets: out.markets, positions: out.positions, vaults: out.vaults, partial: out.partial },
@@ -416,11 +464,40 @@ export function chainSource(
       blocks: { [String(chain.chainId)]: Number(target) },
       head: { [String(chain.chainId)]: Number(latest.number) },
       ...(reorg ? { reorg } : {}),
-      cursor: writeCheckpoint(recent, syncing ? [...parts, { sync: syncing }] : parts),
+      cursor: writeCheckpoint(recent, [
+        ...parts,
+        ...(walks.size > 0 ? [{ walks: Object.fromEntries(walks) }] : []),
+        ...(chainSync ? [{ sync: chainSync }] : []),
+      ]),
       sync: { [String(chain.chainId)]: syncing },
       items,
     };
   }
+}
+
+/** A contract's walk under way (PassContext.walk), as its checkpoint keeps it. */
+interface Walk {
+  fromBlock: number;
+  throughBlock: number;
+  /** When it began, epoch ms. */
+  startedAt: number;
+}
+
+/**
+ * The walks a checkpoint holds (one that does not read is dropped: the contract is read from its
+ * start again), none past `resume`: a reorganization's orphaned blocks are read again.
+ */
+function walksOf(part: unknown, resume: bigint): Map<string, Walk> {
+  const out = new Map<string, Walk>();
+  if (typeof part !== 'object' || part === null) return out;
+  for (const [key, w] of Object.entries(part)) {
+    const sync = chainSyncOf({ ...(w as object), toBlock: Number.MAX_SAFE_INTEGER, accounts: 0 });
+    const throughBlock = sync ? Math.min(sync.throughBlock, Number(resume) - 1) : -1;
+    // (One whose every block read was orphaned starts again.)
+    if (sync && throughBlock >= sync.fromBlock)
+      out.set(key, { fromBlock: sync.fromBlock, throughBlock, startedAt: sync.startedAt });
+  }
+  return out;
 }
 
 /** The recent blocks kept after a pass read `target` (whose hash is `hash`). */
