@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { type Abi, encodeFunctionData } from 'viem';
 import { evcSubAccount } from '../../src/domain/accounts.ts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
+import { createChainRpc, deploymentBlock } from '../../src/ingest/chain/rpc.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
 import type { Service } from '../../src/service.ts';
@@ -28,6 +29,7 @@ import {
   readAt,
   sendTx,
   startAnvil,
+  walkAddedLater,
 } from './anvil.ts';
 
 const WAD = 10n ** 18n;
@@ -533,6 +535,27 @@ describe('Euler v2 on a local chain', () => {
         (p) => p.user.address === users[1],
       ),
     );
+  });
+
+  test('behavior: Euler added to the file later walks its logs syncBlocks a pass, each stored, while the chain goes on; the end is the one-pass read', async () => {
+    const rpc = createChainRpc(anvil.chainId, anvil.url);
+    const start = await deploymentBlock(rpc, evc, await anvil.client().getBlockNumber());
+    const passes = await walkAddedLater(anvil, {
+      json: (syncBlocks, added) => {
+        const j = sourcesJson();
+        return {
+          chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { euler: undefined }) })),
+        };
+      },
+      start,
+      walkKey: `euler:${evc.toLowerCase()}:deployment`,
+      addresses: users,
+      // Borrower 1 borrows more in a block the walk has not reached: read once it does.
+      during: async (pass) => {
+        if (pass === 2) await send(1, eUsdc, V(), 'borrow', [10n * 10n ** 6n, users[1]]);
+      },
+    });
+    assert.ok(passes >= 4, `${passes} passes`);
   });
 });
 

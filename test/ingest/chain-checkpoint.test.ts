@@ -93,6 +93,7 @@ describe('chain source checkpoint', () => {
         comets: [],
         euler: null,
         eulerWas: null,
+        eulerWalking: null,
         eulerVaults: [],
         eulerPending: [],
         aave: [],

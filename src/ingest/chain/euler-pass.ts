@@ -26,6 +26,7 @@ import { atPricedBlocks, type PricedBlocks, pricesAt, unpricedBlocks } from './p
 import { customOracle, type Token } from './pricing.ts';
 import {
   type Assembly,
+  type ContractWalk,
   type PassContext,
   type ProtocolAdapter,
   type ProtocolPass,
@@ -42,15 +43,18 @@ import { type ChainRpc, throwIfUnread } from './rpc.ts';
 interface EulerCheckpoint {
   euler: string | null;
   eulerWas: string | null;
+  /** Euler added while the chain resumes, walking its logs from its start: its configuration. */
+  eulerWalking: string | null;
   eulerVaults: string[];
   eulerPending: string[];
 }
 
 function readEulerCheckpoint(c: Checkpoint): EulerCheckpoint {
-  const { euler, eulerWas, eulerVaults, eulerPending } = c.parts;
+  const { euler, eulerWas, eulerWalking, eulerVaults, eulerPending } = c.parts;
   return {
     euler: typeof euler === 'string' ? euler : null,
     eulerWas: typeof eulerWas === 'string' ? eulerWas : typeof euler === 'string' ? euler : null,
+    eulerWalking: typeof eulerWalking === 'string' ? eulerWalking : null,
     eulerVaults: strings(eulerVaults),
     eulerPending: strings(eulerPending),
   };
@@ -114,47 +118,52 @@ function eulerPass(
   const chainId = chain.chainId;
   const saved = readEulerCheckpoint(ctx.checkpoint);
   const resumes = resume !== null && config !== null && saved.euler === config;
-  const known = resumes
-    ? {
-        controllers: saved.eulerVaults,
-        served: knownMarkets(`euler-${chainId}-`, previous).map((k) => {
-          const [vault = ''] = k.split('_');
-          return vault;
-        }),
-        // The holders the store knows of, until a pass of this process has read them all (it
-        // keeps them since); those pending and those a reorganization left to read.
-        accounts: knownHolders(`euler-${chainId}-`, handed.holdersKept ? undefined : previous, [
-          ...saved.eulerPending,
-          ...reread,
-        ]).map(({ group, user }) => ({ vault: group, user })),
-      }
-    : { controllers: [], accounts: [] };
+  // Added while the chain resumes: its logs walked from its start, `syncBlocks` a pass, what the
+  // last passes found kept meanwhile.
+  const walks = resume !== null && config !== null && !resumes;
+  const known =
+    resumes || (walks && saved.eulerWalking === config)
+      ? {
+          controllers: saved.eulerVaults,
+          served: knownMarkets(`euler-${chainId}-`, previous).map((k) => {
+            const [vault = ''] = k.split('_');
+            return vault;
+          }),
+          // The holders the store knows of, until a pass of this process has read them all (it
+          // keeps them since); those pending and those a reorganization left to read.
+          accounts: knownHolders(`euler-${chainId}-`, handed.holdersKept ? undefined : previous, [
+            ...saved.eulerPending,
+            ...reread,
+          ]).map(({ group, user }) => ({ vault: group, user })),
+        }
+      : { controllers: [], accounts: [] };
   let eulerRead: Awaited<ReturnType<typeof readEuler>> | null = null;
+  let walk: ContractWalk | null = null;
   // The vaults served with their positions.
   const eulerServed = new Set<string>();
   return {
     logAddresses: chain.euler && resumes ? eulerLogAddresses(chain.euler.evc, known, euler) : [],
 
     async read(shared) {
-      if (!chain.euler) return;
+      const on = chain.euler;
+      if (!on) return;
+      const start = () =>
+        on.fromBlock !== null ? Promise.resolve(BigInt(on.fromBlock)) : ctx.deployedAt(on.evc);
+      walk = walks ? await ctx.walk(`euler:${config}`, start) : null;
       eulerRead = await readEuler(
         rpc,
-        chain.euler.evc,
+        on.evc,
         {
-          fromBlock:
-            resumes && resume !== null
-              ? resume
-              : chain.euler.fromBlock !== null
-                ? BigInt(chain.euler.fromBlock)
-                : await ctx.deployedAt(chain.euler.evc),
+          fromBlock: resumes && resume !== null ? resume : (walk?.fromBlock ?? (await start())),
           block: target,
-          logsTo: ctx.logsTo,
+          logsTo: walk?.toBlock ?? ctx.logsTo,
         },
         known,
         euler,
         shared,
-        chain.euler.factory,
+        on.factory,
       );
+      walk?.read();
       handed.read(eulerRead.read);
       for (const f of eulerRead.failures) items.push({ id: `euler:${f.id}`, ok: false, error: f.error });
     },
@@ -277,8 +286,9 @@ function eulerPass(
 
     checkpoint: () =>
       ({
-        euler: eulerRead ? config : null,
+        euler: eulerRead && walk?.caughtUp !== false ? config : null,
         eulerWas: config ?? saved.eulerWas,
+        eulerWalking: eulerRead && walk?.caughtUp === false ? config : null,
         eulerVaults: eulerRead?.controllers ?? [],
         // Accounts a vault controls without a position are kept too: no log names them when they
         // deposit collateral.
