@@ -16,18 +16,38 @@ contract TestFluidFactory {
     uint256 public totalSupply;
     mapping(uint256 => address) public ownerOf;
     mapping(uint256 => address) public vaultOf;
+    /// Each owner's ids, enumerable as ERC721Enumerable's are (tokenOfOwnerByIndex).
+    mapping(address => uint256[]) private owned;
+    mapping(uint256 => uint256) private ownedIndex;
 
     function mint(address to) external returns (uint256 id) {
         id = ++totalSupply;
         ownerOf[id] = to;
         vaultOf[id] = msg.sender;
+        own(to, id);
         emit Transfer(address(0), to, id);
     }
 
     function transferFrom(address from, address to, uint256 id) external {
         require(ownerOf[id] == from && msg.sender == from, "not owner");
         ownerOf[id] = to;
+        uint256[] storage ids = owned[from];
+        uint256 at = ownedIndex[id];
+        uint256 last = ids[ids.length - 1];
+        ids[at] = last;
+        ownedIndex[last] = at;
+        ids.pop();
+        own(to, id);
         emit Transfer(from, to, id);
+    }
+
+    function idsOf(address user) external view returns (uint256[] memory) {
+        return owned[user];
+    }
+
+    function own(address to, uint256 id) private {
+        ownedIndex[id] = owned[to].length;
+        owned[to].push(id);
     }
 }
 
@@ -319,14 +339,10 @@ contract TestFluidVaultResolver {
         return vaults;
     }
 
-    /// The positions of `user` (their ids), in every vault of the factory of the vaults listed.
-    function positionsNftIdOfUser(address user) external view returns (uint256[] memory ids) {
-        TestFluidFactory f = TestFluidVault(vaults[0]).factory();
-        uint256 n;
-        for (uint256 id = 1; id <= f.totalSupply(); ++id) if (f.ownerOf(id) == user) ++n;
-        ids = new uint256[](n);
-        n = 0;
-        for (uint256 id = 1; id <= f.totalSupply(); ++id) if (f.ownerOf(id) == user) ids[n++] = id;
+    /// The positions of `user` (their ids), in every vault of the factory of the vaults listed: by
+    /// the owner's own list, as the deployed resolver walks tokenOfOwnerByIndex.
+    function positionsNftIdOfUser(address user) external view returns (uint256[] memory) {
+        return TestFluidVault(vaults[0]).factory().idsOf(user);
     }
 
     function vaultByNftId(uint256 nftId) external view returns (address) {
