@@ -15,7 +15,9 @@ import { createChainRpc, deploymentBlock } from '../../src/ingest/chain/rpc.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
 import { openStore } from '../../src/store/open.ts';
-import { tempDir } from '../helpers.ts';
+import type { Store } from '../../src/store/types.ts';
+import { ManualClock } from '../clock.ts';
+import { apiGet, liveService, tempDir } from '../helpers.ts';
 import {
   type Anvil,
   type Artifact,
@@ -784,5 +786,105 @@ describe('a comet whose base token has no USD price (docs/decisions.md "Real sou
     const [p] = (await get(`/positions?address=${borrowers[1]}`)).data;
     assert.equal(p.market.uniqueKey, key());
     assert.ok(Math.abs(p.state.borrowAssetsUsd - 100) < 0.01, String(p.state.borrowAssetsUsd));
+  });
+});
+
+describe('a comet added later whose walk a reorganization reaches', () => {
+  test('behavior: the walk goes back to the common ancestor: a borrower the new blocks hold, in blocks the walk had read, is found', async () => {
+    const c = anvil.client(0);
+    const C = art.TestComet!.abi;
+    const T = art.TestToken!.abi;
+    const added = await deploy(c, art.TestComet!, [usdc, 6, usdcUsd, RATE_MODEL]);
+    const start = await anvil.client().getBlockNumber();
+    await send(0, added, C, 'addAsset', [
+      weth,
+      ethUsd,
+      18,
+      (WAD * 825n) / 1000n,
+      (WAD * 895n) / 1000n,
+      (WAD * 95n) / 100n,
+    ]);
+    await send(0, usdc, T, 'mint', [users[0], 100_000n * 10n ** 6n]);
+    await send(0, usdc, T, 'approve', [added, 2n ** 256n - 1n]);
+    await send(0, added, C, 'supply', [usdc, 100_000n * 10n ** 6n]);
+    const open = async (i: number) => {
+      await send(i, weth, T, 'mint', [users[i], 10n * WAD]);
+      await send(i, weth, T, 'approve', [added, 10n * WAD]);
+      await send(i, added, C, 'supply', [weth, 10n * WAD]);
+      await send(i, added, C, 'withdraw', [usdc, 100n * 10n ** 6n]);
+    };
+    await open(1);
+    const json = (syncBlocks: number, withComet: boolean) => ({
+      chains: [
+        {
+          chainId: anvil.chainId,
+          rpcUrl: anvil.url,
+          syncBlocks,
+          compound: withComet ? [{ comet: added }] : [],
+          chainlink: [
+            { address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
+            { address: usdcUsd, pair: 'USDC/USD', heartbeatSeconds: 86400 },
+          ],
+        },
+      ],
+    });
+    const clock = new ManualClock(Date.now());
+    const dataDir = tempDir('lrds-comet-walk-reorg-');
+    const store = await openStore({ dataDir, databaseUrl: null }, clock);
+    const wholeDir = tempDir('lrds-comet-walk-whole-');
+    const whole = await openStore({ dataDir: wholeDir, databaseUrl: null }, clock);
+    try {
+      // The chain read without the comet, at the block that will be the common ancestor.
+      const ancestor = await anvil.client().getBlockNumber();
+      const pass = async (s: Store, syncBlocks: number, withComet = true) => {
+        const { out } = await passAtHead(
+          anvil,
+          chainSources(parseSources(json(syncBlocks, withComet), 'test')),
+          s,
+          clock,
+        );
+        assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+        return (await s.listSources()).find((x) => x.id === `chain:${anvil.chainId}`)!.sync?.[
+          String(anvil.chainId)
+        ];
+      };
+      assert.equal(await pass(store, 1_000_000, false), undefined);
+      const snapshot = await anvil.client().request({ method: 'evm_snapshot' as never });
+      // (Fewer blocks than a pass reads: the chain itself is not syncing.)
+      await anvil.client().request({ method: 'anvil_mine' as never, params: ['0xa'] as never });
+      // The comet added: its walk reads past the ancestor, into blocks the reorganization drops.
+      const step = Number(ancestor - start) + 6;
+      const walked = await pass(store, step);
+      assert.deepEqual([walked?.fromBlock, walked?.throughBlock], [Number(start), Number(ancestor) + 5]);
+      // The new blocks: borrower 2 opens in the first four after the ancestor (blocks the walk
+      // had read in the old chain), then more blocks than the old chain had.
+      await anvil.client().request({ method: 'evm_revert' as never, params: [snapshot] as never });
+      assert.equal(await anvil.client().getBlockNumber(), ancestor);
+      await open(2);
+      await anvil.client().request({ method: 'anvil_mine' as never, params: ['0x18'] as never });
+      let passes = 0;
+      while (await pass(store, step)) assert.ok(++passes < 10, 'the walk ends');
+      await pass(whole, 1_000_000);
+      // Both as a server loads them.
+      const served = async (dir: string) => {
+        const { service, key } = await liveService(dir, clock);
+        try {
+          const get = apiGet(() => ({ service, key }));
+          const out: unknown[] = [];
+          for (const u of users)
+            for (const p of (await get(`/positions?address=${u}`)).data)
+              if (p.market.uniqueKey.includes(added.toLowerCase())) out.push(p);
+          return out as { user: { address: string } }[];
+        } finally {
+          await service.close();
+        }
+      };
+      const found = await served(dataDir);
+      assert.deepEqual(found, await served(wholeDir));
+      assert.deepEqual(found.map((p) => p.user.address).sort(), [users[1], users[2]].sort());
+    } finally {
+      await store.close();
+      await whole.close();
+    }
   });
 });

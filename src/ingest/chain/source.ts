@@ -425,11 +425,11 @@ export function chainSource(
             accounts: run.accountsKept,
           }
         : null;
-    // Contracts still walking their logs are a sync of the chain too (the least advanced).
-    const walking = [...walks.values()];
+    // Contracts still walking their logs are a sync of the chain too: the least advanced is
+    // reported.
+    const walking = [...walks.values(), ...(chainSync ? [chainSync] : [])];
     const syncing: ChainSync | null =
-      chainSync ??
-      (walking.length > 0
+      walking.length > 0
         ? {
             fromBlock: Math.min(...walking.map((w) => w.fromBlock)),
             throughBlock: Math.min(...walking.map((w) => w.throughBlock)),
@@ -437,7 +437,7 @@ export function chainSource(
             startedAt: Math.min(...walking.map((w) => w.startedAt)),
             accounts: run.accountsKept,
           }
-        : null);
+        : null;
     if (!syncing)
       stateRead = {
         timestamp: block.timestamp,
@@ -445,17 +445,19 @@ export function chainSource(
         vaults: out.vaults,
         parts,
       };
-    if (chainSync)
+    if (syncing)
       items.push({
         id: `sync:${chain.chainId}`,
         ok: true,
-        note: `syncing: logs read through block ${logsTo} of ${target}; accounts named by later logs are not served yet`,
-      });
-    else if (syncing)
-      items.push({
-        id: `sync:${chain.chainId}`,
-        ok: true,
-        note: `syncing: the logs of ${[...walks.keys()].join(', ')} (added later) read through block ${syncing.throughBlock} of ${target}; accounts named by their later logs are not served yet`,
+        note: [
+          ...(chainSync ? [`syncing: logs read through block ${logsTo} of ${target}`] : []),
+          ...[...walks].map(
+            ([key, w]) =>
+              `syncing: the logs of ${key} (added later) read through block ${w.throughBlock} of ${target}`,
+          ),
+        ]
+          .concat('accounts named by later logs are not served yet')
+          .join('; '),
       });
     return {
       records: { markets: out.markets, positions: out.positions, vaults: out.vaults, partial: out.partial },
