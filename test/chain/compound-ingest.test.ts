@@ -679,6 +679,41 @@ describe('Compound v3 on a local chain', () => {
     });
     assert.ok(passes >= 4, `${passes} passes`);
   });
+
+  test('error: an address added as a comet that is none walks its logs once, named in every pass, and the chain is synced after', async () => {
+    const json = sourcesJson();
+    Object.assign(json.chains[0]!, {
+      syncBlocks: 8,
+      compound: [{ comet }, { comet: usdc, fromBlock: Number(cometBlock) }],
+    });
+    const syncOf = async () =>
+      (await suite.store.listSources()).find((s) => s.id === `chain:${anvil.chainId}`)!.sync?.[
+        String(anvil.chainId)
+      ];
+    const run = async () => {
+      const { out, failed } = await passAtHead(
+        anvil,
+        chainSources(parseSources(json, 'test')),
+        suite.store,
+        suite.clock,
+      );
+      assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+      assert.deepEqual(
+        failed.map((f) => f.id),
+        [`compound:${usdc.toLowerCase()}`],
+      );
+    };
+    let passes = 0;
+    do {
+      assert.ok(++passes < 30, 'the walk ends');
+      await run();
+    } while (await syncOf());
+    assert.ok(passes > 1, `${passes} passes`);
+    // Walked once: later passes resume with the others.
+    await mineOnceStateAged(anvil);
+    await run();
+    assert.equal(await syncOf(), undefined);
+  });
 });
 
 describe('a comet whose base token has no USD price (docs/decisions.md "Real sources")', () => {

@@ -24,10 +24,10 @@ import type { ChainRpc } from './rpc.ts';
 
 /**
  * Compound's part of the checkpoint: the holders of comets not served this pass (an unpriced base
- * token's borrowers), and the comets read, as `${comet}:${fromBlock}` (`deployment` when found by
- * the source): one not named there (added to the file, or given another start block) is read from
- * its start, `syncBlocks` of its logs a pass (its walk: the source keeps it), the others from the
- * last block read.
+ * token's borrowers, a comet whose configuration was refused), and the comets whose logs are read,
+ * as `${comet}:${fromBlock}` (`deployment` when found by the source): one not named there (added
+ * to the file, or given another start block) is read from its start, `syncBlocks` of its logs a
+ * pass (its walk: the source keeps it), the others from the last block read.
  */
 interface CompoundCheckpoint {
   cometPending: string[];
@@ -256,15 +256,10 @@ function compoundPass(
             served.has(c.comet) ? [] : (compound?.holders(c.comet) ?? []).map((a) => `${a.comet}:${a.user}`),
           ),
         ),
-        // A comet never read whole (its configuration refused) is read from its start again; one
-        // still walking its logs goes on with its walk.
-        comets: chain.compound
-          .filter(
-            (c) =>
-              !walking.has(c.comet) &&
-              (compound?.configured.includes(c.comet) || readComets.has(cometConfig(c))),
-          )
-          .map(cometConfig),
+        // Every comet whose logs this pass read through its last block (its configuration read
+        // or not: the accounts they named wait in cometPending until it is); one still walking
+        // its logs goes on with its walk.
+        comets: chain.compound.filter((c) => !walking.has(c.comet)).map(cometConfig),
       }) satisfies CompoundCheckpoint,
 
     positionsRead: () => compound?.accountsRead ?? 0,

@@ -200,8 +200,6 @@ export interface CompoundRead {
   read: ReadonlySet<string>;
   /** A comet's accounts holding collateral or a debt (served or not), and those not read yet. */
   holders(comet: string): { comet: string; user: string }[];
-  /** The comets whose configuration has been read (the others are read from their start again). */
-  configured: string[];
 }
 
 /** What a chain source keeps of its comets between passes in one process. */
@@ -532,7 +530,6 @@ export async function readCompound(
     accountsRead,
     read: answered,
     holders,
-    configured: addresses.filter((c) => cache.configs.has(c)),
   };
 }
 
