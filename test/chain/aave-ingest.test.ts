@@ -30,6 +30,7 @@ import {
   compileContracts,
   deploy,
   liveChainSuite,
+  logSpiedSources,
   mineOnceStateAged,
   passAtHead,
   readAt,
@@ -586,6 +587,30 @@ describe('Aave v3 on a local chain', () => {
       },
     });
     assert.ok(passes >= 4, `${passes} passes`);
+  });
+
+  test('behavior: a pool read before that a pass could not list walks its logs from the first it did not read, not from its start', async () => {
+    await pass();
+    // A pass at this block that could not list the pool: its logs from the block on not read.
+    const borrowed = await borrow(anvil, aave, 4, 'USDC', 10n * USDC);
+    const at = await pass();
+    assert.equal(borrowed.blockNumber, at);
+    const state = (await suite.store.listSources()).find((x) => x.id === 'chain:31337')!;
+    const cursor = JSON.parse(state.cursor!);
+    const key = `aave:${aave.pool.toLowerCase()}:deployment`;
+    assert.deepEqual([cursor.aave, cursor.aaveFrom], [[key], {}]);
+    await suite.store.saveSource({
+      ...state,
+      cursor: JSON.stringify({ ...cursor, aave: [], aaveFrom: { [key]: Number(at) } }),
+    });
+    await mineOnceStateAged(anvil);
+    // A new process: the pool's logs from that block (its own walk), the others' after it.
+    const spied = logSpiedSources(anvil, sourcesJson());
+    await run(spied.sources);
+    assert.deepEqual(spied.logsFrom.sort(), [at, at + 1n].sort());
+    const after = (await suite.store.listSources()).find((x) => x.id === 'chain:31337')!;
+    assert.equal(after.sync, undefined);
+    assert.deepEqual(JSON.parse(after.cursor!).aave, [key]);
   });
 });
 

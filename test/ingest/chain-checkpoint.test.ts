@@ -97,6 +97,7 @@ describe('chain source checkpoint', () => {
         eulerVaults: [],
         eulerPending: [],
         aave: [],
+        aaveFrom: {},
         aavePending: [],
         fluid: null,
         fluidVaults: [],

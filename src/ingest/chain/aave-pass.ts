@@ -12,7 +12,7 @@ import { aaveLogAddresses, readAave } from './aave.ts';
 import { aaveKey, aaveLiquidation, aavePair, aavePrices, aaveRecords } from './aave-records.ts';
 import { AAVE_EVENTS, AaveCache, type AavePoolRead, ATOKEN_EVENTS } from './aave-types.ts';
 import { groupOf } from './account-reads.ts';
-import { knownHolders, pending, strings } from './checkpoint.ts';
+import { blocksByKey, knownHolders, pending, strings } from './checkpoint.ts';
 import type { LiquidationPrices } from './liquidation.ts';
 import { HandedPools } from './pooled-pairs.ts';
 import { atPricedBlocks, type PricedBlocks, pricesAt, unpricedBlocks } from './prices-at-blocks.ts';
@@ -30,11 +30,14 @@ import { type ChainRpc, throwIfUnread } from './rpc.ts';
 /**
  * Aave's part of the checkpoint: the Aave and Spark pools read, as `${protocol}:${pool}:${fromBlock}`
  * (`deployment` when found by the source: a pool not named there is read from its start,
- * `syncBlocks` of its logs a pass: its walk, which the source keeps), and
- * the accounts of pools not served, or served without every price.
+ * `syncBlocks` of its logs a pass: its walk, which the source keeps); pools read before whose
+ * reserves a pass could not list, each with the first block of the logs it did not read (its
+ * walk starts there, not at its start); and the accounts of pools not served, or served without
+ * every price.
  */
 interface AaveCheckpoint {
   aave: string[];
+  aaveFrom: Record<string, number>;
   aavePending: string[];
 }
 
@@ -102,6 +105,11 @@ function aavePass(
   // After the first pass the pools already read resume at the pass's first block.
   const readPools = new Set(resume === null ? [] : strings(ctx.checkpoint.parts['aave']));
   const resumedPools = chain.aave.filter((p) => readPools.has(aaveConfig(p))).map((p) => p.pool);
+  // (Not past the pass's first block: a reorganization may have moved it back.)
+  const unread = new Map<string, bigint>();
+  if (resume !== null)
+    for (const [key, block] of blocksByKey(ctx.checkpoint.parts['aaveFrom']))
+      unread.set(key, BigInt(Math.min(block, Number(resume))));
   let aaveRead: Awaited<ReturnType<typeof readAave>> | null = null;
   // Pools added while the chain resumes, walking their logs from their start.
   const walks = new Map<string, ContractWalk>();
@@ -117,11 +125,16 @@ function aavePass(
         await Promise.all(
           chain.aave.map(async (p) => {
             if (resume !== null && resumedPools.includes(p.pool)) return { pool: p.pool, from: resume };
+            const left = unread.get(aaveConfig(p));
             const start = () =>
-              p.fromBlock !== null ? Promise.resolve(BigInt(p.fromBlock)) : ctx.deployedAt(p.pool);
+              left !== undefined
+                ? Promise.resolve(left)
+                : p.fromBlock !== null
+                  ? Promise.resolve(BigInt(p.fromBlock))
+                  : ctx.deployedAt(p.pool);
             if (resume === null) return { pool: p.pool, from: await start() };
-            // Added while the chain resumes (or read again from its start): its logs from its
-            // start, `syncBlocks` a pass.
+            // Added while the chain resumes (or not listed by a pass: from the logs it left): its
+            // logs from its start, `syncBlocks` a pass.
             const walk = await ctx.walk(`aave:${aaveConfig(p)}`, start);
             walks.set(p.pool, walk);
             return { pool: p.pool, from: walk.fromBlock, to: walk.toBlock };
@@ -256,11 +269,16 @@ function aavePass(
 
     checkpoint: () =>
       ({
-        // A pool not listed this pass (its reserves refused) is read from its start again: its
-        // logs were not read. One still walking its logs goes on with its walk.
-        aave: chain.aave
-          .filter((p) => aaveRead?.listed.includes(p.pool) && walks.get(p.pool)?.caughtUp !== false)
-          .map(aaveConfig),
+        // A pool not listed this pass (its reserves refused): its logs were not read; it walks
+        // them from the first it did not read. One still walking its logs goes on with its walk.
+        aave: chain.aave.filter((p) => caughtUp(p)).map(aaveConfig),
+        aaveFrom: Object.fromEntries(
+          chain.aave.flatMap((p) => {
+            if (resume === null || caughtUp(p)) return [];
+            const from = resumedPools.includes(p.pool) ? resume : unread.get(aaveConfig(p));
+            return from === undefined ? [] : [[aaveConfig(p), Number(from)]];
+          }),
+        ),
         aavePending: pending(
           items,
           'aave',
@@ -275,6 +293,11 @@ function aavePass(
 
     positionsRead: () => aaveRead?.accountsRead ?? 0,
   };
+
+  /** Whether the pool's logs are read through the pass's last block (it resumes with the others). */
+  function caughtUp(p: ChainConfig['aave'][number]): boolean {
+    return (aaveRead?.listed.includes(p.pool) ?? false) && walks.get(p.pool)?.caughtUp !== false;
+  }
 }
 
 /**

@@ -47,6 +47,15 @@ export function writeCheckpoint(
   return JSON.stringify(Object.assign({ recent }, ...parts));
 }
 
+/** The block numbers of a stored record, by key (those that are none left out). */
+export function blocksByKey(x: unknown): Map<string, number> {
+  const out = new Map<string, number>();
+  if (typeof x === 'object' && x !== null && !Array.isArray(x))
+    for (const [key, block] of Object.entries(x))
+      if (Number.isSafeInteger(block) && block >= 0) out.set(key, block);
+  return out;
+}
+
 /** The strings of a stored list (none when it is not a list). */
 export function strings(x: unknown): string[] {
   return Array.isArray(x) ? x.filter((m) => typeof m === 'string') : [];
