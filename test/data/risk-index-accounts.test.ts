@@ -162,4 +162,51 @@ describe('RiskIndex accounts', () => {
     near(risk.view(0).healthFactor, 12_200 / 6_000);
     near(risk.amountsOf(1).healthFactor, 12_200 / 6_000);
   });
+
+  test('behavior: an account sums its positions in one order whatever order its markets and positions came in', () => {
+    // Three legs whose sums depend on their order in floating point: (0.1 + 0.2) + 0.3 is not
+    // 0.1 + (0.2 + 0.3).
+    const dai = pair('aave', ['DAI', '0x6b175474e89094c44da98b954eedeac495271d0f', 1], 0.77);
+    const legs: [MarketRecord, number][] = [
+      [wethUsdc, 0.1],
+      [wbtcUsdc, 0.2],
+      [dai, 0.3],
+    ];
+    const totals = (order: readonly number[], catalogOrder: readonly number[]) => {
+      const catalog = new Catalog(
+        catalogOrder.map((k) => legs[k]![0]),
+        0,
+      );
+      const b = new PositionColumnsBuilder(4);
+      for (const k of order) {
+        const [m, usd] = legs[k]!;
+        b.push(catalog.ordOf(m.uniqueKey)!, {
+          user: ALICE,
+          collateralUsd: usd,
+          borrowUsd: usd / 2,
+          supplyUsd: 0,
+          healthFactor: healthFactor(usd, m.lltv, usd / 2),
+        });
+      }
+      const risk = new RiskIndex(catalog, b.build());
+      return { ...risk.accountOf(0)!.totals, hf: risk.view(0).healthFactor, leverage: risk.view(0).leverage };
+    };
+    const first = totals([0, 1, 2], [0, 1, 2]);
+    for (const [order, catalogOrder] of [
+      [
+        [2, 1, 0],
+        [0, 1, 2],
+      ],
+      [
+        [1, 2, 0],
+        [2, 0, 1],
+      ],
+      [
+        [0, 2, 1],
+        [1, 2, 0],
+      ],
+    ] as const)
+      assert.deepEqual(totals(order, catalogOrder), first, JSON.stringify([order, catalogOrder]));
+    assert.notEqual(0.1 + 0.2 + 0.3, 0.1 + (0.2 + 0.3), 'the sums do depend on their order');
+  });
 });

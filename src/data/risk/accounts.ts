@@ -82,6 +82,8 @@ export class AccountBook {
   private poolOf: Int32Array;
   /** Per market (by ord): its lltv (what a debt-free position's collateral counts at). */
   private lltvOf: Float64Array;
+  /** Per market (by ord): its place among the markets by key (an account's positions are summed in it). */
+  private keyRank: Int32Array = new Int32Array(0);
   /** The pools' numbers, by `<protocol>-<chainId>-<pool>`. */
   private readonly pools = new Map<string, number>();
   /** The accounts, built on first use (see ensure). */
@@ -129,6 +131,13 @@ export class AccountBook {
       }
       this.poolOf[ord] = id;
     }
+    const byKey = Array.from({ length: size }, (_, ord) => ord);
+    const keys = byKey.map((ord) => this.catalog.recordAt(ord).uniqueKey);
+    byKey.sort((x, y) => (keys[x]! < keys[y]! ? -1 : keys[x]! > keys[y]! ? 1 : 0));
+    this.keyRank = new Int32Array(size);
+    byKey.forEach((ord, rank) => {
+      this.keyRank[ord] = rank;
+    });
     if (this.accounts) {
       this.accounts.flat = null;
       this.accounts.version = -1;
@@ -209,7 +218,15 @@ export class AccountBook {
       a.protocol.push(m.protocol);
       a.chainId.push(m.chainId);
     }
-    a.members[id]!.push(i);
+    // An account's positions in the order of their markets' keys, whatever order they came in:
+    // its sums (totals, exposures, health) are then the same to the last digit on every server
+    // (one that followed the store's changes and one that loaded it). (Markets added later keep
+    // the order of those before.)
+    const members = a.members[id]!;
+    const rank = this.keyRank[ord]!;
+    let at = members.length;
+    while (at > 0 && this.keyRank[mi[members[at - 1]!]!]! > rank) at--;
+    members.splice(at, 0, i);
     a.of[i] = id;
     a.version = -1;
     a.flat = null;
