@@ -91,6 +91,7 @@ describe('chain source checkpoint', () => {
         vaultCaps: {},
         cometPending: [],
         comets: [],
+        cometsTruncated: [],
         euler: null,
         eulerWas: null,
         eulerWalking: null,

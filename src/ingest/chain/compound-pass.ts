@@ -6,7 +6,8 @@
 import type { MarketRecord } from '../../domain/types.ts';
 import { UNPRICED_NOTE } from '../records.ts';
 import type { ChainConfig, FeedConfig } from '../sources-file.ts';
-import { knownHolders, pending, strings } from './checkpoint.ts';
+import { groupOf } from './account-reads.ts';
+import { knownHolders, MAX_PENDING, pending, strings } from './checkpoint.ts';
 import { COMET_EVENTS, type CometAbsorb, CometCache, type CometRead, readCompound } from './compound.ts';
 import { absorbLiquidations, cometAssets, cometRecords } from './compound-records.ts';
 import { HandedPools } from './pooled-pairs.ts';
@@ -32,6 +33,8 @@ import type { ChainRpc } from './rpc.ts';
 interface CompoundCheckpoint {
   cometPending: string[];
   comets: string[];
+  /** Comets whose holders did not all fit in cometPending: a new process reads them from their start. */
+  cometsTruncated: string[];
 }
 
 /** Each comet as the checkpoint names it. */
@@ -85,8 +88,13 @@ function compoundPass(
 ): ProtocolPass {
   const { chain, rpc, previous, items, resume, target } = ctx;
   const chainId = chain.chainId;
-  // After the first pass the comets already read resume at the pass's first block.
-  const readComets = new Set(resume === null ? [] : strings(ctx.checkpoint.parts['comets']));
+  // After the first pass the comets already read resume at the pass's first block; those whose
+  // holders did not all fit in the checkpoint are read from their start by a new process (one
+  // that read them holds them).
+  const truncated = new Set(handed.holdersKept ? [] : strings(ctx.checkpoint.parts['cometsTruncated']));
+  const readComets = new Set(
+    resume === null ? [] : strings(ctx.checkpoint.parts['comets']).filter((k) => !truncated.has(k)),
+  );
   let compound: Awaited<ReturnType<typeof readCompound>> | null = null;
   // The comets served with their positions this pass.
   const served = new Set<string>();
@@ -246,21 +254,20 @@ function compoundPass(
       }
     },
 
-    checkpoint: () =>
-      ({
-        cometPending: pending(
-          items,
-          'compound',
-          'holders of comets not served',
-          chain.compound.flatMap((c) =>
-            served.has(c.comet) ? [] : (compound?.holders(c.comet) ?? []).map((a) => `${a.comet}:${a.user}`),
-          ),
-        ),
+    checkpoint: () => {
+      const holders = chain.compound.flatMap((c) =>
+        served.has(c.comet) ? [] : (compound?.holders(c.comet) ?? []).map((a) => `${a.comet}:${a.user}`),
+      );
+      const cut = new Set(holders.slice(MAX_PENDING).map(groupOf));
+      return {
+        cometPending: pending(items, 'compound', 'holders of comets not served', holders),
         // Every comet whose logs this pass read through its last block (its configuration read
         // or not: the accounts they named wait in cometPending until it is); one still walking
         // its logs goes on with its walk.
         comets: chain.compound.filter((c) => !walking.has(c.comet)).map(cometConfig),
-      }) satisfies CompoundCheckpoint,
+        cometsTruncated: chain.compound.filter((c) => cut.has(c.comet)).map(cometConfig),
+      } satisfies CompoundCheckpoint;
+    },
 
     positionsRead: () => compound?.accountsRead ?? 0,
   };
