@@ -590,27 +590,53 @@ describe('Aave v3 on a local chain', () => {
   });
 
   test('behavior: a pool read before that a pass could not list walks its logs from the first it did not read, not from its start', async () => {
-    await pass();
-    // A pass at this block that could not list the pool: its logs from the block on not read.
-    const borrowed = await borrow(anvil, aave, 4, 'USDC', 10n * USDC);
-    const at = await pass();
-    assert.equal(borrowed.blockNumber, at);
-    const state = (await suite.store.listSources()).find((x) => x.id === 'chain:31337')!;
-    const cursor = JSON.parse(state.cursor!);
-    const key = `aave:${aave.pool.toLowerCase()}:deployment`;
-    assert.deepEqual([cursor.aave, cursor.aaveFrom], [[key], {}]);
-    await suite.store.saveSource({
-      ...state,
-      cursor: JSON.stringify({ ...cursor, aave: [], aaveFrom: { [key]: Number(at) } }),
+    const last = await pass();
+    // A new process whose RPC answers nothing of the pool for one pass (its calls sent to an
+    // address without code): the pool is not listed, its logs not read.
+    const dead = '000000000000000000000000000000000000dead';
+    const poolHex = aave.pool.toLowerCase().slice(2);
+    const refusing = chainSources(parseSources(sourcesJson(), 'test'), {
+      transport: () =>
+        custom({
+          async request({ method, params }) {
+            if (method === 'eth_call') {
+              const [call, ...rest] = params as [{ to?: string; data?: string }, ...unknown[]];
+              const data = call.data?.toLowerCase().replaceAll(poolHex, dead);
+              const to = call.to?.toLowerCase() === aave.pool.toLowerCase() ? `0x${dead}` : call.to;
+              return anvil.client().request({ method, params: [{ ...call, to, data }, ...rest] } as never);
+            }
+            return anvil.client().request({ method, params } as never);
+          },
+        }),
     });
+    // Account 4 borrows in the block that pass reads.
+    const borrowed = await borrow(anvil, aave, 4, 'USDC', 10n * USDC);
+    const { out, failed } = await passAtHead(anvil, refusing, suite.store, suite.clock, suite.service);
+    assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+    assert.deepEqual(
+      failed.map((f) => f.id),
+      [`aave:${aave.pool.toLowerCase()}`],
+    );
+    const key = `aave:${aave.pool.toLowerCase()}:deployment`;
+    const cursor = JSON.parse((await suite.store.listSources()).find((x) => x.id === 'chain:31337')!.cursor!);
+    assert.deepEqual([cursor.aave, cursor.aaveFrom], [[], { [key]: Number(last) + 1 }]);
+    assert.equal(borrowed.blockNumber, last + 1n);
     await mineOnceStateAged(anvil);
-    // A new process: the pool's logs from that block (its own walk), the others' after it.
+    // A new process: the pool's logs from that block (its own walk), the others' after the last.
     const spied = logSpiedSources(anvil, sourcesJson());
     await run(spied.sources);
-    assert.deepEqual(spied.logsFrom.sort(), [at, at + 1n].sort());
+    assert.ok(spied.logsFrom.includes(last + 1n), String(spied.logsFrom));
+    assert.ok(
+      spied.logsFrom.every((b) => b > last),
+      String(spied.logsFrom),
+    );
     const after = (await suite.store.listSources()).find((x) => x.id === 'chain:31337')!;
     assert.equal(after.sync, undefined);
     assert.deepEqual(JSON.parse(after.cursor!).aave, [key]);
+    // The borrow in the block that pass left is served.
+    const onChain = await accountData(users[4]!);
+    const debt = (await positionsOf(users[4]!)).reduce((s, p) => s + p.state.borrowAssetsUsd, 0);
+    assert.ok(Math.abs(debt - Number(onChain.debt) / 1e8) < 0.01, `${debt} vs ${onChain.debt}`);
   });
 });
 
