@@ -132,7 +132,7 @@ export class AccountBook {
       this.poolOf[ord] = id;
     }
     const byKey = Array.from({ length: size }, (_, ord) => ord);
-    const keys = byKey.map((ord) => this.catalog.recordAt(ord).uniqueKey);
+    const keys = byKey.map((ord) => this.catalog.keyAt(ord));
     byKey.sort((x, y) => (keys[x]! < keys[y]! ? -1 : keys[x]! > keys[y]! ? 1 : 0));
     this.keyRank = new Int32Array(size);
     byKey.forEach((ord, rank) => {
