@@ -381,11 +381,12 @@ export function liveChainSuite(
 /**
  * A contract added to the sources file later, on a chain read without it (`json(syncBlocks,
  * added)`): passes of `syncBlocks` (a new process each: the walk goes on from the stored
- * checkpoint) until the chain reports no sync. Each walked pass is checked: the chain's sync from
- * `start`, `syncBlocks` more a pass, the state at the head; /health degraded with it; the pass's
- * sync item naming `walkKey`. `during(pass)` runs after each walked pass (blocks the walk has not
- * reached). At the end the store answers as one pass with the contract does, for `addresses`'
- * positions and every market. Resolves to the passes the walk took.
+ * checkpoint; or, `oneProcess`, one process throughout) until the chain reports no sync. Each
+ * walked pass is checked: the chain's sync from `start`, `syncBlocks` more a pass, the state at
+ * the head; /health degraded with it; the pass's sync item naming `walkKey`. `during(pass)` runs
+ * after each walked pass (blocks the walk has not reached). At the end the store answers as one
+ * pass with the contract does, for `addresses`' positions, every market and every vault.
+ * Resolves to the passes the walk took.
  */
 export async function walkAddedLater(
   anvil: Pick<Anvil, 'client' | 'chainId'>,
@@ -395,6 +396,8 @@ export async function walkAddedLater(
     walkKey: string;
     addresses: readonly string[];
     during?: (pass: number) => Promise<void>;
+    /** One process for the whole walk (its caches kept between passes), not a new one a pass. */
+    oneProcess?: boolean;
   },
 ): Promise<number> {
   const clock = new ManualClock(Date.now());
@@ -419,9 +422,10 @@ export async function walkAddedLater(
     const head = Number(await anvil.client().getBlockNumber());
     const step = Math.max(2, Math.ceil((head - Number(opts.start) + 1) / 4));
     let passes = 0;
+    const process = opts.oneProcess ? chainSources(parseSources(opts.json(step, true), 'test')) : null;
     for (;;) {
       assert.ok(++passes < 20, 'the walk ends');
-      const sources = chainSources(parseSources(opts.json(step, true), 'test'));
+      const sources = process ?? chainSources(parseSources(opts.json(step, true), 'test'));
       const { out } = await passAtHead(anvil, sources, walked.store, clock, walked.service);
       assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
       const state = (await walked.store.listSources()).find((s) => s.id === `chain:${chainId}`)!;
@@ -465,6 +469,7 @@ export async function walkAddedLater(
           a,
         );
       assert.deepEqual((await get('/markets')).data, (await whole.get('/markets')).data);
+      assert.deepEqual((await get('/vaults')).data, (await whole.get('/vaults')).data);
     } finally {
       await fresh.service.close();
     }

@@ -21,6 +21,7 @@ import {
   readAt,
   sendTx,
   startAnvil,
+  walkAddedLater,
 } from './anvil.ts';
 
 const WAD = 10n ** 18n;
@@ -354,6 +355,22 @@ describe('MetaMorpho vaults on a local chain', () => {
     assert.match(out.failures[0]!.error, /no contract/);
     assert.deepEqual([...cache.vaults.keys()], [vault.toLowerCase()]);
     assert.equal(cache.submitted.has(ghost), false);
+  });
+
+  test('behavior: Morpho added to the file later: its vaults are read once its walk has caught up, as one pass reads them', async () => {
+    const passes = await walkAddedLater(anvil, {
+      json: (syncBlocks, added) => {
+        const j = sourcesJson();
+        return {
+          chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { morpho: undefined }) })),
+        };
+      },
+      start: 0n,
+      walkKey: `morpho:${morpho.toLowerCase()}:0`,
+      addresses: [...users, vault.toLowerCase()],
+      oneProcess: true,
+    });
+    assert.ok(passes >= 4, `${passes} passes`);
   });
 
   test("behavior: past the limit of vaults a chain reads, the factories' further vaults are counted, not read", async () => {

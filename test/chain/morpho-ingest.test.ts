@@ -32,6 +32,7 @@ import {
   readAt,
   sendTx,
   startAnvil,
+  walkAddedLater,
 } from './anvil.ts';
 
 const WAD = 10n ** 18n;
@@ -932,6 +933,26 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
     const pricedMarket = (await get(`/markets/${key}`)).data;
     assert.equal(pricedMarket.loanPrice, 1);
     assert.equal(pricedMarket.supply, 100_000);
+  });
+
+  test('behavior: Morpho added to the file later walks its logs syncBlocks a pass while the chain goes on (its vaults once it has caught up); the end is the one-pass read', async () => {
+    const passes = await walkAddedLater(anvil, {
+      json: (syncBlocks, added) => {
+        const j = sourcesJson();
+        return {
+          chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { morpho: undefined }) })),
+        };
+      },
+      start: 0n,
+      walkKey: `morpho:${morpho.toLowerCase()}:0`,
+      addresses: users,
+      // The lender supplies more in a block the walk has not reached: read once it does.
+      during: async (pass) => {
+        if (pass === 2)
+          await send(0, morpho, art.Morpho!.abi, 'supply', [params, 50_000n * 10n ** 6n, 0n, users[0], '0x']);
+      },
+    });
+    assert.ok(passes >= 4, `${passes} passes`);
   });
 
   test('behavior: a chain that stops answering keeps its last data, aging to cached then snapshot', async () => {

@@ -174,6 +174,8 @@ describe('chain source checkpoint', () => {
     assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [], morpho: '0xb1:5' }))), true);
     assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [], morpho: '0xb1:6' }))), false);
     assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [] }))), true);
+    // (A chain read without Morpho: Morpho added walks its own logs.)
+    assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [], morpho: null }))), true);
     // Euler: another EVC than the last ever read; adding it, or leaving it out, is not a change.
     const euler = eulerAdapter({ ...CHAIN, euler: { evc: '0xe1', factory: null, fromBlock: 1 } });
     assert.equal(euler.sameConfig(readCheckpoint(JSON.stringify({ eulerWas: '0xe1:1' }))), true);

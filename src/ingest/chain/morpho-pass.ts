@@ -32,6 +32,7 @@ import { atPricedBlocks, pricesAt } from './prices-at-blocks.ts';
 import { oracleRecord, type Token } from './pricing.ts';
 import {
   type Assembly,
+  type ContractWalk,
   ORACLE_DRIFT,
   type PassContext,
   type ProtocolAdapter,
@@ -41,10 +42,11 @@ import {
 import { type ChainRpc, throwIfUnread } from './rpc.ts';
 
 /**
- * Morpho's part of the checkpoint: the configuration it was read with (`${blue}:${fromBlock}`),
- * every market id found (served or not: one that could not be read this pass is read again the
- * next), and the accounts of markets not served this pass (read once their market is); the
- * MetaMorpho factories read (`${address}:${fromBlock}`, comma-separated) and the vaults they made.
+ * Morpho's part of the checkpoint: the configuration it was read with (`${blue}:${fromBlock}`;
+ * null while none is, or while Morpho added to a chain read without it walks its logs), every
+ * market id found (served or not: one that could not be read this pass is read again the next),
+ * and the accounts of markets not served this pass (read once their market is); the MetaMorpho
+ * factories read (`${address}:${fromBlock}`, comma-separated) and the vaults they made.
  */
 interface MorphoCheckpoint {
   morpho: string | null;
@@ -78,7 +80,9 @@ export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
     events: readsVaults ? [...MORPHO_EVENTS, CREATE_METAMORPHO, ...METAMORPHO_EVENTS] : MORPHO_EVENTS,
     starts: chain.morpho ? [{ fromBlock: chain.morpho.fromBlock, address: chain.morpho.blue }] : [],
     // A checkpoint of another Morpho address or start block is not this source's: read again.
-    sameConfig: (c: Checkpoint) => c.parts['morpho'] === undefined || c.parts['morpho'] === config,
+    // (One of a chain read without Morpho is: Morpho added walks its own logs.)
+    sameConfig: (c: Checkpoint) =>
+      c.parts['morpho'] === undefined || c.parts['morpho'] === null || c.parts['morpho'] === config,
     forget(rereadAccounts) {
       if (rereadAccounts) for (const key of cache.positions.keys()) reread.add(key);
       cache.clear();
@@ -114,20 +118,26 @@ function morphoPass(
   const factoriesConfig = factories.map((f) => `${f.address}:${f.fromBlock ?? 'deployment'}`).join(',');
   // Other factories than the checkpoint's: their vaults are found again from the factories' start.
   const sameFactories = saved['vaultFactories'] === factoriesConfig;
+  // Morpho added while the chain resumes: its logs walked from its start, `syncBlocks` a pass
+  // (the markets and accounts found kept in the checkpoint meanwhile); its vaults once it has
+  // caught up.
+  const walks = resume !== null && config !== null && saved['morpho'] === null;
+  let walk: ContractWalk | null = null;
   if (!sameFactories) vaults.clear();
   let morpho: Awaited<ReturnType<typeof readMorphoBlue>> | null = null;
   let vaultsRead = 0;
   // The markets served priced this pass (their accounts are read; the others' wait in the checkpoint).
   const priced = new Map<string, { record: PricedMarketRecord; read: MorphoMarketRead }>();
   return {
-    logAddresses: chain.morpho
-      ? [
-          chain.morpho.blue,
-          ...factories.map((f) => f.address),
-          // The vaults read before: a pass reads again those whose logs its blocks hold.
-          ...[...vaults.vaults].flatMap(([v, r]) => (r ? [v] : [])),
-        ]
-      : [],
+    logAddresses:
+      chain.morpho && !walks
+        ? [
+            chain.morpho.blue,
+            ...factories.map((f) => f.address),
+            // The vaults read before: a pass reads again those whose logs its blocks hold.
+            ...[...vaults.vaults].flatMap(([v, r]) => (r ? [v] : [])),
+          ]
+        : [],
 
     async read(shared) {
       if (!chain.morpho) return;
@@ -143,21 +153,24 @@ function morphoPass(
               [...strings(saved['pending']), ...reread],
               previous,
             );
+      const start = BigInt(chain.morpho.fromBlock);
+      walk = walks ? await ctx.walk(`morpho:${config}`, async () => start) : null;
       morpho = await readMorphoBlue(
         rpc,
         chain.morpho.blue as `0x${string}`,
         {
-          fromBlock: resume ?? BigInt(chain.morpho.fromBlock),
+          fromBlock: walk?.fromBlock ?? resume ?? start,
           block: target,
           timestamp: ctx.timestamp,
-          logsTo: ctx.logsTo,
+          logsTo: walk?.toBlock ?? ctx.logsTo,
         },
         known,
         cache,
         shared,
       );
+      walk?.read();
       for (const f of morpho.failures) items.push({ id: `morpho:${f.id}`, ok: false, error: f.error });
-      if (factories.length === 0) return;
+      if (factories.length === 0 || walk?.caughtUp === false) return;
       const found = await readMetaMorpho(
         rpc,
         chain.morpho.blue,
@@ -313,14 +326,15 @@ function morphoPass(
 
     checkpoint: () =>
       ({
-        morpho: config,
+        morpho: walk?.caughtUp === false ? null : config,
         markets: morpho?.marketIds ?? [],
         pending: pending(items, 'morpho', 'accounts of markets not served', [
           ...(morpho?.accounts ?? []).filter((a) => !priced.has(a.id)).map((a) => `${a.id}:${a.user}`),
           // positions whose read failed
           ...(morpho?.failures ?? []).flatMap((f) => (f.id.includes(':') ? [f.id] : [])),
         ]),
-        vaultFactories: factoriesConfig,
+        // (While Morpho walks no vault is read: none of its factories is.)
+        vaultFactories: walk?.caughtUp === false ? '' : factoriesConfig,
         vaults: [...vaults.vaults.keys()],
         vaultsBeyondLimit: vaults.beyondLimit,
         vaultCaps: Object.fromEntries(
