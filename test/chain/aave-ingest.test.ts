@@ -573,7 +573,9 @@ describe('Aave v3 on a local chain', () => {
   test('behavior: a pool added to the file later walks its logs syncBlocks a pass, each stored, while the chain goes on; the end is the one-pass read', async () => {
     const rpc = createChainRpc(anvil.chainId, anvil.url);
     const start = await deploymentBlock(rpc, aave.pool, await anvil.client().getBlockNumber());
+    // (One process throughout: its caches kept between passes.)
     const passes = await walkAddedLater(anvil, {
+      oneProcess: true,
       json: (syncBlocks, added) => {
         const j = sourcesJson();
         return { chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { aave: [] }) })) };

@@ -537,25 +537,28 @@ describe('Euler v2 on a local chain', () => {
     );
   });
 
-  test('behavior: Euler added to the file later walks its logs syncBlocks a pass, each stored, while the chain goes on; the end is the one-pass read', async () => {
+  test('behavior: Euler added to the file later walks its logs syncBlocks a pass, each stored, while the chain goes on; the end is the one-pass read (a new process each pass, then one process)', async () => {
     const rpc = createChainRpc(anvil.chainId, anvil.url);
     const start = await deploymentBlock(rpc, evc, await anvil.client().getBlockNumber());
-    const passes = await walkAddedLater(anvil, {
-      json: (syncBlocks, added) => {
-        const j = sourcesJson();
-        return {
-          chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { euler: undefined }) })),
-        };
-      },
-      start,
-      walkKey: `euler:${evc.toLowerCase()}:deployment`,
-      addresses: users,
-      // Borrower 1 borrows more in a block the walk has not reached: read once it does.
-      during: async (pass) => {
-        if (pass === 2) await send(1, eUsdc, V(), 'borrow', [10n * 10n ** 6n, users[1]]);
-      },
-    });
-    assert.ok(passes >= 4, `${passes} passes`);
+    for (const oneProcess of [false, true]) {
+      const passes = await walkAddedLater(anvil, {
+        oneProcess,
+        json: (syncBlocks, added) => {
+          const j = sourcesJson();
+          return {
+            chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { euler: undefined }) })),
+          };
+        },
+        start,
+        walkKey: `euler:${evc.toLowerCase()}:deployment`,
+        addresses: users,
+        // Borrower 1 borrows more in a block the walk has not reached: read once it does.
+        during: async (pass) => {
+          if (pass === 2) await send(1, eUsdc, V(), 'borrow', [10n * 10n ** 6n, users[1]]);
+        },
+      });
+      assert.ok(passes >= 4, `${passes} passes`);
+    }
   });
 });
 
