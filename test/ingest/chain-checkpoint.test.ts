@@ -83,6 +83,7 @@ describe('chain source checkpoint', () => {
       JSON.stringify({
         recent: [[100, hash(100)]],
         morpho: null,
+        morphoWalking: null,
         markets: [],
         pending: [],
         vaultFactories: '',
@@ -174,8 +175,14 @@ describe('chain source checkpoint', () => {
     assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [], morpho: '0xb1:5' }))), true);
     assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [], morpho: '0xb1:6' }))), false);
     assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [] }))), true);
-    // (A chain read without Morpho: Morpho added walks its own logs.)
+    // (A chain read without Morpho: Morpho added walks its own logs; a walk of another
+    // configuration, or of Morpho taken out of the file, reads the chain again.)
     assert.equal(morpho.sameConfig(readCheckpoint(JSON.stringify({ recent: [], morpho: null }))), true);
+    const walking = (w: string) =>
+      readCheckpoint(JSON.stringify({ recent: [], morpho: null, morphoWalking: w }));
+    assert.equal(morpho.sameConfig(walking('0xb1:5')), true);
+    assert.equal(morpho.sameConfig(walking('0xb1:6')), false);
+    assert.equal(morphoAdapter(CHAIN).sameConfig(walking('0xb1:5')), false);
     // Euler: another EVC than the last ever read; adding it, or leaving it out, is not a change.
     const euler = eulerAdapter({ ...CHAIN, euler: { evc: '0xe1', factory: null, fromBlock: 1 } });
     assert.equal(euler.sameConfig(readCheckpoint(JSON.stringify({ eulerWas: '0xe1:1' }))), true);

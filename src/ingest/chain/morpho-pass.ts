@@ -50,6 +50,8 @@ import { type ChainRpc, throwIfUnread } from './rpc.ts';
  */
 interface MorphoCheckpoint {
   morpho: string | null;
+  /** Morpho added to a chain read without it, walking its logs: its configuration. */
+  morphoWalking: string | null;
   markets: string[];
   pending: string[];
   vaultFactories: string;
@@ -80,9 +82,13 @@ export function morphoAdapter(chain: ChainConfig): ProtocolAdapter {
     events: readsVaults ? [...MORPHO_EVENTS, CREATE_METAMORPHO, ...METAMORPHO_EVENTS] : MORPHO_EVENTS,
     starts: chain.morpho ? [{ fromBlock: chain.morpho.fromBlock, address: chain.morpho.blue }] : [],
     // A checkpoint of another Morpho address or start block is not this source's: read again.
-    // (One of a chain read without Morpho is: Morpho added walks its own logs.)
-    sameConfig: (c: Checkpoint) =>
-      c.parts['morpho'] === undefined || c.parts['morpho'] === null || c.parts['morpho'] === config,
+    // (One of a chain read without Morpho is: Morpho added walks its own logs; one whose walk is
+    // of another address or start block, or of Morpho taken out of the file, is not.)
+    sameConfig: (c: Checkpoint) => {
+      const walking = c.parts['morphoWalking'];
+      if (typeof walking === 'string' && walking !== config) return false;
+      return c.parts['morpho'] === undefined || c.parts['morpho'] === null || c.parts['morpho'] === config;
+    },
     forget(rereadAccounts) {
       if (rereadAccounts) for (const key of cache.positions.keys()) reread.add(key);
       cache.clear();
@@ -327,6 +333,7 @@ function morphoPass(
     checkpoint: () =>
       ({
         morpho: walk?.caughtUp === false ? null : config,
+        morphoWalking: walk?.caughtUp === false ? config : null,
         markets: morpho?.marketIds ?? [],
         pending: pending(items, 'morpho', 'accounts of markets not served', [
           ...(morpho?.accounts ?? []).filter((a) => !priced.has(a.id)).map((a) => `${a.id}:${a.user}`),
@@ -363,6 +370,12 @@ function morphoPass(
       const v = last.get(address);
       if (v) out.vaults.push(v);
     };
+    // While Morpho walks its logs no vault is read: those served before (the Morpho API's) keep
+    // their last records.
+    if (walk?.caughtUp === false) {
+      for (const address of last.keys()) keep(address);
+      return;
+    }
     if (vaults.beyondLimit > 0)
       items.push(
         servedItem(
