@@ -258,6 +258,92 @@ describe('a pass over many blocks', () => {
   });
 });
 
+describe('a contract added while the chain resumes', () => {
+  test('behavior: Morpho added walks its own logs syncBlocks a pass, from where the stored walk stopped, reported as the least advanced sync; a reorganization below it moves it back', async () => {
+    const BLUE = `0x${'b1'.repeat(20)}`;
+    const config = { ...CHAIN, syncBlocks: 10_000, morpho: { blue: BLUE, fromBlock: 0, vaultFactories: [] } };
+    const asked: [string, bigint, bigint][] = [];
+    const run = async (cursor: string, last: number, head: number, blocks: Block[] = []) => {
+      const chain = new Map<number, Block>([
+        [last, block(last)],
+        [head, block(head)],
+      ]);
+      for (const b of blocks) chain.set(Number(b.number), b);
+      const base = blocksOnly(chain, () => head);
+      const rpc = {
+        ...base,
+        multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
+        // Morpho Blue with no market: its fee recipient, none.
+        multicall: async ({ contracts }: { contracts: unknown[] }) =>
+          contracts.map(() => ({ status: 'success', result: `0x${'0'.repeat(40)}` })),
+        client: {
+          ...base.client,
+          getLogs: async (args: { address: string | string[]; fromBlock: bigint; toBlock: bigint }) => {
+            asked.push([Array.isArray(args.address) ? 'shared' : 'own', args.fromBlock, args.toBlock]);
+            return [];
+          },
+        },
+      } as unknown as ChainRpc;
+      asked.length = 0;
+      const out = await chainSource(config, rpc).run(0, previousOf(cursor, last));
+      return { out, asked: [...asked], cursor: JSON.parse(out.cursor!) };
+    };
+    const key = `morpho:${BLUE}:0`;
+    // The chain read through block 50,000 without Morpho; 100 blocks since.
+    const without = writeCheckpoint([[50_000, hash(50_000)]], [{ morpho: null }]);
+    const first = await run(without, 50_000, 50_100);
+    assert.deepEqual(first.asked, [['own', 0n, 9_999n]]);
+    assert.deepEqual(first.out.sync, {
+      '31337': { fromBlock: 0, throughBlock: 9_999, toBlock: 50_100, startedAt: 0, accounts: 0 },
+    });
+    assert.deepEqual(first.cursor.walks, { [key]: { fromBlock: 0, throughBlock: 9_999, startedAt: 0 } });
+    assert.deepEqual([first.cursor.morpho, first.cursor.morphoWalking], [null, `${BLUE}:0`]);
+    // The next pass (a new process) goes on from there.
+    const second = await run(first.out.cursor!, 50_100, 50_200);
+    assert.deepEqual(second.asked, [['own', 10_000n, 19_999n]]);
+    assert.equal(second.out.sync?.['31337']?.throughBlock, 19_999);
+    // A reorganization back to block 10,000 (the newest of the checkpoint's recent blocks still on
+    // the chain; the walk had gone past it): the walk is read again from there.
+    const reorged = writeCheckpoint(
+      [
+        [10_000, hash(10_000)],
+        [50_200, hash(50_200)],
+      ],
+      [
+        {
+          morpho: null,
+          morphoWalking: `${BLUE}:0`,
+          walks: { [key]: { fromBlock: 0, throughBlock: 19_999, startedAt: 0 } },
+        },
+      ],
+    );
+    // (Blocks 50,200 and on are another fork now; 10,000 is still on the chain.)
+    const back = await run(reorged, 50_200, 50_300, [block(10_000), block(50_200, 1), block(50_300, 1)]);
+    assert.ok(
+      back.asked.some(([what, from]) => what === 'own' && from === 10_001n),
+      JSON.stringify(back.asked.map(String)),
+    );
+    // Caught up: no sync, Morpho resumes with the others from the next pass on.
+    const near = writeCheckpoint(
+      [[50_300, hash(50_300)]],
+      [
+        {
+          morpho: null,
+          morphoWalking: `${BLUE}:0`,
+          walks: { [key]: { fromBlock: 0, throughBlock: 45_000, startedAt: 0 } },
+        },
+      ],
+    );
+    const done = await run(near, 50_300, 50_400);
+    assert.deepEqual(done.asked, [['own', 45_001n, 50_400n]]);
+    assert.deepEqual(done.out.sync, { '31337': null });
+    assert.deepEqual(
+      [done.cursor.morpho, done.cursor.morphoWalking, done.cursor.walks],
+      [`${BLUE}:0`, null, undefined],
+    );
+  });
+});
+
 describe("a first sync's progress", () => {
   test('behavior: each log walk shows as it goes (blocks done of blocks to do, logs, an estimate at its pace), and nothing once the run ends', async () => {
     const head = 100_000;
