@@ -576,10 +576,8 @@ describe('Aave v3 on a local chain', () => {
     // (One process throughout: its caches kept between passes.)
     const passes = await walkAddedLater(anvil, {
       oneProcess: true,
-      json: (syncBlocks, added) => {
-        const j = sourcesJson();
-        return { chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { aave: [] }) })) };
-      },
+      sources: sourcesJson,
+      without: { aave: [] },
       start,
       walkKey: `aave:aave:${aave.pool.toLowerCase()}:deployment`,
       addresses: users,

@@ -379,8 +379,8 @@ export function liveChainSuite(
 }
 
 /**
- * A contract added to the sources file later, on a chain read without it (`json(syncBlocks,
- * added)`): passes of `syncBlocks` (a new process each: the walk goes on from the stored
+ * A contract added to the sources file later, on a chain read without it (`sources()` with
+ * `without`): passes of `syncBlocks` (a new process each: the walk goes on from the stored
  * checkpoint; or, `oneProcess`, one process throughout) until the chain reports no sync. Each
  * walked pass is checked: the chain's sync from `start`, `syncBlocks` more a pass, the state at
  * the head; /health degraded with it; the pass's sync item naming `walkKey`. `during(pass)` runs
@@ -391,7 +391,9 @@ export function liveChainSuite(
 export async function walkAddedLater(
   anvil: Pick<Anvil, 'client' | 'chainId'>,
   opts: {
-    json: (syncBlocks: number, added: boolean) => unknown;
+    /** The sources file with the contract, and the fields of its chain that leave it out. */
+    sources: () => { chains: readonly object[] };
+    without: Record<string, unknown>;
     start: bigint;
     walkKey: string;
     addresses: readonly string[];
@@ -402,6 +404,9 @@ export async function walkAddedLater(
 ): Promise<number> {
   const clock = new ManualClock(Date.now());
   const chainId = String(anvil.chainId);
+  const json = (syncBlocks: number, added: boolean) => ({
+    chains: opts.sources().chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : opts.without) })),
+  });
   const open = async (prefix: string) => {
     const dataDir = tempDir(prefix);
     const store = await openStore({ dataDir, databaseUrl: null }, clock);
@@ -414,7 +419,7 @@ export async function walkAddedLater(
   try {
     const first = await passAtHead(
       anvil,
-      chainSources(parseSources(opts.json(ALL, false), 'test')),
+      chainSources(parseSources(json(ALL, false), 'test')),
       walked.store,
       clock,
     );
@@ -422,10 +427,10 @@ export async function walkAddedLater(
     const head = Number(await anvil.client().getBlockNumber());
     const step = Math.max(2, Math.ceil((head - Number(opts.start) + 1) / 4));
     let passes = 0;
-    const process = opts.oneProcess ? chainSources(parseSources(opts.json(step, true), 'test')) : null;
+    const process = opts.oneProcess ? chainSources(parseSources(json(step, true), 'test')) : null;
     for (;;) {
       assert.ok(++passes < 20, 'the walk ends');
-      const sources = process ?? chainSources(parseSources(opts.json(step, true), 'test'));
+      const sources = process ?? chainSources(parseSources(json(step, true), 'test'));
       const { out } = await passAtHead(anvil, sources, walked.store, clock, walked.service);
       assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
       const state = (await walked.store.listSources()).find((s) => s.id === `chain:${chainId}`)!;
@@ -454,7 +459,7 @@ export async function walkAddedLater(
     // followed the walk may sum an account's positions in another order, to the last digit).
     await passAtHead(
       anvil,
-      chainSources(parseSources(opts.json(ALL, true), 'test')),
+      chainSources(parseSources(json(ALL, true), 'test')),
       whole.store,
       clock,
       whole.service,

@@ -543,12 +543,8 @@ describe('Euler v2 on a local chain', () => {
     for (const oneProcess of [false, true]) {
       const passes = await walkAddedLater(anvil, {
         oneProcess,
-        json: (syncBlocks, added) => {
-          const j = sourcesJson();
-          return {
-            chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { euler: undefined }) })),
-          };
-        },
+        sources: sourcesJson,
+        without: { euler: undefined },
         start,
         walkKey: `euler:${evc.toLowerCase()}:deployment`,
         addresses: users,

@@ -359,12 +359,8 @@ describe('MetaMorpho vaults on a local chain', () => {
 
   test('behavior: Morpho added to the file later: its vaults are read once its walk has caught up, as one pass reads them', async () => {
     const passes = await walkAddedLater(anvil, {
-      json: (syncBlocks, added) => {
-        const j = sourcesJson();
-        return {
-          chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { morpho: undefined }) })),
-        };
-      },
+      sources: sourcesJson,
+      without: { morpho: undefined },
       start: 0n,
       walkKey: `morpho:${morpho.toLowerCase()}:0`,
       addresses: [...users, vault.toLowerCase()],

@@ -937,12 +937,8 @@ describe('Morpho Blue and Chainlink feeds on a local chain', () => {
 
   test('behavior: Morpho added to the file later walks its logs syncBlocks a pass while the chain goes on (its vaults once it has caught up); the end is the one-pass read', async () => {
     const passes = await walkAddedLater(anvil, {
-      json: (syncBlocks, added) => {
-        const j = sourcesJson();
-        return {
-          chains: j.chains.map((c) => ({ ...c, syncBlocks, ...(added ? {} : { morpho: undefined }) })),
-        };
-      },
+      sources: sourcesJson,
+      without: { morpho: undefined },
       start: 0n,
       walkKey: `morpho:${morpho.toLowerCase()}:0`,
       addresses: users,

@@ -53,6 +53,27 @@ function blocksOnly(chain: Map<number, Block>, head: () => number): ChainRpc {
   } as unknown as ChainRpc;
 }
 
+/**
+ * A stand-in RPC for Morpho Blue with no market (the blocks of `chain`; multicalls answer zero
+ * addresses) whose getLogs calls are noted in `asked`: the shared read, or a reader's own walk.
+ */
+function morphoOnly(chain: Map<number, Block>, head: number, asked: [string, bigint, bigint][]): ChainRpc {
+  const base = blocksOnly(chain, () => head);
+  return {
+    ...base,
+    multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
+    multicall: async ({ contracts }: { contracts: unknown[] }) =>
+      contracts.map(() => ({ status: 'success', result: `0x${'0'.repeat(40)}` })),
+    client: {
+      ...base.client,
+      getLogs: async (args: { address: string | string[]; fromBlock: bigint; toBlock: bigint }) => {
+        asked.push([Array.isArray(args.address) ? 'shared' : 'own', args.fromBlock, args.toBlock]);
+        return [];
+      },
+    },
+  } as unknown as ChainRpc;
+}
+
 function previousOf(cursor: string | null | undefined, lastBlock: number): PreviousRun {
   return {
     state: {
@@ -222,31 +243,17 @@ describe('chain source checkpoint', () => {
 describe('a pass over many blocks', () => {
   test("behavior: within one request's range every reader takes its part of one read; over more, each walks its own, range by range", async () => {
     const BLUE = `0x${'b1'.repeat(20)}`;
-    const asked: { address: string | string[]; fromBlock: bigint; toBlock: bigint }[] = [];
+    const asked: [string, bigint, bigint][] = [];
     const runAfter = async (last: number, head: number) => {
       const chain = new Map([
         [last, block(last)],
         [head, block(head)],
       ]);
-      const base = blocksOnly(chain, () => head);
-      const rpc = {
-        ...base,
-        multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
-        // Morpho Blue with no market: its fee recipient, none.
-        multicall: async ({ contracts }: { contracts: unknown[] }) =>
-          contracts.map(() => ({ status: 'success', result: `0x${'0'.repeat(40)}` })),
-        client: {
-          ...base.client,
-          getLogs: async (args: { address: string | string[]; fromBlock: bigint; toBlock: bigint }) => {
-            asked.push(args);
-            return [];
-          },
-        },
-      } as unknown as ChainRpc;
+      const rpc = morphoOnly(chain, head, asked);
       const source = chainSource({ ...CHAIN, morpho: { blue: BLUE, fromBlock: 0, vaultFactories: [] } }, rpc);
       asked.length = 0;
       await source.run(0, previousOf(writeCheckpoint([[last, hash(last)]], []), last));
-      return asked.map((a) => [Array.isArray(a.address) ? 'shared' : 'own', a.fromBlock, a.toBlock]);
+      return [...asked];
     };
     // 9,999 blocks: the one read of every contract
     assert.deepEqual(await runAfter(40_000, 49_999), [['shared', 40_001n, 49_999n]]);
@@ -269,23 +276,8 @@ describe('a contract added while the chain resumes', () => {
         [head, block(head)],
       ]);
       for (const b of blocks) chain.set(Number(b.number), b);
-      const base = blocksOnly(chain, () => head);
-      const rpc = {
-        ...base,
-        multicallOptions: async () => ({ deployless: true, batchSize: 4096 }),
-        // Morpho Blue with no market: its fee recipient, none.
-        multicall: async ({ contracts }: { contracts: unknown[] }) =>
-          contracts.map(() => ({ status: 'success', result: `0x${'0'.repeat(40)}` })),
-        client: {
-          ...base.client,
-          getLogs: async (args: { address: string | string[]; fromBlock: bigint; toBlock: bigint }) => {
-            asked.push([Array.isArray(args.address) ? 'shared' : 'own', args.fromBlock, args.toBlock]);
-            return [];
-          },
-        },
-      } as unknown as ChainRpc;
       asked.length = 0;
-      const out = await chainSource(config, rpc).run(0, previousOf(cursor, last));
+      const out = await chainSource(config, morphoOnly(chain, head, asked)).run(0, previousOf(cursor, last));
       return { out, asked: [...asked], cursor: JSON.parse(out.cursor!) };
     };
     const key = `morpho:${BLUE}:0`;
