@@ -35,7 +35,7 @@ import {
   type Hex,
 } from './aave-types.ts';
 import { accountAnswered, groupOf } from './account-reads.ts';
-import { blockTimes, type ChainRpc, type SharedLogs, takeLogs, throwIfUnread } from './rpc.ts';
+import { blockTimes, type ChainRpc, type SharedLogs, takeLogs, throwIfUnread, walksByRange } from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, tokenCalls } from './tokens.ts';
 
 /** The arguments of each event that name an account whose position it changes. */
@@ -92,17 +92,12 @@ export async function readAave(
   for (const key of cache.retry) if (addresses.includes(groupOf(key))) accounts.add(key);
   const touched = new Set<string>();
 
-  // 2. Logs: one walk per range (in steady state, every pool resumes at the same block; one just
-  // added walks from its own start to its own end, `to`).
+  // 2. Logs: the listed pools' (and their aTokens'), one walk per range (walksByRange).
   const logsTo = range.logsTo ?? range.block;
-  const walks = new Map<string, { fromBlock: bigint; toBlock: bigint; group: string[] }>();
-  for (const p of pools) {
-    const toBlock = p.to ?? logsTo;
-    if (p.from > toBlock || !cache.reserves.has(p.pool)) continue;
-    const walk = walks.get(`${p.from}:${toBlock}`) ?? { fromBlock: p.from, toBlock, group: [] };
-    walk.group.push(p.pool);
-    walks.set(`${p.from}:${toBlock}`, walk);
-  }
+  const walks = walksByRange(
+    pools.filter((p) => cache.reserves.has(p.pool)).map((p) => ({ ...p, address: p.pool })),
+    logsTo,
+  );
   const poolOf = new Map<string, string>();
   for (const p of addresses) {
     poolOf.set(p, p);
@@ -141,8 +136,8 @@ export async function readAave(
     }
     append(liquidations, withDeficits(found, logs, poolOf));
   };
-  for (const { fromBlock, toBlock, group } of walks.values()) {
-    const address = aaveLogAddresses(group, cache) as Hex[];
+  for (const { fromBlock, toBlock, addresses } of walks) {
+    const address = aaveLogAddresses(addresses, cache) as Hex[];
     const events = [...AAVE_EVENTS, ...ATOKEN_EVENTS];
     await takeLogs(rpc, shared, { what: 'aave', address, events, fromBlock, toBlock }, take);
   }

@@ -32,6 +32,7 @@ import {
   type SharedLogs,
   takeLogs,
   throwIfUnread,
+  walksByRange,
 } from './rpc.ts';
 import { keepTokens, TOKEN_CALLS, type TokenMeta, tokenCalls } from './tokens.ts';
 
@@ -394,18 +395,7 @@ export async function readCompound(
 
   // 1. Logs of every comet in one walk: the accounts they touch, and absorptions.
   const absorbs = new Map<string, Omit<CometAbsorb, 'timestamp'>>();
-  // One walk per range: in steady state every comet resumes at the same block (one walk); a
-  // comet just added walks from its own start (to its own end, `to`) without taking the others
-  // along.
   const logsTo = range.logsTo ?? range.block;
-  const walks = new Map<string, { fromBlock: bigint; toBlock: bigint; address: Hex[] }>();
-  for (const c of comets) {
-    const toBlock = c.to ?? logsTo;
-    if (c.from > toBlock) continue;
-    const walk = walks.get(`${c.from}:${toBlock}`) ?? { fromBlock: c.from, toBlock, address: [] };
-    walk.address.push(c.comet as Hex);
-    walks.set(`${c.from}:${toBlock}`, walk);
-  }
   type Log = GetLogsReturnType<undefined, typeof COMET_EVENTS, true>[number];
   // One range of logs at a time (a first sync walks millions of them): what they name is kept,
   // not the logs. A range holds whole blocks, so an absorb's surplus Transfer is with it.
@@ -462,7 +452,11 @@ export async function readCompound(
       a.surplus = surplusAt.get(`${a.txHash}:${at + 1}:${a.borrower}`) ?? 0n;
     }
   };
-  for (const { fromBlock, toBlock, address } of walks.values()) {
+  for (const { fromBlock, toBlock, addresses } of walksByRange(
+    comets.map((c) => ({ ...c, address: c.comet })),
+    logsTo,
+  )) {
+    const address = addresses as Hex[];
     await takeLogs(
       rpc,
       shared,

@@ -332,6 +332,28 @@ export async function getLogsAdaptive<const E extends readonly AbiEvent[]>(
 }
 
 /**
+ * A reader's contracts grouped by the blocks of logs each reads, one walk a range: in steady state
+ * every contract resumes at the same block (one walk); one just added walks from its own start to
+ * its own end (`to`, else `logsTo`) without taking the others along. A contract starting past its
+ * end reads none.
+ */
+export function walksByRange(
+  contracts: readonly { address: string; from: bigint; to?: bigint }[],
+  logsTo: bigint,
+): { fromBlock: bigint; toBlock: bigint; addresses: string[] }[] {
+  const walks = new Map<string, { fromBlock: bigint; toBlock: bigint; addresses: string[] }>();
+  for (const c of contracts) {
+    const toBlock = c.to ?? logsTo;
+    if (c.from > toBlock) continue;
+    const key = `${c.from}:${toBlock}`;
+    const walk = walks.get(key) ?? { fromBlock: c.from, toBlock, addresses: [] };
+    walk.addresses.push(c.address);
+    walks.set(key, walk);
+  }
+  return [...walks.values()];
+}
+
+/**
  * A reader's logs of `args`, handed to `take`: the pass's shared read's part when it covers them
  * (in steady state), else its own walk, range by range (eachLogs).
  */
