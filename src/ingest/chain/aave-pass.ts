@@ -127,11 +127,7 @@ function aavePass(
             if (resume !== null && resumedPools.includes(p.pool)) return { pool: p.pool, from: resume };
             const left = unread.get(aaveConfig(p));
             const start = () =>
-              left !== undefined
-                ? Promise.resolve(left)
-                : p.fromBlock !== null
-                  ? Promise.resolve(BigInt(p.fromBlock))
-                  : ctx.deployedAt(p.pool);
+              left !== undefined ? Promise.resolve(left) : ctx.startOf(p.fromBlock, p.pool);
             if (resume === null) return { pool: p.pool, from: await start() };
             // Added while the chain resumes (or not listed by a pass: from the logs it left): its
             // logs from its start, `syncBlocks` a pass.

@@ -112,8 +112,7 @@ function compoundPass(
           chain.compound.map(async (c) => {
             const at = { comet: c.comet, rewards: c.rewards };
             if (resume !== null && readComets.has(cometConfig(c))) return { ...at, from: resume };
-            const start = () =>
-              c.fromBlock !== null ? Promise.resolve(BigInt(c.fromBlock)) : ctx.deployedAt(c.comet);
+            const start = () => ctx.startOf(c.fromBlock, c.comet);
             if (resume === null) return { ...at, from: await start() };
             // Added while the chain resumes: its logs from its start, `syncBlocks` a pass.
             const walk = await ctx.walk(`compound:${cometConfig(c)}`, start);

@@ -147,8 +147,7 @@ function eulerPass(
     async read(shared) {
       const on = chain.euler;
       if (!on) return;
-      const start = () =>
-        on.fromBlock !== null ? Promise.resolve(BigInt(on.fromBlock)) : ctx.deployedAt(on.evc);
+      const start = () => ctx.startOf(on.fromBlock, on.evc);
       walk = walks ? await ctx.walk(`euler:${config}`, start) : null;
       eulerRead = await readEuler(
         rpc,

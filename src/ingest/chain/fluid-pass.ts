@@ -140,8 +140,7 @@ function fluidPass(
         fluidConf,
         {
           start: async (factory, vault) => {
-            const floor =
-              fluidConf.fromBlock !== null ? BigInt(fluidConf.fromBlock) : await ctx.deployedAt(factory);
+            const floor = await ctx.startOf(fluidConf.fromBlock, factory);
             // (A vault the checkpoint could not hold every position of: its whole history.)
             if (vault === null || truncated.has(vault)) return floor;
             // (Not before the file's block or the factory: a node without old state answers 0.)

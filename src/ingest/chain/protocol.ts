@@ -51,6 +51,8 @@ export interface PassContext {
   items: ItemReport[];
   /** A contract's deployment block (searched once per process). */
   deployedAt(address: string): Promise<bigint>;
+  /** Where a contract's logs start: the file's `fromBlock`, else its deployment (deployedAt). */
+  startOf(fromBlock: number | null, address: string): Promise<bigint>;
   /**
    * The logs a contract reads this pass while the chain resumes without it (added to the file
    * later, or read again from its start): from where its walk stopped, else from `start()`, at most

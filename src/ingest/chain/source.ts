@@ -255,6 +255,8 @@ export function chainSource(
       previous,
       items,
       deployedAt: (address) => deployedAt(address as `0x${string}`, target),
+      startOf: async (fromBlock, address) =>
+        fromBlock !== null ? BigInt(fromBlock) : deployedAt(address as `0x${string}`, target),
       async walk(key, start) {
         const was = walksBefore.get(key);
         // (Asked for again, a walk is kept as it was until its logs are read.)
