@@ -75,6 +75,31 @@ const addWeth = (to: `0x${string}`) =>
     (WAD * 895n) / 1000n,
     (WAD * 95n) / 100n,
   ]);
+/**
+ * A comet with DAI as base (its own DAI/USD feed at $1) and WETH as collateral, 100,000 DAI
+ * supplied, and borrowers (account, WETH posted, DAI borrowed) opened.
+ */
+async function openDaiComet(borrows: readonly (readonly [number, bigint, bigint])[]) {
+  const c = anvil.client(0);
+  const C = art.TestComet!.abi;
+  const T = art.TestToken!.abi;
+  const dai = await deploy(c, art.TestToken!, ['Dai Stablecoin', 'DAI', 18]);
+  const daiUsd = await deploy(c, art.TestAggregator!, [8, 'DAI / USD', 10n ** 8n]);
+  const at = await deploy(c, art.TestComet!, [dai, 18, daiUsd, RATE_MODEL]);
+  await addWeth(at);
+  await send(0, dai, T, 'mint', [users[0], 100_000n * WAD]);
+  await send(0, dai, T, 'approve', [at, 2n ** 256n - 1n]);
+  await send(0, at, C, 'supply', [dai, 100_000n * WAD]);
+  const borrowers: `0x${string}`[] = [];
+  for (const [i, collateral, borrow] of borrows) {
+    borrowers.push(anvil.client(i).account.address.toLowerCase() as `0x${string}`);
+    await send(i, weth, T, 'mint', [borrowers.at(-1)!, collateral]);
+    await send(i, weth, T, 'approve', [at, collateral]);
+    await send(i, at, C, 'supply', [weth, collateral]);
+    await send(i, at, C, 'withdraw', [dai, borrow]);
+  }
+  return { comet: at, dai, daiUsd, borrowers };
+}
 /** A read of the comet or of a feed, at the latest block or at `block`. */
 const read = <T>(address: `0x${string}`, fn: string, args: readonly unknown[] = [], block?: bigint) =>
   readAt<T>(
@@ -720,31 +745,18 @@ describe('Compound v3 on a local chain', () => {
 
 describe('a comet whose base token has no USD price (docs/decisions.md "Real sources")', () => {
   let daiComet: `0x${string}`;
-  let dai: `0x${string}`;
   let daiUsd: `0x${string}`;
-  const borrowers: `0x${string}`[] = [];
+  let borrowers: `0x${string}`[] = [];
   before(async () => {
-    const c = anvil.client(0);
-    const C = art.TestComet!.abi;
-    const T = art.TestToken!.abi;
-    dai = await deploy(c, art.TestToken!, ['Dai Stablecoin', 'DAI', 18]);
-    daiUsd = await deploy(c, art.TestAggregator!, [8, 'DAI / USD', 10n ** 8n]);
-    daiComet = await deploy(c, art.TestComet!, [dai, 18, daiUsd, RATE_MODEL]);
-    await addWeth(daiComet);
-    await send(0, dai, T, 'mint', [users[0], 100_000n * WAD]);
-    await send(0, dai, T, 'approve', [daiComet, 2n ** 256n - 1n]);
-    await send(0, daiComet, C, 'supply', [dai, 100_000n * WAD]);
     // Borrower 3 owes 500 DAI against 1 WETH; borrower 4, 100 DAI against 10 WETH.
-    for (const [i, collateral, borrow] of [
+    ({
+      comet: daiComet,
+      daiUsd,
+      borrowers,
+    } = await openDaiComet([
       [3, WAD, 500n * WAD],
       [4, 10n * WAD, 100n * WAD],
-    ] as const) {
-      borrowers.push(anvil.client(i).account.address.toLowerCase() as `0x${string}`);
-      await send(i, weth, T, 'mint', [borrowers.at(-1)!, collateral]);
-      await send(i, weth, T, 'approve', [daiComet, collateral]);
-      await send(i, daiComet, C, 'supply', [weth, collateral]);
-      await send(i, daiComet, C, 'withdraw', [dai, borrow]);
-    }
+    ]));
   });
   // The file has ETH/USD, not DAI/USD.
   const json = () => ({
@@ -816,6 +828,74 @@ describe('a comet whose base token has no USD price (docs/decisions.md "Real sou
     const [p] = (await get(`/positions?address=${borrowers[1]}`)).data;
     assert.equal(p.market.uniqueKey, key());
     assert.ok(Math.abs(p.state.borrowAssetsUsd - 100) < 0.01, String(p.state.borrowAssetsUsd));
+  });
+});
+
+describe('a comet whose waiting borrowers do not all fit in the checkpoint', () => {
+  let held: `0x${string}`;
+  let daiUsd: `0x${string}`;
+  let borrowers: `0x${string}`[] = [];
+  before(async () => {
+    // Borrowers 5 and 6 each owe 100 DAI against 1 WETH.
+    ({
+      comet: held,
+      daiUsd,
+      borrowers,
+    } = await openDaiComet([
+      [5, WAD, 100n * WAD],
+      [6, WAD, 100n * WAD],
+    ]));
+  });
+  // No DAI/USD: the comet's markets are served without positions, its borrowers kept for later.
+  const json = (priced = false) => ({
+    chains: [
+      {
+        chainId: anvil.chainId,
+        rpcUrl: anvil.url,
+        compound: [{ comet: held }],
+        chainlink: [
+          { address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
+          ...(priced ? [{ address: daiUsd, pair: 'DAI/USD', heartbeatSeconds: 86400 }] : []),
+        ],
+      },
+    ],
+  });
+  const suite = liveChainSuite(() => anvil, 'lrds-comet-held-', json);
+  const { get } = suite;
+
+  test('behavior: the comet of those left out is named, and a new process reads it from its start: every borrower is found once it is priced', async () => {
+    // (the comet as the checkpoint names it: its address and where its logs start)
+    const config = `${held.toLowerCase()}:deployment`;
+    const cursor = async () =>
+      JSON.parse((await suite.store.listSources()).find((x) => x.id === `chain:${anvil.chainId}`)!.cursor!);
+    assert.equal((await cursor()).cometPending.length, 2);
+    // A new process that keeps one account: the other is left out, and its comet named.
+    await mineOnceStateAged(anvil);
+    const { out, failed } = await passAtHead(
+      anvil,
+      chainSources(parseSources(json(), 'test'), { maxPending: 1 }),
+      suite.store,
+      suite.clock,
+    );
+    assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+    assert.deepEqual(
+      failed.map((f) => [f.id, f.error]),
+      [['compound:pending', '2 holders of comets not served: the first 1 are kept for when they are']],
+    );
+    const kept = await cursor();
+    assert.equal(kept.cometPending.length, 1);
+    assert.deepEqual(kept.cometsTruncated, [config]);
+    // DAI/USD added, a new process: the comet is read from its start, its logs naming both.
+    suite.sources = chainSources(parseSources(json(true), 'test'));
+    await mineOnceStateAged(anvil);
+    await suite.pass();
+    for (const b of borrowers) {
+      const [p] = (await get(`/positions?address=${b}`)).data;
+      assert.equal(p?.market.uniqueKey, `compound-31337-${held.toLowerCase()}_${weth.toLowerCase()}`, b);
+      assert.ok(Math.abs(p.state.borrowAssetsUsd - 100) < 0.01, `${b}: ${p.state.borrowAssetsUsd}`);
+    }
+    const after = await cursor();
+    assert.deepEqual([after.cometPending, after.cometsTruncated, after.comets], [[], [], [config]]);
   });
 });
 

@@ -355,6 +355,46 @@ describe('Fluid on a local chain', () => {
     assert.deepEqual(await positionsOf(users[6]!), []);
   });
 
+  test('behavior: positions held beyond what the checkpoint keeps name their vaults, which a new process reads from their start', async () => {
+    // A process without the USDC feed that keeps one position: user 6 opens two meanwhile.
+    const json = sourcesJson();
+    json.chains[0]!.chainlink = json.chains[0]!.chainlink.filter((f) => f.pair !== 'USDC/USD');
+    const ids = [
+      await open(6, btcVault, 1_000_000n, 100n * USDC),
+      await open(6, btcVault, 2_000_000n, 200n * USDC),
+    ];
+    const { out, failed } = await passAtHead(
+      anvil,
+      chainSources(parseSources(json, 'test'), { maxPending: 1 }),
+      suite.store,
+      clock,
+      suite.service,
+    );
+    assert.equal(out.runs[0]!.ok, true);
+    const held = failed.find((f) => f.id === 'fluid:held');
+    assert.match(
+      held?.error ?? '',
+      /positions held: the checkpoint names 1; a new process reads the \d+ vaults of the others from their start/,
+    );
+    const cursor = JSON.parse((await suite.store.listSources()).find((x) => x.id === 'chain:31337')!.cursor!);
+    assert.equal(cursor.fluidHeld.length, 1);
+    assert.ok(cursor.fluidTruncated.includes(btcVault.toLowerCase()), JSON.stringify(cursor.fluidTruncated));
+    // A new process with the whole file: both positions (one, summed: one owner, one vault),
+    // whichever the checkpoint kept.
+    const priced = chainSources(parseSources(sourcesJson(), 'test'));
+    await pass(priced);
+    const [p6, ...more] = await positionsOf(users[6]!);
+    assert.equal(more.length, 0);
+    assert.ok(Math.abs(p6!.state.borrowAssetsUsd - 300) < 0.01, String(p6?.state.borrowAssetsUsd));
+    const after = JSON.parse((await suite.store.listSources()).find((x) => x.id === 'chain:31337')!.cursor!);
+    assert.deepEqual(after.fluidTruncated, []);
+    // (closed, for the tests after)
+    await send(6, btcVault, V(), 'operate', [ids[0], -1_000_000n, -100n * USDC, users[6]]);
+    await send(6, btcVault, V(), 'operate', [ids[1], -2_000_000n, -200n * USDC, users[6]]);
+    await pass(priced);
+    assert.deepEqual(await positionsOf(users[6]!), []);
+  });
+
   test('behavior: a position of orphaned blocks whose id another vault takes is none of its vault; the others are read', async () => {
     // User 0 opens a position in the ETH vault; a pass reads it; its block is orphaned, and the
     // id goes to user 3's new position in the WBTC vault.

@@ -226,8 +226,9 @@ describe('chain source checkpoint', () => {
 
   test('behavior: accounts kept for later are capped, the rest named in an item', () => {
     const items: ItemReport[] = [];
+    const pass = { items, maxPending: MAX_PENDING };
     const keys = Array.from({ length: MAX_PENDING + 2 }, (_, i) => `m:${i}`);
-    assert.equal(pending(items, 'morpho', 'accounts of markets not served', keys).length, MAX_PENDING);
+    assert.equal(pending(pass, 'morpho', 'accounts of markets not served', keys).length, MAX_PENDING);
     assert.deepEqual(items, [
       {
         id: 'morpho:pending',
@@ -235,8 +236,10 @@ describe('chain source checkpoint', () => {
         error: `${MAX_PENDING + 2} accounts of markets not served: the first ${MAX_PENDING} are kept for when they are`,
       },
     ]);
-    assert.deepEqual(pending(items, 'morpho', 'x', ['a:b']), ['a:b']);
-    assert.equal(items.length, 1);
+    assert.deepEqual(pending(pass, 'morpho', 'x', ['a:b']), ['a:b']);
+    assert.deepEqual(pending({ items, maxPending: 1 }, 'euler', 'x', ['a:b', 'a:c']), ['a:b']);
+    assert.equal(items.length, 2);
+    assert.deepEqual(items[1]!.error, '2 x: the first 1 are kept for when they are');
   });
 });
 

@@ -276,7 +276,7 @@ function aavePass(
           }),
         ),
         aavePending: pending(
-          items,
+          ctx,
           'aave',
           'accounts of pools not served, or served without every price',
           chain.aave.flatMap((p) =>

@@ -11,7 +11,10 @@ import type { ChainRpc } from './rpc.ts';
 /** Blocks (number and hash) of the last runs kept in the checkpoint, to find a reorganization's common ancestor. */
 export const RECENT_BLOCKS = 64;
 
-/** Accounts kept in the checkpoint for markets not served (an unpriced market's borrowers). */
+/**
+ * Accounts kept in the checkpoint for markets not served (an unpriced market's borrowers), by
+ * default (a chain source's `maxPending`).
+ */
 export const MAX_PENDING = 50_000;
 
 /** A checkpoint as read: the recent blocks, and the protocols' parts as stored (each reads its own). */
@@ -62,17 +65,22 @@ export function strings(x: unknown): string[] {
 }
 
 /**
- * Accounts kept in the checkpoint to be read when their market or vault is served, at most
- * MAX_PENDING (`what` they are; the item names how many more were left out).
+ * Accounts kept in the checkpoint to be read when their market or vault is served, at most the
+ * pass's `maxPending` (`what` they are; the item names how many more were left out).
  */
-export function pending(items: ItemReport[], kind: string, what: string, keys: string[]): string[] {
-  if (keys.length > MAX_PENDING)
-    items.push({
+export function pending(
+  pass: { items: ItemReport[]; maxPending: number },
+  kind: string,
+  what: string,
+  keys: string[],
+): string[] {
+  if (keys.length > pass.maxPending)
+    pass.items.push({
       id: `${kind}:pending`,
       ok: false,
-      error: `${keys.length} ${what}: the first ${MAX_PENDING} are kept for when they are`,
+      error: `${keys.length} ${what}: the first ${pass.maxPending} are kept for when they are`,
     });
-  return keys.slice(0, MAX_PENDING);
+  return keys.slice(0, pass.maxPending);
 }
 
 /**

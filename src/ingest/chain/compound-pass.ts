@@ -7,7 +7,7 @@ import type { MarketRecord } from '../../domain/types.ts';
 import { UNPRICED_NOTE } from '../records.ts';
 import type { ChainConfig, FeedConfig } from '../sources-file.ts';
 import { groupOf } from './account-reads.ts';
-import { knownHolders, MAX_PENDING, pending, strings } from './checkpoint.ts';
+import { knownHolders, pending, strings } from './checkpoint.ts';
 import { COMET_EVENTS, type CometAbsorb, CometCache, type CometRead, readCompound } from './compound.ts';
 import { absorbLiquidations, cometAssets, cometRecords } from './compound-records.ts';
 import { HandedPools } from './pooled-pairs.ts';
@@ -257,9 +257,9 @@ function compoundPass(
       const holders = chain.compound.flatMap((c) =>
         served.has(c.comet) ? [] : (compound?.holders(c.comet) ?? []).map((a) => `${a.comet}:${a.user}`),
       );
-      const cut = new Set(holders.slice(MAX_PENDING).map(groupOf));
+      const cut = new Set(holders.slice(ctx.maxPending).map(groupOf));
       return {
-        cometPending: pending(items, 'compound', 'holders of comets not served', holders),
+        cometPending: pending(ctx, 'compound', 'holders of comets not served', holders),
         // Every comet whose logs this pass read through its last block (its configuration read
         // or not: the accounts they named wait in cometPending until it is); one still walking
         // its logs goes on with its walk.

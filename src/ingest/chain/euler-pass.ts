@@ -292,7 +292,7 @@ function eulerPass(
         // Accounts a vault controls without a position are kept too: no log names them when they
         // deposit collateral.
         eulerPending: pending(
-          items,
+          ctx,
           'euler',
           'accounts of vaults not served or without a position',
           (eulerRead?.controllers ?? []).flatMap((vault) =>

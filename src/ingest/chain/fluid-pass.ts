@@ -12,7 +12,7 @@ import {
 } from '../../domain/types.ts';
 import { UNPRICED_NOTE } from '../records.ts';
 import type { ChainConfig } from '../sources-file.ts';
-import { type Checkpoint, MAX_PENDING, strings } from './checkpoint.ts';
+import { type Checkpoint, strings } from './checkpoint.ts';
 import {
   FLUID_FACTORY_EVENTS,
   FLUID_VAULT_EVENTS,
@@ -309,28 +309,28 @@ function fluidPass(
 
     checkpoint() {
       // The positions held that the store does not (of vaults not handed from this pass's reads,
-      // priced, or to read again), at most MAX_PENDING in the checkpoint: the vaults of those left out are read from
+      // priced, or to read again), at most `maxPending` in the checkpoint: the vaults of those left out are read from
       // their start by a new process (their logs name their positions again). A new process
       // finds the others from their owners, the store's positions.
       const held = (fluidRead?.held ?? []).filter(
         (key) => fluid.retry.has(key) || !built.has(fluidKey(chainId, key.slice(0, key.lastIndexOf(':')))),
       );
       const fluidTruncated = [
-        ...new Set(held.slice(MAX_PENDING).map((key) => key.slice(0, key.lastIndexOf(':')))),
+        ...new Set(held.slice(ctx.maxPending).map((key) => key.slice(0, key.lastIndexOf(':')))),
       ];
       if (fluidTruncated.length > 0)
         items.push({
           id: 'fluid:held',
           ok: false,
-          error: `${held.length} positions held: the checkpoint names ${MAX_PENDING}; a new process reads the ${fluidTruncated.length} vaults of the others from their start`,
+          error: `${held.length} positions held: the checkpoint names ${ctx.maxPending}; a new process reads the ${fluidTruncated.length} vaults of the others from their start`,
         });
       return {
         fluid: fluidRead ? config : null,
         fluidVaults: fluidRead?.logged ?? [],
         fluidTruncated,
         fluidFactories: fluidRead?.factories ?? [],
-        fluidHeld: held.slice(0, MAX_PENDING),
-        fluidUnplaced: [...fluid.unplaced].slice(0, MAX_PENDING),
+        fluidHeld: held.slice(0, ctx.maxPending),
+        fluidUnplaced: [...fluid.unplaced].slice(0, ctx.maxPending),
       } satisfies FluidCheckpoint;
     },
 

@@ -5,12 +5,12 @@ import type { Source } from '../contract.ts';
 import { loadReference, type ReferenceData } from '../sandbox/reference.ts';
 import { type KnownPool, loadSources, type SourcesConfig } from '../sources-file.ts';
 import { createChainRpc } from './rpc.ts';
-import { type ChainSource, chainSource } from './source.ts';
+import { type ChainSource, type ChainSourceOptions, chainSource } from './source.ts';
 
 /** The chain sources of a sources file: one `chain:<chainId>` source per chain. */
 export function chainSources(
   config: SourcesConfig,
-  options: { transport?: (chainId: number) => Transport } = {},
+  options: { transport?: (chainId: number) => Transport } & ChainSourceOptions = {},
 ): ChainSource[] {
   const data = loadReference();
   const reference = { feeds: data.chainlinkFeeds, tokens: data.tokens };
@@ -25,6 +25,7 @@ export function chainSources(
           : { limits: { ...chain.rpcLimits, timeoutMs: chain.rpcTimeoutMs } },
       ),
       reference,
+      options,
     ),
   );
 }

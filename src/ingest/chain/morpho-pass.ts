@@ -335,7 +335,7 @@ function morphoPass(
         morpho: walk?.caughtUp === false ? null : config,
         morphoWalking: walk?.caughtUp === false ? config : null,
         markets: morpho?.marketIds ?? [],
-        pending: pending(items, 'morpho', 'accounts of markets not served', [
+        pending: pending(ctx, 'morpho', 'accounts of markets not served', [
           ...(morpho?.accounts ?? []).filter((a) => !priced.has(a.id)).map((a) => `${a.id}:${a.user}`),
           // positions whose read failed
           ...(morpho?.failures ?? []).flatMap((f) => (f.id.includes(':') ? [f.id] : [])),

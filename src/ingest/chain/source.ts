@@ -25,6 +25,7 @@ import { ANSWER_UPDATED } from './chainlink.ts';
 import {
   type Checkpoint,
   canonicalAncestor,
+  MAX_PENDING,
   RECENT_BLOCKS,
   readCheckpoint,
   writeCheckpoint,
@@ -88,10 +89,17 @@ interface StateRead {
   parts: Record<string, unknown>[];
 }
 
+/** How a chain source keeps what it reads for later. */
+export interface ChainSourceOptions {
+  /** Accounts (or positions) each protocol keeps in the checkpoint for later, at most; MAX_PENDING by default. */
+  maxPending?: number;
+}
+
 export function chainSource(
   chain: ChainConfig,
   rpc: ChainRpc,
   reference: ChainReference = { feeds: [], tokens: [] },
+  options: ChainSourceOptions = {},
 ): ChainSource {
   let last: ChainRunStats | null = null;
   /** The hash of the last block this process read (`last.block`). */
@@ -254,6 +262,7 @@ export function chainSource(
       checkpoint,
       previous,
       items,
+      maxPending: options.maxPending ?? MAX_PENDING,
       deployedAt: (address) => deployedAt(address as `0x${string}`, target),
       startOf: async (fromBlock, address) =>
         fromBlock !== null ? BigInt(fromBlock) : deployedAt(address as `0x${string}`, target),
