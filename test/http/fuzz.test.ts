@@ -68,19 +68,41 @@ function safeDecode(s: string): string {
   }
 }
 
-/** Checks every invariant on one response; the message says which request broke it. */
-/** The body as the client reads it: decoded when the server compressed it (the client may ask for gzip). */
-function bodyOf(res: LightMyRequestResponse): string {
+/** The encodings a response may come in, by the request's Accept-Encoding (the server offers br and gzip). */
+const ENCODINGS_FOR: Record<string, readonly (string | undefined)[]> = {
+  gzip: ['gzip', undefined],
+  br: ['br', undefined],
+  '*': ['br', 'gzip', undefined],
+};
+
+/**
+ * The body as the client reads it: decoded when the server compressed it, which it does only in
+ * an encoding the client asked for. A response to HEAD has none.
+ */
+function bodyOf(req: Req, res: LightMyRequestResponse): string {
+  const at = `${req.method} ${req.url.slice(0, 300)} -> ${res.statusCode}`;
+  if (req.method === 'HEAD') {
+    assert.equal(res.rawPayload.length, 0, `a body for HEAD: ${at}`);
+    return '';
+  }
   const encoding = res.headers['content-encoding'];
-  if (encoding === undefined) return res.body;
-  if (encoding === 'gzip') return zlib.gunzipSync(res.rawPayload).toString('utf8');
-  if (encoding === 'br') return zlib.brotliDecompressSync(res.rawPayload).toString('utf8');
-  if (encoding === 'deflate') return zlib.inflateSync(res.rawPayload).toString('utf8');
-  assert.fail(`unknown content-encoding ${String(encoding)} on a ${res.statusCode}`);
+  const asked = req.headers['accept-encoding'];
+  assert.ok(
+    (asked === undefined ? [undefined] : (ENCODINGS_FOR[asked] ?? [undefined])).includes(encoding as string),
+    `content-encoding ${String(encoding)} for accept-encoding ${String(asked)}: ${at}`,
+  );
+  try {
+    if (encoding === 'gzip') return zlib.gunzipSync(res.rawPayload).toString('utf8');
+    if (encoding === 'br') return zlib.brotliDecompressSync(res.rawPayload).toString('utf8');
+  } catch (err) {
+    assert.fail(`a ${encoding} body that does not decode (${(err as Error).message}): ${at}`);
+  }
+  return res.body;
 }
 
+/** Checks every invariant on one response; the message says which request broke it. */
 function checkResponse(req: Req, res: LightMyRequestResponse): void {
-  const text = req.method === 'HEAD' ? '' : bodyOf(res);
+  const text = bodyOf(req, res);
   const what = `${req.method} ${req.url.slice(0, 300)} -> ${res.statusCode} ${JSON.stringify(text.slice(0, 300))}`;
   assert.ok(res.statusCode < 500, `5xx: ${what}`);
   assert.ok(res.headers['x-request-id'], `no X-Request-Id: ${what}`);

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { MAX_PENDING, pending, readCheckpoint, writeCheckpoint } from '../../src/ingest/chain/checkpoint.ts';
 import { eulerAdapter } from '../../src/ingest/chain/euler-pass.ts';
 import { morphoAdapter } from '../../src/ingest/chain/morpho-pass.ts';
-import type { ChainRpc } from '../../src/ingest/chain/rpc.ts';
+import { type ChainRpc, createChainRpc } from '../../src/ingest/chain/rpc.ts';
 import { chainSource } from '../../src/ingest/chain/source.ts';
 import type { ItemReport, PreviousRun } from '../../src/ingest/contract.ts';
 import type { ChainConfig } from '../../src/ingest/sources-file.ts';
@@ -240,6 +240,16 @@ describe('chain source checkpoint', () => {
     assert.deepEqual(pending({ items, maxPending: 1 }, 'euler', 'x', ['a:b', 'a:c']), ['a:b']);
     assert.equal(items.length, 2);
     assert.deepEqual(items[1]!.error, '2 x: the first 1 are kept for when they are');
+  });
+
+  test('error: a chain source keeps a positive whole number of accounts for later, or refuses to start', () => {
+    const rpc = createChainRpc(CHAIN.chainId, ['http://127.0.0.1:1']);
+    for (const maxPending of [0, -1, 1.5, Number.NaN])
+      assert.throws(
+        () => chainSource(CHAIN, rpc, undefined, { maxPending }),
+        /maxPending must be a positive integer/,
+      );
+    assert.equal(chainSource(CHAIN, rpc, undefined, { maxPending: 1 }).id, `chain:${CHAIN.chainId}`);
   });
 });
 

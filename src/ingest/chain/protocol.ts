@@ -49,7 +49,7 @@ export interface PassContext {
   previous: PreviousRun | undefined;
   /** The pass's items, in order: a protocol adds its own. */
   items: ItemReport[];
-  /** Accounts (or positions) a protocol keeps in the checkpoint for later, at most (MAX_PENDING by default). */
+  /** Accounts (or positions) a protocol keeps in the checkpoint for later, at most, in each list it keeps (MAX_PENDING by default). */
   maxPending: number;
   /** A contract's deployment block (searched once per process). */
   deployedAt(address: string): Promise<bigint>;

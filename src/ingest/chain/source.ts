@@ -91,7 +91,7 @@ interface StateRead {
 
 /** How a chain source keeps what it reads for later. */
 export interface ChainSourceOptions {
-  /** Accounts (or positions) each protocol keeps in the checkpoint for later, at most; MAX_PENDING by default. */
+  /** Accounts (or positions) each protocol keeps in the checkpoint for later, at most, in each list it keeps: a positive integer, MAX_PENDING by default. */
   maxPending?: number;
 }
 
@@ -101,6 +101,9 @@ export function chainSource(
   reference: ChainReference = { feeds: [], tokens: [] },
   options: ChainSourceOptions = {},
 ): ChainSource {
+  const maxPending = options.maxPending ?? MAX_PENDING;
+  if (!Number.isSafeInteger(maxPending) || maxPending < 1)
+    throw new RangeError(`maxPending must be a positive integer, not ${maxPending}`);
   let last: ChainRunStats | null = null;
   /** The hash of the last block this process read (`last.block`). */
   let lastHash: string | null = null;
@@ -262,7 +265,7 @@ export function chainSource(
       checkpoint,
       previous,
       items,
-      maxPending: options.maxPending ?? MAX_PENDING,
+      maxPending,
       deployedAt: (address) => deployedAt(address as `0x${string}`, target),
       startOf: async (fromBlock, address) =>
         fromBlock !== null ? BigInt(fromBlock) : deployedAt(address as `0x${string}`, target),
