@@ -129,6 +129,26 @@ describe('Aave v3 on a local chain', () => {
   const run = (list: ChainSource[]) => suite.pass(list);
   const pass = () => suite.pass();
   const positionsOf = async (user: string) => (await get(`/positions?address=${user}`)).data as Position[];
+  /** A new process whose RPC answers nothing of the pool (its calls sent to an address without code). */
+  const refusingPool = (json: unknown) => {
+    const dead = '000000000000000000000000000000000000dead';
+    const poolHex = aave.pool.toLowerCase().slice(2);
+    return chainSources(parseSources(json, 'test'), {
+      transport: () =>
+        custom({
+          async request({ method, params }) {
+            if (method === 'eth_call') {
+              const [call, ...rest] = params as [{ to?: string; data?: string }, ...unknown[]];
+              const data = call.data?.toLowerCase().replaceAll(poolHex, dead);
+              const to = call.to?.toLowerCase() === aave.pool.toLowerCase() ? `0x${dead}` : call.to;
+              return anvil.client().request({ method, params: [{ ...call, to, data }, ...rest] } as never);
+            }
+            return anvil.client().request({ method, params } as never);
+          },
+        }),
+    });
+  };
+  const sourceRow = async () => (await suite.store.listSources()).find((x) => x.id === 'chain:31337')!;
 
   test("default: one market per pair, each position with the chain's exact amounts and Aave's own health factor", async () => {
     const block = await pass();
@@ -591,24 +611,9 @@ describe('Aave v3 on a local chain', () => {
 
   test('behavior: a pool read before that a pass could not list walks its logs from the first it did not read, not from its start', async () => {
     const last = await pass();
-    // A new process whose RPC answers nothing of the pool for one pass (its calls sent to an
-    // address without code): the pool is not listed, its logs not read.
-    const dead = '000000000000000000000000000000000000dead';
-    const poolHex = aave.pool.toLowerCase().slice(2);
-    const refusing = chainSources(parseSources(sourcesJson(), 'test'), {
-      transport: () =>
-        custom({
-          async request({ method, params }) {
-            if (method === 'eth_call') {
-              const [call, ...rest] = params as [{ to?: string; data?: string }, ...unknown[]];
-              const data = call.data?.toLowerCase().replaceAll(poolHex, dead);
-              const to = call.to?.toLowerCase() === aave.pool.toLowerCase() ? `0x${dead}` : call.to;
-              return anvil.client().request({ method, params: [{ ...call, to, data }, ...rest] } as never);
-            }
-            return anvil.client().request({ method, params } as never);
-          },
-        }),
-    });
+    // A new process whose RPC answers nothing of the pool for one pass: the pool is not listed,
+    // its logs not read.
+    const refusing = refusingPool(sourcesJson());
     // Account 4 borrows in the block that pass reads.
     const borrowed = await borrow(anvil, aave, 4, 'USDC', 10n * USDC);
     const { out, failed } = await passAtHead(anvil, refusing, suite.store, suite.clock, suite.service);
@@ -637,6 +642,65 @@ describe('Aave v3 on a local chain', () => {
     const onChain = await accountData(users[4]!);
     const debt = (await positionsOf(users[4]!)).reduce((s, p) => s + p.state.borrowAssetsUsd, 0);
     assert.ok(Math.abs(debt - Number(onChain.debt) / 1e8) < 0.01, `${debt} vs ${onChain.debt}`);
+  });
+
+  test('behavior: a pool walking its logs that a pass could not list ends its walk, the chain not syncing for it, and walks on later from its first block unread', async () => {
+    const rpc = createChainRpc(anvil.chainId, anvil.url);
+    const start = await deploymentBlock(rpc, aave.pool, await anvil.client().getBlockNumber());
+    const key = `aave:${aave.pool.toLowerCase()}:deployment`;
+    // The pool taken out of the file, then added again: its logs walked a third a pass.
+    const without = sourcesJson();
+    without.chains[0]!.aave = [];
+    await run(chainSources(parseSources(without, 'test')));
+    await mineOnceStateAged(anvil);
+    const json = sourcesJson();
+    const third = Math.ceil(Number((await anvil.client().getBlockNumber()) - start) / 3);
+    Object.assign(json.chains[0]!, { syncBlocks: third });
+    await run(chainSources(parseSources(json, 'test')));
+    const walking = await sourceRow();
+    assert.ok(walking.sync, 'the walk is a sync of the chain');
+    const through: number = JSON.parse(walking.cursor!).walks[`aave:${key}`].throughBlock;
+    assert.equal(through, Number(start) + third - 1);
+    // A pass that cannot list the pool: the walk ends where it stood, kept in aaveFrom.
+    await mineOnceStateAged(anvil);
+    const { out, failed } = await passAtHead(
+      anvil,
+      refusingPool(json),
+      suite.store,
+      suite.clock,
+      suite.service,
+    );
+    assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+    assert.deepEqual(
+      failed.map((f) => f.id),
+      [`aave:${aave.pool.toLowerCase()}`],
+    );
+    const ended = await sourceRow();
+    assert.equal(ended.sync, undefined);
+    const cursor = JSON.parse(ended.cursor!);
+    assert.deepEqual(
+      [cursor.walks?.[`aave:${key}`], cursor.aaveFrom, cursor.aave],
+      [undefined, { [key]: through + 1 }, []],
+    );
+    // Later passes walk on from that block until the pool has caught up.
+    const spied = logSpiedSources(anvil, json);
+    let passes = 0;
+    do {
+      assert.ok(++passes < 10, 'the walk ends');
+      await mineOnceStateAged(anvil);
+      await run(spied.sources);
+    } while ((await sourceRow()).sync);
+    assert.ok(spied.logsFrom.includes(BigInt(through + 1)), String(spied.logsFrom));
+    assert.ok(
+      spied.logsFrom.every((b) => b > through),
+      String(spied.logsFrom),
+    );
+    assert.deepEqual(JSON.parse((await sourceRow()).cursor!).aave, [key]);
+    for (const user of users) {
+      const onChain = await accountData(user);
+      const debt = (await positionsOf(user)).reduce((s, p) => s + p.state.borrowAssetsUsd, 0);
+      assert.ok(Math.abs(debt - Number(onChain.debt) / 1e8) < 0.01, `${user}: ${debt} vs ${onChain.debt}`);
+    }
   });
 });
 

@@ -349,6 +349,40 @@ describe('a contract added while the chain resumes', () => {
   });
 });
 
+describe('a contract walking while the chain syncs', () => {
+  test("behavior: the least advanced of the two is the chain's sync, reported whole: its own start and pace", async () => {
+    const BLUE = `0x${'b1'.repeat(20)}`;
+    const config = { ...CHAIN, syncBlocks: 10_000, morpho: { blue: BLUE, fromBlock: 0, vaultFactories: [] } };
+    const key = `morpho:${BLUE}:0`;
+    // The chain's state read at block 90,000, its logs through 50,300 (a sync begun at block 0,
+    // at time 0); Morpho, added at time 7,000, walked its logs from 40,000 through 45,000.
+    const cursor = writeCheckpoint(
+      [[90_000, hash(90_000)]],
+      [
+        {
+          morpho: null,
+          morphoWalking: `${BLUE}:0`,
+          walks: { [key]: { fromBlock: 40_000, throughBlock: 45_000, startedAt: 7_000 } },
+          sync: { fromBlock: 0, throughBlock: 50_300, toBlock: 90_000, startedAt: 0, accounts: 0 },
+        },
+      ],
+    );
+    const chain = new Map([[90_000, block(90_000)]]);
+    const asked: [string, bigint, bigint][] = [];
+    const out = await chainSource(config, morphoOnly(chain, 90_000, asked)).run(
+      9_000,
+      previousOf(cursor, 90_000),
+    );
+    // The chain's logs go on to 60,300, Morpho's to 55,000: Morpho's walk is the sync.
+    assert.deepEqual(out.sync, {
+      '31337': { fromBlock: 40_000, throughBlock: 55_000, toBlock: 90_000, startedAt: 7_000, accounts: 0 },
+    });
+    const parts = JSON.parse(out.cursor!);
+    assert.equal(parts.sync.throughBlock, 60_300);
+    assert.deepEqual(parts.walks[key], { fromBlock: 40_000, throughBlock: 55_000, startedAt: 7_000 });
+  });
+});
+
 describe("a first sync's progress", () => {
   test('behavior: each log walk shows as it goes (blocks done of blocks to do, logs, an estimate at its pace), and nothing once the run ends', async () => {
     const head = 100_000;

@@ -151,8 +151,12 @@ function aavePass(
         aave,
         shared,
       );
-      // (The logs of a pool not listed were not read.)
-      for (const [pool, walk] of walks) if (aaveRead.listed.includes(pool)) walk.read();
+      // (The logs of a pool not listed were not read: its walk ends, and it starts again from
+      // its first block unread, kept in aaveFrom.)
+      for (const [pool, walk] of walks) {
+        if (aaveRead.listed.includes(pool)) walk.read();
+        else walk.end();
+      }
       handed.read(aaveRead.read);
       for (const f of aaveRead.failures)
         items.push({ id: `${poolKind(groupOf(f.id))}:${f.id}`, ok: false, error: f.error });
@@ -271,7 +275,12 @@ function aavePass(
         aaveFrom: Object.fromEntries(
           chain.aave.flatMap((p) => {
             if (resume === null || caughtUp(p)) return [];
-            const from = resumedPools.includes(p.pool) ? resume : unread.get(aaveConfig(p));
+            // (A pool walking its logs keeps its place in its walk; one whose walk ended unread,
+            // in aaveFrom.)
+            const listed = aaveRead?.listed.includes(p.pool) ?? false;
+            const from = resumedPools.includes(p.pool)
+              ? resume
+              : ((listed ? undefined : walks.get(p.pool)?.fromBlock) ?? unread.get(aaveConfig(p)));
             return from === undefined ? [] : [[aaveConfig(p), Number(from)]];
           }),
         ),

@@ -74,6 +74,11 @@ export interface ContractWalk {
   caughtUp: boolean;
   /** Its logs from `fromBlock` to `toBlock` were read (not called: the next pass reads them again). */
   read(): void;
+  /**
+   * The walk ends with its logs unread (the contract could not be read this pass): the contract
+   * keeps where its logs start again itself, and the chain no longer reports it as syncing.
+   */
+  end(): void;
 }
 
 /** A protocol on one chain, for the life of its chain source: what it keeps between passes. */

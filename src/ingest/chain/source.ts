@@ -281,6 +281,7 @@ export function chainSource(
           fromBlock,
           toBlock,
           caughtUp,
+          end: () => walks.delete(key),
           read() {
             if (caughtUp) walks.delete(key);
             else
@@ -440,15 +441,18 @@ export function chainSource(
           }
         : null;
     // Contracts still walking their logs are a sync of the chain too: the least advanced is
-    // reported.
-    const walking = [...walks.values(), ...(chainSync ? [chainSync] : [])];
+    // reported, whole (its start, progress and pace: its estimate).
+    const least = [...walks.values(), ...(chainSync ? [chainSync] : [])].reduce<Walk | null>(
+      (a, w) => (a === null || w.throughBlock < a.throughBlock ? w : a),
+      null,
+    );
     const syncing: ChainSync | null =
-      walking.length > 0
+      least !== null
         ? {
-            fromBlock: Math.min(...walking.map((w) => w.fromBlock)),
-            throughBlock: Math.min(...walking.map((w) => w.throughBlock)),
+            fromBlock: least.fromBlock,
+            throughBlock: least.throughBlock,
             toBlock: Number(target),
-            startedAt: Math.min(...walking.map((w) => w.startedAt)),
+            startedAt: least.startedAt,
             accounts: run.accountsKept,
           }
         : null;
