@@ -12,6 +12,7 @@ import { RECENT_BLOCKS } from '../../src/ingest/chain/checkpoint.ts';
 import { debtOf, readCompound } from '../../src/ingest/chain/compound.ts';
 import { chainSources } from '../../src/ingest/chain/index.ts';
 import { createChainRpc, deploymentBlock } from '../../src/ingest/chain/rpc.ts';
+import type { ChainSource } from '../../src/ingest/chain/source.ts';
 import { ingestLive } from '../../src/ingest/live.ts';
 import { parseSources } from '../../src/ingest/sources-file.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -835,7 +836,10 @@ describe('a comet whose waiting borrowers do not all fit in the checkpoint', () 
   let held: `0x${string}`;
   let daiUsd: `0x${string}`;
   let borrowers: `0x${string}`[] = [];
+  // The blocks from before the comet through its borrowers' last transaction.
+  let span: number;
   before(async () => {
+    const before = await anvil.client().getBlockNumber();
     // Borrowers 5 and 6 each owe 100 DAI against 1 WETH.
     ({
       comet: held,
@@ -845,50 +849,82 @@ describe('a comet whose waiting borrowers do not all fit in the checkpoint', () 
       [5, WAD, 100n * WAD],
       [6, WAD, 100n * WAD],
     ]));
+    span = Number((await anvil.client().getBlockNumber()) - before) + 1;
   });
   // No DAI/USD: the comet's markets are served without positions, its borrowers kept for later.
-  const json = (priced = false) => ({
+  const json = (opts: { priced?: boolean; syncBlocks?: number } = {}) => ({
     chains: [
       {
         chainId: anvil.chainId,
         rpcUrl: anvil.url,
+        ...(opts.syncBlocks ? { syncBlocks: opts.syncBlocks } : {}),
         compound: [{ comet: held }],
         chainlink: [
           { address: ethUsd, pair: 'ETH/USD', heartbeatSeconds: 3600 },
-          ...(priced ? [{ address: daiUsd, pair: 'DAI/USD', heartbeatSeconds: 86400 }] : []),
+          ...(opts.priced ? [{ address: daiUsd, pair: 'DAI/USD', heartbeatSeconds: 86400 }] : []),
         ],
       },
     ],
   });
-  const suite = liveChainSuite(() => anvil, 'lrds-comet-held-', json);
+  const suite = liveChainSuite(
+    () => anvil,
+    'lrds-comet-held-',
+    () => json(),
+  );
   const { get } = suite;
 
-  test('behavior: the comet of those left out is named, and a new process reads it from its start: every borrower is found once it is priced', async () => {
+  test('behavior: the comet of those left out is named, and a process that does not hold them reads it from its start, its walk too: every borrower is found once it is priced', async () => {
     // (the comet as the checkpoint names it: its address and where its logs start)
     const config = `${held.toLowerCase()}:deployment`;
+    const walkKey = `compound:${config}`;
     const cursor = async () =>
       JSON.parse((await suite.store.listSources()).find((x) => x.id === `chain:${anvil.chainId}`)!.cursor!);
+    const run = async (sources: ChainSource[], failures: string[]) => {
+      await mineOnceStateAged(anvil);
+      const { out, failed } = await passAtHead(anvil, sources, suite.store, suite.clock);
+      assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
+      assert.deepEqual(
+        failed.map((f) => [f.id, f.error]),
+        failures.map((f) => [f, '2 holders of comets not served: the first 1 are kept for when they are']),
+      );
+      return cursor();
+    };
     assert.equal((await cursor()).cometPending.length, 2);
-    // A new process that keeps one account: the other is left out, and its comet named.
-    await mineOnceStateAged(anvil);
-    const { out, failed } = await passAtHead(
-      anvil,
-      chainSources(parseSources(json(), 'test'), { maxPending: 1 }),
-      suite.store,
-      suite.clock,
-    );
-    assert.equal(out.runs[0]!.ok, true, out.runs[0]!.error ?? '');
-    assert.deepEqual(
-      failed.map((f) => [f.id, f.error]),
-      [['compound:pending', '2 holders of comets not served: the first 1 are kept for when they are']],
-    );
-    const kept = await cursor();
+    // (More than twice `span` blocks after the comet: a walk from its start takes passes.)
+    await anvil
+      .client()
+      .request({ method: 'anvil_mine' as never, params: [`0x${(2 * span).toString(16)}`] as never });
+    await suite.pass();
+    // A new process that keeps one account, walking `span` blocks a pass: the other is left out,
+    // and its comet named.
+    const blocks = { syncBlocks: span };
+    const one = chainSources(parseSources(json(blocks), 'test'), { maxPending: 1 });
+    const kept = await run(one, ['compound:pending']);
     assert.equal(kept.cometPending.length, 1);
     assert.deepEqual(kept.cometsTruncated, [config]);
-    // DAI/USD added, a new process: the comet is read from its start, its logs naming both.
-    suite.sources = chainSources(parseSources(json(true), 'test'));
-    await mineOnceStateAged(anvil);
-    await suite.pass();
+    // The same process after a reorganization holds both (it reads them again): the comet
+    // resumes with the others, not walked from its start.
+    await anvil.client().request({ method: 'anvil_reorg' as never, params: [1, []] as never });
+    const reorged = await run(one, ['compound:pending']);
+    assert.equal(reorged.walks?.[walkKey], undefined);
+    assert.deepEqual(reorged.cometsTruncated, [config]);
+    // Another new process: the comet walks from its start, its first pass through both
+    // borrowers' blocks, and is named again.
+    const walking = await run(chainSources(parseSources(json(blocks), 'test'), { maxPending: 1 }), [
+      'compound:pending',
+    ]);
+    assert.deepEqual(walking.cometsTruncated, [config]);
+    const through = walking.walks[walkKey].throughBlock;
+    assert.ok((await anvil.client().getBlockNumber()) > BigInt(through) + 1n, 'the walk goes on');
+    // DAI/USD added, a new process: the comet walks from its start again (the borrower left out is
+    // in the blocks the stored walk had read), until it has caught up.
+    suite.sources = chainSources(parseSources(json({ ...blocks, priced: true }), 'test'));
+    let passes = 0;
+    do {
+      assert.ok(++passes < 10, 'the walk ends');
+      await mineOnceStateAged(anvil);
+      await suite.pass();
+    } while ((await cursor()).walks?.[walkKey]);
     for (const b of borrowers) {
       const [p] = (await get(`/positions?address=${b}`)).data;
       assert.equal(p?.market.uniqueKey, `compound-31337-${held.toLowerCase()}_${weth.toLowerCase()}`, b);

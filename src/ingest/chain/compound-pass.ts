@@ -89,9 +89,9 @@ function compoundPass(
   const { chain, rpc, previous, items, resume, target } = ctx;
   const chainId = chain.chainId;
   // After the first pass the comets already read resume at the pass's first block; those whose
-  // holders did not all fit in the checkpoint are read from their start by a new process (one
-  // that read them holds them).
-  const truncated = new Set(handed.holdersKept ? [] : strings(ctx.checkpoint.parts['cometsTruncated']));
+  // holders did not all fit in the checkpoint are read from their start again, their walk too,
+  // by a process that does not hold them (a new one, or after another process's passes).
+  const truncated = new Set(ctx.ownCheckpoint ? [] : strings(ctx.checkpoint.parts['cometsTruncated']));
   const readComets = new Set(
     resume === null ? [] : strings(ctx.checkpoint.parts['comets']).filter((k) => !truncated.has(k)),
   );
@@ -115,7 +115,7 @@ function compoundPass(
             const start = () => ctx.startOf(c.fromBlock, c.comet);
             if (resume === null) return { ...at, from: await start() };
             // Added while the chain resumes: its logs from its start, `syncBlocks` a pass.
-            const walk = await ctx.walk(`compound:${cometConfig(c)}`, start);
+            const walk = await ctx.walk(`compound:${cometConfig(c)}`, start, truncated.has(cometConfig(c)));
             walks.push(walk);
             if (!walk.caughtUp) walking.add(c.comet);
             return { ...at, from: walk.fromBlock, to: walk.toBlock };

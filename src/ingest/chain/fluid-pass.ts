@@ -121,8 +121,8 @@ function fluidPass(
   const saved = readFluidCheckpoint(ctx.checkpoint);
   const resumes = resume !== null && config !== null && saved.fluid === config;
   // Vaults whose positions did not all fit in the checkpoint are read from their start by a
-  // new process (this one holds them).
-  const truncated = new Set(fluid.warm ? [] : saved.fluidTruncated);
+  // process that does not hold them (a new one, or after another process's passes).
+  const truncated = new Set(ctx.ownCheckpoint ? [] : saved.fluidTruncated);
   const logged = resumes ? saved.fluidVaults.filter((v) => !truncated.has(v)) : [];
   let fluidRead: Awaited<ReturnType<typeof readFluid>> | null = null;
   // The vaults whose positions this pass hands from what it read (by market key, priced): their

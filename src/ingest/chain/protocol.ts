@@ -49,6 +49,12 @@ export interface PassContext {
   previous: PreviousRun | undefined;
   /** The pass's items, in order: a protocol adds its own. */
   items: ItemReport[];
+  /**
+   * Whether the stored checkpoint is this process's last pass: what the process keeps (the
+   * accounts it read, or reads again after a reorganization) follows from it. False in a new
+   * process, and after another process (or a pass of this one not stored) wrote the last.
+   */
+  ownCheckpoint: boolean;
   /** Accounts (or positions) a protocol keeps in the checkpoint for later, at most, in each list it keeps (MAX_PENDING by default). */
   maxPending: number;
   /** A contract's deployment block (searched once per process). */
@@ -61,9 +67,10 @@ export interface PassContext {
    * `syncBlocks` blocks, not past `logsTo`. `key` names the contract (and the configuration it is
    * read with) across passes. Once its logs are read (`read()`), a walk that has not reached
    * `logsTo` (`caughtUp` false) goes on at the next pass, kept in the checkpoint, and the chain
-   * reports it as syncing; one that has resumes with the others.
+   * reports it as syncing; one that has resumes with the others. `fromStart`: from `start()` even
+   * where a stored walk stopped (what the process held of the logs read before is gone).
    */
-  walk(key: string, start: () => Promise<bigint>): Promise<ContractWalk>;
+  walk(key: string, start: () => Promise<bigint>, fromStart?: boolean): Promise<ContractWalk>;
 }
 
 /** A contract's logs read this pass by its own walk (PassContext.walk). */

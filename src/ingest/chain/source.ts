@@ -265,12 +265,13 @@ export function chainSource(
       checkpoint,
       previous,
       items,
+      ownCheckpoint: ours,
       maxPending,
       deployedAt: (address) => deployedAt(address as `0x${string}`, target),
       startOf: async (fromBlock, address) =>
         fromBlock !== null ? BigInt(fromBlock) : deployedAt(address as `0x${string}`, target),
-      async walk(key, start) {
-        const was = walksBefore.get(key);
+      async walk(key, start, fromStart = false) {
+        const was = fromStart ? undefined : walksBefore.get(key);
         // (Asked for again, a walk is kept as it was until its logs are read.)
         if (was) walks.set(key, was);
         const fromBlock = was ? BigInt(was.throughBlock + 1) : await start();
