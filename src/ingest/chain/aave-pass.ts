@@ -30,9 +30,9 @@ import { type ChainRpc, throwIfUnread } from './rpc.ts';
 /**
  * Aave's part of the checkpoint: the Aave and Spark pools read, as `${protocol}:${pool}:${fromBlock}`
  * (`deployment` when found by the source: a pool not named there is read from its start,
- * `syncBlocks` of its logs a pass: its walk, which the source keeps); pools read before whose
- * reserves a pass could not list, each with the first block of the logs it did not read (its
- * walk starts there, not at its start); and the accounts of pools not served, or served without
+ * `syncBlocks` of its logs a pass: its walk, which the source keeps); pools read before, or
+ * walking their logs, whose reserves a pass could not list, each with the first block of the
+ * logs it did not read (its walk starts there, not at its start); and the accounts of pools not served, or served without
  * every price.
  */
 interface AaveCheckpoint {

@@ -33,7 +33,10 @@ import type { ChainRpc } from './rpc.ts';
 interface CompoundCheckpoint {
   cometPending: string[];
   comets: string[];
-  /** Comets whose holders did not all fit in cometPending: a new process reads them from their start. */
+  /**
+   * Comets whose holders did not all fit in cometPending: a process that does not hold them (a new
+   * one, or one after another's passes) reads them from their start.
+   */
   cometsTruncated: string[];
 }
 

@@ -43,7 +43,8 @@ import {
  * Fluid's part of the checkpoint: Fluid as read, `${vaultResolver}:${positionsResolver}:${fromBlock}`
  * (other resolvers or another start block read its vaults from their start); its T1 vaults whose
  * logs are read; vaults some of whose positions held the checkpoint could not name (read from
- * their start by a new process); their factories; the positions held that the store does not
+ * their start by a process that does not hold them: a new one, or one after another's passes);
+ * their factories; the positions held that the store does not
  * (`${vault}:${nftId}`: of vaults not served priced, and those to read again). The store's are
  * found by a new process from their owners.
  */
@@ -309,9 +310,10 @@ function fluidPass(
 
     checkpoint() {
       // The positions held that the store does not (of vaults not handed from this pass's reads,
-      // priced, or to read again), at most `maxPending` in the checkpoint: the vaults of those left out are read from
-      // their start by a new process (their logs name their positions again). A new process
-      // finds the others from their owners, the store's positions.
+      // priced, or to read again), at most `maxPending` in the checkpoint: the vaults of those
+      // left out are read from their start by a process that does not hold them (their logs
+      // name their positions again). A new process finds the others from their owners, the
+      // store's positions.
       const held = (fluidRead?.held ?? []).filter(
         (key) => fluid.retry.has(key) || !built.has(fluidKey(chainId, key.slice(0, key.lastIndexOf(':')))),
       );

@@ -50,9 +50,10 @@ export interface PassContext {
   /** The pass's items, in order: a protocol adds its own. */
   items: ItemReport[];
   /**
-   * Whether the stored checkpoint is this process's last pass: what the process keeps (the
-   * accounts it read, or reads again after a reorganization) follows from it. False in a new
-   * process, and after another process (or a pass of this one not stored) wrote the last.
+   * Whether the stored checkpoint is this process's last pass (its block and hash): what the
+   * process keeps (the accounts it read, or reads again after a reorganization) holds at least
+   * what it names. False in a new process, and after another process wrote the last (or this
+   * one's last, at another block, was not stored).
    */
   ownCheckpoint: boolean;
   /** Accounts (or positions) a protocol keeps in the checkpoint for later, at most, in each list it keeps (MAX_PENDING by default). */
