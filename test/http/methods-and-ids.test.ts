@@ -31,6 +31,26 @@ describe('wrong method on a known path', () => {
     assert.equal(unknown.json().error, 'NOT_FOUND');
     assert.equal(unknown.headers.allow, undefined);
   });
+
+  test('error: a path of the API without its prefix is 404, its message naming the path under /api/v1', async () => {
+    for (const [method, url, named] of [
+      ['GET', '/health', 'GET /api/v1/health'],
+      ['GET', '/markets?limit=1', 'GET /api/v1/markets'],
+      ['POST', '/client/api-keys', 'POST /api/v1/client/api-keys'],
+    ]) {
+      const res = await t.app.inject({ method: method as 'GET', url });
+      assert.equal(res.statusCode, 404, url);
+      assert.equal(res.json().error, 'NOT_FOUND');
+      assert.ok(res.json().message.endsWith(`The API is under /api/v1: ${named}.`), res.json().message);
+    }
+    // (not when the method is not one of that path's, nor for a path the API does not have)
+    for (const url of ['/nothing', '/api/v1/nothing']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      assert.equal(res.json().message, `No route GET ${url}.`);
+    }
+    const other = await t.app.inject({ method: 'DELETE', url: '/health' });
+    assert.equal(other.json().message, 'No route DELETE /health.');
+  });
 });
 
 describe('request ids', () => {

@@ -5,6 +5,7 @@ import { QueryError } from '../../queries/errors.ts';
 import { StoreWriteError } from '../../store/write-health.ts';
 import { ApiError, invalidParameter, type ParameterProblem } from '../errors.ts';
 import { errorResponses } from '../schemas.ts';
+import { API_PREFIX } from './openapi.ts';
 
 /**
  * Every error in the documented shape (docs/decisions.md "Errors"): validation problems one per parameter,
@@ -218,7 +219,13 @@ export const errorsPlugin = fp(
           ),
         );
       }
-      sendError(reply, new ApiError('NOT_FOUND', `No route ${request.method} ${path.slice(0, 200)}.`));
+      // A path of the API without its prefix (`/health`, `/markets`): the message names it.
+      const prefixed = `${API_PREFIX}${path}`;
+      const hint =
+        !path.startsWith(`${API_PREFIX}/`) && routes.methodsOf(prefixed).includes(request.method)
+          ? ` The API is under ${API_PREFIX}: ${request.method} ${prefixed.slice(0, 200)}.`
+          : '';
+      sendError(reply, new ApiError('NOT_FOUND', `No route ${request.method} ${path.slice(0, 200)}.${hint}`));
     });
   },
   { name: 'lrds-errors' },
