@@ -472,6 +472,39 @@ describe('Compound v3 on a local chain', () => {
     await pass();
   });
 
+  test('behavior: a comet kept after a failed read keeps its positions as last served, not as last read', async () => {
+    type Served = { market: { uniqueKey: string }; healthFactor: number; state: { collateralUsd: number } };
+    const served = async () =>
+      ((await get(`/positions?address=${users[1]}`)).data as Served[])
+        .map((p) => [p.market.uniqueKey, p.state.collateralUsd, p.healthFactor] as const)
+        .sort();
+    // Handed whole once by this process, then in part: ETH falls 10 %, borrower 1 not read again.
+    await pass();
+    const eth = await read<bigint>(ethUsd, 'latestAnswer');
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [(eth * 9n) / 10n]);
+    await pass();
+    const before = await served();
+    const wethKeyNow = wethKey();
+    assert.ok(before.some(([key]) => key === wethKeyNow));
+    // The comet cannot be read (its base feed answers 0): kept, its positions as served.
+    await send(0, usdcUsd, art.TestAggregator!.abi, 'updateAnswer', [0n]);
+    const { failed } = await passWith(true);
+    assert.ok(
+      failed.some((f) => f.id === `compound:${comet.toLowerCase()}`),
+      JSON.stringify(failed),
+    );
+    const kept = await served();
+    assert.equal(kept.length, before.length);
+    for (const [i, [key, collateral, hf]] of kept.entries()) {
+      assert.equal(key, before[i]![0]);
+      assert.ok(Math.abs(collateral / before[i]![1] - 1) < 1e-9, `${key}: ${collateral} vs ${before[i]![1]}`);
+      assert.ok(Math.abs(hf / before[i]![2] - 1) < 1e-9, `${key}: health ${hf} vs ${before[i]![2]}`);
+    }
+    await send(0, usdcUsd, art.TestAggregator!.abi, 'updateAnswer', [10n ** 8n]);
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [eth]);
+    await pass();
+  });
+
   test('behavior: a quiet pass reads no account, and debts accrue as Comet accrues them', async () => {
     await anvil.client().request({ method: 'evm_increaseTime' as never, params: [30 * 86_400] as never });
     await anvil.client().request({ method: 'evm_mine' as never, params: [] as never });

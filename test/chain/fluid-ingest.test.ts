@@ -476,6 +476,37 @@ describe('Fluid on a local chain', () => {
     suite.sources = restarted;
   });
 
+  test('behavior: a vault kept after a failed read keeps its positions as last served, not as last read', async () => {
+    const served = async () =>
+      (await positionsOf(users[1]!)).map((p) => [p.state.collateralUsd, p.healthFactor] as const);
+    // Handed whole once by this process, then in part: ETH falls 10 % (its feed and the vault's
+    // oracle alike), user 1 not read again.
+    await pass();
+    const eth = await readAt<bigint>(anvil, ethUsd, art.TestAggregator!.abi, 'latestAnswer');
+    const oracle = await readAt<bigint>(anvil, ethVault, V(), 'oraclePrice');
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [(eth * 9n) / 10n]);
+    await send(0, ethVault, V(), 'setPrice', [(oracle * 9n) / 10n]);
+    await pass();
+    const before = await served();
+    assert.equal(before.length, 1);
+    // The vault cannot be read: kept, its positions as served.
+    await send(0, ethVault, V(), 'setBroken', [true]);
+    // (a pass that reads the state: the vault logged nothing)
+    await mineOnceStateAged(anvil);
+    const { failed } = await passAtHead(anvil, suite.sources, suite.store, clock, suite.service);
+    assert.deepEqual(failed.map((f) => f.id).sort(), [
+      `fluid:${ethVault.toLowerCase()}`,
+      'fluid:smart-vaults',
+    ]);
+    const [[collateral, hf]] = (await served()) as [readonly [number, number]];
+    assert.ok(Math.abs(collateral / before[0]![0] - 1) < 1e-9, `${collateral} vs ${before[0]![0]}`);
+    assert.ok(Math.abs(hf / before[0]![1] - 1) < 1e-9, `health ${hf} vs ${before[0]![1]}`);
+    await send(0, ethVault, V(), 'setBroken', [false]);
+    await send(0, ethUsd, art.TestAggregator!.abi, 'updateAnswer', [eth]);
+    await send(0, ethVault, V(), 'setPrice', [oracle]);
+    await pass();
+  });
+
   test('behavior: a vault listed later is read from its start; one whose loan token has no USD price is named and served with what is known (docs/decisions.md "Real sources")', async () => {
     const c = anvil.client(0);
     const beforeDeploy = await anvil.client().getBlockNumber({ cacheTime: 0 });

@@ -266,16 +266,14 @@ function fluidPass(
           (resolverFailed || fluidFailed.has(m.uniqueKey)) &&
           implausible({ markets: [m], positions: [] }) === null,
       );
-      if (keptFluid.length > 0) {
-        const keys = new Set(keptFluid.map((m) => m.uniqueKey));
-        for (const m of keptFluid)
-          if (isPriced(m)) fluidMarkets.set(m.uniqueKey, m);
-          else fluidUnpriced.set(m.uniqueKey, m);
-        out.serve({
-          markets: keptFluid,
-          positions: (previous?.positions ?? []).filter((p) => keys.has(p.marketKey)),
-        });
+      // Their positions stay as stored (handed in part, none handed): those this process last
+      // handed are as of the pass that read them, not of the record kept.
+      for (const m of keptFluid) {
+        if (isPriced(m)) fluidMarkets.set(m.uniqueKey, m);
+        else fluidUnpriced.set(m.uniqueKey, m);
+        out.partial.add(m.uniqueKey);
       }
+      out.serve({ markets: keptFluid, positions: [] });
       next.handed = handing;
       const fluidFound = (fluidRead?.liquidations ?? []).flatMap((l) => {
         const key = fluidKey(chainId, l.vault);

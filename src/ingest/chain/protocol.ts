@@ -225,7 +225,10 @@ export class Assembly {
 
   /**
    * A pooled protocol's pool (a comet, an Euler vault) that cannot be served this pass keeps
-   * what the last pass served of its markets (`<protocol>-<chainId>-<pool>_…`), into `served`.
+   * what the last pass served of its markets (`<protocol>-<chainId>-<pool>_…`), into `served`,
+   * and their positions as stored: handed in part, none handed. (The positions this process last
+   * handed of a market handed in part are as of the pass that read them, not of its record now:
+   * handed again with it, they would be served at that pass's prices.)
    */
   #keepPool(prefix: string, served: Map<string, MarketRecord>): void {
     const previous = this.ctx.previous;
@@ -237,10 +240,10 @@ export class Assembly {
         !served.has(m.uniqueKey) &&
         implausible({ markets: [m], positions: [] }) === null,
     );
-    if (keptMarkets.length === 0) return;
-    const keys = new Set(keptMarkets.map((m) => m.uniqueKey));
-    for (const m of keptMarkets) served.set(m.uniqueKey, m);
+    for (const m of keptMarkets) {
+      served.set(m.uniqueKey, m);
+      this.partial.add(m.uniqueKey);
+    }
     append(this.markets, keptMarkets);
-    for (const p of previous?.positions ?? []) if (keys.has(p.marketKey)) this.positions.push(p);
   }
 }
