@@ -374,7 +374,7 @@ describe('Fluid on a local chain', () => {
     const held = failed.find((f) => f.id === 'fluid:held');
     assert.match(
       held?.error ?? '',
-      /positions held: the checkpoint names 1; a new process reads the \d+ vaults of the others from their start/,
+      /positions held: the checkpoint names 1; a process that does not hold them reads the \d+ vaults of the others from their start/,
     );
     const cursor = JSON.parse((await suite.store.listSources()).find((x) => x.id === 'chain:31337')!.cursor!);
     assert.equal(cursor.fluidHeld.length, 1);

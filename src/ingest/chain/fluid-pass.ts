@@ -266,14 +266,10 @@ function fluidPass(
           (resolverFailed || fluidFailed.has(m.uniqueKey)) &&
           implausible({ markets: [m], positions: [] }) === null,
       );
-      // Their positions stay as stored (handed in part, none handed): those this process last
-      // handed are as of the pass that read them, not of the record kept.
-      for (const m of keptFluid) {
+      for (const m of keptFluid)
         if (isPriced(m)) fluidMarkets.set(m.uniqueKey, m);
         else fluidUnpriced.set(m.uniqueKey, m);
-        out.partial.add(m.uniqueKey);
-      }
-      out.serve({ markets: keptFluid, positions: [] });
+      out.keep(keptFluid);
       next.handed = handing;
       const fluidFound = (fluidRead?.liquidations ?? []).flatMap((l) => {
         const key = fluidKey(chainId, l.vault);
@@ -322,7 +318,7 @@ function fluidPass(
         items.push({
           id: 'fluid:held',
           ok: false,
-          error: `${held.length} positions held: the checkpoint names ${ctx.maxPending}; a new process reads the ${fluidTruncated.length} vaults of the others from their start`,
+          error: `${held.length} positions held: the checkpoint names ${ctx.maxPending}; a process that does not hold them reads the ${fluidTruncated.length} vaults of the others from their start`,
         });
       return {
         fluid: fluidRead ? config : null,

@@ -179,6 +179,17 @@ export class Assembly {
     this.previousMarkets = new Map((ctx.previous?.markets ?? []).map((m) => [m.uniqueKey, m]));
   }
 
+  /**
+   * Markets kept as the last pass served them (their pool or vault could not be read): their
+   * positions stay as stored, handed in part with none handed. (Those this process last handed
+   * of a market handed in part since are as of the pass that read them, not of the record kept:
+   * handed again with it, they would be served at that pass's prices.)
+   */
+  keep(markets: readonly MarketRecord[]): void {
+    append(this.markets, markets);
+    for (const m of markets) this.partial.add(m.uniqueKey);
+  }
+
   /** A pool's records served this pass. */
   serve(out: { markets: readonly MarketRecord[]; positions: readonly PositionRecord[] }): void {
     append(this.markets, out.markets);
@@ -225,10 +236,8 @@ export class Assembly {
 
   /**
    * A pooled protocol's pool (a comet, an Euler vault) that cannot be served this pass keeps
-   * what the last pass served of its markets (`<protocol>-<chainId>-<pool>_…`), into `served`,
-   * and their positions as stored: handed in part, none handed. (The positions this process last
-   * handed of a market handed in part are as of the pass that read them, not of its record now:
-   * handed again with it, they would be served at that pass's prices.)
+   * what the last pass served of its markets (`<protocol>-<chainId>-<pool>_…`), into `served`
+   * (`keep`: their positions as stored).
    */
   #keepPool(prefix: string, served: Map<string, MarketRecord>): void {
     const previous = this.ctx.previous;
@@ -240,10 +249,7 @@ export class Assembly {
         !served.has(m.uniqueKey) &&
         implausible({ markets: [m], positions: [] }) === null,
     );
-    for (const m of keptMarkets) {
-      served.set(m.uniqueKey, m);
-      this.partial.add(m.uniqueKey);
-    }
-    append(this.markets, keptMarkets);
+    for (const m of keptMarkets) served.set(m.uniqueKey, m);
+    this.keep(keptMarkets);
   }
 }
